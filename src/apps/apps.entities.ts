@@ -1,0 +1,17 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export const App = defineEntity({
+  name: 'App',
+  tableName: 'apps',
+  properties: {
+    id: p.string().primary(),
+    name: p.text(),
+    plan: p.text().nullable(),
+    apiKey: p.string().unique(),
+    publicKey: p.string().unique(),
+    checkoutUrl: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type IApp = InferEntity<typeof App>;

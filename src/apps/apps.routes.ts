@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { route } from '../http/route.js';
+import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
+import * as apps from './apps.service.js';
+
+const tags = ['Apps'];
+
+export const appRoutes = [
+  route({
+    method: 'POST',
+    path: '/apps',
+    auth: ['A'],
+    tags,
+    summary: 'Create an app',
+    description: 'Creates an app with a new secret key and publishable key.',
+    body: createAppBody,
+    status: 201,
+    response: appSchema,
+    handler: async ({ em, body }) => apps.presentApp(await apps.createApp(em, body)),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId',
+    auth: ['S'],
+    tags,
+    summary: 'Get the app',
+    params: appIdParams,
+    response: appSchema,
+    handler: ({ app }) => apps.presentApp(app!),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/apps/:appId',
+    auth: ['S'],
+    tags,
+    summary: 'Update the app',
+    description: 'Merges the sent fields. Key fields are ignored.',
+    params: appIdParams,
+    body: updateAppBody,
+    response: appSchema,
+    handler: async ({ em, app, body }) => apps.presentApp(await apps.updateApp(em, app!, body)),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/apps/:appId',
+    auth: ['S'],
+    tags,
+    summary: 'Delete the app and everything it owns',
+    params: appIdParams,
+    response: z.object({ deleted: z.literal(true), id: z.string() }),
+    handler: async ({ em, app }) => {
+      await apps.deleteApp(em, app!);
+      return { deleted: true, id: app!.id };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/keys/regenerate',
+    auth: ['S'],
+    tags,
+    summary: 'Replace the secret key',
+    description: 'The old secret key and every account token stop working at once.',
+    params: appIdParams,
+    response: z.object({ api_key: z.string() }),
+    handler: async ({ em, app }) => ({ api_key: await apps.regenerateSecretKey(em, app!) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/public-key/regenerate',
+    auth: ['S'],
+    tags,
+    summary: 'Replace the publishable key',
+    params: appIdParams,
+    response: z.object({ public_key: z.string() }),
+    handler: async ({ em, app }) => ({ public_key: await apps.regeneratePublicKey(em, app!) }),
+  }),
+];

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+
+export const appIdParams = z.object({ appId: z.string().min(1) });
+
+export const createAppBody = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(200),
+  plan: z.string().trim().min(1).max(100).optional(),
+});
+
+/** Merge: only the sent fields change; key fields are not accepted here (ignored if sent). */
+export const updateAppBody = z.object({
+  name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  plan: z.string().trim().min(1).max(100).nullable().optional(),
+  checkout_url: httpUrl.nullable().optional(),
+});
+
+export const appSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  plan: z.string().nullable(),
+  api_key: z.string(),
+  public_key: z.string(),
+  checkout_url: z.string().nullable(),
+  created_at: z.string(),
+});

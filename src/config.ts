@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const optionalUrl = optionalString.refine((v) => v === undefined || URL.canParse(v), 'must be a URL');
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+
+/** Every environment setting the service reads, parsed once. */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HOST: z.string().default('0.0.0.0'),
+  PORT: port(3000),
+  DATA_DIR: z.string().default('./.data'),
+  /** External PostgreSQL. When unset, an embedded server is started under DATA_DIR. */
+  DATABASE_URL: optionalUrl,
+  EMBEDDED_POSTGRES_PORT: port(54320),
+  DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  /** External Temporal frontend (host:port). When unset, the Temporal CLI dev server is started. */
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('offerkit'),
+  TEMPORAL_PORT: port(7233),
+  TEMPORAL_UI_PORT: port(8233),
+  TEMPORAL_CLI: optionalString,
+  ADMIN_API_KEY: optionalString,
+  PUBLIC_API_URL: optionalUrl,
+  APP_URL: optionalUrl,
+  WEBHOOKS_ALLOW_PRIVATE_URLS: bool,
+  /** How often the outbox relay looks for workflow starts that did not happen after commit. */
+  OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
+});
+
+export type Config = z.infer<typeof configSchema> & {
+  dataDir: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  embeddedPostgres: boolean;
+  embeddedTemporal: boolean;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`Invalid environment setting ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const c = parsed.data;
+  const dataDir = path.resolve(c.DATA_DIR);
+  return {
+    ...c,
+    dataDir,
+    embeddedPostgres: !c.DATABASE_URL,
+    embeddedTemporal: !c.TEMPORAL_ADDRESS,
+    databaseUrl: c.DATABASE_URL ?? embeddedDatabaseUrl(c.EMBEDDED_POSTGRES_PORT),
+    temporalAddress: c.TEMPORAL_ADDRESS ?? `127.0.0.1:${c.TEMPORAL_PORT}`,
+  };
+}
+
+export const EMBEDDED_DB = { user: 'offerkit', password: 'offerkit', database: 'offerkit' } as const;
+
+export function embeddedDatabaseUrl(port: number): string {
+  return `postgres://${EMBEDDED_DB.user}:${EMBEDDED_DB.password}@127.0.0.1:${port}/${EMBEDDED_DB.database}`;
+}

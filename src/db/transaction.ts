@@ -1,0 +1,31 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Deps } from '../deps.js';
+import { enqueueTemporal, type TemporalCommand } from '../temporal/outbox.js';
+
+export interface Tx {
+  em: EntityManager;
+  /** Queue a Temporal command; it commits with the change and runs right after the commit. */
+  temporal(cmd: TemporalCommand): void;
+}
+
+/**
+ * One transaction for a change, its event rows and its outbox rows. After the commit the queued
+ * Temporal commands are dispatched at once; if that fails (or the process dies first) the relay
+ * retries them.
+ */
+export async function inTransaction<T>(deps: Pick<Deps, 'outbox'>, em: EntityManager, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const entries: { id: number }[] = [];
+  const result = await em.transactional(async (inner) => {
+    const tx: Tx = {
+      em: inner,
+      temporal: (cmd) => {
+        entries.push(enqueueTemporal(inner, cmd) as unknown as { id: number });
+      },
+    };
+    const value = await fn(tx);
+    await inner.flush();
+    return value;
+  });
+  if (entries.length > 0) await deps.outbox.dispatch(entries.map((e) => Number(e.id)));
+  return result;
+}

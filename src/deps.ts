@@ -1,0 +1,15 @@
+import type { Config } from './config.js';
+import type { Orm } from './db/orm.js';
+import type { Logger } from './logger.js';
+import type { TemporalHandle } from './temporal/client.js';
+import type { OutboxRelay } from './temporal/outbox.js';
+
+/** What the API and the worker share: built once per process, passed down explicitly. */
+export interface Deps {
+  config: Config;
+  logger: Logger;
+  orm: Orm;
+  adminKey: string;
+  temporal: TemporalHandle;
+  outbox: OutboxRelay;
+}

@@ -1,0 +1,58 @@
+import type { Context } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { App, type IApp } from '../apps/apps.entities.js';
+import type { Deps } from '../deps.js';
+import { verifyAccountToken } from './account-token.js';
+import { notFound, unauthorized } from './errors.js';
+import type { Caller, RouteDef } from './route.js';
+import { safeEqual } from './secrets.js';
+
+export function bearer(ctx: Context): string | null {
+  const header = ctx.get('Authorization');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/**
+ * Decides who is calling and whether that credential class may use this route.
+ * Anything missing, wrong or not allowed here is the same 401, so nothing leaks which it was.
+ */
+export async function authenticate(
+  def: RouteDef,
+  params: Record<string, string>,
+  credential: string | null,
+  em: EntityManager,
+  deps: Deps,
+): Promise<{ caller: Caller; app: IApp | null }> {
+  const appId = params.appId as string | undefined;
+  const isAdmin = credential !== null && safeEqual(credential, deps.adminKey);
+  // Open routes ignore credentials; their handlers answer 404 when they need an app that is missing.
+  if (def.auth.includes('N')) {
+    const app = appId ? await em.findOne(App, { id: appId }) : null;
+    return { caller: isAdmin ? { kind: 'admin' } : { kind: 'none' }, app };
+  }
+  if (credential === null) throw unauthorized();
+  const app = appId ? await em.findOne(App, { id: appId }) : null;
+  if (isAdmin) {
+    if (appId && !app) throw notFound('App');
+    return { caller: { kind: 'admin' }, app };
+  }
+  // Without an app in the path only the admin key works; an unknown app and a wrong key look alike.
+  if (!app) throw unauthorized();
+
+  let caller: Caller | null = null;
+  if (credential.startsWith('key_') && safeEqual(credential, app.apiKey)) caller = { kind: 'secret' };
+  else if (credential.startsWith('pub_') && safeEqual(credential, app.publicKey)) caller = { kind: 'publishable' };
+  else if (credential.startsWith('act_')) {
+    const t = verifyAccountToken(credential, app.id, app.apiKey);
+    if (t) caller = { kind: 'token', accountId: t.accountId, expiresAt: t.expiresAt };
+  }
+
+  const allowed =
+    (caller?.kind === 'secret' && def.auth.includes('S')) ||
+    (caller?.kind === 'publishable' && def.auth.includes('P')) ||
+    // A token reads only its own account's routes.
+    (caller?.kind === 'token' && def.auth.includes('T') && (params.accountId === undefined || params.accountId === caller.accountId));
+  if (!allowed || caller === null) throw unauthorized();
+  return { caller, app };
+}

@@ -1,0 +1,78 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import type { IApp } from '../apps/apps.entities.js';
+import type { Deps } from '../deps.js';
+
+/**
+ * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
+ * account), A admin key only, N no credential. The admin key is accepted on every `/apps/:appId` route.
+ */
+export type Cred = 'S' | 'P' | 'T' | 'A' | 'N';
+
+export type Caller =
+  | { kind: 'none' }
+  | { kind: 'admin' }
+  | { kind: 'secret' }
+  | { kind: 'publishable' }
+  | { kind: 'token'; accountId: string; expiresAt: Date };
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Everything a handler gets: no Koa, so HTTP routes and MCP tools call the same handler. */
+export interface Scope<P, Q, B> {
+  em: EntityManager;
+  deps: Deps;
+  caller: Caller;
+  /** The app named by `:appId`, already loaded and authorized; null on routes without one. */
+  app: IApp | null;
+  params: P;
+  query: Q;
+  body: B;
+  requestId: string;
+  /** Origin the request came in on (for links); see PUBLIC_API_URL. */
+  origin: string;
+}
+
+/** A handler may return a body (sent with the route's status) or a full reply. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+    readonly contentType?: string,
+  ) {}
+}
+
+type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+export interface RouteDef<
+  PS extends z.ZodType | undefined = z.ZodType | undefined,
+  QS extends z.ZodType | undefined = z.ZodType | undefined,
+  BS extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  method: HttpMethod;
+  path: string;
+  auth: Cred[];
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: PS;
+  query?: QS;
+  body?: BS;
+  /** Success status (default 200). */
+  status?: number;
+  /** Response schema for the OpenAPI document. */
+  response?: z.ZodType;
+  /** Leave out of /openapi.json (spec: some groups are not in the reference). */
+  hidden?: boolean;
+  /** Request body limit override, for bulk routes. */
+  bodyLimit?: string;
+  handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;
+}
+
+/** Declares a route with its schemas inferred into the handler's types. */
+export function route<PS extends z.ZodType | undefined = undefined, QS extends z.ZodType | undefined = undefined, BS extends z.ZodType | undefined = undefined>(
+  def: RouteDef<PS, QS, BS>,
+): RouteDef {
+  return def as unknown as RouteDef;
+}

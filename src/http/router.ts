@@ -1,0 +1,101 @@
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context, Middleware } from 'koa';
+import type { Deps } from '../deps.js';
+import { authenticate, bearer } from './auth.js';
+import { AppError, badRequest } from './errors.js';
+import { Reply, type RouteDef, type Scope } from './route.js';
+import { parseInput } from './validate.js';
+
+const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The origin links are built on: PUBLIC_API_URL, else the forwarded or direct host of the request. */
+export function requestOrigin(ctx: Context, deps: Deps): string {
+  if (deps.config.PUBLIC_API_URL) return new URL(deps.config.PUBLIC_API_URL).origin;
+  const proto = (ctx.get('X-Forwarded-Proto') || ctx.protocol).split(',')[0].trim();
+  const host = (ctx.get('X-Forwarded-Host') || ctx.get('Host')).split(',')[0].trim();
+  return `${proto}://${host}`;
+}
+
+function jsonBody(limit: string): Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limit,
+    encoding: 'utf-8',
+    extendTypes: { json: ['application/json', 'application/*+json'] },
+    onError: (err: Error & { status?: number; type?: string }) => {
+      if (err.status === 413 || err.type === 'entity.too.large') throw new AppError(413, `Request body too large (limit ${limit})`);
+      if (err.status === 415 || err.type === 'encoding.unsupported') throw new AppError(415, 'Unsupported body encoding');
+      throw new AppError(400, 'Invalid JSON body');
+    },
+  });
+  return async (ctx, next) => {
+    const length = Number(ctx.get('Content-Length') || 0);
+    const chunked = ctx.get('Transfer-Encoding') !== '';
+    if ((length > 0 || chunked) && !ctx.is('application/json', 'application/*+json')) {
+      throw new AppError(415, 'Content-Type must be application/json');
+    }
+    await parse(ctx, next);
+  };
+}
+
+/** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
+export async function runRoute(
+  def: RouteDef,
+  input: { params: Record<string, string>; query: unknown; body: unknown; credential: string | null; requestId: string; origin: string },
+  deps: Deps,
+): Promise<Reply> {
+  const em = deps.orm.em.fork();
+  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps);
+  const scope: Scope<unknown, unknown, unknown> = {
+    em,
+    deps,
+    caller,
+    app,
+    params: def.params ? parseInput(def.params, input.params, 'path') : input.params,
+    query: def.query ? parseInput(def.query, input.query ?? {}, 'query') : {},
+    body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
+    requestId: input.requestId,
+    origin: input.origin,
+  };
+  const result = await def.handler(scope as never);
+  if (result instanceof Reply) return result;
+  if (result === undefined) return new Reply(204, null);
+  return new Reply(def.status ?? 200, result);
+}
+
+/** Builds the Koa router from the route table: the one place routes, credentials and schemas are declared. */
+export function buildRouter(routes: RouteDef[], deps: Deps): Router {
+  const router = new Router();
+  const seen = new Set<string>();
+  for (const def of routes) {
+    const key = `${def.method} ${def.path}`;
+    if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
+    seen.add(key);
+    const chain: Middleware[] = [];
+    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb'));
+    chain.push(async (ctx) => {
+      if (ctx.request.body !== undefined && ctx.request.body !== null && typeof ctx.request.body !== 'object') {
+        throw badRequest('body: must be a JSON object');
+      }
+      const reply = await runRoute(
+        def,
+        {
+          params: ctx.params as Record<string, string>,
+          query: ctx.query,
+          body: ctx.request.body,
+          credential: bearer(ctx),
+          requestId: ctx.state.requestId as string,
+          origin: requestOrigin(ctx, deps),
+        },
+        deps,
+      );
+      ctx.status = reply.status;
+      for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
+      if (reply.contentType) ctx.type = reply.contentType;
+      if (reply.status !== 204) ctx.body = reply.body;
+    });
+    router.register(def.path, [def.method], chain);
+  }
+  return router;
+}

@@ -1,0 +1,49 @@
+// Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
+// TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
+import { loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+import { closeDeps, closeServer, createWorker, listen, onShutdown, openDeps, resolveAdminKey, startInfrastructure } from './runtime.js';
+
+const config = loadConfig();
+const logger = createLogger(config.LOG_LEVEL);
+
+async function main() {
+  const admin = resolveAdminKey(config);
+  const infra = await startInfrastructure(config, logger);
+  const deps = await openDeps(config, logger, admin.key);
+  const worker = await createWorker(deps);
+  deps.outbox.start();
+  const server = await listen(deps);
+
+  const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
+  process.stdout.write(
+    [
+      '',
+      `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
+      `  Temporal UI  ${uiUrl ?? '(headless)'}`,
+      `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
+      `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,
+      '',
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n') + '\n',
+  );
+
+  onShutdown(logger, async () => {
+    await closeServer(server);
+    await worker.shutdown();
+    await closeDeps(deps);
+    await infra.stop();
+  });
+  worker.done.catch((err) => {
+    logger.fatal({ err }, 'worker stopped unexpectedly');
+    process.kill(process.pid, 'SIGTERM');
+  });
+}
+
+main().catch((err) => {
+  logger.fatal({ err }, 'start-up failed');
+  process.stderr.write(`\nStart-up failed: ${(err as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { randomToken } from './ids.js';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { migrate, openOrm } from './db/orm.js';
+import type { Deps } from './deps.js';
+import type { Logger } from './logger.js';
+import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
+import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
+import { OutboxRelay } from './temporal/outbox.js';
+import { createWorker, type WorkerHandle } from './temporal/worker.js';
+
+/**
+ * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in
+ * DATA_DIR/admin-api-key so every later start, and the API and worker scripts, use the same one.
+ */
+export function resolveAdminKey(config: Config): { key: string; source: 'env' | 'file' | 'generated' } {
+  if (config.ADMIN_API_KEY) return { key: config.ADMIN_API_KEY, source: 'env' };
+  if (config.NODE_ENV === 'production') throw new Error('ADMIN_API_KEY must be set when NODE_ENV=production');
+  const file = path.join(config.dataDir, 'admin-api-key');
+  if (fs.existsSync(file)) return { key: fs.readFileSync(file, 'utf8').trim(), source: 'file' };
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const key = `adm_${randomToken(40)}`;
+  // 'wx' fails if another process wrote it first; then use theirs.
+  try {
+    fs.writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
+  } catch {
+    return { key: fs.readFileSync(file, 'utf8').trim(), source: 'file' };
+  }
+  return { key, source: 'generated' };
+}
+
+export interface Infrastructure {
+  postgres: EmbeddedPostgresHandle | null;
+  temporal: DevServerHandle | null;
+  stop(): Promise<void>;
+}
+
+/** Starts whatever is embedded: PostgreSQL unless DATABASE_URL is set, Temporal unless TEMPORAL_ADDRESS is. */
+export async function startInfrastructure(config: Config, logger: Logger, opts: { temporalUi?: boolean; persistTemporal?: boolean } = {}): Promise<Infrastructure> {
+  let postgres: EmbeddedPostgresHandle | null = null;
+  let temporal: DevServerHandle | null = null;
+  const stop = async () => {
+    await temporal?.stop().catch((err) => logger.warn({ err }, 'stopping Temporal dev server'));
+    await postgres?.stop().catch((err) => logger.warn({ err }, 'stopping PostgreSQL'));
+  };
+  try {
+    const [pg, tmp] = await Promise.all([
+      config.embeddedPostgres
+        ? startEmbeddedPostgres({ dir: path.join(config.dataDir, 'postgres'), port: config.EMBEDDED_POSTGRES_PORT, logger })
+        : Promise.resolve(null),
+      config.embeddedTemporal
+        ? startTemporalDevServer({
+            cli: ensureTemporalCli(config.TEMPORAL_CLI, logger),
+            port: config.TEMPORAL_PORT,
+            uiPort: opts.temporalUi === false ? null : config.TEMPORAL_UI_PORT,
+            namespace: config.TEMPORAL_NAMESPACE,
+            dbFile: opts.persistTemporal === false ? undefined : path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
+            logger,
+          })
+        : Promise.resolve(null),
+    ]);
+    postgres = pg;
+    temporal = tmp;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { postgres, temporal, stop };
+}
+
+/** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
+export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
+  const orm = await openOrm(config.databaseUrl, config.DB_POOL_MAX);
+  try {
+    const applied = await migrate(orm, config.databaseUrl);
+    if (applied.length) logger.info({ applied }, 'applied database migrations');
+    const temporal = await connectTemporal({ address: config.temporalAddress, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
+    await ensureSearchAttributes(temporal, logger);
+    const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);
+    return { config, logger, orm, adminKey, temporal, outbox };
+  } catch (err) {
+    await orm.close();
+    throw err;
+  }
+}
+
+export async function closeDeps(deps: Deps): Promise<void> {
+  await deps.outbox.stop();
+  await deps.temporal.close().catch(() => undefined);
+  await deps.orm.close();
+}
+
+export async function listen(deps: Deps): Promise<http.Server> {
+  const server = http.createServer(createApp(deps).callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(deps.config.PORT, deps.config.HOST, () => resolve());
+  });
+  return server;
+}
+
+export function closeServer(server: http.Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+/** Runs `shutdown` once on SIGINT/SIGTERM, then exits. A second signal exits at once. */
+export function onShutdown(logger: Logger, shutdown: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    shutdown()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
+
+export type { WorkerHandle };
+export { createWorker };

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { Reply, route } from '../http/route.js';
+import { temporalReachable } from '../temporal/client.js';
+
+const tags = ['Service'];
+
+export const serviceRoutes = [
+  route({
+    method: 'GET',
+    path: '/',
+    auth: ['N'],
+    tags,
+    summary: 'Banner',
+    handler: () => new Reply(200, 'offerkit: entitlements, offers and subscriptions service. See /docs.\n', {}, 'text/plain'),
+  }),
+  route({
+    method: 'GET',
+    path: '/health',
+    auth: ['N'],
+    tags,
+    summary: 'Health check',
+    description:
+      'Runs a database query; 503 when it fails. Also reports whether the Temporal frontend answers ' +
+      '(synchronous reads and writes keep working without it; workflow starts wait in the outbox).',
+    response: z.object({ ok: z.boolean(), database: z.enum(['ok', 'unreachable']), temporal: z.enum(['ok', 'unreachable']) }),
+    handler: async ({ em, deps }) => {
+      const [database, temporal] = await Promise.all([
+        em
+          .getConnection()
+          .execute('select 1')
+          .then(() => 'ok' as const)
+          .catch(() => 'unreachable' as const),
+        temporalReachable(deps.temporal.connection).then((up) => (up ? ('ok' as const) : ('unreachable' as const))),
+      ]);
+      const body = { ok: database === 'ok', database, temporal };
+      return database === 'ok' ? body : new Reply(503, body);
+    },
+  }),
+];

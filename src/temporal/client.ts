@@ -1,0 +1,56 @@
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { SA } from '../../workflows/shared.js';
+import type { Logger } from '../logger.js';
+
+export interface TemporalHandle {
+  connection: Connection;
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  close(): Promise<void>;
+}
+
+export async function connectTemporal(opts: { address: string; namespace: string; taskQueue: string }): Promise<TemporalHandle> {
+  const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s' });
+  const client = new Client({ connection, namespace: opts.namespace });
+  return { connection, client, namespace: opts.namespace, taskQueue: opts.taskQueue, close: () => connection.close() };
+}
+
+/** True when the frontend answers within the timeout. */
+export async function temporalReachable(connection: Connection, timeoutMs = 1000): Promise<boolean> {
+  try {
+    await connection.withDeadline(Date.now() + timeoutMs, () => connection.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const GRPC_ALREADY_EXISTS = 6;
+
+
+/**
+ * Registers the service's custom search attributes in the namespace when they are missing.
+ * On a cluster where these credentials may not do that, logs what an operator must register.
+ */
+export async function ensureSearchAttributes(handle: TemporalHandle, logger: Logger): Promise<void> {
+  const wanted = Object.values(SA);
+  try {
+    const existing = await handle.connection.operatorService.listSearchAttributes({ namespace: handle.namespace });
+    const have = new Set(Object.keys(existing.customAttributes ?? {}));
+    const missing = wanted.filter((k) => !have.has(k.name));
+    if (missing.length === 0) return;
+    const searchAttributes: Record<string, number> = {};
+    for (const k of missing) searchAttributes[k.name] = proto.temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${k.type}`];
+    await handle.connection.operatorService.addSearchAttributes({ namespace: handle.namespace, searchAttributes });
+    logger.info({ registered: missing.map((k) => k.name) }, 'registered Temporal search attributes');
+  } catch (err) {
+    const code = (err as { code?: number }).code;
+    if (code === GRPC_ALREADY_EXISTS) return; // another process registered them first
+    logger.warn(
+      { err, needed: wanted.map((k) => `${k.name}=${k.type}`) },
+      'could not register Temporal search attributes; register them with `temporal operator search-attribute create`',
+    );
+  }
+}

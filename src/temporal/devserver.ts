@@ -1,0 +1,134 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SA } from '../../workflows/shared.js';
+import type { Logger } from '../logger.js';
+
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The project's ignored tools folder, where the CLI is built once when it is not on PATH. */
+export const TOOLS_BIN = path.join(projectRoot, '.tools', 'bin');
+
+function onPath(cmd: string): string | undefined {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  const found = r.stdout.trim();
+  return r.status === 0 && found ? found : undefined;
+}
+
+/**
+ * Finds the Temporal CLI: `TEMPORAL_CLI`, then PATH, then the project's tools folder; otherwise builds it there
+ * with `go install` from the Go module proxy (a few minutes, once).
+ */
+export function ensureTemporalCli(explicit: string | undefined, logger: Logger): string {
+  if (explicit) {
+    if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI points at ${explicit}, which does not exist`);
+    return explicit;
+  }
+  const found = onPath('temporal');
+  if (found) return found;
+  const local = path.join(TOOLS_BIN, 'temporal');
+  if (fs.existsSync(local)) return local;
+  if (!onPath('go')) {
+    throw new Error(
+      'The Temporal CLI was not found. Install it (https://docs.temporal.io/cli) and put it on PATH or set TEMPORAL_CLI, ' +
+        `or install Go 1.23+ so it can be built with: go install ${TEMPORAL_CLI_MODULE}. ` +
+        'Alternatively set TEMPORAL_ADDRESS to use a Temporal server you already run.',
+    );
+  }
+  logger.info({ into: TOOLS_BIN }, `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`);
+  fs.mkdirSync(TOOLS_BIN, { recursive: true });
+  const r = spawnSync('go', ['install', TEMPORAL_CLI_MODULE], {
+    env: { ...process.env, GOBIN: TOOLS_BIN, GOFLAGS: '-mod=mod' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.status !== 0 || !fs.existsSync(local)) throw new Error(`go install ${TEMPORAL_CLI_MODULE} failed (exit ${r.status})`);
+  return local;
+}
+
+function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ port, host });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+export interface DevServerHandle {
+  address: string;
+  uiUrl: string | null;
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+const SA_CLI_TYPE: Record<string, string> = { KEYWORD: 'Keyword', DATETIME: 'Datetime', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', KEYWORD_LIST: 'KeywordList' };
+
+/**
+ * Starts `temporal server start-dev` bound to 127.0.0.1 with the service's search attributes.
+ * `dbFile` keeps workflow state across restarts (SQLite); without it state lives in memory.
+ */
+export async function startTemporalDevServer(opts: {
+  cli: string;
+  port: number;
+  uiPort: number | null;
+  namespace: string;
+  dbFile?: string;
+  logger: Logger;
+}): Promise<DevServerHandle> {
+  const address = `127.0.0.1:${opts.port}`;
+  const uiUrl = opts.uiPort === null ? null : `http://127.0.0.1:${opts.uiPort}`;
+  const log = opts.logger.child({ component: 'temporal-dev-server' });
+  if (await portOpen(opts.port)) {
+    log.info({ address }, 'reusing the Temporal server already listening on this port');
+    return { address, uiUrl, owned: false, stop: async () => undefined };
+  }
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'error', '--log-format', 'json'];
+  if (opts.uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(opts.uiPort));
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const key of Object.values(SA)) args.push('--search-attribute', `${key.name}=${SA_CLI_TYPE[key.type]}`);
+  const child: ChildProcess = spawn(opts.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let exited: number | null | undefined;
+  let stderr = '';
+  child.on('exit', (code) => {
+    exited = code;
+  });
+  child.stdout?.on('data', (d: Buffer) => log.debug(d.toString().trim()));
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+    log.debug(d.toString().trim());
+  });
+  const deadline = Date.now() + 60_000;
+  while (!(await portOpen(opts.port))) {
+    if (exited !== undefined) throw new Error(`temporal server start-dev exited with ${exited}: ${stderr}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('temporal server start-dev did not open its port within 60 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  log.info({ address, ui: uiUrl }, 'Temporal dev server ready');
+  return {
+    address,
+    uiUrl,
+    owned: true,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (exited !== undefined) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,36 @@
+import { testEnv } from './servers.js';
+
+export interface Res<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+/** Real HTTP against the test API. `body` is sent as JSON; `raw` is sent as given. */
+export async function call<T = any>(
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {},
+): Promise<Res<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+  let payload: string | undefined;
+  if (opts.raw !== undefined) {
+    payload = opts.raw;
+    headers['Content-Type'] ??= 'application/json';
+  } else if (opts.body !== undefined) {
+    payload = JSON.stringify(opts.body);
+    headers['Content-Type'] = 'application/json';
+  }
+  const res = await fetch((opts.base ?? testEnv().baseUrl) + path, { method, headers, body: payload, redirect: 'manual' });
+  const text = await res.text();
+  let body: any = text;
+  if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
+  return { status: res.status, body, text, headers: res.headers };
+}
+
+export const get = <T = any>(path: string, token?: string | null) => call<T>('GET', path, { token });
+export const post = <T = any>(path: string, token?: string | null, body?: unknown) => call<T>('POST', path, { token, body: body ?? {} });
+export const patch = <T = any>(path: string, token?: string | null, body?: unknown) => call<T>('PATCH', path, { token, body });
+export const del = <T = any>(path: string, token?: string | null) => call<T>('DELETE', path, { token });

@@ -1,0 +1,161 @@
+// Starts the real servers once per test run: PostgreSQL (embedded, or DATABASE_URL) in a fresh
+// database, a Temporal dev server (or TEMPORAL_ADDRESS), one worker with the bundled workflows, and
+// the Koa API on a loopback port. Tests share these servers and isolate themselves by creating
+// their own app (tenant).
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { WorkflowBundle } from '@temporalio/worker';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startEmbeddedPostgres } from '../../src/db/embedded.js';
+import type { Deps } from '../../src/deps.js';
+import { createLogger } from '../../src/logger.js';
+import { closeDeps, openDeps } from '../../src/runtime.js';
+import { ensureTemporalCli, startTemporalDevServer } from '../../src/temporal/devserver.js';
+import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A temporary folder the `postgres` system user can also enter (PostgreSQL does not run as root). */
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  return dir;
+}
+
+export interface TestEnv {
+  config: Config;
+  deps: Deps;
+  baseUrl: string;
+  adminKey: string;
+  workflowBundle: WorkflowBundle;
+  worker: WorkerHandle;
+  /** Restart the worker (e.g. after simulating a crash). */
+  restartWorker(): Promise<void>;
+}
+
+let env: TestEnv | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+
+export function testEnv(): TestEnv {
+  if (!env) throw new Error('test environment not started (root hooks did not run)');
+  return env;
+}
+
+export async function startTestEnv(): Promise<TestEnv> {
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const workDir = tempDir('offerkit-test-');
+  cleanups.push(async () => fs.rmSync(workDir, { recursive: true, force: true }));
+
+  // PostgreSQL: a fresh database per run, on an external server or an embedded one.
+  let databaseUrl: string;
+  const dbName = `offerkit_test_${process.pid}_${Date.now()}`;
+  let baseUrl = process.env.DATABASE_URL;
+  if (!baseUrl) {
+    const pgHandle = await startEmbeddedPostgres({ dir: path.join(workDir, 'pg'), port: await freePort(), logger });
+    cleanups.push(() => pgHandle.stop());
+    baseUrl = pgHandle.url;
+  }
+  {
+    const admin = new pg.Client({ connectionString: baseUrl });
+    await admin.connect();
+    await admin.query(`create database ${dbName}`);
+    await admin.end();
+    const u = new URL(baseUrl);
+    u.pathname = `/${dbName}`;
+    databaseUrl = u.toString();
+    const dropUrl = baseUrl;
+    cleanups.push(async () => {
+      const c = new pg.Client({ connectionString: dropUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${dbName} with (force)`);
+      await c.end();
+    });
+  }
+
+  // Temporal: the CLI dev server in memory, headless, on a free port; or TEMPORAL_ADDRESS.
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  const taskQueue = `offerkit-test-${process.pid}`;
+  if (!temporalAddress) {
+    const dev = await startTemporalDevServer({
+      cli: ensureTemporalCli(process.env.TEMPORAL_CLI, logger),
+      port: await freePort(),
+      uiPort: null,
+      namespace: 'default',
+      logger,
+    });
+    cleanups.push(() => dev.stop());
+    temporalAddress = dev.address;
+  }
+
+  const adminKey = `adm_test_${process.pid}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATA_DIR: workDir,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE ?? 'default',
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    ADMIN_API_KEY: adminKey,
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    OUTBOX_POLL_MS: '200',
+    PORT: '0',
+  });
+  const deps = await openDeps(config, logger, adminKey);
+  cleanups.push(() => closeDeps(deps));
+
+  const workflowBundle = await bundleWorkflows();
+  let worker = await createWorker(deps, { workflowBundle });
+  deps.outbox.start();
+
+  const server = http.createServer(createApp(deps).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  const { port } = server.address() as net.AddressInfo;
+
+  env = {
+    config,
+    deps,
+    baseUrl: `http://127.0.0.1:${port}`,
+    adminKey,
+    workflowBundle,
+    get worker() {
+      return worker;
+    },
+    async restartWorker() {
+      await worker.shutdown();
+      worker = await createWorker(deps, { workflowBundle });
+    },
+  };
+  // The worker stops before its dependencies close.
+  cleanups.push(() => worker.shutdown());
+  return env;
+}
+
+export async function stopTestEnv(): Promise<void> {
+  while (cleanups.length) {
+    const fn = cleanups.pop()!;
+    await fn().catch((err) => process.stderr.write(`cleanup failed: ${String(err)}\n`));
+  }
+  env = undefined;
+}

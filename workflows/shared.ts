@@ -1,0 +1,37 @@
+// Definitions shared by workflow code and the service: task queue, search attributes, signals, queries.
+// Deterministic code only: imported into the workflow bundle.
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const DEFAULT_TASK_QUEUE = 'offerkit';
+
+/**
+ * Custom search attributes every workflow of the service may set. The dev-server bootstrap registers
+ * them; on an external cluster they are registered at start-up when the credentials allow it
+ * (see README, "Temporal search attributes").
+ */
+export const SA = {
+  AppId: defineSearchAttributeKey('AppId', SearchAttributeType.KEYWORD),
+  AccountId: defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD),
+  EndpointId: defineSearchAttributeKey('EndpointId', SearchAttributeType.KEYWORD),
+  EventType: defineSearchAttributeKey('EventType', SearchAttributeType.KEYWORD),
+  DeliveryStatus: defineSearchAttributeKey('DeliveryStatus', SearchAttributeType.KEYWORD),
+  CheckoutId: defineSearchAttributeKey('CheckoutId', SearchAttributeType.KEYWORD),
+  OfferId: defineSearchAttributeKey('OfferId', SearchAttributeType.KEYWORD),
+  IncentiveId: defineSearchAttributeKey('IncentiveId', SearchAttributeType.KEYWORD),
+  BillingStatus: defineSearchAttributeKey('BillingStatus', SearchAttributeType.KEYWORD),
+  ResumeAt: defineSearchAttributeKey('ResumeAt', SearchAttributeType.DATETIME),
+} as const;
+
+export type SearchAttributeName = keyof typeof SA;
+/** Search attribute values as they travel through the outbox (JSON): dates as ISO strings. */
+export type SearchAttributeValues = Partial<Record<SearchAttributeName, string>>;
+
+// ---- diagnostics ------------------------------------------------------------------------------
+export interface PingInput {
+  message: string;
+}
+export interface PingResult {
+  message: string;
+  databaseTime: string;
+  workerPid: number;
+}
