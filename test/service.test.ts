@@ -1,5 +1,10 @@
 import { expect } from 'chai';
+import { Connection } from '@temporalio/client';
+import { openOrm } from '../src/db/orm.js';
+import { serviceRoutes } from '../src/service/service.routes.js';
 import { call, get } from './helpers/http.js';
+import { mountRoutes } from './helpers/mount.js';
+import { freePort, testEnv } from './helpers/servers.js';
 
 describe('GET /', () => {
   it('answers a plain-text banner without credentials', async () => {
@@ -15,6 +20,33 @@ describe('GET /health', () => {
     const res = await get('/health');
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
+  });
+
+  it('stays ok but reports Temporal unreachable when its frontend does not answer', async () => {
+    const deps = testEnv().deps;
+    const dead = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
+    const mounted = await mountRoutes(serviceRoutes, { temporal: { ...deps.temporal, connection: dead } });
+    try {
+      const res = await call('GET', '/health', { base: mounted.base });
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ ok: true, database: 'ok', temporal: 'unreachable' });
+    } finally {
+      await mounted.close();
+      await dead.close();
+    }
+  });
+
+  it('503 when the database query fails', async () => {
+    const orm = await openOrm(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, 1);
+    const mounted = await mountRoutes(serviceRoutes, { orm });
+    try {
+      const res = await call('GET', '/health', { base: mounted.base });
+      expect(res.status).to.equal(503);
+      expect(res.body).to.deep.include({ ok: false, database: 'unreachable' });
+    } finally {
+      await mounted.close();
+      await orm.close();
+    }
   });
 });
 

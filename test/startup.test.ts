@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { expect } from 'chai';
+import { freePort, tempDir, testEnv } from './helpers/servers.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  apiUrl: string;
+  adminKey: string;
+  uiUrl: string;
+}
+
+/** Runs `src/main.ts` like `npm start` does, and waits for its banner. */
+function startMain(env: Record<string, string>, expectFailure = false): Promise<Started & { code?: number | null }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no banner within 120 s:\n${out}`));
+    }, 120_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      if (expectFailure) resolve({ child, output: () => out, apiUrl: '', adminKey: '', uiUrl: '', code });
+      else reject(new Error(`main exited early with ${code}:\n${out}`));
+    });
+    const check = () => {
+      const api = /API\s+(http:\/\/\S+)/.exec(out);
+      const key = /Admin key\s+(\S+)/.exec(out);
+      const ui = /Temporal UI\s+(\S+)/.exec(out);
+      if (api && key && ui && out.includes('Ctrl-C stops everything')) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve({ child, output: () => out, apiUrl: api[1], adminKey: key[1], uiUrl: ui[1] });
+      }
+    };
+    child.stdout!.on('data', check);
+  });
+}
+
+function stop(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve(code);
+    });
+    child.kill('SIGINT');
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ port, host: '127.0.0.1' });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, init);
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+describe('npm start (src/main.ts) on embedded defaults', function () {
+  this.timeout(300_000);
+  const external = process.env.TEMPORAL_ADDRESS; // without a Temporal CLI, the suite runs against an external server
+  let dataDir: string;
+  let ports: { api: number; pg: number; temporal: number; ui: number };
+  let env: Record<string, string>;
+
+  before(async () => {
+    dataDir = tempDir('offerkit-start-');
+    ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
+    env = {
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
+      HOST: '127.0.0.1',
+      EMBEDDED_POSTGRES_PORT: String(ports.pg),
+      TEMPORAL_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
+      TEMPORAL_TASK_QUEUE: `offerkit-startup-${process.pid}`,
+      ...(external ? { TEMPORAL_ADDRESS: external } : {}),
+    };
+  });
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts everything on a clean DATA_DIR, keeps data across a restart, and Ctrl-C stops every child', async () => {
+    // First start: creates the cluster, generates the admin key, prints the URLs.
+    const first = await startMain(env);
+    expect(first.apiUrl).to.equal(`http://127.0.0.1:${ports.api}`);
+    expect(first.adminKey).to.match(/^adm_/);
+    expect(first.output()).to.include('generated now');
+    expect(fs.readFileSync(path.join(dataDir, 'admin-api-key'), 'utf8').trim()).to.equal(first.adminKey);
+    expect(fs.existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).to.equal(true);
+    if (!external) {
+      expect(first.uiUrl).to.equal(`http://127.0.0.1:${ports.ui}`);
+      expect((await fetch(first.uiUrl)).status).to.equal(200);
+      expect(fs.existsSync(path.join(dataDir, 'temporal', 'temporal.sqlite'))).to.equal(true);
+    }
+    expect((await json(`${first.apiUrl}/health`)).body).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
+
+    const created = await json(`${first.apiUrl}/apps`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${first.adminKey}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Survives restarts' }),
+    });
+    expect(created.status).to.equal(201);
+
+    // A workflow run by main's own worker, to find again after the restart.
+    const workflowId = `diagnostics/ping/startup-${process.pid}`;
+    const connection = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
+    try {
+      const client = new Client({ connection });
+      const result = await client.workflow.execute('pingWorkflow', { taskQueue: env.TEMPORAL_TASK_QUEUE, workflowId, args: [{ message: 'before restart' }] });
+      expect((result as { message: string }).message).to.equal('before restart');
+    } finally {
+      await connection.close();
+    }
+
+    expect(await stop(first.child)).to.equal(0);
+    expect(await portOpen(ports.api)).to.equal(false);
+    expect(await portOpen(ports.pg)).to.equal(false);
+    if (!external) expect(await portOpen(ports.temporal)).to.equal(false);
+
+    // Second start on the same DATA_DIR: same admin key, same records, same workflow history.
+    const second = await startMain(env);
+    try {
+      expect(second.adminKey).to.equal(first.adminKey);
+      expect(second.output()).to.not.include('generated now');
+      const read = await json(`${second.apiUrl}/apps/${created.body.id}`, { headers: { Authorization: `Bearer ${created.body.api_key}` } });
+      expect(read.status).to.equal(200);
+      expect(read.body.name).to.equal('Survives restarts');
+      const again = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
+      try {
+        const desc = await new Client({ connection: again }).workflow.getHandle(workflowId).describe();
+        expect(desc.status.name).to.equal('COMPLETED');
+      } finally {
+        await again.close();
+      }
+    } finally {
+      expect(await stop(second.child)).to.equal(0);
+    }
+  });
+
+  it('refuses to start in production without ADMIN_API_KEY', async () => {
+    const res = await startMain({ ...env, NODE_ENV: 'production', DATA_DIR: path.join(dataDir, 'prod') }, true);
+    expect(res.code).to.equal(1);
+    expect(res.output()).to.include('ADMIN_API_KEY must be set when NODE_ENV=production');
+  });
+
+  it('starts nothing embedded when DATABASE_URL and TEMPORAL_ADDRESS are set', async () => {
+    const { config } = testEnv();
+    const extDir = path.join(dataDir, 'external');
+    const started = await startMain({
+      ...env,
+      DATA_DIR: extDir,
+      DATABASE_URL: config.databaseUrl,
+      TEMPORAL_ADDRESS: config.temporalAddress,
+      ADMIN_API_KEY: 'adm_external_test',
+      PORT: String(await freePort()),
+    });
+    try {
+      expect(started.adminKey).to.equal('adm_external_test');
+      expect(started.output()).to.include('(external servers)');
+      expect(fs.existsSync(path.join(extDir, 'postgres'))).to.equal(false);
+      expect(fs.existsSync(path.join(extDir, 'temporal'))).to.equal(false);
+      expect((await json(`${started.apiUrl}/health`)).body.ok).to.equal(true);
+    } finally {
+      expect(await stop(started.child)).to.equal(0);
+    }
+  });
+});
