@@ -1,32 +1,28 @@
-// Writes a new migration from the difference between the entities and the last snapshot, using a
-// throw-away embedded PostgreSQL when DATABASE_URL is not set. Then add it to src/db/migrations/index.ts.
+// Writes a new, blank migration to fill in by hand; then add it to src/db/migrations/index.ts.
+// test/schema.test.ts fails while the entities and the migrated schema disagree, and prints the SQL
+// the ORM would run, as a starting point.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { migrate, openOrm } from '../src/db/orm.js';
-import { createLogger } from '../src/logger.js';
 
-const name = process.argv[2];
-const logger = createLogger('warn');
-let url = process.env.DATABASE_URL;
-let stop = async () => {};
-if (!url) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offerkit-migration-'));
-  fs.chmodSync(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: 54999, logger });
-  url = pg.url;
-  stop = async () => {
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
-  };
+const name = (process.argv[2] ?? '').replace(/[^A-Za-z0-9_]/g, '_');
+if (!name) {
+  console.error('usage: npm run migration:create -- <name>');
+  process.exit(2);
 }
-const orm = await openOrm(url, 2);
-try {
-  await migrate(orm, url);
-  const result = await orm.migrator.create(undefined, false, false, name);
-  console.log(result.fileName ? `created ${result.fileName}` : 'no changes');
-} finally {
-  await orm.close();
-  await stop();
+const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);
+const cls = `Migration${stamp}_${name}`;
+const file = path.join('src/db/migrations', `${cls}.ts`);
+fs.writeFileSync(
+  file,
+  `import { Migration } from '@mikro-orm/migrations';
+
+export class ${cls} extends Migration {
+  override name = '${cls}';
+
+  override up(): void {
+    this.addSql(\`\`);
+  }
 }
+`,
+);
+console.log(`created ${file}`);

@@ -1,5 +1,30 @@
+import { Account, AccountAddon, AccountExtra } from '../accounts/accounts.entities.js';
+import { Report } from '../analytics/analytics.entities.js';
 import { App } from '../apps/apps.entities.js';
+import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
+import { Event } from '../events/events.entities.js';
+import { Org } from '../orgs/orgs.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
+import { UsageCounter, UsageEvent } from '../usage/usage.entities.js';
 
 /** Every entity, registered explicitly (no folder discovery). */
-export const entities = [App, OutboxEntry];
+export const entities = [
+  App,
+  OutboxEntry,
+  Plan,
+  Entitlement,
+  Addon,
+  Incentive,
+  PlanEntitlement,
+  PlanAddon,
+  IncentiveEntitlement,
+  IncentiveAddon,
+  Account,
+  AccountAddon,
+  AccountExtra,
+  UsageCounter,
+  UsageEvent,
+  Event,
+  Org,
+  Report,
+];

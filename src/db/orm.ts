@@ -24,8 +24,7 @@ export function ormConfig(databaseUrl: string, poolMax = 20): Options {
       allOrNothing: true,
       emit: 'ts',
       silent: true,
-      snapshot: true,
-      snapshotOnMigrate: false,
+      snapshot: false,
     },
   });
 }

@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
+import { recordEvent } from '../events/events.service.js';
 import { enqueueTemporal, type TemporalCommand } from '../temporal/outbox.js';
 
 export interface Tx {
   em: EntityManager;
   /** Queue a Temporal command; it commits with the change and runs right after the commit. */
   temporal(cmd: TemporalCommand): void;
+  /** Record an event in the event log, in this transaction. */
+  emit(appId: string, type: string, data: Record<string, unknown>): void;
 }
 
 /**
@@ -20,6 +23,9 @@ export async function inTransaction<T>(deps: Pick<Deps, 'outbox'>, em: EntityMan
       em: inner,
       temporal: (cmd) => {
         entries.push(enqueueTemporal(inner, cmd) as unknown as { id: number });
+      },
+      emit: (appId, type, data) => {
+        recordEvent(inner, appId, type, data);
       },
     };
     const value = await fn(tx);

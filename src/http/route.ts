@@ -76,3 +76,9 @@ export function route<PS extends z.ZodType | undefined = undefined, QS extends z
 ): RouteDef {
   return def as unknown as RouteDef;
 }
+
+/** The domain-service context of an app route (the app is loaded and authorized by then). */
+export function ctxOf(scope: { em: EntityManager; deps: Deps; app: IApp | null }) {
+  if (!scope.app) throw new Error('route has no app');
+  return { em: scope.em, deps: scope.deps, app: scope.app };
+}

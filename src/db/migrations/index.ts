@@ -1,4 +1,6 @@
-// Every committed migration, in order. `npm run migration:create -- <name>` writes a new file; add it here.
+// Every committed migration, in order. Migrations from the second on are hand-written SQL (composite
+// keys, foreign-key actions, partial indexes); test/schema.test.ts checks the entities agree with them.
 import { Migration20261121082939_initial } from './Migration20261121082939_initial.js';
+import { Migration20261121090000_catalog } from './Migration20261121090000_catalog.js';
 
-export const migrationsList = [Migration20261121082939_initial];
+export const migrationsList = [Migration20261121082939_initial, Migration20261121090000_catalog];

@@ -1,0 +1,497 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import type { Ctx } from '../context.js';
+import { flushOrConflict } from '../db/conflict.js';
+import { inTransaction, type Tx } from '../db/transaction.js';
+import { changedFields } from '../events/events.service.js';
+import { conflict, notFound } from '../http/errors.js';
+import { iso } from '../time.js';
+import { Addon, Entitlement, Incentive, Plan, type IAddon, type IEntitlement, type IIncentive, type IPlan, type PricingCard } from './catalog.entities.js';
+import type * as S from './catalog.schemas.js';
+
+export interface Limit {
+  id: string;
+  max: number | null;
+}
+
+// ---- link tables (plan/incentive -> entitlement/add-on), shared by plans and incentives ----------
+
+const LINKS = {
+  planEntitlements: { table: 'plan_entitlements', owner: 'plan_id', ref: 'entitlement_id', limit: true },
+  planAddons: { table: 'plan_addons', owner: 'plan_id', ref: 'addon_id', limit: false },
+  incentiveEntitlements: { table: 'incentive_entitlements', owner: 'incentive_id', ref: 'entitlement_id', limit: true },
+  incentiveAddons: { table: 'incentive_addons', owner: 'incentive_id', ref: 'addon_id', limit: false },
+} as const;
+type Link = (typeof LINKS)[keyof typeof LINKS];
+
+/** owner id -> its links in attach order. */
+async function readLinks(em: EntityManager, link: Link, appId: string, ownerIds?: string[]): Promise<Map<string, Limit[]>> {
+  const rows = await em.execute<{ owner: string; ref: string; max: string | null }[]>(
+    `select ${link.owner} as owner, ${link.ref} as ref, ${link.limit ? 'max' : 'null as max'} from ${link.table}
+      where app_id = ? ${ownerIds ? `and ${link.owner} in (?)` : ''} order by seq`,
+    ownerIds ? [appId, ownerIds] : [appId],
+  );
+  const out = new Map<string, Limit[]>();
+  for (const r of rows) {
+    const list = out.get(r.owner) ?? [];
+    list.push({ id: r.ref, max: r.max === null ? null : Number(r.max) });
+    out.set(r.owner, list);
+  }
+  return out;
+}
+
+async function insertLink(em: EntityManager, link: Link, appId: string, owner: string, ref: string, max: number | null): Promise<boolean> {
+  const res = await em.execute<{ affectedRows: number }>(
+    `insert into ${link.table} (app_id, ${link.owner}, ${link.ref}${link.limit ? ', max' : ''})
+      values (?, ?, ?${link.limit ? ', ?' : ''}) on conflict do nothing`,
+    link.limit ? [appId, owner, ref, max] : [appId, owner, ref],
+    'run',
+  );
+  return res.affectedRows === 1;
+}
+
+async function updateLinkMax(em: EntityManager, link: Link, appId: string, owner: string, ref: string, max: number | null): Promise<boolean> {
+  const res = await em.execute<{ affectedRows: number }>(`update ${link.table} set max = ? where app_id = ? and ${link.owner} = ? and ${link.ref} = ?`, [max, appId, owner, ref], 'run');
+  return res.affectedRows === 1;
+}
+
+async function deleteLinks(em: EntityManager, link: Link, appId: string, owner: string, ref?: string): Promise<number> {
+  const res = await em.execute<{ affectedRows: number }>(
+    `delete from ${link.table} where app_id = ? and ${link.owner} = ?${ref ? ` and ${link.ref} = ?` : ''}`,
+    ref ? [appId, owner, ref] : [appId, owner],
+    'run',
+  );
+  return res.affectedRows;
+}
+
+/** Owners (plans or incentives) that reference a record, for the 409 of a delete. */
+async function ownersOf(em: EntityManager, link: Link, appId: string, ref: string): Promise<string[]> {
+  const rows = await em.execute<{ owner: string }[]>(`select ${link.owner} as owner from ${link.table} where app_id = ? and ${link.ref} = ? order by seq`, [appId, ref]);
+  return rows.map((r) => r.owner);
+}
+
+async function accountsUsing(em: EntityManager, appId: string, column: 'plan_id' | 'incentive_id', id: string): Promise<number> {
+  const rows = await em.execute<{ n: string }[]>(`select count(*) as n from accounts where app_id = ? and ${column} = ?`, [appId, id]);
+  return Number(rows[0].n);
+}
+
+// ---- lookups --------------------------------------------------------------------------------------
+
+export async function findPlan(em: EntityManager, appId: string, id: string): Promise<IPlan> {
+  const plan = await em.findOne(Plan, { appId, id });
+  if (!plan) throw notFound(`Plan ${id}`);
+  return plan;
+}
+export async function findEntitlement(em: EntityManager, appId: string, id: string): Promise<IEntitlement> {
+  const e = await em.findOne(Entitlement, { appId, id });
+  if (!e) throw notFound(`Entitlement ${id}`);
+  return e;
+}
+export async function findAddon(em: EntityManager, appId: string, id: string): Promise<IAddon> {
+  const a = await em.findOne(Addon, { appId, id });
+  if (!a) throw notFound(`Add-on ${id}`);
+  return a;
+}
+export async function findIncentive(em: EntityManager, appId: string, id: string): Promise<IIncentive> {
+  const i = await em.findOne(Incentive, { appId, id });
+  if (!i) throw notFound(`Incentive ${id}`);
+  return i;
+}
+
+/** Every id must exist in the app's catalog; the first missing one is a 404 naming it. */
+async function requireAll(em: EntityManager, appId: string, kind: 'entitlements' | 'addons', ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await em.execute<{ id: string }[]>(`select id from ${kind} where app_id = ? and id in (?)`, [appId, [...new Set(ids)]]);
+  const have = new Set(rows.map((r) => r.id));
+  const missing = ids.find((id) => !have.has(id));
+  if (missing !== undefined) throw notFound(`${kind === 'entitlements' ? 'Entitlement' : 'Add-on'} ${missing}`);
+}
+
+// ---- presenters -------------------------------------------------------------------------------------
+
+const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({ created_at: iso(r.createdAt)!, updated_at: iso(r.updatedAt)! });
+
+export function presentPricingCard(plan: IPlan): PricingCard | null {
+  if (!plan.pricingCard) return null;
+  return { ...plan.pricingCard, plan_id: plan.id, title: plan.pricingCard.title ?? plan.name, isFree: plan.pricingCard.isFree ?? plan.isFree };
+}
+
+export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]) {
+  return {
+    id: plan.id,
+    name: plan.name,
+    description: plan.description ?? null,
+    note: plan.note ?? null,
+    isFree: plan.isFree,
+    pricingCard: presentPricingCard(plan),
+    meta: plan.meta ?? {},
+    privateMetaKeys: plan.privateMetaKeys ?? [],
+    entitlements,
+    addons,
+    ...stamps(plan),
+  };
+}
+export type PlanView = ReturnType<typeof presentPlan>;
+
+export function presentEntitlement(e: IEntitlement) {
+  return {
+    id: e.id,
+    type: e.type,
+    name: e.name,
+    description: e.description ?? null,
+    overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
+    ...stamps(e),
+  };
+}
+
+export function presentAddon(a: IAddon) {
+  return { id: a.id, name: a.name, description: a.description ?? null, ...stamps(a) };
+}
+
+export function presentIncentive(i: IIncentive, entitlements: Limit[], addons: string[]) {
+  return { id: i.id, name: i.name, description: i.description ?? null, entitlements, addons, ...stamps(i) };
+}
+
+async function planView(em: EntityManager, plan: IPlan): Promise<PlanView> {
+  const [ents, addons] = await Promise.all([readLinks(em, LINKS.planEntitlements, plan.appId, [plan.id]), readLinks(em, LINKS.planAddons, plan.appId, [plan.id])]);
+  return presentPlan(plan, ents.get(plan.id) ?? [], (addons.get(plan.id) ?? []).map((a) => a.id));
+}
+
+async function incentiveView(em: EntityManager, inc: IIncentive) {
+  const [ents, addons] = await Promise.all([
+    readLinks(em, LINKS.incentiveEntitlements, inc.appId, [inc.id]),
+    readLinks(em, LINKS.incentiveAddons, inc.appId, [inc.id]),
+  ]);
+  return presentIncentive(inc, ents.get(inc.id) ?? [], (addons.get(inc.id) ?? []).map((a) => a.id));
+}
+
+/** `previous` for an update event: changed fields only, timestamps left out. */
+function previousOf<T extends { updated_at: string }>(before: T, after: T): Partial<T> {
+  const { updated_at: _a, ...b } = before;
+  const { updated_at: _b, ...a } = after;
+  return changedFields(b as Record<string, unknown>, a as Record<string, unknown>) as Partial<T>;
+}
+
+const tx = <T>(ctx: Ctx, fn: (t: Tx) => Promise<T>) => inTransaction(ctx.deps, ctx.em, fn);
+
+// ---- plans ------------------------------------------------------------------------------------------
+
+export async function listPlans(ctx: Ctx): Promise<PlanView[]> {
+  const plans = await ctx.em.find(Plan, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
+  const [ents, addons] = await Promise.all([readLinks(ctx.em, LINKS.planEntitlements, ctx.app.id), readLinks(ctx.em, LINKS.planAddons, ctx.app.id)]);
+  return plans.map((p) => presentPlan(p, ents.get(p.id) ?? [], (addons.get(p.id) ?? []).map((a) => a.id)));
+}
+
+export async function getPlan(ctx: Ctx, id: string): Promise<PlanView> {
+  return planView(ctx.em, await findPlan(ctx.em, ctx.app.id, id));
+}
+
+export async function listPricingCards(ctx: Ctx): Promise<PricingCard[]> {
+  const plans = await ctx.em.find(Plan, { appId: ctx.app.id, pricingCard: { $ne: null } }, { orderBy: { seq: 'asc' } });
+  return plans.map((p) => presentPricingCard(p)!);
+}
+
+export async function getPricingCard(ctx: Ctx, id: string): Promise<PricingCard> {
+  const card = presentPricingCard(await findPlan(ctx.em, ctx.app.id, id));
+  if (!card) throw notFound(`Pricing card of plan ${id}`);
+  return card;
+}
+
+export function createPlan(ctx: Ctx, input: z.output<typeof S.createPlanBody>): Promise<PlanView> {
+  return tx(ctx, async (t) => {
+    const plan = t.em.create(Plan, {
+      appId: ctx.app.id,
+      id: input.id,
+      name: input.name,
+      description: input.description ?? null,
+      note: input.note ?? null,
+      isFree: input.isFree ?? false,
+      pricingCard: (input.pricingCard ?? null) as PricingCard | null,
+      meta: input.meta ?? {},
+      privateMetaKeys: input.privateMetaKeys ?? [],
+    });
+    await flushOrConflict(t.em, `Plan ${input.id} already exists`);
+    const view = presentPlan(plan, [], []);
+    t.emit(ctx.app.id, 'plan.created', { object: view });
+    return view;
+  });
+}
+
+/** Runs a change to a plan and emits `plan.updated` with the fields it changed. */
+function changePlan(ctx: Ctx, id: string, change: (t: Tx, plan: IPlan) => Promise<void>): Promise<PlanView> {
+  return tx(ctx, async (t) => {
+    const plan = await findPlan(t.em, ctx.app.id, id);
+    const before = await planView(t.em, plan);
+    await change(t, plan);
+    await t.em.flush();
+    const after = await planView(t.em, plan);
+    const previous = previousOf(before, after);
+    if (Object.keys(previous).length > 0) t.emit(ctx.app.id, 'plan.updated', { object: after, previous });
+    return after;
+  });
+}
+
+export function updatePlan(ctx: Ctx, id: string, input: z.output<typeof S.updatePlanBody>): Promise<PlanView> {
+  return changePlan(ctx, id, async (_t, plan) => {
+    if (input.name !== undefined) plan.name = input.name;
+    if (input.description !== undefined) plan.description = input.description;
+    if (input.note !== undefined) plan.note = input.note;
+    if (input.isFree !== undefined) plan.isFree = input.isFree;
+    if (input.pricingCard !== undefined) plan.pricingCard = input.pricingCard as PricingCard | null;
+    if (input.meta !== undefined) plan.meta = input.meta;
+    if (input.privateMetaKeys !== undefined) plan.privateMetaKeys = input.privateMetaKeys;
+  });
+}
+
+export function mergePlanMeta(ctx: Ctx, id: string, patch: Record<string, unknown>): Promise<PlanView> {
+  return changePlan(ctx, id, async (_t, plan) => {
+    const meta = { ...(plan.meta ?? {}) };
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null) delete meta[k];
+      else meta[k] = v;
+    }
+    plan.meta = meta;
+  });
+}
+
+export function deletePlan(ctx: Ctx, id: string) {
+  return tx(ctx, async (t) => {
+    const plan = await findPlan(t.em, ctx.app.id, id);
+    const accounts = await accountsUsing(t.em, ctx.app.id, 'plan_id', id);
+    if (accounts > 0) throw conflict(`Plan ${id} has ${accounts} account(s); move them to another plan first`, { accounts });
+    const view = await planView(t.em, plan);
+    await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
+    t.emit(ctx.app.id, 'plan.deleted', { object: view });
+    return view;
+  });
+}
+
+export function attachPlanEntitlement(ctx: Ctx, planId: string, input: z.output<typeof S.limitAttachBody>) {
+  return changePlan(ctx, planId, async (t) => {
+    await findEntitlement(t.em, ctx.app.id, input.id);
+    if (!(await insertLink(t.em, LINKS.planEntitlements, ctx.app.id, planId, input.id, input.max ?? null))) {
+      throw conflict(`Entitlement ${input.id} is already on plan ${planId}`);
+    }
+  });
+}
+
+export function setPlanEntitlementLimit(ctx: Ctx, planId: string, entitlementId: string, max: number | null) {
+  return changePlan(ctx, planId, async (t) => {
+    if (!(await updateLinkMax(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId, max))) throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
+  });
+}
+
+export function detachPlanEntitlement(ctx: Ctx, planId: string, entitlementId: string) {
+  return changePlan(ctx, planId, async (t) => {
+    if (!(await deleteLinks(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId))) throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
+  });
+}
+
+export function attachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
+  return changePlan(ctx, planId, async (t) => {
+    await findAddon(t.em, ctx.app.id, addonId);
+    if (!(await insertLink(t.em, LINKS.planAddons, ctx.app.id, planId, addonId, null))) throw conflict(`Add-on ${addonId} is already on plan ${planId}`);
+  });
+}
+
+export function detachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
+  return changePlan(ctx, planId, async (t) => {
+    if (!(await deleteLinks(t.em, LINKS.planAddons, ctx.app.id, planId, addonId))) throw notFound(`Add-on ${addonId} on plan ${planId}`);
+  });
+}
+
+// ---- entitlements -----------------------------------------------------------------------------------
+
+export async function listEntitlements(ctx: Ctx) {
+  return (await ctx.em.find(Entitlement, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } })).map(presentEntitlement);
+}
+
+export async function getEntitlement(ctx: Ctx, id: string) {
+  return presentEntitlement(await findEntitlement(ctx.em, ctx.app.id, id));
+}
+
+export async function createEntitlement(ctx: Ctx, input: z.output<typeof S.createEntitlementBody>) {
+  const e = ctx.em.create(Entitlement, {
+    appId: ctx.app.id,
+    id: input.id,
+    type: input.type,
+    name: input.name,
+    description: input.description ?? null,
+    overageMode: input.overage?.mode ?? 'allow',
+    overageOfferId: input.overage?.offer_id ?? null,
+  });
+  await flushOrConflict(ctx.em, `Entitlement ${input.id} already exists`);
+  return presentEntitlement(e);
+}
+
+export async function updateEntitlement(ctx: Ctx, id: string, input: z.output<typeof S.updateEntitlementBody>) {
+  const e = await findEntitlement(ctx.em, ctx.app.id, id);
+  if (input.name !== undefined) e.name = input.name;
+  if (input.description !== undefined) e.description = input.description;
+  if (input.overage !== undefined) {
+    e.overageMode = input.overage.mode;
+    e.overageOfferId = input.overage.offer_id ?? null;
+  }
+  await ctx.em.flush();
+  return presentEntitlement(e);
+}
+
+/** An entitlement still on a plan or an incentive is not deleted (409 naming them); its counters go with it. */
+export async function deleteEntitlement(ctx: Ctx, id: string) {
+  const e = await findEntitlement(ctx.em, ctx.app.id, id);
+  const [plans, incentives] = await Promise.all([ownersOf(ctx.em, LINKS.planEntitlements, ctx.app.id, id), ownersOf(ctx.em, LINKS.incentiveEntitlements, ctx.app.id, id)]);
+  if (plans.length || incentives.length) {
+    throw conflict(`Entitlement ${id} is still attached (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}); detach it first`, {
+      plans,
+      incentives,
+    });
+  }
+  await ctx.em.nativeDelete(Entitlement, { appId: ctx.app.id, id });
+  return presentEntitlement(e);
+}
+
+// ---- add-ons ------------------------------------------------------------------------------------------
+
+export async function listAddons(ctx: Ctx) {
+  return (await ctx.em.find(Addon, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } })).map(presentAddon);
+}
+
+export async function getAddon(ctx: Ctx, id: string) {
+  return presentAddon(await findAddon(ctx.em, ctx.app.id, id));
+}
+
+export async function createAddon(ctx: Ctx, input: z.output<typeof S.createAddonBody>) {
+  const a = ctx.em.create(Addon, { appId: ctx.app.id, id: input.id, name: input.name, description: input.description ?? null });
+  await flushOrConflict(ctx.em, `Add-on ${input.id} already exists`);
+  return presentAddon(a);
+}
+
+export async function updateAddon(ctx: Ctx, id: string, input: z.output<typeof S.updateAddonBody>) {
+  const a = await findAddon(ctx.em, ctx.app.id, id);
+  if (input.name !== undefined) a.name = input.name;
+  if (input.description !== undefined) a.description = input.description;
+  await ctx.em.flush();
+  return presentAddon(a);
+}
+
+/** An add-on on a plan or incentive, or owned by accounts, is not deleted (409 naming them). */
+export async function deleteAddon(ctx: Ctx, id: string) {
+  const a = await findAddon(ctx.em, ctx.app.id, id);
+  const [plans, incentives, owners] = await Promise.all([
+    ownersOf(ctx.em, LINKS.planAddons, ctx.app.id, id),
+    ownersOf(ctx.em, LINKS.incentiveAddons, ctx.app.id, id),
+    ctx.em.execute<{ n: string }[]>('select count(*) as n from account_addons where app_id = ? and addon_id = ?', [ctx.app.id, id]),
+  ]);
+  const accounts = Number(owners[0].n);
+  if (plans.length || incentives.length || accounts) {
+    throw conflict(
+      `Add-on ${id} is still in use (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}; accounts owning it: ${accounts}); remove it there first`,
+      { plans, incentives, accounts },
+    );
+  }
+  await ctx.em.nativeDelete(Addon, { appId: ctx.app.id, id });
+  return presentAddon(a);
+}
+
+// ---- incentives ---------------------------------------------------------------------------------------
+
+export async function listIncentives(ctx: Ctx) {
+  const list = await ctx.em.find(Incentive, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
+  const [ents, addons] = await Promise.all([readLinks(ctx.em, LINKS.incentiveEntitlements, ctx.app.id), readLinks(ctx.em, LINKS.incentiveAddons, ctx.app.id)]);
+  return list.map((i) => presentIncentive(i, ents.get(i.id) ?? [], (addons.get(i.id) ?? []).map((a) => a.id)));
+}
+
+export async function getIncentive(ctx: Ctx, id: string) {
+  return incentiveView(ctx.em, await findIncentive(ctx.em, ctx.app.id, id));
+}
+
+async function replaceIncentiveLinks(t: Tx, appId: string, id: string, input: { entitlements?: { id: string; max?: number | null }[]; addons?: string[] }) {
+  if (input.entitlements) {
+    await requireAll(t.em, appId, 'entitlements', input.entitlements.map((e) => e.id));
+    await deleteLinks(t.em, LINKS.incentiveEntitlements, appId, id);
+    for (const e of input.entitlements) await insertLink(t.em, LINKS.incentiveEntitlements, appId, id, e.id, e.max ?? null);
+  }
+  if (input.addons) {
+    await requireAll(t.em, appId, 'addons', input.addons);
+    await deleteLinks(t.em, LINKS.incentiveAddons, appId, id);
+    for (const a of input.addons) await insertLink(t.em, LINKS.incentiveAddons, appId, id, a, null);
+  }
+}
+
+export function createIncentive(ctx: Ctx, input: z.output<typeof S.createIncentiveBody>) {
+  return tx(ctx, async (t) => {
+    const inc = t.em.create(Incentive, { appId: ctx.app.id, id: input.id, name: input.name, description: input.description ?? null });
+    await flushOrConflict(t.em, `Incentive ${input.id} already exists`);
+    await replaceIncentiveLinks(t, ctx.app.id, input.id, input);
+    const view = await incentiveView(t.em, inc);
+    t.emit(ctx.app.id, 'incentive.created', { object: view });
+    return view;
+  });
+}
+
+function changeIncentive(ctx: Ctx, id: string, change: (t: Tx, inc: IIncentive) => Promise<void>) {
+  return tx(ctx, async (t) => {
+    const inc = await findIncentive(t.em, ctx.app.id, id);
+    const before = await incentiveView(t.em, inc);
+    await change(t, inc);
+    await t.em.flush();
+    const after = await incentiveView(t.em, inc);
+    const previous = previousOf(before, after);
+    if (Object.keys(previous).length > 0) t.emit(ctx.app.id, 'incentive.updated', { object: after, previous });
+    return after;
+  });
+}
+
+export function updateIncentive(ctx: Ctx, id: string, input: z.output<typeof S.updateIncentiveBody>) {
+  return changeIncentive(ctx, id, async (t, inc) => {
+    if (input.name !== undefined) inc.name = input.name;
+    if (input.description !== undefined) inc.description = input.description;
+    await replaceIncentiveLinks(t, ctx.app.id, id, input);
+  });
+}
+
+export function deleteIncentive(ctx: Ctx, id: string) {
+  return tx(ctx, async (t) => {
+    const inc = await findIncentive(t.em, ctx.app.id, id);
+    const accounts = await accountsUsing(t.em, ctx.app.id, 'incentive_id', id);
+    if (accounts > 0) throw conflict(`Incentive ${id} is applied to ${accounts} account(s); remove it from them first`, { accounts });
+    const view = await incentiveView(t.em, inc);
+    await t.em.nativeDelete(Incentive, { appId: ctx.app.id, id });
+    t.emit(ctx.app.id, 'incentive.deleted', { object: view });
+    return view;
+  });
+}
+
+export function attachIncentiveEntitlement(ctx: Ctx, id: string, input: z.output<typeof S.limitAttachBody>) {
+  return changeIncentive(ctx, id, async (t) => {
+    await findEntitlement(t.em, ctx.app.id, input.id);
+    if (!(await insertLink(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, input.id, input.max ?? null))) {
+      throw conflict(`Entitlement ${input.id} already has an override on incentive ${id}`);
+    }
+  });
+}
+
+export function setIncentiveEntitlementLimit(ctx: Ctx, id: string, entitlementId: string, max: number | null) {
+  return changeIncentive(ctx, id, async (t) => {
+    if (!(await updateLinkMax(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId, max))) throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
+  });
+}
+
+export function detachIncentiveEntitlement(ctx: Ctx, id: string, entitlementId: string) {
+  return changeIncentive(ctx, id, async (t) => {
+    if (!(await deleteLinks(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId))) throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
+  });
+}
+
+export function attachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
+  return changeIncentive(ctx, id, async (t) => {
+    await findAddon(t.em, ctx.app.id, addonId);
+    if (!(await insertLink(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId, null))) throw conflict(`Add-on ${addonId} is already on incentive ${id}`);
+  });
+}
+
+export function detachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
+  return changeIncentive(ctx, id, async (t) => {
+    if (!(await deleteLinks(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId))) throw notFound(`Add-on ${addonId} on incentive ${id}`);
+  });
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { normalizeId } from '../ids.js';
+
+/** A caller-chosen id (plans, entitlements, add-ons, incentives, offers, cancel flows), normalized. */
+export const callerId = z
+  .string()
+  .max(200)
+  .transform(normalizeId)
+  .refine((v) => v.length > 0, 'must contain a letter, a digit or an underscore');
+
+/** Account ids are kept exactly as sent. */
+export const accountId = z.string().min(1, 'must not be empty').max(255);
+
+export const limitValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
+
+export const timestamp = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
+
+export const deleted = (id: string) => ({ deleted: true as const, id });
+export const deletedSchema = z.object({ deleted: z.literal(true), id: z.string() });

@@ -1,0 +1,29 @@
+import { defineEntity, p } from '@mikro-orm/core';
+
+/** One counter per account and usage entitlement; changed only by single atomic SQL statements. */
+export const UsageCounter = defineEntity({
+  name: 'UsageCounter',
+  tableName: 'usage_counters',
+  properties: {
+    appId: p.string().primary(),
+    accountId: p.string().primary(),
+    entitlementId: p.string().primary(),
+    count: p.bigint('number'),
+    updatedAt: p.datetime(),
+  },
+});
+
+/** Every usage change, kept after the account is deleted; analytics reads it. */
+export const UsageEvent = defineEntity({
+  name: 'UsageEvent',
+  tableName: 'usage_events',
+  properties: {
+    id: p.bigint('number').primary().autoincrement(),
+    appId: p.string(),
+    accountId: p.string(),
+    entitlementId: p.string(),
+    amount: p.bigint('number'),
+    count: p.bigint('number').nullable(),
+    createdAt: p.datetime(),
+  },
+});
