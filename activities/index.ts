@@ -1,18 +1,15 @@
-import type { Config } from '../src/config.js';
-import type { Orm } from '../src/db/orm.js';
-import type { Logger } from '../src/logger.js';
+import type { Deps } from '../src/deps.js';
+import { accountActivities } from './accounts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 
-export interface ActivityDeps {
-  orm: Orm;
-  config: Config;
-  logger: Logger;
-}
+/** What activities get: the same dependencies as the API, so they call the same services. */
+export type ActivityDeps = Deps;
 
 /** Every activity the worker registers; each one calls src/ services. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...diagnosticsActivities(deps),
+    ...accountActivities(deps),
   };
 }
 

@@ -1,2 +1,3 @@
 // Every workflow type the worker runs.
 export { pingWorkflow } from './diagnostics.js';
+export { incentiveExpiryWorkflow } from './incentive-expiry.js';

@@ -35,3 +35,26 @@ export interface PingResult {
   databaseTime: string;
   workerPid: number;
 }
+
+// ---- incentive expiry -------------------------------------------------------------------------
+export interface IncentiveTarget {
+  incentiveId: string;
+  /** ISO 8601 */
+  expiresAt: string;
+}
+export interface IncentiveExpiryInput extends IncentiveTarget {
+  appId: string;
+  accountId: string;
+}
+export interface IncentiveExpiryState {
+  appId: string;
+  accountId: string;
+  /** What the workflow will remove and when; null once the incentive was removed some other way. */
+  target: IncentiveTarget | null;
+  phase: 'waiting' | 'removing' | 'done';
+  outcome: 'expired' | 'removed-early' | 'already-changed' | null;
+}
+/** One workflow per account incentive; a new incentive or expiry re-targets it (signal-with-start). */
+export const incentiveExpiryWorkflowId = (appId: string, accountId: string) => `incentive-expiry/${appId}/${accountId}`;
+export const RETARGET_INCENTIVE_SIGNAL = 'retargetIncentiveExpiry';
+export const INCENTIVE_EXPIRY_STATE_QUERY = 'incentiveExpiryState';

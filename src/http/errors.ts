@@ -15,9 +15,9 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, extra?: Record<string, unknown>) => new AppError(400, message, extra);
 export const unauthorized = () => new AppError(401, 'Unauthorized');
-export const paymentRequired = (body: { error: string } & Record<string, unknown>) => {
+export const paymentRequired = (body: { error: string }) => {
   const { error, ...extra } = body;
-  return new AppError(402, error, extra);
+  return new AppError(402, error, extra as Record<string, unknown>);
 };
 export const forbidden = (message = 'Forbidden') => new AppError(403, message);
 export const notFound = (what: string) => new AppError(404, `${what} not found`);

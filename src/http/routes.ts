@@ -1,7 +1,9 @@
+import { accountRoutes } from '../accounts/accounts.routes.js';
 import { appRoutes } from '../apps/apps.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
+import { usageRoutes } from '../usage/usage.routes.js';
 import type { RouteDef } from './route.js';
 
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
-export const routes: RouteDef[] = [...serviceRoutes, ...appRoutes, ...catalogRoutes];
+export const routes: RouteDef[] = [...serviceRoutes, ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes];

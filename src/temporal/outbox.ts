@@ -27,6 +27,7 @@ interface StartFields {
 /** What the service asks of Temporal, written to the outbox in the transaction of the change. */
 export type TemporalCommand =
   | ({ kind: 'start' } & StartFields)
+  | ({ kind: 'signalWithStart'; signal: string; signalArgs: unknown[] } & StartFields)
   | { kind: 'signal'; workflowId: string; signal: string; args: unknown[] }
   | { kind: 'cancel'; workflowId: string }
   | { kind: 'terminate'; workflowId: string; reason: string };
@@ -37,7 +38,7 @@ export function enqueueTemporal(em: EntityManager, cmd: TemporalCommand) {
   return em.create(OutboxEntry, {
     kind,
     workflowId,
-    workflowType: cmd.kind === 'start' ? cmd.workflowType : null,
+    workflowType: cmd.kind === 'start' || cmd.kind === 'signalWithStart' ? cmd.workflowType : null,
     payload: cmd as unknown as Record<string, unknown>,
   });
 }
@@ -152,6 +153,21 @@ export class OutboxRelay {
           // Already ran to completion under this id: the command was carried out before.
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         }
+        return;
+      }
+      case 'signalWithStart': {
+        // Signals the running workflow, or starts a new run (also after an earlier run finished).
+        await wf.signalWithStart(cmd.workflowType, {
+          taskQueue: this.temporal.taskQueue,
+          workflowId: cmd.workflowId,
+          args: cmd.args,
+          signal: cmd.signal,
+          signalArgs: cmd.signalArgs,
+          typedSearchAttributes: toSearchAttributePairs(cmd.searchAttributes),
+          staticSummary: cmd.summary,
+          staticDetails: cmd.details,
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        });
         return;
       }
       case 'signal':

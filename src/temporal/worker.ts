@@ -26,7 +26,7 @@ export async function createWorker(deps: Deps, opts: { workflowBundle?: Workflow
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ orm: deps.orm, config: deps.config, logger: deps.logger.child({ component: 'activity' }) }),
+    activities: createActivities({ ...deps, logger: deps.logger.child({ component: 'activity' }) }),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: '10s',
   });

@@ -17,3 +17,42 @@ export async function createTestApp(name = `Test app ${++n}`): Promise<TestApp> 
   expect(res.status, res.text).to.equal(201);
   return res.body;
 }
+
+/**
+ * A small catalog: entitlements api_calls (usage), seats (usage, blocking), sso and beta (boolean);
+ * add-ons priority and storage; plans free (free, 100 calls, 1 seat), pro ($29/month: 1,000 calls,
+ * 5 seats, sso, priority), scale ($99/month: unlimited calls, 50 seats, sso), internal (no card).
+ */
+export async function seedCatalog(app: TestApp): Promise<void> {
+  const base = `/apps/${app.id}`;
+  const ok = async (path: string, body: unknown) => {
+    const res = await post(`${base}${path}`, app.api_key, body);
+    expect(res.status, `${path} ${res.text}`).to.equal(201);
+  };
+  await ok('/entitlements', { id: 'api_calls', type: 'usage', name: 'API calls' });
+  await ok('/entitlements', { id: 'seats', type: 'usage', name: 'Seats', overage: { mode: 'block' } });
+  await ok('/entitlements', { id: 'sso', type: 'boolean', name: 'SSO' });
+  await ok('/entitlements', { id: 'beta', type: 'boolean', name: 'Beta features' });
+  await ok('/addons', { id: 'priority', name: 'Priority support' });
+  await ok('/addons', { id: 'storage', name: 'Extra storage' });
+  await ok('/plans', { id: 'free', name: 'Free', isFree: true, pricingCard: { title: 'Free', monthlyPrice: 0 } });
+  await ok('/plans/free/entitlements', { id: 'api_calls', max: 100 });
+  await ok('/plans/free/entitlements', { id: 'seats', max: 1 });
+  await ok('/plans', { id: 'pro', name: 'Pro', pricingCard: { monthlyPrice: 29, yearlyPrice: 290, currency: 'USD' }, meta: { color: 'blue', cost: 7 }, privateMetaKeys: ['cost'] });
+  await ok('/plans/pro/entitlements', { id: 'api_calls', max: 1000 });
+  await ok('/plans/pro/entitlements', { id: 'seats', max: 5 });
+  await ok('/plans/pro/entitlements', { id: 'sso' });
+  await ok('/plans/pro/addons', { id: 'priority' });
+  await ok('/plans', { id: 'scale', name: 'Scale', pricingCard: { monthlyPrice: 99, currency: 'USD' } });
+  await ok('/plans/scale/entitlements', { id: 'api_calls', max: null });
+  await ok('/plans/scale/entitlements', { id: 'seats', max: 50 });
+  await ok('/plans/scale/entitlements', { id: 'sso' });
+  await ok('/plans', { id: 'internal', name: 'Internal' });
+  await ok('/plans/internal/entitlements', { id: 'seats', max: 1000 });
+}
+
+export async function createAccount(app: TestApp, body: Record<string, unknown>) {
+  const res = await post(`/apps/${app.id}/namespaces`, app.api_key, body);
+  expect(res.status, res.text).to.equal(201);
+  return res.body;
+}

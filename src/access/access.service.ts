@@ -1,0 +1,101 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { sql } from '../db/sql.js';
+import { notFound } from '../http/errors.js';
+
+/**
+ * Effective access in one SQL statement (one round trip on the hottest read path).
+ *
+ * Layer 1: the account's plan. Layer 2: extras from the offer the account bought through, while they
+ * have not ended (`account_extras`). Layer 3: the account's incentive until `incentive_expires_at`.
+ * For one entitlement id the highest layer wins. A boolean entitlement the plan does not include is
+ * absent. Add-ons of all layers are merged with the account's own.
+ */
+export const ACTIVE_INCENTIVE = `case when a.incentive_id is not null and (a.incentive_expires_at is null or a.incentive_expires_at > now()) then a.incentive_id end`;
+export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())`;
+
+const EFFECTIVE_ACCESS_SQL = `
+with acc as (
+  select a.plan_id, a.offer_id, ${ACTIVE_INCENTIVE} as incentive_id
+  from accounts a where a.app_id = $1 and a.id = $2
+),
+layers as (
+  select pe.entitlement_id as id, pe.max, 1 as layer from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1
+  union all
+  select x.ref_id, x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and ${ACTIVE_EXTRA}
+  union all
+  select ie.entitlement_id, ie.max, 3 from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where ie.app_id = $1
+),
+eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
+ents as (
+  select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage
+  from eff
+  join entitlements e on e.app_id = $1 and e.id = eff.id
+  left join usage_counters c on c.app_id = $1 and c.account_id = $2 and c.entitlement_id = eff.id
+  where e.type = 'usage' or exists (select 1 from layers l where l.layer = 1 and l.id = eff.id)
+),
+adds as (
+  select pa.addon_id as id from plan_addons pa join acc on pa.plan_id = acc.plan_id where pa.app_id = $1
+  union select x.ref_id from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'addon' and ${ACTIVE_EXTRA}
+  union select ia.addon_id from incentive_addons ia join acc on ia.incentive_id = acc.incentive_id where ia.app_id = $1
+  union select aa.addon_id from account_addons aa where aa.app_id = $1 and aa.account_id = $2
+)
+select p.id as plan_id, p.name as plan_name, p.description as plan_description, p.is_free, p.meta, p.private_meta_keys,
+       acc.incentive_id, acc.offer_id,
+       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage) order by seq), '[]'::json) from ents) as entitlements,
+       (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons
+from acc join plans p on p.app_id = $1 and p.id = acc.plan_id`;
+
+interface AccessRow {
+  plan_id: string;
+  plan_name: string;
+  plan_description: string | null;
+  is_free: boolean;
+  meta: Record<string, unknown>;
+  private_meta_keys: string[];
+  incentive_id: string | null;
+  offer_id: string | null;
+  entitlements: { id: string; name: string; type: 'usage' | 'boolean'; max: number | null; usage: number }[];
+  addons: string[];
+}
+
+export interface AccessEntry {
+  id: string;
+  feature: string;
+  name: string;
+  type: 'usage' | 'boolean';
+  usage: number;
+  max: number | null;
+  left: number | null;
+  can: boolean;
+}
+
+export interface EffectiveAccess {
+  plan: { id: string; name: string; description: string | null; isFree: boolean; meta: Record<string, unknown> };
+  incentive: string | null;
+  offer: string | null;
+  addons: string[];
+  entitlements: AccessEntry[];
+}
+
+export function accessEntry(e: { id: string; name: string; type: 'usage' | 'boolean'; max: number | null; usage: number }): AccessEntry {
+  if (e.type === 'boolean') return { id: e.id, feature: e.id, name: e.name, type: 'boolean', usage: 0, max: null, left: null, can: true };
+  const usage = Number(e.usage);
+  const max = e.max === null ? null : Number(e.max);
+  return { id: e.id, feature: e.id, name: e.name, type: 'usage', usage, max, left: max === null ? null : Math.max(0, max - usage), can: max === null || usage < max };
+}
+
+/** `/plan` (private meta keys removed) or `/full-plan` (everything). 404 when the account is missing. */
+export async function effectiveAccess(em: EntityManager, appId: string, accountId: string, opts: { includePrivateMeta: boolean }): Promise<EffectiveAccess> {
+  const rows = await sql<AccessRow>(em, EFFECTIVE_ACCESS_SQL, [appId, accountId]);
+  const row = rows[0];
+  if (!row) throw notFound(`Account ${accountId}`);
+  const meta = { ...(row.meta ?? {}) };
+  if (!opts.includePrivateMeta) for (const key of row.private_meta_keys ?? []) delete meta[key];
+  return {
+    plan: { id: row.plan_id, name: row.plan_name, description: row.plan_description, isFree: row.is_free, meta },
+    incentive: row.incentive_id,
+    offer: row.offer_id,
+    addons: row.addons,
+    entitlements: row.entitlements.map(accessEntry),
+  };
+}

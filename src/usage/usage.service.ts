@@ -1,0 +1,118 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/access.service.js';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
+import { badRequest, notFound, paymentRequired } from '../http/errors.js';
+import { upgradeFor } from './upgrade.js';
+
+/**
+ * One usage change as ONE statement: resolve the account's limit for the entitlement through the
+ * three layers, then a guarded upsert of the counter (`count + n <= limit` re-checked on the row
+ * under its lock, so concurrent calls can never pass a blocking limit), then the history row.
+ *
+ * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0).
+ * An entitlement not on the account's plan (nor its extras or incentive) has a limit of 0.
+ */
+const CHANGE_SQL = `
+with acc as (
+  select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
+),
+ent as (select e.type, e.name, e.overage_mode from entitlements e where e.app_id = $1 and e.id = $3),
+layers as (
+  select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where ie.app_id = $1 and ie.entitlement_id = $3
+  union all
+  select x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and x.ref_id = $3 and ${ACTIVE_EXTRA}
+  union all
+  select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and pe.entitlement_id = $3
+),
+lim as (
+  select exists (select 1 from layers) as entitled,
+         (select max from layers order by layer desc limit 1) as max,
+         coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking
+),
+up as (
+  insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
+  select $1, $2, $3, greatest($4::bigint, 0), now()
+  from acc, ent, lim
+  where ent.type = 'usage'
+    and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
+  on conflict (app_id, account_id, entitlement_id) do update
+    set count = greatest(c.count + $4::bigint, 0), updated_at = now()
+    where not (select blocking from lim)
+       or ((select entitled from lim) and ((select max from lim) is null or c.count + $4::bigint <= (select max from lim)))
+  returning c.count
+),
+hist as (
+  insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+  select $1, $2, $3, $4::bigint, up.count, now() from up where $4::bigint <> 0
+)
+select (select count(*) from acc) > 0 as account_exists,
+       ent.type, ent.name, ent.overage_mode,
+       lim.entitled, lim.max, lim.blocking,
+       (select count from up) as count,
+       (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous
+from lim left join ent on true`;
+
+interface ChangeRow {
+  account_exists: boolean;
+  type: 'usage' | 'boolean' | null;
+  name: string | null;
+  overage_mode: 'allow' | 'block' | null;
+  entitled: boolean;
+  max: string | null;
+  blocking: boolean;
+  count: string | null;
+  previous: string | null;
+}
+
+export interface UsageChange {
+  entitlement: string;
+  count: number;
+  /** The limit that applied, for threshold events (null = unlimited, 0 when not entitled). */
+  max: number | null;
+  amount: number;
+}
+
+/** Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed. */
+export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<UsageChange> {
+  let row: ChangeRow;
+  try {
+    [row] = await sql<ChangeRow>(ctx.em, CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount]);
+  } catch (err) {
+    // The account or entitlement was deleted between the statement's snapshot and its insert.
+    if ((err as { code?: string }).code === '23503') throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
+    throw err;
+  }
+  if (!row.account_exists) throw notFound(`Account ${accountId}`);
+  if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
+  if (row.type === 'boolean') throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
+  const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
+  if (row.count === null) {
+    const usage = Number(row.previous ?? 0);
+    throw paymentRequired(await upgradeFor(ctx, { accountId, entitlementId, entitlementName: row.name!, usage, max: max ?? 0 }));
+  }
+  return { entitlement: entitlementId, count: Number(row.count), max, amount };
+}
+
+/** The counter of one usage entitlement: 404 for an unknown account or entitlement, 400 for a boolean one. */
+export async function readUsage(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
+  const [row] = await sql<{ account_exists: boolean; type: string | null; count: string | null }>(
+    em,
+    `select exists (select 1 from accounts where app_id = $1 and id = $2) as account_exists,
+            (select type from entitlements where app_id = $1 and id = $3) as type,
+            (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as count`,
+    [appId, accountId, entitlementId],
+  );
+  if (!row.account_exists) throw notFound(`Account ${accountId}`);
+  if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
+  if (row.type === 'boolean') throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
+  return { entitlement: entitlementId, count: Number(row.count ?? 0) };
+}
+
+/** `{ <entitlement>: count }` for every usage entitlement the account has (plan, extras, incentive). */
+export async function readAllUsage(em: EntityManager, appId: string, accountId: string): Promise<Record<string, number>> {
+  const access = await effectiveAccess(em, appId, accountId, { includePrivateMeta: false });
+  const out: Record<string, number> = {};
+  for (const e of access.entitlements) if (e.type === 'usage') out[e.id] = e.usage;
+  return out;
+}
