@@ -145,7 +145,11 @@ export function changeAccount(
   ctx: Pick<Ctx, 'em' | 'deps'> & { app: { id: string } },
   id: string,
   change: (t: Tx, account: IAccount) => Promise<void>,
-  alsoEmit?: (t: Tx, after: AccountDetail) => void,
+  opts: {
+    alsoEmit?: (t: Tx, after: AccountDetail) => void;
+    /** Set by the expiry workflow's own removal, which must not signal that workflow back. */
+    byExpiryWorkflow?: boolean;
+  } = {},
 ) {
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const account = await t.em.findOne(Account, { appId: ctx.app.id, id }, { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -156,8 +160,8 @@ export function changeAccount(
     await t.em.flush();
     const after = await accountDetail(t.em, account);
     emitAccountChange(t, ctx.app.id, before, after);
-    alsoEmit?.(t, after);
-    scheduleExpiry(t, ctx.app.id, id, timing, timingOf(account));
+    opts.alsoEmit?.(t, after);
+    if (!opts.byExpiryWorkflow) scheduleExpiry(t, ctx.app.id, id, timing, timingOf(account));
     return after;
   });
 }
@@ -205,12 +209,17 @@ export async function expireAccountIncentive(deps: Deps, input: IncentiveExpiryI
   const ctx = { em: deps.orm.em.fork(), deps, app: { id: input.appId } };
   let removed = false;
   try {
-    await changeAccount(ctx, input.accountId, async (_t, account) => {
-      if (account.incentiveId !== input.incentiveId || account.incentiveExpiresAt?.getTime() !== Date.parse(input.expiresAt)) return;
-      account.incentiveId = null;
-      account.incentiveExpiresAt = null;
-      removed = true;
-    });
+    await changeAccount(
+      ctx,
+      input.accountId,
+      async (_t, account) => {
+        if (account.incentiveId !== input.incentiveId || account.incentiveExpiresAt?.getTime() !== Date.parse(input.expiresAt)) return;
+        account.incentiveId = null;
+        account.incentiveExpiresAt = null;
+        removed = true;
+      },
+      { byExpiryWorkflow: true },
+    );
   } catch (err) {
     if ((err as { status?: number }).status === 404) return { removed: false }; // account deleted meanwhile
     throw err;
@@ -235,7 +244,7 @@ export function grantAddon(ctx: Ctx, id: string, addonId: string, source = 'api'
       ]);
       if (inserted.length === 0) throw conflict(`Account ${id} already owns add-on ${addonId}`);
     },
-    (t, after) => t.emit(ctx.app.id, 'account.addon_granted', { object: after, addon_id: addonId, source }),
+    { alsoEmit: (t, after) => t.emit(ctx.app.id, 'account.addon_granted', { object: after, addon_id: addonId, source }) },
   );
 }
 
