@@ -25,6 +25,8 @@ export const ID_PREFIXES = {
   checkout: 'chk',
   offer: 'ofr',
   outbox: 'obx',
+  report: 'rpt',
+  org: 'org',
 } as const;
 
 /** Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. */

@@ -56,7 +56,7 @@ export async function freePlanOf(em: EntityManager, appId: string) {
 
 // ---- incentive expiry (Temporal) ------------------------------------------------------------------
 
-function expiryCommand(appId: string, accountId: string, incentiveId: string, expiresAt: Date): TemporalCommand {
+export function incentiveExpiryCommand(appId: string, accountId: string, incentiveId: string, expiresAt: Date): TemporalCommand {
   const input: IncentiveExpiryInput = { appId, accountId, incentiveId, expiresAt: expiresAt.toISOString() };
   return {
     kind: 'signalWithStart',
@@ -82,7 +82,7 @@ function scheduleExpiry(t: Tx, appId: string, accountId: string, before: Incenti
   const wasTimed = !!(before?.incentiveId && before.expiresAt);
   if (after?.incentiveId && after.expiresAt) {
     const same = wasTimed && before!.incentiveId === after.incentiveId && before!.expiresAt!.getTime() === after.expiresAt.getTime();
-    if (!same) t.temporal(expiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
+    if (!same) t.temporal(incentiveExpiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
   } else if (wasTimed) {
     t.temporal({ kind: 'signal', workflowId: incentiveExpiryWorkflowId(appId, accountId), signal: RETARGET_INCENTIVE_SIGNAL, args: [null] });
   }

@@ -2,5 +2,6 @@
 // keys, foreign-key actions, partial indexes); test/schema.test.ts checks the entities agree with them.
 import { Migration20261121082939_initial } from './Migration20261121082939_initial.js';
 import { Migration20261121090000_catalog } from './Migration20261121090000_catalog.js';
+import { Migration20261121091000_analytics_indexes } from './Migration20261121091000_analytics_indexes.js';
 
-export const migrationsList = [Migration20261121082939_initial, Migration20261121090000_catalog];
+export const migrationsList = [Migration20261121082939_initial, Migration20261121090000_catalog, Migration20261121091000_analytics_indexes];

@@ -1,0 +1,23 @@
+import { appIdParams } from '../apps/apps.schemas.js';
+import { ctxOf, route } from '../http/route.js';
+import { importBody, importResultSchema } from './import.schemas.js';
+import { importData } from './import.service.js';
+
+export const importRoutes = [
+  route({
+    method: 'POST',
+    path: '/apps/:appId/import',
+    auth: ['A'],
+    tags: ['Import'],
+    summary: 'Import backdated accounts and usage (admin)',
+    description:
+      'Up to 10,000 accounts and 10,000 usage events. Validated as a whole first: one bad row is a 400 naming it (`accounts.3.plan: ...`) and nothing is written. ' +
+      'Usage is added to the history and the counters. No webhooks fire.',
+    params: appIdParams,
+    body: importBody,
+    bodyLimit: '16mb',
+    status: 201,
+    response: importResultSchema,
+    handler: (s) => importData(ctxOf(s), s.body),
+  }),
+];
