@@ -45,6 +45,7 @@ export const accountRoutes = [
     params: appIdParams,
     body: S.createAccountBody,
     status: 201,
+    errors: [409],
     response: S.accountDetailSchema,
     handler: (s) => accounts.createAccount(ctxOf(s), s.body),
   }),
@@ -83,8 +84,8 @@ export const accountRoutes = [
     params: S.accountParams,
     body: S.tokenBody,
     status: 201,
+    errors: [409],
     response: S.tokenSchema,
-    hidden: true,
     handler: (s) => accounts.createAccountToken(ctxOf(s), s.params.accountId, s.body.ttl_seconds),
   }),
   route({
@@ -116,8 +117,8 @@ export const accountRoutes = [
     params: S.accountParams,
     body: idBody,
     status: 201,
+    errors: [409],
     response: S.accountDetailSchema,
-    hidden: true,
     handler: (s) => accounts.grantAddon(ctxOf(s), s.params.accountId, s.body.id),
   }),
   route({
@@ -128,7 +129,6 @@ export const accountRoutes = [
     summary: 'Remove an add-on the account owns',
     params: S.accountAddonParams,
     response: S.accountDetailSchema,
-    hidden: true,
     handler: (s) => accounts.revokeAddon(ctxOf(s), s.params.accountId, s.params.addonId),
   }),
   route({

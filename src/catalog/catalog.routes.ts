@@ -22,7 +22,8 @@ export const catalogRoutes = [
     response: z.array(S.pricingCardSchema),
     handler: (s) => catalog.listPricingCards(ctxOf(s)),
   }),
-  route({ method: 'POST', path: '/apps/:appId/plans', auth: ['S'], tags: plans, summary: 'Create a plan', params: appIdParams, body: S.createPlanBody, status: 201, response: S.planSchema, handler: (s) => catalog.createPlan(ctxOf(s), s.body) }),
+  route({ method: 'POST', path: '/apps/:appId/plans', auth: ['S'], tags: plans, summary: 'Create a plan', params: appIdParams, body: S.createPlanBody, status: 201,
+    errors: [409], response: S.planSchema, handler: (s) => catalog.createPlan(ctxOf(s), s.body) }),
   route({ method: 'GET', path: '/apps/:appId/plans/:planId', auth: ['S'], tags: plans, summary: 'Get a plan', params: S.planParams, response: S.planSchema, handler: (s) => catalog.getPlan(ctxOf(s), s.params.planId) }),
   route({
     method: 'PATCH',
@@ -43,6 +44,7 @@ export const catalogRoutes = [
     tags: plans,
     summary: 'Delete a plan',
     description: '409 while accounts are on the plan.',
+    errors: [409],
     params: S.planParams,
     response: S.planSchema,
     handler: (s) => catalog.deletePlan(ctxOf(s), s.params.planId),
@@ -80,6 +82,7 @@ export const catalogRoutes = [
     params: S.planParams,
     body: S.limitAttachBody,
     status: 201,
+    errors: [409],
     response: S.planSchema,
     handler: (s) => catalog.attachPlanEntitlement(ctxOf(s), s.params.planId, s.body),
   }),
@@ -113,6 +116,7 @@ export const catalogRoutes = [
     params: S.planParams,
     body: S.idBody,
     status: 201,
+    errors: [409],
     response: S.planSchema,
     handler: (s) => catalog.attachPlanAddon(ctxOf(s), s.params.planId, s.body.id),
   }),
@@ -129,7 +133,8 @@ export const catalogRoutes = [
 
   // ---- entitlements ----
   route({ method: 'GET', path: '/apps/:appId/entitlements', auth: ['S'], tags: ents, summary: 'List entitlements (creation order)', params: appIdParams, response: z.array(S.entitlementSchema), handler: (s) => catalog.listEntitlements(ctxOf(s)) }),
-  route({ method: 'POST', path: '/apps/:appId/entitlements', auth: ['S'], tags: ents, summary: 'Create an entitlement', params: appIdParams, body: S.createEntitlementBody, status: 201, response: S.entitlementSchema, handler: (s) => catalog.createEntitlement(ctxOf(s), s.body) }),
+  route({ method: 'POST', path: '/apps/:appId/entitlements', auth: ['S'], tags: ents, summary: 'Create an entitlement', params: appIdParams, body: S.createEntitlementBody, status: 201,
+    errors: [409], response: S.entitlementSchema, handler: (s) => catalog.createEntitlement(ctxOf(s), s.body) }),
   route({ method: 'GET', path: '/apps/:appId/entitlements/:entitlementId', auth: ['S'], tags: ents, summary: 'Get an entitlement', params: S.entitlementParams, response: S.entitlementSchema, handler: (s) => catalog.getEntitlement(ctxOf(s), s.params.entitlementId) }),
   route({
     method: 'PATCH',
@@ -150,6 +155,7 @@ export const catalogRoutes = [
     tags: ents,
     summary: 'Delete an entitlement',
     description: '409 while it is on a plan or an incentive. Its counters are deleted; usage history stays.',
+    errors: [409],
     params: S.entitlementParams,
     response: S.entitlementSchema,
     handler: (s) => catalog.deleteEntitlement(ctxOf(s), s.params.entitlementId),
@@ -157,7 +163,8 @@ export const catalogRoutes = [
 
   // ---- add-ons ----
   route({ method: 'GET', path: '/apps/:appId/addons', auth: ['S'], tags: addons, summary: 'List add-ons (creation order)', params: appIdParams, response: z.array(S.addonSchema), handler: (s) => catalog.listAddons(ctxOf(s)) }),
-  route({ method: 'POST', path: '/apps/:appId/addons', auth: ['S'], tags: addons, summary: 'Create an add-on', params: appIdParams, body: S.createAddonBody, status: 201, response: S.addonSchema, handler: (s) => catalog.createAddon(ctxOf(s), s.body) }),
+  route({ method: 'POST', path: '/apps/:appId/addons', auth: ['S'], tags: addons, summary: 'Create an add-on', params: appIdParams, body: S.createAddonBody, status: 201,
+    errors: [409], response: S.addonSchema, handler: (s) => catalog.createAddon(ctxOf(s), s.body) }),
   route({ method: 'GET', path: '/apps/:appId/addons/:addonId', auth: ['S'], tags: addons, summary: 'Get an add-on', params: S.addonParams, response: S.addonSchema, handler: (s) => catalog.getAddon(ctxOf(s), s.params.addonId) }),
   route({ method: 'PATCH', path: '/apps/:appId/addons/:addonId', auth: ['S'], tags: addons, summary: 'Update an add-on', params: S.addonParams, body: S.updateAddonBody, response: S.addonSchema, handler: (s) => catalog.updateAddon(ctxOf(s), s.params.addonId, s.body) }),
   route({
@@ -167,6 +174,7 @@ export const catalogRoutes = [
     tags: addons,
     summary: 'Delete an add-on',
     description: '409 while it is on a plan or an incentive or owned by accounts.',
+    errors: [409],
     params: S.addonParams,
     response: S.addonSchema,
     handler: (s) => catalog.deleteAddon(ctxOf(s), s.params.addonId),
@@ -174,7 +182,8 @@ export const catalogRoutes = [
 
   // ---- incentives ----
   route({ method: 'GET', path: '/apps/:appId/incentives', auth: ['S'], tags: incs, summary: 'List incentives (creation order)', params: appIdParams, response: z.array(S.incentiveSchema), handler: (s) => catalog.listIncentives(ctxOf(s)) }),
-  route({ method: 'POST', path: '/apps/:appId/incentives', auth: ['S'], tags: incs, summary: 'Create an incentive', params: appIdParams, body: S.createIncentiveBody, status: 201, response: S.incentiveSchema, handler: (s) => catalog.createIncentive(ctxOf(s), s.body) }),
+  route({ method: 'POST', path: '/apps/:appId/incentives', auth: ['S'], tags: incs, summary: 'Create an incentive', params: appIdParams, body: S.createIncentiveBody, status: 201,
+    errors: [409], response: S.incentiveSchema, handler: (s) => catalog.createIncentive(ctxOf(s), s.body) }),
   route({ method: 'GET', path: '/apps/:appId/incentives/:incentiveId', auth: ['S'], tags: incs, summary: 'Get an incentive', params: S.incentiveParams, response: S.incentiveSchema, handler: (s) => catalog.getIncentive(ctxOf(s), s.params.incentiveId) }),
   route({
     method: 'PATCH',
@@ -195,6 +204,7 @@ export const catalogRoutes = [
     tags: incs,
     summary: 'Delete an incentive',
     description: '409 while accounts have it.',
+    errors: [409],
     params: S.incentiveParams,
     response: S.incentiveSchema,
     handler: (s) => catalog.deleteIncentive(ctxOf(s), s.params.incentiveId),
@@ -208,6 +218,7 @@ export const catalogRoutes = [
     params: S.incentiveParams,
     body: S.limitAttachBody,
     status: 201,
+    errors: [409],
     response: S.incentiveSchema,
     handler: (s) => catalog.attachIncentiveEntitlement(ctxOf(s), s.params.incentiveId, s.body),
   }),
@@ -241,6 +252,7 @@ export const catalogRoutes = [
     params: S.incentiveParams,
     body: S.idBody,
     status: 201,
+    errors: [409],
     response: S.incentiveSchema,
     handler: (s) => catalog.attachIncentiveAddon(ctxOf(s), s.params.incentiveId, s.body.id),
   }),

@@ -63,8 +63,8 @@ export interface RouteDef<
   status?: number;
   /** Response schema for the OpenAPI document. */
   response?: z.ZodType;
-  /** Leave out of /openapi.json (spec: some groups are not in the reference). */
-  hidden?: boolean;
+  /** Error statuses worth documenting beyond those derived from the route (400, 401, 404). */
+  errors?: number[];
   /** Request body limit override, for bulk routes. */
   bodyLimit?: string;
   handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;

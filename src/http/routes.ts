@@ -2,6 +2,7 @@ import { accountRoutes } from '../accounts/accounts.routes.js';
 import { analyticsRoutes } from '../analytics/analytics.routes.js';
 import { appRoutes } from '../apps/apps.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
+import { docsRoutes } from '../docs/docs.routes.js';
 import { importRoutes } from '../import/import.routes.js';
 import { orgRoutes } from '../orgs/orgs.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
@@ -9,4 +10,6 @@ import { usageRoutes } from '../usage/usage.routes.js';
 import type { RouteDef } from './route.js';
 
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
-export const routes: RouteDef[] = [...serviceRoutes, ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes];
+export const routes: RouteDef[] = [
+  ...serviceRoutes,
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes];

@@ -16,6 +16,7 @@ export const importRoutes = [
     params: appIdParams,
     body: importBody,
     bodyLimit: '16mb',
+    errors: [413],
     status: 201,
     response: importResultSchema,
     handler: (s) => importData(ctxOf(s), s.body),

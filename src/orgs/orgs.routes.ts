@@ -46,6 +46,7 @@ export const orgRoutes = [
     summary: 'Create an org',
     body: createBody,
     status: 201,
+    errors: [409],
     response: orgSchema,
     handler: async ({ em, body }) => {
       await requireApps(em, body.app_ids ?? []);

@@ -39,7 +39,7 @@ export const usageRoutes = [
     response: counter,
     handler: (s) => readUsage(s.em, s.app!.id, s.params.accountId, s.params.entitlementId),
   }),
-  route({ method: 'POST', path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add', auth: ['S', 'P'], tags, summary: 'Add 1', description: blocked, params: counterParams, response: counter, handler: (s) => change(s, 1) }),
+  route({ method: 'POST', path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add', auth: ['S', 'P'], tags, summary: 'Add 1', description: blocked, errors: [402], params: counterParams, response: counter, handler: (s) => change(s, 1) }),
   route({ method: 'POST', path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove', auth: ['S'], tags, summary: 'Subtract 1 (counters stop at 0)', params: counterParams, response: counter, handler: (s) => change(s, -1) }),
   route({
     method: 'POST',
@@ -50,6 +50,7 @@ export const usageRoutes = [
     description: `A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). ${blocked}`,
     params: counterParams,
     body: amountBody,
+    errors: [402, 403],
     response: counter,
     handler: (s) => {
       if (s.body.amount < 0 && s.caller.kind === 'publishable') throw forbidden('The publishable key cannot subtract usage');

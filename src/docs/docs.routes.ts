@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { z } from 'zod';
+import { notFound } from '../http/errors.js';
+import { buildOpenApi } from '../http/openapi.js';
+import { Reply, route, type RouteDef } from '../http/route.js';
+
+const require = createRequire(import.meta.url);
+const { version } = require('../../package.json') as { version: string };
+const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+
+/** Swagger UI's files, read once; served from this service so the reference works offline. */
+const ASSETS: Record<string, { type: string; file: string }> = {
+  'swagger-ui.css': { type: 'text/css', file: 'swagger-ui.css' },
+  'swagger-ui-bundle.js': { type: 'application/javascript', file: 'swagger-ui-bundle.js' },
+  'swagger-ui-standalone-preset.js': { type: 'application/javascript', file: 'swagger-ui-standalone-preset.js' },
+  'favicon-32x32.png': { type: 'image/png', file: 'favicon-32x32.png' },
+};
+const assetCache = new Map<string, Buffer>();
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>offerkit API reference</title>
+  <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="reference"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
+  <script>
+    window.onload = function () {
+      window.ui = SwaggerUIBundle({
+        url: '/openapi.json',
+        dom_id: '#reference',
+        deepLinking: true,
+        persistAuthorization: true,
+        presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+        layout: 'StandaloneLayout',
+      });
+    };
+  </script>
+</body>
+</html>
+`;
+
+/** /openapi.json and /docs; `getRoutes` is the whole route table (read lazily, so this file can be part of it). */
+export function docsRoutes(getRoutes: () => RouteDef[]): RouteDef[] {
+  let doc: ReturnType<typeof buildOpenApi> | undefined;
+  return [
+    route({
+      method: 'GET',
+      path: '/openapi.json',
+      auth: ['N'],
+      tags: ['Service'],
+      summary: 'This OpenAPI 3.1 document',
+      description: 'Generated from the route table and the zod schemas the service validates with.',
+      handler: ({ origin }) => {
+        doc ??= buildOpenApi(getRoutes(), { version });
+        return { ...doc, servers: [{ url: origin }] };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/docs',
+      auth: ['N'],
+      tags: ['Service'],
+      summary: 'Interactive API reference',
+      handler: () => new Reply(200, PAGE, {}, 'text/html; charset=utf-8'),
+    }),
+    route({
+      method: 'GET',
+      path: '/docs/assets/:file',
+      auth: ['N'],
+      tags: ['Service'],
+      summary: 'Files of the API reference page',
+      params: z.object({ file: z.string() }),
+      handler: ({ params }) => {
+        const asset = ASSETS[params.file];
+        if (!asset) throw notFound(`File ${params.file}`);
+        let body = assetCache.get(params.file);
+        if (!body) {
+          body = fs.readFileSync(path.join(swaggerDir, asset.file));
+          assetCache.set(params.file, body);
+        }
+        return new Reply(200, body, { 'Cache-Control': 'public, max-age=86400' }, asset.type);
+      },
+    }),
+  ];
+}
