@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '../db/sql.js';
+import { prepared } from '../db/sql.js';
 import { notFound } from '../http/errors.js';
 
 /**
@@ -13,7 +13,7 @@ import { notFound } from '../http/errors.js';
 export const ACTIVE_INCENTIVE = `case when a.incentive_id is not null and (a.incentive_expires_at is null or a.incentive_expires_at > now()) then a.incentive_id end`;
 export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())`;
 
-const EFFECTIVE_ACCESS_SQL = `
+export const EFFECTIVE_ACCESS_SQL = `
 with acc as (
   select a.plan_id, a.offer_id, ${ACTIVE_INCENTIVE} as incentive_id
   from accounts a where a.app_id = $1 and a.id = $2
@@ -86,7 +86,7 @@ export function accessEntry(e: { id: string; name: string; type: 'usage' | 'bool
 
 /** `/plan` (private meta keys removed) or `/full-plan` (everything). 404 when the account is missing. */
 export async function effectiveAccess(em: EntityManager, appId: string, accountId: string, opts: { includePrivateMeta: boolean }): Promise<EffectiveAccess> {
-  const rows = await sql<AccessRow>(em, EFFECTIVE_ACCESS_SQL, [appId, accountId]);
+  const rows = await prepared<AccessRow>(em, 'effective_access', EFFECTIVE_ACCESS_SQL, [appId, accountId]);
   const row = rows[0];
   if (!row) throw notFound(`Account ${accountId}`);
   const meta = { ...(row.meta ?? {}) };

@@ -30,7 +30,13 @@ export async function createApp(em: EntityManager, input: z.output<typeof create
   return app;
 }
 
-export async function updateApp(em: EntityManager, app: IApp, input: z.output<typeof updateAppBody>): Promise<IApp> {
+/** The managed entity of an app the request already identified (auth reads a plain record). */
+async function entityOf(em: EntityManager, app: IApp): Promise<IApp> {
+  return em.findOneOrFail(App, { id: app.id });
+}
+
+export async function updateApp(em: EntityManager, record: IApp, input: z.output<typeof updateAppBody>): Promise<IApp> {
+  const app = await entityOf(em, record);
   if (input.name !== undefined) app.name = input.name;
   if (input.plan !== undefined) app.plan = input.plan;
   if (input.checkout_url !== undefined) app.checkoutUrl = input.checkout_url;
@@ -44,13 +50,15 @@ export async function deleteApp(em: EntityManager, app: IApp): Promise<void> {
 }
 
 /** A new secret key; the old one and every account token signed with it stop working at once. */
-export async function regenerateSecretKey(em: EntityManager, app: IApp): Promise<string> {
+export async function regenerateSecretKey(em: EntityManager, record: IApp): Promise<string> {
+  const app = await entityOf(em, record);
   app.apiKey = newId('secretKey');
   await em.flush();
   return app.apiKey;
 }
 
-export async function regeneratePublicKey(em: EntityManager, app: IApp): Promise<string> {
+export async function regeneratePublicKey(em: EntityManager, record: IApp): Promise<string> {
+  const app = await entityOf(em, record);
   app.publicKey = newId('publicKey');
   await em.flush();
   return app.publicKey;

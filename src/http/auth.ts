@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { App, type IApp } from '../apps/apps.entities.js';
+import type { IApp } from '../apps/apps.entities.js';
+import { prepared } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { verifyAccountToken } from './account-token.js';
 import { notFound, unauthorized } from './errors.js';
@@ -11,6 +12,28 @@ export function bearer(ctx: Context): string | null {
   const header = ctx.get('Authorization');
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return m ? m[1] : null;
+}
+
+interface AppRow {
+  id: string;
+  name: string;
+  plan: string | null;
+  api_key: string;
+  public_key: string;
+  checkout_url: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The app of a request, read with a prepared statement on every request (no cache, so a regenerated
+ * key stops working at once in every process). A plain record: services that change the app load
+ * its entity.
+ */
+export async function loadApp(em: EntityManager, id: string): Promise<IApp | null> {
+  const [r] = await prepared<AppRow>(em, 'app_by_id', 'select id, name, plan, api_key, public_key, checkout_url, created_at, updated_at from apps where id = $1', [id]);
+  if (!r) return null;
+  return { id: r.id, name: r.name, plan: r.plan, apiKey: r.api_key, publicKey: r.public_key, checkoutUrl: r.checkout_url, createdAt: r.created_at, updatedAt: r.updated_at } as IApp;
 }
 
 /**
@@ -28,11 +51,11 @@ export async function authenticate(
   const isAdmin = credential !== null && safeEqual(credential, deps.adminKey);
   // Open routes ignore credentials; their handlers answer 404 when they need an app that is missing.
   if (def.auth.includes('N')) {
-    const app = appId ? await em.findOne(App, { id: appId }) : null;
+    const app = appId ? await loadApp(em, appId) : null;
     return { caller: isAdmin ? { kind: 'admin' } : { kind: 'none' }, app };
   }
   if (credential === null) throw unauthorized();
-  const app = appId ? await em.findOne(App, { id: appId }) : null;
+  const app = appId ? await loadApp(em, appId) : null;
   if (isAdmin) {
     if (appId && !app) throw notFound('App');
     return { caller: { kind: 'admin' }, app };

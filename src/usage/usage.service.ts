@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
 import { upgradeFor } from './upgrade.js';
 
@@ -13,7 +13,7 @@ import { upgradeFor } from './upgrade.js';
  * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0).
  * An entitlement not on the account's plan (nor its extras or incentive) has a limit of 0.
  */
-const CHANGE_SQL = `
+export const CHANGE_SQL = `
 with acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
@@ -77,7 +77,7 @@ export interface UsageChange {
 export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<UsageChange> {
   let row: ChangeRow;
   try {
-    [row] = await sql<ChangeRow>(ctx.em, CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount]);
+    [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount]);
   } catch (err) {
     // The account or entitlement was deleted between the statement's snapshot and its insert.
     if ((err as { code?: string }).code === '23503') throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
@@ -96,8 +96,9 @@ export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: st
 
 /** The counter of one usage entitlement: 404 for an unknown account or entitlement, 400 for a boolean one. */
 export async function readUsage(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
-  const [row] = await sql<{ account_exists: boolean; type: string | null; count: string | null }>(
+  const [row] = await prepared<{ account_exists: boolean; type: string | null; count: string | null }>(
     em,
+    'usage_read',
     `select exists (select 1 from accounts where app_id = $1 and id = $2) as account_exists,
             (select type from entitlements where app_id = $1 and id = $3) as type,
             (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as count`,

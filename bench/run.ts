@@ -1,0 +1,186 @@
+// npm run bench: throughput and latency of the hot paths through HTTP, beside the raw database
+// ceiling for the very same SQL statement over a plain pg pool; and analytics at scale.
+// Servers: the same ones the tests start (embedded PostgreSQL, Temporal dev server), with the API in
+// its own process so the load generator does not share its event loop.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
+import { CHANGE_SQL } from '../src/usage/usage.service.js';
+import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
+import { freePort, startTestEnv, stopTestEnv, testEnv } from '../test/helpers/servers.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
+const ACCOUNTS = 1000;
+const ANALYTICS_ROWS = Number(process.env.BENCH_ANALYTICS_ROWS ?? 2_000_000);
+
+interface Stats {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+function percentile(sorted: number[], p: number) {
+  if (!sorted.length) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function http(base: string, connections: number, pathFor: () => string, method: 'GET' | 'POST', token: string): Promise<Stats> {
+  const result = await autocannon({
+    url: base,
+    connections,
+    duration: DURATION,
+    headers: { authorization: `Bearer ${token}` },
+    requests: [{ method, setupRequest: (req) => ({ ...req, path: pathFor() }) }],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+}
+
+/** The same statement the route runs (prepared, as the route prepares it), issued directly over a pool of `connections` clients. */
+async function raw(pool: pg.Pool, connections: number, name: string, text: string, paramsFor: () => unknown[]): Promise<Stats> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = Date.now() + DURATION * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const t0 = process.hrtime.bigint();
+        try {
+          await pool.query({ name, text, values: paramsFor() });
+        } catch {
+          errors++;
+        }
+        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / DURATION, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+}
+
+const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
+
+async function main() {
+  process.stdout.write('starting servers...\n');
+  const env = await startTestEnv();
+  const port = await freePort();
+  const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/api.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: env.config.databaseUrl,
+      TEMPORAL_ADDRESS: env.config.temporalAddress,
+      TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
+      ADMIN_API_KEY: env.adminKey,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const pool = new pg.Pool({ connectionString: env.config.databaseUrl, max: Math.max(...CONNECTIONS) });
+  try {
+    for (let i = 0; ; i++) {
+      const ok = await fetch(`${base}/health`).then((r) => r.ok).catch(() => false);
+      if (ok) break;
+      if (i > 300) throw new Error('API did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const app = await createTestApp('bench');
+    await seedCatalog(app);
+    const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: `acct-${i}`, plan: 'scale' }));
+    const imported = await fetch(`${testEnv().baseUrl}/apps/${app.id}/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${env.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ accounts }),
+    });
+    if (imported.status !== 201) throw new Error(`seed failed: ${await imported.text()}`);
+    const account = () => `acct-${Math.floor(Math.random() * ACCOUNTS)}`;
+
+    const scenarios = [
+      {
+        name: 'usage add',
+        http: (c: number) => http(base, c, () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`, 'POST', app.public_key),
+        raw: (c: number) => raw(pool, c, 'usage_change', CHANGE_SQL, () => [app.id, account(), 'api_calls', 1]),
+      },
+      {
+        name: 'effective access',
+        http: (c: number) => http(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
+        raw: (c: number) => raw(pool, c, 'effective_access', EFFECTIVE_ACCESS_SQL, () => [app.id, account()]),
+      },
+    ];
+
+    process.stdout.write(`\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ${process.env.BENCH_LABEL ?? 'this machine'}\n`);
+    process.stdout.write('scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors\n');
+    const summary: Record<string, unknown>[] = [];
+    for (const s of scenarios) {
+      await s.http(4); // warm-up: JIT, pools, plans
+      for (const c of CONNECTIONS) {
+        const h = await s.http(c);
+        const r = await s.raw(c);
+        const ratio = h.rps / r.rps;
+        summary.push({ scenario: s.name, connections: c, http: h, raw: r, ratio });
+        process.stdout.write(
+          `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ${h.errors + r.errors}\n`,
+        );
+      }
+    }
+
+    if (ANALYTICS_ROWS > 0) {
+      process.stdout.write(`\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows (one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n`);
+      const t0 = Date.now();
+      await pool.query(
+        `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+         select $1, 'acct-' || (g % 1000), case when g % 5 = 0 then 'seats' else 'api_calls' end, 1 + g % 3, null,
+                now() - make_interval(secs => (g::double precision / $2) * 400 * 86400)
+           from generate_series(1, $2) g`,
+        [app.id, ANALYTICS_ROWS],
+      );
+      await pool.query('vacuum analyze usage_events');
+      process.stdout.write(`  (loaded in ${((Date.now() - t0) / 1000).toFixed(1)} s)\n`);
+      const queries = [
+        ['summary 30d', `/apps/${app.id}/analytics?interval=30d`],
+        ['summary alltime', `/apps/${app.id}/analytics?interval=alltime`],
+        ['summary 30d, one account', `/apps/${app.id}/analytics?interval=30d&namespace=acct-7`],
+        ['top accounts 30d', `/apps/${app.id}/analytics/top-namespaces?interval=30d&limit=10`],
+        ['top accounts year', `/apps/${app.id}/analytics/top-namespaces?interval=year&limit=10`],
+        ['timeseries 60d', `/apps/${app.id}/analytics/timeseries?interval=60d`],
+        ['timeseries year', `/apps/${app.id}/analytics/timeseries?interval=year&entitlement=api_calls`],
+        ['events (latest 50)', `/apps/${app.id}/analytics/events?namespace=acct-7`],
+      ];
+      for (const [name, url] of queries) {
+        const times: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const s0 = process.hrtime.bigint();
+          const res = await fetch(base + url, { headers: { authorization: `Bearer ${app.api_key}` } });
+          await res.text();
+          if (res.status !== 200) throw new Error(`${name}: ${res.status}`);
+          times.push(Number(process.hrtime.bigint() - s0) / 1e6);
+        }
+        times.sort((a, b) => a - b);
+        process.stdout.write(`  ${name.padEnd(28)} median ${fmt(times[2], 1)} ms   (min ${times[0].toFixed(1)}, max ${times[4].toFixed(1)})\n`);
+      }
+    }
+  } finally {
+    api.kill('SIGTERM');
+    await pool.end();
+    await stopTestEnv();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
