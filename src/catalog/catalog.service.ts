@@ -217,19 +217,31 @@ export function createPlan(ctx: Ctx, input: z.output<typeof S.createPlanBody>): 
   });
 }
 
-/** Runs a change to a plan and emits `plan.updated` with the fields it changed. */
-function changePlan(ctx: Ctx, id: string, change: (t: Tx, plan: IPlan) => Promise<void>): Promise<PlanView> {
+/**
+ * Runs a change to a catalog record in one transaction and emits `<kind>.updated` with the object
+ * after the change and, in `previous`, the old values of the fields it changed (nothing when none did).
+ */
+function changeRecord<R, V extends { updated_at: string }>(
+  ctx: Ctx,
+  eventType: string,
+  load: (em: EntityManager) => Promise<R>,
+  view: (em: EntityManager, record: R) => Promise<V>,
+  change: (t: Tx, record: R) => Promise<void>,
+): Promise<V> {
   return tx(ctx, async (t) => {
-    const plan = await findPlan(t.em, ctx.app.id, id);
-    const before = await planView(t.em, plan);
-    await change(t, plan);
+    const record = await load(t.em);
+    const before = await view(t.em, record);
+    await change(t, record);
     await t.em.flush();
-    const after = await planView(t.em, plan);
+    const after = await view(t.em, record);
     const previous = previousOf(before, after);
-    if (Object.keys(previous).length > 0) t.emit(ctx.app.id, 'plan.updated', { object: after, previous });
+    if (Object.keys(previous).length > 0) t.emit(ctx.app.id, eventType, { object: after, previous });
     return after;
   });
 }
+
+const changePlan = (ctx: Ctx, id: string, change: (t: Tx, plan: IPlan) => Promise<void>) =>
+  changeRecord(ctx, 'plan.updated', (em) => findPlan(em, ctx.app.id, id), planView, change);
 
 export function updatePlan(ctx: Ctx, id: string, input: z.output<typeof S.updatePlanBody>): Promise<PlanView> {
   return changePlan(ctx, id, async (_t, plan) => {
@@ -429,18 +441,8 @@ export function createIncentive(ctx: Ctx, input: z.output<typeof S.createIncenti
   });
 }
 
-function changeIncentive(ctx: Ctx, id: string, change: (t: Tx, inc: IIncentive) => Promise<void>) {
-  return tx(ctx, async (t) => {
-    const inc = await findIncentive(t.em, ctx.app.id, id);
-    const before = await incentiveView(t.em, inc);
-    await change(t, inc);
-    await t.em.flush();
-    const after = await incentiveView(t.em, inc);
-    const previous = previousOf(before, after);
-    if (Object.keys(previous).length > 0) t.emit(ctx.app.id, 'incentive.updated', { object: after, previous });
-    return after;
-  });
-}
+const changeIncentive = (ctx: Ctx, id: string, change: (t: Tx, inc: IIncentive) => Promise<void>) =>
+  changeRecord(ctx, 'incentive.updated', (em) => findIncentive(em, ctx.app.id, id), incentiveView, change);
 
 export function updateIncentive(ctx: Ctx, id: string, input: z.output<typeof S.updateIncentiveBody>) {
   return changeIncentive(ctx, id, async (t, inc) => {
