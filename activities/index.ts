@@ -1,6 +1,8 @@
 import type { Deps } from '../src/deps.js';
 import { accountActivities } from './accounts.js';
 import { diagnosticsActivities } from './diagnostics.js';
+import { retentionActivities } from './retention.js';
+import { webhookActivities } from './webhooks.js';
 
 /** What activities get: the same dependencies as the API, so they call the same services. */
 export type ActivityDeps = Deps;
@@ -10,6 +12,8 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...diagnosticsActivities(deps),
     ...accountActivities(deps),
+    ...webhookActivities(deps),
+    ...retentionActivities(deps),
   };
 }
 

@@ -110,7 +110,7 @@ async function main() {
       {
         name: 'usage add',
         http: (c: number) => http(base, c, () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`, 'POST', app.public_key),
-        raw: (c: number) => raw(pool, c, 'usage_change', CHANGE_SQL, () => [app.id, account(), 'api_calls', 1]),
+        raw: (c: number) => raw(pool, c, 'usage_change', CHANGE_SQL, () => [app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r']),
       },
       {
         name: 'effective access',

@@ -37,6 +37,15 @@ export const configSchema = z.object({
   PUBLIC_API_URL: optionalUrl,
   APP_URL: optionalUrl,
   WEBHOOKS_ALLOW_PRIVATE_URLS: bool,
+  /**
+   * Delays before webhook attempts 2..7, in milliseconds, comma-separated. The default is the spec's
+   * schedule (1 min, 5 min, 30 min, 2 h, 8 h, 24 h); tests compress it.
+   */
+  WEBHOOK_RETRY_SCHEDULE_MS: z
+    .string()
+    .default('60000,300000,1800000,7200000,28800000,86400000')
+    .transform((v) => v.split(',').map((x) => Number(x.trim())))
+    .refine((a) => a.length >= 1 && a.length <= 20 && a.every((n) => Number.isInteger(n) && n >= 0), 'must be comma-separated non-negative integers'),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
 });

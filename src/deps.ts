@@ -3,6 +3,7 @@ import type { Orm } from './db/orm.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
 import type { OutboxRelay } from './temporal/outbox.js';
+import type { Resolver } from './webhooks/url-policy.js';
 
 /** What the API and the worker share: built once per process, passed down explicitly. */
 export interface Deps {
@@ -12,4 +13,6 @@ export interface Deps {
   adminKey: string;
   temporal: TemporalHandle;
   outbox: OutboxRelay;
+  /** DNS for webhook URL checks and sends. */
+  resolve: Resolver;
 }

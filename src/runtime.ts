@@ -12,6 +12,8 @@ import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/outbox.js';
 import { createWorker, type WorkerHandle } from './temporal/worker.js';
+import { systemResolver } from './webhooks/url-policy.js';
+import { fanOutPending } from './webhooks/webhooks.service.js';
 
 /**
  * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in
@@ -81,7 +83,9 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
     const temporal = await connectTemporal({ address: config.temporalAddress, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
     await ensureSearchAttributes(temporal, logger);
     const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);
-    return { config, logger, orm, adminKey, temporal, outbox };
+    const deps: Deps = { config, logger, orm, adminKey, temporal, outbox, resolve: systemResolver };
+    outbox.addSweep('usage event fan-out', () => fanOutPending(deps));
+    return deps;
   } catch (err) {
     await orm.close();
     throw err;

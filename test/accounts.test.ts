@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { eventsOf } from './helpers/events.js';
 import { call, del, get, patch, post } from './helpers/http.js';
+import { sql } from '../src/db/sql.js';
 import { testEnv } from './helpers/servers.js';
 
 describe('accounts', () => {
@@ -144,7 +145,9 @@ describe('accounts', () => {
       await createAccount(app, { id: 'alice', name: 'Alice Smith', plan: 'free' });
       await createAccount(app, { id: 'bob', name: 'Bob', plan: 'pro', incentive: 'promo' });
       await createAccount(app, { id: 'carol', name: 'Carol', plan: 'pro' });
-      await createAccount(app, { id: 'dave_100%', name: 'Dave', plan: 'scale', incentive: 'promo', incentive_expires_at: '2001-01-01T00:00:00.000Z' });
+      await createAccount(app, { id: 'dave_100%', name: 'Dave', plan: 'scale', incentive: 'promo' });
+      // An incentive past its expiry that no workflow has removed yet (set directly: no workflow runs).
+      await sql(testEnv().deps.orm.em.fork(), "update accounts set incentive_expires_at = '2001-01-01T00:00:00Z' where app_id = $1 and id = 'dave_100%'", [app.id]);
     });
 
     it('search: newest first, q on id or name, filters, pagination', async () => {

@@ -1,3 +1,5 @@
 // Every workflow type the worker runs.
 export { pingWorkflow } from './diagnostics.js';
 export { incentiveExpiryWorkflow } from './incentive-expiry.js';
+export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+export { retentionWorkflow } from './retention.js';

@@ -58,3 +58,44 @@ export interface IncentiveExpiryState {
 export const incentiveExpiryWorkflowId = (appId: string, accountId: string) => `incentive-expiry/${appId}/${accountId}`;
 export const RETARGET_INCENTIVE_SIGNAL = 'retargetIncentiveExpiry';
 export const INCENTIVE_EXPIRY_STATE_QUERY = 'incentiveExpiryState';
+
+// ---- webhook delivery -------------------------------------------------------------------------
+/** Delays before attempts 2..7: 1 min, 5 min, 30 min, 2 h, 8 h, 24 h (the spec's schedule). */
+export const DEFAULT_RETRY_SCHEDULE_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000, 86_400_000];
+export interface WebhookDeliveryInput {
+  deliveryId: string;
+  appId: string;
+  endpointId: string;
+  eventType: string;
+  url: string;
+  /** Delays before attempts 2..n+1, in ms. */
+  scheduleMs: number[];
+}
+export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'gone';
+export interface AttemptReport {
+  outcome: AttemptOutcome;
+  attempt: number;
+  /** `HTTP 500`, a timeout, `Endpoint disabled`...; null on success. */
+  error: string | null;
+  responseStatus: number | null;
+}
+export interface WebhookDeliveryState {
+  deliveryId: string;
+  status: 'pending' | 'succeeded' | 'failed' | 'deleted';
+  attempts: number;
+  maxAttempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+}
+/** Sent when the endpoint is disabled or deleted: a waiting delivery wakes and ends without sending. */
+export const DELIVERY_STOP_SIGNAL = 'stopDelivery';
+export const DELIVERY_STATE_QUERY = 'deliveryState';
+
+// ---- retention ----------------------------------------------------------------------------------
+export const RETENTION_SCHEDULE_ID = 'retention/events-and-deliveries';
+export const RETENTION_DAYS = 30;
+export interface RetentionResult {
+  events: number;
+  deliveries: number;
+  cutoff: string;
+}

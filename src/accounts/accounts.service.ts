@@ -39,7 +39,15 @@ export type AccountView = ReturnType<typeof presentAccount>;
  */
 export async function accountDetail(em: EntityManager, a: IAccount) {
   const addons = await em.find(AccountAddon, { appId: a.appId, accountId: a.id }, { orderBy: { createdAt: 'asc', addonId: 'asc' } });
-  return { ...presentAccount(a), addons: addons.map((x) => x.addonId), subscription: null as Record<string, unknown> | null };
+  return presentAccountDetail(
+    a,
+    addons.map((x) => x.addonId),
+    null,
+  );
+}
+
+export function presentAccountDetail(a: IAccount, addons: string[], subscription: Record<string, unknown> | null) {
+  return { ...presentAccount(a), addons, subscription };
 }
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;
 

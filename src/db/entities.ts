@@ -6,6 +6,7 @@ import { Event } from '../events/events.entities.js';
 import { Org } from '../orgs/orgs.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
 import { UsageCounter, UsageEvent } from '../usage/usage.entities.js';
+import { WebhookDelivery, WebhookEndpoint } from '../webhooks/webhooks.entities.js';
 
 /** Every entity, registered explicitly (no folder discovery). */
 export const entities = [
@@ -27,4 +28,6 @@ export const entities = [
   Event,
   Org,
   Report,
+  WebhookEndpoint,
+  WebhookDelivery,
 ];

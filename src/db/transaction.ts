@@ -1,13 +1,17 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import { recordEvent } from '../events/events.service.js';
+import { fanOut } from '../webhooks/fanout.js';
 import { enqueueTemporal, type TemporalCommand } from '../temporal/outbox.js';
 
 export interface Tx {
   em: EntityManager;
   /** Queue a Temporal command; it commits with the change and runs right after the commit. */
   temporal(cmd: TemporalCommand): void;
-  /** Record an event in the event log, in this transaction. */
+  /**
+   * Record an event in the event log, in this transaction; before the commit it is fanned out to a
+   * delivery (and a delivery workflow start) per subscribed endpoint.
+   */
   emit(appId: string, type: string, data: Record<string, unknown>): void;
 }
 
@@ -16,19 +20,21 @@ export interface Tx {
  * Temporal commands are dispatched at once; if that fails (or the process dies first) the relay
  * retries them.
  */
-export async function inTransaction<T>(deps: Pick<Deps, 'outbox'>, em: EntityManager, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em: EntityManager, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const entries: { id: number }[] = [];
   const result = await em.transactional(async (inner) => {
+    const events: { appId: string; type: string; data: Record<string, unknown> }[] = [];
     const tx: Tx = {
       em: inner,
       temporal: (cmd) => {
         entries.push(enqueueTemporal(inner, cmd) as unknown as { id: number });
       },
       emit: (appId, type, data) => {
-        recordEvent(inner, appId, type, data);
+        events.push({ appId, type, data });
       },
     };
     const value = await fn(tx);
+    for (const e of events) await fanOut(tx, deps, recordEvent(inner, e.appId, e.type, e.data));
     await inner.flush();
     return value;
   });

@@ -10,6 +10,8 @@ export const Event = defineEntity({
     type: p.string(),
     data: p.json<Record<string, unknown>>(),
     createdAt: p.datetime(),
+    /** Set on events written by SQL (usage thresholds) whose webhook fan-out is still to do. */
+    fanoutPending: p.boolean().default(false),
   },
 });
 export type IEvent = InferEntity<typeof Event>;

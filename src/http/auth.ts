@@ -21,8 +21,8 @@ interface AppRow {
   api_key: string;
   public_key: string;
   checkout_url: string | null;
-  created_at: Date;
-  updated_at: Date;
+  created_at: Date | string;
+  updated_at: Date | string;
 }
 
 /**
@@ -33,7 +33,7 @@ interface AppRow {
 export async function loadApp(em: EntityManager, id: string): Promise<IApp | null> {
   const [r] = await prepared<AppRow>(em, 'app_by_id', 'select id, name, plan, api_key, public_key, checkout_url, created_at, updated_at from apps where id = $1', [id]);
   if (!r) return null;
-  return { id: r.id, name: r.name, plan: r.plan, apiKey: r.api_key, publicKey: r.public_key, checkoutUrl: r.checkout_url, createdAt: r.created_at, updatedAt: r.updated_at } as IApp;
+  return { id: r.id, name: r.name, plan: r.plan, apiKey: r.api_key, publicKey: r.public_key, checkoutUrl: r.checkout_url, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) } as IApp;
 }
 
 /**

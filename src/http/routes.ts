@@ -7,9 +7,10 @@ import { importRoutes } from '../import/import.routes.js';
 import { orgRoutes } from '../orgs/orgs.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
 import { usageRoutes } from '../usage/usage.routes.js';
+import { webhookRoutes } from '../webhooks/webhooks.routes.js';
 import type { RouteDef } from './route.js';
 
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes];

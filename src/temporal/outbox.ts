@@ -71,6 +71,12 @@ export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
+  private readonly sweeps: { name: string; run: () => Promise<unknown> }[] = [];
+
+  /** Work the relay also does on every tick (e.g. finishing event fan-outs a crash left behind). */
+  addSweep(name: string, run: () => Promise<unknown>): void {
+    this.sweeps.push({ name, run });
+  }
 
   constructor(
     private readonly orm: Orm,
@@ -193,6 +199,9 @@ export class OutboxRelay {
     const tick = async () => {
       if (this.stopped) return;
       this.running = (async () => {
+        for (const sweep of this.sweeps) {
+          await sweep.run().catch((err) => this.logger.warn({ err, sweep: sweep.name }, 'relay sweep failed; will retry'));
+        }
         while ((await this.dispatch()) > 0 && !this.stopped) {
           /* drain */
         }

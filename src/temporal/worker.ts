@@ -4,6 +4,7 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } fro
 import { createActivities } from '../../activities/index.js';
 import type { Deps } from '../deps.js';
 import { installTemporalLogging } from './runtime-logger.js';
+import { ensureRetentionSchedule } from '../events/retention.js';
 
 export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../workflows/index.ts');
 
@@ -30,6 +31,7 @@ export async function createWorker(deps: Deps, opts: { workflowBundle?: Workflow
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: '10s',
   });
+  await ensureRetentionSchedule(deps);
   const done = worker.run().finally(() => connection.close());
   return {
     worker,

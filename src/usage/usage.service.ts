@@ -3,6 +3,8 @@ import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/acces
 import type { Ctx } from '../context.js';
 import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { fanOutPending } from '../webhooks/webhooks.service.js';
 import { upgradeFor } from './upgrade.js';
 
 /**
@@ -10,8 +12,14 @@ import { upgradeFor } from './upgrade.js';
  * three layers, then a guarded upsert of the counter (`count + n <= limit` re-checked on the row
  * under its lock, so concurrent calls can never pass a blocking limit), then the history row.
  *
- * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0).
- * An entitlement not on the account's plan (nor its extras or incentive) has a limit of 0.
+ * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0),
+ * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event. An entitlement not on
+ * the account's plan (nor its extras or incentive) has a limit of 0.
+ *
+ * Threshold events: when this change crosses 80% of the limit (or the limit itself) and an enabled
+ * endpoint subscribes, the same statement writes the event (its object as `usageEventObject` builds
+ * it), marked for fan-out; nothing is computed when no threshold is crossed. So a crash cannot lose
+ * one, and the usage path pays nothing when nobody listens.
  */
 export const CHANGE_SQL = `
 with acc as (
@@ -45,12 +53,33 @@ up as (
 hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
   select $1, $2, $3, $4::bigint, up.count, now() from up where $4::bigint <> 0
+),
+crossing as (
+  select up.count as new, up.count - $4::bigint as prev, lim.max, ent.name as ename
+  from up, lim, ent where $4::bigint > 0 and lim.entitled and lim.max > 0
+),
+marks as (
+  select $5::text as id, 'usage.limit_warning' as type, c.* from crossing c where c.prev * 100 < c.max * 80 and c.new * 100 >= c.max * 80
+  union all
+  select $6::text, 'usage.limit_reached', c.* from crossing c where c.prev < c.max and c.new >= c.max
+),
+ev as (
+  insert into events (id, app_id, type, data, created_at, fanout_pending)
+  select m.id, $1, m.type,
+         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entitlement_id', $3::text, 'entitlement_name', m.ename,
+           'usage', m.new, 'max', m.max, 'left', greatest(m.max - m.new, 0), 'percent', m.new * 100 / m.max)),
+         now(), true
+  from marks m
+  where exists (select 1 from webhook_endpoints w where w.app_id = $1 and w.enabled
+                  and (w.events @> '["*"]'::jsonb or w.events @> jsonb_build_array(m.type)))
+  returning id
 )
 select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode,
        lim.entitled, lim.max, lim.blocking,
        (select count from up) as count,
-       (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous
+       (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous,
+       (select coalesce(array_agg(id), '{}') from ev) as events
 from lim left join ent on true`;
 
 interface ChangeRow {
@@ -63,6 +92,7 @@ interface ChangeRow {
   blocking: boolean;
   count: string | null;
   previous: string | null;
+  events: string[];
 }
 
 export interface UsageChange {
@@ -77,7 +107,7 @@ export interface UsageChange {
 export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<UsageChange> {
   let row: ChangeRow;
   try {
-    [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount]);
+    [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount, newId('event'), newId('event')]);
   } catch (err) {
     // The account or entitlement was deleted between the statement's snapshot and its insert.
     if ((err as { code?: string }).code === '23503') throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
@@ -90,6 +120,10 @@ export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: st
   if (row.count === null) {
     const usage = Number(row.previous ?? 0);
     throw paymentRequired(await upgradeFor(ctx, { accountId, entitlementId, entitlementName: row.name!, usage, max: max ?? 0 }));
+  }
+  if (row.events.length) {
+    // Fan the threshold events out now; if this fails, the relay finishes it.
+    await fanOutPending(ctx.deps, row.events).catch((err) => ctx.deps.logger.warn({ err, events: row.events }, 'usage event fan-out deferred to the relay'));
   }
   return { entitlement: entitlementId, count: Number(row.count), max, amount };
 }

@@ -45,6 +45,9 @@ export interface TestEnv {
   worker: WorkerHandle;
   /** Restart the worker (e.g. after simulating a crash). */
   restartWorker(): Promise<void>;
+  /** Stop the worker (a crash, as far as Temporal can tell) and start it again later. */
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
 }
 
 let env: TestEnv | undefined;
@@ -113,6 +116,8 @@ export async function startTestEnv(): Promise<TestEnv> {
     ADMIN_API_KEY: adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     OUTBOX_POLL_MS: '200',
+    // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
+    WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     PORT: '0',
   });
   const deps = await openDeps(config, logger, adminKey);
@@ -144,6 +149,12 @@ export async function startTestEnv(): Promise<TestEnv> {
     },
     async restartWorker() {
       await worker.shutdown();
+      worker = await createWorker(deps, { workflowBundle });
+    },
+    async stopWorker() {
+      await worker.shutdown();
+    },
+    async startWorker() {
       worker = await createWorker(deps, { workflowBundle });
     },
   };

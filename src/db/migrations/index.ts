@@ -3,5 +3,11 @@
 import { Migration20261121082939_initial } from './Migration20261121082939_initial.js';
 import { Migration20261121090000_catalog } from './Migration20261121090000_catalog.js';
 import { Migration20261121091000_analytics_indexes } from './Migration20261121091000_analytics_indexes.js';
+import { Migration20261121100000_webhooks } from './Migration20261121100000_webhooks.js';
 
-export const migrationsList = [Migration20261121082939_initial, Migration20261121090000_catalog, Migration20261121091000_analytics_indexes];
+export const migrationsList = [
+  Migration20261121082939_initial,
+  Migration20261121090000_catalog,
+  Migration20261121091000_analytics_indexes,
+  Migration20261121100000_webhooks,
+];

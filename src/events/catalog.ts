@@ -1,0 +1,115 @@
+import { presentAccountDetail } from '../accounts/accounts.service.js';
+import type { IAccount } from '../accounts/accounts.entities.js';
+import { presentIncentive, presentPlan } from '../catalog/catalog.service.js';
+import type { IIncentive, IPlan } from '../catalog/catalog.entities.js';
+
+/**
+ * The data object of `usage.limit_warning` and `usage.limit_reached`. The usage statement builds the
+ * same object in SQL when a threshold is crossed (see usage.service.ts); a test checks they agree.
+ */
+export function usageEventObject(u: { accountId: string; entitlementId: string; entitlementName: string; usage: number; max: number }) {
+  return {
+    account_id: u.accountId,
+    entitlement_id: u.entitlementId,
+    entitlement_name: u.entitlementName,
+    usage: u.usage,
+    max: u.max,
+    left: Math.max(0, u.max - u.usage),
+    percent: Math.floor((u.usage * 100) / u.max),
+  };
+}
+
+// Sample records, presented by the same presenters real events use.
+const at = new Date('2026-01-15T10:30:00.000Z');
+const account = {
+  appId: 'app_3kTq8ZbWn2cVx9LpRm4s',
+  id: 'user_8412',
+  name: 'Ada Lovelace',
+  planId: 'pro',
+  incentiveId: null,
+  incentiveExpiresAt: null,
+  offerId: null,
+  createdAt: at,
+  updatedAt: at,
+} as unknown as IAccount;
+const sampleAccount = (over: Partial<IAccount> = {}) => presentAccountDetail({ ...account, ...over } as IAccount, ['priority'], null);
+const plan = {
+  appId: account.appId,
+  id: 'pro',
+  name: 'Pro',
+  description: 'For growing teams',
+  note: null,
+  isFree: false,
+  pricingCard: { plan_id: 'pro', title: 'Pro', monthlyPrice: 29, yearlyPrice: 290, currency: 'USD' },
+  meta: { highlight: true },
+  privateMetaKeys: [],
+  createdAt: at,
+  updatedAt: at,
+} as unknown as IPlan;
+const samplePlan = (over: Partial<IPlan> = {}) =>
+  presentPlan({ ...plan, ...over } as IPlan, [
+    { id: 'api_calls', max: 10000 },
+    { id: 'sso', max: null },
+  ], ['priority']);
+const incentive = { appId: account.appId, id: 'partner_deal', name: 'Partner deal', description: 'Double limits for partners', createdAt: at, updatedAt: at } as unknown as IIncentive;
+const sampleIncentive = () => presentIncentive(incentive, [{ id: 'api_calls', max: 20000 }], ['priority']);
+const usage = (used: number) => ({ object: usageEventObject({ accountId: account.id, entitlementId: 'api_calls', entitlementName: 'API calls', usage: used, max: 10000 }) });
+const checkout = {
+  id: 'chk_7hYtR2mQx8LwVn3bKp5d',
+  status: 'completed',
+  offer: 'spring_sale',
+  plan: 'pro',
+  interval: 'month',
+  price: 19,
+  currency: 'USD',
+  account: account.id,
+  created_at: at.toISOString(),
+  completed_at: at.toISOString(),
+};
+const session = {
+  id: 'cxl_4fGh8JkLm2NpQr6sTv9w',
+  status: 'saved',
+  flow: { id: 'default', name: 'Default cancel flow' },
+  offer: { kind: 'discount', source: 'static', details: { percent: 30, cycles: 3, price: 20.3, regular_price: 29, currency: 'USD', interval: 'month' } },
+};
+
+export interface EventTypeInfo {
+  type: string;
+  description: string;
+  sample: () => Record<string, unknown>;
+}
+
+export const EVENT_TYPES: EventTypeInfo[] = [
+  { type: 'account.created', description: 'An account was created through the API, or by a checkout from a buyer without one.', sample: () => ({ object: sampleAccount() }) },
+  { type: 'account.updated', description: 'Any change to an account; `previous` has the old values of the changed fields.', sample: () => ({ object: sampleAccount({ name: 'Ada King' }), previous: { name: 'Ada Lovelace' } }) },
+  { type: 'account.deleted', description: 'An account was deleted.', sample: () => ({ object: sampleAccount() }) },
+  { type: 'account.plan_changed', description: 'An account moved to a different plan.', sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }) },
+  {
+    type: 'account.incentive_applied',
+    description: 'An incentive was applied to an account or replaced its previous one.',
+    sample: () => ({ object: sampleAccount({ incentiveId: 'partner_deal' }), previous: { incentive: null } }),
+  },
+  { type: 'account.incentive_removed', description: 'An incentive was removed (by the API or at its expiry).', sample: () => ({ object: sampleAccount(), previous: { incentive: 'partner_deal' } }) },
+  { type: 'account.addon_granted', description: 'An account got an add-on of its own, for example from an order bump.', sample: () => ({ object: sampleAccount(), addon_id: 'priority', source: 'api' }) },
+  { type: 'usage.limit_warning', description: 'An account crossed 80% of a usage limit.', sample: () => usage(8000) },
+  { type: 'usage.limit_reached', description: 'An account used up a limit; its `can` is now false.', sample: () => usage(10000) },
+  { type: 'plan.created', description: 'A plan was added.', sample: () => ({ object: samplePlan() }) },
+  { type: 'plan.updated', description: "A plan's details, limits, add-ons, meta or pricing changed.", sample: () => ({ object: samplePlan(), previous: { description: 'For teams' } }) },
+  { type: 'plan.deleted', description: 'A plan was deleted.', sample: () => ({ object: samplePlan() }) },
+  { type: 'incentive.created', description: 'An incentive was added.', sample: () => ({ object: sampleIncentive() }) },
+  { type: 'incentive.updated', description: "An incentive's details, overrides or add-ons changed.", sample: () => ({ object: sampleIncentive(), previous: { name: 'Partner' } }) },
+  { type: 'incentive.deleted', description: 'An incentive was deleted.', sample: () => ({ object: sampleIncentive() }) },
+  { type: 'checkout.completed', description: 'A buyer paid and the purchase was applied.', sample: () => ({ object: checkout, account: sampleAccount() }) },
+  { type: 'subscription.renewed', description: 'The payment provider charged a renewal.', sample: () => ({ object: sampleAccount() }) },
+  { type: 'subscription.cancelled', description: 'A subscription was cancelled or expired; the account moved to the free plan if there is one.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
+  { type: 'subscription.paused', description: 'Billing was suspended for a few months, usually from a cancel flow.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
+  { type: 'subscription.resumed', description: 'A paused subscription is billing again and the account is back on its plan.', sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }) },
+  { type: 'cancel_flow.saved', description: 'A customer accepted a save offer in a cancel flow.', sample: () => ({ object: session, account: sampleAccount() }) },
+  {
+    type: 'cancel_flow.cancelled',
+    description: 'A customer finished a cancel flow and cancelled; provider subscriptions are already cancelled.',
+    sample: () => ({ object: { ...session, status: 'cancelled', offer: null }, account: sampleAccount({ planId: 'free' }) }),
+  },
+];
+
+export const EVENT_TYPE_NAMES = new Set(EVENT_TYPES.map((e) => e.type));

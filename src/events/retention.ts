@@ -1,0 +1,46 @@
+import { sql } from '../db/sql.js';
+import type { Deps } from '../deps.js';
+import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, type RetentionResult } from '../../workflows/shared.js';
+
+/** Deletes events and deliveries older than the retention window, in batches (short locks). */
+export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
+  const em = deps.orm.em.fork();
+  const [row] = await sql<{ cutoff: Date | string }>(em, `select now() - make_interval(days => $1) as cutoff`, [RETENTION_DAYS]);
+  const cutoff = new Date(row.cutoff);
+  let deliveries = 0;
+  let events = 0;
+  for (;;) {
+    const n = (await sql(em, `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < $1 and status <> 'pending' limit 5000) returning 1`, [cutoff])).length;
+    deliveries += n;
+    if (n < 5000) break;
+  }
+  for (;;) {
+    const n = (await sql(em, `delete from events where id in (select id from events where created_at < $1 and not fanout_pending limit 5000) returning 1`, [cutoff])).length;
+    events += n;
+    if (n < 5000) break;
+  }
+  return { events, deliveries, cutoff: cutoff.toISOString() };
+}
+
+/** Creates the hourly retention Schedule if it does not exist (idempotent; run at worker start). */
+export async function ensureRetentionSchedule(deps: Deps): Promise<void> {
+  try {
+    await deps.temporal.client.schedule.create({
+      scheduleId: RETENTION_SCHEDULE_ID,
+      spec: { intervals: [{ every: '1 hour' }] },
+      policies: { overlap: 'SKIP', catchupWindow: '1 hour' },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'retentionWorkflow',
+        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+        args: [],
+        workflowId: 'retention/run',
+        staticSummary: `Remove events and webhook deliveries older than ${RETENTION_DAYS} days`,
+      },
+      memo: { description: `Hourly: deletes events and webhook deliveries older than ${RETENTION_DAYS} days.` },
+    });
+    deps.logger.info({ scheduleId: RETENTION_SCHEDULE_ID }, 'created the retention schedule');
+  } catch (err) {
+    if ((err as Error).name !== 'ScheduleAlreadyRunning') throw err;
+  }
+}

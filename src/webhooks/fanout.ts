@@ -1,0 +1,56 @@
+import type { Tx } from '../db/transaction.js';
+import { sql } from '../db/sql.js';
+import type { Deps } from '../deps.js';
+import type { IEvent } from '../events/events.entities.js';
+import { presentEvent } from '../events/events.service.js';
+import { newId } from '../ids.js';
+import type { TemporalCommand } from '../temporal/outbox.js';
+import type { WebhookDeliveryInput } from '../../workflows/shared.js';
+import { WebhookDelivery } from './webhooks.entities.js';
+
+// Events to deliveries: one pending delivery and one workflow start per subscribed enabled endpoint.
+
+export function deliveryCommand(deps: Pick<Deps, 'config'>, d: { id: string; appId: string; endpointId: string; eventType: string }, url: string): TemporalCommand {
+  const input: WebhookDeliveryInput = { deliveryId: d.id, appId: d.appId, endpointId: d.endpointId, eventType: d.eventType, url, scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS };
+  return {
+    kind: 'start',
+    workflowType: 'webhookDeliveryWorkflow',
+    workflowId: d.id,
+    args: [input],
+    searchAttributes: { AppId: d.appId, EndpointId: d.endpointId, EventType: d.eventType, DeliveryStatus: 'pending' },
+    summary: `Webhook ${d.eventType} to ${url}`,
+    details: `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), retrying on the schedule until a 2xx, a 410, or the last attempt.`,
+  };
+}
+
+/**
+ * Creates a pending delivery, and its workflow start, for every enabled endpoint of the app that
+ * subscribes to the event's type (or to `*`). Runs in the event's transaction.
+ */
+export async function fanOut(t: Tx, deps: Pick<Deps, 'config'>, event: IEvent): Promise<number> {
+  const endpoints = await sql<{ id: string; url: string }>(
+    t.em,
+    `select id, url from webhook_endpoints where app_id = $1 and enabled and (events @> '["*"]'::jsonb or events @> jsonb_build_array($2::text)) order by created_at`,
+    [event.appId, event.type],
+  );
+  const now = new Date();
+  for (const ep of endpoints) {
+    const d = t.em.create(WebhookDelivery, {
+      id: newId('delivery'),
+      appId: event.appId,
+      endpointId: ep.id,
+      eventId: event.id,
+      eventType: event.type,
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: now,
+      test: false,
+      payload: presentEvent(event),
+      createdAt: now,
+      updatedAt: now,
+    });
+    t.temporal(deliveryCommand(deps, d, ep.url));
+  }
+  return endpoints.length;
+}
+

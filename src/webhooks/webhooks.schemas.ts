@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { appIdParams } from '../apps/apps.schemas.js';
+import { EVENT_TYPE_NAMES } from '../events/catalog.js';
+import { limitParam } from '../http/pagination.js';
+
+const eventType = z.string().refine((t) => EVENT_TYPE_NAMES.has(t), { error: (iss) => `unknown event type ${JSON.stringify(iss.input)}` });
+const events = z.array(z.union([z.literal('*'), eventType])).min(1, 'must list at least one event type, or "*"');
+const url = z.string().trim().min(1).max(2000);
+
+export const endpointParams = appIdParams.extend({ webhookId: z.string().min(1) });
+export const deliveryParams = endpointParams.extend({ deliveryId: z.string().min(1) });
+
+export const createEndpointBody = z.object({
+  url,
+  events,
+  description: z.string().max(500).nullable().optional(),
+  source: z.enum(['custom', 'zapier']).optional(),
+  enabled: z.boolean().optional(),
+});
+export const updateEndpointBody = z.object({
+  url: url.optional(),
+  events: events.optional(),
+  description: z.string().max(500).nullable().optional(),
+  enabled: z.boolean().optional(),
+});
+export const testBody = z.object({ type: eventType.optional() });
+export const deliveriesQuery = z.object({ status: z.enum(['pending', 'succeeded', 'failed']).optional(), limit: limitParam(50, 100) });
+export const eventsQuery = z.object({ type: z.string().optional(), limit: limitParam(50, 100) });
+
+const stats = z.object({
+  total: z.number(),
+  succeeded: z.number(),
+  failed: z.number(),
+  pending: z.number(),
+  last_delivery_at: z.string().nullable(),
+  last_status: z.string().nullable(),
+  last_response_status: z.number().nullable(),
+});
+export const endpointSchema = z.object({
+  id: z.string(),
+  app_id: z.string(),
+  url: z.string(),
+  description: z.string().nullable(),
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  source: z.string(),
+  secret: z.string().optional(),
+  disabled_reason: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  stats,
+});
+export const eventSchema = z.object({ id: z.string(), type: z.string(), created_at: z.string(), app_id: z.string(), data: z.record(z.string(), z.unknown()), test: z.literal(true).optional() });
+export const deliverySchema = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']),
+  attempts: z.number(),
+  next_attempt_at: z.string().nullable(),
+  last_attempt_at: z.string().nullable(),
+  response_status: z.number().nullable(),
+  response_body: z.string().nullable(),
+  error: z.string().nullable(),
+  duration_ms: z.number().nullable(),
+  test: z.boolean(),
+  created_at: z.string(),
+  payload: eventSchema,
+});
