@@ -3,6 +3,8 @@
 // Servers: the same ones the tests start (embedded PostgreSQL, Temporal dev server), with the API in
 // its own process so the load generator does not share its event loop.
 import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -30,7 +32,7 @@ function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function http(base: string, connections: number, pathFor: () => string, method: 'GET' | 'POST', token: string): Promise<Stats> {
+async function httpLoad(base: string, connections: number, pathFor: () => string, method: 'GET' | 'POST', token: string): Promise<Stats> {
   const result = await autocannon({
     url: base,
     connections,
@@ -65,6 +67,64 @@ async function raw(pool: pg.Pool, connections: number, name: string, text: strin
 
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
 
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
+
+/**
+ * Webhook deliveries: DELIVERIES events (plan creations through the API process, 16 at a time), one
+ * endpoint on a local receiver answering 200. Latency = receiver's clock at arrival minus the event's
+ * created_at (same machine). History length read from Temporal for a sample of deliveries.
+ */
+async function deliveryBench(base: string, app: { id: string; api_key: string }) {
+  const arrivals = new Map<string, number>();
+  let firstArrival = 0;
+  let lastArrival = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const now = Date.now();
+      arrivals.set(String(req.headers['webhook-id']), now);
+      firstArrival ||= now;
+      lastArrival = now;
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as net.AddressInfo).port;
+  const auth = { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' };
+  const ep = (await (await fetch(`${base}/apps/${app.id}/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] }) })).json()) as { id: string };
+  const t0 = Date.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < DELIVERIES) {
+        const i = next++;
+        const r = await fetch(`${base}/apps/${app.id}/plans`, { method: 'POST', headers: auth, body: JSON.stringify({ id: `bench_${i}`, name: `Bench ${i}` }) });
+        if (r.status !== 201) throw new Error(`plan create ${r.status}`);
+      }
+    }),
+  );
+  const produced = Date.now();
+  while (arrivals.size < DELIVERIES && Date.now() - produced < 120_000) await new Promise((r) => setTimeout(r, 100));
+  // Each delivery's event time comes from the event log.
+  const pool = new pg.Pool({ connectionString: testEnv().config.databaseUrl, max: 2 });
+  const rows = (await pool.query(`select d.id, d.event_id, d.attempts, e.created_at from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = $1`, [ep.id])).rows;
+  await pool.end();
+  const latencies = rows.filter((r) => arrivals.has(r.event_id) && r.attempts === 1).map((r) => arrivals.get(r.event_id)! - new Date(r.created_at).getTime());
+  latencies.sort((a, b) => a - b);
+  const sample = rows.slice(0, 20);
+  let historyEvents = 0;
+  for (const r of sample) historyEvents += (await testEnv().deps.temporal.client.workflow.getHandle(r.id).fetchHistory()).events?.length ?? 0;
+  server.close();
+  process.stdout.write(
+    `\nWebhook deliveries: ${DELIVERIES} events (plan.created), one endpoint on a local receiver answering 200\n` +
+      `  delivered            ${arrivals.size} of ${DELIVERIES} (all on attempt 1: ${latencies.length === DELIVERIES})\n` +
+      `  events produced in   ${((produced - t0) / 1000).toFixed(1)} s (${(DELIVERIES / ((produced - t0) / 1000)).toFixed(0)}/s through the API)\n` +
+      `  throughput           ${(arrivals.size / ((lastArrival - t0) / 1000)).toFixed(0)} deliveries/s (first event to last 2xx: ${((lastArrival - t0) / 1000).toFixed(1)} s)\n` +
+      `  first attempt        p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (event committed to receiver)\n` +
+      `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery (mean of ${sample.length})\n`,
+  );
+}
+
 async function main() {
   process.stdout.write('starting servers...\n');
   const env = await startTestEnv();
@@ -81,6 +141,7 @@ async function main() {
       TEMPORAL_ADDRESS: env.config.temporalAddress,
       TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
       ADMIN_API_KEY: env.adminKey,
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
       HOST: '127.0.0.1',
       PORT: String(port),
     },
@@ -109,12 +170,12 @@ async function main() {
     const scenarios = [
       {
         name: 'usage add',
-        http: (c: number) => http(base, c, () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`, 'POST', app.public_key),
+        http: (c: number) => httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`, 'POST', app.public_key),
         raw: (c: number) => raw(pool, c, 'usage_change', CHANGE_SQL, () => [app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r']),
       },
       {
         name: 'effective access',
-        http: (c: number) => http(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
+        http: (c: number) => httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
         raw: (c: number) => raw(pool, c, 'effective_access', EFFECTIVE_ACCESS_SQL, () => [app.id, account()]),
       },
     ];
@@ -134,6 +195,8 @@ async function main() {
         );
       }
     }
+
+    await deliveryBench(base, app);
 
     if (ANALYTICS_ROWS > 0) {
       process.stdout.write(`\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows (one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n`);

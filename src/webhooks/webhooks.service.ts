@@ -289,9 +289,9 @@ async function recordAttempt(deps: Deps, row: DeliveryRow, attempt: number, resu
   const outcome: AttemptReport['outcome'] = result.ok ? 'succeeded' : gone || opts.final ? 'failed' : 'retry';
   const status = outcome === 'retry' ? 'pending' : outcome;
   const error = gone ? GONE_REASON : result.error;
-  await inTransaction(deps, deps.orm.em.fork(), async (t) => {
-    await sql(
-      t.em,
+  const update = (em: EntityManager) =>
+    sql(
+      em,
       `update webhook_deliveries
           set attempts = $2, last_attempt_at = now(), response_status = $3, response_body = $4, error = $5, duration_ms = $6,
               status = case when status = 'pending' or $9 then $7 else status end,
@@ -299,14 +299,18 @@ async function recordAttempt(deps: Deps, row: DeliveryRow, attempt: number, resu
         where id = $1`,
       [row.id, attempt, result.status, result.body, error, result.durationMs, status, opts.nextAttemptAt, opts.force ?? false],
     );
-    if (gone) {
+  if (!gone) await update(deps.orm.em.fork());
+  else {
+    // One transaction: this delivery fails, the endpoint is disabled, its other pending deliveries fail.
+    await inTransaction(deps, deps.orm.em.fork(), async (t) => {
+      await update(t.em);
       const endpoint = await t.em.findOne(WebhookEndpoint, { id: row.endpoint_id });
       if (endpoint?.enabled) {
         await disableEndpoint(t, endpoint, GONE_REASON);
         await t.em.flush();
       }
-    }
-  });
+    });
+  }
   return { outcome, attempt, error, responseStatus: result.status };
 }
 
