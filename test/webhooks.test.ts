@@ -308,6 +308,18 @@ describe('webhooks', function () {
       expect((await post(`${base}/webhooks/${star.id}/test`, app.api_key, {})).body.event_type).to.equal('account.created');
     });
 
+    it('a regenerated secret signs every later attempt; the old one no longer verifies', async () => {
+      const r = await receiver();
+      const ep = await endpoint(r.url, ['plan.created']);
+      const regen = await post(`${base}/webhooks/${ep.id}/secret/regenerate`, app.api_key);
+      expect(regen.status).to.equal(200);
+      expect(regen.body.secret).to.match(/^whsec_/).and.not.equal(ep.secret);
+      await post(`${base}/plans`, app.api_key, { id: 'pro', name: 'Pro' });
+      const [req] = await r.waitFor(1);
+      expect(verify(regen.body.secret, req)).to.deep.include({ type: 'plan.created' });
+      expect(() => verify(ep.secret, req)).to.throw();
+    });
+
     it('many deliveries go out in parallel', async () => {
       const r = await receiver(() => ({ status: 200, delayMs: 1000 }));
       const ep = await endpoint(r.url);
