@@ -1,0 +1,193 @@
+import { request } from 'undici';
+import { ProviderError, type Interval, type PaymentProvider, type ProviderOrder, type ProviderSubscription } from './provider.js';
+
+export const PAYPAL_BASE_URLS = { sandbox: 'https://api-m.sandbox.paypal.com', live: 'https://api-m.paypal.com' } as const;
+
+interface Link {
+  rel: string;
+  href: string;
+}
+const approveLink = (links?: Link[]) => links?.find((l) => l.rel === 'approve' || l.rel === 'payer-action')?.href ?? null;
+const money = (value: number) => value.toFixed(2);
+
+/**
+ * PayPal REST: OAuth2 client credentials, catalog products, billing plans and subscriptions,
+ * orders, webhooks and their verification. The base URL is configurable (sandbox, live, or a
+ * stand-in that speaks the same API). POSTs carry `PayPal-Request-Id` for idempotency.
+ */
+export class PayPalProvider implements PaymentProvider {
+  readonly name = 'PayPal';
+  private token: { value: string; expiresAt: number } | null = null;
+
+  constructor(private readonly opts: { clientId: string; clientSecret: string; baseUrl: string; timeoutMs?: number }) {}
+
+  private async accessToken(force = false): Promise<string> {
+    if (!force && this.token && this.token.expiresAt > Date.now() + 60_000) return this.token.value;
+    const res = await this.send('POST', '/v1/oauth2/token', 'grant_type=client_credentials', {
+      authorization: `Basic ${Buffer.from(`${this.opts.clientId}:${this.opts.clientSecret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    const body = res.body as { access_token?: string; expires_in?: number };
+    if (res.status !== 200 || !body.access_token) throw this.error(res.status, res.body);
+    this.token = { value: body.access_token, expiresAt: Date.now() + (body.expires_in ?? 3600) * 1000 };
+    return this.token.value;
+  }
+
+  private async send(method: string, path: string, body: string | undefined, headers: Record<string, string>) {
+    try {
+      const res = await request(new URL(path, this.opts.baseUrl), {
+        method: method as 'GET',
+        headers: { accept: 'application/json', ...headers },
+        body,
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 20_000),
+      });
+      const text = await res.body.text();
+      let parsed: unknown = null;
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        parsed = { message: text.slice(0, 200) };
+      }
+      return { status: res.statusCode, body: parsed };
+    } catch (err) {
+      throw new ProviderError(this.name, `could not reach the API (${(err as Error).message})`, null);
+    }
+  }
+
+  private error(status: number, body: unknown): ProviderError {
+    const b = (body ?? {}) as { message?: string; error_description?: string; name?: string; error?: string; details?: { issue?: string; description?: string }[] };
+    const detail = b.details?.[0];
+    const message = [b.message ?? b.error_description ?? `HTTP ${status}`, detail ? `(${detail.issue}${detail.description ? `: ${detail.description}` : ''})` : ''].filter(Boolean).join(' ');
+    return new ProviderError(this.name, message, status, b.name ?? b.error ?? null);
+  }
+
+  private async call<T>(method: string, path: string, payload?: unknown, idempotencyKey?: string): Promise<T> {
+    for (let tries = 0; ; tries++) {
+      const headers: Record<string, string> = { authorization: `Bearer ${await this.accessToken(tries > 0)}`, 'content-type': 'application/json' };
+      if (idempotencyKey) headers['paypal-request-id'] = idempotencyKey;
+      const res = await this.send(method, path, payload === undefined ? undefined : JSON.stringify(payload), headers);
+      if (res.status === 401 && tries === 0) continue; // token expired or revoked: fetch a new one once
+      if (res.status < 200 || res.status >= 300) throw this.error(res.status, res.body);
+      return res.body as T;
+    }
+  }
+
+  async verifyCredentials(): Promise<void> {
+    await this.accessToken(true);
+  }
+
+  async createProduct(input: { name: string; description?: string }, idempotencyKey: string) {
+    const r = await this.call<{ id: string }>('POST', '/v1/catalogs/products', { name: input.name, description: input.description, type: 'SERVICE', category: 'SOFTWARE' }, idempotencyKey);
+    return { id: r.id };
+  }
+
+  async createPlan(input: { productId: string; name: string; interval: Interval; price: number; currency: string; introPrice?: number; introCycles?: number }, idempotencyKey: string) {
+    const frequency = { interval_unit: input.interval === 'month' ? 'MONTH' : 'YEAR', interval_count: 1 };
+    const cycles = [];
+    if (input.introCycles && input.introPrice !== undefined) {
+      cycles.push({ frequency, tenure_type: 'TRIAL', sequence: 1, total_cycles: input.introCycles, pricing_scheme: { fixed_price: { value: money(input.introPrice), currency_code: input.currency } } });
+    }
+    cycles.push({ frequency, tenure_type: 'REGULAR', sequence: cycles.length + 1, total_cycles: 0, pricing_scheme: { fixed_price: { value: money(input.price), currency_code: input.currency } } });
+    const r = await this.call<{ id: string }>(
+      'POST',
+      '/v1/billing/plans',
+      { product_id: input.productId, name: input.name, status: 'ACTIVE', billing_cycles: cycles, payment_preferences: { auto_bill_outstanding: true, payment_failure_threshold: 3 } },
+      idempotencyKey,
+    );
+    return { id: r.id };
+  }
+
+  private toSubscription(r: { id: string; status: string; plan_id: string; custom_id?: string; billing_info?: { next_billing_time?: string; last_payment?: { time?: string } }; links?: Link[] }): ProviderSubscription {
+    return {
+      id: r.id,
+      status: r.status,
+      planId: r.plan_id,
+      customId: r.custom_id ?? null,
+      nextBillingTime: r.billing_info?.next_billing_time ?? null,
+      lastPaymentAt: r.billing_info?.last_payment?.time ?? null,
+      approveUrl: approveLink(r.links),
+    };
+  }
+
+  async createSubscription(input: { planId: string; customId: string; returnUrl: string; cancelUrl: string; email?: string }, idempotencyKey: string) {
+    const r = await this.call<Parameters<PayPalProvider['toSubscription']>[0]>(
+      'POST',
+      '/v1/billing/subscriptions',
+      {
+        plan_id: input.planId,
+        custom_id: input.customId,
+        ...(input.email ? { subscriber: { email_address: input.email } } : {}),
+        application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, user_action: 'SUBSCRIBE_NOW', shipping_preference: 'NO_SHIPPING' },
+      },
+      idempotencyKey,
+    );
+    return this.toSubscription(r);
+  }
+
+  async getSubscription(id: string) {
+    return this.toSubscription(await this.call('GET', `/v1/billing/subscriptions/${encodeURIComponent(id)}`));
+  }
+
+  async reviseSubscription(id: string, input: { planId: string; returnUrl: string; cancelUrl: string }) {
+    const r = await this.call<{ links?: Link[] }>('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/revise`, {
+      plan_id: input.planId,
+      application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, user_action: 'CONTINUE' },
+    });
+    return { approveUrl: approveLink(r.links) };
+  }
+
+  async suspendSubscription(id: string, reason: string) {
+    await this.call('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/suspend`, { reason });
+  }
+  async activateSubscription(id: string, reason: string) {
+    await this.call('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/activate`, { reason });
+  }
+  async cancelSubscription(id: string, reason: string) {
+    await this.call('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/cancel`, { reason });
+  }
+
+  private toOrder(r: { id: string; status: string; links?: Link[]; purchase_units?: { custom_id?: string }[] }): ProviderOrder {
+    return { id: r.id, status: r.status, approveUrl: approveLink(r.links), customId: r.purchase_units?.[0]?.custom_id ?? null };
+  }
+
+  async createOrder(input: { amount: number; currency: string; customId: string; description: string; returnUrl: string; cancelUrl: string }, idempotencyKey: string) {
+    const r = await this.call<Parameters<PayPalProvider['toOrder']>[0]>(
+      'POST',
+      '/v2/checkout/orders',
+      {
+        intent: 'CAPTURE',
+        purchase_units: [{ amount: { currency_code: input.currency, value: money(input.amount) }, custom_id: input.customId, description: input.description }],
+        application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, shipping_preference: 'NO_SHIPPING', user_action: 'PAY_NOW' },
+      },
+      idempotencyKey,
+    );
+    return this.toOrder(r);
+  }
+
+  async getOrder(id: string) {
+    return this.toOrder(await this.call('GET', `/v2/checkout/orders/${encodeURIComponent(id)}`));
+  }
+
+  async captureOrder(id: string, idempotencyKey: string) {
+    return this.toOrder(await this.call('POST', `/v2/checkout/orders/${encodeURIComponent(id)}/capture`, {}, idempotencyKey));
+  }
+
+  async registerWebhook(url: string, eventTypes: string[]) {
+    const r = await this.call<{ id: string }>('POST', '/v1/notifications/webhooks', { url, event_types: eventTypes.map((name) => ({ name })) });
+    return { id: r.id };
+  }
+
+  async verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }) {
+    const h = (k: string) => input.headers[k] ?? input.headers[k.toLowerCase()];
+    const r = await this.call<{ verification_status: string }>('POST', '/v1/notifications/verify-webhook-signature', {
+      auth_algo: h('paypal-auth-algo'),
+      cert_url: h('paypal-cert-url'),
+      transmission_id: h('paypal-transmission-id'),
+      transmission_sig: h('paypal-transmission-sig'),
+      transmission_time: h('paypal-transmission-time'),
+      webhook_id: input.webhookId,
+      webhook_event: input.body,
+    });
+    return r.verification_status === 'SUCCESS';
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * What the service needs from a payment provider. The spec's provider is PayPal-shaped: client
+ * credentials, billing plans, subscriptions the customer approves at the provider, revisions that
+ * need approval, one-time orders, notifications verified by the provider.
+ */
+export type Interval = 'month' | 'year';
+
+export interface ProviderSubscription {
+  id: string;
+  /** APPROVAL_PENDING, APPROVED, ACTIVE, SUSPENDED, CANCELLED, EXPIRED */
+  status: string;
+  planId: string;
+  customId: string | null;
+  nextBillingTime: string | null;
+  lastPaymentAt: string | null;
+  approveUrl: string | null;
+}
+
+export interface ProviderOrder {
+  id: string;
+  /** CREATED, APPROVED, COMPLETED, VOIDED */
+  status: string;
+  approveUrl: string | null;
+  customId: string | null;
+}
+
+export interface PaymentProvider {
+  readonly name: string;
+  /** Fails (ProviderError) when the credentials are not accepted. */
+  verifyCredentials(): Promise<void>;
+  createProduct(input: { name: string; description?: string }, idempotencyKey: string): Promise<{ id: string }>;
+  createPlan(
+    input: { productId: string; name: string; interval: Interval; price: number; currency: string; introPrice?: number; introCycles?: number },
+    idempotencyKey: string,
+  ): Promise<{ id: string }>;
+  createSubscription(
+    input: { planId: string; customId: string; returnUrl: string; cancelUrl: string; email?: string },
+    idempotencyKey: string,
+  ): Promise<ProviderSubscription>;
+  getSubscription(id: string): Promise<ProviderSubscription>;
+  reviseSubscription(id: string, input: { planId: string; returnUrl: string; cancelUrl: string }): Promise<{ approveUrl: string | null }>;
+  suspendSubscription(id: string, reason: string): Promise<void>;
+  activateSubscription(id: string, reason: string): Promise<void>;
+  cancelSubscription(id: string, reason: string): Promise<void>;
+  createOrder(input: { amount: number; currency: string; customId: string; description: string; returnUrl: string; cancelUrl: string }, idempotencyKey: string): Promise<ProviderOrder>;
+  getOrder(id: string): Promise<ProviderOrder>;
+  captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
+  registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
+  /** Asks the provider whether a notification is genuine. */
+  verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }): Promise<boolean>;
+}
+
+/** An error answered by the provider (or no answer at all). Routes turn it into 502 `<Provider>: <message>`. */
+export class ProviderError extends Error {
+  constructor(
+    readonly provider: string,
+    message: string,
+    readonly status: number | null,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+  }
+}

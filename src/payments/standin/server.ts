@@ -1,0 +1,468 @@
+// A local stand-in for PayPal: the subset of its REST API that PayPalProvider uses, with state, an
+// approval page a person (or a headless browser) can click through, and signed notifications that
+// its own verify-webhook-signature endpoint checks, as PayPal does. The service talks to it over
+// HTTP exactly as it would to PayPal; nothing in the service knows it is a stand-in.
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
+import zlib from 'node:zlib';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import Koa, { type Context } from 'koa';
+
+type Json = Record<string, any>;
+
+interface State {
+  credentials: Record<string, string>;
+  tokens: Record<string, { clientId: string; expiresAt: number }>;
+  products: Record<string, Json>;
+  plans: Record<string, Json>;
+  subscriptions: Record<string, Json>;
+  orders: Record<string, Json>;
+  webhooks: Record<string, { id: string; url: string; event_types: { name: string }[]; clientId: string }>;
+  idempotency: Record<string, Json>;
+}
+
+export interface StandInOptions {
+  /** client id -> secret accepted by /v1/oauth2/token */
+  credentials?: Record<string, string>;
+  /** Time between approval and ACTIVE for subscriptions (PayPal activates asynchronously). */
+  activationDelayMs?: number;
+  /** Keep state in this JSON file across restarts (the embedded default). */
+  statePath?: string;
+  port?: number;
+  host?: string;
+}
+
+const id = (prefix: string, n = 17) => `${prefix}${randomBytes(n).toString('base64url').replace(/[-_]/g, '').slice(0, n).toUpperCase()}`;
+const now = () => new Date().toISOString();
+const addInterval = (from: Date, unit: string) => {
+  const d = new Date(from);
+  if (unit === 'YEAR') d.setUTCFullYear(d.getUTCFullYear() + 1);
+  else d.setUTCMonth(d.getUTCMonth() + 1);
+  return d.toISOString();
+};
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function paypalError(ctx: Context, status: number, name: string, message: string, issue?: string) {
+  ctx.status = status;
+  ctx.body = { name, message, debug_id: randomBytes(6).toString('hex'), ...(issue ? { details: [{ issue, description: message }] } : {}) };
+}
+
+export class PayPalStandIn {
+  readonly signingKey = randomBytes(32);
+  private state: State;
+  private server: http.Server | null = null;
+  private failures: { status: number; name: string; message: string }[] = [];
+  private timers = new Set<NodeJS.Timeout>();
+  baseUrl = '';
+  /** Every notification sent, for tests. */
+  readonly sent: { url: string; event: Json; status: number | null }[] = [];
+
+  constructor(private readonly opts: StandInOptions = {}) {
+    const fresh: State = { credentials: { ...(opts.credentials ?? {}) }, tokens: {}, products: {}, plans: {}, subscriptions: {}, orders: {}, webhooks: {}, idempotency: {} };
+    if (opts.statePath && fs.existsSync(opts.statePath)) {
+      this.state = { ...fresh, ...(JSON.parse(fs.readFileSync(opts.statePath, 'utf8')) as State) };
+      Object.assign(this.state.credentials, opts.credentials ?? {});
+    } else this.state = fresh;
+  }
+
+  /** Accepts these credentials from now on. */
+  addCredentials(clientId: string, secret: string) {
+    this.state.credentials[clientId] = secret;
+    this.save();
+  }
+
+  /** The next API calls answer with this error (to test provider failures). */
+  failNext(status = 500, name = 'INTERNAL_SERVER_ERROR', message = 'An internal server error has occurred', times = 1) {
+    for (let i = 0; i < times; i++) this.failures.push({ status, name, message });
+  }
+
+  subscription(subId: string): Json | undefined {
+    return this.state.subscriptions[subId];
+  }
+
+  private save() {
+    if (this.opts.statePath) fs.writeFileSync(this.opts.statePath, JSON.stringify(this.state));
+  }
+
+  private later(ms: number, fn: () => void) {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  // ---- notifications ------------------------------------------------------------------------------
+
+  private signature(transmissionId: string, time: string, webhookId: string, body: string) {
+    const crc = zlib.crc32(body);
+    return createHmac('sha256', this.signingKey).update(`${transmissionId}|${time}|${webhookId}|${crc}`).digest('base64');
+  }
+
+  /** Sends an event to every webhook of the client subscribed to its type, signed. */
+  async notify(clientId: string, eventType: string, resource: Json, summary = eventType) {
+    const event = { id: id('WH-', 17), event_version: '1.0', create_time: now(), resource_type: eventType.split('.')[0].toLowerCase(), event_type: eventType, summary, resource };
+    const body = JSON.stringify(event);
+    const hooks = Object.values(this.state.webhooks).filter((w) => w.clientId === clientId && w.event_types.some((t) => t.name === eventType || t.name === '*'));
+    await Promise.all(
+      hooks.map(async (w) => {
+        const transmissionId = randomUUID();
+        const time = now();
+        let status: number | null = null;
+        try {
+          const res = await fetch(w.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'paypal-transmission-id': transmissionId,
+              'paypal-transmission-time': time,
+              'paypal-transmission-sig': this.signature(transmissionId, time, w.id, body),
+              'paypal-cert-url': `${this.baseUrl}/v1/notifications/certs/standin`,
+              'paypal-auth-algo': 'SHA256withRSA',
+            },
+            body,
+            signal: AbortSignal.timeout(10_000),
+          });
+          status = res.status;
+          await res.arrayBuffer();
+        } catch {
+          status = null;
+        }
+        this.sent.push({ url: w.url, event, status });
+      }),
+    );
+    return event;
+  }
+
+  // ---- simulations for tests and demos -------------------------------------------------------------
+
+  /** A renewal: the provider charges the next cycle. */
+  async renew(subId: string) {
+    const s = this.state.subscriptions[subId];
+    const plan = this.state.plans[s.plan_id];
+    s.billing_info.last_payment = { time: now(), amount: plan.billing_cycles.at(-1).pricing_scheme.fixed_price };
+    s.billing_info.next_billing_time = addInterval(new Date(), plan.billing_cycles.at(-1).frequency.interval_unit);
+    s.billing_info.cycle_executions = (s.billing_info.cycle_executions ?? 0) + 1;
+    this.save();
+    await this.notify(s.clientId, 'PAYMENT.SALE.COMPLETED', { id: id('SALE-'), billing_agreement_id: s.id, custom: s.custom_id, amount: { total: s.billing_info.last_payment.amount.value, currency: s.billing_info.last_payment.amount.currency_code }, state: 'completed' });
+  }
+
+  async failPayment(subId: string) {
+    const s = this.state.subscriptions[subId];
+    await this.notify(s.clientId, 'BILLING.SUBSCRIPTION.PAYMENT.FAILED', this.presentSubscription(s));
+  }
+
+  async expire(subId: string) {
+    const s = this.state.subscriptions[subId];
+    s.status = 'EXPIRED';
+    this.save();
+    await this.notify(s.clientId, 'BILLING.SUBSCRIPTION.EXPIRED', this.presentSubscription(s));
+  }
+
+  // ---- the API ---------------------------------------------------------------------------------------
+
+  private presentSubscription(s: Json) {
+    const { clientId: _c, application_context: _a, pending: _p, ...rest } = s;
+    const links = s.status === 'APPROVAL_PENDING' ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.approval_token}`, method: 'GET' }] : [];
+    return { ...rest, links: [...links, { rel: 'self', href: `${this.baseUrl}/v1/billing/subscriptions/${s.id}`, method: 'GET' }] };
+  }
+
+  private presentOrder(o: Json) {
+    const { clientId: _c, application_context: _a, ...rest } = o;
+    const links = o.status === 'CREATED' ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?token=${o.id}`, method: 'GET' }] : [];
+    return { ...rest, links: [...links, { rel: 'self', href: `${this.baseUrl}/v2/checkout/orders/${o.id}`, method: 'GET' }] };
+  }
+
+  private app(): Koa {
+    const app = new Koa();
+    const router = new Router();
+    const auth = async (ctx: Context, next: () => Promise<unknown>) => {
+      const failure = this.failures.shift();
+      if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
+      const m = /^Bearer (.+)$/.exec(ctx.get('authorization'));
+      const token = m && this.state.tokens[m[1]];
+      if (!token || token.expiresAt < Date.now()) return paypalError(ctx, 401, 'AUTHENTICATION_FAILURE', 'Authentication failed due to invalid authentication credentials or a missing Authorization header.');
+      ctx.state.clientId = token.clientId;
+      // PayPal-Request-Id: the same POST twice answers the first result.
+      const key = ctx.method === 'POST' ? ctx.get('paypal-request-id') : '';
+      if (key && this.state.idempotency[`${token.clientId}:${key}`]) {
+        const saved = this.state.idempotency[`${token.clientId}:${key}`];
+        ctx.status = saved.status;
+        ctx.body = saved.body;
+        return;
+      }
+      await next();
+      if (key && ctx.status < 300) this.state.idempotency[`${token.clientId}:${key}`] = { status: ctx.status, body: ctx.body };
+      this.save();
+    };
+    const own = <T extends Json>(ctx: Context, map: Record<string, T>, key: string): T | undefined => {
+      const item = map[key];
+      if (!item || item.clientId !== ctx.state.clientId) {
+        paypalError(ctx, 404, 'RESOURCE_NOT_FOUND', 'The specified resource does not exist.', 'INVALID_RESOURCE_ID');
+        return undefined;
+      }
+      return item;
+    };
+    const body = (ctx: Context) => (ctx.request.body ?? {}) as Json;
+
+    router.post('/v1/oauth2/token', (ctx) => {
+      const failure = this.failures.shift();
+      if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
+      const m = /^Basic (.+)$/.exec(ctx.get('authorization'));
+      const [clientId, secret] = m ? Buffer.from(m[1], 'base64').toString().split(':') : [];
+      const expected = clientId ? this.state.credentials[clientId] : undefined;
+      const ok = expected !== undefined && secret !== undefined && expected.length === secret.length && timingSafeEqual(Buffer.from(expected), Buffer.from(secret));
+      if (!ok || body(ctx).grant_type !== 'client_credentials') {
+        ctx.status = 401;
+        ctx.body = { error: 'invalid_client', error_description: 'Client Authentication failed' };
+        return;
+      }
+      const token = `A21AA${randomBytes(24).toString('base64url')}`;
+      this.state.tokens[token] = { clientId, expiresAt: Date.now() + 32_400_000 };
+      ctx.body = { scope: 'https://uri.paypal.com/services/subscriptions', access_token: token, token_type: 'Bearer', app_id: `APP-${clientId.slice(0, 8)}`, expires_in: 32400, nonce: randomUUID() };
+    });
+
+    router.post('/v1/catalogs/products', auth, (ctx) => {
+      const b = body(ctx);
+      if (!b.name) return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
+      const p = { id: id('PROD-'), name: b.name, description: b.description, type: b.type ?? 'SERVICE', category: b.category, create_time: now(), clientId: ctx.state.clientId };
+      this.state.products[p.id] = p;
+      ctx.status = 201;
+      ctx.body = { ...p, clientId: undefined };
+    });
+
+    router.post('/v1/billing/plans', auth, (ctx) => {
+      const b = body(ctx);
+      const product = own(ctx, this.state.products, b.product_id);
+      if (!product) return;
+      const cycles = b.billing_cycles as Json[] | undefined;
+      const valid = cycles?.length && cycles.every((c) => Number(c.pricing_scheme?.fixed_price?.value) >= 0 && /^[A-Z]{3}$/.test(c.pricing_scheme?.fixed_price?.currency_code ?? ''));
+      if (!valid) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'INVALID_PRICING_SCHEME');
+      const p = { id: id('P-', 24), product_id: b.product_id, name: b.name, status: 'ACTIVE', billing_cycles: cycles, payment_preferences: b.payment_preferences, create_time: now(), clientId: ctx.state.clientId };
+      this.state.plans[p.id] = p;
+      ctx.status = 201;
+      ctx.body = { ...p, clientId: undefined };
+    });
+    router.get('/v1/billing/plans/:id', auth, (ctx) => {
+      const p = own(ctx, this.state.plans, ctx.params.id);
+      if (p) ctx.body = { ...p, clientId: undefined };
+    });
+
+    router.post('/v1/billing/subscriptions', auth, (ctx) => {
+      const b = body(ctx);
+      const plan = own(ctx, this.state.plans, b.plan_id);
+      if (!plan) return;
+      const s = {
+        id: id('I-', 12),
+        plan_id: plan.id,
+        status: 'APPROVAL_PENDING',
+        custom_id: b.custom_id ?? null,
+        subscriber: b.subscriber ?? null,
+        billing_info: { next_billing_time: null as string | null, last_payment: null as Json | null, cycle_executions: 0 },
+        create_time: now(),
+        status_update_time: now(),
+        approval_token: id('BA-', 17),
+        application_context: b.application_context ?? {},
+        clientId: ctx.state.clientId,
+      };
+      this.state.subscriptions[s.id] = s;
+      ctx.status = 201;
+      ctx.body = this.presentSubscription(s);
+    });
+    router.get('/v1/billing/subscriptions/:id', auth, (ctx) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (s) ctx.body = this.presentSubscription(s);
+    });
+    router.post('/v1/billing/subscriptions/:id/revise', auth, (ctx) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (!s) return;
+      const plan = own(ctx, this.state.plans, body(ctx).plan_id);
+      if (!plan) return;
+      if (s.status !== 'ACTIVE') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'SUBSCRIPTION_STATUS_INVALID');
+      s.pending = { plan_id: plan.id, token: id('BA-', 17), application_context: body(ctx).application_context ?? {} };
+      ctx.body = { plan_id: plan.id, links: [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.pending.token}`, method: 'GET' }] };
+    });
+    const transition = (from: string[], to: string, eventType: string) => async (ctx: Context) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (!s) return;
+      if (!from.includes(s.status)) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'SUBSCRIPTION_STATUS_INVALID');
+      s.status = to;
+      s.status_update_time = now();
+      if (to === 'ACTIVE') s.billing_info.next_billing_time = addInterval(new Date(), this.state.plans[s.plan_id].billing_cycles.at(-1).frequency.interval_unit);
+      ctx.status = 204;
+      this.later(0, () => void this.notify(s.clientId, eventType, this.presentSubscription(s)));
+    };
+    router.post('/v1/billing/subscriptions/:id/suspend', auth, transition(['ACTIVE'], 'SUSPENDED', 'BILLING.SUBSCRIPTION.SUSPENDED'));
+    router.post('/v1/billing/subscriptions/:id/activate', auth, transition(['SUSPENDED'], 'ACTIVE', 'BILLING.SUBSCRIPTION.ACTIVATED'));
+    router.post('/v1/billing/subscriptions/:id/cancel', auth, transition(['ACTIVE', 'SUSPENDED', 'APPROVED', 'APPROVAL_PENDING'], 'CANCELLED', 'BILLING.SUBSCRIPTION.CANCELLED'));
+
+    router.post('/v2/checkout/orders', auth, (ctx) => {
+      const b = body(ctx);
+      const unit = b.purchase_units?.[0];
+      if (!unit?.amount?.value || !/^[A-Z]{3}$/.test(unit.amount.currency_code ?? '')) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'INVALID_PARAMETER_VALUE');
+      const o = { id: id('', 17), intent: b.intent ?? 'CAPTURE', status: 'CREATED', purchase_units: b.purchase_units, create_time: now(), application_context: b.application_context ?? {}, clientId: ctx.state.clientId };
+      this.state.orders[o.id] = o;
+      ctx.status = 201;
+      ctx.body = this.presentOrder(o);
+    });
+    router.get('/v2/checkout/orders/:id', auth, (ctx) => {
+      const o = own(ctx, this.state.orders, ctx.params.id);
+      if (o) ctx.body = this.presentOrder(o);
+    });
+    router.post('/v2/checkout/orders/:id/capture', auth, (ctx) => {
+      const o = own(ctx, this.state.orders, ctx.params.id);
+      if (!o) return;
+      if (o.status === 'COMPLETED') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'ORDER_ALREADY_CAPTURED');
+      if (o.status !== 'APPROVED') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'ORDER_NOT_APPROVED');
+      o.status = 'COMPLETED';
+      ctx.status = 201;
+      ctx.body = this.presentOrder(o);
+      this.later(0, () => void this.notify(o.clientId, 'PAYMENT.CAPTURE.COMPLETED', { id: id('CAP-'), status: 'COMPLETED', custom_id: o.purchase_units?.[0]?.custom_id, supplementary_data: { related_ids: { order_id: o.id } } }));
+    });
+
+    router.post('/v1/notifications/webhooks', auth, (ctx) => {
+      const b = body(ctx);
+      if (!b.url || !Array.isArray(b.event_types)) return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
+      const existing = Object.values(this.state.webhooks).find((w) => w.clientId === ctx.state.clientId && w.url === b.url);
+      if (existing) return paypalError(ctx, 400, 'WEBHOOK_URL_ALREADY_EXISTS', 'Webhook URL already exists');
+      const w = { id: id('WH-', 17), url: b.url, event_types: b.event_types, clientId: ctx.state.clientId };
+      this.state.webhooks[w.id] = w;
+      ctx.status = 201;
+      ctx.body = { id: w.id, url: w.url, event_types: w.event_types };
+    });
+    router.get('/v1/notifications/webhooks', auth, (ctx) => {
+      ctx.body = { webhooks: Object.values(this.state.webhooks).filter((w) => w.clientId === ctx.state.clientId).map(({ clientId: _c, ...w }) => w) };
+    });
+    router.post('/v1/notifications/verify-webhook-signature', auth, (ctx) => {
+      const b = body(ctx);
+      const expected = this.signature(String(b.transmission_id), String(b.transmission_time), String(b.webhook_id), JSON.stringify(b.webhook_event));
+      const given = Buffer.from(String(b.transmission_sig ?? ''));
+      const ok = given.length === Buffer.from(expected).length && timingSafeEqual(given, Buffer.from(expected)) && this.state.webhooks[b.webhook_id]?.clientId === ctx.state.clientId;
+      ctx.body = { verification_status: ok ? 'SUCCESS' : 'FAILURE' };
+    });
+
+    // The approval page: what the buyer sees at PayPal.
+    router.get('/checkoutnow', (ctx) => {
+      const found = this.findApproval(String(ctx.query.ba_token ?? ctx.query.token ?? ''));
+      ctx.type = 'html';
+      if (!found) {
+        ctx.status = 404;
+        ctx.body = '<!doctype html><title>PayPal (stand-in)</title><p>This approval link is not valid.</p>';
+        return;
+      }
+      const { kind, item, plan } = found;
+      const price = kind === 'order' ? item.purchase_units[0].amount : plan.billing_cycles.at(-1).pricing_scheme.fixed_price;
+      const what = kind === 'order' ? escape(item.purchase_units[0].description ?? 'One-time purchase') : `${escape(plan.name)}, ${price.value} ${price.currency_code} per ${plan.billing_cycles.at(-1).frequency.interval_unit.toLowerCase()}`;
+      const token = escape(String(ctx.query.ba_token ?? ctx.query.token));
+      ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Approve payment (PayPal stand-in)</title></head>
+<body><main><h1>Approve your payment</h1><p id="summary">${what}</p>
+<form method="post" action="/checkoutnow/decision"><input type="hidden" name="token" value="${token}">
+<button type="submit" name="decision" value="approve" id="approve">Agree &amp; Subscribe</button>
+<button type="submit" name="decision" value="cancel" id="cancel">Cancel and return</button></form>
+<p><small>Local PayPal stand-in: no money moves.</small></p></main></body></html>`;
+    });
+    router.post('/checkoutnow/decision', (ctx) => {
+      const b = body(ctx);
+      const found = this.findApproval(String(b.token ?? ''));
+      if (!found) {
+        ctx.status = 404;
+        ctx.body = 'This approval link is not valid.';
+        return;
+      }
+      ctx.redirect(this.decide(found, b.decision === 'approve'));
+      ctx.status = 303;
+    });
+
+    app.use(bodyParser({ enableTypes: ['json', 'form'] }));
+    app.use(router.routes());
+    return app;
+  }
+
+  private findApproval(token: string): { kind: 'subscription' | 'revision' | 'order'; item: Json; plan: Json } | null {
+    for (const s of Object.values(this.state.subscriptions)) {
+      if (s.approval_token === token && s.status === 'APPROVAL_PENDING') return { kind: 'subscription', item: s, plan: this.state.plans[s.plan_id] };
+      if (s.pending?.token === token) return { kind: 'revision', item: s, plan: this.state.plans[s.pending.plan_id] };
+    }
+    const o = this.state.orders[token];
+    if (o && o.status === 'CREATED') return { kind: 'order', item: o, plan: {} };
+    return null;
+  }
+
+  /** Applies the buyer's decision and returns where the browser goes next. */
+  decide(found: { kind: 'subscription' | 'revision' | 'order'; item: Json }, approve: boolean): string {
+    const { kind, item } = found;
+    const ctxUrls = (kind === 'revision' ? item.pending.application_context : item.application_context) as Json;
+    const back = new URL(approve ? ctxUrls.return_url : ctxUrls.cancel_url);
+    if (kind === 'subscription') {
+      back.searchParams.set('subscription_id', item.id);
+      back.searchParams.set('ba_token', item.approval_token);
+      if (approve) {
+        item.status = 'APPROVED';
+        item.status_update_time = now();
+        this.later(this.opts.activationDelayMs ?? 0, () => {
+          if (item.status !== 'APPROVED') return;
+          item.status = 'ACTIVE';
+          item.status_update_time = now();
+          const plan = this.state.plans[item.plan_id];
+          const cycle = plan.billing_cycles[0];
+          item.billing_info.last_payment = { time: now(), amount: cycle.pricing_scheme.fixed_price };
+          item.billing_info.cycle_executions = 1;
+          item.billing_info.next_billing_time = addInterval(new Date(), cycle.frequency.interval_unit);
+          this.save();
+          void this.notify(item.clientId, 'BILLING.SUBSCRIPTION.ACTIVATED', this.presentSubscription(item));
+        });
+      }
+    } else if (kind === 'revision') {
+      back.searchParams.set('subscription_id', item.id);
+      if (approve) {
+        item.plan_id = item.pending.plan_id;
+        item.status_update_time = now();
+        void this.notify(item.clientId, 'BILLING.SUBSCRIPTION.UPDATED', this.presentSubscription(item));
+      }
+      delete item.pending;
+    } else {
+      back.searchParams.set('token', item.id);
+      if (approve) {
+        item.status = 'APPROVED';
+        back.searchParams.set('PayerID', id('', 13));
+      }
+    }
+    this.save();
+    return back.toString();
+  }
+
+  /** Clicks the approval link the way a buyer would (for tests and scripts without a browser). */
+  async approve(approveUrl: string, decision: 'approve' | 'cancel' = 'approve'): Promise<string> {
+    const u = new URL(approveUrl);
+    const token = u.searchParams.get('ba_token') ?? u.searchParams.get('token') ?? '';
+    const res = await fetch(`${this.baseUrl}/checkoutnow/decision`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, decision }).toString(),
+      redirect: 'manual',
+    });
+    if (res.status !== 303) throw new Error(`approval failed: ${res.status}`);
+    return res.headers.get('location')!;
+  }
+
+  async start(): Promise<string> {
+    this.server = http.createServer(this.app().callback());
+    await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve()));
+    const { port } = this.server.address() as net.AddressInfo;
+    this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
+    return this.baseUrl;
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    if (!this.server) return;
+    await new Promise<void>((resolve) => {
+      this.server!.close(() => resolve());
+      this.server!.closeAllConnections();
+    });
+  }
+}
