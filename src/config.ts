@@ -46,6 +46,13 @@ export const configSchema = z.object({
     .default('60000,300000,1800000,7200000,28800000,86400000')
     .transform((v) => v.split(',').map((x) => Number(x.trim())))
     .refine((a) => a.length >= 1 && a.length <= 20 && a.every((n) => Number.isInteger(n) && n >= 0), 'must be comma-separated non-negative integers'),
+  /**
+   * PayPal's API base URL for every app, overriding the sandbox/live URLs (e.g. a stand-in). When
+   * unset outside production, `npm start` runs the local PayPal stand-in and uses it.
+   */
+  PAYPAL_BASE_URL: optionalUrl,
+  /** Port of the local PayPal stand-in that `npm start` runs (embedded default). */
+  PAYPAL_STANDIN_PORT: port(8900),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
 });

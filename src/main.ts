@@ -2,7 +2,7 @@
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { closeDeps, closeServer, createWorker, listen, onShutdown, openDeps, resolveAdminKey, startInfrastructure } from './runtime.js';
+import { closeDeps, closeServer, createWorker, listen, onShutdown, openDeps, resolveAdminKey, startInfrastructure, STANDIN_CREDENTIALS } from './runtime.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
@@ -24,6 +24,9 @@ async function main() {
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
       `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,
+      infra.paypal
+        ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
+        : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
       '',
       '  Ctrl-C stops everything.',
       '',

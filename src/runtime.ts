@@ -13,6 +13,7 @@ import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from 
 import { OutboxRelay } from './temporal/outbox.js';
 import { createWorker, type WorkerHandle } from './temporal/worker.js';
 import { systemResolver } from './webhooks/url-policy.js';
+import { PayPalStandIn } from './payments/standin/server.js';
 import { fanOutPending } from './webhooks/webhooks.service.js';
 
 /**
@@ -38,14 +39,21 @@ export function resolveAdminKey(config: Config): { key: string; source: 'env' | 
 export interface Infrastructure {
   postgres: EmbeddedPostgresHandle | null;
   temporal: DevServerHandle | null;
+  /** The local PayPal stand-in (development, when PAYPAL_BASE_URL is not set). */
+  paypal: PayPalStandIn | null;
   stop(): Promise<void>;
 }
+
+/** Credentials the embedded PayPal stand-in accepts (it moves no money). */
+export const STANDIN_CREDENTIALS = { client_id: 'local-sandbox', client_secret: 'local-sandbox-secret' };
 
 /** Starts whatever is embedded: PostgreSQL unless DATABASE_URL is set, Temporal unless TEMPORAL_ADDRESS is. */
 export async function startInfrastructure(config: Config, logger: Logger, opts: { temporalUi?: boolean; persistTemporal?: boolean } = {}): Promise<Infrastructure> {
   let postgres: EmbeddedPostgresHandle | null = null;
   let temporal: DevServerHandle | null = null;
+  let paypal: PayPalStandIn | null = null;
   const stop = async () => {
+    await paypal?.stop().catch((err) => logger.warn({ err }, 'stopping the PayPal stand-in'));
     await temporal?.stop().catch((err) => logger.warn({ err }, 'stopping Temporal dev server'));
     await postgres?.stop().catch((err) => logger.warn({ err }, 'stopping PostgreSQL'));
   };
@@ -67,11 +75,21 @@ export async function startInfrastructure(config: Config, logger: Logger, opts: 
     ]);
     postgres = pg;
     temporal = tmp;
+    if (!config.PAYPAL_BASE_URL && config.NODE_ENV !== 'production') {
+      fs.mkdirSync(config.dataDir, { recursive: true });
+      paypal = new PayPalStandIn({
+        credentials: { [STANDIN_CREDENTIALS.client_id]: STANDIN_CREDENTIALS.client_secret },
+        activationDelayMs: 2000,
+        statePath: path.join(config.dataDir, 'paypal-standin.json'),
+        port: config.PAYPAL_STANDIN_PORT,
+      });
+      config.PAYPAL_BASE_URL = await paypal.start();
+    }
   } catch (err) {
     await stop();
     throw err;
   }
-  return { postgres, temporal, stop };
+  return { postgres, temporal, paypal, stop };
 }
 
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */

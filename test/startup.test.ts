@@ -97,6 +97,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       TEMPORAL_PORT: String(ports.temporal),
       TEMPORAL_UI_PORT: String(ports.ui),
       TEMPORAL_TASK_QUEUE: `offerkit-startup-${process.pid}`,
+      PAYPAL_STANDIN_PORT: String(await freePort()),
       ...(external ? { TEMPORAL_ADDRESS: external } : {}),
     };
   });
@@ -116,6 +117,14 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       expect(fs.existsSync(path.join(dataDir, 'temporal', 'temporal.sqlite'))).to.equal(true);
     }
     expect((await json(`${first.apiUrl}/health`)).body).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
+    // The embedded PayPal stand-in is up and accepts the printed credentials.
+    expect(first.output()).to.match(new RegExp(`PayPal\\s+local stand-in at http://127\\.0\\.0\\.1:${env.PAYPAL_STANDIN_PORT}`));
+    const token = await fetch(`http://127.0.0.1:${env.PAYPAL_STANDIN_PORT}/v1/oauth2/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('local-sandbox:local-sandbox-secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(token.status).to.equal(200);
 
     const created = await json(`${first.apiUrl}/apps`, {
       method: 'POST',

@@ -4,6 +4,7 @@ import { App } from '../apps/apps.entities.js';
 import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
 import { Event } from '../events/events.entities.js';
 import { Org } from '../orgs/orgs.entities.js';
+import { PaymentConnection } from '../payments/payments.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
 import { UsageCounter, UsageEvent } from '../usage/usage.entities.js';
 import { WebhookDelivery, WebhookEndpoint } from '../webhooks/webhooks.entities.js';
@@ -30,4 +31,5 @@ export const entities = [
   Report,
   WebhookEndpoint,
   WebhookDelivery,
+  PaymentConnection,
 ];

@@ -177,6 +177,11 @@ export class PayPalProvider implements PaymentProvider {
     return { id: r.id };
   }
 
+  async listWebhooks() {
+    const r = await this.call<{ webhooks: { id: string; url: string }[] }>('GET', '/v1/notifications/webhooks');
+    return r.webhooks.map((w) => ({ id: w.id, url: w.url }));
+  }
+
   async verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }) {
     const h = (k: string) => input.headers[k] ?? input.headers[k.toLowerCase()];
     const r = await this.call<{ verification_status: string }>('POST', '/v1/notifications/verify-webhook-signature', {

@@ -46,6 +46,7 @@ export interface PaymentProvider {
   getOrder(id: string): Promise<ProviderOrder>;
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
+  listWebhooks(): Promise<{ id: string; url: string }[]>;
   /** Asks the provider whether a notification is genuine. */
   verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }): Promise<boolean>;
 }

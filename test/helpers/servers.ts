@@ -17,6 +17,9 @@ import { createLogger } from '../../src/logger.js';
 import { closeDeps, openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../../src/temporal/devserver.js';
 import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
+import { PayPalStandIn } from '../../src/payments/standin/server.js';
+
+export const PAYPAL_TEST_CREDENTIALS = { 'sandbox-client': 'sandbox-secret' };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -43,6 +46,8 @@ export interface TestEnv {
   adminKey: string;
   workflowBundle: WorkflowBundle;
   worker: WorkerHandle;
+  /** The local PayPal stand-in every test app's provider connection talks to. */
+  paypal: PayPalStandIn;
   /** Restart the worker (e.g. after simulating a crash). */
   restartWorker(): Promise<void>;
   /** Stop the worker (a crash, as far as Temporal can tell) and start it again later. */
@@ -104,6 +109,11 @@ export async function startTestEnv(): Promise<TestEnv> {
     temporalAddress = dev.address;
   }
 
+  // The payment provider: the local PayPal stand-in, reached over HTTP like PayPal.
+  const paypal = new PayPalStandIn({ credentials: PAYPAL_TEST_CREDENTIALS, activationDelayMs: 500 });
+  await paypal.start();
+  cleanups.push(() => paypal.stop());
+
   const adminKey = `adm_test_${process.pid}`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -115,6 +125,7 @@ export async function startTestEnv(): Promise<TestEnv> {
     TEMPORAL_TASK_QUEUE: taskQueue,
     ADMIN_API_KEY: adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    PAYPAL_BASE_URL: paypal.baseUrl,
     OUTBOX_POLL_MS: '200',
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
@@ -144,6 +155,7 @@ export async function startTestEnv(): Promise<TestEnv> {
     baseUrl: `http://127.0.0.1:${port}`,
     adminKey,
     workflowBundle,
+    paypal,
     get worker() {
       return worker;
     },

@@ -4,10 +4,12 @@ import { Migration20261121082939_initial } from './Migration20261121082939_initi
 import { Migration20261121090000_catalog } from './Migration20261121090000_catalog.js';
 import { Migration20261121091000_analytics_indexes } from './Migration20261121091000_analytics_indexes.js';
 import { Migration20261121100000_webhooks } from './Migration20261121100000_webhooks.js';
+import { Migration20261121110000_payments } from './Migration20261121110000_payments.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
   Migration20261121090000_catalog,
   Migration20261121091000_analytics_indexes,
   Migration20261121100000_webhooks,
+  Migration20261121110000_payments,
 ];

@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import type { Ctx } from '../context.js';
+import type { Config } from '../config.js';
+import { AppError, conflict, providerError } from '../http/errors.js';
+import { iso } from '../time.js';
+import { isPublicAddress } from '../webhooks/url-policy.js';
+import { PaymentConnection, type IPaymentConnection } from './payments.entities.js';
+import type * as S from './payments.schemas.js';
+import { PAYPAL_BASE_URLS, PayPalProvider } from './paypal.js';
+import { ProviderError, type PaymentProvider } from './provider.js';
+
+/** Provider notifications the service subscribes to when it registers its webhook. */
+export const PROVIDER_EVENT_TYPES = [
+  'BILLING.SUBSCRIPTION.ACTIVATED',
+  'BILLING.SUBSCRIPTION.UPDATED',
+  'BILLING.SUBSCRIPTION.CANCELLED',
+  'BILLING.SUBSCRIPTION.SUSPENDED',
+  'BILLING.SUBSCRIPTION.EXPIRED',
+  'BILLING.SUBSCRIPTION.PAYMENT.FAILED',
+  'PAYMENT.SALE.COMPLETED',
+  'PAYMENT.CAPTURE.COMPLETED',
+];
+
+export function providerBaseUrl(config: Config, env: 'sandbox' | 'live'): string {
+  return config.PAYPAL_BASE_URL ?? PAYPAL_BASE_URLS[env];
+}
+
+const providers = new Map<string, PaymentProvider>();
+
+/** One provider client per connection (it caches its OAuth token). */
+export function providerFor(config: Config, conn: Pick<IPaymentConnection, 'clientId' | 'clientSecret' | 'env'>): PaymentProvider {
+  const baseUrl = providerBaseUrl(config, conn.env);
+  const key = createHash('sha256').update(`${baseUrl}\n${conn.clientId}\n${conn.clientSecret}`).digest('hex');
+  let p = providers.get(key);
+  if (!p) {
+    p = new PayPalProvider({ clientId: conn.clientId, clientSecret: conn.clientSecret, baseUrl });
+    providers.set(key, p);
+  }
+  return p;
+}
+
+/** A provider error as the HTTP answer: 502 `<Provider>: <message>`. Anything else passes through. */
+export function asHttpError(err: unknown): unknown {
+  if (err instanceof ProviderError) return providerError(err.provider, err.message);
+  return err;
+}
+
+export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asHttpError(err);
+  }
+}
+
+export function presentConnection(c: IPaymentConnection | null) {
+  if (!c) return { connected: false as const, provider: 'paypal', env: null, client_id: null, webhook: null, connected_at: null };
+  return {
+    connected: true as const,
+    provider: c.provider,
+    env: c.env,
+    client_id: c.clientId,
+    webhook: c.webhookId ? { id: c.webhookId, url: c.webhookUrl } : null,
+    connected_at: iso(c.createdAt),
+  };
+}
+
+export async function getConnection(ctx: Ctx) {
+  return presentConnection(await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id }));
+}
+
+/** The app's provider, or 409 `payment provider not connected`. */
+export async function requireProvider(ctx: Ctx): Promise<{ connection: IPaymentConnection; provider: PaymentProvider }> {
+  const connection = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
+  if (!connection) throw conflict('payment provider not connected');
+  return { connection, provider: providerFor(ctx.deps.config, connection) };
+}
+
+/**
+ * Checks the credentials with the provider, then registers the service's notification URL when the
+ * provider can reach it (a public origin, or a provider at a non-PayPal base URL such as the local
+ * stand-in), and saves the connection. Reconnecting replaces it.
+ */
+export async function connect(ctx: Ctx, input: z.output<typeof S.connectBody>, origin: string) {
+  const provider = providerFor(ctx.deps.config, { clientId: input.client_id, clientSecret: input.client_secret, env: input.env });
+  try {
+    await provider.verifyCredentials();
+  } catch (err) {
+    if (err instanceof ProviderError && (err.status === 401 || err.status === 400)) {
+      throw new AppError(400, `${err.provider}: ${err.message} (check client_id, client_secret and env)`);
+    }
+    throw asHttpError(err);
+  }
+  const webhookUrl = `${origin}/payments/webhooks/${ctx.app.id}`;
+  const host = new URL(origin).hostname.replace(/^\[(.*)\]$/, '$1');
+  const baseUrl = providerBaseUrl(ctx.deps.config, input.env);
+  const realPayPal = Object.values(PAYPAL_BASE_URLS).includes(baseUrl as never);
+  const reachable = !realPayPal || (host !== 'localhost' && (!/^[\d.:]+$/.test(host) || isPublicAddress(host)));
+  let webhookId: string | null = null;
+  if (reachable) {
+    webhookId = await withProvider(async () => {
+      const existing = (await provider.listWebhooks()).find((w) => w.url === webhookUrl);
+      return existing ? existing.id : (await provider.registerWebhook(webhookUrl, PROVIDER_EVENT_TYPES)).id;
+    });
+  }
+  let c = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
+  if (!c) c = ctx.em.create(PaymentConnection, { appId: ctx.app.id, provider: 'paypal', env: input.env, clientId: input.client_id, clientSecret: input.client_secret });
+  c.env = input.env;
+  c.clientId = input.client_id;
+  c.clientSecret = input.client_secret;
+  c.webhookId = webhookId;
+  c.webhookUrl = webhookId ? webhookUrl : null;
+  await ctx.em.flush();
+  return presentConnection(c);
+}
+
+/** Forgets the credentials. Subscriptions keep billing at the provider; nothing is cancelled. */
+export async function disconnect(ctx: Ctx) {
+  const c = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
+  if (!c) throw conflict('payment provider not connected');
+  await ctx.em.nativeDelete(PaymentConnection, { appId: ctx.app.id });
+  return presentConnection(null);
+}
+
