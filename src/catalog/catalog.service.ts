@@ -497,3 +497,8 @@ export function detachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
     if (!(await deleteLinks(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId))) throw notFound(`Add-on ${addonId} on incentive ${id}`);
   });
 }
+
+/** plan id -> its entitlement limits (attach order), for the plans given. */
+export function planEntitlementLimits(em: EntityManager, appId: string, planIds: string[]): Promise<Map<string, Limit[]>> {
+  return readLinks(em, LINKS.planEntitlements, appId, planIds);
+}

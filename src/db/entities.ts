@@ -3,6 +3,7 @@ import { Report } from '../analytics/analytics.entities.js';
 import { App } from '../apps/apps.entities.js';
 import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
 import { Event } from '../events/events.entities.js';
+import { Offer } from '../offers/offers.entities.js';
 import { Org } from '../orgs/orgs.entities.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
@@ -32,4 +33,5 @@ export const entities = [
   WebhookEndpoint,
   WebhookDelivery,
   PaymentConnection,
+  Offer,
 ];

@@ -4,6 +4,7 @@ import { appRoutes } from '../apps/apps.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
 import { docsRoutes } from '../docs/docs.routes.js';
 import { importRoutes } from '../import/import.routes.js';
+import { offerRoutes } from '../offers/offers.routes.js';
 import { orgRoutes } from '../orgs/orgs.routes.js';
 import { paymentRoutes } from '../payments/payments.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
@@ -14,4 +15,4 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes];

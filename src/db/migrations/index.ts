@@ -5,6 +5,7 @@ import { Migration20261121090000_catalog } from './Migration20261121090000_catal
 import { Migration20261121091000_analytics_indexes } from './Migration20261121091000_analytics_indexes.js';
 import { Migration20261121100000_webhooks } from './Migration20261121100000_webhooks.js';
 import { Migration20261121110000_payments } from './Migration20261121110000_payments.js';
+import { Migration20261121120000_offers } from './Migration20261121120000_offers.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -12,4 +13,5 @@ export const migrationsList = [
   Migration20261121091000_analytics_indexes,
   Migration20261121100000_webhooks,
   Migration20261121110000_payments,
+  Migration20261121120000_offers,
 ];

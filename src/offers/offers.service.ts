@@ -1,0 +1,343 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import { effectiveAccess } from '../access/access.service.js';
+import { findAccount } from '../accounts/accounts.service.js';
+import { Plan, type IPlan } from '../catalog/catalog.entities.js';
+import { planEntitlementLimits } from '../catalog/catalog.service.js';
+import type { Ctx } from '../context.js';
+import { flushOrConflict } from '../db/conflict.js';
+import { sql } from '../db/sql.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { requireProvider, withProvider } from '../payments/payments.service.js';
+import type { PaymentProvider } from '../payments/provider.js';
+import { iso } from '../time.js';
+import { Offer, type IOffer, type OfferBump, type OfferPlan } from './offers.entities.js';
+import type * as S from './offers.schemas.js';
+
+type OfferInput = z.output<typeof S.createOfferBody>;
+type OfferFields = z.output<typeof S.updateOfferBody>;
+
+export type LiveStatus = 'draft' | 'scheduled' | 'active' | 'expired' | 'archived';
+
+export function liveStatus(o: Pick<IOffer, 'status' | 'startsAt' | 'expiresAt'>, now = new Date()): LiveStatus {
+  if (o.status !== 'active') return o.status;
+  if (o.startsAt && o.startsAt > now) return 'scheduled';
+  if (o.expiresAt && o.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+/** The plan's regular price for an interval and currency (from its pricing card), or null. */
+export function regularPrice(plan: IPlan, interval: 'month' | 'year', currency: string): number | null {
+  const card = plan.pricingCard;
+  if (!card || (card.currency ?? 'USD').toUpperCase() !== currency) return null;
+  const value = interval === 'month' ? card.monthlyPrice : card.yearlyPrice;
+  return typeof value === 'number' ? value : null;
+}
+
+async function plansById(em: EntityManager, appId: string, ids: string[]) {
+  const plans = ids.length ? await em.find(Plan, { appId, id: { $in: ids } }) : [];
+  return new Map(plans.map((p) => [p.id, p]));
+}
+
+/** Checks every reference and price of an offer; the first problem is a 400 (or 404) naming it. */
+async function validate(ctx: Ctx, o: { plans: OfferPlan[]; bumps: OfferBump[]; accountId?: string | null; fallback?: string | null; id?: string }) {
+  const plans = await plansById(ctx.em, ctx.app.id, o.plans.map((p) => p.plan));
+  const ids = async (table: 'entitlements' | 'addons', list: string[]) =>
+    new Set((await sql<{ id: string }>(ctx.em, `select id from ${table} where app_id = $1 and id = any($2::text[])`, [ctx.app.id, list])).map((r) => r.id));
+  const ents = await ids('entitlements', o.plans.flatMap((p) => p.extras.entitlements.map((e) => e.id)));
+  const addons = await ids('addons', [...o.plans.flatMap((p) => p.extras.addons), ...o.bumps.map((b) => b.addon)]);
+  o.plans.forEach((p, i) => {
+    const plan = plans.get(p.plan);
+    if (!plan) throw badRequest(`plans.${i}.plan: plan ${p.plan} does not exist`);
+    p.prices.forEach((price, j) => {
+      if (price.cycles && regularPrice(plan, price.interval, price.currency) === null) {
+        throw badRequest(`plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price to continue at after ${price.cycles} cycles`);
+      }
+    });
+    p.extras.entitlements.forEach((e, j) => {
+      if (!ents.has(e.id)) throw badRequest(`plans.${i}.extras.entitlements.${j}.id: entitlement ${e.id} does not exist`);
+    });
+    p.extras.addons.forEach((a, j) => {
+      if (!addons.has(a)) throw badRequest(`plans.${i}.extras.addons.${j}: add-on ${a} does not exist`);
+    });
+  });
+  o.bumps.forEach((b, i) => {
+    if (!addons.has(b.addon)) throw badRequest(`bumps.${i}.addon: add-on ${b.addon} does not exist`);
+  });
+  if (o.accountId) await findAccount(ctx.em, ctx.app.id, o.accountId);
+  if (o.fallback) {
+    if (o.fallback === o.id) throw badRequest('fallback: must be another offer');
+    if (!(await ctx.em.findOne(Offer, { appId: ctx.app.id, id: o.fallback }))) throw badRequest(`fallback: offer ${o.fallback} does not exist`);
+  }
+}
+
+const normalizePlans = (plans: NonNullable<OfferFields['plans']>): OfferPlan[] =>
+  plans.map((p) => ({
+    plan: p.plan,
+    prices: p.prices.map((x) => ({ interval: x.interval, currency: x.currency, amount: x.amount, cycles: x.cycles ?? null })),
+    extras: {
+      entitlements: (p.extras?.entitlements ?? []).map((e) => ({ id: e.id, max: e.max ?? null })),
+      addons: p.extras?.addons ?? [],
+      cycles: p.extras?.cycles ?? null,
+    },
+  }));
+
+/**
+ * Completed purchases per offer. Checkouts (and so redemptions) arrive with checkout completion, the
+ * next part of billing; until then no offer has any.
+ */
+export async function redemptions(_em: EntityManager, _appId: string, _offerIds: string[]): Promise<Map<string, number>> {
+  return new Map();
+}
+
+export function presentOffer(o: IOffer, redeemed = 0) {
+  return {
+    id: o.id,
+    kind: o.kind,
+    account_id: o.accountId ?? null,
+    name: o.name,
+    description: o.description ?? null,
+    status: o.status,
+    live_status: liveStatus(o),
+    plans: o.plans,
+    bumps: o.bumps,
+    starts_at: iso(o.startsAt),
+    expires_at: iso(o.expiresAt),
+    fallback: o.fallbackOfferId ?? null,
+    redemptions: redeemed,
+    views: o.views,
+    published: o.provider.productId !== null,
+    published_at: iso(o.publishedAt),
+    archived_at: iso(o.archivedAt),
+    created_at: iso(o.createdAt)!,
+    updated_at: iso(o.updatedAt)!,
+  };
+}
+
+export async function findOffer(em: EntityManager, appId: string, id: string) {
+  const o = await em.findOne(Offer, { appId, id });
+  if (!o) throw notFound(`Offer ${id}`);
+  return o;
+}
+
+export async function listOffers(ctx: Ctx) {
+  const list = await ctx.em.find(Offer, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
+  const counts = await redemptions(ctx.em, ctx.app.id, list.map((o) => o.id));
+  return list.map((o) => presentOffer(o, counts.get(o.id) ?? 0));
+}
+
+export async function getOffer(ctx: Ctx, id: string) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  return presentOffer(o, (await redemptions(ctx.em, ctx.app.id, [id])).get(id) ?? 0);
+}
+
+export async function createOffer(ctx: Ctx, input: OfferInput) {
+  const plans = normalizePlans(input.plans);
+  const bumps = (input.bumps ?? []) as OfferBump[];
+  await validate(ctx, { plans, bumps, accountId: input.account_id, fallback: input.fallback, id: input.id });
+  const o = ctx.em.create(Offer, {
+    appId: ctx.app.id,
+    id: input.id ?? newId('offer'),
+    kind: input.account_id ? 'targeted' : 'shareable',
+    accountId: input.account_id ?? null,
+    name: input.name,
+    description: input.description ?? null,
+    status: 'draft',
+    plans,
+    bumps,
+    startsAt: input.starts_at ?? null,
+    expiresAt: input.expires_at ?? null,
+    fallbackOfferId: input.fallback ?? null,
+    provider: { productId: null, plans: {} },
+    views: 0,
+    publishedAt: null,
+    archivedAt: null,
+  });
+  await flushOrConflict(ctx.em, `Offer ${o.id} already exists`);
+  return presentOffer(o);
+}
+
+/** The key of a provider billing plan: one per plan, interval, currency and price terms. */
+export const providerPlanKey = (plan: string, p: { interval: string; currency: string; amount: number; cycles: number | null }) =>
+  `${plan}:${p.interval}:${p.currency}:${p.amount}:${p.cycles ?? 'always'}`;
+
+/** Creates the provider product and any billing plan the offer's prices still lack (idempotent keys). */
+async function ensureProviderPlans(ctx: Ctx, o: IOffer, provider: PaymentProvider) {
+  const refs = { productId: o.provider.productId, plans: { ...o.provider.plans } };
+  await withProvider(async () => {
+    refs.productId ??= (await provider.createProduct({ name: o.name, description: o.description ?? undefined }, `${ctx.app.id}:${o.id}:product`)).id;
+    const plans = await plansById(ctx.em, ctx.app.id, o.plans.map((p) => p.plan));
+    for (const p of o.plans) {
+      const plan = plans.get(p.plan)!;
+      for (const price of p.prices) {
+        const key = providerPlanKey(p.plan, price);
+        if (refs.plans[key]) continue;
+        const regular = regularPrice(plan, price.interval, price.currency);
+        const terms = price.cycles ? { price: regular!, introPrice: price.amount, introCycles: price.cycles } : { price: price.amount };
+        refs.plans[key] = (
+          await provider.createPlan(
+            { productId: refs.productId!, name: `${o.name}: ${plan.name} (${price.interval}ly)`, interval: price.interval, currency: price.currency, ...terms },
+            `${ctx.app.id}:${o.id}:${key}`,
+          )
+        ).id;
+      }
+    }
+  });
+  o.provider = refs;
+}
+
+/** Edits apply to future purchases only; for a live offer, new prices get their provider plans now. */
+export async function updateOffer(ctx: Ctx, id: string, input: OfferFields) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  const plans = input.plans ? normalizePlans(input.plans) : o.plans;
+  const bumps = (input.bumps as OfferBump[] | undefined) ?? o.bumps;
+  await validate(ctx, { plans, bumps, fallback: input.fallback === undefined ? o.fallbackOfferId : input.fallback, id });
+  if (input.name !== undefined) o.name = input.name;
+  if (input.description !== undefined) o.description = input.description;
+  o.plans = plans;
+  o.bumps = bumps;
+  if (input.starts_at !== undefined) o.startsAt = input.starts_at;
+  if (input.expires_at !== undefined) o.expiresAt = input.expires_at;
+  if (input.fallback !== undefined) o.fallbackOfferId = input.fallback;
+  if (o.status === 'active') await ensureProviderPlans(ctx, o, (await requireProvider(ctx)).provider);
+  await ctx.em.flush();
+  return getOffer(ctx, id);
+}
+
+/** Creates the provider's billing plans and makes the offer active. Needs the provider connected (409). */
+export async function publishOffer(ctx: Ctx, id: string) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  if (o.status === 'archived') throw conflict(`Offer ${id} is archived`, { reason: 'archived' });
+  const { provider } = await requireProvider(ctx);
+  await ensureProviderPlans(ctx, o, provider);
+  if (o.status !== 'active') {
+    o.status = 'active';
+    o.publishedAt = new Date();
+  }
+  await ctx.em.flush();
+  return getOffer(ctx, id);
+}
+
+/** No new purchases; existing buyers keep their price and extras. */
+export async function archiveOffer(ctx: Ctx, id: string) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  if (o.status !== 'archived') {
+    o.status = 'archived';
+    o.archivedAt = new Date();
+    await ctx.em.flush();
+  }
+  return getOffer(ctx, id);
+}
+
+/** Removes the offer record; buyers keep their price and extras (their checkouts hold the terms). */
+export async function deleteOffer(ctx: Ctx, id: string) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  const view = presentOffer(o);
+  await sql(ctx.em, 'update offers set fallback_offer_id = null where app_id = $1 and fallback_offer_id = $2', [ctx.app.id, id]);
+  await ctx.em.nativeDelete(Offer, { appId: ctx.app.id, id });
+  return view;
+}
+
+// ---- what a buyer sees ---------------------------------------------------------------------------------
+
+interface PublicSource {
+  offer: Pick<IOffer, 'id' | 'name' | 'description' | 'plans' | 'bumps' | 'expiresAt'> | null;
+}
+
+/** Plans with their prices (offer price and regular price), extras and the limits they grant. */
+async function publicPlans(ctx: Ctx, src: PublicSource) {
+  let offerPlans: OfferPlan[];
+  if (src.offer) offerPlans = src.offer.plans;
+  else {
+    // Regular prices: every plan with a pricing card.
+    const cards = await ctx.em.find(Plan, { appId: ctx.app.id, pricingCard: { $ne: null } }, { orderBy: { seq: 'asc' } });
+    offerPlans = cards.map((p) => ({
+      plan: p.id,
+      prices: (['month', 'year'] as const)
+        .map((interval) => ({ interval, currency: (p.pricingCard!.currency ?? 'USD').toUpperCase(), amount: regularPrice(p, interval, (p.pricingCard!.currency ?? 'USD').toUpperCase()), cycles: null }))
+        .filter((x): x is { interval: 'month' | 'year'; currency: string; amount: number; cycles: null } => x.amount !== null),
+      extras: { entitlements: [], addons: [], cycles: null },
+    }));
+  }
+  const plans = await plansById(ctx.em, ctx.app.id, offerPlans.map((p) => p.plan));
+  const limits = await planEntitlementLimits(ctx.em, ctx.app.id, offerPlans.map((p) => p.plan));
+  return offerPlans
+    .filter((p) => plans.has(p.plan))
+    .map((p) => {
+      const plan = plans.get(p.plan)!;
+      const granted = new Map((limits.get(p.plan) ?? []).map((l) => [l.id, l.max]));
+      for (const e of p.extras.entitlements) granted.set(e.id, e.max);
+      return {
+        plan: { id: plan.id, name: plan.name, description: plan.description ?? null },
+        prices: p.prices.map((x) => ({ interval: x.interval, currency: x.currency, price: x.amount, list_price: regularPrice(plan, x.interval, x.currency) ?? x.amount, cycles: x.cycles })),
+        extras: p.extras,
+        entitlements: [...granted].map(([id, max]) => ({ id, max })),
+      };
+    });
+}
+
+async function publicView(ctx: Ctx, source: 'offer' | 'fallback' | 'regular', offer: IOffer | null, ref: string | null) {
+  return {
+    source,
+    offer: offer ? { id: offer.id, name: offer.name, description: offer.description ?? null, expires_at: iso(offer.expiresAt) } : null,
+    plans: await publicPlans(ctx, { offer }),
+    bumps: offer ? offer.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })) : [],
+    ref,
+  };
+}
+
+/** Whether this offer can be shown (and so bought) right now, by this account if one is named. */
+function usable(o: IOffer | null, account: string | undefined): o is IOffer {
+  return !!o && liveStatus(o) === 'active' && (o.kind === 'shareable' || (account !== undefined && o.accountId === account));
+}
+
+/**
+ * The offer for a checkout page. Never 404: the offer if it can be bought now (by `account`, for a
+ * targeted one), else the `fallback` named in the query, else the offer's own fallback, else the
+ * regular prices of the plans with pricing cards. Counts a view of the offer shown.
+ */
+export async function publicOffer(ctx: Ctx, id: string, q: z.output<typeof S.publicQuery>) {
+  const find = (offerId: string | null | undefined) => (offerId ? ctx.em.findOne(Offer, { appId: ctx.app.id, id: offerId }) : Promise.resolve(null));
+  const requested = await find(id);
+  const chain: [IOffer | null, 'offer' | 'fallback'][] = [
+    [requested, 'offer'],
+    [await find(q.fallback), 'fallback'],
+    [await find(requested?.fallbackOfferId), 'fallback'],
+  ];
+  for (const [o, source] of chain) {
+    if (usable(o, q.account)) {
+      await sql(ctx.em, 'update offers set views = views + 1 where app_id = $1 and id = $2', [ctx.app.id, o.id]);
+      return publicView(ctx, source, o, q.ref ?? null);
+    }
+  }
+  return publicView(ctx, 'regular', null, q.ref ?? null);
+}
+
+/** The public view of unsaved offer fields, validated; nothing is stored. */
+export async function draftPreview(ctx: Ctx, input: OfferInput) {
+  const plans = normalizePlans(input.plans);
+  const bumps = (input.bumps ?? []) as OfferBump[];
+  await validate(ctx, { plans, bumps, accountId: input.account_id, fallback: input.fallback, id: input.id });
+  const draft = { id: input.id ?? 'draft', name: input.name, description: input.description ?? null, plans, bumps, expiresAt: input.expires_at ?? null } as IOffer;
+  return publicView(ctx, 'offer', draft, null);
+}
+
+/** What each plan of the offer grants and, for an account, how its access would change. */
+export async function previewOffer(ctx: Ctx, id: string, account: string | undefined) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  const plans = await publicPlans(ctx, { offer: o });
+  if (!account) return { offer: presentOffer(o), plans, account: null };
+  const current = await effectiveAccess(ctx.em, ctx.app.id, account, { includePrivateMeta: false });
+  const now = new Map(current.entitlements.map((e) => [e.id, e.max]));
+  return {
+    offer: presentOffer(o),
+    account: { id: account, plan: current.plan.id },
+    plans: plans.map((p) => ({
+      ...p,
+      changes: p.entitlements
+        .filter((e) => !now.has(e.id) || now.get(e.id) !== e.max)
+        .map((e) => ({ entitlement: e.id, current: now.has(e.id) ? now.get(e.id)! : 0, new: e.max })),
+    })),
+  };
+}
