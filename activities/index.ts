@@ -1,5 +1,6 @@
 import type { Deps } from '../src/deps.js';
 import { accountActivities } from './accounts.js';
+import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 import { retentionActivities } from './retention.js';
 import { webhookActivities } from './webhooks.js';
@@ -14,6 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     ...accountActivities(deps),
     ...webhookActivities(deps),
     ...retentionActivities(deps),
+    ...checkoutActivities(deps),
   };
 }
 

@@ -3,3 +3,4 @@ export { pingWorkflow } from './diagnostics.js';
 export { incentiveExpiryWorkflow } from './incentive-expiry.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { retentionWorkflow } from './retention.js';
+export { checkoutWorkflow } from './checkout.js';

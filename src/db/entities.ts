@@ -3,6 +3,7 @@ import { Report } from '../analytics/analytics.entities.js';
 import { App } from '../apps/apps.entities.js';
 import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
 import { Event } from '../events/events.entities.js';
+import { Checkout } from '../checkouts/checkouts.entities.js';
 import { Offer } from '../offers/offers.entities.js';
 import { Org } from '../orgs/orgs.entities.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
@@ -34,4 +35,5 @@ export const entities = [
   WebhookDelivery,
   PaymentConnection,
   Offer,
+  Checkout,
 ];

@@ -31,6 +31,10 @@ export interface Scope<P, Q, B> {
   requestId: string;
   /** Origin the request came in on (for links); see PUBLIC_API_URL. */
   origin: string;
+  /** Request headers (lower-case names), for routes that verify signed requests. */
+  headers: Record<string, string | undefined>;
+  /** The request body exactly as received (JSON text), for routes that verify signed requests. */
+  rawBody: string | undefined;
 }
 
 /** A handler may return a body (sent with the route's status) or a full reply. */

@@ -42,7 +42,7 @@ function jsonBody(limit: string): Middleware {
 /** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
 export async function runRoute(
   def: RouteDef,
-  input: { params: Record<string, string>; query: unknown; body: unknown; credential: string | null; requestId: string; origin: string },
+  input: { params: Record<string, string>; query: unknown; body: unknown; credential: string | null; requestId: string; origin: string; headers?: Record<string, string | undefined>; rawBody?: string },
   deps: Deps,
 ): Promise<Reply> {
   const em = deps.orm.em.fork();
@@ -57,6 +57,8 @@ export async function runRoute(
     body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
     requestId: input.requestId,
     origin: input.origin,
+    headers: input.headers ?? {},
+    rawBody: input.rawBody,
   };
   const result = await def.handler(scope as never);
   if (result instanceof Reply) return result;
@@ -87,6 +89,8 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
           credential: bearer(ctx),
           requestId: ctx.state.requestId as string,
           origin: requestOrigin(ctx, deps),
+          headers: ctx.headers as Record<string, string | undefined>,
+          rawBody: (ctx.request as { rawBody?: string }).rawBody,
         },
         deps,
       );

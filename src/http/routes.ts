@@ -2,10 +2,12 @@ import { accountRoutes } from '../accounts/accounts.routes.js';
 import { analyticsRoutes } from '../analytics/analytics.routes.js';
 import { appRoutes } from '../apps/apps.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
+import { checkoutRoutes } from '../checkouts/checkouts.routes.js';
 import { docsRoutes } from '../docs/docs.routes.js';
 import { importRoutes } from '../import/import.routes.js';
 import { offerRoutes } from '../offers/offers.routes.js';
 import { orgRoutes } from '../orgs/orgs.routes.js';
+import { notificationRoutes } from '../payments/notifications.js';
 import { paymentRoutes } from '../payments/payments.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
 import { usageRoutes } from '../usage/usage.routes.js';
@@ -15,4 +17,4 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes];

@@ -83,12 +83,11 @@ const normalizePlans = (plans: NonNullable<OfferFields['plans']>): OfferPlan[] =
     },
   }));
 
-/**
- * Completed purchases per offer. Checkouts (and so redemptions) arrive with checkout completion, the
- * next part of billing; until then no offer has any.
- */
-export async function redemptions(_em: EntityManager, _appId: string, _offerIds: string[]): Promise<Map<string, number>> {
-  return new Map();
+/** Completed purchases per offer. */
+export async function redemptions(em: EntityManager, appId: string, offerIds: string[]): Promise<Map<string, number>> {
+  if (!offerIds.length) return new Map();
+  const rows = await sql<{ offer_id: string; n: string }>(em, `select offer_id, count(*) as n from checkouts where app_id = $1 and offer_id = any($2::text[]) and status = 'completed' group by offer_id`, [appId, offerIds]);
+  return new Map(rows.map((r) => [r.offer_id, Number(r.n)]));
 }
 
 export function presentOffer(o: IOffer, redeemed = 0) {

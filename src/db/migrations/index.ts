@@ -6,6 +6,7 @@ import { Migration20261121091000_analytics_indexes } from './Migration2026112109
 import { Migration20261121100000_webhooks } from './Migration20261121100000_webhooks.js';
 import { Migration20261121110000_payments } from './Migration20261121110000_payments.js';
 import { Migration20261121120000_offers } from './Migration20261121120000_offers.js';
+import { Migration20261121130000_checkouts } from './Migration20261121130000_checkouts.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -14,4 +15,5 @@ export const migrationsList = [
   Migration20261121100000_webhooks,
   Migration20261121110000_payments,
   Migration20261121120000_offers,
+  Migration20261121130000_checkouts,
 ];

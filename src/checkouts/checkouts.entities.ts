@@ -1,0 +1,37 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { OfferBump, OfferExtras } from '../offers/offers.entities.js';
+
+export type CheckoutStatus = 'created' | 'completed' | 'cancelled' | 'expired';
+
+/** One purchase attempt, with the terms priced on the server at creation (kept if the offer changes). */
+export const Checkout = defineEntity({
+  name: 'Checkout',
+  tableName: 'checkouts',
+  properties: {
+    id: p.string().primary(),
+    appId: p.string(),
+    offerId: p.string().nullable(),
+    planId: p.string(),
+    interval: p.string().$type<'month' | 'year'>(),
+    currency: p.string(),
+    price: p.double(),
+    listPrice: p.double(),
+    cycles: p.integer().nullable(),
+    extras: p.json<OfferExtras>(),
+    bumps: p.json<OfferBump[]>(),
+    accountId: p.string().nullable(),
+    email: p.string().nullable(),
+    ref: p.string().nullable(),
+    returnUrl: p.text(),
+    cancelUrl: p.text(),
+    status: p.string().$type<CheckoutStatus>(),
+    providerSubscriptionId: p.string().nullable(),
+    providerOrderId: p.string().nullable(),
+    approveUrl: p.text().nullable(),
+    bumpApproveUrl: p.text().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    completedAt: p.datetime().nullable(),
+  },
+});
+export type ICheckout = InferEntity<typeof Checkout>;

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { appIdParams } from '../apps/apps.schemas.js';
+import { ctxOf, route } from '../http/route.js';
+import { offerParams } from '../offers/offers.schemas.js';
+import * as S from './checkouts.schemas.js';
+import * as checkouts from './checkouts.service.js';
+
+const tags = ['Checkouts'];
+const checkout = z.record(z.string(), z.unknown());
+
+export const checkoutRoutes = [
+  route({
+    method: 'POST',
+    path: '/apps/:appId/offers/:offerId/checkout',
+    auth: ['S', 'P'],
+    tags: ['Offers'],
+    summary: 'Start a checkout for an offer',
+    description:
+      'Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered; or when the provider is not connected.',
+    params: offerParams,
+    body: S.offerCheckoutBody,
+    status: 201,
+    errors: [409, 502],
+    response: checkout,
+    handler: (s) => checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, s.body),
+  }),
+  route({ method: 'GET', path: '/apps/:appId/checkouts', auth: ['S'], tags, summary: 'Checkouts, newest first', params: appIdParams, query: S.listQuery, response: z.object({ data: z.array(checkout) }), handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query) }),
+  route({ method: 'GET', path: '/apps/:appId/checkouts/:checkoutId', auth: ['S', 'P'], tags, summary: 'A checkout', params: S.checkoutParams, response: checkout, handler: (s) => checkouts.getCheckout(ctxOf(s), s.params.checkoutId) }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/checkouts/:checkoutId/complete',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Complete a checkout after the buyer approved',
+    description: 'Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).',
+    params: S.checkoutParams,
+    response: checkout,
+    handler: (s) => checkouts.completeCheckout(ctxOf(s), s.params.checkoutId),
+  }),
+];

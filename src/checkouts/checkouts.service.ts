@@ -1,0 +1,252 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import { accountDetail, changeAccount, createAccount, grantAddon } from '../accounts/accounts.service.js';
+import { Account } from '../accounts/accounts.entities.js';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
+import { inTransaction } from '../db/transaction.js';
+import type { Deps } from '../deps.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { findOffer, liveStatus, providerPlanKey } from '../offers/offers.service.js';
+import { PaymentConnection } from '../payments/payments.entities.js';
+import { providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import { iso } from '../time.js';
+import { CHECK_NOW_UPDATE, checkoutWorkflowId, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
+import { Checkout, type ICheckout } from './checkouts.entities.js';
+import type * as S from './checkouts.schemas.js';
+
+export function presentCheckout(c: ICheckout) {
+  return {
+    id: c.id,
+    status: c.status,
+    offer: c.offerId ?? null,
+    plan: c.planId,
+    interval: c.interval,
+    currency: c.currency,
+    price: c.price,
+    list_price: c.listPrice,
+    cycles: c.cycles ?? null,
+    extras: c.extras,
+    bumps: c.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })),
+    account: c.accountId ?? null,
+    email: c.email ?? null,
+    ref: c.ref ?? null,
+    approve_url: c.approveUrl ?? null,
+    bump_approve_url: c.bumpApproveUrl ?? null,
+    created_at: iso(c.createdAt)!,
+    completed_at: iso(c.completedAt),
+  };
+}
+
+const cannotBuy = (reason: string, message: string) => conflict(message, { reason });
+
+/**
+ * Prices the selection on the server from the offer, then creates the provider subscription (and a
+ * one-time order for order bumps) and the checkout, whose completion workflow starts with it.
+ * 409 with a `reason` when the offer cannot be bought.
+ */
+export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.output<typeof S.offerCheckoutBody>) {
+  const o = await findOffer(ctx.em, ctx.app.id, offerId);
+  const live = liveStatus(o);
+  if (o.status === 'draft') throw cannotBuy('not_published', `Offer ${offerId} is not published`);
+  if (live === 'archived') throw cannotBuy('archived', `Offer ${offerId} is archived`);
+  if (live === 'expired') throw cannotBuy('expired', `Offer ${offerId} has expired`);
+  if (live === 'scheduled') throw cannotBuy('not_started', `Offer ${offerId} has not started`);
+  if (o.kind === 'targeted' && input.account !== o.accountId) throw cannotBuy('targeted', `Offer ${offerId} is for another account`);
+  const plan = o.plans.find((p) => p.plan === input.plan);
+  if (!plan) throw cannotBuy('plan_not_offered', `Offer ${offerId} does not offer plan ${input.plan}`);
+  const price = plan.prices.find((p) => p.interval === input.interval && (!input.currency || p.currency === input.currency));
+  if (!price) throw cannotBuy('interval_not_offered', `Offer ${offerId} has no ${input.interval}ly price${input.currency ? ` in ${input.currency}` : ''} for plan ${input.plan}`);
+  const bumps = (input.bumps ?? []).map((id) => {
+    const b = o.bumps.find((x) => x.id === id);
+    if (!b) throw cannotBuy('bump_not_offered', `Offer ${offerId} has no order bump ${id}`);
+    return b;
+  });
+  const providerPlanId = o.provider.plans[providerPlanKey(plan.plan, price)];
+  if (!providerPlanId) throw cannotBuy('not_published', `Offer ${offerId} has no provider plan for this price yet; publish it again`);
+  const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
+  if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const { provider } = await requireProvider(ctx);
+  const id = newId('checkout');
+  const cancelUrl = input.cancel_url ?? returnUrl;
+  const sub = await withProvider(() => provider.createSubscription({ planId: providerPlanId, customId: id, returnUrl, cancelUrl, email: input.email }, `${id}:subscription`));
+  let order: { id: string; approveUrl: string | null } | null = null;
+  if (bumps.length) {
+    const total = bumps.reduce((sum, b) => sum + b.price, 0);
+    order = await withProvider(() =>
+      provider.createOrder({ amount: total, currency: bumps[0].currency, customId: id, description: bumps.map((b) => b.name).join(', '), returnUrl, cancelUrl }, `${id}:bumps`),
+    );
+  }
+  return inTransaction(ctx.deps, ctx.em, async (t) => {
+    const c = t.em.create(Checkout, {
+      id,
+      appId: ctx.app.id,
+      offerId: o.id,
+      planId: plan.plan,
+      interval: price.interval,
+      currency: price.currency,
+      price: price.amount,
+      listPrice: price.amount,
+      cycles: price.cycles,
+      extras: plan.extras,
+      bumps,
+      accountId: input.account ?? null,
+      email: input.email ?? null,
+      ref: input.ref ?? null,
+      returnUrl,
+      cancelUrl,
+      status: 'created',
+      providerSubscriptionId: sub.id,
+      providerOrderId: order?.id ?? null,
+      approveUrl: sub.approveUrl,
+      bumpApproveUrl: order?.approveUrl ?? null,
+      completedAt: null,
+    });
+    t.temporal(checkoutWorkflowStart(ctx.app.id, c));
+    return presentCheckout(c);
+  });
+}
+
+export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId'>) {
+  const input: CheckoutWorkflowInput = { appId, checkoutId: c.id };
+  return {
+    kind: 'start' as const,
+    workflowType: 'checkoutWorkflow',
+    workflowId: checkoutWorkflowId(c.id),
+    args: [input],
+    searchAttributes: { AppId: appId, CheckoutId: c.id, ...(c.accountId ? { AccountId: c.accountId } : {}), ...(c.offerId ? { OfferId: c.offerId } : {}) },
+    summary: `Checkout ${c.id}: ${c.planId}${c.offerId ? ` via offer ${c.offerId}` : ''}${c.accountId ? ` for ${c.accountId}` : ''}`,
+    details: 'Waits for the buyer to approve at the payment provider, then applies the purchase exactly once.',
+  };
+}
+
+export async function findCheckout(em: EntityManager, appId: string, id: string) {
+  const c = await em.findOne(Checkout, { appId, id });
+  if (!c) throw notFound(`Checkout ${id}`);
+  return c;
+}
+
+export async function getCheckout(ctx: Ctx, id: string) {
+  return presentCheckout(await findCheckout(ctx.em, ctx.app.id, id));
+}
+
+export async function listCheckouts(ctx: Ctx, q: z.output<typeof S.listQuery>) {
+  const list = await ctx.em.find(
+    Checkout,
+    { appId: ctx.app.id, ...(q.offer ? { offerId: q.offer } : {}), ...(q.status ? { status: q.status } : {}) },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit },
+  );
+  return { data: list.map(presentCheckout) };
+}
+
+/**
+ * Asks the checkout's workflow to check with the provider now and answers the checkout: `created`
+ * while the provider is still activating, `completed` once applied (exactly once, however often it
+ * is called and whatever notification came first).
+ */
+export async function completeCheckout(ctx: Ctx, id: string) {
+  const c = await findCheckout(ctx.em, ctx.app.id, id);
+  if (c.status !== 'created') return presentCheckout(c);
+  const wf = ctx.deps.temporal.client.workflow;
+  const ask = () => wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE);
+  try {
+    await ask();
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // The outbox has not started it yet (or it finished): start it here; the id makes this safe.
+    const cmd = checkoutWorkflowStart(ctx.app.id, c);
+    await wf.start(cmd.workflowType, { taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE, workflowId: cmd.workflowId, args: cmd.args, workflowIdConflictPolicy: 'USE_EXISTING' }).catch(() => undefined);
+    await ask().catch(() => undefined);
+  }
+  return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
+}
+
+// ---- run by the checkout workflow's activities --------------------------------------------------------
+
+/** Checks the provider and applies the purchase when the subscription is active. */
+export async function checkCheckout(deps: Deps, input: CheckoutWorkflowInput): Promise<{ status: ICheckout['status']; providerStatus: string | null }> {
+  const em = deps.orm.em.fork();
+  const c = await em.findOne(Checkout, { id: input.checkoutId });
+  if (!c) return { status: 'cancelled', providerStatus: null };
+  if (c.status !== 'created') return { status: c.status, providerStatus: null };
+  const conn = await em.findOne(PaymentConnection, { appId: c.appId });
+  if (!conn || !c.providerSubscriptionId) return { status: 'created', providerStatus: 'not connected' };
+  const provider = providerFor(deps.config, conn);
+  const sub = await provider.getSubscription(c.providerSubscriptionId);
+  if (sub.status === 'ACTIVE') {
+    let bumpsPaid = false;
+    if (c.providerOrderId) {
+      const order = await provider.getOrder(c.providerOrderId);
+      if (order.status === 'APPROVED') bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
+      else bumpsPaid = order.status === 'COMPLETED';
+    }
+    await applyCheckout(deps, c.id, bumpsPaid);
+    return { status: 'completed', providerStatus: sub.status };
+  }
+  if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
+    await sql(em, `update checkouts set status = 'cancelled', updated_at = now() where id = $1 and status = 'created'`, [c.id]);
+    return { status: 'cancelled', providerStatus: sub.status };
+  }
+  return { status: 'created', providerStatus: sub.status };
+}
+
+export async function expireCheckout(deps: Deps, checkoutId: string) {
+  await sql(deps.orm.em.fork(), `update checkouts set status = 'expired', updated_at = now() where id = $1 and status = 'created'`, [checkoutId]);
+}
+
+const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
+  const d = new Date(from);
+  if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + cycles);
+  else d.setUTCMonth(d.getUTCMonth() + cycles);
+  return d;
+};
+
+/**
+ * Applies a paid checkout once: the status moves from `created` to `completed` in the same
+ * transaction as everything else, so a second caller finds nothing to do. Creates the account if
+ * the buyer had none, moves it to the plan, records the offer and its extras (layer 2 of effective
+ * access), grants the bumped add-ons, and emits the events.
+ */
+export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean): Promise<boolean> {
+  return inTransaction(deps, deps.orm.em.fork(), async (t) => {
+    const claimed = await sql<{ id: string }>(t.em, `update checkouts set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and status = 'created' returning id`, [checkoutId]);
+    if (!claimed.length) return false;
+    const c = (await t.em.findOne(Checkout, { id: checkoutId }, { refresh: true }))!;
+    const ctx = { em: t.em, deps, app: { id: c.appId } };
+    const accountId = c.accountId ?? c.email ?? `buyer_${c.id.slice(4)}`;
+    const existing = await t.em.findOne(Account, { appId: c.appId, id: accountId });
+    if (!existing) await createAccount({ ...ctx, app: { id: c.appId } as never }, { id: accountId, plan: c.planId });
+    await changeAccount(ctx, accountId, async (_t, account) => {
+      account.planId = c.planId;
+      account.offerId = c.offerId ?? null;
+    });
+    if (!c.accountId) c.accountId = accountId;
+    const endsAt = c.extras.cycles ? addCycles(new Date(), c.interval, c.extras.cycles) : null;
+    for (const e of c.extras.entitlements) {
+      await sql(t.em, `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, 'entitlement', $4, $5, $6)`, [
+        c.appId,
+        accountId,
+        c.offerId ?? c.planId,
+        e.id,
+        e.max,
+        endsAt,
+      ]);
+    }
+    for (const a of c.extras.addons) {
+      await sql(t.em, `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, 'addon', $4, null, $5)`, [c.appId, accountId, c.offerId ?? c.planId, a, endsAt]);
+    }
+    if (bumpsPaid) {
+      for (const b of c.bumps) {
+        await grantAddon({ ...ctx, app: { id: c.appId } as never }, accountId, b.addon, 'order_bump').catch((err: { status?: number }) => {
+          if (err.status !== 409) throw err; // already owned
+        });
+      }
+    }
+    await t.em.flush();
+    const account = (await t.em.findOne(Account, { appId: c.appId, id: accountId }))!;
+    t.emit(c.appId, 'checkout.completed', { object: presentCheckout(c), account: await accountDetail(t.em, account) });
+    return true;
+  });
+}

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { Checkout } from '../checkouts/checkouts.entities.js';
+import { notFound, unauthorized } from '../http/errors.js';
+import { Reply, route } from '../http/route.js';
+import { checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL } from '../../workflows/shared.js';
+import { PaymentConnection } from './payments.entities.js';
+import { providerFor, withProvider } from './payments.service.js';
+
+/**
+ * Provider notifications: verified with the provider (a forged one is 401 and changes nothing),
+ * then mapped onto what they concern. A subscription's activation wakes its checkout's workflow,
+ * which re-reads the provider and applies the purchase once.
+ */
+export const notificationRoutes = [
+  route({
+    method: 'POST',
+    path: '/payments/webhooks/:appId',
+    auth: ['N'],
+    tags: ['Payment provider'],
+    summary: 'Payment provider notifications',
+    description: 'Verified with the provider; 401 when it does not vouch for the notification.',
+    params: z.object({ appId: z.string() }),
+    body: z.looseObject({ id: z.string().optional(), event_type: z.string(), resource: z.looseObject({}).optional() }),
+    handler: async ({ em, deps, app, body, headers, rawBody }) => {
+      if (!app) throw notFound('App');
+      const conn = await em.findOne(PaymentConnection, { appId: app.id });
+      if (!conn?.webhookId) throw notFound('Payment provider connection');
+      const provider = providerFor(deps.config, conn);
+      // Verify the notification as received (key order included), not as re-built by validation.
+      const received = rawBody ? (JSON.parse(rawBody) as unknown) : body;
+      const genuine = await withProvider(() => provider.verifyNotification({ headers, body: received, webhookId: conn.webhookId! }));
+      if (!genuine) throw unauthorized();
+      const resource = (body.resource ?? {}) as { id?: string; billing_agreement_id?: string; custom_id?: string };
+      const subscriptionId = body.event_type.startsWith('BILLING.SUBSCRIPTION.') ? resource.id : resource.billing_agreement_id;
+      const checkout = subscriptionId ? await em.findOne(Checkout, { appId: app.id, providerSubscriptionId: subscriptionId }) : null;
+      if (checkout && checkout.status === 'created') {
+        await deps.temporal.client.workflow
+          .getHandle(checkoutWorkflowId(checkout.id))
+          .signal(PROVIDER_NOTIFIED_SIGNAL)
+          .catch(() => undefined); // a finished workflow needs no nudge
+      }
+      return new Reply(200, { received: true });
+    },
+  }),
+];

@@ -1,0 +1,160 @@
+import { expect } from 'chai';
+import { checkoutWorkflowId } from '../workflows/shared.js';
+import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { call, get, patch, post } from './helpers/http.js';
+import { startReceiver } from './helpers/receiver.js';
+import { testEnv } from './helpers/servers.js';
+
+async function eventually<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v as T;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('checkouts (offer purchase through the provider stand-in)', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let base: string;
+  const offer = {
+    id: 'spring',
+    name: 'Spring sale',
+    plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19, cycles: 3 }], extras: { entitlements: [{ id: 'api_calls', max: 5000 }], addons: ['storage'], cycles: 6 } }],
+    bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
+  };
+  beforeEach(async () => {
+    app = await createTestApp();
+    base = `/apps/${app.id}`;
+    await seedCatalog(app);
+    await call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+    await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+    expect((await post(`${base}/offers`, app.api_key, offer)).status).to.equal(201);
+    expect((await post(`${base}/offers/spring/publish`, app.api_key)).status).to.equal(200);
+  });
+
+  const buy = (body: Record<string, unknown> = {}) => post(`${base}/offers/spring/checkout`, app.public_key, { plan: 'pro', interval: 'month', ...body });
+  const complete = (id: string) => post(`${base}/checkouts/${id}/complete`, app.public_key);
+
+  it('end to end: checkout, approval at the provider, complete (created, then completed), access, events, exactly once', async () => {
+    const receiver = await startReceiver();
+    try {
+      await post(`${base}/webhooks`, app.api_key, { url: receiver.url, events: ['checkout.completed', 'account.created', 'account.addon_granted'] });
+      const res = await buy({ bumps: ['support'], email: 'ada@example.com', ref: 'newsletter' });
+      expect(res.status, res.text).to.equal(201);
+      const chk = res.body;
+      expect(chk).to.deep.include({ status: 'created', offer: 'spring', plan: 'pro', interval: 'month', currency: 'USD', price: 19, cycles: 3, email: 'ada@example.com', ref: 'newsletter' });
+      expect(chk.id).to.match(/^chk_/);
+      expect(chk.approve_url).to.include('/checkoutnow?ba_token=');
+      expect(chk.bump_approve_url).to.include('/checkoutnow?token=');
+
+      expect((await complete(chk.id)).body.status, 'not approved yet').to.equal('created');
+      const paypal = testEnv().paypal;
+      const back = new URL(await paypal.approve(chk.approve_url));
+      expect(back.origin + back.pathname).to.equal('https://shop.example/pricing');
+      await paypal.approve(chk.bump_approve_url);
+      // Approved but the provider is still activating: complete answers `created`; shortly after, `completed`.
+      const first = await complete(chk.id);
+      expect(['created', 'completed']).to.include(first.body.status);
+      const done = await eventually(async () => {
+        const r = await complete(chk.id);
+        return r.body.status === 'completed' ? r.body : undefined;
+      });
+      expect(done.completed_at).to.be.a('string');
+      for (let i = 0; i < 3; i++) expect((await complete(done.id)).body.status).to.equal('completed');
+
+      const access = (await get(`${base}/namespaces/ada@example.com/plan`, app.api_key)).body;
+      expect(access.plan.id).to.equal('pro');
+      expect(access.offer).to.equal('spring');
+      expect(access.entitlements.find((e: { id: string }) => e.id === 'api_calls').max, 'offer extras (layer 2)').to.equal(5000);
+      expect(access.addons).to.include.members(['storage', 'priority']);
+      const account = (await get(`${base}/namespaces/ada@example.com`, app.api_key)).body;
+      expect(account.addons, 'the bumped add-on is owned').to.deep.equal(['priority']);
+
+      const events = (await get(`${base}/events?limit=100`, app.api_key)).body.data.map((e: { type: string }) => e.type);
+      expect(events.filter((t: string) => t === 'checkout.completed')).to.have.length(1);
+      expect(events.filter((t: string) => t === 'account.created')).to.have.length(1);
+      expect(events.filter((t: string) => t === 'account.addon_granted')).to.have.length(1);
+      const delivered = await receiver.waitFor(3);
+      const completed = delivered.map((r) => JSON.parse(r.body)).find((e) => e.type === 'checkout.completed');
+      expect(completed.data.object).to.deep.include({ id: chk.id, status: 'completed' });
+      expect(completed.data.account.id).to.equal('ada@example.com');
+
+      const wf = await testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id)).describe();
+      const sa = Object.fromEntries(wf.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
+      expect(sa).to.deep.include({ AppId: app.id, CheckoutId: chk.id, OfferId: 'spring' });
+      expect(wf.status.name).to.equal('COMPLETED');
+      expect((await get(`${base}/offers/spring`, app.api_key)).body.redemptions).to.equal(1);
+      expect((await get(`${base}/checkouts?status=completed`, app.api_key)).body.data.map((c: { id: string }) => c.id)).to.deep.equal([chk.id]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('the provider notification alone completes the checkout (no complete call), once', async () => {
+    await createAccount(app, { id: 'bob', plan: 'free' });
+    const chk = (await buy({ account: 'bob' })).body;
+    await testEnv().paypal.approve(chk.approve_url);
+    const done = await eventually(async () => {
+      const c = (await get(`${base}/checkouts/${chk.id}`, app.api_key)).body;
+      return c.status === 'completed' ? c : undefined;
+    });
+    expect(done.account).to.equal('bob');
+    const note = testEnv().paypal.sent.find((n) => n.event.event_type === 'BILLING.SUBSCRIPTION.ACTIVATED' && n.url.endsWith(`/payments/webhooks/${app.id}`));
+    expect(note?.status, 'the activation notification was verified and accepted').to.equal(200);
+    expect((await complete(chk.id)).body.status).to.equal('completed');
+    const events = (await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data;
+    expect(events).to.have.length(1);
+    expect((await get(`${base}/namespaces/bob`, app.api_key)).body.plan).to.equal('pro');
+  });
+
+  it('a forged provider notification is refused (401) and changes nothing', async () => {
+    const chk = (await buy({ email: 'eve@example.com' })).body;
+    const sub = chk.approve_url;
+    const forged = await call('POST', `/payments/webhooks/${app.id}`, {
+      body: { id: 'WH-FAKE', event_type: 'BILLING.SUBSCRIPTION.ACTIVATED', resource: { id: 'I-FAKE' } },
+      headers: { 'paypal-transmission-id': 'x', 'paypal-transmission-time': new Date().toISOString(), 'paypal-transmission-sig': 'bm9wZQ==', 'paypal-auth-algo': 'SHA256withRSA', 'paypal-cert-url': 'https://evil.example/cert' },
+    });
+    expect(forged.status).to.equal(401);
+    expect(sub).to.be.a('string');
+    expect((await get(`${base}/checkouts/${chk.id}`, app.api_key)).body.status).to.equal('created');
+  });
+
+  it('409 with a reason when the offer cannot be bought', async () => {
+    await createAccount(app, { id: 'vip', plan: 'free' });
+    const reason = async (body: Record<string, unknown>, offerId = 'spring') => {
+      const r = await post(`${base}/offers/${offerId}/checkout`, app.public_key, { plan: 'pro', interval: 'month', ...body });
+      expect(r.status, r.text).to.equal(409);
+      return r.body.reason;
+    };
+    expect(await reason({ plan: 'scale' })).to.equal('plan_not_offered');
+    expect(await reason({ interval: 'year' })).to.equal('interval_not_offered');
+    expect(await reason({ bumps: ['nope'] })).to.equal('bump_not_offered');
+    await post(`${base}/offers`, app.api_key, { ...offer, id: 'draft_one' });
+    expect(await reason({}, 'draft_one')).to.equal('not_published');
+    const targeted = (await post(`${base}/offers`, app.api_key, { ...offer, id: undefined, account_id: 'vip' })).body;
+    await post(`${base}/offers/${targeted.id}/publish`, app.api_key);
+    expect(await reason({ account: 'someone' }, targeted.id)).to.equal('targeted');
+    expect((await post(`${base}/offers/${targeted.id}/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: 'vip' })).status).to.equal(201);
+    await patch(`${base}/offers/spring`, app.api_key, { starts_at: '2099-01-01T00:00:00Z' });
+    expect(await reason({})).to.equal('not_started');
+    await patch(`${base}/offers/spring`, app.api_key, { starts_at: null, expires_at: '2020-01-01T00:00:00Z' });
+    expect(await reason({})).to.equal('expired');
+    await post(`${base}/offers/spring/archive`, app.api_key);
+    expect(await reason({})).to.equal('archived');
+    expect((await post(`${base}/offers/ghost/checkout`, app.public_key, { plan: 'pro', interval: 'month' })).status).to.equal(404);
+  });
+
+  it('502 naming the provider when it fails; 409 when it is not connected', async () => {
+    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
+    const failed = await buy({ email: 'x@example.com' });
+    expect(failed.status).to.equal(502);
+    expect(failed.body.error).to.equal('PayPal: An internal server error has occurred');
+    await call('DELETE', `${base}/payments`, { token: app.api_key });
+    const res = await buy({ email: 'x@example.com' });
+    expect(res.status).to.equal(409);
+    expect(res.body.error).to.equal('payment provider not connected');
+  });
+});

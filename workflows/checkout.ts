@@ -1,0 +1,67 @@
+import { condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import {
+  CHECK_NOW_UPDATE,
+  CHECKOUT_POLL_MS,
+  CHECKOUT_STATE_QUERY,
+  CHECKOUT_TTL_MS,
+  PROVIDER_NOTIFIED_SIGNAL,
+  SA,
+  type CheckoutState,
+  type CheckoutWorkflowInput,
+} from './shared.js';
+
+export const checkNowUpdate = defineUpdate<CheckoutState>(CHECK_NOW_UPDATE);
+export const providerNotifiedSignal = defineSignal(PROVIDER_NOTIFIED_SIGNAL);
+export const checkoutStateQuery = defineQuery<CheckoutState>(CHECKOUT_STATE_QUERY);
+
+const { checkCheckoutWithProvider, expireCheckoutNow } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+});
+
+/**
+ * One checkout, from creation to completion: checks the provider with backoff until the buyer's
+ * subscription is active, then applies the purchase (exactly once, guarded in the database). A
+ * provider notification or a `complete` call (update `checkNow`) makes it check at once.
+ */
+export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<CheckoutState> {
+  const state: CheckoutState = { checkoutId: input.checkoutId, status: 'created', checks: 0, providerStatus: null, nextCheckAt: null };
+  let nudges = 0;
+  setHandler(providerNotifiedSignal, () => {
+    nudges++;
+  });
+  setHandler(checkNowUpdate, async () => {
+    const seen = state.checks;
+    nudges++;
+    await condition(() => state.checks > seen || state.status !== 'created');
+    return state;
+  });
+  setHandler(checkoutStateQuery, () => state);
+  const deadline = Date.now() + CHECKOUT_TTL_MS;
+
+  for (let round = 0; ; round++) {
+    const seen = nudges;
+    setCurrentDetails(`Checking with the payment provider whether the buyer approved checkout ${input.checkoutId} (check ${state.checks + 1}).`);
+    const result = await checkCheckoutWithProvider(input);
+    state.checks++;
+    state.providerStatus = result.providerStatus;
+    if (result.status !== 'created') {
+      state.status = result.status;
+      state.nextCheckAt = null;
+      setCurrentDetails(result.status === 'completed' ? `Completed: the purchase is applied to the account.` : `Ended: the provider reports ${result.providerStatus}.`);
+      return state;
+    }
+    if (Date.now() >= deadline) {
+      await expireCheckoutNow(input.checkoutId);
+      state.status = 'expired';
+      setCurrentDetails('Expired: the buyer did not approve within 24 hours.');
+      return state;
+    }
+    const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - Date.now());
+    state.nextCheckAt = new Date(Date.now() + delay).toISOString();
+    upsertSearchAttributes([{ key: SA.BillingStatus, value: `awaiting ${result.providerStatus ?? 'provider'}` }]);
+    setCurrentDetails(`Waiting for the buyer (provider status ${result.providerStatus}). Next check at ${state.nextCheckAt}, or sooner on a notification or a complete call.`);
+    await condition(() => nudges !== seen, delay);
+  }
+}
