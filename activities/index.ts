@@ -3,6 +3,7 @@ import { accountActivities } from './accounts.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 import { retentionActivities } from './retention.js';
+import { subscriptionActivities } from './subscriptions.js';
 import { webhookActivities } from './webhooks.js';
 
 /** What activities get: the same dependencies as the API, so they call the same services. */
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...webhookActivities(deps),
     ...retentionActivities(deps),
     ...checkoutActivities(deps),
+    ...subscriptionActivities(deps),
   };
 }
 

@@ -51,6 +51,10 @@ export const configSchema = z.object({
    * unset outside production, `npm start` runs the local PayPal stand-in and uses it.
    */
   PAYPAL_BASE_URL: optionalUrl,
+  /**
+   * Length of one pause "month" in seconds, for tests and demos; unset means calendar months.
+   */
+  PAUSE_MONTH_SECONDS: z.coerce.number().int().min(1).optional(),
   /** Port of the local PayPal stand-in that `npm start` runs (embedded default). */
   PAYPAL_STANDIN_PORT: port(8900),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */

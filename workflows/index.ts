@@ -4,3 +4,4 @@ export { incentiveExpiryWorkflow } from './incentive-expiry.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { retentionWorkflow } from './retention.js';
 export { checkoutWorkflow } from './checkout.js';
+export { pauseWorkflow } from './pause.js';

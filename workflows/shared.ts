@@ -123,3 +123,22 @@ export const CHECKOUT_STATE_QUERY = 'checkoutState';
 export const CHECKOUT_POLL_MS = [2_000, 5_000, 15_000, 60_000, 300_000, 900_000];
 /** How long a checkout waits for the buyer before it expires (PayPal approval links last about 3 hours). */
 export const CHECKOUT_TTL_MS = 24 * 3_600_000;
+
+// ---- subscription pause -------------------------------------------------------------------------
+export const pauseWorkflowId = (appId: string, accountId: string, n: number) => `pause/${appId}/${accountId}/${n}`;
+export interface PauseInput {
+  appId: string;
+  accountId: string;
+  /** Which pause of this subscription (1, 2, ...): a resume applies only to its own pause. */
+  pause: number;
+  resumeAt: string;
+  restorePlan: string;
+  pausedAt: string;
+}
+export interface PauseState extends PauseInput {
+  phase: 'paused' | 'resuming' | 'resumed';
+  resumedBy: 'timer' | 'request' | null;
+}
+/** Signal: the pause ended early (the API or /pauses/resume already resumed it); stop waiting. */
+export const PAUSE_ENDED_SIGNAL = 'pauseEnded';
+export const PAUSE_STATE_QUERY = 'pauseState';

@@ -16,6 +16,8 @@ import type { TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
 import { incentiveExpiryWorkflowId, RETARGET_INCENTIVE_SIGNAL, type IncentiveExpiryInput } from '../../workflows/shared.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
+import { Subscription } from '../subscriptions/subscriptions.entities.js';
+import { presentSubscription } from '../subscriptions/subscriptions.service.js';
 import type * as S from './accounts.schemas.js';
 
 export function presentAccount(a: IAccount) {
@@ -38,11 +40,14 @@ export type AccountView = ReturnType<typeof presentAccount>;
  * account buys one). Also `data.object` of every account event.
  */
 export async function accountDetail(em: EntityManager, a: IAccount) {
-  const addons = await em.find(AccountAddon, { appId: a.appId, accountId: a.id }, { orderBy: { createdAt: 'asc', addonId: 'asc' } });
+  const [addons, sub] = await Promise.all([
+    em.find(AccountAddon, { appId: a.appId, accountId: a.id }, { orderBy: { createdAt: 'asc', addonId: 'asc' } }),
+    em.findOne(Subscription, { appId: a.appId, accountId: a.id }),
+  ]);
   return presentAccountDetail(
     a,
     addons.map((x) => x.addonId),
-    null,
+    sub ? (presentSubscription(sub) as unknown as Record<string, unknown>) : null,
   );
 }
 

@@ -13,6 +13,7 @@ import { findOffer, liveStatus, providerPlanKey } from '../offers/offers.service
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
+import { recordSubscription } from '../subscriptions/subscriptions.service.js';
 import { CHECK_NOW_UPDATE, checkoutWorkflowId, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
@@ -25,8 +26,8 @@ export function presentCheckout(c: ICheckout) {
     plan: c.planId,
     interval: c.interval,
     currency: c.currency,
-    price: c.price,
-    list_price: c.listPrice,
+    price: Number(c.price),
+    list_price: Number(c.listPrice),
     cycles: c.cycles ?? null,
     extras: c.extras,
     bumps: c.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })),
@@ -182,7 +183,7 @@ export async function checkCheckout(deps: Deps, input: CheckoutWorkflowInput): P
       if (order.status === 'APPROVED') bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       else bumpsPaid = order.status === 'COMPLETED';
     }
-    await applyCheckout(deps, c.id, bumpsPaid);
+    await applyCheckout(deps, c.id, bumpsPaid, sub.nextBillingTime);
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
@@ -209,7 +210,7 @@ const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
  * the buyer had none, moves it to the plan, records the offer and its extras (layer 2 of effective
  * access), grants the bumped add-ons, and emits the events.
  */
-export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean): Promise<boolean> {
+export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean, renewsAt: string | null = null): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const claimed = await sql<{ id: string }>(t.em, `update checkouts set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and status = 'created' returning id`, [checkoutId]);
     if (!claimed.length) return false;
@@ -223,6 +224,11 @@ export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: b
       account.offerId = c.offerId ?? null;
     });
     if (!c.accountId) c.accountId = accountId;
+    await recordSubscription(
+      t,
+      { appId: c.appId, accountId, providerSubscriptionId: c.providerSubscriptionId!, checkoutId: c.id, offerId: c.offerId ?? null, planId: c.planId, interval: c.interval, currency: c.currency, price: Number(c.price) },
+      renewsAt,
+    );
     const endsAt = c.extras.cycles ? addCycles(new Date(), c.interval, c.extras.cycles) : null;
     for (const e of c.extras.entitlements) {
       await sql(t.em, `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, 'entitlement', $4, $5, $6)`, [

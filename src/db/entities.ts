@@ -6,6 +6,7 @@ import { Event } from '../events/events.entities.js';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { Offer } from '../offers/offers.entities.js';
 import { Org } from '../orgs/orgs.entities.js';
+import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
 import { UsageCounter, UsageEvent } from '../usage/usage.entities.js';
@@ -36,4 +37,5 @@ export const entities = [
   PaymentConnection,
   Offer,
   Checkout,
+  Subscription,
 ];

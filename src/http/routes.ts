@@ -10,6 +10,7 @@ import { orgRoutes } from '../orgs/orgs.routes.js';
 import { notificationRoutes } from '../payments/notifications.js';
 import { paymentRoutes } from '../payments/payments.routes.js';
 import { serviceRoutes } from '../service/service.routes.js';
+import { subscriptionRoutes } from '../subscriptions/subscriptions.routes.js';
 import { usageRoutes } from '../usage/usage.routes.js';
 import { webhookRoutes } from '../webhooks/webhooks.routes.js';
 import type { RouteDef } from './route.js';
@@ -17,4 +18,4 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes];

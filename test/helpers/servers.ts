@@ -126,6 +126,8 @@ export async function startTestEnv(): Promise<TestEnv> {
     ADMIN_API_KEY: adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: paypal.baseUrl,
+    // A pause "month" lasts 2 seconds in tests.
+    PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',

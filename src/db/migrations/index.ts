@@ -7,6 +7,7 @@ import { Migration20261121100000_webhooks } from './Migration20261121100000_webh
 import { Migration20261121110000_payments } from './Migration20261121110000_payments.js';
 import { Migration20261121120000_offers } from './Migration20261121120000_offers.js';
 import { Migration20261121130000_checkouts } from './Migration20261121130000_checkouts.js';
+import { Migration20261121140000_subscriptions } from './Migration20261121140000_subscriptions.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -16,4 +17,5 @@ export const migrationsList = [
   Migration20261121110000_payments,
   Migration20261121120000_offers,
   Migration20261121130000_checkouts,
+  Migration20261121140000_subscriptions,
 ];

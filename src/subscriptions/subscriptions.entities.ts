@@ -1,0 +1,31 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export type SubscriptionStatus = 'active' | 'paused' | 'cancelled';
+
+/** An account's paid subscription at the payment provider (one per account). */
+export const Subscription = defineEntity({
+  name: 'Subscription',
+  tableName: 'subscriptions',
+  properties: {
+    appId: p.string().primary(),
+    accountId: p.string().primary(),
+    providerSubscriptionId: p.string(),
+    checkoutId: p.string().nullable(),
+    offerId: p.string().nullable(),
+    planId: p.string(),
+    interval: p.string().$type<'month' | 'year'>(),
+    currency: p.string(),
+    price: p.double(),
+    status: p.string().$type<SubscriptionStatus>(),
+    renewsAt: p.datetime().nullable(),
+    pausedAt: p.datetime().nullable(),
+    resumeAt: p.datetime().nullable(),
+    restorePlanId: p.string().nullable(),
+    pauseCount: p.integer().default(0),
+    pauseReason: p.text().nullable(),
+    cancelledAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type ISubscription = InferEntity<typeof Subscription>;

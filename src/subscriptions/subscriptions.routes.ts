@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { accountParams } from '../accounts/accounts.schemas.js';
+import { limitParam } from '../http/pagination.js';
+import { accountId } from '../http/schemas.js';
+import { ctxOf, route } from '../http/route.js';
+import { App } from '../apps/apps.entities.js';
+import { notFound } from '../http/errors.js';
+import * as subs from './subscriptions.service.js';
+
+const tags = ['Subscriptions'];
+const sub = z.record(z.string(), z.unknown());
+const pauseBody = z.object({ months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'), reason: z.string().max(500).optional() });
+
+export const subscriptionRoutes = [
+  route({ method: 'GET', path: '/apps/:appId/namespaces/:accountId/subscription', auth: ['S', 'T'], tags, summary: "The account's subscription (404 when none)", params: accountParams, response: sub, handler: (s) => subs.getSubscription(ctxOf(s), s.params.accountId) }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/subscription/cancel',
+    auth: ['S'],
+    tags,
+    summary: 'Cancel at the provider; the account moves to the free plan',
+    params: accountParams,
+    body: z.object({ reason: z.string().max(500).optional() }),
+    errors: [409, 502],
+    response: sub,
+    handler: (s) => subs.cancelSubscription(ctxOf(s), s.params.accountId, s.body.reason),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/subscription/pause',
+    auth: ['S'],
+    tags,
+    summary: 'Pause billing for 1 to 12 months',
+    description: 'Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.',
+    params: accountParams,
+    body: pauseBody,
+    errors: [409, 502],
+    response: sub,
+    handler: (s) => subs.pauseSubscription(ctxOf(s), s.params.accountId, s.body.months, s.body.reason),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/subscription/resume',
+    auth: ['S'],
+    tags,
+    summary: 'End a pause now',
+    params: accountParams,
+    errors: [409, 502],
+    response: sub,
+    handler: (s) => subs.resumeSubscription(ctxOf(s), s.params.accountId),
+  }),
+  route({
+    method: 'GET',
+    path: '/pauses/due',
+    auth: ['A'],
+    tags,
+    summary: 'Pauses whose resume time has passed (for an external scheduler)',
+    query: z.object({ limit: limitParam(100, 1000) }),
+    response: z.object({ data: z.array(sub) }),
+    handler: (s) => subs.duePauses(s.em, s.query.limit),
+  }),
+  route({
+    method: 'POST',
+    path: '/pauses/apply',
+    auth: ['A'],
+    tags,
+    summary: 'Pause a subscription (for an external workflow)',
+    body: pauseBody.extend({ app_id: z.string().min(1), account_id: accountId, session_id: z.string().optional() }),
+    errors: [409, 502],
+    response: sub,
+    handler: async (s) => {
+      const app = await s.em.findOne(App, { id: s.body.app_id });
+      if (!app) throw notFound(`App ${s.body.app_id}`);
+      return subs.pauseSubscription({ em: s.em, deps: s.deps, app }, s.body.account_id, s.body.months, s.body.reason);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/pauses/resume',
+    auth: ['A'],
+    tags,
+    summary: 'Resume a paused subscription now (once, whichever path comes first)',
+    body: z.object({ app_id: z.string().min(1), account_id: accountId }),
+    errors: [409, 502],
+    response: sub,
+    handler: async (s) => {
+      const app = await s.em.findOne(App, { id: s.body.app_id });
+      if (!app) throw notFound(`App ${s.body.app_id}`);
+      return subs.resumeSubscription({ em: s.em, deps: s.deps, app }, s.body.account_id);
+    },
+  }),
+];

@@ -1,0 +1,173 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
+import { inTransaction, type Tx } from '../db/transaction.js';
+import type { Deps } from '../deps.js';
+import { conflict, notFound } from '../http/errors.js';
+import { PaymentConnection } from '../payments/payments.entities.js';
+import { providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import { iso } from '../time.js';
+import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
+import { Subscription, type ISubscription } from './subscriptions.entities.js';
+
+export function presentSubscription(s: ISubscription) {
+  return {
+    id: s.providerSubscriptionId,
+    status: s.status,
+    offer: s.offerId ?? null,
+    plan: s.planId,
+    interval: s.interval,
+    price: Number(s.price),
+    currency: s.currency,
+    renews_at: iso(s.renewsAt),
+    pause: s.status === 'paused' ? { paused_at: iso(s.pausedAt), resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, reason: s.pauseReason ?? null } : null,
+    cancelled_at: iso(s.cancelledAt),
+    created_at: iso(s.createdAt)!,
+  };
+}
+
+export async function findSubscription(em: EntityManager, appId: string, accountId: string, lock = false) {
+  const s = await em.findOne(Subscription, { appId, accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  if (!s) throw notFound(`Subscription of account ${accountId}`);
+  return s;
+}
+
+export async function getSubscription(ctx: Ctx, accountId: string) {
+  await findAccount(ctx.em, ctx.app.id, accountId);
+  return presentSubscription(await findSubscription(ctx.em, ctx.app.id, accountId));
+}
+
+/** Records (or replaces) the account's subscription when a checkout is applied. */
+export async function recordSubscription(
+  t: Tx,
+  c: { appId: string; accountId: string; providerSubscriptionId: string; checkoutId: string; offerId: string | null; planId: string; interval: 'month' | 'year'; currency: string; price: number },
+  renewsAt: string | null,
+) {
+  await sql(
+    t.em,
+    `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id, interval, currency, price, status, renews_at, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, now(), now())
+     on conflict (app_id, account_id) do update set provider_subscription_id = excluded.provider_subscription_id, checkout_id = excluded.checkout_id,
+       offer_id = excluded.offer_id, plan_id = excluded.plan_id, interval = excluded.interval, currency = excluded.currency, price = excluded.price,
+       status = 'active', renews_at = excluded.renews_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, updated_at = now()`,
+    [c.appId, c.accountId, c.providerSubscriptionId, c.checkoutId, c.offerId, c.planId, c.interval, c.currency, c.price, renewsAt],
+  );
+}
+
+function monthsFrom(deps: Deps, from: Date, months: number): Date {
+  if (deps.config.PAUSE_MONTH_SECONDS) return new Date(from.getTime() + months * deps.config.PAUSE_MONTH_SECONDS * 1000);
+  const d = new Date(from);
+  d.setUTCMonth(d.getUTCMonth() + months);
+  return d;
+}
+
+/** Cancels at the provider; the account moves to the free plan if the app has one. */
+export async function cancelSubscription(ctx: Ctx, accountId: string, reason: string | undefined) {
+  const s = await findSubscription(ctx.em, ctx.app.id, accountId);
+  if (s.status === 'cancelled') throw conflict(`The subscription of account ${accountId} is already cancelled`);
+  const { provider } = await requireProvider(ctx);
+  await withProvider(() => provider.cancelSubscription(s.providerSubscriptionId, reason ?? 'Cancelled by the customer'));
+  return inTransaction(ctx.deps, ctx.em, async (t) => {
+    const sub = await findSubscription(t.em, ctx.app.id, accountId, true);
+    const wasPaused = sub.status === 'paused' ? sub.pauseCount : null;
+    sub.status = 'cancelled';
+    sub.cancelledAt = new Date();
+    sub.resumeAt = null;
+    const free = await freePlanOf(t.em, ctx.app.id);
+    const ctxT = { em: t.em, deps: ctx.deps, app: ctx.app };
+    let previousPlan = '';
+    const after = await changeAccount(ctxT, accountId, async (_t, account) => {
+      previousPlan = account.planId;
+      if (free) account.planId = free.id;
+    });
+    await t.em.flush();
+    t.emit(ctx.app.id, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previousPlan } });
+    if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(ctx.app.id, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
+    return presentSubscription(sub);
+  });
+}
+
+/**
+ * Suspends billing at the provider for `months` (1 to 12), moves the account to the free plan if the
+ * app has one, remembers the plan to restore, and starts the pause workflow, whose durable timer
+ * resumes it at `resume_at`.
+ */
+export async function pauseSubscription(ctx: Ctx, accountId: string, months: number, reason: string | undefined) {
+  const s = await findSubscription(ctx.em, ctx.app.id, accountId);
+  if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
+  const { provider } = await requireProvider(ctx);
+  await withProvider(() => provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`));
+  return inTransaction(ctx.deps, ctx.em, async (t) => {
+    const sub = await findSubscription(t.em, ctx.app.id, accountId, true);
+    const now = new Date();
+    const free = await freePlanOf(t.em, ctx.app.id);
+    let restore = '';
+    const after = await changeAccount({ em: t.em, deps: ctx.deps, app: ctx.app }, accountId, async (_t, account) => {
+      restore = account.planId;
+      if (free) account.planId = free.id;
+    });
+    sub.status = 'paused';
+    sub.pausedAt = now;
+    sub.resumeAt = monthsFrom(ctx.deps, now, months);
+    sub.restorePlanId = restore;
+    sub.pauseReason = reason ?? null;
+    sub.pauseCount += 1;
+    await t.em.flush();
+    t.emit(ctx.app.id, 'subscription.paused', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: restore } });
+    const input: PauseInput = { appId: ctx.app.id, accountId, pause: sub.pauseCount, resumeAt: sub.resumeAt.toISOString(), restorePlan: restore, pausedAt: now.toISOString() };
+    t.temporal({
+      kind: 'start',
+      workflowType: 'pauseWorkflow',
+      workflowId: pauseWorkflowId(ctx.app.id, accountId, sub.pauseCount),
+      args: [input],
+      searchAttributes: { AppId: ctx.app.id, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
+      summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
+      details: `Billing of account **${accountId}** (app ${ctx.app.id}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
+    });
+    return presentSubscription(sub);
+  });
+}
+
+/**
+ * Ends a pause: reactivates billing at the provider, restores the plan, emits `subscription.resumed`.
+ * Once only: the subscription row is locked and must still be paused (and, when given, in that same
+ * pause), so the workflow's timer, the API and /pauses/resume can race safely.
+ */
+export async function resumePause(deps: Deps, appId: string, accountId: string, opts: { pause?: number; by: 'timer' | 'request' }): Promise<boolean> {
+  return inTransaction(deps, deps.orm.em.fork(), async (t) => {
+    const sub = await t.em.findOne(Subscription, { appId, accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!sub || sub.status !== 'paused' || (opts.pause !== undefined && sub.pauseCount !== opts.pause)) return false;
+    const conn = await t.em.findOne(PaymentConnection, { appId });
+    if (conn) await withProvider(() => providerFor(deps.config, conn).activateSubscription(sub.providerSubscriptionId, 'Pause ended'));
+    const restore = sub.restorePlanId;
+    let previous = '';
+    const after = await changeAccount({ em: t.em, deps, app: { id: appId } }, accountId, async (_t, account) => {
+      previous = account.planId;
+      if (restore) account.planId = restore;
+    });
+    sub.status = 'active';
+    sub.resumeAt = null;
+    sub.pausedAt = null;
+    sub.restorePlanId = null;
+    sub.pauseReason = null;
+    await t.em.flush();
+    t.emit(appId, 'subscription.resumed', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previous } });
+    if (opts.by === 'request') t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount), signal: PAUSE_ENDED_SIGNAL, args: [] });
+    return true;
+  });
+}
+
+export async function resumeSubscription(ctx: Ctx, accountId: string) {
+  const s = await findSubscription(ctx.em, ctx.app.id, accountId);
+  if (s.status !== 'paused') throw conflict(`The subscription of account ${accountId} is not paused`);
+  await resumePause(ctx.deps, ctx.app.id, accountId, { by: 'request' });
+  return presentSubscription(await findSubscription(ctx.deps.orm.em.fork(), ctx.app.id, accountId));
+}
+
+/** Paused subscriptions whose resume time has passed (for an external scheduler), oldest first. */
+export async function duePauses(em: EntityManager, limit: number) {
+  const rows = await em.find(Subscription, { status: 'paused', resumeAt: { $lte: new Date() } }, { orderBy: { resumeAt: 'asc' }, limit });
+  return { data: rows.map((s) => ({ app_id: s.appId, account_id: s.accountId, resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, pause: s.pauseCount })) };
+}

@@ -1,0 +1,46 @@
+import { condition, defineQuery, defineSignal, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { PAUSE_ENDED_SIGNAL, PAUSE_STATE_QUERY, SA, type PauseInput, type PauseState } from './shared.js';
+
+export const pauseEndedSignal = defineSignal(PAUSE_ENDED_SIGNAL);
+export const pauseStateQuery = defineQuery<PauseState>(PAUSE_STATE_QUERY);
+
+const { resumePausedSubscription } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  // The provider may be down when the pause ends: keep trying (the resume is once-only anyway).
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+});
+
+/**
+ * A subscription pause: a durable timer until `resumeAt`, then billing restarts and the plan comes
+ * back. Resumed early through the API or /pauses/resume, it is told so and ends without resuming again.
+ */
+export async function pauseWorkflow(input: PauseInput): Promise<PauseState> {
+  const state: PauseState = { ...input, phase: 'paused', resumedBy: null };
+  let ended = false;
+  setHandler(pauseEndedSignal, () => {
+    ended = true;
+  });
+  setHandler(pauseStateQuery, () => state);
+  setCurrentDetails(
+    `Account **${input.accountId}** (app ${input.appId}) is paused since ${input.pausedAt}. ` +
+      `At ${input.resumeAt} billing restarts at the provider and the account gets plan **${input.restorePlan}** back.`,
+  );
+  const waitMs = Date.parse(input.resumeAt) - Date.now();
+  if (waitMs > 0) await condition(() => ended, waitMs);
+  if (ended) {
+    state.phase = 'resumed';
+    state.resumedBy = 'request';
+    upsertSearchAttributes([{ key: SA.BillingStatus, value: 'resumed' }]);
+    setCurrentDetails(`Resumed early on request; account **${input.accountId}** is back on its plan.`);
+    return state;
+  }
+  state.phase = 'resuming';
+  setCurrentDetails(`Resuming: reactivating billing and restoring plan **${input.restorePlan}** for **${input.accountId}**.`);
+  await resumePausedSubscription({ appId: input.appId, accountId: input.accountId, pause: input.pause });
+  state.phase = 'resumed';
+  state.resumedBy = 'timer';
+  upsertSearchAttributes([{ key: SA.BillingStatus, value: 'resumed' }]);
+  setCurrentDetails(`Resumed at ${input.resumeAt}: billing active again, plan **${input.restorePlan}** restored.`);
+  return state;
+}
