@@ -4,9 +4,15 @@ import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpe
 import { call, get, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
-/** Stand-in for the offers subsystem: writes layer-2 extras the way checkout completion will. */
+/** Stand-in for a purchase: layer-2 extras and an active subscription, as checkout completion writes them. */
 async function grantExtras(appId: string, accountId: string, rows: { kind: 'entitlement' | 'addon'; ref: string; max?: number | null; endsAt?: Date | null }[]) {
   const em = testEnv().deps.orm.em.fork();
+  await sql(
+    em,
+    `insert into subscriptions (app_id, account_id, provider_subscription_id, offer_id, plan_id, interval, currency, price, status)
+     values ($1, $2, 'I-STANDIN', 'launch_offer', 'pro', 'month', 'USD', 19, 'active') on conflict do nothing`,
+    [appId, accountId],
+  );
   for (const r of rows) {
     await sql(em, 'insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, $4, $5, $6, $7)', [
       appId,
@@ -82,6 +88,12 @@ describe('effective access (GET /plan, /full-plan)', () => {
     expect(e.api_calls.max, 'layer 2 over layer 1').to.equal(2000);
     expect(e.seats.max).to.equal(10);
     expect(body.addons).to.deep.equal(['priority', 'storage']);
+
+    // Extras apply only while the subscription is active.
+    const setStatus = (status: string) => sql(testEnv().deps.orm.em.fork(), 'update subscriptions set status = $3 where app_id = $1 and account_id = $2', [app.id, 'a1', status]);
+    await setStatus('paused');
+    expect(byId((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.entitlements).api_calls.max, 'paused: layer 1 only').to.equal(1000);
+    await setStatus('active');
 
     await call('PATCH', `${base}/namespaces/a1`, { token: app.api_key, body: { incentive: 'partner' } });
     body = (await get(`${base}/namespaces/a1/plan`, app.api_key)).body;

@@ -11,7 +11,12 @@ import { notFound } from '../http/errors.js';
  * absent. Add-ons of all layers are merged with the account's own.
  */
 export const ACTIVE_INCENTIVE = `case when a.incentive_id is not null and (a.incentive_expires_at is null or a.incentive_expires_at > now()) then a.incentive_id end`;
-export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())`;
+/**
+ * Layer 2 applies while the extras have not ended and the account's subscription is active (not
+ * paused, not cancelled). Extras recorded without a subscription (none today) would not apply.
+ */
+export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())
+  and exists (select 1 from subscriptions s where s.app_id = x.app_id and s.account_id = x.account_id and s.status = 'active')`;
 
 export const EFFECTIVE_ACCESS_SQL = `
 with acc as (
