@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { offerParams } from '../offers/offers.schemas.js';
+import { planParams } from '../catalog/catalog.schemas.js';
 import * as S from './checkouts.schemas.js';
 import * as checkouts from './checkouts.service.js';
 
@@ -23,6 +24,20 @@ export const checkoutRoutes = [
     errors: [409, 502],
     response: checkout,
     handler: (s) => checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, s.body),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/plans/:planId/checkout',
+    auth: ['S', 'P'],
+    tags: ['Plans'],
+    summary: 'Start a checkout for a plan at its regular price',
+    description: 'Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it.',
+    params: planParams,
+    body: S.planCheckoutBody,
+    status: 201,
+    errors: [409, 502],
+    response: checkout,
+    handler: (s) => checkouts.createPlanCheckout(ctxOf(s), s.params.planId, s.body),
   }),
   route({ method: 'GET', path: '/apps/:appId/checkouts', auth: ['S'], tags, summary: 'Checkouts, newest first', params: appIdParams, query: S.listQuery, response: z.object({ data: z.array(checkout) }), handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query) }),
   route({ method: 'GET', path: '/apps/:appId/checkouts/:checkoutId', auth: ['S', 'P'], tags, summary: 'A checkout', params: S.checkoutParams, response: checkout, handler: (s) => checkouts.getCheckout(ctxOf(s), s.params.checkoutId) }),

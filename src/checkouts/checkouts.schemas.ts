@@ -25,3 +25,12 @@ export const offerCheckoutBody = z.object({
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
 export const listQuery = z.object({ offer: z.string().max(255).optional(), status: z.enum(['created', 'completed', 'cancelled', 'expired']).optional(), limit: limitParam(50, 100) });
+
+export const planCheckoutBody = z.object({
+  interval: z.enum(['month', 'year']).optional(),
+  account: accountId.optional(),
+  email: z.email().optional(),
+  ref: z.string().max(200).optional(),
+  return_url: httpUrl.optional(),
+  cancel_url: httpUrl.optional(),
+});

@@ -9,10 +9,13 @@ import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
-import { findOffer, liveStatus, providerPlanKey } from '../offers/offers.service.js';
+import { findPlan } from '../catalog/catalog.service.js';
+import type { OfferBump, OfferExtras } from '../offers/offers.entities.js';
+import { findOffer, liveStatus, providerPlanKey, regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
-import { providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
+import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
 import { CHECK_NOW_UPDATE, checkoutWorkflowId, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
@@ -67,6 +70,28 @@ export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.ou
   });
   const providerPlanId = o.provider.plans[providerPlanKey(plan.plan, price)];
   if (!providerPlanId) throw cannotBuy('not_published', `Offer ${offerId} has no provider plan for this price yet; publish it again`);
+  return startCheckout(ctx, { offerId: o.id, planId: plan.plan, interval: price.interval, currency: price.currency, price: price.amount, listPrice: price.amount, cycles: price.cycles, extras: plan.extras, bumps }, providerPlanId, input);
+}
+
+interface CheckoutTerms {
+  offerId: string | null;
+  planId: string;
+  interval: 'month' | 'year';
+  currency: string;
+  price: number;
+  listPrice: number;
+  cycles: number | null;
+  extras: OfferExtras;
+  bumps: OfferBump[];
+}
+
+/** Creates the provider subscription (and bump order) and the checkout, with its workflow start. */
+async function startCheckout(
+  ctx: Ctx,
+  terms: CheckoutTerms,
+  providerPlanId: string,
+  input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string },
+) {
   const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
   const { provider } = await requireProvider(ctx);
@@ -74,25 +99,17 @@ export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.ou
   const cancelUrl = input.cancel_url ?? returnUrl;
   const sub = await withProvider(() => provider.createSubscription({ planId: providerPlanId, customId: id, returnUrl, cancelUrl, email: input.email }, `${id}:subscription`));
   let order: { id: string; approveUrl: string | null } | null = null;
-  if (bumps.length) {
-    const total = bumps.reduce((sum, b) => sum + b.price, 0);
+  if (terms.bumps.length) {
+    const total = terms.bumps.reduce((sum, b) => sum + b.price, 0);
     order = await withProvider(() =>
-      provider.createOrder({ amount: total, currency: bumps[0].currency, customId: id, description: bumps.map((b) => b.name).join(', '), returnUrl, cancelUrl }, `${id}:bumps`),
+      provider.createOrder({ amount: total, currency: terms.bumps[0].currency, customId: id, description: terms.bumps.map((b) => b.name).join(', '), returnUrl, cancelUrl }, `${id}:bumps`),
     );
   }
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const c = t.em.create(Checkout, {
       id,
       appId: ctx.app.id,
-      offerId: o.id,
-      planId: plan.plan,
-      interval: price.interval,
-      currency: price.currency,
-      price: price.amount,
-      listPrice: price.amount,
-      cycles: price.cycles,
-      extras: plan.extras,
-      bumps,
+      ...terms,
       accountId: input.account ?? null,
       email: input.email ?? null,
       ref: input.ref ?? null,
@@ -108,6 +125,18 @@ export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.ou
     t.temporal(checkoutWorkflowStart(ctx.app.id, c));
     return presentCheckout(c);
   });
+}
+
+/** A checkout for a plan at its regular price (monthly when it has a monthly price, unless `interval` says otherwise). */
+export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.output<typeof S.planCheckoutBody>) {
+  const plan = await findPlan(ctx.em, ctx.app.id, planId);
+  const currency = (plan.pricingCard?.currency ?? 'USD').toUpperCase();
+  const interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');
+  const price = regularPrice(plan, interval, currency);
+  if (price === null) throw cannotBuy('no_price', `Plan ${planId} has no ${interval}ly price on its pricing card`);
+  const { connection, provider } = await requireProvider(ctx);
+  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, { interval, currency, price });
+  return startCheckout(ctx, { offerId: null, planId, interval, currency, price, listPrice: price, cycles: null, extras: { entitlements: [], addons: [], cycles: null }, bumps: [] }, providerPlanId, input);
 }
 
 export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId'>) {
@@ -183,7 +212,7 @@ export async function checkCheckout(deps: Deps, input: CheckoutWorkflowInput): P
       if (order.status === 'APPROVED') bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       else bumpsPaid = order.status === 'COMPLETED';
     }
-    await applyCheckout(deps, c.id, bumpsPaid, sub.nextBillingTime);
+    await applyCheckout(deps, c.id, bumpsPaid, sub);
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
@@ -210,7 +239,7 @@ const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
  * the buyer had none, moves it to the plan, records the offer and its extras (layer 2 of effective
  * access), grants the bumped add-ons, and emits the events.
  */
-export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean, renewsAt: string | null = null): Promise<boolean> {
+export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean, providerSub: ProviderSubscription | null = null): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const claimed = await sql<{ id: string }>(t.em, `update checkouts set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and status = 'created' returning id`, [checkoutId]);
     if (!claimed.length) return false;
@@ -227,7 +256,7 @@ export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: b
     await recordSubscription(
       t,
       { appId: c.appId, accountId, providerSubscriptionId: c.providerSubscriptionId!, checkoutId: c.id, offerId: c.offerId ?? null, planId: c.planId, interval: c.interval, currency: c.currency, price: Number(c.price) },
-      renewsAt,
+      providerSub,
     );
     const endsAt = c.extras.cycles ? addCycles(new Date(), c.interval, c.extras.cycles) : null;
     for (const e of c.extras.entitlements) {

@@ -3,6 +3,8 @@ import { Checkout } from '../checkouts/checkouts.entities.js';
 import { notFound, unauthorized } from '../http/errors.js';
 import { Reply, route } from '../http/route.js';
 import { checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL } from '../../workflows/shared.js';
+import { Subscription } from '../subscriptions/subscriptions.entities.js';
+import { recordPaymentFailure, syncSubscription } from '../subscriptions/subscriptions.service.js';
 import { PaymentConnection } from './payments.entities.js';
 import { providerFor, withProvider } from './payments.service.js';
 
@@ -38,6 +40,12 @@ export const notificationRoutes = [
           .getHandle(checkoutWorkflowId(checkout.id))
           .signal(PROVIDER_NOTIFIED_SIGNAL)
           .catch(() => undefined); // a finished workflow needs no nudge
+      }
+      // An applied subscription: re-read it at the provider and apply what changed.
+      const subscription = subscriptionId ? await em.findOne(Subscription, { appId: app.id, providerSubscriptionId: subscriptionId }) : null;
+      if (subscription) {
+        if (body.event_type === 'BILLING.SUBSCRIPTION.PAYMENT.FAILED') await recordPaymentFailure(deps, app.id, subscription.accountId);
+        await syncSubscription(deps, app.id, subscription.accountId);
       }
       return new Reply(200, { received: true });
     },

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { OfferProviderRefs } from '../offers/offers.entities.js';
 
 /** An app's connection to its payment provider. */
 export const PaymentConnection = defineEntity({
@@ -12,6 +13,8 @@ export const PaymentConnection = defineEntity({
     clientSecret: p.text(),
     webhookId: p.string().nullable(),
     webhookUrl: p.text().nullable(),
+    /** The provider product and billing plans for regular prices (plan checkouts, plan changes). */
+    providerRefs: p.json<OfferProviderRefs>(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -105,7 +105,9 @@ export async function connect(ctx: Ctx, input: z.output<typeof S.connectBody>, o
     });
   }
   let c = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
-  if (!c) c = ctx.em.create(PaymentConnection, { appId: ctx.app.id, provider: 'paypal', env: input.env, clientId: input.client_id, clientSecret: input.client_secret });
+  if (!c) c = ctx.em.create(PaymentConnection, { appId: ctx.app.id, provider: 'paypal', env: input.env, clientId: input.client_id, clientSecret: input.client_secret, providerRefs: { productId: null, plans: {} } });
+  // Other credentials may mean another provider account: its product and plans are made anew.
+  if (c.clientId !== input.client_id || c.env !== input.env) c.providerRefs = { productId: null, plans: {} };
   c.env = input.env;
   c.clientId = input.client_id;
   c.clientSecret = input.client_secret;
@@ -123,3 +125,25 @@ export async function disconnect(ctx: Ctx) {
   return presentConnection(null);
 }
 
+
+/** The provider billing plan for a plan at its regular price, created once per app and terms. */
+export async function ensureRegularProviderPlan(
+  ctx: Ctx,
+  conn: IPaymentConnection,
+  provider: PaymentProvider,
+  plan: { id: string; name: string },
+  terms: { interval: 'month' | 'year'; currency: string; price: number },
+): Promise<string> {
+  const key = `${plan.id}:${terms.interval}:${terms.currency}:${terms.price}`;
+  const refs = { productId: conn.providerRefs?.productId ?? null, plans: { ...(conn.providerRefs?.plans ?? {}) } };
+  if (refs.plans[key]) return refs.plans[key];
+  await withProvider(async () => {
+    refs.productId ??= (await provider.createProduct({ name: ctx.app.name }, `${ctx.app.id}:regular:product`)).id;
+    refs.plans[key] = (
+      await provider.createPlan({ productId: refs.productId, name: `${plan.name} (${terms.interval}ly)`, interval: terms.interval, price: terms.price, currency: terms.currency }, `${ctx.app.id}:regular:${key}`)
+    ).id;
+  });
+  conn.providerRefs = refs;
+  await ctx.em.flush();
+  return refs.plans[key];
+}

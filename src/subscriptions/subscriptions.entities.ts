@@ -2,6 +2,15 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
 export type SubscriptionStatus = 'active' | 'paused' | 'cancelled';
 
+export interface PendingChange {
+  plan: string;
+  interval: 'month' | 'year';
+  currency: string;
+  price: number;
+  providerPlanId: string;
+  requestedAt: string;
+}
+
 /** An account's paid subscription at the payment provider (one per account). */
 export const Subscription = defineEntity({
   name: 'Subscription',
@@ -24,6 +33,12 @@ export const Subscription = defineEntity({
     pauseCount: p.integer().default(0),
     pauseReason: p.text().nullable(),
     cancelledAt: p.datetime().nullable(),
+    providerStatus: p.string().nullable(),
+    providerPlanId: p.string().nullable(),
+    lastPaymentAt: p.datetime().nullable(),
+    lastPaymentFailedAt: p.datetime().nullable(),
+    /** A plan change waiting for the buyer's approval at the provider. */
+    pendingChange: p.json<PendingChange>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
-import { accountId } from '../http/schemas.js';
+import { accountId, callerId } from '../http/schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
 import { notFound } from '../http/errors.js';
@@ -11,7 +11,39 @@ const tags = ['Subscriptions'];
 const sub = z.record(z.string(), z.unknown());
 const pauseBody = z.object({ months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'), reason: z.string().max(500).optional() });
 
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
+
 export const subscriptionRoutes = [
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/subscription/change',
+    auth: ['S'],
+    tags,
+    summary: 'Change to another plan (approved by the buyer at the provider)',
+    description: 'Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.',
+    params: accountParams,
+    body: z.object({ plan: callerId, interval: z.enum(['month', 'year']).optional(), return_url: httpUrl.optional(), cancel_url: httpUrl.optional() }),
+    errors: [409, 502],
+    response: sub,
+    handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/subscription/sync',
+    auth: ['S'],
+    tags,
+    summary: 'Re-read the subscription from the provider and apply what changed',
+    params: accountParams,
+    errors: [409, 502],
+    response: sub,
+    handler: async (s) => {
+      await subs.findSubscription(s.em, s.app!.id, s.params.accountId);
+      return subs.syncSubscription(s.deps, s.app!.id, s.params.accountId);
+    },
+  }),
   route({ method: 'GET', path: '/apps/:appId/namespaces/:accountId/subscription', auth: ['S', 'T'], tags, summary: "The account's subscription (404 when none)", params: accountParams, response: sub, handler: (s) => subs.getSubscription(ctxOf(s), s.params.accountId) }),
   route({
     method: 'POST',

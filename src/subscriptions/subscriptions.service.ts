@@ -1,14 +1,17 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
+import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
+import { findPlan } from '../catalog/catalog.service.js';
+import { regularPrice } from '../offers/offers.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
-import { providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
+import type { ProviderSubscription } from '../payments/provider.js';
 import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription } from './subscriptions.entities.js';
 
@@ -24,6 +27,10 @@ export function presentSubscription(s: ISubscription) {
     renews_at: iso(s.renewsAt),
     pause: s.status === 'paused' ? { paused_at: iso(s.pausedAt), resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, reason: s.pauseReason ?? null } : null,
     cancelled_at: iso(s.cancelledAt),
+    pending_change: s.pendingChange ? { plan: s.pendingChange.plan, interval: s.pendingChange.interval, price: s.pendingChange.price, currency: s.pendingChange.currency, requested_at: s.pendingChange.requestedAt } : null,
+    provider_status: s.providerStatus ?? null,
+    last_payment_at: iso(s.lastPaymentAt),
+    last_payment_failed_at: iso(s.lastPaymentFailedAt),
     created_at: iso(s.createdAt)!,
   };
 }
@@ -43,16 +50,33 @@ export async function getSubscription(ctx: Ctx, accountId: string) {
 export async function recordSubscription(
   t: Tx,
   c: { appId: string; accountId: string; providerSubscriptionId: string; checkoutId: string; offerId: string | null; planId: string; interval: 'month' | 'year'; currency: string; price: number },
-  renewsAt: string | null,
+  providerSub: ProviderSubscription | null,
 ) {
   await sql(
     t.em,
-    `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id, interval, currency, price, status, renews_at, created_at, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, now(), now())
+    `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id, interval, currency, price, status, renews_at,
+                                provider_status, provider_plan_id, last_payment_at, created_at, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11, $12, $13, now(), now())
      on conflict (app_id, account_id) do update set provider_subscription_id = excluded.provider_subscription_id, checkout_id = excluded.checkout_id,
        offer_id = excluded.offer_id, plan_id = excluded.plan_id, interval = excluded.interval, currency = excluded.currency, price = excluded.price,
-       status = 'active', renews_at = excluded.renews_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, updated_at = now()`,
-    [c.appId, c.accountId, c.providerSubscriptionId, c.checkoutId, c.offerId, c.planId, c.interval, c.currency, c.price, renewsAt],
+       status = 'active', renews_at = excluded.renews_at, provider_status = excluded.provider_status, provider_plan_id = excluded.provider_plan_id,
+       last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, pending_change = null,
+       updated_at = now()`,
+    [
+      c.appId,
+      c.accountId,
+      c.providerSubscriptionId,
+      c.checkoutId,
+      c.offerId,
+      c.planId,
+      c.interval,
+      c.currency,
+      c.price,
+      providerSub?.nextBillingTime ?? null,
+      providerSub?.status ?? null,
+      providerSub?.planId ?? null,
+      providerSub?.lastPaymentAt ?? null,
+    ],
   );
 }
 
@@ -170,4 +194,96 @@ export async function resumeSubscription(ctx: Ctx, accountId: string) {
 export async function duePauses(em: EntityManager, limit: number) {
   const rows = await em.find(Subscription, { status: 'paused', resumeAt: { $lte: new Date() } }, { orderBy: { resumeAt: 'asc' }, limit });
   return { data: rows.map((s) => ({ app_id: s.appId, account_id: s.accountId, resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, pause: s.pauseCount })) };
+}
+
+/**
+ * Asks the provider to move the subscription to another plan at its regular price. The buyer
+ * approves the new price at the provider (`approve_url`); the change applies when the provider
+ * reports it (notification, or sync).
+ */
+export async function changeSubscription(ctx: Ctx, accountId: string, input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string }) {
+  const s = await findSubscription(ctx.em, ctx.app.id, accountId);
+  if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
+  const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
+  const currency = (plan.pricingCard?.currency ?? s.currency).toUpperCase();
+  const interval = input.interval ?? s.interval;
+  const price = regularPrice(plan, interval, currency);
+  if (price === null) throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
+  const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
+  if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const { connection, provider } = await requireProvider(ctx);
+  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, { interval, currency, price });
+  const revision = await withProvider(() => provider.reviseSubscription(s.providerSubscriptionId, { planId: providerPlanId, returnUrl, cancelUrl: input.cancel_url ?? returnUrl }));
+  s.pendingChange = { plan: plan.id, interval, currency, price, providerPlanId, requestedAt: new Date().toISOString() };
+  await ctx.em.flush();
+  return { ...presentSubscription(s), approve_url: revision.approveUrl };
+}
+
+/**
+ * Re-reads the subscription at the provider and applies what it reports: an approved plan change,
+ * a renewal (`subscription.renewed`), a cancellation or expiry there (`subscription.cancelled`, free
+ * plan), the next billing time and the provider's status.
+ */
+export async function syncSubscription(deps: Deps, appId: string, accountId: string) {
+  const em = deps.orm.em.fork();
+  const pre = await em.findOne(Subscription, { appId, accountId });
+  if (!pre) throw notFound(`Subscription of account ${accountId}`);
+  const conn = await em.findOne(PaymentConnection, { appId });
+  if (!conn) throw conflict('payment provider not connected');
+  const remote = await withProvider(() => providerFor(deps.config, conn).getSubscription(pre.providerSubscriptionId));
+  return inTransaction(deps, em, async (t) => {
+    const s = await findSubscription(t.em, appId, accountId, true);
+    const ctx = { em: t.em, deps, app: { id: appId } };
+    s.providerStatus = remote.status;
+    s.renewsAt = remote.nextBillingTime ? new Date(remote.nextBillingTime) : s.renewsAt;
+    if ((remote.status === 'CANCELLED' || remote.status === 'EXPIRED') && s.status !== 'cancelled') {
+      const wasPaused = s.status === 'paused' ? s.pauseCount : null;
+      s.status = 'cancelled';
+      s.cancelledAt = new Date();
+      s.resumeAt = null;
+      s.pendingChange = null;
+      const free = await freePlanOf(t.em, appId);
+      let previous = '';
+      const after = await changeAccount(ctx, accountId, async (_t, account) => {
+        previous = account.planId;
+        if (free) account.planId = free.id;
+      });
+      await t.em.flush();
+      t.emit(appId, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(s) }, previous: { plan: previous } });
+      if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
+      return presentSubscription(s);
+    }
+    if (s.pendingChange && remote.planId === s.pendingChange.providerPlanId) {
+      const change = s.pendingChange;
+      s.planId = change.plan;
+      s.interval = change.interval;
+      s.currency = change.currency;
+      s.price = change.price;
+      s.offerId = null;
+      s.providerPlanId = remote.planId;
+      s.pendingChange = null;
+      await changeAccount(ctx, accountId, async (_t, account) => {
+        if (s.status === 'paused') s.restorePlanId = change.plan;
+        else account.planId = change.plan;
+        account.offerId = null;
+      });
+    }
+    const paid = remote.lastPaymentAt ? new Date(remote.lastPaymentAt) : null;
+    if (paid && (!s.lastPaymentAt || paid.getTime() > new Date(s.lastPaymentAt).getTime())) {
+      const renewal = s.lastPaymentAt !== null && s.lastPaymentAt !== undefined;
+      s.lastPaymentAt = paid;
+      if (renewal) {
+        await t.em.flush();
+        const account = await findAccount(t.em, appId, accountId);
+        t.emit(appId, 'subscription.renewed', { object: await accountDetail(t.em, account) });
+      }
+    }
+    await t.em.flush();
+    return presentSubscription(s);
+  });
+}
+
+/** A failed payment reported by the provider; kept on the subscription for the app to act on. */
+export async function recordPaymentFailure(deps: Deps, appId: string, accountId: string) {
+  await sql(deps.orm.em.fork(), 'update subscriptions set last_payment_failed_at = now(), updated_at = now() where app_id = $1 and account_id = $2', [appId, accountId]);
 }

@@ -8,6 +8,7 @@ import { Migration20261121110000_payments } from './Migration20261121110000_paym
 import { Migration20261121120000_offers } from './Migration20261121120000_offers.js';
 import { Migration20261121130000_checkouts } from './Migration20261121130000_checkouts.js';
 import { Migration20261121140000_subscriptions } from './Migration20261121140000_subscriptions.js';
+import { Migration20261121150000_billing_sync } from './Migration20261121150000_billing_sync.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -18,4 +19,5 @@ export const migrationsList = [
   Migration20261121120000_offers,
   Migration20261121130000_checkouts,
   Migration20261121140000_subscriptions,
+  Migration20261121150000_billing_sync,
 ];
