@@ -87,6 +87,11 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       expect(sa).to.deep.include({ AppId: app.id, CheckoutId: chk.id, OfferId: 'spring' });
       expect(wf.status.name).to.equal('COMPLETED');
       expect((await get(`${base}/offers/spring`, app.api_key)).body.redemptions).to.equal(1);
+      const stats = (await get(`${base}/offers/spring/stats`, app.api_key)).body;
+      expect(stats).to.deep.include({ offer: 'spring', checkouts: 1, completed: 1, revenue: { USD: 28 } });
+      expect(stats.by_plan).to.deep.equal([{ plan: 'pro', checkouts: 1, completed: 1, revenue: { USD: 19 } }]);
+      expect(stats.by_ref).to.deep.equal([{ ref: 'newsletter', checkouts: 1, completed: 1, revenue: { USD: 19 } }]);
+      expect(stats.by_bump).to.deep.equal([{ bump: 'support', completed: 1, revenue: { USD: 9 } }]);
       expect((await get(`${base}/checkouts?status=completed`, app.api_key)).body.data.map((c: { id: string }) => c.id)).to.deep.equal([chk.id]);
     } finally {
       await receiver.close();

@@ -29,6 +29,7 @@ export const Checkout = defineEntity({
     providerOrderId: p.string().nullable(),
     approveUrl: p.text().nullable(),
     bumpApproveUrl: p.text().nullable(),
+    bumpsPaid: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),

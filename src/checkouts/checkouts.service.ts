@@ -120,6 +120,7 @@ async function startCheckout(
       providerOrderId: order?.id ?? null,
       approveUrl: sub.approveUrl,
       bumpApproveUrl: order?.approveUrl ?? null,
+      bumpsPaid: false,
       completedAt: null,
     });
     t.temporal(checkoutWorkflowStart(ctx.app.id, c));
@@ -241,7 +242,11 @@ const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
  */
 export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean, providerSub: ProviderSubscription | null = null): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
-    const claimed = await sql<{ id: string }>(t.em, `update checkouts set status = 'completed', completed_at = now(), updated_at = now() where id = $1 and status = 'created' returning id`, [checkoutId]);
+    const claimed = await sql<{ id: string }>(
+      t.em,
+      `update checkouts set status = 'completed', completed_at = now(), bumps_paid = $2, updated_at = now() where id = $1 and status = 'created' returning id`,
+      [checkoutId, bumpsPaid],
+    );
     if (!claimed.length) return false;
     const c = (await t.em.findOne(Checkout, { id: checkoutId }, { refresh: true }))!;
     const ctx = { em: t.em, deps, app: { id: c.appId } };

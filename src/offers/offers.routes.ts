@@ -75,6 +75,16 @@ export const offerRoutes = [
   }),
   route({
     method: 'GET',
+    path: '/apps/:appId/offers/:offerId/stats',
+    auth: ['S'],
+    tags,
+    summary: 'Views, checkouts, conversion, revenue by plan, ref and bump',
+    params: S.offerParams,
+    response: offer,
+    handler: (s) => offers.offerStats(ctxOf(s), s.params.offerId),
+  }),
+  route({
+    method: 'GET',
     path: '/apps/:appId/offers/:offerId/public',
     auth: ['S', 'P'],
     tags,

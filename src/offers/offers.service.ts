@@ -340,3 +340,59 @@ export async function previewOffer(ctx: Ctx, id: string, account: string | undef
     })),
   };
 }
+
+/**
+ * Views, checkouts, conversion (completed checkouts per view) and first-payment revenue of completed
+ * checkouts, by plan, by `ref` and by order bump (bumps count when their order was paid). Revenue is
+ * per currency.
+ */
+export async function offerStats(ctx: Ctx, id: string) {
+  const o = await findOffer(ctx.em, ctx.app.id, id);
+  const rows = await sql<{ plan_id: string; ref: string | null; status: string; price: string; currency: string; bumps: OfferBump[]; bumps_paid: boolean }>(
+    ctx.em,
+    'select plan_id, ref, status, price, currency, bumps, bumps_paid from checkouts where app_id = $1 and offer_id = $2',
+    [ctx.app.id, id],
+  );
+  const add = (m: Record<string, number>, currency: string, amount: number) => (m[currency] = Math.round(((m[currency] ?? 0) + amount) * 100) / 100);
+  const group = () => new Map<string, { checkouts: number; completed: number; revenue: Record<string, number> }>();
+  const byPlan = group();
+  const byRef = group();
+  const byBump = new Map<string, { completed: number; revenue: Record<string, number> }>();
+  const revenue: Record<string, number> = {};
+  let completed = 0;
+  for (const r of rows) {
+    const done = r.status === 'completed';
+    for (const [map, key] of [[byPlan, r.plan_id], [byRef, r.ref ?? '(none)']] as const) {
+      const g = map.get(key) ?? { checkouts: 0, completed: 0, revenue: {} };
+      g.checkouts++;
+      if (done) {
+        g.completed++;
+        add(g.revenue, r.currency, Number(r.price));
+      }
+      map.set(key, g);
+    }
+    if (!done) continue;
+    completed++;
+    add(revenue, r.currency, Number(r.price));
+    if (r.bumps_paid) {
+      for (const b of r.bumps) {
+        const g = byBump.get(b.id) ?? { completed: 0, revenue: {} };
+        g.completed++;
+        add(g.revenue, b.currency, b.price);
+        add(revenue, b.currency, b.price);
+        byBump.set(b.id, g);
+      }
+    }
+  }
+  return {
+    offer: o.id,
+    views: o.views,
+    checkouts: rows.length,
+    completed,
+    conversion: o.views ? Math.round((completed / o.views) * 10000) / 10000 : 0,
+    revenue,
+    by_plan: [...byPlan].map(([plan, g]) => ({ plan, ...g })),
+    by_ref: [...byRef].map(([ref, g]) => ({ ref, ...g })),
+    by_bump: [...byBump].map(([bump, g]) => ({ bump, ...g })),
+  };
+}

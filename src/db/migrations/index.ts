@@ -9,6 +9,7 @@ import { Migration20261121120000_offers } from './Migration20261121120000_offers
 import { Migration20261121130000_checkouts } from './Migration20261121130000_checkouts.js';
 import { Migration20261121140000_subscriptions } from './Migration20261121140000_subscriptions.js';
 import { Migration20261121150000_billing_sync } from './Migration20261121150000_billing_sync.js';
+import { Migration20261121160000_checkout_bumps_paid } from './Migration20261121160000_checkout_bumps_paid.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -20,4 +21,5 @@ export const migrationsList = [
   Migration20261121130000_checkouts,
   Migration20261121140000_subscriptions,
   Migration20261121150000_billing_sync,
+  Migration20261121160000_checkout_bumps_paid,
 ];
