@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, Reply, route } from '../http/route.js';
 import { offerParams } from '../offers/offers.schemas.js';
 import { planParams } from '../catalog/catalog.schemas.js';
 import * as S from './checkouts.schemas.js';
@@ -38,6 +38,25 @@ export const checkoutRoutes = [
     errors: [409, 502],
     response: checkout,
     handler: (s) => checkouts.createPlanCheckout(ctxOf(s), s.params.planId, s.body),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/checkouts/return',
+    auth: ['N'],
+    tags,
+    summary: 'Where a buyer lands after approving at the provider (links made for a 402)',
+    description: 'A plain page; it also asks the checkout to complete now.',
+    params: appIdParams,
+    query: z.object({ subscription_id: z.string().max(255).optional(), token: z.string().max(255).optional() }),
+    handler: async (s) => {
+      await checkouts.nudgeReturnedCheckout(s.deps, s.params.appId, s.query.subscription_id);
+      return new Reply(
+        200,
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment approved</title></head><body><main><h1>Thank you</h1><p>Your payment was approved. Your new limits apply in a moment; you can close this page.</p></main></body></html>',
+        {},
+        'text/html; charset=utf-8',
+      );
+    },
   }),
   route({ method: 'GET', path: '/apps/:appId/checkouts', auth: ['S'], tags, summary: 'Checkouts, newest first', params: appIdParams, query: S.listQuery, response: z.object({ data: z.array(checkout) }), handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query) }),
   route({ method: 'GET', path: '/apps/:appId/checkouts/:checkoutId', auth: ['S', 'P'], tags, summary: 'A checkout', params: S.checkoutParams, response: checkout, handler: (s) => checkouts.getCheckout(ctxOf(s), s.params.checkoutId) }),

@@ -17,7 +17,7 @@ import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider }
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
-import { CHECK_NOW_UPDATE, checkoutWorkflowId, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
+import { CHECK_NOW_UPDATE, checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 
@@ -289,4 +289,15 @@ export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: b
     t.emit(c.appId, 'checkout.completed', { object: presentCheckout(c), account: await accountDetail(t.em, account) });
     return true;
   });
+}
+
+/** The buyer came back from the provider: make the checkout check now (nothing is revealed either way). */
+export async function nudgeReturnedCheckout(deps: Deps, appId: string, providerSubscriptionId: string | undefined) {
+  if (!providerSubscriptionId) return;
+  const c = await deps.orm.em.fork().findOne(Checkout, { appId, providerSubscriptionId });
+  if (!c || c.status !== 'created') return;
+  await deps.temporal.client.workflow
+    .getHandle(checkoutWorkflowId(c.id))
+    .signal(PROVIDER_NOTIFIED_SIGNAL)
+    .catch(() => undefined);
 }

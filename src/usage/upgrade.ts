@@ -1,6 +1,13 @@
-import type { PricingCard } from '../catalog/catalog.entities.js';
+import { Plan, type IPlan } from '../catalog/catalog.entities.js';
+import { planEntitlementLimits } from '../catalog/catalog.service.js';
+import { Checkout } from '../checkouts/checkouts.entities.js';
+import { checkCheckout, createOfferCheckout, createPlanCheckout } from '../checkouts/checkouts.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
+import { Offer, type IOffer } from '../offers/offers.entities.js';
+import { liveStatus, regularPrice } from '../offers/offers.service.js';
+import { PaymentConnection } from '../payments/payments.entities.js';
+import { iso } from '../time.js';
 
 export interface UpgradeOffer {
   id: string | null;
@@ -24,6 +31,9 @@ export interface LimitReachedBody {
   retry_after_purchase: boolean;
 }
 
+/** How long an approval link made for a 402 is handed out again, rather than a new one. */
+export const UPGRADE_LINK_REUSE_MS = 3_600_000;
+
 function money(amount: number, currency: string): string {
   try {
     return new Intl.NumberFormat('en-US', { style: 'currency', currency }).format(amount);
@@ -43,56 +53,145 @@ export function checkoutLink(base: string | null | undefined, q: { offer?: strin
   return url.toString();
 }
 
-/**
- * The 402 body: the cheapest plan with a pricing card that raises this limit, at its regular price
- * (monthly when the card has a monthly price, else yearly), compared per month.
- */
-export async function upgradeFor(
-  ctx: Ctx,
-  a: { accountId: string; entitlementId: string; entitlementName: string; usage: number; max: number },
-): Promise<LimitReachedBody> {
-  const rows = await sql<{ id: string; name: string; pricing_card: PricingCard; max: string | null; seq: string }>(
+interface Candidate {
+  offerId: string | null;
+  name: string;
+  plan: IPlan;
+  interval: 'month' | 'year';
+  currency: string;
+  price: number;
+  listPrice: number;
+  cycles: number | null;
+  newLimit: number | null;
+  expiresAt: Date | null;
+}
+
+const perMonth = (c: Candidate) => (c.interval === 'month' ? c.price : c.price / 12);
+const raises = (limit: number | null, max: number) => limit === null || limit > max;
+
+/** The offer's plans that raise the limit, at the offer's prices, when the account can buy it. */
+async function offerCandidates(ctx: Ctx, offer: IOffer, a: { accountId: string; entitlementId: string; max: number }): Promise<Candidate[]> {
+  if (liveStatus(offer) !== 'active' || (offer.kind === 'targeted' && offer.accountId !== a.accountId)) return [];
+  const plans = new Map((await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: offer.plans.map((p) => p.plan) } })).map((p) => [p.id, p]));
+  const limits = await planEntitlementLimits(ctx.em, ctx.app.id, offer.plans.map((p) => p.plan));
+  const out: Candidate[] = [];
+  for (const op of offer.plans) {
+    const plan = plans.get(op.plan);
+    if (!plan) continue;
+    const extra = op.extras.entitlements.find((e) => e.id === a.entitlementId);
+    const onPlan = limits.get(op.plan)?.find((l) => l.id === a.entitlementId);
+    if (!extra && !onPlan) continue;
+    const newLimit = extra ? extra.max : onPlan!.max;
+    if (!raises(newLimit, a.max)) continue;
+    for (const price of op.prices) {
+      out.push({ offerId: offer.id, name: offer.name, plan, interval: price.interval, currency: price.currency, price: price.amount, listPrice: regularPrice(plan, price.interval, price.currency) ?? price.amount, cycles: price.cycles, newLimit, expiresAt: offer.expiresAt ?? null });
+    }
+  }
+  return out;
+}
+
+/** Plans with a pricing card that raise the limit, at their regular prices (monthly preferred). */
+async function regularCandidates(ctx: Ctx, a: { accountId: string; entitlementId: string; max: number }): Promise<Candidate[]> {
+  const rows = await sql<{ id: string; max: string | null }>(
     ctx.em,
-    `select p.id, p.name, p.pricing_card, pe.max, p.seq
-       from plans p
+    `select p.id, pe.max from plans p
        join plan_entitlements pe on pe.app_id = p.app_id and pe.plan_id = p.id and pe.entitlement_id = $2
       where p.app_id = $1 and p.pricing_card is not null and (pe.max is null or pe.max > $3)
         and p.id <> coalesce((select plan_id from accounts where app_id = $1 and id = $4), '')`,
     [ctx.app.id, a.entitlementId, a.max, a.accountId],
   );
-  const priced = rows
-    .map((r) => {
-      const card = r.pricing_card;
-      const interval: 'month' | 'year' | null = typeof card.monthlyPrice === 'number' ? 'month' : typeof card.yearlyPrice === 'number' ? 'year' : null;
-      if (!interval) return null;
-      const price = (interval === 'month' ? card.monthlyPrice : card.yearlyPrice)!;
-      return { r, card, interval, price, perMonth: interval === 'month' ? price : price / 12 };
-    })
-    .filter((x) => x !== null)
-    .sort((x, y) => x.perMonth - y.perMonth || Number(x.r.seq) - Number(y.r.seq));
-  const best = priced[0];
+  const plans = new Map((await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: rows.map((r) => r.id) } })).map((p) => [p.id, p]));
+  const out: Candidate[] = [];
+  for (const r of rows) {
+    const plan = plans.get(r.id)!;
+    const currency = (plan.pricingCard!.currency ?? 'USD').toUpperCase();
+    const interval = regularPrice(plan, 'month', currency) !== null ? 'month' : regularPrice(plan, 'year', currency) !== null ? 'year' : null;
+    if (!interval) continue;
+    const price = regularPrice(plan, interval, currency)!;
+    out.push({ offerId: null, name: plan.pricingCard!.title ?? plan.name, plan, interval, currency, price, listPrice: price, cycles: null, newLimit: r.max === null ? null : Number(r.max), expiresAt: null });
+  }
+  return out;
+}
+
+/**
+ * A provider approval link for the upgrade, made on the spot when the app has no pricing page:
+ * an open checkout for the same account and selection from the last hour is handed out again.
+ * Null when the provider is not connected or refuses.
+ */
+async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: string): Promise<string | null> {
+  if (!(await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id }))) return null;
+  const recent = await ctx.em.findOne(
+    Checkout,
+    { appId: ctx.app.id, accountId, planId: c.plan.id, interval: c.interval, offerId: c.offerId, status: 'created', createdAt: { $gt: new Date(Date.now() - UPGRADE_LINK_REUSE_MS) } },
+    { orderBy: { createdAt: 'desc' } },
+  );
+  if (recent?.approveUrl) return recent.approveUrl;
+  const returnUrl = `${origin}/apps/${ctx.app.id}/checkouts/return`;
+  try {
+    const chk = c.offerId
+      ? await createOfferCheckout(ctx, c.offerId, { plan: c.plan.id, interval: c.interval, currency: c.currency, account: accountId, return_url: returnUrl })
+      : await createPlanCheckout(ctx, c.plan.id, { interval: c.interval, account: accountId, return_url: returnUrl });
+    return chk.approve_url;
+  } catch (err) {
+    ctx.deps.logger.warn({ err, accountId }, 'could not make a provider approval link for a 402');
+    return null;
+  }
+}
+
+/**
+ * The 402 body: the cheapest plan (per month) that raises this limit, from the entitlement's
+ * `offer_id` when the account can buy it, else at regular prices; with a checkout link.
+ */
+export async function upgradeFor(
+  ctx: Ctx,
+  a: { accountId: string; entitlementId: string; entitlementName: string; usage: number; max: number; offerId: string | null; origin: string },
+): Promise<LimitReachedBody> {
+  let candidates: Candidate[] = [];
+  if (a.offerId) {
+    const offer = await ctx.em.findOne(Offer, { appId: ctx.app.id, id: a.offerId });
+    if (offer) candidates = await offerCandidates(ctx, offer, a);
+  }
+  if (!candidates.length) candidates = await regularCandidates(ctx, a);
+  candidates.sort((x, y) => perMonth(x) - perMonth(y) || Number(x.plan.seq) - Number(y.plan.seq));
+  const best = candidates[0];
   const entitlement = { id: a.entitlementId, name: a.entitlementName, usage: a.usage, max: a.max };
   const used = `${a.entitlementName}: ${a.usage} of ${a.max} used.`;
   if (!best) return { error: 'limit_reached', message: `${used} No plan with a higher limit is available.`, entitlement, offer: null, retry_after_purchase: false };
 
-  const currency = (best.card.currency ?? 'USD').toUpperCase();
-  const newLimit = best.r.max === null ? null : Number(best.r.max);
-  const checkoutUrl = checkoutLink(ctx.app.checkoutUrl, { plan: best.r.id, interval: best.interval, account: a.accountId });
+  const checkoutUrl =
+    checkoutLink(ctx.app.checkoutUrl, { offer: best.offerId, plan: best.plan.id, interval: best.interval, account: a.accountId }) ?? (await providerLink(ctx, best, a.accountId, a.origin));
   const offer: UpgradeOffer = {
-    id: null,
-    name: best.card.title ?? best.r.name,
-    plan: { id: best.r.id, name: best.r.name },
+    id: best.offerId,
+    name: best.name,
+    plan: { id: best.plan.id, name: best.plan.name },
     interval: best.interval,
-    currency,
+    currency: best.currency,
     price: best.price,
-    list_price: best.price,
-    cycles: null,
-    new_limit: newLimit,
+    list_price: best.listPrice,
+    cycles: best.cycles,
+    new_limit: best.newLimit,
     checkout_url: checkoutUrl,
-    expires_at: null,
+    expires_at: iso(best.expiresAt),
   };
   const message =
-    `${used} Upgrade to ${best.r.name} (${money(best.price, currency)}/${best.interval}) for ` +
-    `${newLimit === null ? 'unlimited' : newLimit} ${a.entitlementName}${checkoutUrl ? `: ${checkoutUrl}` : '.'}`;
+    `${used} Upgrade to ${best.plan.name} (${money(best.price, best.currency)}/${best.interval}${best.cycles ? ` for ${best.cycles} ${best.interval}s` : ''}) for ` +
+    `${best.newLimit === null ? 'unlimited' : best.newLimit} ${a.entitlementName}${checkoutUrl ? `: ${checkoutUrl}` : '.'}`;
   return { error: 'limit_reached', message, entitlement, offer, retry_after_purchase: true };
+}
+
+/**
+ * Before answering a 402: the account may have just paid. Checks its open checkouts (last 24 hours)
+ * with the provider, applying any that is now active. True when one completed.
+ */
+export async function settleOpenCheckouts(ctx: Ctx, accountId: string): Promise<boolean> {
+  const open = await ctx.em.find(Checkout, { appId: ctx.app.id, accountId, status: 'created', createdAt: { $gt: new Date(Date.now() - 86_400_000) } }, { orderBy: { createdAt: 'desc' }, limit: 5 });
+  let completed = false;
+  for (const c of open) {
+    try {
+      if ((await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: c.id })).status === 'completed') completed = true;
+    } catch (err) {
+      ctx.deps.logger.warn({ err, checkout: c.id }, 'could not check an open checkout before a 402');
+    }
+  }
+  return completed;
 }

@@ -11,7 +11,7 @@ const counter = z.object({ entitlement: z.string(), count: z.number() });
 const amountBody = z.object({ amount: z.number().int().min(-1e12).max(1e12) });
 
 const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>, amount: number) => {
-  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount);
+  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, { origin: s.origin });
   return { entitlement: r.entitlement, count: r.count };
 };
 

@@ -5,7 +5,7 @@ import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { fanOutPending } from '../webhooks/webhooks.service.js';
-import { upgradeFor } from './upgrade.js';
+import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 
 /**
  * One usage change as ONE statement: resolve the account's limit for the entitlement through the
@@ -25,7 +25,7 @@ export const CHANGE_SQL = `
 with acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
-ent as (select e.type, e.name, e.overage_mode from entitlements e where e.app_id = $1 and e.id = $3),
+ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id from entitlements e where e.app_id = $1 and e.id = $3),
 layers as (
   select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where ie.app_id = $1 and ie.entitlement_id = $3
   union all
@@ -75,7 +75,7 @@ ev as (
   returning id
 )
 select (select count(*) from acc) > 0 as account_exists,
-       ent.type, ent.name, ent.overage_mode,
+       ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
        lim.entitled, lim.max, lim.blocking,
        (select count from up) as count,
        (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous,
@@ -87,6 +87,7 @@ interface ChangeRow {
   type: 'usage' | 'boolean' | null;
   name: string | null;
   overage_mode: 'allow' | 'block' | null;
+  overage_offer_id: string | null;
   entitled: boolean;
   max: string | null;
   blocking: boolean;
@@ -104,14 +105,22 @@ export interface UsageChange {
 }
 
 /** Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed. */
-export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<UsageChange> {
-  let row: ChangeRow;
+const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<ChangeRow> => {
   try {
-    [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount, newId('event'), newId('event')]);
+    const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount, newId('event'), newId('event')]);
+    return row;
   } catch (err) {
     // The account or entitlement was deleted between the statement's snapshot and its insert.
     if ((err as { code?: string }).code === '23503') throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
     throw err;
+  }
+};
+
+export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number, opts: { origin?: string } = {}): Promise<UsageChange> {
+  let row = await runChange(ctx, accountId, entitlementId, amount);
+  // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
+  if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
+    row = await runChange(ctx, accountId, entitlementId, amount);
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
@@ -119,7 +128,9 @@ export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: st
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null) {
     const usage = Number(row.previous ?? 0);
-    throw paymentRequired(await upgradeFor(ctx, { accountId, entitlementId, entitlementName: row.name!, usage, max: max ?? 0 }));
+    throw paymentRequired(
+      await upgradeFor(ctx, { accountId, entitlementId, entitlementName: row.name!, usage, max: max ?? 0, offerId: row.overage_offer_id, origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '' }),
+    );
   }
   if (row.events.length) {
     // Fan the threshold events out now; if this fails, the relay finishes it.
