@@ -81,6 +81,9 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const completed = delivered.map((r) => JSON.parse(r.body)).find((e) => e.type === 'checkout.completed');
       expect(completed.data.object).to.deep.include({ id: chk.id, status: 'completed' });
       expect(completed.data.account.id).to.equal('ada@example.com');
+      const sample = (await get('/event-types')).body.find((t: { type: string }) => t.type === 'checkout.completed').sample;
+      expect(Object.keys(sample.object).sort(), 'the catalog sample has the real shape').to.deep.equal(Object.keys(completed.data.object).sort());
+      expect(Object.keys(sample.account).sort()).to.deep.equal(Object.keys(completed.data.account).sort());
 
       const wf = await testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id)).describe();
       const sa = Object.fromEntries(wf.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));

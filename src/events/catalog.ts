@@ -1,6 +1,8 @@
 import { presentAccountDetail } from '../accounts/accounts.service.js';
 import type { IAccount } from '../accounts/accounts.entities.js';
 import { presentIncentive, presentPlan } from '../catalog/catalog.service.js';
+import type { ICheckout } from '../checkouts/checkouts.entities.js';
+import { presentCheckout } from '../checkouts/checkouts.service.js';
 import type { IIncentive, IPlan } from '../catalog/catalog.entities.js';
 
 /**
@@ -54,18 +56,27 @@ const samplePlan = (over: Partial<IPlan> = {}) =>
 const incentive = { appId: account.appId, id: 'partner_deal', name: 'Partner deal', description: 'Double limits for partners', createdAt: at, updatedAt: at } as unknown as IIncentive;
 const sampleIncentive = () => presentIncentive(incentive, [{ id: 'api_calls', max: 20000 }], ['priority']);
 const usage = (used: number) => ({ object: usageEventObject({ accountId: account.id, entitlementId: 'api_calls', entitlementName: 'API calls', usage: used, max: 10000 }) });
-const checkout = {
+const checkout = presentCheckout({
   id: 'chk_7hYtR2mQx8LwVn3bKp5d',
-  status: 'completed',
-  offer: 'spring_sale',
-  plan: 'pro',
+  appId: account.appId,
+  offerId: 'spring_sale',
+  planId: 'pro',
   interval: 'month',
-  price: 19,
   currency: 'USD',
-  account: account.id,
-  created_at: at.toISOString(),
-  completed_at: at.toISOString(),
-};
+  price: 19,
+  listPrice: 29,
+  cycles: 3,
+  extras: { entitlements: [{ id: 'api_calls', max: 20000 }], addons: [], cycles: 3 },
+  bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9, currency: 'USD' }],
+  accountId: account.id,
+  email: null,
+  ref: 'newsletter',
+  status: 'completed',
+  approveUrl: null,
+  bumpApproveUrl: null,
+  createdAt: at,
+  completedAt: at,
+} as unknown as ICheckout);
 const session = {
   id: 'cxl_4fGh8JkLm2NpQr6sTv9w',
   status: 'saved',
