@@ -2,16 +2,8 @@ import { expect } from 'chai';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('plan checkout, plan changes and provider notifications', function () {
   this.timeout(60_000);

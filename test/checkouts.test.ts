@@ -4,16 +4,8 @@ import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpe
 import { call, get, patch, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('checkouts (offer purchase through the provider stand-in)', function () {
   this.timeout(60_000);

@@ -4,18 +4,10 @@ import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpe
 import { eventsOf } from './helpers/events.js';
 import { del, get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 
-async function eventually<T>(fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('incentive expiry workflow', function () {
   this.timeout(60_000);

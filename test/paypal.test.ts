@@ -3,16 +3,8 @@ import { PayPalProvider } from '../src/payments/paypal.js';
 import { ProviderError } from '../src/payments/provider.js';
 import { PayPalStandIn } from '../src/payments/standin/server.js';
 import { startReceiver } from './helpers/receiver.js';
+import { eventually } from './helpers/wait.js';
 
-async function eventually<T>(fn: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('PayPal REST client against the local PayPal stand-in', () => {
   let standin: PayPalStandIn;

@@ -13,16 +13,8 @@ import { call, del, get, patch, post } from './helpers/http.js';
 import { mountRoutes } from './helpers/mount.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 
-async function eventually<T>(fn: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined && v !== false) return v as T;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function verify(secret: string, r: { headers: Record<string, unknown>; body: string }) {
   return new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, unknown>;

@@ -1,9 +1,6 @@
 import { z } from 'zod';
+import { httpUrl } from '../http/schemas.js';
 
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
 
 export const appIdParams = z.object({ appId: z.string().min(1) });
 

@@ -1,12 +1,8 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { limitParam } from '../http/pagination.js';
-import { accountId, callerId } from '../http/schemas.js';
+import { accountId, callerId, httpUrl } from '../http/schemas.js';
 
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
 
 export const offerCheckoutBody = z.object({
   plan: callerId,

@@ -17,3 +17,9 @@ export const timestamp = z.iso.datetime({ offset: true }).transform((v) => new D
 
 export const deleted = (id: string) => ({ deleted: true as const, id });
 export const deletedSchema = z.object({ deleted: z.literal(true), id: z.string() });
+
+/** An absolute http(s) URL. */
+export const httpUrl = z
+  .string()
+  .trim()
+  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
-import { accountId, callerId } from '../http/schemas.js';
+import { accountId, callerId, httpUrl } from '../http/schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
 import { notFound } from '../http/errors.js';
@@ -11,10 +11,6 @@ const tags = ['Subscriptions'];
 const sub = z.record(z.string(), z.unknown());
 const pauseBody = z.object({ months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'), reason: z.string().max(500).optional() });
 
-const httpUrl = z
-  .string()
-  .trim()
-  .refine((v) => URL.canParse(v) && /^https?:$/.test(new URL(v).protocol), 'must be an http(s) URL');
 
 export const subscriptionRoutes = [
   route({
