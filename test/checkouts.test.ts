@@ -110,6 +110,34 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     expect((await get(`${base}/namespaces/bob`, app.api_key)).body.plan).to.equal('pro');
   });
 
+  it('complete works without a running worker: the API checks with the provider itself, once', async () => {
+    const chk = (await buy({ email: 'carol@example.com' })).body;
+    await testEnv().paypal.approve(chk.approve_url);
+    await new Promise((r) => setTimeout(r, 800)); // the provider activates
+    await testEnv().stopWorker();
+    try {
+      const res = await complete(chk.id);
+      expect(res.status).to.equal(200);
+      expect(res.body.status).to.equal('completed');
+    } finally {
+      await testEnv().startWorker();
+    }
+    expect((await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data).to.have.length(1);
+  });
+
+  it('order bumps must share one currency', async () => {
+    const res = await post(`${base}/offers`, app.api_key, {
+      ...offer,
+      id: 'mixed',
+      bumps: [
+        { id: 'a', name: 'A', addon: 'priority', price: 1, currency: 'USD' },
+        { id: 'b', name: 'B', addon: 'storage', price: 1, currency: 'EUR' },
+      ],
+    });
+    expect(res.status).to.equal(400);
+    expect(res.body.error).to.equal('bumps: must all be in one currency (they are paid as one order)');
+  });
+
   it('a forged provider notification is refused (401) and changes nothing', async () => {
     const chk = (await buy({ email: 'eve@example.com' })).body;
     const sub = chk.approve_url;

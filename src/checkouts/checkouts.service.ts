@@ -13,7 +13,7 @@ import { findPlan } from '../catalog/catalog.service.js';
 import type { OfferBump, OfferExtras } from '../offers/offers.entities.js';
 import { findOffer, liveStatus, providerPlanKey, regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
-import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import { asHttpError, ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
@@ -181,17 +181,42 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   const c = await findCheckout(ctx.em, ctx.app.id, id);
   if (c.status !== 'created') return presentCheckout(c);
   const wf = ctx.deps.temporal.client.workflow;
-  const ask = () => wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE);
+  const ask = () => withTimeout(wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE), COMPLETE_WAIT_MS);
   try {
     await ask();
   } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // The outbox has not started it yet (or it finished): start it here; the id makes this safe.
-    const cmd = checkoutWorkflowStart(ctx.app.id, c);
-    await wf.start(cmd.workflowType, { taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE, workflowId: cmd.workflowId, args: cmd.args, workflowIdConflictPolicy: 'USE_EXISTING' }).catch(() => undefined);
-    await ask().catch(() => undefined);
+    if (err instanceof WorkflowNotFoundError) {
+      // The outbox has not started it yet: start it here (the id makes a second start harmless).
+      const cmd = checkoutWorkflowStart(ctx.app.id, c);
+      await wf.start(cmd.workflowType, { taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE, workflowId: cmd.workflowId, args: cmd.args, workflowIdConflictPolicy: 'USE_EXISTING' }).catch(() => undefined);
+    }
+    // No answer from the workflow (no worker, Temporal unreachable...): check here, with the same
+    // once-only apply; the workflow finds the checkout completed when it runs.
+    ctx.deps.logger.warn({ err, checkout: id }, 'checkout workflow did not answer; checking with the provider directly');
+    await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: id }).catch((e: unknown) => {
+      throw asHttpError(e);
+    });
   }
   return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
+}
+
+/** How long `complete` waits for the checkout workflow's answer before checking by itself. */
+const COMPLETE_WAIT_MS = 8_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
 }
 
 // ---- run by the checkout workflow's activities --------------------------------------------------------

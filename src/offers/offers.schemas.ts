@@ -31,6 +31,7 @@ const fields = {
     .array(offerBump)
     .max(10)
     .refine((bs) => new Set(bs.map((b) => b.id)).size === bs.length, 'must not repeat a bump id')
+    .refine((bs) => new Set(bs.map((b) => b.currency)).size <= 1, 'must all be in one currency (they are paid as one order)')
     .optional(),
   starts_at: timestamp.nullable().optional(),
   expires_at: timestamp.nullable().optional(),
