@@ -104,6 +104,18 @@ describe('subscriptions and pauses', function () {
     expect((await post('/pauses/resume', app.api_key, { app_id: app.id, account_id: 'ada' })).status, 'admin only').to.equal(401);
   });
 
+  it('disconnecting the provider leaves the subscription billing; billing actions then need it (409)', async () => {
+    await purchase(app, 'ada');
+    const before = await get(subPath(), app.api_key);
+    expect((await call('DELETE', `${base}/payments`, { token: app.api_key })).status).to.equal(200);
+    expect(testEnv().paypal.subscription(before.body.id)!.status, 'nothing cancelled at the provider').to.equal('ACTIVE');
+    expect((await get(subPath(), app.api_key)).body.status).to.equal('active');
+    expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('pro');
+    const pause = await post(`${subPath()}/pause`, app.api_key, { months: 1 });
+    expect(pause.status).to.equal(409);
+    expect(pause.body.error).to.equal('payment provider not connected');
+  });
+
   it('cancel: cancelled at the provider, account on the free plan, once; months outside 1..12 is a 400', async () => {
     await purchase(app, 'ada');
     expect((await post(`${subPath()}/pause`, app.api_key, { months: 13 })).body.error).to.equal('months: must be between 1 and 12');
