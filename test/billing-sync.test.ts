@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
-import { call, get, patch, post } from './helpers/http.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
@@ -14,7 +14,7 @@ describe('plan checkout, plan changes and provider notifications', function () {
     base = `/apps/${app.id}`;
     await seedCatalog(app);
     await createAccount(app, { id: 'ada', plan: 'free' });
-    await call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+    await connectProvider(app);
     await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   });
   const sub = () => get(`${base}/namespaces/ada/subscription`, app.api_key).then((r) => r.body);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { checkoutWorkflowId } from '../workflows/shared.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
@@ -21,7 +21,7 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     app = await createTestApp();
     base = `/apps/${app.id}`;
     await seedCatalog(app);
-    await call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+    await connectProvider(app);
     await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
     expect((await post(`${base}/offers`, app.api_key, offer)).status).to.equal(201);
     expect((await post(`${base}/offers/spring/publish`, app.api_key)).status).to.equal(200);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
-import { call, del, get, patch, post } from './helpers/http.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { del, get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
 describe('offers', () => {
@@ -11,7 +11,7 @@ describe('offers', () => {
     base = `/apps/${app.id}`;
     await seedCatalog(app);
   });
-  const connect = () => call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+  const connect = () => connectProvider(app);
   const spring = {
     id: 'Spring Sale',
     name: 'Spring sale',

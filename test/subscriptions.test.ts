@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
 import { pauseWorkflowId, PAUSE_STATE_QUERY, type PauseState } from '../workflows/shared.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
@@ -10,7 +10,7 @@ import { eventually } from './helpers/wait.js';
 /** Buys plan pro for an account through an offer, as a customer would, and waits for completion. */
 async function purchase(app: TestApp, accountId: string) {
   const base = `/apps/${app.id}`;
-  await call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+  await connectProvider(app);
   await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   await post(`${base}/offers`, app.api_key, { id: 'launch', name: 'Launch', plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }] });
   await post(`${base}/offers/launch/publish`, app.api_key);

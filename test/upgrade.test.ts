@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
-import { call, get, patch, post } from './helpers/http.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
@@ -16,7 +16,7 @@ describe('the 402 body with offers and provider links', function () {
     await createAccount(app, { id: 'f1', plan: 'free' });
     await post(`${base}/namespaces/f1/usage/seats/add`, app.api_key); // 1 of 1 seats
   });
-  const connect = () => call('PUT', `${base}/payments`, { token: app.api_key, body: { client_id: 'sandbox-client', client_secret: 'sandbox-secret', env: 'sandbox' } });
+  const connect = () => connectProvider(app);
   const blocked = () => post(`${base}/namespaces/f1/usage/seats/add`, app.public_key);
 
   it("uses the entitlement's offer when the account can buy it, else regular prices", async () => {

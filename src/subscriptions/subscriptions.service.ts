@@ -93,24 +93,31 @@ export async function cancelSubscription(ctx: Ctx, accountId: string, reason: st
   if (s.status === 'cancelled') throw conflict(`The subscription of account ${accountId} is already cancelled`);
   const { provider } = await requireProvider(ctx);
   await withProvider(() => provider.cancelSubscription(s.providerSubscriptionId, reason ?? 'Cancelled by the customer'));
-  return inTransaction(ctx.deps, ctx.em, async (t) => {
-    const sub = await findSubscription(t.em, ctx.app.id, accountId, true);
-    const wasPaused = sub.status === 'paused' ? sub.pauseCount : null;
-    sub.status = 'cancelled';
-    sub.cancelledAt = new Date();
-    sub.resumeAt = null;
-    const free = await freePlanOf(t.em, ctx.app.id);
-    const ctxT = { em: t.em, deps: ctx.deps, app: ctx.app };
-    let previousPlan = '';
-    const after = await changeAccount(ctxT, accountId, async (_t, account) => {
-      previousPlan = account.planId;
-      if (free) account.planId = free.id;
-    });
-    await t.em.flush();
-    t.emit(ctx.app.id, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previousPlan } });
-    if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(ctx.app.id, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
-    return presentSubscription(sub);
+  return inTransaction(ctx.deps, ctx.em, (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
+}
+
+/**
+ * Records a cancellation (asked here, or reported by the provider): the subscription ends, the
+ * account moves to the free plan if the app has one, `subscription.cancelled` is emitted, and a
+ * waiting pause workflow is told to stop.
+ */
+async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string) {
+  const sub = await findSubscription(t.em, appId, accountId, true);
+  const wasPaused = sub.status === 'paused' ? sub.pauseCount : null;
+  sub.status = 'cancelled';
+  sub.cancelledAt = new Date();
+  sub.resumeAt = null;
+  sub.pendingChange = null;
+  const free = await freePlanOf(t.em, appId);
+  let previousPlan = '';
+  const after = await changeAccount({ em: t.em, deps, app: { id: appId } }, accountId, async (_t, account) => {
+    previousPlan = account.planId;
+    if (free) account.planId = free.id;
   });
+  await t.em.flush();
+  t.emit(appId, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previousPlan } });
+  if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
+  return presentSubscription(sub);
 }
 
 /**
@@ -237,21 +244,8 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
     s.providerStatus = remote.status;
     s.renewsAt = remote.nextBillingTime ? new Date(remote.nextBillingTime) : s.renewsAt;
     if ((remote.status === 'CANCELLED' || remote.status === 'EXPIRED') && s.status !== 'cancelled') {
-      const wasPaused = s.status === 'paused' ? s.pauseCount : null;
-      s.status = 'cancelled';
-      s.cancelledAt = new Date();
-      s.resumeAt = null;
-      s.pendingChange = null;
-      const free = await freePlanOf(t.em, appId);
-      let previous = '';
-      const after = await changeAccount(ctx, accountId, async (_t, account) => {
-        previous = account.planId;
-        if (free) account.planId = free.id;
-      });
       await t.em.flush();
-      t.emit(appId, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(s) }, previous: { plan: previous } });
-      if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
-      return presentSubscription(s);
+      return cancelLocally(t, deps, appId, accountId);
     }
     if (s.pendingChange && remote.planId === s.pendingChange.providerPlanId) {
       const change = s.pendingChange;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { post } from './http.js';
-import { testEnv } from './servers.js';
+import { call, post } from './http.js';
+import { PAYPAL_TEST_CREDENTIALS, testEnv } from './servers.js';
 
 export interface TestApp {
   id: string;
@@ -55,4 +55,12 @@ export async function createAccount(app: TestApp, body: Record<string, unknown>)
   const res = await post(`/apps/${app.id}/namespaces`, app.api_key, body);
   expect(res.status, res.text).to.equal(201);
   return res.body;
+}
+
+/** Connects the app to the PayPal stand-in the test servers run. */
+export async function connectProvider(app: TestApp) {
+  const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+  const res = await call('PUT', `/apps/${app.id}/payments`, { token: app.api_key, body: { client_id, client_secret, env: 'sandbox' } });
+  expect(res.status, res.text).to.equal(200);
+  return res;
 }
