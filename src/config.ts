@@ -59,6 +59,16 @@ export const configSchema = z.object({
   PAYPAL_STANDIN_PORT: port(8900),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
+  /**
+   * Dynamic save offers in cancel flows: an OpenAI-compatible model provider, called through the
+   * official `openai` SDK. Dynamic offers are off while OPENAI_API_KEY is unset.
+   */
+  OPENAI_API_KEY: optionalString,
+  /** The model provider's API base URL (e.g. a compatible gateway or a local stand-in). */
+  OPENAI_BASE_URL: optionalUrl,
+  OPENAI_MODEL: z.string().default('gpt-4.1-mini'),
+  /** How long a cancel session waits for the model before it falls back to the static offer. */
+  DYNAMIC_OFFER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(6000),
 });
 
 export type Config = z.infer<typeof configSchema> & {

@@ -1,5 +1,6 @@
 import { Account, AccountAddon, AccountExtra } from '../accounts/accounts.entities.js';
 import { Report } from '../analytics/analytics.entities.js';
+import { CancelFlow, CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { App } from '../apps/apps.entities.js';
 import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
 import { Event } from '../events/events.entities.js';
@@ -38,4 +39,6 @@ export const entities = [
   Offer,
   Checkout,
   Subscription,
+  CancelFlow,
+  CancelSession,
 ];

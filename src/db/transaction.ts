@@ -21,8 +21,12 @@ export interface Tx {
  * retries them.
  */
 export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em: EntityManager, fn: (tx: Tx) => Promise<T>): Promise<T> {
-  const entries: { id: number }[] = [];
+  // Called inside another inTransaction (a service composed into a bigger change): its commands
+  // join the outer transaction's list and run after the outer commit, when they are visible.
+  const outer = em.isInTransaction() ? outerEntries.get(em.getTransactionContext() as object) : undefined;
+  const entries: { id: number }[] = outer ?? [];
   const result = await em.transactional(async (inner) => {
+    if (!outer) outerEntries.set(inner.getTransactionContext() as object, entries);
     const events: { appId: string; type: string; data: Record<string, unknown> }[] = [];
     const tx: Tx = {
       em: inner,
@@ -38,6 +42,13 @@ export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em
     await inner.flush();
     return value;
   });
-  if (entries.length > 0) await deps.outbox.dispatch(entries.map((e) => Number(e.id)));
+  if (!outer && entries.length > 0) {
+    // Entries of a nested part that rolled back to its savepoint were never written (no id).
+    const ids = entries.map((e) => Number(e.id)).filter(Number.isFinite);
+    if (ids.length > 0) await deps.outbox.dispatch(ids);
+  }
   return result;
 }
+
+/** Outbox entries of each open outermost transaction, by its transaction context. */
+const outerEntries = new WeakMap<object, { id: number }[]>();

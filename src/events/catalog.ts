@@ -4,6 +4,10 @@ import { presentIncentive, presentPlan } from '../catalog/catalog.service.js';
 import type { ICheckout } from '../checkouts/checkouts.entities.js';
 import { presentCheckout } from '../checkouts/checkouts.service.js';
 import type { IIncentive, IPlan } from '../catalog/catalog.entities.js';
+import type { ICancelSession } from '../cancel-flows/cancel-flows.entities.js';
+import { templateSteps } from '../cancel-flows/engine.js';
+import { describeOffer } from '../cancel-flows/offers.js';
+import { sessionView } from '../cancel-flows/sessions.service.js';
 
 /**
  * The data object of `usage.limit_warning` and `usage.limit_reached`. The usage statement builds the
@@ -77,12 +81,43 @@ const checkout = presentCheckout({
   createdAt: at,
   completedAt: at,
 } as unknown as ICheckout);
-const session = {
-  id: 'cxl_4fGh8JkLm2NpQr6sTv9w',
-  status: 'saved',
-  flow: { id: 'default', name: 'Default cancel flow' },
-  offer: { kind: 'discount', source: 'static', details: { percent: 30, cycles: 3, price: 20.3, regular_price: 29, currency: 'USD', interval: 'month' } },
-};
+const steps = templateSteps();
+const sampleSession = (status: 'saved' | 'cancelled') =>
+  sessionView(
+    {
+      id: 'cxl_4fGh8JkLm2NpQr6sTv9w',
+      appId: account.appId,
+      flowId: 'default',
+      accountId: account.id,
+      status,
+      flow: { id: 'default', name: 'Default cancel flow', steps },
+      stepId: status === 'saved' ? 'offer' : 'confirm',
+      path: status === 'saved' ? ['reason'] : ['reason', 'offer'],
+      answers: { reason: { answer: 'too_expensive', text: null } },
+      offer:
+        status === 'saved'
+          ? {
+              ...describeOffer('offer', { kind: 'discount', percent: 25, cycles: 3 }, null, {}, 'static'),
+              details: { percent: 25, cycles: 3, price: 21.75, regular_price: 29, currency: 'USD', interval: 'month' },
+              body: 'Keep Pro for 21.75 USD per month instead of 29 for the next 3 renewals.',
+              status: 'accepted',
+            }
+          : null,
+      offers: [],
+      approveUrl: status === 'saved' ? 'https://www.paypal.com/webapps/billing/subscriptions/update?ba_token=BA-0000' : null,
+      result:
+        status === 'saved'
+          ? { outcome: 'discount', status: 'pending_approval', plan: 'pro', price: 21.75, currency: 'USD', interval: 'month', percent: 25, cycles: 3 }
+          : { outcome: 'cancelled', billing: 'provider', plan: 'free' },
+      revenueKept: null,
+      currency: null,
+      claimedUntil: null,
+      endedAt: at,
+      createdAt: at,
+      updatedAt: at,
+    } as ICancelSession,
+    { id: account.id, plan_name: status === 'saved' ? 'Pro' : 'Free', subscription: status === 'saved' ? { price: 29, currency: 'USD', interval: 'month', renews_at: '2026-02-15T10:30:00.000Z' } : null },
+  );
 
 export interface EventTypeInfo {
   type: string;
@@ -115,11 +150,11 @@ export const EVENT_TYPES: EventTypeInfo[] = [
   { type: 'subscription.cancelled', description: 'A subscription was cancelled or expired; the account moved to the free plan if there is one.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
   { type: 'subscription.paused', description: 'Billing was suspended for a few months, usually from a cancel flow.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
   { type: 'subscription.resumed', description: 'A paused subscription is billing again and the account is back on its plan.', sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }) },
-  { type: 'cancel_flow.saved', description: 'A customer accepted a save offer in a cancel flow.', sample: () => ({ object: session, account: sampleAccount() }) },
+  { type: 'cancel_flow.saved', description: 'A customer accepted a save offer in a cancel flow.', sample: () => ({ object: sampleSession('saved'), account: sampleAccount() }) },
   {
     type: 'cancel_flow.cancelled',
     description: 'A customer finished a cancel flow and cancelled; provider subscriptions are already cancelled.',
-    sample: () => ({ object: { ...session, status: 'cancelled', offer: null }, account: sampleAccount({ planId: 'free' }) }),
+    sample: () => ({ object: sampleSession('cancelled'), account: sampleAccount({ planId: 'free' }) }),
   },
 ];
 

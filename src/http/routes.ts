@@ -1,6 +1,7 @@
 import { accountRoutes } from '../accounts/accounts.routes.js';
 import { analyticsRoutes } from '../analytics/analytics.routes.js';
 import { appRoutes } from '../apps/apps.routes.js';
+import { cancelFlowRoutes } from '../cancel-flows/cancel-flows.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
 import { checkoutRoutes } from '../checkouts/checkouts.routes.js';
 import { docsRoutes } from '../docs/docs.routes.js';
@@ -18,4 +19,4 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes, ...cancelFlowRoutes];

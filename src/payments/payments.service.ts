@@ -126,21 +126,35 @@ export async function disconnect(ctx: Ctx) {
 }
 
 
-/** The provider billing plan for a plan at its regular price, created once per app and terms. */
+/**
+ * The provider billing plan for a plan at its regular price (optionally after a discounted price for
+ * a number of cycles, as a cancel-flow discount), created once per app and terms.
+ */
 export async function ensureRegularProviderPlan(
   ctx: Ctx,
   conn: IPaymentConnection,
   provider: PaymentProvider,
   plan: { id: string; name: string },
-  terms: { interval: 'month' | 'year'; currency: string; price: number },
+  terms: { interval: 'month' | 'year'; currency: string; price: number; introPrice?: number; introCycles?: number },
 ): Promise<string> {
-  const key = `${plan.id}:${terms.interval}:${terms.currency}:${terms.price}`;
+  const intro = terms.introCycles ? `:${terms.introPrice}x${terms.introCycles}` : '';
+  const key = `${plan.id}:${terms.interval}:${terms.currency}:${terms.price}${intro}`;
   const refs = { productId: conn.providerRefs?.productId ?? null, plans: { ...(conn.providerRefs?.plans ?? {}) } };
   if (refs.plans[key]) return refs.plans[key];
   await withProvider(async () => {
     refs.productId ??= (await provider.createProduct({ name: ctx.app.name }, `${ctx.app.id}:regular:product`)).id;
     refs.plans[key] = (
-      await provider.createPlan({ productId: refs.productId, name: `${plan.name} (${terms.interval}ly)`, interval: terms.interval, price: terms.price, currency: terms.currency }, `${ctx.app.id}:regular:${key}`)
+      await provider.createPlan(
+        {
+          productId: refs.productId,
+          name: `${plan.name} (${terms.interval}ly${terms.introCycles ? `, ${terms.introPrice} for ${terms.introCycles} cycles` : ''})`,
+          interval: terms.interval,
+          price: terms.price,
+          currency: terms.currency,
+          ...(terms.introCycles ? { introPrice: terms.introPrice, introCycles: terms.introCycles } : {}),
+        },
+        `${ctx.app.id}:regular:${key}`,
+      )
     ).id;
   });
   conn.providerRefs = refs;

@@ -9,6 +9,16 @@ export interface PendingChange {
   price: number;
   providerPlanId: string;
   requestedAt: string;
+  /** A cancel-flow discount: `price` is billed for `cycles` renewals, then `regularPrice`. */
+  discount?: { percent: number; cycles: number; regularPrice: number };
+}
+
+/** A discount in force (from a cancel flow's save offer). */
+export interface ActiveDiscount {
+  percent: number;
+  cycles: number;
+  cyclesLeft: number;
+  regularPrice: number;
 }
 
 /** An account's paid subscription at the payment provider (one per account). */
@@ -39,6 +49,7 @@ export const Subscription = defineEntity({
     lastPaymentFailedAt: p.datetime().nullable(),
     /** A plan change waiting for the buyer's approval at the provider. */
     pendingChange: p.json<PendingChange>().nullable(),
+    discount: p.json<ActiveDiscount>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

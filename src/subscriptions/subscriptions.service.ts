@@ -13,7 +13,7 @@ import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider }
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
-import { Subscription, type ISubscription } from './subscriptions.entities.js';
+import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 
 export function presentSubscription(s: ISubscription) {
   return {
@@ -27,7 +27,17 @@ export function presentSubscription(s: ISubscription) {
     renews_at: iso(s.renewsAt),
     pause: s.status === 'paused' ? { paused_at: iso(s.pausedAt), resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, reason: s.pauseReason ?? null } : null,
     cancelled_at: iso(s.cancelledAt),
-    pending_change: s.pendingChange ? { plan: s.pendingChange.plan, interval: s.pendingChange.interval, price: s.pendingChange.price, currency: s.pendingChange.currency, requested_at: s.pendingChange.requestedAt } : null,
+    pending_change: s.pendingChange
+      ? {
+          plan: s.pendingChange.plan,
+          interval: s.pendingChange.interval,
+          price: s.pendingChange.price,
+          currency: s.pendingChange.currency,
+          discount: s.pendingChange.discount ? { percent: s.pendingChange.discount.percent, cycles: s.pendingChange.discount.cycles, regular_price: s.pendingChange.discount.regularPrice } : null,
+          requested_at: s.pendingChange.requestedAt,
+        }
+      : null,
+    discount: s.discount ? { percent: s.discount.percent, cycles_left: s.discount.cyclesLeft, regular_price: s.discount.regularPrice } : null,
     provider_status: s.providerStatus ?? null,
     last_payment_at: iso(s.lastPaymentAt),
     last_payment_failed_at: iso(s.lastPaymentFailedAt),
@@ -60,7 +70,7 @@ export async function recordSubscription(
      on conflict (app_id, account_id) do update set provider_subscription_id = excluded.provider_subscription_id, checkout_id = excluded.checkout_id,
        offer_id = excluded.offer_id, plan_id = excluded.plan_id, interval = excluded.interval, currency = excluded.currency, price = excluded.price,
        status = 'active', renews_at = excluded.renews_at, provider_status = excluded.provider_status, provider_plan_id = excluded.provider_plan_id,
-       last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, pending_change = null,
+       last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, pending_change = null, discount = null,
        updated_at = now()`,
     [
       c.appId,
@@ -101,7 +111,7 @@ export async function cancelSubscription(ctx: Ctx, accountId: string, reason: st
  * account moves to the free plan if the app has one, `subscription.cancelled` is emitted, and a
  * waiting pause workflow is told to stop.
  */
-async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string) {
+export async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string) {
   const sub = await findSubscription(t.em, appId, accountId, true);
   const wasPaused = sub.status === 'paused' ? sub.pauseCount : null;
   sub.status = 'cancelled';
@@ -126,39 +136,50 @@ async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string
  * resumes it at `resume_at`.
  */
 export async function pauseSubscription(ctx: Ctx, accountId: string, months: number, reason: string | undefined) {
+  await suspendAtProvider(ctx, accountId, months, reason);
+  return inTransaction(ctx.deps, ctx.em, (t) => pauseLocally(t, ctx.deps, ctx.app.id, accountId, months, reason));
+}
+
+/** The provider half of a pause: the subscription must be active; billing is suspended there. */
+export async function suspendAtProvider(ctx: Ctx, accountId: string, months: number, reason: string | undefined) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
   const { provider } = await requireProvider(ctx);
   await withProvider(() => provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`));
-  return inTransaction(ctx.deps, ctx.em, async (t) => {
-    const sub = await findSubscription(t.em, ctx.app.id, accountId, true);
-    const now = new Date();
-    const free = await freePlanOf(t.em, ctx.app.id);
-    let restore = '';
-    const after = await changeAccount({ em: t.em, deps: ctx.deps, app: ctx.app }, accountId, async (_t, account) => {
-      restore = account.planId;
-      if (free) account.planId = free.id;
-    });
-    sub.status = 'paused';
-    sub.pausedAt = now;
-    sub.resumeAt = monthsFrom(ctx.deps, now, months);
-    sub.restorePlanId = restore;
-    sub.pauseReason = reason ?? null;
-    sub.pauseCount += 1;
-    await t.em.flush();
-    t.emit(ctx.app.id, 'subscription.paused', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: restore } });
-    const input: PauseInput = { appId: ctx.app.id, accountId, pause: sub.pauseCount, resumeAt: sub.resumeAt.toISOString(), restorePlan: restore, pausedAt: now.toISOString() };
-    t.temporal({
-      kind: 'start',
-      workflowType: 'pauseWorkflow',
-      workflowId: pauseWorkflowId(ctx.app.id, accountId, sub.pauseCount),
-      args: [input],
-      searchAttributes: { AppId: ctx.app.id, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
-      summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
-      details: `Billing of account **${accountId}** (app ${ctx.app.id}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
-    });
-    return presentSubscription(sub);
+}
+
+/**
+ * The local half of a pause, in the caller's transaction: free plan, the plan to restore,
+ * `subscription.paused`, and the pause workflow start (outbox).
+ */
+export async function pauseLocally(t: Tx, deps: Deps, appId: string, accountId: string, months: number, reason: string | undefined) {
+  const sub = await findSubscription(t.em, appId, accountId, true);
+  const now = new Date();
+  const free = await freePlanOf(t.em, appId);
+  let restore = '';
+  const after = await changeAccount({ em: t.em, deps, app: { id: appId } }, accountId, async (_t, account) => {
+    restore = account.planId;
+    if (free) account.planId = free.id;
   });
+  sub.status = 'paused';
+  sub.pausedAt = now;
+  sub.resumeAt = monthsFrom(deps, now, months);
+  sub.restorePlanId = restore;
+  sub.pauseReason = reason ?? null;
+  sub.pauseCount += 1;
+  await t.em.flush();
+  t.emit(appId, 'subscription.paused', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: restore } });
+  const input: PauseInput = { appId, accountId, pause: sub.pauseCount, resumeAt: sub.resumeAt.toISOString(), restorePlan: restore, pausedAt: now.toISOString() };
+  t.temporal({
+    kind: 'start',
+    workflowType: 'pauseWorkflow',
+    workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount),
+    args: [input],
+    searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
+    summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
+    details: `Billing of account **${accountId}** (app ${appId}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
+  });
+  return presentSubscription(sub);
 }
 
 /**
@@ -210,20 +231,47 @@ export async function duePauses(em: EntityManager, limit: number) {
  */
 export async function changeSubscription(ctx: Ctx, accountId: string, input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string }) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
-  if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
   const currency = (plan.pricingCard?.currency ?? s.currency).toUpperCase();
   const interval = input.interval ?? s.interval;
   const price = regularPrice(plan, interval, currency);
   if (price === null) throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
-  const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
+  const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input);
+  s.pendingChange = pending;
+  await ctx.em.flush();
+  return { ...presentSubscription(s), approve_url: approveUrl };
+}
+
+/**
+ * The provider half of a plan or price change: revises the provider subscription to the billing
+ * plan of these terms (with a discounted price for `discount.cycles` renewals when given) and returns
+ * the approval link and the pending change to record. Nothing changes here until the provider
+ * reports the approval.
+ */
+export async function requestPlanChange(
+  ctx: Ctx,
+  s: ISubscription,
+  target: { plan: { id: string; name: string }; interval: 'month' | 'year'; currency: string; price: number; discount?: { percent: number; cycles: number; price: number } },
+  urls: { return_url?: string; cancel_url?: string },
+): Promise<{ approveUrl: string | null; pending: PendingChange }> {
+  if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
+  const returnUrl = urls.return_url ?? ctx.app.checkoutUrl;
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
   const { connection, provider } = await requireProvider(ctx);
-  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, { interval, currency, price });
-  const revision = await withProvider(() => provider.reviseSubscription(s.providerSubscriptionId, { planId: providerPlanId, returnUrl, cancelUrl: input.cancel_url ?? returnUrl }));
-  s.pendingChange = { plan: plan.id, interval, currency, price, providerPlanId, requestedAt: new Date().toISOString() };
-  await ctx.em.flush();
-  return { ...presentSubscription(s), approve_url: revision.approveUrl };
+  const d = target.discount;
+  const terms = { interval: target.interval, currency: target.currency, price: target.price, ...(d ? { introPrice: d.price, introCycles: d.cycles } : {}) };
+  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, target.plan, terms);
+  const revision = await withProvider(() => provider.reviseSubscription(s.providerSubscriptionId, { planId: providerPlanId, returnUrl, cancelUrl: urls.cancel_url ?? returnUrl }));
+  const pending: PendingChange = {
+    plan: target.plan.id,
+    interval: target.interval,
+    currency: target.currency,
+    price: d ? d.price : target.price,
+    providerPlanId,
+    requestedAt: new Date().toISOString(),
+    ...(d ? { discount: { percent: d.percent, cycles: d.cycles, regularPrice: target.price } } : {}),
+  };
+  return { approveUrl: revision.approveUrl, pending };
 }
 
 /**
@@ -253,6 +301,7 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
       s.interval = change.interval;
       s.currency = change.currency;
       s.price = change.price;
+      s.discount = change.discount ? { ...change.discount, cyclesLeft: change.discount.cycles } : null;
       s.offerId = null;
       s.providerPlanId = remote.planId;
       s.pendingChange = null;
@@ -267,6 +316,15 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
       const renewal = s.lastPaymentAt !== null && s.lastPaymentAt !== undefined;
       s.lastPaymentAt = paid;
       if (renewal) {
+        // A cancel-flow discount lasts a number of renewals; then the regular price is billed again.
+        if (s.discount) {
+          const left = s.discount.cyclesLeft - 1;
+          if (left > 0) s.discount = { ...s.discount, cyclesLeft: left };
+          else {
+            s.price = s.discount.regularPrice;
+            s.discount = null;
+          }
+        }
         await t.em.flush();
         const account = await findAccount(t.em, appId, accountId);
         t.emit(appId, 'subscription.renewed', { object: await accountDetail(t.em, account) });

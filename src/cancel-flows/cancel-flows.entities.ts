@@ -1,0 +1,70 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { Step } from './cancel-flows.schemas.js';
+import type { SessionOffer } from './offers.js';
+
+export type FlowStatus = 'active' | 'draft';
+
+export const CancelFlow = defineEntity({
+  name: 'CancelFlow',
+  tableName: 'cancel_flows',
+  properties: {
+    appId: p.string().primary(),
+    id: p.string().primary(),
+    seq: p.bigint('number').autoincrement().generated('by default as identity'),
+    name: p.string(),
+    status: p.string().$type<FlowStatus>(),
+    steps: p.json<Step[]>(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type ICancelFlow = InferEntity<typeof CancelFlow>;
+
+export type SessionStatus = 'open' | 'saved' | 'cancelled' | 'abandoned';
+export interface FlowSnapshot {
+  id: string;
+  name: string;
+  steps: Step[];
+}
+export interface GivenAnswer {
+  answer: string | null;
+  text: string | null;
+}
+/** One offer shown in a session, for stats: what, from where, and what the customer did. */
+export interface OfferLogEntry {
+  step: string;
+  kind: string;
+  source: 'static' | 'dynamic';
+  status: 'shown' | 'accepted' | 'declined' | 'withdrawn';
+  fallback_reason?: string;
+}
+
+export const CancelSession = defineEntity({
+  name: 'CancelSession',
+  tableName: 'cancel_sessions',
+  properties: {
+    id: p.string().primary(),
+    appId: p.string(),
+    flowId: p.string(),
+    accountId: p.string(),
+    status: p.string().$type<SessionStatus>(),
+    flow: p.json<FlowSnapshot>(),
+    stepId: p.string(),
+    /** Steps shown before the current one, oldest first (for `back`). */
+    path: p.json<string[]>(),
+    answers: p.json<Record<string, GivenAnswer>>(),
+    offer: p.json<SessionOffer>().nullable(),
+    offers: p.json<OfferLogEntry[]>(),
+    approveUrl: p.text().nullable(),
+    result: p.json<Record<string, unknown>>().nullable(),
+    /** Monthly revenue the save kept (see docs/decisions.md), in `currency`. */
+    revenueKept: p.double().nullable(),
+    currency: p.string().nullable(),
+    /** Set while an accept or cancel is being applied, so a second one waits its turn (409). */
+    claimedUntil: p.datetime().nullable(),
+    endedAt: p.datetime().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type ICancelSession = InferEntity<typeof CancelSession>;

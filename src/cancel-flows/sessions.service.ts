@@ -1,0 +1,456 @@
+// Cancel sessions: one customer's walk through a flow, with every outcome applied for real through
+// the billing services (provider first, then one transaction for the local change, the session and
+// its events).
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
+import { Account } from '../accounts/accounts.entities.js';
+import { accountDetail, changeAccount, findAccount } from '../accounts/accounts.service.js';
+import { Plan } from '../catalog/catalog.entities.js';
+import { findIncentive, findPlan } from '../catalog/catalog.service.js';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
+import { inTransaction, type Tx } from '../db/transaction.js';
+import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
+import type { Caller } from '../http/route.js';
+import { newId } from '../ids.js';
+import { requireProvider, withProvider } from '../payments/payments.service.js';
+import { Subscription } from '../subscriptions/subscriptions.entities.js';
+import { cancelLocally, findSubscription, pauseLocally, requestPlanChange, suspendAtProvider } from '../subscriptions/subscriptions.service.js';
+import { iso } from '../time.js';
+import { CancelFlow, CancelSession, type FlowSnapshot, type GivenAnswer, type ICancelSession } from './cancel-flows.entities.js';
+import type * as S from './cancel-flows.schemas.js';
+import { chooseDynamic, dynamicConfigured } from './dynamic.js';
+import { remaining, stepById, successor } from './engine.js';
+import { chooseStatic, describeOffer, loadOfferContext, presentOffer, termsOf, type SessionOffer } from './offers.js';
+import type { Step } from './cancel-flows.schemas.js';
+
+// ---- presenting --------------------------------------------------------------------------------------
+
+async function accountSummary(em: EntityManager, appId: string, accountId: string) {
+  const [account, sub] = await Promise.all([em.findOne(Account, { appId, id: accountId }), em.findOne(Subscription, { appId, accountId })]);
+  const plan = account ? await em.findOne(Plan, { appId, id: account.planId }) : null;
+  return {
+    id: accountId,
+    plan_name: plan?.name ?? account?.planId ?? '',
+    subscription: sub && sub.status !== 'cancelled' ? { price: Number(sub.price), currency: sub.currency, interval: sub.interval, renews_at: iso(sub.renewsAt) } : null,
+  };
+}
+
+/** The session view the spec describes (every session call returns it). */
+export async function presentSession(em: EntityManager, s: ICancelSession) {
+  return sessionView(s, await accountSummary(em, s.appId, s.accountId));
+}
+
+export function sessionView(s: ICancelSession, account: Awaited<ReturnType<typeof accountSummary>>) {
+  const steps = s.flow.steps;
+  const step = stepById(steps, s.stepId)!;
+  const ended = s.status !== 'open';
+  const total = s.path.length + remaining(steps, s.stepId);
+  return {
+    id: s.id,
+    status: s.status,
+    flow: { id: s.flow.id, name: s.flow.name },
+    step: {
+      id: step.id,
+      type: step.type,
+      title: step.title,
+      decline_label: step.decline_label ?? null,
+      body: step.body ?? null,
+      answers: step.type === 'question' ? (step.answers ?? []).map((a) => ({ id: a.id, label: a.label })) : [],
+      allow_text: step.type === 'question' ? !!step.allow_text : false,
+    },
+    progress: { index: ended ? total : s.path.length + 1, total },
+    can_go_back: !ended && s.path.length > 0,
+    offer: presentOffer(s.offer ?? null),
+    approve_url: s.approveUrl ?? null,
+    result: s.result ?? null,
+    account,
+    answers: s.answers,
+    created_at: iso(s.createdAt)!,
+    updated_at: iso(s.updatedAt)!,
+    ended_at: iso(s.endedAt),
+  };
+}
+export type SessionView = ReturnType<typeof sessionView>;
+
+// ---- offers and moving on ------------------------------------------------------------------------------
+
+/**
+ * The offer this account gets at an offer step: the model's choice when dynamic offers are
+ * configured and enabled on the step (and it stays within the guardrails), else the static offer for
+ * the answers; null when none applies.
+ */
+export async function offerFor(ctx: Ctx, flow: FlowSnapshot, step: Step, answers: Record<string, GivenAnswer>, accountId: string): Promise<SessionOffer | null> {
+  const c = await loadOfferContext(ctx.em, ctx.app.id, accountId);
+  let fallback: string | undefined;
+  if (step.dynamic?.enabled && dynamicConfigured(ctx.deps.config)) {
+    const r = await chooseDynamic(ctx.deps, ctx.em, ctx.app.id, flow, step, answers, c);
+    if (r.ok) return describeOffer(step.id, r.terms, c, r.copy, 'dynamic');
+    fallback = r.reason;
+  }
+  const chosen = chooseStatic(step, answers, c);
+  if (!chosen) return null;
+  const offer = describeOffer(step.id, termsOf(chosen), c, chosen, 'static');
+  if (fallback) offer.fallback_reason = fallback;
+  return offer;
+}
+
+/** Enters `id`, skipping offer steps with no offer for the account; returns where the session stops. */
+async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<string, GivenAnswer>, accountId: string): Promise<{ stepId: string; offer: SessionOffer | null }> {
+  let step = stepById(flow.steps, id)!;
+  while (step.type === 'offer') {
+    const offer = await offerFor(ctx, flow, step, answers, accountId);
+    if (offer) return { stepId: step.id, offer };
+    step = stepById(flow.steps, successor(flow.steps, step)!)!;
+  }
+  return { stepId: step.id, offer: null };
+}
+
+const logOffer = (s: ICancelSession, offer: SessionOffer | null) =>
+  offer ? [...s.offers, { step: offer.step, kind: offer.kind, source: offer.source, status: 'shown' as const, ...(offer.fallback_reason ? { fallback_reason: offer.fallback_reason } : {}) }] : s.offers;
+
+function markLastOffer(s: ICancelSession, status: 'accepted' | 'declined' | 'withdrawn') {
+  const offers = [...s.offers];
+  const i = offers.map((o) => o.step).lastIndexOf(s.stepId);
+  if (i >= 0) offers[i] = { ...offers[i], status };
+  return offers;
+}
+
+// ---- loading and guarding ------------------------------------------------------------------------------
+
+/** A session the caller may see: a token sees its own account's sessions only (others are 404). */
+async function visibleSession(ctx: Ctx, caller: Caller, id: string) {
+  const s = await ctx.em.findOne(CancelSession, { id, appId: ctx.app.id });
+  if (!s || (caller.kind === 'token' && s.accountId !== caller.accountId)) throw notFound(`Cancel session ${id}`);
+  return s;
+}
+
+function mustBeOpen(s: ICancelSession) {
+  if (s.status !== 'open') throw conflict(`Cancel session ${s.id} is ${s.status}, not open`);
+}
+
+function mustBeAt(s: ICancelSession, type: Step['type'], what: string) {
+  mustBeOpen(s);
+  const step = stepById(s.flow.steps, s.stepId)!;
+  if (step.type !== type) throw conflict(`Cancel session ${s.id} is at ${step.type} step ${step.id}; ${what}`);
+  return step;
+}
+
+/**
+ * Commits a move computed from `seen` (the model may have been asked meanwhile, so no lock is held
+ * while computing): the row is locked and must still be where it was, else 409.
+ */
+async function commitMove(ctx: Ctx, seen: ICancelSession, apply: (s: ICancelSession) => void) {
+  const em = ctx.deps.orm.em.fork();
+  const row = await em.transactional(async (tx) => {
+    const s = await tx.findOne(CancelSession, { id: seen.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const busy = s?.claimedUntil && new Date(s.claimedUntil).getTime() > Date.now();
+    if (!s || s.status !== 'open' || s.stepId !== seen.stepId || s.path.length !== seen.path.length || busy) {
+      throw conflict(`Cancel session ${seen.id} changed meanwhile; read it again`);
+    }
+    apply(s);
+    return s;
+  });
+  return presentSession(em, row);
+}
+
+// ---- the calls -------------------------------------------------------------------------------------------
+
+export async function startSession(ctx: Ctx, caller: Caller, input: z.output<typeof S.startBody>) {
+  let accountId = input.account;
+  if (caller.kind === 'token') {
+    if (accountId !== undefined && accountId !== caller.accountId) throw forbidden('An account token can only start a cancel session for its own account');
+    accountId = caller.accountId;
+  }
+  if (!accountId) throw badRequest('account: is required');
+  const flow = await pickFlow(ctx, caller, input.flow);
+  await findAccount(ctx.em, ctx.app.id, accountId);
+  const snapshot: FlowSnapshot = { id: flow.id, name: flow.name, steps: flow.steps };
+  const at = await enter(ctx, snapshot, flow.steps[0].id, {}, accountId);
+  const s = ctx.em.create(CancelSession, {
+    id: newId('cancelSession'),
+    appId: ctx.app.id,
+    flowId: flow.id,
+    accountId,
+    status: 'open',
+    flow: snapshot,
+    stepId: at.stepId,
+    path: [],
+    answers: {},
+    offer: at.offer,
+    offers: [],
+    approveUrl: null,
+    result: null,
+  });
+  s.offers = logOffer(s, at.offer);
+  await ctx.em.flush();
+  return presentSession(ctx.em, s);
+}
+
+/** The named flow; else `default`; else the first active flow. Tokens see active flows only. */
+async function pickFlow(ctx: Ctx, caller: Caller, id: string | undefined) {
+  const onlyActive = caller.kind === 'token';
+  if (id) {
+    const f = await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, id });
+    if (!f || (onlyActive && f.status !== 'active')) throw notFound(`Cancel flow ${id}`);
+    return f;
+  }
+  const preferred = await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, id: 'default', ...(onlyActive ? { status: 'active' as const } : {}) });
+  const f = preferred ?? (await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, status: 'active' }, { orderBy: { seq: 'asc' } }));
+  if (!f) throw notFound('Active cancel flow');
+  return f;
+}
+
+export async function getSession(ctx: Ctx, caller: Caller, id: string) {
+  return presentSession(ctx.em, await visibleSession(ctx, caller, id));
+}
+
+export async function listSessions(ctx: Ctx, q: z.output<typeof S.listSessionsQuery>) {
+  const rows = await ctx.em.find(
+    CancelSession,
+    { appId: ctx.app.id, ...(q.flow ? { flowId: q.flow } : {}), ...(q.account ? { accountId: q.account } : {}), ...(q.status ? { status: q.status } : {}) },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit },
+  );
+  return { data: await Promise.all(rows.map((s) => presentSession(ctx.em, s))) };
+}
+
+export async function answerStep(ctx: Ctx, caller: Caller, id: string, input: z.output<typeof S.answerBody>) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeOpen(s);
+  if (input.step !== s.stepId) throw conflict(`Cancel session ${s.id} is at step ${s.stepId}, not ${input.step}`);
+  const step = stepById(s.flow.steps, s.stepId)!;
+  if (step.type === 'offer') throw conflict(`Cancel session ${s.id} is at offer step ${step.id}; accept or decline the offer`);
+  if (step.type === 'confirm') throw conflict(`Cancel session ${s.id} is at confirm step ${step.id}; cancel or close`);
+  const choices = step.type === 'question' ? (step.answers ?? []) : [];
+  if (input.answer !== undefined && !choices.some((a) => a.id === input.answer)) {
+    throw badRequest(choices.length ? `answer: must be one of ${choices.map((a) => a.id).join(', ')}` : `answer: step ${step.id} has no answers`);
+  }
+  if (input.text !== undefined && step.type === 'question' && !step.allow_text) throw badRequest(`text: step ${step.id} does not take text`);
+  if (step.type === 'question' && input.answer === undefined && !(step.allow_text && choices.length === 0 && input.text)) {
+    throw badRequest(choices.length ? 'answer: is required' : 'text: is required');
+  }
+  const answers = step.type === 'question' ? { ...s.answers, [step.id]: { answer: input.answer ?? null, text: input.text ?? null } } : s.answers;
+  const at = await enter(ctx, s.flow, successor(s.flow.steps, step, input.answer)!, answers, s.accountId);
+  return commitMove(ctx, s, (row) => {
+    row.answers = answers;
+    row.path = [...row.path, row.stepId];
+    row.stepId = at.stepId;
+    row.offer = at.offer;
+    row.offers = logOffer(row, at.offer);
+  });
+}
+
+export async function goBack(ctx: Ctx, caller: Caller, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeOpen(s);
+  if (s.path.length === 0) throw conflict(`Cancel session ${s.id} is at its first step; there is no step to go back to`);
+  const path = [...s.path];
+  // Back to the previous step; an offer step that no longer has an offer is passed over.
+  let target = path.pop()!;
+  let answers = withoutAnswersFrom(s.answers, path, target);
+  let offer: SessionOffer | null = null;
+  while (stepById(s.flow.steps, target)!.type === 'offer') {
+    offer = await offerFor(ctx, s.flow, stepById(s.flow.steps, target)!, answers, s.accountId);
+    if (offer || path.length === 0) break;
+    target = path.pop()!;
+    answers = withoutAnswersFrom(s.answers, path, target);
+  }
+  return commitMove(ctx, s, (row) => {
+    if (row.offer) row.offers = markLastOffer(row, 'withdrawn');
+    row.path = path;
+    row.stepId = target;
+    row.answers = answers;
+    row.offer = offer;
+    row.offers = logOffer(row, offer);
+  });
+}
+
+/** Answers still on the way to `target` (the answer at `target` itself is given again). */
+function withoutAnswersFrom(answers: Record<string, GivenAnswer>, path: string[], target: string) {
+  return Object.fromEntries(Object.entries(answers).filter(([step]) => step !== target && path.includes(step)));
+}
+
+export async function declineOffer(ctx: Ctx, caller: Caller, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  const step = mustBeAt(s, 'offer', 'only an offer can be declined');
+  const at = await enter(ctx, s.flow, successor(s.flow.steps, step)!, s.answers, s.accountId);
+  return commitMove(ctx, s, (row) => {
+    row.offers = markLastOffer(row, 'declined');
+    row.path = [...row.path, row.stepId];
+    row.stepId = at.stepId;
+    row.offer = at.offer;
+    row.offers = logOffer(row, at.offer);
+  });
+}
+
+export async function closeSession(ctx: Ctx, caller: Caller, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeOpen(s);
+  return commitMove(ctx, s, (row) => {
+    row.status = 'abandoned';
+    row.endedAt = new Date();
+  });
+}
+
+// ---- outcomes ------------------------------------------------------------------------------------------
+
+/**
+ * Marks the session as being applied, atomically, so two accepts (or an accept and a cancel) never
+ * both reach the provider; a crash leaves a claim that lapses after two minutes.
+ */
+async function claim(ctx: Ctx, s: ICancelSession) {
+  const rows = await sql<{ id: string }>(
+    ctx.deps.orm.em.fork(),
+    `update cancel_sessions set claimed_until = now() + interval '2 minutes', updated_at = now()
+      where id = $1 and status = 'open' and step_id = $2 and (claimed_until is null or claimed_until < now()) returning id`,
+    [s.id, s.stepId],
+  );
+  if (rows.length === 0) throw conflict(`Cancel session ${s.id} is being changed by another call; read it again`);
+}
+
+async function release(ctx: Ctx, s: ICancelSession) {
+  await sql(ctx.deps.orm.em.fork(), 'update cancel_sessions set claimed_until = null where id = $1', [s.id]);
+}
+
+interface Outcome {
+  result: Record<string, unknown>;
+  approveUrl?: string | null;
+  /** Monthly revenue still billed after the save, and its currency. */
+  revenue?: { amount: number; currency: string } | null;
+}
+
+const monthly = (price: number, interval: string) => Math.round((interval === 'year' ? price / 12 : price) * 100) / 100;
+
+/**
+ * Ends the session with an outcome: the provider half runs first (outside any transaction), then
+ * the local change, the session's new state and its event commit together.
+ */
+async function finish(
+  ctx: Ctx,
+  s: ICancelSession,
+  providerHalf: () => Promise<(t: Tx) => Promise<Outcome>>,
+  end: { status: 'saved' | 'cancelled'; event: 'cancel_flow.saved' | 'cancel_flow.cancelled' },
+) {
+  await claim(ctx, s);
+  try {
+    const localHalf = await providerHalf();
+    const em = ctx.deps.orm.em.fork();
+    return await inTransaction(ctx.deps, em, async (t) => {
+      const row = await t.em.findOneOrFail(CancelSession, { id: s.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const outcome = await localHalf(t);
+      if (end.status === 'saved') {
+        row.offers = markLastOffer(row, 'accepted');
+        row.offer = row.offer ? { ...row.offer, status: 'accepted' as SessionOffer['status'] } : null;
+      }
+      row.status = end.status;
+      row.result = outcome.result;
+      row.approveUrl = outcome.approveUrl ?? null;
+      row.revenueKept = outcome.revenue?.amount ?? null;
+      row.currency = outcome.revenue?.currency ?? null;
+      row.endedAt = new Date();
+      row.claimedUntil = null;
+      await t.em.flush();
+      const view = await presentSession(t.em, row);
+      const account = await accountDetail(t.em, await findAccount(t.em, row.appId, row.accountId));
+      t.emit(row.appId, end.event, { object: view, account });
+      return view;
+    });
+  } catch (err) {
+    await release(ctx, s);
+    throw err;
+  }
+}
+
+export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.output<typeof S.acceptBody>) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'offer', 'only an offer can be accepted');
+  const offer = s.offer!;
+  const accountId = s.accountId;
+  const reason = `Cancel flow ${s.flowId}, session ${s.id}`;
+  return finish(
+    ctx,
+    s,
+    async () => {
+      const t = offer.terms;
+      switch (t.kind) {
+        case 'discount':
+        case 'downgrade': {
+          const sub = await findSubscription(ctx.em, ctx.app.id, accountId);
+          let target: Parameters<typeof requestPlanChange>[2];
+          if (t.kind === 'discount') {
+            const price = Math.round(Number(sub.price) * (100 - t.percent)) / 100;
+            const plan = await findPlan(ctx.em, ctx.app.id, sub.planId);
+            target = { plan, interval: sub.interval, currency: sub.currency, price: Number(sub.price), discount: { percent: t.percent, cycles: t.cycles, price } };
+          } else {
+            const price = offer.details.price as number | null;
+            if (price === null) throw conflict(`The downgrade to ${t.plan} no longer applies to account ${accountId}`);
+            target = { plan: await findPlan(ctx.em, ctx.app.id, t.plan), interval: sub.interval, currency: sub.currency, price };
+          }
+          const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, urls);
+          return async (tx) => {
+            const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
+            row.pendingChange = pending;
+            await tx.em.flush();
+            return {
+              result: { outcome: t.kind, status: 'pending_approval', plan: pending.plan, price: pending.price, currency: pending.currency, interval: pending.interval, ...(t.kind === 'discount' ? { percent: t.percent, cycles: t.cycles } : {}) },
+              approveUrl,
+              revenue: { amount: monthly(pending.price, pending.interval), currency: pending.currency },
+            };
+          };
+        }
+        case 'pause': {
+          await suspendAtProvider(ctx, accountId, t.months, reason);
+          return async (tx) => {
+            const sub = await pauseLocally(tx, ctx.deps, ctx.app.id, accountId, t.months, reason);
+            return { result: { outcome: 'pause', months: t.months, resume_at: sub.pause?.resume_at ?? null, restore_plan: sub.pause?.restore_plan ?? null }, revenue: { amount: monthly(sub.price, sub.interval), currency: sub.currency } };
+          };
+        }
+        case 'incentive': {
+          await findIncentive(ctx.em, ctx.app.id, t.incentive);
+          return async (tx) => {
+            const expires = new Date();
+            expires.setUTCMonth(expires.getUTCMonth() + t.months);
+            const after = await changeAccount({ em: tx.em, deps: ctx.deps, app: ctx.app }, accountId, async (_t, account) => {
+              account.incentiveId = t.incentive;
+              account.incentiveExpiresAt = expires;
+            });
+            const sub = await tx.em.findOne(Subscription, { appId: ctx.app.id, accountId });
+            const billed = sub && sub.status === 'active' ? { amount: monthly(Number(sub.price), sub.interval), currency: sub.currency } : null;
+            return { result: { outcome: 'incentive', incentive: t.incentive, months: t.months, incentive_expires_at: after.incentive_expires_at }, revenue: billed };
+          };
+        }
+      }
+    },
+    { status: 'saved', event: 'cancel_flow.saved' },
+  );
+}
+
+/**
+ * The confirm step: a subscription billed here is cancelled at the provider and the account moves to
+ * the free plan (if the app has one); an account billed elsewhere is only marked (`billing: external`
+ * in the result and the `cancel_flow.cancelled` event), for the app's own billing to act on.
+ */
+export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'confirm', 'a session is cancelled from its confirm step');
+  const accountId = s.accountId;
+  return finish(
+    ctx,
+    s,
+    async () => {
+      const sub = await ctx.em.findOne(Subscription, { appId: ctx.app.id, accountId });
+      const billedHere = !!sub && sub.status !== 'cancelled';
+      if (billedHere) {
+        const { provider } = await requireProvider(ctx);
+        await withProvider(() => provider.cancelSubscription(sub.providerSubscriptionId, `Cancel flow ${s.flowId}, session ${s.id}`));
+      }
+      return async (tx) => {
+        if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId);
+        const account = await findAccount(tx.em, ctx.app.id, accountId);
+        return { result: { outcome: 'cancelled', billing: billedHere ? 'provider' : 'external', plan: account.planId } };
+      };
+    },
+    { status: 'cancelled', event: 'cancel_flow.cancelled' },
+  );
+}
