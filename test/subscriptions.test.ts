@@ -1,24 +1,11 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
 import { pauseWorkflowId, PAUSE_STATE_QUERY, type PauseState } from '../workflows/shared.js';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
-
-/** Buys plan pro for an account through an offer, as a customer would, and waits for completion. */
-async function purchase(app: TestApp, accountId: string) {
-  const base = `/apps/${app.id}`;
-  await connectProvider(app);
-  await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
-  await post(`${base}/offers`, app.api_key, { id: 'launch', name: 'Launch', plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }] });
-  await post(`${base}/offers/launch/publish`, app.api_key);
-  const chk = (await post(`${base}/offers/launch/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: accountId })).body;
-  await testEnv().paypal.approve(chk.approve_url);
-  await eventually(async () => (await post(`${base}/checkouts/${chk.id}/complete`, app.public_key)).body.status === 'completed');
-  return chk;
-}
 
 describe('subscriptions and pauses', function () {
   this.timeout(60_000);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { call, post } from './http.js';
+import { call, patch, post } from './http.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from './servers.js';
+import { eventually } from './wait.js';
 
 export interface TestApp {
   id: string;
@@ -63,4 +64,22 @@ export async function connectProvider(app: TestApp) {
   const res = await call('PUT', `/apps/${app.id}/payments`, { token: app.api_key, body: { client_id, client_secret, env: 'sandbox' } });
   expect(res.status, res.text).to.equal(200);
   return res;
+}
+
+/**
+ * Buys plan pro ($19/month through offer `launch`) for an account as a customer would: connects the
+ * provider, publishes the offer, approves at the PayPal stand-in, and waits for the completion.
+ */
+export async function purchase(app: TestApp, accountId: string) {
+  const base = `/apps/${app.id}`;
+  await connectProvider(app);
+  await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+  if ((await call('GET', `${base}/offers/launch`, { token: app.api_key })).status === 404) {
+    await post(`${base}/offers`, app.api_key, { id: 'launch', name: 'Launch', plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }] });
+    await post(`${base}/offers/launch/publish`, app.api_key);
+  }
+  const chk = (await post(`${base}/offers/launch/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: accountId })).body;
+  await testEnv().paypal.approve(chk.approve_url);
+  await eventually(async () => (await post(`${base}/checkouts/${chk.id}/complete`, app.public_key)).body.status === 'completed');
+  return chk;
 }
