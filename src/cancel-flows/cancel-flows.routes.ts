@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, route, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import * as S from './cancel-flows.schemas.js';
 import * as flows from './flows.service.js';
@@ -9,6 +9,30 @@ import * as sessions from './sessions.service.js';
 const tags = ['Cancel flows'];
 const sessionTags = ['Cancel sessions'];
 const session = S.sessionSchema;
+
+type SessionScope<B> = Scope<z.output<typeof S.sessionParams>, Record<string, never>, B>;
+
+/** POST /apps/:appId/cancel-sessions/:sessionId/<name>: one move of a session (S or its account's token). */
+function action<BS extends z.ZodType = z.ZodObject<Record<string, never>>>(
+  name: string,
+  summary: string,
+  handler: (s: SessionScope<z.output<BS>>) => Promise<unknown>,
+  opts: { body?: BS; description?: string; provider?: boolean } = {},
+) {
+  return route({
+    method: 'POST',
+    path: `/apps/:appId/cancel-sessions/:sessionId/${name}`,
+    auth: ['S', 'T'],
+    tags: sessionTags,
+    summary,
+    description: opts.description,
+    params: S.sessionParams,
+    body: opts.body,
+    errors: opts.provider ? [409, 502] : [409],
+    response: session,
+    handler: handler as never,
+  });
+}
 
 export const cancelFlowRoutes = [
   route({
@@ -119,75 +143,21 @@ export const cancelFlowRoutes = [
     handler: (s) => sessions.listSessions(ctxOf(s), s.query),
   }),
   route({ method: 'GET', path: '/apps/:appId/cancel-sessions/:sessionId', auth: ['S', 'T'], tags: sessionTags, summary: 'A cancel session', params: S.sessionParams, response: session, handler: (s) => sessions.getSession(ctxOf(s), s.caller, s.params.sessionId) }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/answer',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'Answer the current question (or move past a text step)',
-    description: '`step` must equal the current step (else 409). The answer may branch to another step.',
-    params: S.sessionParams,
+  action('answer', 'Answer the current question (or move past a text step)', (s) => sessions.answerStep(ctxOf(s), s.caller, s.params.sessionId, s.body), {
     body: S.answerBody,
-    errors: [409],
-    response: session,
-    handler: (s) => sessions.answerStep(ctxOf(s), s.caller, s.params.sessionId, s.body),
+    description: '`step` must equal the current step (else 409). The answer may branch to another step.',
   }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/back',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'One step back',
-    params: S.sessionParams,
-    errors: [409],
-    response: session,
-    handler: (s) => sessions.goBack(ctxOf(s), s.caller, s.params.sessionId),
-  }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/decline',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'Turn down the offer and go on',
-    params: S.sessionParams,
-    errors: [409],
-    response: session,
-    handler: (s) => sessions.declineOffer(ctxOf(s), s.caller, s.params.sessionId),
-  }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/accept',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'Accept the offer: it is applied, and the session is saved',
-    description: 'Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.',
-    params: S.sessionParams,
+  action('back', 'One step back', (s) => sessions.goBack(ctxOf(s), s.caller, s.params.sessionId)),
+  action('decline', 'Turn down the offer and go on', (s) => sessions.declineOffer(ctxOf(s), s.caller, s.params.sessionId)),
+  action('accept', 'Accept the offer: it is applied, and the session is saved', (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, s.body), {
     body: S.acceptBody,
-    errors: [409, 502],
-    response: session,
-    handler: (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, s.body),
+    provider: true,
+    description:
+      'Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.',
   }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/cancel',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'Cancel from the confirm step',
+  action('cancel', 'Cancel from the confirm step', (s) => sessions.cancelAtConfirm(ctxOf(s), s.caller, s.params.sessionId), {
+    provider: true,
     description: 'Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).',
-    params: S.sessionParams,
-    errors: [409, 502],
-    response: session,
-    handler: (s) => sessions.cancelAtConfirm(ctxOf(s), s.caller, s.params.sessionId),
   }),
-  route({
-    method: 'POST',
-    path: '/apps/:appId/cancel-sessions/:sessionId/close',
-    auth: ['S', 'T'],
-    tags: sessionTags,
-    summary: 'Leave the flow: the session is abandoned',
-    params: S.sessionParams,
-    errors: [409],
-    response: session,
-    handler: (s) => sessions.closeSession(ctxOf(s), s.caller, s.params.sessionId),
-  }),
+  action('close', 'Leave the flow: the session is abandoned', (s) => sessions.closeSession(ctxOf(s), s.caller, s.params.sessionId)),
 ];

@@ -110,6 +110,14 @@ async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<s
 const logOffer = (s: ICancelSession, offer: SessionOffer | null) =>
   offer ? [...s.offers, { step: offer.step, kind: offer.kind, source: offer.source, status: 'shown' as const, ...(offer.fallback_reason ? { fallback_reason: offer.fallback_reason } : {}) }] : s.offers;
 
+/** Leaves the current step (kept for `back`) for the step entered, with its offer if any. */
+function moveOn(row: ICancelSession, at: { stepId: string; offer: SessionOffer | null }) {
+  row.path = [...row.path, row.stepId];
+  row.stepId = at.stepId;
+  row.offer = at.offer;
+  row.offers = logOffer(row, at.offer);
+}
+
 function markLastOffer(s: ICancelSession, status: 'accepted' | 'declined' | 'withdrawn') {
   const offers = [...s.offers];
   const i = offers.map((o) => o.step).lastIndexOf(s.stepId);
@@ -234,10 +242,7 @@ export async function answerStep(ctx: Ctx, caller: Caller, id: string, input: z.
   const at = await enter(ctx, s.flow, successor(s.flow.steps, step, input.answer)!, answers, s.accountId);
   return commitMove(ctx, s, (row) => {
     row.answers = answers;
-    row.path = [...row.path, row.stepId];
-    row.stepId = at.stepId;
-    row.offer = at.offer;
-    row.offers = logOffer(row, at.offer);
+    moveOn(row, at);
   });
 }
 
@@ -277,10 +282,7 @@ export async function declineOffer(ctx: Ctx, caller: Caller, id: string) {
   const at = await enter(ctx, s.flow, successor(s.flow.steps, step)!, s.answers, s.accountId);
   return commitMove(ctx, s, (row) => {
     row.offers = markLastOffer(row, 'declined');
-    row.path = [...row.path, row.stepId];
-    row.stepId = at.stepId;
-    row.offer = at.offer;
-    row.offers = logOffer(row, at.offer);
+    moveOn(row, at);
   });
 }
 
@@ -365,7 +367,8 @@ async function finish(
 export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.output<typeof S.acceptBody>) {
   const s = await visibleSession(ctx, caller, id);
   mustBeAt(s, 'offer', 'only an offer can be accepted');
-  const offer = s.offer!;
+  if (!s.offer) throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
+  const offer = s.offer;
   const accountId = s.accountId;
   const reason = `Cancel flow ${s.flowId}, session ${s.id}`;
   return finish(
