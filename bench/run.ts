@@ -138,6 +138,56 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   );
 }
 
+/**
+ * Cancel sessions as a customer's browser drives them with an account token: start, answer the
+ * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
+ */
+async function cancelSessionBench(base: string, app: { id: string; api_key: string }) {
+  const admin = (path: string, body: unknown) =>
+    fetch(`${base}/apps/${app.id}${path}`, { method: 'POST', headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await admin('/incentives', { id: 'partner', name: 'Partner deal' });
+  const flow = await admin('/cancel-flows', {
+    status: 'active',
+    steps: [
+      { id: 'reason', type: 'question', title: 'Why?', answers: [{ id: 'price', label: 'Price' }, { id: 'other', label: 'Other' }] },
+      { id: 'offer', type: 'offer', title: 'Stay?', decline_label: 'No', offers: [{ kind: 'incentive', incentive: 'partner', months: 1 }] },
+      { id: 'confirm', type: 'confirm', title: 'Sure?' },
+    ],
+  });
+  if (flow.status !== 201) throw new Error(`cancel flow: ${await flow.text()}`);
+  const tokens = await Promise.all(Array.from({ length: 100 }, async (_, i) => ((await (await admin(`/namespaces/acct-${i}/token`, {})).json()) as { token: string }).token));
+  process.stdout.write(`\nCancel sessions (account token; start, answer, decline, close = 4 calls per walk), ${DURATION} s per row:\n`);
+  process.stdout.write('walkers   walks/s   calls/s   p50 ms   p99 ms  errors\n');
+  for (const walkers of [1, 16]) {
+    const latencies: number[] = [];
+    let walks = 0;
+    let errors = 0;
+    const end = Date.now() + DURATION * 1000;
+    await Promise.all(
+      Array.from({ length: walkers }, async (_, w) => {
+        const token = tokens[w % tokens.length];
+        const call = async (path: string, body: unknown = {}) => {
+          const t0 = process.hrtime.bigint();
+          const res = await fetch(`${base}/apps/${app.id}/cancel-sessions${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const json = (await res.json()) as { id: string };
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          if (res.status >= 300) errors++;
+          return json;
+        };
+        while (Date.now() < end) {
+          const s = await call('');
+          await call(`/${s.id}/answer`, { step: 'reason', answer: 'price' });
+          await call(`/${s.id}/decline`);
+          await call(`/${s.id}/close`);
+          walks++;
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    process.stdout.write(`${String(walkers).padStart(7)} ${fmt(walks / DURATION, 1)} ${fmt(latencies.length / DURATION, 0)} ${fmt(percentile(latencies, 50), 2)} ${fmt(percentile(latencies, 99), 2)}  ${errors}\n`);
+  }
+}
+
 async function main() {
   process.stdout.write('starting servers...\n');
   const env = await startTestEnv();
@@ -209,6 +259,7 @@ async function main() {
       }
     }
 
+    await cancelSessionBench(base, app);
     await deliveryBench(base, app);
 
     if (ANALYTICS_ROWS > 0) {

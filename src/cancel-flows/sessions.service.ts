@@ -4,12 +4,10 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import { Account } from '../accounts/accounts.entities.js';
 import { accountDetail, changeAccount, findAccount } from '../accounts/accounts.service.js';
-import { Plan } from '../catalog/catalog.entities.js';
 import { findIncentive, findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
 import type { Caller } from '../http/route.js';
@@ -27,13 +25,23 @@ import type { Step } from './cancel-flows.schemas.js';
 
 // ---- presenting --------------------------------------------------------------------------------------
 
+/** `account` of the session view, in one statement: id, plan name, and a live subscription's terms. */
 async function accountSummary(em: EntityManager, appId: string, accountId: string) {
-  const [account, sub] = await Promise.all([em.findOne(Account, { appId, id: accountId }), em.findOne(Subscription, { appId, accountId })]);
-  const plan = account ? await em.findOne(Plan, { appId, id: account.planId }) : null;
+  const [r] = await prepared<{ plan_name: string; price: number | null; currency: string | null; interval: string | null; renews_at: Date | null; status: string | null }>(
+    em,
+    'cancel_session_account',
+    `select coalesce(p.name, a.plan_id) as plan_name, s.price, s.currency, s.interval, s.renews_at, s.status
+       from accounts a
+       left join plans p on p.app_id = a.app_id and p.id = a.plan_id
+       left join subscriptions s on s.app_id = a.app_id and s.account_id = a.id
+      where a.app_id = $1 and a.id = $2`,
+    [appId, accountId],
+  );
+  const live = r && r.status !== null && r.status !== 'cancelled';
   return {
     id: accountId,
-    plan_name: plan?.name ?? account?.planId ?? '',
-    subscription: sub && sub.status !== 'cancelled' ? { price: Number(sub.price), currency: sub.currency, interval: sub.interval, renews_at: iso(sub.renewsAt) } : null,
+    plan_name: r?.plan_name ?? '',
+    subscription: live ? { price: Number(r.price), currency: r.currency!, interval: r.interval!, renews_at: iso(r.renews_at) } : null,
   };
 }
 
