@@ -7,6 +7,7 @@ const CREDENTIALS: Record<Cred, string> = {
   T: 'account token (`act_...`) for its own account',
   A: 'admin key only',
   N: 'no credential',
+  O: 'MCP OAuth access token (`mcp_at_...`) of the app',
 };
 
 const STATUS_TEXT: Record<number, string> = {
