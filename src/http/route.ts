@@ -75,8 +75,11 @@ export interface RouteDef<
   bodyLimit?: string;
   /** `WWW-Authenticate` value sent with this route's 401 (the MCP route's resource metadata pointer). */
   challenge?: (origin: string, params: Record<string, string>) => string;
-  /** OAuth endpoints: bodies may also be forms, and invalid input is `{ error: 'invalid_request', error_description }`. */
-  oauth?: boolean;
+  /**
+   * OAuth endpoints: bodies may also be forms, and invalid input is `{ error: <code>, error_description }`
+   * (`invalid_request`, or the code given here).
+   */
+  oauth?: boolean | { invalidInput: string };
   handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;
 }
 

@@ -59,7 +59,7 @@ export async function runRoute(
       body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
     };
   } catch (err) {
-    if (def.oauth && err instanceof AppError) throw new AppError(400, 'invalid_request', { error_description: err.message });
+    if (def.oauth && err instanceof AppError) throw new AppError(400, typeof def.oauth === 'object' ? def.oauth.invalidInput : 'invalid_request', { error_description: err.message });
     throw err;
   }
   const scope: Scope<unknown, unknown, unknown> = {
@@ -88,7 +88,7 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
     const chain: Middleware[] = [];
-    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth));
+    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
     chain.push(async (ctx) => {
       if (ctx.request.body !== undefined && ctx.request.body !== null && typeof ctx.request.body !== 'object') {
         throw badRequest('body: must be a JSON object');
@@ -110,7 +110,8 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
       ctx.status = reply.status;
       for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
       if (reply.contentType) ctx.type = reply.contentType;
-      if (reply.status !== 204) ctx.body = reply.body;
+      // A null body leaves the status as set (Koa would turn `body = null` into 204, e.g. for an MCP 202 or a redirect).
+      if (reply.status !== 204 && reply.body !== null) ctx.body = reply.body;
     });
     router.register(def.path, [def.method], chain);
   }

@@ -13,9 +13,15 @@ import { serviceRoutes } from '../service/service.routes.js';
 import { subscriptionRoutes } from '../subscriptions/subscriptions.routes.js';
 import { usageRoutes } from '../usage/usage.routes.js';
 import { webhookRoutes } from '../webhooks/webhooks.routes.js';
+import { agentRoutes } from '../agent/agent.routes.js';
+import { mcpRoutes } from '../mcp/mcp.routes.js';
+import { oauthRoutes } from '../oauth/oauth.routes.js';
 import type { RouteDef } from './route.js';
 
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
   ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes];
+
+// The MCP server, its OAuth sign-in and agent threads (kept on their own line so the table above merges cleanly).
+routes.push(...mcpRoutes, ...oauthRoutes, ...agentRoutes);
