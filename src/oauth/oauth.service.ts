@@ -335,11 +335,13 @@ function tokenResponse(pair: { access: string; refresh: string }, level: Level) 
 export async function exchangeToken(deps: Deps, em: EntityManager, headers: Record<string, string | undefined>, body: z.output<typeof tokenBody>) {
   if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token') throw oauthError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
   const client = await authenticateClient(em, headers, body);
-  return em.transactional(async (tx) => {
-    if (body.grant_type === 'authorization_code') {
+  if (body.grant_type === 'authorization_code') {
+    const tx = em;
+    {
       if (!body.code) throw oauthError(400, 'invalid_request', 'code is required');
       if (!body.code_verifier) throw oauthError(400, 'invalid_request', 'code_verifier is required (PKCE)');
-      // Single use: the code is deleted as it is read, so a second exchange finds nothing.
+      // Single use: the code is deleted (and committed) as it is read, so any second exchange finds
+      // nothing, even after a failed one.
       const [code] = await sql<{ connection_id: string; client_id: string; redirect_uri: string; code_challenge: string; resource: string | null; expires_at: Date }>(
         tx,
         'delete from oauth_codes where hash = $1 returning connection_id, client_id, redirect_uri, code_challenge, resource, expires_at',
@@ -354,6 +356,8 @@ export async function exchangeToken(deps: Deps, em: EntityManager, headers: Reco
       if (!conn) throw oauthError(400, 'invalid_grant', 'The connection was removed');
       return tokenResponse(await issueTokenPair(tx, code.connection_id), conn.access_level);
     }
+  }
+  return em.transactional(async (tx) => {
     if (!body.refresh_token) throw oauthError(400, 'invalid_request', 'refresh_token is required');
     // Rotation: the whole old pair (access and refresh token) is deleted; only one refresh can win a race.
     const [old] = await sql<{ connection_id: string }>(
