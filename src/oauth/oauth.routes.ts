@@ -8,7 +8,15 @@ import * as oauth from './oauth.service.js';
 
 const tags = ['OAuth'];
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-const html = (status: number, body: string, headers: Record<string, string> = {}) => new Reply(status, body, { ...NO_STORE, 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'", ...headers }, 'text/html; charset=utf-8');
+/** HTML pages allow no scripts; forms post only here (and, on the consent page, redirect on to the client's redirect URI). */
+const html = (status: number, body: string, headers: Record<string, string> = {}, formTarget = '') =>
+  new Reply(status, body, { ...NO_STORE, 'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTarget}; frame-ancestors 'none'`, ...headers }, 'text/html; charset=utf-8');
+
+/** The CSP source of a redirect URI: its origin, or its scheme for an app scheme. */
+function cspSource(uri: string): string {
+  const u = new URL(uri);
+  return /^https?:$/.test(u.protocol) ? ` ${u.origin}` : ` ${u.protocol}`;
+}
 const redirect = (location: string, status = 302, headers: Record<string, string> = {}) => new Reply(status, null, { Location: location, ...NO_STORE, ...headers });
 
 const asMetadata = (origin: string) => oauth.authorizationServerMetadata(origin);
@@ -198,7 +206,7 @@ async function showConsent(em: Scope<unknown, unknown, unknown>['em'], adminKey:
   try {
     const r = await oauth.describeRequest(em, requestId);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);
-    return html(error ? 400 : 200, consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error));
+    return html(error ? 400 : 200, consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error), {}, cspSource(r.redirect_uri));
   } catch (err) {
     if (err instanceof AppError && err.status === 404) return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
     throw err;
