@@ -149,6 +149,45 @@ describe('OAuth 2.1 for MCP clients', function () {
     });
   });
 
+  describe('PUBLIC_API_URL', () => {
+    it('is the origin of the metadata and the MCP resource URL; a server URL on another origin fails sign-in', async () => {
+      const config = testEnv().deps.config as { PUBLIC_API_URL?: string };
+      config.PUBLIC_API_URL = 'https://api.example.com';
+      try {
+        const prm = await get(`/.well-known/oauth-protected-resource/apps/${app.id}/mcp`);
+        expect(prm.body.resource).to.equal(`https://api.example.com/apps/${app.id}/mcp`);
+        expect(prm.body.authorization_servers).to.deep.equal(['https://api.example.com']);
+        expect((await get('/.well-known/oauth-authorization-server')).body.token_endpoint).to.equal('https://api.example.com/oauth/token');
+        const noToken = await call('POST', `/apps/${app.id}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+        expect(noToken.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`);
+        const client = (await register()).body;
+        const q = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' };
+        const local = await call('GET', authorizeUrl({ ...q, resource: mcpUrl(app.id).toString() }));
+        expect(local.status).to.equal(400);
+        expect(local.text).to.include('is not on this service');
+        const good = await call('GET', authorizeUrl({ ...q, resource: `https://api.example.com/apps/${app.id}/mcp` }));
+        expect(good.status).to.equal(302);
+        expect(good.headers.get('location')).to.match(/^https:\/\/api\.example\.com\/oauth\/consent\?request=/);
+      } finally {
+        delete config.PUBLIC_API_URL;
+      }
+    });
+  });
+
+  describe('retention', () => {
+    it('the hourly purge removes tool calls older than 30 days', async () => {
+      const em = testEnv().deps.orm.em.fork();
+      await sql(em, `insert into mcp_calls (id, app_id, tool, arguments, status, is_error, result, duration_ms, created_at) values
+        ('mcl_old_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '31 days'),
+        ('mcl_new_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '29 days')`, [app.id]);
+      const { purgeExpired } = await import('../src/events/retention.js');
+      const result = await purgeExpired(testEnv().deps);
+      expect(result.mcpCalls).to.be.at.least(1);
+      const left = await sql<{ id: string }>(em, 'select id from mcp_calls where app_id = $1', [app.id]);
+      expect(left.map((r) => r.id)).to.deep.equal([`mcl_new_${app.id}`]);
+    });
+  });
+
   describe('the SDK client signing in', () => {
     it('registers, signs in with PKCE, approves, gets tokens, refreshes (old pair dies), and sees only the tools of its level', async () => {
       const provider = new TestOAuthProvider(approveWith('read'));
