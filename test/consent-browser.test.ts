@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
@@ -6,8 +5,8 @@ import { chromium, type Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
-import { mcpUrl } from './helpers/mcp.js';
-import { postForm } from './helpers/oauth.js';
+import { mcpPost, mcpUrl, TOOLS_LIST } from './helpers/mcp.js';
+import { pkce, postForm } from './helpers/oauth.js';
 import { testEnv } from './helpers/servers.js';
 
 /** The MCP client's redirect URI: a loopback server that records where the browser came back to. */
@@ -45,10 +44,6 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     await cb.close();
   });
 
-  const pkce = () => {
-    const verifier = randomBytes(32).toString('base64url');
-    return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-  };
 
   async function authorizeUrl(extra: Record<string, string> = {}) {
     const client = (await post('/oauth/register', null, { redirect_uris: [cb.url], client_name: 'Claude <Desktop>' })).body;
@@ -95,7 +90,7 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     const tokens = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id, redirect_uri: cb.url });
     expect(tokens.status).to.equal(200);
     expect(tokens.body.scope).to.equal('mcp:read');
-    const list = await call('POST', `/apps/${app.id}/mcp`, { token: tokens.body.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { Accept: 'application/json, text/event-stream' } });
+    const list = await mcpPost(app.id, TOOLS_LIST, tokens.body.access_token);
     expect(list.status).to.equal(200);
     expect(list.body.result.tools).to.have.length(28);
     const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, del, get, patch, post } from './helpers/http.js';
-import { connectMcp, resultJson, resultText } from './helpers/mcp.js';
+import { connectMcp, mcpPost, resultJson, resultText } from './helpers/mcp.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 
@@ -20,8 +20,7 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
 const init = (protocolVersion: string, name = 'raw-client') => rpc('initialize', { protocolVersion, capabilities: {}, clientInfo: { name, version: '1' } });
-const mcpPost = (app: TestApp, body: unknown, token: string | null = app.api_key, headers: Record<string, string> = {}) =>
-  call('POST', `/apps/${app.id}/mcp`, { token, body, headers: { Accept: 'application/json, text/event-stream', ...headers } });
+const raw = (app: TestApp, body: unknown, token: string | null = app.api_key, headers: Record<string, string> = {}) => mcpPost(app.id, body, token, headers);
 
 describe('MCP server', function () {
   this.timeout(60_000);
@@ -43,7 +42,7 @@ describe('MCP server', function () {
   describe('POST /apps/:appId/mcp transport', () => {
     it('answers initialize with the version asked for (each of the four) or the newest, with capabilities and instructions', async () => {
       for (const v of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
-        const res = await mcpPost(app, init(v));
+        const res = await raw(app, init(v));
         expect(res.status, res.text).to.equal(200);
         expect(res.headers.get('content-type')).to.match(/application\/json/);
         expect(res.body.result.protocolVersion).to.equal(v);
@@ -51,16 +50,16 @@ describe('MCP server', function () {
         expect(res.body.result.instructions).to.match(/catalog/).and.match(/confirm/);
         expect(res.body.result.serverInfo.name).to.equal('offerkit');
       }
-      const newest = await mcpPost(app, init('1999-01-01'));
+      const newest = await raw(app, init('1999-01-01'));
       expect(newest.body.result.protocolVersion).to.equal('2025-11-25');
     });
 
     it('takes batches, answers notifications with an empty 202, and 405 for GET and DELETE', async () => {
-      const batch = await mcpPost(app, [rpc('tools/list', {}, 1), rpc('prompts/list', {}, 2), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+      const batch = await raw(app, [rpc('tools/list', {}, 1), rpc('prompts/list', {}, 2), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
       expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(64);
-      const note = await mcpPost(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
+      const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
       for (const method of ['GET', 'DELETE']) {
@@ -74,15 +73,15 @@ describe('MCP server', function () {
       await createAccount(app, { id: 'alice' });
       const token = (await post(`/apps/${app.id}/namespaces/alice/token`, app.api_key, {})).body.token;
       for (const cred of [null, app.public_key, token, 'mcp_at_nope', 'key_wrong']) {
-        const res = await mcpPost(app, rpc('tools/list'), cred);
+        const res = await raw(app, rpc('tools/list'), cred);
         expect(res.status, String(cred)).to.equal(401);
         expect(res.body).to.deep.equal({ error: 'Unauthorized' });
         expect(res.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`);
       }
-      const bad = await mcpPost(app, { hello: 'world' });
+      const bad = await raw(app, { hello: 'world' });
       expect(bad.status).to.equal(400);
       expect(bad.body.error).to.match(/^body/);
-      const unsupported = await mcpPost(app, rpc('tools/list'), app.api_key, { 'Mcp-Protocol-Version': '1999-01-01' });
+      const unsupported = await raw(app, rpc('tools/list'), app.api_key, { 'Mcp-Protocol-Version': '1999-01-01' });
       expect(unsupported.status).to.equal(400);
     });
 
@@ -91,12 +90,12 @@ describe('MCP server', function () {
       expect(off.status, off.text).to.equal(200);
       expect(off.body.enabled).to.equal(false);
       for (const cred of [app.api_key, testEnv().adminKey]) {
-        const res = await mcpPost(app, rpc('tools/list'), cred);
+        const res = await raw(app, rpc('tools/list'), cred);
         expect(res.status).to.equal(403);
         expect(res.body.error).to.match(/turned off/);
       }
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: true });
-      expect((await mcpPost(app, rpc('tools/list'))).status).to.equal(200);
+      expect((await raw(app, rpc('tools/list'))).status).to.equal(200);
     });
   });
 

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,14 +7,10 @@ import { sql } from '../src/db/sql.js';
 import { sha256 } from '../src/oauth/tokens.js';
 import { createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, del, get, patch, post } from './helpers/http.js';
-import { mcpUrl, resultText } from './helpers/mcp.js';
-import { approveWith, openAuthorization, postForm, REDIRECT, TestOAuthProvider } from './helpers/oauth.js';
+import { mcpPost, mcpUrl, resultText, TOOLS_LIST } from './helpers/mcp.js';
+import { approveWith, openAuthorization, pkce, postForm, REDIRECT, TestOAuthProvider } from './helpers/oauth.js';
 import { testEnv } from './helpers/servers.js';
 
-const pkce = () => {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-};
 
 async function register(body: Record<string, unknown> = {}) {
   return post('/oauth/register', null, { redirect_uris: [REDIRECT], client_name: 'Raw client', ...body });
@@ -158,7 +153,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(prm.body.resource).to.equal(`https://api.example.com/apps/${app.id}/mcp`);
         expect(prm.body.authorization_servers).to.deep.equal(['https://api.example.com']);
         expect((await get('/.well-known/oauth-authorization-server')).body.token_endpoint).to.equal('https://api.example.com/oauth/token');
-        const noToken = await call('POST', `/apps/${app.id}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+        const noToken = await mcpPost(app.id, TOOLS_LIST, null);
         expect(noToken.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`);
         const client = (await register()).body;
         const q = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' };
@@ -214,7 +209,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(await auth(provider, { serverUrl: mcpUrl(app.id) })).to.equal('AUTHORIZED');
       expect(provider.saved!.access_token).to.not.equal(old.access_token);
       expect(provider.saved!.refresh_token).to.not.equal(old.refresh_token);
-      const stale = await call('POST', `/apps/${app.id}/mcp`, { token: old.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { Accept: 'application/json, text/event-stream' } });
+      const stale = await mcpPost(app.id, TOOLS_LIST, old.access_token);
       expect(stale.status).to.equal(401);
       expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=/);
       const reused = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: old.refresh_token!, client_id: provider.info!.client_id });
@@ -233,7 +228,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const revoked = await postForm('/oauth/revoke', { token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
       expect(revoked.status).to.equal(200);
       expect((await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body).to.deep.equal([]);
-      const after = await call('POST', `/apps/${app.id}/mcp`, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      const after = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(after.status).to.equal(401);
       expect((await postForm('/oauth/revoke', { token: 'mcp_at_unknown', client_id: provider.info!.client_id })).status).to.equal(200);
     });
@@ -287,7 +282,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(now).to.have.length(29);
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
-      const keyRes = await call('POST', `/apps/${app.id}/mcp`, { token: app.api_key, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { Accept: 'application/json, text/event-stream' } });
+      const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key);
       expect(keyRes.body.result.tools).to.have.length(64);
     });
 
@@ -299,7 +294,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       let error: unknown;
       await client.listTools().catch((err) => (error = err));
       expect(error).to.be.instanceOf(Error);
-      const res = await call('POST', `/apps/${app.id}/mcp`, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      const res = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(res.status).to.equal(401);
       const refresh = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
       expect(refresh.body.error).to.equal('invalid_grant');
@@ -309,14 +304,14 @@ describe('OAuth 2.1 for MCP clients', function () {
       const provider = new TestOAuthProvider(approveWith('read'));
       await signIn(provider);
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: false });
-      const res = await call('POST', `/apps/${app.id}/mcp`, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      const res = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(res.status).to.equal(403);
       const client = (await register()).body;
       const page = await call('GET', authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: mcpUrl(app.id).toString() }));
       expect(page.status).to.equal(400);
       expect(page.text).to.match(/turned off/);
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: true });
-      const back = await call('POST', `/apps/${app.id}/mcp`, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { Accept: 'application/json, text/event-stream' } });
+      const back = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(back.status).to.equal(200);
     });
 
@@ -324,7 +319,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const provider = new TestOAuthProvider(approveWith('read'));
       await signIn(provider);
       const other = await createTestApp();
-      const res = await call('POST', `/apps/${other.id}/mcp`, { token: provider.saved!.access_token, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+      const res = await mcpPost(other.id, TOOLS_LIST, provider.saved!.access_token);
       expect(res.status).to.equal(401);
       expect((await get(`/apps/${app.id}/plans`, provider.saved!.access_token)).status).to.equal(401);
     });

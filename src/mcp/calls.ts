@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
+import { limitParam } from '../http/pagination.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
 
@@ -22,7 +23,7 @@ export async function logCall(
 
 export const callsQuery = z.object({
   connection_id: z.string().max(255).optional(),
-  limit: z.coerce.number().int().min(1).default(50).transform((n) => Math.min(n, 100)),
+  limit: limitParam(50, 100),
 });
 
 export const callSchema = z.object({

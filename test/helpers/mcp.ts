@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { call } from './http.js';
 import { testEnv } from './servers.js';
 
 export const mcpUrl = (appId: string) => new URL(`${testEnv().baseUrl}/apps/${appId}/mcp`);
@@ -22,3 +23,9 @@ export function resultText(result: unknown): string {
   return r.content[0].text;
 }
 export const resultJson = (result: unknown) => JSON.parse(resultText(result));
+
+/** A raw JSON-RPC POST to an app's MCP endpoint (as any HTTP client would send it). */
+export const mcpPost = (appId: string, body: unknown, token: string | null, headers: Record<string, string> = {}) =>
+  call('POST', `/apps/${appId}/mcp`, { token, body, headers: { Accept: 'application/json, text/event-stream', ...headers } });
+
+export const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };

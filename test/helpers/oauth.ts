@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { expect } from 'chai';
@@ -78,4 +79,10 @@ export async function postForm(path: string, fields: Record<string, string>, hea
   const res = await fetch(testEnv().baseUrl + path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+}
+
+/** A PKCE pair (S256). */
+export function pkce() {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
