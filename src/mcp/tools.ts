@@ -187,7 +187,9 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
 
   let bodyKeys: string[] = [];
   if (def.body && spec.bodyArg) {
-    properties[spec.bodyArg] = toJson(def.body);
+    const { $defs: inner, ...bodySchema } = toJson(def.body);
+    Object.assign($defs, inner ?? {});
+    properties[spec.bodyArg] = bodySchema;
     required.push(spec.bodyArg);
   } else if (def.body) {
     const shape = shapeOf(def.body);
