@@ -144,6 +144,34 @@ describe('OAuth 2.1 for MCP clients', function () {
     });
   });
 
+  describe('bad input', () => {
+    it('is a clear 4xx, never a 500, in the format of each route', async () => {
+      const token = await call('POST', '/oauth/token', { body: { grant_type: 7 } });
+      expect(token.status).to.equal(400);
+      expect(token.body).to.deep.equal({ error: 'invalid_request', error_description: 'grant_type: Invalid input: expected string, received number' });
+      expect((await call('POST', '/oauth/token', { raw: '{nope' })).status).to.equal(400);
+      expect((await call('POST', '/oauth/register', { raw: 'x', headers: { 'Content-Type': 'text/plain' } })).status).to.equal(415);
+      const revoke = await postForm('/oauth/revoke', {});
+      expect(revoke.status).to.equal(400);
+      expect(revoke.body.error).to.equal('invalid_request');
+      const repeated = await call('GET', '/oauth/authorize?client_id=a&client_id=b');
+      expect(repeated.status).to.equal(400);
+      expect(repeated.text).to.include('client_id is sent more than once');
+      const approve = await post('/oauth/requests/oar_nope/approve', testEnv().adminKey, { user: {}, access_level: 'read' });
+      expect(approve.status).to.equal(400);
+      expect(approve.body.error).to.equal('user.id: is required');
+      expect((await post('/oauth/requests/oar_nope/deny', testEnv().adminKey, {})).status).to.equal(404);
+      const consent = await postForm('/oauth/consent', {});
+      expect(consent.status).to.equal(401);
+      expect((await call('GET', '/oauth/consent')).status).to.equal(200);
+      const mcp = await mcpPost(app.id, [], app.api_key);
+      expect(mcp.status).to.equal(400);
+      const badArgs = await mcpPost(app.id, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_plan', arguments: 'x' } }, app.api_key);
+      expect(badArgs.status).to.be.below(500);
+      expect(badArgs.body.error ?? badArgs.body.result?.isError).to.not.equal(undefined);
+    });
+  });
+
   describe('PUBLIC_API_URL', () => {
     it('is the origin of the metadata and the MCP resource URL; a server URL on another origin fails sign-in', async () => {
       const config = testEnv().deps.config as { PUBLIC_API_URL?: string };

@@ -125,15 +125,19 @@ export async function findClient(em: EntityManager, id: string): Promise<ClientR
 
 // ---- authorization request --------------------------------------------------------------------------
 
+/** A query parameter sent more than once (RFC 6749 forbids it); reported on the error page, not as JSON. */
+const REPEATED = '\u0000repeated';
+const param = z.preprocess((v) => (Array.isArray(v) ? REPEATED : v), z.string().max(4000).optional());
+
 export const authorizeQuery = z.object({
-  response_type: z.string().optional(),
-  client_id: z.string().optional(),
-  redirect_uri: z.string().optional(),
-  code_challenge: z.string().optional(),
-  code_challenge_method: z.string().optional(),
-  state: z.string().optional(),
-  scope: z.string().optional(),
-  resource: z.string().optional(),
+  response_type: param,
+  client_id: param,
+  redirect_uri: param,
+  code_challenge: param,
+  code_challenge_method: param,
+  state: param,
+  scope: param,
+  resource: param,
 });
 
 /** A sign-in that cannot go on, shown to the person as an HTML page (never redirected to an unchecked URI). */
@@ -144,6 +148,8 @@ export class AuthorizeError extends Error {}
  * `resource`, it must be an app's MCP server URL on this service's own origin (PUBLIC_API_URL).
  */
 export async function saveAuthorizationRequest(em: EntityManager, origin: string, q: z.output<typeof authorizeQuery>): Promise<string> {
+  const repeated = Object.entries(q).find(([, v]) => v === REPEATED);
+  if (repeated) throw new AuthorizeError(`The parameter ${repeated[0]} is sent more than once.`);
   if (!q.client_id) throw new AuthorizeError('The request names no client (client_id is missing).');
   const client = await findClient(em, q.client_id);
   if (!client) throw new AuthorizeError('This client is not registered here. Register it at /oauth/register first.');

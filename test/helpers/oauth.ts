@@ -78,7 +78,8 @@ export const approveWith =
 export async function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
   const res = await fetch(testEnv().baseUrl + path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null, headers: res.headers };
+  const json = (res.headers.get('content-type') ?? '').includes('json');
+  return { status: res.status, body: text && json ? JSON.parse(text) : text, headers: res.headers };
 }
 
 /** A PKCE pair (S256). */
