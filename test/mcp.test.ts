@@ -257,6 +257,14 @@ describe('MCP server', function () {
       expect(order.slice(0, 2)).to.deep.equal(['Second client', 'Claude Desktop']);
     });
 
+    it('an unknown session id is ignored: the call works and is logged without a connection', async () => {
+      const res = await raw(app, rpc('tools/call', { name: 'count_accounts', arguments: {} }), app.api_key, { 'Mcp-Session-Id': 'mcn_unknown' });
+      expect(res.status).to.equal(200);
+      expect(JSON.parse(res.body.result.content[0].text)).to.deep.equal({ count: 0 });
+      const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
+      expect(logged).to.include({ tool: 'count_accounts', connection_id: null, status: 200 });
+    });
+
     it('truncates results over 20,000 characters in the log (the caller gets all of it)', async () => {
       const { client } = await connect();
       const big = 'x'.repeat(30_000);
