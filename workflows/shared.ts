@@ -97,6 +97,8 @@ export const RETENTION_DAYS = 30;
 export interface RetentionResult {
   events: number;
   deliveries: number;
+  /** MCP tool calls removed (kept 30 days as well). */
+  mcpCalls?: number;
   cutoff: string;
 }
 

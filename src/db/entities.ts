@@ -12,6 +12,9 @@ import { PaymentConnection } from '../payments/payments.entities.js';
 import { OutboxEntry } from '../temporal/outbox.entities.js';
 import { UsageCounter, UsageEvent } from '../usage/usage.entities.js';
 import { WebhookDelivery, WebhookEndpoint } from '../webhooks/webhooks.entities.js';
+import { McpCall, McpConnection, McpSettings } from '../mcp/mcp.entities.js';
+import { OAuthClient, OAuthCode, OAuthRequest, OAuthToken } from '../oauth/oauth.entities.js';
+import { AgentThread } from '../agent/agent.entities.js';
 
 /** Every entity, registered explicitly (no folder discovery). */
 export const entities = [
@@ -41,4 +44,12 @@ export const entities = [
   Subscription,
   CancelFlow,
   CancelSession,
+  McpSettings,
+  McpConnection,
+  McpCall,
+  OAuthClient,
+  OAuthRequest,
+  OAuthCode,
+  OAuthToken,
+  AgentThread,
 ];

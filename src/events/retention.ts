@@ -1,8 +1,10 @@
 import { sql } from '../db/sql.js';
+import { purgeOldCalls } from '../mcp/calls.js';
+import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
 import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, type RetentionResult } from '../../workflows/shared.js';
 
-/** Deletes events and deliveries older than the retention window, in batches (short locks). */
+/** Deletes events, deliveries and MCP tool calls older than the retention window, in batches (short locks). */
 export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   const em = deps.orm.em.fork();
   const [row] = await sql<{ cutoff: Date | string }>(em, `select now() - make_interval(days => $1) as cutoff`, [RETENTION_DAYS]);
@@ -19,7 +21,10 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
     events += n;
     if (n < 5000) break;
   }
-  return { events, deliveries, cutoff: cutoff.toISOString() };
+  // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
+  const mcpCalls = await purgeOldCalls(em);
+  await purgeExpiredOAuth(em);
+  return { events, deliveries, mcpCalls, cutoff: cutoff.toISOString() };
 }
 
 /** Creates the hourly retention Schedule if it does not exist (idempotent; run at worker start). */

@@ -7,6 +7,7 @@ import { verifyAccountToken } from './account-token.js';
 import { notFound, unauthorized } from './errors.js';
 import type { Caller, RouteDef } from './route.js';
 import { safeEqual } from './secrets.js';
+import { verifyAccessToken } from '../oauth/tokens.js';
 
 export function bearer(ctx: Context): string | null {
   const header = ctx.get('Authorization');
@@ -69,11 +70,12 @@ export async function authenticate(
   else if (credential.startsWith('act_')) {
     const t = verifyAccountToken(credential, app.id, app.apiKey);
     if (t) caller = { kind: 'token', accountId: t.accountId, expiresAt: t.expiresAt };
-  }
+  } else if (credential.startsWith('mcp_at_') && def.auth.includes('O')) caller = await verifyAccessToken(em, app.id, credential);
 
   const allowed =
     (caller?.kind === 'secret' && def.auth.includes('S')) ||
     (caller?.kind === 'publishable' && def.auth.includes('P')) ||
+    (caller?.kind === 'oauth' && def.auth.includes('O')) ||
     // A token reads only its own account's routes.
     (caller?.kind === 'token' && def.auth.includes('T') && (params.accountId === undefined || params.accountId === caller.accountId));
   if (!allowed || caller === null) throw unauthorized();

@@ -7,6 +7,7 @@ const CREDENTIALS: Record<Cred, string> = {
   T: 'account token (`act_...`) for its own account',
   A: 'admin key only',
   N: 'no credential',
+  O: 'MCP OAuth access token (`mcp_at_...`) of the app',
 };
 
 const STATUS_TEXT: Record<number, string> = {
@@ -103,7 +104,7 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'Admin key, secret key `key_...`, publishable key `pub_...` or account token `act_...`.' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'Admin key, secret key `key_...`, publishable key `pub_...`, account token `act_...`, or (MCP endpoint only) an OAuth access token `mcp_at_...`.' },
       },
       schemas: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
     },

@@ -5,16 +5,18 @@ import type { Deps } from '../deps.js';
 
 /**
  * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
- * account), A admin key only, N no credential. The admin key is accepted on every `/apps/:appId` route.
+ * account), A admin key only, N no credential, O an MCP OAuth access token (`mcp_at_...`) of the app.
+ * The admin key is accepted on every `/apps/:appId` route.
  */
-export type Cred = 'S' | 'P' | 'T' | 'A' | 'N';
+export type Cred = 'S' | 'P' | 'T' | 'A' | 'N' | 'O';
 
 export type Caller =
   | { kind: 'none' }
   | { kind: 'admin' }
   | { kind: 'secret' }
   | { kind: 'publishable' }
-  | { kind: 'token'; accountId: string; expiresAt: Date };
+  | { kind: 'token'; accountId: string; expiresAt: Date }
+  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full' };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -71,6 +73,13 @@ export interface RouteDef<
   errors?: number[];
   /** Request body limit override, for bulk routes. */
   bodyLimit?: string;
+  /** `WWW-Authenticate` value sent with this route's 401 (the MCP route's resource metadata pointer). */
+  challenge?: (origin: string, params: Record<string, string>) => string;
+  /**
+   * OAuth endpoints: bodies may also be forms, and invalid input is `{ error: <code>, error_description }`
+   * (`invalid_request`, or the code given here).
+   */
+  oauth?: boolean | { invalidInput: string };
   handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;
 }
 

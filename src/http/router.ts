@@ -17,9 +17,10 @@ export function requestOrigin(ctx: Context, deps: Deps): string {
   return `${proto}://${host}`;
 }
 
-function jsonBody(limit: string): Middleware {
+function jsonBody(limit: string, form = false): Middleware {
   const parse = bodyParser({
-    enableTypes: ['json'],
+    enableTypes: form ? ['json', 'form'] : ['json'],
+    formLimit: limit,
     jsonLimit: limit,
     encoding: 'utf-8',
     extendTypes: { json: ['application/json', 'application/*+json'] },
@@ -32,8 +33,8 @@ function jsonBody(limit: string): Middleware {
   return async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || 0);
     const chunked = ctx.get('Transfer-Encoding') !== '';
-    if ((length > 0 || chunked) && !ctx.is('application/json', 'application/*+json')) {
-      throw new AppError(415, 'Content-Type must be application/json');
+    if ((length > 0 || chunked) && !ctx.is('application/json', 'application/*+json') && !(form && ctx.is('application/x-www-form-urlencoded'))) {
+      throw new AppError(415, form ? 'Content-Type must be application/json or application/x-www-form-urlencoded' : 'Content-Type must be application/json');
     }
     await parse(ctx, next);
   };
@@ -46,15 +47,27 @@ export async function runRoute(
   deps: Deps,
 ): Promise<Reply> {
   const em = deps.orm.em.fork();
-  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps);
+  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
+    if (def.challenge && err instanceof AppError && err.status === 401) throw new AppError(401, err.message, err.extra, { 'WWW-Authenticate': def.challenge(input.origin, input.params) });
+    throw err;
+  });
+  let parsed: { params: unknown; query: unknown; body: unknown };
+  try {
+    parsed = {
+      params: def.params ? parseInput(def.params, input.params, 'path') : input.params,
+      query: def.query ? parseInput(def.query, input.query ?? {}, 'query') : {},
+      body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
+    };
+  } catch (err) {
+    if (def.oauth && err instanceof AppError) throw new AppError(400, typeof def.oauth === 'object' ? def.oauth.invalidInput : 'invalid_request', { error_description: err.message });
+    throw err;
+  }
   const scope: Scope<unknown, unknown, unknown> = {
     em,
     deps,
     caller,
     app,
-    params: def.params ? parseInput(def.params, input.params, 'path') : input.params,
-    query: def.query ? parseInput(def.query, input.query ?? {}, 'query') : {},
-    body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
+    ...parsed,
     requestId: input.requestId,
     origin: input.origin,
     headers: input.headers ?? {},
@@ -75,7 +88,7 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
     const chain: Middleware[] = [];
-    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb'));
+    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
     chain.push(async (ctx) => {
       if (ctx.request.body !== undefined && ctx.request.body !== null && typeof ctx.request.body !== 'object') {
         throw badRequest('body: must be a JSON object');
@@ -97,7 +110,8 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
       ctx.status = reply.status;
       for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
       if (reply.contentType) ctx.type = reply.contentType;
-      if (reply.status !== 204) ctx.body = reply.body;
+      // A null body leaves the status as set (Koa would turn `body = null` into 204, e.g. for an MCP 202 or a redirect).
+      if (reply.status !== 204 && reply.body !== null) ctx.body = reply.body;
     });
     router.register(def.path, [def.method], chain);
   }

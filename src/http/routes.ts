@@ -14,9 +14,13 @@ import { serviceRoutes } from '../service/service.routes.js';
 import { subscriptionRoutes } from '../subscriptions/subscriptions.routes.js';
 import { usageRoutes } from '../usage/usage.routes.js';
 import { webhookRoutes } from '../webhooks/webhooks.routes.js';
+import { agentRoutes } from '../agent/agent.routes.js';
+import { mcpRoutes } from '../mcp/mcp.routes.js';
+import { oauthRoutes } from '../oauth/oauth.routes.js';
 import type { RouteDef } from './route.js';
 
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes, ...cancelFlowRoutes];
+  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes, ...cancelFlowRoutes,
+  ...mcpRoutes, ...oauthRoutes, ...agentRoutes];

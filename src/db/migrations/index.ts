@@ -11,6 +11,7 @@ import { Migration20261121140000_subscriptions } from './Migration20261121140000
 import { Migration20261121150000_billing_sync } from './Migration20261121150000_billing_sync.js';
 import { Migration20261121160000_checkout_bumps_paid } from './Migration20261121160000_checkout_bumps_paid.js';
 import { Migration20261121170000_cancel_flows } from './Migration20261121170000_cancel_flows.js';
+import { Migration20261121180000_mcp_oauth } from './Migration20261121180000_mcp_oauth.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -24,4 +25,5 @@ export const migrationsList = [
   Migration20261121150000_billing_sync,
   Migration20261121160000_checkout_bumps_paid,
   Migration20261121170000_cancel_flows,
+  Migration20261121180000_mcp_oauth,
 ];

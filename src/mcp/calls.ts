@@ -1,0 +1,75 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { sql } from '../db/sql.js';
+import { limitParam } from '../http/pagination.js';
+import { randomToken } from '../ids.js';
+import { iso } from '../time.js';
+
+/** Results longer than this are cut in the call log (the caller still gets the whole result). */
+export const LOGGED_RESULT_MAX = 20_000;
+export const CALL_RETENTION_DAYS = 30;
+
+export async function logCall(
+  em: EntityManager,
+  c: { appId: string; connectionId: string | null; tool: string; args: Record<string, unknown>; status: number; isError: boolean; result: string; durationMs: number },
+): Promise<void> {
+  const truncated = c.result.length > LOGGED_RESULT_MAX;
+  await sql(
+    em,
+    `insert into mcp_calls (id, app_id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [`mcl_${randomToken(20)}`, c.appId, c.connectionId, c.tool, JSON.stringify(c.args ?? {}), c.status, c.isError, truncated ? c.result.slice(0, LOGGED_RESULT_MAX) : c.result, truncated, Math.round(c.durationMs)],
+  );
+}
+
+export const callsQuery = z.object({
+  connection_id: z.string().max(255).optional(),
+  limit: limitParam(50, 100),
+});
+
+export const callSchema = z.object({
+  id: z.string(),
+  connection_id: z.string().nullable(),
+  tool: z.string(),
+  arguments: z.record(z.string(), z.unknown()),
+  status: z.number(),
+  is_error: z.boolean(),
+  result: z.string(),
+  truncated: z.boolean(),
+  duration_ms: z.number(),
+  created_at: z.string(),
+});
+
+interface CallRow {
+  id: string;
+  connection_id: string | null;
+  tool: string;
+  arguments: Record<string, unknown>;
+  status: number;
+  is_error: boolean;
+  result: string;
+  truncated: boolean;
+  duration_ms: number;
+  created_at: Date;
+}
+
+/** The call log of the last 30 days, newest first. */
+export async function listCalls(em: EntityManager, appId: string, q: z.output<typeof callsQuery>) {
+  const rows = await sql<CallRow>(
+    em,
+    `select id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms, created_at from mcp_calls
+      where app_id = $1 and ($2::text is null or connection_id = $2) and created_at > now() - make_interval(days => $3)
+      order by created_at desc, id desc limit $4`,
+    [appId, q.connection_id ?? null, CALL_RETENTION_DAYS, q.limit],
+  );
+  return { data: rows.map((r) => ({ ...r, created_at: iso(new Date(r.created_at)) })) };
+}
+
+/** Deletes calls older than the retention window, in batches (run by the hourly retention workflow). */
+export async function purgeOldCalls(em: EntityManager): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = (await sql(em, `delete from mcp_calls where id in (select id from mcp_calls where created_at < now() - make_interval(days => $1) limit 5000) returning 1`, [CALL_RETENTION_DAYS])).length;
+    total += n;
+    if (n < 5000) return total;
+  }
+}

@@ -1,0 +1,77 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { sql } from '../db/sql.js';
+import { notFound } from '../http/errors.js';
+import { randomToken } from '../ids.js';
+import { iso } from '../time.js';
+import type { ConnectionKind, Level } from './mcp.entities.js';
+
+export const newConnectionId = () => `mcn_${randomToken(20)}`;
+
+export const connectionSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['oauth', 'secret_key', 'admin_key']),
+  name: z.string(),
+  client_id: z.string().nullable(),
+  user: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }).nullable(),
+  access_level: z.enum(['read', 'write', 'full']).nullable(),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+  calls_last_7_days: z.number(),
+});
+
+interface Row {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  client_id: string | null;
+  user_id: string | null;
+  user_name: string | null;
+  user_email: string | null;
+  access_level: Level | null;
+  created_at: Date;
+  last_used_at: Date | null;
+  calls: string | number;
+}
+
+/** Connections, most recently used first (never used last), with their tool calls of the last 7 days. */
+export async function listConnections(em: EntityManager, appId: string) {
+  const rows = await sql<Row>(
+    em,
+    `select c.*, (select count(*) from mcp_calls m where m.connection_id = c.id and m.created_at > now() - interval '7 days') as calls
+       from mcp_connections c where c.app_id = $1
+      order by c.last_used_at desc nulls last, c.created_at desc, c.id`,
+    [appId],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    name: r.name,
+    client_id: r.client_id,
+    user: r.user_id === null ? null : { id: r.user_id, name: r.user_name, email: r.user_email },
+    access_level: r.access_level,
+    created_at: iso(r.created_at)!,
+    last_used_at: iso(r.last_used_at),
+    calls_last_7_days: Number(r.calls),
+  }));
+}
+
+/** Removes a connection: its tokens and pending codes go with it (foreign keys), so it is cut off on its next call. */
+export async function deleteConnection(em: EntityManager, appId: string, id: string) {
+  const rows = await sql(em, 'delete from mcp_connections where app_id = $1 and id = $2 returning id', [appId, id]);
+  if (rows.length === 0) throw notFound('Connection');
+  return { deleted: true as const, id };
+}
+
+/** A secret- or admin-key session, recorded at `initialize` and named from the client's `clientInfo.name`. */
+export async function recordKeyConnection(em: EntityManager, appId: string, kind: 'secret_key' | 'admin_key', name: string): Promise<string> {
+  const id = newConnectionId();
+  await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at) values ($1, $2, $3, $4, now())`, [id, appId, kind, name.slice(0, 200) || 'MCP client']);
+  return id;
+}
+
+/** Marks a connection used; for a key session id, also checks it belongs to this app (null when unknown). */
+export async function touchConnection(em: EntityManager, appId: string, id: string, kinds: ConnectionKind[]): Promise<string | null> {
+  const [row] = await sql<{ id: string }>(em, `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3) returning id`, [id, appId, kinds]);
+  return row?.id ?? null;
+}

@@ -1,0 +1,56 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+
+export type Level = 'read' | 'write' | 'full';
+
+export const McpSettings = defineEntity({
+  name: 'McpSettings',
+  tableName: 'mcp_settings',
+  properties: {
+    appId: p.string().primary(),
+    enabled: p.boolean().default(true),
+    accessLevel: p.string().$type<Level>().default('write'),
+    toolOverrides: p.json<Record<string, boolean>>(),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  },
+});
+export type IMcpSettings = InferEntity<typeof McpSettings>;
+
+export type ConnectionKind = 'oauth' | 'secret_key' | 'admin_key';
+
+export const McpConnection = defineEntity({
+  name: 'McpConnection',
+  tableName: 'mcp_connections',
+  properties: {
+    id: p.string().primary(),
+    appId: p.string(),
+    kind: p.string().$type<ConnectionKind>(),
+    name: p.text(),
+    clientId: p.string().nullable(),
+    userId: p.text().nullable(),
+    userName: p.text().nullable(),
+    userEmail: p.text().nullable(),
+    accessLevel: p.string().$type<Level>().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    lastUsedAt: p.datetime().nullable(),
+  },
+});
+export type IMcpConnection = InferEntity<typeof McpConnection>;
+
+export const McpCall = defineEntity({
+  name: 'McpCall',
+  tableName: 'mcp_calls',
+  properties: {
+    id: p.string().primary(),
+    appId: p.string(),
+    connectionId: p.string().nullable(),
+    tool: p.string(),
+    arguments: p.json<Record<string, unknown>>(),
+    status: p.integer(),
+    isError: p.boolean(),
+    result: p.text(),
+    truncated: p.boolean().default(false),
+    durationMs: p.integer(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});
+export type IMcpCall = InferEntity<typeof McpCall>;

@@ -1,0 +1,60 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { sql } from '../db/sql.js';
+import { badRequest } from '../http/errors.js';
+import type { Level } from './mcp.entities.js';
+
+export const LEVELS = ['read', 'write', 'full'] as const;
+export const levelSchema = z.enum(LEVELS);
+const RANK: Record<Level, number> = { read: 0, write: 1, full: 2 };
+
+/** Whether `have` covers something that needs `need` (read < write < full). */
+export const covers = (have: Level, need: Level) => RANK[have] >= RANK[need];
+
+/** OAuth scopes and levels: `mcp:read` is Read only, `mcp:write` Read and write, `mcp:full` Full access. */
+export const scopeOf = (level: Level) => `mcp:${level}`;
+export const SCOPES = LEVELS.map(scopeOf);
+
+/** The highest level a requested scope string names, or null when it names none. */
+export function levelOfScope(scope: string | null | undefined): Level | null {
+  const named = (scope ?? '').split(/\s+/).filter((s) => SCOPES.includes(s)).map((s) => s.slice(4) as Level);
+  return named.sort((a, b) => RANK[b] - RANK[a])[0] ?? null;
+}
+
+export interface McpSettingsView {
+  enabled: boolean;
+  access_level: Level;
+  tool_overrides: Record<string, boolean>;
+}
+
+export const settingsSchema = z.object({ enabled: z.boolean(), access_level: levelSchema, tool_overrides: z.record(z.string(), z.boolean()) });
+
+export const settingsPatch = z.object({
+  enabled: z.boolean().optional(),
+  access_level: levelSchema.optional(),
+  tool_overrides: z.record(z.string(), z.boolean()).optional(),
+});
+
+/** An app's MCP settings; an app that never saved any has the defaults (on, Read and write, no overrides). */
+export async function getSettings(em: EntityManager, appId: string): Promise<McpSettingsView> {
+  const [row] = await sql<{ enabled: boolean; access_level: Level; tool_overrides: Record<string, boolean> }>(
+    em,
+    'select enabled, access_level, tool_overrides from mcp_settings where app_id = $1',
+    [appId],
+  );
+  return row ?? { enabled: true, access_level: 'write', tool_overrides: {} };
+}
+
+/** Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map. */
+export async function updateSettings(em: EntityManager, appId: string, patch: z.output<typeof settingsPatch>, toolNames: ReadonlySet<string>): Promise<McpSettingsView> {
+  const unknown = Object.keys(patch.tool_overrides ?? {}).find((name) => !toolNames.has(name));
+  if (unknown !== undefined) throw badRequest(`tool_overrides.${unknown}: no tool of that name`);
+  const next = { ...(await getSettings(em, appId)), ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+  await sql(
+    em,
+    `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, updated_at) values ($1, $2, $3, $4, now())
+     on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level, tool_overrides = excluded.tool_overrides, updated_at = now()`,
+    [appId, next.enabled, next.access_level, JSON.stringify(next.tool_overrides)],
+  );
+  return next;
+}

@@ -1,0 +1,31 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { call } from './http.js';
+import { testEnv } from './servers.js';
+
+export const mcpUrl = (appId: string) => new URL(`${testEnv().baseUrl}/apps/${appId}/mcp`);
+
+/** An SDK client over streamable HTTP, with a bearer key or an OAuth provider. */
+export async function connectMcp(appId: string, auth: { key?: string; provider?: OAuthClientProvider }, name = 'test-client') {
+  const transport = new StreamableHTTPClientTransport(mcpUrl(appId), {
+    ...(auth.key ? { requestInit: { headers: { Authorization: `Bearer ${auth.key}` } } } : {}),
+    ...(auth.provider ? { authProvider: auth.provider } : {}),
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** The text of a tool result, parsed as JSON when it is. */
+export function resultText(result: unknown): string {
+  const r = result as { content: { type: string; text: string }[] };
+  return r.content[0].text;
+}
+export const resultJson = (result: unknown) => JSON.parse(resultText(result));
+
+/** A raw JSON-RPC POST to an app's MCP endpoint (as any HTTP client would send it). */
+export const mcpPost = (appId: string, body: unknown, token: string | null, headers: Record<string, string> = {}) =>
+  call('POST', `/apps/${appId}/mcp`, { token, body, headers: { Accept: 'application/json, text/event-stream', ...headers } });
+
+export const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
