@@ -89,12 +89,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(c.DATA_DIR);
   return {
     ...c,
+    // The public origin: PUBLIC_API_URL, else the URL the hosting platform gives the service.
+    PUBLIC_API_URL: c.PUBLIC_API_URL ?? hostProvidedUrl(env),
     dataDir,
     embeddedPostgres: !c.DATABASE_URL,
     embeddedTemporal: !c.TEMPORAL_ADDRESS,
     databaseUrl: c.DATABASE_URL ?? embeddedDatabaseUrl(c.EMBEDDED_POSTGRES_PORT),
     temporalAddress: c.TEMPORAL_ADDRESS ?? `127.0.0.1:${c.TEMPORAL_PORT}`,
   };
+}
+
+/**
+ * The service's external URL as hosting platforms announce it in the environment (Render, Railway,
+ * Fly.io, Heroku with dyno metadata, Vercel, Azure App Service, Koyeb); undefined elsewhere.
+ */
+export function hostProvidedUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const https = (host: string | undefined) => (host && host.trim() ? `https://${host.trim().replace(/^https?:\/\//, '').replace(/\/.*$/, '')}` : undefined);
+  const full = env.RENDER_EXTERNAL_URL?.trim();
+  if (full && URL.canParse(full)) return new URL(full).origin;
+  return (
+    https(env.RAILWAY_PUBLIC_DOMAIN) ??
+    (env.FLY_APP_NAME?.trim() ? `https://${env.FLY_APP_NAME.trim()}.fly.dev` : undefined) ??
+    https(env.HEROKU_APP_DEFAULT_DOMAIN_NAME) ??
+    https(env.VERCEL_PROJECT_PRODUCTION_URL ?? env.VERCEL_URL) ??
+    https(env.WEBSITE_HOSTNAME) ??
+    https(env.KOYEB_PUBLIC_DOMAIN)
+  );
 }
 
 export const EMBEDDED_DB = { user: 'offerkit', password: 'offerkit', database: 'offerkit' } as const;

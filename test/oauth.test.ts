@@ -404,6 +404,9 @@ describe('OAuth 2.1 for MCP clients', function () {
       const shown = await get(`/oauth/requests/${id}`, testEnv().adminKey);
       expect(shown.body).to.include({ id, requested_level: 'full', scope: 'mcp:full', app: null, resource: null });
       expect(shown.body.client).to.include({ id: client.client_id, name: 'Raw client' });
+      // Several scopes: the least one is preselected (the person may still choose more).
+      const several = await start({ scope: 'mcp:full mcp:write' });
+      expect((await get(`/oauth/requests/${several}`, testEnv().adminKey)).body.requested_level).to.equal('write');
       const noApp = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read' });
       expect(noApp.status).to.equal(400);
       expect(noApp.body.error).to.match(/^app_id/);

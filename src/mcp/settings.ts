@@ -15,10 +15,10 @@ export const covers = (have: Level, need: Level) => RANK[have] >= RANK[need];
 export const scopeOf = (level: Level) => `mcp:${level}`;
 export const SCOPES = LEVELS.map(scopeOf);
 
-/** The highest level a requested scope string names, or null when it names none. */
+/** The lowest level a requested scope string names (least privilege), or null when it names none. */
 export function levelOfScope(scope: string | null | undefined): Level | null {
   const named = (scope ?? '').split(/\s+/).filter((s) => SCOPES.includes(s)).map((s) => s.slice(4) as Level);
-  return named.sort((a, b) => RANK[b] - RANK[a])[0] ?? null;
+  return named.sort((a, b) => RANK[a] - RANK[b])[0] ?? null;
 }
 
 export interface McpSettingsView {
