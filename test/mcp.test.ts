@@ -76,7 +76,8 @@ describe('MCP server', function () {
         const res = await raw(app, rpc('tools/list'), cred);
         expect(res.status, String(cred)).to.equal(401);
         expect(res.body).to.deep.equal({ error: 'Unauthorized' });
-        expect(res.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`);
+        const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
+        expect(res.headers.get('www-authenticate')).to.equal(cred === null ? pointer : `${pointer}, error="invalid_token"`);
       }
       const bad = await raw(app, { hello: 'world' });
       expect(bad.status).to.equal(400);

@@ -239,7 +239,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(provider.saved!.refresh_token).to.not.equal(old.refresh_token);
       const stale = await mcpPost(app.id, TOOLS_LIST, old.access_token);
       expect(stale.status).to.equal(401);
-      expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=/);
+      expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
       const reused = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: old.refresh_token!, client_id: provider.info!.client_id });
       expect(reused.status).to.equal(400);
       expect(reused.body.error).to.equal('invalid_grant');

@@ -48,7 +48,7 @@ export async function runRoute(
 ): Promise<Reply> {
   const em = deps.orm.em.fork();
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
-    if (def.challenge && err instanceof AppError && err.status === 401) throw new AppError(401, err.message, err.extra, { 'WWW-Authenticate': def.challenge(input.origin, input.params) });
+    if (def.challenge && err instanceof AppError && err.status === 401) throw new AppError(401, err.message, err.extra, { 'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null) });
     throw err;
   });
   let parsed: { params: unknown; query: unknown; body: unknown };

@@ -82,7 +82,9 @@ export const mcpRoutes = [
     params: appIdParams,
     body: mcpBody,
     errors: [403],
-    challenge: (origin, params) => `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}"`,
+    // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
+    // accepted by this server) adds error="invalid_token", so clients refresh or sign in again.
+    challenge: (origin, params, sent) => `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}"${sent ? ', error="invalid_token"' : ''}`,
     handler: handleMcp,
   }),
   route({ method: 'GET', path: '/apps/:appId/mcp', auth: ['N'], tags, summary: 'Not supported (405): no event stream', errors: [405], handler: notAllowed }),
