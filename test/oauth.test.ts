@@ -209,6 +209,17 @@ describe('OAuth 2.1 for MCP clients', function () {
       const left = await sql<{ id: string }>(em, 'select id from mcp_calls where app_id = $1', [app.id]);
       expect(left.map((r) => r.id)).to.deep.equal([`mcl_new_${app.id}`]);
     });
+
+    it('key sessions idle for 30 days are removed; OAuth connections stay', async () => {
+      const em = testEnv().deps.orm.em.fork();
+      await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at, created_at) values
+        ('mcc_idle_${app.id}', $1, 'secret_key', 'old script', now() - interval '31 days', now() - interval '40 days'),
+        ('mcc_busy_${app.id}', $1, 'secret_key', 'daily script', now() - interval '1 day', now() - interval '40 days')`, [app.id]);
+      const { purgeExpired } = await import('../src/events/retention.js');
+      await purgeExpired(testEnv().deps);
+      const left = await sql<{ id: string }>(em, `select id from mcp_connections where app_id = $1 and kind = 'secret_key' order by id`, [app.id]);
+      expect(left.map((r) => r.id)).to.deep.equal([`mcc_busy_${app.id}`]);
+    });
   });
 
   describe('the SDK client signing in', () => {

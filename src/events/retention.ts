@@ -1,5 +1,5 @@
 import { sql } from '../db/sql.js';
-import { purgeOldCalls } from '../mcp/calls.js';
+import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
 import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, type RetentionResult } from '../../workflows/shared.js';
@@ -23,6 +23,7 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   }
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
+  await purgeIdleKeySessions(em);
   await purgeExpiredOAuth(em);
   return { events, deliveries, mcpCalls, cutoff: cutoff.toISOString() };
 }

@@ -73,3 +73,25 @@ export async function purgeOldCalls(em: EntityManager): Promise<number> {
     if (n < 5000) return total;
   }
 }
+
+/**
+ * Key sessions (a secret or admin key's `initialize`) unused for the retention window: a client that
+ * initializes on every request leaves one per request, and nothing else ends them. OAuth
+ * connections stay until removed or revoked.
+ */
+export async function purgeIdleKeySessions(em: EntityManager): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = (
+      await sql(
+        em,
+        `delete from mcp_connections where id in (
+           select id from mcp_connections where kind in ('secret_key', 'admin_key') and coalesce(last_used_at, created_at) < now() - make_interval(days => $1) limit 5000)
+         returning 1`,
+        [CALL_RETENTION_DAYS],
+      )
+    ).length;
+    total += n;
+    if (n < 5000) return total;
+  }
+}
