@@ -390,6 +390,19 @@ describe('cancel flows and sessions', function () {
       expect((await sessionCall(s.id, 'accept')).body.status).to.equal('saved');
     });
 
+    it('/pauses/apply from an external workflow can name the cancel session it pauses for', async () => {
+      await purchase(app, 'ada');
+      await createFlow({ steps: branchingSteps });
+      const s = (await post(`${base}/cancel-sessions`, token, {})).body;
+      const admin = testEnv().adminKey;
+      const wrong = await post('/pauses/apply', admin, { app_id: app.id, account_id: 'bob', months: 1, session_id: s.id });
+      expect(wrong.status).to.equal(404);
+      expect(wrong.body.error).to.equal(`Cancel session ${s.id} of account bob not found`);
+      const paused = await post('/pauses/apply', admin, { app_id: app.id, account_id: 'ada', months: 1, session_id: s.id, reason: 'External retention' });
+      expect(paused.status, paused.text).to.equal(200);
+      expect(paused.body.pause.reason).to.equal(`External retention (cancel flow default, session ${s.id})`);
+    });
+
     it('stats: save rate, revenue kept, reasons and offer results; the list counts the last 30 days', async () => {
       await purchase(app, 'ada');
       await createFlow({ steps: branchingSteps });

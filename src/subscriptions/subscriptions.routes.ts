@@ -4,6 +4,7 @@ import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
+import { CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
 
@@ -99,7 +100,15 @@ export const subscriptionRoutes = [
     handler: async (s) => {
       const app = await s.em.findOne(App, { id: s.body.app_id });
       if (!app) throw notFound(`App ${s.body.app_id}`);
-      return subs.pauseSubscription({ em: s.em, deps: s.deps, app }, s.body.account_id, s.body.months, s.body.reason);
+      let reason = s.body.reason;
+      // A pause an external workflow applies for a cancel session names that session (in the
+      // reason, and so in the pause workflow's details in the Temporal UI).
+      if (s.body.session_id) {
+        const session = await s.em.findOne(CancelSession, { id: s.body.session_id, appId: app.id, accountId: s.body.account_id });
+        if (!session) throw notFound(`Cancel session ${s.body.session_id} of account ${s.body.account_id}`);
+        reason = `${reason ?? 'Paused'} (cancel flow ${session.flowId}, session ${session.id})`;
+      }
+      return subs.pauseSubscription({ em: s.em, deps: s.deps, app }, s.body.account_id, s.body.months, reason);
     },
   }),
   route({
