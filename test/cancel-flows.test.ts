@@ -390,6 +390,29 @@ describe('cancel flows and sessions', function () {
       expect((await sessionCall(s.id, 'accept')).body.status).to.equal('saved');
     });
 
+    it('a crash after the provider call and before the commit: accepting (or cancelling) again completes it', async () => {
+      await purchase(app, 'ada');
+      await createFlow({ steps: branchingSteps });
+      const subId = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.id;
+      const s = (await post(`${base}/cancel-sessions`, token, {})).body;
+      await sessionCall(s.id, 'answer', { step: 'reason', answer: 'not_using' });
+      // The provider already suspended billing, but our transaction never committed.
+      testEnv().paypal.subscription(subId)!.status = 'SUSPENDED';
+      const saved = await sessionCall(s.id, 'accept');
+      expect(saved.status, saved.text).to.equal(200);
+      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.status).to.equal('paused');
+
+      // The same for a cancellation: cancelled at the provider, not yet here.
+      await post(`${base}/namespaces/ada/subscription/resume`, app.api_key);
+      const c = (await post(`${base}/cancel-sessions`, token, {})).body;
+      await sessionCall(c.id, 'answer', { step: 'reason', answer: 'partner' });
+      await sessionCall(c.id, 'decline');
+      testEnv().paypal.subscription(subId)!.status = 'CANCELLED';
+      const cancelled = await sessionCall(c.id, 'cancel');
+      expect(cancelled.status, cancelled.text).to.equal(200);
+      expect(cancelled.body.result).to.include({ billing: 'provider', plan: 'free' });
+    });
+
     it('/pauses/apply from an external workflow can name the cancel session it pauses for', async () => {
       await purchase(app, 'ada');
       await createFlow({ steps: branchingSteps });

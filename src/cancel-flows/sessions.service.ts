@@ -12,9 +12,9 @@ import { inTransaction, type Tx } from '../db/transaction.js';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
 import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
-import { requireProvider, withProvider } from '../payments/payments.service.js';
+import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import { cancelLocally, findSubscription, pauseLocally, requestPlanChange, suspendAtProvider } from '../subscriptions/subscriptions.service.js';
+import { cancelAtProvider, cancelLocally, findSubscription, pauseLocally, requestPlanChange, suspendAtProvider } from '../subscriptions/subscriptions.service.js';
 import { iso } from '../time.js';
 import { CancelFlow, CancelSession, type FlowSnapshot, type GivenAnswer, type ICancelSession } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
@@ -454,7 +454,7 @@ export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
       const billedHere = !!sub && sub.status !== 'cancelled';
       if (billedHere) {
         const { provider } = await requireProvider(ctx);
-        await withProvider(() => provider.cancelSubscription(sub.providerSubscriptionId, `Cancel flow ${s.flowId}, session ${s.id}`));
+        await cancelAtProvider(provider, sub.providerSubscriptionId, `Cancel flow ${s.flowId}, session ${s.id}`);
       }
       return async (tx) => {
         if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId);

@@ -11,7 +11,7 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
-import type { ProviderSubscription } from '../payments/provider.js';
+import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
 import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 
@@ -97,12 +97,28 @@ function monthsFrom(deps: Deps, from: Date, months: number): Date {
   return d;
 }
 
+/**
+ * A state change at the provider that may have happened already: when it fails and the provider
+ * reports the subscription in the target state (a retry after a crash between the provider call and
+ * our commit), it counts as done, so retrying is safe.
+ */
+async function toProviderState(provider: PaymentProvider, id: string, target: string, change: () => Promise<void>) {
+  try {
+    await withProvider(change);
+  } catch (err) {
+    const remote = await withProvider(() => provider.getSubscription(id)).catch(() => null);
+    if (remote?.status !== target) throw err;
+  }
+}
+
+export const cancelAtProvider = (provider: PaymentProvider, id: string, reason: string) => toProviderState(provider, id, 'CANCELLED', () => provider.cancelSubscription(id, reason));
+
 /** Cancels at the provider; the account moves to the free plan if the app has one. */
 export async function cancelSubscription(ctx: Ctx, accountId: string, reason: string | undefined) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   if (s.status === 'cancelled') throw conflict(`The subscription of account ${accountId} is already cancelled`);
   const { provider } = await requireProvider(ctx);
-  await withProvider(() => provider.cancelSubscription(s.providerSubscriptionId, reason ?? 'Cancelled by the customer'));
+  await cancelAtProvider(provider, s.providerSubscriptionId, reason ?? 'Cancelled by the customer');
   return inTransaction(ctx.deps, ctx.em, (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
 }
 
@@ -145,7 +161,7 @@ export async function suspendAtProvider(ctx: Ctx, accountId: string, months: num
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
   const { provider } = await requireProvider(ctx);
-  await withProvider(() => provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`));
+  await toProviderState(provider, s.providerSubscriptionId, 'SUSPENDED', () => provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`));
 }
 
 /**
@@ -192,7 +208,10 @@ export async function resumePause(deps: Deps, appId: string, accountId: string, 
     const sub = await t.em.findOne(Subscription, { appId, accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!sub || sub.status !== 'paused' || (opts.pause !== undefined && sub.pauseCount !== opts.pause)) return false;
     const conn = await t.em.findOne(PaymentConnection, { appId });
-    if (conn) await withProvider(() => providerFor(deps.config, conn).activateSubscription(sub.providerSubscriptionId, 'Pause ended'));
+    if (conn) {
+      const provider = providerFor(deps.config, conn);
+      await toProviderState(provider, sub.providerSubscriptionId, 'ACTIVE', () => provider.activateSubscription(sub.providerSubscriptionId, 'Pause ended'));
+    }
     const restore = sub.restorePlanId;
     let previous = '';
     const after = await changeAccount({ em: t.em, deps, app: { id: appId } }, accountId, async (_t, account) => {
