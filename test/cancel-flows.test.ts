@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { sql } from '../src/db/sql.js';
 import { incentiveExpiryWorkflowId, pauseWorkflowId } from '../workflows/shared.js';
 import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from './helpers/factories.js';
 import { del, get, patch, post } from './helpers/http.js';
@@ -174,6 +175,13 @@ describe('cancel flows and sessions', function () {
       const applied = await eventually(async () => ((await sub()).price === 14.25 ? sub() : undefined));
       expect(applied).to.deep.include({ plan: 'pro', pending_change: null, discount: { percent: 25, cycles_left: 3, regular_price: 19 } });
 
+      // No second discount on top of this one: the next offer that applies (a downgrade) is shown.
+      const again = (await post(`${base}/cancel-sessions`, token, {})).body;
+      const second = (await sessionCall(again.id, 'answer', { step: 'reason', answer: 'too_expensive' })).body;
+      expect(second.offer).to.deep.include({ kind: 'downgrade' });
+      expect(second.offer.details).to.include({ price: 9, regular_price: 14.25 });
+      await sessionCall(again.id, 'close');
+
       // The discount lasts three renewals; then the regular price is billed again.
       for (const left of [2, 1]) {
         await testEnv().paypal.renew(applied.id);
@@ -285,6 +293,19 @@ describe('cancel flows and sessions', function () {
       expect(await events('subscription.cancelled')).to.have.length(0);
     });
 
+    it('free text with allow_text: with an answer or instead of one', async () => {
+      await createFlow({});
+      await patch(`${base}/cancel-flows/default`, app.api_key, { status: 'active' });
+      const s = (await post(`${base}/cancel-sessions`, token, {})).body;
+      expect(s.step).to.include({ id: 'reason', allow_text: true });
+      expect((await sessionCall(s.id, 'answer', { step: 'reason' })).body.error).to.equal('answer: is required (or text)');
+      const next = await sessionCall(s.id, 'answer', { step: 'reason', text: 'We are closing the company' });
+      expect(next.status, next.text).to.equal(200);
+      expect(next.body.answers).to.deep.equal({ reason: { answer: null, text: 'We are closing the company' } });
+      // No subscription here, so the template's offers do not apply: straight to confirm.
+      expect(next.body.step.id).to.equal('confirm');
+    });
+
     it('back across a branch, and progress along it', async () => {
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
@@ -338,6 +359,9 @@ describe('cancel flows and sessions', function () {
       const s2 = (await post(`${base}/cancel-sessions`, token, {})).body;
       expect((await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'bored' })).body.error).to.equal('answer: must be one of too_expensive, not_using, missing_features, partner');
       expect((await sessionCall(s2.id, 'answer', { step: 'reason' })).body.error).to.equal('answer: is required');
+      const nul = await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'partner', text: 'a\u0000b' });
+      expect(nul.status).to.equal(400);
+      expect(nul.body.error).to.equal('text: must not contain a NUL character');
     });
 
     it('account tokens: own account and active flows only; another account is 403 to start and 404 to read', async () => {
@@ -531,18 +555,22 @@ describe('cancel flows and sessions', function () {
       model.behaviour = { reply: { kind: 'discount', percent: 50, cycles: 2, headline: 'Half off!', body: 'Half off for two months.' } };
       const at = await reachOffer();
       expect(at.offer).to.deep.include({ kind: 'pause', source: 'static', details: { months: 1 } });
-      expect(at.offer.fallback_reason).to.equal('outside the guardrails: percent must be at most 30 (max_percent)');
+      expect(at.offer.fallback_reason).to.equal('outside_guardrails');
+      expect(at.offer).to.not.have.property('fallback_detail');
+      const [logged] = await sql<{ offers: { fallback_detail?: string }[] }>(testEnv().deps.orm.em.fork(), 'select offers from cancel_sessions where id = $1', [at.id]);
+      expect(logged.offers[0].fallback_detail).to.equal('percent must be at most 30 (max_percent)');
       model.behaviour = { reply: { kind: 'incentive', incentive: 'partner_deal', months: 1, headline: 'A gift', body: 'Have the partner deal.' } };
       const other = await reachOffer();
       expect(other.offer.source).to.equal('static');
-      expect(other.offer.fallback_reason).to.equal('outside the guardrails: kind must be one of discount, pause');
+      expect(other.offer.fallback_reason).to.equal('outside_guardrails');
+      expect((await get(`${base}/cancel-flows/default/stats`, app.api_key)).body.dynamic_fallbacks).to.deep.equal({ outside_guardrails: 2 });
     });
 
     it('a timeout falls back to the static offer', async () => {
       model.behaviour = { hang: true };
       const at = await reachOffer();
       expect(at.offer).to.deep.include({ kind: 'pause', source: 'static' });
-      expect(at.offer.fallback_reason).to.equal('timeout after 1500 ms');
+      expect(at.offer.fallback_reason).to.equal('timeout');
       expect(model.calls).to.have.length(1);
     });
 
@@ -550,7 +578,9 @@ describe('cancel flows and sessions', function () {
       model.behaviour = { status: 500 };
       const at = await reachOffer();
       expect(at.offer).to.deep.include({ kind: 'pause', source: 'static' });
-      expect(at.offer.fallback_reason).to.match(/^error: /);
+      expect(at.offer.fallback_reason).to.equal('error');
+      // The provider's own error text stays out of what customers see.
+      expect(JSON.stringify(at)).to.not.match(/server had an error/);
       expect(model.calls).to.have.length(1);
     });
   });

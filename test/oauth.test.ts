@@ -145,6 +145,12 @@ describe('OAuth 2.1 for MCP clients', function () {
   });
 
   describe('bad input', () => {
+    it('sign-out from another site is refused (it would sign the operator out)', async () => {
+      const res = await call('POST', '/oauth/consent/sign-out', { raw: 'request=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://evil.example' } });
+      expect(res.status).to.equal(403);
+      expect(res.headers.get('set-cookie')).to.equal(null);
+    });
+
     it('is a clear 4xx, never a 500, in the format of each route', async () => {
       const token = await call('POST', '/oauth/token', { body: { grant_type: 7 } });
       expect(token.status).to.equal(400);
@@ -164,6 +170,24 @@ describe('OAuth 2.1 for MCP clients', function () {
       const consent = await postForm('/oauth/consent', {});
       expect(consent.status).to.equal(401);
       expect((await call('GET', '/oauth/consent')).status).to.equal(200);
+      // Malformed escapes and NUL characters: 4xx in each route's own format.
+      const basic = (pair: string) => ({ Authorization: `Basic ${Buffer.from(pair).toString('base64')}` });
+      const badBasic = await call('POST', '/oauth/token', { raw: 'grant_type=refresh_token&refresh_token=x', headers: { ...basic('%zz:x'), 'Content-Type': 'application/x-www-form-urlencoded' } });
+      expect(badBasic.status).to.equal(401);
+      expect(badBasic.body.error).to.equal('invalid_client');
+      const badRevoke = await call('POST', '/oauth/revoke', { raw: 'token=x', headers: { ...basic('a:%zz'), 'Content-Type': 'application/x-www-form-urlencoded' } });
+      expect(badRevoke.status).to.equal(401);
+      const nulName = await call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], client_name: 'a\u0000b' } });
+      expect(nulName.status).to.equal(400);
+      expect(nulName.body).to.deep.equal({ error: 'invalid_client_metadata', error_description: 'client_name: must not contain a NUL character' });
+      const client = (await register()).body;
+      const authorizeWith = (extra: Record<string, string>) =>
+        call('GET', authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', ...extra }));
+      for (const extra of [{ state: 'a\u0000b' }, { resource: `${testEnv().baseUrl}/apps/%zz/mcp` }] as Record<string, string>[]) {
+        const page = await authorizeWith(extra);
+        expect(page.status, JSON.stringify(extra)).to.equal(400);
+        expect(page.headers.get('content-type')).to.match(/^text\/html/);
+      }
       const mcp = await mcpPost(app.id, [], app.api_key);
       expect(mcp.status).to.equal(400);
       const badArgs = await mcpPost(app.id, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_plan', arguments: 'x' } }, app.api_key);

@@ -37,6 +37,7 @@ export interface OfferLogEntry {
   source: 'static' | 'dynamic';
   status: 'shown' | 'accepted' | 'declined' | 'withdrawn';
   fallback_reason?: string;
+  fallback_detail?: string;
 }
 
 export const CancelSession = defineEntity({

@@ -11,7 +11,9 @@ import type { FlowSnapshot, GivenAnswer } from './cancel-flows.entities.js';
 import type { DynamicSettings, OfferKind, Step } from './cancel-flows.schemas.js';
 import { applies, kindApplies, type OfferContext, type OfferCopy, type OfferTerms } from './offers.js';
 
-export type DynamicResult = { ok: true; terms: OfferTerms; copy: Required<Pick<OfferCopy, 'headline' | 'body'>> & OfferCopy } | { ok: false; reason: string };
+/** Why the model's choice was not used: a code shown in the session, and a detail kept for operators. */
+export type FallbackReason = 'not_applicable' | 'invalid_answer' | 'outside_guardrails' | 'timeout' | 'error';
+export type DynamicResult = { ok: true; terms: OfferTerms; copy: Required<Pick<OfferCopy, 'headline' | 'body'>> & OfferCopy } | { ok: false; reason: FallbackReason; detail: string };
 
 export function dynamicConfigured(config: Config): boolean {
   return !!config.OPENAI_API_KEY;
@@ -80,12 +82,12 @@ async function customerFacts(em: EntityManager, appId: string, flow: FlowSnapsho
 
 /**
  * Asks the model for this customer's offer. Never throws: a timeout, an error, an unparsable or
- * out-of-guardrail answer is `{ ok: false, reason }`, and the caller shows the static offer.
+ * out-of-guardrail answer is `{ ok: false, reason, detail }`, and the caller shows the static offer.
  */
 export async function chooseDynamic(deps: Deps, em: EntityManager, appId: string, flow: FlowSnapshot, step: Step, answers: Record<string, GivenAnswer>, c: OfferContext): Promise<DynamicResult> {
   const g = step.dynamic!;
   const kinds = g.kinds.filter((k) => kindApplies(k, c, g));
-  if (kinds.length === 0) return { ok: false, reason: 'no allowed offer kind applies to this account' };
+  if (kinds.length === 0) return { ok: false, reason: 'not_applicable', detail: 'no allowed offer kind applies to this account' };
   try {
     const facts = await customerFacts(em, appId, flow, answers, c);
     const guardrails = {
@@ -114,28 +116,28 @@ export async function chooseDynamic(deps: Deps, em: EntityManager, appId: string
       response_format: { type: 'json_schema', json_schema: { name: 'retention_offer', schema: z.toJSONSchema(modelAnswer) as Record<string, unknown> } },
     });
     const content = completion.choices[0]?.message?.content;
-    if (!content) return { ok: false, reason: 'the model returned no content' };
+    if (!content) return { ok: false, reason: 'invalid_answer', detail: 'the model returned no content' };
     let raw: unknown;
     try {
       raw = JSON.parse(content);
     } catch {
-      return { ok: false, reason: 'the model did not return JSON' };
+      return { ok: false, reason: 'invalid_answer', detail: 'the model did not return JSON' };
     }
     const { kindCheck, union } = guardrailSchema(g, kinds);
     const k = kindCheck.safeParse(raw);
     const parsed = k.success ? union.safeParse(raw) : k;
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return { ok: false, reason: `outside the guardrails: ${issue.path.join('.') || 'answer'} ${issue.message}` };
+      return { ok: false, reason: 'outside_guardrails', detail: `${issue.path.join('.') || 'answer'} ${issue.message}` };
     }
     const a = parsed.data as z.output<typeof modelAnswer>;
     const terms = toTerms(a);
-    if (!applies(terms, c)) return { ok: false, reason: `outside the guardrails: the ${terms.kind} does not apply to this account` };
+    if (!applies(terms, c)) return { ok: false, reason: 'outside_guardrails', detail: `the ${terms.kind} does not apply to this account` };
     return { ok: true, terms, copy: { headline: a.headline, body: a.body, cta: a.cta } };
   } catch (err) {
-    if (err instanceof APIConnectionTimeoutError) return { ok: false, reason: `timeout after ${deps.config.DYNAMIC_OFFER_TIMEOUT_MS} ms` };
+    if (err instanceof APIConnectionTimeoutError) return { ok: false, reason: 'timeout', detail: `no answer within ${deps.config.DYNAMIC_OFFER_TIMEOUT_MS} ms` };
     deps.logger.warn({ err }, 'dynamic offer failed; using the static offer');
-    return { ok: false, reason: `error: ${(err as Error).message}`.slice(0, 300) };
+    return { ok: false, reason: 'error', detail: String((err as Error).message).slice(0, 500) };
   }
 }
 

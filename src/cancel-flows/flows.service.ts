@@ -94,7 +94,7 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
   const f = await findFlow(ctx, id);
   const args = [ctx.app.id, id, days];
   const window = `app_id = $1 and flow_id = $2 and created_at > now() - make_interval(days => $3::int)`;
-  const [totals, revenue, reasons, offers] = await Promise.all([
+  const [totals, revenue, reasons, offers, fallbacks] = await Promise.all([
     sql<{ status: string; n: string }>(ctx.em, `select status, count(*) as n from cancel_sessions where ${window} group by status`, args),
     sql<{ currency: string; monthly: number; saves: string }>(
       ctx.em,
@@ -115,6 +115,13 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
       `select o->>'kind' as kind, o->>'source' as source, o->>'status' as status, count(*) as n
          from cancel_sessions s, jsonb_array_elements(s.offers) o
         where ${window.replace(/(app_id|flow_id|created_at)/g, 's.$1')} group by 1, 2, 3`,
+      args,
+    ),
+    sql<{ reason: string; n: string }>(
+      ctx.em,
+      `select o->>'fallback_reason' as reason, count(*) as n
+         from cancel_sessions s, jsonb_array_elements(s.offers) o
+        where ${window.replace(/(app_id|flow_id|created_at)/g, 's.$1')} and o ? 'fallback_reason' group by 1 order by 1`,
       args,
     ),
   ]);
@@ -145,6 +152,8 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
     revenue_kept: revenue.map((r) => ({ currency: r.currency, monthly: Math.round(r.monthly * 100) / 100, saves: Number(r.saves) })),
     reasons: reasons.map((r) => ({ step: r.step, answer: r.answer, label: label(r.step, r.answer), count: Number(r.n) })),
     offers: [...offerRows.values()].map((r) => ({ ...r, acceptance_rate: rate(r.accepted, r.shown) })),
+    /** Times the model was asked but the static offer was shown, by reason. */
+    dynamic_fallbacks: Object.fromEntries(fallbacks.map((f) => [f.reason, Number(f.n)])),
   };
 }
 

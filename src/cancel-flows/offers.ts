@@ -9,6 +9,7 @@ import { PaymentConnection } from '../payments/payments.entities.js';
 import { Subscription, type ISubscription } from '../subscriptions/subscriptions.entities.js';
 import type { GivenAnswer } from './cancel-flows.entities.js';
 import type { OfferKind, StaticOffer, Step } from './cancel-flows.schemas.js';
+import type { FallbackReason } from './dynamic.js';
 
 /** The terms of an offer, whoever chose them. */
 export type OfferTerms =
@@ -34,8 +35,9 @@ export interface SessionOffer {
   body: string;
   cta: string;
   status: 'shown' | 'accepted' | 'declined';
-  /** Set when the model was asked but its choice was not used. */
-  fallback_reason?: string;
+  /** Set when the model was asked but its choice was not used: a code (shown) and its detail (kept, not shown to customers). */
+  fallback_reason?: FallbackReason;
+  fallback_detail?: string;
 }
 
 export function presentOffer(o: SessionOffer | null) {
@@ -84,6 +86,10 @@ export async function loadOfferContext(em: EntityManager, appId: string, account
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const billable = (c: OfferContext): ISubscription | null => (c.subscription?.status === 'active' && c.providerConnected ? c.subscription : null);
+/** What the subscription costs without a discount in force (a cancel-flow discount lowers `price` for a while). */
+export const regularPriceOf = (sub: ISubscription) => Number(sub.discount?.regularPrice ?? sub.price);
+/** A discount in force, or one waiting for the buyer's approval: no second discount on top of it. */
+const discounted = (sub: ISubscription) => !!sub.discount || !!sub.pendingChange?.discount;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The downgrade price: the target plan's regular price in the subscription's terms, if cheaper. */
@@ -102,7 +108,10 @@ function downgradePrice(c: OfferContext, planId: string): number | null {
 export function applies(t: OfferTerms, c: OfferContext): boolean {
   switch (t.kind) {
     case 'discount':
-      return Number(billable(c)?.price ?? 0) > 0;
+    {
+      const sub = billable(c);
+      return !!sub && !discounted(sub) && regularPriceOf(sub) > 0;
+    }
     case 'downgrade':
       return downgradePrice(c, t.plan) !== null;
     case 'pause':
@@ -157,7 +166,7 @@ export function describeOffer(step: string, t: OfferTerms, c: OfferContext | nul
   let d: Required<OfferCopy>;
   switch (t.kind) {
     case 'discount': {
-      const regular = sub ? Number(sub.price) : null;
+      const regular = sub ? regularPriceOf(sub) : null;
       const price = regular === null ? null : round2((regular * (100 - t.percent)) / 100);
       details = { percent: t.percent, cycles: t.cycles, price, regular_price: regular, currency: sub?.currency ?? null, interval: sub?.interval ?? null };
       d = {

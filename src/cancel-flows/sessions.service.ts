@@ -18,9 +18,9 @@ import { cancelAtProvider, cancelLocally, findSubscription, pauseLocally, reques
 import { iso } from '../time.js';
 import { CancelFlow, CancelSession, type FlowSnapshot, type GivenAnswer, type ICancelSession } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
-import { chooseDynamic, dynamicConfigured } from './dynamic.js';
+import { chooseDynamic, dynamicConfigured, type FallbackReason } from './dynamic.js';
 import { remaining, stepById, successor } from './engine.js';
-import { chooseStatic, describeOffer, loadOfferContext, presentOffer, termsOf, type SessionOffer } from './offers.js';
+import { chooseStatic, describeOffer, loadOfferContext, presentOffer, regularPriceOf, termsOf, type SessionOffer } from './offers.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 // ---- presenting --------------------------------------------------------------------------------------
@@ -91,16 +91,17 @@ export type SessionView = ReturnType<typeof sessionView>;
  */
 export async function offerFor(ctx: Ctx, flow: FlowSnapshot, step: Step, answers: Record<string, GivenAnswer>, accountId: string): Promise<SessionOffer | null> {
   const c = await loadOfferContext(ctx.em, ctx.app.id, accountId);
-  let fallback: string | undefined;
+  let fallback: { reason: FallbackReason; detail: string } | undefined;
   if (step.dynamic?.enabled && dynamicConfigured(ctx.deps.config)) {
     const r = await chooseDynamic(ctx.deps, ctx.em, ctx.app.id, flow, step, answers, c);
     if (r.ok) return describeOffer(step.id, r.terms, c, r.copy, 'dynamic');
-    fallback = r.reason;
+    fallback = r;
+    ctx.deps.logger.info({ appId: ctx.app.id, accountId, flow: flow.id, step: step.id, reason: r.reason, detail: r.detail }, 'dynamic offer not used; static offer instead');
   }
   const chosen = chooseStatic(step, answers, c);
   if (!chosen) return null;
   const offer = describeOffer(step.id, termsOf(chosen), c, chosen, 'static');
-  if (fallback) offer.fallback_reason = fallback;
+  if (fallback) Object.assign(offer, { fallback_reason: fallback.reason, fallback_detail: fallback.detail });
   return offer;
 }
 
@@ -116,7 +117,9 @@ async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<s
 }
 
 const logOffer = (s: ICancelSession, offer: SessionOffer | null) =>
-  offer ? [...s.offers, { step: offer.step, kind: offer.kind, source: offer.source, status: 'shown' as const, ...(offer.fallback_reason ? { fallback_reason: offer.fallback_reason } : {}) }] : s.offers;
+  offer
+    ? [...s.offers, { step: offer.step, kind: offer.kind, source: offer.source, status: 'shown' as const, ...(offer.fallback_reason ? { fallback_reason: offer.fallback_reason, fallback_detail: offer.fallback_detail } : {}) }]
+    : s.offers;
 
 /** Leaves the current step (kept for `back`) for the step entered, with its offer if any. */
 function moveOn(row: ICancelSession, at: { stepId: string; offer: SessionOffer | null }) {
@@ -243,8 +246,9 @@ export async function answerStep(ctx: Ctx, caller: Caller, id: string, input: z.
     throw badRequest(choices.length ? `answer: must be one of ${choices.map((a) => a.id).join(', ')}` : `answer: step ${step.id} has no answers`);
   }
   if (input.text !== undefined && step.type === 'question' && !step.allow_text) throw badRequest(`text: step ${step.id} does not take text`);
-  if (step.type === 'question' && input.answer === undefined && !(step.allow_text && choices.length === 0 && input.text)) {
-    throw badRequest(choices.length ? 'answer: is required' : 'text: is required');
+  // A question takes one of its answers; with allow_text, free text may come with or instead of one.
+  if (step.type === 'question' && input.answer === undefined && !(step.allow_text && input.text?.trim())) {
+    throw badRequest(choices.length === 0 ? 'text: is required' : step.allow_text ? 'answer: is required (or text)' : 'answer: is required');
   }
   const answers = step.type === 'question' ? { ...s.answers, [step.id]: { answer: input.answer ?? null, text: input.text ?? null } } : s.answers;
   const at = await enter(ctx, s.flow, successor(s.flow.steps, step, input.answer)!, answers, s.accountId);
@@ -309,14 +313,16 @@ export async function closeSession(ctx: Ctx, caller: Caller, id: string) {
  * Marks the session as being applied, atomically, so two accepts (or an accept and a cancel) never
  * both reach the provider; a crash leaves a claim that lapses after two minutes.
  */
-async function claim(ctx: Ctx, s: ICancelSession) {
-  const rows = await sql<{ id: string }>(
+async function claim(ctx: Ctx, s: ICancelSession): Promise<{ offer: SessionOffer | null; token: string }> {
+  const rows = await sql<{ offer: SessionOffer | null; token: string }>(
     ctx.deps.orm.em.fork(),
     `update cancel_sessions set claimed_until = now() + interval '2 minutes', updated_at = now()
-      where id = $1 and status = 'open' and step_id = $2 and (claimed_until is null or claimed_until < now()) returning id`,
+      where id = $1 and status = 'open' and step_id = $2 and (claimed_until is null or claimed_until < now())
+      returning offer, claimed_until::text as token`,
     [s.id, s.stepId],
   );
   if (rows.length === 0) throw conflict(`Cancel session ${s.id} is being changed by another call; read it again`);
+  return rows[0];
 }
 
 async function release(ctx: Ctx, s: ICancelSession) {
@@ -339,15 +345,18 @@ const monthly = (price: number, interval: string) => Math.round((interval === 'y
 async function finish(
   ctx: Ctx,
   s: ICancelSession,
-  providerHalf: () => Promise<(t: Tx) => Promise<Outcome>>,
+  providerHalf: (claimed: { offer: SessionOffer | null }) => Promise<(t: Tx) => Promise<Outcome>>,
   end: { status: 'saved' | 'cancelled'; event: 'cancel_flow.saved' | 'cancel_flow.cancelled' },
 ) {
-  await claim(ctx, s);
+  // The claimed row's offer is the one applied (not an earlier read of it).
+  const claimed = await claim(ctx, s);
   try {
-    const localHalf = await providerHalf();
+    const localHalf = await providerHalf(claimed);
     const em = ctx.deps.orm.em.fork();
     return await inTransaction(ctx.deps, em, async (t) => {
       const row = await t.em.findOneOrFail(CancelSession, { id: s.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const [still] = await sql<{ mine: boolean }>(t.em, 'select claimed_until::text = $2 as mine from cancel_sessions where id = $1', [s.id, claimed.token]);
+      if (!still?.mine || row.status !== 'open') throw conflict(`Cancel session ${s.id} changed while it was being applied; read it again`);
       const outcome = await localHalf(t);
       if (end.status === 'saved') {
         row.offers = markLastOffer(row, 'accepted');
@@ -375,14 +384,13 @@ async function finish(
 export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.output<typeof S.acceptBody>) {
   const s = await visibleSession(ctx, caller, id);
   mustBeAt(s, 'offer', 'only an offer can be accepted');
-  if (!s.offer) throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
-  const offer = s.offer;
   const accountId = s.accountId;
   const reason = `Cancel flow ${s.flowId}, session ${s.id}`;
   return finish(
     ctx,
     s,
-    async () => {
+    async ({ offer }) => {
+      if (!offer) throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
       const t = offer.terms;
       switch (t.kind) {
         case 'discount':
@@ -390,9 +398,11 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
           const sub = await findSubscription(ctx.em, ctx.app.id, accountId);
           let target: Parameters<typeof requestPlanChange>[2];
           if (t.kind === 'discount') {
-            const price = Math.round(Number(sub.price) * (100 - t.percent)) / 100;
+            if (sub.discount || sub.pendingChange?.discount) throw conflict(`The subscription of account ${accountId} already has a discount`);
+            const regular = regularPriceOf(sub);
+            const price = Math.round(regular * (100 - t.percent)) / 100;
             const plan = await findPlan(ctx.em, ctx.app.id, sub.planId);
-            target = { plan, interval: sub.interval, currency: sub.currency, price: Number(sub.price), discount: { percent: t.percent, cycles: t.cycles, price } };
+            target = { plan, interval: sub.interval, currency: sub.currency, price: regular, discount: { percent: t.percent, cycles: t.cycles, price } };
           } else {
             const price = offer.details.price as number | null;
             if (price === null) throw conflict(`The downgrade to ${t.plan} no longer applies to account ${accountId}`);

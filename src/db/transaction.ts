@@ -26,7 +26,8 @@ export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em
   const outer = em.isInTransaction() ? outerEntries.get(em.getTransactionContext() as object) : undefined;
   const entries: { id: number }[] = outer ?? [];
   const result = await em.transactional(async (inner) => {
-    if (!outer) outerEntries.set(inner.getTransactionContext() as object, entries);
+    // Registered under this level's context too, so a part nested deeper still finds the list.
+    outerEntries.set(inner.getTransactionContext() as object, entries);
     const events: { appId: string; type: string; data: Record<string, unknown> }[] = [];
     const tx: Tx = {
       em: inner,
@@ -43,7 +44,9 @@ export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em
     return value;
   });
   if (!outer && entries.length > 0) {
-    // Entries of a nested part that rolled back to its savepoint were never written (no id).
+    // Entries without an id were never flushed (a nested part failed before its flush and the
+    // outer change went on). One that was flushed and then rolled back to its savepoint is gone from
+    // the table; dispatching its id finds nothing and does nothing.
     const ids = entries.map((e) => Number(e.id)).filter(Number.isFinite);
     if (ids.length > 0) await deps.outbox.dispatch(ids);
   }

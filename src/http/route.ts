@@ -80,6 +80,8 @@ export interface RouteDef<
    * (`invalid_request`, or the code given here).
    */
   oauth?: boolean | { invalidInput: string };
+  /** Answers invalid input itself (the authorization endpoint shows an HTML page, never JSON). */
+  invalidInput?: (message: string) => Reply;
   handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;
 }
 

@@ -59,6 +59,7 @@ export async function runRoute(
       body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
     };
   } catch (err) {
+    if (def.invalidInput && err instanceof AppError) return def.invalidInput(err.message);
     if (def.oauth && err instanceof AppError) throw new AppError(400, typeof def.oauth === 'object' ? def.oauth.invalidInput : 'invalid_request', { error_description: err.message });
     throw err;
   }

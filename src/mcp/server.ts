@@ -18,6 +18,7 @@ import type { Level } from './mcp.entities.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
 import { allTools, denial, toolByName, type Tool, type ToolCallContext } from './tools.js';
+import { decodeComponent } from '../http/validate.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -151,7 +152,8 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
     try {
       if (def) data = await def.read(ctx, {});
       else {
-        const namespaceId = decodeURIComponent(account![1]);
+        const namespaceId = decodeComponent(account![1]);
+        if (namespaceId === null || namespaceId.includes('\u0000')) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
         const [detail, access, usage] = [await viaTool('get_account', { namespaceId }, ctx), await viaTool('get_account_access', { namespaceId }, ctx), await viaTool('get_account_usage', { namespaceId }, ctx)];
         data = { account: detail, access, usage };
       }

@@ -38,6 +38,8 @@ function sameOrigin(s: Scope<unknown, unknown, unknown>): boolean {
   return o === undefined || o === 'null' ? o === undefined : o === s.origin;
 }
 
+const WRONG_KEY_DELAY_MS = 1000;
+
 export const oauthRoutes = [
   route({
     method: 'GET',
@@ -75,6 +77,7 @@ export const oauthRoutes = [
     summary: 'Authorization request (code with PKCE S256)',
     description: 'Saves the request for 15 minutes and redirects the browser to the consent page (`APP_URL/oauth/consent`, or this service\'s own). Errors are an HTML page.',
     query: oauth.authorizeQuery,
+    invalidInput: (message) => html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
     errors: [302],
     handler: async ({ em, deps, origin, query }) => {
       try {
@@ -156,10 +159,14 @@ export const oauthRoutes = [
     summary: 'Consent page sign-in with the admin key (form)',
     oauth: true,
     body: consentForm,
-    handler: (s) => {
+    handler: async (s) => {
       const requestId = s.body.request ?? '';
       if (!sameOrigin(s)) return html(403, errorPage('Not allowed', 'This form must be sent from the sign-in page itself.'));
-      if (!s.body.admin_key || !safeEqual(s.body.admin_key, s.deps.adminKey)) return html(401, signInPage(requestId, 'That admin key is not right.'));
+      if (!s.body.admin_key || !safeEqual(s.body.admin_key, s.deps.adminKey)) {
+        // A wrong key costs a second, so guessing through this form is slow.
+        await new Promise((resolve) => setTimeout(resolve, WRONG_KEY_DELAY_MS));
+        return html(401, signInPage(requestId, 'That admin key is not right.'));
+      }
       return redirect(`/oauth/consent?request=${encodeURIComponent(requestId)}`, 303, { 'Set-Cookie': sessionCookie(newSession(s.deps.adminKey), s.origin.startsWith('https:')) });
     },
   }),
@@ -171,7 +178,10 @@ export const oauthRoutes = [
     summary: 'Consent page sign-out (form)',
     oauth: true,
     body: consentForm,
-    handler: (s) => redirect(`/oauth/consent?request=${encodeURIComponent(s.body.request ?? '')}`, 303, { 'Set-Cookie': sessionCookie('', s.origin.startsWith('https:'), 0) }),
+    handler: (s) => {
+      if (!sameOrigin(s)) return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
+      return redirect(`/oauth/consent?request=${encodeURIComponent(s.body.request ?? '')}`, 303, { 'Set-Cookie': sessionCookie('', s.origin.startsWith('https:'), 0) });
+    },
   }),
   route({
     method: 'POST',

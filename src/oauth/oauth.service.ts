@@ -12,6 +12,7 @@ import { getSettings, levelOfScope, levelSchema, scopeOf, SCOPES } from '../mcp/
 import { newConnectionId } from '../mcp/connections.js';
 import { iso } from '../time.js';
 import { CODE_SECONDS, issueTokenPair, mintSecret, REQUEST_SECONDS, sha256, ACCESS_TOKEN_SECONDS } from './tokens.js';
+import { decodeComponent } from '../http/validate.js';
 
 /** An OAuth error (RFC 6749 section 5.2): `{ error, error_description }`. */
 export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) => new AppError(status, error, { error_description: description }, headers);
@@ -172,7 +173,9 @@ export async function saveAuthorizationRequest(em: EntityManager, origin: string
     if (u.origin !== origin) throw new AuthorizeError(`The server URL ${q.resource} is not on this service's origin (${origin}); sign-in works only for servers on ${origin}.`);
     const m = /^\/apps\/([^/]+)\/mcp\/?$/.exec(u.pathname);
     if (!m) throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
-    const app = await loadApp(em, decodeURIComponent(m[1]));
+    const appPart = decodeComponent(m[1]);
+    if (appPart === null) throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
+    const app = await loadApp(em, appPart);
     if (!app) throw new AuthorizeError('The app of this MCP server does not exist.');
     if (!(await getSettings(em, app.id)).enabled) throw new AuthorizeError("This app's MCP server is turned off, so no one can sign in to it.");
     appId = app.id;
@@ -322,8 +325,11 @@ async function authenticateClient(em: EntityManager, headers: Record<string, str
     const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     if (colon < 0) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials');
-    id = decodeURIComponent(decoded.slice(0, colon));
-    secret = decodeURIComponent(decoded.slice(colon + 1));
+    // RFC 6749 2.3.1: both parts are form-urlencoded.
+    const [rawId, rawSecret] = [decodeComponent(decoded.slice(0, colon)), decodeComponent(decoded.slice(colon + 1))];
+    if (rawId === null || rawSecret === null || rawId.includes('\u0000') || rawSecret.includes('\u0000')) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials');
+    id = rawId;
+    secret = rawSecret;
   }
   if (!id) throw oauthError(401, 'invalid_client', 'client_id is required');
   const client = await findClient(em, id);
