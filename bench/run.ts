@@ -142,6 +142,39 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
  * Cancel sessions as a customer's browser drives them with an account token: start, answer the
  * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
  */
+/**
+ * The MCP door beside the REST door onto the same handler: `tools/call get_account_access` (one
+ * JSON-RPC request, secret key, a new stateless server per request, logged) against GET /plan.
+ */
+async function mcpBench(base: string, app: { id: string; api_key: string; public_key: string }, account: () => string) {
+  process.stdout.write(`\nMCP tools/call vs the REST route it wraps (effective access), ${DURATION} s per cell:\n`);
+  process.stdout.write('door                    conns      req/s   p50 ms   p99 ms  errors\n');
+  for (const c of [1, 16]) {
+    const rest = await httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.api_key);
+    let id = 0;
+    const result = await autocannon({
+      url: base,
+      connections: c,
+      duration: DURATION,
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (req) => ({
+            ...req,
+            path: `/apps/${app.id}/mcp`,
+            body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'get_account_access', arguments: { namespaceId: account() } } }),
+          }),
+        },
+      ],
+    });
+    const mcp = { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+    for (const [door, r] of [['REST GET /plan', rest], ['MCP get_account_access', mcp]] as const) {
+      process.stdout.write(`${door.padEnd(22)} ${String(c).padStart(6)} ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)}  ${r.errors}\n`);
+    }
+  }
+}
+
 async function cancelSessionBench(base: string, app: { id: string; api_key: string }) {
   const admin = (path: string, body: unknown) =>
     fetch(`${base}/apps/${app.id}${path}`, { method: 'POST', headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -259,6 +292,7 @@ async function main() {
       }
     }
 
+    await mcpBench(base, app, account);
     await cancelSessionBench(base, app);
     await deliveryBench(base, app);
 
