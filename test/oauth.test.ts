@@ -449,6 +449,9 @@ describe('OAuth 2.1 for MCP clients', function () {
       const approved = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read', app_id: app.id });
       expect(approved.status).to.equal(200);
       expect(new URL(approved.body.redirect_url).searchParams.get('state')).to.equal('s1');
+      // RFC 9207: the issuer is named in the redirect, as the metadata announces.
+      expect(new URL(approved.body.redirect_url).searchParams.get('iss')).to.equal(testEnv().baseUrl);
+      expect((await get('/.well-known/oauth-authorization-server')).body.authorization_response_iss_parameter_supported).to.equal(true);
       expect((await get(`/oauth/requests/${id}`, testEnv().adminKey)).status).to.equal(404);
       expect((await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read', app_id: app.id })).status).to.equal(404);
 
@@ -457,6 +460,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const url = new URL(denied.body.redirect_url);
       expect(url.searchParams.get('error')).to.equal('access_denied');
       expect(url.searchParams.get('code')).to.equal(null);
+      expect(url.searchParams.get('iss')).to.equal(testEnv().baseUrl);
 
       const expired = await start();
       await sql(testEnv().deps.orm.em.fork(), `update oauth_requests set expires_at = now() - interval '1 second' where id = $1`, [expired]);

@@ -124,7 +124,7 @@ export const oauthRoutes = [
     body: oauth.approveBody,
     errors: [403],
     response: z.object({ redirect_url: z.string() }),
-    handler: ({ em, params, body }) => oauth.approveRequest(em, params.requestId, body),
+    handler: ({ em, params, body, origin }) => oauth.approveRequest(em, params.requestId, body, origin),
   }),
   route({
     method: 'POST',
@@ -134,7 +134,7 @@ export const oauthRoutes = [
     summary: 'Deny a pending request; returns the redirect URL with error=access_denied',
     params: requestParams,
     response: z.object({ redirect_url: z.string() }),
-    handler: ({ em, params }) => oauth.denyRequest(em, params.requestId),
+    handler: ({ em, params, origin }) => oauth.denyRequest(em, params.requestId, origin),
   }),
   route({
     method: 'GET',
@@ -198,10 +198,10 @@ export const oauthRoutes = [
       if (!session) return html(401, signInPage(requestId, 'Your session ended. Sign in again.'));
       if (!sameOrigin(s) || !body.csrf || !safeEqual(body.csrf, csrfToken(deps.adminKey, session, requestId))) return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself. Reload it and try again.'));
       try {
-        if (body.decision === 'deny') return redirect((await oauth.denyRequest(em, requestId)).redirect_url, 303);
+        if (body.decision === 'deny') return redirect((await oauth.denyRequest(em, requestId, s.origin)).redirect_url, 303);
         const level = levelSchema.safeParse(body.access_level);
         if (body.decision !== 'approve' || !level.success) return showConsent(em, deps.adminKey, session, requestId, 'Choose an access level, then Approve or Deny.');
-        const result = await oauth.approveRequest(em, requestId, { user: { id: 'admin', name: 'Administrator (admin key)' }, access_level: level.data, app_id: body.app_id || undefined });
+        const result = await oauth.approveRequest(em, requestId, { user: { id: 'admin', name: 'Administrator (admin key)' }, access_level: level.data, app_id: body.app_id || undefined }, s.origin);
         return redirect(result.redirect_url, 303);
       } catch (err) {
         if (err instanceof AppError && err.status === 404) return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));

@@ -45,6 +45,8 @@ export function authorizationServerMetadata(origin: string) {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
+    // RFC 9207: the redirect back to the client names the issuer, against mix-up attacks.
+    authorization_response_iss_parameter_supported: true,
     token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
   };
@@ -261,7 +263,7 @@ async function claim(em: EntityManager, id: string): Promise<RequestRow> {
  * Approves a request for a person: the connection of the same person and client on the app takes the
  * new level (or is created), and a single-use code valid 5 minutes goes back to the client.
  */
-export async function approveRequest(em: EntityManager, id: string, body: z.output<typeof approveBody>): Promise<{ redirect_url: string }> {
+export async function approveRequest(em: EntityManager, id: string, body: z.output<typeof approveBody>, issuer: string): Promise<{ redirect_url: string }> {
   const pending = await pendingRequest(em, id);
   const appId = pending.app_id ?? body.app_id;
   if (!appId) throw badRequest('app_id: is required when the client named no server URL (resource)');
@@ -286,13 +288,13 @@ export async function approveRequest(em: EntityManager, id: string, body: z.outp
       `insert into oauth_codes (hash, connection_id, client_id, redirect_uri, code_challenge, resource, expires_at) values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
       [sha256(code), conn.id, client.id, r.redirect_uri, r.code_challenge, r.resource, CODE_SECONDS],
     );
-    return { redirect_url: withQuery(r.redirect_uri, { code, state: r.state }) };
+    return { redirect_url: withQuery(r.redirect_uri, { code, state: r.state, iss: issuer }) };
   });
 }
 
-export async function denyRequest(em: EntityManager, id: string): Promise<{ redirect_url: string }> {
+export async function denyRequest(em: EntityManager, id: string, issuer: string): Promise<{ redirect_url: string }> {
   const r = await claim(em, id);
-  return { redirect_url: withQuery(r.redirect_uri, { error: 'access_denied', error_description: 'The person denied access', state: r.state }) };
+  return { redirect_url: withQuery(r.redirect_uri, { error: 'access_denied', error_description: 'The person denied access', state: r.state, iss: issuer }) };
 }
 
 // ---- token and revoke ------------------------------------------------------------------------------
