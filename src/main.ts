@@ -27,6 +27,8 @@ async function main() {
       infra.paypal
         ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
+      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${config.APP_URL ? new URL('/oauth/consent', config.APP_URL).toString() : apiUrl + '/oauth/consent'})`,
+      `  Models       ${config.OPENAI_API_KEY ? `dynamic cancel-flow offers on (${config.OPENAI_MODEL})` : 'dynamic cancel-flow offers off (set OPENAI_API_KEY)'}`,
       '',
       '  Ctrl-C stops everything.',
       '',
