@@ -9,7 +9,7 @@ import { CancelFlow, type GivenAnswer, type ICancelFlow } from './cancel-flows.e
 import type * as S from './cancel-flows.schemas.js';
 import { dynamicConfigured } from './dynamic.js';
 import { stepById, templateSteps, validateSteps } from './engine.js';
-import { chooseStatic, describeOffer, presentOffer, termsOf } from './offers.js';
+import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './offers.js';
 import { offerFor } from './sessions.service.js';
 
 export function presentFlow(f: ICancelFlow, recent?: { sessions: number; saves: number }) {
@@ -149,7 +149,7 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
     abandoned,
     /** Saved among sessions that ended (saved, cancelled or abandoned). */
     save_rate: rate(saved, saved + cancelled + abandoned),
-    revenue_kept: revenue.map((r) => ({ currency: r.currency, monthly: Math.round(r.monthly * 100) / 100, saves: Number(r.saves) })),
+    revenue_kept: revenue.map((r) => ({ currency: r.currency, monthly: round2(r.monthly), saves: Number(r.saves) })),
     reasons: reasons.map((r) => ({ step: r.step, answer: r.answer, label: label(r.step, r.answer), count: Number(r.n) })),
     offers: [...offerRows.values()].map((r) => ({ ...r, acceptance_rate: rate(r.accepted, r.shown) })),
     /** Times the model was asked but the static offer was shown, by reason. */

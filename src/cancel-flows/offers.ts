@@ -84,7 +84,9 @@ export async function loadOfferContext(em: EntityManager, appId: string, account
   };
 }
 
-const round2 = (n: number) => Math.round(n * 100) / 100;
+export const round2 = (n: number) => Math.round(n * 100) / 100;
+/** The price after a discount of `percent`, to the cent. */
+export const discountedPrice = (regular: number, percent: number) => round2((regular * (100 - percent)) / 100);
 const billable = (c: OfferContext): ISubscription | null => (c.subscription?.status === 'active' && c.providerConnected ? c.subscription : null);
 /** What the subscription costs without a discount in force (a cancel-flow discount lowers `price` for a while). */
 export const regularPriceOf = (sub: ISubscription) => Number(sub.discount?.regularPrice ?? sub.price);
@@ -167,7 +169,7 @@ export function describeOffer(step: string, t: OfferTerms, c: OfferContext | nul
   switch (t.kind) {
     case 'discount': {
       const regular = sub ? regularPriceOf(sub) : null;
-      const price = regular === null ? null : round2((regular * (100 - t.percent)) / 100);
+      const price = regular === null ? null : discountedPrice(regular, t.percent);
       details = { percent: t.percent, cycles: t.cycles, price, regular_price: regular, currency: sub?.currency ?? null, interval: sub?.interval ?? null };
       d = {
         headline: `Stay and save ${t.percent}%`,

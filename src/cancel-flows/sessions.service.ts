@@ -20,7 +20,7 @@ import { CancelFlow, CancelSession, type FlowSnapshot, type GivenAnswer, type IC
 import type * as S from './cancel-flows.schemas.js';
 import { chooseDynamic, dynamicConfigured, type FallbackReason } from './dynamic.js';
 import { remaining, stepById, successor } from './engine.js';
-import { chooseStatic, describeOffer, loadOfferContext, presentOffer, regularPriceOf, termsOf, type SessionOffer } from './offers.js';
+import { chooseStatic, describeOffer, discountedPrice, loadOfferContext, presentOffer, regularPriceOf, round2, termsOf, type OfferContext, type SessionOffer } from './offers.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 // ---- presenting --------------------------------------------------------------------------------------
@@ -89,8 +89,15 @@ export type SessionView = ReturnType<typeof sessionView>;
  * configured and enabled on the step (and it stays within the guardrails), else the static offer for
  * the answers; null when none applies.
  */
-export async function offerFor(ctx: Ctx, flow: FlowSnapshot, step: Step, answers: Record<string, GivenAnswer>, accountId: string): Promise<SessionOffer | null> {
-  const c = await loadOfferContext(ctx.em, ctx.app.id, accountId);
+export async function offerFor(
+  ctx: Ctx,
+  flow: FlowSnapshot,
+  step: Step,
+  answers: Record<string, GivenAnswer>,
+  accountId: string,
+  loaded?: OfferContext,
+): Promise<SessionOffer | null> {
+  const c = loaded ?? (await loadOfferContext(ctx.em, ctx.app.id, accountId));
   let fallback: { reason: FallbackReason; detail: string } | undefined;
   if (step.dynamic?.enabled && dynamicConfigured(ctx.deps.config)) {
     const r = await chooseDynamic(ctx.deps, ctx.em, ctx.app.id, flow, step, answers, c);
@@ -108,8 +115,10 @@ export async function offerFor(ctx: Ctx, flow: FlowSnapshot, step: Step, answers
 /** Enters `id`, skipping offer steps with no offer for the account; returns where the session stops. */
 async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<string, GivenAnswer>, accountId: string): Promise<{ stepId: string; offer: SessionOffer | null }> {
   let step = stepById(flow.steps, id)!;
+  let c: OfferContext | undefined; // loaded once, at the first offer step met
   while (step.type === 'offer') {
-    const offer = await offerFor(ctx, flow, step, answers, accountId);
+    c ??= await loadOfferContext(ctx.em, ctx.app.id, accountId);
+    const offer = await offerFor(ctx, flow, step, answers, accountId, c);
     if (offer) return { stepId: step.id, offer };
     step = stepById(flow.steps, successor(flow.steps, step)!)!;
   }
@@ -267,8 +276,10 @@ export async function goBack(ctx: Ctx, caller: Caller, id: string) {
   let target = path.pop()!;
   let answers = withoutAnswersFrom(s.answers, path, target);
   let offer: SessionOffer | null = null;
+  let c: OfferContext | undefined;
   while (stepById(s.flow.steps, target)!.type === 'offer') {
-    offer = await offerFor(ctx, s.flow, stepById(s.flow.steps, target)!, answers, s.accountId);
+    c ??= await loadOfferContext(ctx.em, ctx.app.id, s.accountId);
+    offer = await offerFor(ctx, s.flow, stepById(s.flow.steps, target)!, answers, s.accountId, c);
     if (offer || path.length === 0) break;
     target = path.pop()!;
     answers = withoutAnswersFrom(s.answers, path, target);
@@ -336,7 +347,7 @@ interface Outcome {
   revenue?: { amount: number; currency: string } | null;
 }
 
-const monthly = (price: number, interval: string) => Math.round((interval === 'year' ? price / 12 : price) * 100) / 100;
+const monthly = (price: number, interval: string) => round2(interval === 'year' ? price / 12 : price);
 
 /**
  * Ends the session with an outcome: the provider half runs first (outside any transaction), then
@@ -400,7 +411,7 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
           if (t.kind === 'discount') {
             if (sub.discount || sub.pendingChange?.discount) throw conflict(`The subscription of account ${accountId} already has a discount`);
             const regular = regularPriceOf(sub);
-            const price = Math.round(regular * (100 - t.percent)) / 100;
+            const price = discountedPrice(regular, t.percent);
             const plan = await findPlan(ctx.em, ctx.app.id, sub.planId);
             target = { plan, interval: sub.interval, currency: sub.currency, price: regular, discount: { percent: t.percent, cycles: t.cycles, price } };
           } else {

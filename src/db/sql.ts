@@ -31,3 +31,16 @@ export async function prepared<T>(em: EntityManager, name: string, text: string,
   const res = await pool.query({ name, text, values: params as unknown[] });
   return res.rows as T[];
 }
+
+/**
+ * Runs a `delete ... where id in (select id ... limit $batch) returning 1` until a batch comes back
+ * short, so purges take short locks; `$batch` is appended to the parameters. Returns the rows deleted.
+ */
+export async function deleteInBatches(em: EntityManager, text: string, params: readonly unknown[], batch = 5000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = (await sql(em, text, [...params, batch])).length;
+    total += n;
+    if (n < batch) return total;
+  }
+}

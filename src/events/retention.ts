@@ -1,4 +1,4 @@
-import { sql } from '../db/sql.js';
+import { deleteInBatches, sql } from '../db/sql.js';
 import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
@@ -9,18 +9,12 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   const em = deps.orm.em.fork();
   const [row] = await sql<{ cutoff: Date | string }>(em, `select now() - make_interval(days => $1) as cutoff`, [RETENTION_DAYS]);
   const cutoff = new Date(row.cutoff);
-  let deliveries = 0;
-  let events = 0;
-  for (;;) {
-    const n = (await sql(em, `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < $1 and status <> 'pending' limit 5000) returning 1`, [cutoff])).length;
-    deliveries += n;
-    if (n < 5000) break;
-  }
-  for (;;) {
-    const n = (await sql(em, `delete from events where id in (select id from events where created_at < $1 and not fanout_pending limit 5000) returning 1`, [cutoff])).length;
-    events += n;
-    if (n < 5000) break;
-  }
+  const deliveries = await deleteInBatches(
+    em,
+    `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < $1 and status <> 'pending' limit $2) returning 1`,
+    [cutoff],
+  );
+  const events = await deleteInBatches(em, `delete from events where id in (select id from events where created_at < $1 and not fanout_pending limit $2) returning 1`, [cutoff]);
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);

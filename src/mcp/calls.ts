@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { sql } from '../db/sql.js';
+import { deleteInBatches, sql } from '../db/sql.js';
 import { limitParam } from '../http/pagination.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
@@ -65,13 +65,8 @@ export async function listCalls(em: EntityManager, appId: string, q: z.output<ty
 }
 
 /** Deletes calls older than the retention window, in batches (run by the hourly retention workflow). */
-export async function purgeOldCalls(em: EntityManager): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = (await sql(em, `delete from mcp_calls where id in (select id from mcp_calls where created_at < now() - make_interval(days => $1) limit 5000) returning 1`, [CALL_RETENTION_DAYS])).length;
-    total += n;
-    if (n < 5000) return total;
-  }
+export function purgeOldCalls(em: EntityManager): Promise<number> {
+  return deleteInBatches(em, `delete from mcp_calls where id in (select id from mcp_calls where created_at < now() - make_interval(days => $1) limit $2) returning 1`, [CALL_RETENTION_DAYS]);
 }
 
 /**
@@ -79,19 +74,12 @@ export async function purgeOldCalls(em: EntityManager): Promise<number> {
  * initializes on every request leaves one per request, and nothing else ends them. OAuth
  * connections stay until removed or revoked.
  */
-export async function purgeIdleKeySessions(em: EntityManager): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = (
-      await sql(
-        em,
-        `delete from mcp_connections where id in (
-           select id from mcp_connections where kind in ('secret_key', 'admin_key') and coalesce(last_used_at, created_at) < now() - make_interval(days => $1) limit 5000)
-         returning 1`,
-        [CALL_RETENTION_DAYS],
-      )
-    ).length;
-    total += n;
-    if (n < 5000) return total;
-  }
+export function purgeIdleKeySessions(em: EntityManager): Promise<number> {
+  return deleteInBatches(
+    em,
+    `delete from mcp_connections where id in (
+       select id from mcp_connections where kind in ('secret_key', 'admin_key') and coalesce(last_used_at, created_at) < now() - make_interval(days => $1) limit $2)
+     returning 1`,
+    [CALL_RETENTION_DAYS],
+  );
 }
