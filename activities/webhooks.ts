@@ -4,6 +4,11 @@ import type { ActivityDeps } from './index.js';
 export function webhookActivities(deps: ActivityDeps) {
   return {
     /** One signed attempt; idempotent per (delivery, attempt): it sets, not adds, the attempt number. */
-    attemptWebhookDelivery: (input: { deliveryId: string; attempt: number; final: boolean; nextDelayMs: number | null }) => attemptDelivery(deps, input),
+    attemptWebhookDelivery: (input: {
+      deliveryId: string;
+      attempt: number;
+      final: boolean;
+      nextDelayMs: number | null;
+    }) => attemptDelivery(deps, input),
   };
 }

@@ -32,7 +32,13 @@ function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-async function httpLoad(base: string, connections: number, pathFor: () => string, method: 'GET' | 'POST', token: string): Promise<Stats> {
+async function httpLoad(
+  base: string,
+  connections: number,
+  pathFor: () => string,
+  method: 'GET' | 'POST',
+  token: string,
+): Promise<Stats> {
   const result = await autocannon({
     url: base,
     connections,
@@ -40,11 +46,25 @@ async function httpLoad(base: string, connections: number, pathFor: () => string
     headers: { authorization: `Bearer ${token}` },
     requests: [{ method, setupRequest: (req) => ({ ...req, path: pathFor() }) }],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors,
+  };
 }
 
-/** The same statement the route runs (prepared, as the route prepares it), issued directly over a pool of `connections` clients. */
-async function raw(pool: pg.Pool, connections: number, name: string, text: string, paramsFor: () => unknown[]): Promise<Stats> {
+/**
+ * The same statement the route runs (prepared, as the route prepares it), issued directly over a pool of
+ * `connections` clients.
+ */
+async function raw(
+  pool: pg.Pool,
+  connections: number,
+  name: string,
+  text: string,
+  paramsFor: () => unknown[],
+): Promise<Stats> {
   const latencies: number[] = [];
   let errors = 0;
   const end = Date.now() + DURATION * 1000;
@@ -91,14 +111,24 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as net.AddressInfo).port;
   const auth = { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' };
-  const ep = (await (await fetch(`${base}/apps/${app.id}/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] }) })).json()) as { id: string };
+  const ep = (await (
+    await fetch(`${base}/apps/${app.id}/webhooks`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] }),
+    })
+  ).json()) as { id: string };
   const t0 = Date.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next < DELIVERIES) {
         const i = next++;
-        const r = await fetch(`${base}/apps/${app.id}/plans`, { method: 'POST', headers: auth, body: JSON.stringify({ id: `bench_${i}`, name: `Bench ${i}` }) });
+        const r = await fetch(`${base}/apps/${app.id}/plans`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ id: `bench_${i}`, name: `Bench ${i}` }),
+        });
         if (r.status !== 201) throw new Error(`plan create ${r.status}`);
       }
     }),
@@ -107,19 +137,32 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   while (arrivals.size < DELIVERIES && Date.now() - produced < 120_000) await new Promise((r) => setTimeout(r, 100));
   // Each delivery's event time comes from the event log.
   const pool = new pg.Pool({ connectionString: testEnv().config.databaseUrl, max: 2 });
-  const rows = (await pool.query(`select d.id, d.event_id, d.attempts, e.created_at from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = $1`, [ep.id])).rows;
+  const rows = (
+    await pool.query(
+      `select d.id, d.event_id, d.attempts, e.created_at from webhook_deliveries d join events e on e.id = d.event_id
+        where d.endpoint_id = $1`,
+      [ep.id],
+    )
+  ).rows;
   await pool.end();
-  const latencies = rows.filter((r) => arrivals.has(r.event_id) && r.attempts === 1).map((r) => arrivals.get(r.event_id)! - new Date(r.created_at).getTime());
+  const latencies = rows
+    .filter((r) => arrivals.has(r.event_id) && r.attempts === 1)
+    .map((r) => arrivals.get(r.event_id)! - new Date(r.created_at).getTime());
   latencies.sort((a, b) => a - b);
   const sample = rows.slice(0, 20);
   let historyEvents = 0;
-  for (const r of sample) historyEvents += (await testEnv().deps.temporal.client.workflow.getHandle(r.id).fetchHistory()).events?.length ?? 0;
+  for (const r of sample)
+    historyEvents += (await testEnv().deps.temporal.client.workflow.getHandle(r.id).fetchHistory()).events?.length ?? 0;
   const delivered = arrivals.size;
   const burstEnd = lastArrival;
   // Unloaded: one event at a time, waiting for each delivery, so the latency has no queue in it.
   const single: number[] = [];
   for (let i = 0; i < 50; i++) {
-    const r = await fetch(`${base}/apps/${app.id}/plans`, { method: 'POST', headers: auth, body: JSON.stringify({ id: `single_${i}`, name: `Single ${i}` }) });
+    const r = await fetch(`${base}/apps/${app.id}/plans`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ id: `single_${i}`, name: `Single ${i}` }),
+    });
     const created = Date.parse(((await r.json()) as { created_at: string }).created_at);
     const before = arrivals.size;
     while (arrivals.size === before) await new Promise((res) => setTimeout(res, 2));
@@ -156,40 +199,85 @@ async function mcpBench(base: string, app: { id: string; api_key: string; public
       url: base,
       connections: c,
       duration: DURATION,
-      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        authorization: `Bearer ${app.api_key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
       requests: [
         {
           method: 'POST',
           setupRequest: (req) => ({
             ...req,
             path: `/apps/${app.id}/mcp`,
-            body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'get_account_access', arguments: { namespaceId: account() } } }),
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: ++id,
+              method: 'tools/call',
+              params: { name: 'get_account_access', arguments: { namespaceId: account() } },
+            }),
           }),
         },
       ],
     });
-    const mcp = { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.non2xx + result.errors };
-    for (const [door, r] of [['REST GET /plan', rest], ['MCP get_account_access', mcp]] as const) {
-      process.stdout.write(`${door.padEnd(22)} ${String(c).padStart(6)} ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)}  ${r.errors}\n`);
+    const mcp = {
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.non2xx + result.errors,
+    };
+    for (const [door, r] of [
+      ['REST GET /plan', rest],
+      ['MCP get_account_access', mcp],
+    ] as const) {
+      process.stdout.write(
+        `${door.padEnd(22)} ${String(c).padStart(6)} ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)}  ${r.errors}\n`,
+      );
     }
   }
 }
 
 async function cancelSessionBench(base: string, app: { id: string; api_key: string }) {
   const admin = (path: string, body: unknown) =>
-    fetch(`${base}/apps/${app.id}${path}`, { method: 'POST', headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${base}/apps/${app.id}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   await admin('/incentives', { id: 'partner', name: 'Partner deal' });
   const flow = await admin('/cancel-flows', {
     status: 'active',
     steps: [
-      { id: 'reason', type: 'question', title: 'Why?', answers: [{ id: 'price', label: 'Price' }, { id: 'other', label: 'Other' }] },
-      { id: 'offer', type: 'offer', title: 'Stay?', decline_label: 'No', offers: [{ kind: 'incentive', incentive: 'partner', months: 1 }] },
+      {
+        id: 'reason',
+        type: 'question',
+        title: 'Why?',
+        answers: [
+          { id: 'price', label: 'Price' },
+          { id: 'other', label: 'Other' },
+        ],
+      },
+      {
+        id: 'offer',
+        type: 'offer',
+        title: 'Stay?',
+        decline_label: 'No',
+        offers: [{ kind: 'incentive', incentive: 'partner', months: 1 }],
+      },
       { id: 'confirm', type: 'confirm', title: 'Sure?' },
     ],
   });
   if (flow.status !== 201) throw new Error(`cancel flow: ${await flow.text()}`);
-  const tokens = await Promise.all(Array.from({ length: 100 }, async (_, i) => ((await (await admin(`/namespaces/acct-${i}/token`, {})).json()) as { token: string }).token));
-  process.stdout.write(`\nCancel sessions (account token; start, answer, decline, close = 4 calls per walk), ${DURATION} s per row:\n`);
+  const tokens = await Promise.all(
+    Array.from(
+      { length: 100 },
+      async (_, i) => ((await (await admin(`/namespaces/acct-${i}/token`, {})).json()) as { token: string }).token,
+    ),
+  );
+  process.stdout.write(
+    `\nCancel sessions (account token; start, answer, decline, close = 4 calls per walk), ${DURATION} s per row:\n`,
+  );
   process.stdout.write('walkers   walks/s   calls/s   p50 ms   p99 ms  errors\n');
   for (const walkers of [1, 16]) {
     const latencies: number[] = [];
@@ -201,7 +289,11 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
         const token = tokens[w % tokens.length];
         const call = async (path: string, body: unknown = {}) => {
           const t0 = process.hrtime.bigint();
-          const res = await fetch(`${base}/apps/${app.id}/cancel-sessions${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+          const res = await fetch(`${base}/apps/${app.id}/cancel-sessions${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          });
           const json = (await res.json()) as { id: string };
           latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
           if (res.status >= 300) errors++;
@@ -217,7 +309,9 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
       }),
     );
     latencies.sort((a, b) => a - b);
-    process.stdout.write(`${String(walkers).padStart(7)} ${fmt(walks / DURATION, 1)} ${fmt(latencies.length / DURATION, 0)} ${fmt(percentile(latencies, 50), 2)} ${fmt(percentile(latencies, 99), 2)}  ${errors}\n`);
+    process.stdout.write(
+      `${String(walkers).padStart(7)} ${fmt(walks / DURATION, 1)} ${fmt(latencies.length / DURATION, 0)} ${fmt(percentile(latencies, 50), 2)} ${fmt(percentile(latencies, 99), 2)}  ${errors}\n`,
+    );
   }
 }
 
@@ -247,7 +341,9 @@ async function main() {
   const pool = new pg.Pool({ connectionString: env.config.databaseUrl, max: Math.max(...CONNECTIONS) });
   try {
     for (let i = 0; ; i++) {
-      const ok = await fetch(`${base}/health`).then((r) => r.ok).catch(() => false);
+      const ok = await fetch(`${base}/health`)
+        .then((r) => r.ok)
+        .catch(() => false);
       if (ok) break;
       if (i > 300) throw new Error('API did not start');
       await new Promise((r) => setTimeout(r, 100));
@@ -266,18 +362,38 @@ async function main() {
     const scenarios = [
       {
         name: 'usage add',
-        http: (c: number) => httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`, 'POST', app.public_key),
-        raw: (c: number) => raw(pool, c, 'usage_change', CHANGE_SQL, () => [app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r']),
+        http: (c: number) =>
+          httpLoad(
+            base,
+            c,
+            () => `/apps/${app.id}/namespaces/${account()}/usage/api_calls/add`,
+            'POST',
+            app.public_key,
+          ),
+        raw: (c: number) =>
+          raw(pool, c, 'usage_change', CHANGE_SQL, () => [
+            app.id,
+            account(),
+            'api_calls',
+            1,
+            'evt_bench_w',
+            'evt_bench_r',
+          ]),
       },
       {
         name: 'effective access',
-        http: (c: number) => httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
+        http: (c: number) =>
+          httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
         raw: (c: number) => raw(pool, c, 'effective_access', EFFECTIVE_ACCESS_SQL, () => [app.id, account()]),
       },
     ];
 
-    process.stdout.write(`\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ${process.env.BENCH_LABEL ?? 'this machine'}\n`);
-    process.stdout.write('scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors\n');
+    process.stdout.write(
+      `\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ${process.env.BENCH_LABEL ?? 'this machine'}\n`,
+    );
+    process.stdout.write(
+      'scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors\n',
+    );
     const summary: Record<string, unknown>[] = [];
     for (const s of scenarios) {
       await s.http(4); // warm-up: JIT, pools, plans
@@ -297,7 +413,9 @@ async function main() {
     await deliveryBench(base, app);
 
     if (ANALYTICS_ROWS > 0) {
-      process.stdout.write(`\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows (one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n`);
+      process.stdout.write(
+        `\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows (one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n`,
+      );
       const t0 = Date.now();
       await pool.query(
         `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
@@ -328,7 +446,9 @@ async function main() {
           times.push(Number(process.hrtime.bigint() - s0) / 1e6);
         }
         times.sort((a, b) => a - b);
-        process.stdout.write(`  ${name.padEnd(28)} median ${fmt(times[2], 1)} ms   (min ${times[0].toFixed(1)}, max ${times[4].toFixed(1)})\n`);
+        process.stdout.write(
+          `  ${name.padEnd(28)} median ${fmt(times[2], 1)} ms   (min ${times[0].toFixed(1)}, max ${times[4].toFixed(1)})\n`,
+        );
       }
     }
   } finally {

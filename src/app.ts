@@ -14,7 +14,14 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
     cors({
       origin: (ctx) => ctx.get('Origin') || '*',
       allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-      allowHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'Mcp-Session-Id', 'Mcp-Protocol-Version', 'Last-Event-ID'],
+      allowHeaders: [
+        'Authorization',
+        'Content-Type',
+        'X-Request-Id',
+        'Mcp-Session-Id',
+        'Mcp-Protocol-Version',
+        'Last-Event-ID',
+      ],
       exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
       maxAge: 86400,
     }),

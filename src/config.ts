@@ -45,7 +45,10 @@ export const configSchema = z.object({
     .string()
     .default('60000,300000,1800000,7200000,28800000,86400000')
     .transform((v) => v.split(',').map((x) => Number(x.trim())))
-    .refine((a) => a.length >= 1 && a.length <= 20 && a.every((n) => Number.isInteger(n) && n >= 0), 'must be comma-separated non-negative integers'),
+    .refine(
+      (a) => a.length >= 1 && a.length <= 20 && a.every((n) => Number.isInteger(n) && n >= 0),
+      'must be comma-separated non-negative integers',
+    ),
   /**
    * PayPal's API base URL for every app, overriding the sandbox/live URLs (e.g. a stand-in). When
    * unset outside production, `npm start` runs the local PayPal stand-in and uses it.
@@ -104,7 +107,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * Fly.io, Heroku with dyno metadata, Vercel, Azure App Service, Koyeb); undefined elsewhere.
  */
 export function hostProvidedUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const https = (host: string | undefined) => (host && host.trim() ? `https://${host.trim().replace(/^https?:\/\//, '').replace(/\/.*$/, '')}` : undefined);
+  const https = (host: string | undefined) =>
+    host && host.trim()
+      ? `https://${host
+          .trim()
+          .replace(/^https?:\/\//, '')
+          .replace(/\/.*$/, '')}`
+      : undefined;
   const full = env.RENDER_EXTERNAL_URL?.trim();
   if (full && URL.canParse(full)) return new URL(full).origin;
   return (

@@ -41,5 +41,8 @@ export function newId(kind: keyof typeof ID_PREFIXES): string {
  * Account ids are never normalized.
  */
 export function normalizeId(raw: string): string {
-  return raw.toLowerCase().replace(/ /g, '_').replace(/[^a-z0-9_]/g, '');
+  return raw
+    .toLowerCase()
+    .replace(/ /g, '_')
+    .replace(/[^a-z0-9_]/g, '');
 }

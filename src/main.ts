@@ -2,7 +2,17 @@
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { closeDeps, closeServer, createWorker, listen, onShutdown, openDeps, resolveAdminKey, startInfrastructure, STANDIN_CREDENTIALS } from './runtime.js';
+import {
+  closeDeps,
+  closeServer,
+  createWorker,
+  listen,
+  onShutdown,
+  openDeps,
+  resolveAdminKey,
+  startInfrastructure,
+  STANDIN_CREDENTIALS,
+} from './runtime.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);

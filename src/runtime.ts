@@ -48,7 +48,11 @@ export interface Infrastructure {
 export const STANDIN_CREDENTIALS = { client_id: 'local-sandbox', client_secret: 'local-sandbox-secret' };
 
 /** Starts whatever is embedded: PostgreSQL unless DATABASE_URL is set, Temporal unless TEMPORAL_ADDRESS is. */
-export async function startInfrastructure(config: Config, logger: Logger, opts: { temporalUi?: boolean; persistTemporal?: boolean } = {}): Promise<Infrastructure> {
+export async function startInfrastructure(
+  config: Config,
+  logger: Logger,
+  opts: { temporalUi?: boolean; persistTemporal?: boolean } = {},
+): Promise<Infrastructure> {
   let postgres: EmbeddedPostgresHandle | null = null;
   let temporal: DevServerHandle | null = null;
   let paypal: PayPalStandIn | null = null;
@@ -60,7 +64,11 @@ export async function startInfrastructure(config: Config, logger: Logger, opts: 
   try {
     const [pg, tmp] = await Promise.all([
       config.embeddedPostgres
-        ? startEmbeddedPostgres({ dir: path.join(config.dataDir, 'postgres'), port: config.EMBEDDED_POSTGRES_PORT, logger })
+        ? startEmbeddedPostgres({
+            dir: path.join(config.dataDir, 'postgres'),
+            port: config.EMBEDDED_POSTGRES_PORT,
+            logger,
+          })
         : Promise.resolve(null),
       config.embeddedTemporal
         ? startTemporalDevServer({
@@ -68,7 +76,8 @@ export async function startInfrastructure(config: Config, logger: Logger, opts: 
             port: config.TEMPORAL_PORT,
             uiPort: opts.temporalUi === false ? null : config.TEMPORAL_UI_PORT,
             namespace: config.TEMPORAL_NAMESPACE,
-            dbFile: opts.persistTemporal === false ? undefined : path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
+            dbFile:
+              opts.persistTemporal === false ? undefined : path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
             logger,
           })
         : Promise.resolve(null),
@@ -98,7 +107,11 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
   try {
     const applied = await migrate(orm, config.databaseUrl);
     if (applied.length) logger.info({ applied }, 'applied database migrations');
-    const temporal = await connectTemporal({ address: config.temporalAddress, namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
+    const temporal = await connectTemporal({
+      address: config.temporalAddress,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+    });
     await ensureSearchAttributes(temporal, logger);
     const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);
     const deps: Deps = { config, logger, orm, adminKey, temporal, outbox, resolve: systemResolver };

@@ -5,30 +5,36 @@ import { call, get, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
 /** Stand-in for a purchase: layer-2 extras and an active subscription, as checkout completion writes them. */
-async function grantExtras(appId: string, accountId: string, rows: { kind: 'entitlement' | 'addon'; ref: string; max?: number | null; endsAt?: Date | null }[]) {
+async function grantExtras(
+  appId: string,
+  accountId: string,
+  rows: { kind: 'entitlement' | 'addon'; ref: string; max?: number | null; endsAt?: Date | null }[],
+) {
   const em = testEnv().deps.orm.em.fork();
   await sql(
     em,
-    `insert into subscriptions (app_id, account_id, provider_subscription_id, offer_id, plan_id, interval, currency, price, status)
+    `insert into subscriptions (app_id, account_id, provider_subscription_id, offer_id, plan_id, interval, currency,
+      price, status)
      values ($1, $2, 'I-STANDIN', 'launch_offer', 'pro', 'month', 'USD', 19, 'active') on conflict do nothing`,
     [appId, accountId],
   );
   for (const r of rows) {
-    await sql(em, 'insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, $4, $5, $6, $7)', [
-      appId,
-      accountId,
-      'launch_offer',
-      r.kind,
-      r.ref,
-      r.max ?? null,
-      r.endsAt ?? null,
-    ]);
+    await sql(
+      em,
+      'insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, ' +
+        '$4, $5, $6, $7)',
+      [appId, accountId, 'launch_offer', r.kind, r.ref, r.max ?? null, r.endsAt ?? null],
+    );
   }
 }
 
 /** Sets an incentive expiry directly in the database, so no expiry workflow runs. */
 async function setExpiryWithoutWorkflow(appId: string, accountId: string, at: Date) {
-  await sql(testEnv().deps.orm.em.fork(), 'update accounts set incentive_expires_at = $3 where app_id = $1 and id = $2', [appId, accountId, at]);
+  await sql(
+    testEnv().deps.orm.em.fork(),
+    'update accounts set incentive_expires_at = $3 where app_id = $1 and id = $2',
+    [appId, accountId, at],
+  );
 }
 
 const byId = (entries: { id: string; max: number | null }[]) => Object.fromEntries(entries.map((e) => [e.id, e]));
@@ -53,10 +59,25 @@ describe('effective access (GET /plan, /full-plan)', () => {
     for (let i = 0; i < 3; i++) await post(`${base}/namespaces/a1/usage/api_calls/add`, app.api_key);
     const res = await get(`${base}/namespaces/a1/plan`, app.api_key);
     expect(res.status).to.equal(200);
-    expect(res.body.plan).to.deep.equal({ id: 'pro', name: 'Pro', description: null, isFree: false, meta: { color: 'blue' } });
+    expect(res.body.plan).to.deep.equal({
+      id: 'pro',
+      name: 'Pro',
+      description: null,
+      isFree: false,
+      meta: { color: 'blue' },
+    });
     expect(res.body).to.deep.include({ incentive: null, offer: null, addons: ['priority'] });
     expect(res.body.entitlements).to.deep.equal([
-      { id: 'api_calls', feature: 'api_calls', name: 'API calls', type: 'usage', usage: 3, max: 1000, left: 997, can: true },
+      {
+        id: 'api_calls',
+        feature: 'api_calls',
+        name: 'API calls',
+        type: 'usage',
+        usage: 3,
+        max: 1000,
+        left: 997,
+        can: true,
+      },
       { id: 'seats', feature: 'seats', name: 'Seats', type: 'usage', usage: 0, max: 5, left: 5, can: true },
       { id: 'sso', feature: 'sso', name: 'SSO', type: 'boolean', usage: 0, max: null, left: null, can: true },
     ]);
@@ -90,9 +111,17 @@ describe('effective access (GET /plan, /full-plan)', () => {
     expect(body.addons).to.deep.equal(['priority', 'storage']);
 
     // Extras apply only while the subscription is active.
-    const setStatus = (status: string) => sql(testEnv().deps.orm.em.fork(), 'update subscriptions set status = $3 where app_id = $1 and account_id = $2', [app.id, 'a1', status]);
+    const setStatus = (status: string) =>
+      sql(testEnv().deps.orm.em.fork(), 'update subscriptions set status = $3 where app_id = $1 and account_id = $2', [
+        app.id,
+        'a1',
+        status,
+      ]);
     await setStatus('paused');
-    expect(byId((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.entitlements).api_calls.max, 'paused: layer 1 only').to.equal(1000);
+    expect(
+      byId((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.entitlements).api_calls.max,
+      'paused: layer 1 only',
+    ).to.equal(1000);
     await setStatus('active');
 
     await call('PATCH', `${base}/namespaces/a1`, { token: app.api_key, body: { incentive: 'partner' } });
@@ -109,7 +138,11 @@ describe('effective access (GET /plan, /full-plan)', () => {
     expect(byId(body.entitlements).api_calls.max).to.equal(2000);
 
     // Extras that have ended no longer apply either.
-    await sql(testEnv().deps.orm.em.fork(), "update account_extras set ends_at = now() - interval '1 second' where app_id = $1", [app.id]);
+    await sql(
+      testEnv().deps.orm.em.fork(),
+      "update account_extras set ends_at = now() - interval '1 second' where app_id = $1",
+      [app.id],
+    );
     body = (await get(`${base}/namespaces/a1/plan`, app.api_key)).body;
     expect(byId(body.entitlements).api_calls.max).to.equal(1000);
     expect(body.addons).to.deep.equal(['priority']);
@@ -121,7 +154,12 @@ describe('effective access (GET /plan, /full-plan)', () => {
     await post(`${base}/addons`, app.api_key, { id: 'extra', name: 'Extra' });
     await post(`${base}/namespaces/a1/addons`, app.api_key, { id: 'vip' });
     await grantExtras(app.id, 'a1', [{ kind: 'addon', ref: 'extra' }]);
-    expect((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.addons).to.deep.equal(['extra', 'priority', 'storage', 'vip']);
+    expect((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.addons).to.deep.equal([
+      'extra',
+      'priority',
+      'storage',
+      'vip',
+    ]);
   });
 
   it('rule 5: a boolean entitlement the plan does not include is absent, even when a later layer names it', async () => {
@@ -135,11 +173,16 @@ describe('effective access (GET /plan, /full-plan)', () => {
   it('rule 6: /plan hides private meta keys, /full-plan shows them; the publishable key may read only /plan', async () => {
     await createAccount(app, { id: 'a1', plan: 'pro' });
     expect((await get(`${base}/namespaces/a1/plan`, app.public_key)).body.plan.meta).to.deep.equal({ color: 'blue' });
-    expect((await get(`${base}/namespaces/a1/full-plan`, app.api_key)).body.plan.meta).to.deep.equal({ color: 'blue', cost: 7 });
+    expect((await get(`${base}/namespaces/a1/full-plan`, app.api_key)).body.plan.meta).to.deep.equal({
+      color: 'blue',
+      cost: 7,
+    });
     expect((await get(`${base}/namespaces/a1/full-plan`, app.public_key)).status).to.equal(401);
   });
 
   it('404 for an unknown account', async () => {
-    expect((await get(`${base}/namespaces/ghost/plan`, app.api_key)).body).to.deep.equal({ error: 'Account ghost not found' });
+    expect((await get(`${base}/namespaces/ghost/plan`, app.api_key)).body).to.deep.equal({
+      error: 'Account ghost not found',
+    });
   });
 });

@@ -18,7 +18,17 @@ describe('accounts', () => {
     it('creates with the id exactly as sent and emits account.created', async () => {
       const res = await post(`${base}/namespaces`, app.api_key, { id: 'User 42-A', name: 'Ada', plan: 'pro' });
       expect(res.status).to.equal(201);
-      expect(res.body).to.deep.include({ id: 'User 42-A', app_id: app.id, name: 'Ada', plan: 'pro', incentive: null, incentive_expires_at: null, offer: null, addons: [], subscription: null });
+      expect(res.body).to.deep.include({
+        id: 'User 42-A',
+        app_id: app.id,
+        name: 'Ada',
+        plan: 'pro',
+        incentive: null,
+        incentive_expires_at: null,
+        offer: null,
+        addons: [],
+        subscription: null,
+      });
       const [ev] = await eventsOf(app.id, 'account.created');
       expect(ev.data.object).to.deep.include({ id: 'User 42-A', plan: 'pro', subscription: null });
     });
@@ -31,12 +41,26 @@ describe('accounts', () => {
     });
     it('defaults to the free plan; 404 for an unknown plan or incentive; 400 for an expiry without incentive', async () => {
       expect((await createAccount(app, { id: 'nofree' })).plan).to.equal('free');
-      expect((await post(`${base}/namespaces`, app.api_key, { id: 'x', plan: 'gold' })).body).to.deep.equal({ error: 'Plan gold not found' });
-      expect((await post(`${base}/namespaces`, app.api_key, { id: 'x', plan: 'pro', incentive: 'ghost' })).status).to.equal(404);
-      expect((await post(`${base}/namespaces`, app.api_key, { id: 'x', plan: 'pro', incentive_expires_at: '2030-01-01T00:00:00Z' })).body).to.deep.equal({
+      expect((await post(`${base}/namespaces`, app.api_key, { id: 'x', plan: 'gold' })).body).to.deep.equal({
+        error: 'Plan gold not found',
+      });
+      expect(
+        (await post(`${base}/namespaces`, app.api_key, { id: 'x', plan: 'pro', incentive: 'ghost' })).status,
+      ).to.equal(404);
+      expect(
+        (
+          await post(`${base}/namespaces`, app.api_key, {
+            id: 'x',
+            plan: 'pro',
+            incentive_expires_at: '2030-01-01T00:00:00Z',
+          })
+        ).body,
+      ).to.deep.equal({
         error: 'incentive_expires_at: needs an incentive',
       });
-      expect((await post(`${base}/namespaces`, app.api_key, { plan: 'pro' })).body).to.deep.equal({ error: 'id: is required' });
+      expect((await post(`${base}/namespaces`, app.api_key, { plan: 'pro' })).body).to.deep.equal({
+        error: 'id: is required',
+      });
     });
     it('400 without a plan when the app has no free plan', async () => {
       const bare = await createTestApp();
@@ -48,7 +72,9 @@ describe('accounts', () => {
 
   describe('GET / PATCH / DELETE /namespaces/:accountId', () => {
     it('404 for a missing account', async () => {
-      expect((await get(`${base}/namespaces/ghost`, app.api_key)).body).to.deep.equal({ error: 'Account ghost not found' });
+      expect((await get(`${base}/namespaces/ghost`, app.api_key)).body).to.deep.equal({
+        error: 'Account ghost not found',
+      });
       expect((await patch(`${base}/namespaces/ghost`, app.api_key, { name: 'x' })).status).to.equal(404);
       expect((await del(`${base}/namespaces/ghost`, app.api_key)).status).to.equal(404);
     });
@@ -65,7 +91,9 @@ describe('accounts', () => {
 
       const removed = await del(`${base}/namespaces/a1/incentive`, app.api_key);
       expect(removed.body.incentive).to.equal(null);
-      expect((await eventsOf(app.id, 'account.incentive_removed'))[0].data.previous).to.deep.equal({ incentive: 'promo' });
+      expect((await eventsOf(app.id, 'account.incentive_removed'))[0].data.previous).to.deep.equal({
+        incentive: 'promo',
+      });
 
       const noop = await patch(`${base}/namespaces/a1`, app.api_key, { name: 'Old' });
       expect(noop.status).to.equal(200);
@@ -124,7 +152,12 @@ describe('accounts', () => {
       const t = res.body.token;
       expect((await get(`${base}/namespaces/a1/plan`, t)).status).to.equal(200);
       expect((await get(`${base}/namespaces/a1/full-plan`, t)).status).to.equal(200);
-      for (const path of [`${base}/namespaces/a2/plan`, `${base}/namespaces/a1`, `${base}/namespaces/a1/usage`, `${base}/plans`]) {
+      for (const path of [
+        `${base}/namespaces/a2/plan`,
+        `${base}/namespaces/a1`,
+        `${base}/namespaces/a1/usage`,
+        `${base}/plans`,
+      ]) {
         expect((await get(path, t)).status, path).to.equal(401);
       }
     });
@@ -132,7 +165,9 @@ describe('accounts', () => {
       await createAccount(app, { id: 'a1', plan: 'pro' });
       const short = await post(`${base}/namespaces/a1/token`, app.api_key, { ttl_seconds: 60 });
       expect(Date.parse(short.body.expires_at) - Date.now()).to.be.within(50_000, 61_000);
-      expect((await post(`${base}/namespaces/a1/token`, app.api_key, { ttl_seconds: 59 })).body.error).to.match(/^ttl_seconds: /);
+      expect((await post(`${base}/namespaces/a1/token`, app.api_key, { ttl_seconds: 59 })).body.error).to.match(
+        /^ttl_seconds: /,
+      );
       expect((await post(`${base}/namespaces/a1/token`, app.api_key, { ttl_seconds: 86_401 })).status).to.equal(400);
       expect((await post(`${base}/namespaces/ghost/token`, app.api_key, {})).status).to.equal(404);
       expect((await post(`${base}/namespaces/a1/token`, app.public_key, {})).status).to.equal(401);
@@ -147,19 +182,30 @@ describe('accounts', () => {
       await createAccount(app, { id: 'carol', name: 'Carol', plan: 'pro' });
       await createAccount(app, { id: 'dave_100%', name: 'Dave', plan: 'scale', incentive: 'promo' });
       // An incentive past its expiry that no workflow has removed yet (set directly: no workflow runs).
-      await sql(testEnv().deps.orm.em.fork(), "update accounts set incentive_expires_at = '2001-01-01T00:00:00Z' where app_id = $1 and id = 'dave_100%'", [app.id]);
+      await sql(
+        testEnv().deps.orm.em.fork(),
+        "update accounts set incentive_expires_at = '2001-01-01T00:00:00Z' where app_id = $1 and id = 'dave_100%'",
+        [app.id],
+      );
     });
 
     it('search: newest first, q on id or name, filters, pagination', async () => {
       const all = await get(`${base}/namespaces`, app.api_key);
       expect(all.body).to.deep.include({ total: 4, page: 1, per_page: 20 });
       expect(all.body.data.map((a: { id: string }) => a.id)).to.deep.equal(['dave_100%', 'carol', 'bob', 'alice']);
-      expect((await get(`${base}/namespaces?q=SMITH`, app.api_key)).body.data.map((a: { id: string }) => a.id)).to.deep.equal(['alice']);
-      expect((await get(`${base}/namespaces?q=100%25`, app.api_key)).body.total, 'q is literal, not a pattern').to.equal(1);
+      expect(
+        (await get(`${base}/namespaces?q=SMITH`, app.api_key)).body.data.map((a: { id: string }) => a.id),
+      ).to.deep.equal(['alice']);
+      expect(
+        (await get(`${base}/namespaces?q=100%25`, app.api_key)).body.total,
+        'q is literal, not a pattern',
+      ).to.equal(1);
       expect((await get(`${base}/namespaces?q=_`, app.api_key)).body.total).to.equal(1);
       expect((await get(`${base}/namespaces?plan=pro`, app.api_key)).body.total).to.equal(2);
       expect((await get(`${base}/namespaces?incentive=promo`, app.api_key)).body.total).to.equal(2);
-      expect((await get(`${base}/namespaces?has_incentive=true`, app.api_key)).body.data.map((a: { id: string }) => a.id)).to.deep.equal(['bob']);
+      expect(
+        (await get(`${base}/namespaces?has_incentive=true`, app.api_key)).body.data.map((a: { id: string }) => a.id),
+      ).to.deep.equal(['bob']);
       expect((await get(`${base}/namespaces?has_incentive=false`, app.api_key)).body.total).to.equal(3);
       const page2 = await get(`${base}/namespaces?per_page=3&page=2`, app.api_key);
       expect(page2.body).to.deep.include({ total: 4, page: 2, per_page: 3 });

@@ -24,7 +24,10 @@ describe('analytics', () => {
       { account_id: 'c', entitlement_id: 'api_calls', amount: 1, created_at: daysAgo(45) },
       { account_id: 'c', entitlement_id: 'api_calls', amount: 1000, created_at: daysAgo(300) },
     ];
-    const res = await post(`${base}/import`, testEnv().adminKey, { accounts: ['a', 'b', 'c'].map((id) => ({ id, plan: 'pro' })), usage });
+    const res = await post(`${base}/import`, testEnv().adminKey, {
+      accounts: ['a', 'b', 'c'].map((id) => ({ id, plan: 'pro' })),
+      usage,
+    });
     expect(res.status).to.equal(201);
   });
 
@@ -51,7 +54,9 @@ describe('analytics', () => {
       { account_id: 'b', calls: 2, amount: 52 },
       { account_id: 'a', calls: 2, amount: 15 },
     ]);
-    expect((await get(`${base}/analytics/top-namespaces?interval=year&entitlement=seats`, app.api_key)).body.data).to.deep.equal([{ account_id: 'b', calls: 1, amount: 2 }]);
+    expect(
+      (await get(`${base}/analytics/top-namespaces?interval=year&entitlement=seats`, app.api_key)).body.data,
+    ).to.deep.equal([{ account_id: 'b', calls: 1, amount: 2 }]);
     for (const limit of [0, 101, 'x']) {
       const bad = await get(`${base}/analytics/top-namespaces?interval=7d&limit=${limit}`, app.api_key);
       expect(bad.status, String(limit)).to.equal(400);
@@ -63,7 +68,9 @@ describe('analytics', () => {
     const daily = await get(`${base}/analytics/timeseries?interval=7d&entitlement=api_calls`, app.api_key);
     expect(daily.body.bucket).to.equal('day');
     expect(daily.body.points).to.have.length(8);
-    const byDay = Object.fromEntries(daily.body.points.map((p: { start: string; amount: number }) => [p.start.slice(0, 10), p.amount]));
+    const byDay = Object.fromEntries(
+      daily.body.points.map((p: { start: string; amount: number }) => [p.start.slice(0, 10), p.amount]),
+    );
     expect(byDay[daysAgo(1).slice(0, 10)]).to.equal(10);
     expect(byDay[daysAgo(3).slice(0, 10)]).to.equal(50);
     expect(byDay[daysAgo(0).slice(0, 10)]).to.equal(0);
@@ -83,20 +90,33 @@ describe('analytics', () => {
     const res = await get(`${base}/analytics/events?limit=2`, app.api_key);
     expect(res.body.data).to.have.length(2);
     expect(res.body.data[0]).to.deep.include({ account_id: 'live', entitlement_id: 'api_calls', amount: 4, count: 4 });
-    expect((await get(`${base}/analytics/events?entitlement=seats`, app.api_key)).body.data.map((e: { account_id: string }) => e.account_id)).to.deep.equal(['b']);
+    expect(
+      (await get(`${base}/analytics/events?entitlement=seats`, app.api_key)).body.data.map(
+        (e: { account_id: string }) => e.account_id,
+      ),
+    ).to.deep.equal(['b']);
     expect((await get(`${base}/analytics/events?limit=5000`, app.api_key)).status).to.equal(200);
     expect((await get(`${base}/analytics/events?limit=0`, app.api_key)).status).to.equal(400);
   });
 
   it('saved reports: create, list, read, update, delete', async () => {
-    const created = await post(`${base}/analytics/reports`, app.api_key, { name: 'Weekly API', entitlements: ['API Calls'], interval: '7d' });
+    const created = await post(`${base}/analytics/reports`, app.api_key, {
+      name: 'Weekly API',
+      entitlements: ['API Calls'],
+      interval: '7d',
+    });
     expect(created.status).to.equal(201);
     expect(created.body).to.deep.include({ name: 'Weekly API', entitlements: ['api_calls'], interval: '7d' });
     const id = created.body.id;
     expect(id).to.match(/^rpt_/);
     expect((await get(`${base}/analytics/reports`, app.api_key)).body.map((r: { id: string }) => r.id)).to.include(id);
-    expect((await patch(`${base}/analytics/reports/${id}`, app.api_key, { interval: 'year' })).body).to.deep.include({ name: 'Weekly API', interval: 'year' });
-    expect((await post(`${base}/analytics/reports`, app.api_key, { name: 'x', interval: 'weekly' })).status).to.equal(400);
+    expect((await patch(`${base}/analytics/reports/${id}`, app.api_key, { interval: 'year' })).body).to.deep.include({
+      name: 'Weekly API',
+      interval: 'year',
+    });
+    expect((await post(`${base}/analytics/reports`, app.api_key, { name: 'x', interval: 'weekly' })).status).to.equal(
+      400,
+    );
     expect((await del(`${base}/analytics/reports/${id}`, app.api_key)).status).to.equal(200);
     expect((await get(`${base}/analytics/reports/${id}`, app.api_key)).status).to.equal(404);
     const other = await createTestApp();

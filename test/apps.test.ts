@@ -37,7 +37,13 @@ describe('GET /apps/:appId', () => {
     for (const token of [app.api_key, testEnv().adminKey]) {
       const res = await get(`/apps/${app.id}`, token);
       expect(res.status).to.equal(200);
-      expect(res.body).to.include({ id: app.id, name: 'Readable', api_key: app.api_key, public_key: app.public_key, checkout_url: null });
+      expect(res.body).to.include({
+        id: app.id,
+        name: 'Readable',
+        api_key: app.api_key,
+        public_key: app.public_key,
+        checkout_url: null,
+      });
     }
   });
   it('401 for the publishable key, an account token, and another app key', async () => {
@@ -67,7 +73,13 @@ describe('PATCH /apps/:appId', () => {
       id: 'app_other',
     });
     expect(res.status).to.equal(200);
-    expect(res.body).to.include({ id: app.id, name: 'Before', checkout_url: 'https://acme.example/pricing', api_key: app.api_key, public_key: app.public_key });
+    expect(res.body).to.include({
+      id: app.id,
+      name: 'Before',
+      checkout_url: 'https://acme.example/pricing',
+      api_key: app.api_key,
+      public_key: app.public_key,
+    });
     const renamed = await patch(`/apps/${app.id}`, app.api_key, { name: 'After' });
     expect(renamed.body).to.include({ name: 'After', checkout_url: 'https://acme.example/pricing' });
     const cleared = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: null });
@@ -119,6 +131,8 @@ describe('POST /apps/:appId/public-key/regenerate', () => {
   });
   it('401 with the publishable key itself', async () => {
     const app = await createTestApp();
-    expect((await call('POST', `/apps/${app.id}/public-key/regenerate`, { token: app.public_key })).status).to.equal(401);
+    expect((await call('POST', `/apps/${app.id}/public-key/regenerate`, { token: app.public_key })).status).to.equal(
+      401,
+    );
   });
 });

@@ -15,7 +15,11 @@ const echo = (path: string, auth: Cred[]): RouteDef =>
     auth,
     tags: ['test'],
     summary: path,
-    handler: ({ caller, app }) => ({ caller: caller.kind, app: app?.id ?? null, account: caller.kind === 'token' ? caller.accountId : null }),
+    handler: ({ caller, app }) => ({
+      caller: caller.kind,
+      app: app?.id ?? null,
+      account: caller.kind === 'token' ? caller.accountId : null,
+    }),
   });
 
 const table = [
@@ -68,13 +72,18 @@ describe('credentials on every route class', () => {
 
   it('A: admin key only; app keys and tokens get 401', async () => {
     expect((await hit('/admin-only', testEnv().adminKey)).body.caller).to.equal('admin');
-    for (const t of [app.api_key, app.public_key, token, undefined]) expect((await hit('/admin-only', t)).status).to.equal(401);
+    for (const t of [app.api_key, app.public_key, token, undefined])
+      expect((await hit('/admin-only', t)).status).to.equal(401);
     expect((await hit(`/apps/${app.id}/admin`, testEnv().adminKey)).status).to.equal(200);
     expect((await hit(`/apps/${app.id}/admin`, app.api_key)).status).to.equal(401);
   });
 
   it('S: secret key and admin key; publishable key and tokens get 401', async () => {
-    expect((await hit(`/apps/${app.id}/secret`, app.api_key)).body).to.deep.equal({ caller: 'secret', app: app.id, account: null });
+    expect((await hit(`/apps/${app.id}/secret`, app.api_key)).body).to.deep.equal({
+      caller: 'secret',
+      app: app.id,
+      account: null,
+    });
     expect((await hit(`/apps/${app.id}/secret`, testEnv().adminKey)).body.caller).to.equal('admin');
     for (const t of [app.public_key, token, undefined, '', 'Bearer', 'key_wrong']) {
       const res = await hit(`/apps/${app.id}/secret`, t);
@@ -85,7 +94,9 @@ describe('credentials on every route class', () => {
 
   it('P: the publishable key where allowed', async () => {
     expect((await hit(`/apps/${app.id}/publishable`, app.public_key)).body.caller).to.equal('publishable');
-    expect((await hit(`/apps/${app.id}/namespaces/anyone/everyone`, app.public_key)).body.caller).to.equal('publishable');
+    expect((await hit(`/apps/${app.id}/namespaces/anyone/everyone`, app.public_key)).body.caller).to.equal(
+      'publishable',
+    );
     expect((await hit(`/apps/${app.id}/namespaces/acct_1/tokenable`, app.public_key)).status).to.equal(401);
   });
 
@@ -99,8 +110,14 @@ describe('credentials on every route class', () => {
   });
 
   it('a key or token of app A gets 401 on every route of app B', async () => {
-    for (const path of [`/apps/${other.id}/secret`, `/apps/${other.id}/publishable`, `/apps/${other.id}/namespaces/acct_1/tokenable`, `/apps/${other.id}/admin`]) {
-      for (const t of [app.api_key, app.public_key, token]) expect((await hit(path, t)).status, `${path} ${t}`).to.equal(401);
+    for (const path of [
+      `/apps/${other.id}/secret`,
+      `/apps/${other.id}/publishable`,
+      `/apps/${other.id}/namespaces/acct_1/tokenable`,
+      `/apps/${other.id}/admin`,
+    ]) {
+      for (const t of [app.api_key, app.public_key, token])
+        expect((await hit(path, t)).status, `${path} ${t}`).to.equal(401);
     }
     // ...while app B's own token works there.
     expect((await hit(`/apps/${other.id}/namespaces/acct_1/tokenable`, otherToken)).status).to.equal(200);

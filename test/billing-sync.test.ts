@@ -4,7 +4,6 @@ import { get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
-
 describe('plan checkout, plan changes and provider notifications', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -18,25 +17,43 @@ describe('plan checkout, plan changes and provider notifications', function () {
     await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   });
   const sub = () => get(`${base}/namespaces/ada/subscription`, app.api_key).then((r) => r.body);
-  const types = async (type: string) => (await get(`${base}/events?type=${type}&limit=100`, app.api_key)).body.data as { data: Record<string, any> }[];
+  const types = async (type: string) =>
+    (await get(`${base}/events?type=${type}&limit=100`, app.api_key)).body.data as { data: Record<string, any> }[];
 
   async function buyPro() {
     const chk = await post(`${base}/plans/pro/checkout`, app.public_key, { account: 'ada' });
     expect(chk.status, chk.text).to.equal(201);
-    expect(chk.body).to.deep.include({ offer: null, plan: 'pro', interval: 'month', price: 29, list_price: 29, currency: 'USD' });
+    expect(chk.body).to.deep.include({
+      offer: null,
+      plan: 'pro',
+      interval: 'month',
+      price: 29,
+      list_price: 29,
+      currency: 'USD',
+    });
     await testEnv().paypal.approve(chk.body.approve_url);
-    await eventually(async () => (await post(`${base}/checkouts/${chk.body.id}/complete`, app.public_key)).body.status === 'completed');
+    await eventually(
+      async () => (await post(`${base}/checkouts/${chk.body.id}/complete`, app.public_key)).body.status === 'completed',
+    );
     return chk.body;
   }
 
   it('plan checkout at the regular price; 409 no_price for a plan without one', async () => {
     await buyPro();
-    expect(await sub()).to.deep.include({ status: 'active', plan: 'pro', price: 29, offer: null, provider_status: 'ACTIVE' });
+    expect(await sub()).to.deep.include({
+      status: 'active',
+      plan: 'pro',
+      price: 29,
+      offer: null,
+      provider_status: 'ACTIVE',
+    });
     expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('pro');
     const none = await post(`${base}/plans/internal/checkout`, app.public_key, { account: 'ada' });
     expect(none.status).to.equal(409);
     expect(none.body.reason).to.equal('no_price');
-    expect((await post(`${base}/plans/scale/checkout`, app.public_key, { account: 'ada', interval: 'year' })).body.reason).to.equal('no_price');
+    expect(
+      (await post(`${base}/plans/scale/checkout`, app.public_key, { account: 'ada', interval: 'year' })).body.reason,
+    ).to.equal('no_price');
   });
 
   it('change: an approval link; the plan changes only when the provider reports the approval', async () => {
@@ -51,7 +68,9 @@ describe('plan checkout, plan changes and provider notifications', function () {
     expect(changed).to.deep.include({ plan: 'scale', price: 99, pending_change: null });
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('scale');
     expect((await types('account.plan_changed')).at(0)!.data.previous).to.deep.equal({ plan: 'pro' });
-    expect((await post(`${base}/namespaces/ada/subscription/change`, app.api_key, { plan: 'internal' })).body.reason).to.equal('no_price');
+    expect(
+      (await post(`${base}/namespaces/ada/subscription/change`, app.api_key, { plan: 'internal' })).body.reason,
+    ).to.equal('no_price');
   });
 
   it('a renewal at the provider emits subscription.renewed once; a failed payment is recorded', async () => {

@@ -23,7 +23,14 @@ const branchingSteps = [
       { id: 'partner', label: 'Joining a partner' },
     ],
   },
-  { id: 'partner_offer', type: 'offer', title: 'A partner deal', decline_label: 'No thanks', next: 'confirm', offers: [{ kind: 'incentive', incentive: 'partner_deal', months: 2 }] },
+  {
+    id: 'partner_offer',
+    type: 'offer',
+    title: 'A partner deal',
+    decline_label: 'No thanks',
+    next: 'confirm',
+    offers: [{ kind: 'incentive', incentive: 'partner_deal', months: 2 }],
+  },
   {
     id: 'price_offer',
     type: 'offer',
@@ -35,7 +42,14 @@ const branchingSteps = [
       { kind: 'downgrade', plan: 'lite' },
     ],
   },
-  { id: 'pause_offer', type: 'offer', title: 'Take a break', decline_label: 'No thanks', next: 'confirm', offers: [{ kind: 'pause', months: 1 }] },
+  {
+    id: 'pause_offer',
+    type: 'offer',
+    title: 'Take a break',
+    decline_label: 'No thanks',
+    next: 'confirm',
+    offers: [{ kind: 'pause', months: 1 }],
+  },
   { id: 'feedback', type: 'text', title: 'We are building it', body: 'Thanks, our roadmap has it.' },
   { id: 'confirm', type: 'confirm', title: 'Confirm cancellation', decline_label: null },
 ];
@@ -46,15 +60,22 @@ describe('cancel flows and sessions', function () {
   let base: string;
   let token: string;
 
-  const tokenFor = async (account: string) => (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;
-  const events = async (type: string) => (await get(`${base}/events?type=${type}&limit=100`, app.api_key)).body.data as { data: any }[];
-  const sessionCall = (id: string, action: string, body: unknown = {}, as = token) => post(`${base}/cancel-sessions/${id}/${action}`, as, body);
+  const tokenFor = async (account: string) =>
+    (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;
+  const events = async (type: string) =>
+    (await get(`${base}/events?type=${type}&limit=100`, app.api_key)).body.data as { data: any }[];
+  const sessionCall = (id: string, action: string, body: unknown = {}, as = token) =>
+    post(`${base}/cancel-sessions/${id}/${action}`, as, body);
 
   beforeEach(async () => {
     app = await createTestApp();
     base = `/apps/${app.id}`;
     await seedCatalog(app);
-    await post(`${base}/plans`, app.api_key, { id: 'lite', name: 'Lite', pricingCard: { monthlyPrice: 9, currency: 'USD' } });
+    await post(`${base}/plans`, app.api_key, {
+      id: 'lite',
+      name: 'Lite',
+      pricingCard: { monthlyPrice: 9, currency: 'USD' },
+    });
     await post(`${base}/incentives`, app.api_key, { id: 'partner_deal', name: 'Partner deal' });
     await createAccount(app, { id: 'ada', plan: 'free' });
     await createAccount(app, { id: 'bob', plan: 'free' });
@@ -77,7 +98,11 @@ describe('cancel flows and sessions', function () {
       expect(created.body.steps[1].offers[0]).to.include({ kind: 'discount' });
       expect((await post(`${base}/cancel-flows`, app.api_key, {})).status).to.equal(409);
 
-      const named = await post(`${base}/cancel-flows`, app.api_key, { id: 'Win Back-2', name: 'Win back', status: 'active' });
+      const named = await post(`${base}/cancel-flows`, app.api_key, {
+        id: 'Win Back-2',
+        name: 'Win back',
+        status: 'active',
+      });
       expect(named.body).to.include({ id: 'win_back2', name: 'Win back', status: 'active' });
       const patched = await patch(`${base}/cancel-flows/default`, app.api_key, { name: 'Main', status: 'active' });
       expect(patched.body).to.include({ name: 'Main', status: 'active' });
@@ -87,7 +112,10 @@ describe('cancel flows and sessions', function () {
       expect(list.body.map((f: { id: string }) => f.id)).to.deep.equal(['default', 'win_back2']);
       expect(list.body[0]).to.include({ sessions_30d: 0, saves_30d: 0 });
 
-      expect((await del(`${base}/cancel-flows/win_back2`, app.api_key)).body).to.deep.equal({ deleted: true, id: 'win_back2' });
+      expect((await del(`${base}/cancel-flows/win_back2`, app.api_key)).body).to.deep.equal({
+        deleted: true,
+        id: 'win_back2',
+      });
       expect((await get(`${base}/cancel-flows/win_back2`, app.api_key)).status).to.equal(404);
       expect((await get(`${base}/cancel-flows`, token)).status).to.equal(401);
     });
@@ -101,20 +129,54 @@ describe('cancel flows and sessions', function () {
         else expect(res.body.error).to.match(message);
       };
       const [reason, partner, price, pause, feedback, confirm] = branchingSteps;
-      await bad([{ ...reason, answers: [{ id: 'a', label: 'A', next: 'nowhere' }] }, confirm], 'steps.reason: answer a goes to step nowhere, which does not exist');
-      await bad([{ ...reason, answers: [{ id: 'a', label: 'A', next: 'feedback' }] }, feedback, { ...confirm, id: 'confirm' }, { id: 'bye', type: 'confirm', title: 'Bye' }], 'steps.bye: confirm step is unreachable from the first step');
-      await bad([{ ...price, offers: [{ kind: 'downgrade', plan: 'gold' }] }, confirm], 'steps.price_offer: plan gold does not exist');
-      await bad([{ ...partner, offers: [{ kind: 'incentive', incentive: 'nope', months: 1 }] }, confirm], 'steps.partner_offer: incentive nope does not exist');
+      await bad(
+        [{ ...reason, answers: [{ id: 'a', label: 'A', next: 'nowhere' }] }, confirm],
+        'steps.reason: answer a goes to step nowhere, which does not exist',
+      );
+      await bad(
+        [
+          { ...reason, answers: [{ id: 'a', label: 'A', next: 'feedback' }] },
+          feedback,
+          { ...confirm, id: 'confirm' },
+          { id: 'bye', type: 'confirm', title: 'Bye' },
+        ],
+        'steps.bye: confirm step is unreachable from the first step',
+      );
+      await bad(
+        [{ ...price, offers: [{ kind: 'downgrade', plan: 'gold' }] }, confirm],
+        'steps.price_offer: plan gold does not exist',
+      );
+      await bad(
+        [{ ...partner, offers: [{ kind: 'incentive', incentive: 'nope', months: 1 }] }, confirm],
+        'steps.partner_offer: incentive nope does not exist',
+      );
       await bad([reason, feedback], 'steps: needs a confirm step');
-      await bad([feedback, { ...reason, answers: [{ id: 'x', label: 'X', next: 'feedback' }] }, confirm], /^steps\.reason: answer x goes back to step feedback/);
+      await bad(
+        [feedback, { ...reason, answers: [{ id: 'x', label: 'X', next: 'feedback' }] }, confirm],
+        /^steps\.reason: answer x goes back to step feedback/,
+      );
       await bad([confirm, feedback], 'steps.feedback: is the last step but not a confirm step');
       await bad([{ ...pause, offers: [{ kind: 'pause', months: 13 }] }, confirm], /^steps\.0\.offers\.0\.months: /);
-      await bad([{ ...price, offers: [{ kind: 'discount', percent: 10, cycles: 1, when: { answers: ['unknown'] } }] }, confirm], 'steps.price_offer: offer condition names answer unknown, which no question has');
+      await bad(
+        [{ ...price, offers: [{ kind: 'discount', percent: 10, cycles: 1, when: { answers: ['unknown'] } }] }, confirm],
+        'steps.price_offer: offer condition names answer unknown, which no question has',
+      );
       // Nothing changed.
       expect((await get(`${base}/cancel-flows/main`, app.api_key)).body.steps).to.have.length(branchingSteps.length);
-      const ok = await patch(`${base}/cancel-flows/main`, app.api_key, { steps: [reason, pause, feedback, confirm].map((s) => ({ ...s, next: undefined, answers: s.answers?.map((a) => ({ id: a.id, label: a.label })) })) });
+      const ok = await patch(`${base}/cancel-flows/main`, app.api_key, {
+        steps: [reason, pause, feedback, confirm].map((s) => ({
+          ...s,
+          next: undefined,
+          answers: s.answers?.map((a) => ({ id: a.id, label: a.label })),
+        })),
+      });
       expect(ok.status, ok.text).to.equal(200);
-      expect(ok.body.steps.map((s: { id: string }) => s.id)).to.deep.equal(['reason', 'pause_offer', 'feedback', 'confirm']);
+      expect(ok.body.steps.map((s: { id: string }) => s.id)).to.deep.equal([
+        'reason',
+        'pause_offer',
+        'feedback',
+        'confirm',
+      ]);
     });
 
     it('capabilities say whether dynamic offers are configured', async () => {
@@ -133,9 +195,13 @@ describe('cancel flows and sessions', function () {
       const other = await preview({ step: 'price_offer', answers: { reason: 'partner' } });
       expect(other.body.offer).to.include({ kind: 'downgrade' });
       // For an account without a subscription neither a discount nor a downgrade applies.
-      expect((await preview({ step: 'price_offer', answers: { reason: 'too_expensive' }, account: 'ada' })).body.offer).to.equal(null);
+      expect(
+        (await preview({ step: 'price_offer', answers: { reason: 'too_expensive' }, account: 'ada' })).body.offer,
+      ).to.equal(null);
       expect((await preview({ step: 'partner_offer', account: 'ada' })).body.offer).to.include({ kind: 'incentive' });
-      expect((await preview({ answers: { reason: 'nope' } })).body.error).to.equal('answers.reason: nope is not one of its answers');
+      expect((await preview({ answers: { reason: 'nope' } })).body.error).to.equal(
+        'answers.reason: nope is not one of its answers',
+      );
       expect((await preview({ step: 'reason' })).body.error).to.equal('step: reason is not an offer step');
     });
   });
@@ -148,7 +214,14 @@ describe('cancel flows and sessions', function () {
       expect(started.status, started.text).to.equal(201);
       const s = started.body;
       expect(s.id).to.match(/^cxl_/);
-      expect(s).to.deep.include({ status: 'open', flow: { id: 'default', name: 'Default cancel flow' }, can_go_back: false, offer: null, approve_url: null, result: null });
+      expect(s).to.deep.include({
+        status: 'open',
+        flow: { id: 'default', name: 'Default cancel flow' },
+        can_go_back: false,
+        offer: null,
+        approve_url: null,
+        result: null,
+      });
       expect(s.step).to.include({ id: 'reason', type: 'question', title: 'Why are you leaving?' });
       expect(s.progress).to.deep.equal({ index: 1, total: 3 });
       expect(s.account).to.deep.include({ id: 'ada', plan_name: 'Pro' });
@@ -159,7 +232,14 @@ describe('cancel flows and sessions', function () {
       expect(atOffer.progress).to.deep.equal({ index: 2, total: 3 });
       expect(atOffer.can_go_back).to.equal(true);
       expect(atOffer.offer).to.deep.include({ kind: 'discount', source: 'static', status: 'shown' });
-      expect(atOffer.offer.details).to.deep.equal({ percent: 25, cycles: 3, price: 14.25, regular_price: 19, currency: 'USD', interval: 'month' });
+      expect(atOffer.offer.details).to.deep.equal({
+        percent: 25,
+        cycles: 3,
+        price: 14.25,
+        regular_price: 19,
+        currency: 'USD',
+        interval: 'month',
+      });
       expect(atOffer.offer.headline).to.be.a('string').and.not.empty;
 
       const saved = await sessionCall(s.id, 'accept', { return_url: 'https://shop.example/account' });
@@ -168,12 +248,20 @@ describe('cancel flows and sessions', function () {
       expect(saved.body.approve_url).to.be.a('string').and.match(/^http/);
       expect(saved.body.result).to.include({ outcome: 'discount', status: 'pending_approval', price: 14.25 });
       const sub = async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
-      expect((await sub()).pending_change).to.deep.include({ plan: 'pro', price: 14.25, discount: { percent: 25, cycles: 3, regular_price: 19 } });
+      expect((await sub()).pending_change).to.deep.include({
+        plan: 'pro',
+        price: 14.25,
+        discount: { percent: 25, cycles: 3, regular_price: 19 },
+      });
       expect((await sub()).price).to.equal(19);
 
       await testEnv().paypal.approve(saved.body.approve_url);
       const applied = await eventually(async () => ((await sub()).price === 14.25 ? sub() : undefined));
-      expect(applied).to.deep.include({ plan: 'pro', pending_change: null, discount: { percent: 25, cycles_left: 3, regular_price: 19 } });
+      expect(applied).to.deep.include({
+        plan: 'pro',
+        pending_change: null,
+        discount: { percent: 25, cycles_left: 3, regular_price: 19 },
+      });
 
       // No second discount on top of this one: the next offer that applies (a downgrade) is shown.
       const again = (await post(`${base}/cancel-sessions`, token, {})).body;
@@ -203,7 +291,16 @@ describe('cancel flows and sessions', function () {
       await purchase(app, 'ada');
       await createFlow({
         id: 'downgrade',
-        steps: [{ id: 'offer', type: 'offer', title: 'Smaller plan?', decline_label: 'No', offers: [{ kind: 'downgrade', plan: 'lite' }] }, { id: 'confirm', type: 'confirm', title: 'Sure?' }],
+        steps: [
+          {
+            id: 'offer',
+            type: 'offer',
+            title: 'Smaller plan?',
+            decline_label: 'No',
+            offers: [{ kind: 'downgrade', plan: 'lite' }],
+          },
+          { id: 'confirm', type: 'confirm', title: 'Sure?' },
+        ],
       });
       const d = (await post(`${base}/cancel-sessions`, token, { flow: 'downgrade' })).body;
       expect(d.step.id).to.equal('offer');
@@ -214,7 +311,10 @@ describe('cancel flows and sessions', function () {
       expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
       await testEnv().paypal.approve(saved.body.approve_url);
       await eventually(async () => (await get(`${base}/namespaces/ada`, app.api_key)).body.plan === 'lite');
-      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.include({ plan: 'lite', price: 9 });
+      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.include({
+        plan: 'lite',
+        price: 9,
+      });
     });
 
     it('pause: through the pause workflow, with subscription.paused and cancel_flow.saved', async () => {
@@ -235,7 +335,10 @@ describe('cancel flows and sessions', function () {
       expect(paused.data.previous).to.deep.equal({ plan: 'pro' });
       expect((await events('cancel_flow.saved'))[0].data.object.result.outcome).to.equal('pause');
       // The pause ends by itself (a month is 2 s in tests).
-      await eventually(async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.status === 'active', 20_000);
+      await eventually(
+        async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.status === 'active',
+        20_000,
+      );
     });
 
     it('incentive: applied with incentive_expires_at, and its expiry workflow', async () => {
@@ -243,14 +346,21 @@ describe('cancel flows and sessions', function () {
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       const atOffer = (await sessionCall(s.id, 'answer', { step: 'reason', answer: 'partner' })).body;
       expect(atOffer.step.id).to.equal('partner_offer');
-      expect(atOffer.offer).to.deep.include({ kind: 'incentive', details: { incentive: { id: 'partner_deal', name: 'Partner deal' }, months: 2 } });
+      expect(atOffer.offer).to.deep.include({
+        kind: 'incentive',
+        details: { incentive: { id: 'partner_deal', name: 'Partner deal' }, months: 2 },
+      });
       const saved = (await sessionCall(s.id, 'accept')).body;
       expect(saved.status).to.equal('saved');
       const account = (await get(`${base}/namespaces/ada`, app.api_key)).body;
       expect(account.incentive).to.equal('partner_deal');
       const days = (Date.parse(account.incentive_expires_at) - Date.now()) / 86_400_000;
       expect(days).to.be.within(58, 63);
-      expect(saved.result).to.include({ outcome: 'incentive', incentive: 'partner_deal', incentive_expires_at: account.incentive_expires_at });
+      expect(saved.result).to.include({
+        outcome: 'incentive',
+        incentive: 'partner_deal',
+        incentive_expires_at: account.incentive_expires_at,
+      });
       const handle = testEnv().deps.temporal.client.workflow.getHandle(incentiveExpiryWorkflowId(app.id, 'ada'));
       expect((await eventually(() => handle.describe().catch(() => undefined))).status.name).to.equal('RUNNING');
       expect(await events('account.incentive_applied')).to.have.length(1);
@@ -298,7 +408,9 @@ describe('cancel flows and sessions', function () {
       await patch(`${base}/cancel-flows/default`, app.api_key, { status: 'active' });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       expect(s.step).to.include({ id: 'reason', allow_text: true });
-      expect((await sessionCall(s.id, 'answer', { step: 'reason' })).body.error).to.equal('answer: is required (or text)');
+      expect((await sessionCall(s.id, 'answer', { step: 'reason' })).body.error).to.equal(
+        'answer: is required (or text)',
+      );
       const next = await sessionCall(s.id, 'answer', { step: 'reason', text: 'We are closing the company' });
       expect(next.status, next.text).to.equal(200);
       expect(next.body.answers).to.deep.equal({ reason: { answer: null, text: 'We are closing the company' } });
@@ -347,17 +459,24 @@ describe('cancel flows and sessions', function () {
       await expect409('accept', {}, /is at question step reason; only an offer can be accepted/);
       await expect409('cancel', {}, /is at question step reason; a session is cancelled from its confirm step/);
       await sessionCall(s.id, 'answer', { step: 'reason', answer: 'partner' });
-      await expect409('answer', { step: 'partner_offer' }, /is at offer step partner_offer; accept or decline the offer/);
+      await expect409(
+        'answer',
+        { step: 'partner_offer' },
+        /is at offer step partner_offer; accept or decline the offer/,
+      );
       await expect409('cancel', {}, /is at offer step/);
       await sessionCall(s.id, 'decline');
       await expect409('answer', { step: 'confirm' }, /is at confirm step confirm; cancel or close/);
       await expect409('accept', {}, /is at confirm step/);
       await expect409('decline', {}, /is at confirm step/);
       expect((await sessionCall(s.id, 'close')).body.status).to.equal('abandoned');
-      for (const action of ['answer', 'back', 'decline', 'accept', 'cancel', 'close']) await expect409(action, { step: 'confirm' }, /is abandoned, not open/);
+      for (const action of ['answer', 'back', 'decline', 'accept', 'cancel', 'close'])
+        await expect409(action, { step: 'confirm' }, /is abandoned, not open/);
       // Bad input is a 400, not a 409.
       const s2 = (await post(`${base}/cancel-sessions`, token, {})).body;
-      expect((await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'bored' })).body.error).to.equal('answer: must be one of too_expensive, not_using, missing_features, partner');
+      expect((await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'bored' })).body.error).to.equal(
+        'answer: must be one of too_expensive, not_using, missing_features, partner',
+      );
       expect((await sessionCall(s2.id, 'answer', { step: 'reason' })).body.error).to.equal('answer: is required');
       const nul = await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'partner', text: 'a\u0000b' });
       expect(nul.status).to.equal(400);
@@ -392,7 +511,12 @@ describe('cancel flows and sessions', function () {
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       await sessionCall(s.id, 'answer', { step: 'reason', answer: 'not_using' });
-      const results = await Promise.all([sessionCall(s.id, 'accept'), sessionCall(s.id, 'accept'), sessionCall(s.id, 'cancel'), sessionCall(s.id, 'decline')]);
+      const results = await Promise.all([
+        sessionCall(s.id, 'accept'),
+        sessionCall(s.id, 'accept'),
+        sessionCall(s.id, 'cancel'),
+        sessionCall(s.id, 'decline'),
+      ]);
       expect(results.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
       expect(await events('subscription.paused')).to.have.length(1);
       expect(await events('cancel_flow.saved')).to.have.length(1);
@@ -442,10 +566,21 @@ describe('cancel flows and sessions', function () {
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       const admin = testEnv().adminKey;
-      const wrong = await post('/pauses/apply', admin, { app_id: app.id, account_id: 'bob', months: 1, session_id: s.id });
+      const wrong = await post('/pauses/apply', admin, {
+        app_id: app.id,
+        account_id: 'bob',
+        months: 1,
+        session_id: s.id,
+      });
       expect(wrong.status).to.equal(404);
       expect(wrong.body.error).to.equal(`Cancel session ${s.id} of account bob not found`);
-      const paused = await post('/pauses/apply', admin, { app_id: app.id, account_id: 'ada', months: 1, session_id: s.id, reason: 'External retention' });
+      const paused = await post('/pauses/apply', admin, {
+        app_id: app.id,
+        account_id: 'ada',
+        months: 1,
+        session_id: s.id,
+        reason: 'External retention',
+      });
       expect(paused.status, paused.text).to.equal(200);
       expect(paused.body.pause.reason).to.equal(`External retention (cancel flow default, session ${s.id})`);
     });
@@ -454,7 +589,8 @@ describe('cancel flows and sessions', function () {
       await purchase(app, 'ada');
       await createFlow({ steps: branchingSteps });
       await createAccount(app, { id: 'cy', plan: 'free' });
-      // ada: pause accepted (19/month kept); bob: partner incentive accepted; cy: declined and cancelled; one abandoned.
+      // ada: pause accepted (19/month kept); bob: partner incentive accepted; cy: declined and cancelled; one
+      // abandoned.
       const walk = async (account: string, answer: string, end: (id: string) => Promise<unknown>) => {
         const s = (await post(`${base}/cancel-sessions`, app.api_key, { account })).body;
         await sessionCall(s.id, 'answer', { step: 'reason', answer }, app.api_key);
@@ -469,11 +605,38 @@ describe('cancel flows and sessions', function () {
       await walk('cy', 'missing_features', (id) => sessionCall(id, 'close', {}, app.api_key));
 
       const stats = (await get(`${base}/cancel-flows/default/stats?days=7`, app.api_key)).body;
-      expect(stats).to.deep.include({ days: 7, sessions: 4, open: 0, saved: 2, cancelled: 1, abandoned: 1, save_rate: 0.5 });
+      expect(stats).to.deep.include({
+        days: 7,
+        sessions: 4,
+        open: 0,
+        saved: 2,
+        cancelled: 1,
+        abandoned: 1,
+        save_rate: 0.5,
+      });
       expect(stats.revenue_kept).to.deep.equal([{ currency: 'USD', monthly: 19, saves: 1 }]);
-      expect(stats.reasons).to.deep.include({ step: 'reason', answer: 'partner', label: 'Joining a partner', count: 2 });
-      expect(stats.offers).to.deep.include({ kind: 'incentive', source: 'static', shown: 2, accepted: 1, declined: 1, acceptance_rate: 0.5 });
-      expect(stats.offers).to.deep.include({ kind: 'pause', source: 'static', shown: 1, accepted: 1, declined: 0, acceptance_rate: 1 });
+      expect(stats.reasons).to.deep.include({
+        step: 'reason',
+        answer: 'partner',
+        label: 'Joining a partner',
+        count: 2,
+      });
+      expect(stats.offers).to.deep.include({
+        kind: 'incentive',
+        source: 'static',
+        shown: 2,
+        accepted: 1,
+        declined: 1,
+        acceptance_rate: 0.5,
+      });
+      expect(stats.offers).to.deep.include({
+        kind: 'pause',
+        source: 'static',
+        shown: 1,
+        accepted: 1,
+        declined: 0,
+        acceptance_rate: 1,
+      });
       const [flow] = (await get(`${base}/cancel-flows`, app.api_key)).body;
       expect(flow).to.include({ sessions_30d: 4, saves_30d: 2 });
       expect((await get(`${base}/cancel-flows/default/stats?days=0`, app.api_key)).status).to.equal(400);
@@ -488,7 +651,12 @@ describe('cancel flows and sessions', function () {
       await model.start();
       const config = testEnv().deps.config as unknown as Record<string, unknown>;
       for (const k of keys) saved[k] = config[k];
-      Object.assign(config, { OPENAI_API_KEY: 'sk-test-standin', OPENAI_BASE_URL: model.baseUrl, DYNAMIC_OFFER_TIMEOUT_MS: 1500, OPENAI_MODEL: 'gpt-test' });
+      Object.assign(config, {
+        OPENAI_API_KEY: 'sk-test-standin',
+        OPENAI_BASE_URL: model.baseUrl,
+        DYNAMIC_OFFER_TIMEOUT_MS: 1500,
+        OPENAI_MODEL: 'gpt-test',
+      });
     });
     after(async () => {
       Object.assign(testEnv().deps.config, saved);
@@ -504,13 +672,21 @@ describe('cancel flows and sessions', function () {
         title: 'Before you go',
         decline_label: 'No thanks',
         offers: [{ kind: 'pause', months: 1 }],
-        dynamic: { enabled: true, kinds: ['discount', 'pause'], max_percent: 30, max_cycles: 3, max_pause_months: 2, instructions: 'Be brief.' },
+        dynamic: {
+          enabled: true,
+          kinds: ['discount', 'pause'],
+          max_percent: 30,
+          max_cycles: 3,
+          max_pause_months: 2,
+          instructions: 'Be brief.',
+        },
       },
       { id: 'confirm', type: 'confirm', title: 'Confirm' },
     ];
 
     const reachOffer = async () => {
-      if ((await get(`${base}/cancel-flows/default`, app.api_key)).status === 404) await createFlow({ steps: dynamicSteps });
+      if ((await get(`${base}/cancel-flows/default`, app.api_key)).status === 404)
+        await createFlow({ steps: dynamicSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       return (await sessionCall(s.id, 'answer', { step: 'reason', answer: 'too_expensive', text: 'Budget cuts' })).body;
     };
@@ -521,14 +697,38 @@ describe('cancel flows and sessions', function () {
     });
 
     it('capabilities report dynamic offers once a key is configured', async () => {
-      expect((await get(`${base}/cancel-flows/capabilities`, app.api_key)).body).to.include({ dynamic_offers: true, model: 'gpt-test' });
+      expect((await get(`${base}/cancel-flows/capabilities`, app.api_key)).body).to.include({
+        dynamic_offers: true,
+        model: 'gpt-test',
+      });
     });
 
     it('a valid choice: the model picks the offer and writes its copy; accepting applies it', async () => {
-      model.behaviour = { reply: { kind: 'discount', percent: 20, cycles: 2, headline: 'Stay for 20% less', body: 'We hear you on budget. Keep Pro for 20% less for two months.', cta: 'Keep Pro' } };
+      model.behaviour = {
+        reply: {
+          kind: 'discount',
+          percent: 20,
+          cycles: 2,
+          headline: 'Stay for 20% less',
+          body: 'We hear you on budget. Keep Pro for 20% less for two months.',
+          cta: 'Keep Pro',
+        },
+      };
       const at = await reachOffer();
-      expect(at.offer).to.deep.include({ kind: 'discount', source: 'dynamic', headline: 'Stay for 20% less', cta: 'Keep Pro' });
-      expect(at.offer.details).to.deep.equal({ percent: 20, cycles: 2, price: 15.2, regular_price: 19, currency: 'USD', interval: 'month' });
+      expect(at.offer).to.deep.include({
+        kind: 'discount',
+        source: 'dynamic',
+        headline: 'Stay for 20% less',
+        cta: 'Keep Pro',
+      });
+      expect(at.offer.details).to.deep.equal({
+        percent: 20,
+        cycles: 2,
+        price: 15.2,
+        regular_price: 19,
+        currency: 'USD',
+        interval: 'month',
+      });
       expect(at.offer).to.not.have.property('fallback_reason');
       expect(model.calls).to.have.length(1);
       const [call] = model.calls;
@@ -536,34 +736,59 @@ describe('cancel flows and sessions', function () {
       expect(call.body.model).to.equal('gpt-test');
       expect(call.body.response_format?.type).to.equal('json_schema');
       const prompt = JSON.parse(call.body.messages.find((m) => m.role === 'user')!.content);
-      expect(prompt.customer.answers).to.deep.equal([{ question: 'Why are you leaving?', answer: 'Too expensive', text: 'Budget cuts' }]);
+      expect(prompt.customer.answers).to.deep.equal([
+        { question: 'Why are you leaving?', answer: 'Too expensive', text: 'Budget cuts' },
+      ]);
       expect(prompt.customer.plan).to.deep.equal({ id: 'pro', name: 'Pro' });
       expect(prompt.customer.subscription).to.include({ price: 19, currency: 'USD' });
       expect(prompt.customer.tenure_days).to.equal(0);
       expect(prompt.customer.usage.map((u: { entitlement: string }) => u.entitlement)).to.include('API calls');
-      expect(prompt.guardrails).to.deep.include({ kinds: ['discount', 'pause'], max_discount_percent: 30, max_discount_cycles: 3, max_pause_months: 2 });
+      expect(prompt.guardrails).to.deep.include({
+        kinds: ['discount', 'pause'],
+        max_discount_percent: 30,
+        max_discount_cycles: 3,
+        max_pause_months: 2,
+      });
       expect(call.body.messages[0].content).to.match(/Be brief\./);
 
       const accepted = (await sessionCall(at.id, 'accept')).body;
       expect(accepted.result).to.include({ outcome: 'discount', price: 15.2, percent: 20, cycles: 2 });
       expect(accepted.approve_url).to.be.a('string');
       const stats = (await get(`${base}/cancel-flows/default/stats`, app.api_key)).body;
-      expect(stats.offers).to.deep.equal([{ kind: 'discount', source: 'dynamic', shown: 1, accepted: 1, declined: 0, acceptance_rate: 1 }]);
+      expect(stats.offers).to.deep.equal([
+        { kind: 'discount', source: 'dynamic', shown: 1, accepted: 1, declined: 0, acceptance_rate: 1 },
+      ]);
     });
 
     it('a choice outside the guardrails falls back to the static offer, and says why', async () => {
-      model.behaviour = { reply: { kind: 'discount', percent: 50, cycles: 2, headline: 'Half off!', body: 'Half off for two months.' } };
+      model.behaviour = {
+        reply: { kind: 'discount', percent: 50, cycles: 2, headline: 'Half off!', body: 'Half off for two months.' },
+      };
       const at = await reachOffer();
       expect(at.offer).to.deep.include({ kind: 'pause', source: 'static', details: { months: 1 } });
       expect(at.offer.fallback_reason).to.equal('outside_guardrails');
       expect(at.offer).to.not.have.property('fallback_detail');
-      const [logged] = await sql<{ offers: { fallback_detail?: string }[] }>(testEnv().deps.orm.em.fork(), 'select offers from cancel_sessions where id = $1', [at.id]);
+      const [logged] = await sql<{ offers: { fallback_detail?: string }[] }>(
+        testEnv().deps.orm.em.fork(),
+        'select offers from cancel_sessions where id = $1',
+        [at.id],
+      );
       expect(logged.offers[0].fallback_detail).to.equal('percent must be at most 30 (max_percent)');
-      model.behaviour = { reply: { kind: 'incentive', incentive: 'partner_deal', months: 1, headline: 'A gift', body: 'Have the partner deal.' } };
+      model.behaviour = {
+        reply: {
+          kind: 'incentive',
+          incentive: 'partner_deal',
+          months: 1,
+          headline: 'A gift',
+          body: 'Have the partner deal.',
+        },
+      };
       const other = await reachOffer();
       expect(other.offer.source).to.equal('static');
       expect(other.offer.fallback_reason).to.equal('outside_guardrails');
-      expect((await get(`${base}/cancel-flows/default/stats`, app.api_key)).body.dynamic_fallbacks).to.deep.equal({ outside_guardrails: 2 });
+      expect((await get(`${base}/cancel-flows/default/stats`, app.api_key)).body.dynamic_fallbacks).to.deep.equal({
+        outside_guardrails: 2,
+      });
     });
 
     it('a timeout falls back to the static offer', async () => {

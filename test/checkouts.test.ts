@@ -6,7 +6,6 @@ import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
-
 describe('checkouts (offer purchase through the provider stand-in)', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -14,7 +13,13 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
   const offer = {
     id: 'spring',
     name: 'Spring sale',
-    plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19, cycles: 3 }], extras: { entitlements: [{ id: 'api_calls', max: 5000 }], addons: ['storage'], cycles: 6 } }],
+    plans: [
+      {
+        plan: 'pro',
+        prices: [{ interval: 'month', amount: 19, cycles: 3 }],
+        extras: { entitlements: [{ id: 'api_calls', max: 5000 }], addons: ['storage'], cycles: 6 },
+      },
+    ],
     bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
   };
   beforeEach(async () => {
@@ -27,17 +32,31 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     expect((await post(`${base}/offers/spring/publish`, app.api_key)).status).to.equal(200);
   });
 
-  const buy = (body: Record<string, unknown> = {}) => post(`${base}/offers/spring/checkout`, app.public_key, { plan: 'pro', interval: 'month', ...body });
+  const buy = (body: Record<string, unknown> = {}) =>
+    post(`${base}/offers/spring/checkout`, app.public_key, { plan: 'pro', interval: 'month', ...body });
   const complete = (id: string) => post(`${base}/checkouts/${id}/complete`, app.public_key);
 
   it('end to end: checkout, approval at the provider, complete (created, then completed), access, events, exactly once', async () => {
     const receiver = await startReceiver();
     try {
-      await post(`${base}/webhooks`, app.api_key, { url: receiver.url, events: ['checkout.completed', 'account.created', 'account.addon_granted'] });
+      await post(`${base}/webhooks`, app.api_key, {
+        url: receiver.url,
+        events: ['checkout.completed', 'account.created', 'account.addon_granted'],
+      });
       const res = await buy({ bumps: ['support'], email: 'ada@example.com', ref: 'newsletter' });
       expect(res.status, res.text).to.equal(201);
       const chk = res.body;
-      expect(chk).to.deep.include({ status: 'created', offer: 'spring', plan: 'pro', interval: 'month', currency: 'USD', price: 19, cycles: 3, email: 'ada@example.com', ref: 'newsletter' });
+      expect(chk).to.deep.include({
+        status: 'created',
+        offer: 'spring',
+        plan: 'pro',
+        interval: 'month',
+        currency: 'USD',
+        price: 19,
+        cycles: 3,
+        email: 'ada@example.com',
+        ref: 'newsletter',
+      });
       expect(chk.id).to.match(/^chk_/);
       expect(chk.approve_url).to.include('/checkoutnow?ba_token=');
       expect(chk.bump_approve_url).to.include('/checkoutnow?token=');
@@ -60,12 +79,17 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const access = (await get(`${base}/namespaces/ada@example.com/plan`, app.api_key)).body;
       expect(access.plan.id).to.equal('pro');
       expect(access.offer).to.equal('spring');
-      expect(access.entitlements.find((e: { id: string }) => e.id === 'api_calls').max, 'offer extras (layer 2)').to.equal(5000);
+      expect(
+        access.entitlements.find((e: { id: string }) => e.id === 'api_calls').max,
+        'offer extras (layer 2)',
+      ).to.equal(5000);
       expect(access.addons).to.include.members(['storage', 'priority']);
       const account = (await get(`${base}/namespaces/ada@example.com`, app.api_key)).body;
       expect(account.addons, 'the bumped add-on is owned').to.deep.equal(['priority']);
 
-      const events = (await get(`${base}/events?limit=100`, app.api_key)).body.data.map((e: { type: string }) => e.type);
+      const events = (await get(`${base}/events?limit=100`, app.api_key)).body.data.map(
+        (e: { type: string }) => e.type,
+      );
       expect(events.filter((t: string) => t === 'checkout.completed')).to.have.length(1);
       expect(events.filter((t: string) => t === 'account.created')).to.have.length(1);
       expect(events.filter((t: string) => t === 'account.addon_granted')).to.have.length(1);
@@ -73,8 +97,12 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const completed = delivered.map((r) => JSON.parse(r.body)).find((e) => e.type === 'checkout.completed');
       expect(completed.data.object).to.deep.include({ id: chk.id, status: 'completed' });
       expect(completed.data.account.id).to.equal('ada@example.com');
-      const sample = (await get('/event-types')).body.find((t: { type: string }) => t.type === 'checkout.completed').sample;
-      expect(Object.keys(sample.object).sort(), 'the catalog sample has the real shape').to.deep.equal(Object.keys(completed.data.object).sort());
+      const sample = (await get('/event-types')).body.find(
+        (t: { type: string }) => t.type === 'checkout.completed',
+      ).sample;
+      expect(Object.keys(sample.object).sort(), 'the catalog sample has the real shape').to.deep.equal(
+        Object.keys(completed.data.object).sort(),
+      );
       expect(Object.keys(sample.account).sort()).to.deep.equal(Object.keys(completed.data.account).sort());
 
       const wf = await testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id)).describe();
@@ -87,7 +115,9 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       expect(stats.by_plan).to.deep.equal([{ plan: 'pro', checkouts: 1, completed: 1, revenue: { USD: 19 } }]);
       expect(stats.by_ref).to.deep.equal([{ ref: 'newsletter', checkouts: 1, completed: 1, revenue: { USD: 19 } }]);
       expect(stats.by_bump).to.deep.equal([{ bump: 'support', completed: 1, revenue: { USD: 9 } }]);
-      expect((await get(`${base}/checkouts?status=completed`, app.api_key)).body.data.map((c: { id: string }) => c.id)).to.deep.equal([chk.id]);
+      expect(
+        (await get(`${base}/checkouts?status=completed`, app.api_key)).body.data.map((c: { id: string }) => c.id),
+      ).to.deep.equal([chk.id]);
     } finally {
       await receiver.close();
     }
@@ -102,7 +132,9 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       return c.status === 'completed' ? c : undefined;
     });
     expect(done.account).to.equal('bob');
-    const note = testEnv().paypal.sent.find((n) => n.event.event_type === 'BILLING.SUBSCRIPTION.ACTIVATED' && n.url.endsWith(`/payments/webhooks/${app.id}`));
+    const note = testEnv().paypal.sent.find(
+      (n) => n.event.event_type === 'BILLING.SUBSCRIPTION.ACTIVATED' && n.url.endsWith(`/payments/webhooks/${app.id}`),
+    );
     expect(note?.status, 'the activation notification was verified and accepted').to.equal(200);
     expect((await complete(chk.id)).body.status).to.equal('completed');
     const events = (await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data;
@@ -143,7 +175,13 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     const sub = chk.approve_url;
     const forged = await call('POST', `/payments/webhooks/${app.id}`, {
       body: { id: 'WH-FAKE', event_type: 'BILLING.SUBSCRIPTION.ACTIVATED', resource: { id: 'I-FAKE' } },
-      headers: { 'paypal-transmission-id': 'x', 'paypal-transmission-time': new Date().toISOString(), 'paypal-transmission-sig': 'bm9wZQ==', 'paypal-auth-algo': 'SHA256withRSA', 'paypal-cert-url': 'https://evil.example/cert' },
+      headers: {
+        'paypal-transmission-id': 'x',
+        'paypal-transmission-time': new Date().toISOString(),
+        'paypal-transmission-sig': 'bm9wZQ==',
+        'paypal-auth-algo': 'SHA256withRSA',
+        'paypal-cert-url': 'https://evil.example/cert',
+      },
     });
     expect(forged.status).to.equal(401);
     expect(sub).to.be.a('string');
@@ -153,7 +191,11 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
   it('409 with a reason when the offer cannot be bought', async () => {
     await createAccount(app, { id: 'vip', plan: 'free' });
     const reason = async (body: Record<string, unknown>, offerId = 'spring') => {
-      const r = await post(`${base}/offers/${offerId}/checkout`, app.public_key, { plan: 'pro', interval: 'month', ...body });
+      const r = await post(`${base}/offers/${offerId}/checkout`, app.public_key, {
+        plan: 'pro',
+        interval: 'month',
+        ...body,
+      });
       expect(r.status, r.text).to.equal(409);
       return r.body.reason;
     };
@@ -165,14 +207,24 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     const targeted = (await post(`${base}/offers`, app.api_key, { ...offer, id: undefined, account_id: 'vip' })).body;
     await post(`${base}/offers/${targeted.id}/publish`, app.api_key);
     expect(await reason({ account: 'someone' }, targeted.id)).to.equal('targeted');
-    expect((await post(`${base}/offers/${targeted.id}/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: 'vip' })).status).to.equal(201);
+    expect(
+      (
+        await post(`${base}/offers/${targeted.id}/checkout`, app.public_key, {
+          plan: 'pro',
+          interval: 'month',
+          account: 'vip',
+        })
+      ).status,
+    ).to.equal(201);
     await patch(`${base}/offers/spring`, app.api_key, { starts_at: '2099-01-01T00:00:00Z' });
     expect(await reason({})).to.equal('not_started');
     await patch(`${base}/offers/spring`, app.api_key, { starts_at: null, expires_at: '2020-01-01T00:00:00Z' });
     expect(await reason({})).to.equal('expired');
     await post(`${base}/offers/spring/archive`, app.api_key);
     expect(await reason({})).to.equal('archived');
-    expect((await post(`${base}/offers/ghost/checkout`, app.public_key, { plan: 'pro', interval: 'month' })).status).to.equal(404);
+    expect(
+      (await post(`${base}/offers/ghost/checkout`, app.public_key, { plan: 'pro', interval: 'month' })).status,
+    ).to.equal(404);
   });
 
   it('502 naming the provider when it fails; 409 when it is not connected', async () => {

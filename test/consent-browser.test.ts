@@ -3,7 +3,7 @@ import type net from 'node:net';
 import { expect } from 'chai';
 import { chromium, type Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from './helpers/factories.js';
-import { call, get, post } from './helpers/http.js';
+import { get, post } from './helpers/http.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { mcpPost, mcpUrl, TOOLS_LIST } from './helpers/mcp.js';
 import { pkce, postForm } from './helpers/oauth.js';
@@ -20,7 +20,11 @@ async function callbackServer() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as net.AddressInfo;
-  return { url: `http://127.0.0.1:${port}/callback`, hits, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    hits,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('the consent page in a real browser (headless Chromium)', function () {
@@ -44,11 +48,19 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     await cb.close();
   });
 
-
   async function authorizeUrl(extra: Record<string, string> = {}) {
-    const client = (await post('/oauth/register', null, { redirect_uris: [cb.url], client_name: 'Claude <Desktop>' })).body;
+    const client = (await post('/oauth/register', null, { redirect_uris: [cb.url], client_name: 'Claude <Desktop>' }))
+      .body;
     const { verifier, challenge } = pkce();
-    const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: cb.url, code_challenge: challenge, code_challenge_method: 'S256', state: 'xyz', ...extra });
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: cb.url,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'xyz',
+      ...extra,
+    });
     return { url: `${testEnv().baseUrl}/oauth/authorize?${q}`, client, verifier };
   }
 
@@ -75,7 +87,10 @@ describe('the consent page in a real browser (headless Chromium)', function () {
 
     // A forged POST without the page's CSRF token is refused, even with the session cookie.
     const requestId = new URL(page.url()).searchParams.get('request')!;
-    const forged = await context.request.post(`${testEnv().baseUrl}/oauth/consent`, { form: { request: requestId, decision: 'approve', access_level: 'full', app_id: app.id }, maxRedirects: 0 });
+    const forged = await context.request.post(`${testEnv().baseUrl}/oauth/consent`, {
+      form: { request: requestId, decision: 'approve', access_level: 'full', app_id: app.id },
+      maxRedirects: 0,
+    });
     expect(forged.status()).to.equal(403);
 
     await page.getByLabel('App').selectOption(app.id);
@@ -87,7 +102,13 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     expect(back.searchParams.get('state')).to.equal('xyz');
     const code = back.searchParams.get('code')!;
 
-    const tokens = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id, redirect_uri: cb.url });
+    const tokens = await postForm('/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+      redirect_uri: cb.url,
+    });
     expect(tokens.status).to.equal(200);
     expect(tokens.body.scope).to.equal('mcp:read');
     const list = await mcpPost(app.id, TOOLS_LIST, tokens.body.access_token);

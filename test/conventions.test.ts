@@ -20,7 +20,11 @@ const table = [
     auth: ['S'],
     tags: ['test'],
     summary: 'validated body',
-    body: z.object({ name: z.string().min(1), count: z.number().int().min(0), nested: z.object({ flag: z.boolean() }).optional() }),
+    body: z.object({
+      name: z.string().min(1),
+      count: z.number().int().min(0),
+      nested: z.object({ flag: z.boolean() }).optional(),
+    }),
     status: 201,
     handler: ({ body }) => ({ received: body }),
   }),
@@ -32,7 +36,12 @@ const table = [
     summary: 'inserts an app with a fixed id',
     body: z.object({ id: z.string() }),
     handler: async ({ em, body }) => {
-      em.create(App, { id: body.id, name: 'clash', apiKey: `key_${body.id}_${Math.random()}`, publicKey: `pub_${body.id}_${Math.random()}` });
+      em.create(App, {
+        id: body.id,
+        name: 'clash',
+        apiKey: `key_${body.id}_${Math.random()}`,
+        publicKey: `pub_${body.id}_${Math.random()}`,
+      });
       await flushOrConflict(em, `App ${body.id} already exists`);
       return { created: body.id };
     },
@@ -54,7 +63,8 @@ const table = [
     tags: ['test'],
     summary: 'paged list',
     query: pageQuery,
-    handler: ({ query }) => pageOf(ITEMS.slice(pageOffset(query), pageOffset(query) + query.per_page), ITEMS.length, query),
+    handler: ({ query }) =>
+      pageOf(ITEMS.slice(pageOffset(query), pageOffset(query) + query.per_page), ITEMS.length, query),
   }),
   route({
     method: 'GET',
@@ -85,7 +95,8 @@ describe('request conventions', () => {
   });
   after(() => close());
 
-  const send = (method: string, path: string, opts: Parameters<typeof call>[2] = {}) => call(method, `/apps/${app.id}${path}`, { token: app.api_key, base, ...opts });
+  const send = (method: string, path: string, opts: Parameters<typeof call>[2] = {}) =>
+    call(method, `/apps/${app.id}${path}`, { token: app.api_key, base, ...opts });
 
   describe('bodies', () => {
     it('400 for invalid JSON', async () => {
@@ -100,7 +111,10 @@ describe('request conventions', () => {
       expect(res.status).to.equal(400);
     });
     it('415 for a body that is not JSON', async () => {
-      const res = await send('POST', '/things', { raw: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+      const res = await send('POST', '/things', {
+        raw: 'name=x',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
       expect(res.status).to.equal(415);
       expect(res.body).to.deep.equal({ error: 'Content-Type must be application/json' });
     });
@@ -113,11 +127,17 @@ describe('request conventions', () => {
 
   describe('validation', () => {
     it('400 naming the field: missing, wrong type, bound, nested', async () => {
-      expect((await send('POST', '/things', { body: { count: 1 } })).body).to.deep.equal({ error: 'name: is required' });
-      expect((await send('POST', '/things', { body: { name: 'a', count: 'x' } })).body.error).to.match(/^count: .*number/);
+      expect((await send('POST', '/things', { body: { count: 1 } })).body).to.deep.equal({
+        error: 'name: is required',
+      });
+      expect((await send('POST', '/things', { body: { name: 'a', count: 'x' } })).body.error).to.match(
+        /^count: .*number/,
+      );
       expect((await send('POST', '/things', { body: { name: 'a', count: -1 } })).body.error).to.match(/^count: /);
       expect((await send('POST', '/things', { body: { name: 'a', count: 1.5 } })).body.error).to.match(/^count: /);
-      expect((await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: 'yes' } } })).body.error).to.match(/^nested\.flag: /);
+      expect(
+        (await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: 'yes' } } })).body.error,
+      ).to.match(/^nested\.flag: /);
     });
     it('passes valid input through, unknown fields dropped', async () => {
       const res = await send('POST', '/things', { body: { name: 'a', count: 2, extra: true } });
@@ -138,7 +158,8 @@ describe('request conventions', () => {
       const res = await send('GET', '/boom', { headers: { 'X-Request-Id': 'req-boom-1' } });
       expect(res.status).to.equal(500);
       expect(res.body).to.deep.equal({ error: 'Internal server error' });
-      const logged = lines.find((l) => l.msg === 'unhandled error' && l.requestId === 'req-boom-1') as { err: { message: string } } | undefined;
+      const logged = lines.find((l) => l.msg === 'unhandled error' && l.requestId === 'req-boom-1') as
+        { err: { message: string } } | undefined;
       expect(logged, 'error log line').to.not.equal(undefined);
       expect(logged!.err.message).to.equal('secret internals');
     });

@@ -52,10 +52,28 @@ describe('POST /apps/:appId/import', function () {
       [{ accounts: [...good, { id: 'x', plan: 'gold' }] }, 'accounts.50.plan: plan gold does not exist'],
       [{ accounts: [...good, { id: 'n3', plan: 'pro' }] }, 'accounts.50.id: duplicate of accounts.3'],
       [{ accounts: [...good, { id: 'taken' }] }, 'accounts.50.id: account taken already exists'],
-      [{ accounts: good, usage: [{ account_id: 'ghost', entitlement_id: 'api_calls', amount: 1, created_at: '2024-01-01T00:00:00Z' }] }, 'usage.0.account_id: account ghost does not exist'],
-      [{ accounts: good, usage: [{ account_id: 'n1', entitlement_id: 'sso', amount: 1, created_at: '2024-01-01T00:00:00Z' }] }, 'usage.0.entitlement_id: sso is a boolean entitlement'],
-      [{ accounts: good, usage: [{ account_id: 'n1', entitlement_id: 'api_calls', amount: 1 }] }, 'usage.0.created_at: is required'],
-      [{ accounts: [...good, { id: 'x', plan: 'pro', incentive: 'nope' }] }, 'accounts.50.incentive: incentive nope does not exist'],
+      [
+        {
+          accounts: good,
+          usage: [{ account_id: 'ghost', entitlement_id: 'api_calls', amount: 1, created_at: '2024-01-01T00:00:00Z' }],
+        },
+        'usage.0.account_id: account ghost does not exist',
+      ],
+      [
+        {
+          accounts: good,
+          usage: [{ account_id: 'n1', entitlement_id: 'sso', amount: 1, created_at: '2024-01-01T00:00:00Z' }],
+        },
+        'usage.0.entitlement_id: sso is a boolean entitlement',
+      ],
+      [
+        { accounts: good, usage: [{ account_id: 'n1', entitlement_id: 'api_calls', amount: 1 }] },
+        'usage.0.created_at: is required',
+      ],
+      [
+        { accounts: [...good, { id: 'x', plan: 'pro', incentive: 'nope' }] },
+        'accounts.50.incentive: incentive nope does not exist',
+      ],
     ];
     for (const [body, error] of cases) {
       const res = await post(`${base}/import`, admin(), body);
@@ -63,7 +81,11 @@ describe('POST /apps/:appId/import', function () {
       expect(res.body).to.deep.equal({ error });
     }
     expect((await get(`${base}/namespaces/count`, app.api_key)).body.count).to.equal(1);
-    const rows = await sql<{ n: string }>(testEnv().deps.orm.em.fork(), 'select count(*) as n from usage_events where app_id = $1', [app.id]);
+    const rows = await sql<{ n: string }>(
+      testEnv().deps.orm.em.fork(),
+      'select count(*) as n from usage_events where app_id = $1',
+      [app.id],
+    );
     expect(Number(rows[0].n)).to.equal(0);
   });
 
@@ -73,13 +95,21 @@ describe('POST /apps/:appId/import', function () {
 
   it('takes 10,000 accounts and 10,000 usage events in one request; more is a 400', async () => {
     const accounts = Array.from({ length: 10_000 }, (_, i) => ({ id: `bulk-${i}`, plan: 'pro' }));
-    const usage = Array.from({ length: 10_000 }, (_, i) => ({ account_id: `bulk-${i % 500}`, entitlement_id: 'api_calls', amount: 1, created_at: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString() }));
+    const usage = Array.from({ length: 10_000 }, (_, i) => ({
+      account_id: `bulk-${i % 500}`,
+      entitlement_id: 'api_calls',
+      amount: 1,
+      created_at: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString(),
+    }));
     const res = await post(`${base}/import`, admin(), { accounts, usage });
     expect(res.status, res.text).to.equal(201);
     expect(res.body).to.deep.equal({ accounts: 10_000, usage_events: 10_000 });
     expect((await get(`${base}/namespaces/count`, app.api_key)).body.count).to.equal(10_000);
     expect((await get(`${base}/namespaces/bulk-7/usage/api_calls`, app.api_key)).body.count).to.equal(20);
-    const tooMany = await call('POST', `${base}/import`, { token: admin(), body: { accounts: [...accounts, { id: 'one-more' }] } });
+    const tooMany = await call('POST', `${base}/import`, {
+      token: admin(),
+      body: { accounts: [...accounts, { id: 'one-more' }] },
+    });
     expect(tooMany.status).to.equal(400);
     expect(tooMany.body.error).to.match(/^accounts: /);
   });

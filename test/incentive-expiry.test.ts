@@ -1,5 +1,9 @@
 import { expect } from 'chai';
-import { incentiveExpiryWorkflowId, INCENTIVE_EXPIRY_STATE_QUERY, type IncentiveExpiryState } from '../workflows/shared.js';
+import {
+  incentiveExpiryWorkflowId,
+  INCENTIVE_EXPIRY_STATE_QUERY,
+  type IncentiveExpiryState,
+} from '../workflows/shared.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { eventsOf } from './helpers/events.js';
 import { del, get, patch, post } from './helpers/http.js';
@@ -8,18 +12,22 @@ import { eventually } from './helpers/wait.js';
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 
-
 describe('incentive expiry workflow', function () {
   this.timeout(60_000);
   let app: TestApp;
   let base: string;
-  const handle = (accountId: string) => testEnv().deps.temporal.client.workflow.getHandle(incentiveExpiryWorkflowId(app.id, accountId));
+  const handle = (accountId: string) =>
+    testEnv().deps.temporal.client.workflow.getHandle(incentiveExpiryWorkflowId(app.id, accountId));
 
   beforeEach(async () => {
     app = await createTestApp();
     base = `/apps/${app.id}`;
     await seedCatalog(app);
-    await post(`${base}/incentives`, app.api_key, { id: 'promo', name: 'Promo', entitlements: [{ id: 'api_calls', max: 9999 }] });
+    await post(`${base}/incentives`, app.api_key, {
+      id: 'promo',
+      name: 'Promo',
+      entitlements: [{ id: 'api_calls', max: 9999 }],
+    });
   });
 
   it('removes the incentive when its expiry passes, and is easy to find and read in Temporal', async () => {
@@ -44,7 +52,9 @@ describe('incentive expiry workflow', function () {
     const [removed] = await eventsOf(app.id, 'account.incentive_removed');
     expect(removed.data.previous).to.deep.equal({ incentive: 'promo' });
     const after = await h.describe();
-    expect(Object.fromEntries(after.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).IncentiveId).to.equal('promo');
+    expect(
+      Object.fromEntries(after.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])).IncentiveId,
+    ).to.equal('promo');
   });
 
   it('a new expiry re-targets the same workflow run', async () => {
@@ -86,6 +96,12 @@ describe('incentive expiry workflow', function () {
       return d.runId !== firstRun ? d : undefined;
     });
     expect(second.runId).to.not.equal(firstRun);
-    expect(((await testEnv().deps.temporal.client.workflow.getHandle(second.workflowId, second.runId).result()) as IncentiveExpiryState).outcome).to.equal('expired');
+    expect(
+      (
+        (await testEnv()
+          .deps.temporal.client.workflow.getHandle(second.workflowId, second.runId)
+          .result()) as IncentiveExpiryState
+      ).outcome,
+    ).to.equal('expired');
   });
 });

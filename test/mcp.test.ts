@@ -7,20 +7,82 @@ import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 
 const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
-  list_accounts: 'R', count_accounts: 'R', list_accounts_with_incentive: 'R', create_account: 'W', get_account: 'R', update_account: 'W', delete_account: 'F', remove_account_incentive: 'F', get_account_access: 'R', get_account_access_private: 'R',
-  get_account_usage: 'R', get_usage_count: 'R', increment_usage: 'W', decrement_usage: 'W', add_usage_amount: 'W',
-  list_plans: 'R', create_plan: 'W', get_plan: 'R', update_plan: 'W', delete_plan: 'F', merge_plan_meta: 'W', list_plan_accounts: 'R', attach_plan_entitlement: 'W', set_plan_entitlement_limit: 'W', detach_plan_entitlement: 'F', attach_plan_addon: 'W', detach_plan_addon: 'F', list_pricing_cards: 'R', get_pricing_card: 'R',
-  list_entitlements: 'R', create_entitlement: 'W', get_entitlement: 'R', update_entitlement: 'W', delete_entitlement: 'F',
-  list_addons: 'R', create_addon: 'W', get_addon: 'R', update_addon: 'W', delete_addon: 'F',
-  list_incentives: 'R', create_incentive: 'W', get_incentive: 'R', update_incentive: 'W', delete_incentive: 'F', attach_incentive_entitlement: 'W', set_incentive_entitlement_limit: 'W', detach_incentive_entitlement: 'F', attach_incentive_addon: 'W', detach_incentive_addon: 'F',
-  get_usage_summary: 'R', top_accounts_by_usage: 'R', get_usage_timeseries: 'R', list_usage_events: 'R',
-  list_webhooks: 'R', create_webhook: 'W', get_webhook: 'R', update_webhook: 'W', delete_webhook: 'F', send_test_event: 'W', list_webhook_deliveries: 'R', retry_webhook_delivery: 'W', list_events: 'R',
-  get_app: 'R', update_app: 'W',
+  list_accounts: 'R',
+  count_accounts: 'R',
+  list_accounts_with_incentive: 'R',
+  create_account: 'W',
+  get_account: 'R',
+  update_account: 'W',
+  delete_account: 'F',
+  remove_account_incentive: 'F',
+  get_account_access: 'R',
+  get_account_access_private: 'R',
+  get_account_usage: 'R',
+  get_usage_count: 'R',
+  increment_usage: 'W',
+  decrement_usage: 'W',
+  add_usage_amount: 'W',
+  list_plans: 'R',
+  create_plan: 'W',
+  get_plan: 'R',
+  update_plan: 'W',
+  delete_plan: 'F',
+  merge_plan_meta: 'W',
+  list_plan_accounts: 'R',
+  attach_plan_entitlement: 'W',
+  set_plan_entitlement_limit: 'W',
+  detach_plan_entitlement: 'F',
+  attach_plan_addon: 'W',
+  detach_plan_addon: 'F',
+  list_pricing_cards: 'R',
+  get_pricing_card: 'R',
+  list_entitlements: 'R',
+  create_entitlement: 'W',
+  get_entitlement: 'R',
+  update_entitlement: 'W',
+  delete_entitlement: 'F',
+  list_addons: 'R',
+  create_addon: 'W',
+  get_addon: 'R',
+  update_addon: 'W',
+  delete_addon: 'F',
+  list_incentives: 'R',
+  create_incentive: 'W',
+  get_incentive: 'R',
+  update_incentive: 'W',
+  delete_incentive: 'F',
+  attach_incentive_entitlement: 'W',
+  set_incentive_entitlement_limit: 'W',
+  detach_incentive_entitlement: 'F',
+  attach_incentive_addon: 'W',
+  detach_incentive_addon: 'F',
+  get_usage_summary: 'R',
+  top_accounts_by_usage: 'R',
+  get_usage_timeseries: 'R',
+  list_usage_events: 'R',
+  list_webhooks: 'R',
+  create_webhook: 'W',
+  get_webhook: 'R',
+  update_webhook: 'W',
+  delete_webhook: 'F',
+  send_test_event: 'W',
+  list_webhook_deliveries: 'R',
+  retry_webhook_delivery: 'W',
+  list_events: 'R',
+  get_app: 'R',
+  update_app: 'W',
 };
 
-const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({ jsonrpc: '2.0', id, method, params });
-const init = (protocolVersion: string, name = 'raw-client') => rpc('initialize', { protocolVersion, capabilities: {}, clientInfo: { name, version: '1' } });
-const raw = (app: TestApp, body: unknown, token: string | null = app.api_key, headers: Record<string, string> = {}) => mcpPost(app.id, body, token, headers);
+const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+const init = (protocolVersion: string, name = 'raw-client') =>
+  rpc('initialize', { protocolVersion, capabilities: {}, clientInfo: { name, version: '1' } });
+const raw = (app: TestApp, body: unknown, token: string | null = app.api_key, headers: Record<string, string> = {}) =>
+  mcpPost(app.id, body, token, headers);
 
 describe('MCP server', function () {
   this.timeout(60_000);
@@ -47,7 +109,9 @@ describe('MCP server', function () {
         expect(res.headers.get('content-type')).to.match(/application\/json/);
         expect(res.body.result.protocolVersion).to.equal(v);
         expect(res.body.result.capabilities).to.include.keys('tools', 'resources', 'prompts');
-        expect(res.body.result.instructions).to.match(/catalog/).and.match(/confirm/);
+        expect(res.body.result.instructions)
+          .to.match(/catalog/)
+          .and.match(/confirm/);
         expect(res.body.result.serverInfo.name).to.equal('offerkit');
       }
       const newest = await raw(app, init('1999-01-01'));
@@ -55,7 +119,11 @@ describe('MCP server', function () {
     });
 
     it('takes batches, answers notifications with an empty 202, and 405 for GET and DELETE', async () => {
-      const batch = await raw(app, [rpc('tools/list', {}, 1), rpc('prompts/list', {}, 2), { jsonrpc: '2.0', method: 'notifications/initialized' }]);
+      const batch = await raw(app, [
+        rpc('tools/list', {}, 1),
+        rpc('prompts/list', {}, 2),
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
       expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(64);
@@ -77,7 +145,9 @@ describe('MCP server', function () {
         expect(res.status, String(cred)).to.equal(401);
         expect(res.body).to.deep.equal({ error: 'Unauthorized' });
         const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
-        expect(res.headers.get('www-authenticate')).to.equal(cred === null ? pointer : `${pointer}, error="invalid_token"`);
+        expect(res.headers.get('www-authenticate')).to.equal(
+          cred === null ? pointer : `${pointer}, error="invalid_token"`,
+        );
       }
       const bad = await raw(app, { hello: 'world' });
       expect(bad.status).to.equal(400);
@@ -110,14 +180,27 @@ describe('MCP server', function () {
         const level = TOOLS[t.name];
         expect(t.annotations?.readOnlyHint, t.name).to.equal(level === 'R');
         expect(t.annotations?.destructiveHint, t.name).to.equal(level === 'F');
-        expect(t.annotations?.openWorldHint, t.name).to.equal(t.name === 'send_test_event' || t.name === 'retry_webhook_delivery');
+        expect(t.annotations?.openWorldHint, t.name).to.equal(
+          t.name === 'send_test_event' || t.name === 'retry_webhook_delivery',
+        );
         expect(t.inputSchema.type).to.equal('object');
         expect(t.inputSchema.properties ?? {}, t.name).to.not.have.property('appId');
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
       expect(byName.get_account.inputSchema.required).to.deep.equal(['namespaceId']);
-      expect(byName.add_usage_amount.inputSchema.required).to.include.members(['namespaceId', 'entitlementId', 'amount']);
-      expect(byName.list_accounts.inputSchema.properties).to.include.keys('q', 'plan', 'incentive', 'has_incentive', 'page', 'per_page');
+      expect(byName.add_usage_amount.inputSchema.required).to.include.members([
+        'namespaceId',
+        'entitlementId',
+        'amount',
+      ]);
+      expect(byName.list_accounts.inputSchema.properties).to.include.keys(
+        'q',
+        'plan',
+        'incentive',
+        'has_incentive',
+        'page',
+        'per_page',
+      );
       expect(byName.list_accounts.inputSchema.properties).to.not.have.property('offer');
       expect(Object.keys(byName.update_app.inputSchema.properties ?? {})).to.deep.equal(['name']);
       expect(byName.merge_plan_meta.inputSchema.required).to.include.members(['planId', 'meta']);
@@ -135,19 +218,30 @@ describe('MCP server', function () {
       expect((await tool('create_account', { id: 'alice', plan: 'pro' })).plan).to.equal('pro');
       expect((await tool('count_accounts')).count).to.equal(1);
       expect((await tool('increment_usage', { namespaceId: 'alice', entitlementId: 'api_calls' })).count).to.equal(1);
-      expect((await tool('add_usage_amount', { namespaceId: 'alice', entitlementId: 'api_calls', amount: 4 })).count).to.equal(5);
+      expect(
+        (await tool('add_usage_amount', { namespaceId: 'alice', entitlementId: 'api_calls', amount: 4 })).count,
+      ).to.equal(5);
       const access = await tool('get_account_access', { namespaceId: 'alice' });
       expect(JSON.stringify(access)).to.include('api_calls');
-      expect((await tool('list_accounts', { q: 'ali', per_page: 5 })).data.map((a: { id: string }) => a.id)).to.deep.equal(['alice']);
+      expect(
+        (await tool('list_accounts', { q: 'ali', per_page: 5 })).data.map((a: { id: string }) => a.id),
+      ).to.deep.equal(['alice']);
       // Plans, meta under `meta`
-      expect((await tool('merge_plan_meta', { planId: 'pro', meta: { badge: 'popular' } })).meta).to.include({ badge: 'popular', color: 'blue' });
+      expect((await tool('merge_plan_meta', { planId: 'pro', meta: { badge: 'popular' } })).meta).to.include({
+        badge: 'popular',
+        color: 'blue',
+      });
       expect((await tool('list_plans')).map((p: { id: string }) => p.id)).to.include.members(['free', 'pro', 'scale']);
       expect((await tool('get_pricing_card', { planId: 'pro' })).monthlyPrice).to.equal(29);
       // Entitlements, add-ons, incentives
-      expect((await tool('create_entitlement', { id: 'exports', type: 'usage', name: 'Exports' })).id).to.equal('exports');
+      expect((await tool('create_entitlement', { id: 'exports', type: 'usage', name: 'Exports' })).id).to.equal(
+        'exports',
+      );
       expect((await tool('get_addon', { addonId: 'priority' })).name).to.equal('Priority support');
       expect((await tool('create_incentive', { id: 'launch', name: 'Launch' })).id).to.equal('launch');
-      expect((await tool('attach_incentive_entitlement', { incentiveId: 'launch', id: 'api_calls', max: 5000 })).id).to.equal('launch');
+      expect(
+        (await tool('attach_incentive_entitlement', { incentiveId: 'launch', id: 'api_calls', max: 5000 })).id,
+      ).to.equal('launch');
       // Analytics
       const summary = await tool('get_usage_summary', { interval: '7d' });
       expect(summary.entitlements.find((e: { id: string }) => e.id === 'api_calls').amount).to.equal(5);
@@ -158,7 +252,9 @@ describe('MCP server', function () {
       expect(renamed).to.include({ name: 'Renamed', api_key: '[redacted]', checkout_url: null });
       // Deletes
       expect((await tool('delete_entitlement', { entitlementId: 'exports' })).id).to.equal('exports');
-      expect(resultText(await client.callTool({ name: 'get_entitlement', arguments: { entitlementId: 'exports' } }))).to.equal('Error 404: Entitlement exports not found');
+      expect(
+        resultText(await client.callTool({ name: 'get_entitlement', arguments: { entitlementId: 'exports' } })),
+      ).to.equal('Error 404: Entitlement exports not found');
       // Errors
       const missing = await client.callTool({ name: 'get_plan', arguments: { planId: 'nope' } });
       expect(missing.isError).to.equal(true);
@@ -176,12 +272,23 @@ describe('MCP server', function () {
       const receiver = await startReceiver();
       try {
         const { client } = await connect();
-        const created = resultJson(await client.callTool({ name: 'create_webhook', arguments: { url: receiver.url, events: ['*'] } }));
+        const created = resultJson(
+          await client.callTool({ name: 'create_webhook', arguments: { url: receiver.url, events: ['*'] } }),
+        );
         expect(created.secret).to.equal('[redacted]');
-        expect(resultText(await client.callTool({ name: 'get_webhook', arguments: { webhookId: created.id } }))).to.not.match(/whsec_/);
-        const sent = resultJson(await client.callTool({ name: 'send_test_event', arguments: { webhookId: created.id } }));
+        expect(
+          resultText(await client.callTool({ name: 'get_webhook', arguments: { webhookId: created.id } })),
+        ).to.not.match(/whsec_/);
+        const sent = resultJson(
+          await client.callTool({ name: 'send_test_event', arguments: { webhookId: created.id } }),
+        );
         expect(sent.status).to.equal('succeeded');
-        const retried = resultJson(await client.callTool({ name: 'retry_webhook_delivery', arguments: { webhookId: created.id, deliveryId: sent.id } }));
+        const retried = resultJson(
+          await client.callTool({
+            name: 'retry_webhook_delivery',
+            arguments: { webhookId: created.id, deliveryId: sent.id },
+          }),
+        );
         expect(retried.attempts).to.be.greaterThan(1);
         const real = await get(`/apps/${app.id}/webhooks/${created.id}`, app.api_key);
         expect(real.body.secret).to.match(/^whsec_/);
@@ -196,10 +303,16 @@ describe('MCP server', function () {
       await createAccount(app, { id: 'bob', plan: 'pro' });
       const { client } = await connect();
       const { resources } = await client.listResources();
-      expect(resources.map((r) => r.uri).sort()).to.deep.equal(['offer://app', 'offer://catalog', 'offer://events', 'offer://pricing']);
+      expect(resources.map((r) => r.uri).sort()).to.deep.equal([
+        'offer://app',
+        'offer://catalog',
+        'offer://events',
+        'offer://pricing',
+      ]);
       const { resourceTemplates } = await client.listResourceTemplates();
       expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{namespaceId}']);
-      const read = async (uri: string) => JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
+      const read = async (uri: string) =>
+        JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
       expect(await read('offer://app')).to.deep.equal({ id: app.id, name: app.name });
       const catalog = await read('offer://catalog');
       expect(catalog.plans.map((p: { id: string }) => p.id)).to.include('pro');
@@ -222,12 +335,24 @@ describe('MCP server', function () {
     it('has the four prompts, each one message naming tools', async () => {
       const { client } = await connect();
       const { prompts } = await client.listPrompts();
-      expect(prompts.map((p) => p.name).sort()).to.deep.equal(['debug_webhooks', 'investigate_account', 'launch_incentive', 'review_catalog']);
-      expect(prompts.find((p) => p.name === 'investigate_account')!.arguments).to.deep.equal([{ name: 'namespaceId', description: 'The account id', required: true }]);
+      expect(prompts.map((p) => p.name).sort()).to.deep.equal([
+        'debug_webhooks',
+        'investigate_account',
+        'launch_incentive',
+        'review_catalog',
+      ]);
+      expect(prompts.find((p) => p.name === 'investigate_account')!.arguments).to.deep.equal([
+        { name: 'namespaceId', description: 'The account id', required: true },
+      ]);
       const p = await client.getPrompt({ name: 'investigate_account', arguments: { namespaceId: 'alice' } });
       expect(p.messages).to.have.length(1);
-      expect((p.messages[0].content as { text: string }).text).to.include('"alice"').and.include('get_account');
-      const launch = await client.getPrompt({ name: 'launch_incentive', arguments: { goal: 'win back churned users' } });
+      expect((p.messages[0].content as { text: string }).text)
+        .to.include('"alice"')
+        .and.include('get_account');
+      const launch = await client.getPrompt({
+        name: 'launch_incentive',
+        arguments: { goal: 'win back churned users' },
+      });
       expect((launch.messages[0].content as { text: string }).text).to.include('create_incentive');
       const review = await client.getPrompt({ name: 'review_catalog' });
       expect((review.messages[0].content as { text: string }).text).to.include('do not apply');
@@ -249,17 +374,25 @@ describe('MCP server', function () {
         ['get_plan', 404],
         ['list_plans', 200],
       ]);
-      expect(calls.body.data[0]).to.include({ is_error: true, result: 'Error 404: Plan nope not found', connection_id: transport.sessionId });
+      expect(calls.body.data[0]).to.include({
+        is_error: true,
+        result: 'Error 404: Plan nope not found',
+        connection_id: transport.sessionId,
+      });
       expect((await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data).to.have.length(1);
       // Most recently used first.
       const second = await connect(app.api_key, 'Second client');
       await second.client.callTool({ name: 'count_accounts', arguments: {} });
-      const order = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body.map((c: { name: string }) => c.name);
+      const order = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body.map(
+        (c: { name: string }) => c.name,
+      );
       expect(order.slice(0, 2)).to.deep.equal(['Second client', 'Claude Desktop']);
     });
 
     it('an unknown session id is ignored: the call works and is logged without a connection', async () => {
-      const res = await raw(app, rpc('tools/call', { name: 'count_accounts', arguments: {} }), app.api_key, { 'Mcp-Session-Id': 'mcn_unknown' });
+      const res = await raw(app, rpc('tools/call', { name: 'count_accounts', arguments: {} }), app.api_key, {
+        'Mcp-Session-Id': 'mcn_unknown',
+      });
       expect(res.status).to.equal(200);
       expect(JSON.parse(res.body.result.content[0].text)).to.deep.equal({ count: 0 });
       const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
@@ -281,19 +414,30 @@ describe('MCP server', function () {
       for (const path of ['/mcp/settings', '/mcp/connections', '/mcp/calls', '/agent/threads']) {
         expect((await get(`/apps/${app.id}${path}`, app.api_key)).status, path).to.equal(401);
       }
-      const bad = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { tool_overrides: { not_a_tool: true } });
+      const bad = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
+        tool_overrides: { not_a_tool: true },
+      });
       expect(bad.status).to.equal(400);
       expect(bad.body.error).to.equal('tool_overrides.not_a_tool: no tool of that name');
-      expect((await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'owner' })).status).to.equal(400);
+      expect(
+        (await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'owner' })).status,
+      ).to.equal(400);
       expect((await del(`/apps/${app.id}/mcp/connections/mcn_nope`, testEnv().adminKey)).status).to.equal(404);
       expect((await get(`/apps/${app.id}/mcp/calls?limit=0`, testEnv().adminKey)).status).to.equal(400);
     });
 
     it('settings: defaults, merge, and tool_overrides replacing the old map', async () => {
       const admin = testEnv().adminKey;
-      expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal({ enabled: true, access_level: 'write', tool_overrides: {} });
+      expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal({
+        enabled: true,
+        access_level: 'write',
+        tool_overrides: {},
+      });
       await patch(`/apps/${app.id}/mcp/settings`, admin, { tool_overrides: { list_plans: false, delete_plan: true } });
-      const next = await patch(`/apps/${app.id}/mcp/settings`, admin, { access_level: 'read', tool_overrides: { get_app: false } });
+      const next = await patch(`/apps/${app.id}/mcp/settings`, admin, {
+        access_level: 'read',
+        tool_overrides: { get_app: false },
+      });
       expect(next.body).to.deep.equal({ enabled: true, access_level: 'read', tool_overrides: { get_app: false } });
       expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal(next.body);
     });
@@ -303,10 +447,23 @@ describe('MCP server', function () {
     it('PUT creates then replaces, PATCH renames, list by user newest first, DELETE; 404 after', async () => {
       const admin = testEnv().adminKey;
       const base = `/apps/${app.id}/agent/threads`;
-      const created = await call('PUT', `${base}/t1`, { token: admin, body: { user_id: 'u1', messages: [{ role: 'user', content: 'hi' }] } });
+      const created = await call('PUT', `${base}/t1`, {
+        token: admin,
+        body: { user_id: 'u1', messages: [{ role: 'user', content: 'hi' }] },
+      });
       expect(created.status, created.text).to.equal(201);
       expect(created.body).to.include({ id: 't1', user_id: 'u1', title: null });
-      const replaced = await call('PUT', `${base}/t1`, { token: admin, body: { user_id: 'u1', messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }], title: 'First' } });
+      const replaced = await call('PUT', `${base}/t1`, {
+        token: admin,
+        body: {
+          user_id: 'u1',
+          messages: [
+            { role: 'user', content: 'a' },
+            { role: 'assistant', content: 'b' },
+          ],
+          title: 'First',
+        },
+      });
       expect(replaced.status).to.equal(200);
       expect(replaced.body.messages).to.have.length(2);
       await call('PUT', `${base}/t2`, { token: admin, body: { user_id: 'u2', messages: [] } });
@@ -315,7 +472,9 @@ describe('MCP server', function () {
       expect(list.body.data).to.have.length(1);
       expect(list.body.data[0]).to.include({ id: 't1', title: 'Renamed', message_count: 2 });
       expect((await get(base, admin)).body.data.map((t: { id: string }) => t.id)).to.deep.equal(['t1', 't2']);
-      expect((await call('PUT', `${base}/t3`, { token: admin, body: { messages: [] } })).body.error).to.equal('body.user_id: is required'.replace('body.', ''));
+      expect((await call('PUT', `${base}/t3`, { token: admin, body: { messages: [] } })).body.error).to.equal(
+        'body.user_id: is required'.replace('body.', ''),
+      );
       expect((await del(`${base}/t1`, admin)).body).to.deep.equal({ deleted: true, id: 't1' });
       expect((await get(`${base}/t1`, admin)).status).to.equal(404);
     });

@@ -11,7 +11,6 @@ import { mcpPost, mcpUrl, resultText, TOOLS_LIST } from './helpers/mcp.js';
 import { approveWith, openAuthorization, pkce, postForm, REDIRECT, TestOAuthProvider } from './helpers/oauth.js';
 import { testEnv } from './helpers/servers.js';
 
-
 async function register(body: Record<string, unknown> = {}) {
   return post('/oauth/register', null, { redirect_uris: [REDIRECT], client_name: 'Raw client', ...body });
 }
@@ -24,7 +23,19 @@ function authorizeUrl(q: Record<string, string>) {
 async function rawCode(app: TestApp, level: 'read' | 'write' | 'full' = 'write', extra: Record<string, string> = {}) {
   const client = (await register()).body;
   const { verifier, challenge } = pkce();
-  const url = new URL(testEnv().baseUrl + authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'st', resource: mcpUrl(app.id).toString(), ...extra }));
+  const url = new URL(
+    testEnv().baseUrl +
+      authorizeUrl({
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'st',
+        resource: mcpUrl(app.id).toString(),
+        ...extra,
+      }),
+  );
   const code = await approveWith(level)(url);
   return { client, code, verifier };
 }
@@ -69,12 +80,18 @@ describe('OAuth 2.1 for MCP clients', function () {
       const base = testEnv().baseUrl;
       const prm = await get(`/.well-known/oauth-protected-resource/apps/${app.id}/mcp`);
       expect(prm.status).to.equal(200);
-      expect(OAuthProtectedResourceMetadataSchema.parse(prm.body)).to.include({ resource: `${base}/apps/${app.id}/mcp` });
+      expect(OAuthProtectedResourceMetadataSchema.parse(prm.body)).to.include({
+        resource: `${base}/apps/${app.id}/mcp`,
+      });
       expect(prm.body.authorization_servers).to.deep.equal([base]);
       expect(prm.body.scopes_supported).to.deep.equal(['mcp:read', 'mcp:write', 'mcp:full']);
       expect((await get('/.well-known/oauth-protected-resource')).body.resource).to.equal(base);
       expect((await get('/.well-known/oauth-protected-resource/apps/app_nope/mcp')).status).to.equal(404);
-      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-authorization-server/apps/x/mcp', '/.well-known/openid-configuration']) {
+      for (const path of [
+        '/.well-known/oauth-authorization-server',
+        '/.well-known/oauth-authorization-server/apps/x/mcp',
+        '/.well-known/openid-configuration',
+      ]) {
         const res = await get(path);
         expect(res.status, path).to.equal(200);
         const meta = OAuthMetadataSchema.parse(res.body);
@@ -88,11 +105,23 @@ describe('OAuth 2.1 for MCP clients', function () {
 
   describe('POST /oauth/register', () => {
     it('accepts https, loopback http on any port and app schemes; refuses other http, dangerous schemes and fragments', async () => {
-      const ok = await register({ redirect_uris: ['https://client.example/cb', 'http://localhost:1234/cb', 'http://[::1]/cb', 'com.example.app:/oauth'] });
+      const ok = await register({
+        redirect_uris: [
+          'https://client.example/cb',
+          'http://localhost:1234/cb',
+          'http://[::1]/cb',
+          'com.example.app:/oauth',
+        ],
+      });
       expect(ok.status, ok.text).to.equal(201);
       expect(ok.body).to.include({ token_endpoint_auth_method: 'none', client_name: 'Raw client' });
       expect(ok.body).to.not.have.property('client_secret');
-      for (const uri of ['http://client.example/cb', 'javascript:alert(1)', 'https://client.example/cb#x', 'not a uri']) {
+      for (const uri of [
+        'http://client.example/cb',
+        'javascript:alert(1)',
+        'https://client.example/cb#x',
+        'not a uri',
+      ]) {
         const res = await register({ redirect_uris: [uri] });
         expect(res.status, uri).to.equal(400);
         expect(res.body.error, uri).to.equal('invalid_redirect_uri');
@@ -110,7 +139,13 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('shows errors as an HTML page: unknown client, wrong redirect URI, no PKCE, plain PKCE, unknown scope, a server URL on another origin', async () => {
       const client = (await register()).body;
       const { challenge } = pkce();
-      const good = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256' };
+      const good = {
+        response_type: 'code',
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
       const cases: [Record<string, string>, RegExp][] = [
         [{ ...good, client_id: 'mcpc_nope' }, /not registered/],
         [{ ...good, redirect_uri: 'http://127.0.0.1:1/other' }, /redirect_uri/],
@@ -136,7 +171,16 @@ describe('OAuth 2.1 for MCP clients', function () {
       config.APP_URL = 'https://dashboard.example';
       try {
         const client = (await register()).body;
-        const res = await call('GET', authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' }));
+        const res = await call(
+          'GET',
+          authorizeUrl({
+            response_type: 'code',
+            client_id: client.client_id,
+            redirect_uri: REDIRECT,
+            code_challenge: pkce().challenge,
+            code_challenge_method: 'S256',
+          }),
+        );
         expect(res.headers.get('location')).to.match(/^https:\/\/dashboard\.example\/oauth\/consent\?request=oar_/);
       } finally {
         delete config.APP_URL;
@@ -146,7 +190,10 @@ describe('OAuth 2.1 for MCP clients', function () {
 
   describe('bad input', () => {
     it('sign-out from another site is refused (it would sign the operator out)', async () => {
-      const res = await call('POST', '/oauth/consent/sign-out', { raw: 'request=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://evil.example' } });
+      const res = await call('POST', '/oauth/consent/sign-out', {
+        raw: 'request=x',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: 'https://evil.example' },
+      });
       expect(res.status).to.equal(403);
       expect(res.headers.get('set-cookie')).to.equal(null);
     });
@@ -154,16 +201,24 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('is a clear 4xx, never a 500, in the format of each route', async () => {
       const token = await call('POST', '/oauth/token', { body: { grant_type: 7 } });
       expect(token.status).to.equal(400);
-      expect(token.body).to.deep.equal({ error: 'invalid_request', error_description: 'grant_type: Invalid input: expected string, received number' });
+      expect(token.body).to.deep.equal({
+        error: 'invalid_request',
+        error_description: 'grant_type: Invalid input: expected string, received number',
+      });
       expect((await call('POST', '/oauth/token', { raw: '{nope' })).status).to.equal(400);
-      expect((await call('POST', '/oauth/register', { raw: 'x', headers: { 'Content-Type': 'text/plain' } })).status).to.equal(415);
+      expect(
+        (await call('POST', '/oauth/register', { raw: 'x', headers: { 'Content-Type': 'text/plain' } })).status,
+      ).to.equal(415);
       const revoke = await postForm('/oauth/revoke', {});
       expect(revoke.status).to.equal(400);
       expect(revoke.body.error).to.equal('invalid_request');
       const repeated = await call('GET', '/oauth/authorize?client_id=a&client_id=b');
       expect(repeated.status).to.equal(400);
       expect(repeated.text).to.include('client_id is sent more than once');
-      const approve = await post('/oauth/requests/oar_nope/approve', testEnv().adminKey, { user: {}, access_level: 'read' });
+      const approve = await post('/oauth/requests/oar_nope/approve', testEnv().adminKey, {
+        user: {},
+        access_level: 'read',
+      });
       expect(approve.status).to.equal(400);
       expect(approve.body.error).to.equal('user.id: is required');
       expect((await post('/oauth/requests/oar_nope/deny', testEnv().adminKey, {})).status).to.equal(404);
@@ -172,25 +227,53 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect((await call('GET', '/oauth/consent')).status).to.equal(200);
       // Malformed escapes and NUL characters: 4xx in each route's own format.
       const basic = (pair: string) => ({ Authorization: `Basic ${Buffer.from(pair).toString('base64')}` });
-      const badBasic = await call('POST', '/oauth/token', { raw: 'grant_type=refresh_token&refresh_token=x', headers: { ...basic('%zz:x'), 'Content-Type': 'application/x-www-form-urlencoded' } });
+      const badBasic = await call('POST', '/oauth/token', {
+        raw: 'grant_type=refresh_token&refresh_token=x',
+        headers: { ...basic('%zz:x'), 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
       expect(badBasic.status).to.equal(401);
       expect(badBasic.body.error).to.equal('invalid_client');
-      const badRevoke = await call('POST', '/oauth/revoke', { raw: 'token=x', headers: { ...basic('a:%zz'), 'Content-Type': 'application/x-www-form-urlencoded' } });
+      const badRevoke = await call('POST', '/oauth/revoke', {
+        raw: 'token=x',
+        headers: { ...basic('a:%zz'), 'Content-Type': 'application/x-www-form-urlencoded' },
+      });
       expect(badRevoke.status).to.equal(401);
-      const nulName = await call('POST', '/oauth/register', { body: { redirect_uris: [REDIRECT], client_name: 'a\u0000b' } });
+      const nulName = await call('POST', '/oauth/register', {
+        body: { redirect_uris: [REDIRECT], client_name: 'a\u0000b' },
+      });
       expect(nulName.status).to.equal(400);
-      expect(nulName.body).to.deep.equal({ error: 'invalid_client_metadata', error_description: 'client_name: must not contain a NUL character' });
+      expect(nulName.body).to.deep.equal({
+        error: 'invalid_client_metadata',
+        error_description: 'client_name: must not contain a NUL character',
+      });
       const client = (await register()).body;
       const authorizeWith = (extra: Record<string, string>) =>
-        call('GET', authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', ...extra }));
-      for (const extra of [{ state: 'a\u0000b' }, { resource: `${testEnv().baseUrl}/apps/%zz/mcp` }] as Record<string, string>[]) {
+        call(
+          'GET',
+          authorizeUrl({
+            response_type: 'code',
+            client_id: client.client_id,
+            redirect_uri: REDIRECT,
+            code_challenge: pkce().challenge,
+            code_challenge_method: 'S256',
+            ...extra,
+          }),
+        );
+      for (const extra of [{ state: 'a\u0000b' }, { resource: `${testEnv().baseUrl}/apps/%zz/mcp` }] as Record<
+        string,
+        string
+      >[]) {
         const page = await authorizeWith(extra);
         expect(page.status, JSON.stringify(extra)).to.equal(400);
         expect(page.headers.get('content-type')).to.match(/^text\/html/);
       }
       const mcp = await mcpPost(app.id, [], app.api_key);
       expect(mcp.status).to.equal(400);
-      const badArgs = await mcpPost(app.id, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_plan', arguments: 'x' } }, app.api_key);
+      const badArgs = await mcpPost(
+        app.id,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_plan', arguments: 'x' } },
+        app.api_key,
+      );
       expect(badArgs.status).to.be.below(500);
       expect(badArgs.body.error ?? badArgs.body.result?.isError).to.not.equal(undefined);
     });
@@ -204,11 +287,21 @@ describe('OAuth 2.1 for MCP clients', function () {
         const prm = await get(`/.well-known/oauth-protected-resource/apps/${app.id}/mcp`);
         expect(prm.body.resource).to.equal(`https://api.example.com/apps/${app.id}/mcp`);
         expect(prm.body.authorization_servers).to.deep.equal(['https://api.example.com']);
-        expect((await get('/.well-known/oauth-authorization-server')).body.token_endpoint).to.equal('https://api.example.com/oauth/token');
+        expect((await get('/.well-known/oauth-authorization-server')).body.token_endpoint).to.equal(
+          'https://api.example.com/oauth/token',
+        );
         const noToken = await mcpPost(app.id, TOOLS_LIST, null);
-        expect(noToken.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`);
+        expect(noToken.headers.get('www-authenticate')).to.equal(
+          `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`,
+        );
         const client = (await register()).body;
-        const q = { response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256' };
+        const q = {
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        };
         const local = await call('GET', authorizeUrl({ ...q, resource: mcpUrl(app.id).toString() }));
         expect(local.status).to.equal(400);
         expect(local.text).to.include('is not on this service');
@@ -224,9 +317,13 @@ describe('OAuth 2.1 for MCP clients', function () {
   describe('retention', () => {
     it('the hourly purge removes tool calls older than 30 days', async () => {
       const em = testEnv().deps.orm.em.fork();
-      await sql(em, `insert into mcp_calls (id, app_id, tool, arguments, status, is_error, result, duration_ms, created_at) values
+      await sql(
+        em,
+        `insert into mcp_calls (id, app_id, tool, arguments, status, is_error, result, duration_ms, created_at) values
         ('mcl_old_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '31 days'),
-        ('mcl_new_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '29 days')`, [app.id]);
+        ('mcl_new_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '29 days')`,
+        [app.id],
+      );
       const { purgeExpired } = await import('../src/events/retention.js');
       const result = await purgeExpired(testEnv().deps);
       expect(result.mcpCalls).to.be.at.least(1);
@@ -236,12 +333,20 @@ describe('OAuth 2.1 for MCP clients', function () {
 
     it('key sessions idle for 30 days are removed; OAuth connections stay', async () => {
       const em = testEnv().deps.orm.em.fork();
-      await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at, created_at) values
+      await sql(
+        em,
+        `insert into mcp_connections (id, app_id, kind, name, last_used_at, created_at) values
         ('mcc_idle_${app.id}', $1, 'secret_key', 'old script', now() - interval '31 days', now() - interval '40 days'),
-        ('mcc_busy_${app.id}', $1, 'secret_key', 'daily script', now() - interval '1 day', now() - interval '40 days')`, [app.id]);
+        ('mcc_busy_${app.id}', $1, 'secret_key', 'daily script', now() - interval '1 day', now() - interval '40 days')`,
+        [app.id],
+      );
       const { purgeExpired } = await import('../src/events/retention.js');
       await purgeExpired(testEnv().deps);
-      const left = await sql<{ id: string }>(em, `select id from mcp_connections where app_id = $1 and kind = 'secret_key' order by id`, [app.id]);
+      const left = await sql<{ id: string }>(
+        em,
+        `select id from mcp_connections where app_id = $1 and kind = 'secret_key' order by id`,
+        [app.id],
+      );
       expect(left.map((r) => r.id)).to.deep.equal([`mcc_busy_${app.id}`]);
     });
   });
@@ -262,9 +367,15 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect((await get(`/apps/${app.id}/plans/x`, app.api_key)).status).to.equal(404);
 
       // Tokens are stored only as hashes.
-      const stored = await sql<{ hash: string }>(testEnv().deps.orm.em.fork(), 'select hash from oauth_tokens where hash = $1', [sha256(provider.saved!.access_token)]);
+      const stored = await sql<{ hash: string }>(
+        testEnv().deps.orm.em.fork(),
+        'select hash from oauth_tokens where hash = $1',
+        [sha256(provider.saved!.access_token)],
+      );
       expect(stored).to.have.length(1);
-      const plain = await sql(testEnv().deps.orm.em.fork(), 'select 1 from oauth_tokens where hash = $1', [provider.saved!.access_token]);
+      const plain = await sql(testEnv().deps.orm.em.fork(), 'select 1 from oauth_tokens where hash = $1', [
+        provider.saved!.access_token,
+      ]);
       expect(plain).to.have.length(0);
 
       // Refresh through the SDK's own helper: both tokens rotate and the old pair stops working.
@@ -275,7 +386,11 @@ describe('OAuth 2.1 for MCP clients', function () {
       const stale = await mcpPost(app.id, TOOLS_LIST, old.access_token);
       expect(stale.status).to.equal(401);
       expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
-      const reused = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: old.refresh_token!, client_id: provider.info!.client_id });
+      const reused = await postForm('/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: old.refresh_token!,
+        client_id: provider.info!.client_id,
+      });
       expect(reused.status).to.equal(400);
       expect(reused.body.error).to.equal('invalid_grant');
       const fresh = await connectWith(provider);
@@ -283,17 +398,27 @@ describe('OAuth 2.1 for MCP clients', function () {
 
       // The connection is listed with its person and level.
       const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
-      expect(conn).to.include({ kind: 'oauth', name: 'SDK test client', access_level: 'read', client_id: provider.info!.client_id });
+      expect(conn).to.include({
+        kind: 'oauth',
+        name: 'SDK test client',
+        access_level: 'read',
+        client_id: provider.info!.client_id,
+      });
       expect(conn.user).to.deep.equal({ id: 'user_1', name: 'Ada', email: 'ada@example.com' });
       expect(conn.calls_last_7_days).to.equal(2);
 
       // Revoke (RFC 7009) ends the connection.
-      const revoked = await postForm('/oauth/revoke', { token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
+      const revoked = await postForm('/oauth/revoke', {
+        token: provider.saved!.refresh_token!,
+        client_id: provider.info!.client_id,
+      });
       expect(revoked.status).to.equal(200);
       expect((await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body).to.deep.equal([]);
       const after = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(after.status).to.equal(401);
-      expect((await postForm('/oauth/revoke', { token: 'mcp_at_unknown', client_id: provider.info!.client_id })).status).to.equal(200);
+      expect(
+        (await postForm('/oauth/revoke', { token: 'mcp_at_unknown', client_id: provider.info!.client_id })).status,
+      ).to.equal(200);
     });
 
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
@@ -322,8 +447,12 @@ describe('OAuth 2.1 for MCP clients', function () {
       const client = await signIn(provider);
       // A new app's level is Read and write: deletes are switched off even for a full connection.
       expect((await client.listTools()).tools).to.have.length(53);
-      expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(/^Error 403: Tool delete_plan is switched off/);
-      const off = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { tool_overrides: { list_plans: false } });
+      expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(
+        /^Error 403: Tool delete_plan is switched off/,
+      );
+      const off = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
+        tool_overrides: { list_plans: false },
+      });
       expect(off.status).to.equal(200);
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).to.have.length(52);
@@ -340,7 +469,10 @@ describe('OAuth 2.1 for MCP clients', function () {
       await client.readResource({ uri: 'offer://catalog' }).catch(() => (refusedRead = true));
       expect(refusedRead).to.equal(true);
       // The app's access level sets the default switches: read turns every write tool off for OAuth connections.
-      await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'read', tool_overrides: { create_plan: true } });
+      await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
+        access_level: 'read',
+        tool_overrides: { create_plan: true },
+      });
       const now = (await client.listTools()).tools.map((t) => t.name);
       expect(now).to.have.length(29);
       expect(now).to.include('create_plan');
@@ -359,7 +491,11 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(error).to.be.instanceOf(Error);
       const res = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(res.status).to.equal(401);
-      const refresh = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
+      const refresh = await postForm('/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: provider.saved!.refresh_token!,
+        client_id: provider.info!.client_id,
+      });
       expect(refresh.body.error).to.equal('invalid_grant');
     });
 
@@ -370,7 +506,17 @@ describe('OAuth 2.1 for MCP clients', function () {
       const res = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(res.status).to.equal(403);
       const client = (await register()).body;
-      const page = await call('GET', authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: mcpUrl(app.id).toString() }));
+      const page = await call(
+        'GET',
+        authorizeUrl({
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+          resource: mcpUrl(app.id).toString(),
+        }),
+      );
       expect(page.status).to.equal(400);
       expect(page.text).to.match(/turned off/);
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: true });
@@ -391,49 +537,132 @@ describe('OAuth 2.1 for MCP clients', function () {
   describe('codes, requests and the token endpoint', () => {
     it('codes are single use and need the right PKCE verifier, client and redirect URI', async () => {
       const { client, code, verifier } = await rawCode(app);
-      const wrong = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: pkce().verifier, client_id: client.client_id, redirect_uri: REDIRECT });
+      const wrong = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: pkce().verifier,
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+      });
       expect(wrong.status).to.equal(400);
-      expect(wrong.body).to.deep.equal({ error: 'invalid_grant', error_description: 'code_verifier does not match the code_challenge' });
+      expect(wrong.body).to.deep.equal({
+        error: 'invalid_grant',
+        error_description: 'code_verifier does not match the code_challenge',
+      });
       // A failed exchange used the code up, too.
       const again = await rawCode(app);
-      const ok = await postForm('/oauth/token', { grant_type: 'authorization_code', code: again.code, code_verifier: again.verifier, client_id: again.client.client_id, redirect_uri: REDIRECT, resource: mcpUrl(app.id).toString() });
+      const ok = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code: again.code,
+        code_verifier: again.verifier,
+        client_id: again.client.client_id,
+        redirect_uri: REDIRECT,
+        resource: mcpUrl(app.id).toString(),
+      });
       expect(ok.status).to.equal(200);
       expect(ok.body).to.include({ token_type: 'Bearer', expires_in: 3600, scope: 'mcp:write' });
       expect(ok.headers.get('cache-control')).to.equal('no-store');
-      const replay = await postForm('/oauth/token', { grant_type: 'authorization_code', code: again.code, code_verifier: again.verifier, client_id: again.client.client_id });
+      const replay = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code: again.code,
+        code_verifier: again.verifier,
+        client_id: again.client.client_id,
+      });
       expect(replay.body.error).to.equal('invalid_grant');
-      expect((await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id })).body.error).to.equal('invalid_grant');
-      expect((await postForm('/oauth/token', { grant_type: 'password', client_id: client.client_id })).body.error).to.equal('unsupported_grant_type');
-      expect((await postForm('/oauth/token', { grant_type: 'authorization_code', code: 'x', code_verifier: 'y', client_id: 'mcpc_nope' })).status).to.equal(401);
+      expect(
+        (
+          await postForm('/oauth/token', {
+            grant_type: 'authorization_code',
+            code,
+            code_verifier: verifier,
+            client_id: client.client_id,
+          })
+        ).body.error,
+      ).to.equal('invalid_grant');
+      expect(
+        (await postForm('/oauth/token', { grant_type: 'password', client_id: client.client_id })).body.error,
+      ).to.equal('unsupported_grant_type');
+      expect(
+        (
+          await postForm('/oauth/token', {
+            grant_type: 'authorization_code',
+            code: 'x',
+            code_verifier: 'y',
+            client_id: 'mcpc_nope',
+          })
+        ).status,
+      ).to.equal(401);
       const missing = await postForm('/oauth/token', {});
       expect(missing.body).to.deep.equal({ error: 'invalid_request', error_description: 'grant_type: is required' });
     });
 
     it('an expired code is refused', async () => {
       const { client, code, verifier } = await rawCode(app);
-      await sql(testEnv().deps.orm.em.fork(), `update oauth_codes set expires_at = now() - interval '1 second' where hash = $1`, [sha256(code)]);
-      const res = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id });
+      await sql(
+        testEnv().deps.orm.em.fork(),
+        `update oauth_codes set expires_at = now() - interval '1 second' where hash = $1`,
+        [sha256(code)],
+      );
+      const res = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: client.client_id,
+      });
       expect(res.body.error).to.equal('invalid_grant');
     });
 
     it('a confidential client authenticates with HTTP Basic or client_secret_post', async () => {
       const reg = (await register({ token_endpoint_auth_method: 'client_secret_basic' })).body;
       const { verifier, challenge } = pkce();
-      const url = new URL(testEnv().baseUrl + authorizeUrl({ response_type: 'code', client_id: reg.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', resource: mcpUrl(app.id).toString() }));
+      const url = new URL(
+        testEnv().baseUrl +
+          authorizeUrl({
+            response_type: 'code',
+            client_id: reg.client_id,
+            redirect_uri: REDIRECT,
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+            resource: mcpUrl(app.id).toString(),
+          }),
+      );
       const code = await approveWith('read')(url);
-      const noSecret = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: reg.client_id });
+      const noSecret = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: reg.client_id,
+      });
       expect(noSecret.status).to.equal(401);
       expect(noSecret.body.error).to.equal('invalid_client');
       const code2 = await approveWith('read')(url);
       const basic = Buffer.from(`${reg.client_id}:${reg.client_secret}`).toString('base64');
-      const ok = await postForm('/oauth/token', { grant_type: 'authorization_code', code: code2, code_verifier: verifier }, { Authorization: `Basic ${basic}` });
+      const ok = await postForm(
+        '/oauth/token',
+        { grant_type: 'authorization_code', code: code2, code_verifier: verifier },
+        { Authorization: `Basic ${basic}` },
+      );
       expect(ok.status).to.equal(200);
     });
 
     it('admin routes: a pending request is readable, approved or denied once; app_id needed without a resource; app keys get 401', async () => {
       const client = (await register()).body;
       const start = (extra: Record<string, string> = {}) =>
-        openAuthorization(new URL(testEnv().baseUrl + authorizeUrl({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', state: 's1', scope: 'mcp:full', ...extra })));
+        openAuthorization(
+          new URL(
+            testEnv().baseUrl +
+              authorizeUrl({
+                response_type: 'code',
+                client_id: client.client_id,
+                redirect_uri: REDIRECT,
+                code_challenge: pkce().challenge,
+                code_challenge_method: 'S256',
+                state: 's1',
+                scope: 'mcp:full',
+                ...extra,
+              }),
+          ),
+        );
       const id = await start();
       expect((await get(`/oauth/requests/${id}`, app.api_key)).status).to.equal(401);
       const shown = await get(`/oauth/requests/${id}`, testEnv().adminKey);
@@ -442,18 +671,43 @@ describe('OAuth 2.1 for MCP clients', function () {
       // Several scopes: the least one is preselected (the person may still choose more).
       const several = await start({ scope: 'mcp:full mcp:write' });
       expect((await get(`/oauth/requests/${several}`, testEnv().adminKey)).body.requested_level).to.equal('write');
-      const noApp = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read' });
+      const noApp = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+        user: { id: 'u' },
+        access_level: 'read',
+      });
       expect(noApp.status).to.equal(400);
       expect(noApp.body.error).to.match(/^app_id/);
-      expect((await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'owner', app_id: app.id })).status).to.equal(400);
-      const approved = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read', app_id: app.id });
+      expect(
+        (
+          await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+            user: { id: 'u' },
+            access_level: 'owner',
+            app_id: app.id,
+          })
+        ).status,
+      ).to.equal(400);
+      const approved = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+        user: { id: 'u' },
+        access_level: 'read',
+        app_id: app.id,
+      });
       expect(approved.status).to.equal(200);
       expect(new URL(approved.body.redirect_url).searchParams.get('state')).to.equal('s1');
       // RFC 9207: the issuer is named in the redirect, as the metadata announces.
       expect(new URL(approved.body.redirect_url).searchParams.get('iss')).to.equal(testEnv().baseUrl);
-      expect((await get('/.well-known/oauth-authorization-server')).body.authorization_response_iss_parameter_supported).to.equal(true);
+      expect(
+        (await get('/.well-known/oauth-authorization-server')).body.authorization_response_iss_parameter_supported,
+      ).to.equal(true);
       expect((await get(`/oauth/requests/${id}`, testEnv().adminKey)).status).to.equal(404);
-      expect((await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, { user: { id: 'u' }, access_level: 'read', app_id: app.id })).status).to.equal(404);
+      expect(
+        (
+          await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+            user: { id: 'u' },
+            access_level: 'read',
+            app_id: app.id,
+          })
+        ).status,
+      ).to.equal(404);
 
       const denied = await post(`/oauth/requests/${await start()}/deny`, testEnv().adminKey, {});
       expect(denied.status).to.equal(200);
@@ -463,7 +717,11 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(url.searchParams.get('iss')).to.equal(testEnv().baseUrl);
 
       const expired = await start();
-      await sql(testEnv().deps.orm.em.fork(), `update oauth_requests set expires_at = now() - interval '1 second' where id = $1`, [expired]);
+      await sql(
+        testEnv().deps.orm.em.fork(),
+        `update oauth_requests set expires_at = now() - interval '1 second' where id = $1`,
+        [expired],
+      );
       expect((await get(`/oauth/requests/${expired}`, testEnv().adminKey)).status).to.equal(404);
     });
   });

@@ -31,31 +31,70 @@ describe('offers', () => {
   it('creates a shareable draft (normalized slug) and a targeted one (unguessable id); 409 for a taken slug', async () => {
     const res = await post(`${base}/offers`, app.api_key, spring);
     expect(res.status, res.text).to.equal(201);
-    expect(res.body).to.deep.include({ id: 'spring_sale', kind: 'shareable', status: 'draft', live_status: 'draft', redemptions: 0, published: false, account_id: null });
+    expect(res.body).to.deep.include({
+      id: 'spring_sale',
+      kind: 'shareable',
+      status: 'draft',
+      live_status: 'draft',
+      redemptions: 0,
+      published: false,
+      account_id: null,
+    });
     expect(res.body.plans[0].prices).to.deep.equal([
       { interval: 'month', currency: 'USD', amount: 19, cycles: 3 },
       { interval: 'year', currency: 'USD', amount: 199, cycles: null },
     ]);
     expect((await post(`${base}/offers`, app.api_key, spring)).status).to.equal(409);
     await createAccount(app, { id: 'vip', plan: 'free' });
-    const targeted = await post(`${base}/offers`, app.api_key, { ...spring, id: undefined, account_id: 'vip', name: 'Just for you' });
+    const targeted = await post(`${base}/offers`, app.api_key, {
+      ...spring,
+      id: undefined,
+      account_id: 'vip',
+      name: 'Just for you',
+    });
     expect(targeted.status).to.equal(201);
     expect(targeted.body).to.deep.include({ kind: 'targeted', account_id: 'vip' });
     expect(targeted.body.id).to.match(/^ofr_[0-9A-Za-z]{20}$/);
-    expect((await get(`${base}/offers`, app.api_key)).body.map((o: { id: string }) => o.id)).to.deep.equal(['spring_sale', targeted.body.id]);
+    expect((await get(`${base}/offers`, app.api_key)).body.map((o: { id: string }) => o.id)).to.deep.equal([
+      'spring_sale',
+      targeted.body.id,
+    ]);
   });
 
   it('400 naming the problem: both or neither id, unknown plan, add-on or entitlement, intro cycles without a regular price', async () => {
     const bad = async (body: unknown) => (await post(`${base}/offers`, app.api_key, body)).body.error;
-    expect(await bad({ ...spring, account_id: 'vip' })).to.equal('id: a shareable offer takes an id, a targeted offer an account_id (not both)');
-    expect(await bad({ ...spring, id: undefined })).to.equal('id: a shareable offer takes an id, a targeted offer an account_id (not both)');
-    expect(await bad({ ...spring, plans: [{ ...spring.plans[0], plan: 'gold' }] })).to.equal('plans.0.plan: plan gold does not exist');
-    expect(await bad({ ...spring, bumps: [{ id: 'x', name: 'X', addon: 'nope', price: 1 }] })).to.equal('bumps.0.addon: add-on nope does not exist');
-    expect(await bad({ ...spring, plans: [{ plan: 'scale', prices: [{ interval: 'year', amount: 500, cycles: 1 }] }] })).to.equal(
-      'plans.0.prices.0.cycles: plan scale has no regular yearly USD price to continue at after 1 cycles',
+    expect(await bad({ ...spring, account_id: 'vip' })).to.equal(
+      'id: a shareable offer takes an id, a targeted offer an account_id (not both)',
     );
-    expect(await bad({ ...spring, plans: [{ ...spring.plans[0], extras: { entitlements: [{ id: 'ghost' }] } }] })).to.equal('plans.0.extras.entitlements.0.id: entitlement ghost does not exist');
-    expect(await bad({ ...spring, plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 1 }, { interval: 'month', amount: 2 }] }] })).to.equal('plans.0.prices: must not repeat an interval and currency');
+    expect(await bad({ ...spring, id: undefined })).to.equal(
+      'id: a shareable offer takes an id, a targeted offer an account_id (not both)',
+    );
+    expect(await bad({ ...spring, plans: [{ ...spring.plans[0], plan: 'gold' }] })).to.equal(
+      'plans.0.plan: plan gold does not exist',
+    );
+    expect(await bad({ ...spring, bumps: [{ id: 'x', name: 'X', addon: 'nope', price: 1 }] })).to.equal(
+      'bumps.0.addon: add-on nope does not exist',
+    );
+    expect(
+      await bad({ ...spring, plans: [{ plan: 'scale', prices: [{ interval: 'year', amount: 500, cycles: 1 }] }] }),
+    ).to.equal('plans.0.prices.0.cycles: plan scale has no regular yearly USD price to continue at after 1 cycles');
+    expect(
+      await bad({ ...spring, plans: [{ ...spring.plans[0], extras: { entitlements: [{ id: 'ghost' }] } }] }),
+    ).to.equal('plans.0.extras.entitlements.0.id: entitlement ghost does not exist');
+    expect(
+      await bad({
+        ...spring,
+        plans: [
+          {
+            plan: 'pro',
+            prices: [
+              { interval: 'month', amount: 1 },
+              { interval: 'month', amount: 2 },
+            ],
+          },
+        ],
+      }),
+    ).to.equal('plans.0.prices: must not repeat an interval and currency');
     const targetMissing = await post(`${base}/offers`, app.api_key, { ...spring, id: undefined, account_id: 'ghost' });
     expect(targetMissing.status).to.equal(404);
   });
@@ -81,11 +120,16 @@ describe('offers', () => {
     expect(edited.body.plans).to.have.length(2);
 
     testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
-    const failing = await patch(`${base}/offers/spring_sale`, app.api_key, { plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 17 }] }] });
+    const failing = await patch(`${base}/offers/spring_sale`, app.api_key, {
+      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 17 }] }],
+    });
     expect(failing.status).to.equal(502);
     expect(failing.body.error).to.equal('PayPal: An internal server error has occurred');
 
-    expect((await post(`${base}/offers/spring_sale/archive`, app.api_key)).body).to.deep.include({ status: 'archived', live_status: 'archived' });
+    expect((await post(`${base}/offers/spring_sale/archive`, app.api_key)).body).to.deep.include({
+      status: 'archived',
+      live_status: 'archived',
+    });
     const republish = await post(`${base}/offers/spring_sale/publish`, app.api_key);
     expect(republish.status).to.equal(409);
     expect(republish.body.reason).to.equal('archived');
@@ -94,7 +138,12 @@ describe('offers', () => {
   it('public view: the offer, else the fallback in the query, else its own fallback, else regular prices; never 404', async () => {
     await connect();
     await post(`${base}/offers`, app.api_key, spring);
-    await post(`${base}/offers`, app.api_key, { ...spring, id: 'evergreen', name: 'Evergreen', plans: [{ plan: 'scale', prices: [{ interval: 'month', amount: 89 }] }] });
+    await post(`${base}/offers`, app.api_key, {
+      ...spring,
+      id: 'evergreen',
+      name: 'Evergreen',
+      plans: [{ plan: 'scale', prices: [{ interval: 'month', amount: 89 }] }],
+    });
     await post(`${base}/offers/evergreen/publish`, app.api_key);
     const view = (id: string, q = '') => get(`${base}/offers/${id}/public${q}`, app.public_key);
 
@@ -136,7 +185,9 @@ describe('offers', () => {
     const t = (await post(`${base}/offers`, app.api_key, { ...spring, id: undefined, account_id: 'vip' })).body;
     await post(`${base}/offers/${t.id}/publish`, app.api_key);
     expect((await get(`${base}/offers/${t.id}/public?account=vip`, app.public_key)).body.source).to.equal('offer');
-    expect((await get(`${base}/offers/${t.id}/public?account=someone`, app.public_key)).body.source).to.equal('regular');
+    expect((await get(`${base}/offers/${t.id}/public?account=someone`, app.public_key)).body.source).to.equal(
+      'regular',
+    );
     expect((await get(`${base}/offers/${t.id}/public`, app.public_key)).body.source).to.equal('regular');
   });
 
@@ -145,7 +196,14 @@ describe('offers', () => {
     expect(dp.status).to.equal(200);
     expect(dp.body.plans[0].prices[0]).to.deep.include({ price: 19, list_price: 29 });
     expect((await get(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(404);
-    expect((await post(`${base}/offers/draft-preview`, app.api_key, { ...spring, plans: [{ ...spring.plans[0], plan: 'gold' }] })).status).to.equal(400);
+    expect(
+      (
+        await post(`${base}/offers/draft-preview`, app.api_key, {
+          ...spring,
+          plans: [{ ...spring.plans[0], plan: 'gold' }],
+        })
+      ).status,
+    ).to.equal(400);
 
     await post(`${base}/offers`, app.api_key, spring);
     await createAccount(app, { id: 'a1', plan: 'free' });

@@ -20,7 +20,9 @@ describe('GET /openapi.json', () => {
       expect(op, `${r.method} ${r.path}`).to.not.equal(undefined);
       expect(op['x-credentials']).to.deep.equal(r.auth);
     }
-    const ids = Object.values(doc.paths).flatMap((p) => Object.values(p as Record<string, { operationId: string }>).map((o) => o.operationId));
+    const ids = Object.values(doc.paths).flatMap((p) =>
+      Object.values(p as Record<string, { operationId: string }>).map((o) => o.operationId),
+    );
     expect(new Set(ids).size, 'operation ids are unique').to.equal(ids.length);
     const createPlan = doc.paths['/apps/{appId}/plans'].post;
     expect(createPlan.requestBody.content['application/json'].schema.required).to.include.members(['id', 'name']);
@@ -29,7 +31,9 @@ describe('GET /openapi.json', () => {
     const add = doc.paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add'].post;
     expect(add['x-credentials']).to.deep.equal(['S', 'P']);
     expect(add.responses).to.have.property('402');
-    const search = doc.paths['/apps/{appId}/namespaces'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
+    const search = doc.paths['/apps/{appId}/namespaces'].get.parameters.map(
+      (p: { name: string; in: string }) => `${p.in}:${p.name}`,
+    );
     expect(search).to.include.members(['path:appId', 'query:q', 'query:plan', 'query:page', 'query:per_page']);
     expect(doc.paths['/health'].get.security).to.deep.equal([]);
     expect(doc.servers[0].url).to.equal(testEnv().baseUrl);

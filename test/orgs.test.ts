@@ -13,12 +13,26 @@ describe('orgs (admin)', () => {
     expect(created.status).to.equal(201);
     expect(created.body).to.deep.include({ id, name: 'Acme', app_ids: [c.id, a.id] });
     expect((await post('/orgs', admin(), { id })).status).to.equal(409);
-    expect((await get(`/orgs/${id}/apps`, admin())).body.map((x: { name: string }) => x.name)).to.deep.equal(['C', 'A']);
-    expect((await patch(`/orgs/${id}`, admin(), { app_ids: [b.id, a.id, c.id] })).body.app_ids).to.deep.equal([b.id, a.id, c.id]);
-    expect((await patch(`/orgs/${id}`, admin(), { app_ids: [a.id, a.id] })).body.error).to.equal('app_ids: must not repeat an app id');
-    expect((await patch(`/orgs/${id}`, admin(), { app_ids: ['app_nope'] })).body.error).to.equal('app_ids: app app_nope does not exist');
+    expect((await get(`/orgs/${id}/apps`, admin())).body.map((x: { name: string }) => x.name)).to.deep.equal([
+      'C',
+      'A',
+    ]);
+    expect((await patch(`/orgs/${id}`, admin(), { app_ids: [b.id, a.id, c.id] })).body.app_ids).to.deep.equal([
+      b.id,
+      a.id,
+      c.id,
+    ]);
+    expect((await patch(`/orgs/${id}`, admin(), { app_ids: [a.id, a.id] })).body.error).to.equal(
+      'app_ids: must not repeat an app id',
+    );
+    expect((await patch(`/orgs/${id}`, admin(), { app_ids: ['app_nope'] })).body.error).to.equal(
+      'app_ids: app app_nope does not exist',
+    );
     await del(`/apps/${a.id}`, a.api_key);
-    expect((await get(`/orgs/${id}/apps`, admin())).body.map((x: { name: string }) => x.name), 'deleted apps left out').to.deep.equal(['B', 'C']);
+    expect(
+      (await get(`/orgs/${id}/apps`, admin())).body.map((x: { name: string }) => x.name),
+      'deleted apps left out',
+    ).to.deep.equal(['B', 'C']);
     expect((await get('/orgs', admin())).body.map((o: { id: string }) => o.id)).to.include(id);
     expect((await del(`/orgs/${id}`, admin())).status).to.equal(200);
     expect((await get(`/orgs/${id}`, admin())).status).to.equal(404);

@@ -20,7 +20,12 @@ describe('payment provider connection (/apps/:appId/payments)', () => {
   it('PUT checks the credentials with the provider and registers the notification webhook', async () => {
     const res = await put(good);
     expect(res.status, res.text).to.equal(200);
-    expect(res.body).to.deep.include({ connected: true, provider: 'paypal', env: 'sandbox', client_id: 'sandbox-client' });
+    expect(res.body).to.deep.include({
+      connected: true,
+      provider: 'paypal',
+      env: 'sandbox',
+      client_id: 'sandbox-client',
+    });
     expect(res.body).to.not.have.property('client_secret');
     expect(res.body.webhook.url).to.equal(`${testEnv().baseUrl}/payments/webhooks/${app.id}`);
     expect(res.body.webhook.id).to.match(/^WH-/);

@@ -53,7 +53,11 @@ describe('GET /health', () => {
 describe('CORS', () => {
   it('answers a preflight from any origin', async () => {
     const res = await call('OPTIONS', '/apps/app_x/namespaces', {
-      headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+      headers: {
+        Origin: 'https://shop.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type',
+      },
     });
     expect(res.status).to.equal(204);
     expect(res.headers.get('access-control-allow-origin')).to.equal('https://shop.example');

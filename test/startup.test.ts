@@ -118,10 +118,15 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     }
     expect((await json(`${first.apiUrl}/health`)).body).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
     // The embedded PayPal stand-in is up and accepts the printed credentials.
-    expect(first.output()).to.match(new RegExp(`PayPal\\s+local stand-in at http://127\\.0\\.0\\.1:${env.PAYPAL_STANDIN_PORT}`));
+    expect(first.output()).to.match(
+      new RegExp(`PayPal\\s+local stand-in at http://127\\.0\\.0\\.1:${env.PAYPAL_STANDIN_PORT}`),
+    );
     const token = await fetch(`http://127.0.0.1:${env.PAYPAL_STANDIN_PORT}/v1/oauth2/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('local-sandbox:local-sandbox-secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from('local-sandbox:local-sandbox-secret').toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: 'grant_type=client_credentials',
     });
     expect(token.status).to.equal(200);
@@ -138,7 +143,11 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     const connection = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
     try {
       const client = new Client({ connection });
-      const result = await client.workflow.execute('pingWorkflow', { taskQueue: env.TEMPORAL_TASK_QUEUE, workflowId, args: [{ message: 'before restart' }] });
+      const result = await client.workflow.execute('pingWorkflow', {
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        workflowId,
+        args: [{ message: 'before restart' }],
+      });
       expect((result as { message: string }).message).to.equal('before restart');
     } finally {
       await connection.close();
@@ -154,7 +163,9 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     try {
       expect(second.adminKey).to.equal(first.adminKey);
       expect(second.output()).to.not.include('generated now');
-      const read = await json(`${second.apiUrl}/apps/${created.body.id}`, { headers: { Authorization: `Bearer ${created.body.api_key}` } });
+      const read = await json(`${second.apiUrl}/apps/${created.body.id}`, {
+        headers: { Authorization: `Bearer ${created.body.api_key}` },
+      });
       expect(read.status).to.equal(200);
       expect(read.body.name).to.equal('Survives restarts');
       const again = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });

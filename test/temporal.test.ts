@@ -89,7 +89,9 @@ describe('Temporal wiring', () => {
       }
     });
     expect(result.message).to.equal('recovered');
-    await waitFor(async () => ((await deps.orm.em.fork().count(OutboxEntry, { workflowId: id })) === 0 ? true : undefined));
+    await waitFor(async () =>
+      (await deps.orm.em.fork().count(OutboxEntry, { workflowId: id })) === 0 ? true : undefined,
+    );
   });
 
   it('a repeated start (double dispatch, or after completion) is harmless: one run only', async () => {

@@ -4,7 +4,6 @@ import { get, patch, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
-
 describe('the 402 body with offers and provider links', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -26,7 +25,13 @@ describe('the 402 body with offers and provider links', function () {
       id: 'more_seats',
       name: 'More seats',
       expires_at: '2099-01-01T00:00:00Z',
-      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19, cycles: 3 }], extras: { entitlements: [{ id: 'seats', max: 20 }] } }],
+      plans: [
+        {
+          plan: 'pro',
+          prices: [{ interval: 'month', amount: 19, cycles: 3 }],
+          extras: { entitlements: [{ id: 'seats', max: 20 }] },
+        },
+      ],
     });
     await patch(`${base}/entitlements/seats`, app.api_key, { overage: { mode: 'block', offer_id: 'more_seats' } });
     const draftOffer = await blocked();
@@ -47,7 +52,10 @@ describe('the 402 body with offers and provider links', function () {
       checkout_url: 'https://shop.example/pricing?offer=more_seats&plan=pro&interval=month&account=f1',
       expires_at: '2099-01-01T00:00:00.000Z',
     });
-    expect(res.body.message).to.equal('Seats: 1 of 1 used. Upgrade to Pro ($19.00/month for 3 months) for 20 Seats: https://shop.example/pricing?offer=more_seats&plan=pro&interval=month&account=f1');
+    expect(res.body.message).to.equal(
+      'Seats: 1 of 1 used. Upgrade to Pro ($19.00/month for 3 months) for 20 Seats: ' +
+        'https://shop.example/pricing?offer=more_seats&plan=pro&interval=month&account=f1',
+    );
   });
 
   it('without a pricing page: a provider approval link made on the spot, reused for an hour; null without a provider', async () => {

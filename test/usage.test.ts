@@ -17,10 +17,13 @@ describe('usage', () => {
   });
 
   const history = async () =>
-    (await sql<{ amount: string; count: string }>(testEnv().deps.orm.em.fork(), 'select amount, count from usage_events where app_id = $1 order by id', [app.id])).map((r) => [
-      Number(r.amount),
-      Number(r.count),
-    ]);
+    (
+      await sql<{ amount: string; count: string }>(
+        testEnv().deps.orm.em.fork(),
+        'select amount, count from usage_events where app_id = $1 order by id',
+        [app.id],
+      )
+    ).map((r) => [Number(r.amount), Number(r.count)]);
 
   it('add, amount, remove; counters stop at 0; every change is in the usage history', async () => {
     expect((await post(`${u}/api_calls/add`, app.api_key)).body).to.deep.equal({ entitlement: 'api_calls', count: 1 });
@@ -55,11 +58,14 @@ describe('usage', () => {
   });
 
   it('400 on a boolean entitlement, 404 for an unknown entitlement or account, 400 for a bad amount', async () => {
-    for (const path of [`${u}/sso/add`, `${u}/sso/remove`]) expect((await post(path, app.api_key)).status, path).to.equal(400);
+    for (const path of [`${u}/sso/add`, `${u}/sso/remove`])
+      expect((await post(path, app.api_key)).status, path).to.equal(400);
     expect((await post(`${u}/sso/amount`, app.api_key, { amount: 1 })).body.error).to.match(/boolean/);
     expect((await get(`${u}/sso`, app.api_key)).status).to.equal(400);
     expect((await post(`${u}/nope/add`, app.api_key)).body).to.deep.equal({ error: 'Entitlement nope not found' });
-    expect((await post(`${base}/namespaces/ghost/usage/api_calls/add`, app.api_key)).body).to.deep.equal({ error: 'Account ghost not found' });
+    expect((await post(`${base}/namespaces/ghost/usage/api_calls/add`, app.api_key)).body).to.deep.equal({
+      error: 'Account ghost not found',
+    });
     expect((await get(`${base}/namespaces/ghost/usage`, app.api_key)).status).to.equal(404);
     expect((await post(`${u}/api_calls/amount`, app.api_key, { amount: 1.5 })).body.error).to.match(/^amount: /);
     expect((await post(`${u}/api_calls/amount`, app.api_key, {})).body).to.deep.equal({ error: 'amount: is required' });
@@ -75,7 +81,9 @@ describe('usage', () => {
       expect(res.status).to.equal(402);
       expect(res.body).to.deep.equal({
         error: 'limit_reached',
-        message: 'Seats: 1 of 1 used. Upgrade to Pro ($29.00/month) for 5 Seats: https://acme.example/pricing?plan=pro&interval=month&account=f1',
+        message:
+          'Seats: 1 of 1 used. Upgrade to Pro ($29.00/month) for 5 Seats: ' +
+          'https://acme.example/pricing?plan=pro&interval=month&account=f1',
         entitlement: { id: 'seats', name: 'Seats', usage: 1, max: 1 },
         offer: {
           id: null,
@@ -94,7 +102,10 @@ describe('usage', () => {
       });
       expect((await get(`${f}/seats`, app.api_key)).body.count).to.equal(1);
       expect((await post(`${f}/seats/amount`, app.api_key, { amount: 3 })).status).to.equal(402);
-      expect((await post(`${f}/seats/amount`, app.api_key, { amount: -1 })).body.count, 'subtracting is never blocked').to.equal(0);
+      expect(
+        (await post(`${f}/seats/amount`, app.api_key, { amount: -1 })).body.count,
+        'subtracting is never blocked',
+      ).to.equal(0);
     });
 
     it('the upgrade skips plans that do not raise the limit; null when none does', async () => {
@@ -125,9 +136,16 @@ describe('usage', () => {
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).to.have.length(100);
       expect(statuses.filter((s) => s === 402)).to.have.length(100);
-      expect(new Set(results.filter((r) => r.status === 200).map((r) => r.body.count)).size, 'every success saw a distinct count').to.equal(100);
+      expect(
+        new Set(results.filter((r) => r.status === 200).map((r) => r.body.count)).size,
+        'every success saw a distinct count',
+      ).to.equal(100);
       expect((await get(`${u}/seats`, app.api_key)).body.count).to.equal(100);
-      const rows = await sql<{ n: string }>(testEnv().deps.orm.em.fork(), "select count(*) as n from usage_events where app_id = $1 and entitlement_id = 'seats'", [app.id]);
+      const rows = await sql<{ n: string }>(
+        testEnv().deps.orm.em.fork(),
+        "select count(*) as n from usage_events where app_id = $1 and entitlement_id = 'seats'",
+        [app.id],
+      );
       expect(Number(rows[0].n)).to.equal(100);
     });
   });
@@ -138,7 +156,9 @@ describe('usage', () => {
     expect(results.every((r) => r.status === 200)).to.equal(true);
     expect((await get(`${u}/api_calls`, app.api_key)).body.count).to.equal(1000);
     expect(new Set(results.map((r) => r.body.count)).size).to.equal(1000);
-    const e = (await get(`${base}/namespaces/a1/plan`, app.api_key)).body.entitlements.find((x: { id: string }) => x.id === 'api_calls');
+    const e = (await get(`${base}/namespaces/a1/plan`, app.api_key)).body.entitlements.find(
+      (x: { id: string }) => x.id === 'api_calls',
+    );
     expect(e).to.deep.include({ usage: 1000, max: 1000, left: 0, can: false });
   });
 });

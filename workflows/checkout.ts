@@ -1,4 +1,13 @@
-import { condition, defineQuery, defineSignal, defineUpdate, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   CHECK_NOW_UPDATE,
@@ -26,7 +35,13 @@ const { checkCheckoutWithProvider, expireCheckoutNow } = proxyActivities<Activit
  * provider notification or a `complete` call (update `checkNow`) makes it check at once.
  */
 export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<CheckoutState> {
-  const state: CheckoutState = { checkoutId: input.checkoutId, status: 'created', checks: 0, providerStatus: null, nextCheckAt: null };
+  const state: CheckoutState = {
+    checkoutId: input.checkoutId,
+    status: 'created',
+    checks: 0,
+    providerStatus: null,
+    nextCheckAt: null,
+  };
   let nudges = 0;
   setHandler(providerNotifiedSignal, () => {
     nudges++;
@@ -42,14 +57,20 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
 
   for (let round = 0; ; round++) {
     const seen = nudges;
-    setCurrentDetails(`Checking with the payment provider whether the buyer approved checkout ${input.checkoutId} (check ${state.checks + 1}).`);
+    setCurrentDetails(
+      `Checking with the payment provider whether the buyer approved checkout ${input.checkoutId} (check ${state.checks + 1}).`,
+    );
     const result = await checkCheckoutWithProvider(input);
     state.checks++;
     state.providerStatus = result.providerStatus;
     if (result.status !== 'created') {
       state.status = result.status;
       state.nextCheckAt = null;
-      setCurrentDetails(result.status === 'completed' ? `Completed: the purchase is applied to the account.` : `Ended: the provider reports ${result.providerStatus}.`);
+      setCurrentDetails(
+        result.status === 'completed'
+          ? `Completed: the purchase is applied to the account.`
+          : `Ended: the provider reports ${result.providerStatus}.`,
+      );
       return state;
     }
     if (Date.now() >= deadline) {
@@ -61,7 +82,9 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - Date.now());
     state.nextCheckAt = new Date(Date.now() + delay).toISOString();
     upsertSearchAttributes([{ key: SA.BillingStatus, value: `awaiting ${result.providerStatus ?? 'provider'}` }]);
-    setCurrentDetails(`Waiting for the buyer (provider status ${result.providerStatus}). Next check at ${state.nextCheckAt}, or sooner on a notification or a complete call.`);
+    setCurrentDetails(
+      `Waiting for the buyer (provider status ${result.providerStatus}). Next check at ${state.nextCheckAt}, or sooner on a notification or a complete call.`,
+    );
     await condition(() => nudges !== seen, delay);
   }
 }

@@ -1,4 +1,12 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   INCENTIVE_EXPIRY_STATE_QUERY,
@@ -41,7 +49,9 @@ export async function incentiveExpiryWorkflow(input: IncentiveExpiryInput): Prom
     if (!target) {
       state.phase = 'done';
       state.outcome = 'removed-early';
-      setCurrentDetails(`The incentive of account **${input.accountId}** was removed before it expired. Nothing left to do.`);
+      setCurrentDetails(
+        `The incentive of account **${input.accountId}** was removed before it expired. Nothing left to do.`,
+      );
       return state;
     }
     upsertSearchAttributes([{ key: SA.IncentiveId, value: target.incentiveId }]);
@@ -56,7 +66,9 @@ export async function incentiveExpiryWorkflow(input: IncentiveExpiryInput): Prom
       if (await condition(() => version !== seen, waitMs)) continue; // re-targeted: wait again
     }
     state.phase = 'removing';
-    setCurrentDetails(`Removing incentive **${target.incentiveId}** from account **${input.accountId}** (expired ${target.expiresAt}).`);
+    setCurrentDetails(
+      `Removing incentive **${target.incentiveId}** from account **${input.accountId}** (expired ${target.expiresAt}).`,
+    );
     const result = await expireAccountIncentive({ appId: input.appId, accountId: input.accountId, ...target });
     if (version !== seen) continue; // re-targeted while removing: follow the new target
     state.phase = 'done';

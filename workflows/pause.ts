@@ -1,4 +1,12 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { PAUSE_ENDED_SIGNAL, PAUSE_STATE_QUERY, SA, type PauseInput, type PauseState } from './shared.js';
 
@@ -36,7 +44,9 @@ export async function pauseWorkflow(input: PauseInput): Promise<PauseState> {
     return state;
   }
   state.phase = 'resuming';
-  setCurrentDetails(`Resuming: reactivating billing and restoring plan **${input.restorePlan}** for **${input.accountId}**.`);
+  setCurrentDetails(
+    `Resuming: reactivating billing and restoring plan **${input.restorePlan}** for **${input.accountId}**.`,
+  );
   await resumePausedSubscription({ appId: input.appId, accountId: input.accountId, pause: input.pause });
   state.phase = 'resumed';
   state.resumedBy = 'timer';

@@ -121,7 +121,10 @@ export const CHECK_NOW_UPDATE = 'checkNow';
 /** Signal: the provider sent a notification about this checkout. */
 export const PROVIDER_NOTIFIED_SIGNAL = 'providerNotified';
 export const CHECKOUT_STATE_QUERY = 'checkoutState';
-/** Delays between provider checks while the buyer has not approved (a notification or a complete call wakes it sooner). */
+/**
+ * Delays between provider checks while the buyer has not approved (a notification or a complete call wakes it
+ * sooner).
+ */
 export const CHECKOUT_POLL_MS = [2_000, 5_000, 15_000, 60_000, 300_000, 900_000];
 /** How long a checkout waits for the buyer before it expires (PayPal approval links last about 3 hours). */
 export const CHECKOUT_TTL_MS = 24 * 3_600_000;

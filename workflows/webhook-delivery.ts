@@ -1,6 +1,22 @@
-import { condition, defineQuery, defineSignal, proxyLocalActivities, setCurrentDetails, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { DELIVERY_STATE_QUERY, DELIVERY_STOP_SIGNAL, SA, type AttemptReport, type WebhookDeliveryInput, type WebhookDeliveryState } from './shared.js';
+import {
+  DELIVERY_STATE_QUERY,
+  DELIVERY_STOP_SIGNAL,
+  SA,
+  type AttemptReport,
+  type WebhookDeliveryInput,
+  type WebhookDeliveryState,
+} from './shared.js';
 
 export const stopDeliverySignal = defineSignal(DELIVERY_STOP_SIGNAL);
 export const deliveryStateQuery = defineQuery<WebhookDeliveryState>(DELIVERY_STATE_QUERY);
@@ -22,7 +38,14 @@ const { attemptWebhookDelivery } = proxyLocalActivities<Activities>({
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryState> {
   const maxAttempts = input.scheduleMs.length + 1;
-  const state: WebhookDeliveryState = { deliveryId: input.deliveryId, status: 'pending', attempts: 0, maxAttempts, nextAttemptAt: null, lastError: null };
+  const state: WebhookDeliveryState = {
+    deliveryId: input.deliveryId,
+    status: 'pending',
+    attempts: 0,
+    maxAttempts,
+    nextAttemptAt: null,
+    lastError: null,
+  };
   let stopRequested = false;
   setHandler(stopDeliverySignal, () => {
     stopRequested = true;
@@ -34,13 +57,20 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     if (attempt > 1) {
       const delay = input.scheduleMs[attempt - 2];
       state.nextAttemptAt = new Date(Date.now() + delay).toISOString();
-      setCurrentDetails(`Attempt ${attempt - 1} of ${maxAttempts} failed (${state.lastError}). Attempt ${attempt} of ${target} at ${state.nextAttemptAt}.`);
+      setCurrentDetails(
+        `Attempt ${attempt - 1} of ${maxAttempts} failed (${state.lastError}). Attempt ${attempt} of ${target} at ${state.nextAttemptAt}.`,
+      );
       await condition(() => stopRequested, delay); // a disabled or deleted endpoint wakes it early
     } else {
       setCurrentDetails(`Sending ${target} (attempt 1 of ${maxAttempts}).`);
     }
     const nextDelayMs = attempt < maxAttempts ? input.scheduleMs[attempt - 1] : null;
-    const report: AttemptReport = await attemptWebhookDelivery({ deliveryId: input.deliveryId, attempt, final: attempt === maxAttempts, nextDelayMs });
+    const report: AttemptReport = await attemptWebhookDelivery({
+      deliveryId: input.deliveryId,
+      attempt,
+      final: attempt === maxAttempts,
+      nextDelayMs,
+    });
     state.attempts = attempt;
     state.lastError = report.error;
     state.nextAttemptAt = null;

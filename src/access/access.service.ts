@@ -16,7 +16,8 @@ export const ACTIVE_INCENTIVE = `case when a.incentive_id is not null and (a.inc
  * paused, not cancelled). Extras recorded without a subscription (none today) would not apply.
  */
 export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())
-  and exists (select 1 from subscriptions s where s.app_id = x.app_id and s.account_id = x.account_id and s.status = 'active')`;
+  and exists (select 1 from subscriptions s where s.app_id = x.app_id and s.account_id = x.account_id and s.status =
+    'active')`;
 
 export const EFFECTIVE_ACCESS_SQL = `
 with acc as (
@@ -24,11 +25,14 @@ with acc as (
   from accounts a where a.app_id = $1 and a.id = $2
 ),
 layers as (
-  select pe.entitlement_id as id, pe.max, 1 as layer from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1
+  select pe.entitlement_id as id, pe.max, 1 as layer from plan_entitlements pe join acc on pe.plan_id = acc.plan_id
+    where pe.app_id = $1
   union all
-  select x.ref_id, x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and ${ACTIVE_EXTRA}
+  select x.ref_id, x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind =
+    'entitlement' and ${ACTIVE_EXTRA}
   union all
-  select ie.entitlement_id, ie.max, 3 from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where ie.app_id = $1
+  select ie.entitlement_id, ie.max, 3 from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id
+    where ie.app_id = $1
 ),
 eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
 ents as (
@@ -40,13 +44,15 @@ ents as (
 ),
 adds as (
   select pa.addon_id as id from plan_addons pa join acc on pa.plan_id = acc.plan_id where pa.app_id = $1
-  union select x.ref_id from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'addon' and ${ACTIVE_EXTRA}
+  union select x.ref_id from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'addon' and
+    ${ACTIVE_EXTRA}
   union select ia.addon_id from incentive_addons ia join acc on ia.incentive_id = acc.incentive_id where ia.app_id = $1
   union select aa.addon_id from account_addons aa where aa.app_id = $1 and aa.account_id = $2
 )
 select p.id as plan_id, p.name as plan_name, p.description as plan_description, p.is_free, p.meta, p.private_meta_keys,
        acc.incentive_id, acc.offer_id,
-       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage) order by seq), '[]'::json) from ents) as entitlements,
+       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage)
+         order by seq), '[]'::json) from ents) as entitlements,
        (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons
 from acc join plans p on p.app_id = $1 and p.id = acc.plan_id`;
 
@@ -82,15 +88,36 @@ export interface EffectiveAccess {
   entitlements: AccessEntry[];
 }
 
-export function accessEntry(e: { id: string; name: string; type: 'usage' | 'boolean'; max: number | null; usage: number }): AccessEntry {
-  if (e.type === 'boolean') return { id: e.id, feature: e.id, name: e.name, type: 'boolean', usage: 0, max: null, left: null, can: true };
+export function accessEntry(e: {
+  id: string;
+  name: string;
+  type: 'usage' | 'boolean';
+  max: number | null;
+  usage: number;
+}): AccessEntry {
+  if (e.type === 'boolean')
+    return { id: e.id, feature: e.id, name: e.name, type: 'boolean', usage: 0, max: null, left: null, can: true };
   const usage = Number(e.usage);
   const max = e.max === null ? null : Number(e.max);
-  return { id: e.id, feature: e.id, name: e.name, type: 'usage', usage, max, left: max === null ? null : Math.max(0, max - usage), can: max === null || usage < max };
+  return {
+    id: e.id,
+    feature: e.id,
+    name: e.name,
+    type: 'usage',
+    usage,
+    max,
+    left: max === null ? null : Math.max(0, max - usage),
+    can: max === null || usage < max,
+  };
 }
 
 /** `/plan` (private meta keys removed) or `/full-plan` (everything). 404 when the account is missing. */
-export async function effectiveAccess(em: EntityManager, appId: string, accountId: string, opts: { includePrivateMeta: boolean }): Promise<EffectiveAccess> {
+export async function effectiveAccess(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  opts: { includePrivateMeta: boolean },
+): Promise<EffectiveAccess> {
   const rows = await prepared<AccessRow>(em, 'effective_access', EFFECTIVE_ACCESS_SQL, [appId, accountId]);
   const row = rows[0];
   if (!row) throw notFound(`Account ${accountId}`);

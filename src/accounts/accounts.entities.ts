@@ -13,7 +13,10 @@ export const Account = defineEntity({
     /** The offer the account bought through (set by checkouts); null until then. */
     offerId: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IAccount = InferEntity<typeof Account>;

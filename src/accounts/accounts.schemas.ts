@@ -50,7 +50,12 @@ export const accountDetailSchema = accountSchema.extend({
   addons: z.array(z.string()),
   subscription: z.record(z.string(), z.unknown()).nullable(),
 });
-export const accountPageSchema = z.object({ data: z.array(accountSchema), total: z.number(), page: z.number(), per_page: z.number() });
+export const accountPageSchema = z.object({
+  data: z.array(accountSchema),
+  total: z.number(),
+  page: z.number(),
+  per_page: z.number(),
+});
 export const tokenSchema = z.object({ account_id: z.string(), token: z.string(), expires_at: z.string() });
 
 const entry = z.object({
@@ -64,7 +69,13 @@ const entry = z.object({
   can: z.boolean(),
 });
 export const accessSchema = z.object({
-  plan: z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), isFree: z.boolean(), meta: z.record(z.string(), z.unknown()) }),
+  plan: z.object({
+    id: z.string(),
+    name: z.string(),
+    description: z.string().nullable(),
+    isFree: z.boolean(),
+    meta: z.record(z.string(), z.unknown()),
+  }),
   incentive: z.string().nullable(),
   offer: z.string().nullable(),
   addons: z.array(z.string()),

@@ -14,7 +14,11 @@ import { badRequest, conflict, notFound } from '../http/errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
 import type { TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
-import { incentiveExpiryWorkflowId, RETARGET_INCENTIVE_SIGNAL, type IncentiveExpiryInput } from '../../workflows/shared.js';
+import {
+  incentiveExpiryWorkflowId,
+  RETARGET_INCENTIVE_SIGNAL,
+  type IncentiveExpiryInput,
+} from '../../workflows/shared.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.service.js';
@@ -69,7 +73,12 @@ export async function freePlanOf(em: EntityManager, appId: string) {
 
 // ---- incentive expiry (Temporal) ------------------------------------------------------------------
 
-export function incentiveExpiryCommand(appId: string, accountId: string, incentiveId: string, expiresAt: Date): TemporalCommand {
+export function incentiveExpiryCommand(
+  appId: string,
+  accountId: string,
+  incentiveId: string,
+  expiresAt: Date,
+): TemporalCommand {
   const input: IncentiveExpiryInput = { appId, accountId, incentiveId, expiresAt: expiresAt.toISOString() };
   return {
     kind: 'signalWithStart',
@@ -88,16 +97,33 @@ interface IncentiveTiming {
   incentiveId: string | null;
   expiresAt: Date | null;
 }
-const timingOf = (a: IAccount): IncentiveTiming => ({ incentiveId: a.incentiveId ?? null, expiresAt: a.incentiveExpiresAt ?? null });
+const timingOf = (a: IAccount): IncentiveTiming => ({
+  incentiveId: a.incentiveId ?? null,
+  expiresAt: a.incentiveExpiresAt ?? null,
+});
 
 /** Queues the Temporal command that follows a change of an account's incentive: (re)target, or stop. */
-function scheduleExpiry(t: Tx, appId: string, accountId: string, before: IncentiveTiming | null, after: IncentiveTiming | null) {
+function scheduleExpiry(
+  t: Tx,
+  appId: string,
+  accountId: string,
+  before: IncentiveTiming | null,
+  after: IncentiveTiming | null,
+) {
   const wasTimed = !!(before?.incentiveId && before.expiresAt);
   if (after?.incentiveId && after.expiresAt) {
-    const same = wasTimed && before!.incentiveId === after.incentiveId && before!.expiresAt!.getTime() === after.expiresAt.getTime();
+    const same =
+      wasTimed &&
+      before!.incentiveId === after.incentiveId &&
+      before!.expiresAt!.getTime() === after.expiresAt.getTime();
     if (!same) t.temporal(incentiveExpiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
   } else if (wasTimed) {
-    t.temporal({ kind: 'signal', workflowId: incentiveExpiryWorkflowId(appId, accountId), signal: RETARGET_INCENTIVE_SIGNAL, args: [null] });
+    t.temporal({
+      kind: 'signal',
+      workflowId: incentiveExpiryWorkflowId(appId, accountId),
+      signal: RETARGET_INCENTIVE_SIGNAL,
+      args: [null],
+    });
   }
 }
 
@@ -113,7 +139,10 @@ function emitAccountChange(t: Tx, appId: string, before: AccountDetail, after: A
   t.emit(appId, 'account.updated', { object: after, previous });
   if ('plan' in previous) t.emit(appId, 'account.plan_changed', { object: after, previous: { plan: before.plan } });
   if ('incentive' in previous) {
-    t.emit(appId, after.incentive ? 'account.incentive_applied' : 'account.incentive_removed', { object: after, previous: { incentive: before.incentive } });
+    t.emit(appId, after.incentive ? 'account.incentive_applied' : 'account.incentive_removed', {
+      object: after,
+      previous: { incentive: before.incentive },
+    });
   }
 }
 
@@ -226,7 +255,11 @@ export async function expireAccountIncentive(deps: Deps, input: IncentiveExpiryI
       ctx,
       input.accountId,
       async (_t, account) => {
-        if (account.incentiveId !== input.incentiveId || account.incentiveExpiresAt?.getTime() !== Date.parse(input.expiresAt)) return;
+        if (
+          account.incentiveId !== input.incentiveId ||
+          account.incentiveExpiresAt?.getTime() !== Date.parse(input.expiresAt)
+        )
+          return;
         account.incentiveId = null;
         account.incentiveExpiresAt = null;
         removed = true;
@@ -249,21 +282,27 @@ export function grantAddon(ctx: Ctx, id: string, addonId: string, source = 'api'
     id,
     async (t, account) => {
       await findAddon(t.em, ctx.app.id, addonId);
-      const inserted = await sql(t.em, 'insert into account_addons (app_id, account_id, addon_id, source) values ($1, $2, $3, $4) on conflict do nothing returning 1', [
-        ctx.app.id,
-        account.id,
-        addonId,
-        source,
-      ]);
+      const inserted = await sql(
+        t.em,
+        'insert into account_addons (app_id, account_id, addon_id, source) values ($1, $2, $3, $4) on conflict do ' +
+          'nothing returning 1',
+        [ctx.app.id, account.id, addonId, source],
+      );
       if (inserted.length === 0) throw conflict(`Account ${id} already owns add-on ${addonId}`);
     },
-    { alsoEmit: (t, after) => t.emit(ctx.app.id, 'account.addon_granted', { object: after, addon_id: addonId, source }) },
+    {
+      alsoEmit: (t, after) => t.emit(ctx.app.id, 'account.addon_granted', { object: after, addon_id: addonId, source }),
+    },
   );
 }
 
 export function revokeAddon(ctx: Ctx, id: string, addonId: string) {
   return changeAccount(ctx, id, async (t, account) => {
-    const removed = await sql(t.em, 'delete from account_addons where app_id = $1 and account_id = $2 and addon_id = $3 returning 1', [ctx.app.id, account.id, addonId]);
+    const removed = await sql(
+      t.em,
+      'delete from account_addons where app_id = $1 and account_id = $2 and addon_id = $3 returning 1',
+      [ctx.app.id, account.id, addonId],
+    );
     if (removed.length === 0) throw notFound(`Add-on ${addonId} of account ${id}`);
   });
 }
@@ -273,7 +312,11 @@ export function revokeAddon(ctx: Ctx, id: string, addonId: string) {
 export async function createAccountToken(ctx: Ctx, id: string, ttlSeconds: number) {
   await findAccount(ctx.em, ctx.app.id, id);
   const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + ttlSeconds * 1000);
-  return { account_id: id, token: mintAccountToken(ctx.app.id, id, ctx.app.apiKey, expiresAt), expires_at: iso(expiresAt)! };
+  return {
+    account_id: id,
+    token: mintAccountToken(ctx.app.id, id, ctx.app.apiKey, expiresAt),
+    expires_at: iso(expiresAt)!,
+  };
 }
 
 // ---- lists -----------------------------------------------------------------------------------------------
@@ -284,7 +327,12 @@ async function pageAccounts(em: EntityManager, appId: string, where: string[], p
   const clause = ['app_id = $1', ...where].join(' and ');
   const all = [appId, ...params];
   const [rows, total] = await Promise.all([
-    sql<{ app_id: string; id: string }>(em, `select app_id, id from accounts where ${clause} order by created_at desc, id limit ${q.per_page} offset ${pageOffset(q)}`, all),
+    sql<{ app_id: string; id: string }>(
+      em,
+      `select app_id, id from accounts where ${clause} order by created_at desc, id limit ${q.per_page} offset
+        ${pageOffset(q)}`,
+      all,
+    ),
     sql<{ n: string }>(em, `select count(*) as n from accounts where ${clause}`, all),
   ]);
   const accounts = rows.length ? await em.find(Account, { appId, id: { $in: rows.map((r) => r.id) } }) : [];
@@ -314,7 +362,9 @@ export function searchAccounts(ctx: Ctx, q: z.output<typeof S.searchQuery>) {
 
 /** Accounts whose incentive currently applies (expired ones are left out even before removal). */
 export function accountsWithIncentive(ctx: Ctx, q: z.output<typeof S.withIncentiveQuery>) {
-  return q.incentive ? pageAccounts(ctx.em, ctx.app.id, [ACTIVE, 'incentive_id = $2'], [q.incentive], q) : pageAccounts(ctx.em, ctx.app.id, [ACTIVE], [], q);
+  return q.incentive
+    ? pageAccounts(ctx.em, ctx.app.id, [ACTIVE, 'incentive_id = $2'], [q.incentive], q)
+    : pageAccounts(ctx.em, ctx.app.id, [ACTIVE], [], q);
 }
 
 export async function accountsOnPlan(ctx: Ctx, planId: string, q: PageQuery) {

@@ -10,7 +10,10 @@ export const AgentThread = defineEntity({
     title: p.text().nullable(),
     messages: p.json<unknown[]>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IAgentThread = InferEntity<typeof AgentThread>;

@@ -10,7 +10,10 @@ export const Report = defineEntity({
     entitlements: p.json<string[]>().nullable(),
     interval: p.string().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IReport = InferEntity<typeof Report>;

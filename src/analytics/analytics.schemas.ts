@@ -13,8 +13,16 @@ export const topQuery = z.object({
   entitlement: callerId.optional(),
   limit: z.coerce.number().int().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').default(10),
 });
-export const timeseriesQuery = z.object({ interval, namespace: z.string().min(1).max(255).optional(), entitlement: callerId.optional() });
-export const eventsQuery = z.object({ namespace: z.string().min(1).max(255).optional(), entitlement: callerId.optional(), limit: limitParam(50, 200) });
+export const timeseriesQuery = z.object({
+  interval,
+  namespace: z.string().min(1).max(255).optional(),
+  entitlement: callerId.optional(),
+});
+export const eventsQuery = z.object({
+  namespace: z.string().min(1).max(255).optional(),
+  entitlement: callerId.optional(),
+  limit: limitParam(50, 200),
+});
 
 export const reportParams = appIdParams.extend({ id: z.string().min(1) });
 export const createReportBody = z.object({
@@ -28,15 +36,28 @@ const window = { interval, from: z.string().nullable(), to: z.string() };
 export const summarySchema = z.object({
   ...window,
   namespace: z.string().nullable(),
-  entitlements: z.array(z.object({ id: z.string(), name: z.string().nullable(), calls: z.number(), amount: z.number() })),
+  entitlements: z.array(
+    z.object({ id: z.string(), name: z.string().nullable(), calls: z.number(), amount: z.number() }),
+  ),
 });
-export const topSchema = z.object({ ...window, entitlement: z.string().nullable(), data: z.array(z.object({ account_id: z.string(), calls: z.number(), amount: z.number() })) });
+export const topSchema = z.object({
+  ...window,
+  entitlement: z.string().nullable(),
+  data: z.array(z.object({ account_id: z.string(), calls: z.number(), amount: z.number() })),
+});
 export const timeseriesSchema = z.object({
   ...window,
   bucket: z.enum(['day', 'week']),
   points: z.array(z.object({ start: z.string(), calls: z.number(), amount: z.number() })),
 });
-export const usageEventSchema = z.object({ id: z.string(), account_id: z.string(), entitlement_id: z.string(), amount: z.number(), count: z.number().nullable(), created_at: z.string() });
+export const usageEventSchema = z.object({
+  id: z.string(),
+  account_id: z.string(),
+  entitlement_id: z.string(),
+  amount: z.number(),
+  count: z.number().nullable(),
+  created_at: z.string(),
+});
 export const reportSchema = z.object({
   id: z.string(),
   name: z.string(),

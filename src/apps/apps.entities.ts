@@ -11,7 +11,10 @@ export const App = defineEntity({
     publicKey: p.string().unique(),
     checkoutUrl: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IApp = InferEntity<typeof App>;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { httpUrl } from '../http/schemas.js';
 
-
 export const appIdParams = z.object({ appId: z.string().min(1) });
 
 export const createAppBody = z.object({

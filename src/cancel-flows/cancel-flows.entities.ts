@@ -15,7 +15,10 @@ export const CancelFlow = defineEntity({
     status: p.string().$type<FlowStatus>(),
     steps: p.json<Step[]>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type ICancelFlow = InferEntity<typeof CancelFlow>;
@@ -65,7 +68,10 @@ export const CancelSession = defineEntity({
     claimedUntil: p.datetime().nullable(),
     endedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type ICancelSession = InferEntity<typeof CancelSession>;

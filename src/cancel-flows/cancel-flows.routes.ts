@@ -62,7 +62,9 @@ export const cancelFlowRoutes = [
     tags,
     summary: 'Create a cancel flow (from a template when no steps are sent)',
     description:
-      'Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).',
+      'Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts ' +
+      'from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are ' +
+      '`draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).',
     params: appIdParams,
     body: S.createFlowBody,
     status: 201,
@@ -70,14 +72,24 @@ export const cancelFlowRoutes = [
     response: S.flowSchema,
     handler: (s) => flows.createFlow(ctxOf(s), s.body),
   }),
-  route({ method: 'GET', path: '/apps/:appId/cancel-flows/:flowId', auth: ['S'], tags, summary: 'A cancel flow', params: S.flowParams, response: S.flowSchema, handler: (s) => flows.getFlow(ctxOf(s), s.params.flowId) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/cancel-flows/:flowId',
+    auth: ['S'],
+    tags,
+    summary: 'A cancel flow',
+    params: S.flowParams,
+    response: S.flowSchema,
+    handler: (s) => flows.getFlow(ctxOf(s), s.params.flowId),
+  }),
   route({
     method: 'PATCH',
     path: '/apps/:appId/cancel-flows/:flowId',
     auth: ['S'],
     tags,
     summary: 'Change name, status, or the whole step list',
-    description: '`steps` replaces the whole list and is validated as a whole. Open sessions keep the steps they started with.',
+    description:
+      '`steps` replaces the whole list and is validated as a whole. Open sessions keep the steps they started with.',
     params: S.flowParams,
     body: S.updateFlowBody,
     response: S.flowSchema,
@@ -110,7 +122,9 @@ export const cancelFlowRoutes = [
     auth: ['S'],
     tags,
     summary: 'The offer a customer would get for a set of answers, without a session',
-    description: 'With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.',
+    description:
+      'With `account`, the offer is checked against that account (and may be chosen by the model when dynamic ' +
+      'offers are on); without it, the first static offer matching the answers.',
     params: S.flowParams,
     body: S.previewBody,
     response: z.object({ step: z.string(), offer: z.record(z.string(), z.unknown()).nullable() }),
@@ -123,7 +137,10 @@ export const cancelFlowRoutes = [
     auth: ['S', 'T'],
     tags: sessionTags,
     summary: 'Start a cancel session',
-    description: 'With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.',
+    description:
+      'With an account token the account comes from the token (naming another is 403) and only active flows start. ' +
+      'Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is ' +
+      'skipped.',
     params: appIdParams,
     body: S.startBody,
     status: 201,
@@ -142,22 +159,54 @@ export const cancelFlowRoutes = [
     response: z.object({ data: z.array(session) }),
     handler: (s) => sessions.listSessions(ctxOf(s), s.query),
   }),
-  route({ method: 'GET', path: '/apps/:appId/cancel-sessions/:sessionId', auth: ['S', 'T'], tags: sessionTags, summary: 'A cancel session', params: S.sessionParams, response: session, handler: (s) => sessions.getSession(ctxOf(s), s.caller, s.params.sessionId) }),
-  action('answer', 'Answer the current question (or move past a text step)', (s) => sessions.answerStep(ctxOf(s), s.caller, s.params.sessionId, s.body), {
-    body: S.answerBody,
-    description: '`step` must equal the current step (else 409). The answer may branch to another step.',
+  route({
+    method: 'GET',
+    path: '/apps/:appId/cancel-sessions/:sessionId',
+    auth: ['S', 'T'],
+    tags: sessionTags,
+    summary: 'A cancel session',
+    params: S.sessionParams,
+    response: session,
+    handler: (s) => sessions.getSession(ctxOf(s), s.caller, s.params.sessionId),
   }),
+  action(
+    'answer',
+    'Answer the current question (or move past a text step)',
+    (s) => sessions.answerStep(ctxOf(s), s.caller, s.params.sessionId, s.body),
+    {
+      body: S.answerBody,
+      description: '`step` must equal the current step (else 409). The answer may branch to another step.',
+    },
+  ),
   action('back', 'One step back', (s) => sessions.goBack(ctxOf(s), s.caller, s.params.sessionId)),
-  action('decline', 'Turn down the offer and go on', (s) => sessions.declineOffer(ctxOf(s), s.caller, s.params.sessionId)),
-  action('accept', 'Accept the offer: it is applied, and the session is saved', (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, s.body), {
-    body: S.acceptBody,
-    provider: true,
-    description:
-      'Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.',
-  }),
-  action('cancel', 'Cancel from the confirm step', (s) => sessions.cancelAtConfirm(ctxOf(s), s.caller, s.params.sessionId), {
-    provider: true,
-    description: 'Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).',
-  }),
-  action('close', 'Leave the flow: the session is abandoned', (s) => sessions.closeSession(ctxOf(s), s.caller, s.params.sessionId)),
+  action('decline', 'Turn down the offer and go on', (s) =>
+    sessions.declineOffer(ctxOf(s), s.caller, s.params.sessionId),
+  ),
+  action(
+    'accept',
+    'Accept the offer: it is applied, and the session is saved',
+    (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, s.body),
+    {
+      body: S.acceptBody,
+      provider: true,
+      description:
+        'Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the ' +
+        'provider reports the approval); a pause starts the pause workflow; an incentive is set with ' +
+        '`incentive_expires_at`.',
+    },
+  ),
+  action(
+    'cancel',
+    'Cancel from the confirm step',
+    (s) => sessions.cancelAtConfirm(ctxOf(s), s.caller, s.params.sessionId),
+    {
+      provider: true,
+      description:
+        'Cancels the subscription at the provider and moves the account to the free plan; an account billed ' +
+        'elsewhere is only marked (`result.billing` is `external`).',
+    },
+  ),
+  action('close', 'Leave the flow: the session is abandoned', (s) =>
+    sessions.closeSession(ctxOf(s), s.caller, s.params.sessionId),
+  ),
 ];

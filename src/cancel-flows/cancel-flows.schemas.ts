@@ -21,7 +21,9 @@ const when = z.object({ step: callerId.optional(), answers: z.array(callerId).mi
 
 export const discountTerms = { percent: z.number().int().min(1).max(100), cycles: z.number().int().min(1).max(36) };
 export const downgradeTerms = { plan: callerId };
-export const pauseTerms = { months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12') };
+export const pauseTerms = {
+  months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'),
+};
 export const incentiveTerms = { incentive: callerId, months: z.number().int().min(1).max(36) };
 
 export const staticOffer = z.discriminatedUnion('kind', [
@@ -77,7 +79,11 @@ export const createFlowBody = z.object({
   status: status.optional(),
   steps: steps.optional(),
 });
-export const updateFlowBody = z.object({ name: text(200).optional(), status: status.optional(), steps: steps.optional() });
+export const updateFlowBody = z.object({
+  name: text(200).optional(),
+  status: status.optional(),
+  steps: steps.optional(),
+});
 export const statsQuery = z.object({ days: z.coerce.number().int().min(1).max(365).default(30) });
 export const previewBody = z.object({
   /** Answers by question step id. */
@@ -90,7 +96,11 @@ export const previewBody = z.object({
 
 export const sessionParams = appIdParams.extend({ sessionId: z.string().min(1).max(100) });
 export const startBody = z.object({ flow: callerId.optional(), account: accountId.optional() });
-export const answerBody = z.object({ step: callerId, answer: callerId.optional(), text: z.string().max(2000).optional() });
+export const answerBody = z.object({
+  step: callerId,
+  answer: callerId.optional(),
+  text: z.string().max(2000).optional(),
+});
 export const acceptBody = z.object({ return_url: httpUrl.optional(), cancel_url: httpUrl.optional() });
 export const listSessionsQuery = z.object({
   flow: callerId.optional(),
@@ -104,7 +114,9 @@ export const sessionSchema = z.object({
   id: z.string(),
   status: z.enum(['open', 'saved', 'cancelled', 'abandoned']),
   flow: z.object({ id: z.string(), name: z.string() }),
-  step: z.object({ id: z.string(), type: z.string(), title: z.string(), decline_label: z.string().nullable() }).passthrough(),
+  step: z
+    .object({ id: z.string(), type: z.string(), title: z.string(), decline_label: z.string().nullable() })
+    .passthrough(),
   progress: z.object({ index: z.number(), total: z.number() }),
   can_go_back: z.boolean(),
   offer: z.record(z.string(), z.unknown()).nullable(),
@@ -113,6 +125,8 @@ export const sessionSchema = z.object({
   account: z.object({
     id: z.string(),
     plan_name: z.string(),
-    subscription: z.object({ price: z.number(), currency: z.string(), interval: z.string(), renews_at: z.string().nullable() }).nullable(),
+    subscription: z
+      .object({ price: z.number(), currency: z.string(), interval: z.string(), renews_at: z.string().nullable() })
+      .nullable(),
   }),
 });

@@ -31,7 +31,13 @@ export function templateSteps(): Step[] {
         { kind: 'pause', months: 1 },
       ],
     },
-    { id: 'confirm', type: 'confirm', title: 'Confirm your cancellation', body: 'Your subscription ends now and your account moves to the free plan.', decline_label: null },
+    {
+      id: 'confirm',
+      type: 'confirm',
+      title: 'Confirm your cancellation',
+      body: 'Your subscription ends now and your account moves to the free plan.',
+      decline_label: null,
+    },
   ];
 }
 
@@ -101,18 +107,24 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
       }
     }
     if (s.type === 'offer') {
-      if (!s.offers?.length && !s.dynamic?.enabled) throw fail(s, 'an offer step needs a static offer or dynamic offers enabled');
+      if (!s.offers?.length && !s.dynamic?.enabled)
+        throw fail(s, 'an offer step needs a static offer or dynamic offers enabled');
       for (const o of s.offers ?? []) {
         if (o.kind === 'downgrade') plans.add(o.plan);
         if (o.kind === 'incentive') incentives.add(o.incentive);
       }
       for (const p of s.dynamic?.downgrade_plans ?? []) plans.add(p);
       for (const i of s.dynamic?.incentives ?? []) incentives.add(i);
-      if (s.dynamic?.enabled && s.dynamic.kinds.includes('downgrade') && !s.dynamic.downgrade_plans.length) throw fail(s, 'dynamic downgrades need downgrade_plans');
-      if (s.dynamic?.enabled && s.dynamic.kinds.includes('incentive') && !s.dynamic.incentives.length) throw fail(s, 'dynamic incentives need incentives');
+      if (s.dynamic?.enabled && s.dynamic.kinds.includes('downgrade') && !s.dynamic.downgrade_plans.length)
+        throw fail(s, 'dynamic downgrades need downgrade_plans');
+      if (s.dynamic?.enabled && s.dynamic.kinds.includes('incentive') && !s.dynamic.incentives.length)
+        throw fail(s, 'dynamic incentives need incentives');
     }
     const here = index.get(s.id)!;
-    const branches = [...(s.next ? [{ to: s.next, what: 'next' }] : []), ...(s.answers ?? []).filter((a) => a.next).map((a) => ({ to: a.next!, what: `answer ${a.id}` }))];
+    const branches = [
+      ...(s.next ? [{ to: s.next, what: 'next' }] : []),
+      ...(s.answers ?? []).filter((a) => a.next).map((a) => ({ to: a.next!, what: `answer ${a.id}` })),
+    ];
     for (const b of branches) {
       const there = index.get(b.to);
       if (there === undefined) throw fail(s, `${b.what} goes to step ${b.to}, which does not exist`);
@@ -122,8 +134,10 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
   }
   for (const s of steps) {
     for (const o of s.offers ?? []) {
-      if (o.when?.step && stepById(steps, o.when.step)?.type !== 'question') throw fail(s, `offer condition names step ${o.when.step}, which is not a question`);
-      for (const a of o.when?.answers ?? []) if (!answerIds.has(a)) throw fail(s, `offer condition names answer ${a}, which no question has`);
+      if (o.when?.step && stepById(steps, o.when.step)?.type !== 'question')
+        throw fail(s, `offer condition names step ${o.when.step}, which is not a question`);
+      for (const a of o.when?.answers ?? [])
+        if (!answerIds.has(a)) throw fail(s, `offer condition names answer ${a}, which no question has`);
     }
   }
 
@@ -136,7 +150,11 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
     queue.push(...targets(steps, stepById(steps, id)!));
   }
   for (const s of steps) {
-    if (!reachable.has(s.id)) throw fail(s, s.type === 'confirm' ? 'confirm step is unreachable from the first step' : 'is unreachable from the first step');
+    if (!reachable.has(s.id))
+      throw fail(
+        s,
+        s.type === 'confirm' ? 'confirm step is unreachable from the first step' : 'is unreachable from the first step',
+      );
   }
 
   const [knownPlans, knownIncentives] = await Promise.all([
@@ -145,7 +163,22 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
   ]);
   const missing = (ids: Set<string>, found: { id: string }[]) => [...ids].find((id) => !found.some((f) => f.id === id));
   const plan = missing(plans, knownPlans);
-  if (plan) throw fail(steps.find((s) => s.offers?.some((o) => o.kind === 'downgrade' && o.plan === plan) || s.dynamic?.downgrade_plans.includes(plan))!, `plan ${plan} does not exist`);
+  if (plan)
+    throw fail(
+      steps.find(
+        (s) =>
+          s.offers?.some((o) => o.kind === 'downgrade' && o.plan === plan) || s.dynamic?.downgrade_plans.includes(plan),
+      )!,
+      `plan ${plan} does not exist`,
+    );
   const incentive = missing(incentives, knownIncentives);
-  if (incentive) throw fail(steps.find((s) => s.offers?.some((o) => o.kind === 'incentive' && o.incentive === incentive) || s.dynamic?.incentives.includes(incentive))!, `incentive ${incentive} does not exist`);
+  if (incentive)
+    throw fail(
+      steps.find(
+        (s) =>
+          s.offers?.some((o) => o.kind === 'incentive' && o.incentive === incentive) ||
+          s.dynamic?.incentives.includes(incentive),
+      )!,
+      `incentive ${incentive} does not exist`,
+    );
 }

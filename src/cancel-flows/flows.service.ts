@@ -52,7 +52,13 @@ export async function createFlow(ctx: Ctx, input: z.output<typeof S.createFlowBo
   const id = input.id ?? 'default';
   const steps = input.steps ?? templateSteps();
   await validateSteps(ctx.em, ctx.app.id, steps);
-  const f = ctx.em.create(CancelFlow, { appId: ctx.app.id, id, name: input.name ?? (id === 'default' ? 'Default cancel flow' : id), status: input.status ?? 'draft', steps });
+  const f = ctx.em.create(CancelFlow, {
+    appId: ctx.app.id,
+    id,
+    name: input.name ?? (id === 'default' ? 'Default cancel flow' : id),
+    status: input.status ?? 'draft',
+    steps,
+  });
   await flushOrConflict(ctx.em, `Cancel flow ${id} already exists`);
   return presentFlow(f);
 }
@@ -95,7 +101,11 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
   const args = [ctx.app.id, id, days];
   const window = `app_id = $1 and flow_id = $2 and created_at > now() - make_interval(days => $3::int)`;
   const [totals, revenue, reasons, offers, fallbacks] = await Promise.all([
-    sql<{ status: string; n: string }>(ctx.em, `select status, count(*) as n from cancel_sessions where ${window} group by status`, args),
+    sql<{ status: string; n: string }>(
+      ctx.em,
+      `select status, count(*) as n from cancel_sessions where ${window} group by status`,
+      args,
+    ),
     sql<{ currency: string; monthly: number; saves: string }>(
       ctx.em,
       `select currency, sum(revenue_kept)::float8 as monthly, count(*) as saves from cancel_sessions
@@ -121,7 +131,8 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
       ctx.em,
       `select o->>'fallback_reason' as reason, count(*) as n
          from cancel_sessions s, jsonb_array_elements(s.offers) o
-        where ${window.replace(/(app_id|flow_id|created_at)/g, 's.$1')} and o ? 'fallback_reason' group by 1 order by 1`,
+        where ${window.replace(/(app_id|flow_id|created_at)/g, 's.$1')} and o ? 'fallback_reason' group by 1 order by
+          1`,
       args,
     ),
   ]);
@@ -129,8 +140,12 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
   const saved = count('saved');
   const cancelled = count('cancelled');
   const abandoned = count('abandoned');
-  const label = (step: string, answer: string) => stepById(f.steps, step)?.answers?.find((a) => a.id === answer)?.label ?? answer;
-  const offerRows = new Map<string, { kind: string; source: string; shown: number; accepted: number; declined: number }>();
+  const label = (step: string, answer: string) =>
+    stepById(f.steps, step)?.answers?.find((a) => a.id === answer)?.label ?? answer;
+  const offerRows = new Map<
+    string,
+    { kind: string; source: string; shown: number; accepted: number; declined: number }
+  >();
   for (const o of offers) {
     const key = `${o.kind}:${o.source}`;
     const row = offerRows.get(key) ?? { kind: o.kind, source: o.source, shown: 0, accepted: 0, declined: 0 };
@@ -150,7 +165,12 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
     /** Saved among sessions that ended (saved, cancelled or abandoned). */
     save_rate: rate(saved, saved + cancelled + abandoned),
     revenue_kept: revenue.map((r) => ({ currency: r.currency, monthly: round2(r.monthly), saves: Number(r.saves) })),
-    reasons: reasons.map((r) => ({ step: r.step, answer: r.answer, label: label(r.step, r.answer), count: Number(r.n) })),
+    reasons: reasons.map((r) => ({
+      step: r.step,
+      answer: r.answer,
+      label: label(r.step, r.answer),
+      count: Number(r.n),
+    })),
     offers: [...offerRows.values()].map((r) => ({ ...r, acceptance_rate: rate(r.accepted, r.shown) })),
     /** Times the model was asked but the static offer was shown, by reason. */
     dynamic_fallbacks: Object.fromEntries(fallbacks.map((f) => [f.reason, Number(f.n)])),
@@ -167,7 +187,8 @@ export async function previewOffer(ctx: Ctx, id: string, input: z.output<typeof 
   for (const [stepId, answer] of Object.entries(input.answers)) {
     const q = stepById(f.steps, stepId);
     if (!q || q.type !== 'question') throw badRequest(`answers.${stepId}: is not a question step of the flow`);
-    if (!q.answers?.some((x) => x.id === answer)) throw badRequest(`answers.${stepId}: ${answer} is not one of its answers`);
+    if (!q.answers?.some((x) => x.id === answer))
+      throw badRequest(`answers.${stepId}: ${answer} is not one of its answers`);
     answers[stepId] = { answer, text: null };
   }
   if (input.account) {
@@ -175,5 +196,8 @@ export async function previewOffer(ctx: Ctx, id: string, input: z.output<typeof 
     return { step: step.id, offer: presentOffer(offer) };
   }
   const chosen = chooseStatic(step, answers, null);
-  return { step: step.id, offer: presentOffer(chosen ? describeOffer(step.id, termsOf(chosen), null, chosen, 'static') : null) };
+  return {
+    step: step.id,
+    offer: presentOffer(chosen ? describeOffer(step.id, termsOf(chosen), null, chosen, 'static') : null),
+  };
 }

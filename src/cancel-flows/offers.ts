@@ -35,7 +35,10 @@ export interface SessionOffer {
   body: string;
   cta: string;
   status: 'shown' | 'accepted' | 'declined';
-  /** Set when the model was asked but its choice was not used: a code (shown) and its detail (kept, not shown to customers). */
+  /**
+   * Set when the model was asked but its choice was not used: a code (shown) and its detail (kept, not shown to
+   * customers).
+   */
   fallback_reason?: FallbackReason;
   fallback_detail?: string;
 }
@@ -76,7 +79,9 @@ export async function loadOfferContext(em: EntityManager, appId: string, account
   const planMap = new Map(plans.map((p) => [p.id, p]));
   return {
     account,
-    plan: planMap.get(subscription?.status === 'active' ? subscription.planId : account.planId) ?? planMap.get(account.planId),
+    plan:
+      planMap.get(subscription?.status === 'active' ? subscription.planId : account.planId) ??
+      planMap.get(account.planId),
     subscription,
     providerConnected: connection > 0,
     plans: planMap,
@@ -87,7 +92,8 @@ export async function loadOfferContext(em: EntityManager, appId: string, account
 export const round2 = (n: number) => Math.round(n * 100) / 100;
 /** The price after a discount of `percent`, to the cent. */
 export const discountedPrice = (regular: number, percent: number) => round2((regular * (100 - percent)) / 100);
-const billable = (c: OfferContext): ISubscription | null => (c.subscription?.status === 'active' && c.providerConnected ? c.subscription : null);
+const billable = (c: OfferContext): ISubscription | null =>
+  c.subscription?.status === 'active' && c.providerConnected ? c.subscription : null;
 /** What the subscription costs without a discount in force (a cancel-flow discount lowers `price` for a while). */
 export const regularPriceOf = (sub: ISubscription) => Number(sub.discount?.regularPrice ?? sub.price);
 /** A discount in force, or one waiting for the buyer's approval: no second discount on top of it. */
@@ -109,8 +115,7 @@ function downgradePrice(c: OfferContext, planId: string): number | null {
  */
 export function applies(t: OfferTerms, c: OfferContext): boolean {
   switch (t.kind) {
-    case 'discount':
-    {
+    case 'discount': {
       const sub = billable(c);
       return !!sub && !discounted(sub) && regularPriceOf(sub) > 0;
     }
@@ -124,7 +129,11 @@ export function applies(t: OfferTerms, c: OfferContext): boolean {
 }
 
 /** Whether any offer of this kind could apply (for the model's list of allowed kinds). */
-export function kindApplies(kind: OfferKind, c: OfferContext, allowed: { downgrade_plans: string[]; incentives: string[] }): boolean {
+export function kindApplies(
+  kind: OfferKind,
+  c: OfferContext,
+  allowed: { downgrade_plans: string[]; incentives: string[] },
+): boolean {
   if (kind === 'discount') return applies({ kind, percent: 1, cycles: 1 }, c);
   if (kind === 'pause') return applies({ kind, months: 1 }, c);
   if (kind === 'downgrade') return allowed.downgrade_plans.some((plan) => applies({ kind, plan }, c));
@@ -151,7 +160,11 @@ function givenAnswers(answers: Record<string, GivenAnswer>, step?: string): stri
 }
 
 /** The flow's static offer for these answers: the first whose `when` matches and that applies. */
-export function chooseStatic(step: Step, answers: Record<string, GivenAnswer>, c: OfferContext | null): StaticOffer | null {
+export function chooseStatic(
+  step: Step,
+  answers: Record<string, GivenAnswer>,
+  c: OfferContext | null,
+): StaticOffer | null {
   for (const o of step.offers ?? []) {
     if (o.when && !givenAnswers(answers, o.when.step).some((a) => o.when!.answers.includes(a))) continue;
     if (c && !applies(termsOf(o), c)) continue;
@@ -161,7 +174,13 @@ export function chooseStatic(step: Step, answers: Record<string, GivenAnswer>, c
 }
 
 /** The offer as the session shows it: numbers worked out for this account, and default copy. */
-export function describeOffer(step: string, t: OfferTerms, c: OfferContext | null, copy: OfferCopy, source: 'static' | 'dynamic'): SessionOffer {
+export function describeOffer(
+  step: string,
+  t: OfferTerms,
+  c: OfferContext | null,
+  copy: OfferCopy,
+  source: 'static' | 'dynamic',
+): SessionOffer {
   const sub = c ? billable(c) : null;
   const planName = c?.plan?.name ?? 'your plan';
   let details: Record<string, unknown>;
@@ -170,7 +189,14 @@ export function describeOffer(step: string, t: OfferTerms, c: OfferContext | nul
     case 'discount': {
       const regular = sub ? regularPriceOf(sub) : null;
       const price = regular === null ? null : discountedPrice(regular, t.percent);
-      details = { percent: t.percent, cycles: t.cycles, price, regular_price: regular, currency: sub?.currency ?? null, interval: sub?.interval ?? null };
+      details = {
+        percent: t.percent,
+        cycles: t.cycles,
+        price,
+        regular_price: regular,
+        currency: sub?.currency ?? null,
+        interval: sub?.interval ?? null,
+      };
       d = {
         headline: `Stay and save ${t.percent}%`,
         body: sub
@@ -184,10 +210,19 @@ export function describeOffer(step: string, t: OfferTerms, c: OfferContext | nul
       const target = c?.plans.get(t.plan);
       const name = target?.name ?? t.plan;
       const price = c ? downgradePrice(c, t.plan) : null;
-      details = { plan: { id: t.plan, name }, price, regular_price: sub ? Number(sub.price) : null, currency: sub?.currency ?? null, interval: sub?.interval ?? null };
+      details = {
+        plan: { id: t.plan, name },
+        price,
+        regular_price: sub ? Number(sub.price) : null,
+        currency: sub?.currency ?? null,
+        interval: sub?.interval ?? null,
+      };
       d = {
         headline: `Switch to ${name} instead`,
-        body: sub && price !== null ? `Move to ${name} for ${price} ${sub.currency} per ${sub.interval} instead of ${Number(sub.price)}.` : `Move to ${name}, a smaller plan, instead of leaving.`,
+        body:
+          sub && price !== null
+            ? `Move to ${name} for ${price} ${sub.currency} per ${sub.interval} instead of ${Number(sub.price)}.`
+            : `Move to ${name}, a smaller plan, instead of leaving.`,
         cta: `Switch to ${name}`,
       };
       break;
@@ -203,9 +238,23 @@ export function describeOffer(step: string, t: OfferTerms, c: OfferContext | nul
     case 'incentive': {
       const name = c?.incentives.get(t.incentive)?.name ?? t.incentive;
       details = { incentive: { id: t.incentive, name }, months: t.months };
-      d = { headline: `${name}, on us`, body: `Stay and get ${name} for ${plural(t.months, 'month')}, free.`, cta: `Claim ${name}` };
+      d = {
+        headline: `${name}, on us`,
+        body: `Stay and get ${name} for ${plural(t.months, 'month')}, free.`,
+        cta: `Claim ${name}`,
+      };
       break;
     }
   }
-  return { step, kind: t.kind, source, terms: t, details, headline: copy.headline ?? d.headline, body: copy.body ?? d.body, cta: copy.cta ?? d.cta, status: 'shown' };
+  return {
+    step,
+    kind: t.kind,
+    source,
+    terms: t,
+    details,
+    headline: copy.headline ?? d.headline,
+    body: copy.body ?? d.body,
+    cta: copy.cta ?? d.cta,
+    status: 'shown',
+  };
 }

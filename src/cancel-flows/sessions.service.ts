@@ -14,20 +14,51 @@ import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
 import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import { cancelAtProvider, cancelLocally, findSubscription, pauseLocally, requestPlanChange, suspendAtProvider } from '../subscriptions/subscriptions.service.js';
+import {
+  cancelAtProvider,
+  cancelLocally,
+  findSubscription,
+  pauseLocally,
+  requestPlanChange,
+  suspendAtProvider,
+} from '../subscriptions/subscriptions.service.js';
 import { iso } from '../time.js';
-import { CancelFlow, CancelSession, type FlowSnapshot, type GivenAnswer, type ICancelSession } from './cancel-flows.entities.js';
+import {
+  CancelFlow,
+  CancelSession,
+  type FlowSnapshot,
+  type GivenAnswer,
+  type ICancelSession,
+} from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
 import { chooseDynamic, dynamicConfigured, type FallbackReason } from './dynamic.js';
 import { remaining, stepById, successor } from './engine.js';
-import { chooseStatic, describeOffer, discountedPrice, loadOfferContext, presentOffer, regularPriceOf, round2, termsOf, type OfferContext, type SessionOffer } from './offers.js';
+import {
+  chooseStatic,
+  describeOffer,
+  discountedPrice,
+  loadOfferContext,
+  presentOffer,
+  regularPriceOf,
+  round2,
+  termsOf,
+  type OfferContext,
+  type SessionOffer,
+} from './offers.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 // ---- presenting --------------------------------------------------------------------------------------
 
 /** `account` of the session view, in one statement: id, plan name, and a live subscription's terms. */
 async function accountSummary(em: EntityManager, appId: string, accountId: string) {
-  const [r] = await prepared<{ plan_name: string; price: number | null; currency: string | null; interval: string | null; renews_at: Date | null; status: string | null }>(
+  const [r] = await prepared<{
+    plan_name: string;
+    price: number | null;
+    currency: string | null;
+    interval: string | null;
+    renews_at: Date | null;
+    status: string | null;
+  }>(
     em,
     'cancel_session_account',
     `select coalesce(p.name, a.plan_id) as plan_name, s.price, s.currency, s.interval, s.renews_at, s.status
@@ -41,7 +72,9 @@ async function accountSummary(em: EntityManager, appId: string, accountId: strin
   return {
     id: accountId,
     plan_name: r?.plan_name ?? '',
-    subscription: live ? { price: Number(r.price), currency: r.currency!, interval: r.interval!, renews_at: iso(r.renews_at) } : null,
+    subscription: live
+      ? { price: Number(r.price), currency: r.currency!, interval: r.interval!, renews_at: iso(r.renews_at) }
+      : null,
   };
 }
 
@@ -103,7 +136,10 @@ export async function offerFor(
     const r = await chooseDynamic(ctx.deps, ctx.em, ctx.app.id, flow, step, answers, c);
     if (r.ok) return describeOffer(step.id, r.terms, c, r.copy, 'dynamic');
     fallback = r;
-    ctx.deps.logger.info({ appId: ctx.app.id, accountId, flow: flow.id, step: step.id, reason: r.reason, detail: r.detail }, 'dynamic offer not used; static offer instead');
+    ctx.deps.logger.info(
+      { appId: ctx.app.id, accountId, flow: flow.id, step: step.id, reason: r.reason, detail: r.detail },
+      'dynamic offer not used; static offer instead',
+    );
   }
   const chosen = chooseStatic(step, answers, c);
   if (!chosen) return null;
@@ -113,7 +149,13 @@ export async function offerFor(
 }
 
 /** Enters `id`, skipping offer steps with no offer for the account; returns where the session stops. */
-async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<string, GivenAnswer>, accountId: string): Promise<{ stepId: string; offer: SessionOffer | null }> {
+async function enter(
+  ctx: Ctx,
+  flow: FlowSnapshot,
+  id: string,
+  answers: Record<string, GivenAnswer>,
+  accountId: string,
+): Promise<{ stepId: string; offer: SessionOffer | null }> {
   let step = stepById(flow.steps, id)!;
   let c: OfferContext | undefined; // loaded once, at the first offer step met
   while (step.type === 'offer') {
@@ -127,7 +169,18 @@ async function enter(ctx: Ctx, flow: FlowSnapshot, id: string, answers: Record<s
 
 const logOffer = (s: ICancelSession, offer: SessionOffer | null) =>
   offer
-    ? [...s.offers, { step: offer.step, kind: offer.kind, source: offer.source, status: 'shown' as const, ...(offer.fallback_reason ? { fallback_reason: offer.fallback_reason, fallback_detail: offer.fallback_detail } : {}) }]
+    ? [
+        ...s.offers,
+        {
+          step: offer.step,
+          kind: offer.kind,
+          source: offer.source,
+          status: 'shown' as const,
+          ...(offer.fallback_reason
+            ? { fallback_reason: offer.fallback_reason, fallback_detail: offer.fallback_detail }
+            : {}),
+        },
+      ]
     : s.offers;
 
 /** Leaves the current step (kept for `back`) for the step entered, with its offer if any. */
@@ -188,7 +241,8 @@ async function commitMove(ctx: Ctx, seen: ICancelSession, apply: (s: ICancelSess
 export async function startSession(ctx: Ctx, caller: Caller, input: z.output<typeof S.startBody>) {
   let accountId = input.account;
   if (caller.kind === 'token') {
-    if (accountId !== undefined && accountId !== caller.accountId) throw forbidden('An account token can only start a cancel session for its own account');
+    if (accountId !== undefined && accountId !== caller.accountId)
+      throw forbidden('An account token can only start a cancel session for its own account');
     accountId = caller.accountId;
   }
   if (!accountId) throw badRequest('account: is required');
@@ -224,8 +278,14 @@ async function pickFlow(ctx: Ctx, caller: Caller, id: string | undefined) {
     if (!f || (onlyActive && f.status !== 'active')) throw notFound(`Cancel flow ${id}`);
     return f;
   }
-  const preferred = await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, id: 'default', ...(onlyActive ? { status: 'active' as const } : {}) });
-  const f = preferred ?? (await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, status: 'active' }, { orderBy: { seq: 'asc' } }));
+  const preferred = await ctx.em.findOne(CancelFlow, {
+    appId: ctx.app.id,
+    id: 'default',
+    ...(onlyActive ? { status: 'active' as const } : {}),
+  });
+  const f =
+    preferred ??
+    (await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, status: 'active' }, { orderBy: { seq: 'asc' } }));
   if (!f) throw notFound('Active cancel flow');
   return f;
 }
@@ -237,7 +297,12 @@ export async function getSession(ctx: Ctx, caller: Caller, id: string) {
 export async function listSessions(ctx: Ctx, q: z.output<typeof S.listSessionsQuery>) {
   const rows = await ctx.em.find(
     CancelSession,
-    { appId: ctx.app.id, ...(q.flow ? { flowId: q.flow } : {}), ...(q.account ? { accountId: q.account } : {}), ...(q.status ? { status: q.status } : {}) },
+    {
+      appId: ctx.app.id,
+      ...(q.flow ? { flowId: q.flow } : {}),
+      ...(q.account ? { accountId: q.account } : {}),
+      ...(q.status ? { status: q.status } : {}),
+    },
     { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit },
   );
   return { data: await Promise.all(rows.map((s) => presentSession(ctx.em, s))) };
@@ -248,18 +313,33 @@ export async function answerStep(ctx: Ctx, caller: Caller, id: string, input: z.
   mustBeOpen(s);
   if (input.step !== s.stepId) throw conflict(`Cancel session ${s.id} is at step ${s.stepId}, not ${input.step}`);
   const step = stepById(s.flow.steps, s.stepId)!;
-  if (step.type === 'offer') throw conflict(`Cancel session ${s.id} is at offer step ${step.id}; accept or decline the offer`);
+  if (step.type === 'offer')
+    throw conflict(`Cancel session ${s.id} is at offer step ${step.id}; accept or decline the offer`);
   if (step.type === 'confirm') throw conflict(`Cancel session ${s.id} is at confirm step ${step.id}; cancel or close`);
   const choices = step.type === 'question' ? (step.answers ?? []) : [];
   if (input.answer !== undefined && !choices.some((a) => a.id === input.answer)) {
-    throw badRequest(choices.length ? `answer: must be one of ${choices.map((a) => a.id).join(', ')}` : `answer: step ${step.id} has no answers`);
+    throw badRequest(
+      choices.length
+        ? `answer: must be one of ${choices.map((a) => a.id).join(', ')}`
+        : `answer: step ${step.id} has no answers`,
+    );
   }
-  if (input.text !== undefined && step.type === 'question' && !step.allow_text) throw badRequest(`text: step ${step.id} does not take text`);
+  if (input.text !== undefined && step.type === 'question' && !step.allow_text)
+    throw badRequest(`text: step ${step.id} does not take text`);
   // A question takes one of its answers; with allow_text, free text may come with or instead of one.
   if (step.type === 'question' && input.answer === undefined && !(step.allow_text && input.text?.trim())) {
-    throw badRequest(choices.length === 0 ? 'text: is required' : step.allow_text ? 'answer: is required (or text)' : 'answer: is required');
+    throw badRequest(
+      choices.length === 0
+        ? 'text: is required'
+        : step.allow_text
+          ? 'answer: is required (or text)'
+          : 'answer: is required',
+    );
   }
-  const answers = step.type === 'question' ? { ...s.answers, [step.id]: { answer: input.answer ?? null, text: input.text ?? null } } : s.answers;
+  const answers =
+    step.type === 'question'
+      ? { ...s.answers, [step.id]: { answer: input.answer ?? null, text: input.text ?? null } }
+      : s.answers;
   const at = await enter(ctx, s.flow, successor(s.flow.steps, step, input.answer)!, answers, s.accountId);
   return commitMove(ctx, s, (row) => {
     row.answers = answers;
@@ -270,7 +350,8 @@ export async function answerStep(ctx: Ctx, caller: Caller, id: string, input: z.
 export async function goBack(ctx: Ctx, caller: Caller, id: string) {
   const s = await visibleSession(ctx, caller, id);
   mustBeOpen(s);
-  if (s.path.length === 0) throw conflict(`Cancel session ${s.id} is at its first step; there is no step to go back to`);
+  if (s.path.length === 0)
+    throw conflict(`Cancel session ${s.id} is at its first step; there is no step to go back to`);
   const path = [...s.path];
   // Back to the previous step; an offer step that no longer has an offer is passed over.
   let target = path.pop()!;
@@ -365,9 +446,18 @@ async function finish(
     const localHalf = await providerHalf(claimed);
     const em = ctx.deps.orm.em.fork();
     return await inTransaction(ctx.deps, em, async (t) => {
-      const row = await t.em.findOneOrFail(CancelSession, { id: s.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-      const [still] = await sql<{ mine: boolean }>(t.em, 'select claimed_until::text = $2 as mine from cancel_sessions where id = $1', [s.id, claimed.token]);
-      if (!still?.mine || row.status !== 'open') throw conflict(`Cancel session ${s.id} changed while it was being applied; read it again`);
+      const row = await t.em.findOneOrFail(
+        CancelSession,
+        { id: s.id },
+        { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+      );
+      const [still] = await sql<{ mine: boolean }>(
+        t.em,
+        'select claimed_until::text = $2 as mine from cancel_sessions where id = $1',
+        [s.id, claimed.token],
+      );
+      if (!still?.mine || row.status !== 'open')
+        throw conflict(`Cancel session ${s.id} changed while it was being applied; read it again`);
       const outcome = await localHalf(t);
       if (end.status === 'saved') {
         row.offers = markLastOffer(row, 'accepted');
@@ -401,7 +491,10 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
     ctx,
     s,
     async ({ offer }) => {
-      if (!offer) throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
+      if (!offer)
+        throw conflict(
+          `Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`,
+        );
       const t = offer.terms;
       switch (t.kind) {
         case 'discount':
@@ -409,15 +502,27 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
           const sub = await findSubscription(ctx.em, ctx.app.id, accountId);
           let target: Parameters<typeof requestPlanChange>[2];
           if (t.kind === 'discount') {
-            if (sub.discount || sub.pendingChange?.discount) throw conflict(`The subscription of account ${accountId} already has a discount`);
+            if (sub.discount || sub.pendingChange?.discount)
+              throw conflict(`The subscription of account ${accountId} already has a discount`);
             const regular = regularPriceOf(sub);
             const price = discountedPrice(regular, t.percent);
             const plan = await findPlan(ctx.em, ctx.app.id, sub.planId);
-            target = { plan, interval: sub.interval, currency: sub.currency, price: regular, discount: { percent: t.percent, cycles: t.cycles, price } };
+            target = {
+              plan,
+              interval: sub.interval,
+              currency: sub.currency,
+              price: regular,
+              discount: { percent: t.percent, cycles: t.cycles, price },
+            };
           } else {
             const price = offer.details.price as number | null;
             if (price === null) throw conflict(`The downgrade to ${t.plan} no longer applies to account ${accountId}`);
-            target = { plan: await findPlan(ctx.em, ctx.app.id, t.plan), interval: sub.interval, currency: sub.currency, price };
+            target = {
+              plan: await findPlan(ctx.em, ctx.app.id, t.plan),
+              interval: sub.interval,
+              currency: sub.currency,
+              price,
+            };
           }
           const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, urls);
           return async (tx) => {
@@ -425,7 +530,15 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
             row.pendingChange = pending;
             await tx.em.flush();
             return {
-              result: { outcome: t.kind, status: 'pending_approval', plan: pending.plan, price: pending.price, currency: pending.currency, interval: pending.interval, ...(t.kind === 'discount' ? { percent: t.percent, cycles: t.cycles } : {}) },
+              result: {
+                outcome: t.kind,
+                status: 'pending_approval',
+                plan: pending.plan,
+                price: pending.price,
+                currency: pending.currency,
+                interval: pending.interval,
+                ...(t.kind === 'discount' ? { percent: t.percent, cycles: t.cycles } : {}),
+              },
               approveUrl,
               revenue: { amount: monthly(pending.price, pending.interval), currency: pending.currency },
             };
@@ -435,7 +548,15 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
           await suspendAtProvider(ctx, accountId, t.months, reason);
           return async (tx) => {
             const sub = await pauseLocally(tx, ctx.deps, ctx.app.id, accountId, t.months, reason);
-            return { result: { outcome: 'pause', months: t.months, resume_at: sub.pause?.resume_at ?? null, restore_plan: sub.pause?.restore_plan ?? null }, revenue: { amount: monthly(sub.price, sub.interval), currency: sub.currency } };
+            return {
+              result: {
+                outcome: 'pause',
+                months: t.months,
+                resume_at: sub.pause?.resume_at ?? null,
+                restore_plan: sub.pause?.restore_plan ?? null,
+              },
+              revenue: { amount: monthly(sub.price, sub.interval), currency: sub.currency },
+            };
           };
         }
         case 'incentive': {
@@ -443,13 +564,28 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
           return async (tx) => {
             const expires = new Date();
             expires.setUTCMonth(expires.getUTCMonth() + t.months);
-            const after = await changeAccount({ em: tx.em, deps: ctx.deps, app: ctx.app }, accountId, async (_t, account) => {
-              account.incentiveId = t.incentive;
-              account.incentiveExpiresAt = expires;
-            });
+            const after = await changeAccount(
+              { em: tx.em, deps: ctx.deps, app: ctx.app },
+              accountId,
+              async (_t, account) => {
+                account.incentiveId = t.incentive;
+                account.incentiveExpiresAt = expires;
+              },
+            );
             const sub = await tx.em.findOne(Subscription, { appId: ctx.app.id, accountId });
-            const billed = sub && sub.status === 'active' ? { amount: monthly(Number(sub.price), sub.interval), currency: sub.currency } : null;
-            return { result: { outcome: 'incentive', incentive: t.incentive, months: t.months, incentive_expires_at: after.incentive_expires_at }, revenue: billed };
+            const billed =
+              sub && sub.status === 'active'
+                ? { amount: monthly(Number(sub.price), sub.interval), currency: sub.currency }
+                : null;
+            return {
+              result: {
+                outcome: 'incentive',
+                incentive: t.incentive,
+                months: t.months,
+                incentive_expires_at: after.incentive_expires_at,
+              },
+              revenue: billed,
+            };
           };
         }
       }
@@ -480,7 +616,9 @@ export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
       return async (tx) => {
         if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId);
         const account = await findAccount(tx.em, ctx.app.id, accountId);
-        return { result: { outcome: 'cancelled', billing: billedHere ? 'provider' : 'external', plan: account.planId } };
+        return {
+          result: { outcome: 'cancelled', billing: billedHere ? 'provider' : 'external', plan: account.planId },
+        };
       };
     },
     { status: 'cancelled', event: 'cancel_flow.cancelled' },

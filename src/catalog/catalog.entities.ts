@@ -6,7 +6,10 @@ const keyed = {
   id: p.string().primary(),
   seq: p.bigint('number').autoincrement().generated('by default as identity'),
   createdAt: p.datetime().onCreate(() => new Date()),
-  updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+  updatedAt: p
+    .datetime()
+    .onCreate(() => new Date())
+    .onUpdate(() => new Date()),
 };
 
 export interface PricingCard {

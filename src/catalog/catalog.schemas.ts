@@ -57,7 +57,11 @@ export const createEntitlementBody = z.object({
   description: text.nullable().optional(),
   overage: overageInput.optional(),
 });
-export const updateEntitlementBody = z.object({ name: name.optional(), description: text.nullable().optional(), overage: overageInput.optional() });
+export const updateEntitlementBody = z.object({
+  name: name.optional(),
+  description: text.nullable().optional(),
+  overage: overageInput.optional(),
+});
 
 export const createAddonBody = z.object({ id: callerId, name, description: text.nullable().optional() });
 export const updateAddonBody = createAddonBody.omit({ id: true }).partial();
@@ -104,7 +108,12 @@ export const entitlementSchema = z.object({
   overage: z.object({ mode: z.enum(['allow', 'block']), offer_id: z.string().nullable() }),
   ...stamps,
 });
-export const addonSchema = z.object({ id: z.string(), name: z.string(), description: z.string().nullable(), ...stamps });
+export const addonSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  ...stamps,
+});
 export const incentiveSchema = z.object({
   id: z.string(),
   name: z.string(),

@@ -6,7 +6,17 @@ import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
 import { conflict, notFound } from '../http/errors.js';
 import { iso } from '../time.js';
-import { Addon, Entitlement, Incentive, Plan, type IAddon, type IEntitlement, type IIncentive, type IPlan, type PricingCard } from './catalog.entities.js';
+import {
+  Addon,
+  Entitlement,
+  Incentive,
+  Plan,
+  type IAddon,
+  type IEntitlement,
+  type IIncentive,
+  type IPlan,
+  type PricingCard,
+} from './catalog.entities.js';
 import type * as S from './catalog.schemas.js';
 
 export interface Limit {
@@ -25,7 +35,12 @@ const LINKS = {
 type Link = (typeof LINKS)[keyof typeof LINKS];
 
 /** owner id -> its links in attach order. */
-async function readLinks(em: EntityManager, link: Link, appId: string, ownerIds?: string[]): Promise<Map<string, Limit[]>> {
+async function readLinks(
+  em: EntityManager,
+  link: Link,
+  appId: string,
+  ownerIds?: string[],
+): Promise<Map<string, Limit[]>> {
   const rows = await em.execute<{ owner: string; ref: string; max: string | null }[]>(
     `select ${link.owner} as owner, ${link.ref} as ref, ${link.limit ? 'max' : 'null as max'} from ${link.table}
       where app_id = ? ${ownerIds ? `and ${link.owner} in (?)` : ''} order by seq`,
@@ -40,7 +55,14 @@ async function readLinks(em: EntityManager, link: Link, appId: string, ownerIds?
   return out;
 }
 
-async function insertLink(em: EntityManager, link: Link, appId: string, owner: string, ref: string, max: number | null): Promise<boolean> {
+async function insertLink(
+  em: EntityManager,
+  link: Link,
+  appId: string,
+  owner: string,
+  ref: string,
+  max: number | null,
+): Promise<boolean> {
   const res = await em.execute<{ affectedRows: number }>(
     `insert into ${link.table} (app_id, ${link.owner}, ${link.ref}${link.limit ? ', max' : ''})
       values (?, ?, ?${link.limit ? ', ?' : ''}) on conflict do nothing`,
@@ -50,8 +72,19 @@ async function insertLink(em: EntityManager, link: Link, appId: string, owner: s
   return res.affectedRows === 1;
 }
 
-async function updateLinkMax(em: EntityManager, link: Link, appId: string, owner: string, ref: string, max: number | null): Promise<boolean> {
-  const res = await em.execute<{ affectedRows: number }>(`update ${link.table} set max = ? where app_id = ? and ${link.owner} = ? and ${link.ref} = ?`, [max, appId, owner, ref], 'run');
+async function updateLinkMax(
+  em: EntityManager,
+  link: Link,
+  appId: string,
+  owner: string,
+  ref: string,
+  max: number | null,
+): Promise<boolean> {
+  const res = await em.execute<{ affectedRows: number }>(
+    `update ${link.table} set max = ? where app_id = ? and ${link.owner} = ? and ${link.ref} = ?`,
+    [max, appId, owner, ref],
+    'run',
+  );
   return res.affectedRows === 1;
 }
 
@@ -66,12 +99,23 @@ async function deleteLinks(em: EntityManager, link: Link, appId: string, owner: 
 
 /** Owners (plans or incentives) that reference a record, for the 409 of a delete. */
 async function ownersOf(em: EntityManager, link: Link, appId: string, ref: string): Promise<string[]> {
-  const rows = await em.execute<{ owner: string }[]>(`select ${link.owner} as owner from ${link.table} where app_id = ? and ${link.ref} = ? order by seq`, [appId, ref]);
+  const rows = await em.execute<{ owner: string }[]>(
+    `select ${link.owner} as owner from ${link.table} where app_id = ? and ${link.ref} = ? order by seq`,
+    [appId, ref],
+  );
   return rows.map((r) => r.owner);
 }
 
-async function accountsUsing(em: EntityManager, appId: string, column: 'plan_id' | 'incentive_id', id: string): Promise<number> {
-  const rows = await em.execute<{ n: string }[]>(`select count(*) as n from accounts where app_id = ? and ${column} = ?`, [appId, id]);
+async function accountsUsing(
+  em: EntityManager,
+  appId: string,
+  column: 'plan_id' | 'incentive_id',
+  id: string,
+): Promise<number> {
+  const rows = await em.execute<{ n: string }[]>(
+    `select count(*) as n from accounts where app_id = ? and ${column} = ?`,
+    [appId, id],
+  );
   return Number(rows[0].n);
 }
 
@@ -99,9 +143,17 @@ export async function findIncentive(em: EntityManager, appId: string, id: string
 }
 
 /** Every id must exist in the app's catalog; the first missing one is a 404 naming it. */
-async function requireAll(em: EntityManager, appId: string, kind: 'entitlements' | 'addons', ids: string[]): Promise<void> {
+async function requireAll(
+  em: EntityManager,
+  appId: string,
+  kind: 'entitlements' | 'addons',
+  ids: string[],
+): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await em.execute<{ id: string }[]>(`select id from ${kind} where app_id = ? and id in (?)`, [appId, [...new Set(ids)]]);
+  const rows = await em.execute<{ id: string }[]>(`select id from ${kind} where app_id = ? and id in (?)`, [
+    appId,
+    [...new Set(ids)],
+  ]);
   const have = new Set(rows.map((r) => r.id));
   const missing = ids.find((id) => !have.has(id));
   if (missing !== undefined) throw notFound(`${kind === 'entitlements' ? 'Entitlement' : 'Add-on'} ${missing}`);
@@ -109,11 +161,19 @@ async function requireAll(em: EntityManager, appId: string, kind: 'entitlements'
 
 // ---- presenters -------------------------------------------------------------------------------------
 
-const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({ created_at: iso(r.createdAt)!, updated_at: iso(r.updatedAt)! });
+const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({
+  created_at: iso(r.createdAt)!,
+  updated_at: iso(r.updatedAt)!,
+});
 
 export function presentPricingCard(plan: IPlan): PricingCard | null {
   if (!plan.pricingCard) return null;
-  return { ...plan.pricingCard, plan_id: plan.id, title: plan.pricingCard.title ?? plan.name, isFree: plan.pricingCard.isFree ?? plan.isFree };
+  return {
+    ...plan.pricingCard,
+    plan_id: plan.id,
+    title: plan.pricingCard.title ?? plan.name,
+    isFree: plan.pricingCard.isFree ?? plan.isFree,
+  };
 }
 
 export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]) {
@@ -153,8 +213,15 @@ export function presentIncentive(i: IIncentive, entitlements: Limit[], addons: s
 }
 
 async function planView(em: EntityManager, plan: IPlan): Promise<PlanView> {
-  const [ents, addons] = await Promise.all([readLinks(em, LINKS.planEntitlements, plan.appId, [plan.id]), readLinks(em, LINKS.planAddons, plan.appId, [plan.id])]);
-  return presentPlan(plan, ents.get(plan.id) ?? [], (addons.get(plan.id) ?? []).map((a) => a.id));
+  const [ents, addons] = await Promise.all([
+    readLinks(em, LINKS.planEntitlements, plan.appId, [plan.id]),
+    readLinks(em, LINKS.planAddons, plan.appId, [plan.id]),
+  ]);
+  return presentPlan(
+    plan,
+    ents.get(plan.id) ?? [],
+    (addons.get(plan.id) ?? []).map((a) => a.id),
+  );
 }
 
 async function incentiveView(em: EntityManager, inc: IIncentive) {
@@ -162,7 +229,11 @@ async function incentiveView(em: EntityManager, inc: IIncentive) {
     readLinks(em, LINKS.incentiveEntitlements, inc.appId, [inc.id]),
     readLinks(em, LINKS.incentiveAddons, inc.appId, [inc.id]),
   ]);
-  return presentIncentive(inc, ents.get(inc.id) ?? [], (addons.get(inc.id) ?? []).map((a) => a.id));
+  return presentIncentive(
+    inc,
+    ents.get(inc.id) ?? [],
+    (addons.get(inc.id) ?? []).map((a) => a.id),
+  );
 }
 
 /** `previous` for an update event: changed fields only, timestamps left out. */
@@ -178,8 +249,17 @@ const tx = <T>(ctx: Ctx, fn: (t: Tx) => Promise<T>) => inTransaction(ctx.deps, c
 
 export async function listPlans(ctx: Ctx): Promise<PlanView[]> {
   const plans = await ctx.em.find(Plan, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
-  const [ents, addons] = await Promise.all([readLinks(ctx.em, LINKS.planEntitlements, ctx.app.id), readLinks(ctx.em, LINKS.planAddons, ctx.app.id)]);
-  return plans.map((p) => presentPlan(p, ents.get(p.id) ?? [], (addons.get(p.id) ?? []).map((a) => a.id)));
+  const [ents, addons] = await Promise.all([
+    readLinks(ctx.em, LINKS.planEntitlements, ctx.app.id),
+    readLinks(ctx.em, LINKS.planAddons, ctx.app.id),
+  ]);
+  return plans.map((p) =>
+    presentPlan(
+      p,
+      ents.get(p.id) ?? [],
+      (addons.get(p.id) ?? []).map((a) => a.id),
+    ),
+  );
 }
 
 export async function getPlan(ctx: Ctx, id: string): Promise<PlanView> {
@@ -270,7 +350,8 @@ export function deletePlan(ctx: Ctx, id: string) {
   return tx(ctx, async (t) => {
     const plan = await findPlan(t.em, ctx.app.id, id);
     const accounts = await accountsUsing(t.em, ctx.app.id, 'plan_id', id);
-    if (accounts > 0) throw conflict(`Plan ${id} has ${accounts} account(s); move them to another plan first`, { accounts });
+    if (accounts > 0)
+      throw conflict(`Plan ${id} has ${accounts} account(s); move them to another plan first`, { accounts });
     const view = await planView(t.em, plan);
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });
@@ -289,26 +370,30 @@ export function attachPlanEntitlement(ctx: Ctx, planId: string, input: z.output<
 
 export function setPlanEntitlementLimit(ctx: Ctx, planId: string, entitlementId: string, max: number | null) {
   return changePlan(ctx, planId, async (t) => {
-    if (!(await updateLinkMax(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId, max))) throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
+    if (!(await updateLinkMax(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId, max)))
+      throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
   });
 }
 
 export function detachPlanEntitlement(ctx: Ctx, planId: string, entitlementId: string) {
   return changePlan(ctx, planId, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId))) throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
+    if (!(await deleteLinks(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId)))
+      throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
   });
 }
 
 export function attachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
   return changePlan(ctx, planId, async (t) => {
     await findAddon(t.em, ctx.app.id, addonId);
-    if (!(await insertLink(t.em, LINKS.planAddons, ctx.app.id, planId, addonId, null))) throw conflict(`Add-on ${addonId} is already on plan ${planId}`);
+    if (!(await insertLink(t.em, LINKS.planAddons, ctx.app.id, planId, addonId, null)))
+      throw conflict(`Add-on ${addonId} is already on plan ${planId}`);
   });
 }
 
 export function detachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
   return changePlan(ctx, planId, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.planAddons, ctx.app.id, planId, addonId))) throw notFound(`Add-on ${addonId} on plan ${planId}`);
+    if (!(await deleteLinks(t.em, LINKS.planAddons, ctx.app.id, planId, addonId)))
+      throw notFound(`Add-on ${addonId} on plan ${planId}`);
   });
 }
 
@@ -351,12 +436,18 @@ export async function updateEntitlement(ctx: Ctx, id: string, input: z.output<ty
 /** An entitlement still on a plan or an incentive is not deleted (409 naming them); its counters go with it. */
 export async function deleteEntitlement(ctx: Ctx, id: string) {
   const e = await findEntitlement(ctx.em, ctx.app.id, id);
-  const [plans, incentives] = await Promise.all([ownersOf(ctx.em, LINKS.planEntitlements, ctx.app.id, id), ownersOf(ctx.em, LINKS.incentiveEntitlements, ctx.app.id, id)]);
+  const [plans, incentives] = await Promise.all([
+    ownersOf(ctx.em, LINKS.planEntitlements, ctx.app.id, id),
+    ownersOf(ctx.em, LINKS.incentiveEntitlements, ctx.app.id, id),
+  ]);
   if (plans.length || incentives.length) {
-    throw conflict(`Entitlement ${id} is still attached (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}); detach it first`, {
-      plans,
-      incentives,
-    });
+    throw conflict(
+      `Entitlement ${id} is still attached (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}); detach it first`,
+      {
+        plans,
+        incentives,
+      },
+    );
   }
   await ctx.em.nativeDelete(Entitlement, { appId: ctx.app.id, id });
   return presentEntitlement(e);
@@ -373,7 +464,12 @@ export async function getAddon(ctx: Ctx, id: string) {
 }
 
 export async function createAddon(ctx: Ctx, input: z.output<typeof S.createAddonBody>) {
-  const a = ctx.em.create(Addon, { appId: ctx.app.id, id: input.id, name: input.name, description: input.description ?? null });
+  const a = ctx.em.create(Addon, {
+    appId: ctx.app.id,
+    id: input.id,
+    name: input.name,
+    description: input.description ?? null,
+  });
   await flushOrConflict(ctx.em, `Add-on ${input.id} already exists`);
   return presentAddon(a);
 }
@@ -392,7 +488,10 @@ export async function deleteAddon(ctx: Ctx, id: string) {
   const [plans, incentives, owners] = await Promise.all([
     ownersOf(ctx.em, LINKS.planAddons, ctx.app.id, id),
     ownersOf(ctx.em, LINKS.incentiveAddons, ctx.app.id, id),
-    ctx.em.execute<{ n: string }[]>('select count(*) as n from account_addons where app_id = ? and addon_id = ?', [ctx.app.id, id]),
+    ctx.em.execute<{ n: string }[]>('select count(*) as n from account_addons where app_id = ? and addon_id = ?', [
+      ctx.app.id,
+      id,
+    ]),
   ]);
   const accounts = Number(owners[0].n);
   if (plans.length || incentives.length || accounts) {
@@ -409,19 +508,39 @@ export async function deleteAddon(ctx: Ctx, id: string) {
 
 export async function listIncentives(ctx: Ctx) {
   const list = await ctx.em.find(Incentive, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
-  const [ents, addons] = await Promise.all([readLinks(ctx.em, LINKS.incentiveEntitlements, ctx.app.id), readLinks(ctx.em, LINKS.incentiveAddons, ctx.app.id)]);
-  return list.map((i) => presentIncentive(i, ents.get(i.id) ?? [], (addons.get(i.id) ?? []).map((a) => a.id)));
+  const [ents, addons] = await Promise.all([
+    readLinks(ctx.em, LINKS.incentiveEntitlements, ctx.app.id),
+    readLinks(ctx.em, LINKS.incentiveAddons, ctx.app.id),
+  ]);
+  return list.map((i) =>
+    presentIncentive(
+      i,
+      ents.get(i.id) ?? [],
+      (addons.get(i.id) ?? []).map((a) => a.id),
+    ),
+  );
 }
 
 export async function getIncentive(ctx: Ctx, id: string) {
   return incentiveView(ctx.em, await findIncentive(ctx.em, ctx.app.id, id));
 }
 
-async function replaceIncentiveLinks(t: Tx, appId: string, id: string, input: { entitlements?: { id: string; max?: number | null }[]; addons?: string[] }) {
+async function replaceIncentiveLinks(
+  t: Tx,
+  appId: string,
+  id: string,
+  input: { entitlements?: { id: string; max?: number | null }[]; addons?: string[] },
+) {
   if (input.entitlements) {
-    await requireAll(t.em, appId, 'entitlements', input.entitlements.map((e) => e.id));
+    await requireAll(
+      t.em,
+      appId,
+      'entitlements',
+      input.entitlements.map((e) => e.id),
+    );
     await deleteLinks(t.em, LINKS.incentiveEntitlements, appId, id);
-    for (const e of input.entitlements) await insertLink(t.em, LINKS.incentiveEntitlements, appId, id, e.id, e.max ?? null);
+    for (const e of input.entitlements)
+      await insertLink(t.em, LINKS.incentiveEntitlements, appId, id, e.id, e.max ?? null);
   }
   if (input.addons) {
     await requireAll(t.em, appId, 'addons', input.addons);
@@ -432,7 +551,12 @@ async function replaceIncentiveLinks(t: Tx, appId: string, id: string, input: { 
 
 export function createIncentive(ctx: Ctx, input: z.output<typeof S.createIncentiveBody>) {
   return tx(ctx, async (t) => {
-    const inc = t.em.create(Incentive, { appId: ctx.app.id, id: input.id, name: input.name, description: input.description ?? null });
+    const inc = t.em.create(Incentive, {
+      appId: ctx.app.id,
+      id: input.id,
+      name: input.name,
+      description: input.description ?? null,
+    });
     await flushOrConflict(t.em, `Incentive ${input.id} already exists`);
     await replaceIncentiveLinks(t, ctx.app.id, input.id, input);
     const view = await incentiveView(t.em, inc);
@@ -456,7 +580,8 @@ export function deleteIncentive(ctx: Ctx, id: string) {
   return tx(ctx, async (t) => {
     const inc = await findIncentive(t.em, ctx.app.id, id);
     const accounts = await accountsUsing(t.em, ctx.app.id, 'incentive_id', id);
-    if (accounts > 0) throw conflict(`Incentive ${id} is applied to ${accounts} account(s); remove it from them first`, { accounts });
+    if (accounts > 0)
+      throw conflict(`Incentive ${id} is applied to ${accounts} account(s); remove it from them first`, { accounts });
     const view = await incentiveView(t.em, inc);
     await t.em.nativeDelete(Incentive, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'incentive.deleted', { object: view });
@@ -475,30 +600,38 @@ export function attachIncentiveEntitlement(ctx: Ctx, id: string, input: z.output
 
 export function setIncentiveEntitlementLimit(ctx: Ctx, id: string, entitlementId: string, max: number | null) {
   return changeIncentive(ctx, id, async (t) => {
-    if (!(await updateLinkMax(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId, max))) throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
+    if (!(await updateLinkMax(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId, max)))
+      throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
   });
 }
 
 export function detachIncentiveEntitlement(ctx: Ctx, id: string, entitlementId: string) {
   return changeIncentive(ctx, id, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId))) throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
+    if (!(await deleteLinks(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId)))
+      throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
   });
 }
 
 export function attachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
   return changeIncentive(ctx, id, async (t) => {
     await findAddon(t.em, ctx.app.id, addonId);
-    if (!(await insertLink(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId, null))) throw conflict(`Add-on ${addonId} is already on incentive ${id}`);
+    if (!(await insertLink(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId, null)))
+      throw conflict(`Add-on ${addonId} is already on incentive ${id}`);
   });
 }
 
 export function detachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
   return changeIncentive(ctx, id, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId))) throw notFound(`Add-on ${addonId} on incentive ${id}`);
+    if (!(await deleteLinks(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId)))
+      throw notFound(`Add-on ${addonId} on incentive ${id}`);
   });
 }
 
 /** plan id -> its entitlement limits (attach order), for the plans given. */
-export function planEntitlementLimits(em: EntityManager, appId: string, planIds: string[]): Promise<Map<string, Limit[]>> {
+export function planEntitlementLimits(
+  em: EntityManager,
+  appId: string,
+  planIds: string[],
+): Promise<Map<string, Limit[]>> {
   return readLinks(em, LINKS.planEntitlements, appId, planIds);
 }

@@ -31,7 +31,10 @@ export const Checkout = defineEntity({
     bumpApproveUrl: p.text().nullable(),
     bumpsPaid: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),
   },
 });

@@ -17,7 +17,10 @@ export const checkoutRoutes = [
     tags: ['Offers'],
     summary: 'Start a checkout for an offer',
     description:
-      'Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered; or when the provider is not connected.',
+      'Prices the selection on the server and creates the provider subscription (and a one-time order for order ' +
+      'bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be ' +
+      'bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, ' +
+      'bump_not_offered; or when the provider is not connected.',
     params: offerParams,
     body: S.offerCheckoutBody,
     status: 201,
@@ -31,7 +34,9 @@ export const checkoutRoutes = [
     auth: ['S', 'P'],
     tags: ['Plans'],
     summary: 'Start a checkout for a plan at its regular price',
-    description: 'Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it.',
+    description:
+      'Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the ' +
+      'card has no price for it.',
     params: planParams,
     body: S.planCheckoutBody,
     status: 201,
@@ -52,21 +57,44 @@ export const checkoutRoutes = [
       await checkouts.nudgeReturnedCheckout(s.deps, s.params.appId, s.query.subscription_id);
       return new Reply(
         200,
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment approved</title></head><body><main><h1>Thank you</h1><p>Your payment was approved. Your new limits apply in a moment; you can close this page.</p></main></body></html>',
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment ' +
+          'approved</title></head><body><main><h1>Thank you</h1><p>Your payment was approved. Your new limits ' +
+          'apply in a moment; you can close this page.</p></main></body></html>',
         {},
         'text/html; charset=utf-8',
       );
     },
   }),
-  route({ method: 'GET', path: '/apps/:appId/checkouts', auth: ['S'], tags, summary: 'Checkouts, newest first', params: appIdParams, query: S.listQuery, response: z.object({ data: z.array(checkout) }), handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query) }),
-  route({ method: 'GET', path: '/apps/:appId/checkouts/:checkoutId', auth: ['S', 'P'], tags, summary: 'A checkout', params: S.checkoutParams, response: checkout, handler: (s) => checkouts.getCheckout(ctxOf(s), s.params.checkoutId) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/checkouts',
+    auth: ['S'],
+    tags,
+    summary: 'Checkouts, newest first',
+    params: appIdParams,
+    query: S.listQuery,
+    response: z.object({ data: z.array(checkout) }),
+    handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/checkouts/:checkoutId',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'A checkout',
+    params: S.checkoutParams,
+    response: checkout,
+    handler: (s) => checkouts.getCheckout(ctxOf(s), s.params.checkoutId),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/checkouts/:checkoutId/complete',
     auth: ['S', 'P'],
     tags,
     summary: 'Complete a checkout after the buyer approved',
-    description: 'Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).',
+    description:
+      'Checks the payment with the provider and applies it exactly once; answers `created` while the provider is ' +
+      'still activating (call again shortly).',
     params: S.checkoutParams,
     response: checkout,
     handler: (s) => checkouts.completeCheckout(ctxOf(s), s.params.checkoutId),

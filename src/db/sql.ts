@@ -8,7 +8,8 @@ import type { Pool } from 'pg';
  * (atomic counters, CTEs, bulk inserts).
  */
 export async function sql<T>(em: EntityManager, text: string, params: readonly unknown[] = []): Promise<T[]> {
-  const executor = (em.getTransactionContext() as Kysely<unknown> | undefined) ?? em.getConnection().getClient<unknown>();
+  const executor =
+    (em.getTransactionContext() as Kysely<unknown> | undefined) ?? em.getConnection().getClient<unknown>();
   const res = await executor.executeQuery<T>(CompiledQuery.raw(text, params as unknown[]));
   return res.rows;
 }
@@ -20,7 +21,12 @@ const pools = new WeakMap<object, Pool>();
  * and then only executes it. For the hot paths (usage, effective access), whose planning costs more
  * than their execution. Inside a transaction it runs there instead, unprepared.
  */
-export async function prepared<T>(em: EntityManager, name: string, text: string, params: readonly unknown[]): Promise<T[]> {
+export async function prepared<T>(
+  em: EntityManager,
+  name: string,
+  text: string,
+  params: readonly unknown[],
+): Promise<T[]> {
   if (em.getTransactionContext()) return sql<T>(em, text, params);
   const connection = em.getConnection() as unknown as PostgreSqlConnection;
   let pool = pools.get(connection);
@@ -36,7 +42,12 @@ export async function prepared<T>(em: EntityManager, name: string, text: string,
  * Runs a `delete ... where id in (select id ... limit $batch) returning 1` until a batch comes back
  * short, so purges take short locks; `$batch` is appended to the parameters. Returns the rows deleted.
  */
-export async function deleteInBatches(em: EntityManager, text: string, params: readonly unknown[], batch = 5000): Promise<number> {
+export async function deleteInBatches(
+  em: EntityManager,
+  text: string,
+  params: readonly unknown[],
+  batch = 5000,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const n = (await sql(em, text, [...params, batch])).length;

@@ -20,7 +20,11 @@ export interface Tx {
  * Temporal commands are dispatched at once; if that fails (or the process dies first) the relay
  * retries them.
  */
-export async function inTransaction<T>(deps: Pick<Deps, 'outbox' | 'config'>, em: EntityManager, fn: (tx: Tx) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  deps: Pick<Deps, 'outbox' | 'config'>,
+  em: EntityManager,
+  fn: (tx: Tx) => Promise<T>,
+): Promise<T> {
   // Called inside another inTransaction (a service composed into a bigger change): its commands
   // join the outer transaction's list and run after the outer commit, when they are visible.
   const outer = em.isInTransaction() ? outerEntries.get(em.getTransactionContext() as object) : undefined;

@@ -13,7 +13,13 @@ import { sessionView } from '../cancel-flows/sessions.service.js';
  * The data object of `usage.limit_warning` and `usage.limit_reached`. The usage statement builds the
  * same object in SQL when a threshold is crossed (see usage.service.ts); a test checks they agree.
  */
-export function usageEventObject(u: { accountId: string; entitlementId: string; entitlementName: string; usage: number; max: number }) {
+export function usageEventObject(u: {
+  accountId: string;
+  entitlementId: string;
+  entitlementName: string;
+  usage: number;
+  max: number;
+}) {
   return {
     account_id: u.accountId,
     entitlement_id: u.entitlementId,
@@ -38,7 +44,8 @@ const account = {
   createdAt: at,
   updatedAt: at,
 } as unknown as IAccount;
-const sampleAccount = (over: Partial<IAccount> = {}) => presentAccountDetail({ ...account, ...over } as IAccount, ['priority'], null);
+const sampleAccount = (over: Partial<IAccount> = {}) =>
+  presentAccountDetail({ ...account, ...over } as IAccount, ['priority'], null);
 const plan = {
   appId: account.appId,
   id: 'pro',
@@ -53,13 +60,32 @@ const plan = {
   updatedAt: at,
 } as unknown as IPlan;
 const samplePlan = (over: Partial<IPlan> = {}) =>
-  presentPlan({ ...plan, ...over } as IPlan, [
-    { id: 'api_calls', max: 10000 },
-    { id: 'sso', max: null },
-  ], ['priority']);
-const incentive = { appId: account.appId, id: 'partner_deal', name: 'Partner deal', description: 'Double limits for partners', createdAt: at, updatedAt: at } as unknown as IIncentive;
+  presentPlan(
+    { ...plan, ...over } as IPlan,
+    [
+      { id: 'api_calls', max: 10000 },
+      { id: 'sso', max: null },
+    ],
+    ['priority'],
+  );
+const incentive = {
+  appId: account.appId,
+  id: 'partner_deal',
+  name: 'Partner deal',
+  description: 'Double limits for partners',
+  createdAt: at,
+  updatedAt: at,
+} as unknown as IIncentive;
 const sampleIncentive = () => presentIncentive(incentive, [{ id: 'api_calls', max: 20000 }], ['priority']);
-const usage = (used: number) => ({ object: usageEventObject({ accountId: account.id, entitlementId: 'api_calls', entitlementName: 'API calls', usage: used, max: 10000 }) });
+const usage = (used: number) => ({
+  object: usageEventObject({
+    accountId: account.id,
+    entitlementId: 'api_calls',
+    entitlementName: 'API calls',
+    usage: used,
+    max: 10000,
+  }),
+});
 const checkout = presentCheckout({
   id: 'chk_7hYtR2mQx8LwVn3bKp5d',
   appId: account.appId,
@@ -104,10 +130,20 @@ const sampleSession = (status: 'saved' | 'cancelled') =>
             }
           : null,
       offers: [],
-      approveUrl: status === 'saved' ? 'https://www.paypal.com/webapps/billing/subscriptions/update?ba_token=BA-0000' : null,
+      approveUrl:
+        status === 'saved' ? 'https://www.paypal.com/webapps/billing/subscriptions/update?ba_token=BA-0000' : null,
       result:
         status === 'saved'
-          ? { outcome: 'discount', status: 'pending_approval', plan: 'pro', price: 21.75, currency: 'USD', interval: 'month', percent: 25, cycles: 3 }
+          ? {
+              outcome: 'discount',
+              status: 'pending_approval',
+              plan: 'pro',
+              price: 21.75,
+              currency: 'USD',
+              interval: 'month',
+              percent: 25,
+              cycles: 3,
+            }
           : { outcome: 'cancelled', billing: 'provider', plan: 'free' },
       revenueKept: null,
       currency: null,
@@ -116,7 +152,14 @@ const sampleSession = (status: 'saved' | 'cancelled') =>
       createdAt: at,
       updatedAt: at,
     } as ICancelSession,
-    { id: account.id, plan_name: status === 'saved' ? 'Pro' : 'Free', subscription: status === 'saved' ? { price: 29, currency: 'USD', interval: 'month', renews_at: '2026-02-15T10:30:00.000Z' } : null },
+    {
+      id: account.id,
+      plan_name: status === 'saved' ? 'Pro' : 'Free',
+      subscription:
+        status === 'saved'
+          ? { price: 29, currency: 'USD', interval: 'month', renews_at: '2026-02-15T10:30:00.000Z' }
+          : null,
+    },
   );
 
 export interface EventTypeInfo {
@@ -126,31 +169,91 @@ export interface EventTypeInfo {
 }
 
 export const EVENT_TYPES: EventTypeInfo[] = [
-  { type: 'account.created', description: 'An account was created through the API, or by a checkout from a buyer without one.', sample: () => ({ object: sampleAccount() }) },
-  { type: 'account.updated', description: 'Any change to an account; `previous` has the old values of the changed fields.', sample: () => ({ object: sampleAccount({ name: 'Ada King' }), previous: { name: 'Ada Lovelace' } }) },
+  {
+    type: 'account.created',
+    description: 'An account was created through the API, or by a checkout from a buyer without one.',
+    sample: () => ({ object: sampleAccount() }),
+  },
+  {
+    type: 'account.updated',
+    description: 'Any change to an account; `previous` has the old values of the changed fields.',
+    sample: () => ({ object: sampleAccount({ name: 'Ada King' }), previous: { name: 'Ada Lovelace' } }),
+  },
   { type: 'account.deleted', description: 'An account was deleted.', sample: () => ({ object: sampleAccount() }) },
-  { type: 'account.plan_changed', description: 'An account moved to a different plan.', sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }) },
+  {
+    type: 'account.plan_changed',
+    description: 'An account moved to a different plan.',
+    sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }),
+  },
   {
     type: 'account.incentive_applied',
     description: 'An incentive was applied to an account or replaced its previous one.',
     sample: () => ({ object: sampleAccount({ incentiveId: 'partner_deal' }), previous: { incentive: null } }),
   },
-  { type: 'account.incentive_removed', description: 'An incentive was removed (by the API or at its expiry).', sample: () => ({ object: sampleAccount(), previous: { incentive: 'partner_deal' } }) },
-  { type: 'account.addon_granted', description: 'An account got an add-on of its own, for example from an order bump.', sample: () => ({ object: sampleAccount(), addon_id: 'priority', source: 'api' }) },
+  {
+    type: 'account.incentive_removed',
+    description: 'An incentive was removed (by the API or at its expiry).',
+    sample: () => ({ object: sampleAccount(), previous: { incentive: 'partner_deal' } }),
+  },
+  {
+    type: 'account.addon_granted',
+    description: 'An account got an add-on of its own, for example from an order bump.',
+    sample: () => ({ object: sampleAccount(), addon_id: 'priority', source: 'api' }),
+  },
   { type: 'usage.limit_warning', description: 'An account crossed 80% of a usage limit.', sample: () => usage(8000) },
-  { type: 'usage.limit_reached', description: 'An account used up a limit; its `can` is now false.', sample: () => usage(10000) },
+  {
+    type: 'usage.limit_reached',
+    description: 'An account used up a limit; its `can` is now false.',
+    sample: () => usage(10000),
+  },
   { type: 'plan.created', description: 'A plan was added.', sample: () => ({ object: samplePlan() }) },
-  { type: 'plan.updated', description: "A plan's details, limits, add-ons, meta or pricing changed.", sample: () => ({ object: samplePlan(), previous: { description: 'For teams' } }) },
+  {
+    type: 'plan.updated',
+    description: "A plan's details, limits, add-ons, meta or pricing changed.",
+    sample: () => ({ object: samplePlan(), previous: { description: 'For teams' } }),
+  },
   { type: 'plan.deleted', description: 'A plan was deleted.', sample: () => ({ object: samplePlan() }) },
   { type: 'incentive.created', description: 'An incentive was added.', sample: () => ({ object: sampleIncentive() }) },
-  { type: 'incentive.updated', description: "An incentive's details, overrides or add-ons changed.", sample: () => ({ object: sampleIncentive(), previous: { name: 'Partner' } }) },
-  { type: 'incentive.deleted', description: 'An incentive was deleted.', sample: () => ({ object: sampleIncentive() }) },
-  { type: 'checkout.completed', description: 'A buyer paid and the purchase was applied.', sample: () => ({ object: checkout, account: sampleAccount() }) },
-  { type: 'subscription.renewed', description: 'The payment provider charged a renewal.', sample: () => ({ object: sampleAccount() }) },
-  { type: 'subscription.cancelled', description: 'A subscription was cancelled or expired; the account moved to the free plan if there is one.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
-  { type: 'subscription.paused', description: 'Billing was suspended for a few months, usually from a cancel flow.', sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }) },
-  { type: 'subscription.resumed', description: 'A paused subscription is billing again and the account is back on its plan.', sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }) },
-  { type: 'cancel_flow.saved', description: 'A customer accepted a save offer in a cancel flow.', sample: () => ({ object: sampleSession('saved'), account: sampleAccount() }) },
+  {
+    type: 'incentive.updated',
+    description: "An incentive's details, overrides or add-ons changed.",
+    sample: () => ({ object: sampleIncentive(), previous: { name: 'Partner' } }),
+  },
+  {
+    type: 'incentive.deleted',
+    description: 'An incentive was deleted.',
+    sample: () => ({ object: sampleIncentive() }),
+  },
+  {
+    type: 'checkout.completed',
+    description: 'A buyer paid and the purchase was applied.',
+    sample: () => ({ object: checkout, account: sampleAccount() }),
+  },
+  {
+    type: 'subscription.renewed',
+    description: 'The payment provider charged a renewal.',
+    sample: () => ({ object: sampleAccount() }),
+  },
+  {
+    type: 'subscription.cancelled',
+    description: 'A subscription was cancelled or expired; the account moved to the free plan if there is one.',
+    sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }),
+  },
+  {
+    type: 'subscription.paused',
+    description: 'Billing was suspended for a few months, usually from a cancel flow.',
+    sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }),
+  },
+  {
+    type: 'subscription.resumed',
+    description: 'A paused subscription is billing again and the account is back on its plan.',
+    sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }),
+  },
+  {
+    type: 'cancel_flow.saved',
+    description: 'A customer accepted a save offer in a cancel flow.',
+    sample: () => ({ object: sampleSession('saved'), account: sampleAccount() }),
+  },
   {
     type: 'cancel_flow.cancelled',
     description: 'A customer finished a cancel flow and cancelled; provider subscriptions are already cancelled.',

@@ -7,14 +7,22 @@ import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, type RetentionResult } from '../
 /** Deletes events, deliveries and MCP tool calls older than the retention window, in batches (short locks). */
 export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   const em = deps.orm.em.fork();
-  const [row] = await sql<{ cutoff: Date | string }>(em, `select now() - make_interval(days => $1) as cutoff`, [RETENTION_DAYS]);
+  const [row] = await sql<{ cutoff: Date | string }>(em, `select now() - make_interval(days => $1) as cutoff`, [
+    RETENTION_DAYS,
+  ]);
   const cutoff = new Date(row.cutoff);
   const deliveries = await deleteInBatches(
     em,
-    `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < $1 and status <> 'pending' limit $2) returning 1`,
+    `delete from webhook_deliveries where id in (select id from webhook_deliveries where created_at < $1 and status
+      <> 'pending' limit $2) returning 1`,
     [cutoff],
   );
-  const events = await deleteInBatches(em, `delete from events where id in (select id from events where created_at < $1 and not fanout_pending limit $2) returning 1`, [cutoff]);
+  const events = await deleteInBatches(
+    em,
+    `delete from events where id in (select id from events where created_at < $1 and not fanout_pending limit $2)
+      returning 1`,
+    [cutoff],
+  );
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);

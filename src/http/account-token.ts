@@ -14,7 +14,9 @@ function sign(payload: string, secretKey: string): string {
 
 /** `act_<payload>.<signature>`: payload holds app, account and expiry; HMAC-SHA256 with the app's secret key. */
 export function mintAccountToken(appId: string, accountId: string, secretKey: string, expiresAt: Date): string {
-  const payload = Buffer.from(JSON.stringify({ a: appId, n: accountId, e: Math.floor(expiresAt.getTime() / 1000) } satisfies Payload)).toString('base64url');
+  const payload = Buffer.from(
+    JSON.stringify({ a: appId, n: accountId, e: Math.floor(expiresAt.getTime() / 1000) } satisfies Payload),
+  ).toString('base64url');
   return `${ACCOUNT_TOKEN_PREFIX}${payload}.${sign(payload, secretKey)}`;
 }
 

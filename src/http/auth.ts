@@ -32,9 +32,23 @@ interface AppRow {
  * its entity.
  */
 export async function loadApp(em: EntityManager, id: string): Promise<IApp | null> {
-  const [r] = await prepared<AppRow>(em, 'app_by_id', 'select id, name, plan, api_key, public_key, checkout_url, created_at, updated_at from apps where id = $1', [id]);
+  const [r] = await prepared<AppRow>(
+    em,
+    'app_by_id',
+    'select id, name, plan, api_key, public_key, checkout_url, created_at, updated_at from apps where id = $1',
+    [id],
+  );
   if (!r) return null;
-  return { id: r.id, name: r.name, plan: r.plan, apiKey: r.api_key, publicKey: r.public_key, checkoutUrl: r.checkout_url, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at) } as IApp;
+  return {
+    id: r.id,
+    name: r.name,
+    plan: r.plan,
+    apiKey: r.api_key,
+    publicKey: r.public_key,
+    checkoutUrl: r.checkout_url,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+  } as IApp;
 }
 
 /**
@@ -70,14 +84,17 @@ export async function authenticate(
   else if (credential.startsWith('act_')) {
     const t = verifyAccountToken(credential, app.id, app.apiKey);
     if (t) caller = { kind: 'token', accountId: t.accountId, expiresAt: t.expiresAt };
-  } else if (credential.startsWith('mcp_at_') && def.auth.includes('O')) caller = await verifyAccessToken(em, app.id, credential);
+  } else if (credential.startsWith('mcp_at_') && def.auth.includes('O'))
+    caller = await verifyAccessToken(em, app.id, credential);
 
   const allowed =
     (caller?.kind === 'secret' && def.auth.includes('S')) ||
     (caller?.kind === 'publishable' && def.auth.includes('P')) ||
     (caller?.kind === 'oauth' && def.auth.includes('O')) ||
     // A token reads only its own account's routes.
-    (caller?.kind === 'token' && def.auth.includes('T') && (params.accountId === undefined || params.accountId === caller.accountId));
+    (caller?.kind === 'token' &&
+      def.auth.includes('T') &&
+      (params.accountId === undefined || params.accountId === caller.accountId));
   if (!allowed || caller === null) throw unauthorized();
   return { caller, app };
 }

@@ -23,7 +23,16 @@ export function requestLifecycle(logger: Logger): Middleware {
       respondWithError(ctx, err, logger, requestId);
     } finally {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, durationMs: Math.round(durationMs * 100) / 100 }, 'request');
+      logger.info(
+        {
+          requestId,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          durationMs: Math.round(durationMs * 100) / 100,
+        },
+        'request',
+      );
     }
   };
 }

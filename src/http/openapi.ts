@@ -22,7 +22,11 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, target: 'draft-2020-12', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io,
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 }
 
@@ -41,7 +45,9 @@ function operationId(def: RouteDef): string {
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
-  const name = [def.method.toLowerCase(), ...words].map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1))).join('');
+  const name = [def.method.toLowerCase(), ...words]
+    .map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1)))
+    .join('');
   return name || def.method.toLowerCase();
 }
 
@@ -55,7 +61,8 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
       parameters.push({ name, in: 'path', required: true, schema: jsonSchema(schema, 'input') });
     }
     for (const name of def.path.match(/:(\w+)/g)?.map((m) => m.slice(1)) ?? []) {
-      if (!parameters.some((p) => p.name === name)) parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+      if (!parameters.some((p) => p.name === name))
+        parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
     }
     for (const [name, schema] of Object.entries(objectShape(def.query))) {
       const optional = schema.safeParse(undefined).success;
@@ -73,9 +80,16 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
     if (!open) errorStatuses.add(401);
     if (def.path.includes(':')) errorStatuses.add(404);
     for (const code of [...errorStatuses].sort()) {
-      responses[String(code)] = { description: STATUS_TEXT[code] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[String(code)] = {
+        description: STATUS_TEXT[code] ?? 'Error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
-    const credentials = open ? CREDENTIALS.N : def.auth.includes('A') ? CREDENTIALS.A : [...def.auth.map((c) => CREDENTIALS[c]), 'admin key'].join(', ');
+    const credentials = open
+      ? CREDENTIALS.N
+      : def.auth.includes('A')
+        ? CREDENTIALS.A
+        : [...def.auth.map((c) => CREDENTIALS[c]), 'admin key'].join(', ');
     paths[path] ??= {};
     paths[path][def.method.toLowerCase()] = {
       operationId: operationId(def),
@@ -83,7 +97,11 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
       description: [def.description, `**Credentials:** ${credentials}.`].filter(Boolean).join('\n\n'),
       tags: def.tags,
       ...(parameters.length ? { parameters } : {}),
-      ...(def.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } } } : {}),
+      ...(def.body
+        ? {
+            requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } },
+          }
+        : {}),
       responses,
       security: open ? [] : [{ bearer: [] }],
       'x-credentials': def.auth,
@@ -95,8 +113,10 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
       title: 'offerkit API',
       version: opts.version,
       description:
-        'Entitlements, plans, usage limits, offers, checkouts, subscriptions, cancel flows, webhooks and analytics for many apps. ' +
-        'Every request carries one `Authorization: Bearer <credential>`; each operation lists the credentials it accepts. ' +
+        'Entitlements, plans, usage limits, offers, checkouts, subscriptions, cancel flows, webhooks and analytics ' +
+        'for many apps. ' +
+        'Every request carries one `Authorization: Bearer <credential>`; each operation lists the credentials it ' +
+        'accepts. ' +
         'Errors are `{ "error": "<message>" }`. Generated from the service\'s own route table.',
     },
     ...(opts.serverUrl ? { servers: [{ url: opts.serverUrl }] } : {}),
@@ -104,7 +124,13 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'Admin key, secret key `key_...`, publishable key `pub_...`, account token `act_...`, or (MCP endpoint only) an OAuth access token `mcp_at_...`.' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Admin key, secret key `key_...`, publishable key `pub_...`, account token `act_...`, or (MCP endpoint ' +
+            'only) an OAuth access token `mcp_at_...`.',
+        },
       },
       schemas: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
     },

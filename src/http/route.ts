@@ -86,9 +86,11 @@ export interface RouteDef<
 }
 
 /** Declares a route with its schemas inferred into the handler's types. */
-export function route<PS extends z.ZodType | undefined = undefined, QS extends z.ZodType | undefined = undefined, BS extends z.ZodType | undefined = undefined>(
-  def: RouteDef<PS, QS, BS>,
-): RouteDef {
+export function route<
+  PS extends z.ZodType | undefined = undefined,
+  QS extends z.ZodType | undefined = undefined,
+  BS extends z.ZodType | undefined = undefined,
+>(def: RouteDef<PS, QS, BS>): RouteDef {
   return def as unknown as RouteDef;
 }
 

@@ -25,16 +25,27 @@ function jsonBody(limit: string, form = false): Middleware {
     encoding: 'utf-8',
     extendTypes: { json: ['application/json', 'application/*+json'] },
     onError: (err: Error & { status?: number; type?: string }) => {
-      if (err.status === 413 || err.type === 'entity.too.large') throw new AppError(413, `Request body too large (limit ${limit})`);
-      if (err.status === 415 || err.type === 'encoding.unsupported') throw new AppError(415, 'Unsupported body encoding');
+      if (err.status === 413 || err.type === 'entity.too.large')
+        throw new AppError(413, `Request body too large (limit ${limit})`);
+      if (err.status === 415 || err.type === 'encoding.unsupported')
+        throw new AppError(415, 'Unsupported body encoding');
       throw new AppError(400, 'Invalid JSON body');
     },
   });
   return async (ctx, next) => {
     const length = Number(ctx.get('Content-Length') || 0);
     const chunked = ctx.get('Transfer-Encoding') !== '';
-    if ((length > 0 || chunked) && !ctx.is('application/json', 'application/*+json') && !(form && ctx.is('application/x-www-form-urlencoded'))) {
-      throw new AppError(415, form ? 'Content-Type must be application/json or application/x-www-form-urlencoded' : 'Content-Type must be application/json');
+    if (
+      (length > 0 || chunked) &&
+      !ctx.is('application/json', 'application/*+json') &&
+      !(form && ctx.is('application/x-www-form-urlencoded'))
+    ) {
+      throw new AppError(
+        415,
+        form
+          ? 'Content-Type must be application/json or application/x-www-form-urlencoded'
+          : 'Content-Type must be application/json',
+      );
     }
     await parse(ctx, next);
   };
@@ -43,12 +54,24 @@ function jsonBody(limit: string, form = false): Middleware {
 /** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
 export async function runRoute(
   def: RouteDef,
-  input: { params: Record<string, string>; query: unknown; body: unknown; credential: string | null; requestId: string; origin: string; headers?: Record<string, string | undefined>; rawBody?: string },
+  input: {
+    params: Record<string, string>;
+    query: unknown;
+    body: unknown;
+    credential: string | null;
+    requestId: string;
+    origin: string;
+    headers?: Record<string, string | undefined>;
+    rawBody?: string;
+  },
   deps: Deps,
 ): Promise<Reply> {
   const em = deps.orm.em.fork();
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
-    if (def.challenge && err instanceof AppError && err.status === 401) throw new AppError(401, err.message, err.extra, { 'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null) });
+    if (def.challenge && err instanceof AppError && err.status === 401)
+      throw new AppError(401, err.message, err.extra, {
+        'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null),
+      });
     throw err;
   });
   let parsed: { params: unknown; query: unknown; body: unknown };
@@ -60,7 +83,10 @@ export async function runRoute(
     };
   } catch (err) {
     if (def.invalidInput && err instanceof AppError) return def.invalidInput(err.message);
-    if (def.oauth && err instanceof AppError) throw new AppError(400, typeof def.oauth === 'object' ? def.oauth.invalidInput : 'invalid_request', { error_description: err.message });
+    if (def.oauth && err instanceof AppError)
+      throw new AppError(400, typeof def.oauth === 'object' ? def.oauth.invalidInput : 'invalid_request', {
+        error_description: err.message,
+      });
     throw err;
   }
   const scope: Scope<unknown, unknown, unknown> = {
@@ -89,7 +115,8 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
     const chain: Middleware[] = [];
-    if (HAS_BODY.has(def.method)) chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
+    if (HAS_BODY.has(def.method))
+      chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
     chain.push(async (ctx) => {
       if (ctx.request.body !== undefined && ctx.request.body !== null && typeof ctx.request.body !== 'object') {
         throw badRequest('body: must be a JSON object');
@@ -111,7 +138,8 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
       ctx.status = reply.status;
       for (const [k, v] of Object.entries(reply.headers)) ctx.set(k, v);
       if (reply.contentType) ctx.type = reply.contentType;
-      // A null body leaves the status as set (Koa would turn `body = null` into 204, e.g. for an MCP 202 or a redirect).
+      // A null body leaves the status as set (Koa would turn `body = null` into 204, e.g. for an MCP 202 or a
+      // redirect).
       if (reply.status !== 204 && reply.body !== null) ctx.body = reply.body;
     });
     router.register(def.path, [def.method], chain);

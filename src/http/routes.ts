@@ -22,5 +22,22 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes), ...appRoutes, ...catalogRoutes, ...accountRoutes, ...usageRoutes, ...analyticsRoutes, ...importRoutes, ...orgRoutes, ...webhookRoutes, ...paymentRoutes, ...offerRoutes, ...checkoutRoutes, ...notificationRoutes, ...subscriptionRoutes, ...cancelFlowRoutes,
-  ...mcpRoutes, ...oauthRoutes, ...agentRoutes];
+  ...docsRoutes(() => routes),
+  ...appRoutes,
+  ...catalogRoutes,
+  ...accountRoutes,
+  ...usageRoutes,
+  ...analyticsRoutes,
+  ...importRoutes,
+  ...orgRoutes,
+  ...webhookRoutes,
+  ...paymentRoutes,
+  ...offerRoutes,
+  ...checkoutRoutes,
+  ...notificationRoutes,
+  ...subscriptionRoutes,
+  ...cancelFlowRoutes,
+  ...mcpRoutes,
+  ...oauthRoutes,
+  ...agentRoutes,
+];

@@ -21,7 +21,7 @@ function nulAt(value: unknown, path: string[]): string[] | null {
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return [...path, k.replace(/\u0000/g, '\\u0000')];
+      if (k.includes('\u0000')) return [...path, k.replaceAll('\u0000', '\\u0000')];
       const found = nulAt(v, [...path, k]);
       if (found) return found;
     }

@@ -11,7 +11,8 @@ export const importRoutes = [
     tags: ['Import'],
     summary: 'Import backdated accounts and usage (admin)',
     description:
-      'Up to 10,000 accounts and 10,000 usage events. Validated as a whole first: one bad row is a 400 naming it (`accounts.3.plan: ...`) and nothing is written. ' +
+      'Up to 10,000 accounts and 10,000 usage events. Validated as a whole first: one bad row is a 400 naming it ' +
+      '(`accounts.3.plan: ...`) and nothing is written. ' +
       'Usage is added to the history and the counters. No webhooks fire.',
     params: appIdParams,
     body: importBody,

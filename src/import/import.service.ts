@@ -20,13 +20,22 @@ export function importData(ctx: Ctx, input: ImportInput) {
     const [plans, incentives, entitlements, freePlan] = await Promise.all([
       sql<{ id: string }>(t.em, 'select id from plans where app_id = $1', [appId]).then(ids),
       sql<{ id: string }>(t.em, 'select id from incentives where app_id = $1', [appId]).then(ids),
-      sql<{ id: string; type: string }>(t.em, 'select id, type from entitlements where app_id = $1', [appId]).then((r) => new Map(r.map((e) => [e.id, e.type]))),
-      sql<{ id: string }>(t.em, 'select id from plans where app_id = $1 and is_free order by seq limit 1', [appId]).then((r) => r[0]?.id ?? null),
+      sql<{ id: string; type: string }>(t.em, 'select id, type from entitlements where app_id = $1', [appId]).then(
+        (r) => new Map(r.map((e) => [e.id, e.type])),
+      ),
+      sql<{ id: string }>(t.em, 'select id from plans where app_id = $1 and is_free order by seq limit 1', [
+        appId,
+      ]).then((r) => r[0]?.id ?? null),
     ]);
     const importedIds = input.accounts.map((a) => a.id);
     const usageIds = [...new Set(input.usage.map((u) => u.account_id))];
     const existing = new Set(
-      (await sql<{ id: string }>(t.em, 'select id from accounts where app_id = $1 and id = any($2::text[])', [appId, [...new Set([...importedIds, ...usageIds])]])).map((r) => r.id),
+      (
+        await sql<{ id: string }>(t.em, 'select id from accounts where app_id = $1 and id = any($2::text[])', [
+          appId,
+          [...new Set([...importedIds, ...usageIds])],
+        ])
+      ).map((r) => r.id),
     );
 
     const seen = new Map<string, number>();
@@ -38,13 +47,15 @@ export function importData(ctx: Ctx, input: ImportInput) {
       const plan = a.plan ?? freePlan;
       if (!plan) throw badRequest(`${row}.plan: is required (the app has no free plan to default to)`);
       if (!plans.has(plan)) throw badRequest(`${row}.plan: plan ${plan} does not exist`);
-      if (a.incentive && !incentives.has(a.incentive)) throw badRequest(`${row}.incentive: incentive ${a.incentive} does not exist`);
+      if (a.incentive && !incentives.has(a.incentive))
+        throw badRequest(`${row}.incentive: incentive ${a.incentive} does not exist`);
       if (a.incentive_expires_at && !a.incentive) throw badRequest(`${row}.incentive_expires_at: needs an incentive`);
       return { ...a, plan };
     });
     input.usage.forEach((u, i) => {
       const row = `usage.${i}`;
-      if (!seen.has(u.account_id) && !existing.has(u.account_id)) throw badRequest(`${row}.account_id: account ${u.account_id} does not exist`);
+      if (!seen.has(u.account_id) && !existing.has(u.account_id))
+        throw badRequest(`${row}.account_id: account ${u.account_id} does not exist`);
       const type = entitlements.get(u.entitlement_id);
       if (!type) throw badRequest(`${row}.entitlement_id: entitlement ${u.entitlement_id} does not exist`);
       if (type !== 'usage') throw badRequest(`${row}.entitlement_id: ${u.entitlement_id} is a boolean entitlement`);
@@ -55,7 +66,8 @@ export function importData(ctx: Ctx, input: ImportInput) {
         t.em,
         `insert into accounts (app_id, id, name, plan_id, incentive_id, incentive_expires_at, created_at, updated_at)
          select $1, a.id, a.name, a.plan, a.incentive, a.expires, coalesce(a.created, now()), now()
-           from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[]) as a(id, name, plan, incentive, expires, created)`,
+           from unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[]) as a(id,
+             name, plan, incentive, expires, created)`,
         [
           appId,
           accounts.map((a) => a.id),
@@ -67,16 +79,23 @@ export function importData(ctx: Ctx, input: ImportInput) {
         ],
       );
       for (const a of accounts) {
-        if (a.incentive && a.incentive_expires_at) t.temporal(incentiveExpiryCommand(appId, a.id, a.incentive, a.incentive_expires_at));
+        if (a.incentive && a.incentive_expires_at)
+          t.temporal(incentiveExpiryCommand(appId, a.id, a.incentive, a.incentive_expires_at));
       }
     }
     if (input.usage.length) {
-      const cols = [input.usage.map((u) => u.account_id), input.usage.map((u) => u.entitlement_id), input.usage.map((u) => u.amount), input.usage.map((u) => u.created_at)];
+      const cols = [
+        input.usage.map((u) => u.account_id),
+        input.usage.map((u) => u.entitlement_id),
+        input.usage.map((u) => u.amount),
+        input.usage.map((u) => u.created_at),
+      ];
       await sql(
         t.em,
         `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
          select $1, u.account, u.entitlement, u.amount, null, u.created
-           from unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) as u(account, entitlement, amount, created)`,
+           from unnest($2::text[], $3::text[], $4::bigint[], $5::timestamptz[]) as u(account, entitlement, amount,
+             created)`,
         [appId, ...cols],
       );
       await sql(

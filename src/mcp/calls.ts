@@ -11,13 +11,34 @@ export const CALL_RETENTION_DAYS = 30;
 
 export async function logCall(
   em: EntityManager,
-  c: { appId: string; connectionId: string | null; tool: string; args: Record<string, unknown>; status: number; isError: boolean; result: string; durationMs: number },
+  c: {
+    appId: string;
+    connectionId: string | null;
+    tool: string;
+    args: Record<string, unknown>;
+    status: number;
+    isError: boolean;
+    result: string;
+    durationMs: number;
+  },
 ): Promise<void> {
   const truncated = c.result.length > LOGGED_RESULT_MAX;
   await sql(
     em,
-    `insert into mcp_calls (id, app_id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [`mcl_${randomToken(20)}`, c.appId, c.connectionId, c.tool, JSON.stringify(c.args ?? {}), c.status, c.isError, truncated ? c.result.slice(0, LOGGED_RESULT_MAX) : c.result, truncated, Math.round(c.durationMs)],
+    `insert into mcp_calls (id, app_id, connection_id, tool, arguments, status, is_error, result, truncated,
+      duration_ms) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [
+      `mcl_${randomToken(20)}`,
+      c.appId,
+      c.connectionId,
+      c.tool,
+      JSON.stringify(c.args ?? {}),
+      c.status,
+      c.isError,
+      truncated ? c.result.slice(0, LOGGED_RESULT_MAX) : c.result,
+      truncated,
+      Math.round(c.durationMs),
+    ],
   );
 }
 
@@ -56,7 +77,8 @@ interface CallRow {
 export async function listCalls(em: EntityManager, appId: string, q: z.output<typeof callsQuery>) {
   const rows = await sql<CallRow>(
     em,
-    `select id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms, created_at from mcp_calls
+    `select id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms, created_at from
+      mcp_calls
       where app_id = $1 and ($2::text is null or connection_id = $2) and created_at > now() - make_interval(days => $3)
       order by created_at desc, id desc limit $4`,
     [appId, q.connection_id ?? null, CALL_RETENTION_DAYS, q.limit],
@@ -66,7 +88,12 @@ export async function listCalls(em: EntityManager, appId: string, q: z.output<ty
 
 /** Deletes calls older than the retention window, in batches (run by the hourly retention workflow). */
 export function purgeOldCalls(em: EntityManager): Promise<number> {
-  return deleteInBatches(em, `delete from mcp_calls where id in (select id from mcp_calls where created_at < now() - make_interval(days => $1) limit $2) returning 1`, [CALL_RETENTION_DAYS]);
+  return deleteInBatches(
+    em,
+    `delete from mcp_calls where id in (select id from mcp_calls where created_at < now() - make_interval(days => $1)
+      limit $2) returning 1`,
+    [CALL_RETENTION_DAYS],
+  );
 }
 
 /**
@@ -78,7 +105,8 @@ export function purgeIdleKeySessions(em: EntityManager): Promise<number> {
   return deleteInBatches(
     em,
     `delete from mcp_connections where id in (
-       select id from mcp_connections where kind in ('secret_key', 'admin_key') and coalesce(last_used_at, created_at) < now() - make_interval(days => $1) limit $2)
+       select id from mcp_connections where kind in ('secret_key', 'admin_key') and coalesce(last_used_at,
+         created_at) < now() - make_interval(days => $1) limit $2)
      returning 1`,
     [CALL_RETENTION_DAYS],
   );

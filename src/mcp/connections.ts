@@ -38,7 +38,8 @@ interface Row {
 export async function listConnections(em: EntityManager, appId: string) {
   const rows = await sql<Row>(
     em,
-    `select c.*, (select count(*) from mcp_calls m where m.connection_id = c.id and m.created_at > now() - interval '7 days') as calls
+    `select c.*, (select count(*) from mcp_calls m where m.connection_id = c.id and m.created_at > now() - interval
+      '7 days') as calls
        from mcp_connections c where c.app_id = $1
       order by c.last_used_at desc nulls last, c.created_at desc, c.id`,
     [appId],
@@ -64,14 +65,33 @@ export async function deleteConnection(em: EntityManager, appId: string, id: str
 }
 
 /** A secret- or admin-key session, recorded at `initialize` and named from the client's `clientInfo.name`. */
-export async function recordKeyConnection(em: EntityManager, appId: string, kind: 'secret_key' | 'admin_key', name: string): Promise<string> {
+export async function recordKeyConnection(
+  em: EntityManager,
+  appId: string,
+  kind: 'secret_key' | 'admin_key',
+  name: string,
+): Promise<string> {
   const id = newConnectionId();
-  await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at) values ($1, $2, $3, $4, now())`, [id, appId, kind, name.slice(0, 200) || 'MCP client']);
+  await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at) values ($1, $2, $3, $4, now())`, [
+    id,
+    appId,
+    kind,
+    name.slice(0, 200) || 'MCP client',
+  ]);
   return id;
 }
 
 /** Marks a connection used; for a key session id, also checks it belongs to this app (null when unknown). */
-export async function touchConnection(em: EntityManager, appId: string, id: string, kinds: ConnectionKind[]): Promise<string | null> {
-  const [row] = await sql<{ id: string }>(em, `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3) returning id`, [id, appId, kinds]);
+export async function touchConnection(
+  em: EntityManager,
+  appId: string,
+  id: string,
+  kinds: ConnectionKind[],
+): Promise<string | null> {
+  const [row] = await sql<{ id: string }>(
+    em,
+    `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3) returning id`,
+    [id, appId, kinds],
+  );
   return row?.id ?? null;
 }

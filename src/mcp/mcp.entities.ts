@@ -10,7 +10,10 @@ export const McpSettings = defineEntity({
     enabled: p.boolean().default(true),
     accessLevel: p.string().$type<Level>().default('write'),
     toolOverrides: p.json<Record<string, boolean>>(),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IMcpSettings = InferEntity<typeof McpSettings>;

@@ -5,7 +5,13 @@ import { AppError, forbidden } from '../http/errors.js';
 import { Reply, ctxOf, route, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import { callSchema, callsQuery, listCalls } from './calls.js';
-import { connectionSchema, deleteConnection, listConnections, recordKeyConnection, touchConnection } from './connections.js';
+import {
+  connectionSchema,
+  deleteConnection,
+  listConnections,
+  recordKeyConnection,
+  touchConnection,
+} from './connections.js';
 import { buildMcpServer } from './server.js';
 import { getSettings, settingsPatch, settingsSchema, updateSettings } from './settings.js';
 import { toolNames } from './tools.js';
@@ -13,7 +19,8 @@ import { toolNames } from './tools.js';
 const tags = ['MCP'];
 
 /** Where an MCP client finds how to sign in (RFC 9728), sent in the 401's `WWW-Authenticate`. */
-export const resourceMetadataUrl = (origin: string, appId: string) => `${origin}/.well-known/oauth-protected-resource/apps/${encodeURIComponent(appId)}/mcp`;
+export const resourceMetadataUrl = (origin: string, appId: string) =>
+  `${origin}/.well-known/oauth-protected-resource/apps/${encodeURIComponent(appId)}/mcp`;
 
 const jsonRpcMessage = z.looseObject({
   jsonrpc: z.literal('2.0'),
@@ -38,20 +45,43 @@ async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.ou
   if (caller.kind === 'oauth') connectionId = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
   else if (initialize) {
     const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
-    newSession = await recordKeyConnection(em, app.id, caller.kind === 'admin' ? 'admin_key' : 'secret_key', typeof clientInfo.name === 'string' ? clientInfo.name : 'MCP client');
+    newSession = await recordKeyConnection(
+      em,
+      app.id,
+      caller.kind === 'admin' ? 'admin_key' : 'secret_key',
+      typeof clientInfo.name === 'string' ? clientInfo.name : 'MCP client',
+    );
     connectionId = newSession;
   } else if (s.headers['mcp-session-id']) {
     connectionId = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
   }
 
-  const server = buildMcpServer({ deps, app, requestId: s.requestId, origin: s.origin, settings, level: caller.kind === 'oauth' ? caller.level : null, connectionId });
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = buildMcpServer({
+    deps,
+    app,
+    requestId: s.requestId,
+    origin: s.origin,
+    settings,
+    level: caller.kind === 'oauth' ? caller.level : null,
+    connectionId,
+  });
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
   await server.connect(transport);
   try {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
     const version = s.headers['mcp-protocol-version'];
     if (version) headers['mcp-protocol-version'] = version;
-    const request = new Request(`${s.origin}/apps/${encodeURIComponent(app.id)}/mcp`, { method: 'POST', headers, body: JSON.stringify(s.body) });
+    const request = new Request(`${s.origin}/apps/${encodeURIComponent(app.id)}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(s.body),
+    });
     const response = await transport.handleRequest(request, { parsedBody: s.body });
     const text = await response.text();
     const out: Record<string, string> = {};
@@ -65,7 +95,12 @@ async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.ou
 }
 
 const notAllowed = () => {
-  throw new AppError(405, 'Method not allowed: the MCP endpoint is stateless and has no event stream; POST JSON-RPC messages', undefined, { Allow: 'POST' });
+  throw new AppError(
+    405,
+    'Method not allowed: the MCP endpoint is stateless and has no event stream; POST JSON-RPC messages',
+    undefined,
+    { Allow: 'POST' },
+  );
 };
 
 export const mcpRoutes = [
@@ -76,33 +111,73 @@ export const mcpRoutes = [
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
     description:
-      'One JSON-RPC message or a batch per request; notifications get an empty 202. Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05. ' +
-      'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls are logged under it. ' +
-      'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; 403 while the server is turned off.',
+      'One JSON-RPC message or a batch per request; notifications get an empty 202. Protocol versions 2025-11-25, ' +
+      '2025-06-18, 2025-03-26 and 2024-11-05. ' +
+      'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls ' +
+      'are logged under it. ' +
+      'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; 403 while the server is ' +
+      'turned off.',
     params: appIdParams,
     body: mcpBody,
     errors: [403],
     // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
     // accepted by this server) adds error="invalid_token", so clients refresh or sign in again.
-    challenge: (origin, params, sent) => `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}"${sent ? ', error="invalid_token"' : ''}`,
+    challenge: (origin, params, sent) =>
+      `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}"${sent ? ', error="invalid_token"' : ''}`,
     handler: handleMcp,
   }),
-  route({ method: 'GET', path: '/apps/:appId/mcp', auth: ['N'], tags, summary: 'Not supported (405): no event stream', errors: [405], handler: notAllowed }),
-  route({ method: 'DELETE', path: '/apps/:appId/mcp', auth: ['N'], tags, summary: 'Not supported (405): no sessions to end', errors: [405], handler: notAllowed }),
-  route({ method: 'GET', path: '/apps/:appId/mcp/settings', auth: ['A'], tags, summary: 'MCP settings', params: appIdParams, response: settingsSchema, handler: (s) => getSettings(s.em, ctxOf(s).app.id) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/mcp',
+    auth: ['N'],
+    tags,
+    summary: 'Not supported (405): no event stream',
+    errors: [405],
+    handler: notAllowed,
+  }),
+  route({
+    method: 'DELETE',
+    path: '/apps/:appId/mcp',
+    auth: ['N'],
+    tags,
+    summary: 'Not supported (405): no sessions to end',
+    errors: [405],
+    handler: notAllowed,
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/mcp/settings',
+    auth: ['A'],
+    tags,
+    summary: 'MCP settings',
+    params: appIdParams,
+    response: settingsSchema,
+    handler: (s) => getSettings(s.em, ctxOf(s).app.id),
+  }),
   route({
     method: 'PATCH',
     path: '/apps/:appId/mcp/settings',
     auth: ['A'],
     tags,
     summary: 'Change MCP settings',
-    description: '`enabled` and `access_level` merge; `tool_overrides` replaces the old map (tool name to on/off; unknown tool names are a 400).',
+    description:
+      '`enabled` and `access_level` merge; `tool_overrides` replaces the old map (tool name to on/off; unknown ' +
+      'tool names are a 400).',
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
     handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, toolNames()),
   }),
-  route({ method: 'GET', path: '/apps/:appId/mcp/connections', auth: ['A'], tags, summary: 'MCP connections, most recently used first, with calls in the last 7 days', params: appIdParams, response: z.array(connectionSchema), handler: (s) => listConnections(s.em, ctxOf(s).app.id) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/mcp/connections',
+    auth: ['A'],
+    tags,
+    summary: 'MCP connections, most recently used first, with calls in the last 7 days',
+    params: appIdParams,
+    response: z.array(connectionSchema),
+    handler: (s) => listConnections(s.em, ctxOf(s).app.id),
+  }),
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp/connections/:connectionId',

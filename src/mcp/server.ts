@@ -25,8 +25,10 @@ const { version } = require('../../package.json') as { version: string };
 
 export const INSTRUCTIONS =
   'This server manages one app of offerkit: its catalog (plans, entitlements, add-ons, incentives), accounts, usage, ' +
-  'analytics, webhooks and events. Read the catalog first (the offer://catalog resource, or list_plans, list_entitlements, ' +
-  'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell the user ' +
+  'analytics, webhooks and events. Read the catalog first (the offer://catalog resource, or list_plans, ' +
+  'list_entitlements, ' +
+  'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell ' +
+  'the user ' +
   'exactly what you are about to do and wait for their confirmation. Account ids are called namespaceId.';
 
 export interface McpRequestContext extends ToolCallContext {
@@ -37,12 +39,17 @@ export interface McpRequestContext extends ToolCallContext {
 }
 
 /** A tool's outcome as the client sees it: the route's JSON, or `Error <status>: <message>`. */
-async function runTool(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext): Promise<{ status: number; isError: boolean; text: string }> {
+async function runTool(
+  tool: Tool,
+  args: Record<string, unknown>,
+  ctx: McpRequestContext,
+): Promise<{ status: number; isError: boolean; text: string }> {
   try {
     const { status, body } = await tool.call(args, ctx);
     return { status, isError: false, text: body === null || body === undefined ? '' : JSON.stringify(body) };
   } catch (err) {
-    if (err instanceof AppError) return { status: err.status, isError: true, text: `Error ${err.status}: ${err.message}` };
+    if (err instanceof AppError)
+      return { status: err.status, isError: true, text: `Error ${err.status}: ${err.message}` };
     ctx.deps.logger.error({ err, requestId: ctx.requestId, tool: tool.name }, 'MCP tool failed');
     return { status: 500, isError: true, text: 'Error 500: Internal server error' };
   }
@@ -62,7 +69,13 @@ async function viaTool(name: string, args: Record<string, unknown>, ctx: McpRequ
 }
 
 const RESOURCES: ResourceDef[] = [
-  { uri: 'offer://app', name: 'app', description: "The app's name and id", tools: ['get_app'], read: async (ctx) => ({ id: ctx.app.id, name: ctx.app.name }) },
+  {
+    uri: 'offer://app',
+    name: 'app',
+    description: "The app's name and id",
+    tools: ['get_app'],
+    read: async (ctx) => ({ id: ctx.app.id, name: ctx.app.name }),
+  },
   {
     uri: 'offer://catalog',
     name: 'catalog',
@@ -75,8 +88,20 @@ const RESOURCES: ResourceDef[] = [
       incentives: await viaTool('list_incentives', {}, ctx),
     }),
   },
-  { uri: 'offer://pricing', name: 'pricing', description: 'The pricing cards of the plans that have one', tools: ['list_pricing_cards'], read: (ctx) => viaTool('list_pricing_cards', {}, ctx) },
-  { uri: 'offer://events', name: 'events', description: 'Events of the last 30 days, newest first', tools: ['list_events'], read: (ctx) => viaTool('list_events', { limit: 100 }, ctx) },
+  {
+    uri: 'offer://pricing',
+    name: 'pricing',
+    description: 'The pricing cards of the plans that have one',
+    tools: ['list_pricing_cards'],
+    read: (ctx) => viaTool('list_pricing_cards', {}, ctx),
+  },
+  {
+    uri: 'offer://events',
+    name: 'events',
+    description: 'Events of the last 30 days, newest first',
+    tools: ['list_events'],
+    read: (ctx) => viaTool('list_events', { limit: 100 }, ctx),
+  },
 ];
 
 const ACCOUNT_TEMPLATE = {
@@ -98,13 +123,26 @@ function readable(tools: string[], ctx: McpRequestContext): string | null {
 export function buildMcpServer(ctx: McpRequestContext): Server {
   const server = new Server(
     { name: 'offerkit', title: `offerkit: ${ctx.app.name}`, version },
-    { capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        prompts: { listChanged: false },
+      },
+      instructions: INSTRUCTIONS,
+    },
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: allTools()
       .filter((t) => denial(t, ctx.settings, ctx.level) === null)
-      .map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations })),
+      .map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        annotations: t.annotations,
+      })),
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
@@ -132,12 +170,24 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null).map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: 'application/json' })),
+    resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null).map((r) => ({
+      uri: r.uri,
+      name: r.name,
+      description: r.description,
+      mimeType: 'application/json',
+    })),
   }));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
     resourceTemplates:
       readable(ACCOUNT_TEMPLATE.tools, ctx) === null
-        ? [{ uriTemplate: ACCOUNT_TEMPLATE.uriTemplate, name: ACCOUNT_TEMPLATE.name, description: ACCOUNT_TEMPLATE.description, mimeType: 'application/json' }]
+        ? [
+            {
+              uriTemplate: ACCOUNT_TEMPLATE.uriTemplate,
+              name: ACCOUNT_TEMPLATE.name,
+              description: ACCOUNT_TEMPLATE.description,
+              mimeType: 'application/json',
+            },
+          ]
         : [],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
@@ -153,8 +203,13 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
       if (def) data = await def.read(ctx, {});
       else {
         const namespaceId = decodeComponent(account![1]);
-        if (namespaceId === null || namespaceId.includes('\u0000')) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
-        const [detail, access, usage] = [await viaTool('get_account', { namespaceId }, ctx), await viaTool('get_account_access', { namespaceId }, ctx), await viaTool('get_account_usage', { namespaceId }, ctx)];
+        if (namespaceId === null || namespaceId.includes('\u0000'))
+          throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
+        const [detail, access, usage] = [
+          await viaTool('get_account', { namespaceId }, ctx),
+          await viaTool('get_account_access', { namespaceId }, ctx),
+          await viaTool('get_account_usage', { namespaceId }, ctx),
+        ];
         data = { account: detail, access, usage };
       }
     } catch (err) {

@@ -17,7 +17,10 @@ export const SCOPES = LEVELS.map(scopeOf);
 
 /** The lowest level a requested scope string names (least privilege), or null when it names none. */
 export function levelOfScope(scope: string | null | undefined): Level | null {
-  const named = (scope ?? '').split(/\s+/).filter((s) => SCOPES.includes(s)).map((s) => s.slice(4) as Level);
+  const named = (scope ?? '')
+    .split(/\s+/)
+    .filter((s) => SCOPES.includes(s))
+    .map((s) => s.slice(4) as Level);
   return named.sort((a, b) => RANK[a] - RANK[b])[0] ?? null;
 }
 
@@ -27,7 +30,11 @@ export interface McpSettingsView {
   tool_overrides: Record<string, boolean>;
 }
 
-export const settingsSchema = z.object({ enabled: z.boolean(), access_level: levelSchema, tool_overrides: z.record(z.string(), z.boolean()) });
+export const settingsSchema = z.object({
+  enabled: z.boolean(),
+  access_level: levelSchema,
+  tool_overrides: z.record(z.string(), z.boolean()),
+});
 
 export const settingsPatch = z.object({
   enabled: z.boolean().optional(),
@@ -46,14 +53,23 @@ export async function getSettings(em: EntityManager, appId: string): Promise<Mcp
 }
 
 /** Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map. */
-export async function updateSettings(em: EntityManager, appId: string, patch: z.output<typeof settingsPatch>, toolNames: ReadonlySet<string>): Promise<McpSettingsView> {
+export async function updateSettings(
+  em: EntityManager,
+  appId: string,
+  patch: z.output<typeof settingsPatch>,
+  toolNames: ReadonlySet<string>,
+): Promise<McpSettingsView> {
   const unknown = Object.keys(patch.tool_overrides ?? {}).find((name) => !toolNames.has(name));
   if (unknown !== undefined) throw badRequest(`tool_overrides.${unknown}: no tool of that name`);
-  const next = { ...(await getSettings(em, appId)), ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+  const next = {
+    ...(await getSettings(em, appId)),
+    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+  };
   await sql(
     em,
     `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, updated_at) values ($1, $2, $3, $4, now())
-     on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level, tool_overrides = excluded.tool_overrides, updated_at = now()`,
+     on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level,
+       tool_overrides = excluded.tool_overrides, updated_at = now()`,
     [appId, next.enabled, next.access_level, JSON.stringify(next.tool_overrides)],
   );
   return next;

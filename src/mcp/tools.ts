@@ -62,7 +62,12 @@ const SPECS: ToolSpec[] = [
   { name: 'merge_plan_meta', method: 'PATCH', path: '/plans/:planId/meta', level: 'W', bodyArg: 'meta' },
   { name: 'list_plan_accounts', method: 'GET', path: '/plans/:planId/namespaces', level: 'R' },
   { name: 'attach_plan_entitlement', method: 'POST', path: '/plans/:planId/entitlements', level: 'W' },
-  { name: 'set_plan_entitlement_limit', method: 'PATCH', path: '/plans/:planId/entitlements/:entitlementId', level: 'W' },
+  {
+    name: 'set_plan_entitlement_limit',
+    method: 'PATCH',
+    path: '/plans/:planId/entitlements/:entitlementId',
+    level: 'W',
+  },
   { name: 'detach_plan_entitlement', method: 'DELETE', path: '/plans/:planId/entitlements/:entitlementId', level: 'F' },
   { name: 'attach_plan_addon', method: 'POST', path: '/plans/:planId/addons', level: 'W' },
   { name: 'detach_plan_addon', method: 'DELETE', path: '/plans/:planId/addons/:addonId', level: 'F' },
@@ -87,8 +92,18 @@ const SPECS: ToolSpec[] = [
   { name: 'update_incentive', method: 'PATCH', path: '/incentives/:incentiveId', level: 'W' },
   { name: 'delete_incentive', method: 'DELETE', path: '/incentives/:incentiveId', level: 'F' },
   { name: 'attach_incentive_entitlement', method: 'POST', path: '/incentives/:incentiveId/entitlements', level: 'W' },
-  { name: 'set_incentive_entitlement_limit', method: 'PATCH', path: '/incentives/:incentiveId/entitlements/:entitlementId', level: 'W' },
-  { name: 'detach_incentive_entitlement', method: 'DELETE', path: '/incentives/:incentiveId/entitlements/:entitlementId', level: 'F' },
+  {
+    name: 'set_incentive_entitlement_limit',
+    method: 'PATCH',
+    path: '/incentives/:incentiveId/entitlements/:entitlementId',
+    level: 'W',
+  },
+  {
+    name: 'detach_incentive_entitlement',
+    method: 'DELETE',
+    path: '/incentives/:incentiveId/entitlements/:entitlementId',
+    level: 'F',
+  },
   { name: 'attach_incentive_addon', method: 'POST', path: '/incentives/:incentiveId/addons', level: 'W' },
   { name: 'detach_incentive_addon', method: 'DELETE', path: '/incentives/:incentiveId/addons/:addonId', level: 'F' },
   // Analytics
@@ -102,9 +117,29 @@ const SPECS: ToolSpec[] = [
   { name: 'get_webhook', method: 'GET', path: '/webhooks/:webhookId', level: 'R', redact: SECRETS },
   { name: 'update_webhook', method: 'PATCH', path: '/webhooks/:webhookId', level: 'W', redact: SECRETS },
   { name: 'delete_webhook', method: 'DELETE', path: '/webhooks/:webhookId', level: 'F', redact: SECRETS },
-  { name: 'send_test_event', method: 'POST', path: '/webhooks/:webhookId/test', level: 'W', redact: SECRETS, openWorld: true },
-  { name: 'list_webhook_deliveries', method: 'GET', path: '/webhooks/:webhookId/deliveries', level: 'R', redact: SECRETS },
-  { name: 'retry_webhook_delivery', method: 'POST', path: '/webhooks/:webhookId/deliveries/:deliveryId/retry', level: 'W', redact: SECRETS, openWorld: true },
+  {
+    name: 'send_test_event',
+    method: 'POST',
+    path: '/webhooks/:webhookId/test',
+    level: 'W',
+    redact: SECRETS,
+    openWorld: true,
+  },
+  {
+    name: 'list_webhook_deliveries',
+    method: 'GET',
+    path: '/webhooks/:webhookId/deliveries',
+    level: 'R',
+    redact: SECRETS,
+  },
+  {
+    name: 'retry_webhook_delivery',
+    method: 'POST',
+    path: '/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    level: 'W',
+    redact: SECRETS,
+    openWorld: true,
+  },
   { name: 'list_events', method: 'GET', path: '/events', level: 'R' },
   // App
   { name: 'get_app', method: 'GET', path: '', level: 'R', redact: KEYS },
@@ -116,14 +151,23 @@ const LEVEL: Record<ToolSpec['level'], Level> = { R: 'read', W: 'write', F: 'ful
 /** Path parameters are named as in the route, except the account id, which tools call `namespaceId`. */
 const argName = (param: string) => (param === 'accountId' ? 'namespaceId' : param);
 
-type JsonSchema = Record<string, unknown> & { properties?: Record<string, unknown>; required?: string[]; $defs?: Record<string, unknown> };
+type JsonSchema = Record<string, unknown> & {
+  properties?: Record<string, unknown>;
+  required?: string[];
+  $defs?: Record<string, unknown>;
+};
 
 function toJson(schema: z.ZodType): JsonSchema {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }) as JsonSchema;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  }) as JsonSchema;
   return rest;
 }
 
-const shapeOf = (schema: z.ZodType | undefined) => (schema as unknown as { shape?: Record<string, z.ZodType> } | undefined)?.shape;
+const shapeOf = (schema: z.ZodType | undefined) =>
+  (schema as unknown as { shape?: Record<string, z.ZodType> } | undefined)?.shape;
 
 export interface ToolResult {
   status: number;
@@ -144,8 +188,19 @@ export interface Tool {
   level: Level;
   route: RouteDef;
   description: string;
-  inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; $defs?: Record<string, unknown> };
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  inputSchema: {
+    type: 'object';
+    properties: Record<string, unknown>;
+    required?: string[];
+    $defs?: Record<string, unknown>;
+  };
+  annotations: {
+    title: string;
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint: boolean;
+  };
   /** Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error. */
   call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<{ status: number; body: unknown }>;
 }
@@ -153,7 +208,12 @@ export interface Tool {
 function redact(value: unknown, keys: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, keys));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, keys.includes(k) && typeof v === 'string' ? '[redacted]' : redact(v, keys)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        keys.includes(k) && typeof v === 'string' ? '[redacted]' : redact(v, keys),
+      ]),
+    );
   }
   return value;
 }
@@ -198,7 +258,10 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
     add(toJson(def.body), (n) => bodyKeys.includes(n));
   }
 
-  const title = spec.name.split('_').map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w)).join(' ');
+  const title = spec.name
+    .split('_')
+    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
+    .join(' ');
   const description = [def.summary, def.description, `Wraps ${def.method} ${def.path}.`].filter(Boolean).join(' ');
   return {
     name: spec.name,
@@ -206,8 +269,19 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
     level,
     route: def,
     description,
-    inputSchema: { type: 'object', properties, ...(required.length ? { required } : {}), ...(Object.keys($defs).length ? { $defs } : {}) },
-    annotations: { title, readOnlyHint: spec.method === 'GET', destructiveHint: spec.method === 'DELETE', idempotentHint: spec.method === 'GET' || spec.method === 'DELETE', openWorldHint: spec.openWorld === true },
+    inputSchema: {
+      type: 'object',
+      properties,
+      ...(required.length ? { required } : {}),
+      ...(Object.keys($defs).length ? { $defs } : {}),
+    },
+    annotations: {
+      title,
+      readOnlyHint: spec.method === 'GET',
+      destructiveHint: spec.method === 'DELETE',
+      idempotentHint: spec.method === 'GET' || spec.method === 'DELETE',
+      openWorldHint: spec.openWorld === true,
+    },
     async call(args, ctx) {
       const params: Record<string, string> = { appId: ctx.app.id };
       for (const p of pathParams) {
@@ -218,8 +292,14 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
       // Query values travel as strings, exactly as they would in a URL.
       const query: Record<string, string> = {};
       for (const k of queryKeys) if (args[k] !== undefined && args[k] !== null) query[k] = String(args[k]);
-      const body = spec.bodyArg ? args[spec.bodyArg] : Object.fromEntries(bodyKeys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
-      const reply = await runRoute(def, { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin }, ctx.deps);
+      const body = spec.bodyArg
+        ? args[spec.bodyArg]
+        : Object.fromEntries(bodyKeys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
+      const reply = await runRoute(
+        def,
+        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin },
+        ctx.deps,
+      );
       return { status: reply.status, body: spec.redact ? redact(reply.body, spec.redact) : reply.body };
     },
   };
@@ -237,12 +317,14 @@ export const toolByName = (name: string) => allTools().find((t) => t.name === na
 export const toolNames = () => new Set(allTools().map((t) => t.name));
 
 /** Whether a tool is switched on for the app's OAuth connections: its override, else the app's access level. */
-export const switchedOn = (tool: Tool, settings: McpSettingsView) => settings.tool_overrides[tool.name] ?? covers(settings.access_level, tool.level);
+export const switchedOn = (tool: Tool, settings: McpSettingsView) =>
+  settings.tool_overrides[tool.name] ?? covers(settings.access_level, tool.level);
 
 /** Why a connection may not call a tool, or null when it may. Keys (secret, admin) may call everything. */
 export function denial(tool: Tool, settings: McpSettingsView, level: Level | null): string | null {
   if (level === null) return null;
   if (!switchedOn(tool, settings)) return `Tool ${tool.name} is switched off for this app's MCP connections`;
-  if (!covers(level, tool.level)) return `Connection level too low: ${tool.name} needs ${tool.level} access, this connection has ${level}`;
+  if (!covers(level, tool.level))
+    return `Connection level too low: ${tool.name} needs ${tool.level} access, this connection has ${level}`;
   return null;
 }

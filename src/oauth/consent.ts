@@ -35,13 +35,18 @@ export function readSession(cookieHeader: string | undefined, adminKey: string):
   return safeEqual(mac, hmac(adminKey, `consent-session:${exp}`)) ? m[1] : null;
 }
 
-export const csrfToken = (adminKey: string, session: string, requestId: string) => hmac(adminKey, `consent-csrf:${session}:${requestId}`);
+export const csrfToken = (adminKey: string, session: string, requestId: string) =>
+  hmac(adminKey, `consent-csrf:${session}:${requestId}`);
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const esc = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const LEVEL_TEXT: Record<Level, [string, string]> = {
   read: ['Read only', 'Look up the catalog, accounts, usage, analytics, webhooks and events.'],
-  write: ['Read and write', 'Also create and update records, record usage, rename the app, send test events and retry deliveries. No deletes.'],
+  write: [
+    'Read and write',
+    'Also create and update records, record usage, rename the app, send test events and retry deliveries. No deletes.',
+  ],
   full: ['Full access', 'Everything, including deletes, detaching entitlements and add-ons, and removing incentives.'],
 };
 
@@ -76,7 +81,10 @@ ${body}
 }
 
 export function errorPage(title: string, message: string): string {
-  return page(title, `<h1>${esc(title)}</h1>\n<p role="alert">${esc(message)}</p>\n<p>Close this window and start the sign-in again from your MCP client.</p>`);
+  return page(
+    title,
+    `<h1>${esc(title)}</h1>\n<p role="alert">${esc(message)}</p>\n<p>Close this window and start the sign-in again from your MCP client.</p>`,
+  );
 }
 
 export function signInPage(requestId: string, error?: string): string {
@@ -104,7 +112,10 @@ export interface WorkspaceApps {
  * listed last, since the admin key owns every app.
  */
 export async function workspacesOfAdmin(em: EntityManager): Promise<WorkspaceApps[]> {
-  const orgs = await sql<{ id: string; name: string | null; app_ids: string[] }>(em, 'select id, name, app_ids from orgs order by created_at, id');
+  const orgs = await sql<{ id: string; name: string | null; app_ids: string[] }>(
+    em,
+    'select id, name, app_ids from orgs order by created_at, id',
+  );
   const apps = await sql<{ id: string; name: string }>(em, 'select id, name from apps order by created_at, id');
   const byId = new Map(apps.map((a) => [a.id, a]));
   const inOrg = new Set<string>();
@@ -119,7 +130,12 @@ export async function workspacesOfAdmin(em: EntityManager): Promise<WorkspaceApp
   return groups;
 }
 
-export function consentPage(r: Awaited<ReturnType<typeof describeRequest>>, csrf: string, workspaces: WorkspaceApps[] | null, error?: string): string {
+export function consentPage(
+  r: Awaited<ReturnType<typeof describeRequest>>,
+  csrf: string,
+  workspaces: WorkspaceApps[] | null,
+  error?: string,
+): string {
   const clientName = r.client.name ?? r.client.id;
   const preselected: Level = r.requested_level ?? 'read';
   const levels = LEVELS.map(

@@ -3,21 +3,43 @@ import { AppError, notFound } from '../http/errors.js';
 import { Reply, route, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
-import { consentPage, csrfToken, errorPage, newSession, readSession, sessionCookie, signInPage, workspacesOfAdmin } from './consent.js';
+import {
+  consentPage,
+  csrfToken,
+  errorPage,
+  newSession,
+  readSession,
+  sessionCookie,
+  signInPage,
+  workspacesOfAdmin,
+} from './consent.js';
 import * as oauth from './oauth.service.js';
 
 const tags = ['OAuth'];
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
-/** HTML pages allow no scripts; forms post only here (and, on the consent page, redirect on to the client's redirect URI). */
+/**
+ * HTML pages allow no scripts; forms post only here (and, on the consent page, redirect on to the client's redirect
+ * URI).
+ */
 const html = (status: number, body: string, headers: Record<string, string> = {}, formTarget = '') =>
-  new Reply(status, body, { ...NO_STORE, 'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTarget}; frame-ancestors 'none'`, ...headers }, 'text/html; charset=utf-8');
+  new Reply(
+    status,
+    body,
+    {
+      ...NO_STORE,
+      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTarget}; frame-ancestors 'none'`,
+      ...headers,
+    },
+    'text/html; charset=utf-8',
+  );
 
 /** The CSP source of a redirect URI: its origin, or its scheme for an app scheme. */
 function cspSource(uri: string): string {
   const u = new URL(uri);
   return /^https?:$/.test(u.protocol) ? ` ${u.origin}` : ` ${u.protocol}`;
 }
-const redirect = (location: string, status = 302, headers: Record<string, string> = {}) => new Reply(status, null, { Location: location, ...NO_STORE, ...headers });
+const redirect = (location: string, status = 302, headers: Record<string, string> = {}) =>
+  new Reply(status, null, { Location: location, ...NO_STORE, ...headers });
 
 const asMetadata = (origin: string) => oauth.authorizationServerMetadata(origin);
 
@@ -53,10 +75,38 @@ export const oauthRoutes = [
       return oauth.protectedResourceMetadata(origin, app);
     },
   }),
-  route({ method: 'GET', path: '/.well-known/oauth-protected-resource', auth: ['N'], tags, summary: 'Protected resource metadata (RFC 9728) of the API origin', handler: ({ origin }) => oauth.protectedResourceMetadata(origin, null) }),
-  route({ method: 'GET', path: '/.well-known/oauth-authorization-server', auth: ['N'], tags, summary: 'Authorization server metadata (RFC 8414)', handler: ({ origin }) => asMetadata(origin) }),
-  route({ method: 'GET', path: '/.well-known/oauth-authorization-server/*rest', auth: ['N'], tags, summary: 'Authorization server metadata (RFC 8414), path-suffixed form', handler: ({ origin }) => asMetadata(origin) }),
-  route({ method: 'GET', path: '/.well-known/openid-configuration', auth: ['N'], tags, summary: 'Authorization server metadata (RFC 8414) at the OpenID discovery path', handler: ({ origin }) => asMetadata(origin) }),
+  route({
+    method: 'GET',
+    path: '/.well-known/oauth-protected-resource',
+    auth: ['N'],
+    tags,
+    summary: 'Protected resource metadata (RFC 9728) of the API origin',
+    handler: ({ origin }) => oauth.protectedResourceMetadata(origin, null),
+  }),
+  route({
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server',
+    auth: ['N'],
+    tags,
+    summary: 'Authorization server metadata (RFC 8414)',
+    handler: ({ origin }) => asMetadata(origin),
+  }),
+  route({
+    method: 'GET',
+    path: '/.well-known/oauth-authorization-server/*rest',
+    auth: ['N'],
+    tags,
+    summary: 'Authorization server metadata (RFC 8414), path-suffixed form',
+    handler: ({ origin }) => asMetadata(origin),
+  }),
+  route({
+    method: 'GET',
+    path: '/.well-known/openid-configuration',
+    auth: ['N'],
+    tags,
+    summary: 'Authorization server metadata (RFC 8414) at the OpenID discovery path',
+    handler: ({ origin }) => asMetadata(origin),
+  }),
   route({
     method: 'POST',
     path: '/oauth/register',
@@ -75,9 +125,12 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Authorization request (code with PKCE S256)',
-    description: 'Saves the request for 15 minutes and redirects the browser to the consent page (`APP_URL/oauth/consent`, or this service\'s own). Errors are an HTML page.',
+    description:
+      'Saves the request for 15 minutes and redirects the browser to the consent page (`APP_URL/oauth/consent`, or ' +
+      "this service's own). Errors are an HTML page.",
     query: oauth.authorizeQuery,
-    invalidInput: (message) => html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
+    invalidInput: (message) =>
+      html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
     errors: [302],
     handler: async ({ em, deps, origin, query }) => {
       try {
@@ -97,10 +150,13 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token',
-    description: 'Access tokens `mcp_at_...` last 1 hour; refresh tokens `mcp_rt_...` 30 days and rotate: each refresh replaces both, and the old pair stops working.',
+    description:
+      'Access tokens `mcp_at_...` last 1 hour; refresh tokens `mcp_rt_...` 30 days and rotate: each refresh ' +
+      'replaces both, and the old pair stops working.',
     oauth: true,
     body: oauth.tokenBody,
-    handler: async ({ em, deps, headers, body }) => new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
+    handler: async ({ em, deps, headers, body }) =>
+      new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
   }),
   route({
     method: 'POST',
@@ -112,14 +168,25 @@ export const oauthRoutes = [
     body: oauth.revokeBody,
     handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
   }),
-  route({ method: 'GET', path: '/oauth/requests/:requestId', auth: ['A'], tags, summary: 'A pending authorization request; 404 once used or expired', params: requestParams, response: oauth.requestSchema, handler: ({ em, params }) => oauth.describeRequest(em, params.requestId) }),
+  route({
+    method: 'GET',
+    path: '/oauth/requests/:requestId',
+    auth: ['A'],
+    tags,
+    summary: 'A pending authorization request; 404 once used or expired',
+    params: requestParams,
+    response: oauth.requestSchema,
+    handler: ({ em, params }) => oauth.describeRequest(em, params.requestId),
+  }),
   route({
     method: 'POST',
     path: '/oauth/requests/:requestId/approve',
     auth: ['A'],
     tags,
     summary: 'Approve a pending request; returns the redirect URL with the code',
-    description: '`app_id` is needed when the client named no server URL. Approving the same client for the same person again updates the existing connection\'s level.',
+    description:
+      '`app_id` is needed when the client named no server URL. Approving the same client for the same person again ' +
+      "updates the existing connection's level.",
     params: requestParams,
     body: oauth.approveBody,
     errors: [403],
@@ -142,7 +209,9 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: "The service's own consent page (HTML), used when APP_URL is not set",
-    description: 'The operator signs in with the admin key (a 12-hour HttpOnly, SameSite=Strict session cookie), sees the client, picks an access level and, when the client named no server URL, an app; then approves or denies.',
+    description:
+      'The operator signs in with the admin key (a 12-hour HttpOnly, SameSite=Strict session cookie), sees the ' +
+      'client, picks an access level and, when the client named no server URL, an app; then approves or denies.',
     query: z.object({ request: z.string().max(255).optional() }),
     handler: async ({ em, deps, headers, query }) => {
       const requestId = query.request ?? '';
@@ -161,13 +230,16 @@ export const oauthRoutes = [
     body: consentForm,
     handler: async (s) => {
       const requestId = s.body.request ?? '';
-      if (!sameOrigin(s)) return html(403, errorPage('Not allowed', 'This form must be sent from the sign-in page itself.'));
+      if (!sameOrigin(s))
+        return html(403, errorPage('Not allowed', 'This form must be sent from the sign-in page itself.'));
       if (!s.body.admin_key || !safeEqual(s.body.admin_key, s.deps.adminKey)) {
         // A wrong key costs a second, so guessing through this form is slow.
         await new Promise((resolve) => setTimeout(resolve, WRONG_KEY_DELAY_MS));
         return html(401, signInPage(requestId, 'That admin key is not right.'));
       }
-      return redirect(`/oauth/consent?request=${encodeURIComponent(requestId)}`, 303, { 'Set-Cookie': sessionCookie(newSession(s.deps.adminKey), s.origin.startsWith('https:')) });
+      return redirect(`/oauth/consent?request=${encodeURIComponent(requestId)}`, 303, {
+        'Set-Cookie': sessionCookie(newSession(s.deps.adminKey), s.origin.startsWith('https:')),
+      });
     },
   }),
   route({
@@ -179,8 +251,11 @@ export const oauthRoutes = [
     oauth: true,
     body: consentForm,
     handler: (s) => {
-      if (!sameOrigin(s)) return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
-      return redirect(`/oauth/consent?request=${encodeURIComponent(s.body.request ?? '')}`, 303, { 'Set-Cookie': sessionCookie('', s.origin.startsWith('https:'), 0) });
+      if (!sameOrigin(s))
+        return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
+      return redirect(`/oauth/consent?request=${encodeURIComponent(s.body.request ?? '')}`, 303, {
+        'Set-Cookie': sessionCookie('', s.origin.startsWith('https:'), 0),
+      });
     },
   }),
   route({
@@ -196,29 +271,58 @@ export const oauthRoutes = [
       const requestId = body.request ?? '';
       const session = readSession(s.headers.cookie, deps.adminKey);
       if (!session) return html(401, signInPage(requestId, 'Your session ended. Sign in again.'));
-      if (!sameOrigin(s) || !body.csrf || !safeEqual(body.csrf, csrfToken(deps.adminKey, session, requestId))) return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself. Reload it and try again.'));
+      if (!sameOrigin(s) || !body.csrf || !safeEqual(body.csrf, csrfToken(deps.adminKey, session, requestId)))
+        return html(
+          403,
+          errorPage('Not allowed', 'This form must be sent from the consent page itself. Reload it and try again.'),
+        );
       try {
-        if (body.decision === 'deny') return redirect((await oauth.denyRequest(em, requestId, s.origin)).redirect_url, 303);
+        if (body.decision === 'deny')
+          return redirect((await oauth.denyRequest(em, requestId, s.origin)).redirect_url, 303);
         const level = levelSchema.safeParse(body.access_level);
-        if (body.decision !== 'approve' || !level.success) return showConsent(em, deps.adminKey, session, requestId, 'Choose an access level, then Approve or Deny.');
-        const result = await oauth.approveRequest(em, requestId, { user: { id: 'admin', name: 'Administrator (admin key)' }, access_level: level.data, app_id: body.app_id || undefined }, s.origin);
+        if (body.decision !== 'approve' || !level.success)
+          return showConsent(em, deps.adminKey, session, requestId, 'Choose an access level, then Approve or Deny.');
+        const result = await oauth.approveRequest(
+          em,
+          requestId,
+          {
+            user: { id: 'admin', name: 'Administrator (admin key)' },
+            access_level: level.data,
+            app_id: body.app_id || undefined,
+          },
+          s.origin,
+        );
         return redirect(result.redirect_url, 303);
       } catch (err) {
-        if (err instanceof AppError && err.status === 404) return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
-        if (err instanceof AppError && err.status < 500) return showConsent(em, deps.adminKey, session, requestId, err.message);
+        if (err instanceof AppError && err.status === 404)
+          return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+        if (err instanceof AppError && err.status < 500)
+          return showConsent(em, deps.adminKey, session, requestId, err.message);
         throw err;
       }
     },
   }),
 ];
 
-async function showConsent(em: Scope<unknown, unknown, unknown>['em'], adminKey: string, session: string, requestId: string, error?: string): Promise<Reply> {
+async function showConsent(
+  em: Scope<unknown, unknown, unknown>['em'],
+  adminKey: string,
+  session: string,
+  requestId: string,
+  error?: string,
+): Promise<Reply> {
   try {
     const r = await oauth.describeRequest(em, requestId);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);
-    return html(error ? 400 : 200, consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error), {}, cspSource(r.redirect_uri));
+    return html(
+      error ? 400 : 200,
+      consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error),
+      {},
+      cspSource(r.redirect_uri),
+    );
   } catch (err) {
-    if (err instanceof AppError && err.status === 404) return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+    if (err instanceof AppError && err.status === 404)
+      return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
     throw err;
   }
 }

@@ -15,7 +15,8 @@ import { CODE_SECONDS, issueTokenPair, mintSecret, REQUEST_SECONDS, sha256, ACCE
 import { decodeComponent } from '../http/validate.js';
 
 /** An OAuth error (RFC 6749 section 5.2): `{ error, error_description }`. */
-export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) => new AppError(status, error, { error_description: description }, headers);
+export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) =>
+  new AppError(status, error, { error_description: description }, headers);
 
 // ---- metadata -------------------------------------------------------------------------------------
 
@@ -54,7 +55,17 @@ export function authorizationServerMetadata(origin: string) {
 
 // ---- registration (RFC 7591) -----------------------------------------------------------------------
 
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'file:', 'vbscript:', 'about:', 'blob:', 'ftp:', 'ws:', 'wss:']);
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:',
+  'data:',
+  'file:',
+  'vbscript:',
+  'about:',
+  'blob:',
+  'ftp:',
+  'ws:',
+  'wss:',
+]);
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** HTTPS; HTTP only on a loopback host (any port); or an app's own scheme (`com.example.app:/cb`). No fragments. */
@@ -63,7 +74,10 @@ export function redirectUriProblem(uri: string): string | null {
   const u = new URL(uri);
   if (u.hash) return `${uri} must not have a fragment`;
   if (u.protocol === 'https:') return null;
-  if (u.protocol === 'http:') return LOOPBACK.has(u.hostname) ? null : `${uri}: plain http is only allowed on a loopback host (localhost, 127.0.0.1, [::1])`;
+  if (u.protocol === 'http:')
+    return LOOPBACK.has(u.hostname)
+      ? null
+      : `${uri}: plain http is only allowed on a loopback host (localhost, 127.0.0.1, [::1])`;
   if (FORBIDDEN_SCHEMES.has(u.protocol)) return `${uri}: the ${u.protocol} scheme is not allowed`;
   return /^[a-z][a-z0-9+.-]*:$/i.test(u.protocol) ? null : `${uri} has an invalid scheme`;
 }
@@ -86,16 +100,30 @@ export async function registerClient(em: EntityManager, body: z.output<typeof re
   }
   const badGrant = (body.grant_types ?? []).find((g) => g !== 'authorization_code' && g !== 'refresh_token');
   if (badGrant) throw oauthError(400, 'invalid_client_metadata', `grant_types: ${badGrant} is not supported`);
-  if ((body.response_types ?? []).some((t) => t !== 'code')) throw oauthError(400, 'invalid_client_metadata', 'response_types: only code is supported');
-  for (const [field, value] of [['client_uri', body.client_uri], ['logo_uri', body.logo_uri]] as const) {
-    if (value !== undefined && !(URL.canParse(value) && /^https?:$/.test(new URL(value).protocol))) throw oauthError(400, 'invalid_client_metadata', `${field}: must be an http(s) URL`);
+  if ((body.response_types ?? []).some((t) => t !== 'code'))
+    throw oauthError(400, 'invalid_client_metadata', 'response_types: only code is supported');
+  for (const [field, value] of [
+    ['client_uri', body.client_uri],
+    ['logo_uri', body.logo_uri],
+  ] as const) {
+    if (value !== undefined && !(URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)))
+      throw oauthError(400, 'invalid_client_metadata', `${field}: must be an http(s) URL`);
   }
   const id = `mcpc_${randomToken(24)}`;
   const secret = body.token_endpoint_auth_method === 'none' ? null : mintSecret('mcpcs');
   const [row] = await sql<{ created_at: Date }>(
     em,
-    `insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, client_secret_hash, client_uri, logo_uri) values ($1, $2, $3, $4, $5, $6, $7) returning created_at`,
-    [id, body.client_name ?? null, JSON.stringify(body.redirect_uris), body.token_endpoint_auth_method, secret ? sha256(secret) : null, body.client_uri ?? null, body.logo_uri ?? null],
+    `insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, client_secret_hash,
+      client_uri, logo_uri) values ($1, $2, $3, $4, $5, $6, $7) returning created_at`,
+    [
+      id,
+      body.client_name ?? null,
+      JSON.stringify(body.redirect_uris),
+      body.token_endpoint_auth_method,
+      secret ? sha256(secret) : null,
+      body.client_uri ?? null,
+      body.logo_uri ?? null,
+    ],
   );
   return {
     client_id: id,
@@ -150,7 +178,11 @@ export class AuthorizeError extends Error {}
  * Checks an authorization request (PKCE S256 only) and saves it for 15 minutes; returns its id. With
  * `resource`, it must be an app's MCP server URL on this service's own origin (PUBLIC_API_URL).
  */
-export async function saveAuthorizationRequest(em: EntityManager, origin: string, q: z.output<typeof authorizeQuery>): Promise<string> {
+export async function saveAuthorizationRequest(
+  em: EntityManager,
+  origin: string,
+  q: z.output<typeof authorizeQuery>,
+): Promise<string> {
   const repeated = Object.entries(q).find(([, v]) => v === REPEATED);
   if (repeated) throw new AuthorizeError(`The parameter ${repeated[0]} is sent more than once.`);
   if (!q.client_id) throw new AuthorizeError('The request names no client (client_id is missing).');
@@ -158,35 +190,59 @@ export async function saveAuthorizationRequest(em: EntityManager, origin: string
   if (!client) throw new AuthorizeError('This client is not registered here. Register it at /oauth/register first.');
   let redirectUri = q.redirect_uri;
   if (redirectUri === undefined) {
-    if (client.redirect_uris.length !== 1) throw new AuthorizeError('redirect_uri is missing and the client registered several.');
+    if (client.redirect_uris.length !== 1)
+      throw new AuthorizeError('redirect_uri is missing and the client registered several.');
     redirectUri = client.redirect_uris[0];
   }
-  if (!client.redirect_uris.includes(redirectUri)) throw new AuthorizeError('redirect_uri is not one the client registered.');
+  if (!client.redirect_uris.includes(redirectUri))
+    throw new AuthorizeError('redirect_uri is not one the client registered.');
   if (q.response_type !== 'code') throw new AuthorizeError('response_type must be code.');
   if (!q.code_challenge) throw new AuthorizeError('A PKCE code_challenge is required.');
-  if (q.code_challenge_method !== 'S256') throw new AuthorizeError('code_challenge_method must be S256 (plain is not supported).');
-  if (!/^[A-Za-z0-9_-]{43,128}$/.test(q.code_challenge)) throw new AuthorizeError('code_challenge must be a base64url SHA-256 digest.');
-  const unknownScope = (q.scope ?? '').split(/\s+/).filter(Boolean).find((s) => !SCOPES.includes(s));
+  if (q.code_challenge_method !== 'S256')
+    throw new AuthorizeError('code_challenge_method must be S256 (plain is not supported).');
+  if (!/^[A-Za-z0-9_-]{43,128}$/.test(q.code_challenge))
+    throw new AuthorizeError('code_challenge must be a base64url SHA-256 digest.');
+  const unknownScope = (q.scope ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .find((s) => !SCOPES.includes(s));
   if (unknownScope) throw new AuthorizeError(`Unknown scope ${unknownScope}; this server offers ${SCOPES.join(', ')}.`);
   let appId: string | null = null;
   if (q.resource !== undefined) {
     if (!URL.canParse(q.resource)) throw new AuthorizeError('resource is not a URL.');
     const u = new URL(q.resource);
-    if (u.origin !== origin) throw new AuthorizeError(`The server URL ${q.resource} is not on this service's origin (${origin}); sign-in works only for servers on ${origin}.`);
+    if (u.origin !== origin)
+      throw new AuthorizeError(
+        `The server URL ${q.resource} is not on this service's origin (${origin}); sign-in works only for servers on ${origin}.`,
+      );
     const m = /^\/apps\/([^/]+)\/mcp\/?$/.exec(u.pathname);
-    if (!m) throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
+    if (!m)
+      throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
     const appPart = decodeComponent(m[1]);
-    if (appPart === null) throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
+    if (appPart === null)
+      throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
     const app = await loadApp(em, appPart);
     if (!app) throw new AuthorizeError('The app of this MCP server does not exist.');
-    if (!(await getSettings(em, app.id)).enabled) throw new AuthorizeError("This app's MCP server is turned off, so no one can sign in to it.");
+    if (!(await getSettings(em, app.id)).enabled)
+      throw new AuthorizeError("This app's MCP server is turned off, so no one can sign in to it.");
     appId = app.id;
   }
   const id = `oar_${randomToken(24)}`;
   await sql(
     em,
-    `insert into oauth_requests (id, client_id, redirect_uri, code_challenge, state, scope, resource, app_id, expires_at) values ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
-    [id, client.id, redirectUri, q.code_challenge, q.state ?? null, q.scope ?? null, q.resource ?? null, appId, REQUEST_SECONDS],
+    `insert into oauth_requests (id, client_id, redirect_uri, code_challenge, state, scope, resource, app_id,
+      expires_at) values ($1, $2, $3, $4, $5, $6, $7, $8, now() + make_interval(secs => $9))`,
+    [
+      id,
+      client.id,
+      redirectUri,
+      q.code_challenge,
+      q.state ?? null,
+      q.scope ?? null,
+      q.resource ?? null,
+      appId,
+      REQUEST_SECONDS,
+    ],
   );
   return id;
 }
@@ -212,7 +268,12 @@ async function pendingRequest(em: EntityManager, id: string): Promise<RequestRow
 
 export const requestSchema = z.object({
   id: z.string(),
-  client: z.object({ id: z.string(), name: z.string().nullable(), client_uri: z.string().nullable(), logo_uri: z.string().nullable() }),
+  client: z.object({
+    id: z.string(),
+    name: z.string().nullable(),
+    client_uri: z.string().nullable(),
+    logo_uri: z.string().nullable(),
+  }),
   redirect_uri: z.string(),
   scope: z.string().nullable(),
   requested_level: levelSchema.nullable(),
@@ -241,7 +302,11 @@ export async function describeRequest(em: EntityManager, id: string): Promise<z.
 }
 
 export const approveBody = z.object({
-  user: z.object({ id: z.string().min(1).max(255), name: z.string().max(200).optional(), email: z.string().max(320).optional() }),
+  user: z.object({
+    id: z.string().min(1).max(255),
+    name: z.string().max(200).optional(),
+    email: z.string().max(320).optional(),
+  }),
   access_level: levelSchema,
   app_id: z.string().min(1).max(255).optional(),
 });
@@ -254,7 +319,11 @@ function withQuery(uri: string, params: Record<string, string | null>): string {
 
 /** Claims a pending request (single use): deleting it is what makes a second approval a 404. */
 async function claim(em: EntityManager, id: string): Promise<RequestRow> {
-  const [row] = await sql<RequestRow>(em, 'delete from oauth_requests where id = $1 and expires_at > now() returning *', [id]);
+  const [row] = await sql<RequestRow>(
+    em,
+    'delete from oauth_requests where id = $1 and expires_at > now() returning *',
+    [id],
+  );
   if (!row) throw notFound('Authorization request');
   return row;
 }
@@ -263,11 +332,17 @@ async function claim(em: EntityManager, id: string): Promise<RequestRow> {
  * Approves a request for a person: the connection of the same person and client on the app takes the
  * new level (or is created), and a single-use code valid 5 minutes goes back to the client.
  */
-export async function approveRequest(em: EntityManager, id: string, body: z.output<typeof approveBody>, issuer: string): Promise<{ redirect_url: string }> {
+export async function approveRequest(
+  em: EntityManager,
+  id: string,
+  body: z.output<typeof approveBody>,
+  issuer: string,
+): Promise<{ redirect_url: string }> {
   const pending = await pendingRequest(em, id);
   const appId = pending.app_id ?? body.app_id;
   if (!appId) throw badRequest('app_id: is required when the client named no server URL (resource)');
-  if (pending.app_id && body.app_id && body.app_id !== pending.app_id) throw badRequest(`app_id: the client asked for the MCP server of ${pending.app_id}`);
+  if (pending.app_id && body.app_id && body.app_id !== pending.app_id)
+    throw badRequest(`app_id: the client asked for the MCP server of ${pending.app_id}`);
   const app = await loadApp(em, appId);
   if (!app) throw notFound('App');
   if (!(await getSettings(em, app.id)).enabled) throw forbidden("This app's MCP server is turned off");
@@ -276,16 +351,28 @@ export async function approveRequest(em: EntityManager, id: string, body: z.outp
     const client = (await findClient(tx, r.client_id))!;
     const [conn] = await sql<{ id: string }>(
       tx,
-      `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level) values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8)
+      `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level)
+        values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8)
        on conflict (app_id, client_id, user_id) where kind = 'oauth'
-       do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email = excluded.user_email, name = excluded.name
+       do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email =
+         excluded.user_email, name = excluded.name
        returning id`,
-      [newConnectionId(), app.id, client.client_name ?? client.id, client.id, body.user.id, body.user.name ?? null, body.user.email ?? null, body.access_level],
+      [
+        newConnectionId(),
+        app.id,
+        client.client_name ?? client.id,
+        client.id,
+        body.user.id,
+        body.user.name ?? null,
+        body.user.email ?? null,
+        body.access_level,
+      ],
     );
     const code = randomToken(43);
     await sql(
       tx,
-      `insert into oauth_codes (hash, connection_id, client_id, redirect_uri, code_challenge, resource, expires_at) values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
+      `insert into oauth_codes (hash, connection_id, client_id, redirect_uri, code_challenge, resource, expires_at)
+        values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
       [sha256(code), conn.id, client.id, r.redirect_uri, r.code_challenge, r.resource, CODE_SECONDS],
     );
     return { redirect_url: withQuery(r.redirect_uri, { code, state: r.state, iss: issuer }) };
@@ -294,7 +381,14 @@ export async function approveRequest(em: EntityManager, id: string, body: z.outp
 
 export async function denyRequest(em: EntityManager, id: string, issuer: string): Promise<{ redirect_url: string }> {
   const r = await claim(em, id);
-  return { redirect_url: withQuery(r.redirect_uri, { error: 'access_denied', error_description: 'The person denied access', state: r.state, iss: issuer }) };
+  return {
+    redirect_url: withQuery(r.redirect_uri, {
+      error: 'access_denied',
+      error_description: 'The person denied access',
+      state: r.state,
+      iss: issuer,
+    }),
+  };
 }
 
 // ---- token and revoke ------------------------------------------------------------------------------
@@ -319,7 +413,11 @@ export const revokeBody = z.object({
 });
 
 /** The client of a token or revoke request: HTTP Basic, or `client_id` (and `client_secret`) in the body. */
-async function authenticateClient(em: EntityManager, headers: Record<string, string | undefined>, body: { client_id?: string; client_secret?: string }): Promise<ClientRow> {
+async function authenticateClient(
+  em: EntityManager,
+  headers: Record<string, string | undefined>,
+  body: { client_id?: string; client_secret?: string },
+): Promise<ClientRow> {
   let id = body.client_id;
   let secret = body.client_secret;
   const basic = /^Basic\s+(\S+)$/i.exec(headers.authorization ?? '');
@@ -329,25 +427,42 @@ async function authenticateClient(em: EntityManager, headers: Record<string, str
     if (colon < 0) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials');
     // RFC 6749 2.3.1: both parts are form-urlencoded.
     const [rawId, rawSecret] = [decodeComponent(decoded.slice(0, colon)), decodeComponent(decoded.slice(colon + 1))];
-    if (rawId === null || rawSecret === null || rawId.includes('\u0000') || rawSecret.includes('\u0000')) throw oauthError(401, 'invalid_client', 'Malformed Basic credentials');
+    if (rawId === null || rawSecret === null || rawId.includes('\u0000') || rawSecret.includes('\u0000'))
+      throw oauthError(401, 'invalid_client', 'Malformed Basic credentials');
     id = rawId;
     secret = rawSecret;
   }
   if (!id) throw oauthError(401, 'invalid_client', 'client_id is required');
   const client = await findClient(em, id);
   if (!client) throw oauthError(401, 'invalid_client', 'Unknown client');
-  if (client.client_secret_hash !== null && !(secret !== undefined && safeEqual(sha256(secret), client.client_secret_hash))) throw oauthError(401, 'invalid_client', 'Wrong or missing client_secret');
+  if (
+    client.client_secret_hash !== null &&
+    !(secret !== undefined && safeEqual(sha256(secret), client.client_secret_hash))
+  )
+    throw oauthError(401, 'invalid_client', 'Wrong or missing client_secret');
   return client;
 }
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
 function tokenResponse(pair: { access: string; refresh: string }, level: Level) {
-  return { access_token: pair.access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_SECONDS, refresh_token: pair.refresh, scope: scopeOf(level) };
+  return {
+    access_token: pair.access,
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_SECONDS,
+    refresh_token: pair.refresh,
+    scope: scopeOf(level),
+  };
 }
 
-export async function exchangeToken(deps: Deps, em: EntityManager, headers: Record<string, string | undefined>, body: z.output<typeof tokenBody>) {
-  if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token') throw oauthError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
+export async function exchangeToken(
+  deps: Deps,
+  em: EntityManager,
+  headers: Record<string, string | undefined>,
+  body: z.output<typeof tokenBody>,
+) {
+  if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token')
+    throw oauthError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
   const client = await authenticateClient(em, headers, body);
   if (body.grant_type === 'authorization_code') {
     const tx = em;
@@ -356,17 +471,31 @@ export async function exchangeToken(deps: Deps, em: EntityManager, headers: Reco
       if (!body.code_verifier) throw oauthError(400, 'invalid_request', 'code_verifier is required (PKCE)');
       // Single use: the code is deleted (and committed) as it is read, so any second exchange finds
       // nothing, even after a failed one.
-      const [code] = await sql<{ connection_id: string; client_id: string; redirect_uri: string; code_challenge: string; resource: string | null; expires_at: Date }>(
+      const [code] = await sql<{
+        connection_id: string;
+        client_id: string;
+        redirect_uri: string;
+        code_challenge: string;
+        resource: string | null;
+        expires_at: Date;
+      }>(
         tx,
-        'delete from oauth_codes where hash = $1 returning connection_id, client_id, redirect_uri, code_challenge, resource, expires_at',
+        'delete from oauth_codes where hash = $1 returning connection_id, client_id, redirect_uri, code_challenge, ' +
+          'resource, expires_at',
         [sha256(body.code)],
       );
-      if (!code || new Date(code.expires_at) <= new Date()) throw oauthError(400, 'invalid_grant', 'The code is unknown, expired or already used');
+      if (!code || new Date(code.expires_at) <= new Date())
+        throw oauthError(400, 'invalid_grant', 'The code is unknown, expired or already used');
       if (code.client_id !== client.id) throw oauthError(400, 'invalid_grant', 'The code was issued to another client');
-      if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri) throw oauthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request');
-      if (!safeEqual(s256(body.code_verifier), code.code_challenge)) throw oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge');
-      if (body.resource !== undefined && code.resource !== null && body.resource !== code.resource) throw oauthError(400, 'invalid_target', 'resource does not match the authorization request');
-      const [conn] = await sql<{ access_level: Level }>(tx, 'select access_level from mcp_connections where id = $1', [code.connection_id]);
+      if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri)
+        throw oauthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request');
+      if (!safeEqual(s256(body.code_verifier), code.code_challenge))
+        throw oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge');
+      if (body.resource !== undefined && code.resource !== null && body.resource !== code.resource)
+        throw oauthError(400, 'invalid_target', 'resource does not match the authorization request');
+      const [conn] = await sql<{ access_level: Level }>(tx, 'select access_level from mcp_connections where id = $1', [
+        code.connection_id,
+      ]);
       if (!conn) throw oauthError(400, 'invalid_grant', 'The connection was removed');
       return tokenResponse(await issueTokenPair(tx, code.connection_id), conn.access_level);
     }
@@ -376,23 +505,34 @@ export async function exchangeToken(deps: Deps, em: EntityManager, headers: Reco
     // Rotation: the whole old pair (access and refresh token) is deleted; only one refresh can win a race.
     const [old] = await sql<{ connection_id: string }>(
       tx,
-      `delete from oauth_tokens where pair_id = (select pair_id from oauth_tokens where hash = $1 and kind = 'refresh' and expires_at > now()) returning connection_id`,
+      `delete from oauth_tokens where pair_id = (select pair_id from oauth_tokens where hash = $1 and kind =
+        'refresh' and expires_at > now()) returning connection_id`,
       [sha256(body.refresh_token)],
     );
     if (!old) throw oauthError(400, 'invalid_grant', 'The refresh token is unknown, expired, already used or revoked');
-    const [conn] = await sql<{ access_level: Level; client_id: string }>(tx, 'select access_level, client_id from mcp_connections where id = $1', [old.connection_id]);
-    if (!conn || conn.client_id !== client.id) throw oauthError(400, 'invalid_grant', 'The refresh token was issued to another client');
+    const [conn] = await sql<{ access_level: Level; client_id: string }>(
+      tx,
+      'select access_level, client_id from mcp_connections where id = $1',
+      [old.connection_id],
+    );
+    if (!conn || conn.client_id !== client.id)
+      throw oauthError(400, 'invalid_grant', 'The refresh token was issued to another client');
     deps.logger.debug({ connectionId: old.connection_id }, 'MCP tokens refreshed');
     return tokenResponse(await issueTokenPair(tx, old.connection_id), conn.access_level);
   });
 }
 
 /** RFC 7009: revoking an access or refresh token ends its connection. Unknown tokens are a silent success. */
-export async function revokeToken(em: EntityManager, headers: Record<string, string | undefined>, body: z.output<typeof revokeBody>) {
+export async function revokeToken(
+  em: EntityManager,
+  headers: Record<string, string | undefined>,
+  body: z.output<typeof revokeBody>,
+) {
   const client = await authenticateClient(em, headers, body);
   await sql(
     em,
-    `delete from mcp_connections where client_id = $2 and id = (select connection_id from oauth_tokens where hash = $1)`,
+    `delete from mcp_connections where client_id = $2 and id = (select connection_id from oauth_tokens where hash =
+      $1)`,
     [sha256(body.token), client.id],
   );
   return {};
@@ -401,7 +541,7 @@ export async function revokeToken(em: EntityManager, headers: Record<string, str
 /** Expired requests, codes and tokens, removed by the hourly retention workflow. */
 export async function purgeExpiredOAuth(em: EntityManager): Promise<number> {
   let n = 0;
-  for (const table of ['oauth_requests', 'oauth_codes', 'oauth_tokens']) n += (await sql(em, `delete from ${table} where expires_at < now() - interval '1 day' returning 1`)).length;
+  for (const table of ['oauth_requests', 'oauth_codes', 'oauth_tokens'])
+    n += (await sql(em, `delete from ${table} where expires_at < now() - interval '1 day' returning 1`)).length;
   return n;
 }
-

@@ -16,7 +16,11 @@ export const REQUEST_SECONDS = 15 * 60;
 export const mintSecret = (prefix: string) => `${prefix}_${randomToken(40)}`;
 
 /** The caller behind an `mcp_at_` access token on this app, or null (unknown, expired, revoked, other app). */
-export async function verifyAccessToken(em: EntityManager, appId: string, token: string): Promise<Extract<Caller, { kind: 'oauth' }> | null> {
+export async function verifyAccessToken(
+  em: EntityManager,
+  appId: string,
+  token: string,
+): Promise<Extract<Caller, { kind: 'oauth' }> | null> {
   const [row] = await sql<{ id: string; access_level: Level }>(
     em,
     `select c.id, c.access_level from oauth_tokens t join mcp_connections c on c.id = t.connection_id

@@ -41,22 +41,42 @@ async function plansById(em: EntityManager, appId: string, ids: string[]) {
 }
 
 /** Checks every reference and price of an offer; the first problem is a 400 (or 404) naming it. */
-async function validate(ctx: Ctx, o: { plans: OfferPlan[]; bumps: OfferBump[]; accountId?: string | null; fallback?: string | null; id?: string }) {
-  const plans = await plansById(ctx.em, ctx.app.id, o.plans.map((p) => p.plan));
+async function validate(
+  ctx: Ctx,
+  o: { plans: OfferPlan[]; bumps: OfferBump[]; accountId?: string | null; fallback?: string | null; id?: string },
+) {
+  const plans = await plansById(
+    ctx.em,
+    ctx.app.id,
+    o.plans.map((p) => p.plan),
+  );
   const ids = async (table: 'entitlements' | 'addons', list: string[]) =>
-    new Set((await sql<{ id: string }>(ctx.em, `select id from ${table} where app_id = $1 and id = any($2::text[])`, [ctx.app.id, list])).map((r) => r.id));
-  const ents = await ids('entitlements', o.plans.flatMap((p) => p.extras.entitlements.map((e) => e.id)));
+    new Set(
+      (
+        await sql<{ id: string }>(ctx.em, `select id from ${table} where app_id = $1 and id = any($2::text[])`, [
+          ctx.app.id,
+          list,
+        ])
+      ).map((r) => r.id),
+    );
+  const ents = await ids(
+    'entitlements',
+    o.plans.flatMap((p) => p.extras.entitlements.map((e) => e.id)),
+  );
   const addons = await ids('addons', [...o.plans.flatMap((p) => p.extras.addons), ...o.bumps.map((b) => b.addon)]);
   o.plans.forEach((p, i) => {
     const plan = plans.get(p.plan);
     if (!plan) throw badRequest(`plans.${i}.plan: plan ${p.plan} does not exist`);
     p.prices.forEach((price, j) => {
       if (price.cycles && regularPrice(plan, price.interval, price.currency) === null) {
-        throw badRequest(`plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price to continue at after ${price.cycles} cycles`);
+        throw badRequest(
+          `plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price to continue at after ${price.cycles} cycles`,
+        );
       }
     });
     p.extras.entitlements.forEach((e, j) => {
-      if (!ents.has(e.id)) throw badRequest(`plans.${i}.extras.entitlements.${j}.id: entitlement ${e.id} does not exist`);
+      if (!ents.has(e.id))
+        throw badRequest(`plans.${i}.extras.entitlements.${j}.id: entitlement ${e.id} does not exist`);
     });
     p.extras.addons.forEach((a, j) => {
       if (!addons.has(a)) throw badRequest(`plans.${i}.extras.addons.${j}: add-on ${a} does not exist`);
@@ -68,14 +88,20 @@ async function validate(ctx: Ctx, o: { plans: OfferPlan[]; bumps: OfferBump[]; a
   if (o.accountId) await findAccount(ctx.em, ctx.app.id, o.accountId);
   if (o.fallback) {
     if (o.fallback === o.id) throw badRequest('fallback: must be another offer');
-    if (!(await ctx.em.findOne(Offer, { appId: ctx.app.id, id: o.fallback }))) throw badRequest(`fallback: offer ${o.fallback} does not exist`);
+    if (!(await ctx.em.findOne(Offer, { appId: ctx.app.id, id: o.fallback })))
+      throw badRequest(`fallback: offer ${o.fallback} does not exist`);
   }
 }
 
 const normalizePlans = (plans: NonNullable<OfferFields['plans']>): OfferPlan[] =>
   plans.map((p) => ({
     plan: p.plan,
-    prices: p.prices.map((x) => ({ interval: x.interval, currency: x.currency, amount: x.amount, cycles: x.cycles ?? null })),
+    prices: p.prices.map((x) => ({
+      interval: x.interval,
+      currency: x.currency,
+      amount: x.amount,
+      cycles: x.cycles ?? null,
+    })),
     extras: {
       entitlements: (p.extras?.entitlements ?? []).map((e) => ({ id: e.id, max: e.max ?? null })),
       addons: p.extras?.addons ?? [],
@@ -86,7 +112,12 @@ const normalizePlans = (plans: NonNullable<OfferFields['plans']>): OfferPlan[] =
 /** Completed purchases per offer. */
 export async function redemptions(em: EntityManager, appId: string, offerIds: string[]): Promise<Map<string, number>> {
   if (!offerIds.length) return new Map();
-  const rows = await sql<{ offer_id: string; n: string }>(em, `select offer_id, count(*) as n from checkouts where app_id = $1 and offer_id = any($2::text[]) and status = 'completed' group by offer_id`, [appId, offerIds]);
+  const rows = await sql<{ offer_id: string; n: string }>(
+    em,
+    `select offer_id, count(*) as n from checkouts where app_id = $1 and offer_id = any($2::text[]) and status =
+      'completed' group by offer_id`,
+    [appId, offerIds],
+  );
   return new Map(rows.map((r) => [r.offer_id, Number(r.n)]));
 }
 
@@ -122,7 +153,11 @@ export async function findOffer(em: EntityManager, appId: string, id: string) {
 
 export async function listOffers(ctx: Ctx) {
   const list = await ctx.em.find(Offer, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } });
-  const counts = await redemptions(ctx.em, ctx.app.id, list.map((o) => o.id));
+  const counts = await redemptions(
+    ctx.em,
+    ctx.app.id,
+    list.map((o) => o.id),
+  );
   return list.map((o) => presentOffer(o, counts.get(o.id) ?? 0));
 }
 
@@ -158,25 +193,44 @@ export async function createOffer(ctx: Ctx, input: OfferInput) {
 }
 
 /** The key of a provider billing plan: one per plan, interval, currency and price terms. */
-export const providerPlanKey = (plan: string, p: { interval: string; currency: string; amount: number; cycles: number | null }) =>
-  `${plan}:${p.interval}:${p.currency}:${p.amount}:${p.cycles ?? 'always'}`;
+export const providerPlanKey = (
+  plan: string,
+  p: { interval: string; currency: string; amount: number; cycles: number | null },
+) => `${plan}:${p.interval}:${p.currency}:${p.amount}:${p.cycles ?? 'always'}`;
 
 /** Creates the provider product and any billing plan the offer's prices still lack (idempotent keys). */
 async function ensureProviderPlans(ctx: Ctx, o: IOffer, provider: PaymentProvider) {
   const refs = { productId: o.provider.productId, plans: { ...o.provider.plans } };
   await withProvider(async () => {
-    refs.productId ??= (await provider.createProduct({ name: o.name, description: o.description ?? undefined }, `${ctx.app.id}:${o.id}:product`)).id;
-    const plans = await plansById(ctx.em, ctx.app.id, o.plans.map((p) => p.plan));
+    refs.productId ??= (
+      await provider.createProduct(
+        { name: o.name, description: o.description ?? undefined },
+        `${ctx.app.id}:${o.id}:product`,
+      )
+    ).id;
+    const plans = await plansById(
+      ctx.em,
+      ctx.app.id,
+      o.plans.map((p) => p.plan),
+    );
     for (const p of o.plans) {
       const plan = plans.get(p.plan)!;
       for (const price of p.prices) {
         const key = providerPlanKey(p.plan, price);
         if (refs.plans[key]) continue;
         const regular = regularPrice(plan, price.interval, price.currency);
-        const terms = price.cycles ? { price: regular!, introPrice: price.amount, introCycles: price.cycles } : { price: price.amount };
+        const terms = price.cycles
+          ? { price: regular!, introPrice: price.amount, introCycles: price.cycles }
+          : { price: price.amount };
         refs.plans[key] = (
           await provider.createPlan(
-            { productId: refs.productId!, name: `${o.name}: ${plan.name} (${price.interval}ly)`, interval: price.interval, currency: price.currency, ...terms },
+            {
+              productId: refs.productId!,
+              name: `${o.name}: ${plan.name} (${price.interval}ly)`,
+              interval: price.interval,
+              currency: price.currency,
+              ...terms,
+            },
             `${ctx.app.id}:${o.id}:${key}`,
           )
         ).id;
@@ -191,7 +245,12 @@ export async function updateOffer(ctx: Ctx, id: string, input: OfferFields) {
   const o = await findOffer(ctx.em, ctx.app.id, id);
   const plans = input.plans ? normalizePlans(input.plans) : o.plans;
   const bumps = (input.bumps as OfferBump[] | undefined) ?? o.bumps;
-  await validate(ctx, { plans, bumps, fallback: input.fallback === undefined ? o.fallbackOfferId : input.fallback, id });
+  await validate(ctx, {
+    plans,
+    bumps,
+    fallback: input.fallback === undefined ? o.fallbackOfferId : input.fallback,
+    id,
+  });
   if (input.name !== undefined) o.name = input.name;
   if (input.description !== undefined) o.description = input.description;
   o.plans = plans;
@@ -233,7 +292,10 @@ export async function archiveOffer(ctx: Ctx, id: string) {
 export async function deleteOffer(ctx: Ctx, id: string) {
   const o = await findOffer(ctx.em, ctx.app.id, id);
   const view = presentOffer(o);
-  await sql(ctx.em, 'update offers set fallback_offer_id = null where app_id = $1 and fallback_offer_id = $2', [ctx.app.id, id]);
+  await sql(ctx.em, 'update offers set fallback_offer_id = null where app_id = $1 and fallback_offer_id = $2', [
+    ctx.app.id,
+    id,
+  ]);
   await ctx.em.nativeDelete(Offer, { appId: ctx.app.id, id });
   return view;
 }
@@ -250,17 +312,36 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
   if (src.offer) offerPlans = src.offer.plans;
   else {
     // Regular prices: every plan with a pricing card.
-    const cards = await ctx.em.find(Plan, { appId: ctx.app.id, pricingCard: { $ne: null } }, { orderBy: { seq: 'asc' } });
+    const cards = await ctx.em.find(
+      Plan,
+      { appId: ctx.app.id, pricingCard: { $ne: null } },
+      { orderBy: { seq: 'asc' } },
+    );
     offerPlans = cards.map((p) => ({
       plan: p.id,
       prices: (['month', 'year'] as const)
-        .map((interval) => ({ interval, currency: (p.pricingCard!.currency ?? 'USD').toUpperCase(), amount: regularPrice(p, interval, (p.pricingCard!.currency ?? 'USD').toUpperCase()), cycles: null }))
-        .filter((x): x is { interval: 'month' | 'year'; currency: string; amount: number; cycles: null } => x.amount !== null),
+        .map((interval) => ({
+          interval,
+          currency: (p.pricingCard!.currency ?? 'USD').toUpperCase(),
+          amount: regularPrice(p, interval, (p.pricingCard!.currency ?? 'USD').toUpperCase()),
+          cycles: null,
+        }))
+        .filter(
+          (x): x is { interval: 'month' | 'year'; currency: string; amount: number; cycles: null } => x.amount !== null,
+        ),
       extras: { entitlements: [], addons: [], cycles: null },
     }));
   }
-  const plans = await plansById(ctx.em, ctx.app.id, offerPlans.map((p) => p.plan));
-  const limits = await planEntitlementLimits(ctx.em, ctx.app.id, offerPlans.map((p) => p.plan));
+  const plans = await plansById(
+    ctx.em,
+    ctx.app.id,
+    offerPlans.map((p) => p.plan),
+  );
+  const limits = await planEntitlementLimits(
+    ctx.em,
+    ctx.app.id,
+    offerPlans.map((p) => p.plan),
+  );
   return offerPlans
     .filter((p) => plans.has(p.plan))
     .map((p) => {
@@ -269,17 +350,30 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
       for (const e of p.extras.entitlements) granted.set(e.id, e.max);
       return {
         plan: { id: plan.id, name: plan.name, description: plan.description ?? null },
-        prices: p.prices.map((x) => ({ interval: x.interval, currency: x.currency, price: x.amount, list_price: regularPrice(plan, x.interval, x.currency) ?? x.amount, cycles: x.cycles })),
+        prices: p.prices.map((x) => ({
+          interval: x.interval,
+          currency: x.currency,
+          price: x.amount,
+          list_price: regularPrice(plan, x.interval, x.currency) ?? x.amount,
+          cycles: x.cycles,
+        })),
         extras: p.extras,
         entitlements: [...granted].map(([id, max]) => ({ id, max })),
       };
     });
 }
 
-async function publicView(ctx: Ctx, source: 'offer' | 'fallback' | 'regular', offer: IOffer | null, ref: string | null) {
+async function publicView(
+  ctx: Ctx,
+  source: 'offer' | 'fallback' | 'regular',
+  offer: IOffer | null,
+  ref: string | null,
+) {
   return {
     source,
-    offer: offer ? { id: offer.id, name: offer.name, description: offer.description ?? null, expires_at: iso(offer.expiresAt) } : null,
+    offer: offer
+      ? { id: offer.id, name: offer.name, description: offer.description ?? null, expires_at: iso(offer.expiresAt) }
+      : null,
     plans: await publicPlans(ctx, { offer }),
     bumps: offer ? offer.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })) : [],
     ref,
@@ -288,7 +382,9 @@ async function publicView(ctx: Ctx, source: 'offer' | 'fallback' | 'regular', of
 
 /** Whether this offer can be shown (and so bought) right now, by this account if one is named. */
 function usable(o: IOffer | null, account: string | undefined): o is IOffer {
-  return !!o && liveStatus(o) === 'active' && (o.kind === 'shareable' || (account !== undefined && o.accountId === account));
+  return (
+    !!o && liveStatus(o) === 'active' && (o.kind === 'shareable' || (account !== undefined && o.accountId === account))
+  );
 }
 
 /**
@@ -297,7 +393,8 @@ function usable(o: IOffer | null, account: string | undefined): o is IOffer {
  * regular prices of the plans with pricing cards. Counts a view of the offer shown.
  */
 export async function publicOffer(ctx: Ctx, id: string, q: z.output<typeof S.publicQuery>) {
-  const find = (offerId: string | null | undefined) => (offerId ? ctx.em.findOne(Offer, { appId: ctx.app.id, id: offerId }) : Promise.resolve(null));
+  const find = (offerId: string | null | undefined) =>
+    offerId ? ctx.em.findOne(Offer, { appId: ctx.app.id, id: offerId }) : Promise.resolve(null);
   const requested = await find(id);
   const chain: [IOffer | null, 'offer' | 'fallback'][] = [
     [requested, 'offer'],
@@ -318,7 +415,14 @@ export async function draftPreview(ctx: Ctx, input: OfferInput) {
   const plans = normalizePlans(input.plans);
   const bumps = (input.bumps ?? []) as OfferBump[];
   await validate(ctx, { plans, bumps, accountId: input.account_id, fallback: input.fallback, id: input.id });
-  const draft = { id: input.id ?? 'draft', name: input.name, description: input.description ?? null, plans, bumps, expiresAt: input.expires_at ?? null } as IOffer;
+  const draft = {
+    id: input.id ?? 'draft',
+    name: input.name,
+    description: input.description ?? null,
+    plans,
+    bumps,
+    expiresAt: input.expires_at ?? null,
+  } as IOffer;
   return publicView(ctx, 'offer', draft, null);
 }
 
@@ -348,12 +452,22 @@ export async function previewOffer(ctx: Ctx, id: string, account: string | undef
  */
 export async function offerStats(ctx: Ctx, id: string) {
   const o = await findOffer(ctx.em, ctx.app.id, id);
-  const rows = await sql<{ plan_id: string; ref: string | null; status: string; price: string; currency: string; bumps: OfferBump[]; bumps_paid: boolean }>(
+  const rows = await sql<{
+    plan_id: string;
+    ref: string | null;
+    status: string;
+    price: string;
+    currency: string;
+    bumps: OfferBump[];
+    bumps_paid: boolean;
+  }>(
     ctx.em,
-    'select plan_id, ref, status, price, currency, bumps, bumps_paid from checkouts where app_id = $1 and offer_id = $2',
+    'select plan_id, ref, status, price, currency, bumps, bumps_paid from checkouts where app_id = $1 and offer_id ' +
+      '= $2',
     [ctx.app.id, id],
   );
-  const add = (m: Record<string, number>, currency: string, amount: number) => (m[currency] = Math.round(((m[currency] ?? 0) + amount) * 100) / 100);
+  const add = (m: Record<string, number>, currency: string, amount: number) =>
+    (m[currency] = Math.round(((m[currency] ?? 0) + amount) * 100) / 100);
   const group = () => new Map<string, { checkouts: number; completed: number; revenue: Record<string, number> }>();
   const byPlan = group();
   const byRef = group();
@@ -362,7 +476,10 @@ export async function offerStats(ctx: Ctx, id: string) {
   let completed = 0;
   for (const r of rows) {
     const done = r.status === 'completed';
-    for (const [map, key] of [[byPlan, r.plan_id], [byRef, r.ref ?? '(none)']] as const) {
+    for (const [map, key] of [
+      [byPlan, r.plan_id],
+      [byRef, r.ref ?? '(none)'],
+    ] as const) {
       const g = map.get(key) ?? { checkouts: 0, completed: 0, revenue: {} };
       g.checkouts++;
       if (done) {

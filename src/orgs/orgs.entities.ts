@@ -8,7 +8,10 @@ export const Org = defineEntity({
     name: p.text().nullable(),
     appIds: p.json<string[]>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IOrg = InferEntity<typeof Org>;

@@ -16,11 +16,27 @@ const appIds = z
   .array(z.string().min(1))
   .max(1000)
   .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an app id');
-const createBody = z.object({ id: z.string().trim().min(1).max(255), name: z.string().max(200).nullable().optional(), app_ids: appIds.optional() });
+const createBody = z.object({
+  id: z.string().trim().min(1).max(255),
+  name: z.string().max(200).nullable().optional(),
+  app_ids: appIds.optional(),
+});
 const updateBody = z.object({ name: z.string().max(200).nullable().optional(), app_ids: appIds.optional() });
-const orgSchema = z.object({ id: z.string(), name: z.string().nullable(), app_ids: z.array(z.string()), created_at: z.string(), updated_at: z.string() });
+const orgSchema = z.object({
+  id: z.string(),
+  name: z.string().nullable(),
+  app_ids: z.array(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 
-const present = (o: IOrg) => ({ id: o.id, name: o.name ?? null, app_ids: o.appIds, created_at: iso(o.createdAt)!, updated_at: iso(o.updatedAt)! });
+const present = (o: IOrg) => ({
+  id: o.id,
+  name: o.name ?? null,
+  app_ids: o.appIds,
+  created_at: iso(o.createdAt)!,
+  updated_at: iso(o.updatedAt)!,
+});
 
 async function findOrg(em: EntityManager, id: string) {
   const org = await em.findOne(Org, { id });
@@ -37,7 +53,15 @@ async function requireApps(em: EntityManager, ids: string[]) {
 }
 
 export const orgRoutes = [
-  route({ method: 'GET', path: '/orgs', auth: ['A'], tags, summary: 'List orgs', response: z.array(orgSchema), handler: async ({ em }) => (await em.find(Org, {}, { orderBy: { createdAt: 'asc', id: 'asc' } })).map(present) }),
+  route({
+    method: 'GET',
+    path: '/orgs',
+    auth: ['A'],
+    tags,
+    summary: 'List orgs',
+    response: z.array(orgSchema),
+    handler: async ({ em }) => (await em.find(Org, {}, { orderBy: { createdAt: 'asc', id: 'asc' } })).map(present),
+  }),
   route({
     method: 'POST',
     path: '/orgs',
@@ -55,7 +79,16 @@ export const orgRoutes = [
       return present(org);
     },
   }),
-  route({ method: 'GET', path: '/orgs/:orgId', auth: ['A'], tags, summary: 'Get an org', params: orgParams, response: orgSchema, handler: async ({ em, params }) => present(await findOrg(em, params.orgId)) }),
+  route({
+    method: 'GET',
+    path: '/orgs/:orgId',
+    auth: ['A'],
+    tags,
+    summary: 'Get an org',
+    params: orgParams,
+    response: orgSchema,
+    handler: async ({ em, params }) => present(await findOrg(em, params.orgId)),
+  }),
   route({
     method: 'PATCH',
     path: '/orgs/:orgId',

@@ -30,11 +30,17 @@ export const notificationRoutes = [
       const provider = providerFor(deps.config, conn);
       // Verify the notification as received (key order included), not as re-built by validation.
       const received = rawBody ? (JSON.parse(rawBody) as unknown) : body;
-      const genuine = await withProvider(() => provider.verifyNotification({ headers, body: received, webhookId: conn.webhookId! }));
+      const genuine = await withProvider(() =>
+        provider.verifyNotification({ headers, body: received, webhookId: conn.webhookId! }),
+      );
       if (!genuine) throw unauthorized();
       const resource = (body.resource ?? {}) as { id?: string; billing_agreement_id?: string; custom_id?: string };
-      const subscriptionId = body.event_type.startsWith('BILLING.SUBSCRIPTION.') ? resource.id : resource.billing_agreement_id;
-      const checkout = subscriptionId ? await em.findOne(Checkout, { appId: app.id, providerSubscriptionId: subscriptionId }) : null;
+      const subscriptionId = body.event_type.startsWith('BILLING.SUBSCRIPTION.')
+        ? resource.id
+        : resource.billing_agreement_id;
+      const checkout = subscriptionId
+        ? await em.findOne(Checkout, { appId: app.id, providerSubscriptionId: subscriptionId })
+        : null;
       if (checkout && checkout.status === 'created') {
         await deps.temporal.client.workflow
           .getHandle(checkoutWorkflowId(checkout.id))
@@ -42,9 +48,12 @@ export const notificationRoutes = [
           .catch(() => undefined); // a finished workflow needs no nudge
       }
       // An applied subscription: re-read it at the provider and apply what changed.
-      const subscription = subscriptionId ? await em.findOne(Subscription, { appId: app.id, providerSubscriptionId: subscriptionId }) : null;
+      const subscription = subscriptionId
+        ? await em.findOne(Subscription, { appId: app.id, providerSubscriptionId: subscriptionId })
+        : null;
       if (subscription) {
-        if (body.event_type === 'BILLING.SUBSCRIPTION.PAYMENT.FAILED') await recordPaymentFailure(deps, app.id, subscription.accountId);
+        if (body.event_type === 'BILLING.SUBSCRIPTION.PAYMENT.FAILED')
+          await recordPaymentFailure(deps, app.id, subscription.accountId);
         await syncSubscription(deps, app.id, subscription.accountId);
       }
       return new Reply(200, { received: true });

@@ -16,7 +16,10 @@ export const PaymentConnection = defineEntity({
     /** The provider product and billing plans for regular prices (plan checkouts, plan changes). */
     providerRefs: p.json<OfferProviderRefs>(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IPaymentConnection = InferEntity<typeof PaymentConnection>;

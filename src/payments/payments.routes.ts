@@ -24,7 +24,9 @@ export const paymentRoutes = [
     tags,
     summary: 'Connect the payment provider',
     description:
-      'Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.',
+      'Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the ' +
+      'notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an ' +
+      'earlier connection.',
     params: appIdParams,
     body: connectBody,
     errors: [502],

@@ -29,7 +29,10 @@ export function providerBaseUrl(config: Config, env: 'sandbox' | 'live'): string
 const providers = new Map<string, PaymentProvider>();
 
 /** One provider client per connection (it caches its OAuth token). */
-export function providerFor(config: Config, conn: Pick<IPaymentConnection, 'clientId' | 'clientSecret' | 'env'>): PaymentProvider {
+export function providerFor(
+  config: Config,
+  conn: Pick<IPaymentConnection, 'clientId' | 'clientSecret' | 'env'>,
+): PaymentProvider {
   const baseUrl = providerBaseUrl(config, conn.env);
   const key = createHash('sha256').update(`${baseUrl}\n${conn.clientId}\n${conn.clientSecret}`).digest('hex');
   let p = providers.get(key);
@@ -55,7 +58,15 @@ export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 export function presentConnection(c: IPaymentConnection | null) {
-  if (!c) return { connected: false as const, provider: 'paypal', env: null, client_id: null, webhook: null, connected_at: null };
+  if (!c)
+    return {
+      connected: false as const,
+      provider: 'paypal',
+      env: null,
+      client_id: null,
+      webhook: null,
+      connected_at: null,
+    };
   return {
     connected: true as const,
     provider: c.provider,
@@ -71,7 +82,9 @@ export async function getConnection(ctx: Ctx) {
 }
 
 /** The app's provider, or 409 `payment provider not connected`. */
-export async function requireProvider(ctx: Ctx): Promise<{ connection: IPaymentConnection; provider: PaymentProvider }> {
+export async function requireProvider(
+  ctx: Ctx,
+): Promise<{ connection: IPaymentConnection; provider: PaymentProvider }> {
   const connection = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
   if (!connection) throw conflict('payment provider not connected');
   return { connection, provider: providerFor(ctx.deps.config, connection) };
@@ -83,7 +96,11 @@ export async function requireProvider(ctx: Ctx): Promise<{ connection: IPaymentC
  * stand-in), and saves the connection. Reconnecting replaces it.
  */
 export async function connect(ctx: Ctx, input: z.output<typeof S.connectBody>, origin: string) {
-  const provider = providerFor(ctx.deps.config, { clientId: input.client_id, clientSecret: input.client_secret, env: input.env });
+  const provider = providerFor(ctx.deps.config, {
+    clientId: input.client_id,
+    clientSecret: input.client_secret,
+    env: input.env,
+  });
   try {
     await provider.verifyCredentials();
   } catch (err) {
@@ -105,7 +122,15 @@ export async function connect(ctx: Ctx, input: z.output<typeof S.connectBody>, o
     });
   }
   let c = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
-  if (!c) c = ctx.em.create(PaymentConnection, { appId: ctx.app.id, provider: 'paypal', env: input.env, clientId: input.client_id, clientSecret: input.client_secret, providerRefs: { productId: null, plans: {} } });
+  if (!c)
+    c = ctx.em.create(PaymentConnection, {
+      appId: ctx.app.id,
+      provider: 'paypal',
+      env: input.env,
+      clientId: input.client_id,
+      clientSecret: input.client_secret,
+      providerRefs: { productId: null, plans: {} },
+    });
   // Other credentials may mean another provider account: its product and plans are made anew.
   if (c.clientId !== input.client_id || c.env !== input.env) c.providerRefs = { productId: null, plans: {} };
   c.env = input.env;
@@ -124,7 +149,6 @@ export async function disconnect(ctx: Ctx) {
   await ctx.em.nativeDelete(PaymentConnection, { appId: ctx.app.id });
   return presentConnection(null);
 }
-
 
 /**
  * The provider billing plan for a plan at its regular price (optionally after a discounted price for

@@ -1,13 +1,23 @@
 import { request } from 'undici';
-import { ProviderError, type Interval, type PaymentProvider, type ProviderOrder, type ProviderSubscription } from './provider.js';
+import {
+  ProviderError,
+  type Interval,
+  type PaymentProvider,
+  type ProviderOrder,
+  type ProviderSubscription,
+} from './provider.js';
 
-export const PAYPAL_BASE_URLS = { sandbox: 'https://api-m.sandbox.paypal.com', live: 'https://api-m.paypal.com' } as const;
+export const PAYPAL_BASE_URLS = {
+  sandbox: 'https://api-m.sandbox.paypal.com',
+  live: 'https://api-m.paypal.com',
+} as const;
 
 interface Link {
   rel: string;
   href: string;
 }
-const approveLink = (links?: Link[]) => links?.find((l) => l.rel === 'approve' || l.rel === 'payer-action')?.href ?? null;
+const approveLink = (links?: Link[]) =>
+  links?.find((l) => l.rel === 'approve' || l.rel === 'payer-action')?.href ?? null;
 const money = (value: number) => value.toFixed(2);
 
 /**
@@ -55,15 +65,29 @@ export class PayPalProvider implements PaymentProvider {
   }
 
   private error(status: number, body: unknown): ProviderError {
-    const b = (body ?? {}) as { message?: string; error_description?: string; name?: string; error?: string; details?: { issue?: string; description?: string }[] };
+    const b = (body ?? {}) as {
+      message?: string;
+      error_description?: string;
+      name?: string;
+      error?: string;
+      details?: { issue?: string; description?: string }[];
+    };
     const detail = b.details?.[0];
-    const message = [b.message ?? b.error_description ?? `HTTP ${status}`, detail ? `(${detail.issue}${detail.description ? `: ${detail.description}` : ''})` : ''].filter(Boolean).join(' ');
+    const message = [
+      b.message ?? b.error_description ?? `HTTP ${status}`,
+      detail ? `(${detail.issue}${detail.description ? `: ${detail.description}` : ''})` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
     return new ProviderError(this.name, message, status, b.name ?? b.error ?? null);
   }
 
   private async call<T>(method: string, path: string, payload?: unknown, idempotencyKey?: string): Promise<T> {
     for (let tries = 0; ; tries++) {
-      const headers: Record<string, string> = { authorization: `Bearer ${await this.accessToken(tries > 0)}`, 'content-type': 'application/json' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${await this.accessToken(tries > 0)}`,
+        'content-type': 'application/json',
+      };
       if (idempotencyKey) headers['paypal-request-id'] = idempotencyKey;
       const res = await this.send(method, path, payload === undefined ? undefined : JSON.stringify(payload), headers);
       if (res.status === 401 && tries === 0) continue; // token expired or revoked: fetch a new one once
@@ -77,27 +101,68 @@ export class PayPalProvider implements PaymentProvider {
   }
 
   async createProduct(input: { name: string; description?: string }, idempotencyKey: string) {
-    const r = await this.call<{ id: string }>('POST', '/v1/catalogs/products', { name: input.name, description: input.description, type: 'SERVICE', category: 'SOFTWARE' }, idempotencyKey);
-    return { id: r.id };
-  }
-
-  async createPlan(input: { productId: string; name: string; interval: Interval; price: number; currency: string; introPrice?: number; introCycles?: number }, idempotencyKey: string) {
-    const frequency = { interval_unit: input.interval === 'month' ? 'MONTH' : 'YEAR', interval_count: 1 };
-    const cycles = [];
-    if (input.introCycles && input.introPrice !== undefined) {
-      cycles.push({ frequency, tenure_type: 'TRIAL', sequence: 1, total_cycles: input.introCycles, pricing_scheme: { fixed_price: { value: money(input.introPrice), currency_code: input.currency } } });
-    }
-    cycles.push({ frequency, tenure_type: 'REGULAR', sequence: cycles.length + 1, total_cycles: 0, pricing_scheme: { fixed_price: { value: money(input.price), currency_code: input.currency } } });
     const r = await this.call<{ id: string }>(
       'POST',
-      '/v1/billing/plans',
-      { product_id: input.productId, name: input.name, status: 'ACTIVE', billing_cycles: cycles, payment_preferences: { auto_bill_outstanding: true, payment_failure_threshold: 3 } },
+      '/v1/catalogs/products',
+      { name: input.name, description: input.description, type: 'SERVICE', category: 'SOFTWARE' },
       idempotencyKey,
     );
     return { id: r.id };
   }
 
-  private toSubscription(r: { id: string; status: string; plan_id: string; custom_id?: string; billing_info?: { next_billing_time?: string; last_payment?: { time?: string } }; links?: Link[] }): ProviderSubscription {
+  async createPlan(
+    input: {
+      productId: string;
+      name: string;
+      interval: Interval;
+      price: number;
+      currency: string;
+      introPrice?: number;
+      introCycles?: number;
+    },
+    idempotencyKey: string,
+  ) {
+    const frequency = { interval_unit: input.interval === 'month' ? 'MONTH' : 'YEAR', interval_count: 1 };
+    const cycles = [];
+    if (input.introCycles && input.introPrice !== undefined) {
+      cycles.push({
+        frequency,
+        tenure_type: 'TRIAL',
+        sequence: 1,
+        total_cycles: input.introCycles,
+        pricing_scheme: { fixed_price: { value: money(input.introPrice), currency_code: input.currency } },
+      });
+    }
+    cycles.push({
+      frequency,
+      tenure_type: 'REGULAR',
+      sequence: cycles.length + 1,
+      total_cycles: 0,
+      pricing_scheme: { fixed_price: { value: money(input.price), currency_code: input.currency } },
+    });
+    const r = await this.call<{ id: string }>(
+      'POST',
+      '/v1/billing/plans',
+      {
+        product_id: input.productId,
+        name: input.name,
+        status: 'ACTIVE',
+        billing_cycles: cycles,
+        payment_preferences: { auto_bill_outstanding: true, payment_failure_threshold: 3 },
+      },
+      idempotencyKey,
+    );
+    return { id: r.id };
+  }
+
+  private toSubscription(r: {
+    id: string;
+    status: string;
+    plan_id: string;
+    custom_id?: string;
+    billing_info?: { next_billing_time?: string; last_payment?: { time?: string } };
+    links?: Link[];
+  }): ProviderSubscription {
     return {
       id: r.id,
       status: r.status,
@@ -109,7 +174,10 @@ export class PayPalProvider implements PaymentProvider {
     };
   }
 
-  async createSubscription(input: { planId: string; customId: string; returnUrl: string; cancelUrl: string; email?: string }, idempotencyKey: string) {
+  async createSubscription(
+    input: { planId: string; customId: string; returnUrl: string; cancelUrl: string; email?: string },
+    idempotencyKey: string,
+  ) {
     const r = await this.call<Parameters<PayPalProvider['toSubscription']>[0]>(
       'POST',
       '/v1/billing/subscriptions',
@@ -117,7 +185,12 @@ export class PayPalProvider implements PaymentProvider {
         plan_id: input.planId,
         custom_id: input.customId,
         ...(input.email ? { subscriber: { email_address: input.email } } : {}),
-        application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, user_action: 'SUBSCRIBE_NOW', shipping_preference: 'NO_SHIPPING' },
+        application_context: {
+          return_url: input.returnUrl,
+          cancel_url: input.cancelUrl,
+          user_action: 'SUBSCRIBE_NOW',
+          shipping_preference: 'NO_SHIPPING',
+        },
       },
       idempotencyKey,
     );
@@ -129,10 +202,14 @@ export class PayPalProvider implements PaymentProvider {
   }
 
   async reviseSubscription(id: string, input: { planId: string; returnUrl: string; cancelUrl: string }) {
-    const r = await this.call<{ links?: Link[] }>('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/revise`, {
-      plan_id: input.planId,
-      application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, user_action: 'CONTINUE' },
-    });
+    const r = await this.call<{ links?: Link[] }>(
+      'POST',
+      `/v1/billing/subscriptions/${encodeURIComponent(id)}/revise`,
+      {
+        plan_id: input.planId,
+        application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, user_action: 'CONTINUE' },
+      },
+    );
     return { approveUrl: approveLink(r.links) };
   }
 
@@ -146,18 +223,49 @@ export class PayPalProvider implements PaymentProvider {
     await this.call('POST', `/v1/billing/subscriptions/${encodeURIComponent(id)}/cancel`, { reason });
   }
 
-  private toOrder(r: { id: string; status: string; links?: Link[]; purchase_units?: { custom_id?: string }[] }): ProviderOrder {
-    return { id: r.id, status: r.status, approveUrl: approveLink(r.links), customId: r.purchase_units?.[0]?.custom_id ?? null };
+  private toOrder(r: {
+    id: string;
+    status: string;
+    links?: Link[];
+    purchase_units?: { custom_id?: string }[];
+  }): ProviderOrder {
+    return {
+      id: r.id,
+      status: r.status,
+      approveUrl: approveLink(r.links),
+      customId: r.purchase_units?.[0]?.custom_id ?? null,
+    };
   }
 
-  async createOrder(input: { amount: number; currency: string; customId: string; description: string; returnUrl: string; cancelUrl: string }, idempotencyKey: string) {
+  async createOrder(
+    input: {
+      amount: number;
+      currency: string;
+      customId: string;
+      description: string;
+      returnUrl: string;
+      cancelUrl: string;
+    },
+    idempotencyKey: string,
+  ) {
     const r = await this.call<Parameters<PayPalProvider['toOrder']>[0]>(
       'POST',
       '/v2/checkout/orders',
       {
         intent: 'CAPTURE',
-        purchase_units: [{ amount: { currency_code: input.currency, value: money(input.amount) }, custom_id: input.customId, description: input.description }],
-        application_context: { return_url: input.returnUrl, cancel_url: input.cancelUrl, shipping_preference: 'NO_SHIPPING', user_action: 'PAY_NOW' },
+        purchase_units: [
+          {
+            amount: { currency_code: input.currency, value: money(input.amount) },
+            custom_id: input.customId,
+            description: input.description,
+          },
+        ],
+        application_context: {
+          return_url: input.returnUrl,
+          cancel_url: input.cancelUrl,
+          shipping_preference: 'NO_SHIPPING',
+          user_action: 'PAY_NOW',
+        },
       },
       idempotencyKey,
     );
@@ -169,11 +277,16 @@ export class PayPalProvider implements PaymentProvider {
   }
 
   async captureOrder(id: string, idempotencyKey: string) {
-    return this.toOrder(await this.call('POST', `/v2/checkout/orders/${encodeURIComponent(id)}/capture`, {}, idempotencyKey));
+    return this.toOrder(
+      await this.call('POST', `/v2/checkout/orders/${encodeURIComponent(id)}/capture`, {}, idempotencyKey),
+    );
   }
 
   async registerWebhook(url: string, eventTypes: string[]) {
-    const r = await this.call<{ id: string }>('POST', '/v1/notifications/webhooks', { url, event_types: eventTypes.map((name) => ({ name })) });
+    const r = await this.call<{ id: string }>('POST', '/v1/notifications/webhooks', {
+      url,
+      event_types: eventTypes.map((name) => ({ name })),
+    });
     return { id: r.id };
   }
 

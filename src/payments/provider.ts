@@ -30,7 +30,15 @@ export interface PaymentProvider {
   verifyCredentials(): Promise<void>;
   createProduct(input: { name: string; description?: string }, idempotencyKey: string): Promise<{ id: string }>;
   createPlan(
-    input: { productId: string; name: string; interval: Interval; price: number; currency: string; introPrice?: number; introCycles?: number },
+    input: {
+      productId: string;
+      name: string;
+      interval: Interval;
+      price: number;
+      currency: string;
+      introPrice?: number;
+      introCycles?: number;
+    },
     idempotencyKey: string,
   ): Promise<{ id: string }>;
   createSubscription(
@@ -38,17 +46,34 @@ export interface PaymentProvider {
     idempotencyKey: string,
   ): Promise<ProviderSubscription>;
   getSubscription(id: string): Promise<ProviderSubscription>;
-  reviseSubscription(id: string, input: { planId: string; returnUrl: string; cancelUrl: string }): Promise<{ approveUrl: string | null }>;
+  reviseSubscription(
+    id: string,
+    input: { planId: string; returnUrl: string; cancelUrl: string },
+  ): Promise<{ approveUrl: string | null }>;
   suspendSubscription(id: string, reason: string): Promise<void>;
   activateSubscription(id: string, reason: string): Promise<void>;
   cancelSubscription(id: string, reason: string): Promise<void>;
-  createOrder(input: { amount: number; currency: string; customId: string; description: string; returnUrl: string; cancelUrl: string }, idempotencyKey: string): Promise<ProviderOrder>;
+  createOrder(
+    input: {
+      amount: number;
+      currency: string;
+      customId: string;
+      description: string;
+      returnUrl: string;
+      cancelUrl: string;
+    },
+    idempotencyKey: string,
+  ): Promise<ProviderOrder>;
   getOrder(id: string): Promise<ProviderOrder>;
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
   listWebhooks(): Promise<{ id: string; url: string }[]>;
   /** Asks the provider whether a notification is genuine. */
-  verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }): Promise<boolean>;
+  verifyNotification(input: {
+    headers: Record<string, string | undefined>;
+    body: unknown;
+    webhookId: string;
+  }): Promise<boolean>;
 }
 
 /** An error answered by the provider (or no answer at all). Routes turn it into 502 `<Provider>: <message>`. */

@@ -11,7 +11,8 @@ export const serviceRoutes = [
     auth: ['N'],
     tags,
     summary: 'Banner',
-    handler: () => new Reply(200, 'offerkit: entitlements, offers and subscriptions service. See /docs.\n', {}, 'text/plain'),
+    handler: () =>
+      new Reply(200, 'offerkit: entitlements, offers and subscriptions service. See /docs.\n', {}, 'text/plain'),
   }),
   route({
     method: 'GET',
@@ -22,7 +23,11 @@ export const serviceRoutes = [
     description:
       'Runs a database query; 503 when it fails. Also reports whether the Temporal frontend answers ' +
       '(synchronous reads and writes keep working without it; workflow starts wait in the outbox).',
-    response: z.object({ ok: z.boolean(), database: z.enum(['ok', 'unreachable']), temporal: z.enum(['ok', 'unreachable']) }),
+    response: z.object({
+      ok: z.boolean(),
+      database: z.enum(['ok', 'unreachable']),
+      temporal: z.enum(['ok', 'unreachable']),
+    }),
     handler: async ({ em, deps }) => {
       const [database, temporal] = await Promise.all([
         em

@@ -51,7 +51,10 @@ export const Subscription = defineEntity({
     pendingChange: p.json<PendingChange>().nullable(),
     discount: p.json<ActiveDiscount>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type ISubscription = InferEntity<typeof Subscription>;

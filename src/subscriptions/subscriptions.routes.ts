@@ -10,8 +10,10 @@ import * as subs from './subscriptions.service.js';
 
 const tags = ['Subscriptions'];
 const sub = z.record(z.string(), z.unknown());
-const pauseBody = z.object({ months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'), reason: z.string().max(500).optional() });
-
+const pauseBody = z.object({
+  months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'),
+  reason: z.string().max(500).optional(),
+});
 
 export const subscriptionRoutes = [
   route({
@@ -20,9 +22,16 @@ export const subscriptionRoutes = [
     auth: ['S'],
     tags,
     summary: 'Change to another plan (approved by the buyer at the provider)',
-    description: 'Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.',
+    description:
+      'Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the ' +
+      'provider reports the approval.',
     params: accountParams,
-    body: z.object({ plan: callerId, interval: z.enum(['month', 'year']).optional(), return_url: httpUrl.optional(), cancel_url: httpUrl.optional() }),
+    body: z.object({
+      plan: callerId,
+      interval: z.enum(['month', 'year']).optional(),
+      return_url: httpUrl.optional(),
+      cancel_url: httpUrl.optional(),
+    }),
     errors: [409, 502],
     response: sub,
     handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
@@ -41,7 +50,16 @@ export const subscriptionRoutes = [
       return subs.syncSubscription(s.deps, s.app!.id, s.params.accountId);
     },
   }),
-  route({ method: 'GET', path: '/apps/:appId/namespaces/:accountId/subscription', auth: ['S', 'T'], tags, summary: "The account's subscription (404 when none)", params: accountParams, response: sub, handler: (s) => subs.getSubscription(ctxOf(s), s.params.accountId) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/namespaces/:accountId/subscription',
+    auth: ['S', 'T'],
+    tags,
+    summary: "The account's subscription (404 when none)",
+    params: accountParams,
+    response: sub,
+    handler: (s) => subs.getSubscription(ctxOf(s), s.params.accountId),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/cancel',
@@ -60,7 +78,9 @@ export const subscriptionRoutes = [
     auth: ['S'],
     tags,
     summary: 'Pause billing for 1 to 12 months',
-    description: 'Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.',
+    description:
+      'Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow ' +
+      'that resumes it at `resume_at`.',
     params: accountParams,
     body: pauseBody,
     errors: [409, 502],
@@ -104,7 +124,11 @@ export const subscriptionRoutes = [
       // A pause an external workflow applies for a cancel session names that session (in the
       // reason, and so in the pause workflow's details in the Temporal UI).
       if (s.body.session_id) {
-        const session = await s.em.findOne(CancelSession, { id: s.body.session_id, appId: app.id, accountId: s.body.account_id });
+        const session = await s.em.findOne(CancelSession, {
+          id: s.body.session_id,
+          appId: app.id,
+          accountId: s.body.account_id,
+        });
         if (!session) throw notFound(`Cancel session ${s.body.session_id} of account ${s.body.account_id}`);
         reason = `${reason ?? 'Paused'} (cancel flow ${session.flowId}, session ${session.id})`;
       }

@@ -25,7 +25,15 @@ export function presentSubscription(s: ISubscription) {
     price: Number(s.price),
     currency: s.currency,
     renews_at: iso(s.renewsAt),
-    pause: s.status === 'paused' ? { paused_at: iso(s.pausedAt), resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, reason: s.pauseReason ?? null } : null,
+    pause:
+      s.status === 'paused'
+        ? {
+            paused_at: iso(s.pausedAt),
+            resume_at: iso(s.resumeAt),
+            restore_plan: s.restorePlanId ?? null,
+            reason: s.pauseReason ?? null,
+          }
+        : null,
     cancelled_at: iso(s.cancelledAt),
     pending_change: s.pendingChange
       ? {
@@ -33,11 +41,19 @@ export function presentSubscription(s: ISubscription) {
           interval: s.pendingChange.interval,
           price: s.pendingChange.price,
           currency: s.pendingChange.currency,
-          discount: s.pendingChange.discount ? { percent: s.pendingChange.discount.percent, cycles: s.pendingChange.discount.cycles, regular_price: s.pendingChange.discount.regularPrice } : null,
+          discount: s.pendingChange.discount
+            ? {
+                percent: s.pendingChange.discount.percent,
+                cycles: s.pendingChange.discount.cycles,
+                regular_price: s.pendingChange.discount.regularPrice,
+              }
+            : null,
           requested_at: s.pendingChange.requestedAt,
         }
       : null,
-    discount: s.discount ? { percent: s.discount.percent, cycles_left: s.discount.cyclesLeft, regular_price: s.discount.regularPrice } : null,
+    discount: s.discount
+      ? { percent: s.discount.percent, cycles_left: s.discount.cyclesLeft, regular_price: s.discount.regularPrice }
+      : null,
     provider_status: s.providerStatus ?? null,
     last_payment_at: iso(s.lastPaymentAt),
     last_payment_failed_at: iso(s.lastPaymentFailedAt),
@@ -59,18 +75,33 @@ export async function getSubscription(ctx: Ctx, accountId: string) {
 /** Records (or replaces) the account's subscription when a checkout is applied. */
 export async function recordSubscription(
   t: Tx,
-  c: { appId: string; accountId: string; providerSubscriptionId: string; checkoutId: string; offerId: string | null; planId: string; interval: 'month' | 'year'; currency: string; price: number },
+  c: {
+    appId: string;
+    accountId: string;
+    providerSubscriptionId: string;
+    checkoutId: string;
+    offerId: string | null;
+    planId: string;
+    interval: 'month' | 'year';
+    currency: string;
+    price: number;
+  },
   providerSub: ProviderSubscription | null,
 ) {
   await sql(
     t.em,
-    `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id, interval, currency, price, status, renews_at,
+    `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id,
+      interval, currency, price, status, renews_at,
                                 provider_status, provider_plan_id, last_payment_at, created_at, updated_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $10, $11, $12, $13, now(), now())
-     on conflict (app_id, account_id) do update set provider_subscription_id = excluded.provider_subscription_id, checkout_id = excluded.checkout_id,
-       offer_id = excluded.offer_id, plan_id = excluded.plan_id, interval = excluded.interval, currency = excluded.currency, price = excluded.price,
-       status = 'active', renews_at = excluded.renews_at, provider_status = excluded.provider_status, provider_plan_id = excluded.provider_plan_id,
-       last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null, cancelled_at = null, pending_change = null, discount = null,
+     on conflict (app_id, account_id) do update set provider_subscription_id = excluded.provider_subscription_id,
+       checkout_id = excluded.checkout_id,
+       offer_id = excluded.offer_id, plan_id = excluded.plan_id, interval = excluded.interval, currency =
+         excluded.currency, price = excluded.price,
+       status = 'active', renews_at = excluded.renews_at, provider_status = excluded.provider_status,
+         provider_plan_id = excluded.provider_plan_id,
+       last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null,
+         cancelled_at = null, pending_change = null, discount = null,
        updated_at = now()`,
     [
       c.appId,
@@ -91,7 +122,8 @@ export async function recordSubscription(
 }
 
 function monthsFrom(deps: Deps, from: Date, months: number): Date {
-  if (deps.config.PAUSE_MONTH_SECONDS) return new Date(from.getTime() + months * deps.config.PAUSE_MONTH_SECONDS * 1000);
+  if (deps.config.PAUSE_MONTH_SECONDS)
+    return new Date(from.getTime() + months * deps.config.PAUSE_MONTH_SECONDS * 1000);
   const d = new Date(from);
   d.setUTCMonth(d.getUTCMonth() + months);
   return d;
@@ -111,7 +143,8 @@ async function toProviderState(provider: PaymentProvider, id: string, target: st
   }
 }
 
-export const cancelAtProvider = (provider: PaymentProvider, id: string, reason: string) => toProviderState(provider, id, 'CANCELLED', () => provider.cancelSubscription(id, reason));
+export const cancelAtProvider = (provider: PaymentProvider, id: string, reason: string) =>
+  toProviderState(provider, id, 'CANCELLED', () => provider.cancelSubscription(id, reason));
 
 /** Cancels at the provider; the account moves to the free plan if the app has one. */
 export async function cancelSubscription(ctx: Ctx, accountId: string, reason: string | undefined) {
@@ -141,8 +174,17 @@ export async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId:
     if (free) account.planId = free.id;
   });
   await t.em.flush();
-  t.emit(appId, 'subscription.cancelled', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previousPlan } });
-  if (wasPaused) t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, wasPaused), signal: PAUSE_ENDED_SIGNAL, args: [] });
+  t.emit(appId, 'subscription.cancelled', {
+    object: { ...after, subscription: presentSubscription(sub) },
+    previous: { plan: previousPlan },
+  });
+  if (wasPaused)
+    t.temporal({
+      kind: 'signal',
+      workflowId: pauseWorkflowId(appId, accountId, wasPaused),
+      signal: PAUSE_ENDED_SIGNAL,
+      args: [],
+    });
   return presentSubscription(sub);
 }
 
@@ -161,14 +203,23 @@ export async function suspendAtProvider(ctx: Ctx, accountId: string, months: num
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
   const { provider } = await requireProvider(ctx);
-  await toProviderState(provider, s.providerSubscriptionId, 'SUSPENDED', () => provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`));
+  await toProviderState(provider, s.providerSubscriptionId, 'SUSPENDED', () =>
+    provider.suspendSubscription(s.providerSubscriptionId, reason ?? `Paused for ${months} month(s)`),
+  );
 }
 
 /**
  * The local half of a pause, in the caller's transaction: free plan, the plan to restore,
  * `subscription.paused`, and the pause workflow start (outbox).
  */
-export async function pauseLocally(t: Tx, deps: Deps, appId: string, accountId: string, months: number, reason: string | undefined) {
+export async function pauseLocally(
+  t: Tx,
+  deps: Deps,
+  appId: string,
+  accountId: string,
+  months: number,
+  reason: string | undefined,
+) {
   const sub = await findSubscription(t.em, appId, accountId, true);
   const now = new Date();
   const free = await freePlanOf(t.em, appId);
@@ -184,8 +235,18 @@ export async function pauseLocally(t: Tx, deps: Deps, appId: string, accountId: 
   sub.pauseReason = reason ?? null;
   sub.pauseCount += 1;
   await t.em.flush();
-  t.emit(appId, 'subscription.paused', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: restore } });
-  const input: PauseInput = { appId, accountId, pause: sub.pauseCount, resumeAt: sub.resumeAt.toISOString(), restorePlan: restore, pausedAt: now.toISOString() };
+  t.emit(appId, 'subscription.paused', {
+    object: { ...after, subscription: presentSubscription(sub) },
+    previous: { plan: restore },
+  });
+  const input: PauseInput = {
+    appId,
+    accountId,
+    pause: sub.pauseCount,
+    resumeAt: sub.resumeAt.toISOString(),
+    restorePlan: restore,
+    pausedAt: now.toISOString(),
+  };
   t.temporal({
     kind: 'start',
     workflowType: 'pauseWorkflow',
@@ -203,14 +264,21 @@ export async function pauseLocally(t: Tx, deps: Deps, appId: string, accountId: 
  * Once only: the subscription row is locked and must still be paused (and, when given, in that same
  * pause), so the workflow's timer, the API and /pauses/resume can race safely.
  */
-export async function resumePause(deps: Deps, appId: string, accountId: string, opts: { pause?: number; by: 'timer' | 'request' }): Promise<boolean> {
+export async function resumePause(
+  deps: Deps,
+  appId: string,
+  accountId: string,
+  opts: { pause?: number; by: 'timer' | 'request' },
+): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const sub = await t.em.findOne(Subscription, { appId, accountId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!sub || sub.status !== 'paused' || (opts.pause !== undefined && sub.pauseCount !== opts.pause)) return false;
     const conn = await t.em.findOne(PaymentConnection, { appId });
     if (conn) {
       const provider = providerFor(deps.config, conn);
-      await toProviderState(provider, sub.providerSubscriptionId, 'ACTIVE', () => provider.activateSubscription(sub.providerSubscriptionId, 'Pause ended'));
+      await toProviderState(provider, sub.providerSubscriptionId, 'ACTIVE', () =>
+        provider.activateSubscription(sub.providerSubscriptionId, 'Pause ended'),
+      );
     }
     const restore = sub.restorePlanId;
     let previous = '';
@@ -224,8 +292,17 @@ export async function resumePause(deps: Deps, appId: string, accountId: string, 
     sub.restorePlanId = null;
     sub.pauseReason = null;
     await t.em.flush();
-    t.emit(appId, 'subscription.resumed', { object: { ...after, subscription: presentSubscription(sub) }, previous: { plan: previous } });
-    if (opts.by === 'request') t.temporal({ kind: 'signal', workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount), signal: PAUSE_ENDED_SIGNAL, args: [] });
+    t.emit(appId, 'subscription.resumed', {
+      object: { ...after, subscription: presentSubscription(sub) },
+      previous: { plan: previous },
+    });
+    if (opts.by === 'request')
+      t.temporal({
+        kind: 'signal',
+        workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount),
+        signal: PAUSE_ENDED_SIGNAL,
+        args: [],
+      });
     return true;
   });
 }
@@ -239,8 +316,20 @@ export async function resumeSubscription(ctx: Ctx, accountId: string) {
 
 /** Paused subscriptions whose resume time has passed (for an external scheduler), oldest first. */
 export async function duePauses(em: EntityManager, limit: number) {
-  const rows = await em.find(Subscription, { status: 'paused', resumeAt: { $lte: new Date() } }, { orderBy: { resumeAt: 'asc' }, limit });
-  return { data: rows.map((s) => ({ app_id: s.appId, account_id: s.accountId, resume_at: iso(s.resumeAt), restore_plan: s.restorePlanId ?? null, pause: s.pauseCount })) };
+  const rows = await em.find(
+    Subscription,
+    { status: 'paused', resumeAt: { $lte: new Date() } },
+    { orderBy: { resumeAt: 'asc' }, limit },
+  );
+  return {
+    data: rows.map((s) => ({
+      app_id: s.appId,
+      account_id: s.accountId,
+      resume_at: iso(s.resumeAt),
+      restore_plan: s.restorePlanId ?? null,
+      pause: s.pauseCount,
+    })),
+  };
 }
 
 /**
@@ -248,13 +337,18 @@ export async function duePauses(em: EntityManager, limit: number) {
  * approves the new price at the provider (`approve_url`); the change applies when the provider
  * reports it (notification, or sync).
  */
-export async function changeSubscription(ctx: Ctx, accountId: string, input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string }) {
+export async function changeSubscription(
+  ctx: Ctx,
+  accountId: string,
+  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string },
+) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
   const currency = (plan.pricingCard?.currency ?? s.currency).toUpperCase();
   const interval = input.interval ?? s.interval;
   const price = regularPrice(plan, interval, currency);
-  if (price === null) throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
+  if (price === null)
+    throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
   const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input);
   s.pendingChange = pending;
   await ctx.em.flush();
@@ -270,7 +364,13 @@ export async function changeSubscription(ctx: Ctx, accountId: string, input: { p
 export async function requestPlanChange(
   ctx: Ctx,
   s: ISubscription,
-  target: { plan: { id: string; name: string }; interval: 'month' | 'year'; currency: string; price: number; discount?: { percent: number; cycles: number; price: number } },
+  target: {
+    plan: { id: string; name: string };
+    interval: 'month' | 'year';
+    currency: string;
+    price: number;
+    discount?: { percent: number; cycles: number; price: number };
+  },
   urls: { return_url?: string; cancel_url?: string },
 ): Promise<{ approveUrl: string | null; pending: PendingChange }> {
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
@@ -278,9 +378,20 @@ export async function requestPlanChange(
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
   const { connection, provider } = await requireProvider(ctx);
   const d = target.discount;
-  const terms = { interval: target.interval, currency: target.currency, price: target.price, ...(d ? { introPrice: d.price, introCycles: d.cycles } : {}) };
+  const terms = {
+    interval: target.interval,
+    currency: target.currency,
+    price: target.price,
+    ...(d ? { introPrice: d.price, introCycles: d.cycles } : {}),
+  };
   const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, target.plan, terms);
-  const revision = await withProvider(() => provider.reviseSubscription(s.providerSubscriptionId, { planId: providerPlanId, returnUrl, cancelUrl: urls.cancel_url ?? returnUrl }));
+  const revision = await withProvider(() =>
+    provider.reviseSubscription(s.providerSubscriptionId, {
+      planId: providerPlanId,
+      returnUrl,
+      cancelUrl: urls.cancel_url ?? returnUrl,
+    }),
+  );
   const pending: PendingChange = {
     plan: target.plan.id,
     interval: target.interval,
@@ -356,5 +467,9 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
 
 /** A failed payment reported by the provider; kept on the subscription for the app to act on. */
 export async function recordPaymentFailure(deps: Deps, appId: string, accountId: string) {
-  await sql(deps.orm.em.fork(), 'update subscriptions set last_payment_failed_at = now(), updated_at = now() where app_id = $1 and account_id = $2', [appId, accountId]);
+  await sql(
+    deps.orm.em.fork(),
+    'update subscriptions set last_payment_failed_at = now(), updated_at = now() where app_id = $1 and account_id = $2',
+    [appId, accountId],
+  );
 }

@@ -11,7 +11,11 @@ export interface TemporalHandle {
   close(): Promise<void>;
 }
 
-export async function connectTemporal(opts: { address: string; namespace: string; taskQueue: string }): Promise<TemporalHandle> {
+export async function connectTemporal(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}): Promise<TemporalHandle> {
   const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s' });
   const client = new Client({ connection, namespace: opts.namespace });
   return { connection, client, namespace: opts.namespace, taskQueue: opts.taskQueue, close: () => connection.close() };
@@ -29,7 +33,6 @@ export async function temporalReachable(connection: Connection, timeoutMs = 1000
 
 const GRPC_ALREADY_EXISTS = 6;
 
-
 /**
  * Registers the service's custom search attributes in the namespace when they are missing.
  * On a cluster where these credentials may not do that, logs what an operator must register.
@@ -42,7 +45,8 @@ export async function ensureSearchAttributes(handle: TemporalHandle, logger: Log
     const missing = wanted.filter((k) => !have.has(k.name));
     if (missing.length === 0) return;
     const searchAttributes: Record<string, number> = {};
-    for (const k of missing) searchAttributes[k.name] = proto.temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${k.type}`];
+    for (const k of missing)
+      searchAttributes[k.name] = proto.temporal.api.enums.v1.IndexedValueType[`INDEXED_VALUE_TYPE_${k.type}`];
     await handle.connection.operatorService.addSearchAttributes({ namespace: handle.namespace, searchAttributes });
     logger.info({ registered: missing.map((k) => k.name) }, 'registered Temporal search attributes');
   } catch (err) {

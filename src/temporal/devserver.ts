@@ -21,7 +21,11 @@ function onPath(cmd: string): string | undefined {
  * Finds the Temporal CLI: `TEMPORAL_CLI`, then PATH, then the project's tools folder; otherwise builds it there
  * with `go install` from the Go module proxy (a few minutes, once).
  */
-export function ensureTemporalCli(explicit: string | undefined, logger: Logger, where: { toolsBin?: string } = {}): string {
+export function ensureTemporalCli(
+  explicit: string | undefined,
+  logger: Logger,
+  where: { toolsBin?: string } = {},
+): string {
   const toolsBin = where.toolsBin ?? TOOLS_BIN;
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI points at ${explicit}, which does not exist`);
@@ -33,18 +37,23 @@ export function ensureTemporalCli(explicit: string | undefined, logger: Logger, 
   if (fs.existsSync(local)) return local;
   if (!onPath('go')) {
     throw new Error(
-      'The Temporal CLI was not found. Install it (https://docs.temporal.io/cli) and put it on PATH or set TEMPORAL_CLI, ' +
+      'The Temporal CLI was not found. Install it (https://docs.temporal.io/cli) and put it on PATH or set ' +
+        'TEMPORAL_CLI, ' +
         `or install Go 1.23+ so it can be built with: go install ${TEMPORAL_CLI_MODULE}. ` +
         'Alternatively set TEMPORAL_ADDRESS to use a Temporal server you already run.',
     );
   }
-  logger.info({ into: toolsBin }, `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`);
+  logger.info(
+    { into: toolsBin },
+    `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`,
+  );
   fs.mkdirSync(toolsBin, { recursive: true });
   const r = spawnSync('go', ['install', TEMPORAL_CLI_MODULE], {
     env: { ...process.env, GOBIN: toolsBin, GOFLAGS: '-mod=mod' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (r.status !== 0 || !fs.existsSync(local)) throw new Error(`go install ${TEMPORAL_CLI_MODULE} failed (exit ${r.status})`);
+  if (r.status !== 0 || !fs.existsSync(local))
+    throw new Error(`go install ${TEMPORAL_CLI_MODULE} failed (exit ${r.status})`);
   return local;
 }
 
@@ -66,7 +75,15 @@ export interface DevServerHandle {
   stop(): Promise<void>;
 }
 
-const SA_CLI_TYPE: Record<string, string> = { KEYWORD: 'Keyword', DATETIME: 'Datetime', TEXT: 'Text', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', KEYWORD_LIST: 'KeywordList' };
+const SA_CLI_TYPE: Record<string, string> = {
+  KEYWORD: 'Keyword',
+  DATETIME: 'Datetime',
+  TEXT: 'Text',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  KEYWORD_LIST: 'KeywordList',
+};
 
 /**
  * Starts `temporal server start-dev` bound to 127.0.0.1 with the service's search attributes.
@@ -87,7 +104,18 @@ export async function startTemporalDevServer(opts: {
     log.info({ address }, 'reusing the Temporal server already listening on this port');
     return { address, uiUrl, owned: false, stop: async () => undefined };
   }
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'error', '--log-format', 'json'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--log-level',
+    'error',
+    '--log-format',
+    'json',
+  ];
   if (opts.uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) {

@@ -15,7 +15,10 @@ export const OutboxEntry = defineEntity({
     payload: p.json<Record<string, unknown>>(),
     attempts: p.integer().default(0),
     lastError: p.text().nullable(),
-    nextAttemptAt: p.datetime().onCreate(() => new Date()).index(),
+    nextAttemptAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .index(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

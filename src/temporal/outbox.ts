@@ -121,9 +121,13 @@ export class OutboxRelay {
           } catch (err) {
             blocked.add(row.workflow_id);
             const backoffS = Math.min(300, 2 ** Math.min(row.attempts, 8));
-            this.logger.warn({ err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 }, 'outbox command failed; will retry');
+            this.logger.warn(
+              { err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 },
+              'outbox command failed; will retry',
+            );
             await conn.execute(
-              `update outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = now() + make_interval(secs => ?) where id = ?`,
+              `update outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = now() +
+                make_interval(secs => ?) where id = ?`,
               [String((err as Error)?.message ?? err).slice(0, 2000), backoffS, row.id],
               'run',
               trx,
@@ -200,7 +204,9 @@ export class OutboxRelay {
       if (this.stopped) return;
       this.running = (async () => {
         for (const sweep of this.sweeps) {
-          await sweep.run().catch((err) => this.logger.warn({ err, sweep: sweep.name }, 'relay sweep failed; will retry'));
+          await sweep
+            .run()
+            .catch((err) => this.logger.warn({ err, sweep: sweep.name }, 'relay sweep failed; will retry'));
         }
         while ((await this.dispatch()) > 0 && !this.stopped) {
           /* drain */

@@ -10,7 +10,10 @@ export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.met
 
 /** Bundles the workflow code once (webpack); pass the result to every worker of the process. */
 export function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { debug() {}, info() {}, warn() {}, error() {}, trace() {}, log() {} } as never });
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { debug() {}, info() {}, warn() {}, error() {}, trace() {}, log() {} } as never,
+  });
 }
 
 export interface WorkerHandle {

@@ -43,7 +43,10 @@ function money(amount: number, currency: string): string {
 }
 
 /** The app's pricing page with the selection in the query string, when the app has one. */
-export function checkoutLink(base: string | null | undefined, q: { offer?: string | null; plan: string; interval: string; account: string }): string | null {
+export function checkoutLink(
+  base: string | null | undefined,
+  q: { offer?: string | null; plan: string; interval: string; account: string },
+): string | null {
   if (!base) return null;
   const url = new URL(base);
   if (q.offer) url.searchParams.set('offer', q.offer);
@@ -70,10 +73,20 @@ const perMonth = (c: Candidate) => (c.interval === 'month' ? c.price : c.price /
 const raises = (limit: number | null, max: number) => limit === null || limit > max;
 
 /** The offer's plans that raise the limit, at the offer's prices, when the account can buy it. */
-async function offerCandidates(ctx: Ctx, offer: IOffer, a: { accountId: string; entitlementId: string; max: number }): Promise<Candidate[]> {
+async function offerCandidates(
+  ctx: Ctx,
+  offer: IOffer,
+  a: { accountId: string; entitlementId: string; max: number },
+): Promise<Candidate[]> {
   if (liveStatus(offer) !== 'active' || (offer.kind === 'targeted' && offer.accountId !== a.accountId)) return [];
-  const plans = new Map((await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: offer.plans.map((p) => p.plan) } })).map((p) => [p.id, p]));
-  const limits = await planEntitlementLimits(ctx.em, ctx.app.id, offer.plans.map((p) => p.plan));
+  const plans = new Map(
+    (await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: offer.plans.map((p) => p.plan) } })).map((p) => [p.id, p]),
+  );
+  const limits = await planEntitlementLimits(
+    ctx.em,
+    ctx.app.id,
+    offer.plans.map((p) => p.plan),
+  );
   const out: Candidate[] = [];
   for (const op of offer.plans) {
     const plan = plans.get(op.plan);
@@ -84,14 +97,28 @@ async function offerCandidates(ctx: Ctx, offer: IOffer, a: { accountId: string; 
     const newLimit = extra ? extra.max : onPlan!.max;
     if (!raises(newLimit, a.max)) continue;
     for (const price of op.prices) {
-      out.push({ offerId: offer.id, name: offer.name, plan, interval: price.interval, currency: price.currency, price: price.amount, listPrice: regularPrice(plan, price.interval, price.currency) ?? price.amount, cycles: price.cycles, newLimit, expiresAt: offer.expiresAt ?? null });
+      out.push({
+        offerId: offer.id,
+        name: offer.name,
+        plan,
+        interval: price.interval,
+        currency: price.currency,
+        price: price.amount,
+        listPrice: regularPrice(plan, price.interval, price.currency) ?? price.amount,
+        cycles: price.cycles,
+        newLimit,
+        expiresAt: offer.expiresAt ?? null,
+      });
     }
   }
   return out;
 }
 
 /** Plans with a pricing card that raise the limit, at their regular prices (monthly preferred). */
-async function regularCandidates(ctx: Ctx, a: { accountId: string; entitlementId: string; max: number }): Promise<Candidate[]> {
+async function regularCandidates(
+  ctx: Ctx,
+  a: { accountId: string; entitlementId: string; max: number },
+): Promise<Candidate[]> {
   const rows = await sql<{ id: string; max: string | null }>(
     ctx.em,
     `select p.id, pe.max from plans p
@@ -100,15 +127,33 @@ async function regularCandidates(ctx: Ctx, a: { accountId: string; entitlementId
         and p.id <> coalesce((select plan_id from accounts where app_id = $1 and id = $4), '')`,
     [ctx.app.id, a.entitlementId, a.max, a.accountId],
   );
-  const plans = new Map((await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: rows.map((r) => r.id) } })).map((p) => [p.id, p]));
+  const plans = new Map(
+    (await ctx.em.find(Plan, { appId: ctx.app.id, id: { $in: rows.map((r) => r.id) } })).map((p) => [p.id, p]),
+  );
   const out: Candidate[] = [];
   for (const r of rows) {
     const plan = plans.get(r.id)!;
     const currency = (plan.pricingCard!.currency ?? 'USD').toUpperCase();
-    const interval = regularPrice(plan, 'month', currency) !== null ? 'month' : regularPrice(plan, 'year', currency) !== null ? 'year' : null;
+    const interval =
+      regularPrice(plan, 'month', currency) !== null
+        ? 'month'
+        : regularPrice(plan, 'year', currency) !== null
+          ? 'year'
+          : null;
     if (!interval) continue;
     const price = regularPrice(plan, interval, currency)!;
-    out.push({ offerId: null, name: plan.pricingCard!.title ?? plan.name, plan, interval, currency, price, listPrice: price, cycles: null, newLimit: r.max === null ? null : Number(r.max), expiresAt: null });
+    out.push({
+      offerId: null,
+      name: plan.pricingCard!.title ?? plan.name,
+      plan,
+      interval,
+      currency,
+      price,
+      listPrice: price,
+      cycles: null,
+      newLimit: r.max === null ? null : Number(r.max),
+      expiresAt: null,
+    });
   }
   return out;
 }
@@ -122,14 +167,28 @@ async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: s
   if (!(await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id }))) return null;
   const recent = await ctx.em.findOne(
     Checkout,
-    { appId: ctx.app.id, accountId, planId: c.plan.id, interval: c.interval, offerId: c.offerId, status: 'created', createdAt: { $gt: new Date(Date.now() - UPGRADE_LINK_REUSE_MS) } },
+    {
+      appId: ctx.app.id,
+      accountId,
+      planId: c.plan.id,
+      interval: c.interval,
+      offerId: c.offerId,
+      status: 'created',
+      createdAt: { $gt: new Date(Date.now() - UPGRADE_LINK_REUSE_MS) },
+    },
     { orderBy: { createdAt: 'desc' } },
   );
   if (recent?.approveUrl) return recent.approveUrl;
   const returnUrl = `${origin}/apps/${ctx.app.id}/checkouts/return`;
   try {
     const chk = c.offerId
-      ? await createOfferCheckout(ctx, c.offerId, { plan: c.plan.id, interval: c.interval, currency: c.currency, account: accountId, return_url: returnUrl })
+      ? await createOfferCheckout(ctx, c.offerId, {
+          plan: c.plan.id,
+          interval: c.interval,
+          currency: c.currency,
+          account: accountId,
+          return_url: returnUrl,
+        })
       : await createPlanCheckout(ctx, c.plan.id, { interval: c.interval, account: accountId, return_url: returnUrl });
     return chk.approve_url;
   } catch (err) {
@@ -144,7 +203,15 @@ async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: s
  */
 export async function upgradeFor(
   ctx: Ctx,
-  a: { accountId: string; entitlementId: string; entitlementName: string; usage: number; max: number; offerId: string | null; origin: string },
+  a: {
+    accountId: string;
+    entitlementId: string;
+    entitlementName: string;
+    usage: number;
+    max: number;
+    offerId: string | null;
+    origin: string;
+  },
 ): Promise<LimitReachedBody> {
   let candidates: Candidate[] = [];
   if (a.offerId) {
@@ -156,10 +223,22 @@ export async function upgradeFor(
   const best = candidates[0];
   const entitlement = { id: a.entitlementId, name: a.entitlementName, usage: a.usage, max: a.max };
   const used = `${a.entitlementName}: ${a.usage} of ${a.max} used.`;
-  if (!best) return { error: 'limit_reached', message: `${used} No plan with a higher limit is available.`, entitlement, offer: null, retry_after_purchase: false };
+  if (!best)
+    return {
+      error: 'limit_reached',
+      message: `${used} No plan with a higher limit is available.`,
+      entitlement,
+      offer: null,
+      retry_after_purchase: false,
+    };
 
   const checkoutUrl =
-    checkoutLink(ctx.app.checkoutUrl, { offer: best.offerId, plan: best.plan.id, interval: best.interval, account: a.accountId }) ?? (await providerLink(ctx, best, a.accountId, a.origin));
+    checkoutLink(ctx.app.checkoutUrl, {
+      offer: best.offerId,
+      plan: best.plan.id,
+      interval: best.interval,
+      account: a.accountId,
+    }) ?? (await providerLink(ctx, best, a.accountId, a.origin));
   const offer: UpgradeOffer = {
     id: best.offerId,
     name: best.name,
@@ -184,11 +263,16 @@ export async function upgradeFor(
  * with the provider, applying any that is now active. True when one completed.
  */
 export async function settleOpenCheckouts(ctx: Ctx, accountId: string): Promise<boolean> {
-  const open = await ctx.em.find(Checkout, { appId: ctx.app.id, accountId, status: 'created', createdAt: { $gt: new Date(Date.now() - 86_400_000) } }, { orderBy: { createdAt: 'desc' }, limit: 5 });
+  const open = await ctx.em.find(
+    Checkout,
+    { appId: ctx.app.id, accountId, status: 'created', createdAt: { $gt: new Date(Date.now() - 86_400_000) } },
+    { orderBy: { createdAt: 'desc' }, limit: 5 },
+  );
   let completed = false;
   for (const c of open) {
     try {
-      if ((await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: c.id })).status === 'completed') completed = true;
+      if ((await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: c.id })).status === 'completed')
+        completed = true;
     } catch (err) {
       ctx.deps.logger.warn({ err, checkout: c.id }, 'could not check an open checkout before a 402');
     }

@@ -15,7 +15,9 @@ const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>
   return { entitlement: r.entitlement, count: r.count };
 };
 
-const blocked = '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.';
+const blocked =
+  '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
+  'counter does not move.';
 
 export const usageRoutes = [
   route({
@@ -39,8 +41,28 @@ export const usageRoutes = [
     response: counter,
     handler: (s) => readUsage(s.em, s.app!.id, s.params.accountId, s.params.entitlementId),
   }),
-  route({ method: 'POST', path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add', auth: ['S', 'P'], tags, summary: 'Add 1', description: blocked, errors: [402], params: counterParams, response: counter, handler: (s) => change(s, 1) }),
-  route({ method: 'POST', path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove', auth: ['S'], tags, summary: 'Subtract 1 (counters stop at 0)', params: counterParams, response: counter, handler: (s) => change(s, -1) }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Add 1',
+    description: blocked,
+    errors: [402],
+    params: counterParams,
+    response: counter,
+    handler: (s) => change(s, 1),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove',
+    auth: ['S'],
+    tags,
+    summary: 'Subtract 1 (counters stop at 0)',
+    params: counterParams,
+    response: counter,
+    handler: (s) => change(s, -1),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/amount',
@@ -53,7 +75,8 @@ export const usageRoutes = [
     errors: [402, 403],
     response: counter,
     handler: (s) => {
-      if (s.body.amount < 0 && s.caller.kind === 'publishable') throw forbidden('The publishable key cannot subtract usage');
+      if (s.body.amount < 0 && s.caller.kind === 'publishable')
+        throw forbidden('The publishable key cannot subtract usage');
       return change(s, s.body.amount);
     },
   }),

@@ -27,11 +27,14 @@ with acc as (
 ),
 ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id from entitlements e where e.app_id = $1 and e.id = $3),
 layers as (
-  select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where ie.app_id = $1 and ie.entitlement_id = $3
+  select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where
+    ie.app_id = $1 and ie.entitlement_id = $3
   union all
-  select x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and x.ref_id = $3 and ${ACTIVE_EXTRA}
+  select x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and
+    x.ref_id = $3 and ${ACTIVE_EXTRA}
   union all
-  select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and pe.entitlement_id = $3
+  select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and
+    pe.entitlement_id = $3
 ),
 lim as (
   select exists (select 1 from layers) as entitled,
@@ -59,7 +62,8 @@ crossing as (
   from up, lim, ent where $4::bigint > 0 and lim.entitled and lim.max > 0
 ),
 marks as (
-  select $5::text as id, 'usage.limit_warning' as type, c.* from crossing c where c.prev * 100 < c.max * 80 and c.new * 100 >= c.max * 80
+  select $5::text as id, 'usage.limit_warning' as type, c.* from crossing c where c.prev * 100 < c.max * 80 and c.new
+    * 100 >= c.max * 80
   union all
   select $6::text, 'usage.limit_reached', c.* from crossing c where c.prev < c.max and c.new >= c.max
 ),
@@ -104,19 +108,35 @@ export interface UsageChange {
   amount: number;
 }
 
-/** Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed. */
+/**
+ * Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed.
+ */
 const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<ChangeRow> => {
   try {
-    const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [ctx.app.id, accountId, entitlementId, amount, newId('event'), newId('event')]);
+    const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [
+      ctx.app.id,
+      accountId,
+      entitlementId,
+      amount,
+      newId('event'),
+      newId('event'),
+    ]);
     return row;
   } catch (err) {
     // The account or entitlement was deleted between the statement's snapshot and its insert.
-    if ((err as { code?: string }).code === '23503') throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
+    if ((err as { code?: string }).code === '23503')
+      throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
     throw err;
   }
 };
 
-export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: string, amount: number, opts: { origin?: string } = {}): Promise<UsageChange> {
+export async function changeUsage(
+  ctx: Ctx,
+  accountId: string,
+  entitlementId: string,
+  amount: number,
+  opts: { origin?: string } = {},
+): Promise<UsageChange> {
   let row = await runChange(ctx, accountId, entitlementId, amount);
   // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
   if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
@@ -124,17 +144,28 @@ export async function changeUsage(ctx: Ctx, accountId: string, entitlementId: st
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
-  if (row.type === 'boolean') throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
+  if (row.type === 'boolean')
+    throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null) {
     const usage = Number(row.previous ?? 0);
     throw paymentRequired(
-      await upgradeFor(ctx, { accountId, entitlementId, entitlementName: row.name!, usage, max: max ?? 0, offerId: row.overage_offer_id, origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '' }),
+      await upgradeFor(ctx, {
+        accountId,
+        entitlementId,
+        entitlementName: row.name!,
+        usage,
+        max: max ?? 0,
+        offerId: row.overage_offer_id,
+        origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '',
+      }),
     );
   }
   if (row.events.length) {
     // Fan the threshold events out now; if this fails, the relay finishes it.
-    await fanOutPending(ctx.deps, row.events).catch((err) => ctx.deps.logger.warn({ err, events: row.events }, 'usage event fan-out deferred to the relay'));
+    await fanOutPending(ctx.deps, row.events).catch((err) =>
+      ctx.deps.logger.warn({ err, events: row.events }, 'usage event fan-out deferred to the relay'),
+    );
   }
   return { entitlement: entitlementId, count: Number(row.count), max, amount };
 }
@@ -151,12 +182,17 @@ export async function readUsage(em: EntityManager, appId: string, accountId: str
   );
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
-  if (row.type === 'boolean') throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
+  if (row.type === 'boolean')
+    throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
   return { entitlement: entitlementId, count: Number(row.count ?? 0) };
 }
 
 /** `{ <entitlement>: count }` for every usage entitlement the account has (plan, extras, incentive). */
-export async function readAllUsage(em: EntityManager, appId: string, accountId: string): Promise<Record<string, number>> {
+export async function readAllUsage(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+): Promise<Record<string, number>> {
   const access = await effectiveAccess(em, appId, accountId, { includePrivateMeta: false });
   const out: Record<string, number> = {};
   for (const e of access.entitlements) if (e.type === 'usage') out[e.id] = e.usage;

@@ -10,8 +10,19 @@ import { WebhookDelivery } from './webhooks.entities.js';
 
 // Events to deliveries: one pending delivery and one workflow start per subscribed enabled endpoint.
 
-export function deliveryCommand(deps: Pick<Deps, 'config'>, d: { id: string; appId: string; endpointId: string; eventType: string }, url: string): TemporalCommand {
-  const input: WebhookDeliveryInput = { deliveryId: d.id, appId: d.appId, endpointId: d.endpointId, eventType: d.eventType, url, scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS };
+export function deliveryCommand(
+  deps: Pick<Deps, 'config'>,
+  d: { id: string; appId: string; endpointId: string; eventType: string },
+  url: string,
+): TemporalCommand {
+  const input: WebhookDeliveryInput = {
+    deliveryId: d.id,
+    appId: d.appId,
+    endpointId: d.endpointId,
+    eventType: d.eventType,
+    url,
+    scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS,
+  };
   return {
     kind: 'start',
     workflowType: 'webhookDeliveryWorkflow',
@@ -30,7 +41,8 @@ export function deliveryCommand(deps: Pick<Deps, 'config'>, d: { id: string; app
 export async function fanOut(t: Tx, deps: Pick<Deps, 'config'>, event: IEvent): Promise<number> {
   const endpoints = await sql<{ id: string; url: string }>(
     t.em,
-    `select id, url from webhook_endpoints where app_id = $1 and enabled and (events @> '["*"]'::jsonb or events @> jsonb_build_array($2::text)) order by created_at`,
+    `select id, url from webhook_endpoints where app_id = $1 and enabled and (events @> '["*"]'::jsonb or events @>
+      jsonb_build_array($2::text)) order by created_at`,
     [event.appId, event.type],
   );
   const now = new Date();
@@ -53,4 +65,3 @@ export async function fanOut(t: Tx, deps: Pick<Deps, 'config'>, event: IEvent): 
   }
   return endpoints.length;
 }
-

@@ -23,7 +23,10 @@ function agentFor(allowPrivate: boolean, resolve: Resolver): Agent {
   const key = `${allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
-    agent = new Agent({ connect: { lookup: guardedLookup({ allowPrivate, resolve }), timeout: DELIVERY_TIMEOUT_MS }, keepAliveTimeout: 10_000 });
+    agent = new Agent({
+      connect: { lookup: guardedLookup({ allowPrivate, resolve }), timeout: DELIVERY_TIMEOUT_MS },
+      keepAliveTimeout: 10_000,
+    });
     agents.set(key, agent);
   }
   return agent;
@@ -44,7 +47,14 @@ export function signedHeaders(secret: string, eventId: string, body: string, at 
  * Sends one signed POST. A 2xx within 10 seconds is a success; anything else (another status, a
  * redirect, which is not followed, a timeout, a refused address) is a failure with a reason.
  */
-export async function sendSigned(opts: { url: string; secret: string; eventId: string; body: string; allowPrivate: boolean; resolve: Resolver }): Promise<AttemptResult> {
+export async function sendSigned(opts: {
+  url: string;
+  secret: string;
+  eventId: string;
+  body: string;
+  allowPrivate: boolean;
+  resolve: Resolver;
+}): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const host = new URL(opts.url).hostname.replace(/^\[(.*)\]$/, '$1');
@@ -71,12 +81,24 @@ export async function sendSigned(opts: { url: string; secret: string; eventId: s
       res.body.destroy();
     }
     const ok = res.statusCode >= 200 && res.statusCode < 300;
-    return { ok, status: res.statusCode, body: text.slice(0, RESPONSE_BODY_LIMIT), error: ok ? null : `HTTP ${res.statusCode}`, durationMs: elapsed() };
+    return {
+      ok,
+      status: res.statusCode,
+      body: text.slice(0, RESPONSE_BODY_LIMIT),
+      error: ok ? null : `HTTP ${res.statusCode}`,
+      durationMs: elapsed(),
+    };
   } catch (err) {
     const e = err as Error & { code?: string; cause?: Error & { code?: string } };
     const code = e.code ?? e.cause?.code;
     let reason: string;
-    if (e.name === 'TimeoutError' || e.name === 'AbortError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
+    if (
+      e.name === 'TimeoutError' ||
+      e.name === 'AbortError' ||
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT' ||
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+    ) {
       reason = `Timeout: no response within ${DELIVERY_TIMEOUT_MS / 1000} seconds`;
     } else if (code === 'EBLOCKED' || e.cause?.message?.startsWith('Blocked')) {
       reason = (e.cause?.message ?? e.message).replace(/^Error: /, '');

@@ -5,7 +5,8 @@ import ipaddr from 'ipaddr.js';
 /** Resolves a host name to its addresses (all families). Replaceable for tests. */
 export type Resolver = (host: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (host) => (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (host) =>
+  (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** True for addresses on the public internet; loopback, private, link-local, CGNAT, reserved, multicast... are not. */
 export function isPublicAddress(address: string): boolean {
@@ -46,7 +47,8 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
     throw new UrlPolicyError(`host ${host} does not resolve`);
   }
   const bad = addresses.find((a) => !isPublicAddress(a));
-  if (bad || addresses.length === 0) throw new UrlPolicyError(`must be a public address (${host} resolves to ${bad ?? 'nothing'})`);
+  if (bad || addresses.length === 0)
+    throw new UrlPolicyError(`must be a public address (${host} resolves to ${bad ?? 'nothing'})`);
   return url;
 }
 
@@ -61,11 +63,15 @@ export function guardedLookup(opts: { allowPrivate: boolean; resolve: Resolver }
       .then((addresses) => {
         const allowed = opts.allowPrivate ? addresses : addresses.filter(isPublicAddress);
         if (allowed.length === 0) {
-          const err = Object.assign(new Error(`Blocked: ${hostname} resolves to a non-public address (${addresses.join(', ')})`), { code: 'EBLOCKED' });
+          const err = Object.assign(
+            new Error(`Blocked: ${hostname} resolves to a non-public address (${addresses.join(', ')})`),
+            { code: 'EBLOCKED' },
+          );
           return callback(err, '', 4);
         }
         const list = allowed.map((address) => ({ address, family: net.isIPv6(address) ? 6 : 4 }));
-        if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
+        if ((options as { all?: boolean }).all)
+          return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
         callback(null, list[0].address, list[0].family);
       })
       .catch((err: NodeJS.ErrnoException) => callback(err, '', 4));

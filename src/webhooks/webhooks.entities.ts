@@ -14,7 +14,10 @@ export const WebhookEndpoint = defineEntity({
     secret: p.string(),
     disabledReason: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    updatedAt: p
+      .datetime()
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
   },
 });
 export type IWebhookEndpoint = InferEntity<typeof WebhookEndpoint>;

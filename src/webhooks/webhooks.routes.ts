@@ -8,7 +8,16 @@ import * as webhooks from './webhooks.service.js';
 const tags = ['Webhooks'];
 
 export const webhookRoutes = [
-  route({ method: 'GET', path: '/apps/:appId/webhooks', auth: ['S'], tags, summary: 'Webhook endpoints with 7-day delivery stats', params: appIdParams, response: z.array(S.endpointSchema), handler: (s) => webhooks.listEndpoints(ctxOf(s)) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/webhooks',
+    auth: ['S'],
+    tags,
+    summary: 'Webhook endpoints with 7-day delivery stats',
+    params: appIdParams,
+    response: z.array(S.endpointSchema),
+    handler: (s) => webhooks.listEndpoints(ctxOf(s)),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks',
@@ -16,7 +25,9 @@ export const webhookRoutes = [
     tags,
     summary: 'Add a webhook endpoint',
     description:
-      'The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.',
+      'The URL must be a public http(s) address (checked again at every send). `events` lists event types from ' +
+      '`/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing ' +
+      'secret.',
     params: appIdParams,
     body: S.createEndpointBody,
     status: 201,
@@ -24,20 +35,40 @@ export const webhookRoutes = [
     response: S.endpointSchema,
     handler: (s) => webhooks.createEndpoint(ctxOf(s), s.body),
   }),
-  route({ method: 'GET', path: '/apps/:appId/webhooks/:webhookId', auth: ['S'], tags, summary: 'A webhook endpoint, with its secret', params: S.endpointParams, response: S.endpointSchema, handler: (s) => webhooks.getEndpoint(ctxOf(s), s.params.webhookId) }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/webhooks/:webhookId',
+    auth: ['S'],
+    tags,
+    summary: 'A webhook endpoint, with its secret',
+    params: S.endpointParams,
+    response: S.endpointSchema,
+    handler: (s) => webhooks.getEndpoint(ctxOf(s), s.params.webhookId),
+  }),
   route({
     method: 'PATCH',
     path: '/apps/:appId/webhooks/:webhookId',
     auth: ['S'],
     tags,
     summary: 'Update a webhook endpoint',
-    description: '`enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears `disabled_reason`.',
+    description:
+      '`enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears ' +
+      '`disabled_reason`.',
     params: S.endpointParams,
     body: S.updateEndpointBody,
     response: S.endpointSchema,
     handler: (s) => webhooks.updateEndpoint(ctxOf(s), s.params.webhookId, s.body),
   }),
-  route({ method: 'DELETE', path: '/apps/:appId/webhooks/:webhookId', auth: ['S'], tags, summary: 'Delete a webhook endpoint and its deliveries', params: S.endpointParams, response: S.endpointSchema, handler: (s) => webhooks.deleteEndpoint(ctxOf(s), s.params.webhookId) }),
+  route({
+    method: 'DELETE',
+    path: '/apps/:appId/webhooks/:webhookId',
+    auth: ['S'],
+    tags,
+    summary: 'Delete a webhook endpoint and its deliveries',
+    params: S.endpointParams,
+    response: S.endpointSchema,
+    handler: (s) => webhooks.deleteEndpoint(ctxOf(s), s.params.webhookId),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/secret/regenerate',
@@ -55,7 +86,10 @@ export const webhookRoutes = [
     auth: ['S'],
     tags,
     summary: 'Send a test event now',
-    description: 'One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or the stats. Without `type`, the endpoint\'s first subscribed type (`account.created` for `*`). Returns the delivery.',
+    description:
+      'One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log ' +
+      "or the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns " +
+      'the delivery.',
     params: S.endpointParams,
     body: S.testBody,
     response: S.deliverySchema,
@@ -78,7 +112,9 @@ export const webhookRoutes = [
     auth: ['S'],
     tags,
     summary: 'Retry a delivery once, now',
-    description: 'One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.',
+    description:
+      'One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at ' +
+      'once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.',
     params: S.deliveryParams,
     errors: [409],
     response: S.deliverySchema,
@@ -101,7 +137,9 @@ export const webhookRoutes = [
     auth: ['N'],
     tags: ['Events'],
     summary: 'Event catalog with a sample `data` for each type',
-    response: z.array(z.object({ type: z.string(), description: z.string(), sample: z.record(z.string(), z.unknown()) })),
+    response: z.array(
+      z.object({ type: z.string(), description: z.string(), sample: z.record(z.string(), z.unknown()) }),
+    ),
     handler: () => EVENT_TYPES.map((e) => ({ type: e.type, description: e.description, sample: e.sample() })),
   }),
 ];

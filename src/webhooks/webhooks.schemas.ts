@@ -3,7 +3,9 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPE_NAMES } from '../events/catalog.js';
 import { limitParam } from '../http/pagination.js';
 
-const eventType = z.string().refine((t) => EVENT_TYPE_NAMES.has(t), { error: (iss) => `unknown event type ${JSON.stringify(iss.input)}` });
+const eventType = z
+  .string()
+  .refine((t) => EVENT_TYPE_NAMES.has(t), { error: (iss) => `unknown event type ${JSON.stringify(iss.input)}` });
 const events = z.array(z.union([z.literal('*'), eventType])).min(1, 'must list at least one event type, or "*"');
 const url = z.string().trim().min(1).max(2000);
 
@@ -24,7 +26,10 @@ export const updateEndpointBody = z.object({
   enabled: z.boolean().optional(),
 });
 export const testBody = z.object({ type: eventType.optional() });
-export const deliveriesQuery = z.object({ status: z.enum(['pending', 'succeeded', 'failed']).optional(), limit: limitParam(50, 100) });
+export const deliveriesQuery = z.object({
+  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  limit: limitParam(50, 100),
+});
 export const eventsQuery = z.object({ type: z.string().optional(), limit: limitParam(50, 100) });
 
 const stats = z.object({
@@ -50,7 +55,14 @@ export const endpointSchema = z.object({
   updated_at: z.string(),
   stats,
 });
-export const eventSchema = z.object({ id: z.string(), type: z.string(), created_at: z.string(), app_id: z.string(), data: z.record(z.string(), z.unknown()), test: z.literal(true).optional() });
+export const eventSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  created_at: z.string(),
+  app_id: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  test: z.literal(true).optional(),
+});
 export const deliverySchema = z.object({
   id: z.string(),
   endpoint_id: z.string(),

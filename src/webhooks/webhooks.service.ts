@@ -35,13 +35,30 @@ interface Stats {
   last_status: string | null;
   last_response_status: number | null;
 }
-const emptyStats = (): Stats => ({ total: 0, succeeded: 0, failed: 0, pending: 0, last_delivery_at: null, last_status: null, last_response_status: null });
+const emptyStats = (): Stats => ({
+  total: 0,
+  succeeded: 0,
+  failed: 0,
+  pending: 0,
+  last_delivery_at: null,
+  last_status: null,
+  last_response_status: null,
+});
 
 /** Delivery stats of the last 7 days (test sends left out), per endpoint. */
 async function statsFor(em: EntityManager, appId: string, endpointIds: string[]): Promise<Map<string, Stats>> {
   const out = new Map<string, Stats>();
   if (!endpointIds.length) return out;
-  const rows = await sql<{ endpoint_id: string; total: string; succeeded: string; failed: string; pending: string; last_at: Date | null; last_status: string | null; last_response_status: number | null }>(
+  const rows = await sql<{
+    endpoint_id: string;
+    total: string;
+    succeeded: string;
+    failed: string;
+    pending: string;
+    last_at: Date | null;
+    last_status: string | null;
+    last_response_status: number | null;
+  }>(
     em,
     `with recent as (
        select * from webhook_deliveries
@@ -55,7 +72,8 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
      last as (
        select distinct on (endpoint_id) endpoint_id, last_attempt_at, status, response_status
          from recent where last_attempt_at is not null order by endpoint_id, last_attempt_at desc)
-     select agg.*, last.last_attempt_at as last_at, last.status as last_status, last.response_status as last_response_status
+     select agg.*, last.last_attempt_at as last_at, last.status as last_status, last.response_status as
+       last_response_status
        from agg left join last using (endpoint_id)`,
     [appId, endpointIds],
   );
@@ -120,7 +138,9 @@ async function findEndpoint(em: EntityManager, appId: string, id: string) {
 
 async function publicUrl(deps: Deps, url: string): Promise<string> {
   try {
-    return (await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })).toString();
+    return (
+      await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
+    ).toString();
   } catch (err) {
     if (err instanceof UrlPolicyError) throw badRequest(`url: ${err.message}`);
     throw err;
@@ -129,7 +149,11 @@ async function publicUrl(deps: Deps, url: string): Promise<string> {
 
 export async function listEndpoints(ctx: Ctx) {
   const list = await ctx.em.find(WebhookEndpoint, { appId: ctx.app.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-  const stats = await statsFor(ctx.em, ctx.app.id, list.map((e) => e.id));
+  const stats = await statsFor(
+    ctx.em,
+    ctx.app.id,
+    list.map((e) => e.id),
+  );
   return list.map((e) => presentEndpoint(e, stats.get(e.id) ?? emptyStats(), false));
 }
 
@@ -144,8 +168,11 @@ export async function createEndpoint(ctx: Ctx, input: z.output<typeof S.createEn
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     // The app row lock serializes creates, so the limit holds under concurrency.
     await sql(t.em, 'select 1 from apps where id = $1 for update', [ctx.app.id]);
-    const [{ n }] = await sql<{ n: string }>(t.em, 'select count(*) as n from webhook_endpoints where app_id = $1', [ctx.app.id]);
-    if (Number(n) >= MAX_ENDPOINTS_PER_APP) throw conflict(`An app can have at most ${MAX_ENDPOINTS_PER_APP} webhook endpoints`);
+    const [{ n }] = await sql<{ n: string }>(t.em, 'select count(*) as n from webhook_endpoints where app_id = $1', [
+      ctx.app.id,
+    ]);
+    if (Number(n) >= MAX_ENDPOINTS_PER_APP)
+      throw conflict(`An app can have at most ${MAX_ENDPOINTS_PER_APP} webhook endpoints`);
     const e = t.em.create(WebhookEndpoint, {
       id: newId('webhook'),
       appId: ctx.app.id,
@@ -204,7 +231,11 @@ export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeo
 export async function deleteEndpoint(ctx: Ctx, id: string) {
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const e = await findEndpoint(t.em, ctx.app.id, id);
-    const pending = await sql<{ id: string }>(t.em, `select id from webhook_deliveries where endpoint_id = $1 and status = 'pending'`, [id]);
+    const pending = await sql<{ id: string }>(
+      t.em,
+      `select id from webhook_deliveries where endpoint_id = $1 and status = 'pending'`,
+      [id],
+    );
     for (const d of pending) t.temporal({ kind: 'signal', workflowId: d.id, signal: DELIVERY_STOP_SIGNAL, args: [] });
     const view = presentEndpoint(e, emptyStats(), false);
     await t.em.nativeDelete(WebhookEndpoint, { id });
@@ -228,7 +259,13 @@ export async function regenerateSecret(ctx: Ctx, id: string) {
  */
 export async function fanOutPending(deps: Deps, eventIds?: string[]): Promise<number> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
-    const rows = await sql<{ id: string; app_id: string; type: string; data: Record<string, unknown>; created_at: Date }>(
+    const rows = await sql<{
+      id: string;
+      app_id: string;
+      type: string;
+      data: Record<string, unknown>;
+      created_at: Date;
+    }>(
       t.em,
       `select id, app_id, type, data, created_at from events
         where fanout_pending ${eventIds ? 'and id = any($1::text[])' : "and created_at < now() - interval '2 seconds'"}
@@ -236,9 +273,16 @@ export async function fanOutPending(deps: Deps, eventIds?: string[]): Promise<nu
       eventIds ? [eventIds] : [],
     );
     for (const r of rows) {
-      await fanOut(t, deps, { id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent);
+      await fanOut(t, deps, {
+        id: r.id,
+        appId: r.app_id,
+        type: r.type,
+        data: r.data,
+        createdAt: r.created_at,
+      } as IEvent);
     }
-    if (rows.length) await sql(t.em, 'update events set fanout_pending = false where id = any($1::text[])', [rows.map((r) => r.id)]);
+    if (rows.length)
+      await sql(t.em, 'update events set fanout_pending = false where id = any($1::text[])', [rows.map((r) => r.id)]);
     return rows.length;
   });
 }
@@ -284,7 +328,13 @@ function send(deps: Deps, row: DeliveryRow): Promise<AttemptResult> {
  * and disables the endpoint. Only a delivery still pending changes status (a disable may have
  * failed it meanwhile); setting `attempts` to the attempt number keeps a repeated activity idempotent.
  */
-async function recordAttempt(deps: Deps, row: DeliveryRow, attempt: number, result: AttemptResult, opts: { final: boolean; nextAttemptAt: Date | null; force?: boolean }): Promise<AttemptReport> {
+async function recordAttempt(
+  deps: Deps,
+  row: DeliveryRow,
+  attempt: number,
+  result: AttemptResult,
+  opts: { final: boolean; nextAttemptAt: Date | null; force?: boolean },
+): Promise<AttemptReport> {
   const gone = result.status === 410;
   const outcome: AttemptReport['outcome'] = result.ok ? 'succeeded' : gone || opts.final ? 'failed' : 'retry';
   const status = outcome === 'retry' ? 'pending' : outcome;
@@ -293,11 +343,22 @@ async function recordAttempt(deps: Deps, row: DeliveryRow, attempt: number, resu
     sql(
       em,
       `update webhook_deliveries
-          set attempts = $2, last_attempt_at = now(), response_status = $3, response_body = $4, error = $5, duration_ms = $6,
+          set attempts = $2, last_attempt_at = now(), response_status = $3, response_body = $4, error = $5,
+            duration_ms = $6,
               status = case when status = 'pending' or $9 then $7 else status end,
               next_attempt_at = case when $7 = 'pending' then $8::timestamptz else null end, updated_at = now()
         where id = $1`,
-      [row.id, attempt, result.status, result.body, error, result.durationMs, status, opts.nextAttemptAt, opts.force ?? false],
+      [
+        row.id,
+        attempt,
+        result.status,
+        result.body,
+        error,
+        result.durationMs,
+        status,
+        opts.nextAttemptAt,
+        opts.force ?? false,
+      ],
     );
   if (!gone) await update(deps.orm.em.fork());
   else {
@@ -315,15 +376,26 @@ async function recordAttempt(deps: Deps, row: DeliveryRow, attempt: number, resu
 }
 
 /** One scheduled attempt, run by the delivery workflow's activity. */
-export async function attemptDelivery(deps: Deps, input: { deliveryId: string; attempt: number; final: boolean; nextDelayMs: number | null }): Promise<AttemptReport> {
+export async function attemptDelivery(
+  deps: Deps,
+  input: { deliveryId: string; attempt: number; final: boolean; nextDelayMs: number | null },
+): Promise<AttemptReport> {
   const row = await loadForAttempt(deps.orm.em.fork(), input.deliveryId);
   if (!row) return { outcome: 'gone', attempt: input.attempt, error: 'Delivery deleted', responseStatus: null };
-  if (row.status !== 'pending') return { outcome: row.status === 'succeeded' ? 'succeeded' : 'failed', attempt: input.attempt, error: null, responseStatus: null };
+  if (row.status !== 'pending')
+    return {
+      outcome: row.status === 'succeeded' ? 'succeeded' : 'failed',
+      attempt: input.attempt,
+      error: null,
+      responseStatus: null,
+    };
   if (!row.enabled) {
-    await sql(deps.orm.em.fork(), `update webhook_deliveries set status = 'failed', error = $2, next_attempt_at = null, updated_at = now() where id = $1 and status = 'pending'`, [
-      row.id,
-      DISABLED_ERROR,
-    ]);
+    await sql(
+      deps.orm.em.fork(),
+      `update webhook_deliveries set status = 'failed', error = $2, next_attempt_at = null, updated_at = now() where
+        id = $1 and status = 'pending'`,
+      [row.id, DISABLED_ERROR],
+    );
     return { outcome: 'failed', attempt: input.attempt, error: DISABLED_ERROR, responseStatus: null };
   }
   const result = await send(deps, row);
@@ -335,7 +407,11 @@ export async function attemptDelivery(deps: Deps, input: { deliveryId: string; a
 
 export async function listDeliveries(ctx: Ctx, endpointId: string, q: z.output<typeof S.deliveriesQuery>) {
   await findEndpoint(ctx.em, ctx.app.id, endpointId);
-  const list = await ctx.em.find(WebhookDelivery, { endpointId, ...(q.status ? { status: q.status } : {}) }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit });
+  const list = await ctx.em.find(
+    WebhookDelivery,
+    { endpointId, ...(q.status ? { status: q.status } : {}) },
+    { orderBy: { createdAt: 'desc', id: 'desc' }, limit: q.limit },
+  );
   return { data: list.map(presentDelivery) };
 }
 
@@ -357,10 +433,19 @@ export async function retryDelivery(ctx: Ctx, endpointId: string, deliveryId: st
   const row = (await loadForAttempt(ctx.em, deliveryId))!;
   const attempt = d.attempts + 1;
   if (!row.enabled) {
-    await sql(ctx.em, `update webhook_deliveries set status = 'failed', attempts = $2, error = $3, next_attempt_at = null, updated_at = now() where id = $1`, [deliveryId, attempt, DISABLED_ERROR]);
+    await sql(
+      ctx.em,
+      `update webhook_deliveries set status = 'failed', attempts = $2, error = $3, next_attempt_at = null, updated_at
+        = now() where id = $1`,
+      [deliveryId, attempt, DISABLED_ERROR],
+    );
     return reload(ctx, deliveryId);
   }
-  await recordAttempt(ctx.deps, row, attempt, await send(ctx.deps, row), { final: true, nextAttemptAt: null, force: true });
+  await recordAttempt(ctx.deps, row, attempt, await send(ctx.deps, row), {
+    final: true,
+    nextAttemptAt: null,
+    force: true,
+  });
   return reload(ctx, deliveryId);
 }
 
@@ -389,12 +474,23 @@ export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.outpu
     updatedAt: now,
   });
   await ctx.em.flush();
-  const row: DeliveryRow = { id: d.id, app_id: ctx.app.id, status: 'pending', event_id: event.id, payload: d.payload, endpoint_id: e.id, url: e.url, secret: e.secret, enabled: true };
+  const row: DeliveryRow = {
+    id: d.id,
+    app_id: ctx.app.id,
+    status: 'pending',
+    event_id: event.id,
+    payload: d.payload,
+    endpoint_id: e.id,
+    url: e.url,
+    secret: e.secret,
+    enabled: true,
+  };
   const result = await send(ctx.deps, row);
   // A test send never disables the endpoint, even on a 410.
   await sql(
     ctx.em,
-    `update webhook_deliveries set attempts = 1, last_attempt_at = now(), response_status = $2, response_body = $3, error = $4, duration_ms = $5, status = $6, updated_at = now() where id = $1`,
+    `update webhook_deliveries set attempts = 1, last_attempt_at = now(), response_status = $2, response_body = $3,
+      error = $4, duration_ms = $5, status = $6, updated_at = now() where id = $1`,
     [d.id, result.status, result.body, result.error, result.durationMs, result.ok ? 'succeeded' : 'failed'],
   );
   return reload(ctx, d.id);
@@ -410,5 +506,9 @@ export async function listEvents(ctx: Ctx, q: { type?: string; limit: number }) 
       order by created_at desc, id desc limit $3`,
     [ctx.app.id, q.type ?? null, q.limit],
   );
-  return { data: rows.map((r) => presentEvent({ id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent)) };
+  return {
+    data: rows.map((r) =>
+      presentEvent({ id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent),
+    ),
+  };
 }

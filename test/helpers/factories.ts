@@ -39,7 +39,13 @@ export async function seedCatalog(app: TestApp): Promise<void> {
   await ok('/plans', { id: 'free', name: 'Free', isFree: true, pricingCard: { title: 'Free', monthlyPrice: 0 } });
   await ok('/plans/free/entitlements', { id: 'api_calls', max: 100 });
   await ok('/plans/free/entitlements', { id: 'seats', max: 1 });
-  await ok('/plans', { id: 'pro', name: 'Pro', pricingCard: { monthlyPrice: 29, yearlyPrice: 290, currency: 'USD' }, meta: { color: 'blue', cost: 7 }, privateMetaKeys: ['cost'] });
+  await ok('/plans', {
+    id: 'pro',
+    name: 'Pro',
+    pricingCard: { monthlyPrice: 29, yearlyPrice: 290, currency: 'USD' },
+    meta: { color: 'blue', cost: 7 },
+    privateMetaKeys: ['cost'],
+  });
   await ok('/plans/pro/entitlements', { id: 'api_calls', max: 1000 });
   await ok('/plans/pro/entitlements', { id: 'seats', max: 5 });
   await ok('/plans/pro/entitlements', { id: 'sso' });
@@ -61,7 +67,10 @@ export async function createAccount(app: TestApp, body: Record<string, unknown>)
 /** Connects the app to the PayPal stand-in the test servers run. */
 export async function connectProvider(app: TestApp) {
   const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
-  const res = await call('PUT', `/apps/${app.id}/payments`, { token: app.api_key, body: { client_id, client_secret, env: 'sandbox' } });
+  const res = await call('PUT', `/apps/${app.id}/payments`, {
+    token: app.api_key,
+    body: { client_id, client_secret, env: 'sandbox' },
+  });
   expect(res.status, res.text).to.equal(200);
   return res;
 }
@@ -75,11 +84,19 @@ export async function purchase(app: TestApp, accountId: string) {
   await connectProvider(app);
   await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   if ((await call('GET', `${base}/offers/launch`, { token: app.api_key })).status === 404) {
-    await post(`${base}/offers`, app.api_key, { id: 'launch', name: 'Launch', plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }] });
+    await post(`${base}/offers`, app.api_key, {
+      id: 'launch',
+      name: 'Launch',
+      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+    });
     await post(`${base}/offers/launch/publish`, app.api_key);
   }
-  const chk = (await post(`${base}/offers/launch/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: accountId })).body;
+  const chk = (
+    await post(`${base}/offers/launch/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: accountId })
+  ).body;
   await testEnv().paypal.approve(chk.approve_url);
-  await eventually(async () => (await post(`${base}/checkouts/${chk.id}/complete`, app.public_key)).body.status === 'completed');
+  await eventually(
+    async () => (await post(`${base}/checkouts/${chk.id}/complete`, app.public_key)).body.status === 'completed',
+  );
   return chk;
 }

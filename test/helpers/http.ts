@@ -23,7 +23,12 @@ export async function call<T = any>(
     payload = JSON.stringify(opts.body);
     headers['Content-Type'] = 'application/json';
   }
-  const res = await fetch((opts.base ?? testEnv().baseUrl) + path, { method, headers, body: payload, redirect: 'manual' });
+  const res = await fetch((opts.base ?? testEnv().baseUrl) + path, {
+    method,
+    headers,
+    body: payload,
+    redirect: 'manual',
+  });
   const text = await res.text();
   let body: any = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
@@ -31,6 +36,8 @@ export async function call<T = any>(
 }
 
 export const get = <T = any>(path: string, token?: string | null) => call<T>('GET', path, { token });
-export const post = <T = any>(path: string, token?: string | null, body?: unknown) => call<T>('POST', path, { token, body: body ?? {} });
-export const patch = <T = any>(path: string, token?: string | null, body?: unknown) => call<T>('PATCH', path, { token, body });
+export const post = <T = any>(path: string, token?: string | null, body?: unknown) =>
+  call<T>('POST', path, { token, body: body ?? {} });
+export const patch = <T = any>(path: string, token?: string | null, body?: unknown) =>
+  call<T>('PATCH', path, { token, body });
 export const del = <T = any>(path: string, token?: string | null) => call<T>('DELETE', path, { token });

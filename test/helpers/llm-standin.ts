@@ -8,7 +8,11 @@ export type ModelBehaviour = { reply: Record<string, unknown> } | { hang: true }
 
 export interface RecordedCall {
   authorization: string | undefined;
-  body: { model: string; messages: { role: string; content: string }[]; response_format?: { type: string; json_schema?: { name: string; schema: unknown } } };
+  body: {
+    model: string;
+    messages: { role: string; content: string }[];
+    response_format?: { type: string; json_schema?: { name: string; schema: unknown } };
+  };
 }
 
 export class ModelStandIn {
@@ -27,14 +31,18 @@ export class ModelStandIn {
       req.on('data', (c) => (raw += c));
       req.on('end', () => {
         if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-          res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
+          res
+            .writeHead(404, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'not found', type: 'invalid_request_error' } }));
           return;
         }
         this.calls.push({ authorization: req.headers.authorization, body: JSON.parse(raw) });
         const b = this.behaviour;
         if ('hang' in b) return; // never answers; the client's timeout must fire
         if ('status' in b) {
-          res.writeHead(b.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'The server had an error', type: 'server_error' } }));
+          res
+            .writeHead(b.status, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: { message: 'The server had an error', type: 'server_error' } }));
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end(
@@ -43,7 +51,14 @@ export class ModelStandIn {
             object: 'chat.completion',
             created: Math.floor(Date.now() / 1000),
             model: JSON.parse(raw).model,
-            choices: [{ index: 0, finish_reason: 'stop', logprobs: null, message: { role: 'assistant', content: JSON.stringify(b.reply), refusal: null } }],
+            choices: [
+              {
+                index: 0,
+                finish_reason: 'stop',
+                logprobs: null,
+                message: { role: 'assistant', content: JSON.stringify(b.reply), refusal: null },
+              },
+            ],
             usage: { prompt_tokens: 100, completion_tokens: 40, total_tokens: 140 },
           }),
         );

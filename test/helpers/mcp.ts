@@ -7,7 +7,11 @@ import { testEnv } from './servers.js';
 export const mcpUrl = (appId: string) => new URL(`${testEnv().baseUrl}/apps/${appId}/mcp`);
 
 /** An SDK client over streamable HTTP, with a bearer key or an OAuth provider. */
-export async function connectMcp(appId: string, auth: { key?: string; provider?: OAuthClientProvider }, name = 'test-client') {
+export async function connectMcp(
+  appId: string,
+  auth: { key?: string; provider?: OAuthClientProvider },
+  name = 'test-client',
+) {
   const transport = new StreamableHTTPClientTransport(mcpUrl(appId), {
     ...(auth.key ? { requestInit: { headers: { Authorization: `Bearer ${auth.key}` } } } : {}),
     ...(auth.provider ? { authProvider: auth.provider } : {}),
@@ -26,6 +30,10 @@ export const resultJson = (result: unknown) => JSON.parse(resultText(result));
 
 /** A raw JSON-RPC POST to an app's MCP endpoint (as any HTTP client would send it). */
 export const mcpPost = (appId: string, body: unknown, token: string | null, headers: Record<string, string> = {}) =>
-  call('POST', `/apps/${appId}/mcp`, { token, body, headers: { Accept: 'application/json, text/event-stream', ...headers } });
+  call('POST', `/apps/${appId}/mcp`, {
+    token,
+    body,
+    headers: { Accept: 'application/json, text/event-stream', ...headers },
+  });
 
 export const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };

@@ -6,7 +6,10 @@ import type { RouteDef } from '../../src/http/route.js';
 import { testEnv } from './servers.js';
 
 /** Serves a given route table through the real middleware stack (auth, validation, errors). */
-export async function mountRoutes(routes: RouteDef[], overrides: Partial<Deps> = {}): Promise<{ base: string; close(): Promise<void> }> {
+export async function mountRoutes(
+  routes: RouteDef[],
+  overrides: Partial<Deps> = {},
+): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer(createApp({ ...testEnv().deps, ...overrides }, routes).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as net.AddressInfo;

@@ -1,6 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
 import { expect } from 'chai';
 import { post } from './http.js';
 import { testEnv } from './servers.js';
@@ -26,7 +30,14 @@ export class TestOAuthProvider implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', ...(this.scope ? { scope: this.scope } : {}) };
+    return {
+      client_name: 'SDK test client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(this.scope ? { scope: this.scope } : {}),
+    };
   }
   clientInformation() {
     return this.info;
@@ -67,7 +78,11 @@ export const approveWith =
   (level: 'read' | 'write' | 'full', user = { id: 'user_1', name: 'Ada', email: 'ada@example.com' }, appId?: string) =>
   async (url: URL): Promise<string> => {
     const requestId = await openAuthorization(url);
-    const res = await post(`/oauth/requests/${requestId}/approve`, testEnv().adminKey, { user, access_level: level, ...(appId ? { app_id: appId } : {}) });
+    const res = await post(`/oauth/requests/${requestId}/approve`, testEnv().adminKey, {
+      user,
+      access_level: level,
+      ...(appId ? { app_id: appId } : {}),
+    });
     expect(res.status, res.text).to.equal(200);
     const redirect = new URL(res.body.redirect_url);
     expect(`${redirect.origin}${redirect.pathname}`).to.equal(REDIRECT);
@@ -76,7 +91,11 @@ export const approveWith =
 
 /** A form POST (token and revoke endpoints take `application/x-www-form-urlencoded`). */
 export async function postForm(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(testEnv().baseUrl + path, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(fields) });
+  const res = await fetch(testEnv().baseUrl + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields),
+  });
   const text = await res.text();
   const json = (res.headers.get('content-type') ?? '').includes('json');
   return { status: res.status, body: text && json ? JSON.parse(text) : text, headers: res.headers };

@@ -8,7 +8,10 @@ export interface Received {
 }
 
 /** What the receiver answers to the n-th request (0-based); default 200. */
-export type Script = (n: number, req: Received) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
+export type Script = (
+  n: number,
+  req: Received,
+) => { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
 
 /** A real HTTP server on loopback that records every webhook it gets and answers as scripted. */
 export async function startReceiver(script: Script = () => ({ status: 200, body: 'ok' })) {

@@ -16,7 +16,9 @@ describe('account tokens', () => {
     const token = mintAccountToken('app_1', 'u1', key, future);
     expect(verifyAccountToken(token, 'app_2', key)).to.equal(null);
     expect(verifyAccountToken(token, 'app_1', 'key_regenerated')).to.equal(null);
-    expect(verifyAccountToken(mintAccountToken('app_1', 'u1', key, new Date(Date.now() - 1000)), 'app_1', key)).to.equal(null);
+    expect(
+      verifyAccountToken(mintAccountToken('app_1', 'u1', key, new Date(Date.now() - 1000)), 'app_1', key),
+    ).to.equal(null);
     const [payload, sig] = token.slice(4).split('.');
     const forged = Buffer.from(JSON.stringify({ a: 'app_1', n: 'admin', e: 9999999999 })).toString('base64url');
     expect(verifyAccountToken(`act_${forged}.${sig}`, 'app_1', key)).to.equal(null);

@@ -37,8 +37,12 @@ export class Migration20261121100000_webhooks extends Migration {
       "payload" jsonb not null,
       "created_at" timestamptz not null default now(),
       "updated_at" timestamptz not null default now());`);
-    this.addSql(`create index "webhook_deliveries_endpoint_time_index" on "webhook_deliveries" ("endpoint_id", "created_at" desc);`);
-    this.addSql(`create index "webhook_deliveries_endpoint_pending_index" on "webhook_deliveries" ("endpoint_id") where "status" = 'pending';`);
+    this.addSql(
+      `create index "webhook_deliveries_endpoint_time_index" on "webhook_deliveries" ("endpoint_id", "created_at" desc);`,
+    );
+    this.addSql(
+      `create index "webhook_deliveries_endpoint_pending_index" on "webhook_deliveries" ("endpoint_id") where "status" = 'pending';`,
+    );
     this.addSql(`create index "webhook_deliveries_time_index" on "webhook_deliveries" ("created_at");`);
 
     this.addSql(`alter table "events" add column "fanout_pending" boolean not null default false;`);

@@ -28,6 +28,8 @@ export class Migration20261121120000_offers extends Migration {
       primary key ("app_id", "id"),
       check (("kind" = 'targeted') = ("account_id" is not null)));`);
     this.addSql(`create index "offers_app_seq_index" on "offers" ("app_id", "seq");`);
-    this.addSql(`create index "offers_account_index" on "offers" ("app_id", "account_id") where "account_id" is not null;`);
+    this.addSql(
+      `create index "offers_account_index" on "offers" ("app_id", "account_id") where "account_id" is not null;`,
+    );
   }
 }

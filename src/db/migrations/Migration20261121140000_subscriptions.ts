@@ -28,6 +28,8 @@ export class Migration20261121140000_subscriptions extends Migration {
       primary key ("app_id", "account_id"),
       foreign key ("app_id", "account_id") references "accounts" ("app_id", "id") on delete cascade);`);
     this.addSql(`create index "subscriptions_provider_index" on "subscriptions" ("provider_subscription_id");`);
-    this.addSql(`create index "subscriptions_due_pauses_index" on "subscriptions" ("resume_at") where "status" = 'paused';`);
+    this.addSql(
+      `create index "subscriptions_due_pauses_index" on "subscriptions" ("resume_at") where "status" = 'paused';`,
+    );
   }
 }

@@ -5,7 +5,9 @@ export class Migration20261121150000_billing_sync extends Migration {
   override name = 'Migration20261121150000_billing_sync';
 
   override up(): void {
-    this.addSql(`alter table "payment_connections" add column "provider_refs" jsonb not null default '{"productId": null, "plans": {}}';`);
+    this.addSql(
+      `alter table "payment_connections" add column "provider_refs" jsonb not null default '{"productId": null, "plans": {}}';`,
+    );
     this.addSql(`alter table "subscriptions"
       add column "provider_status" varchar(255) null,
       add column "provider_plan_id" varchar(255) null,

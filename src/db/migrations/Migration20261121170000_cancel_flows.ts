@@ -40,8 +40,12 @@ export class Migration20261121170000_cancel_flows extends Migration {
       "updated_at" timestamptz not null default now(),
       foreign key ("app_id", "account_id") references "accounts" ("app_id", "id") on delete cascade);`);
     this.addSql(`create index "cancel_sessions_app_created_index" on "cancel_sessions" ("app_id", "created_at");`);
-    this.addSql(`create index "cancel_sessions_flow_created_index" on "cancel_sessions" ("app_id", "flow_id", "created_at");`);
-    this.addSql(`create index "cancel_sessions_account_created_index" on "cancel_sessions" ("app_id", "account_id", "created_at");`);
+    this.addSql(
+      `create index "cancel_sessions_flow_created_index" on "cancel_sessions" ("app_id", "flow_id", "created_at");`,
+    );
+    this.addSql(
+      `create index "cancel_sessions_account_created_index" on "cancel_sessions" ("app_id", "account_id", "created_at");`,
+    );
 
     this.addSql(`alter table "subscriptions" add column "discount" jsonb null;`);
   }

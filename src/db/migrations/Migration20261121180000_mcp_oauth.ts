@@ -38,8 +38,12 @@ export class Migration20261121180000_mcp_oauth extends Migration {
       "created_at" timestamptz not null default now(),
       "last_used_at" timestamptz null);`);
     // One connection per person and client on an app: approving again updates its level.
-    this.addSql(`create unique index "mcp_connections_oauth_unique" on "mcp_connections" ("app_id", "client_id", "user_id") where "kind" = 'oauth';`);
-    this.addSql(`create index "mcp_connections_app_index" on "mcp_connections" ("app_id", "last_used_at" desc nulls last);`);
+    this.addSql(
+      `create unique index "mcp_connections_oauth_unique" on "mcp_connections" ("app_id", "client_id", "user_id") where "kind" = 'oauth';`,
+    );
+    this.addSql(
+      `create index "mcp_connections_app_index" on "mcp_connections" ("app_id", "last_used_at" desc nulls last);`,
+    );
 
     this.addSql(`create table "oauth_requests" (
       "id" varchar(255) primary key,

@@ -11,6 +11,8 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import Koa, { type Context } from 'koa';
 
+// The stand-in juggles PayPal's loosely typed JSON documents.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
 interface State {
@@ -35,7 +37,8 @@ export interface StandInOptions {
   host?: string;
 }
 
-const id = (prefix: string, n = 17) => `${prefix}${randomBytes(n).toString('base64url').replace(/[-_]/g, '').slice(0, n).toUpperCase()}`;
+const id = (prefix: string, n = 17) =>
+  `${prefix}${randomBytes(n).toString('base64url').replace(/[-_]/g, '').slice(0, n).toUpperCase()}`;
 const now = () => new Date().toISOString();
 const addInterval = (from: Date, unit: string) => {
   const d = new Date(from);
@@ -47,7 +50,12 @@ const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)}
 
 function paypalError(ctx: Context, status: number, name: string, message: string, issue?: string) {
   ctx.status = status;
-  ctx.body = { name, message, debug_id: randomBytes(6).toString('hex'), ...(issue ? { details: [{ issue, description: message }] } : {}) };
+  ctx.body = {
+    name,
+    message,
+    debug_id: randomBytes(6).toString('hex'),
+    ...(issue ? { details: [{ issue, description: message }] } : {}),
+  };
 }
 
 export class PayPalStandIn {
@@ -61,7 +69,16 @@ export class PayPalStandIn {
   readonly sent: { url: string; event: Json; status: number | null }[] = [];
 
   constructor(private readonly opts: StandInOptions = {}) {
-    const fresh: State = { credentials: { ...(opts.credentials ?? {}) }, tokens: {}, products: {}, plans: {}, subscriptions: {}, orders: {}, webhooks: {}, idempotency: {} };
+    const fresh: State = {
+      credentials: { ...(opts.credentials ?? {}) },
+      tokens: {},
+      products: {},
+      plans: {},
+      subscriptions: {},
+      orders: {},
+      webhooks: {},
+      idempotency: {},
+    };
     if (opts.statePath && fs.existsSync(opts.statePath)) {
       this.state = { ...fresh, ...(JSON.parse(fs.readFileSync(opts.statePath, 'utf8')) as State) };
       Object.assign(this.state.credentials, opts.credentials ?? {});
@@ -99,19 +116,31 @@ export class PayPalStandIn {
 
   private signature(transmissionId: string, time: string, webhookId: string, body: string) {
     const crc = zlib.crc32(body);
-    return createHmac('sha256', this.signingKey).update(`${transmissionId}|${time}|${webhookId}|${crc}`).digest('base64');
+    return createHmac('sha256', this.signingKey)
+      .update(`${transmissionId}|${time}|${webhookId}|${crc}`)
+      .digest('base64');
   }
 
   /** Sends an event to every webhook of the client subscribed to its type, signed. */
   async notify(clientId: string, eventType: string, resource: Json, summary = eventType) {
-    const event = { id: id('WH-', 17), event_version: '1.0', create_time: now(), resource_type: eventType.split('.')[0].toLowerCase(), event_type: eventType, summary, resource };
+    const event = {
+      id: id('WH-', 17),
+      event_version: '1.0',
+      create_time: now(),
+      resource_type: eventType.split('.')[0].toLowerCase(),
+      event_type: eventType,
+      summary,
+      resource,
+    };
     const body = JSON.stringify(event);
-    const hooks = Object.values(this.state.webhooks).filter((w) => w.clientId === clientId && w.event_types.some((t) => t.name === eventType || t.name === '*'));
+    const hooks = Object.values(this.state.webhooks).filter(
+      (w) => w.clientId === clientId && w.event_types.some((t) => t.name === eventType || t.name === '*'),
+    );
     await Promise.all(
       hooks.map(async (w) => {
         const transmissionId = randomUUID();
         const time = now();
-        let status: number | null = null;
+        let status: number | null;
         try {
           const res = await fetch(w.url, {
             method: 'POST',
@@ -147,7 +176,16 @@ export class PayPalStandIn {
     s.billing_info.next_billing_time = addInterval(new Date(), plan.billing_cycles.at(-1).frequency.interval_unit);
     s.billing_info.cycle_executions = (s.billing_info.cycle_executions ?? 0) + 1;
     this.save();
-    await this.notify(s.clientId, 'PAYMENT.SALE.COMPLETED', { id: id('SALE-'), billing_agreement_id: s.id, custom: s.custom_id, amount: { total: s.billing_info.last_payment.amount.value, currency: s.billing_info.last_payment.amount.currency_code }, state: 'completed' });
+    await this.notify(s.clientId, 'PAYMENT.SALE.COMPLETED', {
+      id: id('SALE-'),
+      billing_agreement_id: s.id,
+      custom: s.custom_id,
+      amount: {
+        total: s.billing_info.last_payment.amount.value,
+        currency: s.billing_info.last_payment.amount.currency_code,
+      },
+      state: 'completed',
+    });
   }
 
   async failPayment(subId: string) {
@@ -166,14 +204,26 @@ export class PayPalStandIn {
 
   private presentSubscription(s: Json) {
     const { clientId: _c, application_context: _a, pending: _p, ...rest } = s;
-    const links = s.status === 'APPROVAL_PENDING' ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.approval_token}`, method: 'GET' }] : [];
-    return { ...rest, links: [...links, { rel: 'self', href: `${this.baseUrl}/v1/billing/subscriptions/${s.id}`, method: 'GET' }] };
+    const links =
+      s.status === 'APPROVAL_PENDING'
+        ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.approval_token}`, method: 'GET' }]
+        : [];
+    return {
+      ...rest,
+      links: [...links, { rel: 'self', href: `${this.baseUrl}/v1/billing/subscriptions/${s.id}`, method: 'GET' }],
+    };
   }
 
   private presentOrder(o: Json) {
     const { clientId: _c, application_context: _a, ...rest } = o;
-    const links = o.status === 'CREATED' ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?token=${o.id}`, method: 'GET' }] : [];
-    return { ...rest, links: [...links, { rel: 'self', href: `${this.baseUrl}/v2/checkout/orders/${o.id}`, method: 'GET' }] };
+    const links =
+      o.status === 'CREATED'
+        ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?token=${o.id}`, method: 'GET' }]
+        : [];
+    return {
+      ...rest,
+      links: [...links, { rel: 'self', href: `${this.baseUrl}/v2/checkout/orders/${o.id}`, method: 'GET' }],
+    };
   }
 
   private app(): Koa {
@@ -184,7 +234,13 @@ export class PayPalStandIn {
       if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
       const m = /^Bearer (.+)$/.exec(ctx.get('authorization'));
       const token = m && this.state.tokens[m[1]];
-      if (!token || token.expiresAt < Date.now()) return paypalError(ctx, 401, 'AUTHENTICATION_FAILURE', 'Authentication failed due to invalid authentication credentials or a missing Authorization header.');
+      if (!token || token.expiresAt < Date.now())
+        return paypalError(
+          ctx,
+          401,
+          'AUTHENTICATION_FAILURE',
+          'Authentication failed due to invalid authentication credentials or a missing Authorization header.',
+        );
       ctx.state.clientId = token.clientId;
       // PayPal-Request-Id: the same POST twice answers the first result.
       const key = ctx.method === 'POST' ? ctx.get('paypal-request-id') : '';
@@ -195,7 +251,8 @@ export class PayPalStandIn {
         return;
       }
       await next();
-      if (key && ctx.status < 300) this.state.idempotency[`${token.clientId}:${key}`] = { status: ctx.status, body: ctx.body };
+      if (key && ctx.status < 300)
+        this.state.idempotency[`${token.clientId}:${key}`] = { status: ctx.status, body: ctx.body };
       this.save();
     };
     const own = <T extends Json>(ctx: Context, map: Record<string, T>, key: string): T | undefined => {
@@ -214,7 +271,11 @@ export class PayPalStandIn {
       const m = /^Basic (.+)$/.exec(ctx.get('authorization'));
       const [clientId, secret] = m ? Buffer.from(m[1], 'base64').toString().split(':') : [];
       const expected = clientId ? this.state.credentials[clientId] : undefined;
-      const ok = expected !== undefined && secret !== undefined && expected.length === secret.length && timingSafeEqual(Buffer.from(expected), Buffer.from(secret));
+      const ok =
+        expected !== undefined &&
+        secret !== undefined &&
+        expected.length === secret.length &&
+        timingSafeEqual(Buffer.from(expected), Buffer.from(secret));
       if (!ok || body(ctx).grant_type !== 'client_credentials') {
         ctx.status = 401;
         ctx.body = { error: 'invalid_client', error_description: 'Client Authentication failed' };
@@ -222,13 +283,29 @@ export class PayPalStandIn {
       }
       const token = `A21AA${randomBytes(24).toString('base64url')}`;
       this.state.tokens[token] = { clientId, expiresAt: Date.now() + 32_400_000 };
-      ctx.body = { scope: 'https://uri.paypal.com/services/subscriptions', access_token: token, token_type: 'Bearer', app_id: `APP-${clientId.slice(0, 8)}`, expires_in: 32400, nonce: randomUUID() };
+      ctx.body = {
+        scope: 'https://uri.paypal.com/services/subscriptions',
+        access_token: token,
+        token_type: 'Bearer',
+        app_id: `APP-${clientId.slice(0, 8)}`,
+        expires_in: 32400,
+        nonce: randomUUID(),
+      };
     });
 
     router.post('/v1/catalogs/products', auth, (ctx) => {
       const b = body(ctx);
-      if (!b.name) return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
-      const p = { id: id('PROD-'), name: b.name, description: b.description, type: b.type ?? 'SERVICE', category: b.category, create_time: now(), clientId: ctx.state.clientId };
+      if (!b.name)
+        return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
+      const p = {
+        id: id('PROD-'),
+        name: b.name,
+        description: b.description,
+        type: b.type ?? 'SERVICE',
+        category: b.category,
+        create_time: now(),
+        clientId: ctx.state.clientId,
+      };
       this.state.products[p.id] = p;
       ctx.status = 201;
       ctx.body = { ...p, clientId: undefined };
@@ -239,9 +316,31 @@ export class PayPalStandIn {
       const product = own(ctx, this.state.products, b.product_id);
       if (!product) return;
       const cycles = b.billing_cycles as Json[] | undefined;
-      const valid = cycles?.length && cycles.every((c) => Number(c.pricing_scheme?.fixed_price?.value) >= 0 && /^[A-Z]{3}$/.test(c.pricing_scheme?.fixed_price?.currency_code ?? ''));
-      if (!valid) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'INVALID_PRICING_SCHEME');
-      const p = { id: id('P-', 24), product_id: b.product_id, name: b.name, status: 'ACTIVE', billing_cycles: cycles, payment_preferences: b.payment_preferences, create_time: now(), clientId: ctx.state.clientId };
+      const valid =
+        cycles?.length &&
+        cycles.every(
+          (c) =>
+            Number(c.pricing_scheme?.fixed_price?.value) >= 0 &&
+            /^[A-Z]{3}$/.test(c.pricing_scheme?.fixed_price?.currency_code ?? ''),
+        );
+      if (!valid)
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'INVALID_PRICING_SCHEME',
+        );
+      const p = {
+        id: id('P-', 24),
+        product_id: b.product_id,
+        name: b.name,
+        status: 'ACTIVE',
+        billing_cycles: cycles,
+        payment_preferences: b.payment_preferences,
+        create_time: now(),
+        clientId: ctx.state.clientId,
+      };
       this.state.plans[p.id] = p;
       ctx.status = 201;
       ctx.body = { ...p, clientId: undefined };
@@ -261,7 +360,11 @@ export class PayPalStandIn {
         status: 'APPROVAL_PENDING',
         custom_id: b.custom_id ?? null,
         subscriber: b.subscriber ?? null,
-        billing_info: { next_billing_time: null as string | null, last_payment: null as Json | null, cycle_executions: 0 },
+        billing_info: {
+          next_billing_time: null as string | null,
+          last_payment: null as Json | null,
+          cycle_executions: 0,
+        },
         create_time: now(),
         status_update_time: now(),
         approval_token: id('BA-', 17),
@@ -281,29 +384,81 @@ export class PayPalStandIn {
       if (!s) return;
       const plan = own(ctx, this.state.plans, body(ctx).plan_id);
       if (!plan) return;
-      if (s.status !== 'ACTIVE') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'SUBSCRIPTION_STATUS_INVALID');
+      if (s.status !== 'ACTIVE')
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'SUBSCRIPTION_STATUS_INVALID',
+        );
       s.pending = { plan_id: plan.id, token: id('BA-', 17), application_context: body(ctx).application_context ?? {} };
-      ctx.body = { plan_id: plan.id, links: [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.pending.token}`, method: 'GET' }] };
+      ctx.body = {
+        plan_id: plan.id,
+        links: [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.pending.token}`, method: 'GET' }],
+      };
     });
     const transition = (from: string[], to: string, eventType: string) => async (ctx: Context) => {
       const s = own(ctx, this.state.subscriptions, ctx.params.id);
       if (!s) return;
-      if (!from.includes(s.status)) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'SUBSCRIPTION_STATUS_INVALID');
+      if (!from.includes(s.status))
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'SUBSCRIPTION_STATUS_INVALID',
+        );
       s.status = to;
       s.status_update_time = now();
-      if (to === 'ACTIVE') s.billing_info.next_billing_time = addInterval(new Date(), this.state.plans[s.plan_id].billing_cycles.at(-1).frequency.interval_unit);
+      if (to === 'ACTIVE')
+        s.billing_info.next_billing_time = addInterval(
+          new Date(),
+          this.state.plans[s.plan_id].billing_cycles.at(-1).frequency.interval_unit,
+        );
       ctx.status = 204;
       this.later(0, () => void this.notify(s.clientId, eventType, this.presentSubscription(s)));
     };
-    router.post('/v1/billing/subscriptions/:id/suspend', auth, transition(['ACTIVE'], 'SUSPENDED', 'BILLING.SUBSCRIPTION.SUSPENDED'));
-    router.post('/v1/billing/subscriptions/:id/activate', auth, transition(['SUSPENDED'], 'ACTIVE', 'BILLING.SUBSCRIPTION.ACTIVATED'));
-    router.post('/v1/billing/subscriptions/:id/cancel', auth, transition(['ACTIVE', 'SUSPENDED', 'APPROVED', 'APPROVAL_PENDING'], 'CANCELLED', 'BILLING.SUBSCRIPTION.CANCELLED'));
+    router.post(
+      '/v1/billing/subscriptions/:id/suspend',
+      auth,
+      transition(['ACTIVE'], 'SUSPENDED', 'BILLING.SUBSCRIPTION.SUSPENDED'),
+    );
+    router.post(
+      '/v1/billing/subscriptions/:id/activate',
+      auth,
+      transition(['SUSPENDED'], 'ACTIVE', 'BILLING.SUBSCRIPTION.ACTIVATED'),
+    );
+    router.post(
+      '/v1/billing/subscriptions/:id/cancel',
+      auth,
+      transition(
+        ['ACTIVE', 'SUSPENDED', 'APPROVED', 'APPROVAL_PENDING'],
+        'CANCELLED',
+        'BILLING.SUBSCRIPTION.CANCELLED',
+      ),
+    );
 
     router.post('/v2/checkout/orders', auth, (ctx) => {
       const b = body(ctx);
       const unit = b.purchase_units?.[0];
-      if (!unit?.amount?.value || !/^[A-Z]{3}$/.test(unit.amount.currency_code ?? '')) return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'INVALID_PARAMETER_VALUE');
-      const o = { id: id('', 17), intent: b.intent ?? 'CAPTURE', status: 'CREATED', purchase_units: b.purchase_units, create_time: now(), application_context: b.application_context ?? {}, clientId: ctx.state.clientId };
+      if (!unit?.amount?.value || !/^[A-Z]{3}$/.test(unit.amount.currency_code ?? ''))
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'INVALID_PARAMETER_VALUE',
+        );
+      const o = {
+        id: id('', 17),
+        intent: b.intent ?? 'CAPTURE',
+        status: 'CREATED',
+        purchase_units: b.purchase_units,
+        create_time: now(),
+        application_context: b.application_context ?? {},
+        clientId: ctx.state.clientId,
+      };
       this.state.orders[o.id] = o;
       ctx.status = 201;
       ctx.body = this.presentOrder(o);
@@ -315,18 +470,44 @@ export class PayPalStandIn {
     router.post('/v2/checkout/orders/:id/capture', auth, (ctx) => {
       const o = own(ctx, this.state.orders, ctx.params.id);
       if (!o) return;
-      if (o.status === 'COMPLETED') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'ORDER_ALREADY_CAPTURED');
-      if (o.status !== 'APPROVED') return paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', 'ORDER_NOT_APPROVED');
+      if (o.status === 'COMPLETED')
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'ORDER_ALREADY_CAPTURED',
+        );
+      if (o.status !== 'APPROVED')
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed.',
+          'ORDER_NOT_APPROVED',
+        );
       o.status = 'COMPLETED';
       ctx.status = 201;
       ctx.body = this.presentOrder(o);
-      this.later(0, () => void this.notify(o.clientId, 'PAYMENT.CAPTURE.COMPLETED', { id: id('CAP-'), status: 'COMPLETED', custom_id: o.purchase_units?.[0]?.custom_id, supplementary_data: { related_ids: { order_id: o.id } } }));
+      this.later(
+        0,
+        () =>
+          void this.notify(o.clientId, 'PAYMENT.CAPTURE.COMPLETED', {
+            id: id('CAP-'),
+            status: 'COMPLETED',
+            custom_id: o.purchase_units?.[0]?.custom_id,
+            supplementary_data: { related_ids: { order_id: o.id } },
+          }),
+      );
     });
 
     router.post('/v1/notifications/webhooks', auth, (ctx) => {
       const b = body(ctx);
-      if (!b.url || !Array.isArray(b.event_types)) return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
-      const existing = Object.values(this.state.webhooks).find((w) => w.clientId === ctx.state.clientId && w.url === b.url);
+      if (!b.url || !Array.isArray(b.event_types))
+        return paypalError(ctx, 400, 'INVALID_REQUEST', 'Request is not well-formed.', 'MISSING_REQUIRED_PARAMETER');
+      const existing = Object.values(this.state.webhooks).find(
+        (w) => w.clientId === ctx.state.clientId && w.url === b.url,
+      );
       if (existing) return paypalError(ctx, 400, 'WEBHOOK_URL_ALREADY_EXISTS', 'Webhook URL already exists');
       const w = { id: id('WH-', 17), url: b.url, event_types: b.event_types, clientId: ctx.state.clientId };
       this.state.webhooks[w.id] = w;
@@ -334,13 +515,25 @@ export class PayPalStandIn {
       ctx.body = { id: w.id, url: w.url, event_types: w.event_types };
     });
     router.get('/v1/notifications/webhooks', auth, (ctx) => {
-      ctx.body = { webhooks: Object.values(this.state.webhooks).filter((w) => w.clientId === ctx.state.clientId).map(({ clientId: _c, ...w }) => w) };
+      ctx.body = {
+        webhooks: Object.values(this.state.webhooks)
+          .filter((w) => w.clientId === ctx.state.clientId)
+          .map(({ clientId: _c, ...w }) => w),
+      };
     });
     router.post('/v1/notifications/verify-webhook-signature', auth, (ctx) => {
       const b = body(ctx);
-      const expected = this.signature(String(b.transmission_id), String(b.transmission_time), String(b.webhook_id), JSON.stringify(b.webhook_event));
+      const expected = this.signature(
+        String(b.transmission_id),
+        String(b.transmission_time),
+        String(b.webhook_id),
+        JSON.stringify(b.webhook_event),
+      );
       const given = Buffer.from(String(b.transmission_sig ?? ''));
-      const ok = given.length === Buffer.from(expected).length && timingSafeEqual(given, Buffer.from(expected)) && this.state.webhooks[b.webhook_id]?.clientId === ctx.state.clientId;
+      const ok =
+        given.length === Buffer.from(expected).length &&
+        timingSafeEqual(given, Buffer.from(expected)) &&
+        this.state.webhooks[b.webhook_id]?.clientId === ctx.state.clientId;
       ctx.body = { verification_status: ok ? 'SUCCESS' : 'FAILURE' };
     });
 
@@ -354,8 +547,12 @@ export class PayPalStandIn {
         return;
       }
       const { kind, item, plan } = found;
-      const price = kind === 'order' ? item.purchase_units[0].amount : plan.billing_cycles.at(-1).pricing_scheme.fixed_price;
-      const what = kind === 'order' ? escape(item.purchase_units[0].description ?? 'One-time purchase') : `${escape(plan.name)}, ${price.value} ${price.currency_code} per ${plan.billing_cycles.at(-1).frequency.interval_unit.toLowerCase()}`;
+      const price =
+        kind === 'order' ? item.purchase_units[0].amount : plan.billing_cycles.at(-1).pricing_scheme.fixed_price;
+      const what =
+        kind === 'order'
+          ? escape(item.purchase_units[0].description ?? 'One-time purchase')
+          : `${escape(plan.name)}, ${price.value} ${price.currency_code} per ${plan.billing_cycles.at(-1).frequency.interval_unit.toLowerCase()}`;
       const token = escape(String(ctx.query.ba_token ?? ctx.query.token));
       ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Approve payment (PayPal stand-in)</title></head>
 <body><main><h1>Approve your payment</h1><p id="summary">${what}</p>
@@ -383,7 +580,8 @@ export class PayPalStandIn {
 
   private findApproval(token: string): { kind: 'subscription' | 'revision' | 'order'; item: Json; plan: Json } | null {
     for (const s of Object.values(this.state.subscriptions)) {
-      if (s.approval_token === token && s.status === 'APPROVAL_PENDING') return { kind: 'subscription', item: s, plan: this.state.plans[s.plan_id] };
+      if (s.approval_token === token && s.status === 'APPROVAL_PENDING')
+        return { kind: 'subscription', item: s, plan: this.state.plans[s.plan_id] };
       if (s.pending?.token === token) return { kind: 'revision', item: s, plan: this.state.plans[s.pending.plan_id] };
     }
     const o = this.state.orders[token];
@@ -450,7 +648,9 @@ export class PayPalStandIn {
 
   async start(): Promise<string> {
     this.server = http.createServer(this.app().callback());
-    await new Promise<void>((resolve) => this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve) =>
+      this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve()),
+    );
     const { port } = this.server.address() as net.AddressInfo;
     this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
     return this.baseUrl;
