@@ -1,6 +1,7 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
 import type { Deps } from './deps.js';
+import { contractCheck } from './http/contract.js';
 import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter } from './http/router.js';
@@ -9,6 +10,8 @@ import { routes as allRoutes } from './http/routes.js';
 /** The Koa application without listen(): the API process and the tests both use it. */
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa({ proxy: true });
+  // Tests hold every answer to its route's documents (response schema, replies, error schema).
+  if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   app.use(requestLifecycle(deps.logger));
   app.use(
     cors({

@@ -15,6 +15,7 @@ const echo = (path: string, auth: Cred[]): RouteDef =>
     auth,
     tags: ['test'],
     summary: path,
+    response: z.object({ caller: z.string(), app: z.string().nullable(), account: z.string().nullable() }),
     handler: ({ caller, app }) => ({
       caller: caller.kind,
       app: app?.id ?? null,
@@ -38,6 +39,7 @@ const table = [
     tags: ['test'],
     summary: 'validated',
     params: z.object({ appId: z.string(), accountId: z.string().min(3) }),
+    response: z.object({ ok: z.boolean() }),
     handler: () => ({ ok: true }),
   }),
 ];

@@ -26,6 +26,7 @@ const table = [
       nested: z.object({ flag: z.boolean() }).optional(),
     }),
     status: 201,
+    response: z.object({ received: z.looseObject({}) }),
     handler: ({ body }) => ({ received: body }),
   }),
   route({
@@ -35,6 +36,7 @@ const table = [
     tags: ['test'],
     summary: 'inserts an app with a fixed id',
     body: z.object({ id: z.string() }),
+    response: z.object({ created: z.string() }),
     handler: async ({ em, body }) => {
       em.create(App, {
         id: body.id,
@@ -63,6 +65,7 @@ const table = [
     tags: ['test'],
     summary: 'paged list',
     query: pageQuery,
+    response: z.object({ data: z.array(z.number()), total: z.number(), page: z.number(), per_page: z.number() }),
     handler: ({ query }) =>
       pageOf(ITEMS.slice(pageOffset(query), pageOffset(query) + query.per_page), ITEMS.length, query),
   }),
@@ -73,6 +76,7 @@ const table = [
     tags: ['test'],
     summary: 'log list',
     query: z.object({ limit: limitParam(50, 100) }),
+    response: z.object({ limit: z.number() }),
     handler: ({ query }) => ({ limit: query.limit }),
   }),
 ];

@@ -107,6 +107,7 @@ export const agentRoutes = [
     params: threadParams,
     body: putBody,
     response: threadSchema,
+    replies: { 201: { description: 'The thread was created', schema: threadSchema } },
     handler: async (s) => {
       const [row] = await sql<Row & { created: boolean }>(
         s.em,

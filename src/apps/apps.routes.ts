@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { route } from '../http/route.js';
+import { deleted, deletedSchema } from '../http/schemas.js';
 import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
 import * as apps from './apps.service.js';
 
@@ -22,6 +23,7 @@ export const appRoutes = [
     method: 'GET',
     path: '/apps/:appId',
     auth: ['S'],
+    mcp: { tool: 'get_app', level: 'R', redact: ['api_key', 'public_key'] },
     tags,
     summary: 'Get the app',
     params: appIdParams,
@@ -32,6 +34,7 @@ export const appRoutes = [
     method: 'PATCH',
     path: '/apps/:appId',
     auth: ['S'],
+    mcp: { tool: 'update_app', level: 'W', only: ['name'], redact: ['api_key', 'public_key'] },
     tags,
     summary: 'Update the app',
     description: 'Merges the sent fields. Key fields are ignored.',
@@ -47,10 +50,10 @@ export const appRoutes = [
     tags,
     summary: 'Delete the app and everything it owns',
     params: appIdParams,
-    response: z.object({ deleted: z.literal(true), id: z.string() }),
+    response: deletedSchema,
     handler: async ({ em, app }) => {
       await apps.deleteApp(em, app!);
-      return { deleted: true, id: app!.id };
+      return deleted(app!.id);
     },
   }),
   route({

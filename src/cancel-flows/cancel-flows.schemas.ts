@@ -114,12 +114,31 @@ export const sessionSchema = z.object({
   id: z.string(),
   status: z.enum(['open', 'saved', 'cancelled', 'abandoned']),
   flow: z.object({ id: z.string(), name: z.string() }),
-  step: z
-    .object({ id: z.string(), type: z.string(), title: z.string(), decline_label: z.string().nullable() })
-    .passthrough(),
+  step: z.object({
+    id: z.string(),
+    type: z.string(),
+    title: z.string(),
+    decline_label: z.string().nullable(),
+    body: z.string().nullable(),
+    /** A question's answers to choose from (empty on other steps). */
+    answers: z.array(z.object({ id: z.string(), label: z.string() })),
+    allow_text: z.boolean(),
+  }),
   progress: z.object({ index: z.number(), total: z.number() }),
   can_go_back: z.boolean(),
-  offer: z.record(z.string(), z.unknown()).nullable(),
+  offer: z
+    .object({
+      kind: z.string(),
+      source: z.enum(['static', 'dynamic']),
+      details: z.record(z.string(), z.unknown()),
+      headline: z.string(),
+      body: z.string(),
+      cta: z.string(),
+      status: z.enum(['shown', 'accepted', 'declined']),
+      /** Set when the model was asked but its choice was not used. */
+      fallback_reason: z.string().optional(),
+    })
+    .nullable(),
   approve_url: z.string().nullable(),
   result: z.record(z.string(), z.unknown()).nullable(),
   account: z.object({
@@ -129,4 +148,9 @@ export const sessionSchema = z.object({
       .object({ price: z.number(), currency: z.string(), interval: z.string(), renews_at: z.string().nullable() })
       .nullable(),
   }),
+  /** The answers given so far, by question step. */
+  answers: z.record(z.string(), z.object({ answer: z.string().nullable(), text: z.string().nullable() })),
+  created_at: z.string(),
+  updated_at: z.string(),
+  ended_at: z.string().nullable(),
 });

@@ -166,7 +166,7 @@ const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({
   updated_at: iso(r.updatedAt)!,
 });
 
-export function presentPricingCard(plan: IPlan): PricingCard | null {
+export function presentPricingCard(plan: IPlan): z.input<typeof S.pricingCardSchema> | null {
   if (!plan.pricingCard) return null;
   return {
     ...plan.pricingCard,
@@ -266,12 +266,12 @@ export async function getPlan(ctx: Ctx, id: string): Promise<PlanView> {
   return planView(ctx.em, await findPlan(ctx.em, ctx.app.id, id));
 }
 
-export async function listPricingCards(ctx: Ctx): Promise<PricingCard[]> {
+export async function listPricingCards(ctx: Ctx) {
   const plans = await ctx.em.find(Plan, { appId: ctx.app.id, pricingCard: { $ne: null } }, { orderBy: { seq: 'asc' } });
   return plans.map((p) => presentPricingCard(p)!);
 }
 
-export async function getPricingCard(ctx: Ctx, id: string): Promise<PricingCard> {
+export async function getPricingCard(ctx: Ctx, id: string) {
   const card = presentPricingCard(await findPlan(ctx.em, ctx.app.id, id));
   if (!card) throw notFound(`Pricing card of plan ${id}`);
   return card;

@@ -53,6 +53,7 @@ export const checkoutRoutes = [
     description: 'A plain page; it also asks the checkout to complete now.',
     params: appIdParams,
     query: z.object({ subscription_id: z.string().max(255).optional(), token: z.string().max(255).optional() }),
+    replies: { 200: { description: 'A thank-you page', contentType: 'text/html' } },
     handler: async (s) => {
       await checkouts.nudgeReturnedCheckout(s.deps, s.params.appId, s.query.subscription_id);
       return new Reply(

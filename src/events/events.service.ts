@@ -16,7 +16,7 @@ export function presentEvent(e: IEvent, opts: { test?: boolean } = {}) {
     created_at: iso(e.createdAt)!,
     app_id: e.appId,
     data: e.data,
-    ...(opts.test ? { test: true } : {}),
+    ...(opts.test ? { test: true as const } : {}),
   };
 }
 

@@ -52,7 +52,7 @@ function operationId(def: RouteDef): string {
 }
 
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */
-export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; version: string }) {
+export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
     const path = def.path.replace(/:(\w+)/g, '{$1}');
@@ -75,12 +75,23 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
         ? { description: 'OK', content: { 'application/json': { schema: jsonSchema(def.response, 'output') } } }
         : { description: 'OK' },
     };
+    for (const [code, reply] of Object.entries(def.replies ?? {})) {
+      const types = typeof reply.contentType === 'string' ? [reply.contentType] : (reply.contentType ?? []);
+      responses[code] = {
+        description: reply.description,
+        ...(reply.schema
+          ? { content: { 'application/json': { schema: jsonSchema(reply.schema, 'output') } } }
+          : types.length
+            ? { content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'string' } }])) }
+            : {}),
+      };
+    }
     const errorStatuses = new Set<number>(def.errors ?? []);
     if (def.params || def.query || def.body) errorStatuses.add(400);
     if (!open) errorStatuses.add(401);
     if (def.path.includes(':')) errorStatuses.add(404);
     for (const code of [...errorStatuses].sort()) {
-      responses[String(code)] = {
+      responses[String(code)] ??= {
         description: STATUS_TEXT[code] ?? 'Error',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };

@@ -63,6 +63,8 @@ export async function runRoute(
     origin: string;
     headers?: Record<string, string | undefined>;
     rawBody?: string;
+    /** The route table `def` is served from. */
+    routes: readonly RouteDef[];
   },
   deps: Deps,
 ): Promise<Reply> {
@@ -99,6 +101,7 @@ export async function runRoute(
     origin: input.origin,
     headers: input.headers ?? {},
     rawBody: input.rawBody,
+    routes: input.routes,
   };
   const result = await def.handler(scope as never);
   if (result instanceof Reply) return result;
@@ -107,14 +110,19 @@ export async function runRoute(
 }
 
 /** Builds the Koa router from the route table: the one place routes, credentials and schemas are declared. */
-export function buildRouter(routes: RouteDef[], deps: Deps): Router {
+export function buildRouter(routes: readonly RouteDef[], deps: Deps): Router {
   const router = new Router();
   const seen = new Set<string>();
   for (const def of routes) {
     const key = `${def.method} ${def.path}`;
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
-    const chain: Middleware[] = [];
+    const chain: Middleware[] = [
+      (ctx, next) => {
+        ctx.state.route = def;
+        return next();
+      },
+    ];
     if (HAS_BODY.has(def.method))
       chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
     chain.push(async (ctx) => {
@@ -132,6 +140,7 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
           origin: requestOrigin(ctx, deps),
           headers: ctx.headers as Record<string, string | undefined>,
           rawBody: (ctx.request as { rawBody?: string }).rawBody,
+          routes,
         },
         deps,
       );

@@ -1,8 +1,9 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
+import { errorSchema } from '../http/contract.js';
 import { AppError, forbidden } from '../http/errors.js';
-import { Reply, ctxOf, route, type Scope } from '../http/route.js';
+import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import { callSchema, callsQuery, listCalls } from './calls.js';
 import {
@@ -14,7 +15,7 @@ import {
 } from './connections.js';
 import { buildMcpServer } from './server.js';
 import { getSettings, settingsPatch, settingsSchema, updateSettings } from './settings.js';
-import { toolNames } from './tools.js';
+import { toolsOf } from './tools.js';
 
 const tags = ['MCP'];
 
@@ -30,9 +31,24 @@ const jsonRpcMessage = z.looseObject({
 });
 const mcpBody = z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)]);
 
+const rpcId = z.union([z.string(), z.number(), z.null()]);
+const rpcError = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: rpcId,
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }),
+});
+const rpcResult = z.object({ jsonrpc: z.literal('2.0'), id: rpcId, result: z.record(z.string(), z.unknown()) });
+const rpcResponse = z.union([rpcResult, rpcError]);
+/** The answer to a request, or to a batch (one entry per request in it). */
+const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
+/** The transport refuses a message it cannot take with a JSON-RPC error; validation answers `{ error }`. */
+const refused = (description: string) => ({ description, schema: z.union([errorSchema, rpcError]) });
+
 type Message = z.output<typeof jsonRpcMessage>;
 
-async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>): Promise<Reply> {
+async function handleMcp(
+  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
+): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
   const { em, deps, app: appRecord, caller } = s;
   const app = appRecord!;
   const settings = await getSettings(em, app.id);
@@ -64,6 +80,7 @@ async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.ou
     settings,
     level: caller.kind === 'oauth' ? caller.level : null,
     connectionId,
+    tools: toolsOf(s.routes),
   });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -120,6 +137,13 @@ export const mcpRoutes = [
     params: appIdParams,
     body: mcpBody,
     errors: [403],
+    response: mcpAnswer,
+    replies: {
+      202: { description: 'Notifications and responses only: accepted, no body' },
+      400: refused('Not a JSON-RPC message the server takes'),
+      406: refused('The Accept header does not take application/json and text/event-stream'),
+      415: refused('Not JSON'),
+    },
     // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
     // accepted by this server) adds error="invalid_token", so clients refresh or sign in again.
     challenge: (origin, params, sent) =>
@@ -166,7 +190,7 @@ export const mcpRoutes = [
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
-    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, toolNames()),
+    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
   }),
   route({
     method: 'GET',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../http/errors.js';
-import { Reply, route, type Scope } from '../http/route.js';
+import { Reply, route, type RawBody, type ReplyDoc, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
 import {
@@ -43,6 +43,9 @@ const redirect = (location: string, status = 302, headers: Record<string, string
 
 const asMetadata = (origin: string) => oauth.authorizationServerMetadata(origin);
 
+const page = (description: string): ReplyDoc => ({ description, contentType: 'text/html' });
+const seeOther = (description: string): ReplyDoc => ({ description });
+
 const requestParams = z.object({ requestId: z.string().min(1).max(255) });
 
 const consentForm = z.object({
@@ -70,6 +73,7 @@ export const oauthRoutes = [
     tags,
     summary: "Protected resource metadata (RFC 9728) of an app's MCP server",
     params: z.object({ appId: z.string().min(1) }),
+    response: oauth.protectedResourceSchema,
     handler: ({ app, origin }) => {
       if (!app) throw notFound('App');
       return oauth.protectedResourceMetadata(origin, app);
@@ -81,6 +85,7 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Protected resource metadata (RFC 9728) of the API origin',
+    response: oauth.protectedResourceSchema,
     handler: ({ origin }) => oauth.protectedResourceMetadata(origin, null),
   }),
   route({
@@ -89,6 +94,7 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414)',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
@@ -97,6 +103,7 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414), path-suffixed form',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
@@ -105,6 +112,7 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414) at the OpenID discovery path',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
@@ -117,6 +125,7 @@ export const oauthRoutes = [
     oauth: { invalidInput: 'invalid_client_metadata' },
     body: oauth.registerBody,
     status: 201,
+    response: oauth.clientSchema,
     handler: async ({ em, body }) => new Reply(201, await oauth.registerClient(em, body), NO_STORE),
   }),
   route({
@@ -131,7 +140,10 @@ export const oauthRoutes = [
     query: oauth.authorizeQuery,
     invalidInput: (message) =>
       html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
-    errors: [302],
+    replies: {
+      302: seeOther('To the consent page'),
+      400: page('The request is not valid (an HTML page; nothing is sent back to the client)'),
+    },
     handler: async ({ em, deps, origin, query }) => {
       try {
         const id = await oauth.saveAuthorizationRequest(em, origin, query);
@@ -155,6 +167,7 @@ export const oauthRoutes = [
       'replaces both, and the old pair stops working.',
     oauth: true,
     body: oauth.tokenBody,
+    response: oauth.tokenSchema,
     handler: async ({ em, deps, headers, body }) =>
       new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
   }),
@@ -166,6 +179,7 @@ export const oauthRoutes = [
     summary: 'Token revocation (RFC 7009); ends the connection',
     oauth: true,
     body: oauth.revokeBody,
+    response: z.object({}),
     handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
   }),
   route({
@@ -213,6 +227,11 @@ export const oauthRoutes = [
       'The operator signs in with the admin key (a 12-hour HttpOnly, SameSite=Strict session cookie), sees the ' +
       'client, picks an access level and, when the client named no server URL, an app; then approves or denies.',
     query: z.object({ request: z.string().max(255).optional() }),
+    replies: {
+      200: page('The sign-in form, or the consent form once signed in'),
+      400: page('The consent form with a problem to fix'),
+      404: page('The request expired or was used'),
+    },
     handler: async ({ em, deps, headers, query }) => {
       const requestId = query.request ?? '';
       const session = readSession(headers.cookie, deps.adminKey);
@@ -228,6 +247,11 @@ export const oauthRoutes = [
     summary: 'Consent page sign-in with the admin key (form)',
     oauth: true,
     body: consentForm,
+    replies: {
+      303: seeOther('Signed in: back to the consent page'),
+      401: page('The sign-in form again: wrong admin key'),
+      403: page('Sent from another origin'),
+    },
     handler: async (s) => {
       const requestId = s.body.request ?? '';
       if (!sameOrigin(s))
@@ -250,6 +274,7 @@ export const oauthRoutes = [
     summary: 'Consent page sign-out (form)',
     oauth: true,
     body: consentForm,
+    replies: { 303: seeOther('Signed out: back to the consent page'), 403: page('Sent from another origin') },
     handler: (s) => {
       if (!sameOrigin(s))
         return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
@@ -266,6 +291,14 @@ export const oauthRoutes = [
     summary: 'Consent page decision (form): approve or deny',
     oauth: true,
     body: consentForm,
+    replies: {
+      200: page('The consent form again (no decision made)'),
+      303: seeOther("To the client's redirect URI, with the code or error=access_denied"),
+      400: page('The consent form with a problem to fix'),
+      401: page('The sign-in form: the session ended'),
+      403: page('Sent from another origin, or a wrong form token'),
+      404: page('The request expired or was used'),
+    },
     handler: async (s) => {
       const { em, deps, body } = s;
       const requestId = body.request ?? '';
@@ -310,7 +343,7 @@ async function showConsent(
   session: string,
   requestId: string,
   error?: string,
-): Promise<Reply> {
+): Promise<Reply<RawBody>> {
   try {
     const r = await oauth.describeRequest(em, requestId);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);

@@ -22,8 +22,19 @@ export const oauthError = (status: number, error: string, description: string, h
 
 export const mcpResourceUrl = (origin: string, appId: string) => `${origin}/apps/${encodeURIComponent(appId)}/mcp`;
 
+export const protectedResourceSchema = z.object({
+  resource: z.string(),
+  authorization_servers: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+  resource_name: z.string().optional(),
+});
+
 /** RFC 9728 protected resource metadata: for one app's MCP server, or (no app) for the API origin. */
-export function protectedResourceMetadata(origin: string, app: { id: string; name: string } | null) {
+export function protectedResourceMetadata(
+  origin: string,
+  app: { id: string; name: string } | null,
+): z.input<typeof protectedResourceSchema> {
   return {
     resource: app ? mcpResourceUrl(origin, app.id) : origin,
     authorization_servers: [origin],
@@ -33,8 +44,24 @@ export function protectedResourceMetadata(origin: string, app: { id: string; nam
   };
 }
 
+export const authorizationServerSchema = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  registration_endpoint: z.string(),
+  revocation_endpoint: z.string(),
+  scopes_supported: z.array(z.string()),
+  response_types_supported: z.array(z.string()),
+  response_modes_supported: z.array(z.string()),
+  grant_types_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
+  authorization_response_iss_parameter_supported: z.boolean(),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()),
+});
+
 /** RFC 8414 authorization server metadata. */
-export function authorizationServerMetadata(origin: string) {
+export function authorizationServerMetadata(origin: string): z.input<typeof authorizationServerSchema> {
   return {
     issuer: origin,
     authorization_endpoint: `${origin}/oauth/authorize`,
@@ -93,7 +120,25 @@ export const registerBody = z.object({
   scope: z.string().max(500).optional(),
 });
 
-export async function registerClient(em: EntityManager, body: z.output<typeof registerBody>) {
+/** A registered client (RFC 7591 section 3.2.1): its metadata as kept, with the id and, for confidential clients, the secret. */
+export const clientSchema = z.object({
+  client_id: z.string(),
+  client_id_issued_at: z.number(),
+  client_secret: z.string().optional(),
+  client_secret_expires_at: z.number().optional(),
+  redirect_uris: z.array(z.string()),
+  token_endpoint_auth_method: z.enum(['none', 'client_secret_post', 'client_secret_basic']),
+  grant_types: z.array(z.string()),
+  response_types: z.array(z.string()),
+  client_name: z.string().optional(),
+  client_uri: z.string().optional(),
+  logo_uri: z.string().optional(),
+});
+
+export async function registerClient(
+  em: EntityManager,
+  body: z.output<typeof registerBody>,
+): Promise<z.input<typeof clientSchema>> {
   for (const uri of body.redirect_uris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw oauthError(400, 'invalid_redirect_uri', problem);
@@ -445,7 +490,15 @@ async function authenticateClient(
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-function tokenResponse(pair: { access: string; refresh: string }, level: Level) {
+export const tokenSchema = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number(),
+  refresh_token: z.string(),
+  scope: z.string(),
+});
+
+function tokenResponse(pair: { access: string; refresh: string }, level: Level): z.input<typeof tokenSchema> {
   return {
     access_token: pair.access,
     token_type: 'Bearer',

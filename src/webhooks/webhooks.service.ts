@@ -124,7 +124,8 @@ export function presentDelivery(d: IWebhookDelivery) {
     duration_ms: d.durationMs ?? null,
     test: d.test,
     created_at: iso(d.createdAt)!,
-    payload: d.payload,
+    // Stored as presentEvent wrote it.
+    payload: d.payload as z.input<typeof S.eventSchema>,
   };
 }
 
