@@ -51,11 +51,15 @@ export async function accountDetail(em: EntityManager, a: IAccount) {
   return presentAccountDetail(
     a,
     addons.map((x) => x.addonId),
-    sub ? (presentSubscription(sub) as unknown as Record<string, unknown>) : null,
+    sub ? presentSubscription(sub) : null,
   );
 }
 
-export function presentAccountDetail(a: IAccount, addons: string[], subscription: Record<string, unknown> | null) {
+export function presentAccountDetail(
+  a: IAccount,
+  addons: string[],
+  subscription: ReturnType<typeof presentSubscription> | null,
+) {
   return { ...presentAccount(a), addons, subscription };
 }
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;

@@ -7,7 +7,7 @@ import * as S from './checkouts.schemas.js';
 import * as checkouts from './checkouts.service.js';
 
 const tags = ['Checkouts'];
-const checkout = z.record(z.string(), z.unknown());
+const checkout = S.checkoutSchema;
 
 export const checkoutRoutes = [
   route({

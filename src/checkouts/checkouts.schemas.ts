@@ -33,3 +33,29 @@ export const planCheckoutBody = z.object({
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
 });
+
+/** A checkout, as presentCheckout shows it. */
+export const checkoutSchema = z.object({
+  id: z.string(),
+  status: z.enum(['created', 'completed', 'cancelled', 'expired']),
+  offer: z.string().nullable(),
+  plan: z.string(),
+  interval: z.enum(['month', 'year']),
+  currency: z.string(),
+  price: z.number(),
+  list_price: z.number(),
+  cycles: z.number().nullable(),
+  extras: z.object({
+    entitlements: z.array(z.object({ id: z.string(), max: z.number().nullable() })),
+    addons: z.array(z.string()),
+    cycles: z.number().nullable(),
+  }),
+  bumps: z.array(z.object({ id: z.string(), name: z.string(), price: z.number(), currency: z.string() })),
+  account: z.string().nullable(),
+  email: z.string().nullable(),
+  ref: z.string().nullable(),
+  approve_url: z.string().nullable(),
+  bump_approve_url: z.string().nullable(),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
+});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { duePauseSchema, subscriptionSchema } from './subscriptions.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
@@ -9,7 +10,7 @@ import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
 
 const tags = ['Subscriptions'];
-const sub = z.record(z.string(), z.unknown());
+const sub = subscriptionSchema;
 const pauseBody = z.object({
   months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'),
   reason: z.string().max(500).optional(),
@@ -105,7 +106,7 @@ export const subscriptionRoutes = [
     tags,
     summary: 'Pauses whose resume time has passed (for an external scheduler)',
     query: z.object({ limit: limitParam(100, 1000) }),
-    response: z.object({ data: z.array(sub) }),
+    response: z.object({ data: z.array(duePauseSchema) }),
     handler: (s) => subs.duePauses(s.em, s.query.limit),
   }),
   route({
