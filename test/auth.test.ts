@@ -12,6 +12,7 @@ const echo = (path: string, auth: Cred[]): RouteDef =>
   route({
     method: 'GET',
     path,
+    sdk: `test.echo${path}`,
     auth,
     tags: ['test'],
     summary: path,
@@ -35,6 +36,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/validated/:accountId',
+    sdk: 'test.route1',
     auth: ['S'],
     tags: ['test'],
     summary: 'validated',

@@ -15,6 +15,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/good',
+    sdk: 'test.route1',
     auth: ['S'],
     tags: ['test'],
     summary: 'answers its schema',
@@ -25,6 +26,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/wrong-type',
+    sdk: 'test.route2',
     auth: ['S'],
     tags: ['test'],
     summary: 'a field of the wrong type',
@@ -35,6 +37,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/extra',
+    sdk: 'test.route3',
     auth: ['S'],
     tags: ['test'],
     summary: 'a field the schema does not name',
@@ -44,6 +47,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/undocumented-status',
+    sdk: 'test.route4',
     auth: ['S'],
     tags: ['test'],
     summary: 'a status it does not document',
@@ -53,6 +57,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/page',
+    sdk: 'test.route5',
     auth: ['S'],
     tags: ['test'],
     summary: 'a documented page and redirect',
@@ -64,6 +69,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/things/bad-error',
+    sdk: 'test.route6',
     auth: ['S'],
     tags: ['test'],
     summary: 'a 4xx without the error shape',

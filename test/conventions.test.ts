@@ -17,6 +17,7 @@ const table = [
   route({
     method: 'POST',
     path: '/apps/:appId/things',
+    sdk: 'test.route1',
     auth: ['S'],
     tags: ['test'],
     summary: 'validated body',
@@ -32,6 +33,7 @@ const table = [
   route({
     method: 'POST',
     path: '/apps/:appId/clash',
+    sdk: 'test.route2',
     auth: ['S'],
     tags: ['test'],
     summary: 'inserts an app with a fixed id',
@@ -51,6 +53,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/boom',
+    sdk: 'test.route3',
     auth: ['S'],
     tags: ['test'],
     summary: 'throws',
@@ -61,6 +64,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/paged',
+    sdk: 'test.route4',
     auth: ['S'],
     tags: ['test'],
     summary: 'paged list',
@@ -72,6 +76,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/log',
+    sdk: 'test.route5',
     auth: ['S'],
     tags: ['test'],
     summary: 'log list',

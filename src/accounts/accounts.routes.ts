@@ -14,6 +14,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces',
+    sdk: 'accounts.list',
     auth: ['S'],
     mcp: { tool: 'list_accounts', level: 'R', omit: ['offer'] },
     tags,
@@ -29,6 +30,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/count',
+    sdk: 'accounts.count',
     auth: ['S'],
     mcp: { tool: 'count_accounts', level: 'R' },
     tags,
@@ -40,6 +42,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/with-incentive',
+    sdk: 'accounts.listWithIncentive',
     auth: ['S'],
     mcp: { tool: 'list_accounts_with_incentive', level: 'R' },
     tags,
@@ -52,6 +55,7 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces',
+    sdk: 'accounts.create',
     auth: ['S'],
     mcp: { tool: 'create_account', level: 'W' },
     tags,
@@ -67,6 +71,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.get',
     auth: ['S'],
     mcp: { tool: 'get_account', level: 'R' },
     tags,
@@ -78,6 +83,7 @@ export const accountRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.update',
     auth: ['S'],
     mcp: { tool: 'update_account', level: 'W' },
     tags,
@@ -93,6 +99,7 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.delete',
     auth: ['S'],
     mcp: { tool: 'delete_account', level: 'F' },
     tags,
@@ -105,6 +112,7 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId/incentive',
+    sdk: 'accounts.removeIncentive',
     auth: ['S'],
     mcp: { tool: 'remove_account_incentive', level: 'F' },
     tags,
@@ -116,6 +124,7 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/token',
+    sdk: 'accounts.createToken',
     auth: ['S'],
     tags,
     summary: 'Mint an account token',
@@ -130,6 +139,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/plan',
+    sdk: 'access.get',
     auth: ['S', 'P', 'T'],
     mcp: { tool: 'get_account_access', level: 'R' },
     tags,
@@ -141,6 +151,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/full-plan',
+    sdk: 'access.getPrivate',
     auth: ['S', 'T'],
     mcp: { tool: 'get_account_access_private', level: 'R' },
     tags,
@@ -152,6 +163,7 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/addons',
+    sdk: 'accounts.grantAddon',
     auth: ['S'],
     tags,
     summary: 'Give the account an add-on of its own',
@@ -165,6 +177,7 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId/addons/:addonId',
+    sdk: 'accounts.revokeAddon',
     auth: ['S'],
     tags,
     summary: 'Remove an add-on the account owns',
@@ -175,6 +188,7 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId/namespaces',
+    sdk: 'plans.listAccounts',
     auth: ['S'],
     mcp: { tool: 'list_plan_accounts', level: 'R' },
     tags,

@@ -61,6 +61,7 @@ export const agentRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/agent/threads',
+    sdk: 'agentThreads.list',
     auth: ['A'],
     tags,
     summary: 'Agent threads, most recently updated first (without their messages)',
@@ -90,6 +91,7 @@ export const agentRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.get',
     auth: ['A'],
     tags,
     summary: 'An agent thread',
@@ -100,6 +102,7 @@ export const agentRoutes = [
   route({
     method: 'PUT',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.put',
     auth: ['A'],
     tags,
     summary: 'Create or replace an agent thread',
@@ -123,6 +126,7 @@ export const agentRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.rename',
     auth: ['A'],
     tags,
     summary: 'Rename an agent thread',
@@ -143,6 +147,7 @@ export const agentRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.delete',
     auth: ['A'],
     tags,
     summary: 'Delete an agent thread',

@@ -10,6 +10,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics',
+    sdk: 'analytics.summary',
     auth: ['S'],
     mcp: { tool: 'get_usage_summary', level: 'R' },
     tags,
@@ -23,6 +24,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/top-namespaces',
+    sdk: 'analytics.topAccounts',
     auth: ['S'],
     mcp: { tool: 'top_accounts_by_usage', level: 'R' },
     tags,
@@ -36,6 +38,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/timeseries',
+    sdk: 'analytics.timeseries',
     auth: ['S'],
     mcp: { tool: 'get_usage_timeseries', level: 'R' },
     tags,
@@ -49,6 +52,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/events',
+    sdk: 'analytics.events',
     auth: ['S'],
     mcp: { tool: 'list_usage_events', level: 'R' },
     tags,
@@ -62,6 +66,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/reports',
+    sdk: 'reports.list',
     auth: ['S'],
     tags,
     summary: 'Saved reports',
@@ -72,6 +77,7 @@ export const analyticsRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/analytics/reports',
+    sdk: 'reports.create',
     auth: ['S'],
     tags,
     summary: 'Save a report',
@@ -84,6 +90,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.get',
     auth: ['S'],
     tags,
     summary: 'A saved report',
@@ -94,6 +101,7 @@ export const analyticsRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.update',
     auth: ['S'],
     tags,
     summary: 'Update a saved report (merge)',
@@ -105,6 +113,7 @@ export const analyticsRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.delete',
     auth: ['S'],
     tags,
     summary: 'Delete a saved report',

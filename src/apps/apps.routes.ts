@@ -10,6 +10,7 @@ export const appRoutes = [
   route({
     method: 'POST',
     path: '/apps',
+    sdk: 'apps.create',
     auth: ['A'],
     tags,
     summary: 'Create an app',
@@ -22,6 +23,7 @@ export const appRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId',
+    sdk: 'apps.get',
     auth: ['S'],
     mcp: { tool: 'get_app', level: 'R', redact: ['api_key', 'public_key'] },
     tags,
@@ -33,6 +35,7 @@ export const appRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId',
+    sdk: 'apps.update',
     auth: ['S'],
     mcp: { tool: 'update_app', level: 'W', only: ['name'], redact: ['api_key', 'public_key'] },
     tags,
@@ -46,6 +49,7 @@ export const appRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId',
+    sdk: 'apps.delete',
     auth: ['S'],
     tags,
     summary: 'Delete the app and everything it owns',
@@ -59,6 +63,7 @@ export const appRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/keys/regenerate',
+    sdk: 'apps.regenerateSecretKey',
     auth: ['S'],
     tags,
     summary: 'Replace the secret key',
@@ -70,6 +75,7 @@ export const appRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/public-key/regenerate',
+    sdk: 'apps.regeneratePublicKey',
     auth: ['S'],
     tags,
     summary: 'Replace the publishable key',

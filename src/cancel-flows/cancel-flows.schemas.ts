@@ -109,7 +109,18 @@ export const listSessionsQuery = z.object({
   limit: limitParam(20, 100),
 });
 
-export const flowSchema = z.record(z.string(), z.unknown());
+/** A cancel flow; its steps as stored (the shape of `step` after validation and defaults). */
+export const flowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(['active', 'draft']),
+  steps: z.array(z.looseObject({ id: z.string(), type: z.enum(['question', 'text', 'offer', 'confirm']) })),
+  /** In lists: sessions and saves of the last 30 days. */
+  sessions_30d: z.number().optional(),
+  saves_30d: z.number().optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 export const sessionSchema = z.object({
   id: z.string(),
   status: z.enum(['open', 'saved', 'cancelled', 'abandoned']),

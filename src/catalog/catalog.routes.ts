@@ -14,6 +14,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans',
+    sdk: 'plans.list',
     auth: ['S'],
     mcp: { tool: 'list_plans', level: 'R' },
     tags: plans,
@@ -25,6 +26,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/pricing',
+    sdk: 'plans.listPricingCards',
     auth: ['S', 'P'],
     mcp: { tool: 'list_pricing_cards', level: 'R' },
     tags: plans,
@@ -36,6 +38,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans',
+    sdk: 'plans.create',
     auth: ['S'],
     mcp: { tool: 'create_plan', level: 'W' },
     tags: plans,
@@ -50,6 +53,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.get',
     auth: ['S'],
     mcp: { tool: 'get_plan', level: 'R' },
     tags: plans,
@@ -61,6 +65,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.update',
     auth: ['S'],
     mcp: { tool: 'update_plan', level: 'W' },
     tags: plans,
@@ -76,6 +81,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.delete',
     auth: ['S'],
     mcp: { tool: 'delete_plan', level: 'F' },
     tags: plans,
@@ -89,6 +95,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId/pricing',
+    sdk: 'plans.getPricingCard',
     auth: ['S', 'P'],
     mcp: { tool: 'get_pricing_card', level: 'R' },
     tags: plans,
@@ -101,6 +108,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId/meta',
+    sdk: 'plans.mergeMeta',
     auth: ['S'],
     mcp: { tool: 'merge_plan_meta', level: 'W', bodyArg: 'meta' },
     tags: plans,
@@ -114,6 +122,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/entitlements',
+    sdk: 'plans.attachEntitlement',
     auth: ['S'],
     mcp: { tool: 'attach_plan_entitlement', level: 'W' },
     tags: plans,
@@ -129,6 +138,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId/entitlements/:entitlementId',
+    sdk: 'plans.setEntitlementLimit',
     auth: ['S'],
     mcp: { tool: 'set_plan_entitlement_limit', level: 'W' },
     tags: plans,
@@ -141,6 +151,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId/entitlements/:entitlementId',
+    sdk: 'plans.detachEntitlement',
     auth: ['S'],
     mcp: { tool: 'detach_plan_entitlement', level: 'F' },
     tags: plans,
@@ -152,6 +163,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/addons',
+    sdk: 'plans.attachAddon',
     auth: ['S'],
     mcp: { tool: 'attach_plan_addon', level: 'W' },
     tags: plans,
@@ -166,6 +178,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId/addons/:addonId',
+    sdk: 'plans.detachAddon',
     auth: ['S'],
     mcp: { tool: 'detach_plan_addon', level: 'F' },
     tags: plans,
@@ -179,6 +192,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/entitlements',
+    sdk: 'entitlements.list',
     auth: ['S'],
     mcp: { tool: 'list_entitlements', level: 'R' },
     tags: ents,
@@ -190,6 +204,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/entitlements',
+    sdk: 'entitlements.create',
     auth: ['S'],
     mcp: { tool: 'create_entitlement', level: 'W' },
     tags: ents,
@@ -204,6 +219,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.get',
     auth: ['S'],
     mcp: { tool: 'get_entitlement', level: 'R' },
     tags: ents,
@@ -215,6 +231,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.update',
     auth: ['S'],
     mcp: { tool: 'update_entitlement', level: 'W' },
     tags: ents,
@@ -229,6 +246,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.delete',
     auth: ['S'],
     mcp: { tool: 'delete_entitlement', level: 'F' },
     tags: ents,
@@ -244,6 +262,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/addons',
+    sdk: 'addons.list',
     auth: ['S'],
     mcp: { tool: 'list_addons', level: 'R' },
     tags: addons,
@@ -255,6 +274,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/addons',
+    sdk: 'addons.create',
     auth: ['S'],
     mcp: { tool: 'create_addon', level: 'W' },
     tags: addons,
@@ -269,6 +289,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.get',
     auth: ['S'],
     mcp: { tool: 'get_addon', level: 'R' },
     tags: addons,
@@ -280,6 +301,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.update',
     auth: ['S'],
     mcp: { tool: 'update_addon', level: 'W' },
     tags: addons,
@@ -292,6 +314,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.delete',
     auth: ['S'],
     mcp: { tool: 'delete_addon', level: 'F' },
     tags: addons,
@@ -307,6 +330,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/incentives',
+    sdk: 'incentives.list',
     auth: ['S'],
     mcp: { tool: 'list_incentives', level: 'R' },
     tags: incs,
@@ -318,6 +342,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives',
+    sdk: 'incentives.create',
     auth: ['S'],
     mcp: { tool: 'create_incentive', level: 'W' },
     tags: incs,
@@ -332,6 +357,7 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.get',
     auth: ['S'],
     mcp: { tool: 'get_incentive', level: 'R' },
     tags: incs,
@@ -343,6 +369,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.update',
     auth: ['S'],
     mcp: { tool: 'update_incentive', level: 'W' },
     tags: incs,
@@ -356,6 +383,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.delete',
     auth: ['S'],
     mcp: { tool: 'delete_incentive', level: 'F' },
     tags: incs,
@@ -369,6 +397,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives/:incentiveId/entitlements',
+    sdk: 'incentives.attachEntitlement',
     auth: ['S'],
     mcp: { tool: 'attach_incentive_entitlement', level: 'W' },
     tags: incs,
@@ -383,6 +412,7 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/incentives/:incentiveId/entitlements/:entitlementId',
+    sdk: 'incentives.setEntitlementLimit',
     auth: ['S'],
     mcp: { tool: 'set_incentive_entitlement_limit', level: 'W' },
     tags: incs,
@@ -396,6 +426,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId/entitlements/:entitlementId',
+    sdk: 'incentives.detachEntitlement',
     auth: ['S'],
     mcp: { tool: 'detach_incentive_entitlement', level: 'F' },
     tags: incs,
@@ -407,6 +438,7 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives/:incentiveId/addons',
+    sdk: 'incentives.attachAddon',
     auth: ['S'],
     mcp: { tool: 'attach_incentive_addon', level: 'W' },
     tags: incs,
@@ -421,6 +453,7 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId/addons/:addonId',
+    sdk: 'incentives.detachAddon',
     auth: ['S'],
     mcp: { tool: 'detach_incentive_addon', level: 'F' },
     tags: incs,

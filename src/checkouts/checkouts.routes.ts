@@ -13,6 +13,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/checkout',
+    sdk: 'offers.checkout',
     auth: ['S', 'P'],
     tags: ['Offers'],
     summary: 'Start a checkout for an offer',
@@ -31,6 +32,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/checkout',
+    sdk: 'plans.checkout',
     auth: ['S', 'P'],
     tags: ['Plans'],
     summary: 'Start a checkout for a plan at its regular price',
@@ -47,6 +49,7 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts/return',
+    sdk: 'checkouts.returnPage',
     auth: ['N'],
     tags,
     summary: 'Where a buyer lands after approving at the provider (links made for a 402)',
@@ -69,6 +72,7 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts',
+    sdk: 'checkouts.list',
     auth: ['S'],
     tags,
     summary: 'Checkouts, newest first',
@@ -80,6 +84,7 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts/:checkoutId',
+    sdk: 'checkouts.get',
     auth: ['S', 'P'],
     tags,
     summary: 'A checkout',
@@ -90,6 +95,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/checkouts/:checkoutId/complete',
+    sdk: 'checkouts.complete',
     auth: ['S', 'P'],
     tags,
     summary: 'Complete a checkout after the buyer approved',

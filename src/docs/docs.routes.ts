@@ -56,6 +56,7 @@ export const docsRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/openapi.json',
+    sdk: 'service.openapi',
     auth: ['N'],
     tags: ['Service'],
     summary: 'This OpenAPI 3.1 document',
@@ -70,6 +71,7 @@ export const docsRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/docs',
+    sdk: 'service.docs',
     auth: ['N'],
     tags: ['Service'],
     summary: 'Interactive API reference',
@@ -79,6 +81,7 @@ export const docsRoutes: RouteDef[] = [
   route({
     method: 'GET',
     path: '/docs/assets/:file',
+    sdk: 'service.docsAsset',
     auth: ['N'],
     tags: ['Service'],
     summary: 'Files of the API reference page',

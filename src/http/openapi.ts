@@ -36,21 +36,6 @@ function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   return s.shape ?? {};
 }
 
-function operationId(def: RouteDef): string {
-  const words = def.path
-    .replace(/^\/apps\/:appId/, '/app')
-    .split('/')
-    .filter(Boolean)
-    .map((seg) => (seg.startsWith(':') ? `by-${seg.slice(1)}` : seg))
-    .join('-')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-  const name = [def.method.toLowerCase(), ...words]
-    .map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1)))
-    .join('');
-  return name || def.method.toLowerCase();
-}
-
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */
 export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -103,7 +88,7 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         : [...def.auth.map((c) => CREDENTIALS[c]), 'admin key'].join(', ');
     paths[path] ??= {};
     paths[path][def.method.toLowerCase()] = {
-      operationId: operationId(def),
+      operationId: def.sdk,
       summary: def.summary,
       description: [def.description, `**Credentials:** ${credentials}.`].filter(Boolean).join('\n\n'),
       tags: def.tags,

@@ -108,6 +108,11 @@ export interface RouteDef<
 > {
   method: HttpMethod;
   path: string;
+  /**
+   * The operation's stable name, `<resource>.<action>` in camelCase (`accounts.create`, `usage.add`): the typed
+   * SDK's method and the OpenAPI operationId. Unique in the table; renaming one breaks SDK users.
+   */
+  sdk: string;
   auth: Cred[];
   summary: string;
   description?: string;

@@ -124,6 +124,7 @@ export const mcpRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.post',
     auth: ['S', 'O'],
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
@@ -153,6 +154,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.getStream',
     auth: ['N'],
     tags,
     summary: 'Not supported (405): no event stream',
@@ -162,6 +164,7 @@ export const mcpRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.deleteSession',
     auth: ['N'],
     tags,
     summary: 'Not supported (405): no sessions to end',
@@ -171,6 +174,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/settings',
+    sdk: 'mcp.getSettings',
     auth: ['A'],
     tags,
     summary: 'MCP settings',
@@ -181,6 +185,7 @@ export const mcpRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/mcp/settings',
+    sdk: 'mcp.updateSettings',
     auth: ['A'],
     tags,
     summary: 'Change MCP settings',
@@ -195,6 +200,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/connections',
+    sdk: 'mcp.listConnections',
     auth: ['A'],
     tags,
     summary: 'MCP connections, most recently used first, with calls in the last 7 days',
@@ -205,6 +211,7 @@ export const mcpRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp/connections/:connectionId',
+    sdk: 'mcp.deleteConnection',
     auth: ['A'],
     tags,
     summary: 'Remove a connection',
@@ -216,6 +223,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/calls',
+    sdk: 'mcp.listCalls',
     auth: ['A'],
     tags,
     summary: 'MCP tool call log (30 days), newest first',

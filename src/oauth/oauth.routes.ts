@@ -69,6 +69,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-protected-resource/apps/:appId/mcp',
+    sdk: 'oauth.protectedResource',
     auth: ['N'],
     tags,
     summary: "Protected resource metadata (RFC 9728) of an app's MCP server",
@@ -82,6 +83,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-protected-resource',
+    sdk: 'oauth.protectedResourceOfOrigin',
     auth: ['N'],
     tags,
     summary: 'Protected resource metadata (RFC 9728) of the API origin',
@@ -91,6 +93,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-authorization-server',
+    sdk: 'oauth.serverMetadata',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414)',
@@ -100,6 +103,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-authorization-server/*rest',
+    sdk: 'oauth.serverMetadataSuffixed',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414), path-suffixed form',
@@ -109,6 +113,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/openid-configuration',
+    sdk: 'oauth.openidConfiguration',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414) at the OpenID discovery path',
@@ -118,6 +123,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/register',
+    sdk: 'oauth.register',
     auth: ['N'],
     tags,
     summary: 'Dynamic client registration (RFC 7591)',
@@ -131,6 +137,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/oauth/authorize',
+    sdk: 'oauth.authorize',
     auth: ['N'],
     tags,
     summary: 'Authorization request (code with PKCE S256)',
@@ -159,6 +166,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/token',
+    sdk: 'oauth.token',
     auth: ['N'],
     tags,
     summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token',
@@ -174,6 +182,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/revoke',
+    sdk: 'oauth.revoke',
     auth: ['N'],
     tags,
     summary: 'Token revocation (RFC 7009); ends the connection',
@@ -185,6 +194,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/oauth/requests/:requestId',
+    sdk: 'oauth.getRequest',
     auth: ['A'],
     tags,
     summary: 'A pending authorization request; 404 once used or expired',
@@ -195,6 +205,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/requests/:requestId/approve',
+    sdk: 'oauth.approveRequest',
     auth: ['A'],
     tags,
     summary: 'Approve a pending request; returns the redirect URL with the code',
@@ -210,6 +221,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/requests/:requestId/deny',
+    sdk: 'oauth.denyRequest',
     auth: ['A'],
     tags,
     summary: 'Deny a pending request; returns the redirect URL with error=access_denied',
@@ -220,6 +232,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/oauth/consent',
+    sdk: 'oauth.consentPage',
     auth: ['N'],
     tags,
     summary: "The service's own consent page (HTML), used when APP_URL is not set",
@@ -242,6 +255,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent/sign-in',
+    sdk: 'oauth.consentSignIn',
     auth: ['N'],
     tags,
     summary: 'Consent page sign-in with the admin key (form)',
@@ -269,6 +283,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent/sign-out',
+    sdk: 'oauth.consentSignOut',
     auth: ['N'],
     tags,
     summary: 'Consent page sign-out (form)',
@@ -286,6 +301,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent',
+    sdk: 'oauth.consentDecision',
     auth: ['N'],
     tags,
     summary: 'Consent page decision (form): approve or deny',

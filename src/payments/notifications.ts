@@ -17,6 +17,7 @@ export const notificationRoutes = [
   route({
     method: 'POST',
     path: '/payments/webhooks/:appId',
+    sdk: 'payments.notify',
     auth: ['N'],
     tags: ['Payment provider'],
     summary: 'Payment provider notifications',

@@ -13,6 +13,7 @@ export const serviceRoutes = [
   route({
     method: 'GET',
     path: '/',
+    sdk: 'service.banner',
     auth: ['N'],
     tags,
     summary: 'Banner',
@@ -23,6 +24,7 @@ export const serviceRoutes = [
   route({
     method: 'GET',
     path: '/health',
+    sdk: 'service.health',
     auth: ['N'],
     tags,
     summary: 'Health check',

@@ -20,6 +20,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/change',
+    sdk: 'subscriptions.change',
     auth: ['S'],
     tags,
     summary: 'Change to another plan (approved by the buyer at the provider)',
@@ -40,6 +41,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/sync',
+    sdk: 'subscriptions.sync',
     auth: ['S'],
     tags,
     summary: 'Re-read the subscription from the provider and apply what changed',
@@ -54,6 +56,7 @@ export const subscriptionRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/subscription',
+    sdk: 'subscriptions.get',
     auth: ['S', 'T'],
     tags,
     summary: "The account's subscription (404 when none)",
@@ -64,6 +67,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/cancel',
+    sdk: 'subscriptions.cancel',
     auth: ['S'],
     tags,
     summary: 'Cancel at the provider; the account moves to the free plan',
@@ -76,6 +80,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/pause',
+    sdk: 'subscriptions.pause',
     auth: ['S'],
     tags,
     summary: 'Pause billing for 1 to 12 months',
@@ -91,6 +96,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/resume',
+    sdk: 'subscriptions.resume',
     auth: ['S'],
     tags,
     summary: 'End a pause now',
@@ -102,6 +108,7 @@ export const subscriptionRoutes = [
   route({
     method: 'GET',
     path: '/pauses/due',
+    sdk: 'pauses.listDue',
     auth: ['A'],
     tags,
     summary: 'Pauses whose resume time has passed (for an external scheduler)',
@@ -112,6 +119,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/pauses/apply',
+    sdk: 'pauses.apply',
     auth: ['A'],
     tags,
     summary: 'Pause a subscription (for an external workflow)',
@@ -139,6 +147,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/pauses/resume',
+    sdk: 'pauses.resume',
     auth: ['A'],
     tags,
     summary: 'Resume a paused subscription now (once, whichever path comes first)',

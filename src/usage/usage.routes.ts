@@ -23,6 +23,7 @@ export const usageRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage',
+    sdk: 'usage.list',
     auth: ['S', 'P'],
     mcp: { tool: 'get_account_usage', level: 'R' },
     tags,
@@ -35,6 +36,7 @@ export const usageRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId',
+    sdk: 'usage.get',
     auth: ['S', 'P'],
     mcp: { tool: 'get_usage_count', level: 'R' },
     tags,
@@ -46,6 +48,7 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add',
+    sdk: 'usage.add',
     auth: ['S', 'P'],
     mcp: { tool: 'increment_usage', level: 'W' },
     tags,
@@ -59,6 +62,7 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove',
+    sdk: 'usage.remove',
     auth: ['S'],
     mcp: { tool: 'decrement_usage', level: 'W' },
     tags,
@@ -70,6 +74,7 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/amount',
+    sdk: 'usage.addAmount',
     auth: ['S', 'P'],
     mcp: { tool: 'add_usage_amount', level: 'W' },
     tags,

@@ -11,6 +11,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks',
+    sdk: 'webhooks.list',
     auth: ['S'],
     mcp: { tool: 'list_webhooks', level: 'R', redact: ['secret'] },
     tags,
@@ -22,6 +23,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks',
+    sdk: 'webhooks.create',
     auth: ['S'],
     mcp: { tool: 'create_webhook', level: 'W', redact: ['secret'] },
     tags,
@@ -40,6 +42,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.get',
     auth: ['S'],
     mcp: { tool: 'get_webhook', level: 'R', redact: ['secret'] },
     tags,
@@ -51,6 +54,7 @@ export const webhookRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.update',
     auth: ['S'],
     mcp: { tool: 'update_webhook', level: 'W', redact: ['secret'] },
     tags,
@@ -66,6 +70,7 @@ export const webhookRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.delete',
     auth: ['S'],
     mcp: { tool: 'delete_webhook', level: 'F', redact: ['secret'] },
     tags,
@@ -77,6 +82,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/secret/regenerate',
+    sdk: 'webhooks.regenerateSecret',
     auth: ['S'],
     tags,
     summary: 'Replace the signing secret',
@@ -88,6 +94,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/test',
+    sdk: 'webhooks.sendTest',
     auth: ['S'],
     mcp: { tool: 'send_test_event', level: 'W', redact: ['secret'], openWorld: true },
     tags,
@@ -104,6 +111,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks/:webhookId/deliveries',
+    sdk: 'webhooks.listDeliveries',
     auth: ['S'],
     mcp: { tool: 'list_webhook_deliveries', level: 'R', redact: ['secret'] },
     tags,
@@ -116,6 +124,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    sdk: 'webhooks.retryDelivery',
     auth: ['S'],
     mcp: { tool: 'retry_webhook_delivery', level: 'W', redact: ['secret'], openWorld: true },
     tags,
@@ -131,6 +140,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/events',
+    sdk: 'events.list',
     auth: ['S'],
     mcp: { tool: 'list_events', level: 'R' },
     tags: ['Events'],
@@ -143,6 +153,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/event-types',
+    sdk: 'events.listTypes',
     auth: ['N'],
     tags: ['Events'],
     summary: 'Event catalog with a sample `data` for each type',

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { z } from 'zod';
+import { buildOpenApi } from '../../src/http/openapi.js';
 import { routes } from '../../src/http/routes.js';
 import { toolsOf } from '../../src/mcp/tools.js';
 
@@ -53,6 +54,21 @@ describe('the route table', () => {
     expect(Object.keys(byName.update_app.inputSchema.properties)).to.deep.equal(['name']);
     expect(Object.keys(byName.list_accounts.inputSchema.properties)).to.not.include('offer');
     expect(byName.send_test_event.annotations.openWorldHint).to.equal(true);
+  });
+
+  it('names each operation for the SDK once: `<resource>.<action>`, also its OpenAPI operationId', () => {
+    const names = routes.map((r) => r.sdk);
+    for (const r of routes) expect(r.sdk, label(r)).to.match(/^[a-z][A-Za-z]*\.[a-z][A-Za-z]*$/);
+    const twice = names.filter((n, i) => names.indexOf(n) !== i);
+    expect(twice, 'SDK names used by two routes').to.deep.equal([]);
+    const doc = buildOpenApi(routes, { version: 'test' });
+    const createAccount = doc.paths['/apps/{appId}/namespaces'].post as { operationId: string };
+    expect(createAccount.operationId).to.equal('accounts.create');
+    const byName = Object.fromEntries(routes.map((r) => [r.sdk, label(r)]));
+    expect(byName['usage.add']).to.equal('POST /apps/:appId/namespaces/:accountId/usage/:entitlementId/add');
+    expect(byName['access.get']).to.equal('GET /apps/:appId/namespaces/:accountId/plan');
+    expect(byName['offers.checkout']).to.equal('POST /apps/:appId/offers/:offerId/checkout');
+    expect(byName['cancelSessions.answer']).to.equal('POST /apps/:appId/cancel-sessions/:sessionId/answer');
   });
 
   it('is handed to the MCP server: only the app imports the table, so there is no import circle', () => {
