@@ -24,7 +24,7 @@ import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.service.js';
 import type * as S from './accounts.schemas.js';
 
-export function presentAccount(a: IAccount) {
+export function presentAccount(a: IAccount): z.input<typeof S.accountSchema> {
   return {
     id: a.id,
     app_id: a.appId,
@@ -59,7 +59,7 @@ export function presentAccountDetail(
   a: IAccount,
   addons: string[],
   subscription: ReturnType<typeof presentSubscription> | null,
-) {
+): z.input<typeof S.accountDetailSchema> {
   return { ...presentAccount(a), addons, subscription };
 }
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;

@@ -176,7 +176,7 @@ export function presentPricingCard(plan: IPlan): z.input<typeof S.pricingCardSch
   };
 }
 
-export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]) {
+export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]): z.input<typeof S.planSchema> {
   return {
     id: plan.id,
     name: plan.name,
@@ -193,7 +193,7 @@ export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]
 }
 export type PlanView = ReturnType<typeof presentPlan>;
 
-export function presentEntitlement(e: IEntitlement) {
+export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlementSchema> {
   return {
     id: e.id,
     type: e.type,
@@ -204,11 +204,15 @@ export function presentEntitlement(e: IEntitlement) {
   };
 }
 
-export function presentAddon(a: IAddon) {
+export function presentAddon(a: IAddon): z.input<typeof S.addonSchema> {
   return { id: a.id, name: a.name, description: a.description ?? null, ...stamps(a) };
 }
 
-export function presentIncentive(i: IIncentive, entitlements: Limit[], addons: string[]) {
+export function presentIncentive(
+  i: IIncentive,
+  entitlements: Limit[],
+  addons: string[],
+): z.input<typeof S.incentiveSchema> {
   return { id: i.id, name: i.name, description: i.description ?? null, entitlements, addons, ...stamps(i) };
 }
 

@@ -57,7 +57,7 @@ export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function presentConnection(c: IPaymentConnection | null) {
+export function presentConnection(c: IPaymentConnection | null): z.input<typeof S.connectionSchema> {
   if (!c)
     return {
       connected: false as const,

@@ -91,7 +91,11 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
   return out;
 }
 
-export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: boolean) {
+export function presentEndpoint(
+  e: IWebhookEndpoint,
+  stats: Stats,
+  withSecret: boolean,
+): z.input<typeof S.endpointSchema> {
   return {
     id: e.id,
     app_id: e.appId,
@@ -108,7 +112,7 @@ export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: b
   };
 }
 
-export function presentDelivery(d: IWebhookDelivery) {
+export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliverySchema> {
   return {
     id: d.id,
     endpoint_id: d.endpointId,
