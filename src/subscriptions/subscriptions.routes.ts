@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duePauseSchema, subscriptionSchema } from './subscriptions.schemas.js';
+import { changeSchema, duePauseSchema, subscriptionSchema } from './subscriptions.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
@@ -35,7 +35,7 @@ export const subscriptionRoutes = [
       cancel_url: httpUrl.optional(),
     }),
     errors: [409, 502],
-    response: sub,
+    response: changeSchema,
     handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
   }),
   route({

@@ -46,3 +46,6 @@ export const subscriptionSchema = z.object({
   last_payment_failed_at: z.string().nullable(),
   created_at: z.string(),
 });
+
+/** A requested plan change: the subscription with its pending change, and where the buyer approves it. */
+export const changeSchema = subscriptionSchema.extend({ approve_url: z.string().nullable() });
