@@ -55,7 +55,7 @@ export const cancelFlowRoutes = [
     tags,
     summary: 'Whether dynamic (model-chosen) offers and external-workflow pauses are configured',
     params: appIdParams,
-    response: z.record(z.string(), z.unknown()),
+    response: S.capabilitiesSchema,
     handler: (s) => flows.capabilities(ctxOf(s)),
   }),
   route({
@@ -121,7 +121,7 @@ export const cancelFlowRoutes = [
     summary: 'Save rate, revenue kept, reasons and offer results over `days` (default 30)',
     params: S.flowParams,
     query: S.statsQuery,
-    response: z.record(z.string(), z.unknown()),
+    response: S.flowStatsSchema,
     handler: (s) => flows.flowStats(ctxOf(s), s.params.flowId, s.query.days),
   }),
   route({
@@ -136,7 +136,7 @@ export const cancelFlowRoutes = [
       'offers are on); without it, the first static offer matching the answers.',
     params: S.flowParams,
     body: S.previewBody,
-    response: z.object({ step: z.string(), offer: z.record(z.string(), z.unknown()).nullable() }),
+    response: S.previewOfferSchema,
     handler: (s) => flows.previewOffer(ctxOf(s), s.params.flowId, s.body),
   }),
 
