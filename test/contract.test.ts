@@ -78,6 +78,43 @@ const table = [
   }),
 ];
 
+// The compiler holds handlers to their route's response schema: each handler below is a type error, and
+// npm test runs tsc, where an unused @ts-expect-error fails too. Never mounted.
+export const typeErrors = [
+  route({
+    method: 'GET',
+    path: '/wrong-field',
+    sdk: 'test.wrongField',
+    auth: ['N'],
+    tags: ['test'],
+    summary: 'a field of the wrong type',
+    response: thing,
+    // @ts-expect-error count is a number in the schema
+    handler: () => ({ id: 'a', count: '1' }),
+  }),
+  route({
+    method: 'GET',
+    path: '/wrong-reply',
+    sdk: 'test.wrongReply',
+    auth: ['N'],
+    tags: ['test'],
+    summary: "a Reply's JSON body is typed as well",
+    response: thing,
+    // @ts-expect-error the body lacks count
+    handler: () => new Reply(201, { id: 'a' }),
+  }),
+  route({
+    method: 'GET',
+    path: '/no-schema',
+    sdk: 'test.noSchema',
+    auth: ['N'],
+    tags: ['test'],
+    summary: 'JSON needs a response schema',
+    // @ts-expect-error a route without a response schema answers no JSON
+    handler: () => ({ id: 'a' }),
+  }),
+];
+
 describe('responses are held to their route (every test)', () => {
   let base: string;
   let close: () => Promise<void>;
