@@ -9,12 +9,13 @@ import { parseInput } from './validate.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The origin links are built on: PUBLIC_API_URL, else the forwarded or direct host of the request. */
+/**
+ * The origin links are built on: PUBLIC_API_URL, else the request's own scheme and Host (Koa reads
+ * `X-Forwarded-Proto`/`X-Forwarded-Host` only behind a declared proxy, TRUST_PROXY).
+ */
 export function requestOrigin(ctx: Context, deps: Deps): string {
   if (deps.config.PUBLIC_API_URL) return new URL(deps.config.PUBLIC_API_URL).origin;
-  const proto = (ctx.get('X-Forwarded-Proto') || ctx.protocol).split(',')[0].trim();
-  const host = (ctx.get('X-Forwarded-Host') || ctx.get('Host')).split(',')[0].trim();
-  return `${proto}://${host}`;
+  return `${ctx.protocol}://${ctx.host}`;
 }
 
 function jsonBody(limit: string, form = false): Middleware {
