@@ -26,7 +26,7 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);
-  await purgeExpiredOAuth(em);
+  await purgeExpiredOAuth(em, deps.config.OAUTH_UNUSED_CLIENT_HOURS);
   return { events, deliveries, mcpCalls, cutoff: cutoff.toISOString() };
 }
 

@@ -16,7 +16,7 @@ export type Caller =
   | { kind: 'secret' }
   | { kind: 'publishable' }
   | { kind: 'token'; accountId: string; expiresAt: Date }
-  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full' };
+  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full'; audience: string | null };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -16,6 +16,7 @@ import {
 import { buildMcpServer } from './server.js';
 import { getSettings, settingsPatch, settingsSchema, updateSettings } from './settings.js';
 import { toolsOf } from './tools.js';
+import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
 const tags = ['MCP'];
 
@@ -53,6 +54,17 @@ async function handleMcp(
   const app = appRecord!;
   const settings = await getSettings(em, app.id);
   if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
+
+  // RFC 8707: an access token works only on the server URL it was issued for.
+  if (caller.kind === 'oauth' && caller.audience !== null) {
+    const here = resourceKey(mcpResourceUrl(s.origin, app.id));
+    if (resourceKey(caller.audience) !== here)
+      throw new AppError(401, 'Unauthorized', undefined, {
+        'WWW-Authenticate':
+          `Bearer resource_metadata="${resourceMetadataUrl(s.origin, app.id)}", error="invalid_token", ` +
+          'error_description="The access token was issued for another resource"',
+      });
+  }
 
   const messages: Message[] = Array.isArray(s.body) ? s.body : [s.body];
   const initialize = messages.find((m) => m.method === 'initialize');

@@ -65,6 +65,15 @@ function sameOrigin(s: Scope<unknown, unknown, unknown>): boolean {
 
 const WRONG_KEY_DELAY_MS = 1000;
 
+const requestGone = () =>
+  html(
+    404,
+    errorPage(
+      'Sign-in request not found',
+      'This sign-in request is unknown, has expired (requests last 15 minutes) or was already used.',
+    ),
+  );
+
 export const oauthRoutes = [
   route({
     method: 'GET',
@@ -176,8 +185,8 @@ export const oauthRoutes = [
     oauth: true,
     body: oauth.tokenBody,
     response: oauth.tokenSchema,
-    handler: async ({ em, deps, headers, body }) =>
-      new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
+    handler: async ({ em, deps, headers, body, origin }) =>
+      new Reply(200, await oauth.exchangeToken(deps, em, headers, body, origin), NO_STORE),
   }),
   route({
     method: 'POST',
@@ -247,6 +256,8 @@ export const oauthRoutes = [
     },
     handler: async ({ em, deps, headers, query }) => {
       const requestId = query.request ?? '';
+      // An unknown or expired request says so at once, rather than asking for a sign-in that leads nowhere.
+      if (!(await oauth.requestPending(em, requestId))) return requestGone();
       const session = readSession(headers.cookie, deps.adminKey);
       if (!session) return html(200, signInPage(requestId));
       return showConsent(em, deps.adminKey, session, requestId);
@@ -343,8 +354,7 @@ export const oauthRoutes = [
         );
         return redirect(result.redirect_url, 303);
       } catch (err) {
-        if (err instanceof AppError && err.status === 404)
-          return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+        if (err instanceof AppError && err.status === 404) return requestGone();
         if (err instanceof AppError && err.status < 500)
           return showConsent(em, deps.adminKey, session, requestId, err.message);
         throw err;
@@ -370,8 +380,7 @@ async function showConsent(
       cspSource(r.redirect_uri),
     );
   } catch (err) {
-    if (err instanceof AppError && err.status === 404)
-      return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+    if (err instanceof AppError && err.status === 404) return requestGone();
     throw err;
   }
 }
