@@ -8,8 +8,19 @@ export const callerId = z
   .transform(normalizeId)
   .refine((v) => v.length > 0, 'must contain a letter, a digit or an underscore');
 
-/** Account ids are kept exactly as sent. */
-export const accountId = z.string().min(1, 'must not be empty').max(255);
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const UNSAFE_IN_ACCOUNT_ID = /[\u0000-\u001f\u202a-\u202e\u2066-\u2069]/;
+
+/**
+ * Account ids are kept exactly as sent, but never hold control characters (U+0000 to U+001F) or
+ * bidirectional overrides and isolates (U+202A to U+202E, U+2066 to U+2069), and are not only whitespace.
+ */
+export const accountId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(255)
+  .refine((v) => !UNSAFE_IN_ACCOUNT_ID.test(v), 'must not contain control or bidirectional-override characters')
+  .refine((v) => v.trim() !== '', 'must not be only whitespace');
 
 export const limitValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
 

@@ -228,7 +228,8 @@ export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeo
     }
     await t.em.flush();
     const stats = await statsFor(t.em, ctx.app.id, [id]);
-    return presentEndpoint(e, stats.get(id) ?? emptyStats(), true);
+    // The spec shows the signing secret on create and single read only.
+    return presentEndpoint(e, stats.get(id) ?? emptyStats(), false);
   });
 }
 
