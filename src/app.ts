@@ -4,7 +4,7 @@ import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
-import { buildRouter } from './http/router.js';
+import { buildRouter, otherMethods } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
 
 /** The Koa application without listen(): the API process and the tests both use it. */
@@ -31,5 +31,6 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   );
   const router = buildRouter(routes, deps);
   app.use(router.routes());
+  app.use(otherMethods());
   return app;
 }
