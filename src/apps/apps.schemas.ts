@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { httpUrl } from '../http/schemas.js';
 
-export const appIdParams = z.object({ appId: z.string().min(1) });
+/** App ids are generated (`app_` and 20 letters or digits); anything else names no app (401, or 404 for the admin). */
+export const appIdParams = z.object({ appId: z.string().min(1).max(100).meta({ pattern: '^app_[A-Za-z0-9]+$' }) });
 
 export const createAppBody = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(200),

@@ -176,6 +176,7 @@ export const oauthRoutes = [
     oauth: true,
     body: oauth.tokenBody,
     response: oauth.tokenSchema,
+    errors: [401],
     handler: async ({ em, deps, headers, body }) =>
       new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
   }),
@@ -189,6 +190,7 @@ export const oauthRoutes = [
     oauth: true,
     body: oauth.revokeBody,
     response: z.object({}),
+    errors: [401],
     handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
   }),
   route({
