@@ -5,7 +5,7 @@
 // `.tools/schemathesis-<version>` (a Python virtual environment); later runs reuse it.
 //
 //   npm run contract                      # the whole step (what npm test runs after mocha)
-//   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 8)
+//   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5)
 //   CONTRACT_ONLY=secret npm run contract # one credential: admin, secret, publishable or destructive
 import { spawnSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -20,7 +20,7 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const VENV = path.join(ROOT, '.tools', `schemathesis-${SCHEMATHESIS_VERSION}`);
 const CONFIG = path.join(ROOT, 'test', 'contract', 'schemathesis.toml');
-const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 8);
+const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 5);
 const SEED = process.env.CONTRACT_SEED ?? '20261123';
 
 function fail(message: string): never {

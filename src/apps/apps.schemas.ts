@@ -9,7 +9,7 @@ export const createAppBody = z.object({
   plan: z.string().trim().min(1).max(100).optional(),
 });
 
-/** Merge: only the sent fields change; key fields are not accepted here (ignored if sent). */
+/** Merge: only the sent fields change; key fields are not accepted here (an unknown field: 400). */
 export const updateAppBody = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
   plan: z.string().trim().min(1).max(100).nullable().optional(),

@@ -7,7 +7,10 @@ import { HTTP_URL_PATTERN } from '../http/schemas.js';
 const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
   error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
 });
-const events = z.array(z.union([z.literal('*'), eventType])).min(1, 'must list at least one event type, or "*"');
+const eventOrAll = z.enum(['*', ...EVENT_TYPE_NAMES] as [string, ...string[]], {
+  error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
+});
+const events = z.array(eventOrAll).min(1, 'must list at least one event type, or "*"');
 const url = z.string().trim().min(1).max(2000).meta({ pattern: HTTP_URL_PATTERN });
 
 export const endpointParams = appIdParams.extend({ webhookId: z.string().min(1) });
