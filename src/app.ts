@@ -4,7 +4,7 @@ import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
-import { buildRouter } from './http/router.js';
+import { buildRouter, otherMethods } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
 import { MCP_PATH, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
 import { throttle } from './security/throttle.js';
@@ -42,5 +42,6 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   app.use(throttle(deps));
   const router = buildRouter(routes, deps);
   app.use(router.routes());
+  app.use(otherMethods());
   return app;
 }

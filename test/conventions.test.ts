@@ -148,10 +148,15 @@ describe('request conventions', () => {
         (await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: 'yes' } } })).body.error,
       ).to.match(/^nested\.flag: /);
     });
-    it('passes valid input through, unknown fields dropped', async () => {
-      const res = await send('POST', '/things', { body: { name: 'a', count: 2, extra: true } });
+    it('passes valid input through; an unknown field is a 400 naming it, nested ones too', async () => {
+      const res = await send('POST', '/things', { body: { name: 'a', count: 2 } });
       expect(res.status).to.equal(201);
       expect(res.body).to.deep.equal({ received: { name: 'a', count: 2 } });
+      const extra = await send('POST', '/things', { body: { name: 'a', count: 2, extra: true } });
+      expect(extra.status).to.equal(400);
+      expect(extra.body.error).to.equal('body: unknown field extra');
+      const nested = await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: true, x: 1 } } });
+      expect(nested.body.error).to.equal('nested: unknown field x');
     });
   });
 

@@ -5,7 +5,7 @@ import { sql } from '../db/sql.js';
 import { notFound } from '../http/errors.js';
 import { limitParam } from '../http/pagination.js';
 import { Reply, ctxOf, route } from '../http/route.js';
-import { deleted, deletedSchema } from '../http/schemas.js';
+import { boundedJson, deleted, deletedSchema } from '../http/schemas.js';
 import { iso } from '../time.js';
 
 const tags = ['Agent threads'];
@@ -13,7 +13,7 @@ const tags = ['Agent threads'];
 const threadParams = appIdParams.extend({ threadId: z.string().min(1).max(255) });
 const putBody = z.object({
   user_id: z.string().min(1).max(255),
-  messages: z.array(z.unknown()).max(10_000),
+  messages: boundedJson(z.array(z.unknown()).max(10_000), 1_000_000, 16),
   title: z.string().max(500).nullable().optional(),
 });
 const patchBody = z.object({ title: z.string().max(500).nullable() });

@@ -4,7 +4,7 @@ import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { iso } from '../time.js';
 import {
   Addon,
@@ -18,6 +18,7 @@ import {
   type PricingCard,
 } from './catalog.entities.js';
 import type * as S from './catalog.schemas.js';
+import { META_BYTES } from './catalog.schemas.js';
 
 export interface Limit {
   id: string;
@@ -41,6 +42,8 @@ async function readLinks(
   appId: string,
   ownerIds?: string[],
 ): Promise<Map<string, Limit[]>> {
+  // An empty list would be `in ()`, which PostgreSQL rejects.
+  if (ownerIds && ownerIds.length === 0) return new Map();
   const rows = await em.execute<{ owner: string; ref: string; max: string | null }[]>(
     `select ${link.owner} as owner, ${link.ref} as ref, ${link.limit ? 'max' : 'null as max'} from ${link.table}
       where app_id = ? ${ownerIds ? `and ${link.owner} in (?)` : ''} order by seq`,
@@ -346,6 +349,9 @@ export function mergePlanMeta(ctx: Ctx, id: string, patch: Record<string, unknow
       if (v === null) delete meta[k];
       else meta[k] = v;
     }
+    // Each patch is bounded by its schema; the merged whole must stay within the same size.
+    if (Buffer.byteLength(JSON.stringify(meta)) > META_BYTES)
+      throw badRequest(`meta: must be at most ${META_BYTES} bytes as JSON (after merging)`);
     plan.meta = meta;
   });
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.js';
 import { authenticate, bearer } from './auth.js';
 import { AppError, badRequest } from './errors.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
-import { parseInput } from './validate.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -48,8 +48,26 @@ function jsonBody(limit: string, form = false): Middleware {
           : 'Content-Type must be application/json',
       );
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      // Bounded nesting, checked on the text before anything walks the parsed value.
+      const raw = (ctx.request as { rawBody?: string }).rawBody;
+      if (typeof raw === 'string' && ctx.is('application/json', 'application/*+json') && jsonDepthExceeds(raw))
+        throw form
+          ? new AppError(400, 'invalid_request', {
+              error_description: `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+            })
+          : badRequest(`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      await next();
+    });
   };
+}
+
+/** A path parameter that cannot name anything: checked before credentials, so no query ever carries it. */
+function checkPathParams(params: Record<string, string>) {
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value === 'string' && value.includes('\u0000'))
+      throw badRequest(`${name}: must not contain a NUL character`);
+  }
 }
 
 /** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
@@ -69,6 +87,7 @@ export async function runRoute(
   },
   deps: Deps,
 ): Promise<Reply> {
+  checkPathParams(input.params);
   const em = deps.orm.em.fork();
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
     if (def.challenge && err instanceof AppError && err.status === 401)
@@ -82,7 +101,8 @@ export async function runRoute(
     parsed = {
       params: def.params ? parseInput(def.params, input.params, 'path') : input.params,
       query: def.query ? parseInput(def.query, input.query ?? {}, 'query') : {},
-      body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
+      // OAuth bodies keep unknown parameters ignored, as RFC 6749 and RFC 7591 require.
+      body: def.body ? parseInput(def.oauth ? def.body : strictBody(def.body), input.body ?? {}, 'body') : {},
     };
   } catch (err) {
     if (def.invalidInput && err instanceof AppError) return def.invalidInput(err.message);
@@ -155,4 +175,26 @@ export function buildRouter(routes: readonly RouteDef[], deps: Deps): Router {
     router.register(def.path, [def.method], chain);
   }
   return router;
+}
+
+/**
+ * After the router: a path the table has, asked with a method it does not have (TRACE included), is 405 with
+ * `Allow` listing the methods it has (OPTIONS outside a CORS preflight answers 204 with `Allow`). Paths the table
+ * does not have stay 404.
+ */
+export function otherMethods(): Middleware {
+  return async (ctx, next) => {
+    const layers = (ctx as { matched?: { methods: string[] }[] }).matched ?? [];
+    const allowed = [...new Set(layers.flatMap((l) => l.methods))];
+    if (allowed.length === 0) return next();
+    const allow = allowed.join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`, undefined, {
+      Allow: allow,
+    });
+  };
 }

@@ -24,12 +24,22 @@ const tags = ['MCP'];
 export const resourceMetadataUrl = (origin: string, appId: string) =>
   `${origin}/.well-known/oauth-protected-resource/apps/${encodeURIComponent(appId)}/mcp`;
 
-const jsonRpcMessage = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: z.union([z.string(), z.number()]).optional(),
-  method: z.string().optional(),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
+const messageId = z.union([z.string(), z.number().int()]);
+/** A request (with `id`) or a notification; or a response a client sends back (`result` or `error`). */
+const jsonRpcMessage = z.union([
+  z.looseObject({
+    jsonrpc: z.literal('2.0'),
+    id: messageId.optional(),
+    method: z.string().min(1),
+    params: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.looseObject({ jsonrpc: z.literal('2.0'), id: messageId, result: z.record(z.string(), z.unknown()) }),
+  z.looseObject({
+    jsonrpc: z.literal('2.0'),
+    id: messageId.nullable(),
+    error: z.looseObject({ code: z.number().int(), message: z.string() }),
+  }),
+]);
 const mcpBody = z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)]);
 
 const rpcId = z.union([z.string(), z.number(), z.null()]);
@@ -45,7 +55,7 @@ const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
 /** The transport refuses a message it cannot take with a JSON-RPC error; validation answers `{ error }`. */
 const refused = (description: string) => ({ description, schema: z.union([errorSchema, rpcError]) });
 
-type Message = z.output<typeof jsonRpcMessage>;
+type Message = { method?: string; params?: Record<string, unknown> };
 
 async function handleMcp(
   s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
@@ -66,7 +76,7 @@ async function handleMcp(
       });
   }
 
-  const messages: Message[] = Array.isArray(s.body) ? s.body : [s.body];
+  const messages = (Array.isArray(s.body) ? s.body : [s.body]) as Message[];
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;

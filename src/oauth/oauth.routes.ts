@@ -185,6 +185,7 @@ export const oauthRoutes = [
     oauth: true,
     body: oauth.tokenBody,
     response: oauth.tokenSchema,
+    errors: [401],
     handler: async ({ em, deps, headers, body, origin }) =>
       new Reply(200, await oauth.exchangeToken(deps, em, headers, body, origin), NO_STORE),
   }),
@@ -198,6 +199,7 @@ export const oauthRoutes = [
     oauth: true,
     body: oauth.revokeBody,
     response: z.object({}),
+    errors: [401],
     handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
   }),
   route({

@@ -455,7 +455,8 @@ export async function denyRequest(em: EntityManager, id: string, issuer: string)
 // ---- token and revoke ------------------------------------------------------------------------------
 
 export const tokenBody = z.object({
-  grant_type: z.string(),
+  // Checked by the handler (an unknown one is `unsupported_grant_type`, RFC 6749); the document names the two.
+  grant_type: z.string().meta({ enum: ['authorization_code', 'refresh_token'] }),
   code: z.string().optional(),
   redirect_uri: z.string().optional(),
   code_verifier: z.string().optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { accountId, callerId, limitValue, timestamp } from '../http/schemas.js';
+import { accountId, CALLER_ID_PATTERN, callerId, limitValue, timestamp } from '../http/schemas.js';
+import { normalizeId } from '../ids.js';
 
 const currency = z
   .string()
@@ -66,7 +67,17 @@ export const createOfferBody = z
     path: ['id'],
   });
 export const updateOfferBody = z.object(fields).partial();
-export const offerParams = appIdParams.extend({ offerId: z.string().min(1).max(255) });
+/**
+ * An offer id in a path: normalized like every caller-chosen id (`Spring-Sale` is `springsale`), except a
+ * generated id (`ofr_` and 20 letters or digits), which is kept as it is.
+ */
+export const offerIdParam = z
+  .string()
+  .max(200)
+  .regex(/[A-Za-z0-9_ ]/, 'must contain a letter, a digit or an underscore')
+  .meta({ pattern: CALLER_ID_PATTERN })
+  .transform((v) => (/^ofr_[A-Za-z0-9]{20}$/.test(v) ? v : normalizeId(v)));
+export const offerParams = appIdParams.extend({ offerId: offerIdParam });
 export const publicQuery = z.object({
   fallback: z.string().max(255).optional(),
   account: z.string().max(255).optional(),

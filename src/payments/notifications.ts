@@ -22,6 +22,7 @@ export const notificationRoutes = [
     tags: ['Payment provider'],
     summary: 'Payment provider notifications',
     description: 'Verified with the provider; 401 when it does not vouch for the notification.',
+    errors: [401],
     params: z.object({ appId: z.string() }),
     body: z.looseObject({ id: z.string().optional(), event_type: z.string(), resource: z.looseObject({}).optional() }),
     response: z.object({ received: z.literal(true) }),
