@@ -150,6 +150,25 @@ describe('usage', () => {
     });
   });
 
+  it('the 402 body under concurrency states the usage that blocked the call, never one with room left', async function () {
+    this.timeout(120_000);
+    await patch(`${base}/plans/pro/entitlements/seats`, app.api_key, { max: 3 });
+    let blocked = 0;
+    // Rounds from 2 of 3 used: concurrent adds race for the last unit; every loser must read 3 of 3.
+    for (let round = 0; round < 15; round++) {
+      await post(`${u}/seats/amount`, app.api_key, { amount: -10 });
+      await post(`${u}/seats/amount`, app.api_key, { amount: 2 });
+      const results = await Promise.all(Array.from({ length: 16 }, () => post(`${u}/seats/add`, app.api_key)));
+      expect(results.filter((r) => r.status === 200)).to.have.length(1);
+      for (const r of results.filter((x) => x.status === 402)) {
+        blocked++;
+        expect(r.body.entitlement, r.body.message).to.deep.include({ usage: 3, max: 3 });
+        expect(r.body.message).to.match(/^Seats: 3 of 3 used\./);
+      }
+    }
+    expect(blocked).to.equal(15 * 15);
+  });
+
   it('1,000 concurrent unblocked adds lose nothing', async function () {
     this.timeout(120_000);
     const results = await Promise.all(Array.from({ length: 1000 }, () => post(`${u}/api_calls/add`, app.public_key)));

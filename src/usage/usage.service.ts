@@ -82,7 +82,6 @@ select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
        lim.entitled, lim.max, lim.blocking,
        (select count from up) as count,
-       (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous,
        (select coalesce(array_agg(id), '{}') from ev) as events
 from lim left join ent on true`;
 
@@ -96,7 +95,6 @@ interface ChangeRow {
   max: string | null;
   blocking: boolean;
   count: string | null;
-  previous: string | null;
   events: string[];
 }
 
@@ -148,7 +146,10 @@ export async function changeUsage(
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null) {
-    const usage = Number(row.previous ?? 0);
+    // The statement's own read of the counter is its snapshot, taken before competing adds committed;
+    // the guard refused against the newest committed row. A fresh statement sees at least that row, so
+    // the body states the usage that blocked the call (or the newer one).
+    const usage = await currentCount(ctx.em, ctx.app.id, accountId, entitlementId);
     throw paymentRequired(
       await upgradeFor(ctx, {
         accountId,
@@ -168,6 +169,17 @@ export async function changeUsage(
     );
   }
   return { entitlement: entitlementId, count: Number(row.count), max, amount };
+}
+
+/** The committed counter now (0 when it has no row), read by a statement of its own. */
+async function currentCount(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
+  const [row] = await prepared<{ count: string }>(
+    em,
+    'usage_current',
+    'select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3',
+    [appId, accountId, entitlementId],
+  );
+  return Number(row?.count ?? 0);
 }
 
 /** The counter of one usage entitlement: 404 for an unknown account or entitlement, 400 for a boolean one. */
