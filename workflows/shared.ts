@@ -99,6 +99,8 @@ export interface RetentionResult {
   deliveries: number;
   /** MCP tool calls removed (kept 30 days as well). */
   mcpCalls?: number;
+  /** Idempotency keys older than 24 hours removed. */
+  idempotencyKeys?: number;
   cutoff: string;
 }
 

@@ -1,4 +1,5 @@
 import { deleteInBatches, sql } from '../db/sql.js';
+import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
@@ -27,7 +28,9 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);
   await purgeExpiredOAuth(em);
-  return { events, deliveries, mcpCalls, cutoff: cutoff.toISOString() };
+  // Idempotency keys answer retries for 24 hours.
+  const idempotencyKeys = await purgeIdempotencyKeys(em);
+  return { events, deliveries, mcpCalls, idempotencyKeys, cutoff: cutoff.toISOString() };
 }
 
 /** Creates the hourly retention Schedule if it does not exist (idempotent; run at worker start). */

@@ -11,7 +11,10 @@ const counter = z.object({ entitlement: z.string(), count: z.number() });
 const amountBody = z.object({ amount: z.number().int().min(-1e12).max(1e12) });
 
 const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>, amount: number) => {
-  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, { origin: s.origin });
+  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, {
+    origin: s.origin,
+    idempotency: s.idempotency,
+  });
   return { entitlement: r.entitlement, count: r.count };
 };
 
@@ -47,6 +50,7 @@ export const usageRoutes = [
     auth: ['S', 'P'],
     tags,
     summary: 'Add 1',
+    idempotency: 'atomic',
     description: blocked,
     errors: [402],
     params: counterParams,
@@ -59,6 +63,7 @@ export const usageRoutes = [
     auth: ['S'],
     tags,
     summary: 'Subtract 1 (counters stop at 0)',
+    idempotency: 'atomic',
     params: counterParams,
     response: counter,
     handler: (s) => change(s, -1),
@@ -69,6 +74,7 @@ export const usageRoutes = [
     auth: ['S', 'P'],
     tags,
     summary: 'Add or subtract an amount',
+    idempotency: 'atomic',
     description: `A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). ${blocked}`,
     params: counterParams,
     body: amountBody,

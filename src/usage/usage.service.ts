@@ -3,6 +3,7 @@ import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/acces
 import type { Ctx } from '../context.js';
 import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
+import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { fanOutPending } from '../webhooks/webhooks.service.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
@@ -13,7 +14,11 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * under its lock, so concurrent calls can never pass a blocking limit), then the history row.
  *
  * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0),
- * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event. An entitlement not on
+ * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event, $7 and $8 the request's
+ * idempotency key digest and request hash (null without a key): the key and its 200 answer are written
+ * by the statement that applies the change, with no ON CONFLICT, so a second use of the key aborts the
+ * whole statement (its change included) with a unique violation, and the caller answers the stored
+ * response. A retry can never count twice, and a crash cannot separate the change from its key. An entitlement not on
  * the account's plan (nor its extras or incentive) has a limit of 0.
  *
  * Threshold events: when this change crosses 80% of the limit (or the limit itself) and an enabled
@@ -77,6 +82,11 @@ ev as (
   where exists (select 1 from webhook_endpoints w where w.app_id = $1 and w.enabled
                   and (w.events @> '["*"]'::jsonb or w.events @> jsonb_build_array(m.type)))
   returning id
+),
+idem as (
+  insert into idempotency_keys (digest, app_id, request_hash, status, body)
+  select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', up.count)
+  from up where $7::bytea is not null
 )
 select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
@@ -109,7 +119,13 @@ export interface UsageChange {
 /**
  * Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed.
  */
-const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<ChangeRow> => {
+const runChange = async (
+  ctx: Ctx,
+  accountId: string,
+  entitlementId: string,
+  amount: number,
+  key: IdempotencyKey | null | undefined,
+): Promise<ChangeRow> => {
   try {
     const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [
       ctx.app.id,
@@ -118,9 +134,14 @@ const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amo
       amount,
       newId('event'),
       newId('event'),
+      key?.digest ?? null,
+      key?.requestHash ?? null,
     ]);
     return row;
   } catch (err) {
+    const e = err as { code?: string; constraint?: string; cause?: { constraint?: string } };
+    if (e.code === '23505' && (e.constraint ?? e.cause?.constraint) === 'idempotency_keys_pkey')
+      throw new IdempotentReplay();
     // The account or entitlement was deleted between the statement's snapshot and its insert.
     if ((err as { code?: string }).code === '23503')
       throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
@@ -133,12 +154,12 @@ export async function changeUsage(
   accountId: string,
   entitlementId: string,
   amount: number,
-  opts: { origin?: string } = {},
+  opts: { origin?: string; idempotency?: IdempotencyKey | null } = {},
 ): Promise<UsageChange> {
-  let row = await runChange(ctx, accountId, entitlementId, amount);
+  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
   // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
   if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
-    row = await runChange(ctx, accountId, entitlementId, amount);
+    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
