@@ -13,7 +13,10 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * three layers, then a guarded upsert of the counter (`count + n <= limit` re-checked on the row
  * under its lock, so concurrent calls can never pass a blocking limit), then the history row.
  *
- * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0),
+ * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0, and
+ * the history row records what was applied: a subtraction first locks the counter to read it, so
+ * `amount` is the real change and the history sums to the counter; one that changes nothing, or meets
+ * no counter, writes no row),
  * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event, $7 and $8 the request's
  * idempotency key digest and request hash (null without a key): the key and its 200 answer are written
  * by the statement that applies the change, with no ON CONFLICT, so a second use of the key aborts the
@@ -41,16 +44,22 @@ layers as (
   select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and
     pe.entitlement_id = $3
 ),
+cur as (
+  select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 and $4::bigint < 0
+  for update
+),
 lim as (
   select exists (select 1 from layers) as entitled,
          (select max from layers order by layer desc limit 1) as max,
-         coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking
+         coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking,
+         (select count from cur) as old
 ),
 up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
   select $1, $2, $3, greatest($4::bigint, 0), now()
   from acc, ent, lim
   where ent.type = 'usage'
+    and ($4::bigint >= 0 or lim.old is not null)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
   on conflict (app_id, account_id, entitlement_id) do update
     set count = greatest(c.count + $4::bigint, 0), updated_at = now()
@@ -58,9 +67,12 @@ up as (
        or ((select entitled from lim) and ((select max from lim) is null or c.count + $4::bigint <= (select max from lim)))
   returning c.count
 ),
+applied as (
+  select up.count, case when $4::bigint < 0 then up.count - lim.old else $4::bigint end as amount from up, lim
+),
 hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
-  select $1, $2, $3, $4::bigint, up.count, now() from up where $4::bigint <> 0
+  select $1, $2, $3, applied.amount, applied.count, now() from applied where applied.amount <> 0
 ),
 crossing as (
   select up.count as new, up.count - $4::bigint as prev, lim.max, ent.name as ename
@@ -85,13 +97,15 @@ ev as (
 ),
 idem as (
   insert into idempotency_keys (digest, app_id, request_hash, status, body)
-  select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', up.count)
-  from up where $7::bytea is not null
+  select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', coalesce(up.count, 0))
+  from acc, ent, lim left join up on true
+  where $7::bytea is not null and ent.type = 'usage' and (up.count is not null or (lim.old is null and $4::bigint < 0))
 )
 select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
        lim.entitled, lim.max, lim.blocking,
-       (select count from up) as count,
+       case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null then 0
+            else (select count from up) end as count,
        (select coalesce(array_agg(id), '{}') from ev) as events
 from lim left join ent on true`;
 
