@@ -28,6 +28,13 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);
   await purgeExpiredOAuth(em);
+  // Settled reservations are kept as long as events.
+  await deleteInBatches(
+    em,
+    `delete from usage_reservations where (app_id, id) in (select app_id, id from usage_reservations
+      where settled_at < $1 limit $2) returning 1`,
+    [cutoff],
+  );
   // Idempotency keys answer retries for 24 hours.
   const idempotencyKeys = await purgeIdempotencyKeys(em);
   return { events, deliveries, mcpCalls, idempotencyKeys, cutoff: cutoff.toISOString() };

@@ -3,6 +3,13 @@ import { accountParams } from '../accounts/accounts.schemas.js';
 import { forbidden } from '../http/errors.js';
 import { callerId } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
+import {
+  finishReservation,
+  getReservation,
+  RESERVATION_DEFAULT_TTL_S,
+  RESERVATION_MAX_TTL_S,
+  reserveUsage,
+} from './reservations.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
 
 const tags = ['Usage'];
@@ -17,6 +24,24 @@ const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>
   });
   return { entitlement: r.entitlement, count: r.count };
 };
+
+const reservationParams = accountParams.extend({ reservationId: z.string().min(1).max(255) });
+const reservation = z.object({
+  id: z.string(),
+  account: z.string(),
+  entitlement: z.string(),
+  amount: z.number(),
+  status: z.enum(['held', 'committed', 'released', 'expired']),
+  committed: z.number().nullable(),
+  expires_at: z.string(),
+  created_at: z.string(),
+  settled_at: z.string().nullable(),
+});
+const reserveBody = z.object({
+  amount: z.number().int().min(1).max(1e12),
+  expires_in: z.number().int().min(1).max(RESERVATION_MAX_TTL_S).default(RESERVATION_DEFAULT_TTL_S),
+});
+const commitBody = z.object({ amount: z.number().int().min(0).max(1e12) });
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
@@ -85,5 +110,62 @@ export const usageRoutes = [
         throw forbidden('The publishable key cannot subtract usage');
       return change(s, s.body.amount);
     },
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/reservations',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Reserve an amount',
+    description:
+      'Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and ' +
+      '`can` until the reservation is committed, released or expires (`expires_in` seconds, default ' +
+      `${RESERVATION_DEFAULT_TTL_S}, at most ${RESERVATION_MAX_TTL_S}). ${blocked.replace('the counter does not move', 'nothing is held')}`,
+    params: counterParams,
+    body: reserveBody,
+    status: 201,
+    errors: [402],
+    response: reservation,
+    handler: (s) =>
+      reserveUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, s.body.amount, s.body.expires_in, {
+        origin: s.origin,
+      }),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'A reservation',
+    params: reservationParams,
+    response: reservation,
+    handler: (s) => getReservation(ctxOf(s), s.params.accountId, s.params.reservationId),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId/commit',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Commit a reservation',
+    description:
+      'Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the ' +
+      'reservation was already committed, released or expired.',
+    params: reservationParams,
+    body: commitBody,
+    errors: [409],
+    response: reservation,
+    handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'committed', s.body.amount),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId/release',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Release a reservation',
+    description: 'Frees the hold without adding usage. 409 when it was already committed, released or expired.',
+    params: reservationParams,
+    errors: [409],
+    response: reservation,
+    handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'released', 0),
   }),
 ];

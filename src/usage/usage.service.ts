@@ -29,8 +29,8 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * it), marked for fan-out; nothing is computed when no threshold is crossed. So a crash cannot lose
  * one, and the usage path pays nothing when nobody listens.
  */
-export const CHANGE_SQL = `
-with acc as (
+/** The account, the entitlement and the layers of its limit ($1 app, $2 account, $3 entitlement). */
+export const LIMIT_CTES = `acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
 ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id from entitlements e where e.app_id = $1 and e.id = $3),
@@ -43,7 +43,10 @@ layers as (
   union all
   select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and
     pe.entitlement_id = $3
-),
+)`;
+
+export const CHANGE_SQL = `
+with ${LIMIT_CTES},
 cur as (
   select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 and $4::bigint < 0
   for update
@@ -64,7 +67,8 @@ up as (
   on conflict (app_id, account_id, entitlement_id) do update
     set count = greatest(c.count + $4::bigint, 0), updated_at = now()
     where not (select blocking from lim)
-       or ((select entitled from lim) and ((select max from lim) is null or c.count + $4::bigint <= (select max from lim)))
+       or ((select entitled from lim) and ((select max from lim) is null or
+           c.count + c.held + $4::bigint <= (select max from lim)))
   returning c.count
 ),
 applied as (
@@ -206,12 +210,15 @@ export async function changeUsage(
   return { entitlement: entitlementId, count: Number(row.count), max, amount };
 }
 
-/** The committed counter now (0 when it has no row), read by a statement of its own. */
-async function currentCount(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
+/**
+ * The committed counter now, with the amounts reserved on it (0 when it has no row), read by a
+ * statement of its own: what a 402 reports as used.
+ */
+export async function currentCount(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
   const [row] = await prepared<{ count: string }>(
     em,
     'usage_current',
-    'select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3',
+    'select count + held as count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3',
     [appId, accountId, entitlementId],
   );
   return Number(row?.count ?? 0);

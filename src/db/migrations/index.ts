@@ -13,6 +13,7 @@ import { Migration20261121160000_checkout_bumps_paid } from './Migration20261121
 import { Migration20261121170000_cancel_flows } from './Migration20261121170000_cancel_flows.js';
 import { Migration20261121180000_mcp_oauth } from './Migration20261121180000_mcp_oauth.js';
 import { Migration20261123090000_idempotency_keys } from './Migration20261123090000_idempotency_keys.js';
+import { Migration20261123091000_usage_reservations } from './Migration20261123091000_usage_reservations.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -28,4 +29,5 @@ export const migrationsList = [
   Migration20261121170000_cancel_flows,
   Migration20261121180000_mcp_oauth,
   Migration20261123090000_idempotency_keys,
+  Migration20261123091000_usage_reservations,
 ];
