@@ -35,6 +35,13 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
       where settled_at < $1 limit $2) returning 1`,
     [cutoff],
   );
+  // Ingested usage event ids deduplicate re-sent batches for as long.
+  await deleteInBatches(
+    em,
+    `delete from usage_ingested where (app_id, event_id) in (select app_id, event_id from usage_ingested
+      where created_at < $1 limit $2) returning 1`,
+    [cutoff],
+  );
   // Idempotency keys answer retries for 24 hours.
   const idempotencyKeys = await purgeIdempotencyKeys(em);
   return { events, deliveries, mcpCalls, idempotencyKeys, cutoff: cutoff.toISOString() };

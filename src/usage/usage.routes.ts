@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
+import { appIdParams } from '../apps/apps.schemas.js';
 import { forbidden } from '../http/errors.js';
 import { callerId } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
@@ -10,6 +11,7 @@ import {
   RESERVATION_MAX_TTL_S,
   reserveUsage,
 } from './reservations.service.js';
+import { INGEST_MAX_EVENTS, ingestUsage } from './ingest.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
 
 const tags = ['Usage'];
@@ -42,6 +44,22 @@ const reserveBody = z.object({
   expires_in: z.number().int().min(1).max(RESERVATION_MAX_TTL_S).default(RESERVATION_DEFAULT_TTL_S),
 });
 const commitBody = z.object({ amount: z.number().int().min(0).max(1e12) });
+
+const ingestEvent = z.object({
+  id: z.string().min(1).max(255),
+  account: z.string().min(1).max(255),
+  entitlement: z.string().min(1).max(255),
+  amount: z.number().int().min(-1e12).max(1e12),
+  timestamp: z.iso.datetime({ offset: true }).optional(),
+});
+const ingestBody = z.object({ events: z.array(ingestEvent).min(1).max(INGEST_MAX_EVENTS) });
+const ingestResult = z.object({
+  id: z.string(),
+  status: z.enum(['applied', 'blocked', 'error']),
+  count: z.number().nullable(),
+  error: z.string().nullable(),
+  duplicate: z.boolean(),
+});
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
@@ -167,5 +185,24 @@ export const usageRoutes = [
     errors: [409],
     response: reservation,
     handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'released', 0),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/usage/events',
+    auth: ['S'],
+    tags,
+    summary: 'Ingest a batch of usage events',
+    description:
+      `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp? }\`, applied in order with the ` +
+      'same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round ' +
+      'trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking ' +
+      'limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids ' +
+      'deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. ' +
+      '`timestamp` dates the history row (analytics); it defaults to now.',
+    params: appIdParams,
+    body: ingestBody,
+    bodyLimit: '2mb',
+    response: z.object({ results: z.array(ingestResult) }),
+    handler: async (s) => ({ results: await ingestUsage(ctxOf(s), s.body.events) }),
   }),
 ];

@@ -21,7 +21,8 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * idempotency key digest and request hash (null without a key): the key and its 200 answer are written
  * by the statement that applies the change, with no ON CONFLICT, so a second use of the key aborts the
  * whole statement (its change included) with a unique violation, and the caller answers the stored
- * response. A retry can never count twice, and a crash cannot separate the change from its key. An entitlement not on
+ * response. A retry can never count twice, and a crash cannot separate the change from its key.
+ * $9 the time the history row records (null: now; batch ingest passes an event's own timestamp). An entitlement not on
  * the account's plan (nor its extras or incentive) has a limit of 0.
  *
  * Threshold events: when this change crosses 80% of the limit (or the limit itself) and an enabled
@@ -76,7 +77,8 @@ applied as (
 ),
 hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
-  select $1, $2, $3, applied.amount, applied.count, now() from applied where applied.amount <> 0
+  select $1, $2, $3, applied.amount, applied.count, coalesce($9::timestamptz, now()) from applied
+  where applied.amount <> 0
 ),
 crossing as (
   select up.count as new, up.count - $4::bigint as prev, lim.max, ent.name as ename
@@ -154,6 +156,7 @@ const runChange = async (
       newId('event'),
       key?.digest ?? null,
       key?.requestHash ?? null,
+      null,
     ]);
     return row;
   } catch (err) {

@@ -14,6 +14,7 @@ import { Migration20261121170000_cancel_flows } from './Migration20261121170000_
 import { Migration20261121180000_mcp_oauth } from './Migration20261121180000_mcp_oauth.js';
 import { Migration20261123090000_idempotency_keys } from './Migration20261123090000_idempotency_keys.js';
 import { Migration20261123091000_usage_reservations } from './Migration20261123091000_usage_reservations.js';
+import { Migration20261123092000_usage_ingest } from './Migration20261123092000_usage_ingest.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -30,4 +31,5 @@ export const migrationsList = [
   Migration20261121180000_mcp_oauth,
   Migration20261123090000_idempotency_keys,
   Migration20261123091000_usage_reservations,
+  Migration20261123092000_usage_ingest,
 ];
