@@ -42,21 +42,21 @@ interface Row {
  * it runs again. Threshold events it wrote are then fanned out (one more round trip, when there are any).
  */
 export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<IngestResult[]> {
-  let rows: Row[] = [];
-  for (let attempt = 1; ; attempt++) {
+  const run = async (attempt: number): Promise<Row[]> => {
     try {
-      rows = await sql<Row>(ctx.em, 'select * from usage_ingest($1, $2::jsonb, $3)', [
+      return await sql<Row>(ctx.em, 'select * from usage_ingest($1, $2::jsonb, $3)', [
         ctx.app.id,
         JSON.stringify(events),
         CHANGE_SQL,
       ]);
-      break;
     } catch (err) {
-      const code = (err as { code?: string; cause?: { code?: string } }).code;
-      if ((code === '40P01' || code === '23503') && attempt < 4) continue; // deadlock, or a row deleted mid-way
+      const code = (err as { code?: string }).code;
+      // A deadlock with another batch, or a row deleted mid-way: the whole batch rolled back; run it again.
+      if ((code === '40P01' || code === '23503') && attempt < 4) return run(attempt + 1);
       throw err;
     }
-  }
+  };
+  const rows = await run(1);
   const fired = rows.flatMap((r) => r.events ?? []);
   if (fired.length)
     await fanOutPending(ctx.deps, fired).catch((err) =>
