@@ -99,6 +99,25 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(await count('a1', 'seats')).to.equal(30);
   });
 
+  it('concurrent batches over the same counters in different orders all succeed (no deadlock) and lose nothing', async () => {
+    for (let i = 0; i < 10; i++) await createAccount(app, { id: `m${i}`, plan: 'scale' });
+    const batches = Array.from({ length: 4 }, (_, b) =>
+      Array.from({ length: 100 }, (_, i) => ({
+        id: `d-${b}-${i}`,
+        account: `m${b % 2 ? i % 10 : 9 - (i % 10)}`,
+        entitlement: 'api_calls',
+        amount: 1,
+      })),
+    );
+    const res = await Promise.all(batches.map((events) => ingest(events)));
+    expect(res.map((r) => r.status)).to.deep.equal([200, 200, 200, 200]);
+    for (const r of res) expect(r.body.results.map((x: { id: string }) => x.id)).to.have.length(100);
+    expect(res[1].body.results[0].id, 'results in the order sent').to.equal('d-1-0');
+    let total = 0;
+    for (let i = 0; i < 10; i++) total += await count(`m${i}`, 'api_calls');
+    expect(total).to.equal(400);
+  });
+
   it('400 on a bad batch (empty, too many, bad event), 401 for the publishable key', async () => {
     expect((await ingest([])).status).to.equal(400);
     const many = Array.from({ length: 1001 }, (_, i) => ({

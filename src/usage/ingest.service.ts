@@ -25,6 +25,7 @@ export interface IngestResult {
 }
 
 interface Row {
+  idx: number;
   event_id: string;
   status: IngestResult['status'];
   count: string | null;
@@ -35,7 +36,8 @@ interface Row {
 
 /**
  * Applies a batch of usage events in one round trip: `usage_ingest` (a database function) runs the
- * single-event change statement once per event, in order, in one transaction, so each event meets the
+ * single-event change statement once per event in one transaction (events of one counter in the order
+ * sent; counters in a fixed order, so concurrent batches do not deadlock), so each event meets the
  * same limit and threshold-event rules as `.../amount`, and each event id is recorded with its result
  * in the same transaction (a re-sent event answers its first result and changes nothing). A deadlock
  * with a concurrent batch touching the same counters in another order rolls the whole batch back and
@@ -56,7 +58,7 @@ export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<Inge
       throw err;
     }
   };
-  const rows = await run(1);
+  const rows = (await run(1)).sort((a, b) => a.idx - b.idx);
   const fired = rows.flatMap((r) => r.events ?? []);
   if (fired.length)
     await fanOutPending(ctx.deps, fired).catch((err) =>

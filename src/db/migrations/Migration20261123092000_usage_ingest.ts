@@ -4,7 +4,9 @@ import { Migration } from '@mikro-orm/migrations';
  * Batch ingest: the id of every ingested usage event with its outcome (so a re-sent event changes
  * nothing and answers what it answered first), and `usage_ingest`, which applies a batch in one round
  * trip by running the service's usage change statement (passed as `p_change`, the same text the
- * single-event routes run) once per event, in order, inside one transaction.
+ * single-event routes run) once per event inside one transaction: in the order sent for each counter,
+ * the counters taken in (account, entitlement) order so that concurrent batches lock rows in one order
+ * and cannot deadlock. `idx` gives each result's place in the batch.
  */
 export class Migration20261123092000_usage_ingest extends Migration {
   override name = 'Migration20261123092000_usage_ingest';
@@ -20,7 +22,7 @@ export class Migration20261123092000_usage_ingest extends Migration {
       primary key ("app_id", "event_id"));`);
     this.addSql(`create index "usage_ingested_created_at_index" on "usage_ingested" ("created_at");`);
     this.addSql(`create function usage_ingest(p_app text, p_events jsonb, p_change text)
-  returns table (event_id text, status text, count bigint, error text, duplicate boolean, events text[])
+  returns table (idx int, event_id text, status text, count bigint, error text, duplicate boolean, events text[])
   language plpgsql as $fn$
 declare
   e record;
@@ -29,14 +31,15 @@ declare
 begin
   for e in
     select x.value ->> 'id' as id, x.value ->> 'account' as account, x.value ->> 'entitlement' as entitlement,
-           (x.value ->> 'amount')::bigint as amount, (x.value ->> 'timestamp')::timestamptz as ts
-    from jsonb_array_elements(p_events) with ordinality as x(value, i) order by x.i
+           (x.value ->> 'amount')::bigint as amount, (x.value ->> 'timestamp')::timestamptz as ts, x.i::int as i
+    from jsonb_array_elements(p_events) with ordinality as x(value, i)
+    order by x.value ->> 'account', x.value ->> 'entitlement', x.i
   loop
     insert into usage_ingested as u (app_id, event_id, status) values (p_app, e.id, 'pending')
       on conflict on constraint usage_ingested_pkey do nothing;
     get diagnostics n = row_count;
     if n = 0 then
-      return query select u.event_id::text, u.status::text, u.count, u.error, true, '{}'::text[]
+      return query select e.i, u.event_id::text, u.status::text, u.count, u.error, true, '{}'::text[]
         from usage_ingested u where u.app_id = p_app and u.event_id = e.id;
       continue;
     end if;
@@ -44,7 +47,7 @@ begin
       'evt_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 20),
       'evt_' || substr(replace(gen_random_uuid()::text, '-', ''), 1, 20),
       null::bytea, null::bytea, e.ts;
-    event_id := e.id; duplicate := false; events := '{}'; count := null; error := null;
+    idx := e.i; event_id := e.id; duplicate := false; events := '{}'; count := null; error := null;
     if not r.account_exists then
       status := 'error'; error := format('Account %s not found', e.account);
     elsif r.type is null then
