@@ -88,6 +88,99 @@ async function raw(
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
+/** `BENCH_ONLY=metering` runs only the metering section (batch ingest, idempotent replay). */
+const ONLY = process.env.BENCH_ONLY ?? '';
+const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const BATCH_CLIENTS = 4;
+
+/**
+ * Metering: batch ingest (events/s through HTTP beside the same `usage_ingest` call over a plain pool,
+ * BATCH events a batch, BATCH_CLIENTS batches in flight) and the replay of an idempotency key.
+ */
+async function meteringBench(
+  base: string,
+  pool: pg.Pool,
+  app: { id: string; api_key: string; public_key: string },
+  account: () => string,
+) {
+  let seq = 0;
+  const batch = (prefix: string) =>
+    Array.from({ length: BATCH }, () => ({
+      id: `${prefix}-${++seq}`,
+      account: account(),
+      entitlement: 'api_calls',
+      amount: 1,
+    }));
+  const run = async (send: (events: unknown[]) => Promise<boolean>) => {
+    let events = 0;
+    let errors = 0;
+    const latencies: number[] = [];
+    const end = Date.now() + DURATION * 1000;
+    await Promise.all(
+      Array.from({ length: BATCH_CLIENTS }, async () => {
+        while (Date.now() < end) {
+          const b = batch('bench');
+          const t0 = process.hrtime.bigint();
+          if (await send(b)) events += b.length;
+          else errors++;
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { eps: events / DURATION, p50: percentile(latencies, 50), errors };
+  };
+  await run(async (events) => {
+    const r = await fetch(`${base}/apps/${app.id}/usage/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
+    await r.text();
+    return r.ok;
+  }); // warm-up
+  const h = await run(async (events) => {
+    const r = await fetch(`${base}/apps/${app.id}/usage/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
+    await r.text();
+    return r.ok;
+  });
+  const r = await run(async (events) =>
+    pool
+      .query('select * from usage_ingest($1, $2::jsonb, $3)', [app.id, JSON.stringify(events), CHANGE_SQL])
+      .then(() => true)
+      .catch(() => false),
+  );
+  process.stdout.write(
+    `\nBatch ingest: ${BATCH} events a batch, ${BATCH_CLIENTS} batches in flight, ${DURATION} s\n` +
+      `  HTTP ${fmt(h.eps, 0)} events/s (batch p50 ${h.p50.toFixed(1)} ms) | raw usage_ingest ${fmt(r.eps, 0)} events/s ` +
+      `(p50 ${r.p50.toFixed(1)} ms) | HTTP/raw ${fmt((h.eps / r.eps) * 100, 0)}%   errors ${h.errors + r.errors}\n`,
+  );
+
+  const path = `/apps/${app.id}/namespaces/acct-1/usage/api_calls/add`;
+  const first = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${app.public_key}`, 'idempotency-key': 'bench-replay' },
+  });
+  await first.text();
+  process.stdout.write('Idempotent replay (one key, POST .../add answered from the key):\n');
+  for (const c of [1, 16]) {
+    const result = await autocannon({
+      url: base + path,
+      connections: c,
+      duration: DURATION,
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.public_key}`, 'idempotency-key': 'bench-replay' },
+    });
+    process.stdout.write(
+      `  ${String(c).padStart(3)} conns ${fmt(result.requests.average, 0)} req/s   p50 ${result.latency.p50} ms   ` +
+        `errors ${result.non2xx + result.errors}\n`,
+    );
+  }
+}
 
 /**
  * Webhook deliveries: DELIVERIES events (plan creations through the API process, 16 at a time), one
@@ -378,6 +471,9 @@ async function main() {
             1,
             'evt_bench_w',
             'evt_bench_r',
+            null,
+            null,
+            null,
           ]),
       },
       {
@@ -388,6 +484,10 @@ async function main() {
       },
     ];
 
+    if (ONLY === 'metering') {
+      await meteringBench(base, pool, app, account);
+      return;
+    }
     process.stdout.write(
       `\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ${process.env.BENCH_LABEL ?? 'this machine'}\n`,
     );
@@ -408,6 +508,7 @@ async function main() {
       }
     }
 
+    await meteringBench(base, pool, app, account);
     await mcpBench(base, app, account);
     await cancelSessionBench(base, app);
     await deliveryBench(base, app);

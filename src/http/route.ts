@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
+import type { IdempotencyKey } from './idempotency.js';
 
 /**
  * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
@@ -39,6 +40,8 @@ export interface Scope<P, Q, B> {
   rawBody: string | undefined;
   /** The route table this request is served from (the MCP server derives its tools from it). */
   routes: readonly RouteDef[];
+  /** The request's `Idempotency-Key`, for routes that write it with their change (`idempotency: 'atomic'`). */
+  idempotency?: IdempotencyKey | null;
 }
 
 /**
@@ -142,6 +145,12 @@ export interface RouteDef<
    * (`invalid_request`, or the code given here).
    */
   oauth?: boolean | { invalidInput: string };
+  /**
+   * `Idempotency-Key` handling on a POST (src/http/idempotency.ts): by default the key is claimed before
+   * the handler runs and its response recorded after; `atomic`: the handler writes the key in the
+   * statement that makes its change; `false`: the header is ignored.
+   */
+  idempotency?: 'atomic' | false;
   /** Answers invalid input itself (the authorization endpoint shows an HTML page, never JSON). */
   invalidInput?: (message: string) => Reply<RawBody>;
   handler: (

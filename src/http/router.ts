@@ -4,6 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
 import { authenticate, bearer } from './auth.js';
 import { AppError, badRequest } from './errors.js';
+import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
 
@@ -124,10 +125,14 @@ export async function runRoute(
     rawBody: input.rawBody,
     routes: input.routes,
   };
-  const result = await def.handler(scope as never);
-  if (result instanceof Reply) return result;
-  if (result === undefined) return new Reply(204, null);
-  return new Reply(def.status ?? 200, result);
+  const key = idempotencyKeyOf(def, { ...parsed, caller, appId: app?.id ?? null }, scope.headers);
+  scope.idempotency = key;
+  return withIdempotency(em, def, key, async () => {
+    const result = await def.handler(scope as never);
+    if (result instanceof Reply) return result;
+    if (result === undefined) return new Reply(204, null);
+    return new Reply(def.status ?? 200, result);
+  });
 }
 
 /** Builds the Koa router from the route table: the one place routes, credentials and schemas are declared. */
