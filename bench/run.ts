@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
 import { EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
 import { CHANGE_SQL } from '../src/usage/usage.service.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
@@ -204,13 +205,8 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as net.AddressInfo).port;
   const auth = { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' };
-  const ep = (await (
-    await fetch(`${base}/apps/${app.id}/webhooks`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] }),
-    })
-  ).json()) as { id: string };
+  const secret = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base });
+  const ep = await secret.webhooks.create({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] });
   const t0 = Date.now();
   let next = 0;
   await Promise.all(
@@ -275,10 +271,6 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
 }
 
 /**
- * Cancel sessions as a customer's browser drives them with an account token: start, answer the
- * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
- */
-/**
  * The MCP door beside the REST door onto the same handler: `tools/call get_account_access` (one
  * JSON-RPC request, secret key, a new stateless server per request, logged) against GET /plan.
  */
@@ -331,15 +323,15 @@ async function mcpBench(base: string, app: { id: string; api_key: string; public
   }
 }
 
+/**
+ * Cancel sessions as a customer's browser drives them with an account token: start, answer the
+ * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
+ */
 async function cancelSessionBench(base: string, app: { id: string; api_key: string }) {
-  const admin = (path: string, body: unknown) =>
-    fetch(`${base}/apps/${app.id}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-  await admin('/incentives', { id: 'partner', name: 'Partner deal' });
-  const flow = await admin('/cancel-flows', {
+  // Through the SDK, as a product would: the secret key on the server, account tokens in the browser.
+  const secret = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base });
+  await secret.incentives.create({ id: 'partner', name: 'Partner deal' });
+  await secret.cancelFlows.create({
     status: 'active',
     steps: [
       {
@@ -361,12 +353,11 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
       { id: 'confirm', type: 'confirm', title: 'Sure?' },
     ],
   });
-  if (flow.status !== 201) throw new Error(`cancel flow: ${await flow.text()}`);
-  const tokens = await Promise.all(
-    Array.from(
-      { length: 100 },
-      async (_, i) => ((await (await admin(`/namespaces/acct-${i}/token`, {})).json()) as { token: string }).token,
-    ),
+  const browsers = await Promise.all(
+    Array.from({ length: 100 }, async (_, i) => {
+      const { token } = await secret.accounts.createToken(`acct-${i}`, {});
+      return new AccountTokenClient({ accountToken: token, baseUrl: base, maxRetries: 0 });
+    }),
   );
   process.stdout.write(
     `\nCancel sessions (account token; start, answer, decline, close = 4 calls per walk), ${DURATION} s per row:\n`,
@@ -379,24 +370,23 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
     const end = Date.now() + DURATION * 1000;
     await Promise.all(
       Array.from({ length: walkers }, async (_, w) => {
-        const token = tokens[w % tokens.length];
-        const call = async (path: string, body: unknown = {}) => {
+        const sessions = browsers[w % browsers.length].cancelSessions;
+        const timed = async <T>(call: () => Promise<T>): Promise<T> => {
           const t0 = process.hrtime.bigint();
-          const res = await fetch(`${base}/apps/${app.id}/cancel-sessions${path}`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          });
-          const json = (await res.json()) as { id: string };
-          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-          if (res.status >= 300) errors++;
-          return json;
+          try {
+            return await call();
+          } catch (err) {
+            errors++;
+            throw err;
+          } finally {
+            latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          }
         };
         while (Date.now() < end) {
-          const s = await call('');
-          await call(`/${s.id}/answer`, { step: 'reason', answer: 'price' });
-          await call(`/${s.id}/decline`);
-          await call(`/${s.id}/close`);
+          const s = await timed(() => sessions.start({}));
+          await timed(() => sessions.answer(s.id, { step: 'reason', answer: 'price' }));
+          await timed(() => sessions.decline(s.id));
+          await timed(() => sessions.close(s.id));
           walks++;
         }
       }),

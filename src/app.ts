@@ -34,6 +34,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
         'Mcp-Session-Id',
         'Mcp-Protocol-Version',
         'Last-Event-ID',
+        'Idempotency-Key',
       ],
       exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
       maxAge: 86400,
