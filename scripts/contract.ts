@@ -4,7 +4,7 @@
 // test/contract/schemathesis.toml with its reason. Schemathesis is installed on first use into the ignored
 // `.tools/schemathesis-<version>` (a Python virtual environment); later runs reuse it.
 //
-//   npm run contract                      # the whole step (what npm test runs after mocha)
+//   npm run contract                      # the whole step (what npm test runs before mocha)
 //   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5)
 //   CONTRACT_ONLY=secret npm run contract # one credential: admin, secret, publishable or destructive
 import { spawnSync, spawn } from 'node:child_process';
