@@ -133,9 +133,28 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(
       (await ingest([{ id: 'x', account: 'a1', entitlement: 'seats', amount: 1, timestamp: 'soon' }])).status,
     ).to.equal(400);
+    const old = await ingest([
+      { id: 'z', account: 'a1', entitlement: 'seats', amount: 1, timestamp: '0999-12-31T23:00:00Z' },
+    ]);
+    expect(old.status).to.equal(400);
+    expect(old.body.error).to.equal('events.0.timestamp: the year must be 1000 to 8999');
     expect(
       (await ingest([{ id: 'y', account: 'a1', entitlement: 'seats', amount: 1 }], app.public_key)).status,
     ).to.equal(401);
     expect(await count('a1', 'seats')).to.equal(0);
+  });
+
+  it('a timestamp with any offset JavaScript reads is recorded in UTC (PostgreSQL itself refuses +20:30)', async () => {
+    const res = await ingest([
+      { id: 't1', account: 'a1', entitlement: 'api_calls', amount: 3, timestamp: '2026-03-04T05:06:07+20:30' },
+    ]);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.results[0]).to.include({ status: 'applied', count: 3 });
+    const [row] = await sql<{ created_at: Date | string }>(
+      testEnv().deps.orm.em.fork(),
+      `select created_at from usage_events where app_id = $1 and account_id = 'a1'`,
+      [app.id],
+    );
+    expect(new Date(row.created_at).toISOString()).to.equal('2026-03-03T08:36:07.000Z');
   });
 });
