@@ -1,5 +1,6 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import { consoleMiddleware } from './console/console.js';
 import type { Deps } from './deps.js';
 import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
@@ -26,6 +27,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
       maxAge: 86400,
     }),
   );
+  // The operator console, people's sign-in and the console's calls on their behalf (src/console).
+  app.use(consoleMiddleware(deps));
   const router = buildRouter(routes, deps);
   app.use(router.routes());
   return app;

@@ -1,5 +1,7 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
+import { CONSOLE_PATH } from './console/console.js';
+import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import {
@@ -13,6 +15,7 @@ import {
   startInfrastructure,
   STANDIN_CREDENTIALS,
 } from './runtime.js';
+import { closePeople, issueSetupToken, people } from './people/auth.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
@@ -26,10 +29,22 @@ async function main() {
   const server = await listen(deps);
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  const consoleUrl = config.APP_URL ?? `${apiUrl}${CONSOLE_PATH}/`;
+  // The console: the demo workspace on first start, and a one-time setup link while nobody can sign in.
+  const peopleModule = await people(deps);
+  if (config.demoWorkspace)
+    await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger).catch((err) =>
+      logger.error({ err }, 'could not create the demo workspace'),
+    );
+  const setupToken = await issueSetupToken(peopleModule);
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(
     [
       '',
+      `  Console      ${consoleUrl}`,
+      ...(setupToken
+        ? [`  Owner setup  ${new URL(`setup?token=${setupToken}`, consoleUrl)}   (one-time link, valid 24 hours)`]
+        : []),
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
@@ -47,6 +62,7 @@ async function main() {
 
   onShutdown(logger, async () => {
     await closeServer(server);
+    await closePeople(deps);
     await worker.shutdown();
     await closeDeps(deps);
     await infra.stop();
