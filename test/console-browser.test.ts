@@ -1,0 +1,279 @@
+import { expect } from 'chai';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { seedDemo } from '../src/console/demo.js';
+import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
+import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
+import { ensureConsoleBuilt, expected, shoot, watch } from './helpers/console.js';
+import { get, post } from './helpers/http.js';
+import { startReceiver } from './helpers/receiver.js';
+import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
+
+const OWNER = { name: 'Olivia Owner', email: 'owner@example.com', password: 'correct horse battery' };
+
+describe('the operator console in a real browser (headless Chromium)', function () {
+  this.timeout(180_000);
+  let browser: Browser;
+  let owner: BrowserContext;
+  let page: Page;
+  let problems: string[];
+  let appId: string;
+  const url = (p: string) => `${testEnv().baseUrl}/console${p}`;
+
+  before(async function () {
+    this.timeout(15 * 60_000);
+    ensureConsoleBuilt();
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    owner = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await owner.newPage();
+    problems = watch(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await closePeople(testEnv().deps);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed')
+      await page.screenshot({ path: `.test-data/console/failed-${this.currentTest.title.slice(0, 40)}.png` });
+    // Every step of a person's visit: no errors in the browser console, no failed requests.
+    if (this.currentTest?.state === 'passed') expect(problems, problems.join('\n')).to.deep.equal([]);
+  });
+
+  it('the first owner signs up from the one-time setup link; the link then stops working', async () => {
+    const token = (await issueSetupToken(await people(testEnv().deps)))!;
+    expect(token).to.be.a('string');
+    await page.goto(url(`/setup?token=${token}`));
+    await page.getByLabel('Your name').fill(OWNER.name);
+    await page.getByLabel(/^Email/).fill(OWNER.email);
+    await page.getByLabel(/^Password/).fill('short');
+    await page.getByLabel('Workspace name').fill('Acme');
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+    // The server's words, not a generic failure.
+    await page.getByRole('alert').filter({ hasText: 'password' }).waitFor();
+    expected(problems, /^400 from POST .*\/console\/api\/setup/);
+    await page.getByLabel(/^Password/).fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+    await page.getByRole('heading', { name: `Welcome, ${OWNER.name}` }).waitFor();
+    await shoot(page, 'welcome');
+
+    // The session is an HTTP-only cookie; no key sits in the page's storage.
+    const cookies = await owner.cookies();
+    const session = cookies.find((c) => c.name.includes('session_token'))!;
+    expect(session).to.include({ httpOnly: true, sameSite: 'Lax' });
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).to.not.match(
+      /key_|pub_/,
+    );
+
+    // The link was single use, and nobody else can set up an owner now.
+    const again = await post('/console/api/setup', null, { ...OWNER, email: 'x@example.com', token });
+    expect(again.status).to.equal(401);
+    const withAdmin = await post('/console/api/setup', testEnv().adminKey, { ...OWNER, email: 'y@example.com' });
+    expect(withAdmin.status).to.equal(409);
+  });
+
+  it('creates an app, a plan and an entitlement, and sets a limit in the plans × entitlements grid', async () => {
+    await page.getByRole('link', { name: 'Create your first app' }).click();
+    await page.getByLabel('App name').fill('Notes');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    appId = /\/apps\/([^/]+)\/catalog/.exec(page.url())![1];
+    // The app belongs to the owner's workspace (the spec's org, app_ids in order).
+    const org = await get('/orgs/acme', testEnv().adminKey);
+    expect(org.body.app_ids).to.deep.equal([appId]);
+
+    await page.getByLabel('Entitlement id').fill('ai_credits');
+    await page.getByLabel('Entitlement name').fill('AI credits');
+    await page.getByRole('button', { name: 'Add entitlement' }).click();
+    await page.getByLabel('Plan id').fill('pro');
+    await page.getByLabel('Plan name').fill('Pro');
+    await page.getByRole('button', { name: 'Add plan' }).click();
+    await page.getByRole('button', { name: 'Include Pro × AI credits' }).waitFor();
+    // An id that exists: the API's 409 message shown as worded.
+    await page.getByLabel('Plan id').fill('pro');
+    await page.getByLabel('Plan name').fill('Pro again');
+    await page.getByRole('button', { name: 'Add plan' }).click();
+    const conflict = await get(`/apps/${appId}/plans`, testEnv().adminKey);
+    expect(conflict.body).to.have.length(1);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /exists/i })
+      .waitFor();
+
+    await page.getByRole('button', { name: 'Include Pro × AI credits' }).click();
+    const cell = page.getByLabel('Pro × AI credits limit');
+    await cell.fill('100');
+    await cell.press('Enter');
+    await eventually(async () => {
+      const plan = await get(`/apps/${appId}/plans/pro`, testEnv().adminKey);
+      expect(plan.body.entitlements).to.deep.equal([{ id: 'ai_credits', max: 100 }]);
+      return true;
+    });
+    await page.getByLabel('Plan id').fill('');
+    await shoot(page, 'catalog');
+  });
+
+  it('shows an account with usage against its limit, and the bar moves after API calls', async () => {
+    const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+    expect(
+      (await post(`/apps/${appId}/namespaces`, app.api_key, { id: 'acct_1', name: 'Ada', plan: 'pro' })).status,
+    ).to.equal(201);
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByRole('link', { name: 'Ada' }).click();
+    expect(await page.getByLabel('AI credits usage', { exact: true }).textContent()).to.equal('0 / 100');
+    await post(`/apps/${appId}/namespaces/acct_1/usage/ai_credits/amount`, app.api_key, { amount: 85 });
+    await page.reload();
+    expect(await page.getByLabel('AI credits usage', { exact: true }).textContent()).to.equal('85 / 100');
+    const bar = page.getByLabel('AI credits usage bar');
+    expect(await bar.getAttribute('aria-valuenow')).to.equal('85');
+    await page.getByText('limit set by plan Pro').waitFor();
+    await shoot(page, 'account');
+  });
+
+  it('reveals, copies and regenerates keys after a confirmation', async () => {
+    await page.getByRole('link', { name: 'App and keys' }).click();
+    const before = (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key;
+    const value = page.getByLabel('Secret key value');
+    expect(await value.textContent()).to.not.contain(before);
+    await page.getByRole('button', { name: 'Reveal' }).first().click();
+    expect(await value.textContent()).to.equal(before);
+    await page.getByRole('button', { name: 'Regenerate' }).first().click();
+    await page.getByRole('button', { name: 'Keep the old key' }).click();
+    expect((await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key).to.equal(before);
+    await page.getByRole('button', { name: 'Regenerate' }).first().click();
+    await page.getByRole('button', { name: 'Regenerate now' }).click();
+    await eventually(async () => (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key !== before);
+    await page.getByRole('button', { name: 'Hide' }).first().click();
+    await shoot(page, 'app');
+  });
+
+  it('retries a failed webhook delivery from the delivery log', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() =>
+      healthy ? { status: 200, body: 'thanks' } : { status: 500, body: 'down' },
+    );
+    try {
+      const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText('No endpoints yet').waitFor();
+      await page.getByLabel('Endpoint URL').fill(receiver.url);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByText(receiver.url).waitFor();
+      await post(`/apps/${appId}/namespaces`, app.api_key, { id: 'acct_2', plan: 'pro' });
+      // Seven attempts on the test schedule (300 ms apart), then failed.
+      await eventually(async () => {
+        const [hook] = (await get(`/apps/${appId}/webhooks`, app.api_key)).body;
+        const [d] = (await get(`/apps/${appId}/webhooks/${hook.id}/deliveries`, app.api_key)).body.data;
+        return d.status === 'failed';
+      }, 20_000);
+      await page.reload();
+      await page.getByText(receiver.url).click();
+      await page.getByRole('button', { name: 'Delivery account.created failed' }).click();
+      await page.getByText('"account.created"').first().waitFor();
+      healthy = true;
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByRole('button', { name: 'Delivery account.created succeeded' }).waitFor();
+      expect(receiver.received.at(-1)!.body).to.contain('acct_2');
+      await shoot(page, 'webhooks');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an invited member signs in and sees only the apps of their workspaces', async () => {
+    await page.getByRole('link', { name: 'App and keys' }).click();
+    await page.getByLabel(/^Email/).fill('member@example.com');
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = await page.getByLabel('Invitation link').textContent();
+
+    // Someone else's app, in a workspace the member is not in.
+    const other = (await post('/apps', testEnv().adminKey, { name: 'Not yours' })).body;
+    await post('/orgs', testEnv().adminKey, { id: 'other', app_ids: [other.id] });
+
+    const member = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const mp = await member.newPage();
+    const memberProblems = watch(mp);
+    await mp.goto(link!);
+    await mp.getByText('member@example.com').waitFor();
+    await mp.getByLabel('Your name').fill('Max Member');
+    await mp.getByLabel(/^Password/).fill('another long password');
+    await mp.getByRole('button', { name: 'Join the workspace' }).click();
+    await mp.getByRole('heading', { name: 'Notes' }).waitFor();
+    const me: any = await mp.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+    expect(me.workspaces.map((w: { id: string }) => w.id)).to.deep.equal(['acme']);
+    expect(me.workspaces[0].role).to.equal('member');
+    // The public API on their behalf: their app yes, another workspace's app no.
+    const mine = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), appId);
+    const theirs = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), other.id);
+    expect([mine, theirs]).to.deep.equal([200, 404]);
+    // A cross-site write with the member's cookie is refused.
+    const forged = await member.request.post(`${testEnv().baseUrl}/console/api/apps/${appId}/plans`, {
+      data: { id: 'evil', name: 'Evil' },
+      headers: { Origin: 'https://evil.example' },
+    });
+    expect(forged.status()).to.equal(403);
+    expect(memberProblems, memberProblems.join('\n')).to.deep.equal([]);
+    await member.close();
+  });
+
+  it('app keys cannot use /api/auth/*', async () => {
+    const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+    const res = await get('/api/auth/get-session', app.api_key);
+    expect(res.status).to.equal(401);
+  });
+
+  describe('the demo workspace', () => {
+    let demoAppId: string;
+    before(async function () {
+      this.timeout(120_000);
+      demoAppId = (await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).appId;
+    });
+
+    it('is filled with a catalog, a few hundred accounts and 60 days of usage; its secret key cannot write', async () => {
+      const app = (await get(`/apps/${demoAppId}`, testEnv().adminKey)).body;
+      expect((await get(`/apps/${demoAppId}/namespaces/count`, app.api_key)).body.count).to.be.greaterThan(300);
+      expect((await get(`/apps/${demoAppId}/plans`, app.api_key)).body.map((p: { id: string }) => p.id)).to.deep.equal([
+        'free',
+        'pro',
+        'team',
+      ]);
+      const series = (await get(`/apps/${demoAppId}/analytics/timeseries?interval=60d`, app.api_key)).body;
+      expect(series.points.filter((p: { amount: number }) => p.amount > 0).length).to.be.greaterThan(50);
+      const write = await post(`/apps/${demoAppId}/plans`, app.api_key, { id: 'x', name: 'X' });
+      expect(write.status).to.equal(403);
+      expect(write.body.error).to.match(/demo/);
+      // Seeding again finds it and changes nothing.
+      expect((await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).created).to.equal(false);
+    });
+
+    it('every person sees it read-only, with populated charts', async () => {
+      await page.goto(url(`/apps/${demoAppId}/analytics`));
+      await page.getByRole('heading', { name: 'Analytics' }).waitFor();
+      await page.locator('.recharts-area-area').first().waitFor();
+      expect(await page.locator('.recharts-bar-rectangle').count()).to.be.greaterThan(3);
+      await page.getByText('60d', { exact: true }).click();
+      await page.locator('.recharts-area-area').first().waitFor();
+      await shoot(page, 'analytics');
+
+      await page.goto(url(`/apps/${demoAppId}/catalog`));
+      await page.getByLabel('Pro × AI credits limit').waitFor();
+      await shoot(page, 'demo-catalog');
+      // A write from the console is refused with the API's words.
+      await page.getByLabel('Plan id').fill('extra');
+      await page.getByLabel('Plan name').fill('Extra');
+      await page.getByRole('button', { name: 'Add plan' }).click();
+      await page.getByRole('alert').filter({ hasText: 'demo workspace' }).waitFor();
+      expected(problems, /^403 from POST .*\/plans$/);
+
+      await page.goto(url(`/apps/${demoAppId}/accounts`));
+      await page.getByText(/\d+ accounts/).waitFor();
+      await page.getByRole('button', { name: '2' }).first().click();
+      await page.getByLabel('Search accounts').fill('acct_1001');
+      await page
+        .getByRole('link', { name: /./ })
+        .filter({ hasText: /acct_1001|\w+ \w+/ })
+        .first()
+        .waitFor();
+      await shoot(page, 'accounts');
+    });
+  });
+});
