@@ -128,6 +128,7 @@ function Shell() {
         <Routes>
           <Route path="/" element={<Home />} />
           <Route path="/setup" element={<Home />} />
+          <Route path="/invite/:id" element={<Home />} />
           <Route path="/new-app" element={<NewAppPage />} />
           <Route path="/apps/:appId" element={<AppPage />} />
           <Route path="/apps/:appId/catalog" element={<CatalogPage />} />
