@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
 import { EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
 import { CHANGE_SQL } from '../src/usage/usage.service.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
@@ -88,6 +89,99 @@ async function raw(
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
+/** `BENCH_ONLY=metering` runs only the metering section (batch ingest, idempotent replay). */
+const ONLY = process.env.BENCH_ONLY ?? '';
+const BATCH = Number(process.env.BENCH_BATCH ?? 500);
+const BATCH_CLIENTS = 4;
+
+/**
+ * Metering: batch ingest (events/s through HTTP beside the same `usage_ingest` call over a plain pool,
+ * BATCH events a batch, BATCH_CLIENTS batches in flight) and the replay of an idempotency key.
+ */
+async function meteringBench(
+  base: string,
+  pool: pg.Pool,
+  app: { id: string; api_key: string; public_key: string },
+  account: () => string,
+) {
+  let seq = 0;
+  const batch = (prefix: string) =>
+    Array.from({ length: BATCH }, () => ({
+      id: `${prefix}-${++seq}`,
+      account: account(),
+      entitlement: 'api_calls',
+      amount: 1,
+    }));
+  const run = async (send: (events: unknown[]) => Promise<boolean>) => {
+    let events = 0;
+    let errors = 0;
+    const latencies: number[] = [];
+    const end = Date.now() + DURATION * 1000;
+    await Promise.all(
+      Array.from({ length: BATCH_CLIENTS }, async () => {
+        while (Date.now() < end) {
+          const b = batch('bench');
+          const t0 = process.hrtime.bigint();
+          if (await send(b)) events += b.length;
+          else errors++;
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { eps: events / DURATION, p50: percentile(latencies, 50), errors };
+  };
+  await run(async (events) => {
+    const r = await fetch(`${base}/apps/${app.id}/usage/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
+    await r.text();
+    return r.ok;
+  }); // warm-up
+  const h = await run(async (events) => {
+    const r = await fetch(`${base}/apps/${app.id}/usage/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ events }),
+    });
+    await r.text();
+    return r.ok;
+  });
+  const r = await run(async (events) =>
+    pool
+      .query('select * from usage_ingest($1, $2::jsonb, $3)', [app.id, JSON.stringify(events), CHANGE_SQL])
+      .then(() => true)
+      .catch(() => false),
+  );
+  process.stdout.write(
+    `\nBatch ingest: ${BATCH} events a batch, ${BATCH_CLIENTS} batches in flight, ${DURATION} s\n` +
+      `  HTTP ${fmt(h.eps, 0)} events/s (batch p50 ${h.p50.toFixed(1)} ms) | raw usage_ingest ${fmt(r.eps, 0)} events/s ` +
+      `(p50 ${r.p50.toFixed(1)} ms) | HTTP/raw ${fmt((h.eps / r.eps) * 100, 0)}%   errors ${h.errors + r.errors}\n`,
+  );
+
+  const path = `/apps/${app.id}/namespaces/acct-1/usage/api_calls/add`;
+  const first = await fetch(base + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${app.public_key}`, 'idempotency-key': 'bench-replay' },
+  });
+  await first.text();
+  process.stdout.write('Idempotent replay (one key, POST .../add answered from the key):\n');
+  for (const c of [1, 16]) {
+    const result = await autocannon({
+      url: base + path,
+      connections: c,
+      duration: DURATION,
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.public_key}`, 'idempotency-key': 'bench-replay' },
+    });
+    process.stdout.write(
+      `  ${String(c).padStart(3)} conns ${fmt(result.requests.average, 0)} req/s   p50 ${result.latency.p50} ms   ` +
+        `errors ${result.non2xx + result.errors}\n`,
+    );
+  }
+}
 
 /**
  * Webhook deliveries: DELIVERIES events (plan creations through the API process, 16 at a time), one
@@ -111,13 +205,8 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as net.AddressInfo).port;
   const auth = { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' };
-  const ep = (await (
-    await fetch(`${base}/apps/${app.id}/webhooks`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] }),
-    })
-  ).json()) as { id: string };
+  const secret = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base });
+  const ep = await secret.webhooks.create({ url: `http://127.0.0.1:${port}/hook`, events: ['plan.created'] });
   const t0 = Date.now();
   let next = 0;
   await Promise.all(
@@ -182,10 +271,6 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
 }
 
 /**
- * Cancel sessions as a customer's browser drives them with an account token: start, answer the
- * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
- */
-/**
  * The MCP door beside the REST door onto the same handler: `tools/call get_account_access` (one
  * JSON-RPC request, secret key, a new stateless server per request, logged) against GET /plan.
  */
@@ -238,15 +323,15 @@ async function mcpBench(base: string, app: { id: string; api_key: string; public
   }
 }
 
+/**
+ * Cancel sessions as a customer's browser drives them with an account token: start, answer the
+ * reason (which picks a static incentive offer), decline it, close. Per-call latency and walks/s.
+ */
 async function cancelSessionBench(base: string, app: { id: string; api_key: string }) {
-  const admin = (path: string, body: unknown) =>
-    fetch(`${base}/apps/${app.id}${path}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${app.api_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-  await admin('/incentives', { id: 'partner', name: 'Partner deal' });
-  const flow = await admin('/cancel-flows', {
+  // Through the SDK, as a product would: the secret key on the server, account tokens in the browser.
+  const secret = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base });
+  await secret.incentives.create({ id: 'partner', name: 'Partner deal' });
+  await secret.cancelFlows.create({
     status: 'active',
     steps: [
       {
@@ -268,12 +353,11 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
       { id: 'confirm', type: 'confirm', title: 'Sure?' },
     ],
   });
-  if (flow.status !== 201) throw new Error(`cancel flow: ${await flow.text()}`);
-  const tokens = await Promise.all(
-    Array.from(
-      { length: 100 },
-      async (_, i) => ((await (await admin(`/namespaces/acct-${i}/token`, {})).json()) as { token: string }).token,
-    ),
+  const browsers = await Promise.all(
+    Array.from({ length: 100 }, async (_, i) => {
+      const { token } = await secret.accounts.createToken(`acct-${i}`, {});
+      return new AccountTokenClient({ accountToken: token, baseUrl: base, maxRetries: 0 });
+    }),
   );
   process.stdout.write(
     `\nCancel sessions (account token; start, answer, decline, close = 4 calls per walk), ${DURATION} s per row:\n`,
@@ -286,24 +370,23 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
     const end = Date.now() + DURATION * 1000;
     await Promise.all(
       Array.from({ length: walkers }, async (_, w) => {
-        const token = tokens[w % tokens.length];
-        const call = async (path: string, body: unknown = {}) => {
+        const sessions = browsers[w % browsers.length].cancelSessions;
+        const timed = async <T>(call: () => Promise<T>): Promise<T> => {
           const t0 = process.hrtime.bigint();
-          const res = await fetch(`${base}/apps/${app.id}/cancel-sessions${path}`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-            body: JSON.stringify(body),
-          });
-          const json = (await res.json()) as { id: string };
-          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-          if (res.status >= 300) errors++;
-          return json;
+          try {
+            return await call();
+          } catch (err) {
+            errors++;
+            throw err;
+          } finally {
+            latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          }
         };
         while (Date.now() < end) {
-          const s = await call('');
-          await call(`/${s.id}/answer`, { step: 'reason', answer: 'price' });
-          await call(`/${s.id}/decline`);
-          await call(`/${s.id}/close`);
+          const s = await timed(() => sessions.start({}));
+          await timed(() => sessions.answer(s.id, { step: 'reason', answer: 'price' }));
+          await timed(() => sessions.decline(s.id));
+          await timed(() => sessions.close(s.id));
           walks++;
         }
       }),
@@ -378,6 +461,9 @@ async function main() {
             1,
             'evt_bench_w',
             'evt_bench_r',
+            null,
+            null,
+            null,
           ]),
       },
       {
@@ -388,6 +474,10 @@ async function main() {
       },
     ];
 
+    if (ONLY === 'metering') {
+      await meteringBench(base, pool, app, account);
+      return;
+    }
     process.stdout.write(
       `\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ${process.env.BENCH_LABEL ?? 'this machine'}\n`,
     );
@@ -408,6 +498,7 @@ async function main() {
       }
     }
 
+    await meteringBench(base, pool, app, account);
     await mcpBench(base, app, account);
     await cancelSessionBench(base, app);
     await deliveryBench(base, app);

@@ -2,18 +2,31 @@ import cors from '@koa/cors';
 import Koa from 'koa';
 import { consoleMiddleware } from './console/console.js';
 import type { Deps } from './deps.js';
+import { contractCheck } from './http/contract.js';
 import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
-import { buildRouter } from './http/router.js';
+import { buildRouter, otherMethods } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
+import { MCP_PATH, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
+import { throttle } from './security/throttle.js';
 
 /** The Koa application without listen(): the API process and the tests both use it. */
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
-  const app = new Koa({ proxy: true });
+  // Forwarded headers count only behind proxies the operator declares (TRUST_PROXY).
+  const hops = deps.config.TRUST_PROXY;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
+  // Tests hold every answer to its route's documents (response schema, replies, error schema).
+  if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   app.use(requestLifecycle(deps.logger));
+  app.use(mcpTransportGuard(() => deps.config));
   app.use(
     cors({
-      origin: (ctx) => ctx.get('Origin') || '*',
+      // Any origin (spec), except the MCP endpoint: only origins its guard allows.
+      origin: (ctx) => {
+        const origin = ctx.get('Origin');
+        if (MCP_PATH.test(ctx.path)) return origin && mcpOriginAllowed(deps.config, origin) ? origin : '';
+        return origin || '*';
+      },
       allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
       allowHeaders: [
         'Authorization',
@@ -22,14 +35,18 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
         'Mcp-Session-Id',
         'Mcp-Protocol-Version',
         'Last-Event-ID',
+        'Idempotency-Key',
       ],
       exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
       maxAge: 86400,
     }),
   );
-  // The operator console, people's sign-in and the console's calls on their behalf (src/console).
+  // The operator console, people's sign-in and the console's calls on their behalf (src/console). Before the
+  // throttle: a console call continues as a call with the app's secret key, counted against that key.
   app.use(consoleMiddleware(deps));
+  app.use(throttle(deps));
   const router = buildRouter(routes, deps);
   app.use(router.routes());
+  app.use(otherMethods());
   return app;
 }

@@ -60,6 +60,56 @@ export const configSchema = z.object({
   PAUSE_MONTH_SECONDS: z.coerce.number().int().min(1).optional(),
   /** Port of the local PayPal stand-in that `npm start` runs (embedded default). */
   PAYPAL_STANDIN_PORT: port(8900),
+  /**
+   * Reverse proxies in front of the API whose forwarded headers are believed: unset, `false` or `0`
+   * trusts none (the socket address and the Host header are used); `true` means one proxy; a number
+   * is how many proxies append to `X-Forwarded-For`. Only then do `X-Forwarded-Proto`,
+   * `X-Forwarded-Host` and `X-Forwarded-For` count (links, OAuth metadata, client addresses).
+   */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v) => (v === undefined ? '' : v.trim().toLowerCase()))
+    .refine((v) => /^(|true|false|\d{1,2})$/.test(v), 'must be true, false or a number of proxies')
+    .transform((v) => (v === '' || v === 'false' ? 0 : v === 'true' ? 1 : Number(v))),
+  /** Requests per second per credential (the publishable key: per key and client address); 0 turns it off. */
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).default(100),
+  /** Failed credentials per client address within AUTH_FAILURE_WINDOW_SECONDS before it gets 429; 0 turns it off. */
+  AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(20),
+  AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** OAuth client registrations per client address within OAUTH_REGISTER_WINDOW_SECONDS; 0 turns it off. */
+  OAUTH_REGISTER_LIMIT: z.coerce.number().int().min(0).default(20),
+  OAUTH_REGISTER_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  /** Registered OAuth clients that never completed a sign-in are removed after this many hours. */
+  OAUTH_UNUSED_CLIENT_HOURS: z.coerce.number().int().min(1).default(24),
+  /** Browser origins allowed to call `/apps/:appId/mcp` besides PUBLIC_API_URL's (comma-separated). */
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .refine((a) => a.every((o) => URL.canParse(o)), 'must be comma-separated origins such as https://app.example'),
+  /**
+   * Host names `/apps/:appId/mcp` answers to (comma-separated). When set, or when HOST is a loopback
+   * address, any other Host header is refused (DNS rebinding).
+   */
+  MCP_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((x) => x.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  /** A 402 checks an account's newest open checkout with the provider at most once per this many seconds. */
+  UPGRADE_SETTLE_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
+  /** New provider approval links a 402 may create per account and hour. */
+  UPGRADE_LINKS_PER_HOUR: z.coerce.number().int().min(0).default(3),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
   /**

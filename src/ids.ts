@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   offer: 'ofr',
   outbox: 'obx',
   report: 'rpt',
+  reservation: 'rsv',
   org: 'org',
 } as const;
 

@@ -64,14 +64,18 @@ describe('GET /apps/:appId', () => {
 });
 
 describe('PATCH /apps/:appId', () => {
-  it('merges name and checkout_url; key fields are ignored', async () => {
+  it('merges name and checkout_url; key fields are refused (400 naming them) and nothing changes', async () => {
     const app = await createTestApp('Before');
-    const res = await patch(`/apps/${app.id}`, app.api_key, {
+    const keys = await patch(`/apps/${app.id}`, app.api_key, {
       checkout_url: 'https://acme.example/pricing',
       api_key: 'key_mine',
       public_key: 'pub_mine',
       id: 'app_other',
     });
+    expect(keys.status).to.equal(400);
+    expect(keys.body.error).to.equal('body: unknown fields api_key, public_key, id');
+    expect((await get(`/apps/${app.id}`, app.api_key)).body.checkout_url).to.equal(null);
+    const res = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://acme.example/pricing' });
     expect(res.status).to.equal(200);
     expect(res.body).to.include({
       id: app.id,

@@ -12,9 +12,11 @@ const echo = (path: string, auth: Cred[]): RouteDef =>
   route({
     method: 'GET',
     path,
+    sdk: `test.echo${path}`,
     auth,
     tags: ['test'],
     summary: path,
+    response: z.object({ caller: z.string(), app: z.string().nullable(), account: z.string().nullable() }),
     handler: ({ caller, app }) => ({
       caller: caller.kind,
       app: app?.id ?? null,
@@ -34,10 +36,12 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/validated/:accountId',
+    sdk: 'test.route1',
     auth: ['S'],
     tags: ['test'],
     summary: 'validated',
     params: z.object({ appId: z.string(), accountId: z.string().min(3) }),
+    response: z.object({ ok: z.boolean() }),
     handler: () => ({ ok: true }),
   }),
 ];

@@ -471,7 +471,7 @@ describe('cancel flows and sessions', function () {
       await expect409('decline', {}, /is at confirm step/);
       expect((await sessionCall(s.id, 'close')).body.status).to.equal('abandoned');
       for (const action of ['answer', 'back', 'decline', 'accept', 'cancel', 'close'])
-        await expect409(action, { step: 'confirm' }, /is abandoned, not open/);
+        await expect409(action, action === 'answer' ? { step: 'confirm' } : {}, /is abandoned, not open/);
       // Bad input is a 400, not a 409.
       const s2 = (await post(`${base}/cancel-sessions`, token, {})).body;
       expect((await sessionCall(s2.id, 'answer', { step: 'reason', answer: 'bored' })).body.error).to.equal(

@@ -63,11 +63,11 @@ describe('plans', () => {
 
   it('PATCH merges and emits plan.updated with only the changed fields in previous', async () => {
     await post(`${base}/plans`, app.api_key, { id: 'pro', name: 'Pro', description: 'old' });
-    const res = await patch(`${base}/plans/pro`, app.api_key, {
-      description: 'new',
-      privateMetaKeys: ['cost'],
-      id: 'ignored',
-    });
+    // No PATCH changes an id: sending one is an unknown field (400), and nothing changes.
+    const withId = await patch(`${base}/plans/pro`, app.api_key, { description: 'new', id: 'other' });
+    expect(withId.status).to.equal(400);
+    expect(withId.body.error).to.equal('body: unknown field id');
+    const res = await patch(`${base}/plans/pro`, app.api_key, { description: 'new', privateMetaKeys: ['cost'] });
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.include({ id: 'pro', name: 'Pro', description: 'new', privateMetaKeys: ['cost'] });
     const [ev] = await eventsOf(app.id, 'plan.updated');
@@ -207,9 +207,15 @@ describe('entitlements', () => {
     expect(
       (await post(`${base}/entitlements`, app.api_key, { id: 'seats', type: 'boolean', name: 'dup' })).status,
     ).to.equal(409);
-    const u = await patch(`${base}/entitlements/seats`, app.api_key, {
+    // The type is fixed: sending it is an unknown field of PATCH (400), and nothing changes.
+    const typed = await patch(`${base}/entitlements/seats`, app.api_key, {
       overage: { mode: 'block', offer_id: 'more_seats' },
       type: 'boolean',
+    });
+    expect(typed.status).to.equal(400);
+    expect(typed.body.error).to.equal('body: unknown field type');
+    const u = await patch(`${base}/entitlements/seats`, app.api_key, {
+      overage: { mode: 'block', offer_id: 'more_seats' },
     });
     expect(u.body).to.deep.include({ type: 'usage', overage: { mode: 'block', offer_id: 'more_seats' } });
     expect(

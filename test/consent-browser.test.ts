@@ -139,7 +139,7 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     expect(back.searchParams.get('code')).to.equal(null);
     const again = await page.goto(consentUrl);
     expect(again!.status()).to.equal(404);
-    expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Request expired');
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Sign-in request not found');
     await context.close();
   });
 });

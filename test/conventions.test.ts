@@ -17,6 +17,7 @@ const table = [
   route({
     method: 'POST',
     path: '/apps/:appId/things',
+    sdk: 'test.route1',
     auth: ['S'],
     tags: ['test'],
     summary: 'validated body',
@@ -26,15 +27,18 @@ const table = [
       nested: z.object({ flag: z.boolean() }).optional(),
     }),
     status: 201,
+    response: z.object({ received: z.looseObject({}) }),
     handler: ({ body }) => ({ received: body }),
   }),
   route({
     method: 'POST',
     path: '/apps/:appId/clash',
+    sdk: 'test.route2',
     auth: ['S'],
     tags: ['test'],
     summary: 'inserts an app with a fixed id',
     body: z.object({ id: z.string() }),
+    response: z.object({ created: z.string() }),
     handler: async ({ em, body }) => {
       em.create(App, {
         id: body.id,
@@ -49,6 +53,7 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/boom',
+    sdk: 'test.route3',
     auth: ['S'],
     tags: ['test'],
     summary: 'throws',
@@ -59,20 +64,24 @@ const table = [
   route({
     method: 'GET',
     path: '/apps/:appId/paged',
+    sdk: 'test.route4',
     auth: ['S'],
     tags: ['test'],
     summary: 'paged list',
     query: pageQuery,
+    response: z.object({ data: z.array(z.number()), total: z.number(), page: z.number(), per_page: z.number() }),
     handler: ({ query }) =>
       pageOf(ITEMS.slice(pageOffset(query), pageOffset(query) + query.per_page), ITEMS.length, query),
   }),
   route({
     method: 'GET',
     path: '/apps/:appId/log',
+    sdk: 'test.route5',
     auth: ['S'],
     tags: ['test'],
     summary: 'log list',
     query: z.object({ limit: limitParam(50, 100) }),
+    response: z.object({ limit: z.number() }),
     handler: ({ query }) => ({ limit: query.limit }),
   }),
 ];
@@ -139,10 +148,15 @@ describe('request conventions', () => {
         (await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: 'yes' } } })).body.error,
       ).to.match(/^nested\.flag: /);
     });
-    it('passes valid input through, unknown fields dropped', async () => {
-      const res = await send('POST', '/things', { body: { name: 'a', count: 2, extra: true } });
+    it('passes valid input through; an unknown field is a 400 naming it, nested ones too', async () => {
+      const res = await send('POST', '/things', { body: { name: 'a', count: 2 } });
       expect(res.status).to.equal(201);
       expect(res.body).to.deep.equal({ received: { name: 'a', count: 2 } });
+      const extra = await send('POST', '/things', { body: { name: 'a', count: 2, extra: true } });
+      expect(extra.status).to.equal(400);
+      expect(extra.body.error).to.equal('body: unknown field extra');
+      const nested = await send('POST', '/things', { body: { name: 'a', count: 1, nested: { flag: true, x: 1 } } });
+      expect(nested.body.error).to.equal('nested: unknown field x');
     });
   });
 

@@ -31,14 +31,41 @@ describe('usage', () => {
     expect((await post(`${u}/api_calls/remove`, app.api_key)).body.count).to.equal(41);
     expect((await post(`${u}/api_calls/amount`, app.api_key, { amount: -100 })).body.count).to.equal(0);
     expect((await post(`${u}/api_calls/amount`, app.api_key, { amount: 0 })).body.count).to.equal(0);
+    // The history records what was applied: the -100 took the counter from 41 to 0.
     expect(await history()).to.deep.equal([
       [1, 1],
       [41, 42],
       [-1, 41],
-      [-100, 0],
+      [-41, 0],
     ]);
     expect((await get(`${u}/api_calls`, app.api_key)).body).to.deep.equal({ entitlement: 'api_calls', count: 0 });
     expect((await get(u, app.api_key)).body).to.deep.equal({ api_calls: 0, seats: 0 });
+  });
+
+  it('the usage history sums to the counter: subtractions record what they applied, under concurrency too', async function () {
+    this.timeout(60_000);
+    const n = `${base}/namespaces/a1/usage/api_calls`;
+    expect((await post(`${n}/remove`, app.api_key)).body.count, 'no counter yet: nothing to remove').to.equal(0);
+    expect((await post(`${n}/amount`, app.api_key, { amount: -5 })).body.count).to.equal(0);
+    expect(await history(), 'nothing applied, nothing recorded').to.deep.equal([]);
+    const ops = Array.from({ length: 120 }, (_, i) =>
+      i % 3 === 0
+        ? post(`${n}/amount`, app.api_key, { amount: -7 })
+        : post(`${n}/amount`, app.api_key, { amount: (i % 5) + 1 }),
+    );
+    const results = await Promise.all(ops);
+    expect(results.every((r) => r.status === 200)).to.equal(true);
+    const counter = (await get(n, app.api_key)).body.count;
+    const rows = await history();
+    expect(rows.reduce((sum, [amount]) => sum + amount, 0)).to.equal(counter);
+    expect(rows.every(([amount]) => amount !== 0)).to.equal(true);
+    const [agg] = await sql<{ total: string }>(
+      testEnv().deps.orm.em.fork(),
+      `select coalesce(sum(amount), 0) as total from usage_events where app_id = $1 and account_id = 'a1'
+        and entitlement_id = 'api_calls'`,
+      [app.id],
+    );
+    expect(Number(agg.total)).to.equal(counter);
   });
 
   it('credential rules: publishable key reads, adds and adds amounts >= 0; 403 for a negative amount; 401 for remove and for tokens', async () => {
@@ -148,6 +175,25 @@ describe('usage', () => {
       );
       expect(Number(rows[0].n)).to.equal(100);
     });
+  });
+
+  it('the 402 body under concurrency states the usage that blocked the call, never one with room left', async function () {
+    this.timeout(120_000);
+    await patch(`${base}/plans/pro/entitlements/seats`, app.api_key, { max: 3 });
+    let blocked = 0;
+    // Rounds from 2 of 3 used: concurrent adds race for the last unit; every loser must read 3 of 3.
+    for (let round = 0; round < 15; round++) {
+      await post(`${u}/seats/amount`, app.api_key, { amount: -10 });
+      await post(`${u}/seats/amount`, app.api_key, { amount: 2 });
+      const results = await Promise.all(Array.from({ length: 16 }, () => post(`${u}/seats/add`, app.api_key)));
+      expect(results.filter((r) => r.status === 200)).to.have.length(1);
+      for (const r of results.filter((x) => x.status === 402)) {
+        blocked++;
+        expect(r.body.entitlement, r.body.message).to.deep.include({ usage: 3, max: 3 });
+        expect(r.body.message).to.match(/^Seats: 3 of 3 used\./);
+      }
+    }
+    expect(blocked).to.equal(15 * 15);
   });
 
   it('1,000 concurrent unblocked adds lose nothing', async function () {

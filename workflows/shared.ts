@@ -99,6 +99,8 @@ export interface RetentionResult {
   deliveries: number;
   /** MCP tool calls removed (kept 30 days as well). */
   mcpCalls?: number;
+  /** Idempotency keys older than 24 hours removed. */
+  idempotencyKeys?: number;
   cutoff: string;
 }
 
@@ -147,3 +149,25 @@ export interface PauseState extends PauseInput {
 /** Signal: the pause ended early (the API or /pauses/resume already resumed it); stop waiting. */
 export const PAUSE_ENDED_SIGNAL = 'pauseEnded';
 export const PAUSE_STATE_QUERY = 'pauseState';
+
+// ---- usage reservation expiry ---------------------------------------------------------------------
+/** One workflow per reservation: it releases the held amount at the deadline unless committed or released first. */
+export const reservationExpiryWorkflowId = (appId: string, reservationId: string) =>
+  `reservation-expiry/${appId}/${reservationId}`;
+export interface ReservationExpiryInput {
+  appId: string;
+  accountId: string;
+  entitlementId: string;
+  reservationId: string;
+  amount: number;
+  /** ISO 8601 */
+  expiresAt: string;
+}
+export interface ReservationExpiryState {
+  reservationId: string;
+  phase: 'waiting' | 'expiring' | 'done';
+  outcome: 'expired' | 'settled' | null;
+}
+/** Signal: the reservation was committed or released; stop waiting. */
+export const RESERVATION_SETTLED_SIGNAL = 'reservationSettled';
+export const RESERVATION_EXPIRY_STATE_QUERY = 'reservationExpiryState';

@@ -36,7 +36,7 @@ layers as (
 ),
 eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
 ents as (
-  select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage
+  select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage, coalesce(c.held, 0) as held
   from eff
   join entitlements e on e.app_id = $1 and e.id = eff.id
   left join usage_counters c on c.app_id = $1 and c.account_id = $2 and c.entitlement_id = eff.id
@@ -51,7 +51,8 @@ adds as (
 )
 select p.id as plan_id, p.name as plan_name, p.description as plan_description, p.is_free, p.meta, p.private_meta_keys,
        acc.incentive_id, acc.offer_id,
-       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage)
+       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage,
+         'held', held)
          order by seq), '[]'::json) from ents) as entitlements,
        (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons
 from acc join plans p on p.app_id = $1 and p.id = acc.plan_id`;
@@ -65,7 +66,14 @@ interface AccessRow {
   private_meta_keys: string[];
   incentive_id: string | null;
   offer_id: string | null;
-  entitlements: { id: string; name: string; type: 'usage' | 'boolean'; max: number | null; usage: number }[];
+  entitlements: {
+    id: string;
+    name: string;
+    type: 'usage' | 'boolean';
+    max: number | null;
+    usage: number;
+    held?: number;
+  }[];
   addons: string[];
 }
 
@@ -94,11 +102,14 @@ export function accessEntry(e: {
   type: 'usage' | 'boolean';
   max: number | null;
   usage: number;
+  /** Amounts reserved and not yet committed or released: they count against `left` and `can`. */
+  held?: number;
 }): AccessEntry {
   if (e.type === 'boolean')
     return { id: e.id, feature: e.id, name: e.name, type: 'boolean', usage: 0, max: null, left: null, can: true };
   const usage = Number(e.usage);
   const max = e.max === null ? null : Number(e.max);
+  const taken = usage + Number(e.held ?? 0);
   return {
     id: e.id,
     feature: e.id,
@@ -106,8 +117,8 @@ export function accessEntry(e: {
     type: 'usage',
     usage,
     max,
-    left: max === null ? null : Math.max(0, max - usage),
-    can: max === null || usage < max,
+    left: max === null ? null : Math.max(0, max - taken),
+    can: max === null || taken < max,
   };
 }
 

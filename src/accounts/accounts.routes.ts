@@ -14,7 +14,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces',
+    sdk: 'accounts.list',
     auth: ['S'],
+    mcp: { tool: 'list_accounts', level: 'R', omit: ['offer'] },
     tags,
     summary: 'Search accounts (newest first, paged)',
     description:
@@ -28,7 +30,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/count',
+    sdk: 'accounts.count',
     auth: ['S'],
+    mcp: { tool: 'count_accounts', level: 'R' },
     tags,
     summary: 'Number of accounts',
     params: appIdParams,
@@ -38,7 +42,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/with-incentive',
+    sdk: 'accounts.listWithIncentive',
     auth: ['S'],
+    mcp: { tool: 'list_accounts_with_incentive', level: 'R' },
     tags,
     summary: 'Accounts whose incentive applies (paged)',
     params: appIdParams,
@@ -49,7 +55,9 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces',
+    sdk: 'accounts.create',
     auth: ['S'],
+    mcp: { tool: 'create_account', level: 'W' },
     tags,
     summary: 'Create an account',
     description: "The id is kept exactly as sent; 409 if it exists. Without `plan` the app's free plan is used.",
@@ -63,7 +71,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.get',
     auth: ['S'],
+    mcp: { tool: 'get_account', level: 'R' },
     tags,
     summary: 'Get an account with its subscription and own add-ons',
     params: S.accountParams,
@@ -73,7 +83,9 @@ export const accountRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.update',
     auth: ['S'],
+    mcp: { tool: 'update_account', level: 'W' },
     tags,
     summary: 'Update an account (merge)',
     description:
@@ -87,7 +99,9 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId',
+    sdk: 'accounts.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_account', level: 'F' },
     tags,
     summary: 'Delete an account and its counters',
     description: 'Usage history stays for analytics.',
@@ -98,7 +112,9 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId/incentive',
+    sdk: 'accounts.removeIncentive',
     auth: ['S'],
+    mcp: { tool: 'remove_account_incentive', level: 'F' },
     tags,
     summary: "Remove the account's incentive",
     params: S.accountParams,
@@ -108,6 +124,7 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/token',
+    sdk: 'accounts.createToken',
     auth: ['S'],
     tags,
     summary: 'Mint an account token',
@@ -122,7 +139,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/plan',
+    sdk: 'access.get',
     auth: ['S', 'P', 'T'],
+    mcp: { tool: 'get_account_access', level: 'R' },
     tags,
     summary: 'Effective access (private meta removed)',
     params: S.accountParams,
@@ -132,7 +151,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/full-plan',
+    sdk: 'access.getPrivate',
     auth: ['S', 'T'],
+    mcp: { tool: 'get_account_access_private', level: 'R' },
     tags,
     summary: 'Effective access with private meta',
     params: S.accountParams,
@@ -142,6 +163,7 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/addons',
+    sdk: 'accounts.grantAddon',
     auth: ['S'],
     tags,
     summary: 'Give the account an add-on of its own',
@@ -155,6 +177,7 @@ export const accountRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/namespaces/:accountId/addons/:addonId',
+    sdk: 'accounts.revokeAddon',
     auth: ['S'],
     tags,
     summary: 'Remove an add-on the account owns',
@@ -165,7 +188,9 @@ export const accountRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId/namespaces',
+    sdk: 'plans.listAccounts',
     auth: ['S'],
+    mcp: { tool: 'list_plan_accounts', level: 'R' },
     tags,
     summary: 'Accounts on a plan (paged)',
     params: planParams,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { pageQuery } from '../http/pagination.js';
 import { accountId, callerId, timestamp } from '../http/schemas.js';
+import { subscriptionSchema } from '../subscriptions/subscriptions.schemas.js';
 
 export const accountParams = appIdParams.extend({ accountId });
 export const accountAddonParams = accountParams.extend({ addonId: callerId });
@@ -48,7 +49,7 @@ export const accountSchema = z.object({
 });
 export const accountDetailSchema = accountSchema.extend({
   addons: z.array(z.string()),
-  subscription: z.record(z.string(), z.unknown()).nullable(),
+  subscription: subscriptionSchema.nullable(),
 });
 export const accountPageSchema = z.object({
   data: z.array(accountSchema),

@@ -24,7 +24,7 @@ import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.service.js';
 import type * as S from './accounts.schemas.js';
 
-export function presentAccount(a: IAccount) {
+export function presentAccount(a: IAccount): z.input<typeof S.accountSchema> {
   return {
     id: a.id,
     app_id: a.appId,
@@ -51,11 +51,15 @@ export async function accountDetail(em: EntityManager, a: IAccount) {
   return presentAccountDetail(
     a,
     addons.map((x) => x.addonId),
-    sub ? (presentSubscription(sub) as unknown as Record<string, unknown>) : null,
+    sub ? presentSubscription(sub) : null,
   );
 }
 
-export function presentAccountDetail(a: IAccount, addons: string[], subscription: Record<string, unknown> | null) {
+export function presentAccountDetail(
+  a: IAccount,
+  addons: string[],
+  subscription: ReturnType<typeof presentSubscription> | null,
+): z.input<typeof S.accountDetailSchema> {
   return { ...presentAccount(a), addons, subscription };
 }
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;

@@ -5,7 +5,7 @@ import { sql } from '../db/sql.js';
 import { notFound } from '../http/errors.js';
 import { limitParam } from '../http/pagination.js';
 import { Reply, ctxOf, route } from '../http/route.js';
-import { deleted, deletedSchema } from '../http/schemas.js';
+import { boundedJson, deleted, deletedSchema } from '../http/schemas.js';
 import { iso } from '../time.js';
 
 const tags = ['Agent threads'];
@@ -13,7 +13,7 @@ const tags = ['Agent threads'];
 const threadParams = appIdParams.extend({ threadId: z.string().min(1).max(255) });
 const putBody = z.object({
   user_id: z.string().min(1).max(255),
-  messages: z.array(z.unknown()).max(10_000),
+  messages: boundedJson(z.array(z.unknown()).max(10_000), 1_000_000, 16),
   title: z.string().max(500).nullable().optional(),
 });
 const patchBody = z.object({ title: z.string().max(500).nullable() });
@@ -61,6 +61,7 @@ export const agentRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/agent/threads',
+    sdk: 'agentThreads.list',
     auth: ['A'],
     tags,
     summary: 'Agent threads, most recently updated first (without their messages)',
@@ -90,6 +91,7 @@ export const agentRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.get',
     auth: ['A'],
     tags,
     summary: 'An agent thread',
@@ -100,6 +102,7 @@ export const agentRoutes = [
   route({
     method: 'PUT',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.put',
     auth: ['A'],
     tags,
     summary: 'Create or replace an agent thread',
@@ -107,6 +110,7 @@ export const agentRoutes = [
     params: threadParams,
     body: putBody,
     response: threadSchema,
+    replies: { 201: { description: 'The thread was created', schema: threadSchema } },
     handler: async (s) => {
       const [row] = await sql<Row & { created: boolean }>(
         s.em,
@@ -122,6 +126,7 @@ export const agentRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.rename',
     auth: ['A'],
     tags,
     summary: 'Rename an agent thread',
@@ -142,6 +147,7 @@ export const agentRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/agent/threads/:threadId',
+    sdk: 'agentThreads.delete',
     auth: ['A'],
     tags,
     summary: 'Delete an agent thread',

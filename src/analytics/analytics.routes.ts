@@ -10,7 +10,9 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics',
+    sdk: 'analytics.summary',
     auth: ['S'],
+    mcp: { tool: 'get_usage_summary', level: 'R' },
     tags,
     summary: 'Calls and total amount per entitlement',
     description: '`interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.',
@@ -22,7 +24,9 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/top-namespaces',
+    sdk: 'analytics.topAccounts',
     auth: ['S'],
+    mcp: { tool: 'top_accounts_by_usage', level: 'R' },
     tags,
     summary: 'Accounts with the most usage',
     description: '`limit` 1 to 100 (default 10); anything else is a 400.',
@@ -34,7 +38,9 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/timeseries',
+    sdk: 'analytics.timeseries',
     auth: ['S'],
+    mcp: { tool: 'get_usage_timeseries', level: 'R' },
     tags,
     summary: 'Usage over time',
     description: 'Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.',
@@ -46,7 +52,9 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/events',
+    sdk: 'analytics.events',
     auth: ['S'],
+    mcp: { tool: 'list_usage_events', level: 'R' },
     tags,
     summary: 'Usage history, newest first',
     description: '`limit` default 50, at most 200 (larger values give 200).',
@@ -58,6 +66,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/reports',
+    sdk: 'reports.list',
     auth: ['S'],
     tags,
     summary: 'Saved reports',
@@ -68,6 +77,7 @@ export const analyticsRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/analytics/reports',
+    sdk: 'reports.create',
     auth: ['S'],
     tags,
     summary: 'Save a report',
@@ -80,6 +90,7 @@ export const analyticsRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.get',
     auth: ['S'],
     tags,
     summary: 'A saved report',
@@ -90,6 +101,7 @@ export const analyticsRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.update',
     auth: ['S'],
     tags,
     summary: 'Update a saved report (merge)',
@@ -101,6 +113,7 @@ export const analyticsRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/analytics/reports/:id',
+    sdk: 'reports.delete',
     auth: ['S'],
     tags,
     summary: 'Delete a saved report',

@@ -140,7 +140,7 @@ export async function usageEvents(ctx: Ctx, q: z.output<typeof S.eventsQuery>) {
 
 // ---- saved reports ------------------------------------------------------------------------------------
 
-export function presentReport(r: IReport) {
+export function presentReport(r: IReport): z.input<typeof S.reportSchema> {
   return {
     id: r.id,
     name: r.name,

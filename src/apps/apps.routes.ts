@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { route } from '../http/route.js';
+import { deleted, deletedSchema } from '../http/schemas.js';
 import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
 import * as apps from './apps.service.js';
 
@@ -9,6 +10,7 @@ export const appRoutes = [
   route({
     method: 'POST',
     path: '/apps',
+    sdk: 'apps.create',
     auth: ['A'],
     tags,
     summary: 'Create an app',
@@ -21,7 +23,9 @@ export const appRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId',
+    sdk: 'apps.get',
     auth: ['S'],
+    mcp: { tool: 'get_app', level: 'R', redact: ['api_key', 'public_key'] },
     tags,
     summary: 'Get the app',
     params: appIdParams,
@@ -31,7 +35,9 @@ export const appRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId',
+    sdk: 'apps.update',
     auth: ['S'],
+    mcp: { tool: 'update_app', level: 'W', only: ['name'], redact: ['api_key', 'public_key'] },
     tags,
     summary: 'Update the app',
     description: 'Merges the sent fields. Key fields are ignored.',
@@ -43,19 +49,21 @@ export const appRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId',
+    sdk: 'apps.delete',
     auth: ['S'],
     tags,
     summary: 'Delete the app and everything it owns',
     params: appIdParams,
-    response: z.object({ deleted: z.literal(true), id: z.string() }),
+    response: deletedSchema,
     handler: async ({ em, app }) => {
       await apps.deleteApp(em, app!);
-      return { deleted: true, id: app!.id };
+      return deleted(app!.id);
     },
   }),
   route({
     method: 'POST',
     path: '/apps/:appId/keys/regenerate',
+    sdk: 'apps.regenerateSecretKey',
     auth: ['S'],
     tags,
     summary: 'Replace the secret key',
@@ -67,6 +75,7 @@ export const appRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/public-key/regenerate',
+    sdk: 'apps.regeneratePublicKey',
     auth: ['S'],
     tags,
     summary: 'Replace the publishable key',

@@ -3,9 +3,9 @@ import type { z } from 'zod';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';
-import type { createAppBody, updateAppBody } from './apps.schemas.js';
+import type { appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
 
-export function presentApp(app: IApp) {
+export function presentApp(app: IApp): z.input<typeof appSchema> {
   return {
     id: app.id,
     name: app.name,

@@ -16,12 +16,13 @@ type SessionScope<B> = Scope<z.output<typeof S.sessionParams>, Record<string, ne
 function action<BS extends z.ZodType = z.ZodObject<Record<string, never>>>(
   name: string,
   summary: string,
-  handler: (s: SessionScope<z.output<BS>>) => Promise<unknown>,
+  handler: (s: SessionScope<z.output<BS>>) => Promise<z.input<typeof session>>,
   opts: { body?: BS; description?: string; provider?: boolean } = {},
 ) {
   return route({
     method: 'POST',
     path: `/apps/:appId/cancel-sessions/:sessionId/${name}`,
+    sdk: `cancelSessions.${name}`,
     auth: ['S', 'T'],
     tags: sessionTags,
     summary,
@@ -30,7 +31,7 @@ function action<BS extends z.ZodType = z.ZodObject<Record<string, never>>>(
     body: opts.body,
     errors: opts.provider ? [409, 502] : [409],
     response: session,
-    handler: handler as never,
+    handler: handler as (s: SessionScope<unknown>) => Promise<z.input<typeof session>>,
   });
 }
 
@@ -38,6 +39,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-flows',
+    sdk: 'cancelFlows.list',
     auth: ['S'],
     tags,
     summary: 'Every cancel flow, with sessions and saves in the last 30 days',
@@ -48,16 +50,18 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-flows/capabilities',
+    sdk: 'cancelFlows.capabilities',
     auth: ['S'],
     tags,
     summary: 'Whether dynamic (model-chosen) offers and external-workflow pauses are configured',
     params: appIdParams,
-    response: z.record(z.string(), z.unknown()),
+    response: S.capabilitiesSchema,
     handler: (s) => flows.capabilities(ctxOf(s)),
   }),
   route({
     method: 'POST',
     path: '/apps/:appId/cancel-flows',
+    sdk: 'cancelFlows.create',
     auth: ['S'],
     tags,
     summary: 'Create a cancel flow (from a template when no steps are sent)',
@@ -75,6 +79,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-flows/:flowId',
+    sdk: 'cancelFlows.get',
     auth: ['S'],
     tags,
     summary: 'A cancel flow',
@@ -85,6 +90,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/cancel-flows/:flowId',
+    sdk: 'cancelFlows.update',
     auth: ['S'],
     tags,
     summary: 'Change name, status, or the whole step list',
@@ -98,6 +104,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/cancel-flows/:flowId',
+    sdk: 'cancelFlows.delete',
     auth: ['S'],
     tags,
     summary: 'Delete a cancel flow (its sessions are kept)',
@@ -108,17 +115,19 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-flows/:flowId/stats',
+    sdk: 'cancelFlows.stats',
     auth: ['S'],
     tags,
     summary: 'Save rate, revenue kept, reasons and offer results over `days` (default 30)',
     params: S.flowParams,
     query: S.statsQuery,
-    response: z.record(z.string(), z.unknown()),
+    response: S.flowStatsSchema,
     handler: (s) => flows.flowStats(ctxOf(s), s.params.flowId, s.query.days),
   }),
   route({
     method: 'POST',
     path: '/apps/:appId/cancel-flows/:flowId/preview-offer',
+    sdk: 'cancelFlows.previewOffer',
     auth: ['S'],
     tags,
     summary: 'The offer a customer would get for a set of answers, without a session',
@@ -127,13 +136,14 @@ export const cancelFlowRoutes = [
       'offers are on); without it, the first static offer matching the answers.',
     params: S.flowParams,
     body: S.previewBody,
-    response: z.object({ step: z.string(), offer: z.record(z.string(), z.unknown()).nullable() }),
+    response: S.previewOfferSchema,
     handler: (s) => flows.previewOffer(ctxOf(s), s.params.flowId, s.body),
   }),
 
   route({
     method: 'POST',
     path: '/apps/:appId/cancel-sessions',
+    sdk: 'cancelSessions.start',
     auth: ['S', 'T'],
     tags: sessionTags,
     summary: 'Start a cancel session',
@@ -151,6 +161,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-sessions',
+    sdk: 'cancelSessions.list',
     auth: ['S'],
     tags: sessionTags,
     summary: 'Cancel sessions, newest first',
@@ -162,6 +173,7 @@ export const cancelFlowRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/cancel-sessions/:sessionId',
+    sdk: 'cancelSessions.get',
     auth: ['S', 'T'],
     tags: sessionTags,
     summary: 'A cancel session',

@@ -109,17 +109,48 @@ export const listSessionsQuery = z.object({
   limit: limitParam(20, 100),
 });
 
-export const flowSchema = z.record(z.string(), z.unknown());
+/** A cancel flow; its steps as stored (the shape of `step` after validation and defaults). */
+export const flowSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(['active', 'draft']),
+  steps: z.array(z.looseObject({ id: z.string(), type: z.enum(['question', 'text', 'offer', 'confirm']) })),
+  /** In lists: sessions and saves of the last 30 days. */
+  sessions_30d: z.number().optional(),
+  saves_30d: z.number().optional(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+/** An offer shown in a session (or a preview): what, from where, its copy and what the customer did. */
+export const sessionOfferSchema = z.object({
+  kind: z.string(),
+  source: z.enum(['static', 'dynamic']),
+  details: z.record(z.string(), z.unknown()),
+  headline: z.string(),
+  body: z.string(),
+  cta: z.string(),
+  status: z.enum(['shown', 'accepted', 'declined']),
+  /** Set when the model was asked but its choice was not used. */
+  fallback_reason: z.string().optional(),
+});
+
 export const sessionSchema = z.object({
   id: z.string(),
   status: z.enum(['open', 'saved', 'cancelled', 'abandoned']),
   flow: z.object({ id: z.string(), name: z.string() }),
-  step: z
-    .object({ id: z.string(), type: z.string(), title: z.string(), decline_label: z.string().nullable() })
-    .passthrough(),
+  step: z.object({
+    id: z.string(),
+    type: z.string(),
+    title: z.string(),
+    decline_label: z.string().nullable(),
+    body: z.string().nullable(),
+    /** A question's answers to choose from (empty on other steps). */
+    answers: z.array(z.object({ id: z.string(), label: z.string() })),
+    allow_text: z.boolean(),
+  }),
   progress: z.object({ index: z.number(), total: z.number() }),
   can_go_back: z.boolean(),
-  offer: z.record(z.string(), z.unknown()).nullable(),
+  offer: sessionOfferSchema.nullable(),
   approve_url: z.string().nullable(),
   result: z.record(z.string(), z.unknown()).nullable(),
   account: z.object({
@@ -129,4 +160,46 @@ export const sessionSchema = z.object({
       .object({ price: z.number(), currency: z.string(), interval: z.string(), renews_at: z.string().nullable() })
       .nullable(),
   }),
+  /** The answers given so far, by question step. */
+  answers: z.record(z.string(), z.object({ answer: z.string().nullable(), text: z.string().nullable() })),
+  created_at: z.string(),
+  updated_at: z.string(),
+  ended_at: z.string().nullable(),
+});
+
+export const capabilitiesSchema = z.object({
+  dynamic_offers: z.boolean(),
+  /** The model dynamic offers use, when configured. */
+  model: z.string().nullable(),
+  offer_kinds: z.array(z.string()),
+  external_pause_workflow: z.boolean(),
+  pause_runner: z.string(),
+});
+
+export const previewOfferSchema = z.object({ step: z.string(), offer: sessionOfferSchema.nullable() });
+
+export const flowStatsSchema = z.object({
+  flow: z.object({ id: z.string(), name: z.string() }),
+  days: z.number(),
+  sessions: z.number(),
+  open: z.number(),
+  saved: z.number(),
+  cancelled: z.number(),
+  abandoned: z.number(),
+  /** Saved among sessions that ended (saved, cancelled or abandoned). */
+  save_rate: z.number(),
+  revenue_kept: z.array(z.object({ currency: z.string(), monthly: z.number(), saves: z.number() })),
+  reasons: z.array(z.object({ step: z.string(), answer: z.string(), label: z.string(), count: z.number() })),
+  offers: z.array(
+    z.object({
+      kind: z.string(),
+      source: z.string(),
+      shown: z.number(),
+      accepted: z.number(),
+      declined: z.number(),
+      acceptance_rate: z.number(),
+    }),
+  ),
+  /** Times the model was asked but the static offer was shown, by reason. */
+  dynamic_fallbacks: z.record(z.string(), z.number()),
 });

@@ -12,7 +12,10 @@ import { stepById, templateSteps, validateSteps } from './engine.js';
 import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './offers.js';
 import { offerFor } from './sessions.service.js';
 
-export function presentFlow(f: ICancelFlow, recent?: { sessions: number; saves: number }) {
+export function presentFlow(
+  f: ICancelFlow,
+  recent?: { sessions: number; saves: number },
+): z.input<typeof S.flowSchema> {
   return {
     id: f.id,
     name: f.name,

@@ -8,7 +8,8 @@ import { regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { Subscription, type ISubscription } from '../subscriptions/subscriptions.entities.js';
 import type { GivenAnswer } from './cancel-flows.entities.js';
-import type { OfferKind, StaticOffer, Step } from './cancel-flows.schemas.js';
+import type { z } from 'zod';
+import type { OfferKind, sessionOfferSchema, StaticOffer, Step } from './cancel-flows.schemas.js';
 import type { FallbackReason } from './dynamic.js';
 
 /** The terms of an offer, whoever chose them. */
@@ -43,7 +44,7 @@ export interface SessionOffer {
   fallback_detail?: string;
 }
 
-export function presentOffer(o: SessionOffer | null) {
+export function presentOffer(o: SessionOffer | null): z.input<typeof sessionOfferSchema> | null {
   if (!o) return null;
   return {
     kind: o.kind,

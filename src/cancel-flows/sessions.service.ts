@@ -83,7 +83,10 @@ export async function presentSession(em: EntityManager, s: ICancelSession) {
   return sessionView(s, await accountSummary(em, s.appId, s.accountId));
 }
 
-export function sessionView(s: ICancelSession, account: Awaited<ReturnType<typeof accountSummary>>) {
+export function sessionView(
+  s: ICancelSession,
+  account: Awaited<ReturnType<typeof accountSummary>>,
+): z.input<typeof S.sessionSchema> {
   const steps = s.flow.steps;
   const step = stepById(steps, s.stepId)!;
   const ended = s.status !== 'open';

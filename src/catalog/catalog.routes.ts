@@ -14,7 +14,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans',
+    sdk: 'plans.list',
     auth: ['S'],
+    mcp: { tool: 'list_plans', level: 'R' },
     tags: plans,
     summary: 'List plans (creation order)',
     params: appIdParams,
@@ -24,7 +26,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/pricing',
+    sdk: 'plans.listPricingCards',
     auth: ['S', 'P'],
+    mcp: { tool: 'list_pricing_cards', level: 'R' },
     tags: plans,
     summary: 'Pricing cards of the plans that have one',
     params: appIdParams,
@@ -34,7 +38,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans',
+    sdk: 'plans.create',
     auth: ['S'],
+    mcp: { tool: 'create_plan', level: 'W' },
     tags: plans,
     summary: 'Create a plan',
     params: appIdParams,
@@ -47,7 +53,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.get',
     auth: ['S'],
+    mcp: { tool: 'get_plan', level: 'R' },
     tags: plans,
     summary: 'Get a plan',
     params: S.planParams,
@@ -57,7 +65,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.update',
     auth: ['S'],
+    mcp: { tool: 'update_plan', level: 'W' },
     tags: plans,
     summary: 'Update a plan (merge)',
     description:
@@ -71,7 +81,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId',
+    sdk: 'plans.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_plan', level: 'F' },
     tags: plans,
     summary: 'Delete a plan',
     description: '409 while accounts are on the plan.',
@@ -83,7 +95,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/plans/:planId/pricing',
+    sdk: 'plans.getPricingCard',
     auth: ['S', 'P'],
+    mcp: { tool: 'get_pricing_card', level: 'R' },
     tags: plans,
     summary: "A plan's pricing card",
     description: '404 when the plan has no pricing card.',
@@ -94,7 +108,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId/meta',
+    sdk: 'plans.mergeMeta',
     auth: ['S'],
+    mcp: { tool: 'merge_plan_meta', level: 'W', bodyArg: 'meta' },
     tags: plans,
     summary: "Merge keys into a plan's meta",
     description: 'The body is the map of keys to merge; a key sent as null is removed.',
@@ -106,7 +122,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/entitlements',
+    sdk: 'plans.attachEntitlement',
     auth: ['S'],
+    mcp: { tool: 'attach_plan_entitlement', level: 'W' },
     tags: plans,
     summary: 'Attach an entitlement to a plan',
     description: '`max: null` (or no max) means unlimited.',
@@ -120,7 +138,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/plans/:planId/entitlements/:entitlementId',
+    sdk: 'plans.setEntitlementLimit',
     auth: ['S'],
+    mcp: { tool: 'set_plan_entitlement_limit', level: 'W' },
     tags: plans,
     summary: "Set a plan's limit for an entitlement",
     params: S.planEntitlementParams,
@@ -131,7 +151,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId/entitlements/:entitlementId',
+    sdk: 'plans.detachEntitlement',
     auth: ['S'],
+    mcp: { tool: 'detach_plan_entitlement', level: 'F' },
     tags: plans,
     summary: 'Detach an entitlement from a plan',
     params: S.planEntitlementParams,
@@ -141,7 +163,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/addons',
+    sdk: 'plans.attachAddon',
     auth: ['S'],
+    mcp: { tool: 'attach_plan_addon', level: 'W' },
     tags: plans,
     summary: 'Attach an add-on to a plan',
     params: S.planParams,
@@ -154,7 +178,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/plans/:planId/addons/:addonId',
+    sdk: 'plans.detachAddon',
     auth: ['S'],
+    mcp: { tool: 'detach_plan_addon', level: 'F' },
     tags: plans,
     summary: 'Detach an add-on from a plan',
     params: S.planAddonParams,
@@ -166,7 +192,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/entitlements',
+    sdk: 'entitlements.list',
     auth: ['S'],
+    mcp: { tool: 'list_entitlements', level: 'R' },
     tags: ents,
     summary: 'List entitlements (creation order)',
     params: appIdParams,
@@ -176,7 +204,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/entitlements',
+    sdk: 'entitlements.create',
     auth: ['S'],
+    mcp: { tool: 'create_entitlement', level: 'W' },
     tags: ents,
     summary: 'Create an entitlement',
     params: appIdParams,
@@ -189,7 +219,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.get',
     auth: ['S'],
+    mcp: { tool: 'get_entitlement', level: 'R' },
     tags: ents,
     summary: 'Get an entitlement',
     params: S.entitlementParams,
@@ -199,7 +231,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.update',
     auth: ['S'],
+    mcp: { tool: 'update_entitlement', level: 'W' },
     tags: ents,
     summary: 'Update an entitlement (name, description, overage)',
     description:
@@ -212,7 +246,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/entitlements/:entitlementId',
+    sdk: 'entitlements.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_entitlement', level: 'F' },
     tags: ents,
     summary: 'Delete an entitlement',
     description: '409 while it is on a plan or an incentive. Its counters are deleted; usage history stays.',
@@ -226,7 +262,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/addons',
+    sdk: 'addons.list',
     auth: ['S'],
+    mcp: { tool: 'list_addons', level: 'R' },
     tags: addons,
     summary: 'List add-ons (creation order)',
     params: appIdParams,
@@ -236,7 +274,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/addons',
+    sdk: 'addons.create',
     auth: ['S'],
+    mcp: { tool: 'create_addon', level: 'W' },
     tags: addons,
     summary: 'Create an add-on',
     params: appIdParams,
@@ -249,7 +289,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.get',
     auth: ['S'],
+    mcp: { tool: 'get_addon', level: 'R' },
     tags: addons,
     summary: 'Get an add-on',
     params: S.addonParams,
@@ -259,7 +301,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.update',
     auth: ['S'],
+    mcp: { tool: 'update_addon', level: 'W' },
     tags: addons,
     summary: 'Update an add-on',
     params: S.addonParams,
@@ -270,7 +314,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/addons/:addonId',
+    sdk: 'addons.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_addon', level: 'F' },
     tags: addons,
     summary: 'Delete an add-on',
     description: '409 while it is on a plan or an incentive or owned by accounts.',
@@ -284,7 +330,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/incentives',
+    sdk: 'incentives.list',
     auth: ['S'],
+    mcp: { tool: 'list_incentives', level: 'R' },
     tags: incs,
     summary: 'List incentives (creation order)',
     params: appIdParams,
@@ -294,7 +342,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives',
+    sdk: 'incentives.create',
     auth: ['S'],
+    mcp: { tool: 'create_incentive', level: 'W' },
     tags: incs,
     summary: 'Create an incentive',
     params: appIdParams,
@@ -307,7 +357,9 @@ export const catalogRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.get',
     auth: ['S'],
+    mcp: { tool: 'get_incentive', level: 'R' },
     tags: incs,
     summary: 'Get an incentive',
     params: S.incentiveParams,
@@ -317,7 +369,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.update',
     auth: ['S'],
+    mcp: { tool: 'update_incentive', level: 'W' },
     tags: incs,
     summary: 'Update an incentive (merge)',
     description: '`entitlements` and `addons`, when sent, replace the lists.',
@@ -329,7 +383,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId',
+    sdk: 'incentives.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_incentive', level: 'F' },
     tags: incs,
     summary: 'Delete an incentive',
     description: '409 while accounts have it.',
@@ -341,7 +397,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives/:incentiveId/entitlements',
+    sdk: 'incentives.attachEntitlement',
     auth: ['S'],
+    mcp: { tool: 'attach_incentive_entitlement', level: 'W' },
     tags: incs,
     summary: 'Add an entitlement override to an incentive',
     params: S.incentiveParams,
@@ -354,7 +412,9 @@ export const catalogRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/incentives/:incentiveId/entitlements/:entitlementId',
+    sdk: 'incentives.setEntitlementLimit',
     auth: ['S'],
+    mcp: { tool: 'set_incentive_entitlement_limit', level: 'W' },
     tags: incs,
     summary: "Set an incentive override's limit",
     params: S.incentiveEntitlementParams,
@@ -366,7 +426,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId/entitlements/:entitlementId',
+    sdk: 'incentives.detachEntitlement',
     auth: ['S'],
+    mcp: { tool: 'detach_incentive_entitlement', level: 'F' },
     tags: incs,
     summary: 'Remove an entitlement override from an incentive',
     params: S.incentiveEntitlementParams,
@@ -376,7 +438,9 @@ export const catalogRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/incentives/:incentiveId/addons',
+    sdk: 'incentives.attachAddon',
     auth: ['S'],
+    mcp: { tool: 'attach_incentive_addon', level: 'W' },
     tags: incs,
     summary: 'Add an add-on to an incentive',
     params: S.incentiveParams,
@@ -389,7 +453,9 @@ export const catalogRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/incentives/:incentiveId/addons/:addonId',
+    sdk: 'incentives.detachAddon',
     auth: ['S'],
+    mcp: { tool: 'detach_incentive_addon', level: 'F' },
     tags: incs,
     summary: 'Remove an add-on from an incentive',
     params: S.incentiveAddonParams,

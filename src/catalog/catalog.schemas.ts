@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { callerId, limitValue } from '../http/schemas.js';
+import { boundedJson, callerId, limitValue } from '../http/schemas.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 const text = z.string().max(5000);
-const metaMap = z.record(z.string(), z.unknown());
+/** Plan meta: free-form, re-sent in reads and webhooks, so bounded (see docs/decisions.md, Limits). */
+export const META_BYTES = 32_768;
+const metaMap = boundedJson(z.record(z.string().max(200), z.unknown()), META_BYTES);
 
 export const planParams = appIdParams.extend({ planId: callerId });
 export const entitlementParams = appIdParams.extend({ entitlementId: callerId });
@@ -16,17 +18,20 @@ export const incentiveEntitlementParams = incentiveParams.extend({ entitlementId
 export const incentiveAddonParams = incentiveParams.extend({ addonId: callerId });
 
 /** Known pricing card fields are checked; other keys a pricing page needs are kept as sent. */
-export const pricingCardInput = z.looseObject({
-  title: name.optional(),
-  monthlyPrice: z.number().min(0).optional(),
-  yearlyPrice: z.number().min(0).optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Za-z]{3}$/, 'must be a three-letter currency code')
-    .transform((c) => c.toUpperCase())
-    .optional(),
-  isFree: z.boolean().optional(),
-});
+export const pricingCardInput = boundedJson(
+  z.looseObject({
+    title: name.optional(),
+    monthlyPrice: z.number().min(0).optional(),
+    yearlyPrice: z.number().min(0).optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Za-z]{3}$/, 'must be a three-letter currency code')
+      .transform((c) => c.toUpperCase())
+      .optional(),
+    isFree: z.boolean().optional(),
+  }),
+  16_384,
+);
 
 export const createPlanBody = z.object({
   id: callerId,

@@ -4,7 +4,7 @@ import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
-import { conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../http/errors.js';
 import { iso } from '../time.js';
 import {
   Addon,
@@ -18,6 +18,7 @@ import {
   type PricingCard,
 } from './catalog.entities.js';
 import type * as S from './catalog.schemas.js';
+import { META_BYTES } from './catalog.schemas.js';
 
 export interface Limit {
   id: string;
@@ -41,6 +42,8 @@ async function readLinks(
   appId: string,
   ownerIds?: string[],
 ): Promise<Map<string, Limit[]>> {
+  // An empty list would be `in ()`, which PostgreSQL rejects.
+  if (ownerIds && ownerIds.length === 0) return new Map();
   const rows = await em.execute<{ owner: string; ref: string; max: string | null }[]>(
     `select ${link.owner} as owner, ${link.ref} as ref, ${link.limit ? 'max' : 'null as max'} from ${link.table}
       where app_id = ? ${ownerIds ? `and ${link.owner} in (?)` : ''} order by seq`,
@@ -166,7 +169,7 @@ const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({
   updated_at: iso(r.updatedAt)!,
 });
 
-export function presentPricingCard(plan: IPlan): PricingCard | null {
+export function presentPricingCard(plan: IPlan): z.input<typeof S.pricingCardSchema> | null {
   if (!plan.pricingCard) return null;
   return {
     ...plan.pricingCard,
@@ -176,7 +179,7 @@ export function presentPricingCard(plan: IPlan): PricingCard | null {
   };
 }
 
-export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]) {
+export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]): z.input<typeof S.planSchema> {
   return {
     id: plan.id,
     name: plan.name,
@@ -193,7 +196,7 @@ export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]
 }
 export type PlanView = ReturnType<typeof presentPlan>;
 
-export function presentEntitlement(e: IEntitlement) {
+export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlementSchema> {
   return {
     id: e.id,
     type: e.type,
@@ -204,11 +207,15 @@ export function presentEntitlement(e: IEntitlement) {
   };
 }
 
-export function presentAddon(a: IAddon) {
+export function presentAddon(a: IAddon): z.input<typeof S.addonSchema> {
   return { id: a.id, name: a.name, description: a.description ?? null, ...stamps(a) };
 }
 
-export function presentIncentive(i: IIncentive, entitlements: Limit[], addons: string[]) {
+export function presentIncentive(
+  i: IIncentive,
+  entitlements: Limit[],
+  addons: string[],
+): z.input<typeof S.incentiveSchema> {
   return { id: i.id, name: i.name, description: i.description ?? null, entitlements, addons, ...stamps(i) };
 }
 
@@ -266,12 +273,12 @@ export async function getPlan(ctx: Ctx, id: string): Promise<PlanView> {
   return planView(ctx.em, await findPlan(ctx.em, ctx.app.id, id));
 }
 
-export async function listPricingCards(ctx: Ctx): Promise<PricingCard[]> {
+export async function listPricingCards(ctx: Ctx) {
   const plans = await ctx.em.find(Plan, { appId: ctx.app.id, pricingCard: { $ne: null } }, { orderBy: { seq: 'asc' } });
   return plans.map((p) => presentPricingCard(p)!);
 }
 
-export async function getPricingCard(ctx: Ctx, id: string): Promise<PricingCard> {
+export async function getPricingCard(ctx: Ctx, id: string) {
   const card = presentPricingCard(await findPlan(ctx.em, ctx.app.id, id));
   if (!card) throw notFound(`Pricing card of plan ${id}`);
   return card;
@@ -342,6 +349,9 @@ export function mergePlanMeta(ctx: Ctx, id: string, patch: Record<string, unknow
       if (v === null) delete meta[k];
       else meta[k] = v;
     }
+    // Each patch is bounded by its schema; the merged whole must stay within the same size.
+    if (Buffer.byteLength(JSON.stringify(meta)) > META_BYTES)
+      throw badRequest(`meta: must be at most ${META_BYTES} bytes as JSON (after merging)`);
     plan.meta = meta;
   });
 }

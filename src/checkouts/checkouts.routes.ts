@@ -7,12 +7,13 @@ import * as S from './checkouts.schemas.js';
 import * as checkouts from './checkouts.service.js';
 
 const tags = ['Checkouts'];
-const checkout = z.record(z.string(), z.unknown());
+const checkout = S.checkoutSchema;
 
 export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/checkout',
+    sdk: 'offers.checkout',
     auth: ['S', 'P'],
     tags: ['Offers'],
     summary: 'Start a checkout for an offer',
@@ -31,6 +32,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/checkout',
+    sdk: 'plans.checkout',
     auth: ['S', 'P'],
     tags: ['Plans'],
     summary: 'Start a checkout for a plan at its regular price',
@@ -47,12 +49,14 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts/return',
+    sdk: 'checkouts.returnPage',
     auth: ['N'],
     tags,
     summary: 'Where a buyer lands after approving at the provider (links made for a 402)',
     description: 'A plain page; it also asks the checkout to complete now.',
     params: appIdParams,
     query: z.object({ subscription_id: z.string().max(255).optional(), token: z.string().max(255).optional() }),
+    replies: { 200: { description: 'A thank-you page', contentType: 'text/html' } },
     handler: async (s) => {
       await checkouts.nudgeReturnedCheckout(s.deps, s.params.appId, s.query.subscription_id);
       return new Reply(
@@ -68,6 +72,7 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts',
+    sdk: 'checkouts.list',
     auth: ['S'],
     tags,
     summary: 'Checkouts, newest first',
@@ -79,6 +84,7 @@ export const checkoutRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/checkouts/:checkoutId',
+    sdk: 'checkouts.get',
     auth: ['S', 'P'],
     tags,
     summary: 'A checkout',
@@ -89,6 +95,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/checkouts/:checkoutId/complete',
+    sdk: 'checkouts.complete',
     auth: ['S', 'P'],
     tags,
     summary: 'Complete a checkout after the buyer approved',

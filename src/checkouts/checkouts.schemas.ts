@@ -3,6 +3,12 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
 
+/** An email address within RFC 5321's lengths (local part 64, whole address 254), as the document's format says. */
+const email = z
+  .email()
+  .max(254)
+  .refine((v) => v.indexOf('@') <= 64, 'must be an email address (local part at most 64 characters)');
+
 export const offerCheckoutBody = z.object({
   plan: callerId,
   interval: z.enum(['month', 'year']),
@@ -13,7 +19,7 @@ export const offerCheckoutBody = z.object({
     .optional(),
   bumps: z.array(callerId).max(10).optional(),
   account: accountId.optional(),
-  email: z.email().optional(),
+  email: email.optional(),
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
@@ -28,8 +34,34 @@ export const listQuery = z.object({
 export const planCheckoutBody = z.object({
   interval: z.enum(['month', 'year']).optional(),
   account: accountId.optional(),
-  email: z.email().optional(),
+  email: email.optional(),
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
+});
+
+/** A checkout, as presentCheckout shows it. */
+export const checkoutSchema = z.object({
+  id: z.string(),
+  status: z.enum(['created', 'completed', 'cancelled', 'expired']),
+  offer: z.string().nullable(),
+  plan: z.string(),
+  interval: z.enum(['month', 'year']),
+  currency: z.string(),
+  price: z.number(),
+  list_price: z.number(),
+  cycles: z.number().nullable(),
+  extras: z.object({
+    entitlements: z.array(z.object({ id: z.string(), max: z.number().nullable() })),
+    addons: z.array(z.string()),
+    cycles: z.number().nullable(),
+  }),
+  bumps: z.array(z.object({ id: z.string(), name: z.string(), price: z.number(), currency: z.string() })),
+  account: z.string().nullable(),
+  email: z.string().nullable(),
+  ref: z.string().nullable(),
+  approve_url: z.string().nullable(),
+  bump_approve_url: z.string().nullable(),
+  created_at: z.string(),
+  completed_at: z.string().nullable(),
 });

@@ -33,7 +33,7 @@ import {
 import { Checkout, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 
-export function presentCheckout(c: ICheckout) {
+export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> {
   return {
     id: c.id,
     status: c.status,

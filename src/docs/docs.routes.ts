@@ -48,47 +48,59 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-/** /openapi.json and /docs; `getRoutes` is the whole route table (read lazily, so this file can be part of it). */
-export function docsRoutes(getRoutes: () => RouteDef[]): RouteDef[] {
-  let doc: ReturnType<typeof buildOpenApi> | undefined;
-  return [
-    route({
-      method: 'GET',
-      path: '/openapi.json',
-      auth: ['N'],
-      tags: ['Service'],
-      summary: 'This OpenAPI 3.1 document',
-      description: 'Generated from the route table and the zod schemas the service validates with.',
-      handler: ({ origin }) => {
-        doc ??= buildOpenApi(getRoutes(), { version });
-        return { ...doc, servers: [{ url: origin }] };
+/** The document of each route table served (one per process, plus tests' own tables). */
+const documents = new WeakMap<readonly RouteDef[], ReturnType<typeof buildOpenApi>>();
+
+/** /openapi.json (of the route table the request is served from) and /docs. */
+export const docsRoutes: RouteDef[] = [
+  route({
+    method: 'GET',
+    path: '/openapi.json',
+    sdk: 'service.openapi',
+    auth: ['N'],
+    tags: ['Service'],
+    summary: 'This OpenAPI 3.1 document',
+    description: 'Generated from the route table and the zod schemas the service validates with.',
+    response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) }),
+    handler: ({ origin, routes }) => {
+      let doc = documents.get(routes);
+      if (!doc) documents.set(routes, (doc = buildOpenApi(routes, { version })));
+      return { ...doc, servers: [{ url: origin }] };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/docs',
+    sdk: 'service.docs',
+    auth: ['N'],
+    tags: ['Service'],
+    summary: 'Interactive API reference',
+    replies: { 200: { description: 'The Swagger UI page', contentType: 'text/html' } },
+    handler: () => new Reply(200, PAGE, {}, 'text/html; charset=utf-8'),
+  }),
+  route({
+    method: 'GET',
+    path: '/docs/assets/:file',
+    sdk: 'service.docsAsset',
+    auth: ['N'],
+    tags: ['Service'],
+    summary: 'Files of the API reference page',
+    params: z.object({ file: z.string() }),
+    replies: {
+      200: {
+        description: 'A style sheet, script or icon',
+        contentType: ['text/css', 'application/javascript', 'image/png'],
       },
-    }),
-    route({
-      method: 'GET',
-      path: '/docs',
-      auth: ['N'],
-      tags: ['Service'],
-      summary: 'Interactive API reference',
-      handler: () => new Reply(200, PAGE, {}, 'text/html; charset=utf-8'),
-    }),
-    route({
-      method: 'GET',
-      path: '/docs/assets/:file',
-      auth: ['N'],
-      tags: ['Service'],
-      summary: 'Files of the API reference page',
-      params: z.object({ file: z.string() }),
-      handler: ({ params }) => {
-        const asset = ASSETS[params.file];
-        if (!asset) throw notFound(`File ${params.file}`);
-        let body = assetCache.get(params.file);
-        if (!body) {
-          body = fs.readFileSync(path.join(swaggerDir, asset.file));
-          assetCache.set(params.file, body);
-        }
-        return new Reply(200, body, { 'Cache-Control': 'public, max-age=86400' }, asset.type);
-      },
-    }),
-  ];
-}
+    },
+    handler: ({ params }) => {
+      const asset = ASSETS[params.file];
+      if (!asset) throw notFound(`File ${params.file}`);
+      let body = assetCache.get(params.file);
+      if (!body) {
+        body = fs.readFileSync(path.join(swaggerDir, asset.file));
+        assetCache.set(params.file, body);
+      }
+      return new Reply(200, body, { 'Cache-Control': 'public, max-age=86400' }, asset.type);
+    },
+  }),
+];

@@ -8,6 +8,8 @@ import type { ICancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { templateSteps } from '../cancel-flows/engine.js';
 import { describeOffer } from '../cancel-flows/offers.js';
 import { sessionView } from '../cancel-flows/sessions.service.js';
+import type { ISubscription } from '../subscriptions/subscriptions.entities.js';
+import { presentSubscription } from '../subscriptions/subscriptions.service.js';
 
 /**
  * The data object of `usage.limit_warning` and `usage.limit_reached`. The usage statement builds the
@@ -46,6 +48,40 @@ const account = {
 } as unknown as IAccount;
 const sampleAccount = (over: Partial<IAccount> = {}) =>
   presentAccountDetail({ ...account, ...over } as IAccount, ['priority'], null);
+
+/** The account of a `subscription.*` event carries its subscription, presented as real events present it. */
+const subscription = (status: 'active' | 'paused' | 'cancelled') =>
+  presentSubscription({
+    appId: account.appId,
+    accountId: account.id,
+    providerSubscriptionId: 'I-BW452GLLEP1G',
+    checkoutId: 'chk_7Hq2LmZ9xWc4Tn8RbVk3',
+    offerId: null,
+    planId: 'pro',
+    interval: 'month',
+    currency: 'USD',
+    price: 29,
+    status,
+    renewsAt: status === 'cancelled' ? null : new Date('2026-02-15T10:30:00.000Z'),
+    pausedAt: status === 'paused' ? at : null,
+    resumeAt: status === 'paused' ? new Date('2026-03-15T10:30:00.000Z') : null,
+    restorePlanId: status === 'paused' ? 'pro' : null,
+    pauseCount: status === 'paused' ? 1 : 0,
+    pauseReason: status === 'paused' ? 'cancel flow default' : null,
+    cancelledAt: status === 'cancelled' ? at : null,
+    providerStatus: status === 'paused' ? 'SUSPENDED' : status === 'cancelled' ? 'CANCELLED' : 'ACTIVE',
+    providerPlanId: 'P-5ML4271244454362WXNWU5NQ',
+    lastPaymentAt: at,
+    lastPaymentFailedAt: null,
+    pendingChange: null,
+    discount: null,
+    createdAt: new Date('2025-12-15T10:30:00.000Z'),
+    updatedAt: at,
+  } as unknown as ISubscription);
+const subscribed = (status: 'active' | 'paused' | 'cancelled', over: Partial<IAccount> = {}) => ({
+  ...sampleAccount(over),
+  subscription: subscription(status),
+});
 const plan = {
   appId: account.appId,
   id: 'pro',
@@ -232,22 +268,22 @@ export const EVENT_TYPES: EventTypeInfo[] = [
   {
     type: 'subscription.renewed',
     description: 'The payment provider charged a renewal.',
-    sample: () => ({ object: sampleAccount() }),
+    sample: () => ({ object: subscribed('active') }),
   },
   {
     type: 'subscription.cancelled',
     description: 'A subscription was cancelled or expired; the account moved to the free plan if there is one.',
-    sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }),
+    sample: () => ({ object: subscribed('cancelled', { planId: 'free' }), previous: { plan: 'pro' } }),
   },
   {
     type: 'subscription.paused',
     description: 'Billing was suspended for a few months, usually from a cancel flow.',
-    sample: () => ({ object: sampleAccount({ planId: 'free' }), previous: { plan: 'pro' } }),
+    sample: () => ({ object: subscribed('paused', { planId: 'free' }), previous: { plan: 'pro' } }),
   },
   {
     type: 'subscription.resumed',
     description: 'A paused subscription is billing again and the account is back on its plan.',
-    sample: () => ({ object: sampleAccount(), previous: { plan: 'free' } }),
+    sample: () => ({ object: subscribed('active'), previous: { plan: 'free' } }),
   },
   {
     type: 'cancel_flow.saved',

@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { z } from 'zod';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { Event, type IEvent } from './events.entities.js';
+import type { eventSchema } from '../webhooks/webhooks.schemas.js';
 
 /** Writes one event row in the caller's transaction. */
 export function recordEvent(em: EntityManager, appId: string, type: string, data: Record<string, unknown>): IEvent {
@@ -9,14 +11,14 @@ export function recordEvent(em: EntityManager, appId: string, type: string, data
 }
 
 /** The envelope sent to webhooks and listed by GET /events. */
-export function presentEvent(e: IEvent, opts: { test?: boolean } = {}) {
+export function presentEvent(e: IEvent, opts: { test?: boolean } = {}): z.input<typeof eventSchema> {
   return {
     id: e.id,
     type: e.type,
     created_at: iso(e.createdAt)!,
     app_id: e.appId,
     data: e.data,
-    ...(opts.test ? { test: true } : {}),
+    ...(opts.test ? { test: true as const } : {}),
   };
 }
 

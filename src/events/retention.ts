@@ -1,4 +1,5 @@
 import { deleteInBatches, sql } from '../db/sql.js';
+import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
@@ -26,8 +27,24 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);
-  await purgeExpiredOAuth(em);
-  return { events, deliveries, mcpCalls, cutoff: cutoff.toISOString() };
+  await purgeExpiredOAuth(em, deps.config.OAUTH_UNUSED_CLIENT_HOURS);
+  // Settled reservations are kept as long as events.
+  await deleteInBatches(
+    em,
+    `delete from usage_reservations where (app_id, id) in (select app_id, id from usage_reservations
+      where settled_at < $1 limit $2) returning 1`,
+    [cutoff],
+  );
+  // Ingested usage event ids deduplicate re-sent batches for as long.
+  await deleteInBatches(
+    em,
+    `delete from usage_ingested where (app_id, event_id) in (select app_id, event_id from usage_ingested
+      where created_at < $1 limit $2) returning 1`,
+    [cutoff],
+  );
+  // Idempotency keys answer retries for 24 hours.
+  const idempotencyKeys = await purgeIdempotencyKeys(em);
+  return { events, deliveries, mcpCalls, idempotencyKeys, cutoff: cutoff.toISOString() };
 }
 
 /** Creates the hourly retention Schedule if it does not exist (idempotent; run at worker start). */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Cred, RouteDef } from './route.js';
+import { MAX_JSON_DEPTH, strictBody } from './validate.js';
 
 const CREDENTIALS: Record<Cred, string> = {
   S: 'secret key (`key_...`)',
@@ -17,7 +18,9 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Not allowed for this credential',
   404: 'A record in the path (or referenced by the body) does not exist',
   409: 'Conflict with the current state (for example an id that exists)',
+  405: 'Method not allowed',
   413: 'Request body too large',
+  415: 'Unsupported body content type or encoding',
   502: 'The payment provider returned an error',
 };
 
@@ -26,8 +29,50 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
     io,
     target: 'draft-2020-12',
     unrepresentable: 'any',
+    override: io === 'input' ? blankRule : undefined,
   }) as Record<string, unknown>;
-  return rest;
+  return io === 'input' ? inputRules(rest) : rest;
+}
+
+/** A trimmed string with a minimum length refuses blanks: the document says so with a pattern. */
+function blankRule(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) {
+  const js = ctx.jsonSchema;
+  const min = js.minLength;
+  if (js.type !== 'string' || typeof min !== 'number' || min < 1 || js.pattern !== undefined) return;
+  const zs = ctx.zodSchema as z.ZodType;
+  if (!zs.safeParse(' '.repeat(min)).success && zs.safeParse('a'.repeat(min)).success)
+    js.pattern = '^[^\\u0000]*\\S[^\\u0000]*$';
+}
+
+/** No NUL character anywhere (PostgreSQL text cannot store one; the service answers 400 before validation). */
+const NO_NUL = '^[^\\u0000]*$';
+
+/**
+ * Rules every input passes through before its route's schema, stated in each input schema so that a generator
+ * following the document produces only accepted input: strings and keys without NUL characters, and no
+ * `__proto__` key (the JSON parser refuses it).
+ */
+function inputRules(node: unknown): Record<string, unknown> {
+  if (Array.isArray(node)) return node.map(inputRules) as never;
+  if (!node || typeof node !== 'object') return node as never;
+  const out: Record<string, unknown> = {};
+  // Free-form JSON (`z.unknown()`): any JSON value, under the same rules.
+  if (Object.keys(node).length === 0) return { $ref: '#/components/schemas/JsonValue' };
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    if (['properties', '$defs', 'definitions', 'patternProperties'].includes(k) && v && typeof v === 'object')
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, inputRules(sub)]));
+    else if (['items', 'prefixItems', 'anyOf', 'oneOf', 'allOf', 'not', 'additionalProperties'].includes(k))
+      out[k] = inputRules(v);
+    else out[k] = v;
+  }
+  const types = Array.isArray(out.type) ? out.type : [out.type];
+  if (types.includes('string') && out.pattern === undefined && out.format === undefined && out.enum === undefined)
+    if (out.const === undefined) out.pattern = NO_NUL;
+  if (types.includes('object') && out.additionalProperties !== false) {
+    const names = (out.propertyNames ?? {}) as Record<string, unknown>;
+    out.propertyNames = { ...names, pattern: NO_NUL, not: { const: '__proto__' } };
+  }
+  return out;
 }
 
 function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
@@ -36,23 +81,27 @@ function objectShape(schema: z.ZodType | undefined): Record<string, z.ZodType> {
   return s.shape ?? {};
 }
 
-function operationId(def: RouteDef): string {
-  const words = def.path
-    .replace(/^\/apps\/:appId/, '/app')
-    .split('/')
+/**
+ * A body is required when an empty one would be refused; OAuth endpoints also take forms (RFC 6749). Bodies are
+ * strict (unknown fields are a 400), as the router parses them.
+ */
+function requestBody(def: RouteDef) {
+  const body = def.body!;
+  const schema = jsonSchema(def.oauth ? body : strictBody(body), 'input');
+  schema.description = [schema.description, `JSON nested at most ${MAX_JSON_DEPTH} levels deep.`]
     .filter(Boolean)
-    .map((seg) => (seg.startsWith(':') ? `by-${seg.slice(1)}` : seg))
-    .join('-')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-  const name = [def.method.toLowerCase(), ...words]
-    .map((w, i) => (i === 0 ? w : w[0].toUpperCase() + w.slice(1)))
-    .join('');
-  return name || def.method.toLowerCase();
+    .join(' ');
+  const content: Record<string, unknown> = { 'application/json': { schema } };
+  // A form carries flat fields only, so it is documented where the body has no lists or objects.
+  const flat = Object.values((schema.properties ?? {}) as Record<string, { type?: unknown }>).every(
+    (p) => p.type === 'string' || p.type === 'boolean' || p.type === 'number' || p.type === 'integer',
+  );
+  if (def.oauth && flat) content['application/x-www-form-urlencoded'] = { schema };
+  return { required: !body.safeParse({}).success, content };
 }
 
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */
-export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; version: string }) {
+export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
     const path = def.path.replace(/:(\w+)/g, '{$1}');
@@ -75,16 +124,40 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
         ? { description: 'OK', content: { 'application/json': { schema: jsonSchema(def.response, 'output') } } }
         : { description: 'OK' },
     };
+    for (const [code, reply] of Object.entries(def.replies ?? {})) {
+      const types = typeof reply.contentType === 'string' ? [reply.contentType] : (reply.contentType ?? []);
+      responses[code] = {
+        description: reply.description,
+        ...(reply.schema
+          ? { content: { 'application/json': { schema: jsonSchema(reply.schema, 'output') } } }
+          : types.length
+            ? { content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'string' } }])) }
+            : {}),
+      };
+    }
     const errorStatuses = new Set<number>(def.errors ?? []);
-    if (def.params || def.query || def.body) errorStatuses.add(400);
+    if (def.params || def.query || def.body || def.path.includes(':')) errorStatuses.add(400);
     if (!open) errorStatuses.add(401);
-    if (def.path.includes(':')) errorStatuses.add(404);
+    // A record in the path, or one a body refers to, that does not exist.
+    if (def.path.includes(':') || def.body) errorStatuses.add(404);
+    if (def.body) {
+      errorStatuses.add(413);
+      errorStatuses.add(415);
+    }
     for (const code of [...errorStatuses].sort()) {
-      responses[String(code)] = {
+      responses[String(code)] ??= {
         description: STATUS_TEXT[code] ?? 'Error',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
+    // The authorization endpoint shows invalid requests to the person as an HTML page (spec).
+    if (def.invalidInput)
+      responses['400'] ??= {
+        description: 'The request cannot go on: an HTML page says why',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      };
+    // Node's HTTP server answers this one itself, with no body, before the service sees the request.
+    responses['431'] = { description: 'Request headers (the URL included) larger than 16 KB' };
     const credentials = open
       ? CREDENTIALS.N
       : def.auth.includes('A')
@@ -92,16 +165,12 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
         : [...def.auth.map((c) => CREDENTIALS[c]), 'admin key'].join(', ');
     paths[path] ??= {};
     paths[path][def.method.toLowerCase()] = {
-      operationId: operationId(def),
+      operationId: def.sdk,
       summary: def.summary,
       description: [def.description, `**Credentials:** ${credentials}.`].filter(Boolean).join('\n\n'),
       tags: def.tags,
       ...(parameters.length ? { parameters } : {}),
-      ...(def.body
-        ? {
-            requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(def.body, 'input') } } },
-          }
-        : {}),
+      ...(def.body ? { requestBody: requestBody(def) } : {}),
       responses,
       security: open ? [] : [{ bearer: [] }],
       'x-credentials': def.auth,
@@ -132,7 +201,24 @@ export function buildOpenApi(routes: RouteDef[], opts: { serverUrl?: string; ver
             'only) an OAuth access token `mcp_at_...`.',
         },
       },
-      schemas: { Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] } },
+      schemas: {
+        Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
+        JsonValue: {
+          description:
+            'Any JSON value, without NUL characters and without a `__proto__` key. Stored free-form JSON has limits ' +
+            'on nesting and size (see each field).',
+          anyOf: [
+            { type: 'string', pattern: NO_NUL },
+            { type: ['number', 'boolean', 'null'] },
+            { type: 'array', items: { $ref: '#/components/schemas/JsonValue' } },
+            {
+              type: 'object',
+              propertyNames: { pattern: NO_NUL, not: { const: '__proto__' } },
+              additionalProperties: { $ref: '#/components/schemas/JsonValue' },
+            },
+          ],
+        },
+      },
     },
   };
 }

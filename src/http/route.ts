@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
+import type { IdempotencyKey } from './idempotency.js';
 
 /**
  * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
@@ -16,7 +17,7 @@ export type Caller =
   | { kind: 'secret' }
   | { kind: 'publishable' }
   | { kind: 'token'; accountId: string; expiresAt: Date }
-  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full' };
+  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full'; audience: string | null };
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -37,27 +38,84 @@ export interface Scope<P, Q, B> {
   headers: Record<string, string | undefined>;
   /** The request body exactly as received (JSON text), for routes that verify signed requests. */
   rawBody: string | undefined;
+  /** The route table this request is served from (the MCP server derives its tools from it). */
+  routes: readonly RouteDef[];
+  /** The request's `Idempotency-Key`, for routes that write it with their change (`idempotency: 'atomic'`). */
+  idempotency?: IdempotencyKey | null;
 }
 
-/** A handler may return a body (sent with the route's status) or a full reply. */
-export class Reply {
+/**
+ * A full reply, for answers besides the route's JSON body at its status: a JSON body at another status (typed
+ * by the route's response schema), a redirect (null body) or a non-JSON page (string or bytes with a content
+ * type). Each such answer is documented in the route's `replies`.
+ */
+export class Reply<B = unknown> {
   constructor(
     readonly status: number,
-    readonly body: unknown,
+    readonly body: B,
     readonly headers: Record<string, string> = {},
     readonly contentType?: string,
   ) {}
 }
 
+/** A body that is not JSON: a page or a file (with its content type), or none (a redirect, an empty 202). */
+export type RawBody = string | Uint8Array | null;
+
+/** An answer a route documents besides its JSON body at its success status. */
+export interface ReplyDoc {
+  description: string;
+  /** The JSON body's schema (the route's response schema, or another). */
+  schema?: z.ZodType;
+  /** The content type(s) of a body that is not JSON (`text/html`, `text/plain`, ...). Neither: no body. */
+  contentType?: string | string[];
+}
+
+/**
+ * MCP exposure: the route is also a tool of each app's MCP server. Everything else about the tool
+ * (description, input schema, the call itself) is derived from the route.
+ */
+export interface McpTool {
+  /** The tool name of the spec's tool table. */
+  tool: string;
+  /** R read, W write, F full. */
+  level: 'R' | 'W' | 'F';
+  /** Input fields left out (filters the tool does not offer, fields it may not change). */
+  omit?: string[];
+  /** Only these body fields are offered. */
+  only?: string[];
+  /** The whole body is taken from this argument (merge_plan_meta's `meta`). */
+  bodyArg?: string;
+  /** Keys redacted anywhere in the result. */
+  redact?: string[];
+  /** Calls URLs outside the service (webhook endpoints). */
+  openWorld?: boolean;
+}
+
 type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+
+/** The JSON a handler sends for a response schema: the schema's input, which the tests parse every body with. */
+export type Wire<RS> = RS extends z.ZodType ? z.input<RS> : never;
+
+/**
+ * What a handler may return: its response schema's JSON (sent with the route's status), a Reply with such a
+ * body or a raw one, or nothing (204) on a route without a response schema.
+ */
+export type HandlerResult<RS> =
+  Wire<RS> | Reply<Wire<RS>> | Reply<RawBody> | (RS extends z.ZodType ? never : void | undefined);
 
 export interface RouteDef<
   PS extends z.ZodType | undefined = z.ZodType | undefined,
   QS extends z.ZodType | undefined = z.ZodType | undefined,
   BS extends z.ZodType | undefined = z.ZodType | undefined,
+  RS extends z.ZodType | undefined = z.ZodType | undefined,
 > {
   method: HttpMethod;
   path: string;
+  /**
+   * The operation's stable name, `<resource>.<action>` in camelCase (`accounts.create`, `usage.add`): the typed
+   * SDK's method and the OpenAPI operationId. Unique in the table; renaming one breaks SDK users.
+   */
+  sdk: string;
   auth: Cred[];
   summary: string;
   description?: string;
@@ -67,8 +125,15 @@ export interface RouteDef<
   body?: BS;
   /** Success status (default 200). */
   status?: number;
-  /** Response schema for the OpenAPI document. */
-  response?: z.ZodType;
+  /**
+   * The JSON body at the success status: the handler's result is typed by it, the OpenAPI document shows it,
+   * and tests parse every response with it. No transforms or defaults: it describes the wire.
+   */
+  response?: RS;
+  /** Other answers the handler gives as a Reply (another status, a redirect, a page); keyed by status. */
+  replies?: Record<number, ReplyDoc>;
+  /** Also an MCP tool (name, level and how its input is derived). */
+  mcp?: McpTool;
   /** Error statuses worth documenting beyond those derived from the route (400, 401, 404). */
   errors?: number[];
   /** Request body limit override, for bulk routes. */
@@ -80,9 +145,17 @@ export interface RouteDef<
    * (`invalid_request`, or the code given here).
    */
   oauth?: boolean | { invalidInput: string };
+  /**
+   * `Idempotency-Key` handling on a POST (src/http/idempotency.ts): by default the key is claimed before
+   * the handler runs and its response recorded after; `atomic`: the handler writes the key in the
+   * statement that makes its change; `false`: the header is ignored.
+   */
+  idempotency?: 'atomic' | false;
   /** Answers invalid input itself (the authorization endpoint shows an HTML page, never JSON). */
-  invalidInput?: (message: string) => Reply;
-  handler: (scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>) => Promise<unknown> | unknown;
+  invalidInput?: (message: string) => Reply<RawBody>;
+  handler: (
+    scope: Scope<Infer<PS>, Infer<QS>, Infer<BS>>,
+  ) => Promise<HandlerResult<NoInfer<RS>>> | HandlerResult<NoInfer<RS>>;
 }
 
 /** Declares a route with its schemas inferred into the handler's types. */
@@ -90,7 +163,8 @@ export function route<
   PS extends z.ZodType | undefined = undefined,
   QS extends z.ZodType | undefined = undefined,
   BS extends z.ZodType | undefined = undefined,
->(def: RouteDef<PS, QS, BS>): RouteDef {
+  RS extends z.ZodType | undefined = undefined,
+>(def: RouteDef<PS, QS, BS, RS>): RouteDef {
   return def as unknown as RouteDef;
 }
 

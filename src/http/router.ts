@@ -4,17 +4,19 @@ import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
 import { authenticate, bearer } from './auth.js';
 import { AppError, badRequest } from './errors.js';
+import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
-import { parseInput } from './validate.js';
+import { jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** The origin links are built on: PUBLIC_API_URL, else the forwarded or direct host of the request. */
+/**
+ * The origin links are built on: PUBLIC_API_URL, else the request's own scheme and Host (Koa reads
+ * `X-Forwarded-Proto`/`X-Forwarded-Host` only behind a declared proxy, TRUST_PROXY).
+ */
 export function requestOrigin(ctx: Context, deps: Deps): string {
   if (deps.config.PUBLIC_API_URL) return new URL(deps.config.PUBLIC_API_URL).origin;
-  const proto = (ctx.get('X-Forwarded-Proto') || ctx.protocol).split(',')[0].trim();
-  const host = (ctx.get('X-Forwarded-Host') || ctx.get('Host')).split(',')[0].trim();
-  return `${proto}://${host}`;
+  return `${ctx.protocol}://${ctx.host}`;
 }
 
 function jsonBody(limit: string, form = false): Middleware {
@@ -47,8 +49,26 @@ function jsonBody(limit: string, form = false): Middleware {
           : 'Content-Type must be application/json',
       );
     }
-    await parse(ctx, next);
+    await parse(ctx, async () => {
+      // Bounded nesting, checked on the text before anything walks the parsed value.
+      const raw = (ctx.request as { rawBody?: string }).rawBody;
+      if (typeof raw === 'string' && ctx.is('application/json', 'application/*+json') && jsonDepthExceeds(raw))
+        throw form
+          ? new AppError(400, 'invalid_request', {
+              error_description: `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+            })
+          : badRequest(`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      await next();
+    });
   };
+}
+
+/** A path parameter that cannot name anything: checked before credentials, so no query ever carries it. */
+function checkPathParams(params: Record<string, string>) {
+  for (const [name, value] of Object.entries(params)) {
+    if (typeof value === 'string' && value.includes('\u0000'))
+      throw badRequest(`${name}: must not contain a NUL character`);
+  }
 }
 
 /** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
@@ -63,9 +83,12 @@ export async function runRoute(
     origin: string;
     headers?: Record<string, string | undefined>;
     rawBody?: string;
+    /** The route table `def` is served from. */
+    routes: readonly RouteDef[];
   },
   deps: Deps,
 ): Promise<Reply> {
+  checkPathParams(input.params);
   const em = deps.orm.em.fork();
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
     if (def.challenge && err instanceof AppError && err.status === 401)
@@ -79,7 +102,8 @@ export async function runRoute(
     parsed = {
       params: def.params ? parseInput(def.params, input.params, 'path') : input.params,
       query: def.query ? parseInput(def.query, input.query ?? {}, 'query') : {},
-      body: def.body ? parseInput(def.body, input.body ?? {}, 'body') : {},
+      // OAuth bodies keep unknown parameters ignored, as RFC 6749 and RFC 7591 require.
+      body: def.body ? parseInput(def.oauth ? def.body : strictBody(def.body), input.body ?? {}, 'body') : {},
     };
   } catch (err) {
     if (def.invalidInput && err instanceof AppError) return def.invalidInput(err.message);
@@ -99,22 +123,32 @@ export async function runRoute(
     origin: input.origin,
     headers: input.headers ?? {},
     rawBody: input.rawBody,
+    routes: input.routes,
   };
-  const result = await def.handler(scope as never);
-  if (result instanceof Reply) return result;
-  if (result === undefined) return new Reply(204, null);
-  return new Reply(def.status ?? 200, result);
+  const key = idempotencyKeyOf(def, { ...parsed, caller, appId: app?.id ?? null }, scope.headers);
+  scope.idempotency = key;
+  return withIdempotency(em, def, key, async () => {
+    const result = await def.handler(scope as never);
+    if (result instanceof Reply) return result;
+    if (result === undefined) return new Reply(204, null);
+    return new Reply(def.status ?? 200, result);
+  });
 }
 
 /** Builds the Koa router from the route table: the one place routes, credentials and schemas are declared. */
-export function buildRouter(routes: RouteDef[], deps: Deps): Router {
+export function buildRouter(routes: readonly RouteDef[], deps: Deps): Router {
   const router = new Router();
   const seen = new Set<string>();
   for (const def of routes) {
     const key = `${def.method} ${def.path}`;
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
-    const chain: Middleware[] = [];
+    const chain: Middleware[] = [
+      (ctx, next) => {
+        ctx.state.route = def;
+        return next();
+      },
+    ];
     if (HAS_BODY.has(def.method))
       chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
     chain.push(async (ctx) => {
@@ -132,6 +166,7 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
           origin: requestOrigin(ctx, deps),
           headers: ctx.headers as Record<string, string | undefined>,
           rawBody: (ctx.request as { rawBody?: string }).rawBody,
+          routes,
         },
         deps,
       );
@@ -145,4 +180,26 @@ export function buildRouter(routes: RouteDef[], deps: Deps): Router {
     router.register(def.path, [def.method], chain);
   }
   return router;
+}
+
+/**
+ * After the router: a path the table has, asked with a method it does not have (TRACE included), is 405 with
+ * `Allow` listing the methods it has (OPTIONS outside a CORS preflight answers 204 with `Allow`). Paths the table
+ * does not have stay 404.
+ */
+export function otherMethods(): Middleware {
+  return async (ctx, next) => {
+    const layers = (ctx as { matched?: { methods: string[] }[] }).matched ?? [];
+    const allowed = [...new Set(layers.flatMap((l) => l.methods))];
+    if (allowed.length === 0) return next();
+    const allow = allowed.join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`, undefined, {
+      Allow: allow,
+    });
+  };
 }

@@ -22,7 +22,7 @@ import type { RouteDef } from './route.js';
 /** The route table: every HTTP route of the service. The router, /openapi.json and MCP tools derive from it. */
 export const routes: RouteDef[] = [
   ...serviceRoutes,
-  ...docsRoutes(() => routes),
+  ...docsRoutes,
   ...appRoutes,
   ...catalogRoutes,
   ...accountRoutes,

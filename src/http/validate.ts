@@ -1,17 +1,57 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { badRequest } from './errors.js';
+
+/**
+ * JSON nesting allowed in a request body (objects and arrays, the outermost one counting 1). Deeper input is a
+ * 400 before anything else runs, so nothing (the NUL scan, validation, JSON.stringify when storing, webhook
+ * receivers later) ever walks an unbounded structure.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 /** First zod issue as `<field>: <message>`, the convention for every 400 from validation. */
 export function describeIssue(issue: z.core.$ZodIssue, root: string): string {
   const field = issue.path.length ? issue.path.map(String).join('.') : root;
   let message = issue.message;
   if (issue.code === 'invalid_type' && /received undefined$/.test(issue.message)) message = 'is required';
+  if (issue.code === 'unrecognized_keys')
+    message = `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => k.replaceAll('\u0000', '\\u0000')).join(', ')}`;
   return `${field}: ${message}`;
+}
+
+/**
+ * The deepest nesting of arrays and objects in JSON text, counted without parsing: a single pass that stops as
+ * soon as `max` is passed (strings, escapes included, are skipped). Invalid JSON is left to the parser.
+ */
+export function jsonDepthExceeds(text: string, max = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** The nesting depth of a parsed value, stopping as soon as `max` is passed (so it never recurses further). */
+export function depthExceeds(value: unknown, max: number, depth = 0): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (depth + 1 > max) return true;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) if (depthExceeds(v, max, depth + 1)) return true;
+  return false;
 }
 
 /** The path of the first string (or key) holding a NUL character, which PostgreSQL text cannot store. */
 function nulAt(value: unknown, path: string[]): string[] | null {
   if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  // Bodies are depth-checked before this runs; this bound keeps any other caller (MCP tool arguments) safe too.
+  if (path.length > MAX_JSON_DEPTH) throw badRequest(`${path.join('.')}: nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = nulAt(value[i], [...path, String(i)]);
@@ -45,4 +85,53 @@ export function decodeComponent(value: string): string | null {
   } catch {
     return null;
   }
+}
+
+type AnyDef = Record<string, unknown> & { type: string };
+const strictCache = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * The same schema with every plain object strict (an unknown field is a 400 naming it, as Stripe answers, instead
+ * of being dropped silently), nested ones included. Objects declared loose (`z.looseObject`: pricing cards, which
+ * keep extra keys) and maps (`z.record`: plan meta) are left as they are. Bodies are made strict once, where the
+ * route table is read (the router and the OpenAPI document), so every route's body follows the rule.
+ */
+export function strictBody<S extends z.ZodType>(schema: S): S {
+  const cached = strictCache.get(schema);
+  if (cached) return cached as S;
+  const def = schema._zod.def as unknown as AnyDef;
+  const inner = (key: string) => (def[key] ? { [key]: strictBody(def[key] as z.ZodType) } : {});
+  let out: z.ZodType = schema;
+  switch (def.type) {
+    case 'object': {
+      const shape = Object.fromEntries(
+        Object.entries(def.shape as Record<string, z.ZodType>).map(([k, v]) => [k, strictBody(v)]),
+      );
+      out = schema.clone({ ...def, shape, catchall: def.catchall ?? z.never() } as never);
+      break;
+    }
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'nonoptional':
+    case 'readonly':
+    case 'catch':
+      out = schema.clone({ ...def, ...inner('innerType') } as never);
+      break;
+    case 'array':
+      out = schema.clone({ ...def, ...inner('element') } as never);
+      break;
+    case 'pipe':
+      out = schema.clone({ ...def, ...inner('in') } as never);
+      break;
+    case 'intersection':
+      out = schema.clone({ ...def, ...inner('left'), ...inner('right') } as never);
+      break;
+    case 'union':
+      out = schema.clone({ ...def, options: (def.options as z.ZodType[]).map(strictBody) } as never);
+      break;
+  }
+  strictCache.set(schema, out);
+  return out as S;
 }

@@ -7,6 +7,7 @@ export const importRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/import',
+    sdk: 'imports.create',
     auth: ['A'],
     tags: ['Import'],
     summary: 'Import backdated accounts and usage (admin)',

@@ -83,7 +83,7 @@ export async function listCalls(em: EntityManager, appId: string, q: z.output<ty
       order by created_at desc, id desc limit $4`,
     [appId, q.connection_id ?? null, CALL_RETENTION_DAYS, q.limit],
   );
-  return { data: rows.map((r) => ({ ...r, created_at: iso(new Date(r.created_at)) })) };
+  return { data: rows.map((r) => ({ ...r, created_at: iso(new Date(r.created_at))! })) };
 }
 
 /** Deletes calls older than the retention window, in batches (run by the hourly retention workflow). */

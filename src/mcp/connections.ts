@@ -18,6 +18,8 @@ export const connectionSchema = z.object({
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   calls_last_7_days: z.number(),
+  /** Set when the connection's tokens were revoked by the service (e.g. a refresh token used twice). */
+  cut_off: z.object({ at: z.string(), reason: z.string() }).nullable(),
 });
 
 interface Row {
@@ -31,6 +33,8 @@ interface Row {
   access_level: Level | null;
   created_at: Date;
   last_used_at: Date | null;
+  cut_off_at: Date | null;
+  cut_off_reason: string | null;
   calls: string | number;
 }
 
@@ -54,6 +58,7 @@ export async function listConnections(em: EntityManager, appId: string) {
     created_at: iso(r.created_at)!,
     last_used_at: iso(r.last_used_at),
     calls_last_7_days: Number(r.calls),
+    cut_off: r.cut_off_at ? { at: iso(r.cut_off_at)!, reason: r.cut_off_reason ?? '' } : null,
   }));
 }
 

@@ -35,6 +35,9 @@ export const McpConnection = defineEntity({
     accessLevel: p.string().$type<Level>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
+    /** Why and when the connection's tokens were revoked (e.g. a refresh token used twice). */
+    cutOffAt: p.datetime().nullable(),
+    cutOffReason: p.text().nullable(),
   },
 });
 export type IMcpConnection = InferEntity<typeof McpConnection>;

@@ -1,8 +1,9 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
+import { errorSchema } from '../http/contract.js';
 import { AppError, forbidden } from '../http/errors.js';
-import { Reply, ctxOf, route, type Scope } from '../http/route.js';
+import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import { callSchema, callsQuery, listCalls } from './calls.js';
 import {
@@ -14,7 +15,8 @@ import {
 } from './connections.js';
 import { buildMcpServer } from './server.js';
 import { getSettings, settingsPatch, settingsSchema, updateSettings } from './settings.js';
-import { toolNames } from './tools.js';
+import { toolsOf } from './tools.js';
+import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
 const tags = ['MCP'];
 
@@ -22,23 +24,59 @@ const tags = ['MCP'];
 export const resourceMetadataUrl = (origin: string, appId: string) =>
   `${origin}/.well-known/oauth-protected-resource/apps/${encodeURIComponent(appId)}/mcp`;
 
-const jsonRpcMessage = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: z.union([z.string(), z.number()]).optional(),
-  method: z.string().optional(),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
+const messageId = z.union([z.string(), z.number().int()]);
+/** A request (with `id`) or a notification; or a response a client sends back (`result` or `error`). */
+const jsonRpcMessage = z.union([
+  z.looseObject({
+    jsonrpc: z.literal('2.0'),
+    id: messageId.optional(),
+    method: z.string().min(1),
+    params: z.record(z.string(), z.unknown()).optional(),
+  }),
+  z.looseObject({ jsonrpc: z.literal('2.0'), id: messageId, result: z.record(z.string(), z.unknown()) }),
+  z.looseObject({
+    jsonrpc: z.literal('2.0'),
+    id: messageId.nullable(),
+    error: z.looseObject({ code: z.number().int(), message: z.string() }),
+  }),
+]);
 const mcpBody = z.union([jsonRpcMessage, z.array(jsonRpcMessage).min(1)]);
 
-type Message = z.output<typeof jsonRpcMessage>;
+const rpcId = z.union([z.string(), z.number(), z.null()]);
+const rpcError = z.object({
+  jsonrpc: z.literal('2.0'),
+  id: rpcId,
+  error: z.object({ code: z.number(), message: z.string(), data: z.unknown().optional() }),
+});
+const rpcResult = z.object({ jsonrpc: z.literal('2.0'), id: rpcId, result: z.record(z.string(), z.unknown()) });
+const rpcResponse = z.union([rpcResult, rpcError]);
+/** The answer to a request, or to a batch (one entry per request in it). */
+const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
+/** The transport refuses a message it cannot take with a JSON-RPC error; validation answers `{ error }`. */
+const refused = (description: string) => ({ description, schema: z.union([errorSchema, rpcError]) });
 
-async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>): Promise<Reply> {
+type Message = { method?: string; params?: Record<string, unknown> };
+
+async function handleMcp(
+  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
+): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
   const { em, deps, app: appRecord, caller } = s;
   const app = appRecord!;
   const settings = await getSettings(em, app.id);
   if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
 
-  const messages: Message[] = Array.isArray(s.body) ? s.body : [s.body];
+  // RFC 8707: an access token works only on the server URL it was issued for.
+  if (caller.kind === 'oauth' && caller.audience !== null) {
+    const here = resourceKey(mcpResourceUrl(s.origin, app.id));
+    if (resourceKey(caller.audience) !== here)
+      throw new AppError(401, 'Unauthorized', undefined, {
+        'WWW-Authenticate':
+          `Bearer resource_metadata="${resourceMetadataUrl(s.origin, app.id)}", error="invalid_token", ` +
+          'error_description="The access token was issued for another resource"',
+      });
+  }
+
+  const messages = (Array.isArray(s.body) ? s.body : [s.body]) as Message[];
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;
@@ -64,6 +102,7 @@ async function handleMcp(s: Scope<{ appId: string }, Record<string, never>, z.ou
     settings,
     level: caller.kind === 'oauth' ? caller.level : null,
     connectionId,
+    tools: toolsOf(s.routes),
   });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -107,6 +146,7 @@ export const mcpRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.post',
     auth: ['S', 'O'],
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
@@ -120,6 +160,13 @@ export const mcpRoutes = [
     params: appIdParams,
     body: mcpBody,
     errors: [403],
+    response: mcpAnswer,
+    replies: {
+      202: { description: 'Notifications and responses only: accepted, no body' },
+      400: refused('Not a JSON-RPC message the server takes'),
+      406: refused('The Accept header does not take application/json and text/event-stream'),
+      415: refused('Not JSON'),
+    },
     // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
     // accepted by this server) adds error="invalid_token", so clients refresh or sign in again.
     challenge: (origin, params, sent) =>
@@ -129,6 +176,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.getStream',
     auth: ['N'],
     tags,
     summary: 'Not supported (405): no event stream',
@@ -138,6 +186,7 @@ export const mcpRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp',
+    sdk: 'mcp.deleteSession',
     auth: ['N'],
     tags,
     summary: 'Not supported (405): no sessions to end',
@@ -147,6 +196,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/settings',
+    sdk: 'mcp.getSettings',
     auth: ['A'],
     tags,
     summary: 'MCP settings',
@@ -157,6 +207,7 @@ export const mcpRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/mcp/settings',
+    sdk: 'mcp.updateSettings',
     auth: ['A'],
     tags,
     summary: 'Change MCP settings',
@@ -166,11 +217,12 @@ export const mcpRoutes = [
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
-    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, toolNames()),
+    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
   }),
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/connections',
+    sdk: 'mcp.listConnections',
     auth: ['A'],
     tags,
     summary: 'MCP connections, most recently used first, with calls in the last 7 days',
@@ -181,6 +233,7 @@ export const mcpRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp/connections/:connectionId',
+    sdk: 'mcp.deleteConnection',
     auth: ['A'],
     tags,
     summary: 'Remove a connection',
@@ -192,6 +245,7 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp/calls',
+    sdk: 'mcp.listCalls',
     auth: ['A'],
     tags,
     summary: 'MCP tool call log (30 days), newest first',

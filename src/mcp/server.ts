@@ -17,7 +17,7 @@ import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
-import { allTools, denial, toolByName, type Tool, type ToolCallContext } from './tools.js';
+import { denial, type Tool, type ToolCallContext } from './tools.js';
 import { decodeComponent } from '../http/validate.js';
 
 const require = createRequire(import.meta.url);
@@ -36,7 +36,11 @@ export interface McpRequestContext extends ToolCallContext {
   /** The OAuth connection's level; null for the secret and admin keys (everything allowed). */
   level: Level | null;
   connectionId: string | null;
+  /** The tools of the route table the request is served from. */
+  tools: Tool[];
 }
+
+const toolNamed = (ctx: McpRequestContext, name: string) => ctx.tools.find((t) => t.name === name);
 
 /** A tool's outcome as the client sees it: the route's JSON, or `Error <status>: <message>`. */
 async function runTool(
@@ -65,7 +69,7 @@ interface ResourceDef {
 }
 
 async function viaTool(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<unknown> {
-  return (await toolByName(name)!.call(args, ctx)).body;
+  return (await toolNamed(ctx, name)!.call(args, ctx)).body;
 }
 
 const RESOURCES: ResourceDef[] = [
@@ -113,7 +117,7 @@ const ACCOUNT_TEMPLATE = {
 
 function readable(tools: string[], ctx: McpRequestContext): string | null {
   for (const name of tools) {
-    const reason = denial(toolByName(name)!, ctx.settings, ctx.level);
+    const reason = denial(toolNamed(ctx, name)!, ctx.settings, ctx.level);
     if (reason) return `This resource needs ${tools.join(', ')}; ${reason}`;
   }
   return null;
@@ -134,7 +138,7 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
   );
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: allTools()
+    tools: ctx.tools
       .filter((t) => denial(t, ctx.settings, ctx.level) === null)
       .map((t) => ({
         name: t.name,
@@ -149,7 +153,7 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
     const started = performance.now();
     const name = request.params.name;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    const tool = toolByName(name);
+    const tool = toolNamed(ctx, name);
     let outcome: { status: number; isError: boolean; text: string };
     if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
     else {

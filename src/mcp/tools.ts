@@ -2,151 +2,13 @@ import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import type { IApp } from '../apps/apps.entities.js';
 import { AppError } from '../http/errors.js';
-import type { RouteDef } from '../http/route.js';
+import { checkAnswer } from '../http/contract.js';
+import type { McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
-import { routes } from '../http/routes.js';
 import type { Level } from './mcp.entities.js';
 import { covers, type McpSettingsView } from './settings.js';
 
-/**
- * The spec's tool table: name, the route it wraps (relative to /apps/:appId, as declared in the route
- * table) and its level. Everything else (description, input schema, the call itself) is derived from
- * the route definition, so a tool never re-implements a route.
- */
-interface ToolSpec {
-  name: string;
-  method: RouteDef['method'];
-  path: string;
-  level: 'R' | 'W' | 'F';
-  /** Input fields left out (filters the tool does not offer, fields it may not change). */
-  omit?: string[];
-  /** Only these body fields are offered. */
-  only?: string[];
-  /** The whole body is taken from this argument (merge_plan_meta's `meta`). */
-  bodyArg?: string;
-  /** Keys redacted anywhere in the result. */
-  redact?: string[];
-  /** Calls URLs outside the service (webhook endpoints). */
-  openWorld?: boolean;
-}
-
-const KEYS = ['api_key', 'public_key'];
-const SECRETS = ['secret'];
-const NS = '/namespaces/:accountId';
-const CNT = `${NS}/usage/:entitlementId`;
-
-const SPECS: ToolSpec[] = [
-  // Accounts
-  { name: 'list_accounts', method: 'GET', path: '/namespaces', level: 'R', omit: ['offer'] },
-  { name: 'count_accounts', method: 'GET', path: '/namespaces/count', level: 'R' },
-  { name: 'list_accounts_with_incentive', method: 'GET', path: '/namespaces/with-incentive', level: 'R' },
-  { name: 'create_account', method: 'POST', path: '/namespaces', level: 'W' },
-  { name: 'get_account', method: 'GET', path: NS, level: 'R' },
-  { name: 'update_account', method: 'PATCH', path: NS, level: 'W' },
-  { name: 'delete_account', method: 'DELETE', path: NS, level: 'F' },
-  { name: 'remove_account_incentive', method: 'DELETE', path: `${NS}/incentive`, level: 'F' },
-  { name: 'get_account_access', method: 'GET', path: `${NS}/plan`, level: 'R' },
-  { name: 'get_account_access_private', method: 'GET', path: `${NS}/full-plan`, level: 'R' },
-  // Usage
-  { name: 'get_account_usage', method: 'GET', path: `${NS}/usage`, level: 'R' },
-  { name: 'get_usage_count', method: 'GET', path: CNT, level: 'R' },
-  { name: 'increment_usage', method: 'POST', path: `${CNT}/add`, level: 'W' },
-  { name: 'decrement_usage', method: 'POST', path: `${CNT}/remove`, level: 'W' },
-  { name: 'add_usage_amount', method: 'POST', path: `${CNT}/amount`, level: 'W' },
-  // Plans and pricing
-  { name: 'list_plans', method: 'GET', path: '/plans', level: 'R' },
-  { name: 'create_plan', method: 'POST', path: '/plans', level: 'W' },
-  { name: 'get_plan', method: 'GET', path: '/plans/:planId', level: 'R' },
-  { name: 'update_plan', method: 'PATCH', path: '/plans/:planId', level: 'W' },
-  { name: 'delete_plan', method: 'DELETE', path: '/plans/:planId', level: 'F' },
-  { name: 'merge_plan_meta', method: 'PATCH', path: '/plans/:planId/meta', level: 'W', bodyArg: 'meta' },
-  { name: 'list_plan_accounts', method: 'GET', path: '/plans/:planId/namespaces', level: 'R' },
-  { name: 'attach_plan_entitlement', method: 'POST', path: '/plans/:planId/entitlements', level: 'W' },
-  {
-    name: 'set_plan_entitlement_limit',
-    method: 'PATCH',
-    path: '/plans/:planId/entitlements/:entitlementId',
-    level: 'W',
-  },
-  { name: 'detach_plan_entitlement', method: 'DELETE', path: '/plans/:planId/entitlements/:entitlementId', level: 'F' },
-  { name: 'attach_plan_addon', method: 'POST', path: '/plans/:planId/addons', level: 'W' },
-  { name: 'detach_plan_addon', method: 'DELETE', path: '/plans/:planId/addons/:addonId', level: 'F' },
-  { name: 'list_pricing_cards', method: 'GET', path: '/plans/pricing', level: 'R' },
-  { name: 'get_pricing_card', method: 'GET', path: '/plans/:planId/pricing', level: 'R' },
-  // Entitlements
-  { name: 'list_entitlements', method: 'GET', path: '/entitlements', level: 'R' },
-  { name: 'create_entitlement', method: 'POST', path: '/entitlements', level: 'W' },
-  { name: 'get_entitlement', method: 'GET', path: '/entitlements/:entitlementId', level: 'R' },
-  { name: 'update_entitlement', method: 'PATCH', path: '/entitlements/:entitlementId', level: 'W' },
-  { name: 'delete_entitlement', method: 'DELETE', path: '/entitlements/:entitlementId', level: 'F' },
-  // Add-ons
-  { name: 'list_addons', method: 'GET', path: '/addons', level: 'R' },
-  { name: 'create_addon', method: 'POST', path: '/addons', level: 'W' },
-  { name: 'get_addon', method: 'GET', path: '/addons/:addonId', level: 'R' },
-  { name: 'update_addon', method: 'PATCH', path: '/addons/:addonId', level: 'W' },
-  { name: 'delete_addon', method: 'DELETE', path: '/addons/:addonId', level: 'F' },
-  // Incentives
-  { name: 'list_incentives', method: 'GET', path: '/incentives', level: 'R' },
-  { name: 'create_incentive', method: 'POST', path: '/incentives', level: 'W' },
-  { name: 'get_incentive', method: 'GET', path: '/incentives/:incentiveId', level: 'R' },
-  { name: 'update_incentive', method: 'PATCH', path: '/incentives/:incentiveId', level: 'W' },
-  { name: 'delete_incentive', method: 'DELETE', path: '/incentives/:incentiveId', level: 'F' },
-  { name: 'attach_incentive_entitlement', method: 'POST', path: '/incentives/:incentiveId/entitlements', level: 'W' },
-  {
-    name: 'set_incentive_entitlement_limit',
-    method: 'PATCH',
-    path: '/incentives/:incentiveId/entitlements/:entitlementId',
-    level: 'W',
-  },
-  {
-    name: 'detach_incentive_entitlement',
-    method: 'DELETE',
-    path: '/incentives/:incentiveId/entitlements/:entitlementId',
-    level: 'F',
-  },
-  { name: 'attach_incentive_addon', method: 'POST', path: '/incentives/:incentiveId/addons', level: 'W' },
-  { name: 'detach_incentive_addon', method: 'DELETE', path: '/incentives/:incentiveId/addons/:addonId', level: 'F' },
-  // Analytics
-  { name: 'get_usage_summary', method: 'GET', path: '/analytics', level: 'R' },
-  { name: 'top_accounts_by_usage', method: 'GET', path: '/analytics/top-namespaces', level: 'R' },
-  { name: 'get_usage_timeseries', method: 'GET', path: '/analytics/timeseries', level: 'R' },
-  { name: 'list_usage_events', method: 'GET', path: '/analytics/events', level: 'R' },
-  // Webhooks and events
-  { name: 'list_webhooks', method: 'GET', path: '/webhooks', level: 'R', redact: SECRETS },
-  { name: 'create_webhook', method: 'POST', path: '/webhooks', level: 'W', redact: SECRETS },
-  { name: 'get_webhook', method: 'GET', path: '/webhooks/:webhookId', level: 'R', redact: SECRETS },
-  { name: 'update_webhook', method: 'PATCH', path: '/webhooks/:webhookId', level: 'W', redact: SECRETS },
-  { name: 'delete_webhook', method: 'DELETE', path: '/webhooks/:webhookId', level: 'F', redact: SECRETS },
-  {
-    name: 'send_test_event',
-    method: 'POST',
-    path: '/webhooks/:webhookId/test',
-    level: 'W',
-    redact: SECRETS,
-    openWorld: true,
-  },
-  {
-    name: 'list_webhook_deliveries',
-    method: 'GET',
-    path: '/webhooks/:webhookId/deliveries',
-    level: 'R',
-    redact: SECRETS,
-  },
-  {
-    name: 'retry_webhook_delivery',
-    method: 'POST',
-    path: '/webhooks/:webhookId/deliveries/:deliveryId/retry',
-    level: 'W',
-    redact: SECRETS,
-    openWorld: true,
-  },
-  { name: 'list_events', method: 'GET', path: '/events', level: 'R' },
-  // App
-  { name: 'get_app', method: 'GET', path: '', level: 'R', redact: KEYS },
-  { name: 'update_app', method: 'PATCH', path: '', level: 'W', only: ['name'], redact: KEYS },
-];
-
-const LEVEL: Record<ToolSpec['level'], Level> = { R: 'read', W: 'write', F: 'full' };
+const LEVEL: Record<McpTool['level'], Level> = { R: 'read', W: 'write', F: 'full' };
 
 /** Path parameters are named as in the route, except the account id, which tools call `namespaceId`. */
 const argName = (param: string) => (param === 'accountId' ? 'namespaceId' : param);
@@ -218,10 +80,11 @@ function redact(value: unknown, keys: string[]): unknown {
   return value;
 }
 
-function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
-  const fullPath = `/apps/:appId${spec.path}`;
-  const def = table.find((r) => r.method === spec.method && r.path === fullPath);
-  if (!def) throw new Error(`MCP tool ${spec.name}: no route ${spec.method} ${fullPath} in the route table`);
+/** The tool a route declares (`mcp` on the route): the route's own schemas become its input. */
+function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): Tool {
+  if (!def.path.startsWith('/apps/:appId'))
+    throw new Error(`MCP tool ${spec.tool}: ${def.method} ${def.path} is not a route of an app`);
+  const fullPath = def.path;
   const level = LEVEL[spec.level];
   const omit = new Set(spec.omit ?? []);
   const properties: Record<string, unknown> = {};
@@ -253,18 +116,18 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
     required.push(spec.bodyArg);
   } else if (def.body) {
     const shape = shapeOf(def.body);
-    if (!shape) throw new Error(`MCP tool ${spec.name}: the body of ${def.method} ${def.path} is not an object`);
+    if (!shape) throw new Error(`MCP tool ${spec.tool}: the body of ${def.method} ${def.path} is not an object`);
     bodyKeys = Object.keys(shape).filter((k) => !omit.has(k) && (!spec.only || spec.only.includes(k)));
     add(toJson(def.body), (n) => bodyKeys.includes(n));
   }
 
-  const title = spec.name
+  const title = spec.tool
     .split('_')
     .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
     .join(' ');
   const description = [def.summary, def.description, `Wraps ${def.method} ${def.path}.`].filter(Boolean).join(' ');
   return {
-    name: spec.name,
+    name: spec.tool,
     title,
     level,
     route: def,
@@ -277,9 +140,9 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
     },
     annotations: {
       title,
-      readOnlyHint: spec.method === 'GET',
-      destructiveHint: spec.method === 'DELETE',
-      idempotentHint: spec.method === 'GET' || spec.method === 'DELETE',
+      readOnlyHint: def.method === 'GET',
+      destructiveHint: def.method === 'DELETE',
+      idempotentHint: def.method === 'GET' || def.method === 'DELETE',
       openWorldHint: spec.openWorld === true,
     },
     async call(args, ctx) {
@@ -297,24 +160,34 @@ function deriveTool(spec: ToolSpec, table: RouteDef[]): Tool {
         : Object.fromEntries(bodyKeys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
       const reply = await runRoute(
         def,
-        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin },
+        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin, routes },
         ctx.deps,
       );
+      if (ctx.deps.config.NODE_ENV === 'test')
+        checkAnswer(def, ctx.requestId, `MCP tool ${spec.tool} (${def.method} ${def.path})`, {
+          status: reply.status,
+          contentType: reply.contentType ?? 'application/json',
+          body: reply.body,
+        });
       return { status: reply.status, body: spec.redact ? redact(reply.body, spec.redact) : reply.body };
     },
   };
 }
 
-let cached: Tool[] | undefined;
+const derived = new WeakMap<readonly RouteDef[], Tool[]>();
 
-/** Every tool, derived once from the route table. */
-export function allTools(): Tool[] {
-  cached ??= SPECS.map((s) => deriveTool(s, routes));
-  return cached;
+/** The tools of a route table: one per route that declares `mcp`, in table order (derived once per table). */
+export function toolsOf(routes: readonly RouteDef[]): Tool[] {
+  let tools = derived.get(routes);
+  if (!tools) {
+    tools = routes.filter((r) => r.mcp).map((r) => deriveTool(r, r.mcp!, routes));
+    const names = tools.map((t) => t.name);
+    const twice = names.find((n, i) => names.indexOf(n) !== i);
+    if (twice) throw new Error(`MCP tool ${twice} is declared on two routes`);
+    derived.set(routes, tools);
+  }
+  return tools;
 }
-
-export const toolByName = (name: string) => allTools().find((t) => t.name === name);
-export const toolNames = () => new Set(allTools().map((t) => t.name));
 
 /** Whether a tool is switched on for the app's OAuth connections: its override, else the app's access level. */
 export const switchedOn = (tool: Tool, settings: McpSettingsView) =>

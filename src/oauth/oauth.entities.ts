@@ -11,6 +11,8 @@ export const OAuthClient = defineEntity({
     clientSecretHash: p.string().nullable(),
     clientUri: p.text().nullable(),
     logoUri: p.text().nullable(),
+    /** First completed sign-in (approval); clients that never get one are purged. */
+    signedInAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });
@@ -56,6 +58,12 @@ export const OAuthToken = defineEntity({
     hash: p.string().primary(),
     kind: p.string().$type<'access' | 'refresh'>(),
     pairId: p.string(),
+    /** The grant: every token issued from one authorization code, through its refreshes. */
+    familyId: p.string(),
+    /** The MCP server URL (RFC 8707 resource) the token is for. */
+    audience: p.text().nullable(),
+    /** When a refresh token was used (kept until it expires, so a reuse is recognised). */
+    rotatedAt: p.datetime().nullable(),
     connectionId: p.string(),
     expiresAt: p.datetime(),
     createdAt: p.datetime().onCreate(() => new Date()),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../http/errors.js';
-import { Reply, route, type Scope } from '../http/route.js';
+import { Reply, route, type RawBody, type ReplyDoc, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
 import {
@@ -43,6 +43,9 @@ const redirect = (location: string, status = 302, headers: Record<string, string
 
 const asMetadata = (origin: string) => oauth.authorizationServerMetadata(origin);
 
+const page = (description: string): ReplyDoc => ({ description, contentType: 'text/html' });
+const seeOther = (description: string): ReplyDoc => ({ description });
+
 const requestParams = z.object({ requestId: z.string().min(1).max(255) });
 
 const consentForm = z.object({
@@ -62,14 +65,25 @@ function sameOrigin(s: Scope<unknown, unknown, unknown>): boolean {
 
 const WRONG_KEY_DELAY_MS = 1000;
 
+const requestGone = () =>
+  html(
+    404,
+    errorPage(
+      'Sign-in request not found',
+      'This sign-in request is unknown, has expired (requests last 15 minutes) or was already used.',
+    ),
+  );
+
 export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-protected-resource/apps/:appId/mcp',
+    sdk: 'oauth.protectedResource',
     auth: ['N'],
     tags,
     summary: "Protected resource metadata (RFC 9728) of an app's MCP server",
     params: z.object({ appId: z.string().min(1) }),
+    response: oauth.protectedResourceSchema,
     handler: ({ app, origin }) => {
       if (!app) throw notFound('App');
       return oauth.protectedResourceMetadata(origin, app);
@@ -78,38 +92,47 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/.well-known/oauth-protected-resource',
+    sdk: 'oauth.protectedResourceOfOrigin',
     auth: ['N'],
     tags,
     summary: 'Protected resource metadata (RFC 9728) of the API origin',
+    response: oauth.protectedResourceSchema,
     handler: ({ origin }) => oauth.protectedResourceMetadata(origin, null),
   }),
   route({
     method: 'GET',
     path: '/.well-known/oauth-authorization-server',
+    sdk: 'oauth.serverMetadata',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414)',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
     method: 'GET',
     path: '/.well-known/oauth-authorization-server/*rest',
+    sdk: 'oauth.serverMetadataSuffixed',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414), path-suffixed form',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
     method: 'GET',
     path: '/.well-known/openid-configuration',
+    sdk: 'oauth.openidConfiguration',
     auth: ['N'],
     tags,
     summary: 'Authorization server metadata (RFC 8414) at the OpenID discovery path',
+    response: oauth.authorizationServerSchema,
     handler: ({ origin }) => asMetadata(origin),
   }),
   route({
     method: 'POST',
     path: '/oauth/register',
+    sdk: 'oauth.register',
     auth: ['N'],
     tags,
     summary: 'Dynamic client registration (RFC 7591)',
@@ -117,11 +140,13 @@ export const oauthRoutes = [
     oauth: { invalidInput: 'invalid_client_metadata' },
     body: oauth.registerBody,
     status: 201,
+    response: oauth.clientSchema,
     handler: async ({ em, body }) => new Reply(201, await oauth.registerClient(em, body), NO_STORE),
   }),
   route({
     method: 'GET',
     path: '/oauth/authorize',
+    sdk: 'oauth.authorize',
     auth: ['N'],
     tags,
     summary: 'Authorization request (code with PKCE S256)',
@@ -131,7 +156,10 @@ export const oauthRoutes = [
     query: oauth.authorizeQuery,
     invalidInput: (message) =>
       html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
-    errors: [302],
+    replies: {
+      302: seeOther('To the consent page'),
+      400: page('The request is not valid (an HTML page; nothing is sent back to the client)'),
+    },
     handler: async ({ em, deps, origin, query }) => {
       try {
         const id = await oauth.saveAuthorizationRequest(em, origin, query);
@@ -147,6 +175,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/token',
+    sdk: 'oauth.token',
     auth: ['N'],
     tags,
     summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token',
@@ -155,22 +184,28 @@ export const oauthRoutes = [
       'replaces both, and the old pair stops working.',
     oauth: true,
     body: oauth.tokenBody,
-    handler: async ({ em, deps, headers, body }) =>
-      new Reply(200, await oauth.exchangeToken(deps, em, headers, body), NO_STORE),
+    response: oauth.tokenSchema,
+    errors: [401],
+    handler: async ({ em, deps, headers, body, origin }) =>
+      new Reply(200, await oauth.exchangeToken(deps, em, headers, body, origin), NO_STORE),
   }),
   route({
     method: 'POST',
     path: '/oauth/revoke',
+    sdk: 'oauth.revoke',
     auth: ['N'],
     tags,
     summary: 'Token revocation (RFC 7009); ends the connection',
     oauth: true,
     body: oauth.revokeBody,
+    response: z.object({}),
+    errors: [401],
     handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
   }),
   route({
     method: 'GET',
     path: '/oauth/requests/:requestId',
+    sdk: 'oauth.getRequest',
     auth: ['A'],
     tags,
     summary: 'A pending authorization request; 404 once used or expired',
@@ -181,6 +216,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/requests/:requestId/approve',
+    sdk: 'oauth.approveRequest',
     auth: ['A'],
     tags,
     summary: 'Approve a pending request; returns the redirect URL with the code',
@@ -196,6 +232,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/requests/:requestId/deny',
+    sdk: 'oauth.denyRequest',
     auth: ['A'],
     tags,
     summary: 'Deny a pending request; returns the redirect URL with error=access_denied',
@@ -206,6 +243,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/oauth/consent',
+    sdk: 'oauth.consentPage',
     auth: ['N'],
     tags,
     summary: "The service's own consent page (HTML), used when APP_URL is not set",
@@ -213,8 +251,15 @@ export const oauthRoutes = [
       'The operator signs in with the admin key (a 12-hour HttpOnly, SameSite=Strict session cookie), sees the ' +
       'client, picks an access level and, when the client named no server URL, an app; then approves or denies.',
     query: z.object({ request: z.string().max(255).optional() }),
+    replies: {
+      200: page('The sign-in form, or the consent form once signed in'),
+      400: page('The consent form with a problem to fix'),
+      404: page('The request expired or was used'),
+    },
     handler: async ({ em, deps, headers, query }) => {
       const requestId = query.request ?? '';
+      // An unknown or expired request says so at once, rather than asking for a sign-in that leads nowhere.
+      if (!(await oauth.requestPending(em, requestId))) return requestGone();
       const session = readSession(headers.cookie, deps.adminKey);
       if (!session) return html(200, signInPage(requestId));
       return showConsent(em, deps.adminKey, session, requestId);
@@ -223,11 +268,17 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent/sign-in',
+    sdk: 'oauth.consentSignIn',
     auth: ['N'],
     tags,
     summary: 'Consent page sign-in with the admin key (form)',
     oauth: true,
     body: consentForm,
+    replies: {
+      303: seeOther('Signed in: back to the consent page'),
+      401: page('The sign-in form again: wrong admin key'),
+      403: page('Sent from another origin'),
+    },
     handler: async (s) => {
       const requestId = s.body.request ?? '';
       if (!sameOrigin(s))
@@ -245,11 +296,13 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent/sign-out',
+    sdk: 'oauth.consentSignOut',
     auth: ['N'],
     tags,
     summary: 'Consent page sign-out (form)',
     oauth: true,
     body: consentForm,
+    replies: { 303: seeOther('Signed out: back to the consent page'), 403: page('Sent from another origin') },
     handler: (s) => {
       if (!sameOrigin(s))
         return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
@@ -261,11 +314,20 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent',
+    sdk: 'oauth.consentDecision',
     auth: ['N'],
     tags,
     summary: 'Consent page decision (form): approve or deny',
     oauth: true,
     body: consentForm,
+    replies: {
+      200: page('The consent form again (no decision made)'),
+      303: seeOther("To the client's redirect URI, with the code or error=access_denied"),
+      400: page('The consent form with a problem to fix'),
+      401: page('The sign-in form: the session ended'),
+      403: page('Sent from another origin, or a wrong form token'),
+      404: page('The request expired or was used'),
+    },
     handler: async (s) => {
       const { em, deps, body } = s;
       const requestId = body.request ?? '';
@@ -294,8 +356,7 @@ export const oauthRoutes = [
         );
         return redirect(result.redirect_url, 303);
       } catch (err) {
-        if (err instanceof AppError && err.status === 404)
-          return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+        if (err instanceof AppError && err.status === 404) return requestGone();
         if (err instanceof AppError && err.status < 500)
           return showConsent(em, deps.adminKey, session, requestId, err.message);
         throw err;
@@ -310,7 +371,7 @@ async function showConsent(
   session: string,
   requestId: string,
   error?: string,
-): Promise<Reply> {
+): Promise<Reply<RawBody>> {
   try {
     const r = await oauth.describeRequest(em, requestId);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);
@@ -321,8 +382,7 @@ async function showConsent(
       cspSource(r.redirect_uri),
     );
   } catch (err) {
-    if (err instanceof AppError && err.status === 404)
-      return html(404, errorPage('Request expired', 'This sign-in request has expired or was already used.'));
+    if (err instanceof AppError && err.status === 404) return requestGone();
     throw err;
   }
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
-import { sql } from '../db/sql.js';
+import { deleteInBatches, sql } from '../db/sql.js';
 import { AppError, badRequest, forbidden, notFound } from '../http/errors.js';
 import { loadApp } from '../http/auth.js';
 import { safeEqual } from '../http/secrets.js';
@@ -11,7 +11,15 @@ import type { Level } from '../mcp/mcp.entities.js';
 import { getSettings, levelOfScope, levelSchema, scopeOf, SCOPES } from '../mcp/settings.js';
 import { newConnectionId } from '../mcp/connections.js';
 import { iso } from '../time.js';
-import { CODE_SECONDS, issueTokenPair, mintSecret, REQUEST_SECONDS, sha256, ACCESS_TOKEN_SECONDS } from './tokens.js';
+import {
+  ACCESS_TOKEN_SECONDS,
+  CODE_SECONDS,
+  issueTokenPair,
+  mintSecret,
+  newFamilyId,
+  REQUEST_SECONDS,
+  sha256,
+} from './tokens.js';
 import { decodeComponent } from '../http/validate.js';
 
 /** An OAuth error (RFC 6749 section 5.2): `{ error, error_description }`. */
@@ -22,8 +30,19 @@ export const oauthError = (status: number, error: string, description: string, h
 
 export const mcpResourceUrl = (origin: string, appId: string) => `${origin}/apps/${encodeURIComponent(appId)}/mcp`;
 
+export const protectedResourceSchema = z.object({
+  resource: z.string(),
+  authorization_servers: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+  resource_name: z.string().optional(),
+});
+
 /** RFC 9728 protected resource metadata: for one app's MCP server, or (no app) for the API origin. */
-export function protectedResourceMetadata(origin: string, app: { id: string; name: string } | null) {
+export function protectedResourceMetadata(
+  origin: string,
+  app: { id: string; name: string } | null,
+): z.input<typeof protectedResourceSchema> {
   return {
     resource: app ? mcpResourceUrl(origin, app.id) : origin,
     authorization_servers: [origin],
@@ -33,8 +52,24 @@ export function protectedResourceMetadata(origin: string, app: { id: string; nam
   };
 }
 
+export const authorizationServerSchema = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  registration_endpoint: z.string(),
+  revocation_endpoint: z.string(),
+  scopes_supported: z.array(z.string()),
+  response_types_supported: z.array(z.string()),
+  response_modes_supported: z.array(z.string()),
+  grant_types_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.string()),
+  authorization_response_iss_parameter_supported: z.boolean(),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()),
+});
+
 /** RFC 8414 authorization server metadata. */
-export function authorizationServerMetadata(origin: string) {
+export function authorizationServerMetadata(origin: string): z.input<typeof authorizationServerSchema> {
   return {
     issuer: origin,
     authorization_endpoint: `${origin}/oauth/authorize`,
@@ -93,7 +128,25 @@ export const registerBody = z.object({
   scope: z.string().max(500).optional(),
 });
 
-export async function registerClient(em: EntityManager, body: z.output<typeof registerBody>) {
+/** A registered client (RFC 7591 section 3.2.1): its metadata as kept, with the id and, for confidential clients, the secret. */
+export const clientSchema = z.object({
+  client_id: z.string(),
+  client_id_issued_at: z.number(),
+  client_secret: z.string().optional(),
+  client_secret_expires_at: z.number().optional(),
+  redirect_uris: z.array(z.string()),
+  token_endpoint_auth_method: z.enum(['none', 'client_secret_post', 'client_secret_basic']),
+  grant_types: z.array(z.string()),
+  response_types: z.array(z.string()),
+  client_name: z.string().optional(),
+  client_uri: z.string().optional(),
+  logo_uri: z.string().optional(),
+});
+
+export async function registerClient(
+  em: EntityManager,
+  body: z.output<typeof registerBody>,
+): Promise<z.input<typeof clientSchema>> {
   for (const uri of body.redirect_uris) {
     const problem = redirectUriProblem(uri);
     if (problem) throw oauthError(400, 'invalid_redirect_uri', problem);
@@ -266,6 +319,13 @@ async function pendingRequest(em: EntityManager, id: string): Promise<RequestRow
   return row;
 }
 
+/** Whether a request id names a pending (unused, unexpired) authorization request. */
+export async function requestPending(em: EntityManager, id: string): Promise<boolean> {
+  if (!id) return false;
+  const rows = await sql(em, 'select 1 from oauth_requests where id = $1 and expires_at > now()', [id]);
+  return rows.length > 0;
+}
+
 export const requestSchema = z.object({
   id: z.string(),
   client: z.object({
@@ -355,7 +415,7 @@ export async function approveRequest(
         values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8)
        on conflict (app_id, client_id, user_id) where kind = 'oauth'
        do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email =
-         excluded.user_email, name = excluded.name
+         excluded.user_email, name = excluded.name, cut_off_at = null, cut_off_reason = null
        returning id`,
       [
         newConnectionId(),
@@ -368,6 +428,7 @@ export async function approveRequest(
         body.access_level,
       ],
     );
+    await sql(tx, 'update oauth_clients set signed_in_at = coalesce(signed_in_at, now()) where id = $1', [client.id]);
     const code = randomToken(43);
     await sql(
       tx,
@@ -394,7 +455,8 @@ export async function denyRequest(em: EntityManager, id: string, issuer: string)
 // ---- token and revoke ------------------------------------------------------------------------------
 
 export const tokenBody = z.object({
-  grant_type: z.string(),
+  // Checked by the handler (an unknown one is `unsupported_grant_type`, RFC 6749); the document names the two.
+  grant_type: z.string().meta({ enum: ['authorization_code', 'refresh_token'] }),
   code: z.string().optional(),
   redirect_uri: z.string().optional(),
   code_verifier: z.string().optional(),
@@ -445,7 +507,15 @@ async function authenticateClient(
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-function tokenResponse(pair: { access: string; refresh: string }, level: Level) {
+export const tokenSchema = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number(),
+  refresh_token: z.string(),
+  scope: z.string(),
+});
+
+function tokenResponse(pair: { access: string; refresh: string }, level: Level): z.input<typeof tokenSchema> {
   return {
     access_token: pair.access,
     token_type: 'Bearer',
@@ -455,71 +525,128 @@ function tokenResponse(pair: { access: string; refresh: string }, level: Level) 
   };
 }
 
+/**
+ * An RFC 8707 resource as compared: origin and path without a trailing slash, plus the query; null
+ * when it is not an absolute URI without a fragment.
+ */
+export function resourceKey(uri: string): string | null {
+  if (!URL.canParse(uri)) return null;
+  const u = new URL(uri);
+  if (u.hash) return null;
+  return `${u.origin}${u.pathname.replace(/\/+$/, '')}${u.search}`;
+}
+
+/** `resource` in a token request must name the server the grant is for (RFC 8707 `invalid_target`). */
+function checkTarget(requested: string | undefined, audience: string) {
+  if (requested === undefined) return;
+  const key = resourceKey(requested);
+  if (key === null || key !== resourceKey(audience))
+    throw oauthError(400, 'invalid_target', `This grant is for ${audience}; it cannot give tokens for ${requested}`);
+}
+
+export const REUSE_REASON =
+  'A refresh token was used a second time (it may have been stolen), so every token of that sign-in was revoked. ' +
+  'Sign in again.';
+
 export async function exchangeToken(
   deps: Deps,
   em: EntityManager,
   headers: Record<string, string | undefined>,
   body: z.output<typeof tokenBody>,
+  origin: string,
 ) {
   if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token')
     throw oauthError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
   const client = await authenticateClient(em, headers, body);
   if (body.grant_type === 'authorization_code') {
-    const tx = em;
-    {
-      if (!body.code) throw oauthError(400, 'invalid_request', 'code is required');
-      if (!body.code_verifier) throw oauthError(400, 'invalid_request', 'code_verifier is required (PKCE)');
-      // Single use: the code is deleted (and committed) as it is read, so any second exchange finds
-      // nothing, even after a failed one.
-      const [code] = await sql<{
-        connection_id: string;
-        client_id: string;
-        redirect_uri: string;
-        code_challenge: string;
-        resource: string | null;
-        expires_at: Date;
-      }>(
-        tx,
-        'delete from oauth_codes where hash = $1 returning connection_id, client_id, redirect_uri, code_challenge, ' +
-          'resource, expires_at',
-        [sha256(body.code)],
-      );
-      if (!code || new Date(code.expires_at) <= new Date())
-        throw oauthError(400, 'invalid_grant', 'The code is unknown, expired or already used');
-      if (code.client_id !== client.id) throw oauthError(400, 'invalid_grant', 'The code was issued to another client');
-      if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri)
-        throw oauthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request');
-      if (!safeEqual(s256(body.code_verifier), code.code_challenge))
-        throw oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge');
-      if (body.resource !== undefined && code.resource !== null && body.resource !== code.resource)
-        throw oauthError(400, 'invalid_target', 'resource does not match the authorization request');
-      const [conn] = await sql<{ access_level: Level }>(tx, 'select access_level from mcp_connections where id = $1', [
-        code.connection_id,
-      ]);
-      if (!conn) throw oauthError(400, 'invalid_grant', 'The connection was removed');
-      return tokenResponse(await issueTokenPair(tx, code.connection_id), conn.access_level);
-    }
+    if (!body.code) throw oauthError(400, 'invalid_request', 'code is required');
+    if (!body.code_verifier) throw oauthError(400, 'invalid_request', 'code_verifier is required (PKCE)');
+    // Single use: the code is deleted (and committed) as it is read, so any second exchange finds
+    // nothing, even after a failed one.
+    const [code] = await sql<{
+      connection_id: string;
+      client_id: string;
+      redirect_uri: string;
+      code_challenge: string;
+      resource: string | null;
+      expires_at: Date;
+    }>(
+      em,
+      'delete from oauth_codes where hash = $1 returning connection_id, client_id, redirect_uri, code_challenge, ' +
+        'resource, expires_at',
+      [sha256(body.code)],
+    );
+    if (!code || new Date(code.expires_at) <= new Date())
+      throw oauthError(400, 'invalid_grant', 'The code is unknown, expired or already used');
+    if (code.client_id !== client.id) throw oauthError(400, 'invalid_grant', 'The code was issued to another client');
+    if (body.redirect_uri !== undefined && body.redirect_uri !== code.redirect_uri)
+      throw oauthError(400, 'invalid_grant', 'redirect_uri does not match the authorization request');
+    if (!safeEqual(s256(body.code_verifier), code.code_challenge))
+      throw oauthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge');
+    const [conn] = await sql<{ access_level: Level; app_id: string }>(
+      em,
+      'select access_level, app_id from mcp_connections where id = $1',
+      [code.connection_id],
+    );
+    if (!conn) throw oauthError(400, 'invalid_grant', 'The connection was removed');
+    // The grant is for the server the client named, else the MCP server of the app the person picked.
+    const audience = code.resource ?? mcpResourceUrl(origin, conn.app_id);
+    checkTarget(body.resource, audience);
+    const pair = await issueTokenPair(em, code.connection_id, { familyId: newFamilyId(), audience });
+    return tokenResponse(pair, conn.access_level);
   }
-  return em.transactional(async (tx) => {
-    if (!body.refresh_token) throw oauthError(400, 'invalid_request', 'refresh_token is required');
-    // Rotation: the whole old pair (access and refresh token) is deleted; only one refresh can win a race.
-    const [old] = await sql<{ connection_id: string }>(
+
+  if (!body.refresh_token) throw oauthError(400, 'invalid_request', 'refresh_token is required');
+  const refreshHash = sha256(body.refresh_token);
+  const outcome = await em.transactional(async (tx) => {
+    // The row lock orders racing refreshes: the second one finds the token already rotated.
+    const [old] = await sql<{
+      pair_id: string;
+      family_id: string;
+      audience: string | null;
+      rotated_at: Date | null;
+      connection_id: string;
+      client_id: string;
+      app_id: string;
+      access_level: Level;
+    }>(
       tx,
-      `delete from oauth_tokens where pair_id = (select pair_id from oauth_tokens where hash = $1 and kind =
-        'refresh' and expires_at > now()) returning connection_id`,
-      [sha256(body.refresh_token)],
+      `select t.pair_id, t.family_id, t.audience, t.rotated_at, t.connection_id, c.client_id, c.app_id, c.access_level
+         from oauth_tokens t join mcp_connections c on c.id = t.connection_id
+        where t.hash = $1 and t.kind = 'refresh' and t.expires_at > now()
+        for update of t`,
+      [refreshHash],
     );
-    if (!old) throw oauthError(400, 'invalid_grant', 'The refresh token is unknown, expired, already used or revoked');
-    const [conn] = await sql<{ access_level: Level; client_id: string }>(
-      tx,
-      'select access_level, client_id from mcp_connections where id = $1',
-      [old.connection_id],
-    );
-    if (!conn || conn.client_id !== client.id)
+    if (!old) throw oauthError(400, 'invalid_grant', 'The refresh token is unknown, expired or revoked');
+    if (old.client_id !== client.id)
       throw oauthError(400, 'invalid_grant', 'The refresh token was issued to another client');
-    deps.logger.debug({ connectionId: old.connection_id }, 'MCP tokens refreshed');
-    return tokenResponse(await issueTokenPair(tx, old.connection_id), conn.access_level);
+    if (old.rotated_at !== null) {
+      // Reuse of a rotated refresh token (OAuth 2.1, RFC 9700 4.14.2): revoke the whole family.
+      await sql(tx, 'delete from oauth_tokens where family_id = $1', [old.family_id]);
+      await sql(tx, 'update mcp_connections set cut_off_at = now(), cut_off_reason = $2 where id = $1', [
+        old.connection_id,
+        REUSE_REASON,
+      ]);
+      return { reused: old.connection_id } as const;
+    }
+    const audience = old.audience ?? mcpResourceUrl(origin, old.app_id);
+    checkTarget(body.resource, audience);
+    // Rotation: the old access token goes; the old refresh token is kept, marked, until it expires.
+    await sql(tx, 'update oauth_tokens set rotated_at = now() where hash = $1', [refreshHash]);
+    await sql(tx, `delete from oauth_tokens where pair_id = $1 and kind = 'access'`, [old.pair_id]);
+    const pair = await issueTokenPair(tx, old.connection_id, { familyId: old.family_id, audience });
+    return { response: tokenResponse(pair, old.access_level), connectionId: old.connection_id } as const;
   });
+  if ('reused' in outcome) {
+    deps.logger.warn({ connectionId: outcome.reused }, 'refresh token reused: token family revoked');
+    throw oauthError(
+      400,
+      'invalid_grant',
+      'The refresh token was already used; every token of this sign-in is revoked',
+    );
+  }
+  deps.logger.debug({ connectionId: outcome.connectionId }, 'MCP tokens refreshed');
+  return outcome.response;
 }
 
 /** RFC 7009: revoking an access or refresh token ends its connection. Unknown tokens are a silent success. */
@@ -538,10 +665,19 @@ export async function revokeToken(
   return {};
 }
 
-/** Expired requests, codes and tokens, removed by the hourly retention workflow. */
-export async function purgeExpiredOAuth(em: EntityManager): Promise<number> {
+/**
+ * Expired requests, codes and tokens, and registered clients that never completed a sign-in within
+ * `unusedClientHours`; removed by the hourly retention workflow.
+ */
+export async function purgeExpiredOAuth(em: EntityManager, unusedClientHours: number): Promise<number> {
   let n = 0;
   for (const table of ['oauth_requests', 'oauth_codes', 'oauth_tokens'])
     n += (await sql(em, `delete from ${table} where expires_at < now() - interval '1 day' returning 1`)).length;
+  n += await deleteInBatches(
+    em,
+    `delete from oauth_clients where id in (select id from oauth_clients where signed_in_at is null and created_at <
+      now() - make_interval(hours => $1) limit $2) returning 1`,
+    [unusedClientHours],
+  );
   return n;
 }

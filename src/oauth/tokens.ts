@@ -15,32 +15,53 @@ export const REQUEST_SECONDS = 15 * 60;
 
 export const mintSecret = (prefix: string) => `${prefix}_${randomToken(40)}`;
 
-/** The caller behind an `mcp_at_` access token on this app, or null (unknown, expired, revoked, other app). */
+/**
+ * The caller behind an `mcp_at_` access token on this app, or null (unknown, expired, revoked, other app).
+ * The caller carries the token's audience; the MCP route refuses it on any other server URL.
+ */
 export async function verifyAccessToken(
   em: EntityManager,
   appId: string,
   token: string,
 ): Promise<Extract<Caller, { kind: 'oauth' }> | null> {
-  const [row] = await sql<{ id: string; access_level: Level }>(
+  const [row] = await sql<{ id: string; access_level: Level; audience: string | null }>(
     em,
-    `select c.id, c.access_level from oauth_tokens t join mcp_connections c on c.id = t.connection_id
+    `select c.id, c.access_level, t.audience from oauth_tokens t join mcp_connections c on c.id = t.connection_id
       where t.hash = $1 and t.kind = 'access' and t.expires_at > now() and c.app_id = $2 and c.kind = 'oauth'`,
     [sha256(token), appId],
   );
-  return row ? { kind: 'oauth', connectionId: row.id, level: row.access_level } : null;
+  return row ? { kind: 'oauth', connectionId: row.id, level: row.access_level, audience: row.audience } : null;
 }
 
-/** Issues a new access and refresh token pair for a connection (only the hashes are kept). */
-export async function issueTokenPair(em: EntityManager, connectionId: string) {
+/**
+ * Issues a new access and refresh token pair for a connection (only the hashes are kept), in the token
+ * family of one grant and for one audience (the MCP server URL).
+ */
+export async function issueTokenPair(
+  em: EntityManager,
+  connectionId: string,
+  grant: { familyId: string; audience: string },
+) {
   const access = mintSecret('mcp_at');
   const refresh = mintSecret('mcp_rt');
   const pair = `tkp_${randomToken(20)}`;
   await sql(
     em,
-    `insert into oauth_tokens (hash, kind, pair_id, connection_id, expires_at) values
-      ($1, 'access', $3, $4, now() + make_interval(secs => $5)),
-      ($2, 'refresh', $3, $4, now() + make_interval(secs => $6))`,
-    [sha256(access), sha256(refresh), pair, connectionId, ACCESS_TOKEN_SECONDS, REFRESH_TOKEN_SECONDS],
+    `insert into oauth_tokens (hash, kind, pair_id, family_id, audience, connection_id, expires_at) values
+      ($1, 'access', $3, $7, $8, $4, now() + make_interval(secs => $5)),
+      ($2, 'refresh', $3, $7, $8, $4, now() + make_interval(secs => $6))`,
+    [
+      sha256(access),
+      sha256(refresh),
+      pair,
+      connectionId,
+      ACCESS_TOKEN_SECONDS,
+      REFRESH_TOKEN_SECONDS,
+      grant.familyId,
+      grant.audience,
+    ],
   );
   return { access, refresh };
 }
+
+export const newFamilyId = () => `tkf_${randomToken(20)}`;

@@ -5,12 +5,13 @@ import * as S from './offers.schemas.js';
 import * as offers from './offers.service.js';
 
 const tags = ['Offers'];
-const offer = z.record(z.string(), z.unknown());
+const offer = S.offerSchema;
 
 export const offerRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/offers',
+    sdk: 'offers.list',
     auth: ['S'],
     tags,
     summary: 'Offers with live status and completed redemptions',
@@ -21,6 +22,7 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers',
+    sdk: 'offers.create',
     auth: ['S'],
     tags,
     summary: 'Create a draft offer',
@@ -38,18 +40,20 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/draft-preview',
+    sdk: 'offers.previewDraft',
     auth: ['S'],
     tags,
     summary: 'Preview unsaved offer fields as a buyer would see them',
     description: 'Validates like create; stores nothing.',
     params: appIdParams,
     body: S.createOfferBody,
-    response: offer,
+    response: S.publicOfferSchema,
     handler: (s) => offers.draftPreview(ctxOf(s), s.body),
   }),
   route({
     method: 'GET',
     path: '/apps/:appId/offers/:offerId',
+    sdk: 'offers.get',
     auth: ['S'],
     tags,
     summary: 'An offer',
@@ -60,6 +64,7 @@ export const offerRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/offers/:offerId',
+    sdk: 'offers.update',
     auth: ['S'],
     tags,
     summary: 'Edit an offer (future purchases only)',
@@ -72,6 +77,7 @@ export const offerRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/offers/:offerId',
+    sdk: 'offers.delete',
     auth: ['S'],
     tags,
     summary: 'Delete an offer (buyers keep price and extras)',
@@ -82,6 +88,7 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/publish',
+    sdk: 'offers.publish',
     auth: ['S'],
     tags,
     summary: 'Publish: create the provider billing plans and make the offer active',
@@ -95,6 +102,7 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/archive',
+    sdk: 'offers.archive',
     auth: ['S'],
     tags,
     summary: 'Archive: no new purchases',
@@ -105,27 +113,30 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/preview',
+    sdk: 'offers.preview',
     auth: ['S'],
     tags,
     summary: 'What each plan grants, and what changes for an account',
     params: S.offerParams,
     body: S.previewBody,
-    response: offer,
+    response: S.offerPreviewSchema,
     handler: (s) => offers.previewOffer(ctxOf(s), s.params.offerId, s.body.account),
   }),
   route({
     method: 'GET',
     path: '/apps/:appId/offers/:offerId/stats',
+    sdk: 'offers.stats',
     auth: ['S'],
     tags,
     summary: 'Views, checkouts, conversion, revenue by plan, ref and bump',
     params: S.offerParams,
-    response: offer,
+    response: S.offerStatsSchema,
     handler: (s) => offers.offerStats(ctxOf(s), s.params.offerId),
   }),
   route({
     method: 'GET',
     path: '/apps/:appId/offers/:offerId/public',
+    sdk: 'offers.getPublic',
     auth: ['S', 'P'],
     tags,
     summary: 'The offer for a checkout page (never 404)',
@@ -134,7 +145,7 @@ export const offerRoutes = [
       'own fallback, else regular prices. `source` says which.',
     params: S.offerParams,
     query: S.publicQuery,
-    response: offer,
+    response: S.publicOfferSchema,
     handler: (s) => offers.publicOffer(ctxOf(s), s.params.offerId, s.query),
   }),
 ];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { accountId, callerId, limitValue, timestamp } from '../http/schemas.js';
+import { accountId, CALLER_ID_PATTERN, callerId, limitValue, timestamp } from '../http/schemas.js';
+import { normalizeId } from '../ids.js';
 
 const currency = z
   .string()
@@ -66,10 +67,115 @@ export const createOfferBody = z
     path: ['id'],
   });
 export const updateOfferBody = z.object(fields).partial();
-export const offerParams = appIdParams.extend({ offerId: z.string().min(1).max(255) });
+/**
+ * An offer id in a path: normalized like every caller-chosen id (`Spring-Sale` is `springsale`), except a
+ * generated id (`ofr_` and 20 letters or digits), which is kept as it is.
+ */
+export const offerIdParam = z
+  .string()
+  .max(200)
+  .regex(/[A-Za-z0-9_ ]/, 'must contain a letter, a digit or an underscore')
+  .meta({ pattern: CALLER_ID_PATTERN })
+  .transform((v) => (/^ofr_[A-Za-z0-9]{20}$/.test(v) ? v : normalizeId(v)));
+export const offerParams = appIdParams.extend({ offerId: offerIdParam });
 export const publicQuery = z.object({
   fallback: z.string().max(255).optional(),
   account: z.string().max(255).optional(),
   ref: z.string().max(200).optional(),
 });
 export const previewBody = z.object({ account: accountId.optional() });
+
+// ---- responses ------------------------------------------------------------------------------------
+
+const intervalSchema = z.enum(['month', 'year']);
+const extrasSchema = z.object({
+  entitlements: z.array(z.object({ id: z.string(), max: z.number().nullable() })),
+  addons: z.array(z.string()),
+  cycles: z.number().nullable(),
+});
+const bumpSchema = z.object({ id: z.string(), name: z.string(), price: z.number(), currency: z.string() });
+
+/** An offer, as presentOffer shows it. */
+export const offerSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['shareable', 'targeted']),
+  account_id: z.string().nullable(),
+  name: z.string(),
+  description: z.string().nullable(),
+  status: z.enum(['draft', 'active', 'archived']),
+  live_status: z.enum(['draft', 'scheduled', 'active', 'expired', 'archived']),
+  plans: z.array(
+    z.object({
+      plan: z.string(),
+      prices: z.array(
+        z.object({ interval: intervalSchema, currency: z.string(), amount: z.number(), cycles: z.number().nullable() }),
+      ),
+      extras: extrasSchema,
+    }),
+  ),
+  bumps: z.array(bumpSchema.extend({ addon: z.string() })),
+  starts_at: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  fallback: z.string().nullable(),
+  redemptions: z.number(),
+  views: z.number(),
+  published: z.boolean(),
+  published_at: z.string().nullable(),
+  archived_at: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** A plan as a buyer sees it: prices (offer and list price), extras and the limits it grants. */
+const publicPlanSchema = z.object({
+  plan: z.object({ id: z.string(), name: z.string(), description: z.string().nullable() }),
+  prices: z.array(
+    z.object({
+      interval: intervalSchema,
+      currency: z.string(),
+      price: z.number(),
+      list_price: z.number(),
+      cycles: z.number().nullable(),
+    }),
+  ),
+  extras: extrasSchema,
+  entitlements: z.array(z.object({ id: z.string(), max: z.number().nullable() })),
+});
+
+/** What a checkout page shows: the offer (or its fallback, or the regular prices). */
+export const publicOfferSchema = z.object({
+  source: z.enum(['offer', 'fallback', 'regular']),
+  offer: z
+    .object({ id: z.string(), name: z.string(), description: z.string().nullable(), expires_at: z.string().nullable() })
+    .nullable(),
+  plans: z.array(publicPlanSchema),
+  bumps: z.array(bumpSchema),
+  ref: z.string().nullable(),
+});
+
+/** An offer's plans and, for an account, how each would change its limits. */
+export const offerPreviewSchema = z.object({
+  offer: offerSchema,
+  account: z.object({ id: z.string(), plan: z.string() }).nullable(),
+  plans: z.array(
+    publicPlanSchema.extend({
+      changes: z
+        .array(z.object({ entitlement: z.string(), current: z.number().nullable(), new: z.number().nullable() }))
+        .optional(),
+    }),
+  ),
+});
+
+const revenueSchema = z.record(z.string(), z.number());
+const groupSchema = { checkouts: z.number(), completed: z.number(), revenue: revenueSchema };
+export const offerStatsSchema = z.object({
+  offer: z.string(),
+  views: z.number(),
+  checkouts: z.number(),
+  completed: z.number(),
+  conversion: z.number(),
+  revenue: revenueSchema,
+  by_plan: z.array(z.object({ plan: z.string(), ...groupSchema })),
+  by_ref: z.array(z.object({ ref: z.string(), ...groupSchema })),
+  by_bump: z.array(z.object({ bump: z.string(), completed: z.number(), revenue: revenueSchema })),
+});

@@ -121,7 +121,7 @@ export async function redemptions(em: EntityManager, appId: string, offerIds: st
   return new Map(rows.map((r) => [r.offer_id, Number(r.n)]));
 }
 
-export function presentOffer(o: IOffer, redeemed = 0) {
+export function presentOffer(o: IOffer, redeemed = 0): z.input<typeof S.offerSchema> {
   return {
     id: o.id,
     kind: o.kind,

@@ -56,6 +56,7 @@ export const orgRoutes = [
   route({
     method: 'GET',
     path: '/orgs',
+    sdk: 'orgs.list',
     auth: ['A'],
     tags,
     summary: 'List orgs',
@@ -65,6 +66,7 @@ export const orgRoutes = [
   route({
     method: 'POST',
     path: '/orgs',
+    sdk: 'orgs.create',
     auth: ['A'],
     tags,
     summary: 'Create an org',
@@ -82,6 +84,7 @@ export const orgRoutes = [
   route({
     method: 'GET',
     path: '/orgs/:orgId',
+    sdk: 'orgs.get',
     auth: ['A'],
     tags,
     summary: 'Get an org',
@@ -92,6 +95,7 @@ export const orgRoutes = [
   route({
     method: 'PATCH',
     path: '/orgs/:orgId',
+    sdk: 'orgs.update',
     auth: ['A'],
     tags,
     summary: 'Update an org',
@@ -113,6 +117,7 @@ export const orgRoutes = [
   route({
     method: 'DELETE',
     path: '/orgs/:orgId',
+    sdk: 'orgs.delete',
     auth: ['A'],
     tags,
     summary: 'Delete an org (its apps stay)',
@@ -127,6 +132,7 @@ export const orgRoutes = [
   route({
     method: 'GET',
     path: '/orgs/:orgId/apps',
+    sdk: 'orgs.listApps',
     auth: ['A'],
     tags,
     summary: "The org's apps in app_ids order",

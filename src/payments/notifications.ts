@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { notFound, unauthorized } from '../http/errors.js';
-import { Reply, route } from '../http/route.js';
+import { route } from '../http/route.js';
 import { checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL } from '../../workflows/shared.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { recordPaymentFailure, syncSubscription } from '../subscriptions/subscriptions.service.js';
@@ -17,12 +17,15 @@ export const notificationRoutes = [
   route({
     method: 'POST',
     path: '/payments/webhooks/:appId',
+    sdk: 'payments.notify',
     auth: ['N'],
     tags: ['Payment provider'],
     summary: 'Payment provider notifications',
     description: 'Verified with the provider; 401 when it does not vouch for the notification.',
+    errors: [401],
     params: z.object({ appId: z.string() }),
     body: z.looseObject({ id: z.string().optional(), event_type: z.string(), resource: z.looseObject({}).optional() }),
+    response: z.object({ received: z.literal(true) }),
     handler: async ({ em, deps, app, body, headers, rawBody }) => {
       if (!app) throw notFound('App');
       const conn = await em.findOne(PaymentConnection, { appId: app.id });
@@ -56,7 +59,7 @@ export const notificationRoutes = [
           await recordPaymentFailure(deps, app.id, subscription.accountId);
         await syncSubscription(deps, app.id, subscription.accountId);
       }
-      return new Reply(200, { received: true });
+      return { received: true as const };
     },
   }),
 ];

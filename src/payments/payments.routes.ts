@@ -9,6 +9,7 @@ export const paymentRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/payments',
+    sdk: 'payments.get',
     auth: ['S'],
     tags,
     summary: 'Payment provider connection',
@@ -20,6 +21,7 @@ export const paymentRoutes = [
   route({
     method: 'PUT',
     path: '/apps/:appId/payments',
+    sdk: 'payments.connect',
     auth: ['S'],
     tags,
     summary: 'Connect the payment provider',
@@ -36,6 +38,7 @@ export const paymentRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/payments',
+    sdk: 'payments.disconnect',
     auth: ['S'],
     tags,
     summary: 'Disconnect the payment provider',

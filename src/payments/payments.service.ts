@@ -57,7 +57,7 @@ export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function presentConnection(c: IPaymentConnection | null) {
+export function presentConnection(c: IPaymentConnection | null): z.input<typeof S.connectionSchema> {
   if (!c)
     return {
       connected: false as const,
@@ -72,7 +72,7 @@ export function presentConnection(c: IPaymentConnection | null) {
     provider: c.provider,
     env: c.env,
     client_id: c.clientId,
-    webhook: c.webhookId ? { id: c.webhookId, url: c.webhookUrl } : null,
+    webhook: c.webhookId ? { id: c.webhookId, url: c.webhookUrl ?? null } : null,
     connected_at: iso(c.createdAt),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { changeSchema, duePauseSchema, subscriptionSchema } from './subscriptions.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
@@ -9,7 +10,7 @@ import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
 
 const tags = ['Subscriptions'];
-const sub = z.record(z.string(), z.unknown());
+const sub = subscriptionSchema;
 const pauseBody = z.object({
   months: z.number().int().min(1, 'must be between 1 and 12').max(12, 'must be between 1 and 12'),
   reason: z.string().max(500).optional(),
@@ -19,6 +20,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/change',
+    sdk: 'subscriptions.change',
     auth: ['S'],
     tags,
     summary: 'Change to another plan (approved by the buyer at the provider)',
@@ -33,12 +35,13 @@ export const subscriptionRoutes = [
       cancel_url: httpUrl.optional(),
     }),
     errors: [409, 502],
-    response: sub,
+    response: changeSchema,
     handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
   }),
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/sync',
+    sdk: 'subscriptions.sync',
     auth: ['S'],
     tags,
     summary: 'Re-read the subscription from the provider and apply what changed',
@@ -53,6 +56,7 @@ export const subscriptionRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/subscription',
+    sdk: 'subscriptions.get',
     auth: ['S', 'T'],
     tags,
     summary: "The account's subscription (404 when none)",
@@ -63,6 +67,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/cancel',
+    sdk: 'subscriptions.cancel',
     auth: ['S'],
     tags,
     summary: 'Cancel at the provider; the account moves to the free plan',
@@ -75,6 +80,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/pause',
+    sdk: 'subscriptions.pause',
     auth: ['S'],
     tags,
     summary: 'Pause billing for 1 to 12 months',
@@ -90,6 +96,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/resume',
+    sdk: 'subscriptions.resume',
     auth: ['S'],
     tags,
     summary: 'End a pause now',
@@ -101,16 +108,18 @@ export const subscriptionRoutes = [
   route({
     method: 'GET',
     path: '/pauses/due',
+    sdk: 'pauses.listDue',
     auth: ['A'],
     tags,
     summary: 'Pauses whose resume time has passed (for an external scheduler)',
     query: z.object({ limit: limitParam(100, 1000) }),
-    response: z.object({ data: z.array(sub) }),
+    response: z.object({ data: z.array(duePauseSchema) }),
     handler: (s) => subs.duePauses(s.em, s.query.limit),
   }),
   route({
     method: 'POST',
     path: '/pauses/apply',
+    sdk: 'pauses.apply',
     auth: ['A'],
     tags,
     summary: 'Pause a subscription (for an external workflow)',
@@ -138,6 +147,7 @@ export const subscriptionRoutes = [
   route({
     method: 'POST',
     path: '/pauses/resume',
+    sdk: 'pauses.resume',
     auth: ['A'],
     tags,
     summary: 'Resume a paused subscription now (once, whichever path comes first)',

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
@@ -14,8 +15,9 @@ import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
 import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
+import type { subscriptionSchema } from './subscriptions.schemas.js';
 
-export function presentSubscription(s: ISubscription) {
+export function presentSubscription(s: ISubscription): z.input<typeof subscriptionSchema> {
   return {
     id: s.providerSubscriptionId,
     status: s.status,

@@ -7,6 +7,7 @@ import { sql } from '../db/sql.js';
 import { Offer, type IOffer } from '../offers/offers.entities.js';
 import { liveStatus, regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
+import { limitsFor } from '../security/rate-limits.js';
 import { iso } from '../time.js';
 
 export interface UpgradeOffer {
@@ -179,6 +180,18 @@ async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: s
     { orderBy: { createdAt: 'desc' } },
   );
   if (recent?.approveUrl) return recent.approveUrl;
+  // The publishable key is public and a 402 is on the metering hot path: new provider subscriptions made
+  // for 402s are capped per account and hour, shared by every API process.
+  const allowed = await limitsFor(ctx.deps).consume(
+    'upgrade-link',
+    `${ctx.app.id}:${accountId}`,
+    ctx.deps.config.UPGRADE_LINKS_PER_HOUR,
+    3600,
+  );
+  if (!allowed.ok) {
+    ctx.deps.logger.warn({ accountId }, '402 approval links for this account are capped this hour; none made');
+    return null;
+  }
   const returnUrl = `${origin}/apps/${ctx.app.id}/checkouts/return`;
   try {
     const chk = c.offerId
@@ -259,23 +272,27 @@ export async function upgradeFor(
 }
 
 /**
- * Before answering a 402: the account may have just paid. Checks its open checkouts (last 24 hours)
- * with the provider, applying any that is now active. True when one completed.
+ * Before answering a 402: the account may have just paid. At most once per account and
+ * UPGRADE_SETTLE_INTERVAL_SECONDS (across processes), checks the account's newest open checkout of the
+ * last 24 hours with the provider, applying it when it is now active; other 402s answer without the
+ * provider (each checkout's own workflow keeps checking on its schedule). True when one completed.
  */
 export async function settleOpenCheckouts(ctx: Ctx, accountId: string): Promise<boolean> {
-  const open = await ctx.em.find(
+  const [open] = await ctx.em.find(
     Checkout,
     { appId: ctx.app.id, accountId, status: 'created', createdAt: { $gt: new Date(Date.now() - 86_400_000) } },
-    { orderBy: { createdAt: 'desc' }, limit: 5 },
+    { orderBy: { createdAt: 'desc' }, limit: 1 },
   );
-  let completed = false;
-  for (const c of open) {
-    try {
-      if ((await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: c.id })).status === 'completed')
-        completed = true;
-    } catch (err) {
-      ctx.deps.logger.warn({ err, checkout: c.id }, 'could not check an open checkout before a 402');
-    }
+  if (!open) return false;
+  const interval = ctx.deps.config.UPGRADE_SETTLE_INTERVAL_SECONDS;
+  if (interval > 0) {
+    const slot = await limitsFor(ctx.deps).consume('upgrade-settle', `${ctx.app.id}:${accountId}`, 1, interval);
+    if (!slot.ok) return false;
   }
-  return completed;
+  try {
+    return (await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: open.id })).status === 'completed';
+  } catch (err) {
+    ctx.deps.logger.warn({ err, checkout: open.id }, 'could not check an open checkout before a 402');
+    return false;
+  }
 }

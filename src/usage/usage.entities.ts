@@ -9,6 +9,8 @@ export const UsageCounter = defineEntity({
     accountId: p.string().primary(),
     entitlementId: p.string().primary(),
     count: p.bigint('number'),
+    /** Reserved and not yet committed, released or expired; counted against the limit beside `count`. */
+    held: p.bigint('number').default(0),
     updatedAt: p.datetime(),
   },
 });

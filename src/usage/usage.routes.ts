@@ -1,8 +1,17 @@
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
+import { appIdParams } from '../apps/apps.schemas.js';
 import { forbidden } from '../http/errors.js';
 import { callerId } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
+import {
+  finishReservation,
+  getReservation,
+  RESERVATION_DEFAULT_TTL_S,
+  RESERVATION_MAX_TTL_S,
+  reserveUsage,
+} from './reservations.service.js';
+import { INGEST_MAX_EVENTS, ingestUsage } from './ingest.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
 
 const tags = ['Usage'];
@@ -11,9 +20,46 @@ const counter = z.object({ entitlement: z.string(), count: z.number() });
 const amountBody = z.object({ amount: z.number().int().min(-1e12).max(1e12) });
 
 const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>, amount: number) => {
-  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, { origin: s.origin });
+  const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, {
+    origin: s.origin,
+    idempotency: s.idempotency,
+  });
   return { entitlement: r.entitlement, count: r.count };
 };
+
+const reservationParams = accountParams.extend({ reservationId: z.string().min(1).max(255) });
+const reservation = z.object({
+  id: z.string(),
+  account: z.string(),
+  entitlement: z.string(),
+  amount: z.number(),
+  status: z.enum(['held', 'committed', 'released', 'expired']),
+  committed: z.number().nullable(),
+  expires_at: z.string(),
+  created_at: z.string(),
+  settled_at: z.string().nullable(),
+});
+const reserveBody = z.object({
+  amount: z.number().int().min(1).max(1e12),
+  expires_in: z.number().int().min(1).max(RESERVATION_MAX_TTL_S).default(RESERVATION_DEFAULT_TTL_S),
+});
+const commitBody = z.object({ amount: z.number().int().min(0).max(1e12) });
+
+const ingestEvent = z.object({
+  id: z.string().min(1).max(255),
+  account: z.string().min(1).max(255),
+  entitlement: z.string().min(1).max(255),
+  amount: z.number().int().min(-1e12).max(1e12),
+  timestamp: z.iso.datetime({ offset: true }).optional(),
+});
+const ingestBody = z.object({ events: z.array(ingestEvent).min(1).max(INGEST_MAX_EVENTS) });
+const ingestResult = z.object({
+  id: z.string(),
+  status: z.enum(['applied', 'blocked', 'error']),
+  count: z.number().nullable(),
+  error: z.string().nullable(),
+  duplicate: z.boolean(),
+});
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
@@ -23,7 +69,9 @@ export const usageRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage',
+    sdk: 'usage.list',
     auth: ['S', 'P'],
+    mcp: { tool: 'get_account_usage', level: 'R' },
     tags,
     summary: 'All counters of the account',
     description: '`{ <entitlement_id>: count }` for every usage entitlement the account has.',
@@ -34,7 +82,9 @@ export const usageRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId',
+    sdk: 'usage.get',
     auth: ['S', 'P'],
+    mcp: { tool: 'get_usage_count', level: 'R' },
     tags,
     summary: 'One counter',
     params: counterParams,
@@ -44,9 +94,12 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add',
+    sdk: 'usage.add',
     auth: ['S', 'P'],
+    mcp: { tool: 'increment_usage', level: 'W' },
     tags,
     summary: 'Add 1',
+    idempotency: 'atomic',
     description: blocked,
     errors: [402],
     params: counterParams,
@@ -56,9 +109,12 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove',
+    sdk: 'usage.remove',
     auth: ['S'],
+    mcp: { tool: 'decrement_usage', level: 'W' },
     tags,
     summary: 'Subtract 1 (counters stop at 0)',
+    idempotency: 'atomic',
     params: counterParams,
     response: counter,
     handler: (s) => change(s, -1),
@@ -66,9 +122,12 @@ export const usageRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/amount',
+    sdk: 'usage.addAmount',
     auth: ['S', 'P'],
+    mcp: { tool: 'add_usage_amount', level: 'W' },
     tags,
     summary: 'Add or subtract an amount',
+    idempotency: 'atomic',
     description: `A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). ${blocked}`,
     params: counterParams,
     body: amountBody,
@@ -79,5 +138,86 @@ export const usageRoutes = [
         throw forbidden('The publishable key cannot subtract usage');
       return change(s, s.body.amount);
     },
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/reservations',
+    sdk: 'reservations.create',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Reserve an amount',
+    description:
+      'Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and ' +
+      '`can` until the reservation is committed, released or expires (`expires_in` seconds, default ' +
+      `${RESERVATION_DEFAULT_TTL_S}, at most ${RESERVATION_MAX_TTL_S}). ${blocked.replace('the counter does not move', 'nothing is held')}`,
+    params: counterParams,
+    body: reserveBody,
+    status: 201,
+    errors: [402],
+    response: reservation,
+    handler: (s) =>
+      reserveUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, s.body.amount, s.body.expires_in, {
+        origin: s.origin,
+      }),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId',
+    sdk: 'reservations.get',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'A reservation',
+    params: reservationParams,
+    response: reservation,
+    handler: (s) => getReservation(ctxOf(s), s.params.accountId, s.params.reservationId),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId/commit',
+    sdk: 'reservations.commit',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Commit a reservation',
+    description:
+      'Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the ' +
+      'reservation was already committed, released or expired.',
+    params: reservationParams,
+    body: commitBody,
+    errors: [409],
+    response: reservation,
+    handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'committed', s.body.amount),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/reservations/:reservationId/release',
+    sdk: 'reservations.release',
+    auth: ['S', 'P'],
+    tags,
+    summary: 'Release a reservation',
+    description: 'Frees the hold without adding usage. 409 when it was already committed, released or expired.',
+    params: reservationParams,
+    errors: [409],
+    response: reservation,
+    handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'released', 0),
+  }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/usage/events',
+    sdk: 'usage.ingest',
+    auth: ['S'],
+    tags,
+    summary: 'Ingest a batch of usage events',
+    description:
+      `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp? }\`, applied in order with the ` +
+      'same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round ' +
+      'trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking ' +
+      'limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids ' +
+      'deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. ' +
+      '`timestamp` dates the history row (analytics); it defaults to now.',
+    params: appIdParams,
+    body: ingestBody,
+    bodyLimit: '2mb',
+    response: z.object({ results: z.array(ingestResult) }),
+    handler: async (s) => ({ results: await ingestUsage(ctxOf(s), s.body.events) }),
   }),
 ];

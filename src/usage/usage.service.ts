@@ -3,6 +3,7 @@ import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/acces
 import type { Ctx } from '../context.js';
 import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
+import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { fanOutPending } from '../webhooks/webhooks.service.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
@@ -12,8 +13,16 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * three layers, then a guarded upsert of the counter (`count + n <= limit` re-checked on the row
  * under its lock, so concurrent calls can never pass a blocking limit), then the history row.
  *
- * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0),
- * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event. An entitlement not on
+ * Params: $1 app, $2 account, $3 entitlement, $4 amount (negative subtracts; counters stop at 0, and
+ * the history row records what was applied: a subtraction first locks the counter to read it, so
+ * `amount` is the real change and the history sums to the counter; one that changes nothing, or meets
+ * no counter, writes no row),
+ * $5 and $6 the ids for a `usage.limit_warning` / `usage.limit_reached` event, $7 and $8 the request's
+ * idempotency key digest and request hash (null without a key): the key and its 200 answer are written
+ * by the statement that applies the change, with no ON CONFLICT, so a second use of the key aborts the
+ * whole statement (its change included) with a unique violation, and the caller answers the stored
+ * response. A retry can never count twice, and a crash cannot separate the change from its key.
+ * $9 the time the history row records (null: now; batch ingest passes an event's own timestamp). An entitlement not on
  * the account's plan (nor its extras or incentive) has a limit of 0.
  *
  * Threshold events: when this change crosses 80% of the limit (or the limit itself) and an enabled
@@ -21,8 +30,8 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
  * it), marked for fan-out; nothing is computed when no threshold is crossed. So a crash cannot lose
  * one, and the usage path pays nothing when nobody listens.
  */
-export const CHANGE_SQL = `
-with acc as (
+/** The account, the entitlement and the layers of its limit ($1 app, $2 account, $3 entitlement). */
+export const LIMIT_CTES = `acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
 ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id from entitlements e where e.app_id = $1 and e.id = $3),
@@ -35,27 +44,41 @@ layers as (
   union all
   select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id where pe.app_id = $1 and
     pe.entitlement_id = $3
+)`;
+
+export const CHANGE_SQL = `
+with ${LIMIT_CTES},
+cur as (
+  select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 and $4::bigint < 0
+  for update
 ),
 lim as (
   select exists (select 1 from layers) as entitled,
          (select max from layers order by layer desc limit 1) as max,
-         coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking
+         coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking,
+         (select count from cur) as old
 ),
 up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
   select $1, $2, $3, greatest($4::bigint, 0), now()
   from acc, ent, lim
   where ent.type = 'usage'
+    and ($4::bigint >= 0 or lim.old is not null)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
   on conflict (app_id, account_id, entitlement_id) do update
     set count = greatest(c.count + $4::bigint, 0), updated_at = now()
     where not (select blocking from lim)
-       or ((select entitled from lim) and ((select max from lim) is null or c.count + $4::bigint <= (select max from lim)))
+       or ((select entitled from lim) and ((select max from lim) is null or
+           c.count + c.held + $4::bigint <= (select max from lim)))
   returning c.count
+),
+applied as (
+  select up.count, case when $4::bigint < 0 then up.count - lim.old else $4::bigint end as amount from up, lim
 ),
 hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
-  select $1, $2, $3, $4::bigint, up.count, now() from up where $4::bigint <> 0
+  select $1, $2, $3, applied.amount, applied.count, coalesce($9::timestamptz, now()) from applied
+  where applied.amount <> 0
 ),
 crossing as (
   select up.count as new, up.count - $4::bigint as prev, lim.max, ent.name as ename
@@ -77,12 +100,18 @@ ev as (
   where exists (select 1 from webhook_endpoints w where w.app_id = $1 and w.enabled
                   and (w.events @> '["*"]'::jsonb or w.events @> jsonb_build_array(m.type)))
   returning id
+),
+idem as (
+  insert into idempotency_keys (digest, app_id, request_hash, status, body)
+  select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', coalesce(up.count, 0))
+  from acc, ent, lim left join up on true
+  where $7::bytea is not null and ent.type = 'usage' and (up.count is not null or (lim.old is null and $4::bigint < 0))
 )
 select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
        lim.entitled, lim.max, lim.blocking,
-       (select count from up) as count,
-       (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as previous,
+       case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null then 0
+            else (select count from up) end as count,
        (select coalesce(array_agg(id), '{}') from ev) as events
 from lim left join ent on true`;
 
@@ -96,7 +125,6 @@ interface ChangeRow {
   max: string | null;
   blocking: boolean;
   count: string | null;
-  previous: string | null;
   events: string[];
 }
 
@@ -111,7 +139,13 @@ export interface UsageChange {
 /**
  * Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed.
  */
-const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amount: number): Promise<ChangeRow> => {
+const runChange = async (
+  ctx: Ctx,
+  accountId: string,
+  entitlementId: string,
+  amount: number,
+  key: IdempotencyKey | null | undefined,
+): Promise<ChangeRow> => {
   try {
     const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [
       ctx.app.id,
@@ -120,9 +154,15 @@ const runChange = async (ctx: Ctx, accountId: string, entitlementId: string, amo
       amount,
       newId('event'),
       newId('event'),
+      key?.digest ?? null,
+      key?.requestHash ?? null,
+      null,
     ]);
     return row;
   } catch (err) {
+    const e = err as { code?: string; constraint?: string; cause?: { constraint?: string } };
+    if (e.code === '23505' && (e.constraint ?? e.cause?.constraint) === 'idempotency_keys_pkey')
+      throw new IdempotentReplay();
     // The account or entitlement was deleted between the statement's snapshot and its insert.
     if ((err as { code?: string }).code === '23503')
       throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
@@ -135,12 +175,12 @@ export async function changeUsage(
   accountId: string,
   entitlementId: string,
   amount: number,
-  opts: { origin?: string } = {},
+  opts: { origin?: string; idempotency?: IdempotencyKey | null } = {},
 ): Promise<UsageChange> {
-  let row = await runChange(ctx, accountId, entitlementId, amount);
+  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
   // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
   if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
-    row = await runChange(ctx, accountId, entitlementId, amount);
+    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
@@ -148,7 +188,10 @@ export async function changeUsage(
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null) {
-    const usage = Number(row.previous ?? 0);
+    // The statement's own read of the counter is its snapshot, taken before competing adds committed;
+    // the guard refused against the newest committed row. A fresh statement sees at least that row, so
+    // the body states the usage that blocked the call (or the newer one).
+    const usage = await currentCount(ctx.em, ctx.app.id, accountId, entitlementId);
     throw paymentRequired(
       await upgradeFor(ctx, {
         accountId,
@@ -168,6 +211,20 @@ export async function changeUsage(
     );
   }
   return { entitlement: entitlementId, count: Number(row.count), max, amount };
+}
+
+/**
+ * The committed counter now, with the amounts reserved on it (0 when it has no row), read by a
+ * statement of its own: what a 402 reports as used.
+ */
+export async function currentCount(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
+  const [row] = await prepared<{ count: string }>(
+    em,
+    'usage_current',
+    'select count + held as count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3',
+    [appId, accountId, entitlementId],
+  );
+  return Number(row?.count ?? 0);
 }
 
 /** The counter of one usage entitlement: 404 for an unknown account or entitlement, 400 for a boolean one. */

@@ -11,7 +11,9 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks',
+    sdk: 'webhooks.list',
     auth: ['S'],
+    mcp: { tool: 'list_webhooks', level: 'R', redact: ['secret'] },
     tags,
     summary: 'Webhook endpoints with 7-day delivery stats',
     params: appIdParams,
@@ -21,7 +23,9 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks',
+    sdk: 'webhooks.create',
     auth: ['S'],
+    mcp: { tool: 'create_webhook', level: 'W', redact: ['secret'] },
     tags,
     summary: 'Add a webhook endpoint',
     description:
@@ -38,7 +42,9 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.get',
     auth: ['S'],
+    mcp: { tool: 'get_webhook', level: 'R', redact: ['secret'] },
     tags,
     summary: 'A webhook endpoint, with its secret',
     params: S.endpointParams,
@@ -48,7 +54,9 @@ export const webhookRoutes = [
   route({
     method: 'PATCH',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.update',
     auth: ['S'],
+    mcp: { tool: 'update_webhook', level: 'W', redact: ['secret'] },
     tags,
     summary: 'Update a webhook endpoint',
     description:
@@ -62,7 +70,9 @@ export const webhookRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/webhooks/:webhookId',
+    sdk: 'webhooks.delete',
     auth: ['S'],
+    mcp: { tool: 'delete_webhook', level: 'F', redact: ['secret'] },
     tags,
     summary: 'Delete a webhook endpoint and its deliveries',
     params: S.endpointParams,
@@ -72,6 +82,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/secret/regenerate',
+    sdk: 'webhooks.regenerateSecret',
     auth: ['S'],
     tags,
     summary: 'Replace the signing secret',
@@ -83,7 +94,9 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/test',
+    sdk: 'webhooks.sendTest',
     auth: ['S'],
+    mcp: { tool: 'send_test_event', level: 'W', redact: ['secret'], openWorld: true },
     tags,
     summary: 'Send a test event now',
     description:
@@ -98,7 +111,9 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/webhooks/:webhookId/deliveries',
+    sdk: 'webhooks.listDeliveries',
     auth: ['S'],
+    mcp: { tool: 'list_webhook_deliveries', level: 'R', redact: ['secret'] },
     tags,
     summary: 'Deliveries to an endpoint, newest first',
     params: S.endpointParams,
@@ -109,7 +124,9 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    sdk: 'webhooks.retryDelivery',
     auth: ['S'],
+    mcp: { tool: 'retry_webhook_delivery', level: 'W', redact: ['secret'], openWorld: true },
     tags,
     summary: 'Retry a delivery once, now',
     description:
@@ -123,7 +140,9 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/events',
+    sdk: 'events.list',
     auth: ['S'],
+    mcp: { tool: 'list_events', level: 'R' },
     tags: ['Events'],
     summary: 'Event log of the last 30 days, newest first',
     params: appIdParams,
@@ -134,6 +153,7 @@ export const webhookRoutes = [
   route({
     method: 'GET',
     path: '/event-types',
+    sdk: 'events.listTypes',
     auth: ['N'],
     tags: ['Events'],
     summary: 'Event catalog with a sample `data` for each type',

@@ -2,12 +2,16 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPE_NAMES } from '../events/catalog.js';
 import { limitParam } from '../http/pagination.js';
+import { HTTP_URL_PATTERN } from '../http/schemas.js';
 
-const eventType = z
-  .string()
-  .refine((t) => EVENT_TYPE_NAMES.has(t), { error: (iss) => `unknown event type ${JSON.stringify(iss.input)}` });
-const events = z.array(z.union([z.literal('*'), eventType])).min(1, 'must list at least one event type, or "*"');
-const url = z.string().trim().min(1).max(2000);
+const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
+  error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
+});
+const eventOrAll = z.enum(['*', ...EVENT_TYPE_NAMES] as [string, ...string[]], {
+  error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
+});
+const events = z.array(eventOrAll).min(1, 'must list at least one event type, or "*"');
+const url = z.string().trim().min(1).max(2000).meta({ pattern: HTTP_URL_PATTERN });
 
 export const endpointParams = appIdParams.extend({ webhookId: z.string().min(1) });
 export const deliveryParams = endpointParams.extend({ deliveryId: z.string().min(1) });

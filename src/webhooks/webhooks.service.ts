@@ -91,7 +91,11 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
   return out;
 }
 
-export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: boolean) {
+export function presentEndpoint(
+  e: IWebhookEndpoint,
+  stats: Stats,
+  withSecret: boolean,
+): z.input<typeof S.endpointSchema> {
   return {
     id: e.id,
     app_id: e.appId,
@@ -108,7 +112,7 @@ export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: b
   };
 }
 
-export function presentDelivery(d: IWebhookDelivery) {
+export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliverySchema> {
   return {
     id: d.id,
     endpoint_id: d.endpointId,
@@ -124,7 +128,8 @@ export function presentDelivery(d: IWebhookDelivery) {
     duration_ms: d.durationMs ?? null,
     test: d.test,
     created_at: iso(d.createdAt)!,
-    payload: d.payload,
+    // Stored as presentEvent wrote it.
+    payload: d.payload as z.input<typeof S.eventSchema>,
   };
 }
 
@@ -223,7 +228,8 @@ export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeo
     }
     await t.em.flush();
     const stats = await statsFor(t.em, ctx.app.id, [id]);
-    return presentEndpoint(e, stats.get(id) ?? emptyStats(), true);
+    // The spec shows the signing secret on create and single read only.
+    return presentEndpoint(e, stats.get(id) ?? emptyStats(), false);
   });
 }
 

@@ -1,3 +1,4 @@
+import { takeViolations } from '../../src/http/contract.js';
 import { testEnv } from './servers.js';
 
 export interface Res<T = any> {
@@ -30,6 +31,9 @@ export async function call<T = any>(
     redirect: 'manual',
   });
   const text = await res.text();
+  // The server held the answer to its route's documents (src/http/contract.ts); a mismatch fails here.
+  const drift = takeViolations(res.headers.get('X-Request-Id') ?? '');
+  if (drift.length) throw new Error(drift.map((v) => v.message).join('\n'));
   let body: any = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
   return { status: res.status, body, text, headers: res.headers };

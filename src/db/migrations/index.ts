@@ -12,6 +12,10 @@ import { Migration20261121150000_billing_sync } from './Migration20261121150000_
 import { Migration20261121160000_checkout_bumps_paid } from './Migration20261121160000_checkout_bumps_paid.js';
 import { Migration20261121170000_cancel_flows } from './Migration20261121170000_cancel_flows.js';
 import { Migration20261121180000_mcp_oauth } from './Migration20261121180000_mcp_oauth.js';
+import { Migration20261123090000_security } from './Migration20261123090000_security.js';
+import { Migration20261123090000_idempotency_keys } from './Migration20261123090000_idempotency_keys.js';
+import { Migration20261123091000_usage_reservations } from './Migration20261123091000_usage_reservations.js';
+import { Migration20261123092000_usage_ingest } from './Migration20261123092000_usage_ingest.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -26,4 +30,8 @@ export const migrationsList = [
   Migration20261121160000_checkout_bumps_paid,
   Migration20261121170000_cancel_flows,
   Migration20261121180000_mcp_oauth,
+  Migration20261123090000_security,
+  Migration20261123090000_idempotency_keys,
+  Migration20261123091000_usage_reservations,
+  Migration20261123092000_usage_ingest,
 ];

@@ -1,0 +1,33 @@
+export {
+  AccountTokenClient,
+  PublishableClient,
+  SecretClient,
+  decodeAccountToken,
+  type AccountTokenClientOptions,
+  type AccountTokenInfo,
+  type PublishableClientOptions,
+  type SecretClientOptions,
+  type SecretClientResources,
+} from './client.js';
+export type { ClientOptions, RequestOptions } from './core.js';
+export {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  InternalServerError,
+  LimitReachedError,
+  NotFoundError,
+  OfferkitError,
+  PermissionDeniedError,
+  ProviderError,
+  RateLimitError,
+  WebhookVerificationError,
+  type ErrorBody,
+} from './errors.js';
+export { PagePromise, type Page } from './pagination.js';
+export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from './webhooks.js';
+export * from './generated/api.js';
+export type { components, paths } from './generated/openapi.js';

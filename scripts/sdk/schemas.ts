@@ -1,0 +1,81 @@
+// Schemas the SDK types that the route table does not carry: each webhook event's `data` (built from the
+// response schemas of the routes that present the same records) and the 402 body of the spec's Errors section.
+import { z } from 'zod';
+import type { RouteDef } from '../../src/http/route.js';
+
+function responseOf(routes: readonly RouteDef[], key: string): z.ZodType {
+  const r = routes.find((d) => `${d.method} ${d.path}` === key);
+  if (!r?.response) throw new Error(`SDK generator: no response schema on ${key}`);
+  return r.response;
+}
+
+/** `data` of every event type of the catalog, keyed by type. The generator fails on a type missing here. */
+export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.ZodType> {
+  const account = responseOf(routes, 'GET /apps/:appId/namespaces/:accountId');
+  const plan = responseOf(routes, 'GET /apps/:appId/plans/:planId');
+  const incentive = responseOf(routes, 'GET /apps/:appId/incentives/:incentiveId');
+  const checkout = responseOf(routes, 'GET /apps/:appId/checkouts/:checkoutId');
+  const session = responseOf(routes, 'GET /apps/:appId/cancel-sessions/:sessionId');
+  /** Old values of the fields that changed. */
+  const previous = z.record(z.string(), z.unknown());
+  const previousPlan = z.object({ plan: z.string().nullable() });
+  const previousIncentive = z.object({ incentive: z.string().nullable() });
+  const usage = z.object({
+    object: z.object({
+      account_id: z.string(),
+      entitlement_id: z.string(),
+      entitlement_name: z.string(),
+      usage: z.number().int(),
+      max: z.number().int(),
+      left: z.number().int(),
+      percent: z.number().int(),
+    }),
+  });
+  return {
+    'account.created': z.object({ object: account }),
+    'account.updated': z.object({ object: account, previous }),
+    'account.deleted': z.object({ object: account }),
+    'account.plan_changed': z.object({ object: account, previous: previousPlan }),
+    'account.incentive_applied': z.object({ object: account, previous: previousIncentive }),
+    'account.incentive_removed': z.object({ object: account, previous: previousIncentive }),
+    'account.addon_granted': z.object({ object: account, addon_id: z.string(), source: z.string() }),
+    'usage.limit_warning': usage,
+    'usage.limit_reached': usage,
+    'plan.created': z.object({ object: plan }),
+    'plan.updated': z.object({ object: plan, previous }),
+    'plan.deleted': z.object({ object: plan }),
+    'incentive.created': z.object({ object: incentive }),
+    'incentive.updated': z.object({ object: incentive, previous }),
+    'incentive.deleted': z.object({ object: incentive }),
+    'checkout.completed': z.object({ object: checkout, account }),
+    'subscription.renewed': z.object({ object: account }),
+    'subscription.cancelled': z.object({ object: account, previous: previousPlan }),
+    'subscription.paused': z.object({ object: account, previous: previousPlan }),
+    'subscription.resumed': z.object({ object: account, previous: previousPlan }),
+    'cancel_flow.saved': z.object({ object: session, account }),
+    'cancel_flow.cancelled': z.object({ object: session, account }),
+  };
+}
+
+/** The 402 body (spec, Errors, "402 body"). */
+export const limitReachedBody = z.object({
+  error: z.literal('limit_reached'),
+  message: z.string(),
+  entitlement: z.object({ id: z.string(), name: z.string(), usage: z.number(), max: z.number() }),
+  offer: z
+    .object({
+      id: z.string().nullable(),
+      name: z.string(),
+      plan: z.object({ id: z.string(), name: z.string() }),
+      interval: z.enum(['month', 'year']),
+      currency: z.string(),
+      price: z.number(),
+      list_price: z.number(),
+      cycles: z.number().nullable(),
+      new_limit: z.number().nullable(),
+      checkout_url: z.string().nullable(),
+      expires_at: z.string().nullable(),
+    })
+    .nullable(),
+  retry_after_purchase: z.boolean(),
+});

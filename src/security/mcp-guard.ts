@@ -1,0 +1,69 @@
+import type { Context, Middleware } from 'koa';
+import type { Config } from '../config.js';
+import { AppError } from '../http/errors.js';
+
+/** The MCP endpoint itself (not its admin sub-routes). */
+export const MCP_PATH = /^\/apps\/[^/]+\/mcp\/?$/;
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+const hostnameOf = (host: string): string | null => {
+  try {
+    return new URL(`http://${host}`).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
+};
+
+/** Bound to a loopback address only (as `HOST=127.0.0.1` for local use). */
+export const boundToLoopback = (c: Config) => LOOPBACK.has(c.HOST.trim().toLowerCase()) || /^127\./.test(c.HOST);
+
+/**
+ * The Host names the MCP endpoint answers to, or null when any Host is accepted. Checked when the API is
+ * bound to a loopback address (DNS rebinding: a page on evil.example that resolves to 127.0.0.1 sends
+ * `Host: evil.example`) or when MCP_ALLOWED_HOSTS is set.
+ */
+function allowedHosts(c: Config): Set<string> | null {
+  if (!boundToLoopback(c) && c.MCP_ALLOWED_HOSTS.length === 0) return null;
+  const hosts = new Set<string>(c.MCP_ALLOWED_HOSTS.map((h) => hostnameOf(h) ?? h));
+  if (boundToLoopback(c)) for (const h of LOOPBACK) hosts.add(h);
+  if (c.PUBLIC_API_URL) hosts.add(new URL(c.PUBLIC_API_URL).hostname.toLowerCase());
+  return hosts;
+}
+
+/**
+ * Whether a browser page of `origin` may call the MCP endpoint: the public origin (PUBLIC_API_URL),
+ * MCP_ALLOWED_ORIGINS, and, when bound to a loopback address, pages on a loopback host. Every other
+ * origin is refused, whatever Host the request names.
+ */
+export function mcpOriginAllowed(c: Config, origin: string): boolean {
+  if (!URL.canParse(origin)) return false;
+  const o = new URL(origin);
+  if (c.PUBLIC_API_URL && new URL(c.PUBLIC_API_URL).origin === o.origin) return true;
+  if (c.MCP_ALLOWED_ORIGINS.some((a) => new URL(a).origin === o.origin)) return true;
+  return boundToLoopback(c) && LOOPBACK.has(o.hostname.toLowerCase());
+}
+
+/**
+ * The MCP transport's security rules on `/apps/:appId/mcp`, before credentials are looked at: a Host
+ * or Origin that is not allowed is 403 (DNS rebinding), and a POST whose `Accept` rules out JSON is
+ * 406 (the endpoint only answers JSON). CORS on this path then only ever reflects an allowed origin.
+ */
+export function mcpTransportGuard(config: () => Config): Middleware {
+  return async (ctx: Context, next) => {
+    if (!MCP_PATH.test(ctx.path)) return next();
+    const c = config();
+    const hosts = allowedHosts(c);
+    if (hosts) {
+      const name = hostnameOf(ctx.host);
+      if (!name || !hosts.has(name))
+        throw new AppError(403, `Host not allowed: ${ctx.host || '(none)'} is not a name this MCP server answers to`);
+    }
+    const origin = ctx.get('Origin');
+    if (origin && !mcpOriginAllowed(c, origin))
+      throw new AppError(403, `Origin not allowed: ${origin} may not call this MCP server`);
+    if (ctx.method === 'POST' && ctx.get('Accept') && !ctx.accepts('application/json'))
+      throw new AppError(406, 'Not Acceptable: the client must accept application/json');
+    await next();
+  };
+}

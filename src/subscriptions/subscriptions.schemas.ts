@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+/** A pause whose resume time has passed: what an external scheduler needs to resume it. */
+export const duePauseSchema = z.object({
+  app_id: z.string(),
+  account_id: z.string(),
+  resume_at: z.string().nullable(),
+  restore_plan: z.string().nullable(),
+  /** The pause's number for the account (part of its workflow id). */
+  pause: z.number(),
+});
+
+/** An account's subscription, as presentSubscription shows it (`id` is the provider's subscription id). */
+export const subscriptionSchema = z.object({
+  id: z.string(),
+  status: z.enum(['active', 'paused', 'cancelled']),
+  offer: z.string().nullable(),
+  plan: z.string(),
+  interval: z.enum(['month', 'year']),
+  price: z.number(),
+  currency: z.string(),
+  renews_at: z.string().nullable(),
+  pause: z
+    .object({
+      paused_at: z.string().nullable(),
+      resume_at: z.string().nullable(),
+      restore_plan: z.string().nullable(),
+      reason: z.string().nullable(),
+    })
+    .nullable(),
+  cancelled_at: z.string().nullable(),
+  /** A change that applies at the next renewal. */
+  pending_change: z
+    .object({
+      plan: z.string(),
+      interval: z.enum(['month', 'year']),
+      price: z.number(),
+      currency: z.string(),
+      discount: z.object({ percent: z.number(), cycles: z.number(), regular_price: z.number() }).nullable(),
+      requested_at: z.string(),
+    })
+    .nullable(),
+  discount: z.object({ percent: z.number(), cycles_left: z.number(), regular_price: z.number() }).nullable(),
+  provider_status: z.string().nullable(),
+  last_payment_at: z.string().nullable(),
+  last_payment_failed_at: z.string().nullable(),
+  created_at: z.string(),
+});
+
+/** A requested plan change: the subscription with its pending change, and where the buyer approves it. */
+export const changeSchema = subscriptionSchema.extend({ approve_url: z.string().nullable() });

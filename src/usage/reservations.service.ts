@@ -1,0 +1,272 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import {
+  RESERVATION_SETTLED_SIGNAL,
+  reservationExpiryWorkflowId,
+  type ReservationExpiryInput,
+} from '../../workflows/shared.js';
+import type { Ctx } from '../context.js';
+import type { Deps } from '../deps.js';
+import { sql } from '../db/sql.js';
+import { inTransaction } from '../db/transaction.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../http/errors.js';
+import { newId } from '../ids.js';
+import type { TemporalCommand } from '../temporal/outbox.js';
+import { iso } from '../time.js';
+import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
+import { currentCount, LIMIT_CTES } from './usage.service.js';
+
+/**
+ * Reserve: the limit check and the hold in one statement. The counter's `held` grows by the amount
+ * when `count + held + amount` fits the limit (re-checked on the row under its lock, as for adds),
+ * and the reservation row is written by the same statement. Blocking entitlements refuse what does
+ * not fit; `allow` ones always hold. $4 amount, $5 reservation id, $6 seconds until it expires.
+ */
+const RESERVE_SQL = `
+with ${LIMIT_CTES},
+lim as (
+  select exists (select 1 from layers) as entitled,
+         (select max from layers order by layer desc limit 1) as max,
+         coalesce((select overage_mode = 'block' from ent), false) as blocking
+),
+up as (
+  insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
+  select $1, $2, $3, 0, $4::bigint, now()
+  from acc, ent, lim
+  where ent.type = 'usage'
+    and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
+  on conflict (app_id, account_id, entitlement_id) do update
+    set held = c.held + $4::bigint, updated_at = now()
+    where not (select blocking from lim)
+       or ((select entitled from lim) and ((select max from lim) is null or
+           c.count + c.held + $4::bigint <= (select max from lim)))
+  returning c.count, c.held
+),
+rsv as (
+  insert into usage_reservations (id, app_id, account_id, entitlement_id, amount, status, expires_at, created_at)
+  select $5, $1, $2, $3, $4::bigint, 'held', now() + make_interval(secs => $6::float8), now() from up
+  returning expires_at
+)
+select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent.overage_offer_id,
+       lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
+       (select expires_at from rsv) as expires_at
+from lim left join ent on true`;
+
+/**
+ * Settle: one statement moves the reservation from `held` to $5 (`committed`, `released` or
+ * `expired`) and, only when it did, takes its amount off `held` and adds $4 (the committed amount) to
+ * `count`, with the history row. The status guard makes every settlement happen once.
+ */
+const SETTLE_SQL = `
+with r as (
+  update usage_reservations set status = $5, committed = $4::bigint, settled_at = now()
+  where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and $4::bigint <= amount
+  returning entitlement_id, amount
+),
+up as (
+  update usage_counters c set held = greatest(c.held - r.amount, 0), count = c.count + $4::bigint, updated_at = now()
+  from r where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = r.entitlement_id
+  returning c.count, c.held
+),
+hist as (
+  insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+  select $1, $2, r.entitlement_id, $4::bigint, up.count, now() from r, up where $4::bigint > 0
+)
+select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held`;
+
+interface ReservationRow {
+  id: string;
+  account_id: string;
+  entitlement_id: string;
+  amount: string;
+  status: 'held' | 'committed' | 'released' | 'expired';
+  committed: string | null;
+  expires_at: Date | string;
+  created_at: Date | string;
+  settled_at: Date | string | null;
+}
+
+export interface ReservationView {
+  id: string;
+  account: string;
+  entitlement: string;
+  amount: number;
+  status: ReservationRow['status'];
+  committed: number | null;
+  expires_at: string;
+  created_at: string;
+  settled_at: string | null;
+}
+
+const present = (r: ReservationRow): ReservationView => ({
+  id: r.id,
+  account: r.account_id,
+  entitlement: r.entitlement_id,
+  amount: Number(r.amount),
+  status: r.status,
+  committed: r.committed === null ? null : Number(r.committed),
+  expires_at: iso(new Date(r.expires_at))!,
+  created_at: iso(new Date(r.created_at))!,
+  settled_at: r.settled_at === null ? null : iso(new Date(r.settled_at)),
+});
+
+export const RESERVATION_DEFAULT_TTL_S = 300;
+export const RESERVATION_MAX_TTL_S = 86_400;
+
+function expiryCommand(input: ReservationExpiryInput): TemporalCommand {
+  return {
+    kind: 'start',
+    workflowType: 'reservationExpiryWorkflow',
+    workflowId: reservationExpiryWorkflowId(input.appId, input.reservationId),
+    args: [input],
+    searchAttributes: { AppId: input.appId, AccountId: input.accountId },
+    summary: `Reservation expiry: ${input.amount} ${input.entitlementId} of account ${input.accountId}`,
+    details:
+      `Releases reservation **${input.reservationId}** (${input.amount} of **${input.entitlementId}**, account ` +
+      `**${input.accountId}**) at ${input.expiresAt} unless it is committed or released first.`,
+  };
+}
+
+async function findReservation(em: EntityManager, appId: string, accountId: string, id: string) {
+  const [row] = await sql<ReservationRow>(
+    em,
+    `select id, account_id, entitlement_id, amount, status, committed, expires_at, created_at, settled_at
+       from usage_reservations where app_id = $1 and account_id = $2 and id = $3`,
+    [appId, accountId, id],
+  );
+  return row ?? null;
+}
+
+export async function getReservation(ctx: Ctx, accountId: string, id: string): Promise<ReservationView> {
+  const row = await findReservation(ctx.em, ctx.app.id, accountId, id);
+  if (!row) throw notFound(`Reservation ${id}`);
+  return present(row);
+}
+
+interface ReserveRow {
+  account_exists: boolean;
+  type: 'usage' | 'boolean' | null;
+  name: string | null;
+  overage_offer_id: string | null;
+  entitled: boolean;
+  max: string | null;
+  count: string | null;
+  held: string | null;
+  expires_at: Date | string | null;
+}
+
+/** Holds `amount` of a usage entitlement until `ttlSeconds` pass: 402 with the usual body when it does not fit. */
+export async function reserveUsage(
+  ctx: Ctx,
+  accountId: string,
+  entitlementId: string,
+  amount: number,
+  ttlSeconds: number,
+  opts: { origin?: string } = {},
+): Promise<ReservationView> {
+  const attempt = () =>
+    inTransaction(ctx.deps, ctx.em.fork(), async (t) => {
+      const id = newId('reservation');
+      const [row] = await sql<ReserveRow>(t.em, RESERVE_SQL, [
+        ctx.app.id,
+        accountId,
+        entitlementId,
+        amount,
+        id,
+        ttlSeconds,
+      ]);
+      if (row.count !== null && row.expires_at !== null) {
+        const expiresAt = new Date(row.expires_at).toISOString();
+        t.temporal(
+          expiryCommand({ appId: ctx.app.id, accountId, entitlementId, reservationId: id, amount, expiresAt }),
+        );
+      }
+      return { row, id };
+    });
+  let { row, id } = await attempt().catch(fkToNotFound(accountId, entitlementId));
+  if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId)))
+    ({ row, id } = await attempt().catch(fkToNotFound(accountId, entitlementId)));
+  if (!row.account_exists) throw notFound(`Account ${accountId}`);
+  if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
+  if (row.type === 'boolean')
+    throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage`);
+  if (row.count === null) {
+    const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
+    throw paymentRequired(
+      await upgradeFor(ctx, {
+        accountId,
+        entitlementId,
+        entitlementName: row.name!,
+        usage: await currentCount(ctx.em, ctx.app.id, accountId, entitlementId),
+        max: max ?? 0,
+        offerId: row.overage_offer_id,
+        origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '',
+      }),
+    );
+  }
+  return getReservation(ctx, accountId, id);
+}
+
+const fkToNotFound = (accountId: string, entitlementId: string) => (err: unknown) => {
+  if ((err as { code?: string }).code === '23503' || (err as { cause?: { code?: string } }).cause?.code === '23503')
+    throw notFound(`Account ${accountId} or entitlement ${entitlementId}`);
+  throw err;
+};
+
+/**
+ * Moves a held reservation to `committed` (adding `amount`, at most the reserved one, to the counter),
+ * `released` or `expired` (adding nothing). Returns null when it was no longer held. The expiry
+ * workflow is told in the same transaction, through the outbox.
+ */
+export async function settleReservation(
+  deps: Pick<Deps, 'outbox' | 'config'>,
+  em: EntityManager,
+  s: { appId: string; accountId: string; id: string; status: 'committed' | 'released' | 'expired'; amount: number },
+): Promise<boolean> {
+  return inTransaction(deps, em, async (t) => {
+    const [row] = await sql<{ settled: boolean }>(t.em, SETTLE_SQL, [s.appId, s.accountId, s.id, s.amount, s.status]);
+    if (row.settled && s.status !== 'expired')
+      t.temporal({
+        kind: 'signal',
+        workflowId: reservationExpiryWorkflowId(s.appId, s.id),
+        signal: RESERVATION_SETTLED_SIGNAL,
+        args: [s.status],
+      });
+    return row.settled;
+  });
+}
+
+/** POST .../commit and .../release: 404 unknown, 400 more than reserved, 409 no longer held. */
+export async function finishReservation(
+  ctx: Ctx,
+  accountId: string,
+  id: string,
+  status: 'committed' | 'released',
+  amount: number,
+): Promise<ReservationView> {
+  const before = await findReservation(ctx.em, ctx.app.id, accountId, id);
+  if (!before) throw notFound(`Reservation ${id}`);
+  if (amount > Number(before.amount))
+    throw badRequest(`amount: at most the reserved amount (${Number(before.amount)})`);
+  const done = await settleReservation(ctx.deps, ctx.em.fork(), {
+    appId: ctx.app.id,
+    accountId,
+    id,
+    status,
+    amount,
+  });
+  const after = (await findReservation(ctx.em.fork(), ctx.app.id, accountId, id))!;
+  if (!done) throw conflict(`Reservation ${id} is ${after.status}, no longer held`, { reservation: present(after) });
+  return present(after);
+}
+
+/** The expiry workflow's activity: releases the hold if the reservation is still held (idempotent). */
+export async function expireReservation(deps: Deps, input: ReservationExpiryInput): Promise<{ expired: boolean }> {
+  const expired = await settleReservation(deps, deps.orm.em.fork(), {
+    appId: input.appId,
+    accountId: input.accountId,
+    id: input.reservationId,
+    status: 'expired',
+    amount: 0,
+  });
+  return { expired };
+}

@@ -1,0 +1,62 @@
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import {
+  RESERVATION_EXPIRY_STATE_QUERY,
+  RESERVATION_SETTLED_SIGNAL,
+  type ReservationExpiryInput,
+  type ReservationExpiryState,
+} from './shared.js';
+
+export const reservationSettledSignal = defineSignal<[string]>(RESERVATION_SETTLED_SIGNAL);
+export const reservationExpiryStateQuery = defineQuery<ReservationExpiryState>(RESERVATION_EXPIRY_STATE_QUERY);
+
+const { expireReservation } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/**
+ * Waits (durable timer) until the reservation's deadline, then releases its hold unless it was
+ * committed or released first (a signal ends the wait early). The release is one guarded statement,
+ * so it happens once however often the activity runs.
+ */
+export async function reservationExpiryWorkflow(input: ReservationExpiryInput): Promise<ReservationExpiryState> {
+  const state: ReservationExpiryState = { reservationId: input.reservationId, phase: 'waiting', outcome: null };
+  let settledAs: string | null = null;
+  setHandler(reservationSettledSignal, (status) => {
+    settledAs = status;
+  });
+  setHandler(reservationExpiryStateQuery, () => state);
+  const what = `**${input.amount}** of **${input.entitlementId}** for account **${input.accountId}** (app ${input.appId})`;
+  setCurrentDetails(
+    `Reservation **${input.reservationId}** holds ${what} until ${input.expiresAt}. Unless it is committed or ` +
+      'released before then, this workflow releases the hold at that time.',
+  );
+  const waitMs = Date.parse(input.expiresAt) - Date.now();
+  if (waitMs > 0 && (await condition(() => settledAs !== null, waitMs))) {
+    state.phase = 'done';
+    state.outcome = 'settled';
+    setCurrentDetails(`Reservation **${input.reservationId}** (${what}) was ${settledAs} before its deadline.`);
+    return state;
+  }
+  state.phase = 'expiring';
+  setCurrentDetails(
+    `Releasing reservation **${input.reservationId}** (${what}): its deadline ${input.expiresAt} passed.`,
+  );
+  const { expired } = await expireReservation(input);
+  state.phase = 'done';
+  state.outcome = expired ? 'expired' : 'settled';
+  setCurrentDetails(
+    expired
+      ? `Released reservation **${input.reservationId}** (${what}) at its deadline ${input.expiresAt}.`
+      : `Reservation **${input.reservationId}** (${what}) had already been committed or released.`,
+  );
+  return state;
+}
