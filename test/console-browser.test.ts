@@ -3,8 +3,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { seedDemo } from '../src/console/demo.js';
 import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt, expected, shoot, watch } from './helpers/console.js';
-import { get, post } from './helpers/http.js';
+import { ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helpers/console.js';
+import { call, del, get, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
@@ -69,8 +69,17 @@ describe('the operator console in a real browser (headless Chromium)', function 
     );
 
     // The link was single use, and nobody else can set up an owner now.
-    const again = await post('/console/api/setup', null, { ...OWNER, email: 'x@example.com', token });
+    const again = await call('POST', '/console/api/setup', {
+      body: { ...OWNER, email: 'x@example.com', token },
+      headers: { Origin: testEnv().baseUrl },
+    });
     expect(again.status).to.equal(401);
+    // From another site the link is refused before it is even looked at.
+    const forged = await call('POST', '/console/api/setup', {
+      body: { ...OWNER, email: 'x@example.com', token },
+      headers: { Origin: 'https://evil.example' },
+    });
+    expect(forged.status).to.equal(403);
     const withAdmin = await post('/console/api/setup', testEnv().adminKey, { ...OWNER, email: 'y@example.com' });
     expect(withAdmin.status).to.equal(409);
   });
@@ -216,13 +225,43 @@ describe('the operator console in a real browser (headless Chromium)', function 
     const mine = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), appId);
     const theirs = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), other.id);
     expect([mine, theirs]).to.deep.equal([200, 404]);
-    // A cross-site write with the member's cookie is refused.
-    const forged = await member.request.post(`${testEnv().baseUrl}/console/api/apps/${appId}/plans`, {
-      data: { id: 'evil', name: 'Evil' },
-      headers: { Origin: 'https://evil.example' },
-    });
-    expect(forged.status()).to.equal(403);
-    expect(memberProblems, memberProblems.join('\n')).to.deep.equal([]);
+    // Cross-site writes with the member's session cookie are refused (CSRF), with plain node:http so that
+    // exactly these headers are sent.
+    const cookie = (await member.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const target = `${testEnv().baseUrl}/console/api/apps/${appId}/plans`;
+    const forge = (headers: Record<string, string>) =>
+      rawRequest(target, 'POST', { cookie, ...headers }, { id: 'evil', name: 'Evil' });
+    const forged: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      {},
+    ];
+    for (const headers of forged) {
+      const res = await forge(headers);
+      expect(res.status, JSON.stringify(headers)).to.equal(403);
+      expect(JSON.parse(res.body).error).to.match(/^Cross-site request refused/);
+    }
+    expect((await get(`/apps/${appId}/plans/evil`, testEnv().adminKey)).status).to.equal(404);
+    // The same cookie from the console's own origin is the member's ordinary write.
+    const own = await forge({ origin: testEnv().baseUrl });
+    expect(own.status).to.equal(201);
+    expect((await del(`/apps/${appId}/plans/evil`, testEnv().adminKey)).status).to.equal(200);
+    // Better Auth refuses a cross-site sign-out (and every other state-changing /api/auth call) with the cookie.
+    const signOut = await rawRequest(
+      `${testEnv().baseUrl}/api/auth/sign-out`,
+      'POST',
+      { cookie, origin: 'https://evil.example' },
+      {},
+    );
+    expect(signOut.status).to.equal(403);
+    const still = await mp.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+    expect((still as { user: unknown }).user).to.not.equal(null);
+    // The one problem the member's page saw is the 404 provoked above.
+    const unexpected = memberProblems.filter((p) => !p.includes(`/console/api/apps/${other.id}/plans`));
+    expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
     await member.close();
   });
 

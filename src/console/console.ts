@@ -43,6 +43,25 @@ const TYPES: Record<string, string> = {
 /** Routes under /apps/:appId that only the admin key may call; the console calls them for members of the app. */
 const ADMIN_APP_ROUTES = /^\/apps\/[^/]+\/(mcp\/(settings|connections|calls)|agent\/threads)(\/|$)/;
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** The origin the browser addressed this service at (Koa 3's `ctx.origin` is the Origin header instead). */
+const ownOrigin = (ctx: Koa.Context) => `${ctx.protocol}://${ctx.host}`;
+
+/**
+ * Why a state-changing call with a person's cookie is refused as cross-site, or null when it came from the
+ * console's own pages: its Origin must be this service's origin or APP_URL's. Browsers send Origin on every
+ * non-GET fetch; without one, Fetch Metadata must say `same-origin` (an old browser or a privacy setting that
+ * drops Origin), else the call is refused. `Origin: null` (sandboxed frames, some redirects) is refused.
+ */
+export function crossSite(ctx: Koa.Context, appUrl: string | undefined): string | null {
+  const trusted = new Set([ownOrigin(ctx), ...(appUrl ? [new URL(appUrl).origin] : [])]);
+  const origin = ctx.get('Origin');
+  if (origin) return trusted.has(origin) ? null : `Cross-site request refused (Origin ${origin})`;
+  if (ctx.get('Sec-Fetch-Site') === 'same-origin') return null;
+  return 'Cross-site request refused (no Origin header)';
+}
+
 const bearer = (ctx: Koa.Context) => /^Bearer\s+(.+)$/i.exec(ctx.get('Authorization'))?.[1]?.trim();
 
 const setupBody = z.object({
@@ -84,12 +103,12 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     return p.auth.api.getSession({ headers: fromNodeHeaders(ctx.req.headers) });
   }
 
-  // Origin check for the console's own state-changing calls (Better Auth checks its own).
+  // CSRF: the console's own state-changing calls must come from the console's pages. Koa 3's `ctx.origin` is the
+  // request's Origin header, so the service's own origin is built from the protocol and host the browser used.
   const sameOrigin: Koa.Middleware = async (ctx, next) => {
-    if (!['GET', 'HEAD', 'OPTIONS'].includes(ctx.method)) {
-      const origin = ctx.get('Origin');
-      const allowed = [ctx.origin, deps.config.APP_URL && new URL(deps.config.APP_URL).origin].filter(Boolean);
-      if (!origin || !allowed.includes(origin)) return fail(ctx, 403, 'Cross-site request refused');
+    if (!SAFE_METHODS.has(ctx.method)) {
+      const refused = crossSite(ctx, deps.config.APP_URL);
+      if (refused) return fail(ctx, 403, refused);
     }
     await next();
   };
@@ -107,7 +126,8 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     const key = bearer(ctx);
     const byAdmin = key !== undefined && safeEqual(key, deps.adminKey);
     if (!byAdmin) {
-      if (ctx.get('Origin') && ctx.get('Origin') !== ctx.origin) return fail(ctx, 403, 'Cross-site request refused');
+      const refused = crossSite(ctx, deps.config.APP_URL);
+      if (refused) return fail(ctx, 403, refused);
       if (!input.token || !(await consumeSetupToken(p, input.token)))
         return fail(ctx, 401, 'This setup link is not valid any more. Restart the service for a new one.');
     }
@@ -188,7 +208,12 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
       body: { email: input.email, role: input.role, organizationId: org.rows[0].id },
     });
     ctx.status = 201;
-    ctx.body = { id: inv.id, email: inv.email, role: inv.role, url: `${ctx.origin}${CONSOLE_PATH}/invite/${inv.id}` };
+    ctx.body = {
+      id: inv.id,
+      email: inv.email,
+      role: inv.role,
+      url: `${ownOrigin(ctx)}${CONSOLE_PATH}/invite/${inv.id}`,
+    };
   });
 
   api.get('/invitations/:id', async (ctx) => {
@@ -235,6 +260,7 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     ctx.req.headers.authorization = `Bearer ${useAdmin ? deps.adminKey : rows[0].api_key}`;
     delete ctx.req.headers.cookie;
     ctx.path = target;
+    ctx.state.outsideApi = false;
     ctx.state.consoleUser = s.user.id;
     await next();
   }
@@ -255,7 +281,7 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
   // cached for a few seconds so ordinary writes cost no extra query.
   let demoApps: { ids: Set<string>; at: number } | undefined;
   async function demoWrite(ctx: Koa.Context): Promise<boolean> {
-    if (['GET', 'HEAD', 'OPTIONS'].includes(ctx.method)) return false;
+    if (SAFE_METHODS.has(ctx.method)) return false;
     const m = /^\/apps\/([^/]+)(\/|$)/.exec(ctx.path);
     if (!m || !bearer(ctx)?.startsWith('key_')) return false;
     if (!demoApps || Date.now() - demoApps.at > 5000) {
@@ -277,6 +303,12 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
 
   return async (ctx, next) => {
     const url = ctx.path;
+    // Everything below but the proxied public API is the console's own: not in the OpenAPI document.
+    ctx.state.outsideApi =
+      url === AUTH_BASE_PATH ||
+      url.startsWith(`${AUTH_BASE_PATH}/`) ||
+      url === CONSOLE_PATH ||
+      url.startsWith(`${CONSOLE_PATH}/`);
     if (url === AUTH_BASE_PATH || url.startsWith(`${AUTH_BASE_PATH}/`)) {
       // Keys never sign people in: an app key (or a wrong key) on these routes is 401, as the spec says.
       const key = bearer(ctx);

@@ -52,8 +52,12 @@ function buildAuth(deps: Deps, pool: pg.Pool) {
     },
     rateLimit: { enabled: config.NODE_ENV === 'production' },
     telemetry: { enabled: false },
-    logger: { level: 'error' },
-    advanced: { cookiePrefix: 'offerkit' },
+    // Its refusals (a foreign Origin) are answers, not faults; the service's log level silences it in tests.
+    logger: { level: 'error', disabled: config.LOG_LEVEL === 'silent' },
+    // Better Auth's own CSRF defences stay on in every environment (it turns the origin check off when it
+    // detects a test runner): Origin checked against trustedOrigins when a cookie is sent, Fetch Metadata on
+    // first sign-in, so a cross-site form cannot sign a person in or out.
+    advanced: { cookiePrefix: 'offerkit', disableOriginCheck: false, disableCSRFCheck: false },
     plugins: [
       organization({
         allowUserToCreateOrganization: false,

@@ -2,6 +2,7 @@
 // pages watched for console errors and failed requests, screenshots kept under .test-data/console/.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../src/console/console.js';
@@ -10,7 +11,7 @@ export const SCREENSHOT_DIR = path.resolve('.test-data/console');
 
 let built = false;
 
-/** Builds the console unless this run already did, or `npm test` did just before mocha (CONSOLE_BUILT). */
+/** Builds the console unless this run already did, or `npm test` built it after the last change to console/src. */
 export function ensureConsoleBuilt(): void {
   if (built) return;
   const index = path.join(CONSOLE_DIST, 'index.html');
@@ -19,9 +20,8 @@ export function ensureConsoleBuilt(): void {
     ...fs.readdirSync(sources, { recursive: true }).map((f) => fs.statSync(path.join(sources, String(f))).mtimeMs),
   );
   if (!fs.existsSync(index) || fs.statSync(index).mtimeMs < newest) {
-    const r = spawnSync('npx', ['vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'], {
-      stdio: 'inherit',
-    });
+    // The project's own script: the SDK the console calls the API through, then the front end.
+    const r = spawnSync('npm', ['run', 'build:console', '--silent'], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('building the console failed');
   }
   built = true;
@@ -65,4 +65,37 @@ export async function shoot(page: Page, name: string): Promise<void> {
   const overflow: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
   await page.setViewportSize(size);
   if (overflow > 1) throw new Error(`${name}: the page is ${overflow}px wider than a 390px screen`);
+}
+
+/**
+ * A request from outside any browser, with exactly the headers given (a cookie, a forged Origin): Playwright's and
+ * fetch's clients set or drop some headers themselves, so CSRF checks are tested with plain node:http.
+ */
+export function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
