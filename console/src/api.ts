@@ -1,67 +1,65 @@
-// The console's one door to the server: the console's own JSON under /console/api, and the public API
-// on the signed-in person's behalf under /console/api/apps/:appId/... (the server adds the app's key).
-// Kept in one file with small types so it can be swapped for the generated SDK (packages/sdk) later.
+// The console's one door to the server. The public API goes through the generated SDK (@offerkit/sdk), as any
+// product would use it, pointed at /console/api: the console's server side checks the person's session cookie,
+// checks the app is in one of their workspaces, and continues the call with the app's secret key. The browser
+// holds no key; the SDK's credential is a placeholder the server replaces. The console's own JSON (who am I,
+// setup, invitations, the consent page) and the app-scoped admin-only routes (MCP settings, connections, calls),
+// which the SDK leaves out, go through the same client's `request`.
+import { APIError, SecretClient } from '@offerkit/sdk';
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly body: unknown,
-  ) {
-    super(message);
-  }
-}
+export { APIError as ApiError };
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(path, {
-    method,
-    credentials: 'same-origin',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const parsed: unknown = text ? safeJson(text) : null;
-  if (!res.ok) {
-    const msg =
-      parsed && typeof parsed === 'object' && 'error' in parsed ? String((parsed as { error: unknown }).error) : text;
-    throw new ApiError(res.status, msg || `HTTP ${res.status}`, parsed);
-  }
-  return parsed as T;
-}
+const CONSOLE_API = '/console/api';
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+/** The session cookie rides along; retries are the SDK's (connection errors, 5xx, 429). */
+const sameOriginFetch: typeof fetch = (input, init) => fetch(input, { ...init, credentials: 'same-origin' });
+
+/** The server replaces this with the app's secret key after checking the person's session. */
+const SESSION_CREDENTIAL = 'console-session';
+
+const clients = new Map<string, SecretClient>();
+
+/** The public API of one app, as the signed-in person: `appApi(id).plans.list()`. */
+export function appApi(appId: string): SecretClient {
+  let client = clients.get(appId);
+  if (!client) {
+    client = new SecretClient({
+      secretKey: SESSION_CREDENTIAL,
+      appId,
+      baseUrl: `${window.location.origin}${CONSOLE_API}`,
+      fetch: sameOriginFetch,
+    });
+    clients.set(appId, client);
   }
+  return client;
 }
+export type AppApi = SecretClient;
+
+/** A client for the console's own JSON (no app): the same SDK core, so errors look the same everywhere. */
+const own = new SecretClient({
+  secretKey: SESSION_CREDENTIAL,
+  appId: 'console',
+  baseUrl: `${window.location.origin}${CONSOLE_API}`,
+  fetch: sameOriginFetch,
+  maxRetries: 0,
+});
 
 export const consoleApi = {
-  get: <T>(p: string) => call<T>('GET', `/console/api${p}`),
-  post: <T>(p: string, body: unknown = {}) => call<T>('POST', `/console/api${p}`, body),
+  get: <T>(p: string, query?: Record<string, unknown>) => own.request<T>('GET', p, { query }),
+  post: <T>(p: string, body: unknown = {}) => own.request<T>('POST', p, { body }),
+  patch: <T>(p: string, body: unknown = {}) => own.request<T>('PATCH', p, { body }),
+  del: <T>(p: string) => own.request<T>('DELETE', p),
 };
 
-/** The public API of one app, as the signed-in person. */
-export function appApi(appId: string) {
-  const base = `/console/api/apps/${encodeURIComponent(appId)}`;
+/** Routes of an app that the SDK leaves out (admin-only: MCP settings, connections, calls). */
+export function adminApi(appId: string) {
+  const base = `/apps/${encodeURIComponent(appId)}`;
+  const c = appApi(appId);
   return {
-    get: <T>(p: string, q?: Record<string, string | number | undefined>) => {
-      const qs = q
-        ? new URLSearchParams(
-            Object.entries(q)
-              .filter(([, v]) => v !== undefined && v !== '')
-              .map(([k, v]) => [k, String(v)]),
-          ).toString()
-        : '';
-      return call<T>('GET', `${base}${p}${qs ? `?${qs}` : ''}`);
-    },
-    post: <T>(p: string, body: unknown = {}) => call<T>('POST', `${base}${p}`, body),
-    patch: <T>(p: string, body: unknown) => call<T>('PATCH', `${base}${p}`, body),
-    del: <T>(p: string) => call<T>('DELETE', `${base}${p}`),
+    get: <T>(p: string, query?: Record<string, unknown>) => c.request<T>('GET', `${base}${p}`, { query }),
+    patch: <T>(p: string, body: unknown) => c.request<T>('PATCH', `${base}${p}`, { body }),
+    del: <T>(p: string) => c.request<T>('DELETE', `${base}${p}`),
   };
 }
-export type AppApi = ReturnType<typeof appApi>;
 
 // ---- shapes of the public API the console reads ----------------------------------------------------
 export interface Me {
@@ -69,71 +67,28 @@ export interface Me {
   workspaces: { id: string; name: string; role: string; demo: boolean; apps: { id: string; name: string }[] }[];
   temporal_ui_url: string | null;
 }
-export interface App {
-  id: string;
-  name: string;
-  api_key: string;
-  public_key: string;
-  checkout_url: string | null;
-  created_at: string;
-}
-export interface Entitlement {
-  id: string;
-  type: 'usage' | 'boolean';
-  name: string;
-  description?: string | null;
-}
-export interface Plan {
-  id: string;
-  name: string;
-  description?: string | null;
-  isFree?: boolean;
-  entitlements: { id: string; max: number | null }[];
-  addons: string[];
-  meta?: Record<string, unknown>;
-  privateMetaKeys?: string[];
-  pricingCard?: { title?: string; monthlyPrice?: number; yearlyPrice?: number; currency?: string } | null;
-}
-export interface Addon {
-  id: string;
-  name: string;
-  description?: string | null;
-}
-export interface Incentive {
-  id: string;
-  name: string;
-  description?: string | null;
-  entitlements?: { id: string; max: number | null }[];
-  addons?: string[];
-}
-export interface Account {
-  id: string;
-  name?: string | null;
-  plan: string;
-  incentive: string | null;
-  incentive_expires_at: string | null;
-  created_at: string;
-  subscription?: Record<string, unknown> | null;
-}
+import type {
+  AccessGetPrivateResponse,
+  AccountsGetResponse,
+  AddonsGetResponse,
+  AppsGetResponse,
+  EntitlementsGetResponse,
+  IncentivesGetResponse,
+  PlansGetResponse,
+} from '@offerkit/sdk';
+
+// The shapes come from the SDK, generated from the OpenAPI document: the console reads what the API documents.
+export type App = AppsGetResponse;
+export type Entitlement = EntitlementsGetResponse;
+export type Plan = PlansGetResponse;
+export type Addon = AddonsGetResponse;
+export type Incentive = IncentivesGetResponse;
+export type Account = AccountsGetResponse;
+export type Access = AccessGetPrivateResponse;
+export type AccessEntry = Access['entitlements'][number];
 export interface Page<T> {
   data: T[];
   total: number;
   page: number;
   per_page: number;
-}
-export interface AccessEntry {
-  id: string;
-  name: string;
-  type: 'usage' | 'boolean';
-  usage: number;
-  max: number | null;
-  left: number | null;
-  can: boolean;
-}
-export interface Access {
-  plan: { id: string; name: string };
-  incentive: string | null;
-  offer: string | null;
-  addons: string[];
-  entitlements: AccessEntry[];
 }

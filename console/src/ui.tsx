@@ -2,7 +2,7 @@
 import { Alert, Center, Loader } from '@mantine/core';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 
-export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const run = useCallback(load, deps);

@@ -15,7 +15,7 @@ import {
 } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { appApi, type Access, type Account, type Incentive, type Page, type Plan } from '../api';
+import { appApi, type Incentive, type Plan } from '../api';
 import { useSession } from '../App';
 import { Loading, useLoad } from '../ui';
 
@@ -24,10 +24,7 @@ export function AccountsPage() {
   const api = appApi(appId!);
   const [q, setQ] = useState('');
   const [page, setPage] = useState(1);
-  const { data, error } = useLoad(
-    () => api.get<Page<Account>>('/namespaces', { q, page, per_page: 20 }),
-    [appId, q, page],
-  );
+  const { data, error } = useLoad(() => api.accounts.list({ q, page, per_page: 20 }), [appId, q, page]);
   return (
     <Stack>
       <Title order={2}>Accounts</Title>
@@ -129,16 +126,16 @@ export function AccountPage() {
   const { appId, accountId } = useParams();
   const api = appApi(appId!);
   const { me } = useSession();
-  const id = encodeURIComponent(accountId!);
+  const id = accountId!;
   const { data, error } = useLoad(async () => {
     const [account, access, events] = await Promise.all([
-      api.get<Account>(`/namespaces/${id}`),
-      api.get<Access>(`/namespaces/${id}/full-plan`),
-      api.get<{ data: EventRow[] }>('/events', { limit: 100 }).then((r) => r.data),
+      api.accounts.get(id),
+      api.access.getPrivate(id),
+      api.events.list({ limit: 100 }).then((r) => r.data as EventRow[]),
     ]);
     const [plan, incentive] = await Promise.all([
-      api.get<Plan>(`/plans/${access.plan.id}`).catch(() => undefined),
-      account.incentive ? api.get<Incentive>(`/incentives/${account.incentive}`).catch(() => undefined) : undefined,
+      api.plans.get(access.plan.id).catch(() => undefined),
+      account.incentive ? api.incentives.get(account.incentive).catch(() => undefined) : undefined,
     ]);
     const mine = events.filter(
       (e) =>

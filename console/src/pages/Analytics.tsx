@@ -2,34 +2,26 @@ import { AreaChart, BarChart } from '@mantine/charts';
 import { Card, Group, SegmentedControl, Select, SimpleGrid, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { useParams } from 'react-router';
-import { appApi, type Entitlement } from '../api';
+import type { AnalyticsSummaryQuery } from '@offerkit/sdk';
+import { appApi } from '../api';
 import { Loading, useLoad } from '../ui';
 
 const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'];
 
-interface Summary {
-  entitlements: { id: string; name: string | null; calls: number; amount: number }[];
-}
-interface Series {
-  bucket: 'day' | 'week';
-  points: { start: string; calls: number; amount: number }[];
-}
-interface Top {
-  data: { account_id: string; calls: number; amount: number }[];
-}
+type Interval = AnalyticsSummaryQuery['interval'];
 
 export function AnalyticsPage() {
   const { appId } = useParams();
   const api = appApi(appId!);
-  const [interval, setInterval] = useState('30d');
+  const [interval, setInterval] = useState<Interval>('30d');
   const [entitlement, setEntitlement] = useState<string | null>(null);
-  const ents = useLoad(() => api.get<Entitlement[]>('/entitlements'), [appId]);
+  const ents = useLoad(() => api.entitlements.list(), [appId]);
   const { data, error } = useLoad(async () => {
     const q = { interval, entitlement: entitlement ?? undefined };
     const [summary, series, top] = await Promise.all([
-      api.get<Summary>('/analytics', { interval }),
-      api.get<Series>('/analytics/timeseries', q),
-      api.get<Top>('/analytics/top-namespaces', { ...q, limit: 10 }),
+      api.analytics.summary({ interval }),
+      api.analytics.timeseries(q),
+      api.analytics.topAccounts({ ...q, limit: 10 }),
     ]);
     return { summary, series, top };
   }, [appId, interval, entitlement]);
@@ -38,7 +30,12 @@ export function AnalyticsPage() {
     <Stack>
       <Title order={2}>Analytics</Title>
       <Group>
-        <SegmentedControl aria-label="Interval" data={INTERVALS} value={interval} onChange={setInterval} />
+        <SegmentedControl
+          aria-label="Interval"
+          data={INTERVALS}
+          value={interval}
+          onChange={(v) => setInterval(v as Interval)}
+        />
         <Select
           aria-label="Entitlement"
           placeholder="All entitlements"

@@ -13,7 +13,7 @@ import {
 } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { appApi, consoleApi, type App } from '../api';
+import { appApi, consoleApi } from '../api';
 import { useSession } from '../App';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
@@ -85,14 +85,14 @@ export function AppPage() {
   const api = appApi(appId!);
   const { me } = useSession();
   const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
-  const { data: app, error, reload } = useLoad(() => api.get<App>(''), [appId]);
+  const { data: app, error, reload } = useLoad(() => api.apps.get(), [appId]);
   const save = useAction();
   const [form, setForm] = useState<{ name: string; checkout_url: string } | null>(null);
   const values = form ?? (app ? { name: app.name, checkout_url: app.checkout_url ?? '' } : null);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     if (!values) return;
-    if (await save.run(() => api.patch('', { name: values.name, checkout_url: values.checkout_url || null }))) {
+    if (await save.run(() => api.apps.update({ name: values.name, checkout_url: values.checkout_url || null }))) {
       setForm(null);
       await reload();
     }
@@ -113,12 +113,12 @@ export function AppPage() {
               <KeyRow
                 label="Secret key"
                 value={app.api_key}
-                onRegenerate={async () => (await api.post('/keys/regenerate'), reload())}
+                onRegenerate={async () => (await api.apps.regenerateSecretKey(), reload())}
               />
               <KeyRow
                 label="Publishable key"
                 value={app.public_key}
-                onRegenerate={async () => (await api.post('/public-key/regenerate'), reload())}
+                onRegenerate={async () => (await api.apps.regeneratePublicKey(), reload())}
               />
             </SimpleGrid>
             <Card withBorder>

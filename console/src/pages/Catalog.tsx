@@ -29,10 +29,10 @@ export function CatalogPage() {
   const api = appApi(appId!);
   const { data, error, reload } = useLoad(async (): Promise<Catalog> => {
     const [plans, entitlements, addons, incentives] = await Promise.all([
-      api.get<Plan[]>('/plans'),
-      api.get<Entitlement[]>('/entitlements'),
-      api.get<Addon[]>('/addons'),
-      api.get<Incentive[]>('/incentives'),
+      api.plans.list(),
+      api.entitlements.list(),
+      api.addons.list(),
+      api.incentives.list(),
     ]);
     return { plans, entitlements, addons, incentives };
   }, [appId]);
@@ -135,8 +135,8 @@ function Cell({
         checked={!!attached}
         onChange={(e) =>
           action.run(async () => {
-            if (e.currentTarget.checked) await api.post(`/plans/${plan.id}/entitlements`, { id: ent.id });
-            else await api.del(`/plans/${plan.id}/entitlements/${ent.id}`);
+            if (e.currentTarget.checked) await api.plans.attachEntitlement(plan.id, { id: ent.id });
+            else await api.plans.detachEntitlement(plan.id, ent.id);
             await reload();
           })
         }
@@ -149,9 +149,7 @@ function Cell({
         variant="light"
         aria-label={`Include ${label}`}
         onClick={() =>
-          action.run(
-            async () => (await api.post(`/plans/${plan.id}/entitlements`, { id: ent.id, max: null }), reload()),
-          )
+          action.run(async () => (await api.plans.attachEntitlement(plan.id, { id: ent.id, max: null }), reload()))
         }
       >
         Include
@@ -161,7 +159,7 @@ function Cell({
     action.run(async () => {
       const max = value === '' ? null : Number(value);
       if (max === attached.max) return;
-      await api.patch(`/plans/${plan.id}/entitlements/${ent.id}`, { max });
+      await api.plans.setEntitlementLimit(plan.id, ent.id, { max });
       setSaved(true);
       setTimeout(() => setSaved(false), 1500);
       await reload();
@@ -194,7 +192,7 @@ function NewPlan({ api, reload }: { api: AppApi; reload: () => Promise<void> }) 
   const action = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (await action.run(() => api.post('/plans', form))) {
+    if (await action.run(() => api.plans.create(form))) {
       setForm({ id: '', name: '' });
       await reload();
     }
@@ -234,7 +232,7 @@ function NewEntitlement({ api, reload }: { api: AppApi; reload: () => Promise<vo
   const action = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    if (await action.run(() => api.post('/entitlements', form))) {
+    if (await action.run(() => api.entitlements.create({ ...form, type: form.type as 'usage' | 'boolean' }))) {
       setForm({ id: '', name: '', type: 'usage' });
       await reload();
     }

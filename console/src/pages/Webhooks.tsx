@@ -1,7 +1,10 @@
 import { Accordion, Badge, Button, Card, Code, Group, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { useParams } from 'react-router';
+import type { WebhooksCreateBody } from '@offerkit/sdk';
 import { appApi, type AppApi } from '../api';
+
+type EventType = WebhooksCreateBody['events'][number];
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
 interface Endpoint {
@@ -13,25 +16,13 @@ interface Endpoint {
   disabled_reason: string | null;
   stats: { total: number; succeeded: number; failed: number; pending: number };
 }
-interface Delivery {
-  id: string;
-  event_type: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  response_status: number | null;
-  response_body: string | null;
-  error: string | null;
-  test: boolean;
-  created_at: string;
-  payload: unknown;
-}
 
 const COLORS = { pending: 'yellow', succeeded: 'teal', failed: 'red' } as const;
 
 export function WebhooksPage() {
   const { appId } = useParams();
   const api = appApi(appId!);
-  const { data, error, reload } = useLoad(() => api.get<Endpoint[]>('/webhooks'), [appId]);
+  const { data, error, reload } = useLoad(() => api.webhooks.list(), [appId]);
   return (
     <Stack>
       <Title order={2}>Webhooks</Title>
@@ -73,7 +64,7 @@ export function WebhooksPage() {
 
 function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoint; onChange: () => Promise<void> }) {
   const { data, error, reload } = useLoad(
-    () => api.get<{ data: Delivery[] }>(`/webhooks/${endpoint.id}/deliveries`, { limit: 50 }).then((r) => r.data),
+    () => api.webhooks.listDeliveries(endpoint.id, { limit: 50 }).then((r) => r.data),
     [endpoint.id],
   );
   const action = useAction();
@@ -92,7 +83,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
           size="xs"
           variant="default"
           loading={action.busy}
-          onClick={() => action.run(async () => (await api.post(`/webhooks/${endpoint.id}/test`), after()))}
+          onClick={() => action.run(async () => (await api.webhooks.sendTest(endpoint.id, {}), after()))}
         >
           Send test event
         </Button>
@@ -131,12 +122,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                           size="xs"
                           w="fit-content"
                           onClick={() =>
-                            action.run(
-                              async () => (
-                                await api.post(`/webhooks/${endpoint.id}/deliveries/${d.id}/retry`),
-                                after()
-                              ),
-                            )
+                            action.run(async () => (await api.webhooks.retryDelivery(endpoint.id, d.id), after()))
                           }
                         >
                           Retry
@@ -173,7 +159,7 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
-    if (await action.run(() => api.post('/webhooks', { url, events: list }))) {
+    if (await action.run(() => api.webhooks.create({ url, events: list as EventType[] }))) {
       setUrl('');
       await reload();
     }
