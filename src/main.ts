@@ -1,6 +1,6 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
-import { CONSOLE_PATH } from './console/console.js';
+import { dashboardUrl } from './console/urls.js';
 import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
@@ -29,7 +29,7 @@ async function main() {
   const server = await listen(deps);
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
-  const consoleUrl = config.APP_URL ?? `${apiUrl}${CONSOLE_PATH}/`;
+  const consoleUrl = `${dashboardUrl(config, apiUrl)}/`;
   // The console: the demo workspace on first start, and a one-time setup link while nobody can sign in.
   const peopleModule = await people(deps);
   if (config.demoWorkspace)
@@ -52,7 +52,7 @@ async function main() {
       infra.paypal
         ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
-      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${config.APP_URL ? new URL('/oauth/consent', config.APP_URL).toString() : apiUrl + '/oauth/consent'})`,
+      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${dashboardUrl(config, apiUrl)}/oauth/consent)`,
       `  Models       ${config.OPENAI_API_KEY ? `dynamic cancel-flow offers on (${config.OPENAI_MODEL})` : 'dynamic cancel-flow offers off (set OPENAI_API_KEY)'}`,
       '',
       '  Ctrl-C stops everything.',

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type net from 'node:net';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { seedDemo } from '../src/console/demo.js';
@@ -5,6 +7,7 @@ import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helpers/console.js';
 import { call, del, get, post } from './helpers/http.js';
+import { pkce, postForm } from './helpers/oauth.js';
 import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
@@ -263,6 +266,83 @@ describe('the operator console in a real browser (headless Chromium)', function 
     const unexpected = memberProblems.filter((p) => !p.includes(`/console/api/apps/${other.id}/plans`));
     expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
     await member.close();
+  });
+
+  it('approves an MCP client on the console consent page as the signed-in person', async () => {
+    // The MCP client: registered, with a loopback redirect URI that records where the browser comes back.
+    const hits: URL[] = [];
+    const cb = http.createServer((req, res) => {
+      const u = new URL(req.url!, 'http://127.0.0.1');
+      if (u.pathname === '/callback') hits.push(u);
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>Back in the client</title><h1>Signed in</h1>');
+    });
+    await new Promise<void>((resolve) => cb.listen(0, '127.0.0.1', () => resolve()));
+    const redirect = `http://127.0.0.1:${(cb.address() as net.AddressInfo).port}/callback`;
+    const client = (await post('/oauth/register', null, { redirect_uris: [redirect], client_name: 'Claude <Desktop>' }))
+      .body;
+    const { verifier, challenge } = pkce();
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'mcp:write',
+      state: 'xyz',
+    });
+    // A signed-out browser: /oauth/authorize sends it to the console, which asks the person to sign in first.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const cp = await context.newPage();
+    const consentProblems = watch(cp);
+    try {
+      await cp.goto(`${testEnv().baseUrl}/oauth/authorize?${q}`);
+      expect(new URL(cp.url()).pathname).to.equal('/console/oauth/consent');
+      await cp.getByLabel(/^Email/).fill(OWNER.email);
+      await cp.getByLabel(/^Password/).fill(OWNER.password);
+      await cp.getByRole('button', { name: 'Sign in' }).click();
+      await cp.getByTestId('client-name').waitFor();
+      expect(await cp.getByTestId('client-name').textContent()).to.equal('Claude <Desktop>');
+      await cp.getByText(OWNER.email).waitFor();
+      // The requested level is preselected; the person may choose another.
+      expect(await cp.getByRole('radio', { name: 'Read and write' }).isChecked()).to.equal(true);
+      await shoot(cp, 'consent');
+
+      // A cross-site approval with the person's cookie is refused.
+      const requestId = new URL(cp.url()).searchParams.get('request')!;
+      const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      const forged = await rawRequest(
+        `${testEnv().baseUrl}/console/api/oauth/requests/${requestId}/approve`,
+        'POST',
+        { cookie, origin: 'https://evil.example' },
+        { access_level: 'full', app_id: appId },
+      );
+      expect(forged.status).to.equal(403);
+
+      await cp.getByRole('radio', { name: 'Read only' }).check();
+      await cp.getByRole('button', { name: 'Approve' }).click();
+      await cp.waitForURL(/\/callback\?/);
+      const back = hits.at(-1)!;
+      expect(back.searchParams.get('state')).to.equal('xyz');
+      const tokens = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        redirect_uri: redirect,
+      });
+      expect(tokens.status).to.equal(200);
+      expect(tokens.body.scope).to.equal('mcp:read');
+      // The connection belongs to the person who approved it.
+      const [conn] = (await get(`/apps/${appId}/mcp/connections`, testEnv().adminKey)).body;
+      expect(conn).to.include({ kind: 'oauth', access_level: 'read', name: 'Claude <Desktop>' });
+      const me: any = await page.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+      expect(conn.user).to.deep.include({ id: me.user.id, email: OWNER.email, name: OWNER.name });
+      expect(consentProblems, consentProblems.join('\n')).to.deep.equal([]);
+    } finally {
+      await context.close();
+      await new Promise<void>((resolve) => cb.close(() => resolve()));
+    }
   });
 
   it('app keys cannot use /api/auth/*', async () => {

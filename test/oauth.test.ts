@@ -163,7 +163,10 @@ describe('OAuth 2.1 for MCP clients', function () {
       }
       const ok = await call('GET', authorizeUrl({ ...good, resource: mcpUrl(app.id).toString() }));
       expect(ok.status).to.equal(302);
-      expect(ok.headers.get('location')).to.match(new RegExp(`^${testEnv().baseUrl}/oauth/consent\\?request=oar_`));
+      // By default the consent page is the console's ({dashboard_url} is the console on this origin).
+      expect(ok.headers.get('location')).to.match(
+        new RegExp(`^${testEnv().baseUrl}/console/oauth/consent\\?request=oar_`),
+      );
     });
 
     it('redirects to APP_URL/oauth/consent when APP_URL is set', async () => {

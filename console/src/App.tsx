@@ -21,6 +21,7 @@ import { AccountPage, AccountsPage } from './pages/Accounts';
 import { AnalyticsPage } from './pages/Analytics';
 import { AppPage, NewAppPage } from './pages/AppPage';
 import { CatalogPage } from './pages/Catalog';
+import { ConsentPage } from './pages/Consent';
 import { InvitePage, SetupPage, SignInPage } from './pages/SignIn';
 import { WebhooksPage } from './pages/Webhooks';
 
@@ -73,7 +74,10 @@ export function App() {
     );
   return (
     <SessionContext.Provider value={{ me, reload: load }}>
-      <Shell />
+      <Routes>
+        <Route path="/oauth/consent" element={<ConsentPage />} />
+        <Route path="*" element={<Shell />} />
+      </Routes>
     </SessionContext.Provider>
   );
 }

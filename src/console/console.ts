@@ -24,9 +24,14 @@ import {
   workspacesOf,
   type People,
 } from '../people/auth.js';
+import { AppError } from '../http/errors.js';
+import { requestOrigin } from '../http/router.js';
 import { safeEqual } from '../http/secrets.js';
+import { levelSchema } from '../mcp/settings.js';
+import * as oauth from '../oauth/oauth.service.js';
+import { CONSOLE_PATH } from './urls.js';
 
-export const CONSOLE_PATH = '/console';
+export { CONSOLE_PATH };
 export const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 const TYPES: Record<string, string> = {
@@ -73,6 +78,7 @@ const setupBody = z.object({
 });
 const appBody = z.object({ name: z.string().trim().min(1).max(200) });
 const inviteBody = z.object({ email: z.email().max(320), role: z.enum(['member', 'admin']).default('member') });
+const consentBody = z.strictObject({ access_level: levelSchema, app_id: z.string().min(1).max(255).optional() });
 const acceptBody = z.object({ name: z.string().trim().min(1).max(200), password: z.string().min(10).max(200) });
 
 function fail(ctx: Koa.Context, status: number, error: string) {
@@ -241,6 +247,79 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     await p.pool.query(`update people_invitations set status = 'accepted' where id = $1`, [ctx.params.id]);
     ctx.status = 201;
     ctx.body = { user: { id: user.id, email: user.email } };
+  });
+
+  // The OAuth consent page ({dashboard_url}/oauth/consent): a signed-in person approves an MCP client as
+  // themselves (the `user` of the spec's approve body), for an app of their own workspaces. The demo workspace's
+  // app is not offered: it is read-only, and an MCP connection would write through tools.
+  async function consenting(ctx: Koa.Context, p: People) {
+    const s = await session(ctx, p);
+    if (!s) return void fail(ctx, 401, 'Sign in to continue');
+    const workspaces = (await workspacesOf(p, s.user.id)).filter((w) => !w.demo);
+    const ids = [...new Set(workspaces.flatMap((w) => w.app_ids))];
+    const { rows } = await p.pool.query<{ id: string; name: string }>(`select id, name from apps where id = any($1)`, [
+      ids,
+    ]);
+    return {
+      session: s,
+      apps: ids.filter((id) => rows.some((r) => r.id === id)).map((id) => rows.find((r) => r.id === id)!),
+    };
+  }
+  /** Runs a service call, answering its AppError (404 for a used or expired request) as the API would. */
+  async function answer(ctx: Koa.Context, fn: () => Promise<unknown>, status = 200) {
+    try {
+      ctx.body = await fn();
+      ctx.status = status;
+    } catch (err) {
+      if (err instanceof AppError) return fail(ctx, err.status, err.message);
+      throw err;
+    }
+  }
+
+  api.get('/oauth/requests/:id', async (ctx) => {
+    const p = await people(deps);
+    const who = await consenting(ctx, p);
+    if (!who) return;
+    await answer(ctx, async () => {
+      const request = await oauth.describeRequest(deps.orm.em.fork(), ctx.params.id);
+      return {
+        request,
+        apps: who.apps,
+        user: { id: who.session.user.id, name: who.session.user.name, email: who.session.user.email },
+      };
+    });
+  });
+
+  api.post('/oauth/requests/:id/approve', sameOrigin, json, async (ctx) => {
+    const p = await people(deps);
+    const who = await consenting(ctx, p);
+    if (!who) return;
+    const input = parse(ctx, consentBody);
+    if (!input) return;
+    const em = deps.orm.em.fork();
+    await answer(ctx, async () => {
+      const pending = await oauth.describeRequest(em, ctx.params.id);
+      const appId = pending.app?.id ?? input.app_id;
+      if (appId && !who.apps.some((a) => a.id === appId))
+        throw new AppError(403, 'This app is not in your workspaces: ask its owner to invite you');
+      const { user } = who.session;
+      return oauth.approveRequest(
+        em,
+        ctx.params.id,
+        {
+          user: { id: user.id, name: user.name, email: user.email },
+          access_level: input.access_level,
+          app_id: input.app_id,
+        },
+        requestOrigin(ctx, deps),
+      );
+    });
+  });
+
+  api.post('/oauth/requests/:id/deny', sameOrigin, async (ctx) => {
+    const p = await people(deps);
+    if (!(await consenting(ctx, p))) return;
+    await answer(ctx, () => oauth.denyRequest(deps.orm.em.fork(), ctx.params.id, requestOrigin(ctx, deps)));
   });
 
   // The public API on the person's behalf.
