@@ -32,10 +32,16 @@ async function main() {
   const consoleUrl = `${dashboardUrl(config, apiUrl)}/`;
   // The console: the demo workspace on first start, and a one-time setup link while nobody can sign in.
   const peopleModule = await people(deps);
-  if (config.demoWorkspace)
-    await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger).catch((err) =>
+  if (config.demoWorkspace) {
+    // Checkouts are approved at the local PayPal stand-in, as a buyer would click through it.
+    const standIn = infra.paypal;
+    const paypal = standIn
+      ? { credentials: STANDIN_CREDENTIALS, approve: (url: string) => standIn.approve(url) }
+      : undefined;
+    await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger, { paypal }).catch((err) =>
       logger.error({ err }, 'could not create the demo workspace'),
     );
+  }
   const setupToken = await issueSetupToken(peopleModule);
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(

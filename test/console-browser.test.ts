@@ -9,7 +9,7 @@ import { ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helper
 import { call, del, get, post } from './helpers/http.js';
 import { pkce, postForm } from './helpers/oauth.js';
 import { startReceiver } from './helpers/receiver.js';
-import { testEnv } from './helpers/servers.js';
+import { PAYPAL_TEST_CREDENTIALS, testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
 const OWNER = { name: 'Olivia Owner', email: 'owner@example.com', password: 'correct horse battery' };
@@ -353,9 +353,22 @@ describe('the operator console in a real browser (headless Chromium)', function 
 
   describe('the demo workspace', () => {
     let demoAppId: string;
+    let hooks: Awaited<ReturnType<typeof startReceiver>>;
+    after(() => hooks?.close());
     before(async function () {
       this.timeout(120_000);
-      demoAppId = (await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).appId;
+      // The demo's endpoint: a receiver that takes most events and refuses subscription ones (a failed
+      // delivery to retry); checkouts approved at the PayPal stand-in.
+      hooks = await startReceiver((_n, r) =>
+        r.body.includes('"type":"subscription.') ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' },
+      );
+      const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+      demoAppId = (
+        await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger, {
+          paypal: { credentials: { client_id, client_secret }, approve: (u) => testEnv().paypal.approve(u) },
+          webhookUrl: hooks.url,
+        })
+      ).appId;
     });
 
     it('is filled with a catalog, a few hundred accounts and 60 days of usage; its secret key cannot write', async () => {
@@ -371,6 +384,28 @@ describe('the operator console in a real browser (headless Chromium)', function 
       const write = await post(`/apps/${demoAppId}/plans`, app.api_key, { id: 'x', name: 'X' });
       expect(write.status).to.equal(403);
       expect(write.body.error).to.match(/demo/);
+      // Offers with views and completed checkouts, the funnel's numbers.
+      const stats = (await get(`/apps/${demoAppId}/offers/spring_sale/stats`, app.api_key)).body;
+      expect(stats).to.include({ views: 48, checkouts: 10, completed: 8 });
+      const offers = (await get(`/apps/${demoAppId}/offers`, app.api_key)).body;
+      expect(offers.map((o: { id: string; status: string }) => [o.id, o.status])).to.deep.equal([
+        ['spring_sale', 'active'],
+        ['go_annual', 'draft'],
+      ]);
+      // A cancel flow with sessions saved, cancelled and abandoned.
+      const sessions = (await get(`/apps/${demoAppId}/cancel-sessions?limit=50`, app.api_key)).body.data;
+      const byStatus = sessions.reduce(
+        (m: Record<string, number>, s: { status: string }) => ({ ...m, [s.status]: (m[s.status] ?? 0) + 1 }),
+        {},
+      );
+      expect(byStatus).to.deep.equal({ saved: 2, cancelled: 2, abandoned: 6 });
+      // Webhook deliveries, succeeded and failed.
+      const [endpoint] = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body;
+      await eventually(async () => {
+        const d = (await get(`/apps/${demoAppId}/webhooks/${endpoint.id}/deliveries?limit=100`, app.api_key)).body.data;
+        const statuses = new Set(d.map((x: { status: string }) => x.status));
+        return statuses.has('succeeded') && statuses.has('failed');
+      }, 30_000);
       // Seeding again finds it and changes nothing.
       expect((await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).created).to.equal(false);
     });

@@ -1,6 +1,7 @@
 // The demo workspace: on first start (DEMO_WORKSPACE, on by default outside production) one app filled
 // with realistic data through the public API, so a newcomer sees populated pages at once. The spec's org
 // `demo` holds it; writes with its secret key get 403 (src/console/console.ts).
+import { PublishableClient, SecretClient } from '@offerkit/sdk';
 import type { Logger } from '../logger.js';
 import { DEMO_WORKSPACE_ID } from '../people/auth.js';
 
@@ -26,10 +27,30 @@ export interface DemoResult {
   created: boolean;
 }
 
+export interface DemoOptions {
+  /**
+   * The local PayPal stand-in: credentials it accepts and a way to click its approval links as a buyer would.
+   * Without it (a real PayPal account, or none) offers stay drafts and no checkouts are made.
+   */
+  paypal?: {
+    credentials: { client_id: string; client_secret: string };
+    approve: (approveUrl: string) => Promise<string>;
+  };
+  /** Where the demo's webhook endpoint points (a public address; the default cannot be saved offline). */
+  webhookUrl?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
  * Creates the demo workspace unless it exists. `baseUrl` is this API (loopback), `adminKey` its admin key.
  */
-export async function seedDemo(baseUrl: string, adminKey: string, logger: Logger): Promise<DemoResult> {
+export async function seedDemo(
+  baseUrl: string,
+  adminKey: string,
+  logger: Logger,
+  opts: DemoOptions = {},
+): Promise<DemoResult> {
   const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
@@ -163,13 +184,12 @@ export async function seedDemo(baseUrl: string, adminKey: string, logger: Logger
   await call('POST', `${a}/import`, { accounts, usage: usage.slice(0, 10_000) });
   if (usage.length > 10_000) await call('POST', `${a}/import`, { accounts: [], usage: usage.slice(10_000, 20_000) });
 
-  // Webhooks: one endpoint at a placeholder address that does not accept the events,
-  // so the log shows failures and retries.
-  // The endpoint must be a public address; offline it cannot be saved, and the demo goes on without it.
+  // Webhooks: one endpoint for every event, so the changes below leave a delivery log. It must be a public
+  // address; offline the default cannot be saved, and the demo goes on without deliveries.
   await call('POST', `${a}/webhooks`, {
-    url: 'https://example.com/offerkit-demo-webhooks',
+    url: opts.webhookUrl ?? 'https://example.com/offerkit-demo-webhooks',
     events: ['*'],
-    description: 'Billing worker (a placeholder address: deliveries fail, retry them)',
+    description: 'Billing worker',
   }).catch((err) => logger.warn({ err: (err as Error).message }, 'demo: webhook endpoint not created'));
   // Recent changes produce events and deliveries.
   for (const acc of accounts.slice(0, 8)) {
@@ -180,6 +200,15 @@ export async function seedDemo(baseUrl: string, adminKey: string, logger: Logger
 
   // Cancel flow from the template, active, with a few sessions.
   await call('POST', `${a}/cancel-flows`, { id: 'default', name: 'Default cancel flow', status: 'active' });
+  const appKeys = await call<{ public_key: string }>('GET', a);
+  await offersAndCheckouts({
+    sdk: new SecretClient({ secretKey: adminKey, appId: app.id, baseUrl }),
+    pub: new PublishableClient({ publishableKey: appKeys.public_key, appId: app.id, baseUrl }),
+    buyers: accounts.filter((x) => x.plan === 'free').map((x) => x.id),
+    random,
+    logger,
+    opts,
+  });
   for (const acc of accounts.filter((x) => x.plan !== 'free').slice(0, 6)) {
     const s = await call<{ id: string }>('POST', `${a}/cancel-sessions`, { flow: 'default', account: acc.id });
     await call('POST', `${a}/cancel-sessions/${s.id}/close`);
@@ -188,4 +217,100 @@ export async function seedDemo(baseUrl: string, adminKey: string, logger: Logger
   await call('POST', '/orgs', { id: DEMO_WORKSPACE_ID, name: 'Demo', app_ids: [app.id] });
   logger.info({ app: app.id, accounts: accounts.length, usage: usage.length }, 'created the demo workspace');
   return { appId: app.id, created: true };
+}
+
+/**
+ * Offers with views and completed checkouts at the payment provider, and cancel sessions of paying customers that
+ * were saved, cancelled or abandoned: the offer funnel and the cancel-flow stats have something to show.
+ */
+async function offersAndCheckouts(input: {
+  sdk: SecretClient;
+  pub: PublishableClient;
+  buyers: string[];
+  random: () => number;
+  logger: Logger;
+  opts: DemoOptions;
+}) {
+  const { sdk, pub, buyers, random, logger, opts } = input;
+  await sdk.offers.create({
+    id: 'spring_sale',
+    name: 'Spring sale',
+    description: "Pro for less, with double PDF exports; Team at last year's price",
+    plans: [
+      {
+        plan: 'pro',
+        prices: [
+          { interval: 'month', amount: 9, currency: 'USD' },
+          { interval: 'year', amount: 90, currency: 'USD' },
+        ],
+        extras: { entitlements: [{ id: 'exports', max: 400 }], addons: [] },
+      },
+      { plan: 'team', prices: [{ interval: 'month', amount: 29, currency: 'USD' }] },
+    ],
+    bumps: [{ id: 'support', name: 'Priority support', addon: 'priority_support', price: 5, currency: 'USD' }],
+  });
+  await sdk.offers.create({
+    id: 'go_annual',
+    name: 'Go annual',
+    description: 'Two months free when you pay yearly (draft: not published yet)',
+    plans: [{ plan: 'pro', prices: [{ interval: 'year', amount: 100, currency: 'USD' }] }],
+  });
+  if (!opts.paypal) {
+    logger.info('demo: no local payment provider, so the offers stay drafts and no checkouts are made');
+    return;
+  }
+  await sdk.payments.connect({ ...opts.paypal.credentials, env: 'sandbox' });
+  await sdk.offers.publish('spring_sale');
+
+  // Visitors: views of the public offer from three campaigns.
+  const refs = ['newsletter', 'twitter', 'pricing_page'];
+  for (let i = 0; i < 48; i++) await pub.offers.getPublic('spring_sale', { ref: refs[i % refs.length] });
+
+  // Buyers: most approve at the provider and complete; a few leave the approval page (open checkouts).
+  const paid: string[] = [];
+  for (let i = 0; i < 10; i++) {
+    const account = buyers[i];
+    const checkout = await pub.offers.checkout('spring_sale', {
+      plan: i % 4 === 3 ? 'team' : 'pro',
+      interval: i % 5 === 0 && i % 4 !== 3 ? 'year' : 'month',
+      account,
+      ref: refs[Math.floor(random() * refs.length)],
+      bumps: i % 3 === 0 ? ['support'] : [],
+      return_url: 'https://acme-notes.example.com/thanks',
+      cancel_url: 'https://acme-notes.example.com/pricing',
+    });
+    if (i >= 8) continue;
+    await opts.paypal.approve(checkout.approve_url!);
+    if (checkout.bump_approve_url) await opts.paypal.approve(checkout.bump_approve_url);
+    // The provider activates the subscription a moment after approval.
+    for (let t = 0; t < 40; t++) {
+      const c = await pub.checkouts.complete(checkout.id);
+      if (c.status === 'completed') {
+        paid.push(account);
+        break;
+      }
+      await sleep(250);
+    }
+  }
+
+  // Cancel sessions of paying customers: a discount accepted, a pause accepted, two who cancel anyway.
+  const walks: { answer: string; text?: string; then: 'accept' | 'cancel' }[] = [
+    { answer: 'too_expensive', then: 'accept' },
+    { answer: 'not_using', then: 'accept' },
+    { answer: 'missing_features', then: 'cancel' },
+    { answer: 'other', text: 'We moved to a competitor with offline mode', then: 'cancel' },
+  ];
+  for (const [i, walk] of walks.entries()) {
+    const account = paid[i];
+    if (!account) break;
+    const s = await sdk.cancelSessions.start({ flow: 'default', account });
+    const atOffer = await sdk.cancelSessions.answer(s.id, { step: 'reason', answer: walk.answer, text: walk.text });
+    if (walk.then === 'accept' && atOffer.step?.type === 'offer') {
+      await sdk.cancelSessions.accept(s.id, { return_url: 'https://acme-notes.example.com/account' });
+      continue;
+    }
+    const atConfirm = atOffer.step?.type === 'offer' ? await sdk.cancelSessions.decline(s.id) : atOffer;
+    if (atConfirm.step?.type === 'confirm') await sdk.cancelSessions.cancel(s.id);
+  }
+  logger.info({ checkouts: paid.length }, 'demo: offers, checkouts and cancel sessions created');
 }
