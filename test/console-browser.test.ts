@@ -345,6 +345,70 @@ describe('the operator console in a real browser (headless Chromium)', function 
     }
   });
 
+  it('creates an offer, previews it live and publishes it against the PayPal stand-in', async () => {
+    const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+    await call('PUT', `/apps/${appId}/payments`, {
+      token: testEnv().adminKey,
+      body: { client_id, client_secret, env: 'sandbox' },
+    });
+    await page.getByRole('link', { name: 'Offers' }).click();
+    await page.getByText('No offers yet').waitFor();
+    await page.getByLabel('Offer id').fill('launch');
+    await page.getByLabel('Offer name').fill('Launch week');
+    await page.getByRole('combobox', { name: /^Plan/ }).click();
+    await page.getByRole('option', { name: 'Pro' }).click();
+    await page.getByLabel('Monthly price (USD)').fill('7');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
+    // The live preview follows unsaved edits.
+    await page.getByLabel('pro monthly price').fill('6');
+    await page.getByLabel('Live preview').getByText('6 USD').waitFor();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'active' }).waitFor();
+    const offer = (await get(`/apps/${appId}/offers/launch`, testEnv().adminKey)).body;
+    expect(offer).to.include({ status: 'active', published: true });
+    expect(offer.plans[0].prices[0]).to.include({ interval: 'month', amount: 6 });
+    await shoot(page, 'offer-editor');
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'archived' }).waitFor();
+  });
+
+  it('edits a cancel flow: a branch for one answer, the offer preview for chosen answers', async () => {
+    await page.getByRole('link', { name: 'Cancel flows' }).click();
+    await page.getByRole('button', { name: 'Create from the template' }).click();
+    await page.getByLabel('Steps').waitFor();
+    // "Something else" skips the offer and goes straight to the confirm step.
+    await page.getByRole('combobox', { name: 'After “Something else”' }).click();
+    await page.getByRole('option', { name: 'confirm' }).click();
+    await page.getByRole('button', { name: 'Save flow' }).click();
+    await eventually(async () => {
+      const [flow] = (await get(`/apps/${appId}/cancel-flows`, testEnv().adminKey)).body;
+      const reason = flow.steps.find((x: { id: string }) => x.id === 'reason');
+      return reason.answers.find((a: { id: string }) => a.id === 'other').next === 'confirm';
+    });
+    // The preview: "too expensive" gets the discount.
+    await page.getByRole('combobox', { name: 'Why are you cancelling?' }).click();
+    await page.getByRole('option', { name: 'It is too expensive' }).click();
+    await page.getByLabel('Offer preview').getByText(/25%/).first().waitFor();
+    await shoot(page, 'cancel-flow-editor');
+  });
+
+  it('switches an MCP tool off and lists the connection a person approved', async () => {
+    await page.getByRole('link', { name: 'MCP server' }).click();
+    await page.getByRole('table', { name: 'Connections' }).getByText('Claude <Desktop>').waitFor();
+    await page.getByLabel('Tool delete_account').waitFor();
+    // A click as the browser delivers it (the switch sits under the sticky header when scrolled to).
+    await page.getByRole('switch', { name: 'Tool create_plan' }).dispatchEvent('click');
+    await page.getByRole('button', { name: 'Save MCP settings' }).click();
+    await eventually(async () => {
+      const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+      return s.tool_overrides.create_plan === false;
+    });
+    await page.getByText('(override)').waitFor();
+    await shoot(page, 'mcp');
+  });
+
   it('app keys cannot use /api/auth/*', async () => {
     const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
     const res = await get('/api/auth/get-session', app.api_key);
@@ -439,6 +503,42 @@ describe('the operator console in a real browser (headless Chromium)', function 
         .first()
         .waitFor();
       await shoot(page, 'accounts');
+    });
+
+    it('shows the offer funnel, checkouts and subscriptions, cancel-flow stats and the delivery log', async () => {
+      await page.goto(url(`/apps/${demoAppId}/offers/spring_sale`));
+      await page
+        .getByLabel('Conversion')
+        .getByText(/Conversion 16\.7%/)
+        .waitFor();
+      await page.getByRole('table', { name: 'By ref' }).waitFor();
+      await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
+      await shoot(page, 'offers');
+
+      await page.getByRole('link', { name: 'Checkouts and subscriptions' }).click();
+      await page.getByRole('table', { name: 'Checkouts' }).getByText('completed').first().waitFor();
+      await page.getByRole('table', { name: 'Subscriptions' }).getByText('paused').first().waitFor();
+      await shoot(page, 'billing');
+
+      await page.getByRole('link', { name: 'Cancel flows' }).click();
+      await page
+        .getByLabel('Save rate')
+        .getByText(/save rate/)
+        .waitFor();
+      await page.getByRole('table', { name: 'Sessions' }).getByText('saved').first().waitFor();
+      await page.locator('.recharts-bar-rectangle').first().waitFor();
+      await shoot(page, 'cancel-flows');
+
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText(hooks.url).click();
+      await page
+        .getByRole('button', { name: /Delivery subscription\.\w+ failed/ })
+        .first()
+        .waitFor();
+      await shoot(page, 'demo-webhooks');
+
+      await page.getByRole('link', { name: 'MCP server' }).click();
+      await page.getByText('No connections yet').waitFor();
     });
   });
 });

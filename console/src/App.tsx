@@ -20,7 +20,11 @@ import { authClient } from './auth';
 import { AccountPage, AccountsPage } from './pages/Accounts';
 import { AnalyticsPage } from './pages/Analytics';
 import { AppPage, NewAppPage } from './pages/AppPage';
+import { BillingPage } from './pages/Billing';
+import { CancelFlowsPage } from './pages/CancelFlows';
 import { CatalogPage } from './pages/Catalog';
+import { McpPage } from './pages/Mcp';
+import { OffersPage } from './pages/Offers';
 import { ConsentPage } from './pages/Consent';
 import { InvitePage, SetupPage, SignInPage } from './pages/SignIn';
 import { WebhooksPage } from './pages/Webhooks';
@@ -140,6 +144,12 @@ function Shell() {
           <Route path="/apps/:appId/accounts/:accountId" element={<AccountPage />} />
           <Route path="/apps/:appId/analytics" element={<AnalyticsPage />} />
           <Route path="/apps/:appId/webhooks" element={<WebhooksPage />} />
+          <Route path="/apps/:appId/offers" element={<OffersPage />} />
+          <Route path="/apps/:appId/offers/:offerId" element={<OffersPage />} />
+          <Route path="/apps/:appId/billing" element={<BillingPage />} />
+          <Route path="/apps/:appId/cancel-flows" element={<CancelFlowsPage />} />
+          <Route path="/apps/:appId/cancel-flows/:flowId" element={<CancelFlowsPage />} />
+          <Route path="/apps/:appId/mcp" element={<McpPage />} />
           <Route path="*" element={<Text>Nothing here. Pick an app on the left.</Text>} />
         </Routes>
       </AppShell.Main>
@@ -169,7 +179,11 @@ const SECTIONS: [string, string][] = [
   ['/catalog', 'Catalog'],
   ['/accounts', 'Accounts'],
   ['/analytics', 'Analytics'],
+  ['/offers', 'Offers'],
+  ['/billing', 'Checkouts and subscriptions'],
+  ['/cancel-flows', 'Cancel flows'],
   ['/webhooks', 'Webhooks'],
+  ['/mcp', 'MCP server'],
 ];
 
 function Nav() {

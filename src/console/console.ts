@@ -26,6 +26,7 @@ import {
 } from '../people/auth.js';
 import { AppError } from '../http/errors.js';
 import { requestOrigin } from '../http/router.js';
+import { routes as routeTable } from '../http/routes.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
 import * as oauth from '../oauth/oauth.service.js';
@@ -49,6 +50,8 @@ const TYPES: Record<string, string> = {
 const ADMIN_APP_ROUTES = /^\/apps\/[^/]+\/(mcp\/(settings|connections|calls)|agent\/threads)(\/|$)/;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** POSTs that store nothing (previews): not writes, so the read-only demo app answers them. */
+const PREVIEWS = /\/(draft-preview|preview|preview-offer)$/;
 
 /** The origin the browser addressed this service at (Koa 3's `ctx.origin` is the Origin header instead). */
 const ownOrigin = (ctx: Koa.Context) => `${ctx.protocol}://${ctx.host}`;
@@ -118,6 +121,14 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     }
     await next();
   };
+
+  // The MCP tools an app's server offers (from the route table), for the MCP page's per-tool switches.
+  const tools = routeTable
+    .filter((r) => r.mcp)
+    .map((r) => ({ name: r.mcp!.tool, level: r.mcp!.level, method: r.method, path: r.path, summary: r.summary }));
+  api.get('/mcp-tools', (ctx) => {
+    ctx.body = tools;
+  });
 
   api.get('/status', async (ctx) => {
     const p = await people(deps);
@@ -335,7 +346,9 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
     const { rows } = await p.pool.query<{ api_key: string }>(`select api_key from apps where id = $1`, [appId]);
     if (!rows[0]) return fail(ctx, 404, 'App not found');
     const target = ctx.path.slice(`${CONSOLE_PATH}/api`.length);
-    const useAdmin = ADMIN_APP_ROUTES.test(target) && !workspaces.every((w) => w.demo || !w.app_ids.includes(appId));
+    // Admin-only app routes (MCP settings, connections, calls) for members; the read-only demo app reads them only.
+    const member = workspaces.some((w) => !w.demo && w.app_ids.includes(appId));
+    const useAdmin = ADMIN_APP_ROUTES.test(target) && (member || ctx.method === 'GET');
     ctx.req.headers.authorization = `Bearer ${useAdmin ? deps.adminKey : rows[0].api_key}`;
     delete ctx.req.headers.cookie;
     ctx.path = target;
@@ -360,7 +373,7 @@ export function consoleMiddleware(deps: Deps): Koa.Middleware {
   // cached for a few seconds so ordinary writes cost no extra query.
   let demoApps: { ids: Set<string>; at: number } | undefined;
   async function demoWrite(ctx: Koa.Context): Promise<boolean> {
-    if (SAFE_METHODS.has(ctx.method)) return false;
+    if (SAFE_METHODS.has(ctx.method) || PREVIEWS.test(ctx.path)) return false;
     const m = /^\/apps\/([^/]+)(\/|$)/.exec(ctx.path);
     if (!m || !bearer(ctx)?.startsWith('key_')) return false;
     if (!demoApps || Date.now() - demoApps.at > 5000) {
