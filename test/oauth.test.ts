@@ -312,7 +312,9 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(local.text).to.include('is not on this service');
         const good = await call('GET', authorizeUrl({ ...q, resource: `https://api.example.com/apps/${app.id}/mcp` }));
         expect(good.status).to.equal(302);
-        expect(good.headers.get('location')).to.match(/^https:\/\/api\.example\.com\/console\/oauth\/consent\?request=/);
+        expect(good.headers.get('location')).to.match(
+          /^https:\/\/api\.example\.com\/console\/oauth\/consent\?request=/,
+        );
       } finally {
         delete config.PUBLIC_API_URL;
       }
