@@ -122,10 +122,18 @@ export const configSchema = z.object({
   OPENAI_MODEL: z.string().default('gpt-4.1-mini'),
   /** How long a cancel session waits for the model before it falls back to the static offer. */
   DYNAMIC_OFFER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(6000),
+  /** Signs the console's session cookies; derived from the admin key when unset. */
+  CONSOLE_AUTH_SECRET: optionalString,
+  /**
+   * The demo workspace: on first start `npm start` creates it with an app full of realistic data.
+   * Default: on outside production.
+   */
+  DEMO_WORKSPACE: z.enum(['true', 'false', '1', '0', '']).optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & {
   dataDir: string;
+  demoWorkspace: boolean;
   databaseUrl: string;
   temporalAddress: string;
   embeddedPostgres: boolean;
@@ -145,6 +153,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The public origin: PUBLIC_API_URL, else the URL the hosting platform gives the service.
     PUBLIC_API_URL: c.PUBLIC_API_URL ?? hostProvidedUrl(env),
     dataDir,
+    demoWorkspace: c.DEMO_WORKSPACE
+      ? c.DEMO_WORKSPACE === 'true' || c.DEMO_WORKSPACE === '1'
+      : c.NODE_ENV !== 'production',
     embeddedPostgres: !c.DATABASE_URL,
     embeddedTemporal: !c.TEMPORAL_ADDRESS,
     databaseUrl: c.DATABASE_URL ?? embeddedDatabaseUrl(c.EMBEDDED_POSTGRES_PORT),

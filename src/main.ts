@@ -1,5 +1,7 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
+import { dashboardUrl } from './console/urls.js';
+import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import {
@@ -13,6 +15,7 @@ import {
   startInfrastructure,
   STANDIN_CREDENTIALS,
 } from './runtime.js';
+import { closePeople, issueSetupToken, people } from './people/auth.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
@@ -26,10 +29,28 @@ async function main() {
   const server = await listen(deps);
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  const consoleUrl = `${dashboardUrl(config, apiUrl)}/`;
+  // The console: the demo workspace on first start, and a one-time setup link while nobody can sign in.
+  const peopleModule = await people(deps);
+  if (config.demoWorkspace) {
+    // Checkouts are approved at the local PayPal stand-in, as a buyer would click through it.
+    const standIn = infra.paypal;
+    const paypal = standIn
+      ? { credentials: STANDIN_CREDENTIALS, approve: (url: string) => standIn.approve(url) }
+      : undefined;
+    await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger, { paypal }).catch((err) =>
+      logger.error({ err }, 'could not create the demo workspace'),
+    );
+  }
+  const setupToken = await issueSetupToken(peopleModule);
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(
     [
       '',
+      `  Console      ${consoleUrl}`,
+      ...(setupToken
+        ? [`  Owner setup  ${new URL(`setup?token=${setupToken}`, consoleUrl)}   (one-time link, valid 24 hours)`]
+        : []),
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
@@ -37,7 +58,7 @@ async function main() {
       infra.paypal
         ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
-      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${config.APP_URL ? new URL('/oauth/consent', config.APP_URL).toString() : apiUrl + '/oauth/consent'})`,
+      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${dashboardUrl(config, apiUrl)}/oauth/consent)`,
       `  Models       ${config.OPENAI_API_KEY ? `dynamic cancel-flow offers on (${config.OPENAI_MODEL})` : 'dynamic cancel-flow offers off (set OPENAI_API_KEY)'}`,
       '',
       '  Ctrl-C stops everything.',
@@ -47,6 +68,7 @@ async function main() {
 
   onShutdown(logger, async () => {
     await closeServer(server);
+    await closePeople(deps);
     await worker.shutdown();
     await closeDeps(deps);
     await infra.stop();

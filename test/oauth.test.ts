@@ -166,7 +166,10 @@ describe('OAuth 2.1 for MCP clients', function () {
         }
         const ok = await call('GET', authorizeUrl({ ...good, resource: mcpUrl(app.id).toString() }));
         expect(ok.status).to.equal(302);
-        expect(ok.headers.get('location')).to.match(new RegExp(`^${testEnv().baseUrl}/oauth/consent\\?request=oar_`));
+        // By default the consent page is the console's ({dashboard_url} is the console on this origin).
+        expect(ok.headers.get('location')).to.match(
+          new RegExp(`^${testEnv().baseUrl}/console/oauth/consent\\?request=oar_`),
+        );
       },
     );
 
@@ -313,7 +316,9 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(local.text).to.include('is not on this service');
         const good = await call('GET', authorizeUrl({ ...q, resource: `https://api.example.com/apps/${app.id}/mcp` }));
         expect(good.status).to.equal(302);
-        expect(good.headers.get('location')).to.match(/^https:\/\/api\.example\.com\/oauth\/consent\?request=/);
+        expect(good.headers.get('location')).to.match(
+          /^https:\/\/api\.example\.com\/console\/oauth\/consent\?request=/,
+        );
       } finally {
         delete config.PUBLIC_API_URL;
       }
