@@ -54,7 +54,8 @@ const ingestEvent = z.object({
   // so that no offset moves it out of PostgreSQL's range.
   timestamp: z.iso
     .datetime({ offset: true })
-    .regex(/^[1-8]\d{3}-/, 'the year must be 1000 to 8999')
+    .refine((v) => /^[1-8]\d{3}-/.test(v), 'the year must be 1000 to 8999')
+    .meta({ pattern: '^[1-8]\\d{3}-' }) // stated in the document, beside `format: date-time`
     .transform((v) => new Date(v).toISOString())
     .optional(),
 });
