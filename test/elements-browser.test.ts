@@ -304,7 +304,9 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     const paywall = page.locator('offerkit-paywall');
     await page.getByRole('button', { name: 'Use one' }).click();
     await page.getByText('seats: 1').waitFor();
-    expect(await meter.getByRole('meter', { name: 'Seats' }).getAttribute('aria-valuenow')).to.equal('1');
+    // The page refreshes the meter after each use.
+    const seats = meter.getByRole('meter', { name: 'Seats' });
+    await eventually(async () => (await seats.getAttribute('aria-valuenow')) === '1', 10_000);
     await page.getByRole('button', { name: 'Use one' }).click();
     await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
     const real = await post(`${base}/namespaces/cy/usage/seats/add`, app.public_key);
