@@ -1,0 +1,183 @@
+import { css, LitElement } from 'lit';
+import { createClient, type Client, ApiError } from './client.js';
+
+/**
+ * What every component shares: the connection attributes (`base-url`, `app-id`, `publishable-key` or
+ * `account-token`), a client made from them, and the theme (CSS custom properties with defaults).
+ */
+export class OfferkitElement extends LitElement {
+  static override properties = {
+    baseUrl: { attribute: 'base-url' },
+    appId: { attribute: 'app-id' },
+    publishableKey: { attribute: 'publishable-key' },
+    accountToken: { attribute: 'account-token' },
+  };
+  declare baseUrl: string;
+  declare appId: string;
+  declare publishableKey: string;
+  declare accountToken: string;
+
+  /** Set this to use another client (for example the SDK's browser client) instead of the built-in one. */
+  client?: Client;
+
+  constructor() {
+    super();
+    this.baseUrl = '';
+    this.appId = '';
+    this.publishableKey = '';
+    this.accountToken = '';
+  }
+
+  protected api(): Client {
+    if (this.client) return this.client;
+    const credential = this.accountToken || this.publishableKey;
+    if (!credential) throw new Error('Set publishable-key or account-token');
+    return createClient({ baseUrl: this.baseUrl || undefined, appId: this.appId || undefined, credential });
+  }
+
+  /** Dispatches a composed, bubbling `offerkit-<name>` event; returns false when a listener prevented it. */
+  protected emit(name: string, detail: unknown, cancelable = false): boolean {
+    return this.dispatchEvent(
+      new CustomEvent(`offerkit-${name}`, { detail, bubbles: true, composed: true, cancelable }),
+    );
+  }
+
+  protected errorText(e: unknown): string {
+    if (e instanceof ApiError) return e.message;
+    return e instanceof Error ? e.message : String(e);
+  }
+
+  static baseStyles = css`
+    :host {
+      --_accent: var(--offerkit-accent, #4f46e5);
+      --_accent-text: var(--offerkit-accent-text, #ffffff);
+      --_text: var(--offerkit-text, #1f2937);
+      --_muted: var(--offerkit-muted, #5b6472);
+      --_bg: var(--offerkit-background, #ffffff);
+      --_surface: var(--offerkit-surface, #f6f7f9);
+      --_border: var(--offerkit-border, #d9dce3);
+      --_danger: var(--offerkit-danger, #b42318);
+      --_success: var(--offerkit-success, #067647);
+      --_radius: var(--offerkit-radius, 10px);
+      --_font: var(--offerkit-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+      --_focus: var(--offerkit-focus-ring, 0 0 0 3px color-mix(in srgb, var(--_accent) 40%, transparent));
+      display: block;
+      box-sizing: border-box;
+      font-family: var(--_font);
+      color: var(--_text);
+      line-height: 1.45;
+    }
+    *,
+    *::before,
+    *::after {
+      box-sizing: inherit;
+    }
+    [hidden] {
+      display: none !important;
+    }
+    .card {
+      background: var(--_bg);
+      border: 1px solid var(--_border);
+      border-radius: var(--_radius);
+      padding: 1.25rem;
+    }
+    h2,
+    h3 {
+      margin: 0 0 0.5rem;
+      line-height: 1.25;
+    }
+    h2 {
+      font-size: 1.25rem;
+    }
+    h3 {
+      font-size: 1.05rem;
+    }
+    p {
+      margin: 0 0 0.75rem;
+    }
+    .muted {
+      color: var(--_muted);
+    }
+    button,
+    .button {
+      font: inherit;
+      font-weight: 600;
+      border-radius: calc(var(--_radius) * 0.7);
+      padding: 0.6rem 1rem;
+      min-height: 44px;
+      border: 1px solid var(--_border);
+      background: var(--_bg);
+      color: var(--_text);
+      cursor: pointer;
+      text-decoration: none;
+      display: inline-flex;
+      align-items: center;
+      justify-content: center;
+    }
+    button.primary,
+    .button.primary {
+      background: var(--_accent);
+      border-color: var(--_accent);
+      color: var(--_accent-text);
+    }
+    button.danger {
+      background: var(--_danger);
+      border-color: var(--_danger);
+      color: #fff;
+    }
+    button.link {
+      border-color: transparent;
+      background: transparent;
+      color: var(--_accent);
+      padding-inline: 0.25rem;
+    }
+    button:disabled {
+      opacity: 0.6;
+      cursor: progress;
+    }
+    button:focus-visible,
+    .button:focus-visible,
+    input:focus-visible,
+    textarea:focus-visible,
+    [tabindex]:focus-visible {
+      outline: none;
+      box-shadow: var(--_focus);
+    }
+    .actions {
+      display: flex;
+      flex-wrap: wrap;
+      gap: 0.5rem;
+      margin-top: 1rem;
+      align-items: center;
+    }
+    .error {
+      color: var(--_danger);
+      margin-top: 0.75rem;
+    }
+    .visually-hidden {
+      position: absolute;
+      width: 1px;
+      height: 1px;
+      overflow: hidden;
+      clip: rect(0 0 0 0);
+      white-space: nowrap;
+    }
+  `;
+}
+
+/** "$14.25" in the page's language. */
+export function money(amount: number, currency: string): string {
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
+/** "api_calls" → "Api calls" (public offer views carry entitlement ids, not names). */
+export function humanize(id: string): string {
+  const [first, ...rest] = id.split('_');
+  // Short first words are most often acronyms: api_calls → API calls, sso → SSO.
+  const head = first.length <= 3 ? first.toUpperCase() : first.charAt(0).toUpperCase() + first.slice(1);
+  return [head, ...rest].join(' ');
+}

@@ -1,0 +1,376 @@
+import { css, html, nothing, type PropertyValues } from 'lit';
+import { OfferkitElement, humanize, money } from './base.js';
+import type { Checkout, PublicOffer, PublicPlan } from './client.js';
+
+const PENDING = 'offerkit:pending-checkout';
+interface Pending {
+  id: string;
+  appId: string;
+  /** The subscription's approval link, still to visit after the bump order's. */
+  next: string | null;
+}
+
+/**
+ * `<offerkit-pricing-table offer="launch" fallback="regular_prices" publishable-key="pub_..." app-id="app_...">`:
+ * the plans and prices of the public offer view, an interval switch, order bumps, and a checkout button that
+ * goes to the provider's approval link and, when the buyer is back on this page, completes the checkout.
+ */
+export class OfferkitPricingTable extends OfferkitElement {
+  static override properties = {
+    ...OfferkitElement.properties,
+    offer: {},
+    fallback: {},
+    ref: {},
+    account: {},
+    email: {},
+    returnUrl: { attribute: 'return-url' },
+    interval: { reflect: true },
+    view: { state: true },
+    bumps: { state: true },
+    busy: { state: true },
+    error: { state: true },
+    status: { state: true },
+  };
+  declare offer: string;
+  declare fallback: string;
+  declare ref: string;
+  declare account: string;
+  declare email: string;
+  declare returnUrl: string;
+  declare interval: 'month' | 'year';
+  declare view: PublicOffer | null;
+  declare bumps: string[];
+  declare busy: string;
+  declare error: string;
+  declare status: string;
+
+  constructor() {
+    super();
+    this.offer = '';
+    this.fallback = '';
+    this.ref = '';
+    this.account = '';
+    this.email = '';
+    this.returnUrl = '';
+    this.interval = 'month';
+    this.view = null;
+    this.bumps = [];
+    this.busy = '';
+    this.error = '';
+    this.status = '';
+  }
+
+  override updated(changed: PropertyValues<this>) {
+    if (
+      (changed.has('offer') || changed.has('fallback') || changed.has('ref') || changed.has('publishableKey')) &&
+      this.publishableKey &&
+      this.offer
+    ) {
+      void this.load();
+      if (changed.has('publishableKey')) void this.resume();
+    }
+  }
+
+  async load() {
+    try {
+      this.view = await this.api().offers.getPublic(this.offer, {
+        fallback: this.fallback || undefined,
+        account: this.account || undefined,
+        ref: this.ref || undefined,
+      });
+      const intervals = this.intervals();
+      if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
+      this.emit('loaded', this.view);
+    } catch (e) {
+      this.error = this.errorText(e);
+    }
+  }
+
+  private intervals(): ('month' | 'year')[] {
+    const all = new Set(this.view?.plans.flatMap((p) => p.prices.map((x) => x.interval)) ?? []);
+    return (['month', 'year'] as const).filter((i) => all.has(i));
+  }
+
+  /** On return from the provider: the subscription's approval next if the bump order came first, then complete. */
+  private async resume() {
+    const raw = globalThis.sessionStorage?.getItem(PENDING);
+    if (!raw) return;
+    const p = JSON.parse(raw) as Pending;
+    const params = new URL(globalThis.location.href).searchParams;
+    if (p.appId !== this.api().appId || !(params.has('subscription_id') || params.has('token'))) return;
+    if (p.next) {
+      sessionStorage.setItem(PENDING, JSON.stringify({ ...p, next: null }));
+      globalThis.location.assign(p.next);
+      return;
+    }
+    sessionStorage.removeItem(PENDING);
+    this.busy = 'complete';
+    this.status = 'Completing your purchase…';
+    try {
+      let c: Checkout = await this.api().checkouts.complete(p.id);
+      // `created` while the provider is still activating: ask again shortly.
+      for (let i = 0; c.status === 'created' && i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        c = await this.api().checkouts.complete(p.id);
+      }
+      if (c.status === 'completed') {
+        this.status = 'Thank you! Your purchase is complete.';
+        this.emit('checkout-completed', c);
+      } else {
+        this.status = '';
+        this.error = c.status === 'created' ? 'The payment is still being confirmed.' : `Checkout ${c.status}.`;
+      }
+    } catch (e) {
+      this.status = '';
+      this.error = this.errorText(e);
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  private async choose(plan: PublicPlan) {
+    this.busy = plan.plan.id;
+    this.error = '';
+    try {
+      const back = this.returnUrl || globalThis.location.href.split('#')[0];
+      const body = {
+        interval: this.interval,
+        account: this.account || undefined,
+        email: this.account ? undefined : this.email || undefined,
+        ref: this.ref || undefined,
+        return_url: back,
+        cancel_url: back,
+      };
+      const v = this.view!;
+      const c = v.offer
+        ? await this.api().offers.checkout(v.offer.id, {
+            ...body,
+            plan: plan.plan.id,
+            interval: this.interval,
+            bumps: this.bumps.length ? this.bumps : undefined,
+          })
+        : await this.api().plans.checkout(plan.plan.id, body);
+      if (!this.emit('checkout', c, true) || !c.approve_url) return;
+      // The bump order first: the checkout completes on its own once the subscription is active, and takes the
+      // bumps only if their order is approved by then.
+      const first = c.bump_approve_url ?? c.approve_url;
+      const pending: Pending = { id: c.id, appId: this.api().appId, next: c.bump_approve_url ? c.approve_url : null };
+      sessionStorage.setItem(PENDING, JSON.stringify(pending));
+      globalThis.location.assign(first);
+    } catch (e) {
+      this.error = this.errorText(e);
+      this.emit('error', { message: this.error, error: e });
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  override render() {
+    const v = this.view;
+    const intervals = this.intervals();
+    return html`<section part="table" aria-label=${v?.offer?.name ?? 'Pricing'}>
+      ${
+        v?.offer
+          ? html`<header>
+              <h2 part="title">${v.offer.name}</h2>
+              ${v.offer.description ? html`<p class="muted">${v.offer.description}</p>` : nothing}
+            </header>`
+          : nothing
+      }
+      ${
+        intervals.length > 1
+          ? html`<div class="intervals" role="radiogroup" aria-label="Billing interval">
+              ${intervals.map(
+                (i) =>
+                  html`<label class="interval">
+                    <input
+                      type="radio"
+                      name="interval"
+                      .checked=${this.interval === i}
+                      @change=${() => (this.interval = i)}
+                    />
+                    <span>${i === 'month' ? 'Monthly' : 'Yearly'}</span>
+                  </label>`,
+              )}
+            </div>`
+          : nothing
+      }
+      <p class="status" role="status">${this.status || nothing}</p>
+      <div class="plans">${v?.plans.map((p) => this.renderPlan(p)) ?? nothing}</div>
+      ${
+        v?.offer && v.bumps.length
+          ? html`<fieldset class="bumps" part="bumps">
+              <legend>Add to your order</legend>
+              ${v.bumps.map(
+                (b) =>
+                  html`<label class="bump">
+                    <input
+                      type="checkbox"
+                      .checked=${this.bumps.includes(b.id)}
+                      @change=${(e: Event) =>
+                        (this.bumps = (e.target as HTMLInputElement).checked
+                          ? [...this.bumps, b.id]
+                          : this.bumps.filter((x) => x !== b.id))}
+                    />
+                    <span>${b.name}</span> <strong>${money(b.price, b.currency)}</strong>
+                  </label>`,
+              )}
+            </fieldset>`
+          : nothing
+      }
+      <p class="error" role="alert">${this.error || nothing}</p>
+    </section>`;
+  }
+
+  private renderPlan(p: PublicPlan) {
+    const price = p.prices.find((x) => x.interval === this.interval);
+    const extras = new Map(p.extras.entitlements.map((e) => [e.id, e.max]));
+    return html`<article class="plan card" part="plan" aria-labelledby="plan-${p.plan.id}">
+      <h3 id="plan-${p.plan.id}">${p.plan.name}</h3>
+      ${p.plan.description ? html`<p class="muted">${p.plan.description}</p>` : nothing}
+      ${
+        price
+          ? html`<p class="price">
+                <strong>${money(price.price, price.currency)}</strong><span class="muted">/${price.interval}</span>
+                ${
+                  price.list_price > price.price
+                    ? html`<s class="muted" aria-label="regular price">${money(price.list_price, price.currency)}</s>`
+                    : nothing
+                }
+              </p>
+              ${
+                price.cycles
+                  ? html`<p class="muted small">for ${price.cycles} ${price.interval}s, then the regular price</p>`
+                  : nothing
+              }`
+          : html`<p class="muted">Not available ${this.interval === 'year' ? 'yearly' : 'monthly'}</p>`
+      }
+      <ul>
+        ${p.entitlements.map((e) => {
+          const max = extras.has(e.id) ? extras.get(e.id)! : e.max;
+          return html`<li>
+            ${max === null ? 'Unlimited' : max === undefined || max === 0 ? '' : max} ${humanize(e.id)}
+            ${extras.has(e.id) ? html`<span class="extra">bonus</span>` : nothing}
+          </li>`;
+        })}
+        ${p.extras.addons.map((a) => html`<li>${humanize(a)} <span class="extra">bonus</span></li>`)}
+      </ul>
+      ${price?.price === 0 ? html`<p class="muted">No payment needed</p>` : this.renderCta(p, !price)}
+    </article>`;
+  }
+
+  private renderCta(p: PublicPlan, unavailable: boolean) {
+    return html`<button
+      type="button"
+      class="primary"
+      part="cta"
+      ?disabled=${unavailable || !!this.busy}
+      @click=${() => this.choose(p)}
+    >
+      ${this.busy === p.plan.id ? 'Redirecting…' : `Choose ${p.plan.name}`}
+    </button>`;
+  }
+
+  static override styles = [
+    OfferkitElement.baseStyles,
+    css`
+      .plans {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr));
+        gap: 1rem;
+      }
+      .plan {
+        display: flex;
+        flex-direction: column;
+      }
+      .plan ul {
+        padding-left: 1.1rem;
+        margin: 0.5rem 0 1rem;
+        flex: 1;
+      }
+      .plan button {
+        width: 100%;
+      }
+      .price {
+        font-size: 1.1rem;
+        margin-bottom: 0.25rem;
+      }
+      .price strong {
+        font-size: 1.8rem;
+      }
+      .price s {
+        margin-left: 0.5rem;
+      }
+      .small {
+        font-size: 0.85rem;
+      }
+      .extra {
+        font-size: 0.75rem;
+        font-weight: 600;
+        color: var(--_success);
+        text-transform: uppercase;
+        margin-left: 0.25rem;
+      }
+      .intervals {
+        display: inline-flex;
+        border: 1px solid var(--_border);
+        border-radius: 999px;
+        padding: 3px;
+        margin-bottom: 1rem;
+      }
+      .interval {
+        position: relative;
+      }
+      .interval input {
+        position: absolute;
+        opacity: 0;
+        inset: 0;
+        margin: 0;
+        cursor: pointer;
+      }
+      .interval span {
+        display: block;
+        padding: 0.45rem 1rem;
+        border-radius: 999px;
+        min-height: 36px;
+        font-weight: 600;
+      }
+      .interval input:checked + span {
+        background: var(--_accent);
+        color: var(--_accent-text);
+      }
+      .interval input:focus-visible + span {
+        box-shadow: var(--_focus);
+      }
+      .bumps {
+        margin-top: 1rem;
+        border: 1px solid var(--_border);
+        border-radius: var(--_radius);
+        padding: 0.75rem 1rem;
+      }
+      .bump {
+        display: flex;
+        gap: 0.5rem;
+        align-items: center;
+        min-height: 44px;
+      }
+      .status:empty,
+      .error:empty {
+        display: none;
+      }
+      .status {
+        color: var(--_success);
+        font-weight: 600;
+      }
+    `,
+  ];
+}
+
+if (!customElements.get('offerkit-pricing-table'))
+  customElements.define('offerkit-pricing-table', OfferkitPricingTable);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'offerkit-pricing-table': OfferkitPricingTable;
+  }
+}
