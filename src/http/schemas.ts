@@ -23,6 +23,12 @@ export const HTTP_URL_PATTERN =
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const UNSAFE_IN_ACCOUNT_ID = /[\u0000-\u001f\u202a-\u202e\u2066-\u2069]/;
 
+const UNSAFE_CLASS = '\\u0000-\\u001f\\u202a-\\u202e\\u2066-\\u2069';
+/** What `String.prototype.trim` removes, besides the control characters already refused. */
+const SPACE_CLASS = ' \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+/** The account id rule below as a pattern, so the document (and a generator following it) states it. */
+export const ACCOUNT_ID_PATTERN = `^[^${UNSAFE_CLASS}]*[^${UNSAFE_CLASS}${SPACE_CLASS}][^${UNSAFE_CLASS}]*$`;
+
 /**
  * Account ids are kept exactly as sent, but never hold control characters (U+0000 to U+001F) or
  * bidirectional overrides and isolates (U+202A to U+202E, U+2066 to U+2069), and are not only whitespace.
@@ -32,7 +38,8 @@ export const accountId = z
   .min(1, 'must not be empty')
   .max(255)
   .refine((v) => !UNSAFE_IN_ACCOUNT_ID.test(v), 'must not contain control or bidirectional-override characters')
-  .refine((v) => v.trim() !== '', 'must not be only whitespace');
+  .refine((v) => v.trim() !== '', 'must not be only whitespace')
+  .meta({ pattern: ACCOUNT_ID_PATTERN });
 
 export const limitValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
 
