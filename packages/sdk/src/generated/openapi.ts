@@ -3187,8 +3187,23 @@ export interface components {
       };
     };
   };
-  responses: never;
-  parameters: never;
+  responses: {
+    /** @description Too many requests: the per-credential rate limit (`RATE_LIMIT_PER_SECOND`), too many failed credentials from this address, or too many client registrations. Successful answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`. */
+    TooManyRequests: {
+      headers: {
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: number;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+  };
+  parameters: {
+    /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: never;
   pathItems: never;
@@ -3250,6 +3265,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3310,6 +3326,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3400,6 +3417,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3412,7 +3430,10 @@ export interface operations {
   'apps.regenerateSecretKey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3458,6 +3479,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3470,7 +3510,10 @@ export interface operations {
   'apps.regeneratePublicKey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3516,6 +3559,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3601,6 +3663,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3613,7 +3676,10 @@ export interface operations {
   'plans.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3738,6 +3804,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3803,6 +3879,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3889,6 +3966,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3984,6 +4062,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4112,6 +4191,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4178,6 +4258,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4288,6 +4369,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4300,7 +4382,10 @@ export interface operations {
   'plans.attachEntitlement': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -4408,6 +4493,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4495,6 +4590,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4606,6 +4702,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4618,7 +4715,10 @@ export interface operations {
   'plans.attachAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -4725,6 +4825,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4812,6 +4922,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4881,6 +4992,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4893,7 +5005,10 @@ export interface operations {
   'entitlements.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -4992,6 +5107,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5062,6 +5187,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5141,6 +5267,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5241,6 +5368,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5303,6 +5431,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5315,7 +5444,10 @@ export interface operations {
   'addons.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -5400,6 +5532,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5463,6 +5605,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5535,6 +5678,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5623,6 +5767,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5690,6 +5835,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5702,7 +5848,10 @@ export interface operations {
   'incentives.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -5797,6 +5946,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5865,6 +6024,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5942,6 +6102,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6040,6 +6201,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6052,7 +6214,10 @@ export interface operations {
   'incentives.attachEntitlement': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         incentiveId: string;
@@ -6142,6 +6307,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6211,6 +6386,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6304,6 +6480,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6316,7 +6493,10 @@ export interface operations {
   'incentives.attachAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         incentiveId: string;
@@ -6405,6 +6585,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6474,6 +6664,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6553,6 +6744,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6565,7 +6757,10 @@ export interface operations {
   'accounts.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -6698,6 +6893,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6756,6 +6961,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6831,6 +7037,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6940,6 +7147,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7049,6 +7257,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7185,6 +7394,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7294,6 +7504,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7306,7 +7517,10 @@ export interface operations {
   'accounts.createToken': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -7389,6 +7603,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7470,6 +7694,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7551,6 +7776,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7563,7 +7789,10 @@ export interface operations {
   'accounts.grantAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -7693,6 +7922,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7803,6 +8042,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7878,6 +8118,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7937,6 +8178,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7998,6 +8240,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8010,7 +8253,10 @@ export interface operations {
   'usage.add': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8068,6 +8314,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8080,7 +8345,10 @@ export interface operations {
   'usage.remove': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8129,6 +8397,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8141,7 +8428,10 @@ export interface operations {
   'usage.addAmount': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8214,6 +8504,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8232,6 +8531,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8244,7 +8553,10 @@ export interface operations {
   'reservations.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8318,6 +8630,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8336,6 +8657,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8405,6 +8736,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8417,7 +8749,10 @@ export interface operations {
   'reservations.commit': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8507,6 +8842,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8519,7 +8864,10 @@ export interface operations {
   'reservations.release': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8585,6 +8933,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8597,7 +8955,10 @@ export interface operations {
   'usage.ingest': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -8663,6 +9024,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8681,6 +9051,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8752,6 +9132,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8823,6 +9204,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8895,6 +9277,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8964,6 +9347,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9027,6 +9411,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9039,7 +9424,10 @@ export interface operations {
   'reports.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -9098,6 +9486,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -9116,6 +9513,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9180,6 +9587,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9244,6 +9652,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9334,6 +9743,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9411,6 +9821,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9423,7 +9834,10 @@ export interface operations {
   'webhooks.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -9550,6 +9964,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9628,6 +10052,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9706,6 +10131,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9835,6 +10261,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9847,7 +10274,10 @@ export interface operations {
   'webhooks.regenerateSecret': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -9913,6 +10343,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9925,7 +10374,10 @@ export interface operations {
   'webhooks.sendTest': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -10026,6 +10478,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -10044,6 +10505,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10133,6 +10604,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10145,7 +10617,10 @@ export interface operations {
   'webhooks.retryDelivery': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -10227,6 +10702,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10298,6 +10783,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10364,6 +10850,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10457,6 +10944,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10541,6 +11029,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10643,6 +11132,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10655,7 +11145,10 @@ export interface operations {
   'offers.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -10809,6 +11302,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10821,7 +11324,10 @@ export interface operations {
   'offers.previewDraft': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -10945,6 +11451,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -10963,6 +11478,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11066,6 +11591,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11169,6 +11695,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11325,6 +11852,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11337,7 +11865,10 @@ export interface operations {
   'offers.publish': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11437,6 +11968,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11458,7 +11999,10 @@ export interface operations {
   'offers.archive': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11549,6 +12093,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11561,7 +12124,10 @@ export interface operations {
   'offers.preview': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11696,6 +12262,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -11714,6 +12289,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11803,6 +12388,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11907,6 +12493,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11919,7 +12506,10 @@ export interface operations {
   'offers.checkout': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -12040,6 +12630,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12061,7 +12661,10 @@ export interface operations {
   'plans.checkout': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -12179,6 +12782,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12283,6 +12896,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12373,6 +12987,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12385,7 +13000,10 @@ export interface operations {
   'checkouts.complete': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         checkoutId: string;
@@ -12463,6 +13081,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12475,7 +13112,10 @@ export interface operations {
   'subscriptions.change': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12598,6 +13238,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12619,7 +13269,10 @@ export interface operations {
   'subscriptions.sync': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12713,6 +13366,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12819,6 +13482,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12831,7 +13495,10 @@ export interface operations {
   'subscriptions.cancel': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12949,6 +13616,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12970,7 +13647,10 @@ export interface operations {
   'subscriptions.pause': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -13089,6 +13769,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13110,7 +13800,10 @@ export interface operations {
   'subscriptions.resume': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -13204,6 +13897,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13285,6 +13988,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13297,7 +14001,10 @@ export interface operations {
   'cancelFlows.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -13482,6 +14189,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13544,6 +14261,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13617,6 +14335,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13678,6 +14397,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13866,6 +14586,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13959,6 +14680,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13971,7 +14693,10 @@ export interface operations {
   'cancelFlows.previewOffer': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         flowId: string;
@@ -14042,6 +14767,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -14060,6 +14794,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14185,6 +14929,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14197,7 +14942,10 @@ export interface operations {
   'cancelSessions.start': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -14319,6 +15067,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -14337,6 +15094,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14456,6 +15223,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14468,7 +15236,10 @@ export interface operations {
   'cancelSessions.answer': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14610,6 +15381,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14622,7 +15403,10 @@ export interface operations {
   'cancelSessions.back': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14738,6 +15522,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14750,7 +15544,10 @@ export interface operations {
   'cancelSessions.decline': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14866,6 +15663,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14878,7 +15685,10 @@ export interface operations {
   'cancelSessions.accept': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15019,6 +15829,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -15040,7 +15860,10 @@ export interface operations {
   'cancelSessions.cancel': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15156,6 +15979,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -15177,7 +16010,10 @@ export interface operations {
   'cancelSessions.close': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15293,6 +16129,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
