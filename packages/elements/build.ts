@@ -1,4 +1,5 @@
-// Builds the components into one ES module, dist/offerkit-elements.js (Lit included), and reports its size.
+// Builds the components into one ES module, dist/offerkit-elements.js (Lit and @offerkit/sdk included, the SDK
+// from its TypeScript source so the bundle never picks up a stale packages/sdk/dist), and reports its size.
 // `npm run build:elements` at the repository root (also run before `npm start`); the browser tests call build().
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import * as esbuild from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST_FILE = path.join(here, 'dist', 'offerkit-elements.js');
+const SDK_SOURCE = path.join(here, '..', 'sdk', 'src', 'index.ts');
 
 export async function build(): Promise<{ file: string; bytes: number; gzip: number }> {
   await esbuild.build({
@@ -20,9 +22,11 @@ export async function build(): Promise<{ file: string; bytes: number; gzip: numb
     sourcemap: 'linked',
     legalComments: 'none',
     tsconfig: path.join(here, 'tsconfig.json'),
+    alias: { '@offerkit/sdk': SDK_SOURCE },
     logLevel: 'warning',
   });
-  // The example page's own script (it imports only the small client module, not the components).
+  // The example page's own script. Its import of the package (../src/index.js) stays an import, of the bundle
+  // above, which the page has loaded already: one copy of the components and the SDK on the page.
   await esbuild.build({
     entryPoints: [path.join(here, 'example', 'example.ts')],
     outfile: path.join(here, 'dist', 'example.js'),
@@ -31,6 +35,14 @@ export async function build(): Promise<{ file: string; bytes: number; gzip: numb
     target: 'es2022',
     minify: true,
     tsconfig: path.join(here, 'tsconfig.json'),
+    plugins: [
+      {
+        name: 'the-bundle',
+        setup(b) {
+          b.onResolve({ filter: /^\.\.\/src\/index\.js$/ }, () => ({ path: './offerkit-elements.js', external: true }));
+        },
+      },
+    ],
     logLevel: 'warning',
   });
   const code = fs.readFileSync(DIST_FILE);

@@ -1,5 +1,7 @@
 // The example page's glue: reads the connection from the query string and hands it to the components.
-import { createClient } from '../src/client.js';
+// The SDK comes from the components' bundle, the module the page already loaded (build.ts makes this import
+// of ../src/index.js an import of ./offerkit-elements.js), not from a second copy.
+import { PublishableClient } from '../src/index.js';
 
 const q = new URL(location.href).searchParams;
 const get = (name: string) => q.get(name)?.trim() ?? '';
@@ -39,7 +41,8 @@ document.querySelector('#use-one')!.addEventListener('click', async () => {
     return;
   }
   try {
-    const r = await createClient({ appId: app, credential: key }).usage.add(account, entitlement);
+    const client = new PublishableClient({ baseUrl: location.origin, appId: app, publishableKey: key });
+    const r = await client.usage.add(account, entitlement);
     log.textContent = `${r.entitlement}: ${r.count}`;
   } catch (e) {
     const paywall = document.querySelector('offerkit-paywall')!;

@@ -1,9 +1,15 @@
 import { css, LitElement } from 'lit';
-import { createClient, type Client, ApiError } from './client.js';
+import {
+  accountTokenClient,
+  publishableClient,
+  type AccountTokenClient,
+  type Connection,
+  type PublishableClient,
+} from './client.js';
 
 /**
  * What every component shares: the connection attributes (`base-url`, `app-id`, `publishable-key` or
- * `account-token`), a client made from them, and the theme (CSS custom properties with defaults).
+ * `account-token`), the SDK clients made from them, and the theme (CSS custom properties with defaults).
  */
 export class OfferkitElement extends LitElement {
   static override properties = {
@@ -17,8 +23,12 @@ export class OfferkitElement extends LitElement {
   declare publishableKey: string;
   declare accountToken: string;
 
-  /** Set this to use another client (for example the SDK's browser client) instead of the built-in one. */
-  client?: Client;
+  /**
+   * Set this to an `@offerkit/sdk` PublishableClient or AccountTokenClient of your own (other timeouts, retries,
+   * headers or fetch) instead of the ones the element makes from its attributes.
+   */
+  client: PublishableClient | AccountTokenClient | null = null;
+  private made = new Map<string, PublishableClient | AccountTokenClient>();
 
   constructor() {
     super();
@@ -28,11 +38,37 @@ export class OfferkitElement extends LitElement {
     this.accountToken = '';
   }
 
-  protected api(): Client {
-    if (this.client) return this.client;
-    const credential = this.accountToken || this.publishableKey;
-    if (!credential) throw new Error('Set publishable-key or account-token');
-    return createClient({ baseUrl: this.baseUrl || undefined, appId: this.appId || undefined, credential });
+  private connection(): Connection {
+    return {
+      baseUrl: this.baseUrl || undefined,
+      appId: this.appId || undefined,
+      publishableKey: this.publishableKey || undefined,
+      accountToken: this.accountToken || undefined,
+    };
+  }
+
+  /** One client per kind and connection, made again only when an attribute changes. */
+  private reuse<C extends PublishableClient | AccountTokenClient>(kind: string, make: () => C): C {
+    const key = `${kind}|${this.baseUrl}|${this.appId}|${kind === 'P' ? this.publishableKey : this.accountToken}`;
+    let c = this.made.get(key) as C | undefined;
+    if (!c) {
+      c = make();
+      this.made.clear();
+      this.made.set(key, c);
+    }
+    return c;
+  }
+
+  /** The publishable-key client: the `client` property when it is one (it has `offers`), else from attributes. */
+  protected publishable(): PublishableClient {
+    if (this.client && 'offers' in this.client) return this.client;
+    return this.reuse('P', () => publishableClient(this.connection()));
+  }
+
+  /** The account-token client: the `client` property when it is one (it has `cancelSessions`), else from attributes. */
+  protected tokenClient(): AccountTokenClient {
+    if (this.client && 'cancelSessions' in this.client) return this.client;
+    return this.reuse('T', () => accountTokenClient(this.connection()));
   }
 
   /** Dispatches a composed, bubbling `offerkit-<name>` event; returns false when a listener prevented it. */
@@ -42,8 +78,8 @@ export class OfferkitElement extends LitElement {
     );
   }
 
+  /** The SDK's errors carry the service's message (`error`, or `message` for codes such as `limit_reached`). */
   protected errorText(e: unknown): string {
-    if (e instanceof ApiError) return e.message;
     return e instanceof Error ? e.message : String(e);
   }
 

@@ -70,11 +70,11 @@ export class OfferkitCancelFlow extends OfferkitElement {
       if (token === this.accountToken) {
         sessionStorage.removeItem(APPROVAL);
         this.approved = true;
-        await this.run(() => this.api().cancelSessions.get(id));
+        await this.run(() => this.tokenClient().cancelSessions.get(id));
         return;
       }
     }
-    await this.run(() => this.api().cancelSessions.start(this.flow ? { flow: this.flow } : {}));
+    await this.run(() => this.tokenClient().cancelSessions.start(this.flow ? { flow: this.flow } : {}));
   }
 
   private async run(fn: () => Promise<CancelSession>) {
@@ -120,12 +120,12 @@ export class OfferkitCancelFlow extends OfferkitElement {
     const body: { step: string; answer?: string; text?: string } = { step: s.step.id };
     if (this.choice) body.answer = this.chosen[s.step.id] = this.choice;
     if (this.text.trim()) body.text = this.text.trim();
-    void this.run(() => this.api().cancelSessions.answer(this.sid, body));
+    void this.run(() => this.tokenClient().cancelSessions.answer(this.sid, body));
   }
 
   private accept() {
     const back = this.returnUrl || globalThis.location.href;
-    void this.run(() => this.api().cancelSessions.accept(this.sid, { return_url: back, cancel_url: back }));
+    void this.run(() => this.tokenClient().cancelSessions.accept(this.sid, { return_url: back, cancel_url: back }));
   }
 
   override render() {
@@ -171,7 +171,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
           type="button"
           class="link"
           ?disabled=${this.busy}
-          @click=${() => this.run(() => this.api().cancelSessions.back(this.sid))}
+          @click=${() => this.run(() => this.tokenClient().cancelSessions.back(this.sid))}
         >
           Back
         </button>`
@@ -224,7 +224,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
           type="button"
           class="primary"
           ?disabled=${this.busy}
-          @click=${() => this.run(() => this.api().cancelSessions.answer(this.sid, { step: step.id }))}
+          @click=${() => this.run(() => this.tokenClient().cancelSessions.answer(this.sid, { step: step.id }))}
         >
           Continue
         </button>
@@ -249,14 +249,14 @@ export class OfferkitCancelFlow extends OfferkitElement {
             type="button"
             class="danger"
             ?disabled=${this.busy}
-            @click=${() => this.run(() => this.api().cancelSessions.cancel(this.sid))}
+            @click=${() => this.run(() => this.tokenClient().cancelSessions.cancel(this.sid))}
           >
             Cancel subscription
           </button>
           <button
             type="button"
             ?disabled=${this.busy}
-            @click=${() => this.run(() => this.api().cancelSessions.close(this.sid))}
+            @click=${() => this.run(() => this.tokenClient().cancelSessions.close(this.sid))}
           >
             Keep my subscription
           </button>
@@ -292,7 +292,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
         <button
           type="button"
           ?disabled=${this.busy}
-          @click=${() => this.run(() => this.api().cancelSessions.decline(this.sid))}
+          @click=${() => this.run(() => this.tokenClient().cancelSessions.decline(this.sid))}
         >
           ${s.step.decline_label || 'No thanks'}
         </button>

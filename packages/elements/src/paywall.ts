@@ -1,10 +1,10 @@
 import { css, html, nothing } from 'lit';
 import { OfferkitElement, money } from './base.js';
-import { ApiError, type LimitReachedBody } from './client.js';
+import { limitReachedBody, type LimitReachedBody } from './client.js';
 
 /**
- * `<offerkit-paywall>`: given the 402 body of a usage call (`paywall.show(error)` with the SDK's error, or
- * `paywall.body = ...`), shows the limit reached, the upgrade offer and its checkout link.
+ * `<offerkit-paywall>`: given the 402 of a usage call (`paywall.show(error)` with the SDK's LimitReachedError,
+ * or `paywall.body = error.body`), shows the limit reached, the upgrade offer and its checkout link.
  */
 export class OfferkitPaywall extends OfferkitElement {
   static override properties = {
@@ -18,14 +18,14 @@ export class OfferkitPaywall extends OfferkitElement {
     this.body = null;
   }
 
-  /** Shows a 402: pass the SDK's (or the built-in client's) error, or the parsed body. Other errors are ignored. */
+  /**
+   * Shows a 402: pass what the SDK threw (a LimitReachedError) or its `body`. Returns false, showing nothing, for
+   * anything else, so `catch (e) { if (!paywall.show(e)) throw e; }` passes other errors on.
+   */
   show(errorOrBody: unknown): boolean {
-    const body =
-      errorOrBody instanceof ApiError || (errorOrBody as { status?: number })?.status === 402
-        ? (errorOrBody as { body: unknown }).body
-        : errorOrBody;
-    if ((body as LimitReachedBody)?.error !== 'limit_reached') return false;
-    this.body = body as LimitReachedBody;
+    const body = limitReachedBody(errorOrBody);
+    if (!body) return false;
+    this.body = body;
     this.emit('shown', this.body);
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('h2')?.focus());
     return true;

@@ -73,13 +73,16 @@ export class OfferkitPricingTable extends OfferkitElement {
 
   async load() {
     try {
-      this.view = await this.api().offers.getPublic(this.offer, {
+      this.view = await this.publishable().offers.getPublic(this.offer, {
         fallback: this.fallback || undefined,
         account: this.account || undefined,
         ref: this.ref || undefined,
       });
       const intervals = this.intervals();
       if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
+      // A bump chosen on an earlier view that this one no longer has is dropped, not sent.
+      const offered = new Set(this.view.offer ? this.view.bumps.map((b) => b.id) : []);
+      this.bumps = this.bumps.filter((id) => offered.has(id));
       this.emit('loaded', this.view);
     } catch (e) {
       this.error = this.errorText(e);
@@ -97,7 +100,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     if (!raw) return;
     const p = JSON.parse(raw) as Pending;
     const params = new URL(globalThis.location.href).searchParams;
-    if (p.appId !== this.api().appId || !(params.has('subscription_id') || params.has('token'))) return;
+    if (p.appId !== this.publishable().appId || !(params.has('subscription_id') || params.has('token'))) return;
     if (p.next) {
       sessionStorage.setItem(PENDING, JSON.stringify({ ...p, next: null }));
       globalThis.location.assign(p.next);
@@ -107,11 +110,11 @@ export class OfferkitPricingTable extends OfferkitElement {
     this.busy = 'complete';
     this.status = 'Completing your purchase…';
     try {
-      let c: Checkout = await this.api().checkouts.complete(p.id);
+      let c: Checkout = await this.publishable().checkouts.complete(p.id);
       // `created` while the provider is still activating: ask again shortly.
       for (let i = 0; c.status === 'created' && i < 30; i++) {
         await new Promise((r) => setTimeout(r, 1000));
-        c = await this.api().checkouts.complete(p.id);
+        c = await this.publishable().checkouts.complete(p.id);
       }
       if (c.status === 'completed') {
         this.status = 'Thank you! Your purchase is complete.';
@@ -129,6 +132,7 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   private async choose(plan: PublicPlan) {
+    if (this.busy) return; // one checkout at a time, even for a click that beats the re-render
     this.busy = plan.plan.id;
     this.error = '';
     try {
@@ -143,22 +147,32 @@ export class OfferkitPricingTable extends OfferkitElement {
       };
       const v = this.view!;
       const c = v.offer
-        ? await this.api().offers.checkout(v.offer.id, {
+        ? await this.publishable().offers.checkout(v.offer.id, {
             ...body,
             plan: plan.plan.id,
             interval: this.interval,
-            bumps: this.bumps.length ? this.bumps : undefined,
+            bumps: this.bumps.length ? [...new Set(this.bumps)] : undefined,
           })
-        : await this.api().plans.checkout(plan.plan.id, body);
+        : await this.publishable().plans.checkout(plan.plan.id, body);
       if (!this.emit('checkout', c, true) || !c.approve_url) return;
       // The bump order first: the checkout completes on its own once the subscription is active, and takes the
       // bumps only if their order is approved by then.
       const first = c.bump_approve_url ?? c.approve_url;
-      const pending: Pending = { id: c.id, appId: this.api().appId, next: c.bump_approve_url ? c.approve_url : null };
+      const pending: Pending = {
+        id: c.id,
+        appId: this.publishable().appId,
+        next: c.bump_approve_url ? c.approve_url : null,
+      };
       sessionStorage.setItem(PENDING, JSON.stringify(pending));
       globalThis.location.assign(first);
     } catch (e) {
       this.error = this.errorText(e);
+      // 409 with a reason: the offer changed since this view was loaded (a bump or price gone, archived,
+      // expired). Show the current one, so the next click buys what the buyer sees.
+      if ((e as { status?: number }).status === 409 && (e as { body?: { reason?: string } }).body?.reason) {
+        this.error += '. The table now shows the current offer.';
+        await this.load();
+      }
       this.emit('error', { message: this.error, error: e });
     } finally {
       this.busy = '';
@@ -208,9 +222,10 @@ export class OfferkitPricingTable extends OfferkitElement {
                       type="checkbox"
                       .checked=${this.bumps.includes(b.id)}
                       @change=${(e: Event) =>
-                        (this.bumps = (e.target as HTMLInputElement).checked
-                          ? [...this.bumps, b.id]
-                          : this.bumps.filter((x) => x !== b.id))}
+                        (this.bumps = [
+                          ...this.bumps.filter((x) => x !== b.id),
+                          ...((e.target as HTMLInputElement).checked ? [b.id] : []),
+                        ])}
                     />
                     <span>${b.name}</span> <strong>${money(b.price, b.currency)}</strong>
                   </label>`,

@@ -35,10 +35,11 @@ export class OfferkitUsageMeter extends OfferkitElement {
   /** Reads the account's access again (call it after recording usage). */
   async refresh() {
     try {
-      const api = this.api();
+      // The token when there is one (it can read only its own account), else the publishable key.
+      const token = this.accountToken || (this.client && 'cancelSessions' in this.client);
       const account = this.account || decodeAccountToken(this.accountToken)?.accountId;
       if (!account) throw new Error('Set account (or an account-token)');
-      this.access = await api.access.get(account);
+      this.access = await (token ? this.tokenClient() : this.publishable()).access.get(account);
       this.error = '';
       this.emit('loaded', this.access);
     } catch (e) {
