@@ -368,14 +368,31 @@ async function publicView(
   source: 'offer' | 'fallback' | 'regular',
   offer: IOffer | null,
   ref: string | null,
+  account?: string,
 ) {
+  // Bumps for add-ons the account owns are left out: a checkout with one would be refused (`bump_owned`).
+  const owned = new Set(
+    account && offer?.bumps.length
+      ? (
+          await sql<{ addon_id: string }>(
+            ctx.em,
+            'select addon_id from account_addons where app_id = $1 and account_id = $2',
+            [ctx.app.id, account],
+          )
+        ).map((r) => r.addon_id)
+      : [],
+  );
   return {
     source,
     offer: offer
       ? { id: offer.id, name: offer.name, description: offer.description ?? null, expires_at: iso(offer.expiresAt) }
       : null,
     plans: await publicPlans(ctx, { offer }),
-    bumps: offer ? offer.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })) : [],
+    bumps: offer
+      ? offer.bumps
+          .filter((b) => !owned.has(b.addon))
+          .map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency }))
+      : [],
     ref,
   };
 }
@@ -404,7 +421,7 @@ export async function publicOffer(ctx: Ctx, id: string, q: z.output<typeof S.pub
   for (const [o, source] of chain) {
     if (usable(o, q.account)) {
       await sql(ctx.em, 'update offers set views = views + 1 where app_id = $1 and id = $2', [ctx.app.id, o.id]);
-      return publicView(ctx, source, o, q.ref ?? null);
+      return publicView(ctx, source, o, q.ref ?? null, q.account);
     }
   }
   return publicView(ctx, 'regular', null, q.ref ?? null);
