@@ -20,6 +20,7 @@ import { eventually } from './helpers/wait.js';
 /** Screenshots of every state the tests reach, for people to look at (kept out of git). */
 const SHOTS = path.resolve('.test-data/screenshots/elements');
 const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 900 };
 
 /** A cancel flow with every step type: a question that branches to a discount or a pause offer, text, confirm. */
 const flowSteps = [
@@ -97,13 +98,23 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
 
   const exampleUrl = (q: Record<string, string>) =>
     `${testEnv().baseUrl}/elements?${new URLSearchParams({ app: app.id, key: app.public_key, ...q })}`;
-  /** The whole page, and the component's section alone (easier to look at), at 390 px wide. */
+  /**
+   * The whole page, and the component's section alone (easier to look at), at 390 px wide (the tests' viewport)
+   * and at 1280 px (`-desktop`).
+   */
   const shot = async (name: string, section?: string) => {
-    await page.screenshot({ path: path.join(SHOTS, `${name}-page.png`), fullPage: true });
-    if (section) await page.locator(section).screenshot({ path: path.join(SHOTS, `${name}.png`) });
-    // Usable at 390 px: nothing wider than the viewport.
-    const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
-    expect(width, `${name}: page width at 390 px`).to.be.at.most(PHONE.width);
+    for (const [suffix, size] of [
+      ['', PHONE],
+      ['-desktop', DESKTOP],
+    ] as const) {
+      await page.setViewportSize(size);
+      await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
+      if (section) await page.locator(section).screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      // Usable at either width: nothing wider than the viewport.
+      const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
+      expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);
+    }
+    await page.setViewportSize(PHONE);
   };
   const tokenFor = async (account: string) =>
     (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;
@@ -123,6 +134,13 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       expect(await page.evaluate((t) => !!(globalThis as any).customElements.get(t), tag), tag).to.equal(true);
     expect(await cancelFlow().textContent()).to.equal(''); // light DOM stays empty; the UI is in the shadow root
     expect(await cancelFlow().getByText('Set account-token to start.').isVisible()).to.equal(true);
+    // Each element says what it needs instead of loading for ever.
+    const meter = page.locator('offerkit-usage-meter');
+    expect(await meter.getByText('Set publishable-key and account, or account-token, to start.').isVisible()).to.equal(
+      true,
+    );
+    const table = page.locator('offerkit-pricing-table');
+    expect(await table.getByText('Set offer, app-id and publishable-key to show prices.').isVisible()).to.equal(true);
     await shot('00-example-empty');
   });
 
@@ -255,7 +273,9 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     await table.getByRole('heading', { name: 'Launch offer' }).waitFor();
     const pro = table.getByRole('article', { name: 'Pro' });
     expect(await pro.locator('.price').innerText()).to.match(/\$19\.00\/month\s+\$29\.00/);
-    expect(await pro.getByText('5000 API calls').isVisible()).to.equal(true);
+    expect(await pro.getByText('5,000 API calls').isVisible()).to.equal(true);
+    // Named as the catalog names them; an on/off feature is just its name.
+    expect(await pro.getByRole('listitem').allInnerTexts()).to.deep.equal(['5,000 API calls BONUS', '5 Seats', 'SSO']);
     await shot('40-pricing-monthly', '#pricing');
     await table.getByRole('radio', { name: 'Yearly' }).check();
     expect(await pro.locator('.price').innerText()).to.match(/\$190\.00\/year\s+\$290\.00/);
@@ -274,6 +294,9 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     await page.waitForURL(/\/elements\?.*subscription_id=/);
     await table.getByText('Thank you! Your purchase is complete.').waitFor({ timeout: 40_000 });
     await page.locator('offerkit-usage-meter').getByRole('heading', { name: 'Pro plan' }).waitFor();
+    // Back on the page: the interval bought, and no bump for the add-on the account owns now.
+    expect(await table.getByRole('radio', { name: 'Yearly' }).isChecked()).to.equal(true);
+    await eventually(async () => (await table.getByRole('group', { name: 'Add to your order' }).count()) === 0);
     await shot('42-pricing-completed', '#pricing');
 
     const account = (await get(`${base}/namespaces/bea`, app.api_key)).body;
@@ -281,6 +304,40 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     expect(account.addons).to.deep.equal(['priority']);
     const [checkout] = (await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data;
     expect(checkout).to.include({ status: 'completed', interval: 'year', price: 190, ref: 'newsletter' });
+  });
+
+  it('pricing table on a stale page: a bump taken off the offer since the page loaded is refused, the table reloads, the next click buys', async () => {
+    await connectProvider(app);
+    const offer = await post(`${base}/offers`, app.api_key, {
+      id: 'launch',
+      name: 'Launch offer',
+      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+      bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
+    });
+    expect(offer.status, offer.text).to.equal(201);
+    expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+    await page.goto(exampleUrl({ offer: 'launch' }));
+    const table = page.locator('offerkit-pricing-table');
+    await table.getByRole('checkbox', { name: /Priority support/ }).check();
+
+    // Meanwhile the operator takes the bump off the offer.
+    expect((await patch(`${base}/offers/launch`, app.api_key, { bumps: [] })).status).to.equal(200);
+    expectedErrors.push(/status of 409 \(Conflict\)/); // Chromium logs the refused checkout
+    await table.getByRole('button', { name: 'Choose Pro' }).click();
+    const alert = table.getByRole('alert');
+    await alert.getByText(/has changed/).waitFor();
+    expect(await alert.textContent()).to.equal(
+      'This offer has changed since the page was loaded. Please check the prices and choose again.',
+    );
+    await eventually(async () => (await table.getByRole('checkbox').count()) === 0);
+    await shot('43-pricing-stale-bump', '#pricing');
+    expect((await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data).to.deep.equal([]);
+
+    // The next click buys what the table shows: the subscription alone, no bump order to approve.
+    await table.getByRole('button', { name: 'Choose Pro' }).click();
+    await page.waitForURL(/\/checkoutnow\?ba_token=/);
+    const [checkout] = (await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data;
+    expect(checkout.bumps).to.deep.equal([]);
   });
 
   it('usage meter and paywall: bars against limits, then a real 402 shows the upgrade offer and its checkout link', async () => {
@@ -318,5 +375,29 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     await shot('51-paywall', '#paywall-demo');
     await paywall.getByRole('button', { name: 'Not now' }).click();
     expect(await paywall.getByRole('heading').count()).to.equal(0);
+
+    // What the page's code does, spelled out: the SDK from the bundle throws a LimitReachedError for the 402,
+    // and the paywall takes it as it is.
+    const thrown = await page.evaluate(
+      async ({ appId, key }) => {
+        const bundle = '/elements/assets/offerkit-elements.js';
+        const sdk = await import(bundle);
+        const client = new sdk.PublishableClient({
+          baseUrl: (globalThis as any).location.origin,
+          appId,
+          publishableKey: key,
+        });
+        try {
+          await client.usage.add('cy', 'seats');
+          return null;
+        } catch (e: any) {
+          const shown = (globalThis as any).document.querySelector('offerkit-paywall').show(e);
+          return { limitReached: e instanceof sdk.LimitReachedError, status: e.status, shown, offer: e.offer?.plan.id };
+        }
+      },
+      { appId: app.id, key: app.public_key },
+    );
+    expect(thrown).to.deep.equal({ limitReached: true, status: 402, shown: true, offer: real.body.offer.plan.id });
+    await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
   });
 });

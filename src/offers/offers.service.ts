@@ -342,6 +342,22 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
     ctx.app.id,
     offerPlans.map((p) => p.plan),
   );
+  // Names and types, so a pricing page can say "SSO" for a switch rather than "Unlimited sso".
+  const ids = [
+    ...new Set([
+      ...[...limits.values()].flat().map((l) => l.id),
+      ...offerPlans.flatMap((p) => p.extras.entitlements.map((e) => e.id)),
+    ]),
+  ];
+  const known = new Map(
+    (
+      await sql<{ id: string; name: string; type: 'usage' | 'boolean' }>(
+        ctx.em,
+        'select id, name, type from entitlements where app_id = $1 and id = any($2::text[])',
+        [ctx.app.id, ids],
+      )
+    ).map((e) => [e.id, e]),
+  );
   return offerPlans
     .filter((p) => plans.has(p.plan))
     .map((p) => {
@@ -358,7 +374,12 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
           cycles: x.cycles,
         })),
         extras: p.extras,
-        entitlements: [...granted].map(([id, max]) => ({ id, max })),
+        entitlements: [...granted].map(([id, max]) => ({
+          id,
+          name: known.get(id)?.name ?? id,
+          type: known.get(id)?.type ?? 'usage',
+          max,
+        })),
       };
     });
 }

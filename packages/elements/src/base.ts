@@ -17,17 +17,17 @@ export class OfferkitElement extends LitElement {
     appId: { attribute: 'app-id' },
     publishableKey: { attribute: 'publishable-key' },
     accountToken: { attribute: 'account-token' },
+    client: { attribute: false },
   };
   declare baseUrl: string;
   declare appId: string;
   declare publishableKey: string;
   declare accountToken: string;
-
   /**
    * Set this to an `@offerkit/sdk` PublishableClient or AccountTokenClient of your own (other timeouts, retries,
    * headers or fetch) instead of the ones the element makes from its attributes.
    */
-  client: PublishableClient | AccountTokenClient | null = null;
+  declare client: PublishableClient | AccountTokenClient | null;
   private made = new Map<string, PublishableClient | AccountTokenClient>();
 
   constructor() {
@@ -36,6 +36,17 @@ export class OfferkitElement extends LitElement {
     this.appId = '';
     this.publishableKey = '';
     this.accountToken = '';
+    this.client = null;
+  }
+
+  /** Whether a publishable-key client can be had (the attribute, or a `client` that is one). */
+  protected get canPublishable(): boolean {
+    return !!this.publishableKey || !!(this.client && 'offers' in this.client);
+  }
+
+  /** Whether an account-token client can be had (the attribute, or a `client` that is one). */
+  protected get canToken(): boolean {
+    return !!this.accountToken || !!(this.client && 'cancelSessions' in this.client);
   }
 
   private connection(): Connection {

@@ -46,8 +46,9 @@ export class OfferkitCancelFlow extends OfferkitElement {
   }
 
   override updated(changed: PropertyValues<this>) {
-    const key = `${this.accountToken}|${this.flow}`;
-    if ((changed.has('accountToken') || changed.has('flow')) && this.accountToken && key !== this.startedFor) {
+    const key = `${this.who()}|${this.flow}`;
+    const connection = changed.has('accountToken') || changed.has('flow') || changed.has('client');
+    if (connection && this.canToken && key !== this.startedFor) {
       this.startedFor = key;
       void this.start();
     }
@@ -67,7 +68,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
     const back = new URL(globalThis.location.href).searchParams;
     if (pending && (back.has('subscription_id') || back.has('ba_token'))) {
       const { id, token } = JSON.parse(pending) as { id: string; token: string };
-      if (token === this.accountToken) {
+      if (token === this.who()) {
         sessionStorage.removeItem(APPROVAL);
         this.approved = true;
         await this.run(() => this.tokenClient().cancelSessions.get(id));
@@ -101,9 +102,16 @@ export class OfferkitCancelFlow extends OfferkitElement {
   private onSaved(s: CancelSession) {
     // Discounts and downgrades need the customer's approval at the provider: go there unless the page handles it.
     if (this.emit('saved', s, true) && s.approve_url) {
-      sessionStorage.setItem(APPROVAL, JSON.stringify({ id: s.id, token: this.accountToken }));
+      sessionStorage.setItem(APPROVAL, JSON.stringify({ id: s.id, token: this.who() }));
       globalThis.location.assign(s.approve_url);
     }
+  }
+
+  /** Who the session is for: the token, or the app and account of a `client` set instead. */
+  private who(): string {
+    if (this.accountToken) return this.accountToken;
+    const c = this.client as { appId?: string; accountId?: string } | null;
+    return c ? `${c.appId}/${c.accountId}` : '';
   }
 
   private get sid() {
@@ -130,7 +138,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
 
   override render() {
     const s = this.session;
-    if (!this.accountToken)
+    if (!this.canToken)
       return html`<div class="card" part="card">
         <p class="muted">Set <code>account-token</code> to start.</p>
       </div>`;

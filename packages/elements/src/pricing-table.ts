@@ -3,11 +3,28 @@ import { OfferkitElement, humanize, money } from './base.js';
 import type { Checkout, PublicOffer, PublicPlan } from './client.js';
 
 const PENDING = 'offerkit:pending-checkout';
+
+const CHANGED = 'This offer has changed since the page was loaded. Please check the prices and choose again.';
+/** What a buyer is told when the checkout is refused (409) for a reason; the page gets the service's message. */
+const REASONS: Record<string, string> = {
+  offer_changed: CHANGED,
+  bump_not_offered: CHANGED,
+  plan_not_offered: CHANGED,
+  interval_not_offered: CHANGED,
+  not_published: CHANGED,
+  expired: 'This offer has ended. The prices shown now are the current ones.',
+  archived: 'This offer has ended. The prices shown now are the current ones.',
+  not_started: 'This offer has not started yet.',
+  targeted: 'This offer is for another account.',
+  bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
+};
 interface Pending {
   id: string;
   appId: string;
   /** The subscription's approval link, still to visit after the bump order's. */
   next: string | null;
+  /** The interval bought, shown again on return. */
+  interval: 'month' | 'year';
 }
 
 /**
@@ -43,6 +60,7 @@ export class OfferkitPricingTable extends OfferkitElement {
   declare busy: string;
   declare error: string;
   declare status: string;
+  private resumed = false;
 
   constructor() {
     super();
@@ -61,13 +79,13 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   override updated(changed: PropertyValues<this>) {
-    if (
-      (changed.has('offer') || changed.has('fallback') || changed.has('ref') || changed.has('publishableKey')) &&
-      this.publishableKey &&
-      this.offer
-    ) {
+    const connection = ['offer', 'fallback', 'ref', 'account', 'publishableKey', 'appId', 'baseUrl', 'client'] as const;
+    if (connection.some((k) => changed.has(k)) && this.canPublishable && this.offer) {
       void this.load();
-      if (changed.has('publishableKey')) void this.resume();
+      if (!this.resumed) {
+        this.resumed = true;
+        void this.resume();
+      }
     }
   }
 
@@ -107,6 +125,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       return;
     }
     sessionStorage.removeItem(PENDING);
+    if (p.interval) this.interval = p.interval;
     this.busy = 'complete';
     this.status = 'Completing your purchase…';
     try {
@@ -119,6 +138,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       if (c.status === 'completed') {
         this.status = 'Thank you! Your purchase is complete.';
         this.emit('checkout-completed', c);
+        void this.load(); // e.g. bumps for add-ons the account now owns are no longer offered
       } else {
         this.status = '';
         this.error = c.status === 'created' ? 'The payment is still being confirmed.' : `Checkout ${c.status}.`;
@@ -162,24 +182,27 @@ export class OfferkitPricingTable extends OfferkitElement {
         id: c.id,
         appId: this.publishable().appId,
         next: c.bump_approve_url ? c.approve_url : null,
+        interval: this.interval,
       };
       sessionStorage.setItem(PENDING, JSON.stringify(pending));
       globalThis.location.assign(first);
     } catch (e) {
-      this.error = this.errorText(e);
       // 409 with a reason: the offer changed since this view was loaded (a bump or price gone, archived,
-      // expired). Show the current one, so the next click buys what the buyer sees.
-      if ((e as { status?: number }).status === 409 && (e as { body?: { reason?: string } }).body?.reason) {
-        this.error += '. The table now shows the current offer.';
-        await this.load();
-      }
-      this.emit('error', { message: this.error, error: e });
+      // expired). Say so in the buyer's words and show the current one, so the next click buys what they see.
+      const reason = (e as { status?: number; body?: { reason?: string } }).body?.reason;
+      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || this.errorText(e);
+      if ((e as { status?: number }).status === 409 && reason) await this.load();
+      this.emit('error', { message: this.errorText(e), reason: reason ?? null, error: e });
     } finally {
       this.busy = '';
     }
   }
 
   override render() {
+    if (!this.offer || !this.canPublishable)
+      return html`<p class="muted" part="table">
+        Set <code>offer</code>, <code>app-id</code> and <code>publishable-key</code> to show prices.
+      </p>`;
     const v = this.view;
     const intervals = this.intervals();
     return html`<section part="table" aria-label=${v?.offer?.name ?? 'Pricing'}>
@@ -210,6 +233,7 @@ export class OfferkitPricingTable extends OfferkitElement {
           : nothing
       }
       <p class="status" role="status">${this.status || nothing}</p>
+      <p class="error" role="alert" part="error">${this.error || nothing}</p>
       <div class="plans">${v?.plans.map((p) => this.renderPlan(p)) ?? nothing}</div>
       ${
         v?.offer && v.bumps.length
@@ -233,7 +257,6 @@ export class OfferkitPricingTable extends OfferkitElement {
             </fieldset>`
           : nothing
       }
-      <p class="error" role="alert">${this.error || nothing}</p>
     </section>`;
   }
 
@@ -261,13 +284,16 @@ export class OfferkitPricingTable extends OfferkitElement {
           : html`<p class="muted">Not available ${this.interval === 'year' ? 'yearly' : 'monthly'}</p>`
       }
       <ul>
-        ${p.entitlements.map((e) => {
-          const max = extras.has(e.id) ? extras.get(e.id)! : e.max;
-          return html`<li>
-            ${max === null ? 'Unlimited' : max === undefined || max === 0 ? '' : max} ${humanize(e.id)}
-            ${extras.has(e.id) ? html`<span class="extra">bonus</span>` : nothing}
-          </li>`;
-        })}
+        ${p.entitlements
+          // A usage limit of 0 is not included; say nothing rather than "0 exports".
+          .filter((e) => e.type === 'boolean' || e.max !== 0)
+          .map(
+            (e) =>
+              html`<li>
+                ${e.type === 'boolean' ? e.name : e.max === null ? `Unlimited ${e.name}` : `${e.max.toLocaleString()} ${e.name}`}
+                ${extras.has(e.id) ? html`<span class="extra">bonus</span>` : nothing}
+              </li>`,
+          )}
         ${p.extras.addons.map((a) => html`<li>${humanize(a)} <span class="extra">bonus</span></li>`)}
       </ul>
       ${price?.price === 0 ? html`<p class="muted">No payment needed</p>` : this.renderCta(p, !price)}

@@ -25,18 +25,15 @@ export class OfferkitUsageMeter extends OfferkitElement {
   }
 
   override updated(changed: PropertyValues<this>) {
-    if (
-      (changed.has('account') || changed.has('publishableKey') || changed.has('accountToken')) &&
-      (this.publishableKey || this.accountToken)
-    )
-      void this.refresh();
+    const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
+    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.refresh();
   }
 
   /** Reads the account's access again (call it after recording usage). */
   async refresh() {
     try {
       // The token when there is one (it can read only its own account), else the publishable key.
-      const token = this.accountToken || (this.client && 'cancelSessions' in this.client);
+      const token = this.canToken;
       const account = this.account || decodeAccountToken(this.accountToken)?.accountId;
       if (!account) throw new Error('Set account (or an account-token)');
       this.access = await (token ? this.tokenClient() : this.publishable()).access.get(account);
@@ -50,6 +47,12 @@ export class OfferkitUsageMeter extends OfferkitElement {
 
   override render() {
     const a = this.access;
+    if (!a && !this.canPublishable && !this.canToken)
+      return html`<div class="card" part="card">
+        <p class="muted">
+          Set <code>publishable-key</code> and <code>account</code>, or <code>account-token</code>, to start.
+        </p>
+      </div>`;
     if (!a)
       return html`<div class="card" part="card">
         <p class="error" role="alert">${this.error || nothing}</p>

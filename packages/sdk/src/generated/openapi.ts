@@ -11411,6 +11411,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
@@ -12224,6 +12227,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
               changes?: {
@@ -12453,6 +12459,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
