@@ -122,6 +122,11 @@ export const configSchema = z.object({
   OPENAI_MODEL: z.string().default('gpt-4.1-mini'),
   /** How long a cancel session waits for the model before it falls back to the static offer. */
   DYNAMIC_OFFER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(6000),
+  /**
+   * The example page of the drop-in components: `npm start` fills an app with what they show (the console's demo
+   * workspace when there is one) and prints the page's URL. Default: on outside production.
+   */
+  ELEMENTS_EXAMPLE: z.enum(['true', 'false', '1', '0', '']).optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & {
@@ -130,6 +135,7 @@ export type Config = z.infer<typeof configSchema> & {
   temporalAddress: string;
   embeddedPostgres: boolean;
   embeddedTemporal: boolean;
+  elementsExample: boolean;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -145,6 +151,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The public origin: PUBLIC_API_URL, else the URL the hosting platform gives the service.
     PUBLIC_API_URL: c.PUBLIC_API_URL ?? hostProvidedUrl(env),
     dataDir,
+    elementsExample: c.ELEMENTS_EXAMPLE
+      ? c.ELEMENTS_EXAMPLE === 'true' || c.ELEMENTS_EXAMPLE === '1'
+      : c.NODE_ENV !== 'production',
     embeddedPostgres: !c.DATABASE_URL,
     embeddedTemporal: !c.TEMPORAL_ADDRESS,
     databaseUrl: c.DATABASE_URL ?? embeddedDatabaseUrl(c.EMBEDDED_POSTGRES_PORT),

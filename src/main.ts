@@ -1,6 +1,7 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
 import { loadConfig } from './config.js';
+import { prepareElementsExample } from './elements/example.js';
 import { createLogger } from './logger.js';
 import {
   closeDeps,
@@ -26,11 +27,30 @@ async function main() {
   const server = await listen(deps);
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  // The drop-in components' example page on a real app (the console's demo workspace when there is one).
+  let elements = '(off: ELEMENTS_EXAMPLE)';
+  if (config.elementsExample) {
+    const paypal = infra.paypal;
+    elements = await prepareElementsExample({
+      baseUrl: `http://127.0.0.1:${config.PORT}`,
+      publicUrl: apiUrl,
+      adminKey: admin.key,
+      paypal: paypal && { approve: (u) => paypal.approve(u), credentials: STANDIN_CREDENTIALS },
+      logger,
+    }).then(
+      (x) => `${x.url}   (the components on ${x.source === 'demo' ? 'the demo workspace' : 'an example app'})`,
+      (err: unknown) => {
+        logger.error({ err }, 'could not prepare the elements example');
+        return `${apiUrl}/elements   (no example data: see the log)`;
+      },
+    );
+  }
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(
     [
       '',
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
+      `  Elements     ${elements}`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
       `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,

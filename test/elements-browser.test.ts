@@ -4,6 +4,7 @@ import { expect } from 'chai';
 // page.evaluate callbacks run in the page and use its globals as (globalThis as any): tests compile without the DOM.
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../packages/elements/build.js';
+import { prepareElementsExample, type ExampleOptions } from '../src/elements/example.js';
 import {
   connectProvider,
   createAccount,
@@ -14,7 +15,7 @@ import {
 } from './helpers/factories.js';
 import { get, patch, post } from './helpers/http.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
-import { testEnv } from './helpers/servers.js';
+import { PAYPAL_TEST_CREDENTIALS, testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
 
 /** Screenshots of every state the tests reach, for people to look at (kept out of git). */
@@ -399,5 +400,93 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     );
     expect(thrown).to.deep.equal({ limitReached: true, status: 402, shown: true, offer: real.body.offer.plan.id });
     await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
+  });
+  describe('the example page on example data (the URL `npm start` prints)', () => {
+    /** What main.ts passes, on the test servers, with orgs of this test's own (the real ones are global). */
+    const options = (): ExampleOptions => {
+      const suffix = Math.random().toString(36).slice(2, 10);
+      const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+      return {
+        baseUrl: testEnv().baseUrl,
+        adminKey: testEnv().adminKey,
+        paypal: { approve: (u) => testEnv().paypal.approve(u), credentials: { client_id, client_secret } },
+        logger: testEnv().deps.logger,
+        orgs: { demo: `demo-${suffix}`, example: `elements-example-${suffix}` },
+      };
+    };
+
+    it('fills an app with what the four components show, once across restarts, and the page shows all four', async () => {
+      const opts = options();
+      const first = await prepareElementsExample(opts);
+      expect(first.source).to.equal('example');
+      // A restart: the same app, nothing doubled.
+      const again = await prepareElementsExample(opts);
+      expect(again.appId).to.equal(first.appId);
+      const example = (await get(`/orgs/${opts.orgs!.example}/apps`, testEnv().adminKey)).body;
+      expect(example.map((a: { id: string }) => a.id)).to.deep.equal([first.appId]);
+      const key = example[0].api_key as string;
+      expect((await get(`/apps/${first.appId}/offers`, key)).body).to.have.length(1);
+      expect((await get(`/apps/${first.appId}/checkouts?status=completed`, key)).body.data).to.have.length(1);
+
+      const url = new URL(again.url);
+      expect(url.origin + url.pathname).to.equal(`${testEnv().baseUrl}/elements`);
+      expectedErrors.push(/status of 402 \(Payment Required\)/); // the paywall's 402, on purpose
+      await page.goto(again.url);
+
+      const table = page.locator('offerkit-pricing-table');
+      await table.getByRole('heading', { name: 'Launch offer' }).waitFor();
+      expect(await table.getByRole('article').count()).to.equal(2);
+      expect(await table.getByRole('article', { name: 'Pro' }).locator('.price').innerText()).to.match(
+        /\$9\.00\/month\s+\$12\.00/,
+      );
+      expect(await table.getByRole('checkbox', { name: /Priority support/ }).isVisible()).to.equal(true);
+
+      const meter = page.locator('offerkit-usage-meter');
+      await meter.getByRole('heading', { name: 'Free plan' }).waitFor();
+      const exports = meter.getByRole('meter', { name: 'PDF exports' });
+      expect(await exports.getAttribute('aria-valuenow')).to.equal('9');
+      expect(await exports.getAttribute('aria-valuemax')).to.equal('10');
+      expect(await meter.getByRole('meter', { name: 'AI credits' }).getAttribute('aria-valuenow')).to.equal('140');
+
+      const flow = cancelFlow();
+      await flow.getByRole('heading', { name: 'Why are you cancelling?' }).waitFor();
+      expect(await flow.getByRole('radio').count()).to.equal(4);
+      await shot('60-example-data', 'main');
+
+      // The paywall: one export left, then the 402 with the offer, whose link is this page's pricing table.
+      await page.getByRole('button', { name: 'Use one' }).click();
+      await page.getByText('exports: 10').waitFor();
+      await page.getByRole('button', { name: 'Use one' }).click();
+      const paywall = page.locator('offerkit-paywall');
+      await paywall.getByRole('heading', { name: 'You have reached your PDF exports limit' }).waitFor();
+      const upgrade = paywall.getByRole('link', { name: 'Upgrade to Pro' });
+      const link = new URL((await upgrade.getAttribute('href'))!);
+      expect(link.origin + link.pathname).to.equal(`${testEnv().baseUrl}/elements`);
+      expect(Object.fromEntries(link.searchParams)).to.deep.include({
+        app: first.appId,
+        offer: 'launch',
+        plan: 'pro',
+        account: 'elements_buyer',
+      });
+      await shot('61-example-paywall', '#paywall-demo');
+      await upgrade.click();
+      await table.getByRole('heading', { name: 'Launch offer' }).waitFor();
+      expect(await meter.getByRole('meter', { name: 'PDF exports' }).getAttribute('aria-valuenow')).to.equal('10');
+    });
+
+    it("uses the demo workspace's app when there is one", async () => {
+      const opts = options();
+      const seeded = await prepareElementsExample(opts);
+      // Stand the example app in for the console's demo workspace (its seed marks its app with an org).
+      expect(
+        (await post('/orgs', testEnv().adminKey, { id: opts.orgs!.demo, app_ids: [seeded.appId] })).status,
+      ).to.equal(201);
+      const found = await prepareElementsExample({
+        ...opts,
+        orgs: { ...opts.orgs!, example: `${opts.orgs!.example}-unused` },
+      });
+      expect(found).to.deep.include({ appId: seeded.appId, source: 'demo' });
+      expect((await get(`/orgs/${opts.orgs!.example}-unused`, testEnv().adminKey)).status).to.equal(404);
+    });
   });
 });

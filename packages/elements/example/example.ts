@@ -1,7 +1,7 @@
 // The example page's glue: reads the connection from the query string and hands it to the components.
 // The SDK comes from the components' bundle, the module the page already loaded (build.ts makes this import
 // of ../src/index.js an import of ./offerkit-elements.js), not from a second copy.
-import { PublishableClient } from '../src/index.js';
+import { PublishableClient, decodeAccountToken } from '../src/index.js';
 
 const q = new URL(location.href).searchParams;
 const get = (name: string) => q.get(name)?.trim() ?? '';
@@ -24,6 +24,7 @@ set(pricing, {
   offer: get('offer') || 'launch',
   fallback: get('fallback'),
   ref: get('ref'),
+  interval: get('interval'), // a 402's upgrade link names the interval (and the plan)
   'publishable-key': key,
 });
 const meter = document.querySelector('offerkit-usage-meter')!;
@@ -32,6 +33,16 @@ set(document.querySelector('offerkit-paywall'), { 'app-id': app, 'publishable-ke
 set(document.querySelector('offerkit-cancel-flow'), { flow: get('flow'), 'account-token': token });
 
 pricing?.addEventListener('offerkit-checkout-completed', () => meter.refresh());
+
+// Say whose data each part shows: the meter, table and paywall the `account`, the cancel flow the token's.
+const who = (id: string, text: string) => {
+  const el = document.querySelector<HTMLElement>(id)!;
+  el.textContent = text;
+  el.hidden = !text;
+};
+who('#usage-who', account ? `Account ${account}, read with the publishable key.` : '');
+const holder = decodeAccountToken(token)?.accountId;
+who('#cancel-who', holder ? `Account ${holder}, from its account token.` : '');
 
 const log = document.querySelector<HTMLElement>('#use-log')!;
 document.querySelector('#use-one')!.addEventListener('click', async () => {
