@@ -134,7 +134,8 @@ async function seedExampleCatalog(admin: Api, org: string): Promise<AppRecord> {
 export async function prepareElementsExample(opts: ExampleOptions): Promise<ElementsExample> {
   const admin = new Api(opts.baseUrl, opts.adminKey);
   const { app, source } = await exampleApp(admin, opts.orgs ?? { demo: DEMO_ORG, example: EXAMPLE_ORG });
-  const api = new Api(opts.baseUrl, app.api_key);
+  // The admin key, not the app's secret key: the console makes the demo app read-only for its secret key.
+  const api = admin;
   const a = `/apps/${app.id}`;
   const page = new URL('/elements', opts.publicUrl ?? opts.baseUrl);
 
