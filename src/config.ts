@@ -129,6 +129,11 @@ export const configSchema = z.object({
    * Default: on outside production.
    */
   DEMO_WORKSPACE: z.enum(['true', 'false', '1', '0', '']).optional(),
+  /**
+   * The example page of the drop-in components: `npm start` fills an app with what they show (the console's demo
+   * workspace when there is one) and prints the page's URL. Default: on outside production.
+   */
+  ELEMENTS_EXAMPLE: z.enum(['true', 'false', '1', '0', '']).optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & {
@@ -138,6 +143,7 @@ export type Config = z.infer<typeof configSchema> & {
   temporalAddress: string;
   embeddedPostgres: boolean;
   embeddedTemporal: boolean;
+  elementsExample: boolean;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -155,6 +161,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     demoWorkspace: c.DEMO_WORKSPACE
       ? c.DEMO_WORKSPACE === 'true' || c.DEMO_WORKSPACE === '1'
+      : c.NODE_ENV !== 'production',
+    elementsExample: c.ELEMENTS_EXAMPLE
+      ? c.ELEMENTS_EXAMPLE === 'true' || c.ELEMENTS_EXAMPLE === '1'
       : c.NODE_ENV !== 'production',
     embeddedPostgres: !c.DATABASE_URL,
     embeddedTemporal: !c.TEMPORAL_ADDRESS,

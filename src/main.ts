@@ -3,6 +3,7 @@
 import { dashboardUrl } from './console/urls.js';
 import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
+import { prepareElementsExample } from './elements/example.js';
 import { createLogger } from './logger.js';
 import {
   closeDeps,
@@ -43,6 +44,24 @@ async function main() {
     );
   }
   const setupToken = await issueSetupToken(peopleModule);
+  // The drop-in components' example page on a real app (the console's demo workspace when there is one).
+  let elements = '(off: ELEMENTS_EXAMPLE)';
+  if (config.elementsExample) {
+    const paypal = infra.paypal;
+    elements = await prepareElementsExample({
+      baseUrl: `http://127.0.0.1:${config.PORT}`,
+      publicUrl: apiUrl,
+      adminKey: admin.key,
+      paypal: paypal && { approve: (u) => paypal.approve(u), credentials: STANDIN_CREDENTIALS },
+      logger,
+    }).then(
+      (x) => `${x.url}   (the components on ${x.source === 'demo' ? 'the demo workspace' : 'an example app'})`,
+      (err: unknown) => {
+        logger.error({ err }, 'could not prepare the elements example');
+        return `${apiUrl}/elements   (no example data: see the log)`;
+      },
+    );
+  }
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(
     [
@@ -52,6 +71,7 @@ async function main() {
         ? [`  Owner setup  ${new URL(`setup?token=${setupToken}`, consoleUrl)}   (one-time link, valid 24 hours)`]
         : []),
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
+      `  Elements     ${elements}`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
       `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,

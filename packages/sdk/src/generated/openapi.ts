@@ -1490,7 +1490,7 @@ export interface paths {
     };
     /**
      * The offer for a checkout page (never 404)
-     * @description The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which.
+     * @description The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1514,7 +1514,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for an offer
-     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered; or when the provider is not connected.
+     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -11411,6 +11411,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
@@ -12224,6 +12227,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
               changes?: {
@@ -12453,6 +12459,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
