@@ -12,6 +12,7 @@ import pg from 'pg';
 import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
 import { EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
 import { CHANGE_SQL } from '../src/usage/usage.service.js';
+import { INGEST_SQL, ingestParams, type IngestEvent } from '../src/usage/ingest.service.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
 import { freePort, startTestEnv, stopTestEnv, testEnv } from '../test/helpers/servers.js';
 
@@ -151,13 +152,13 @@ async function meteringBench(
   });
   const r = await run(async (events) =>
     pool
-      .query('select * from usage_ingest($1, $2::jsonb, $3)', [app.id, JSON.stringify(events), CHANGE_SQL])
+      .query(INGEST_SQL, ingestParams(app.id, events as IngestEvent[]))
       .then(() => true)
       .catch(() => false),
   );
   process.stdout.write(
     `\nBatch ingest: ${BATCH} events a batch, ${BATCH_CLIENTS} batches in flight, ${DURATION} s\n` +
-      `  HTTP ${fmt(h.eps, 0)} events/s (batch p50 ${h.p50.toFixed(1)} ms) | raw usage_ingest ${fmt(r.eps, 0)} events/s ` +
+      `  HTTP ${fmt(h.eps, 0)} events/s (batch p50 ${h.p50.toFixed(1)} ms) | raw usage_ingest_batch ${fmt(r.eps, 0)} events/s ` +
       `(p50 ${r.p50.toFixed(1)} ms) | HTTP/raw ${fmt((h.eps / r.eps) * 100, 0)}%   errors ${h.errors + r.errors}\n`,
   );
 
