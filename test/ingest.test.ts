@@ -163,7 +163,9 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
       await createAccount(a, { id: 'f', plan: 'free' }); // seats 1, api_calls 100
       await createAccount(a, { id: 's', plan: 'scale' }); // api_calls unlimited, seats 50
       await createAccount(a, { id: 'i', plan: 'pro', incentive: 'partner' }); // seats 8 from the incentive
-      await createAccount(a, { id: 'n' }); // no plan: not entitled (seats blocked at 0, api_calls counted)
+      await createAccount(a, { id: 'n', plan: 'internal' }); // seats 1,000; api_calls not entitled (counted)
+      // Blocking and on no plan: not entitled, blocked at 0.
+      await post(`${b}/entitlements`, a.api_key, { id: 'gpu', type: 'usage', name: 'GPU', overage: { mode: 'block' } });
       const held = await post(`${b}/namespaces/p/usage/seats/reservations`, a.api_key, { amount: 2 });
       expect(held.status, held.text).to.equal(201);
       const hook = await post(`${b}/webhooks`, a.api_key, { url: receiverUrl, events: ['*'] });
@@ -205,7 +207,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
           const rnd = prng(seed);
           const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
           const events = Array.from({ length: 160 }, (_, i) => {
-            const entitlement = pick(['seats', 'seats', 'api_calls', 'api_calls', 'sso', 'nope']);
+            const entitlement = pick(['seats', 'seats', 'api_calls', 'api_calls', 'sso', 'nope', 'gpu']);
             const amount =
               entitlement === 'api_calls' ? pick([-50, 0, 10, 30, 100, 400]) : pick([-2, -1, 0, 1, 1, 2, 3]);
             return { id: `r${i}`, account: pick(['p', 'f', 's', 'i', 'n', 'ghost']), entitlement, amount };
