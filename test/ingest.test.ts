@@ -127,6 +127,20 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(total).to.equal(400);
   });
 
+  it('one event in several batches sent at once is applied once; the others answer it as a duplicate', async () => {
+    const batches = Array.from({ length: 5 }, (_, b) => [
+      { id: `own-${b}`, account: 'a1', entitlement: 'api_calls', amount: 1 },
+      { id: 'shared', account: 'a1', entitlement: 'api_calls', amount: 100 },
+    ]);
+    const res = await Promise.all(batches.map((events) => ingest(events)));
+    expect(res.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
+    const shared = res.map((r) => r.body.results[1]);
+    expect(shared.filter((r: { duplicate: boolean }) => !r.duplicate)).to.have.length(1);
+    const first = shared.find((r: { duplicate: boolean }) => !r.duplicate);
+    for (const r of shared) expect({ ...r, duplicate: false }).to.deep.equal(first);
+    expect(await count('a1', 'api_calls')).to.equal(105);
+  });
+
   it('400 on a bad batch (empty, too many, bad event), 401 for the publishable key', async () => {
     expect((await ingest([])).status).to.equal(400);
     const many = Array.from({ length: 1001 }, (_, i) => ({

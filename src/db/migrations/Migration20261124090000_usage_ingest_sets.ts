@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * change statement once per event, planning it again each time). One call, a fixed number of
  * statements whatever the batch size:
  *
- * 1. claim the event ids (first occurrence of each, in id order; a re-sent id is a duplicate);
+ * 1. the ids already ingested (a re-sent id is a duplicate, and so is a repeat within the batch);
  * 2. the limit of every (account, entitlement) pair, by `p_limits` (the service's set-based form of the
  *    single-event statement's limit resolution, run once per batch);
  * 3. lock the counters of those pairs in (account, entitlement) order, creating missing rows (so two
@@ -14,9 +14,14 @@ import { Migration } from '@mikro-orm/migrations';
  *    single-event statement (blocking limit against count + held, counters stopping at 0 with the
  *    applied amount recorded, a negative amount on no counter changes nothing, thresholds at 80% and
  *    100% when an enabled endpoint subscribes);
- * 5. write counters, history, threshold events and outcomes with one statement each.
+ * 5. write counters, history, threshold events and the ids with their outcomes, one statement each.
+ *    An id another batch recorded since step 1 (the same batch sent twice at once) makes this one fail
+ *    with a serialization failure (40001) and roll back; the service runs it again, and then it is a
+ *    duplicate.
  *
- * Results come back in the order sent (`idx`); a duplicate answers its first result.
+ * Every lookup is by primary key (lateral joins, upserts), so the plans do not depend on statistics (a
+ * new app's tables have none). Results come back in the order sent (`idx`); a duplicate answers its
+ * first result.
  */
 export class Migration20261124090000_usage_ingest_sets extends Migration {
   override name = 'Migration20261124090000_usage_ingest_sets';
@@ -31,11 +36,13 @@ export class Migration20261124090000_usage_ingest_sets extends Migration {
 declare
   n int := coalesce(array_length(p_ids, 1), 0);
   todo int[];
+  seen_id text[]; seen_status text[]; seen_count bigint[]; seen_error text[];
+  recorded int;
   -- limits per pair (step 2)
   l_acc text[]; l_ent text[]; l_exists boolean[]; l_type text[]; l_name text[]; l_mode text[];
   l_entitled boolean[]; l_max bigint[];
   -- locked counters (step 3)
-  c_acc text[]; c_ent text[]; c_count bigint[]; c_held bigint[]; c_new boolean[];
+  c_acc text[]; c_ent text[]; c_count bigint[]; c_held bigint[]; c_new boolean[]; c_created text[];
   -- outcomes by position in the batch
   o_status text[] := array_fill(null::text, array[n]);
   o_count bigint[] := array_fill(null::bigint, array[n]);
@@ -55,19 +62,17 @@ declare
   r record;
   g_acc text; g_ent text; g_started boolean := false;
   cur bigint; held bigint; has_row boolean; created boolean; touched boolean; was_new boolean; valid boolean;
-  prev bigint; applied bigint; ev text;
+  prev bigint; applied bigint; ev text; k int;
 begin
-  -- 1. Claim the ids. Positions to process: the first position of each id this call claimed.
-  with firsts as (
-    select distinct on (u.id) u.id, u.i from unnest(p_ids) with ordinality as u(id, i) order by u.id, u.i
-  ),
-  claimed as (
-    insert into usage_ingested as t (app_id, event_id, status)
-    select p_app, f.id, 'pending' from firsts f order by f.id
-    on conflict on constraint usage_ingested_pkey do nothing
-    returning t.event_id
-  )
-  select coalesce(array_agg(f.i::int), '{}') into todo from firsts f join claimed c on c.event_id = f.id;
+  -- 1. Ids recorded before; to process: the first position of each other id.
+  select coalesce(array_agg(u.event_id::text), '{}'), coalesce(array_agg(u.status::text), '{}'),
+         coalesce(array_agg(u.count), '{}'), coalesce(array_agg(u.error), '{}')
+    into seen_id, seen_status, seen_count, seen_error
+    from usage_ingested u where u.app_id = p_app and u.event_id = any(p_ids);
+  select coalesce(array_agg(f.i order by f.i), '{}') into todo
+    from (select distinct on (u.id) u.id, u.i::int as i from unnest(p_ids) with ordinality as u(id, i)
+           order by u.id, u.i) f
+   where not (f.id = any(seen_id));
 
   if array_length(todo, 1) is not null then
     -- 2. Limits of the distinct pairs.
@@ -79,19 +84,27 @@ begin
         (select array_agg(p.e order by p.a, p.e) from (select distinct p_accounts[i] as a, p_ents[i] as e
            from unnest(todo) as i) p);
 
-    -- 3. Lock (or create) the counters of the pairs that can count, in one order.
+    -- 3. Create the missing counters, then lock every counter of the pairs that can count, both in
+    --    (account, entitlement) order. Locking with FOR UPDATE rather than a no-op upsert keeps the rows'
+    --    versions, so the final write does not re-check their foreign keys.
     with v as (
       select l.a, l.e from unnest(l_acc, l_ent, l_exists, l_type) as l(a, e, ex, ty) where l.ex and l.ty = 'usage'
     ),
-    up as (
+    ins as (
       insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
       select p_app, v.a, v.e, 0, now() from v order by v.a, v.e
-      on conflict (app_id, account_id, entitlement_id) do update set count = c.count
-      returning c.account_id, c.entitlement_id, c.count, c.held, (c.xmax = 0) as inserted
+      on conflict (app_id, account_id, entitlement_id) do nothing
+      returning c.account_id, c.entitlement_id
     )
-    select array_agg(up.account_id), array_agg(up.entitlement_id), array_agg(up.count), array_agg(up.held),
-           array_agg(up.inserted)
-      into c_acc, c_ent, c_count, c_held, c_new from up;
+    select coalesce(array_agg(ins.account_id || ' ' || ins.entitlement_id), '{}') into c_created from ins;
+    select array_agg(c.account_id), array_agg(c.entitlement_id), array_agg(c.count), array_agg(c.held),
+           array_agg((c.account_id || ' ' || c.entitlement_id) = any(c_created))
+      into c_acc, c_ent, c_count, c_held, c_new
+      from (select l.a, l.e from unnest(l_acc, l_ent, l_exists, l_type) as l(a, e, ex, ty)
+             where l.ex and l.ty = 'usage' order by l.a, l.e) v
+      cross join lateral (
+        select c.account_id, c.entitlement_id, c.count, c.held from usage_counters c
+         where c.app_id = p_app and c.account_id = v.a and c.entitlement_id = v.e for update) c;
 
     -- 4. Walk each counter's events in the order sent.
     for r in
@@ -190,12 +203,13 @@ begin
       end if;
     end if;
 
-    -- 5. Write everything, one statement each.
-    update usage_counters c set count = w.cnt, updated_at = now()
-      from unnest(w_acc, w_ent, w_count) as w(a, e, cnt)
-     where c.app_id = p_app and c.account_id = w.a and c.entitlement_id = w.e;
-    delete from usage_counters c using unnest(d_acc, d_ent) as d(a, e)
-     where c.app_id = p_app and c.account_id = d.a and c.entitlement_id = d.e;
+    -- 5. Write everything, one statement each (counters through their key: every row exists, locked).
+    insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
+    select p_app, w.a, w.e, w.cnt, now() from unnest(w_acc, w_ent, w_count) as w(a, e, cnt) order by 2, 3
+    on conflict (app_id, account_id, entitlement_id) do update set count = excluded.count, updated_at = excluded.updated_at;
+    for k in 1 .. coalesce(array_length(d_acc, 1), 0) loop
+      delete from usage_counters c where c.app_id = p_app and c.account_id = d_acc[k] and c.entitlement_id = d_ent[k];
+    end loop;
     insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
     select p_app, h.a, h.e, h.amount, h.cnt, coalesce(h.ts, now())
       from unnest(h_acc, h_ent, h_amount, h_count, h_ts) with ordinality as h(a, e, amount, cnt, ts, k) order by h.k;
@@ -206,20 +220,29 @@ begin
              'percent', v.usage * 100 / v.mx)),
            now(), true
       from unnest(e_id, e_type, e_acc, e_ent, e_name, e_usage, e_max) as v(id, type, a, e, nm, usage, mx);
-    update usage_ingested u set status = o.st, count = o.cnt, error = o.err
-      from (select p_ids[i] as id, o_status[i] as st, o_count[i] as cnt, o_error[i] as err from unnest(todo) as i) o
-     where u.app_id = p_app and u.event_id = o.id;
+    with ins as (
+      insert into usage_ingested as t (app_id, event_id, status, count, error)
+      select p_app, p_ids[i], o_status[i], o_count[i], o_error[i] from unnest(todo) as i order by p_ids[i]
+      on conflict on constraint usage_ingested_pkey do nothing
+      returning 1)
+    select count(*) into recorded from ins;
+    if recorded < array_length(todo, 1) then
+      raise exception 'usage events of this batch were ingested by another request meanwhile'
+        using errcode = 'serialization_failure';
+    end if;
   end if;
 
-  -- Results in the order sent: this call's outcome, else the first one recorded for the id.
+  -- Results in the order sent: this call's outcome, else the one recorded first for the id.
   return query
-    select e.i::int, e.id, coalesce(o_status[f.i], u.status)::text, case when f.i is not null then o_count[f.i] else
-             u.count end, case when f.i is not null then o_error[f.i] else u.error end,
+    select e.i::int, e.id,
+           case when f.i is not null then o_status[f.i] else sn.status end,
+           case when f.i is not null then o_count[f.i] else sn.count end,
+           case when f.i is not null then o_error[f.i] else sn.error end,
            f.i is null or f.i <> e.i,
            case when f.i = e.i then array_remove(array[o_ev1[e.i], o_ev2[e.i]], null) else '{}'::text[] end
       from unnest(p_ids) with ordinality as e(id, i)
       left join (select p_ids[t.i] as id, t.i from unnest(todo) as t(i)) f on f.id = e.id
-      left join usage_ingested u on f.i is null and u.app_id = p_app and u.event_id = e.id
+      left join unnest(seen_id, seen_status, seen_count, seen_error) as sn(id, status, count, error) on sn.id = e.id
      order by e.i;
 end
 $fn$;`);
