@@ -218,6 +218,17 @@ export class CredentialCache {
    */
   async confirm(change: string): Promise<{ answered: number; ended: number[] }> {
     if (!this.enabled) return { answered: 0, ended: [] };
+    // The change is committed whatever happens here: a failure to confirm is logged, not answered as an error
+    // (this process's own cache is not used while its listener is down).
+    try {
+      return await this.awaitAnswers(change);
+    } catch (err) {
+      this.opts.logger.warn({ err, change }, 'credential cache: could not confirm a change with every process');
+      return { answered: 0, ended: [] };
+    }
+  }
+
+  private async awaitAnswers(change: string): Promise<{ answered: number; ended: number[] }> {
     await this.start();
     const client = this.client!;
     const { rows } = await client.query<{ pid: number }>(
