@@ -110,6 +110,19 @@ export const configSchema = z.object({
   UPGRADE_SETTLE_INTERVAL_SECONDS: z.coerce.number().int().min(0).default(60),
   /** New provider approval links a 402 may create per account and hour. */
   UPGRADE_LINKS_PER_HOUR: z.coerce.number().int().min(0).default(3),
+  /**
+   * The credential cache (README, "Credential cache"): how long an API process may use an app's keys
+   * without reading them again, as a safety net behind the invalidation every process gets when keys
+   * are regenerated or an app changes or is deleted. 0 turns the cache off (every request reads its app).
+   */
+  CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** The most apps one API process keeps in its credential cache (least recently used go first). */
+  CREDENTIAL_CACHE_MAX_APPS: z.coerce.number().int().min(1).default(10_000),
+  /**
+   * How long a key regeneration, app change or deletion waits for every API process to confirm it dropped
+   * the app; a process that does not answer in time has its listener connection ended.
+   */
+  CREDENTIAL_CACHE_CONFIRM_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
   /**
