@@ -70,6 +70,14 @@ export interface WebhookDeliveryInput {
   url: string;
   /** Delays before attempts 2..n+1, in ms. */
   scheduleMs: number[];
+  /**
+   * Where a restarted delivery resumes (the reconciler restarts one whose workflow ended while the row
+   * was still pending): the attempt to make next, after `firstDelayMs`. Default: attempt 1 at once.
+   */
+  startAttempt?: number;
+  firstDelayMs?: number;
+  /** Cap of the backoff between retries of an attempt our own infrastructure failed (default 1 min). */
+  retryMaxIntervalMs?: number;
 }
 export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'gone';
 export interface AttemptReport {
@@ -107,6 +115,10 @@ export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId
 export interface CheckoutWorkflowInput {
   appId: string;
   checkoutId: string;
+  /** When the checkout expires (ISO 8601); default 24 h after the workflow started. */
+  expiresAt?: string;
+  /** Cap of the backoff between retries of a check our infrastructure or the provider failed (default 1 min). */
+  retryMaxIntervalMs?: number;
 }
 export type CheckoutOutcome = 'created' | 'completed' | 'cancelled' | 'expired';
 export interface CheckoutState {
@@ -147,3 +159,20 @@ export interface PauseState extends PauseInput {
 /** Signal: the pause ended early (the API or /pauses/resume already resumed it); stop waiting. */
 export const PAUSE_ENDED_SIGNAL = 'pauseEnded';
 export const PAUSE_STATE_QUERY = 'pauseState';
+
+// ---- infrastructure retries ---------------------------------------------------------------------
+/** Default cap of the backoff between retries of an activity that could not reach PostgreSQL or the provider. */
+export const INFRA_RETRY_MAX_INTERVAL_MS = 60_000;
+/**
+ * Retry policy of every activity that reaches our own infrastructure (PostgreSQL) or the provider:
+ * no maximum number of attempts (an outage of any length is waited out), backoff capped at
+ * `maxIntervalMs`. Business rules (a delivery's 7 sends, a checkout's 24 hours) are counted by the
+ * workflows themselves, never by these retries.
+ */
+export function infraRetry(maxIntervalMs: number = INFRA_RETRY_MAX_INTERVAL_MS) {
+  return {
+    initialInterval: Math.min(1000, maxIntervalMs),
+    backoffCoefficient: 2,
+    maximumInterval: maxIntervalMs,
+  };
+}
