@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DATABASE_RETRY_AFTER_S } from '../http/middleware.js';
 import { Reply, route } from '../http/route.js';
 import { temporalReachable } from '../temporal/client.js';
 
@@ -38,7 +39,7 @@ export const serviceRoutes = [
         temporalReachable(deps.temporal.connection).then((up) => (up ? ('ok' as const) : ('unreachable' as const))),
       ]);
       const body = { ok: database === 'ok', database, temporal };
-      return database === 'ok' ? body : new Reply(503, body);
+      return database === 'ok' ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
     },
   }),
 ];

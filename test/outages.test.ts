@@ -1,0 +1,143 @@
+// Outages of our own infrastructure, for real: each test runs a stack of its own (PostgreSQL,
+// Temporal dev server, worker, API) and stops and restarts its servers. Timings are shortened through
+// settings (ACTIVITY_RETRY_MAX_MS, schedules); nothing here asserts wall-clock speed.
+import { expect } from 'chai';
+import { routes } from '../src/http/routes.js';
+import { checkoutWorkflowId } from '../workflows/shared.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { call, get, patch, post, useBase } from './helpers/http.js';
+import { startIsolatedStack, type IsolatedStack } from './helpers/isolated.js';
+import { startReceiver } from './helpers/receiver.js';
+import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted for real)', function () {
+  this.timeout(180_000);
+  let stack: IsolatedStack | undefined;
+  const start = async (env: Record<string, string> = {}) => {
+    stack = await startIsolatedStack(env);
+    useBase(stack.baseUrl);
+    return stack;
+  };
+  afterEach(async () => {
+    useBase(undefined);
+    await stack?.close();
+    stack = undefined;
+  });
+
+  describe('PostgreSQL down longer than any retry budget', () => {
+    it('a delivery keeps retrying its attempt (our database errors are not sends) and is delivered once', async () => {
+      // Attempt 2 comes 2 s after attempt 1; PostgreSQL is down from before it until 8 s later. The
+      // activity retries every 200 ms meanwhile: far more than the 10 attempts that used to fail it.
+      const s = await start({ WEBHOOK_RETRY_SCHEDULE_MS: '2000,2000,2000,2000,2000,2000' });
+      const receiver = await startReceiver((n) => ({ status: n === 0 ? 500 : 200, body: 'ok' }));
+      try {
+        const app = await createTestApp();
+        await seedCatalog(app);
+        expect(
+          (await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['*'] })).status,
+        ).to.equal(201);
+        await createAccount(app, { id: 'ada' });
+        const d = await eventually(async () => {
+          const rows = await s.query<{ id: string; attempts: number; status: string }>(
+            `select id, attempts, status from webhook_deliveries where app_id = $1`,
+            [app.id],
+          );
+          return rows.length === 1 && rows[0].attempts === 1 ? rows[0] : undefined;
+        });
+        expect(d.status).to.equal('pending');
+        await s.stopPostgres();
+        await sleep(8_000);
+        expect(receiver.received, 'nothing is sent while the database is down').to.have.length(1);
+        await s.startPostgres();
+        const done = await eventually(async () => {
+          const [row] = await s.query<{ attempts: number; status: string }>(
+            'select attempts, status from webhook_deliveries where id = $1',
+            [d.id],
+          );
+          return row?.status === 'succeeded' ? row : undefined;
+        }, 30_000);
+        expect(done.attempts, 'attempts count sends to the receiver').to.equal(2);
+        expect(receiver.received).to.have.length(2);
+        const ids = new Set(receiver.received.map((r) => r.headers['webhook-id']));
+        expect(ids.size, 'the same webhook-id on both attempts').to.equal(1);
+        const desc = await s.deps.temporal.client.workflow.getHandle(d.id).describe();
+        expect(desc.status.name).to.equal('COMPLETED');
+      } finally {
+        await receiver.close();
+      }
+    });
+
+    it('a checkout approved at the provider while PostgreSQL is down is applied once when it is back', async () => {
+      await start();
+      const app: TestApp = await createTestApp();
+      const base = `/apps/${app.id}`;
+      await seedCatalog(app);
+      await connectProvider(app);
+      await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+      await post(`${base}/offers`, app.api_key, {
+        id: 'launch',
+        name: 'Launch',
+        plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+      });
+      expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+      const chk = (
+        await post(`${base}/offers/launch/checkout`, app.public_key, { plan: 'pro', interval: 'month', account: 'ada' })
+      ).body;
+      expect(chk.status).to.equal('created');
+      await stack!.stopPostgres();
+      await testEnv().paypal.approve(chk.approve_url);
+      await sleep(8_000); // the workflow's checks fail on the database, again and again
+      const during = await get(`${base}/checkouts/${chk.id}`, app.api_key);
+      expect(during.status).to.equal(503);
+      await stack!.startPostgres();
+      const done = await eventually(async () => {
+        const r = await get(`${base}/checkouts/${chk.id}`, app.api_key);
+        return r.body.status === 'completed' ? r.body : undefined;
+      }, 60_000);
+      expect(done.completed_at).to.be.a('string');
+      const result = await stack!.deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id)).result();
+      expect(result).to.deep.include({ status: 'completed' });
+      const events = (await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data;
+      expect(events, 'applied exactly once').to.have.length(1);
+      const account = (await get(`${base}/namespaces/ada`, app.api_key)).body;
+      expect(account.plan).to.equal('pro');
+    });
+  });
+
+  describe('PostgreSQL down: the API', () => {
+    it('answers 503 with Retry-After on every route that needs the database (never 500), logs one line, recovers', async () => {
+      const s = await start();
+      const app = await createTestApp();
+      await s.stopPostgres();
+      const statuses: Record<string, number> = {};
+      for (const r of routes) {
+        const path = r.path.replace(/:([A-Za-z]+)/g, (_, name: string) => (name === 'appId' ? app.id : 'x'));
+        const token = r.auth.includes('A') ? s.config.ADMIN_API_KEY! : app.api_key;
+        const res = await call(r.method, path, {
+          token,
+          ...(['POST', 'PUT', 'PATCH'].includes(r.method) ? { body: {} } : {}),
+        });
+        statuses[`${r.method} ${r.path}`] = res.status;
+        expect(res.status, `${r.method} ${r.path}: ${res.text}`).to.not.equal(500);
+        if (res.status === 503) {
+          expect(res.headers.get('retry-after'), `${r.method} ${r.path}`).to.match(/^\d+$/);
+          expect(res.body.error ?? res.body.ok, `${r.method} ${r.path}`).to.not.equal(undefined);
+        }
+      }
+      const unavailable = Object.values(statuses).filter((x) => x === 503).length;
+      expect(unavailable, JSON.stringify(statuses)).to.be.greaterThan(routes.length / 2);
+      const outageLines = s.logs.filter((l) => l.msg === 'database unreachable: answering 503 until it is back');
+      expect(outageLines, 'one line per outage, not one per request').to.have.length(1);
+      expect(s.logs.filter((l) => l.msg === 'unhandled error')).to.have.length(0);
+
+      await s.startPostgres();
+      await eventually(async () => (await get(`/apps/${app.id}`, app.api_key)).status === 200, 30_000);
+      await eventually(async () => s.logs.some((l) => l.msg === 'database reachable again'));
+      const health = await get('/health');
+      expect(health.body).to.deep.include({ ok: true, database: 'ok' });
+    });
+  });
+});
