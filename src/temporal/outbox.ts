@@ -170,7 +170,7 @@ export class OutboxRelay {
    * Claims due entries (the given ids, or every due entry), the oldest of each workflow only so a
    * workflow's commands run in order, with a lease so no other dispatcher takes them meanwhile; runs
    * them in parallel without holding a database connection; deletes the ones Temporal accepted.
-   * Returns how many were claimed. Never throws.
+   * Returns how many were claimed (0 once Temporal turned out to be down). Never throws.
    */
   async dispatch(ids?: number[]): Promise<number> {
     if (ids && ids.length === 0) return 0;
@@ -208,7 +208,7 @@ export class OutboxRelay {
           continue;
         }
         try {
-          await this.temporal.connection.withDeadline(Date.now() + callTimeoutMs, () => this.execute(row.payload));
+          await this.call(callTimeoutMs, () => this.execute(row.payload));
           done.push(String(row.id));
         } catch (err) {
           if (isTemporalUnavailable(err)) {
@@ -228,7 +228,32 @@ export class OutboxRelay {
         .execute('delete from outbox where id in (?)', [done], 'run')
         .catch((err) => this.logger.warn({ err }, 'could not delete executed outbox commands; they will repeat'));
     }
-    return rows.length;
+    // Entries given back because Temporal is down are due again at once: claiming them again now
+    // would spin, so report nothing to drain until Temporal answers.
+    return this.downSince === null ? rows.length : 0;
+  }
+
+  /**
+   * One Temporal call, bounded: a gRPC deadline, an abort when it passes, and a timer in case neither
+   * ends the call (a call made while the channel reconnects can otherwise hang).
+   */
+  private async call(timeoutMs: number, fn: () => Promise<void>): Promise<void> {
+    const conn = this.temporal.connection;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(Object.assign(new Error(`Temporal did not answer within ${timeoutMs} ms`), { code: 4 }));
+      }, timeoutMs);
+    });
+    const attempt = conn.withAbortSignal(abort.signal, () => conn.withDeadline(Date.now() + timeoutMs, fn));
+    attempt.catch(() => undefined); // settled after the timer: nothing left to report
+    try {
+      await Promise.race([attempt, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Temporal was down: give the entry back at once, without counting an attempt. */
