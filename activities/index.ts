@@ -2,6 +2,7 @@ import type { Deps } from '../src/deps.js';
 import { accountActivities } from './accounts.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
+import { reconcilerActivities } from './reconciler.js';
 import { retentionActivities } from './retention.js';
 import { subscriptionActivities } from './subscriptions.js';
 import { webhookActivities } from './webhooks.js';
@@ -18,6 +19,7 @@ export function createActivities(deps: ActivityDeps) {
     ...retentionActivities(deps),
     ...checkoutActivities(deps),
     ...subscriptionActivities(deps),
+    ...reconcilerActivities(deps),
   };
 }
 

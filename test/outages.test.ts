@@ -3,8 +3,21 @@
 // settings (ACTIVITY_RETRY_MAX_MS, schedules); nothing here asserts wall-clock speed.
 import { expect } from 'chai';
 import { routes } from '../src/http/routes.js';
-import { checkoutWorkflowId } from '../workflows/shared.js';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import {
+  checkoutWorkflowId,
+  incentiveExpiryWorkflowId,
+  pauseWorkflowId,
+  RECONCILE_SCHEDULE_ID,
+  type ReconcileResult,
+} from '../workflows/shared.js';
+import {
+  connectProvider,
+  createAccount,
+  createTestApp,
+  purchase,
+  seedCatalog,
+  type TestApp,
+} from './helpers/factories.js';
 import { call, get, patch, post, useBase } from './helpers/http.js';
 import { startIsolatedStack, type IsolatedStack } from './helpers/isolated.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -195,6 +208,140 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         process.stdout.write(
           `      (40 writes during the outage answered in ${writeMs} ms in all; backlog of 40 drained ${drainMs} ms after Temporal was back)\n`,
         );
+      } finally {
+        await receiver.close();
+      }
+    });
+  });
+
+  describe('the reconciler Schedule', () => {
+    /** Triggers the real Schedule and answers its run's result. */
+    async function runReconciler(s: IsolatedStack): Promise<ReconcileResult> {
+      const h = s.deps.temporal.client.schedule.getHandle(RECONCILE_SCHEDULE_ID);
+      const before = (await h.describe()).info.recentActions.length;
+      await h.trigger();
+      const action = await eventually(async () => {
+        const d = await h.describe();
+        return d.info.recentActions.length > before ? d.info.recentActions.at(-1) : undefined;
+      });
+      const wf = action.action.workflow;
+      return (await s.deps.temporal.client.workflow
+        .getHandle(wf.workflowId, wf.firstExecutionRunId)
+        .result()) as ReconcileResult;
+    }
+    const terminated = async (s: IsolatedStack, workflowId: string) => {
+      const h = s.deps.temporal.client.workflow.getHandle(workflowId);
+      await eventually(async () => (await h.describe()).status.name === 'RUNNING');
+      await h.terminate('test: the workflow is lost');
+    };
+
+    it('restarts or finishes, exactly once, every waiting row whose workflow is gone; counts and logs it', async () => {
+      const s = await start({ RECONCILE_GRACE_MS: '1000', WEBHOOK_RETRY_SCHEDULE_MS: '1000,1000,1000,1000,1000,1000' });
+      const schedule = await s.deps.temporal.client.schedule.getHandle(RECONCILE_SCHEDULE_ID).describe();
+      expect(schedule.spec.intervals?.[0].every).to.equal(600_000); // the spec's 10 minutes
+      const receiver = await startReceiver((n) => ({ status: n === 0 ? 500 : 200 }));
+      try {
+        const app = await createTestApp();
+        const base = `/apps/${app.id}`;
+        await seedCatalog(app);
+        await post(`${base}/incentives`, app.api_key, { id: 'promo', name: 'Promo' });
+        // A subscription (bought through the provider) to pause.
+        await purchase(app, 'bob');
+        await post(`${base}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
+
+        // 1. A delivery whose workflow dies after attempt 1 failed.
+        await createAccount(app, {
+          id: 'ada',
+          incentive: 'promo',
+          incentive_expires_at: new Date(Date.now() + 1500).toISOString(),
+        });
+        const [delivery] = await eventually(async () => {
+          const rows = await s.query<{ id: string; attempts: number }>(
+            'select id, attempts from webhook_deliveries where app_id = $1 and attempts = 1',
+            [app.id],
+          );
+          return rows.length === 1 ? rows : undefined;
+        });
+        await terminated(s, delivery.id);
+        // 2. An incentive whose expiry workflow is gone.
+        await terminated(s, incentiveExpiryWorkflowId(app.id, 'ada'));
+        // 3. A checkout whose workflow is gone, approved at the provider afterwards (its notification
+        //    finds no workflow to wake).
+        const chk = (
+          await post(`${base}/offers/launch/checkout`, app.public_key, {
+            plan: 'pro',
+            interval: 'month',
+            account: 'cy',
+          })
+        ).body;
+        await terminated(s, checkoutWorkflowId(chk.id));
+        await testEnv().paypal.approve(chk.approve_url);
+        // 4. A pause whose workflow is gone (a pause month lasts 2 s here).
+        expect((await post(`${base}/namespaces/bob/subscription/pause`, app.api_key, { months: 1 })).status).to.equal(
+          200,
+        );
+        await terminated(s, pauseWorkflowId(app.id, 'bob', 1));
+        await sleep(3_000); // past the pause's resume_at, the incentive's expiry and the delivery's next attempt
+
+        const first = await runReconciler(s);
+        expect(first.repaired).to.deep.equal({ deliveries: 1, checkouts: 1, pauses: 1, incentives: 1, outbox: 0 });
+        expect(first.restarted).to.have.members([
+          delivery.id,
+          checkoutWorkflowId(chk.id),
+          pauseWorkflowId(app.id, 'bob', 1),
+          incentiveExpiryWorkflowId(app.id, 'ada'),
+        ]);
+
+        // Each one is carried through once.
+        await eventually(async () => {
+          const [d] = await s.query<{ status: string; attempts: number }>(
+            'select status, attempts from webhook_deliveries where id = $1',
+            [delivery.id],
+          );
+          return d.status === 'succeeded' && d.attempts === 2;
+        });
+        const forAda = () => receiver.received.filter((r) => JSON.parse(r.body).data.object.id === 'ada');
+        expect(forAda()).to.have.length(2);
+        await eventually(
+          async () => (await get(`${base}/checkouts/${chk.id}`, app.api_key)).body.status === 'completed',
+          30_000,
+        );
+        await eventually(
+          async () => (await get(`${base}/namespaces/bob/subscription`, app.api_key)).body.status === 'active',
+        );
+        expect((await get(`${base}/namespaces/bob`, app.api_key)).body.plan).to.equal('pro');
+        await eventually(async () => (await get(`${base}/namespaces/ada`, app.api_key)).body.incentive === null);
+
+        // A second run finds nothing left to repair, and nothing was applied twice.
+        const second = await runReconciler(s);
+        expect(second.repaired).to.deep.equal({ deliveries: 0, checkouts: 0, pauses: 0, incentives: 0, outbox: 0 });
+        const events = (await get(`${base}/events?limit=100`, app.api_key)).body.data.map(
+          (e: { type: string }) => e.type,
+        );
+        expect(events.filter((t: string) => t === 'checkout.completed')).to.have.length(2); // bob's purchase and cy's
+        expect(events.filter((t: string) => t === 'subscription.resumed')).to.have.length(1);
+        expect(events.filter((t: string) => t === 'account.incentive_removed')).to.have.length(1);
+        expect(forAda(), 'attempt 2 of the delivery was sent once').to.have.length(2);
+
+        // The operators' counter and log.
+        const totals = await s.query<{ kind: string; repaired: string }>(
+          'select kind, repaired from reconciler_repairs order by kind',
+        );
+        expect(totals.map((r) => [r.kind, Number(r.repaired)])).to.deep.equal([
+          ['checkouts', 1],
+          ['deliveries', 1],
+          ['incentives', 1],
+          ['pauses', 1],
+        ]);
+        expect((await get('/health')).body.repaired).to.deep.equal({
+          checkouts: 1,
+          deliveries: 1,
+          incentives: 1,
+          pauses: 1,
+        });
+        expect(
+          s.logs.filter((l) => l.msg === 'reconciler repaired waiting rows whose workflow was gone'),
+        ).to.have.length(1);
       } finally {
         await receiver.close();
       }

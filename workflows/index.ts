@@ -5,3 +5,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { retentionWorkflow } from './retention.js';
 export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
+export { reconcileWorkflow } from './reconcile.js';

@@ -176,3 +176,19 @@ export function infraRetry(maxIntervalMs: number = INFRA_RETRY_MAX_INTERVAL_MS) 
     maximumInterval: maxIntervalMs,
   };
 }
+
+// ---- reconciler ---------------------------------------------------------------------------------
+/**
+ * The Schedule that proves every waiting row has its workflow (every 10 minutes: the spec's due-pause
+ * check) and restarts or finishes the ones whose workflow is missing, failed or ended.
+ */
+export const RECONCILE_SCHEDULE_ID = 'reconciler/waiting-rows';
+export type ReconcileKind = 'deliveries' | 'checkouts' | 'pauses' | 'incentives' | 'outbox';
+export interface ReconcileResult {
+  /** Waiting rows looked at, per kind. */
+  checked: Record<ReconcileKind, number>;
+  /** Rows whose workflow was restarted (or outbox commands carried out), per kind. */
+  repaired: Record<ReconcileKind, number>;
+  /** Workflow ids restarted, at most 50 (for the Temporal UI). */
+  restarted: string[];
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DATABASE_RETRY_AFTER_S } from '../http/middleware.js';
 import { Reply, route } from '../http/route.js';
 import { temporalReachable } from '../temporal/client.js';
+import { repairTotals } from '../temporal/reconciler.js';
 
 const tags = ['Service'];
 
@@ -28,6 +29,10 @@ export const serviceRoutes = [
       ok: z.boolean(),
       database: z.enum(['ok', 'unreachable']),
       temporal: z.enum(['ok', 'unreachable']),
+      repaired: z
+        .record(z.string(), z.number())
+        .optional()
+        .describe('Waiting rows the reconciler restarted or finished since the start, per kind (when any)'),
     }),
     handler: async ({ em, deps }) => {
       const [database, temporal] = await Promise.all([
@@ -38,7 +43,13 @@ export const serviceRoutes = [
           .catch(() => 'unreachable' as const),
         temporalReachable(deps.temporal.connection).then((up) => (up ? ('ok' as const) : ('unreachable' as const))),
       ]);
-      const body = { ok: database === 'ok', database, temporal };
+      const repaired = database === 'ok' ? await repairTotals(deps).catch(() => ({})) : {};
+      const body = {
+        ok: database === 'ok',
+        database,
+        temporal,
+        ...(Object.keys(repaired).length ? { repaired } : {}),
+      };
       return database === 'ok' ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
     },
   }),

@@ -20,8 +20,10 @@ interface StartFields {
   /**
    * `keep` (default): a second start of a running or finished workflow with this id is a no-op.
    * `replace`: a running workflow with this id is terminated and a new one starts (re-targeting a timer).
+   * `restart`: a running workflow with this id is kept; a closed one (failed, terminated, ended while its
+   * row still waits) gets a new run (the reconciler's repairs).
    */
-  onExisting?: 'keep' | 'replace';
+  onExisting?: 'keep' | 'replace' | 'restart';
 }
 
 /** What the service asks of Temporal, written to the outbox in the transaction of the change. */
@@ -295,6 +297,7 @@ export class OutboxRelay {
     switch (cmd.kind) {
       case 'start': {
         const replace = cmd.onExisting === 'replace';
+        const reuse = replace || cmd.onExisting === 'restart';
         try {
           await wf.start(cmd.workflowType, {
             taskQueue: this.temporal.taskQueue,
@@ -305,7 +308,7 @@ export class OutboxRelay {
             staticDetails: cmd.details,
             startDelay: cmd.startDelayMs,
             workflowIdConflictPolicy: replace ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
-            workflowIdReusePolicy: replace ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
+            workflowIdReusePolicy: reuse ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
           });
         } catch (err) {
           // Already ran to completion under this id: the command was carried out before.

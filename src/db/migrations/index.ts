@@ -12,6 +12,7 @@ import { Migration20261121150000_billing_sync } from './Migration20261121150000_
 import { Migration20261121160000_checkout_bumps_paid } from './Migration20261121160000_checkout_bumps_paid.js';
 import { Migration20261121170000_cancel_flows } from './Migration20261121170000_cancel_flows.js';
 import { Migration20261121180000_mcp_oauth } from './Migration20261121180000_mcp_oauth.js';
+import { Migration20261123090000_reconciler } from './Migration20261123090000_reconciler.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -26,4 +27,5 @@ export const migrationsList = [
   Migration20261121160000_checkout_bumps_paid,
   Migration20261121170000_cancel_flows,
   Migration20261121180000_mcp_oauth,
+  Migration20261123090000_reconciler,
 ];
