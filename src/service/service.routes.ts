@@ -33,6 +33,10 @@ export const serviceRoutes = [
         .record(z.string(), z.number())
         .optional()
         .describe('Waiting rows the reconciler restarted or finished since the start, per kind (when any)'),
+      degraded: z
+        .array(z.string())
+        .optional()
+        .describe('Under npm start: pieces that died and are being restarted (postgres, temporal, worker, paypal)'),
     }),
     handler: async ({ em, deps }) => {
       const [database, temporal] = await Promise.all([
@@ -49,6 +53,7 @@ export const serviceRoutes = [
         database,
         temporal,
         ...(Object.keys(repaired).length ? { repaired } : {}),
+        ...(deps.degraded?.().length ? { degraded: deps.degraded() } : {}),
       };
       return database === 'ok' ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
     },
