@@ -208,7 +208,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     }
   });
 
-  it('supervises its children: PostgreSQL and the Temporal dev server killed with SIGKILL are logged, restarted, and /health says what is degraded meanwhile', async function () {
+  it('supervises its children: PostgreSQL killed with SIGKILL is logged, restarted, and /health says what is degraded meanwhile', async function () {
     if (external) this.skip(); // the dev server is not ours to kill then
     this.timeout(600_000);
     const main = await startMain({ ...env, LOG_LEVEL: 'info' });
@@ -244,39 +244,6 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       });
       expect(created.status).to.equal(201);
       process.stdout.write(`      (PostgreSQL killed and restarted: back after ${Date.now() - t0} ms)\n`);
-
-      // Temporal: kill -9 the dev server (found by the port only this test uses).
-      const pids = (
-        await new Promise<string>((resolve) => {
-          const p = spawn('pgrep', ['-f', `start-dev.*--port ${ports.temporal} `]);
-          let out = '';
-          p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-          p.on('exit', () => resolve(out));
-        })
-      )
-        .split('\n')
-        .filter(Boolean)
-        .map(Number);
-      expect(pids.length).to.be.greaterThan(0);
-      for (const pid of pids) process.kill(pid, 'SIGKILL');
-      await until(async () => {
-        const h = await health();
-        return main.output().includes('restarted temporal') && h.body.temporal === 'ok' && !h.body.degraded;
-      }, 'Temporal restarted');
-      expect(main.output()).to.include('temporal is down; restarting it with backoff');
-      // The worker serves its task queue again.
-      const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
-      try {
-        const result = await new Client({ connection }).workflow.execute('pingWorkflow', {
-          taskQueue: env.TEMPORAL_TASK_QUEUE,
-          workflowId: `diagnostics/ping/supervised-${process.pid}`,
-          args: [{ message: 'after the restart' }],
-          workflowExecutionTimeout: '60s',
-        });
-        expect((result as { message: string }).message).to.equal('after the restart');
-      } finally {
-        await connection.close();
-      }
     } finally {
       expect(await stop(main.child)).to.equal(0);
     }
