@@ -3,6 +3,7 @@ import { accountActivities } from './accounts.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 import { reservationActivities } from './reservations.js';
+import { reconcilerActivities } from './reconciler.js';
 import { retentionActivities } from './retention.js';
 import { subscriptionActivities } from './subscriptions.js';
 import { webhookActivities } from './webhooks.js';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...checkoutActivities(deps),
     ...subscriptionActivities(deps),
     ...reservationActivities(deps),
+    ...reconcilerActivities(deps),
   };
 }
 

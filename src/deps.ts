@@ -15,4 +15,6 @@ export interface Deps {
   outbox: OutboxRelay;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
+  /** Under `npm start`: which supervised pieces are down and being restarted (for /health). */
+  degraded?: () => string[];
 }

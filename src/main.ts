@@ -1,6 +1,9 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
-// TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
+// TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
 import { loadConfig } from './config.js';
+import { canConnect } from './db/embedded.js';
+import { portOpen } from './temporal/devserver.js';
+import { Supervisor } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
   closeDeps,
@@ -12,6 +15,7 @@ import {
   resolveAdminKey,
   startInfrastructure,
   STANDIN_CREDENTIALS,
+  type WorkerHandle,
 } from './runtime.js';
 
 const config = loadConfig();
@@ -21,9 +25,45 @@ async function main() {
   const admin = resolveAdminKey(config);
   const infra = await startInfrastructure(config, logger);
   const deps = await openDeps(config, logger, admin.key);
-  const worker = await createWorker(deps);
+  const watched = (w: WorkerHandle) => {
+    w.done.catch((err) => logger.error({ err }, 'worker stopped unexpectedly; the supervisor restarts it'));
+    return w;
+  };
+  let worker = watched(await createWorker(deps));
   deps.outbox.start();
   const server = await listen(deps);
+
+  // Supervision: a child (or the worker) that dies is logged, restarted with backoff, and reported by
+  // /health as degraded meanwhile, instead of taking the service down or going unnoticed.
+  const supervisor = new Supervisor(logger);
+  if (infra.postgres?.owned)
+    supervisor.add({
+      name: 'postgres',
+      check: () => canConnect(config.databaseUrl),
+      restart: () => infra.restartPostgres(),
+    });
+  if (infra.temporal?.owned)
+    supervisor.add({
+      name: 'temporal',
+      check: () => portOpen(config.TEMPORAL_PORT),
+      restart: () => infra.restartTemporal(),
+    });
+  supervisor.add({
+    name: 'worker',
+    check: async () => worker.worker.getState() === 'RUNNING',
+    restart: async () => {
+      await worker.shutdown().catch(() => undefined);
+      worker = watched(await createWorker(deps));
+    },
+  });
+  if (infra.paypal)
+    supervisor.add({
+      name: 'paypal',
+      check: () => portOpen(config.PAYPAL_STANDIN_PORT),
+      restart: () => infra.restartPaypal(),
+    });
+  deps.degraded = () => supervisor.degraded();
+  supervisor.start();
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
@@ -46,14 +86,11 @@ async function main() {
   );
 
   onShutdown(logger, async () => {
+    supervisor.stop();
     await closeServer(server);
-    await worker.shutdown();
+    await worker.shutdown().catch(() => undefined);
     await closeDeps(deps);
     await infra.stop();
-  });
-  worker.done.catch((err) => {
-    logger.fatal({ err }, 'worker stopped unexpectedly');
-    process.kill(process.pid, 'SIGTERM');
   });
 }
 

@@ -6,3 +6,4 @@ export { retentionWorkflow } from './retention.js';
 export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
+export { reconcileWorkflow } from './reconcile.js';

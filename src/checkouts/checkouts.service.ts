@@ -25,6 +25,7 @@ import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
 import {
   CHECK_NOW_UPDATE,
+  CHECKOUT_TTL_MS,
   checkoutWorkflowId,
   PROVIDER_NOTIFIED_SIGNAL,
   type CheckoutState,
@@ -173,7 +174,7 @@ async function startCheckout(
       bumpsPaid: false,
       completedAt: null,
     });
-    t.temporal(checkoutWorkflowStart(ctx.app.id, c));
+    t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
     return presentCheckout(c);
   });
 }
@@ -211,8 +212,18 @@ export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.outp
   );
 }
 
-export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId'>) {
-  const input: CheckoutWorkflowInput = { appId, checkoutId: c.id };
+export function checkoutWorkflowStart(
+  deps: Pick<Deps, 'config'>,
+  appId: string,
+  c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId' | 'createdAt'>,
+) {
+  const input: CheckoutWorkflowInput = {
+    appId,
+    checkoutId: c.id,
+    // From the checkout's creation, so a run restarted by the reconciler keeps the same deadline.
+    expiresAt: new Date((c.createdAt ?? new Date()).getTime() + CHECKOUT_TTL_MS).toISOString(),
+    ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
+  };
   return {
     kind: 'start' as const,
     workflowType: 'checkoutWorkflow',
@@ -265,9 +276,13 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   try {
     await ask();
   } catch (err) {
+    // The workflow may have just finished (applied, cancelled or expired the checkout) as the update
+    // arrived: then there is nothing to check and nothing to warn about.
+    const now = await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id);
+    if (now.status !== 'created') return presentCheckout(now);
     if (err instanceof WorkflowNotFoundError) {
       // The outbox has not started it yet: start it here (the id makes a second start harmless).
-      const cmd = checkoutWorkflowStart(ctx.app.id, c);
+      const cmd = checkoutWorkflowStart(ctx.deps, ctx.app.id, c);
       await wf
         .start(cmd.workflowType, {
           taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE,

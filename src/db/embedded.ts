@@ -11,7 +11,8 @@ export interface EmbeddedPostgresHandle {
   stop(): Promise<void>;
 }
 
-async function canConnect(url: string): Promise<boolean> {
+/** True when PostgreSQL at `url` accepts a connection and answers a query. */
+export async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
   try {
     await client.connect();

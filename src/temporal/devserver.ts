@@ -57,7 +57,8 @@ export function ensureTemporalCli(
   return local;
 }
 
-function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+/** True when something accepts TCP connections on the port. */
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ port, host });
     s.once('connect', () => {

@@ -16,6 +16,7 @@ import { Migration20261123090000_security } from './Migration20261123090000_secu
 import { Migration20261123090000_idempotency_keys } from './Migration20261123090000_idempotency_keys.js';
 import { Migration20261123091000_usage_reservations } from './Migration20261123091000_usage_reservations.js';
 import { Migration20261123092000_usage_ingest } from './Migration20261123092000_usage_ingest.js';
+import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -34,4 +35,5 @@ export const migrationsList = [
   Migration20261123090000_idempotency_keys,
   Migration20261123091000_usage_reservations,
   Migration20261123092000_usage_ingest,
+  Migration20261123093000_reconciler,
 ];
