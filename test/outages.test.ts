@@ -8,6 +8,7 @@ import {
   incentiveExpiryWorkflowId,
   pauseWorkflowId,
   RECONCILE_SCHEDULE_ID,
+  reservationExpiryWorkflowId,
   type ReconcileResult,
 } from '../workflows/shared.js';
 import {
@@ -281,15 +282,30 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
           200,
         );
         await terminated(s, pauseWorkflowId(app.id, 'bob', 1));
-        await sleep(3_000); // past the pause's resume_at, the incentive's expiry and the delivery's next attempt
+        // 5. A reservation whose expiry workflow is gone (it holds 7 API calls for 1 s).
+        const rsv = await post(`${base}/namespaces/ada/usage/api_calls/reservations`, app.api_key, {
+          amount: 7,
+          expires_in: 1,
+        });
+        expect(rsv.status, rsv.text).to.equal(201);
+        await terminated(s, reservationExpiryWorkflowId(app.id, rsv.body.id));
+        await sleep(3_000); // past the pause's resume_at, the incentive's and the reservation's expiry, the delivery's next attempt
 
         const first = await runReconciler(s);
-        expect(first.repaired).to.deep.equal({ deliveries: 1, checkouts: 1, pauses: 1, incentives: 1, outbox: 0 });
+        expect(first.repaired).to.deep.equal({
+          deliveries: 1,
+          checkouts: 1,
+          pauses: 1,
+          incentives: 1,
+          reservations: 1,
+          outbox: 0,
+        });
         expect(first.restarted).to.have.members([
           delivery.id,
           checkoutWorkflowId(chk.id),
           pauseWorkflowId(app.id, 'bob', 1),
           incentiveExpiryWorkflowId(app.id, 'ada'),
+          reservationExpiryWorkflowId(app.id, rsv.body.id),
         ]);
 
         // Each one is carried through once.
@@ -311,10 +327,26 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         );
         expect((await get(`${base}/namespaces/bob`, app.api_key)).body.plan).to.equal('pro');
         await eventually(async () => (await get(`${base}/namespaces/ada`, app.api_key)).body.incentive === null);
+        await eventually(
+          async () =>
+            (await get(`${base}/namespaces/ada/reservations/${rsv.body.id}`, app.api_key)).body.status === 'expired',
+        );
+        const [held] = await s.query<{ count: string; held: string }>(
+          `select count, held from usage_counters where app_id = $1 and account_id = 'ada' and entitlement_id = 'api_calls'`,
+          [app.id],
+        );
+        expect(held, 'the hold is released, nothing counted').to.deep.equal({ count: '0', held: '0' });
 
         // A second run finds nothing left to repair, and nothing was applied twice.
         const second = await runReconciler(s);
-        expect(second.repaired).to.deep.equal({ deliveries: 0, checkouts: 0, pauses: 0, incentives: 0, outbox: 0 });
+        expect(second.repaired).to.deep.equal({
+          deliveries: 0,
+          checkouts: 0,
+          pauses: 0,
+          incentives: 0,
+          reservations: 0,
+          outbox: 0,
+        });
         const events = (await get(`${base}/events?limit=100`, app.api_key)).body.data.map(
           (e: { type: string }) => e.type,
         );
@@ -332,12 +364,14 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
           ['deliveries', 1],
           ['incentives', 1],
           ['pauses', 1],
+          ['reservations', 1],
         ]);
         expect((await get('/health')).body.repaired).to.deep.equal({
           checkouts: 1,
           deliveries: 1,
           incentives: 1,
           pauses: 1,
+          reservations: 1,
         });
         expect(
           s.logs.filter((l) => l.msg === 'reconciler repaired waiting rows whose workflow was gone'),

@@ -12,8 +12,8 @@ const { reconcileWaitingRows } = proxyActivities<Activities>({
 /** Run by the reconciler Schedule: restarts or finishes waiting rows whose workflow is gone. */
 export async function reconcileWorkflow(): Promise<ReconcileResult> {
   setCurrentDetails(
-    'Looking for pending deliveries, open checkouts, due pauses, expired incentives and overdue outbox commands ' +
-      'whose workflow is missing, failed or ended.',
+    'Looking for pending deliveries, open checkouts, due pauses, expired incentives, reservations held past ' +
+      'their deadline and overdue outbox commands whose workflow is missing, failed or ended.',
   );
   const r = await reconcileWaitingRows();
   const repaired = Object.entries(r.repaired).filter(([, n]) => n > 0);

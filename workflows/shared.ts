@@ -207,7 +207,7 @@ export function infraRetry(maxIntervalMs: number = INFRA_RETRY_MAX_INTERVAL_MS) 
  * check) and restarts or finishes the ones whose workflow is missing, failed or ended.
  */
 export const RECONCILE_SCHEDULE_ID = 'reconciler/waiting-rows';
-export type ReconcileKind = 'deliveries' | 'checkouts' | 'pauses' | 'incentives' | 'outbox';
+export type ReconcileKind = 'deliveries' | 'checkouts' | 'pauses' | 'incentives' | 'reservations' | 'outbox';
 export interface ReconcileResult {
   /** Waiting rows looked at, per kind. */
   checked: Record<ReconcileKind, number>;

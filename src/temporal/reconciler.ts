@@ -3,7 +3,8 @@
 // check). A repair is an outbox command in a transaction (so it is carried out even if Temporal is
 // briefly away) that starts a new run under the same business id only when none is running; the
 // activities' own database guards (a delivery that is no longer pending, a checkout no longer
-// `created`, a pause already resumed, an incentive already changed) make a repeated repair harmless.
+// `created`, a pause already resumed, an incentive already changed, a reservation no longer held) make a
+// repeated repair harmless.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import { checkoutWorkflowStart } from '../checkouts/checkouts.service.js';
@@ -11,12 +12,14 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { pauseCommand } from '../subscriptions/subscriptions.service.js';
+import { reservationExpiryCommand } from '../usage/reservations.service.js';
 import { deliveryCommand } from '../webhooks/fanout.js';
 import {
   checkoutWorkflowId,
   incentiveExpiryWorkflowId,
   pauseWorkflowId,
   RECONCILE_SCHEDULE_ID,
+  reservationExpiryWorkflowId,
   type ReconcileKind,
   type ReconcileResult,
 } from '../../workflows/shared.js';
@@ -48,6 +51,7 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     checkouts: 0,
     pauses: 0,
     incentives: 0,
+    reservations: 0,
     outbox: 0,
   });
   const result: ReconcileResult = { checked: zero(), repaired: zero(), restarted: [] };
@@ -218,6 +222,36 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     });
   }
 
+  // Reservations still held past their deadline: their expiry workflow releases the hold (at once,
+  // since the deadline passed).
+  const reservations = await sql<{ app_id: string; id: string }>(
+    em(),
+    `select r.app_id, r.id from usage_reservations r
+      where r.status = 'held' and r.expires_at < now() - make_interval(secs => $1)
+        and ${noOutbox(`'reservation-expiry/' || r.app_id || '/' || r.id`)}
+      order by r.expires_at limit $2`,
+    [graceS, BATCH],
+  );
+  for (const r of reservations) {
+    await repair('reservations', reservationExpiryWorkflowId(r.app_id, r.id), async () => {
+      const [row] = await sql<{ account_id: string; entitlement_id: string; amount: string; expires_at: Date }>(
+        em(),
+        `select account_id, entitlement_id, amount, expires_at from usage_reservations
+          where app_id = $1 and id = $2 and status = 'held'`,
+        [r.app_id, r.id],
+      );
+      if (!row) return null;
+      return reservationExpiryCommand({
+        appId: r.app_id,
+        accountId: row.account_id,
+        entitlementId: row.entitlement_id,
+        reservationId: r.id,
+        amount: Number(row.amount),
+        expiresAt: new Date(row.expires_at).toISOString(),
+      });
+    });
+  }
+
   // Outbox commands overdue (no relay running, or one that keeps failing): carried out here.
   const [stuck] = await sql<{ n: number }>(
     em(),
@@ -288,8 +322,8 @@ export async function ensureReconcileSchedule(deps: Deps): Promise<void> {
       action,
       memo: {
         description:
-          'Every 10 minutes: pending deliveries, open checkouts, due pauses, expired incentives and overdue outbox ' +
-          'commands whose workflow is gone are restarted or finished, once.',
+          'Every 10 minutes: pending deliveries, open checkouts, due pauses, expired incentives, reservations held ' +
+          'past their deadline and overdue outbox commands whose workflow is gone are restarted or finished, once.',
       },
     });
     deps.logger.info({ scheduleId: RECONCILE_SCHEDULE_ID, everyMs: every }, 'created the reconciler schedule');
