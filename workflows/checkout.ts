@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  allHandlersFinished,
   condition,
   defineQuery,
   defineSignal,
@@ -56,6 +57,12 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     return state;
   });
   setHandler(checkoutStateQuery, () => state);
+  // A `complete` whose update arrived as the checkout was applied gets its answer from this run:
+  // the workflow ends only once every update handler has returned (none is left unanswered).
+  const finish = async () => {
+    await condition(allHandlersFinished);
+    return state;
+  };
   const deadline = input.expiresAt ? Date.parse(input.expiresAt) : Date.now() + CHECKOUT_TTL_MS;
   const { expireCheckoutNow } = activities(input.retryMaxIntervalMs);
   // A check runs at most until the deadline (at least a minute), then the loop decides.
@@ -89,13 +96,13 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
           ? `Completed: the purchase is applied to the account.`
           : `Ended: the provider reports ${result.providerStatus}.`,
       );
-      return state;
+      return finish();
     }
     if (Date.now() >= deadline) {
       await expireCheckoutNow(input.checkoutId);
       state.status = 'expired';
       setCurrentDetails('Expired: the buyer did not approve within 24 hours.');
-      return state;
+      return finish();
     }
     const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - Date.now());
     state.nextCheckAt = new Date(Date.now() + delay).toISOString();

@@ -292,6 +292,15 @@ export class OutboxRelay {
       .catch(() => undefined);
   }
 
+  /**
+   * Carries out one command now, as the relay would (same options, search attributes and summary):
+   * for a caller that needs the workflow before the relay gets to the command's outbox row (which,
+   * when it runs, finds the workflow there and does nothing).
+   */
+  async carryOut(cmd: TemporalCommand, timeoutMs = this.opts.callTimeoutMs ?? 10_000): Promise<void> {
+    await this.call(timeoutMs, () => this.execute(cmd));
+  }
+
   private async execute(cmd: TemporalCommand): Promise<void> {
     const wf = this.temporal.client.workflow;
     switch (cmd.kind) {

@@ -67,6 +67,9 @@ export class PayPalStandIn {
   baseUrl = '';
   /** Every notification sent, for tests. */
   readonly sent: { url: string; event: Json; status: number | null }[] = [];
+  /** The last 10,000 API calls received (method and path), for tests that count what the service asked. */
+  readonly received: { method: string; path: string }[] = [];
+  private delays: { pathIncludes: string; ms: number }[] = [];
 
   constructor(private readonly opts: StandInOptions = {}) {
     const fresh: State = {
@@ -94,6 +97,11 @@ export class PayPalStandIn {
   /** The next API calls answer with this error (to test provider failures). */
   failNext(status = 500, name = 'INTERNAL_SERVER_ERROR', message = 'An internal server error has occurred', times = 1) {
     for (let i = 0; i < times; i++) this.failures.push({ status, name, message });
+  }
+
+  /** The next API calls whose path includes `pathIncludes` answer `ms` later (a slow provider). */
+  delayNext(pathIncludes: string, ms: number, times = 1) {
+    for (let i = 0; i < times; i++) this.delays.push({ pathIncludes, ms });
   }
 
   subscription(subId: string): Json | undefined {
@@ -230,6 +238,13 @@ export class PayPalStandIn {
     const app = new Koa();
     const router = new Router();
     const auth = async (ctx: Context, next: () => Promise<unknown>) => {
+      this.received.push({ method: ctx.method, path: ctx.path });
+      if (this.received.length > 10_000) this.received.shift();
+      const delay = this.delays.findIndex((d) => ctx.path.includes(d.pathIncludes));
+      if (delay >= 0) {
+        const [{ ms }] = this.delays.splice(delay, 1);
+        await new Promise((resolve) => this.later(ms, () => resolve(undefined)));
+      }
       const failure = this.failures.shift();
       if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
       const m = /^Bearer (.+)$/.exec(ctx.get('authorization'));
