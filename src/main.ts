@@ -1,9 +1,7 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
 import { loadConfig } from './config.js';
-import { canConnect } from './db/embedded.js';
-import { portOpen } from './temporal/devserver.js';
-import { Supervisor } from './supervisor.js';
+import { Supervisor, workerPiece } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
   closeDeps,
@@ -39,27 +37,29 @@ async function main() {
   if (infra.postgres?.owned)
     supervisor.add({
       name: 'postgres',
-      check: () => canConnect(config.databaseUrl),
+      // The process we started exited (a connection that fails is /health's business, not a restart's).
+      check: async () => infra.postgres?.alive() ?? false,
       restart: () => infra.restartPostgres(),
     });
   if (infra.temporal?.owned)
     supervisor.add({
       name: 'temporal',
-      check: () => portOpen(config.TEMPORAL_PORT),
+      check: async () => infra.temporal?.alive() ?? false,
       restart: () => infra.restartTemporal(),
     });
-  supervisor.add({
-    name: 'worker',
-    check: async () => worker.worker.getState() === 'RUNNING',
-    restart: async () => {
-      await worker.shutdown().catch(() => undefined);
-      worker = watched(await createWorker(deps));
-    },
-  });
+  supervisor.add(
+    workerPiece(
+      () => worker,
+      async () => {
+        await worker.shutdown().catch(() => undefined);
+        worker = watched(await createWorker(deps));
+      },
+    ),
+  );
   if (infra.paypal)
     supervisor.add({
       name: 'paypal',
-      check: () => portOpen(config.PAYPAL_STANDIN_PORT),
+      check: async () => infra.paypal?.listening ?? false,
       restart: () => infra.restartPaypal(),
     });
   deps.degraded = () => supervisor.degraded();

@@ -118,6 +118,7 @@ export async function startInfrastructure(
       return paypal;
     },
     async restartPostgres() {
+      await postgres?.stop().catch(() => undefined);
       postgres = await startPostgres();
     },
     async restartTemporal() {

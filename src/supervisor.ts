@@ -2,6 +2,7 @@
 // stand-in) and the in-process worker are checked every second; one that died is logged, restarted
 // with backoff (1 s, doubling, at most 30 s) and reported by /health as degraded until it is back.
 import type { Logger } from './logger.js';
+import type { WorkerHandle } from './temporal/worker.js';
 
 export interface SupervisedPiece {
   name: string;
@@ -15,13 +16,14 @@ interface PieceState {
   downSince: number | null;
   attempts: number;
   nextTryAt: number;
-  restarting: boolean;
+  /** A check or restart of this piece is under way (a slow restart holds up no other piece). */
+  busy: boolean;
 }
 
 export class Supervisor {
   private readonly pieces: { piece: SupervisedPiece; state: PieceState }[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private ticking = false;
+  private stopped = false;
   /** Restarts done since start, per piece. */
   readonly restarts: Record<string, number> = {};
 
@@ -31,7 +33,7 @@ export class Supervisor {
   ) {}
 
   add(piece: SupervisedPiece): void {
-    this.pieces.push({ piece, state: { downSince: null, attempts: 0, nextTryAt: 0, restarting: false } });
+    this.pieces.push({ piece, state: { downSince: null, attempts: 0, nextTryAt: 0, busy: false } });
   }
 
   /** The pieces that are down or being restarted. */
@@ -40,26 +42,28 @@ export class Supervisor {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.everyMs);
+    this.stopped = false;
+    this.timer = setInterval(() => this.tick(), this.everyMs);
     this.timer.unref();
   }
 
+  /** Stops watching; a restart under way finishes, none starts (the service is shutting down). */
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
   }
 
-  private async tick(): Promise<void> {
-    if (this.ticking) return;
-    this.ticking = true;
-    try {
-      await Promise.all(this.pieces.map((p) => this.watch(p.piece, p.state)));
-    } finally {
-      this.ticking = false;
+  private tick(): void {
+    for (const { piece, state } of this.pieces) {
+      if (state.busy) continue;
+      state.busy = true;
+      void this.watch(piece, state).finally(() => {
+        state.busy = false;
+      });
     }
   }
 
   private async watch(piece: SupervisedPiece, state: PieceState): Promise<void> {
-    if (state.restarting) return;
     const up = await piece.check().catch(() => false);
     const log = this.logger.child({ component: 'supervisor', piece: piece.name });
     if (up) {
@@ -75,8 +79,7 @@ export class Supervisor {
       state.nextTryAt = 0;
       log.error(`${piece.name} is down; restarting it with backoff`);
     }
-    if (Date.now() < state.nextTryAt) return;
-    state.restarting = true;
+    if (Date.now() < state.nextTryAt || this.stopped) return;
     state.attempts++;
     try {
       await piece.restart();
@@ -86,8 +89,18 @@ export class Supervisor {
       const waitMs = Math.min(30_000, 1000 * 2 ** Math.min(state.attempts - 1, 5));
       state.nextTryAt = Date.now() + waitMs;
       log.warn({ err, attempt: state.attempts, retryInMs: waitMs }, `could not restart ${piece.name}; will retry`);
-    } finally {
-      state.restarting = false;
     }
   }
+}
+
+/**
+ * The in-process Temporal worker as a supervised piece: down once it no longer runs (it failed, or
+ * stopped); `replace` shuts what is left of it down and starts a new one.
+ */
+export function workerPiece(current: () => WorkerHandle, replace: () => Promise<void>): SupervisedPiece {
+  return {
+    name: 'worker',
+    check: async () => current().worker.getState() === 'RUNNING',
+    restart: replace,
+  };
 }

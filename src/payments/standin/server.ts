@@ -661,11 +661,17 @@ export class PayPalStandIn {
     return res.headers.get('location')!;
   }
 
+  /** True while its HTTP server accepts connections. */
+  get listening(): boolean {
+    return this.server?.listening ?? false;
+  }
+
   async start(): Promise<string> {
     this.server = http.createServer(this.app().callback());
-    await new Promise<void>((resolve) =>
-      this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve()),
-    );
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject); // the port is taken
+      this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve());
+    });
     const { port } = this.server.address() as net.AddressInfo;
     this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
     return this.baseUrl;
