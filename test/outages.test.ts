@@ -160,6 +160,52 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
     });
   });
 
+  describe('PostgreSQL stopped under load', () => {
+    it('connections that die mid-transaction go back to the pool: every write answers once it is back', async () => {
+      const s = await start({ DB_POOL_MAX: '4' });
+      const app = await createTestApp();
+      await seedCatalog(app);
+      const write = (id: string) =>
+        fetch(`${s.baseUrl}/apps/${app.id}/namespaces`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${app.api_key}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ id }),
+          signal: AbortSignal.timeout(15_000),
+        }).then(
+          async (r) => ({ status: r.status, text: await r.text() }),
+          () => ({ status: 0, text: 'no answer within 15 s' }),
+        );
+      // Eight writers on a pool of four: transactions are in flight when PostgreSQL stops.
+      let running = true;
+      const statuses: number[] = [];
+      const writers = Array.from({ length: 8 }, async (_, lane) => {
+        for (let i = 0; running; i++) statuses.push((await write(`w${lane}-${i}`)).status);
+      });
+      await sleep(1500);
+      await s.stopPostgres();
+      await sleep(1500);
+      await s.startPostgres();
+      await sleep(1500);
+      running = false;
+      await Promise.all(writers);
+      expect(statuses.filter((x) => x === 201).length, 'writes before and after the outage').to.be.greaterThan(8);
+      expect(statuses, 'never a 500').to.not.include(500);
+      expect(statuses.filter((x) => x === 503).length, 'refused during the outage').to.be.greaterThan(0);
+      // Afterwards: every write answers at once, and no connection is left checked out.
+      for (let i = 0; i < 12; i++) {
+        const r = await write(`after-${i}`);
+        expect(r.status, `write ${i} after the restart: ${r.text}`).to.equal(201);
+      }
+      const pool = (await s.deps.orm.em.getConnection().getNativeClient()) as unknown as {
+        totalCount: number;
+        idleCount: number;
+        waitingCount: number;
+      };
+      expect(pool.waitingCount).to.equal(0);
+      expect(pool.idleCount, 'every connection back in the pool').to.equal(pool.totalCount);
+    });
+  });
+
   describe('Temporal down', () => {
     it('writes commit and answer without waiting for it or holding a connection; reads are unaffected; the backlog drains once it is back', async () => {
       const s = await start({ DB_POOL_MAX: '4' });
