@@ -133,9 +133,16 @@ export class OutboxRelay {
     this.inflight.add(p);
   }
 
-  /** Resolves when the background dispatches started so far have finished (tests, shutdown). */
+  /**
+   * Resolves when the background dispatches started so far, and the relay's pass under way, have
+   * finished (tests, shutdown): a background dispatch skips rows the relay has claimed, so those are
+   * carried out by the relay's pass.
+   */
   async idle(): Promise<void> {
-    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    do {
+      await Promise.allSettled([...this.inflight]);
+      await this.running;
+    } while (this.inflight.size > 0);
   }
 
   /** False while Temporal is known to be down, re-probing it at most once a second. */
