@@ -4,6 +4,7 @@ import { analyticsActivities } from './analytics.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 import { reservationActivities } from './reservations.js';
+import { reconcilerActivities } from './reconciler.js';
 import { retentionActivities } from './retention.js';
 import { subscriptionActivities } from './subscriptions.js';
 import { webhookActivities } from './webhooks.js';
@@ -22,6 +23,7 @@ export function createActivities(deps: ActivityDeps) {
     ...subscriptionActivities(deps),
     ...reservationActivities(deps),
     ...analyticsActivities(deps),
+    ...reconcilerActivities(deps),
   };
 }
 

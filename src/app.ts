@@ -3,7 +3,7 @@ import Koa from 'koa';
 import { consoleMiddleware } from './console/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
-import { requestLifecycle } from './http/middleware.js';
+import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter, otherMethods } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
@@ -17,7 +17,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   // Tests hold every answer to its route's documents (response schema, replies, error schema).
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
-  app.use(requestLifecycle(deps.logger));
+  const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
+  app.use(requestLifecycle(deps.logger, outage));
   app.use(mcpTransportGuard(() => deps.config));
   app.use(
     cors({

@@ -123,6 +123,15 @@ export const configSchema = z.object({
    * the app; a process that does not answer in time has its listener connection ended.
    */
   CREDENTIAL_CACHE_CONFIRM_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
+   * Cap of the backoff between retries of a workflow activity that cannot reach PostgreSQL or the
+   * provider (they retry for as long as the business rule allows). Default 1 min; tests shorten it.
+   */
+  ACTIVITY_RETRY_MAX_MS: z.coerce.number().int().min(10).optional(),
+  /** How often the reconciler Schedule looks for waiting rows whose workflow is gone (spec: 10 minutes). */
+  RECONCILE_EVERY_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** How long a waiting row must have been left alone before the reconciler looks at it. */
+  RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
   /**

@@ -18,4 +18,6 @@ export interface Deps {
   credentials: CredentialCache;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
+  /** Under `npm start`: which supervised pieces are down and being restarted (for /health). */
+  degraded?: () => string[];
 }

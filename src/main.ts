@@ -1,9 +1,10 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
-// TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API.
+// TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
 import { dashboardUrl } from './console/urls.js';
 import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
 import { prepareElementsExample } from './elements/example.js';
+import { Supervisor, workerPiece } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
   closeDeps,
@@ -15,6 +16,7 @@ import {
   resolveAdminKey,
   startInfrastructure,
   STANDIN_CREDENTIALS,
+  type WorkerHandle,
 } from './runtime.js';
 import { closePeople, issueSetupToken, people } from './people/auth.js';
 
@@ -25,9 +27,47 @@ async function main() {
   const admin = resolveAdminKey(config);
   const infra = await startInfrastructure(config, logger);
   const deps = await openDeps(config, logger, admin.key);
-  const worker = await createWorker(deps);
+  const watched = (w: WorkerHandle) => {
+    w.done.catch((err) => logger.error({ err }, 'worker stopped unexpectedly; the supervisor restarts it'));
+    return w;
+  };
+  let worker = watched(await createWorker(deps));
   deps.outbox.start();
   const server = await listen(deps);
+
+  // Supervision: a child (or the worker) that dies is logged, restarted with backoff, and reported by
+  // /health as degraded meanwhile, instead of taking the service down or going unnoticed.
+  const supervisor = new Supervisor(logger);
+  if (infra.postgres?.owned)
+    supervisor.add({
+      name: 'postgres',
+      // The process we started exited (a connection that fails is /health's business, not a restart's).
+      check: async () => infra.postgres?.alive() ?? false,
+      restart: () => infra.restartPostgres(),
+    });
+  if (infra.temporal?.owned)
+    supervisor.add({
+      name: 'temporal',
+      check: async () => infra.temporal?.alive() ?? false,
+      restart: () => infra.restartTemporal(),
+    });
+  supervisor.add(
+    workerPiece(
+      () => worker,
+      async () => {
+        await worker.shutdown().catch(() => undefined);
+        worker = watched(await createWorker(deps));
+      },
+    ),
+  );
+  if (infra.paypal)
+    supervisor.add({
+      name: 'paypal',
+      check: async () => infra.paypal?.listening ?? false,
+      restart: () => infra.restartPaypal(),
+    });
+  deps.degraded = () => supervisor.degraded();
+  supervisor.start();
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
   const consoleUrl = `${dashboardUrl(config, apiUrl)}/`;
@@ -87,15 +127,12 @@ async function main() {
   );
 
   onShutdown(logger, async () => {
+    supervisor.stop();
     await closeServer(server);
     await closePeople(deps);
-    await worker.shutdown();
+    await worker.shutdown().catch(() => undefined);
     await closeDeps(deps);
     await infra.stop();
-  });
-  worker.done.catch((err) => {
-    logger.fatal({ err }, 'worker stopped unexpectedly');
-    process.kill(process.pid, 'SIGTERM');
   });
 }
 

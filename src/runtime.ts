@@ -42,6 +42,10 @@ export interface Infrastructure {
   temporal: DevServerHandle | null;
   /** The local PayPal stand-in (development, when PAYPAL_BASE_URL is not set). */
   paypal: PayPalStandIn | null;
+  /** Start an embedded piece again after it died (`npm start` supervision); same ports and files. */
+  restartPostgres(): Promise<void>;
+  restartTemporal(): Promise<void>;
+  restartPaypal(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -62,44 +66,72 @@ export async function startInfrastructure(
     await temporal?.stop().catch((err) => logger.warn({ err }, 'stopping Temporal dev server'));
     await postgres?.stop().catch((err) => logger.warn({ err }, 'stopping PostgreSQL'));
   };
+  const startPostgres = () =>
+    startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'postgres'),
+      port: config.EMBEDDED_POSTGRES_PORT,
+      logger,
+    });
+  const startTemporal = () =>
+    startTemporalDevServer({
+      cli: ensureTemporalCli(config.TEMPORAL_CLI, logger),
+      port: config.TEMPORAL_PORT,
+      uiPort: opts.temporalUi === false ? null : config.TEMPORAL_UI_PORT,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dbFile: opts.persistTemporal === false ? undefined : path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
+      logger,
+    });
+  const startPaypal = async () => {
+    const standIn = new PayPalStandIn({
+      credentials: { [STANDIN_CREDENTIALS.client_id]: STANDIN_CREDENTIALS.client_secret },
+      activationDelayMs: 2000,
+      statePath: path.join(config.dataDir, 'paypal-standin.json'),
+      port: config.PAYPAL_STANDIN_PORT,
+    });
+    const url = await standIn.start();
+    return { standIn, url };
+  };
   try {
     const [pg, tmp] = await Promise.all([
-      config.embeddedPostgres
-        ? startEmbeddedPostgres({
-            dir: path.join(config.dataDir, 'postgres'),
-            port: config.EMBEDDED_POSTGRES_PORT,
-            logger,
-          })
-        : Promise.resolve(null),
-      config.embeddedTemporal
-        ? startTemporalDevServer({
-            cli: ensureTemporalCli(config.TEMPORAL_CLI, logger),
-            port: config.TEMPORAL_PORT,
-            uiPort: opts.temporalUi === false ? null : config.TEMPORAL_UI_PORT,
-            namespace: config.TEMPORAL_NAMESPACE,
-            dbFile:
-              opts.persistTemporal === false ? undefined : path.join(config.dataDir, 'temporal', 'temporal.sqlite'),
-            logger,
-          })
-        : Promise.resolve(null),
+      config.embeddedPostgres ? startPostgres() : Promise.resolve(null),
+      config.embeddedTemporal ? startTemporal() : Promise.resolve(null),
     ]);
     postgres = pg;
     temporal = tmp;
     if (!config.PAYPAL_BASE_URL && config.NODE_ENV !== 'production') {
       fs.mkdirSync(config.dataDir, { recursive: true });
-      paypal = new PayPalStandIn({
-        credentials: { [STANDIN_CREDENTIALS.client_id]: STANDIN_CREDENTIALS.client_secret },
-        activationDelayMs: 2000,
-        statePath: path.join(config.dataDir, 'paypal-standin.json'),
-        port: config.PAYPAL_STANDIN_PORT,
-      });
-      config.PAYPAL_BASE_URL = await paypal.start();
+      const started = await startPaypal();
+      paypal = started.standIn;
+      config.PAYPAL_BASE_URL = started.url;
     }
   } catch (err) {
     await stop();
     throw err;
   }
-  return { postgres, temporal, paypal, stop };
+  return {
+    get postgres() {
+      return postgres;
+    },
+    get temporal() {
+      return temporal;
+    },
+    get paypal() {
+      return paypal;
+    },
+    async restartPostgres() {
+      await postgres?.stop().catch(() => undefined);
+      postgres = await startPostgres();
+    },
+    async restartTemporal() {
+      await temporal?.stop().catch(() => undefined);
+      temporal = await startTemporal();
+    },
+    async restartPaypal() {
+      await paypal?.stop().catch(() => undefined);
+      paypal = (await startPaypal()).standIn;
+    },
+    stop,
+  };
 }
 
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */

@@ -1,5 +1,11 @@
+import http from 'node:http';
+import type net from 'node:net';
+import { Writable } from 'node:stream';
+import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
-import { checkoutWorkflowId } from '../workflows/shared.js';
+import { pino } from 'pino';
+import { createApp } from '../src/app.js';
+import { CHECKOUT_STATE_QUERY, checkoutWorkflowId, type CheckoutState } from '../workflows/shared.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -155,6 +161,72 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       await testEnv().startWorker();
     }
     expect((await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data).to.have.length(1);
+  });
+
+  it('complete as the workflow applies the checkout: every call answers completed, no warning, no extra provider call', async () => {
+    // An API of its own on the shared servers, whose log lines the test reads.
+    const lines: { msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const l of chunk.toString().split('\n')) if (l.trim()) lines.push(JSON.parse(l) as { msg: string });
+        cb();
+      },
+    });
+    const server = http.createServer(
+      createApp({ ...testEnv().deps, logger: pino({ level: 'info' }, sink) }).callback(),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const own = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    try {
+      const paypal = testEnv().paypal;
+      const chk = (await buy({ email: 'dan@example.com' })).body;
+      const sub = (await testEnv()
+        .deps.orm.em.fork()
+        .getConnection()
+        .execute('select provider_subscription_id as id from checkouts where id = ?', [chk.id])) as { id: string }[];
+      const subId = sub[0].id;
+      const handle = testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id));
+      // The workflow has made its first check and waits for the next one.
+      await eventually(async () => {
+        const st = await handle.query<CheckoutState>(CHECKOUT_STATE_QUERY);
+        return st.checks >= 1 && st.nextCheckAt !== null;
+      });
+      // The provider answers the next read of this subscription slowly: the check that applies the
+      // checkout is in flight while the completes arrive, and some of them land as it finishes.
+      paypal.delayNext(subId, 3000);
+      await paypal.approve(chk.approve_url);
+      // One complete every 100 ms for 5 s: before, during and right after the check that applies it.
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          await new Promise((r) => setTimeout(r, i * 100));
+          return call('POST', `${base}/checkouts/${chk.id}/complete`, { token: app.public_key, base: own });
+        }),
+      );
+      for (const a of answers) expect(a.status, a.text).to.equal(200);
+      expect(answers.map((a) => a.body.status)).to.deep.equal(Array(50).fill('completed'));
+      const result = await handle.result();
+      expect(result.status).to.equal('completed');
+      expect(
+        lines.filter((l) => l.msg === 'checkout workflow did not answer; checking with the provider directly'),
+        'no false warning',
+      ).to.have.length(0);
+      // Every read of the subscription at the provider was one of the workflow's checks.
+      const reads = paypal.received.filter((r) => r.method === 'GET' && r.path.endsWith(`/subscriptions/${subId}`));
+      expect(reads.length, 'no provider call beyond the workflow checks').to.equal(result.checks);
+      // Every update the workflow accepted was answered by it.
+      const history = await handle.fetchHistory();
+      const { EventType } = temporal.api.enums.v1;
+      const count = (t: number) => (history.events ?? []).filter((e) => e.eventType === t).length;
+      const accepted = count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+      expect(accepted, 'completes that asked the workflow').to.be.greaterThan(0);
+      expect(count(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED)).to.equal(accepted);
+      expect((await get(`${base}/events?type=checkout.completed`, app.api_key)).body.data).to.have.length(1);
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
 
   it('order bumps must share one currency', async () => {

@@ -26,7 +26,14 @@ interface Started {
 function startMain(env: Record<string, string>, expectFailure = false): Promise<Started & { code?: number | null }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      LOG_LEVEL: 'warn',
+      // The CLI the test servers use, so main does not look for (or build) another one.
+      ...(process.env.TEMPORAL_CLI ? { TEMPORAL_CLI: process.env.TEMPORAL_CLI } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -37,18 +44,22 @@ function startMain(env: Record<string, string>, expectFailure = false): Promise<
       child.kill('SIGKILL');
       reject(new Error(`no banner within 120 s:\n${out}`));
     }, 120_000);
-    child.on('exit', (code) => {
+    const early = (code: number | null) => {
       clearTimeout(timer);
       if (expectFailure) resolve({ child, output: () => out, apiUrl: '', adminKey: '', uiUrl: '', code });
       else reject(new Error(`main exited early with ${code}:\n${out}`));
-    });
+    };
+    child.on('exit', early);
     const check = () => {
       const api = /API\s+(http:\/\/\S+)/.exec(out);
       const key = /Admin key\s+(\S+)/.exec(out);
       const ui = /Temporal UI\s+(\S+)/.exec(out);
       if (api && key && ui && out.includes('Ctrl-C stops everything')) {
         clearTimeout(timer);
-        child.removeAllListeners('exit');
+        // Once only, and only this function's own listeners: output written later (logs at LOG_LEVEL=info)
+        // must not remove the 'exit' listener stop() adds, or stop() would wait for ever.
+        child.stdout!.off('data', check);
+        child.off('exit', early);
         const elements = /Elements\s+(http:\/\/\S+)/.exec(out)?.[1];
         resolve({ child, output: () => out, apiUrl: api[1], adminKey: key[1], uiUrl: ui[1], elementsUrl: elements });
       }
@@ -258,6 +269,134 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       expect((await json(`${started.apiUrl}/health`)).body.ok).to.equal(true);
     } finally {
       expect(await stop(started.child)).to.equal(0);
+    }
+  });
+});
+
+describe('npm start supervision (children killed with SIGKILL)', function () {
+  this.timeout(400_000);
+  const external = process.env.TEMPORAL_ADDRESS;
+
+  it('restarts PostgreSQL and the Temporal dev server it started; /health says what is degraded meanwhile; the service works after each', async () => {
+    const dataDir = tempDir('offerkit-supervised-');
+    const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
+    const env = {
+      DATA_DIR: dataDir,
+      PORT: String(ports.api),
+      HOST: '127.0.0.1',
+      EMBEDDED_POSTGRES_PORT: String(ports.pg),
+      TEMPORAL_PORT: String(ports.temporal),
+      TEMPORAL_UI_PORT: String(ports.ui),
+      TEMPORAL_TASK_QUEUE: `offerkit-supervised-${process.pid}`,
+      PAYPAL_STANDIN_PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      ...(external ? { TEMPORAL_ADDRESS: external } : {}),
+    };
+    const main = await startMain(env);
+    // Every child process main reported starting, to kill if main leaves one behind.
+    const childPids = () =>
+      main
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => {
+          try {
+            return JSON.parse(l) as { msg?: string; serverPid?: number; component?: string };
+          } catch {
+            return {};
+          }
+        })
+        .filter((l) => (l.msg === 'embedded PostgreSQL ready' || l.msg === 'Temporal dev server ready') && l.serverPid)
+        .map((l) => ({ component: l.component!, pid: l.serverPid! }));
+    const newest = (component: string) =>
+      childPids()
+        .filter((c) => c.component === component)
+        .at(-1)!.pid;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const until = async (cond: () => Promise<boolean> | boolean, what: string, ms = 120_000) => {
+      const end = Date.now() + ms;
+      while (!(await cond())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${main.output().slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const health = async () => {
+      try {
+        const res = await fetch(`${main.apiUrl}/health`, { signal: AbortSignal.timeout(5000) });
+        return { status: res.status, body: (await res.json()) as { degraded?: string[]; temporal?: string } };
+      } catch {
+        return { status: 0, body: {} as { degraded?: string[]; temporal?: string } };
+      }
+    };
+    /** Kills `pid`, then polls /health until `name` was reported degraded and is back; returns the answers seen. */
+    const killAndWatch = async (name: string, pid: number) => {
+      const seen: { status: number; degraded: string[] }[] = [];
+      process.kill(pid, 'SIGKILL');
+      await until(async () => {
+        const h = await health();
+        seen.push({ status: h.status, degraded: h.body.degraded ?? [] });
+        return (
+          main.output().includes(`restarted ${name}`) &&
+          h.status === 200 &&
+          !h.body.degraded &&
+          h.body.temporal === 'ok'
+        );
+      }, `${name} restarted`);
+      expect(main.output()).to.include(`${name} is down; restarting it with backoff`);
+      expect(
+        seen.some((s) => s.degraded.includes(name)),
+        `/health named ${name} degraded: ${JSON.stringify(seen.slice(0, 5))}`,
+      ).to.equal(true);
+      expect(newest(name === 'postgres' ? 'postgres' : 'temporal-dev-server')).to.not.equal(pid);
+      return seen;
+    };
+    const createApp = async (name: string) => {
+      const res = await fetch(`${main.apiUrl}/apps`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${main.adminKey}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      return res.status;
+    };
+    try {
+      expect(await createApp('before')).to.equal(201);
+
+      // PostgreSQL: the postmaster killed. Requests answer 503 meanwhile, never 500.
+      const pgSeen = await killAndWatch('postgres', newest('postgres'));
+      expect(pgSeen.some((s) => s.status === 503 && s.degraded.includes('postgres'))).to.equal(true);
+      expect(pgSeen.map((s) => s.status)).to.not.include(500);
+      expect(await createApp('after PostgreSQL')).to.equal(201);
+
+      if (!external) {
+        // The Temporal dev server killed: restarted on its SQLite file; main's worker serves its queue again.
+        await killAndWatch('temporal', newest('temporal-dev-server'));
+        const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+        try {
+          const result = await new Client({ connection }).workflow.execute('pingWorkflow', {
+            taskQueue: env.TEMPORAL_TASK_QUEUE,
+            workflowId: `diagnostics/ping/supervised-${process.pid}`,
+            args: [{ message: 'after the restart' }],
+            workflowExecutionTimeout: '90s',
+          });
+          expect((result as { message: string }).message).to.equal('after the restart');
+        } finally {
+          await connection.close();
+        }
+      }
+      expect(await stop(main.child), main.output().slice(-4000)).to.equal(0);
+      for (const c of childPids()) expect(alive(c.pid), `${c.component} ${c.pid} stopped with main`).to.equal(false);
+    } finally {
+      if (main.child.exitCode === null && main.child.signalCode === null) main.child.kill('SIGKILL');
+      for (const c of childPids()) if (alive(c.pid)) process.kill(c.pid, 'SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -46,6 +46,7 @@ describe('Temporal wiring', () => {
     await inTransaction(deps, deps.orm.em.fork(), async (tx) => {
       tx.temporal(pingCommand(id, 'after-commit'));
     });
+    await deps.outbox.idle(); // started in the background right after the commit
     const handle = deps.temporal.client.workflow.getHandle(id);
     expect(((await handle.result()) as PingResult).message).to.equal('after-commit');
     const desc = await handle.describe();
@@ -98,9 +99,11 @@ describe('Temporal wiring', () => {
     const { deps } = testEnv();
     const id = `diagnostics/ping/${randomUUID()}`;
     await inTransaction(deps, deps.orm.em.fork(), async (tx) => tx.temporal(pingCommand(id, 'once')));
+    await deps.outbox.idle(); // the start runs after the commit, in the background
     await deps.temporal.client.workflow.getHandle(id).result();
     // The same command again, as a relay would after a crash between start and delete.
     await inTransaction(deps, deps.orm.em.fork(), async (tx) => tx.temporal(pingCommand(id, 'once')));
+    await deps.outbox.idle();
     expect(await deps.orm.em.fork().count(OutboxEntry, { workflowId: id })).to.equal(0);
     let runs = 0;
     for await (const _ of deps.temporal.client.workflow.list({ query: `WorkflowId = '${id}'` })) runs++;
@@ -114,6 +117,7 @@ describe('Temporal wiring', () => {
       tx.temporal({ kind: 'signal', workflowId: id, signal: 'resume', args: [] });
       tx.temporal({ kind: 'cancel', workflowId: id });
     });
+    await deps.outbox.idle();
     expect(await deps.orm.em.fork().count(OutboxEntry, { workflowId: id })).to.equal(0);
   });
 

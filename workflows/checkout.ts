@@ -1,4 +1,6 @@
 import {
+  ActivityFailure,
+  allHandlersFinished,
   condition,
   defineQuery,
   defineSignal,
@@ -18,16 +20,18 @@ import {
   SA,
   type CheckoutState,
   type CheckoutWorkflowInput,
+  infraRetry,
 } from './shared.js';
 
 export const checkNowUpdate = defineUpdate<CheckoutState>(CHECK_NOW_UPDATE);
 export const providerNotifiedSignal = defineSignal(PROVIDER_NOTIFIED_SIGNAL);
 export const checkoutStateQuery = defineQuery<CheckoutState>(CHECKOUT_STATE_QUERY);
 
-const { checkCheckoutWithProvider, expireCheckoutNow } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
+// Our database or the provider being down never fails a checkout: these retry with capped backoff,
+// and a check that still fails (it is bounded by the checkout's deadline) is tried again on the
+// next round. Only the deadline ends a checkout that was not approved.
+const activities = (maxIntervalMs?: number) =>
+  proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: infraRetry(maxIntervalMs) });
 
 /**
  * One checkout, from creation to completion: checks the provider with backoff until the buyer's
@@ -53,14 +57,35 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     return state;
   });
   setHandler(checkoutStateQuery, () => state);
-  const deadline = Date.now() + CHECKOUT_TTL_MS;
+  // A `complete` whose update arrived as the checkout was applied gets its answer from this run:
+  // the workflow ends only once every update handler has returned (none is left unanswered).
+  const finish = async () => {
+    await condition(allHandlersFinished);
+    return state;
+  };
+  const deadline = input.expiresAt ? Date.parse(input.expiresAt) : Date.now() + CHECKOUT_TTL_MS;
+  const { expireCheckoutNow } = activities(input.retryMaxIntervalMs);
+  // A check runs at most until the deadline (at least a minute), then the loop decides.
+  const { checkCheckoutWithProvider } = proxyActivities<Activities>({
+    startToCloseTimeout: '1 minute',
+    scheduleToCloseTimeout: Math.max(60_000, deadline - Date.now()),
+    retry: infraRetry(input.retryMaxIntervalMs),
+  });
 
   for (let round = 0; ; round++) {
     const seen = nudges;
     setCurrentDetails(
       `Checking with the payment provider whether the buyer approved checkout ${input.checkoutId} (check ${state.checks + 1}).`,
     );
-    const result = await checkCheckoutWithProvider(input);
+    let result: Awaited<ReturnType<typeof checkCheckoutWithProvider>>;
+    try {
+      result = await checkCheckoutWithProvider(input);
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      // Retried until its time ran out (an outage as long as the checkout's life): expire below, or
+      // check again on the next round.
+      result = { status: 'created', providerStatus: state.providerStatus ?? 'unreachable' };
+    }
     state.checks++;
     state.providerStatus = result.providerStatus;
     if (result.status !== 'created') {
@@ -71,13 +96,13 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
           ? `Completed: the purchase is applied to the account.`
           : `Ended: the provider reports ${result.providerStatus}.`,
       );
-      return state;
+      return finish();
     }
     if (Date.now() >= deadline) {
       await expireCheckoutNow(input.checkoutId);
       state.status = 'expired';
       setCurrentDetails('Expired: the buyer did not approve within 24 hours.');
-      return state;
+      return finish();
     }
     const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - Date.now());
     state.nextCheckAt = new Date(Date.now() + delay).toISOString();

@@ -15,6 +15,7 @@ import {
   type IncentiveExpiryInput,
   type IncentiveExpiryState,
   type IncentiveTarget,
+  infraRetry,
 } from './shared.js';
 
 export const retargetIncentiveSignal = defineSignal<[IncentiveTarget | null]>(RETARGET_INCENTIVE_SIGNAL);
@@ -22,7 +23,8 @@ export const incentiveExpiryStateQuery = defineQuery<IncentiveExpiryState>(INCEN
 
 const { expireAccountIncentive } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  // Never gives up on PostgreSQL: capped backoff for as long as it is down (the removal is idempotent).
+  retry: infraRetry(),
 });
 
 /**

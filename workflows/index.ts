@@ -7,3 +7,4 @@ export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
 export { usageRollupWorkflow } from './usage-rollup.js';
+export { reconcileWorkflow } from './reconcile.js';

@@ -8,15 +8,16 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { PAUSE_ENDED_SIGNAL, PAUSE_STATE_QUERY, SA, type PauseInput, type PauseState } from './shared.js';
+import { infraRetry, PAUSE_ENDED_SIGNAL, PAUSE_STATE_QUERY, SA, type PauseInput, type PauseState } from './shared.js';
 
 export const pauseEndedSignal = defineSignal(PAUSE_ENDED_SIGNAL);
 export const pauseStateQuery = defineQuery<PauseState>(PAUSE_STATE_QUERY);
 
 const { resumePausedSubscription } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  // The provider may be down when the pause ends: keep trying (the resume is once-only anyway).
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+  // PostgreSQL or the provider may be down when the pause ends: keep trying with capped backoff (the
+  // resume is once-only anyway).
+  retry: infraRetry(),
 });
 
 /**

@@ -8,6 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
+  infraRetry,
   RESERVATION_EXPIRY_STATE_QUERY,
   RESERVATION_SETTLED_SIGNAL,
   type ReservationExpiryInput,
@@ -19,7 +20,8 @@ export const reservationExpiryStateQuery = defineQuery<ReservationExpiryState>(R
 
 const { expireReservation } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+  // Never gives up on PostgreSQL: capped backoff for as long as it is down (the release is idempotent).
+  retry: infraRetry(),
 });
 
 /**

@@ -70,6 +70,14 @@ export interface WebhookDeliveryInput {
   url: string;
   /** Delays before attempts 2..n+1, in ms. */
   scheduleMs: number[];
+  /**
+   * Where a restarted delivery resumes (the reconciler restarts one whose workflow ended while the row
+   * was still pending): the attempt to make next, after `firstDelayMs`. Default: attempt 1 at once.
+   */
+  startAttempt?: number;
+  firstDelayMs?: number;
+  /** Cap of the backoff between retries of an attempt our own infrastructure failed (default 1 min). */
+  retryMaxIntervalMs?: number;
 }
 export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'gone';
 export interface AttemptReport {
@@ -126,6 +134,10 @@ export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId
 export interface CheckoutWorkflowInput {
   appId: string;
   checkoutId: string;
+  /** When the checkout expires (ISO 8601); default 24 h after the workflow started. */
+  expiresAt?: string;
+  /** Cap of the backoff between retries of a check our infrastructure or the provider failed (default 1 min). */
+  retryMaxIntervalMs?: number;
 }
 export type CheckoutOutcome = 'created' | 'completed' | 'cancelled' | 'expired';
 export interface CheckoutState {
@@ -188,3 +200,36 @@ export interface ReservationExpiryState {
 /** Signal: the reservation was committed or released; stop waiting. */
 export const RESERVATION_SETTLED_SIGNAL = 'reservationSettled';
 export const RESERVATION_EXPIRY_STATE_QUERY = 'reservationExpiryState';
+
+// ---- infrastructure retries ---------------------------------------------------------------------
+/** Default cap of the backoff between retries of an activity that could not reach PostgreSQL or the provider. */
+export const INFRA_RETRY_MAX_INTERVAL_MS = 60_000;
+/**
+ * Retry policy of every activity that reaches our own infrastructure (PostgreSQL) or the provider:
+ * no maximum number of attempts (an outage of any length is waited out), backoff capped at
+ * `maxIntervalMs`. Business rules (a delivery's 7 sends, a checkout's 24 hours) are counted by the
+ * workflows themselves, never by these retries.
+ */
+export function infraRetry(maxIntervalMs: number = INFRA_RETRY_MAX_INTERVAL_MS) {
+  return {
+    initialInterval: Math.min(1000, maxIntervalMs),
+    backoffCoefficient: 2,
+    maximumInterval: maxIntervalMs,
+  };
+}
+
+// ---- reconciler ---------------------------------------------------------------------------------
+/**
+ * The Schedule that proves every waiting row has its workflow (every 10 minutes: the spec's due-pause
+ * check) and restarts or finishes the ones whose workflow is missing, failed or ended.
+ */
+export const RECONCILE_SCHEDULE_ID = 'reconciler/waiting-rows';
+export type ReconcileKind = 'deliveries' | 'checkouts' | 'pauses' | 'incentives' | 'reservations' | 'outbox';
+export interface ReconcileResult {
+  /** Waiting rows looked at, per kind. */
+  checked: Record<ReconcileKind, number>;
+  /** Rows whose workflow was restarted (or outbox commands carried out), per kind. */
+  repaired: Record<ReconcileKind, number>;
+  /** Workflow ids restarted, at most 50 (for the Temporal UI). */
+  restarted: string[];
+}

@@ -16,6 +16,7 @@ import {
   type AttemptReport,
   type WebhookDeliveryInput,
   type WebhookDeliveryState,
+  infraRetry,
 } from './shared.js';
 
 export const stopDeliverySignal = defineSignal(DELIVERY_STOP_SIGNAL);
@@ -23,13 +24,16 @@ export const deliveryStateQuery = defineQuery<WebhookDeliveryState>(DELIVERY_STA
 
 // A local activity: the attempt runs in the worker that runs the workflow task and its result is
 // recorded in that task, halving the Temporal round trips and history events of each delivery.
-// Retries of the *schedule* are durable timers below; this retry policy only covers infrastructure
-// errors (database down), not HTTP failures, which the activity reports as results.
-const { attemptWebhookDelivery } = proxyLocalActivities<Activities>({
-  // The HTTP attempt itself times out after 10 s; this bounds the activity around it.
-  startToCloseTimeout: '45 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+// Retries of the *schedule* are durable timers below; this retry policy only covers our own
+// infrastructure errors (database down), not HTTP failures, which the activity reports as results.
+// It never gives up: an outage of any length is waited out with capped backoff, and the 7 attempts
+// of the schedule count sends to the receiver, not our database errors.
+const attemptActivity = (maxIntervalMs?: number) =>
+  proxyLocalActivities<Activities>({
+    // The HTTP attempt itself times out after 10 s; this bounds the activity around it.
+    startToCloseTimeout: '45 seconds',
+    retry: infraRetry(maxIntervalMs),
+  }).attemptWebhookDelivery;
 
 /**
  * One webhook delivery: attempt 1 at once, then one attempt after each delay of the schedule (durable
@@ -38,10 +42,12 @@ const { attemptWebhookDelivery } = proxyLocalActivities<Activities>({
  */
 export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Promise<WebhookDeliveryState> {
   const maxAttempts = input.scheduleMs.length + 1;
+  const attemptWebhookDelivery = attemptActivity(input.retryMaxIntervalMs);
+  const first = Math.max(1, Math.min(input.startAttempt ?? 1, maxAttempts));
   const state: WebhookDeliveryState = {
     deliveryId: input.deliveryId,
     status: 'pending',
-    attempts: 0,
+    attempts: first - 1,
     maxAttempts,
     nextAttemptAt: null,
     lastError: null,
@@ -53,8 +59,16 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
   setHandler(deliveryStateQuery, () => state);
   const target = `\`${input.eventType}\` to ${input.url}`;
 
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    if (attempt > 1) {
+  for (let attempt = first; attempt <= maxAttempts; attempt++) {
+    if (attempt === first && first > 1) {
+      // Restarted by the reconciler: wait what is left of the delay the row recorded.
+      const delay = Math.max(0, input.firstDelayMs ?? 0);
+      state.nextAttemptAt = new Date(Date.now() + delay).toISOString();
+      setCurrentDetails(
+        `Resumed after an interruption: attempt ${attempt} of ${maxAttempts} of ${target} at ${state.nextAttemptAt}.`,
+      );
+      if (delay > 0) await condition(() => stopRequested, delay);
+    } else if (attempt > 1) {
       const delay = input.scheduleMs[attempt - 2];
       state.nextAttemptAt = new Date(Date.now() + delay).toISOString();
       setCurrentDetails(

@@ -26,6 +26,7 @@ import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
 import {
   CHECK_NOW_UPDATE,
+  CHECKOUT_TTL_MS,
   checkoutWorkflowId,
   PROVIDER_NOTIFIED_SIGNAL,
   type CheckoutState,
@@ -211,7 +212,7 @@ async function startCheckout(
       bumpsPaid: false,
       completedAt: null,
     });
-    t.temporal(checkoutWorkflowStart(ctx.app.id, c));
+    t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
     return presentCheckout(c);
   });
 }
@@ -249,8 +250,18 @@ export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.outp
   );
 }
 
-export function checkoutWorkflowStart(appId: string, c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId'>) {
-  const input: CheckoutWorkflowInput = { appId, checkoutId: c.id };
+export function checkoutWorkflowStart(
+  deps: Pick<Deps, 'config'>,
+  appId: string,
+  c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId' | 'createdAt'>,
+) {
+  const input: CheckoutWorkflowInput = {
+    appId,
+    checkoutId: c.id,
+    // From the checkout's creation, so a run restarted by the reconciler keeps the same deadline.
+    expiresAt: new Date((c.createdAt ?? new Date()).getTime() + CHECKOUT_TTL_MS).toISOString(),
+    ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
+  };
   return {
     kind: 'start' as const,
     workflowType: 'checkoutWorkflow',
@@ -300,31 +311,43 @@ export async function completeCheckout(ctx: Ctx, id: string) {
       wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE),
       COMPLETE_WAIT_MS,
     );
+  // The workflow may have just finished (applied, cancelled or expired the checkout) as the update
+  // arrived: then there is nothing to check and nothing to warn about.
+  const settled = async () => {
+    const now = await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id);
+    return now.status === 'created' ? null : now;
+  };
+  let failure: unknown;
   try {
     await ask();
+    return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) {
-      // The outbox has not started it yet: start it here (the id makes a second start harmless).
-      const cmd = checkoutWorkflowStart(ctx.app.id, c);
-      await wf
-        .start(cmd.workflowType, {
-          taskQueue: ctx.deps.config.TEMPORAL_TASK_QUEUE,
-          workflowId: cmd.workflowId,
-          args: cmd.args,
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        })
-        .catch(() => undefined);
-    }
-    // No answer from the workflow (no worker, Temporal unreachable...): check here, with the same
-    // once-only apply; the workflow finds the checkout completed when it runs.
-    ctx.deps.logger.warn(
-      { err, checkout: id },
-      'checkout workflow did not answer; checking with the provider directly',
-    );
-    await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: id }).catch((e: unknown) => {
-      throw asHttpError(e);
-    });
+    failure = err;
   }
+  const done = await settled();
+  if (done) return presentCheckout(done);
+  if (failure instanceof WorkflowNotFoundError) {
+    // Its start still waits in the outbox (it runs after the answer that created the checkout): start
+    // it now with the same command (the outbox row then finds it there), and ask it.
+    try {
+      await ctx.deps.outbox.carryOut(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
+      await ask();
+      return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
+    } catch (err) {
+      failure = err;
+    }
+    const now = await settled();
+    if (now) return presentCheckout(now);
+  }
+  // No answer from the workflow (no worker, Temporal unreachable...): check here, with the same
+  // once-only apply; the workflow finds the checkout completed when it runs.
+  ctx.deps.logger.warn(
+    { err: failure, checkout: id },
+    'checkout workflow did not answer; checking with the provider directly',
+  );
+  await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: id }).catch((e: unknown) => {
+    throw asHttpError(e);
+  });
   return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
 }
 

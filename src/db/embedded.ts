@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -8,10 +9,15 @@ export interface EmbeddedPostgresHandle {
   url: string;
   /** True when this process started the server (and so stops it). */
   owned: boolean;
+  /** The postmaster's process id (null when the server is not ours). */
+  pid: number | null;
+  /** False once the server this process started has exited (always true for one that is not ours). */
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
-async function canConnect(url: string): Promise<boolean> {
+/** True when PostgreSQL at `url` accepts a connection and answers a query. */
+export async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1500 });
   try {
     await client.connect();
@@ -55,7 +61,7 @@ export async function startEmbeddedPostgres(opts: {
   const log = opts.logger.child({ component: 'postgres' });
   if (await canConnect(url)) {
     log.info({ port: opts.port }, 'reusing the embedded PostgreSQL already running on this port');
-    return { url, owned: false, stop: async () => undefined };
+    return { url, owned: false, pid: null, alive: () => true, stop: async () => undefined };
   }
   fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
   const EmbeddedPostgres = await loadEmbeddedPostgres();
@@ -91,6 +97,18 @@ export async function startEmbeddedPostgres(opts: {
   } finally {
     await admin.end();
   }
-  log.info({ port: opts.port }, 'embedded PostgreSQL ready');
-  return { url, owned: true, stop: () => server.stop() };
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  const alive = () => !!child && child.exitCode === null && child.signalCode === null;
+  log.info({ port: opts.port, serverPid: child?.pid }, 'embedded PostgreSQL ready');
+  return {
+    url,
+    owned: true,
+    pid: child?.pid ?? null,
+    alive,
+    // The package's stop() waits for an exit that already happened when the server died (killed,
+    // crashed): only a live server is asked to stop.
+    stop: async () => {
+      if (alive()) await server.stop();
+    },
+  };
 }

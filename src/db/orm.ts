@@ -3,6 +3,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
 import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
+import { guardPool } from './pool-guard.js';
 
 export type Orm = MikroORM;
 
@@ -15,6 +16,8 @@ export function ormConfig(databaseUrl: string, poolMax = 20): Options {
     forceUtcTimezone: true,
     debug: false,
     pool: { min: 0, max: poolMax },
+    // See pool-guard.ts: connections that die mid-transaction go back to the pool instead of being lost.
+    driverOptions: { onPoolCreated: guardPool },
     migrations: {
       tableName: 'mikro_orm_migrations',
       path: 'src/db/migrations',

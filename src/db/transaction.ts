@@ -17,8 +17,8 @@ export interface Tx {
 
 /**
  * One transaction for a change, its event rows and its outbox rows. After the commit the queued
- * Temporal commands are dispatched at once; if that fails (or the process dies first) the relay
- * retries them.
+ * Temporal commands are dispatched in the background (the caller does not wait for Temporal); if
+ * that fails (or the process dies first) the relay retries them.
  */
 export async function inTransaction<T>(
   deps: Pick<Deps, 'outbox' | 'config'>,
@@ -52,7 +52,8 @@ export async function inTransaction<T>(
     // outer change went on). One that was flushed and then rolled back to its savepoint is gone from
     // the table; dispatching its id finds nothing and does nothing.
     const ids = entries.map((e) => Number(e.id)).filter(Number.isFinite);
-    if (ids.length > 0) await deps.outbox.dispatch(ids);
+    // In the background: the caller answers now, and no database connection waits on Temporal.
+    if (ids.length > 0) deps.outbox.dispatchSoon(ids);
   }
   return result;
 }

@@ -1,12 +1,22 @@
 import { z } from 'zod';
+import { DATABASE_RETRY_AFTER_S } from '../http/middleware.js';
 import { Reply, route } from '../http/route.js';
 import { temporalReachable } from '../temporal/client.js';
+import { repairTotals } from '../temporal/reconciler.js';
 
 const tags = ['Service'];
 const healthSchema = z.object({
   ok: z.boolean(),
   database: z.enum(['ok', 'unreachable']),
   temporal: z.enum(['ok', 'unreachable']),
+  repaired: z
+    .record(z.string(), z.number())
+    .optional()
+    .describe('Waiting rows the reconciler restarted or finished since the database was created, per kind (when any)'),
+  degraded: z
+    .array(z.string())
+    .optional()
+    .describe('Under npm start: pieces that died and are being restarted (postgres, temporal, worker, paypal)'),
 });
 
 export const serviceRoutes = [
@@ -42,8 +52,15 @@ export const serviceRoutes = [
           .catch(() => 'unreachable' as const),
         temporalReachable(deps.temporal.connection).then((up) => (up ? ('ok' as const) : ('unreachable' as const))),
       ]);
-      const body = { ok: database === 'ok', database, temporal };
-      return database === 'ok' ? body : new Reply(503, body);
+      const repaired = database === 'ok' ? await repairTotals(deps).catch(() => ({})) : {};
+      const body = {
+        ok: database === 'ok',
+        database,
+        temporal,
+        ...(Object.keys(repaired).length ? { repaired } : {}),
+        ...(deps.degraded?.().length ? { degraded: deps.degraded() } : {}),
+      };
+      return database === 'ok' ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
     },
   }),
 ];

@@ -13,6 +13,7 @@ import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
+import type { TemporalCommand } from '../temporal/outbox.js';
 import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 import type { subscriptionSchema } from './subscriptions.schemas.js';
@@ -249,16 +250,22 @@ export async function pauseLocally(
     restorePlan: restore,
     pausedAt: now.toISOString(),
   };
-  t.temporal({
+  t.temporal(pauseCommand(input, reason ?? null));
+  return presentSubscription(sub);
+}
+
+/** The pause workflow's start (also used by the reconciler to restart one whose workflow is gone). */
+export function pauseCommand(input: PauseInput, reason: string | null): TemporalCommand {
+  const { appId, accountId, restorePlan: restore } = input;
+  return {
     kind: 'start',
     workflowType: 'pauseWorkflow',
-    workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount),
+    workflowId: pauseWorkflowId(appId, accountId, input.pause),
     args: [input],
     searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
     summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
     details: `Billing of account **${accountId}** (app ${appId}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
-  });
-  return presentSubscription(sub);
+  };
 }
 
 /**

@@ -16,7 +16,13 @@ export async function connectTemporal(opts: {
   namespace: string;
   taskQueue: string;
 }): Promise<TemporalHandle> {
-  const connection = await Connection.connect({ address: opts.address, connectTimeout: '10s' });
+  const connection = await Connection.connect({
+    address: opts.address,
+    connectTimeout: '10s',
+    // gRPC's default reconnect backoff grows to 2 minutes during an outage, so a Temporal that is back
+    // would be noticed only that late; retry the connection every 2 seconds at most instead.
+    channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 2000 },
+  });
   const client = new Client({ connection, namespace: opts.namespace });
   return { connection, client, namespace: opts.namespace, taskQueue: opts.taskQueue, close: () => connection.close() };
 }

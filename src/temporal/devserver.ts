@@ -57,7 +57,8 @@ export function ensureTemporalCli(
   return local;
 }
 
-function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
+/** True when something accepts TCP connections on the port. */
+export function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ port, host });
     s.once('connect', () => {
@@ -72,6 +73,10 @@ export interface DevServerHandle {
   address: string;
   uiUrl: string | null;
   owned: boolean;
+  /** The dev server's process id (null when the server is not ours). */
+  pid: number | null;
+  /** False once the server this process started has exited (always true for one that is not ours). */
+  alive(): boolean;
   stop(): Promise<void>;
 }
 
@@ -102,7 +107,7 @@ export async function startTemporalDevServer(opts: {
   const log = opts.logger.child({ component: 'temporal-dev-server' });
   if (await portOpen(opts.port)) {
     log.info({ address }, 'reusing the Temporal server already listening on this port');
-    return { address, uiUrl, owned: false, stop: async () => undefined };
+    return { address, uiUrl, owned: false, pid: null, alive: () => true, stop: async () => undefined };
   }
   const args = [
     'server',
@@ -144,11 +149,13 @@ export async function startTemporalDevServer(opts: {
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  log.info({ address, ui: uiUrl }, 'Temporal dev server ready');
+  log.info({ address, ui: uiUrl, serverPid: child.pid }, 'Temporal dev server ready');
   return {
     address,
     uiUrl,
     owned: true,
+    pid: child.pid ?? null,
+    alive: () => exited === undefined,
     stop: () =>
       new Promise<void>((resolve) => {
         if (exited !== undefined) return resolve();

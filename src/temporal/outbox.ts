@@ -4,7 +4,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import { SA, type SearchAttributeName, type SearchAttributeValues } from '../../workflows/shared.js';
 import type { Orm } from '../db/orm.js';
 import type { Logger } from '../logger.js';
-import type { TemporalHandle } from './client.js';
+import { temporalReachable, type TemporalHandle } from './client.js';
 import { OutboxEntry } from './outbox.entities.js';
 
 interface StartFields {
@@ -20,8 +20,10 @@ interface StartFields {
   /**
    * `keep` (default): a second start of a running or finished workflow with this id is a no-op.
    * `replace`: a running workflow with this id is terminated and a new one starts (re-targeting a timer).
+   * `restart`: a running workflow with this id is kept; a closed one (failed, terminated, ended while its
+   * row still waits) gets a new run (the reconciler's repairs).
    */
-  onExisting?: 'keep' | 'replace';
+  onExisting?: 'keep' | 'replace' | 'restart';
 }
 
 /** What the service asks of Temporal, written to the outbox in the transaction of the change. */
@@ -62,16 +64,39 @@ interface Row {
   attempts: number;
 }
 
+/** gRPC codes that mean "Temporal is not there right now" rather than "this command is wrong". */
+const UNAVAILABLE_CODES = new Set([4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
+
+/** True when the error says the Temporal frontend could not be reached (or did not answer in time). */
+export function isTemporalUnavailable(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown; message?: unknown } | undefined, i = 0; e && i < 5; i++) {
+    if (typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && /UNAVAILABLE|DEADLINE_EXCEEDED|Deadline exceeded/.test(e.message)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 /**
- * Executes outbox commands against Temporal. The service calls `dispatch(ids)` right after a commit;
- * the relay loop (run by the worker) retries whatever is still there, so a crash between commit and
- * start loses nothing. Workflow-id rules make a repeated command harmless.
+ * Executes outbox commands against Temporal. Right after a commit the service calls
+ * `dispatchSoon(ids)`, which runs them in the background: the request has already answered and no
+ * database connection is held while Temporal is called (rows are claimed with a short lease in one
+ * statement, then deleted in another). The relay loop (run by the worker) retries whatever is still
+ * there, so a crash between commit and start loses nothing; workflow-id rules make a repeated command
+ * harmless. While Temporal is unreachable nothing waits on it: commands stay in the outbox, the relay
+ * probes the frontend on every tick, and drains the backlog in parallel as soon as it answers.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
   private readonly sweeps: { name: string; run: () => Promise<unknown> }[] = [];
+  private readonly inflight = new Set<Promise<unknown>>();
+  /** Since when Temporal is known to be unreachable (null: it answered last time). */
+  private downSince: number | null = null;
+  private lastProbe = 0;
+  /** Commands carried out since start (for operators and the chaos script). */
+  readonly stats = { executed: 0, failed: 0, deferred: 0 };
 
   /** Work the relay also does on every tick (e.g. finishing event fan-outs a crash left behind). */
   addSweep(name: string, run: () => Promise<unknown>): void {
@@ -83,63 +108,204 @@ export class OutboxRelay {
     private readonly temporal: TemporalHandle,
     private readonly logger: Logger,
     private readonly pollMs = 2000,
+    private readonly opts: { callTimeoutMs?: number; leaseMs?: number; concurrency?: number; batch?: number } = {},
   ) {}
 
-  /** Runs the given entries now (or every due entry when no ids are given). Never throws. */
+  /** Whether Temporal answered the last command or probe. */
+  get temporalDown(): boolean {
+    return this.downSince !== null;
+  }
+
+  /**
+   * Runs the given entries in the background, after the caller has answered. Never throws; a command
+   * that cannot run now stays in the outbox for the relay.
+   */
+  dispatchSoon(ids: number[]): void {
+    if (ids.length === 0 || this.stopped) return;
+    const p = (async () => {
+      if (!(await this.temporalUp())) return;
+      while ((await this.dispatch(ids)) > 0 && !this.stopped) {
+        /* a later command of the same workflow becomes the oldest once the earlier one ran */
+      }
+    })()
+      .catch((err) => this.logger.warn({ err }, 'outbox dispatch failed; the relay will retry'))
+      .finally(() => this.inflight.delete(p));
+    this.inflight.add(p);
+  }
+
+  /**
+   * Resolves when the background dispatches started so far, and the relay's pass under way, have
+   * finished (tests, shutdown): a background dispatch skips rows the relay has claimed, so those are
+   * carried out by the relay's pass.
+   */
+  async idle(): Promise<void> {
+    do {
+      await Promise.allSettled([...this.inflight]);
+      await this.running;
+    } while (this.inflight.size > 0);
+  }
+
+  /** False while Temporal is known to be down, re-probing it at most once a second. */
+  private async temporalUp(): Promise<boolean> {
+    if (this.downSince === null) return true;
+    if (Date.now() - this.lastProbe < 1000) return false;
+    this.lastProbe = Date.now();
+    if (!(await temporalReachable(this.temporal.connection, 1000))) return false;
+    const pending = await this.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ n: string }[]>('select count(*) as n from outbox')
+      .then((r) => Number(r[0].n))
+      .catch(() => null);
+    this.logger.info(
+      { downForMs: Date.now() - this.downSince, pending },
+      'Temporal is reachable again; draining the outbox',
+    );
+    this.downSince = null;
+    return true;
+  }
+
+  private markDown(err: unknown): void {
+    if (this.downSince !== null) return;
+    this.downSince = Date.now();
+    this.lastProbe = Date.now();
+    this.logger.warn(
+      { err: String((err as Error)?.message ?? err) },
+      'Temporal is unreachable; workflow commands wait in the outbox until it answers',
+    );
+  }
+
+  /**
+   * Claims due entries (the given ids, or every due entry), the oldest of each workflow only so a
+   * workflow's commands run in order, with a lease so no other dispatcher takes them meanwhile; runs
+   * them in parallel without holding a database connection; deletes the ones Temporal accepted.
+   * Returns how many were claimed (0 once Temporal turned out to be down). Never throws.
+   */
   async dispatch(ids?: number[]): Promise<number> {
     if (ids && ids.length === 0) return 0;
+    const leaseS = (this.opts.leaseMs ?? 60_000) / 1000;
+    let rows: Row[];
     try {
-      return await this.orm.em.fork().transactional(async (em) => {
-        const conn = em.getConnection();
-        const trx = em.getTransactionContext();
-        const rows = await conn.execute<Row[]>(
-          `select id, kind, workflow_id, payload, attempts from outbox
-            where ${ids ? 'id in (?)' : 'next_attempt_at <= now()'}
-            order by id limit 100 for update skip locked`,
-          ids ? [ids] : [],
+      rows = await this.orm.em
+        .fork()
+        .getConnection()
+        .execute<Row[]>(
+          `update outbox set next_attempt_at = now() + make_interval(secs => ?)
+            where id in (
+              select c.id from outbox c
+               where ${ids ? `c.id in (?) and c.next_attempt_at <= now() + interval '30 seconds'` : 'c.next_attempt_at <= now()'}
+                 and not exists (select 1 from outbox o where o.workflow_id = c.workflow_id and o.id < c.id)
+               order by c.id limit ? for update skip locked)
+            returning id, kind, workflow_id, payload, attempts`,
+          ids ? [leaseS, ids, this.opts.batch ?? 200] : [leaseS, this.opts.batch ?? 200],
           'all',
-          trx,
         );
-        if (rows.length === 0) return 0;
-        // Commands for one workflow run in order: a workflow whose oldest pending command is not in
-        // this batch (another dispatcher has it, or it waits for a retry) is left for later.
-        const oldest = await conn.execute<{ workflow_id: string; id: string }[]>(
-          'select workflow_id, min(id) as id from outbox where workflow_id in (?) group by workflow_id',
-          [[...new Set(rows.map((r) => r.workflow_id))]],
-          'all',
-          trx,
-        );
-        const claimed = new Set(rows.map((r) => String(r.id)));
-        const blocked = new Set(oldest.filter((o) => !claimed.has(String(o.id))).map((o) => o.workflow_id));
-        let done = 0;
-        for (const row of rows) {
-          if (blocked.has(row.workflow_id)) continue;
-          try {
-            await this.execute(row.payload);
-            await conn.execute('delete from outbox where id = ?', [row.id], 'run', trx);
-            done++;
-          } catch (err) {
-            blocked.add(row.workflow_id);
-            const backoffS = Math.min(300, 2 ** Math.min(row.attempts, 8));
-            this.logger.warn(
-              { err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 },
-              'outbox command failed; will retry',
-            );
-            await conn.execute(
-              `update outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = now() +
-                make_interval(secs => ?) where id = ?`,
-              [String((err as Error)?.message ?? err).slice(0, 2000), backoffS, row.id],
-              'run',
-              trx,
-            );
-          }
-        }
-        return done;
-      });
     } catch (err) {
       this.logger.warn({ err }, 'outbox dispatch failed; the relay will retry');
       return 0;
     }
+    if (rows.length === 0) return 0;
+    rows.sort((a, b) => Number(a.id) - Number(b.id));
+    const done: string[] = [];
+    const callTimeoutMs = this.opts.callTimeoutMs ?? 10_000;
+    let next = 0;
+    const lane = async () => {
+      while (next < rows.length) {
+        const row = rows[next++];
+        if (this.downSince !== null) {
+          await this.release(row, null);
+          continue;
+        }
+        try {
+          await this.call(callTimeoutMs, () => this.execute(row.payload));
+          done.push(String(row.id));
+        } catch (err) {
+          if (isTemporalUnavailable(err)) {
+            this.markDown(err);
+            await this.release(row, err);
+          } else await this.fail(row, err);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency ?? 32, rows.length) }, lane));
+    if (done.length > 0) {
+      this.stats.executed += done.length;
+      // If this fails (database down) the rows come back after their lease and run again: harmless.
+      await this.orm.em
+        .fork()
+        .getConnection()
+        .execute('delete from outbox where id in (?)', [done], 'run')
+        .catch((err) => this.logger.warn({ err }, 'could not delete executed outbox commands; they will repeat'));
+    }
+    // Entries given back because Temporal is down are due again at once: claiming them again now
+    // would spin, so report nothing to drain until Temporal answers.
+    return this.downSince === null ? rows.length : 0;
+  }
+
+  /**
+   * One Temporal call, bounded: a gRPC deadline, an abort when it passes, and a timer in case neither
+   * ends the call (a call made while the channel reconnects can otherwise hang).
+   */
+  private async call(timeoutMs: number, fn: () => Promise<void>): Promise<void> {
+    const conn = this.temporal.connection;
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(Object.assign(new Error(`Temporal did not answer within ${timeoutMs} ms`), { code: 4 }));
+      }, timeoutMs);
+    });
+    const attempt = conn.withAbortSignal(abort.signal, () => conn.withDeadline(Date.now() + timeoutMs, fn));
+    attempt.catch(() => undefined); // settled after the timer: nothing left to report
+    try {
+      await Promise.race([attempt, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Temporal was down: give the entry back at once, without counting an attempt. */
+  private async release(row: Row, err: unknown): Promise<void> {
+    this.stats.deferred++;
+    await this.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        'update outbox set next_attempt_at = now(), last_error = coalesce(?, last_error) where id = ?',
+        [err ? String((err as Error)?.message ?? err).slice(0, 2000) : null, row.id],
+        'run',
+      )
+      .catch(() => undefined); // the lease runs out on its own
+  }
+
+  /** The command itself failed: retry it later with backoff. */
+  private async fail(row: Row, err: unknown): Promise<void> {
+    this.stats.failed++;
+    const backoffS = Math.min(300, 2 ** Math.min(row.attempts, 8));
+    this.logger.warn(
+      { err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 },
+      'outbox command failed; will retry',
+    );
+    await this.orm.em
+      .fork()
+      .getConnection()
+      .execute(
+        `update outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = now() +
+          make_interval(secs => ?) where id = ?`,
+        [String((err as Error)?.message ?? err).slice(0, 2000), backoffS, row.id],
+        'run',
+      )
+      .catch(() => undefined);
+  }
+
+  /**
+   * Carries out one command now, as the relay would (same options, search attributes and summary):
+   * for a caller that needs the workflow before the relay gets to the command's outbox row (which,
+   * when it runs, finds the workflow there and does nothing).
+   */
+  async carryOut(cmd: TemporalCommand, timeoutMs = this.opts.callTimeoutMs ?? 10_000): Promise<void> {
+    await this.call(timeoutMs, () => this.execute(cmd));
   }
 
   private async execute(cmd: TemporalCommand): Promise<void> {
@@ -147,6 +313,7 @@ export class OutboxRelay {
     switch (cmd.kind) {
       case 'start': {
         const replace = cmd.onExisting === 'replace';
+        const reuse = replace || cmd.onExisting === 'restart';
         try {
           await wf.start(cmd.workflowType, {
             taskQueue: this.temporal.taskQueue,
@@ -157,7 +324,7 @@ export class OutboxRelay {
             staticDetails: cmd.details,
             startDelay: cmd.startDelayMs,
             workflowIdConflictPolicy: replace ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
-            workflowIdReusePolicy: replace ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
+            workflowIdReusePolicy: reuse ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
           });
         } catch (err) {
           // Already ran to completion under this id: the command was carried out before.
@@ -208,6 +375,7 @@ export class OutboxRelay {
             .run()
             .catch((err) => this.logger.warn({ err, sweep: sweep.name }, 'relay sweep failed; will retry'));
         }
+        if (!(await this.temporalUp().catch(() => false))) return;
         while ((await this.dispatch()) > 0 && !this.stopped) {
           /* drain */
         }
@@ -222,5 +390,6 @@ export class OutboxRelay {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await this.idle();
   }
 }

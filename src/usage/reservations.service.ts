@@ -112,7 +112,8 @@ const present = (r: ReservationRow): ReservationView => ({
 export const RESERVATION_DEFAULT_TTL_S = 300;
 export const RESERVATION_MAX_TTL_S = 86_400;
 
-function expiryCommand(input: ReservationExpiryInput): TemporalCommand {
+/** The expiry workflow's start (also used by the reconciler to restart one whose workflow is gone). */
+export function reservationExpiryCommand(input: ReservationExpiryInput): TemporalCommand {
   return {
     kind: 'start',
     workflowType: 'reservationExpiryWorkflow',
@@ -177,7 +178,14 @@ export async function reserveUsage(
       if (row.count !== null && row.expires_at !== null) {
         const expiresAt = new Date(row.expires_at).toISOString();
         t.temporal(
-          expiryCommand({ appId: ctx.app.id, accountId, entitlementId, reservationId: id, amount, expiresAt }),
+          reservationExpiryCommand({
+            appId: ctx.app.id,
+            accountId,
+            entitlementId,
+            reservationId: id,
+            amount,
+            expiresAt,
+          }),
         );
       }
       return { row, id };

@@ -22,6 +22,7 @@ export function deliveryCommand(
     eventType: d.eventType,
     url,
     scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS,
+    ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
   };
   return {
     kind: 'start',

@@ -404,10 +404,23 @@ export async function attemptDelivery(
     );
     return { outcome: 'failed', attempt: input.attempt, error: DISABLED_ERROR, responseStatus: null };
   }
-  const result = await send(deps, row);
+  // A retry of this attempt after the send went out but recording it failed (database down) records
+  // the result it already has instead of sending again: one attempt of the schedule is one send.
+  const key = `${input.deliveryId}:${input.attempt}`;
+  let result = unrecordedSends.get(key);
+  if (!result) {
+    result = await send(deps, row);
+    if (unrecordedSends.size >= 10_000) unrecordedSends.delete(unrecordedSends.keys().next().value!);
+    unrecordedSends.set(key, result);
+  }
   const nextAttemptAt = input.nextDelayMs === null ? null : new Date(Date.now() + input.nextDelayMs);
-  return recordAttempt(deps, row, input.attempt, result, { final: input.final, nextAttemptAt });
+  const report = await recordAttempt(deps, row, input.attempt, result, { final: input.final, nextAttemptAt });
+  unrecordedSends.delete(key);
+  return report;
 }
+
+/** Results of sends made but not yet recorded, by `<delivery>:<attempt>` (this worker process only). */
+const unrecordedSends = new Map<string, AttemptResult>();
 
 // ---- deliveries: list, manual retry, test send --------------------------------------------------------------
 

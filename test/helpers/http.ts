@@ -8,6 +8,12 @@ export interface Res<T = any> {
   headers: Headers;
 }
 
+let baseOverride: string | undefined;
+/** Points every helper call without `base` at another API (an isolated stack), or back (undefined). */
+export function useBase(base: string | undefined): void {
+  baseOverride = base;
+}
+
 /** Real HTTP against the test API. `body` is sent as JSON; `raw` is sent as given. */
 export async function call<T = any>(
   method: string,
@@ -24,7 +30,7 @@ export async function call<T = any>(
     payload = JSON.stringify(opts.body);
     headers['Content-Type'] = 'application/json';
   }
-  const res = await fetch((opts.base ?? testEnv().baseUrl) + path, {
+  const res = await fetch((opts.base ?? baseOverride ?? testEnv().baseUrl) + path, {
     method,
     headers,
     body: payload,

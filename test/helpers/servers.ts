@@ -129,6 +129,9 @@ export async function startTestEnv(): Promise<TestEnv> {
     // A pause "month" lasts 2 seconds in tests.
     PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
+    // The shared servers' reconciler runs daily, so it never repairs a row a test left waiting on purpose;
+    // test/outages.test.ts runs it on a stack of its own.
+    RECONCILE_EVERY_MS: '86400000',
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     PORT: '0',

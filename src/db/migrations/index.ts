@@ -19,6 +19,7 @@ import { Migration20261123092000_usage_ingest } from './Migration20261123092000_
 import { Migration20261124090000_usage_ingest_sets } from './Migration20261124090000_usage_ingest_sets.js';
 import { Migration20261124091000_apps_notify } from './Migration20261124091000_apps_notify.js';
 import { Migration20261124092000_usage_rollup } from './Migration20261124092000_usage_rollup.js';
+import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -40,4 +41,5 @@ export const migrationsList = [
   Migration20261124090000_usage_ingest_sets,
   Migration20261124091000_apps_notify,
   Migration20261124092000_usage_rollup,
+  Migration20261123093000_reconciler,
 ];

@@ -68,6 +68,9 @@ export class PayPalStandIn {
   baseUrl = '';
   /** Every notification sent, for tests. */
   readonly sent: { url: string; event: Json; status: number | null }[] = [];
+  /** The last 10,000 API calls received (method and path), for tests that count what the service asked. */
+  readonly received: { method: string; path: string }[] = [];
+  private delays: { pathIncludes: string; ms: number }[] = [];
 
   constructor(private readonly opts: StandInOptions = {}) {
     const fresh: State = {
@@ -108,6 +111,11 @@ export class PayPalStandIn {
     const released = new Promise<void>((r) => (release = r));
     this.holds.push({ route: `${method} ${path}`, arrived, released });
     return { reached, release };
+  }
+
+  /** The next API calls whose path includes `pathIncludes` answer `ms` later (a slow provider). */
+  delayNext(pathIncludes: string, ms: number, times = 1) {
+    for (let i = 0; i < times; i++) this.delays.push({ pathIncludes, ms });
   }
 
   subscription(subId: string): Json | undefined {
@@ -244,6 +252,13 @@ export class PayPalStandIn {
     const app = new Koa();
     const router = new Router();
     const auth = async (ctx: Context, next: () => Promise<unknown>) => {
+      this.received.push({ method: ctx.method, path: ctx.path });
+      if (this.received.length > 10_000) this.received.shift();
+      const delay = this.delays.findIndex((d) => ctx.path.includes(d.pathIncludes));
+      if (delay >= 0) {
+        const [{ ms }] = this.delays.splice(delay, 1);
+        await new Promise((resolve) => this.later(ms, () => resolve(undefined)));
+      }
       const held = this.holds.findIndex((h) => h.route === `${ctx.method} ${ctx.path}`);
       if (held >= 0) {
         const [h] = this.holds.splice(held, 1);
@@ -666,11 +681,17 @@ export class PayPalStandIn {
     return res.headers.get('location')!;
   }
 
+  /** True while its HTTP server accepts connections. */
+  get listening(): boolean {
+    return this.server?.listening ?? false;
+  }
+
   async start(): Promise<string> {
     this.server = http.createServer(this.app().callback());
-    await new Promise<void>((resolve) =>
-      this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve()),
-    );
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject); // the port is taken
+      this.server!.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve());
+    });
     const { port } = this.server.address() as net.AddressInfo;
     this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
     return this.baseUrl;

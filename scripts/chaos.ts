@@ -1,0 +1,261 @@
+// `npm run chaos`: reproduces the outages of issue 13 on a stack of its own (embedded PostgreSQL,
+// Temporal dev server, worker with the outbox relay, API, PayPal stand-in, a webhook receiver) and
+// prints the figures. Not part of CI; takes a few minutes. Settings: CHAOS_EVENTS (default 200),
+// CHAOS_PG_DOWN_S (default 30), CHAOS_TEMPORAL_DOWN_S (default 20).
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/db/embedded.js';
+import { closeDeps, openDeps } from '../src/runtime.js';
+import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
+import { createWorker } from '../src/temporal/worker.js';
+import { PayPalStandIn } from '../src/payments/standin/server.js';
+
+const EVENTS = Number(process.env.CHAOS_EVENTS ?? 200);
+const PG_DOWN_S = Number(process.env.CHAOS_PG_DOWN_S ?? 30);
+const TEMPORAL_DOWN_S = Number(process.env.CHAOS_TEMPORAL_DOWN_S ?? 20);
+const ADMIN = 'adm_chaos';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const say = (line: string) => process.stdout.write(line + '\n');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v) return v as T;
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(100);
+  }
+}
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offerkit-chaos-'));
+  fs.chmodSync(dir, 0o755);
+  const quiet = pino({ level: 'silent' });
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
+  const pgPort = await freePort();
+  const temporalPort = await freePort();
+  const startPg = () => startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
+  const startTemporal = () =>
+    startTemporalDevServer({
+      cli: ensureTemporalCli(process.env.TEMPORAL_CLI, quiet),
+      port: temporalPort,
+      uiPort: null,
+      namespace: 'default',
+      dbFile: path.join(dir, 'temporal.sqlite'),
+      logger: quiet,
+    });
+  let pg: EmbeddedPostgresHandle = await startPg();
+  let temporal: DevServerHandle = await startTemporal();
+  const paypal = new PayPalStandIn({ credentials: { chaos: 'chaos-secret' }, activationDelayMs: 500 });
+  await paypal.start();
+
+  // The receiver: counts every webhook by its id.
+  const received: { id: string; type: string; at: number }[] = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const e = JSON.parse(body) as { type: string };
+      received.push({ id: String(req.headers['webhook-id']), type: e.type, at: Date.now() });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`;
+
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATA_DIR: dir,
+    DATABASE_URL: pg.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: 'offerkit-chaos',
+    ADMIN_API_KEY: ADMIN,
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    PAYPAL_BASE_URL: paypal.baseUrl,
+    OUTBOX_POLL_MS: '500',
+    WEBHOOK_RETRY_SCHEDULE_MS: '2000,2000,2000,2000,2000,2000',
+    ACTIVITY_RETRY_MAX_MS: '2000',
+    DB_POOL_MAX: '10',
+    PORT: '0',
+    // One client sends everything with one key: throttling would answer 429 instead of measuring.
+    RATE_LIMIT_PER_SECOND: '0',
+    AUTH_FAILURE_LIMIT: '0',
+  });
+  const deps = await openDeps(config, logger, ADMIN);
+  const worker = await createWorker(deps);
+  deps.outbox.start();
+  const server = http.createServer(createApp(deps).callback());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  const api = async (method: string, p: string, token: string, body?: unknown) => {
+    const t = Date.now();
+    const res = await fetch(base + p, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+      ms: Date.now() - t,
+    };
+  };
+  const count = async (q: string, params: unknown[] = []) =>
+    Number(((await deps.orm.em.fork().getConnection().execute(q, params)) as { n: string }[])[0].n);
+
+  say(
+    `offerkit chaos: ${EVENTS} events per scenario, PostgreSQL down ${PG_DOWN_S} s, Temporal down ${TEMPORAL_DOWN_S} s`,
+  );
+  const app = (await api('POST', '/apps', ADMIN, { name: 'chaos' })).body as { id: string; api_key: string };
+  const key = app.api_key;
+  const A = `/apps/${app.id}`;
+  await api('POST', `${A}/entitlements`, key, { id: 'calls', type: 'usage', name: 'Calls' });
+  await api('POST', `${A}/plans`, key, { id: 'free', name: 'Free', isFree: true });
+  await api('POST', `${A}/incentives`, key, { id: 'promo', name: 'Promo' });
+  await api('POST', `${A}/webhooks`, key, { url: receiverUrl, events: ['account.created'] });
+
+  // ---- Scenario 1: Temporal down under writes ----------------------------------------------------
+  say('\n1. Temporal down while accounts are created (each emits account.created: a delivery workflow start)');
+  await temporal.stop();
+  const writes = await Promise.all(
+    Array.from({ length: EVENTS }, (_, i) => api('POST', `${A}/namespaces`, key, { id: `t${i}` })),
+  );
+  const reads = await Promise.all(Array.from({ length: 20 }, () => api('GET', `${A}/namespaces/t0/plan`, key)));
+  await sleep(TEMPORAL_DOWN_S * 1000);
+  const backlog = await count('select count(*) as n from outbox');
+  temporal = await startTemporal();
+  const back = Date.now();
+  await until(async () => (await count('select count(*) as n from outbox')) === 0, 300_000);
+  const drainMs = Date.now() - back;
+  await until(async () => received.filter((r) => r.type === 'account.created').length >= EVENTS, 300_000).catch(
+    () => undefined,
+  );
+  const t1 = received.filter((r) => r.type === 'account.created');
+  const t1ids = new Set(t1.map((r) => r.id));
+  say(
+    `   writes: ${writes.filter((w) => w.status === 201).length}/${EVENTS} answered 201; latency p50 ${percentile(
+      writes.map((w) => w.ms),
+      50,
+    )} ms, max ${Math.max(...writes.map((w) => w.ms))} ms`,
+  );
+  say(
+    `   reads during the outage: ${reads.filter((r) => r.status === 200).length}/20 answered 200; p50 ${percentile(
+      reads.map((r) => r.ms),
+      50,
+    )} ms, max ${Math.max(...reads.map((r) => r.ms))} ms`,
+  );
+  say(
+    `   outbox backlog ${backlog} commands, drained ${drainMs} ms after Temporal was back (${Math.round((backlog / Math.max(drainMs, 1)) * 1000)} per second, server start-up included)`,
+  );
+  say(
+    `   events ${EVENTS}, deliveries received ${t1.length}, distinct ids ${t1ids.size}, duplicates ${t1.length - t1ids.size}, lost ${EVENTS - t1ids.size}`,
+  );
+
+  // ---- Scenario 2: PostgreSQL down mid-schedule, a checkout approved and timers due meanwhile ------
+  say(`\n2. PostgreSQL down ${PG_DOWN_S} s while deliveries, a checkout and incentive expiries are in flight`);
+  received.length = 0;
+  await api('PUT', `${A}/payments`, key, { client_id: 'chaos', client_secret: 'chaos-secret', env: 'sandbox' });
+  await api('PATCH', A, key, { checkout_url: 'https://shop.example/pricing' });
+  await api('POST', `${A}/plans`, key, { id: 'pro', name: 'Pro', pricingCard: { monthlyPrice: 10, currency: 'USD' } });
+  await api('POST', `${A}/offers`, key, {
+    id: 'o',
+    name: 'O',
+    plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 5 }] }],
+  });
+  await api('POST', `${A}/offers/o/publish`, key);
+  const chk = (await api('POST', `${A}/offers/o/checkout`, key, { plan: 'pro', interval: 'month', account: 'buyer' }))
+    .body as { id: string; approve_url: string };
+  const expiresAt = new Date(Date.now() + 5_000);
+  const created = await Promise.all(
+    Array.from({ length: EVENTS }, (_, i) =>
+      api('POST', `${A}/namespaces`, key, {
+        id: `p${i}`,
+        incentive: 'promo',
+        incentive_expires_at: expiresAt.toISOString(),
+      }),
+    ),
+  );
+  await sleep(1000);
+  await pg.stop();
+  const downAt = Date.now();
+  await paypal.approve(chk.approve_url);
+  const during = await api('GET', `${A}/namespaces/p0`, key).catch(() => ({ status: 0, ms: 0 }));
+  await sleep(PG_DOWN_S * 1000);
+  pg = await startPg();
+  const upAt = Date.now();
+  await until(
+    async () =>
+      (await count(`select count(*) as n from accounts where app_id = ? and incentive_id is not null`, [app.id])) ===
+        0 &&
+      (await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
+        app.id,
+      ])) === 0 &&
+      (await count(`select count(*) as n from checkouts where id = ? and status = 'completed'`, [chk.id])) === 1,
+    300_000,
+  ).catch(() => undefined);
+  const removedAt = Date.now();
+  const events = await count(`select count(*) as n from events where app_id = ? and type = 'account.created'`, [
+    app.id,
+  ]);
+  const t2 = received.filter((r) => r.type === 'account.created');
+  const t2ids = new Set(t2.map((r) => r.id));
+  const stuck = await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
+    app.id,
+  ]);
+  const applications = await count(
+    `select count(*) as n from events where app_id = ? and type = 'checkout.completed'`,
+    [app.id],
+  );
+  const incentivesLeft = await count(
+    `select count(*) as n from accounts where app_id = ? and incentive_id is not null`,
+    [app.id],
+  );
+  say(`   during the outage: a read answered ${during.status} in ${during.ms} ms`);
+  say(`   writes before it: ${created.filter((c) => c.status === 201).length}/${EVENTS} answered 201`);
+  say(
+    `   events ${events - EVENTS}, deliveries received ${t2.length}, distinct ids ${t2ids.size}, duplicates ${t2.length - t2ids.size}, stuck ${stuck}, lost ${events - EVENTS - t2ids.size}`,
+  );
+  say(`   checkout approved during the outage: applied ${applications} time(s)`);
+  say(
+    `   incentive expiries (due ${Math.round((expiresAt.getTime() - downAt) / 1000)} s into the outage): ${EVENTS - incentivesLeft}/${EVENTS} removed; last removal ${removedAt - upAt} ms after PostgreSQL was back, ${removedAt - expiresAt.getTime()} ms after the expiry`,
+  );
+
+  server.close();
+  server.closeAllConnections();
+  receiver.close();
+  receiver.closeAllConnections();
+  await worker.shutdown();
+  await closeDeps(deps);
+  await temporal.stop();
+  await pg.stop();
+  await paypal.stop();
+  fs.rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`chaos failed: ${String((err as Error)?.stack ?? err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,37 @@
+// Telling "PostgreSQL is not there" apart from every other error, so the API can answer 503 and
+// workers can wait instead of failing.
+
+/** Node socket errors seen when the server is down, restarting or unreachable. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * SQLSTATE classes and codes that mean the server is unavailable rather than the statement wrong:
+ * class 08 (connection exception), 57P01..57P03 (shutting down, crash recovery, cannot connect now),
+ * 53300 (too many connections).
+ */
+const SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+
+const MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|Client has encountered a connection error|Connection refused|terminating connection due to administrator command/i;
+
+/** True when the error (or one of its causes) says the database could not be reached. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let e = err as { code?: unknown; cause?: unknown; message?: unknown; name?: unknown; errors?: unknown } | undefined;
+  for (let i = 0; e && typeof e === 'object' && i < 6; i++) {
+    if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || SQLSTATE.test(e.code))) return true;
+    if (e.name === 'ConnectionException') return true;
+    if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
+    // AggregateError (a connect to several addresses that all refused)
+    if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x))) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}

@@ -1,0 +1,150 @@
+// A whole stack of its own (PostgreSQL, Temporal dev server, worker with the outbox relay, API) for
+// tests that stop and restart PostgreSQL or Temporal for real without disturbing the shared servers.
+import http from 'node:http';
+import type net from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
+import type { Deps } from '../../src/deps.js';
+import { closeDeps, openDeps } from '../../src/runtime.js';
+import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
+import { createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
+import { freePort, tempDir, testEnv } from './servers.js';
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [k: string]: unknown;
+}
+
+export interface IsolatedStack {
+  config: Config;
+  deps: Deps;
+  baseUrl: string;
+  /** Every log line the stack wrote (JSON, parsed). */
+  logs: LogLine[];
+  worker: WorkerHandle;
+  /** A query on the stack's own database with a fresh connection. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  stopPostgres(): Promise<void>;
+  startPostgres(): Promise<void>;
+  stopTemporal(): Promise<void>;
+  startTemporal(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startIsolatedStack(env: Record<string, string> = {}): Promise<IsolatedStack> {
+  const dir = tempDir('offerkit-isolated-');
+  const logs: LogLine[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      for (const line of chunk.toString().split('\n'))
+        if (line.trim()) {
+          try {
+            logs.push(JSON.parse(line) as LogLine);
+          } catch {
+            /* not JSON */
+          }
+        }
+      cb();
+    },
+  });
+  const logger = pino({ level: 'info' }, sink);
+  const quiet = pino({ level: 'silent' });
+  const pgPort = await freePort();
+  const temporalPort = await freePort();
+  let postgres: EmbeddedPostgresHandle | null = await startEmbeddedPostgres({
+    dir: path.join(dir, 'pg'),
+    port: pgPort,
+    logger: quiet,
+  });
+  const startTemporal = () =>
+    startTemporalDevServer({
+      cli: ensureTemporalCli(process.env.TEMPORAL_CLI, quiet),
+      port: temporalPort,
+      uiPort: null,
+      namespace: 'default',
+      dbFile: path.join(dir, 'temporal.sqlite'),
+      logger: quiet,
+    });
+  let temporal: DevServerHandle | null = await startTemporal();
+  const shared = testEnv();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATA_DIR: dir,
+    DATABASE_URL: postgres.url,
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `offerkit-isolated-${process.pid}-${pgPort}`,
+    ADMIN_API_KEY: shared.adminKey,
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    PAYPAL_BASE_URL: shared.paypal.baseUrl,
+    PAUSE_MONTH_SECONDS: '2',
+    OUTBOX_POLL_MS: '200',
+    WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
+    ACTIVITY_RETRY_MAX_MS: '200',
+    PORT: '0',
+    // As on the shared servers: tests make many calls (and wrong ones) from one address.
+    RATE_LIMIT_PER_SECOND: '0',
+    AUTH_FAILURE_LIMIT: '0',
+    OAUTH_REGISTER_LIMIT: '0',
+    UPGRADE_SETTLE_INTERVAL_SECONDS: '0',
+    ...env,
+  });
+  const deps = await openDeps(config, logger, shared.adminKey);
+  let worker = await createWorker(deps, { workflowBundle: shared.workflowBundle });
+  deps.outbox.start();
+  const server = http.createServer(createApp(deps).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+
+  return {
+    config,
+    deps,
+    baseUrl: `http://127.0.0.1:${port}`,
+    logs,
+    get worker() {
+      return worker;
+    },
+    async query<T>(text: string, params: unknown[] = []) {
+      const c = new pg.Client({ connectionString: config.databaseUrl });
+      await c.connect();
+      try {
+        return (await c.query(text, params)).rows as T[];
+      } finally {
+        await c.end();
+      }
+    },
+    async stopPostgres() {
+      await postgres?.stop();
+      postgres = null;
+    },
+    async startPostgres() {
+      postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
+    },
+    async stopTemporal() {
+      await temporal?.stop();
+      temporal = null;
+    },
+    async startTemporal() {
+      temporal = await startTemporal();
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      if (!temporal) temporal = await startTemporal().catch(() => null);
+      if (!postgres) postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
+      await worker.shutdown().catch(() => undefined);
+      await closeDeps(deps).catch(() => undefined);
+      await temporal?.stop().catch(() => undefined);
+      await postgres?.stop().catch(() => undefined);
+      worker = undefined as never;
+    },
+  };
+}
