@@ -53,6 +53,11 @@ describe('GET /openapi.json', () => {
     expect(doc.components.responses.TooManyRequests.headers).to.have.property('Retry-After');
     expect(doc.paths['/oauth/register'].post.responses['429'].$ref).to.equal('#/components/responses/TooManyRequests');
     expect(doc.paths['/health'].get.responses).to.not.have.property('429');
+    // A database outage is a 503 on every operation; /health documents its own.
+    expect(doc.paths['/apps/{appId}/namespaces'].get.responses['503'].$ref).to.equal(
+      '#/components/responses/ServiceUnavailable',
+    );
+    expect(doc.paths['/health'].get.responses['503'].content['application/json'].schema).to.not.have.property('$ref');
     for (const r of routes.filter((x) => !x.auth.includes('N'))) {
       const op = doc.paths[r.path.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
       expect(op.responses, `${r.method} ${r.path}`).to.have.property('429');

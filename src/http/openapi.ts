@@ -128,6 +128,16 @@ const TOO_MANY = {
   content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
 };
 
+const UNAVAILABLE = {
+  description:
+    'The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests ' +
+    'that only need the database answer again as soon as it is back, without a restart.',
+  headers: {
+    'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */
 export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -193,6 +203,8 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
     // Every request that carries a credential is counted (throttle middleware); so are client registrations.
     if (!open || (def.method === 'POST' && def.path === '/oauth/register'))
       responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
+    // Any request may meet a database outage (src/http/middleware.ts): 503 with Retry-After, never a 500.
+    responses['503'] ??= { $ref: '#/components/responses/ServiceUnavailable' };
     // Node's HTTP server answers this one itself, with no body, before the service sees the request.
     responses['431'] = { description: 'Request headers (the URL included) larger than 16 KB' };
     const credentials = open
@@ -239,7 +251,7 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         },
       },
       parameters: { IdempotencyKey: IDEMPOTENCY_PARAMETER },
-      responses: { TooManyRequests: TOO_MANY },
+      responses: { TooManyRequests: TOO_MANY, ServiceUnavailable: UNAVAILABLE },
       schemas: {
         Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
         JsonValue: {

@@ -3199,6 +3199,17 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests that only need the database answer again as soon as it is back, without a restart. */
+    ServiceUnavailable: {
+      headers: {
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: number;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
   };
   parameters: {
     /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
@@ -3273,6 +3284,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.delete': {
@@ -3334,6 +3346,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.update': {
@@ -3425,6 +3438,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.regenerateSecretKey': {
@@ -3505,6 +3519,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.regeneratePublicKey': {
@@ -3585,6 +3600,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.list': {
@@ -3671,6 +3687,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.create': {
@@ -3821,6 +3838,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.listPricingCards': {
@@ -3887,6 +3905,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.get': {
@@ -3974,6 +3993,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.delete': {
@@ -4070,6 +4090,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.update': {
@@ -4199,6 +4220,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.getPricingCard': {
@@ -4266,6 +4288,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.mergeMeta': {
@@ -4377,6 +4400,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.attachEntitlement': {
@@ -4510,6 +4534,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.detachEntitlement': {
@@ -4598,6 +4623,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.setEntitlementLimit': {
@@ -4710,6 +4736,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.attachAddon': {
@@ -4842,6 +4869,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.detachAddon': {
@@ -4930,6 +4958,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.list': {
@@ -5000,6 +5029,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.create': {
@@ -5124,6 +5154,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.get': {
@@ -5195,6 +5226,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.delete': {
@@ -5275,6 +5307,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.update': {
@@ -5376,6 +5409,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.list': {
@@ -5439,6 +5473,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.create': {
@@ -5549,6 +5584,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.get': {
@@ -5613,6 +5649,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.delete': {
@@ -5686,6 +5723,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.update': {
@@ -5775,6 +5813,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.list': {
@@ -5843,6 +5882,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.create': {
@@ -5963,6 +6003,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.get': {
@@ -6032,6 +6073,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.delete': {
@@ -6110,6 +6152,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.update': {
@@ -6209,6 +6252,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.attachEntitlement': {
@@ -6324,6 +6368,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.detachEntitlement': {
@@ -6394,6 +6439,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.setEntitlementLimit': {
@@ -6488,6 +6534,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.attachAddon': {
@@ -6602,6 +6649,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.detachAddon': {
@@ -6672,6 +6720,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.list': {
@@ -6752,6 +6801,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.create': {
@@ -6910,6 +6960,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.count': {
@@ -6969,6 +7020,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.listWithIncentive': {
@@ -7045,6 +7097,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.get': {
@@ -7155,6 +7208,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.delete': {
@@ -7265,6 +7319,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.update': {
@@ -7402,6 +7457,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.removeIncentive': {
@@ -7512,6 +7568,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.createToken': {
@@ -7620,6 +7677,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'access.get': {
@@ -7702,6 +7760,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'access.getPrivate': {
@@ -7784,6 +7843,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.grantAddon': {
@@ -7939,6 +7999,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.revokeAddon': {
@@ -8050,6 +8111,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.listAccounts': {
@@ -8126,6 +8188,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.list': {
@@ -8186,6 +8249,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.get': {
@@ -8248,6 +8312,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.add': {
@@ -8340,6 +8405,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.remove': {
@@ -8423,6 +8489,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.addAmount': {
@@ -8548,6 +8615,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.create': {
@@ -8674,6 +8742,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.get': {
@@ -8744,6 +8813,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.commit': {
@@ -8859,6 +8929,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.release': {
@@ -8950,6 +9021,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.ingest': {
@@ -9068,6 +9140,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.summary': {
@@ -9140,6 +9213,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.topAccounts': {
@@ -9212,6 +9286,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.timeseries': {
@@ -9285,6 +9360,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.events': {
@@ -9355,6 +9431,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.list': {
@@ -9419,6 +9496,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.create': {
@@ -9530,6 +9608,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.get': {
@@ -9595,6 +9674,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.delete': {
@@ -9660,6 +9740,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.update': {
@@ -9751,6 +9832,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.list': {
@@ -9829,6 +9911,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.create': {
@@ -9981,6 +10064,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.get': {
@@ -10060,6 +10144,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.delete': {
@@ -10139,6 +10224,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.update': {
@@ -10269,6 +10355,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.regenerateSecret': {
@@ -10369,6 +10456,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.sendTest': {
@@ -10522,6 +10610,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.listDeliveries': {
@@ -10612,6 +10701,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.retryDelivery': {
@@ -10719,6 +10809,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'events.list': {
@@ -10791,6 +10882,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.get': {
@@ -10858,6 +10950,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.connect': {
@@ -10961,6 +11054,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.disconnect': {
@@ -11037,6 +11131,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.list': {
@@ -11140,6 +11235,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.create': {
@@ -11319,6 +11415,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.previewDraft': {
@@ -11498,6 +11595,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.get': {
@@ -11602,6 +11700,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.delete': {
@@ -11706,6 +11805,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.update': {
@@ -11863,6 +11963,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.publish': {
@@ -11997,6 +12098,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.archive': {
@@ -12122,6 +12224,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.preview': {
@@ -12312,6 +12415,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.stats': {
@@ -12402,6 +12506,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.getPublic': {
@@ -12510,6 +12615,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.checkout': {
@@ -12665,6 +12771,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.checkout': {
@@ -12817,6 +12924,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.list': {
@@ -12913,6 +13021,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.get': {
@@ -13004,6 +13113,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.complete': {
@@ -13116,6 +13226,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.change': {
@@ -13273,6 +13384,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.sync': {
@@ -13401,6 +13513,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.get': {
@@ -13499,6 +13612,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.cancel': {
@@ -13651,6 +13765,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.pause': {
@@ -13804,6 +13919,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.resume': {
@@ -13932,6 +14048,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.list': {
@@ -14005,6 +14122,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.create': {
@@ -14215,6 +14333,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.capabilities': {
@@ -14278,6 +14397,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.get': {
@@ -14352,6 +14472,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.delete': {
@@ -14414,6 +14535,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.update': {
@@ -14603,6 +14725,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.stats': {
@@ -14697,6 +14820,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.previewOffer': {
@@ -14820,6 +14944,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.list': {
@@ -14946,6 +15071,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.start': {
@@ -15120,6 +15246,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.get': {
@@ -15240,6 +15367,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.answer': {
@@ -15407,6 +15535,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.back': {
@@ -15548,6 +15677,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.decline': {
@@ -15689,6 +15819,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.accept': {
@@ -15864,6 +15995,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.cancel': {
@@ -16014,6 +16146,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.close': {
@@ -16155,6 +16288,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
 }
