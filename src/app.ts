@@ -44,7 +44,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   );
   // The operator console, people's sign-in and the console's calls on their behalf (src/console). Before the
   // throttle: a console call continues as a call with the app's secret key, counted against that key.
-  app.use(consoleMiddleware(deps));
+  app.use(consoleMiddleware(deps, routes));
   app.use(throttle(deps));
   const router = buildRouter(routes, deps);
   app.use(router.routes());

@@ -22,6 +22,9 @@ interface Started {
   elementsUrl?: string;
 }
 
+/** Every `npm start` a test began and has not seen exit: stopped after each test, even one that failed. */
+const running = new Set<ChildProcess>();
+
 /** Runs `src/main.ts` like `npm start` does, and waits for its banner. */
 function startMain(env: Record<string, string>, expectFailure = false): Promise<Started & { code?: number | null }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -36,6 +39,8 @@ function startMain(env: Record<string, string>, expectFailure = false): Promise<
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -155,6 +160,10 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       ...(external ? { TEMPORAL_ADDRESS: external } : {}),
     };
   });
+  // A failed assertion must not leave its npm start holding ports (the next test would get EADDRINUSE).
+  afterEach(async () => {
+    await Promise.all([...running].map((child) => stop(child)));
+  });
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts everything on a clean DATA_DIR, keeps data across a restart, and Ctrl-C stops every child', async () => {
@@ -185,9 +194,10 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     });
     expect(token.status).to.equal(200);
 
-    // The printed example page of the drop-in components works on the example app it filled.
+    // The printed example page of the drop-in components works on the console's demo workspace (on by default).
+    expect(first.output()).to.match(new RegExp(`Console\\s+http://127\\.0\\.0\\.1:${ports.api}/console/`));
     expect(first.elementsUrl, first.output()).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${ports.api}/elements\\?`));
-    expect(first.output()).to.include('(the components on an example app)');
+    expect(first.output()).to.include('(the components on the demo workspace)');
     const exampleApp = await checkElementsPage(first.elementsUrl!);
 
     const created = await json(`${first.apiUrl}/apps`, {

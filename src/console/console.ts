@@ -5,6 +5,7 @@
 //   /console/api/apps/:appId/*  the public API on the signed-in person's behalf: the session is checked, the
 //                         app must be in one of their workspaces, and the request continues to the route table
 //                         with that app's secret key. The browser never holds a key.
+import type { RouteDef } from '../http/route.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,6 @@ import {
 } from '../people/auth.js';
 import { AppError } from '../http/errors.js';
 import { requestOrigin } from '../http/router.js';
-import { routes as routeTable } from '../http/routes.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
 import * as oauth from '../oauth/oauth.service.js';
@@ -104,7 +104,8 @@ const slugify = (name: string) =>
     .replace(/^_|_$/g, '')
     .slice(0, 40) || 'workspace';
 
-export function consoleMiddleware(deps: Deps): Koa.Middleware {
+/** `routeTable` is handed over by the app (only the app imports the table: no import circle). */
+export function consoleMiddleware(deps: Deps, routeTable: readonly RouteDef[]): Koa.Middleware {
   const api = new Router({ prefix: `${CONSOLE_PATH}/api` });
   const json = bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' });
 
