@@ -1,5 +1,6 @@
 import type { Deps } from '../src/deps.js';
 import { accountActivities } from './accounts.js';
+import { analyticsActivities } from './analytics.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
 import { reservationActivities } from './reservations.js';
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...checkoutActivities(deps),
     ...subscriptionActivities(deps),
     ...reservationActivities(deps),
+    ...analyticsActivities(deps),
     ...reconcilerActivities(deps),
   };
 }

@@ -1,10 +1,13 @@
-// The contract step of `npm test`: schemathesis (pinned) against the test servers, with every check, once per
-// credential (admin key, secret key, publishable key), on an app seeded with a catalog, accounts, an offer, a
-// cancel flow, a webhook endpoint and an agent thread. Zero failures, or an exclusion written in
-// test/contract/schemathesis.toml with its reason. Schemathesis is installed on first use into the ignored
-// `.tools/schemathesis-<version>` (a Python virtual environment); later runs reuse it.
+// The contract step: schemathesis (pinned) against the test servers, with every check, once per credential
+// (admin key, secret key, publishable key), on an app seeded with a catalog, accounts, an offer, a cancel flow, a
+// webhook endpoint and an agent thread. Zero failures, or an exclusion written in test/contract/schemathesis.toml
+// with its reason. Schemathesis is installed on first use into the ignored `.tools/schemathesis-<version>` (a
+// Python virtual environment); later runs reuse it.
 //
-//   npm run contract                      # the whole step (what npm test runs before mocha)
+// `npm test` runs it as mocha's last file (test/contract/schemathesis.fuzz.ts, one test per pass, on the suite's
+// servers, where the response-schema check of every answer is on as well); this script runs it on its own:
+//
+//   npm run contract                      # the whole step on servers of its own
 //   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5)
 //   CONTRACT_ONLY=secret npm run contract # one credential: admin, secret, publishable or destructive
 import { spawnSync, spawn } from 'node:child_process';
@@ -12,9 +15,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createAccount, createTestApp, seedCatalog, connectProvider } from '../test/helpers/factories.js';
 import { call, post } from '../test/helpers/http.js';
-import { startTestEnv, stopTestEnv } from '../test/helpers/servers.js';
+import { startTestEnv, stopTestEnv, type TestEnv } from '../test/helpers/servers.js';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -29,7 +33,7 @@ function fail(message: string): never {
 }
 
 /** The `st` binary of the pinned schemathesis, installed into the project's ignored .tools on first use. */
-function ensureSchemathesis(): string {
+export function ensureSchemathesis(): string {
   const st = path.join(VENV, 'bin', 'st');
   const marker = path.join(VENV, '.installed');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === SCHEMATHESIS_VERSION) return st;
@@ -38,7 +42,7 @@ function ensureSchemathesis(): string {
   fs.rmSync(VENV, { recursive: true, force: true });
   const venv = spawnSync(python, ['-m', 'venv', VENV], { stdio: 'inherit' });
   if (venv.error || venv.status !== 0)
-    fail(
+    throw new Error(
       `could not create a Python virtual environment with \`${python} -m venv\`. Install Python 3.9+ with its ` +
         'venv module (Debian/Ubuntu: `apt-get install -y python3-venv`) or set PYTHON to a Python 3 that has it.',
     );
@@ -48,7 +52,7 @@ function ensureSchemathesis(): string {
     { stdio: 'inherit' },
   );
   if (pip.error || pip.status !== 0)
-    fail(
+    throw new Error(
       `pip could not install schemathesis==${SCHEMATHESIS_VERSION} (see above). It needs PyPI (or PIP_INDEX_URL) ` +
         `to be reachable; remove ${VENV} and run \`npm run contract\` again.`,
     );
@@ -57,7 +61,7 @@ function ensureSchemathesis(): string {
 }
 
 /** A webhook receiver on loopback that accepts everything, so deliveries and test sends succeed. */
-async function receiver(): Promise<{ url: string; close(): Promise<void> }> {
+export async function receiver(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(204).end());
@@ -72,7 +76,7 @@ async function receiver(): Promise<{ url: string; close(): Promise<void> }> {
 
 async function must(res: Promise<{ status: number; text: string }>, what: string) {
   const r = await res;
-  if (r.status >= 300) fail(`seeding failed at ${what}: ${r.status} ${r.text}`);
+  if (r.status >= 300) throw new Error(`contract: seeding failed at ${what}: ${r.status} ${r.text}`);
   // The few fields seeding reads back: created records' ids and a list's first id.
   return r as { status: number; text: string; body: { id: string; data: { id: string }[] } };
 }
@@ -139,7 +143,7 @@ async function seed(adminKey: string, hookUrl: string) {
   };
 }
 
-interface Pass {
+export interface Pass {
   name: string;
   credential: string;
   /** Operation ids to run (a regex). */
@@ -154,7 +158,7 @@ function tomlString(v: string): string {
   return JSON.stringify(v);
 }
 
-function runPass(st: string, baseUrl: string, pass: Pass, reportDir: string): Promise<number> {
+export function runPass(st: string, baseUrl: string, pass: Pass, reportDir: string): Promise<number> {
   // Path parameters name the seeded records; the checked-in config adds the written exclusions.
   const overrides = path.join(reportDir, `${pass.name}.toml`);
   const shared = fs.readFileSync(CONFIG, 'utf8');
@@ -217,62 +221,76 @@ async function operationsFor(baseUrl: string, pred: (creds: string[], method: st
   return `^(${ids.join('|')})$`;
 }
 
+/** Seeds the contract app on running test servers and returns the passes to run, in order. */
+export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pass[]> {
+  const seeded = await seed(env.adminKey, hookUrl);
+  // Routes that end the app or its keys for everyone after them run in their own pass on an app of their own.
+  const destructive = await operationsFor(
+    env.baseUrl,
+    (_c, m, p) => (m === 'DELETE' && p === '/apps/{appId}') || /\/(keys|public-key)\/regenerate$/.test(p),
+  );
+  const publishable = await operationsFor(env.baseUrl, (c) => c.includes('P') || c.includes('N'));
+  const passes: Pass[] = [
+    { name: 'admin', credential: env.adminKey, exclude: destructive, params: seeded.params },
+    // The coverage phase (boundary values, missing fields, other methods) does not depend on the credential,
+    // so it runs once, with the admin key, which reaches every operation.
+    {
+      name: 'secret',
+      credential: seeded.app.api_key,
+      exclude: destructive,
+      params: seeded.params,
+      phases: 'examples,fuzzing,stateful',
+    },
+    { name: 'publishable', credential: seeded.app.public_key, include: publishable, params: seeded.params },
+    {
+      name: 'destructive',
+      credential: seeded.doomed.api_key,
+      include: destructive,
+      params: { ...seeded.params, appId: seeded.doomed.id },
+    },
+  ];
+  const only = process.env.CONTRACT_ONLY?.split(',');
+  return passes.filter((p) => !only || only.includes(p.name));
+}
+
+/** Where each pass writes its JUnit report (emptied first). */
+export function reportDirectory(): string {
+  const dir = path.join(ROOT, '.test-data', 'contract');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export const CONTRACT_CONFIG = path.relative(ROOT, CONFIG);
+
 async function main() {
   const started = Date.now();
-  const st = ensureSchemathesis();
-  const env = await startTestEnv();
-  const hook = await receiver();
-  const reportDir = path.join(ROOT, '.test-data', 'contract');
-  fs.rmSync(reportDir, { recursive: true, force: true });
-  fs.mkdirSync(reportDir, { recursive: true });
-  let failed: string[] = [];
+  const failed: string[] = [];
+  let reportDir = '';
   try {
-    const seeded = await seed(env.adminKey, hook.url);
-    // Routes that end the app or its keys for everyone after them run in their own pass on an app of their own.
-    const destructive = await operationsFor(
-      env.baseUrl,
-      (_c, m, p) => (m === 'DELETE' && p === '/apps/{appId}') || /\/(keys|public-key)\/regenerate$/.test(p),
-    );
-    const publishable = await operationsFor(env.baseUrl, (c) => c.includes('P') || c.includes('N'));
-    const passes: Pass[] = [
-      { name: 'admin', credential: env.adminKey, exclude: destructive, params: seeded.params },
-      // The coverage phase (boundary values, missing fields, other methods) does not depend on the credential,
-      // so it runs once, with the admin key, which reaches every operation.
-      {
-        name: 'secret',
-        credential: seeded.app.api_key,
-        exclude: destructive,
-        params: seeded.params,
-        phases: 'examples,fuzzing,stateful',
-      },
-      { name: 'publishable', credential: seeded.app.public_key, include: publishable, params: seeded.params },
-      {
-        name: 'destructive',
-        credential: seeded.doomed.api_key,
-        include: destructive,
-        params: { ...seeded.params, appId: seeded.doomed.id },
-      },
-    ];
-    const only = process.env.CONTRACT_ONLY?.split(',');
-    for (const pass of passes) {
-      if (only && !only.includes(pass.name)) continue;
-      const code = await runPass(st, env.baseUrl, pass, reportDir);
-      if (code !== 0) failed.push(pass.name);
+    const st = ensureSchemathesis();
+    const env = await startTestEnv();
+    const hook = await receiver();
+    reportDir = reportDirectory();
+    try {
+      for (const pass of await contractPasses(env, hook.url))
+        if ((await runPass(st, env.baseUrl, pass, reportDir)) !== 0) failed.push(pass.name);
+    } finally {
+      await hook.close();
+      await stopTestEnv();
     }
-  } finally {
-    await hook.close();
-    await stopTestEnv();
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
   }
   const took = Math.round((Date.now() - started) / 1000);
-  if (failed.length) {
-    failed = [...new Set(failed)];
+  if (failed.length)
     fail(
       `schemathesis found failures in the ${failed.join(', ')} pass(es) (${took} s). Fix them, or write a justified ` +
-        `exclusion in ${path.relative(ROOT, CONFIG)}. Reports: ${path.relative(ROOT, reportDir)}/.`,
+        `exclusion in ${CONTRACT_CONFIG}. Reports: ${path.relative(ROOT, reportDir)}/.`,
     );
-  }
   process.stdout.write(`\ncontract: schemathesis found nothing in ${took} s\n`);
   process.exit(0);
 }
 
-await main();
+// Not a top-level await: mocha loads this module (through the fuzz test) with require(), which refuses one.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) void main();

@@ -1,5 +1,6 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
+import { consoleMiddleware } from './console/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
@@ -41,6 +42,9 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
       maxAge: 86400,
     }),
   );
+  // The operator console, people's sign-in and the console's calls on their behalf (src/console). Before the
+  // throttle: a console call continues as a call with the app's secret key, counted against that key.
+  app.use(consoleMiddleware(deps));
   app.use(throttle(deps));
   const router = buildRouter(routes, deps);
   app.use(router.routes());

@@ -111,6 +111,19 @@ export const configSchema = z.object({
   /** New provider approval links a 402 may create per account and hour. */
   UPGRADE_LINKS_PER_HOUR: z.coerce.number().int().min(0).default(3),
   /**
+   * The credential cache (README, "Credential cache"): how long an API process may use an app's keys
+   * without reading them again, as a safety net behind the invalidation every process gets when keys
+   * are regenerated or an app changes or is deleted. 0 turns the cache off (every request reads its app).
+   */
+  CREDENTIAL_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /** The most apps one API process keeps in its credential cache (least recently used go first). */
+  CREDENTIAL_CACHE_MAX_APPS: z.coerce.number().int().min(1).default(10_000),
+  /**
+   * How long a key regeneration, app change or deletion waits for every API process to confirm it dropped
+   * the app; a process that does not answer in time has its listener connection ended.
+   */
+  CREDENTIAL_CACHE_CONFIRM_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
    * Cap of the backoff between retries of a workflow activity that cannot reach PostgreSQL or the
    * provider (they retry for as long as the business rule allows). Default 1 min; tests shorten it.
    */
@@ -131,14 +144,28 @@ export const configSchema = z.object({
   OPENAI_MODEL: z.string().default('gpt-4.1-mini'),
   /** How long a cancel session waits for the model before it falls back to the static offer. */
   DYNAMIC_OFFER_TIMEOUT_MS: z.coerce.number().int().min(100).max(60000).default(6000),
+  /** Signs the console's session cookies; derived from the admin key when unset. */
+  CONSOLE_AUTH_SECRET: optionalString,
+  /**
+   * The demo workspace: on first start `npm start` creates it with an app full of realistic data.
+   * Default: on outside production.
+   */
+  DEMO_WORKSPACE: z.enum(['true', 'false', '1', '0', '']).optional(),
+  /**
+   * The example page of the drop-in components: `npm start` fills an app with what they show (the console's demo
+   * workspace when there is one) and prints the page's URL. Default: on outside production.
+   */
+  ELEMENTS_EXAMPLE: z.enum(['true', 'false', '1', '0', '']).optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & {
   dataDir: string;
+  demoWorkspace: boolean;
   databaseUrl: string;
   temporalAddress: string;
   embeddedPostgres: boolean;
   embeddedTemporal: boolean;
+  elementsExample: boolean;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -154,6 +181,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The public origin: PUBLIC_API_URL, else the URL the hosting platform gives the service.
     PUBLIC_API_URL: c.PUBLIC_API_URL ?? hostProvidedUrl(env),
     dataDir,
+    demoWorkspace: c.DEMO_WORKSPACE
+      ? c.DEMO_WORKSPACE === 'true' || c.DEMO_WORKSPACE === '1'
+      : c.NODE_ENV !== 'production',
+    elementsExample: c.ELEMENTS_EXAMPLE
+      ? c.ELEMENTS_EXAMPLE === 'true' || c.ELEMENTS_EXAMPLE === '1'
+      : c.NODE_ENV !== 'production',
     embeddedPostgres: !c.DATABASE_URL,
     embeddedTemporal: !c.TEMPORAL_ADDRESS,
     databaseUrl: c.DATABASE_URL ?? embeddedDatabaseUrl(c.EMBEDDED_POSTGRES_PORT),

@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Orm } from './db/orm.js';
+import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
 import type { OutboxRelay } from './temporal/outbox.js';
@@ -13,6 +14,8 @@ export interface Deps {
   adminKey: string;
   temporal: TemporalHandle;
   outbox: OutboxRelay;
+  /** App records behind credentials, kept per process and invalidated across processes (API only). */
+  credentials: CredentialCache;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
   /** Under `npm start`: which supervised pieces are down and being restarted (for /health). */

@@ -1,6 +1,9 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
+import { dashboardUrl } from './console/urls.js';
+import { seedDemo } from './console/demo.js';
 import { loadConfig } from './config.js';
+import { prepareElementsExample } from './elements/example.js';
 import { Supervisor, workerPiece } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
@@ -15,6 +18,7 @@ import {
   STANDIN_CREDENTIALS,
   type WorkerHandle,
 } from './runtime.js';
+import { closePeople, issueSetupToken, people } from './people/auth.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
@@ -66,18 +70,55 @@ async function main() {
   supervisor.start();
 
   const apiUrl = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${config.PORT}`;
+  const consoleUrl = `${dashboardUrl(config, apiUrl)}/`;
+  // The console: the demo workspace on first start, and a one-time setup link while nobody can sign in.
+  const peopleModule = await people(deps);
+  if (config.demoWorkspace) {
+    // Checkouts are approved at the local PayPal stand-in, as a buyer would click through it.
+    const standIn = infra.paypal;
+    const paypal = standIn
+      ? { credentials: STANDIN_CREDENTIALS, approve: (url: string) => standIn.approve(url) }
+      : undefined;
+    await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger, { paypal }).catch((err) =>
+      logger.error({ err }, 'could not create the demo workspace'),
+    );
+  }
+  const setupToken = await issueSetupToken(peopleModule);
+  // The drop-in components' example page on a real app (the console's demo workspace when there is one).
+  let elements = '(off: ELEMENTS_EXAMPLE)';
+  if (config.elementsExample) {
+    const paypal = infra.paypal;
+    elements = await prepareElementsExample({
+      baseUrl: `http://127.0.0.1:${config.PORT}`,
+      publicUrl: apiUrl,
+      adminKey: admin.key,
+      paypal: paypal && { approve: (u) => paypal.approve(u), credentials: STANDIN_CREDENTIALS },
+      logger,
+    }).then(
+      (x) => `${x.url}   (the components on ${x.source === 'demo' ? 'the demo workspace' : 'an example app'})`,
+      (err: unknown) => {
+        logger.error({ err }, 'could not prepare the elements example');
+        return `${apiUrl}/elements   (no example data: see the log)`;
+      },
+    );
+  }
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
   process.stdout.write(
     [
       '',
+      `  Console      ${consoleUrl}`,
+      ...(setupToken
+        ? [`  Owner setup  ${new URL(`setup?token=${setupToken}`, consoleUrl)}   (one-time link, valid 24 hours)`]
+        : []),
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
+      `  Elements     ${elements}`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
       `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
       `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,
       infra.paypal
         ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
-      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${config.APP_URL ? new URL('/oauth/consent', config.APP_URL).toString() : apiUrl + '/oauth/consent'})`,
+      `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${dashboardUrl(config, apiUrl)}/oauth/consent)`,
       `  Models       ${config.OPENAI_API_KEY ? `dynamic cancel-flow offers on (${config.OPENAI_MODEL})` : 'dynamic cancel-flow offers off (set OPENAI_API_KEY)'}`,
       '',
       '  Ctrl-C stops everything.',
@@ -88,6 +129,7 @@ async function main() {
   onShutdown(logger, async () => {
     supervisor.stop();
     await closeServer(server);
+    await closePeople(deps);
     await worker.shutdown().catch(() => undefined);
     await closeDeps(deps);
     await infra.stop();

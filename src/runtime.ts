@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
+import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
@@ -146,7 +147,15 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
     });
     await ensureSearchAttributes(temporal, logger);
     const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);
-    const deps: Deps = { config, logger, orm, adminKey, temporal, outbox, resolve: systemResolver };
+    // Started by the first request that needs an app, so worker processes never listen.
+    const credentials = new CredentialCache({
+      databaseUrl: config.databaseUrl,
+      ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000,
+      maxApps: config.CREDENTIAL_CACHE_MAX_APPS,
+      confirmMs: config.CREDENTIAL_CACHE_CONFIRM_MS,
+      logger: logger.child({ component: 'credential-cache' }),
+    });
+    const deps: Deps = { config, logger, orm, adminKey, temporal, outbox, credentials, resolve: systemResolver };
     outbox.addSweep('usage event fan-out', () => fanOutPending(deps));
     return deps;
   } catch (err) {
@@ -157,6 +166,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
 
 export async function closeDeps(deps: Deps): Promise<void> {
   await deps.outbox.stop();
+  await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);
   await deps.orm.close();
 }

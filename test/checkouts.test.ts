@@ -299,6 +299,85 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     ).to.equal(404);
   });
 
+  describe('order bumps: what the checkout records is what the offer has when it is recorded', () => {
+    const checkouts = async () =>
+      (await get(`${base}/checkouts?offer=spring`, app.api_key)).body.data as { id: string }[];
+    /** Starts a checkout, changes the offer while the service waits on the provider, and returns the answer. */
+    const buyWhileEditing = async (edit: Record<string, unknown>, body: Record<string, unknown>) => {
+      const held = testEnv().paypal.holdNext('POST', '/v1/billing/subscriptions');
+      const answer = buy(body);
+      await held.reached; // the offer is read and priced; the provider is creating the subscription
+      try {
+        const edited = await patch(`${base}/offers/spring`, app.api_key, edit);
+        expect(edited.status, edited.text).to.equal(200);
+      } finally {
+        held.release();
+      }
+      return answer;
+    };
+
+    it('a bump taken off the offer during checkout creation is refused (409), and no checkout is recorded', async () => {
+      const res = await buyWhileEditing({ bumps: [] }, { bumps: ['support'], email: 'stale@example.com' });
+      expect(res.status, res.text).to.equal(409);
+      expect(res.body.reason).to.equal('bump_not_offered');
+      expect(await checkouts()).to.deep.equal([]);
+      // The same page without the bump buys.
+      expect((await buy({ email: 'stale@example.com' })).status).to.equal(201);
+    });
+
+    it('a bump repriced during checkout creation is refused with offer_changed; the next checkout has the new price', async () => {
+      const repriced = [{ ...offer.bumps[0], price: 12 }];
+      const res = await buyWhileEditing({ bumps: repriced }, { bumps: ['support'], email: 'late@example.com' });
+      expect(res.status, res.text).to.equal(409);
+      expect(res.body.reason).to.equal('offer_changed');
+      expect(await checkouts()).to.deep.equal([]);
+      const again = await buy({ bumps: ['support'], email: 'late@example.com' });
+      expect(again.status, again.text).to.equal(201);
+      expect(again.body.bumps).to.deep.equal([{ id: 'support', name: 'Priority support', price: 12, currency: 'USD' }]);
+    });
+
+    it('a bump listed twice is 400; a bump the account already owns is 409 bump_owned and left out of its public view', async () => {
+      const twice = await buy({ bumps: ['support', 'support'], email: 'twice@example.com' });
+      expect(twice.status).to.equal(400);
+      expect(twice.body.error).to.equal('bumps: must not list a bump twice');
+      await createAccount(app, { id: 'owner', plan: 'free' });
+      expect((await post(`${base}/namespaces/owner/addons`, app.api_key, { id: 'priority' })).status).to.equal(201);
+      const owned = await buy({ bumps: ['support'], account: 'owner' });
+      expect(owned.status).to.equal(409);
+      expect(owned.body).to.deep.include({
+        reason: 'bump_owned',
+        error: 'Account owner already owns Priority support (order bump support)',
+      });
+      const view = (await get(`${base}/offers/spring/public?account=owner`, app.public_key)).body;
+      expect(view.bumps).to.deep.equal([]);
+      expect((await get(`${base}/offers/spring/public`, app.public_key)).body.bumps).to.have.length(1);
+      expect(await checkouts()).to.deep.equal([]);
+    });
+
+    it('two pages, two checkouts with the same bump, both approved: the add-on is granted and charged once', async () => {
+      await createAccount(app, { id: 'tabs', plan: 'free' });
+      const first = (await buy({ bumps: ['support'], account: 'tabs' })).body;
+      const second = (await buy({ bumps: ['support'], account: 'tabs' })).body;
+      const paypal = testEnv().paypal;
+      const approveAndComplete = async (chk: { id: string; approve_url: string; bump_approve_url: string }) => {
+        await paypal.approve(chk.bump_approve_url);
+        await paypal.approve(chk.approve_url);
+        await eventually(async () => (await complete(chk.id)).body.status === 'completed');
+      };
+      await approveAndComplete(first);
+      await approveAndComplete(second);
+      const account = (await get(`${base}/namespaces/tabs`, app.api_key)).body;
+      expect(account.addons).to.deep.equal(['priority']);
+      const stats = (await get(`${base}/offers/spring/stats`, app.api_key)).body;
+      expect(stats.completed).to.equal(2);
+      expect(stats.by_bump, 'the second bump order was not captured').to.deep.equal([
+        { bump: 'support', completed: 1, revenue: { USD: 9 } },
+      ]);
+      const granted = (await get(`${base}/events?type=account.addon_granted`, app.api_key)).body.data;
+      expect(granted).to.have.length(1);
+    });
+  });
+
   it('502 naming the provider when it fails; 409 when it is not connected', async () => {
     testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
     const failed = await buy({ email: 'x@example.com' });

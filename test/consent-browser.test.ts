@@ -36,8 +36,12 @@ describe('the consent page in a real browser (headless Chromium)', function () {
   before(async function () {
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    // The service's own consent page (admin key): {dashboard_url} is the API's origin. By default it is the
+    // console's page (test/console-browser.test.ts).
+    (testEnv().deps.config as { APP_URL?: string }).APP_URL = testEnv().baseUrl;
   });
   after(async () => {
+    delete (testEnv().deps.config as { APP_URL?: string }).APP_URL;
     await browser?.close();
   });
   beforeEach(async () => {

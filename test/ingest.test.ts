@@ -1,8 +1,17 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
-import { get, patch, post } from './helpers/http.js';
+import { call, get, patch, post } from './helpers/http.js';
+import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
+
+/** A small seeded generator, so a failing sequence can be replayed. */
+function prng(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+}
 
 describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
   this.timeout(60_000);
@@ -118,6 +127,20 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(total).to.equal(400);
   });
 
+  it('one event in several batches sent at once is applied once; the others answer it as a duplicate', async () => {
+    const batches = Array.from({ length: 5 }, (_, b) => [
+      { id: `own-${b}`, account: 'a1', entitlement: 'api_calls', amount: 1 },
+      { id: 'shared', account: 'a1', entitlement: 'api_calls', amount: 100 },
+    ]);
+    const res = await Promise.all(batches.map((events) => ingest(events)));
+    expect(res.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
+    const shared = res.map((r) => r.body.results[1]);
+    expect(shared.filter((r: { duplicate: boolean }) => !r.duplicate)).to.have.length(1);
+    const first = shared.find((r: { duplicate: boolean }) => !r.duplicate);
+    for (const r of shared) expect({ ...r, duplicate: false }).to.deep.equal(first);
+    expect(await count('a1', 'api_calls')).to.equal(105);
+  });
+
   it('400 on a bad batch (empty, too many, bad event), 401 for the publishable key', async () => {
     expect((await ingest([])).status).to.equal(400);
     const many = Array.from({ length: 1001 }, (_, i) => ({
@@ -133,9 +156,162 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(
       (await ingest([{ id: 'x', account: 'a1', entitlement: 'seats', amount: 1, timestamp: 'soon' }])).status,
     ).to.equal(400);
+    const old = await ingest([
+      { id: 'z', account: 'a1', entitlement: 'seats', amount: 1, timestamp: '0999-12-31T23:00:00Z' },
+    ]);
+    expect(old.status).to.equal(400);
+    expect(old.body.error).to.equal('events.0.timestamp: the year must be 1000 to 8999');
     expect(
       (await ingest([{ id: 'y', account: 'a1', entitlement: 'seats', amount: 1 }], app.public_key)).status,
     ).to.equal(401);
     expect(await count('a1', 'seats')).to.equal(0);
+  });
+
+  it('a timestamp with any offset JavaScript reads is recorded in UTC (PostgreSQL itself refuses +20:30)', async () => {
+    const res = await ingest([
+      { id: 't1', account: 'a1', entitlement: 'api_calls', amount: 3, timestamp: '2026-03-04T05:06:07+20:30' },
+    ]);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.results[0]).to.include({ status: 'applied', count: 3 });
+    const [row] = await sql<{ created_at: Date | string }>(
+      testEnv().deps.orm.em.fork(),
+      `select created_at from usage_events where app_id = $1 and account_id = 'a1'`,
+      [app.id],
+    );
+    expect(new Date(row.created_at).toISOString()).to.equal('2026-03-03T08:36:07.000Z');
+  });
+
+  describe('the same rules as one event at a time', () => {
+    /** Two apps with the same catalog, accounts, a held reservation and a webhook endpoint on '*'. */
+    const setUp = async (receiverUrl: string) => {
+      const a = await createTestApp();
+      const b = `/apps/${a.id}`;
+      await seedCatalog(a);
+      await post(`${b}/incentives`, a.api_key, {
+        id: 'partner',
+        name: 'Partner',
+        entitlements: [{ id: 'seats', max: 8 }],
+      });
+      await createAccount(a, { id: 'p', plan: 'pro' }); // seats 5 (block), api_calls 1,000 (allow)
+      await createAccount(a, { id: 'f', plan: 'free' }); // seats 1, api_calls 100
+      await createAccount(a, { id: 's', plan: 'scale' }); // api_calls unlimited, seats 50
+      await createAccount(a, { id: 'i', plan: 'pro', incentive: 'partner' }); // seats 8 from the incentive
+      await createAccount(a, { id: 'n', plan: 'internal' }); // seats 1,000; api_calls not entitled (counted)
+      // Blocking and on no plan: not entitled, blocked at 0.
+      await post(`${b}/entitlements`, a.api_key, { id: 'gpu', type: 'usage', name: 'GPU', overage: { mode: 'block' } });
+      const held = await post(`${b}/namespaces/p/usage/seats/reservations`, a.api_key, { amount: 2 });
+      expect(held.status, held.text).to.equal(201);
+      const hook = await post(`${b}/webhooks`, a.api_key, { url: receiverUrl, events: ['*'] });
+      expect(hook.status, hook.text).to.equal(201);
+      return a;
+    };
+    const snapshot = async (a: TestApp) => {
+      const em = testEnv().deps.orm.em.fork();
+      const counters = await sql<{ k: string; count: string; held: string }>(
+        em,
+        `select account_id || '/' || entitlement_id as k, count, held from usage_counters where app_id = $1 order by 1`,
+        [a.id],
+      );
+      const history = await sql<{ k: string; amount: string; count: string }>(
+        em,
+        `select account_id || '/' || entitlement_id as k, amount, count from usage_events where app_id = $1
+          order by account_id, entitlement_id, id`,
+        [a.id],
+      );
+      const events = await sql<{ e: string }>(
+        em,
+        `select type || ' ' || (data -> 'object')::text as e from events where app_id = $1 and type like 'usage.%'
+          order by 1`,
+        [a.id],
+      );
+      return {
+        counters: counters.map((c) => `${c.k} ${c.count} held ${c.held}`),
+        history: history.map((h) => `${h.k} ${h.amount} -> ${h.count}`),
+        events: events.map((e) => e.e),
+      };
+    };
+
+    for (const seed of [1, 7, 42]) {
+      it(`a random sequence (seed ${seed}) gives the same results, counters, history and threshold events`, async () => {
+        const receiver = await startReceiver();
+        try {
+          const one = await setUp(receiver.url);
+          const batch = await setUp(receiver.url);
+          const rnd = prng(seed);
+          const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+          const events = Array.from({ length: 160 }, (_, i) => {
+            const entitlement = pick(['seats', 'seats', 'api_calls', 'api_calls', 'sso', 'nope', 'gpu']);
+            const amount =
+              entitlement === 'api_calls' ? pick([-50, 0, 10, 30, 100, 400]) : pick([-2, -1, 0, 1, 1, 2, 3]);
+            return { id: `r${i}`, account: pick(['p', 'f', 's', 'i', 'n', 'ghost']), entitlement, amount };
+          });
+
+          const expected = [];
+          for (const e of events) {
+            const res = await call('POST', `/apps/${one.id}/namespaces/${e.account}/usage/${e.entitlement}/amount`, {
+              token: one.api_key,
+              body: { amount: e.amount },
+            });
+            if (res.status === 200) expected.push({ id: e.id, status: 'applied', count: res.body.count });
+            else if (res.status === 402)
+              expected.push({ id: e.id, status: 'blocked', count: res.body.entitlement.usage });
+            else {
+              expect([400, 404], res.text).to.include(res.status);
+              expected.push({ id: e.id, status: 'error', count: null });
+            }
+          }
+          // The same events in three batches.
+          const got = [];
+          for (const part of [events.slice(0, 50), events.slice(50, 51), events.slice(51)]) {
+            const r = await post(`/apps/${batch.id}/usage/events`, batch.api_key, { events: part });
+            expect(r.status, r.text).to.equal(200);
+            got.push(...r.body.results.map((x: { id: string; status: string; count: number | null }) => x));
+          }
+          expect(got.map(({ id, status, count }) => ({ id, status, count }))).to.deep.equal(expected);
+          const want = await snapshot(one);
+          expect(await snapshot(batch)).to.deep.equal(want);
+          // The sequence reaches every rule.
+          for (const status of ['applied', 'blocked', 'error'])
+            expect(expected.some((x) => x.status === status)).to.equal(true);
+          expect(want.events.some((e) => e.startsWith('usage.limit_warning'))).to.equal(true);
+          expect(want.events.some((e) => e.startsWith('usage.limit_reached'))).to.equal(true);
+          expect(want.history.some((h) => h.includes(' -') && !h.includes(' -50 '))).to.equal(true);
+        } finally {
+          await receiver.close();
+        }
+      });
+    }
+
+    it('duplicate ids inside one batch: the first is applied, the others answer its result', async () => {
+      const res = await ingest([
+        { id: 'x', account: 'a1', entitlement: 'seats', amount: 2 },
+        { id: 'y', account: 'a1', entitlement: 'seats', amount: 1 },
+        { id: 'x', account: 'a2', entitlement: 'seats', amount: 1 },
+      ]);
+      expect(res.body.results).to.deep.equal([
+        { id: 'x', status: 'applied', count: 2, error: null, duplicate: false },
+        { id: 'y', status: 'applied', count: 3, error: null, duplicate: false },
+        { id: 'x', status: 'applied', count: 2, error: null, duplicate: true },
+      ]);
+      expect(await count('a1', 'seats')).to.equal(3);
+      expect(await count('a2', 'seats')).to.equal(0);
+    });
+
+    it('a blocked or subtracting event on an account without a counter leaves no counter row behind', async () => {
+      const res = await ingest([
+        { id: 'b1', account: 'a2', entitlement: 'seats', amount: 3 }, // free: 1 seat, blocking
+        { id: 'b2', account: 'a2', entitlement: 'api_calls', amount: -5 },
+      ]);
+      expect(res.body.results.map((r: { status: string; count: number }) => [r.status, r.count])).to.deep.equal([
+        ['blocked', 0],
+        ['applied', 0],
+      ]);
+      const rows = await sql(
+        testEnv().deps.orm.em.fork(),
+        `select 1 from usage_counters where app_id = $1 and account_id = 'a2'`,
+        [app.id],
+      );
+      expect(rows).to.have.length(0);
+    });
   });
 });

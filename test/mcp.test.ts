@@ -137,24 +137,28 @@ describe('MCP server', function () {
       }
     });
 
-    it('401 with the resource metadata pointer for no credential, the publishable key and account tokens; 400 for a body that is not JSON-RPC', async () => {
-      await createAccount(app, { id: 'alice' });
-      const token = (await post(`/apps/${app.id}/namespaces/alice/token`, app.api_key, {})).body.token;
-      for (const cred of [null, app.public_key, token, 'mcp_at_nope', 'key_wrong']) {
-        const res = await raw(app, rpc('tools/list'), cred);
-        expect(res.status, String(cred)).to.equal(401);
-        expect(res.body).to.deep.equal({ error: 'Unauthorized' });
-        const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
-        expect(res.headers.get('www-authenticate')).to.equal(
-          cred === null ? pointer : `${pointer}, error="invalid_token"`,
-        );
-      }
-      const bad = await raw(app, { hello: 'world' });
-      expect(bad.status).to.equal(400);
-      expect(bad.body.error).to.match(/^body/);
-      const unsupported = await raw(app, rpc('tools/list'), app.api_key, { 'Mcp-Protocol-Version': '1999-01-01' });
-      expect(unsupported.status).to.equal(400);
-    });
+    it(
+      '401 with the resource metadata pointer for no credential, the publishable key and account ' +
+        'tokens; 400 for a body that is not JSON-RPC',
+      async () => {
+        await createAccount(app, { id: 'alice' });
+        const token = (await post(`/apps/${app.id}/namespaces/alice/token`, app.api_key, {})).body.token;
+        for (const cred of [null, app.public_key, token, 'mcp_at_nope', 'key_wrong']) {
+          const res = await raw(app, rpc('tools/list'), cred);
+          expect(res.status, String(cred)).to.equal(401);
+          expect(res.body).to.deep.equal({ error: 'Unauthorized' });
+          const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
+          expect(res.headers.get('www-authenticate')).to.equal(
+            cred === null ? pointer : `${pointer}, error="invalid_token"`,
+          );
+        }
+        const bad = await raw(app, { hello: 'world' });
+        expect(bad.status).to.equal(400);
+        expect(bad.body.error).to.match(/^body/);
+        const unsupported = await raw(app, rpc('tools/list'), app.api_key, { 'Mcp-Protocol-Version': '1999-01-01' });
+        expect(unsupported.status).to.equal(400);
+      },
+    );
 
     it('403 for every credential while the server is turned off; on again restores it', async () => {
       const off = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: false });
@@ -360,34 +364,38 @@ describe('MCP server', function () {
   });
 
   describe('connections and the call log', () => {
-    it('initialize with the secret key records a connection named from clientInfo and returns Mcp-Session-Id; calls are logged under it', async () => {
-      const { client, transport } = await connect(app.api_key, 'Claude Desktop');
-      expect(transport.sessionId).to.match(/^mcn_/);
-      await client.callTool({ name: 'list_plans', arguments: {} });
-      await client.callTool({ name: 'get_plan', arguments: { planId: 'nope' } });
-      const conns = await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey);
-      expect(conns.status).to.equal(200);
-      const conn = conns.body.find((c: { id: string }) => c.id === transport.sessionId);
-      expect(conn).to.include({ kind: 'secret_key', name: 'Claude Desktop', calls_last_7_days: 2 });
-      const calls = await get(`/apps/${app.id}/mcp/calls?connection_id=${transport.sessionId}`, testEnv().adminKey);
-      expect(calls.body.data.map((c: { tool: string; status: number }) => [c.tool, c.status])).to.deep.equal([
-        ['get_plan', 404],
-        ['list_plans', 200],
-      ]);
-      expect(calls.body.data[0]).to.include({
-        is_error: true,
-        result: 'Error 404: Plan nope not found',
-        connection_id: transport.sessionId,
-      });
-      expect((await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data).to.have.length(1);
-      // Most recently used first.
-      const second = await connect(app.api_key, 'Second client');
-      await second.client.callTool({ name: 'count_accounts', arguments: {} });
-      const order = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body.map(
-        (c: { name: string }) => c.name,
-      );
-      expect(order.slice(0, 2)).to.deep.equal(['Second client', 'Claude Desktop']);
-    });
+    it(
+      'initialize with the secret key records a connection named from clientInfo and returns ' +
+        'Mcp-Session-Id; calls are logged under it',
+      async () => {
+        const { client, transport } = await connect(app.api_key, 'Claude Desktop');
+        expect(transport.sessionId).to.match(/^mcn_/);
+        await client.callTool({ name: 'list_plans', arguments: {} });
+        await client.callTool({ name: 'get_plan', arguments: { planId: 'nope' } });
+        const conns = await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey);
+        expect(conns.status).to.equal(200);
+        const conn = conns.body.find((c: { id: string }) => c.id === transport.sessionId);
+        expect(conn).to.include({ kind: 'secret_key', name: 'Claude Desktop', calls_last_7_days: 2 });
+        const calls = await get(`/apps/${app.id}/mcp/calls?connection_id=${transport.sessionId}`, testEnv().adminKey);
+        expect(calls.body.data.map((c: { tool: string; status: number }) => [c.tool, c.status])).to.deep.equal([
+          ['get_plan', 404],
+          ['list_plans', 200],
+        ]);
+        expect(calls.body.data[0]).to.include({
+          is_error: true,
+          result: 'Error 404: Plan nope not found',
+          connection_id: transport.sessionId,
+        });
+        expect((await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data).to.have.length(1);
+        // Most recently used first.
+        const second = await connect(app.api_key, 'Second client');
+        await second.client.callTool({ name: 'count_accounts', arguments: {} });
+        const order = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body.map(
+          (c: { name: string }) => c.name,
+        );
+        expect(order.slice(0, 2)).to.deep.equal(['Second client', 'Claude Desktop']);
+      },
+    );
 
     it('an unknown session id is ignored: the call works and is logged without a connection', async () => {
       const res = await raw(app, rpc('tools/call', { name: 'count_accounts', arguments: {} }), app.api_key, {

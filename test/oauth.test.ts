@@ -136,35 +136,42 @@ describe('OAuth 2.1 for MCP clients', function () {
   });
 
   describe('GET /oauth/authorize', () => {
-    it('shows errors as an HTML page: unknown client, wrong redirect URI, no PKCE, plain PKCE, unknown scope, a server URL on another origin', async () => {
-      const client = (await register()).body;
-      const { challenge } = pkce();
-      const good = {
-        response_type: 'code',
-        client_id: client.client_id,
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-      };
-      const cases: [Record<string, string>, RegExp][] = [
-        [{ ...good, client_id: 'mcpc_nope' }, /not registered/],
-        [{ ...good, redirect_uri: 'http://127.0.0.1:1/other' }, /redirect_uri/],
-        [{ ...good, code_challenge: '' }, /code_challenge/],
-        [{ ...good, code_challenge_method: 'plain' }, /S256/],
-        [{ ...good, scope: 'admin' }, /Unknown scope/],
-        [{ ...good, resource: `https://elsewhere.example/apps/${app.id}/mcp` }, /not on this service/],
-        [{ ...good, resource: `${testEnv().baseUrl}/apps/app_nope/mcp` }, /does not exist/],
-      ];
-      for (const [q, message] of cases) {
-        const res = await call('GET', authorizeUrl(q));
-        expect(res.status, JSON.stringify(q)).to.equal(400);
-        expect(res.headers.get('content-type')).to.match(/text\/html/);
-        expect(res.text).to.match(message);
-      }
-      const ok = await call('GET', authorizeUrl({ ...good, resource: mcpUrl(app.id).toString() }));
-      expect(ok.status).to.equal(302);
-      expect(ok.headers.get('location')).to.match(new RegExp(`^${testEnv().baseUrl}/oauth/consent\\?request=oar_`));
-    });
+    it(
+      'shows errors as an HTML page: unknown client, wrong redirect URI, no PKCE, plain PKCE, ' +
+        'unknown scope, a server URL on another origin',
+      async () => {
+        const client = (await register()).body;
+        const { challenge } = pkce();
+        const good = {
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+        };
+        const cases: [Record<string, string>, RegExp][] = [
+          [{ ...good, client_id: 'mcpc_nope' }, /not registered/],
+          [{ ...good, redirect_uri: 'http://127.0.0.1:1/other' }, /redirect_uri/],
+          [{ ...good, code_challenge: '' }, /code_challenge/],
+          [{ ...good, code_challenge_method: 'plain' }, /S256/],
+          [{ ...good, scope: 'admin' }, /Unknown scope/],
+          [{ ...good, resource: `https://elsewhere.example/apps/${app.id}/mcp` }, /not on this service/],
+          [{ ...good, resource: `${testEnv().baseUrl}/apps/app_nope/mcp` }, /does not exist/],
+        ];
+        for (const [q, message] of cases) {
+          const res = await call('GET', authorizeUrl(q));
+          expect(res.status, JSON.stringify(q)).to.equal(400);
+          expect(res.headers.get('content-type')).to.match(/text\/html/);
+          expect(res.text).to.match(message);
+        }
+        const ok = await call('GET', authorizeUrl({ ...good, resource: mcpUrl(app.id).toString() }));
+        expect(ok.status).to.equal(302);
+        // By default the consent page is the console's ({dashboard_url} is the console on this origin).
+        expect(ok.headers.get('location')).to.match(
+          new RegExp(`^${testEnv().baseUrl}/console/oauth/consent\\?request=oar_`),
+        );
+      },
+    );
 
     it('redirects to APP_URL/oauth/consent when APP_URL is set', async () => {
       const config = testEnv().deps.config as { APP_URL?: string };
@@ -309,7 +316,9 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(local.text).to.include('is not on this service');
         const good = await call('GET', authorizeUrl({ ...q, resource: `https://api.example.com/apps/${app.id}/mcp` }));
         expect(good.status).to.equal(302);
-        expect(good.headers.get('location')).to.match(/^https:\/\/api\.example\.com\/oauth\/consent\?request=/);
+        expect(good.headers.get('location')).to.match(
+          /^https:\/\/api\.example\.com\/console\/oauth\/consent\?request=/,
+        );
       } finally {
         delete config.PUBLIC_API_URL;
       }
@@ -354,68 +363,72 @@ describe('OAuth 2.1 for MCP clients', function () {
   });
 
   describe('the SDK client signing in', () => {
-    it('registers, signs in with PKCE, approves, gets tokens, refreshes (old pair dies), and sees only the tools of its level', async () => {
-      const provider = new TestOAuthProvider(approveWith('read'));
-      const client = await signIn(provider);
-      const { tools } = await client.listTools();
-      expect(tools.length).to.equal(28);
-      expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
-      expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
-      const denied = await client.callTool({ name: 'create_plan', arguments: { id: 'x', name: 'X' } });
-      expect(denied.isError).to.equal(true);
-      expect(resultText(denied)).to.match(/^Error 403: Connection level too low/);
-      const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
-      expect(logged).to.include({ tool: 'create_plan', status: 403, is_error: true });
-      expect((await get(`/apps/${app.id}/plans/x`, app.api_key)).status).to.equal(404);
+    it(
+      'registers, signs in with PKCE, approves, gets tokens, refreshes (old pair dies), and sees ' +
+        'only the tools of its level',
+      async () => {
+        const provider = new TestOAuthProvider(approveWith('read'));
+        const client = await signIn(provider);
+        const { tools } = await client.listTools();
+        expect(tools.length).to.equal(28);
+        expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
+        expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
+        const denied = await client.callTool({ name: 'create_plan', arguments: { id: 'x', name: 'X' } });
+        expect(denied.isError).to.equal(true);
+        expect(resultText(denied)).to.match(/^Error 403: Connection level too low/);
+        const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
+        expect(logged).to.include({ tool: 'create_plan', status: 403, is_error: true });
+        expect((await get(`/apps/${app.id}/plans/x`, app.api_key)).status).to.equal(404);
 
-      // Tokens are stored only as hashes.
-      const stored = await sql<{ hash: string }>(
-        testEnv().deps.orm.em.fork(),
-        'select hash from oauth_tokens where hash = $1',
-        [sha256(provider.saved!.access_token)],
-      );
-      expect(stored).to.have.length(1);
-      const plain = await sql(testEnv().deps.orm.em.fork(), 'select 1 from oauth_tokens where hash = $1', [
-        provider.saved!.access_token,
-      ]);
-      expect(plain).to.have.length(0);
+        // Tokens are stored only as hashes.
+        const stored = await sql<{ hash: string }>(
+          testEnv().deps.orm.em.fork(),
+          'select hash from oauth_tokens where hash = $1',
+          [sha256(provider.saved!.access_token)],
+        );
+        expect(stored).to.have.length(1);
+        const plain = await sql(testEnv().deps.orm.em.fork(), 'select 1 from oauth_tokens where hash = $1', [
+          provider.saved!.access_token,
+        ]);
+        expect(plain).to.have.length(0);
 
-      // Refresh through the SDK's own helper: both tokens rotate and the old pair stops working.
-      const old = provider.saved!;
-      expect(await auth(provider, { serverUrl: mcpUrl(app.id) })).to.equal('AUTHORIZED');
-      expect(provider.saved!.access_token).to.not.equal(old.access_token);
-      expect(provider.saved!.refresh_token).to.not.equal(old.refresh_token);
-      const stale = await mcpPost(app.id, TOOLS_LIST, old.access_token);
-      expect(stale.status).to.equal(401);
-      expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
-      // (Replaying the old refresh token revokes the whole token family: test/security.test.ts.)
-      const fresh = await connectWith(provider);
-      expect((await fresh.listTools()).tools).to.have.length(28);
+        // Refresh through the SDK's own helper: both tokens rotate and the old pair stops working.
+        const old = provider.saved!;
+        expect(await auth(provider, { serverUrl: mcpUrl(app.id) })).to.equal('AUTHORIZED');
+        expect(provider.saved!.access_token).to.not.equal(old.access_token);
+        expect(provider.saved!.refresh_token).to.not.equal(old.refresh_token);
+        const stale = await mcpPost(app.id, TOOLS_LIST, old.access_token);
+        expect(stale.status).to.equal(401);
+        expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
+        // (Replaying the old refresh token revokes the whole token family: test/security.test.ts.)
+        const fresh = await connectWith(provider);
+        expect((await fresh.listTools()).tools).to.have.length(28);
 
-      // The connection is listed with its person and level.
-      const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
-      expect(conn).to.include({
-        kind: 'oauth',
-        name: 'SDK test client',
-        access_level: 'read',
-        client_id: provider.info!.client_id,
-      });
-      expect(conn.user).to.deep.equal({ id: 'user_1', name: 'Ada', email: 'ada@example.com' });
-      expect(conn.calls_last_7_days).to.equal(2);
+        // The connection is listed with its person and level.
+        const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
+        expect(conn).to.include({
+          kind: 'oauth',
+          name: 'SDK test client',
+          access_level: 'read',
+          client_id: provider.info!.client_id,
+        });
+        expect(conn.user).to.deep.equal({ id: 'user_1', name: 'Ada', email: 'ada@example.com' });
+        expect(conn.calls_last_7_days).to.equal(2);
 
-      // Revoke (RFC 7009) ends the connection.
-      const revoked = await postForm('/oauth/revoke', {
-        token: provider.saved!.refresh_token!,
-        client_id: provider.info!.client_id,
-      });
-      expect(revoked.status).to.equal(200);
-      expect((await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body).to.deep.equal([]);
-      const after = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
-      expect(after.status).to.equal(401);
-      expect(
-        (await postForm('/oauth/revoke', { token: 'mcp_at_unknown', client_id: provider.info!.client_id })).status,
-      ).to.equal(200);
-    });
+        // Revoke (RFC 7009) ends the connection.
+        const revoked = await postForm('/oauth/revoke', {
+          token: provider.saved!.refresh_token!,
+          client_id: provider.info!.client_id,
+        });
+        expect(revoked.status).to.equal(200);
+        expect((await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body).to.deep.equal([]);
+        const after = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
+        expect(after.status).to.equal(401);
+        expect(
+          (await postForm('/oauth/revoke', { token: 'mcp_at_unknown', client_id: provider.info!.client_id })).status,
+        ).to.equal(200);
+      },
+    );
 
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
       const provider = new TestOAuthProvider(approveWith('write'), 'mcp:write');
@@ -641,84 +654,88 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(ok.status).to.equal(200);
     });
 
-    it('admin routes: a pending request is readable, approved or denied once; app_id needed without a resource; app keys get 401', async () => {
-      const client = (await register()).body;
-      const start = (extra: Record<string, string> = {}) =>
-        openAuthorization(
-          new URL(
-            testEnv().baseUrl +
-              authorizeUrl({
-                response_type: 'code',
-                client_id: client.client_id,
-                redirect_uri: REDIRECT,
-                code_challenge: pkce().challenge,
-                code_challenge_method: 'S256',
-                state: 's1',
-                scope: 'mcp:full',
-                ...extra,
-              }),
-          ),
+    it(
+      'admin routes: a pending request is readable, approved or denied once; app_id needed ' +
+        'without a resource; app keys get 401',
+      async () => {
+        const client = (await register()).body;
+        const start = (extra: Record<string, string> = {}) =>
+          openAuthorization(
+            new URL(
+              testEnv().baseUrl +
+                authorizeUrl({
+                  response_type: 'code',
+                  client_id: client.client_id,
+                  redirect_uri: REDIRECT,
+                  code_challenge: pkce().challenge,
+                  code_challenge_method: 'S256',
+                  state: 's1',
+                  scope: 'mcp:full',
+                  ...extra,
+                }),
+            ),
+          );
+        const id = await start();
+        expect((await get(`/oauth/requests/${id}`, app.api_key)).status).to.equal(401);
+        const shown = await get(`/oauth/requests/${id}`, testEnv().adminKey);
+        expect(shown.body).to.include({ id, requested_level: 'full', scope: 'mcp:full', app: null, resource: null });
+        expect(shown.body.client).to.include({ id: client.client_id, name: 'Raw client' });
+        // Several scopes: the least one is preselected (the person may still choose more).
+        const several = await start({ scope: 'mcp:full mcp:write' });
+        expect((await get(`/oauth/requests/${several}`, testEnv().adminKey)).body.requested_level).to.equal('write');
+        const noApp = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+          user: { id: 'u' },
+          access_level: 'read',
+        });
+        expect(noApp.status).to.equal(400);
+        expect(noApp.body.error).to.match(/^app_id/);
+        expect(
+          (
+            await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+              user: { id: 'u' },
+              access_level: 'owner',
+              app_id: app.id,
+            })
+          ).status,
+        ).to.equal(400);
+        const approved = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+          user: { id: 'u' },
+          access_level: 'read',
+          app_id: app.id,
+        });
+        expect(approved.status).to.equal(200);
+        expect(new URL(approved.body.redirect_url).searchParams.get('state')).to.equal('s1');
+        // RFC 9207: the issuer is named in the redirect, as the metadata announces.
+        expect(new URL(approved.body.redirect_url).searchParams.get('iss')).to.equal(testEnv().baseUrl);
+        expect(
+          (await get('/.well-known/oauth-authorization-server')).body.authorization_response_iss_parameter_supported,
+        ).to.equal(true);
+        expect((await get(`/oauth/requests/${id}`, testEnv().adminKey)).status).to.equal(404);
+        expect(
+          (
+            await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
+              user: { id: 'u' },
+              access_level: 'read',
+              app_id: app.id,
+            })
+          ).status,
+        ).to.equal(404);
+
+        const denied = await post(`/oauth/requests/${await start()}/deny`, testEnv().adminKey, {});
+        expect(denied.status).to.equal(200);
+        const url = new URL(denied.body.redirect_url);
+        expect(url.searchParams.get('error')).to.equal('access_denied');
+        expect(url.searchParams.get('code')).to.equal(null);
+        expect(url.searchParams.get('iss')).to.equal(testEnv().baseUrl);
+
+        const expired = await start();
+        await sql(
+          testEnv().deps.orm.em.fork(),
+          `update oauth_requests set expires_at = now() - interval '1 second' where id = $1`,
+          [expired],
         );
-      const id = await start();
-      expect((await get(`/oauth/requests/${id}`, app.api_key)).status).to.equal(401);
-      const shown = await get(`/oauth/requests/${id}`, testEnv().adminKey);
-      expect(shown.body).to.include({ id, requested_level: 'full', scope: 'mcp:full', app: null, resource: null });
-      expect(shown.body.client).to.include({ id: client.client_id, name: 'Raw client' });
-      // Several scopes: the least one is preselected (the person may still choose more).
-      const several = await start({ scope: 'mcp:full mcp:write' });
-      expect((await get(`/oauth/requests/${several}`, testEnv().adminKey)).body.requested_level).to.equal('write');
-      const noApp = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
-        user: { id: 'u' },
-        access_level: 'read',
-      });
-      expect(noApp.status).to.equal(400);
-      expect(noApp.body.error).to.match(/^app_id/);
-      expect(
-        (
-          await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
-            user: { id: 'u' },
-            access_level: 'owner',
-            app_id: app.id,
-          })
-        ).status,
-      ).to.equal(400);
-      const approved = await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
-        user: { id: 'u' },
-        access_level: 'read',
-        app_id: app.id,
-      });
-      expect(approved.status).to.equal(200);
-      expect(new URL(approved.body.redirect_url).searchParams.get('state')).to.equal('s1');
-      // RFC 9207: the issuer is named in the redirect, as the metadata announces.
-      expect(new URL(approved.body.redirect_url).searchParams.get('iss')).to.equal(testEnv().baseUrl);
-      expect(
-        (await get('/.well-known/oauth-authorization-server')).body.authorization_response_iss_parameter_supported,
-      ).to.equal(true);
-      expect((await get(`/oauth/requests/${id}`, testEnv().adminKey)).status).to.equal(404);
-      expect(
-        (
-          await post(`/oauth/requests/${id}/approve`, testEnv().adminKey, {
-            user: { id: 'u' },
-            access_level: 'read',
-            app_id: app.id,
-          })
-        ).status,
-      ).to.equal(404);
-
-      const denied = await post(`/oauth/requests/${await start()}/deny`, testEnv().adminKey, {});
-      expect(denied.status).to.equal(200);
-      const url = new URL(denied.body.redirect_url);
-      expect(url.searchParams.get('error')).to.equal('access_denied');
-      expect(url.searchParams.get('code')).to.equal(null);
-      expect(url.searchParams.get('iss')).to.equal(testEnv().baseUrl);
-
-      const expired = await start();
-      await sql(
-        testEnv().deps.orm.em.fork(),
-        `update oauth_requests set expires_at = now() - interval '1 second' where id = $1`,
-        [expired],
-      );
-      expect((await get(`/oauth/requests/${expired}`, testEnv().adminKey)).status).to.equal(404);
-    });
+        expect((await get(`/oauth/requests/${expired}`, testEnv().adminKey)).status).to.equal(404);
+      },
+    );
   });
 });

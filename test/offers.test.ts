@@ -163,7 +163,10 @@ describe('offers', () => {
         { interval: 'year', currency: 'USD', price: 199, list_price: 290, cycles: null },
       ],
     });
-    expect(live.body.plans[0].entitlements).to.deep.include({ id: 'api_calls', max: 5000 });
+    expect(live.body.plans[0].entitlements).to.deep.include.members([
+      { id: 'api_calls', name: 'API calls', type: 'usage', max: 5000 },
+      { id: 'sso', name: 'SSO', type: 'boolean', max: null },
+    ]);
     expect(live.body.bumps).to.deep.equal([{ id: 'priority', name: 'Priority support', price: 9, currency: 'USD' }]);
 
     await post(`${base}/offers/spring_sale/archive`, app.api_key);

@@ -38,6 +38,31 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/health'].get.security).to.deep.equal([]);
     expect(doc.servers[0].url).to.equal(testEnv().baseUrl);
   });
+
+  it('states the Idempotency-Key header on the POSTs that take it, and the 429 on every counted request', async () => {
+    const doc = (await get('/openapi.json')).body;
+    const takesKey = (op: { parameters?: { $ref?: string }[] }) =>
+      (op.parameters ?? []).some((p) => p.$ref === '#/components/parameters/IdempotencyKey');
+    const add = doc.paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add'].post;
+    expect(takesKey(add)).to.equal(true);
+    expect(Object.keys(add.responses)).to.include.members(['409', '422', '429']);
+    expect(doc.components.parameters.IdempotencyKey).to.include({ name: 'Idempotency-Key', in: 'header' });
+    // Not on reads, nor on the OAuth endpoints (forms of their own protocol), nor where no credential scopes it.
+    expect(takesKey(doc.paths['/apps/{appId}/namespaces'].get)).to.equal(false);
+    expect(takesKey(doc.paths['/oauth/token'].post)).to.equal(false);
+    expect(doc.components.responses.TooManyRequests.headers).to.have.property('Retry-After');
+    expect(doc.paths['/oauth/register'].post.responses['429'].$ref).to.equal('#/components/responses/TooManyRequests');
+    expect(doc.paths['/health'].get.responses).to.not.have.property('429');
+    // A database outage is a 503 on every operation; /health documents its own.
+    expect(doc.paths['/apps/{appId}/namespaces'].get.responses['503'].$ref).to.equal(
+      '#/components/responses/ServiceUnavailable',
+    );
+    expect(doc.paths['/health'].get.responses['503'].content['application/json'].schema).to.not.have.property('$ref');
+    for (const r of routes.filter((x) => !x.auth.includes('N'))) {
+      const op = doc.paths[r.path.replace(/:(\w+)/g, '{$1}')][r.method.toLowerCase()];
+      expect(op.responses, `${r.method} ${r.path}`).to.have.property('429');
+    }
+  });
 });
 
 describe('GET /docs', () => {

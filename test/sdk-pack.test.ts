@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createTestApp, seedCatalog } from './helpers/factories.js';
+import { readmeModule, readmePrelude } from './helpers/readme.js';
 import { testEnv } from './helpers/servers.js';
 
 const run = promisify(execFile);
@@ -59,7 +60,7 @@ describe('SDK: the packed tarball installed into an empty project', function () 
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('packs (building it), installs offline with no dependencies, imports, type-checks and calls the API', async () => {
+  it('packs (building it), installs offline with no dependencies, imports, type-checks (README examples too) and calls the API', async () => {
     const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], { cwd: sdkDir });
     const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
     const files = info.files.map((f) => f.path);
@@ -88,8 +89,14 @@ describe('SDK: the packed tarball installed into an empty project', function () 
       '@offerkit',
     ]);
 
-    // Types: the declarations resolve and type the calls (tsc from this repository, strict, NodeNext).
+    // Types: the declarations resolve and type the calls (tsc from this repository, strict, NodeNext), and the
+    // examples of the package's README and of the main README's SDK section compile against them.
     fs.writeFileSync(path.join(project, 'typed.ts'), typedScript);
+    fs.writeFileSync(
+      path.join(project, 'readme-sdk.ts'),
+      readmeModule(path.join(root, 'packages/sdk/README.md'), readmePrelude),
+    );
+    fs.writeFileSync(path.join(project, 'readme-main.ts'), readmeModule(path.join(root, 'README.md'), readmePrelude));
     fs.writeFileSync(
       path.join(project, 'tsconfig.json'),
       JSON.stringify({
@@ -102,7 +109,7 @@ describe('SDK: the packed tarball installed into an empty project', function () 
           lib: ['es2022', 'dom'],
           types: [],
         },
-        files: ['typed.ts'],
+        files: ['typed.ts', 'readme-sdk.ts', 'readme-main.ts'],
       }),
     );
     const tsc = path.join(root, 'node_modules/typescript/bin/tsc');

@@ -5,6 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
+import { chromium } from 'playwright-core';
+import { build } from '../packages/elements/build.js';
+import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -15,6 +18,8 @@ interface Started {
   apiUrl: string;
   adminKey: string;
   uiUrl: string;
+  /** The example page of the drop-in components, as the banner prints it. */
+  elementsUrl?: string;
 }
 
 /** Runs `src/main.ts` like `npm start` does, and waits for its banner. */
@@ -55,7 +60,8 @@ function startMain(env: Record<string, string>, expectFailure = false): Promise<
         // must not remove the 'exit' listener stop() adds, or stop() would wait for ever.
         child.stdout!.off('data', check);
         child.off('exit', early);
-        resolve({ child, output: () => out, apiUrl: api[1], adminKey: key[1], uiUrl: ui[1] });
+        const elements = /Elements\s+(http:\/\/\S+)/.exec(out)?.[1];
+        resolve({ child, output: () => out, apiUrl: api[1], adminKey: key[1], uiUrl: ui[1], elementsUrl: elements });
       }
     };
     child.stdout!.on('data', check);
@@ -90,6 +96,42 @@ async function json(url: string, init: RequestInit = {}) {
   return { status: res.status, body: (await res.json()) as any };
 }
 
+/**
+ * Opens the printed example page in headless Chromium: the four components show the example app's data (the
+ * paywall after the 402 of its second "Use one"), without console errors. Returns the app the page is on.
+ */
+async function checkElementsPage(url: string): Promise<string> {
+  const browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  const problems: string[] = [];
+  try {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/status of 402/.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(url);
+    const table = page.locator('offerkit-pricing-table');
+    await table.getByRole('heading', { name: 'Launch offer' }).waitFor();
+    expect(await table.getByRole('button', { name: 'Choose Pro' }).isEnabled()).to.equal(true);
+    const meter = page.locator('offerkit-usage-meter');
+    await meter.getByRole('meter', { name: 'PDF exports' }).waitFor();
+    const flow = page.locator('offerkit-cancel-flow');
+    await flow.getByRole('heading', { name: 'Why are you cancelling?' }).waitFor();
+    // The buyer has at most one export left: the second use at the latest is refused and the paywall shows it.
+    const paywall = page.locator('offerkit-paywall');
+    for (let i = 0; i < 2 && !(await paywall.getByRole('heading').count()); i++) {
+      await page.getByRole('button', { name: 'Use one' }).click();
+      await page.locator('#use-log').filter({ hasText: /\S/ }).waitFor();
+      await page.waitForTimeout(300);
+    }
+    await paywall.getByRole('link', { name: 'Upgrade to Pro' }).waitFor();
+    expect(problems, 'no console errors').to.deep.equal([]);
+    return new URL(url).searchParams.get('app')!;
+  } finally {
+    await browser.close();
+  }
+}
+
 describe('npm start (src/main.ts) on embedded defaults', function () {
   this.timeout(300_000);
   const external = process.env.TEMPORAL_ADDRESS; // without a Temporal CLI, the suite runs against an external server
@@ -98,6 +140,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
   let env: Record<string, string>;
 
   before(async () => {
+    await build(); // `npm start` builds the components first (prestart); the example page needs them
     dataDir = tempDir('offerkit-start-');
     ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
     env = {
@@ -142,6 +185,11 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     });
     expect(token.status).to.equal(200);
 
+    // The printed example page of the drop-in components works on the example app it filled.
+    expect(first.elementsUrl, first.output()).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${ports.api}/elements\\?`));
+    expect(first.output()).to.include('(the components on an example app)');
+    const exampleApp = await checkElementsPage(first.elementsUrl!);
+
     const created = await json(`${first.apiUrl}/apps`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${first.adminKey}`, 'Content-Type': 'application/json' },
@@ -179,6 +227,9 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       });
       expect(read.status).to.equal(200);
       expect(read.body.name).to.equal('Survives restarts');
+      // The same example app again, ready again (the paywall check above used up the buyer's limit).
+      expect(new URL(second.elementsUrl!).searchParams.get('app')).to.equal(exampleApp);
+      await checkElementsPage(second.elementsUrl!);
       const again = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
       try {
         const desc = await new Client({ connection: again }).workflow.getHandle(workflowId).describe();
@@ -206,11 +257,13 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       DATABASE_URL: config.databaseUrl,
       TEMPORAL_ADDRESS: config.temporalAddress,
       ADMIN_API_KEY: 'adm_external_test',
+      ELEMENTS_EXAMPLE: 'false', // the example app stays out of the shared test database
       PORT: String(await freePort()),
     });
     try {
       expect(started.adminKey).to.equal('adm_external_test');
       expect(started.output()).to.include('(external servers)');
+      expect(started.output()).to.include('Elements     (off: ELEMENTS_EXAMPLE)');
       expect(fs.existsSync(path.join(extDir, 'postgres'))).to.equal(false);
       expect(fs.existsSync(path.join(extDir, 'temporal'))).to.equal(false);
       expect((await json(`${started.apiUrl}/health`)).body.ok).to.equal(true);

@@ -55,7 +55,10 @@ describe('subscriptions and pauses', function () {
     expect(sa).to.deep.include({ AppId: app.id, AccountId: 'ada', BillingStatus: 'paused' });
     expect((sa.ResumeAt as Date).toISOString()).to.equal(paused.body.pause.resume_at);
     expect(await desc.staticSummary()).to.match(/^Pause: ada until \d{4}-\d{2}-\d{2}, then back to pro$/);
-    expect(await handle.query<PauseState>(PAUSE_STATE_QUERY)).to.deep.include({ phase: 'paused', restorePlan: 'pro' });
+    // A test month is 2 s, so on a loaded machine the timer may already have fired by the time of the query.
+    const state = await handle.query<PauseState>(PAUSE_STATE_QUERY);
+    expect(state.restorePlan).to.equal('pro');
+    expect(['paused', 'resuming', 'resumed']).to.include(state.phase);
 
     const result = (await handle.result()) as PauseState;
     expect(result).to.deep.include({ phase: 'resumed', resumedBy: 'timer' });

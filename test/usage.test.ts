@@ -68,21 +68,25 @@ describe('usage', () => {
     expect(Number(agg.total)).to.equal(counter);
   });
 
-  it('credential rules: publishable key reads, adds and adds amounts >= 0; 403 for a negative amount; 401 for remove and for tokens', async () => {
-    expect((await post(`${u}/api_calls/add`, app.public_key)).status).to.equal(200);
-    expect((await post(`${u}/api_calls/amount`, app.public_key, { amount: 5 })).body.count).to.equal(6);
-    expect((await post(`${u}/api_calls/amount`, app.public_key, { amount: 0 })).status).to.equal(200);
-    const neg = await post(`${u}/api_calls/amount`, app.public_key, { amount: -1 });
-    expect(neg.status).to.equal(403);
-    expect(neg.body).to.deep.equal({ error: 'The publishable key cannot subtract usage' });
-    expect((await post(`${u}/api_calls/remove`, app.public_key)).status).to.equal(401);
-    expect((await get(u, app.public_key)).body.api_calls).to.equal(6);
-    expect((await get(`${u}/api_calls`, app.public_key)).body.count).to.equal(6);
-    const token = (await post(`${base}/namespaces/a1/token`, app.api_key, {})).body.token;
-    expect((await get(u, token)).status).to.equal(401);
-    expect((await post(`${u}/api_calls/add`, token)).status).to.equal(401);
-    expect((await get(`${u}/api_calls`, app.public_key)).body.count, 'nothing moved').to.equal(6);
-  });
+  it(
+    'credential rules: publishable key reads, adds and adds amounts >= 0; 403 for a negative ' +
+      'amount; 401 for remove and for tokens',
+    async () => {
+      expect((await post(`${u}/api_calls/add`, app.public_key)).status).to.equal(200);
+      expect((await post(`${u}/api_calls/amount`, app.public_key, { amount: 5 })).body.count).to.equal(6);
+      expect((await post(`${u}/api_calls/amount`, app.public_key, { amount: 0 })).status).to.equal(200);
+      const neg = await post(`${u}/api_calls/amount`, app.public_key, { amount: -1 });
+      expect(neg.status).to.equal(403);
+      expect(neg.body).to.deep.equal({ error: 'The publishable key cannot subtract usage' });
+      expect((await post(`${u}/api_calls/remove`, app.public_key)).status).to.equal(401);
+      expect((await get(u, app.public_key)).body.api_calls).to.equal(6);
+      expect((await get(`${u}/api_calls`, app.public_key)).body.count).to.equal(6);
+      const token = (await post(`${base}/namespaces/a1/token`, app.api_key, {})).body.token;
+      expect((await get(u, token)).status).to.equal(401);
+      expect((await post(`${u}/api_calls/add`, token)).status).to.equal(401);
+      expect((await get(`${u}/api_calls`, app.public_key)).body.count, 'nothing moved').to.equal(6);
+    },
+  );
 
   it('400 on a boolean entitlement, 404 for an unknown entitlement or account, 400 for a bad amount', async () => {
     for (const path of [`${u}/sso/add`, `${u}/sso/remove`])

@@ -6,4 +6,5 @@ export { retentionWorkflow } from './retention.js';
 export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
+export { usageRollupWorkflow } from './usage-rollup.js';
 export { reconcileWorkflow } from './reconcile.js';

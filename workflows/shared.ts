@@ -112,6 +112,23 @@ export interface RetentionResult {
   cutoff: string;
 }
 
+// ---- daily usage roll-up ------------------------------------------------------------------------
+export const USAGE_ROLLUP_SCHEDULE_ID = 'analytics/usage-daily-rollup';
+export const USAGE_ROLLUP_WORKFLOW = 'usageRollupWorkflow';
+export const USAGE_ROLLUP_WORKFLOW_ID = 'usage-rollup/daily';
+export interface UsageRollupResult {
+  /** Apps whose roll-up changed. */
+  apps: number;
+  /** Days added (summed over apps). */
+  days: number;
+  /** Usage rows recorded late for rolled-up days, folded in. */
+  lateRows: number;
+  /** The first day not rolled up (every earlier closed day is). */
+  through: string;
+  /** False when the run stopped at its time budget with more to do. */
+  done: boolean;
+}
+
 // ---- checkout completion -----------------------------------------------------------------------
 export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId}`;
 export interface CheckoutWorkflowInput {

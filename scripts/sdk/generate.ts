@@ -11,7 +11,7 @@ import { EVENT_TYPES } from '../../src/events/catalog.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
 import { routes as liveRoutes } from '../../src/http/routes.js';
-import { SDK_EXCLUDED, SDK_MODELS, SDK_NAMES } from './names.js';
+import { SDK_EXCLUDED, SDK_MODELS } from './names.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,9 +38,9 @@ export interface SdkOperation {
 
 export const routeKey = (r: Pick<RouteDef, 'method' | 'path'>) => `${r.method} ${r.path}`;
 
-/** The SDK name of a route: its own `sdk` field when it declares one, else the generator's table. */
+/** The SDK name of a route: its own `sdk` field (the route table is the one place names are declared). */
 export function sdkName(r: RouteDef): string | undefined {
-  return (r as RouteDef & { sdk?: string }).sdk ?? SDK_NAMES[routeKey(r)];
+  return (r as Partial<RouteDef>).sdk || undefined;
 }
 
 /** Whether an app credential (secret key, publishable key, account token) may call the route. */
@@ -104,7 +104,7 @@ export function sdkOperations(routes: readonly RouteDef[]): SdkOperation[] {
     });
   }
   if (missing.length) {
-    throw new Error(`SDK generator: name these routes in scripts/sdk/names.ts:\n  ${missing.join('\n  ')}`);
+    throw new Error(`SDK generator: name these routes (their \`sdk\` field):\n  ${missing.join('\n  ')}`);
   }
   return ops;
 }

@@ -27,36 +27,117 @@ const BUCKET: Record<Interval, 'day' | 'week'> = {
   alltime: 'week',
 };
 
-async function windowOf(ctx: Ctx, interval: Interval) {
-  const w = WINDOW[interval];
-  const [row] = await sql<{ now: Date; from: Date | null }>(
-    ctx.em,
-    `select now() as now, case when $1::text is null then null else now() - $1::interval end as from`,
-    [w],
-  );
-  return { interval, from: row.from, to: row.now };
+/**
+ * A query's window and how it is read: whole UTC days inside the window that the daily roll-up covers
+ * (`[dayLo, dayHi)`, when `rolled`) come from the roll-up tables (with the late rows recorded since the
+ * last run); everything else in `[from, to]` from `usage_events`, as two ranges: `[aLo, aHi)` before the
+ * rolled-up days and `[bLo, to]` after them (without rolled-up days: `a` is empty and `b` is the window).
+ */
+interface Window {
+  interval: Interval;
+  from: Date | null;
+  to: Date;
+  rolled: boolean;
+  dayLo: string;
+  dayHi: string;
+  aLo: Date | string;
+  aHi: Date | string;
+  bLo: Date | string;
 }
 
-const present = (w: { interval: Interval; from: Date | null; to: Date }) => ({
+/** `at` pins the window's end (tests compare answers at chosen instants); otherwise it ends now. */
+async function windowOf(ctx: Ctx, interval: Interval, at?: Date): Promise<Window> {
+  const [row] = await sql<{ now: Date; from: Date | null; rolled: boolean; day_lo: string; day_hi: string }>(
+    ctx.em,
+    `with w as (
+       select t, case when $1::text is null then null else t - $1::interval end as f
+         from (select coalesce($3::timestamptz, now()) as t) x),
+     d as (
+       select w.*,
+              -- the first whole day: the day the window starts on when it starts at midnight, else the next
+              case when f is null then '-infinity'::date
+                   when f = date_trunc('day', f at time zone 'UTC') at time zone 'UTC' then (f at time zone 'UTC')::date
+                   else (f at time zone 'UTC')::date + 1 end as lo,
+              -- whole days end before the window's last (partial) day, and only rolled-up days count
+              least((t at time zone 'UTC')::date,
+                    coalesce((select through from usage_rollups where app_id = $2), '-infinity'::date)) as hi
+         from w)
+     select t as now, f as from, hi > lo as rolled, lo::text as day_lo, hi::text as day_hi from d`,
+    [WINDOW[interval], ctx.app.id, at ?? null],
+  );
+  const midnight = (day: string) => (day === '-infinity' ? day : `${day}T00:00:00Z`);
+  const start = row.from ?? '-infinity';
+  return {
+    interval,
+    from: row.from,
+    to: row.now,
+    rolled: row.rolled,
+    dayLo: row.day_lo,
+    dayHi: row.day_hi,
+    aLo: start,
+    aHi: row.rolled ? midnight(row.day_lo) : '-infinity',
+    bLo: row.rolled ? midnight(row.day_hi) : start,
+  };
+}
+
+const present = (w: Window) => ({
   interval: w.interval,
   from: iso(w.from),
   to: iso(w.to)!,
 });
 
+/**
+ * The rows of one window as `(key, calls, amount)` from its three sources, to be summed by key: raw usage
+ * in the two ranges, the roll-up's whole days, and late rows recorded for those days since the last run.
+ * `key` is a SQL expression over `created_at` (raw) or `day` (roll-up and late rows) by `keyOf`; `filter`
+ * narrows by account and entitlement (the caller's parameters, by number); `windowParams` gives $1..$8.
+ */
+function windowSql(
+  keyOf: (source: 'raw' | 'day') => string,
+  filter: { account: string | null; entitlement: string | null },
+  byAccount: boolean,
+): string {
+  const where = [
+    filter.account ? `account_id = ${filter.account}` : null,
+    filter.entitlement ? `entitlement_id = ${filter.entitlement}` : null,
+  ]
+    .filter(Boolean)
+    .map((c) => ` and ${c}`)
+    .join('');
+  const raw = keyOf('raw');
+  const day = keyOf('day');
+  // App-wide views read the app-level table (a row per day and entitlement) unless they group or filter by account.
+  const daily = byAccount || filter.account ? 'usage_daily' : 'usage_daily_app';
+  return `
+    select ${raw} as k, count(*) as calls, sum(amount) as amount from usage_events
+     where app_id = $1 and created_at >= $5 and created_at < $6${where} group by 1
+    union all
+    select ${raw}, count(*), sum(amount) from usage_events
+     where app_id = $1 and created_at >= $7 and created_at <= $2${where} group by 1
+    union all
+    select ${day}, sum(calls), sum(amount) from ${daily}
+     where $8 and app_id = $1 and day >= $3::date and day < $4::date${where} group by 1
+    union all
+    select ${day}, count(*), sum(amount) from usage_rollup_late
+     where $8 and app_id = $1 and day >= $3::date and day < $4::date${where} group by 1`;
+}
+
+/** $1 app, $2 the window's end, $3 and $4 the roll-up's days, $5..$7 the raw ranges, $8 rolled. */
+const windowParams = (ctx: Ctx, w: Window) => [ctx.app.id, w.to, w.dayLo, w.dayHi, w.aLo, w.aHi, w.bLo, w.rolled];
+
 /** Calls and total amount per entitlement in the window (optionally for one account). */
-export async function summary(ctx: Ctx, q: z.output<typeof S.summaryQuery>) {
-  const w = await windowOf(ctx, q.interval);
+export async function summary(ctx: Ctx, q: z.output<typeof S.summaryQuery>, at?: Date) {
+  const w = await windowOf(ctx, q.interval, at);
+  const parts = windowSql(() => 'entitlement_id', { account: q.namespace ? '$9' : null, entitlement: null }, false);
   const rows = await sql<{ id: string; name: string | null; calls: string; amount: string }>(
     ctx.em,
     `with agg as (
-       select entitlement_id, count(*) as calls, sum(amount) as amount from usage_events
-        where app_id = $1 and ($2::timestamptz is null or created_at >= $2) and created_at <= $3 and ($4::text is
-          null or account_id = $4)
-        group by entitlement_id)
+       select k as entitlement_id, sum(calls) as calls, sum(amount) as amount from (${parts}) u
+        group by k having sum(calls) > 0)
      select agg.entitlement_id as id, e.name, agg.calls, agg.amount
        from agg left join entitlements e on e.app_id = $1 and e.id = agg.entitlement_id
       order by e.seq nulls last, agg.entitlement_id`,
-    [ctx.app.id, w.from, w.to, q.namespace ?? null],
+    [...windowParams(ctx, w), ...(q.namespace ? [q.namespace] : [])],
   );
   return {
     ...present(w),
@@ -66,15 +147,14 @@ export async function summary(ctx: Ctx, q: z.output<typeof S.summaryQuery>) {
 }
 
 /** Accounts with the most usage (total amount, then calls) in the window. */
-export async function topAccounts(ctx: Ctx, q: z.output<typeof S.topQuery>) {
-  const w = await windowOf(ctx, q.interval);
+export async function topAccounts(ctx: Ctx, q: z.output<typeof S.topQuery>, at?: Date) {
+  const w = await windowOf(ctx, q.interval, at);
+  const parts = windowSql(() => 'account_id', { account: null, entitlement: q.entitlement ? '$10' : null }, true);
   const rows = await sql<{ account_id: string; calls: string; amount: string }>(
     ctx.em,
-    `select account_id, count(*) as calls, sum(amount) as amount from usage_events
-      where app_id = $1 and ($2::timestamptz is null or created_at >= $2) and created_at <= $3 and ($4::text is null
-        or entitlement_id = $4)
-      group by account_id order by sum(amount) desc, count(*) desc, account_id limit $5`,
-    [ctx.app.id, w.from, w.to, q.entitlement ?? null, q.limit],
+    `select k as account_id, sum(calls) as calls, sum(amount) as amount from (${parts}) u
+      group by k order by sum(amount) desc, sum(calls) desc, k limit $9`,
+    [...windowParams(ctx, w), q.limit, ...(q.entitlement ? [q.entitlement] : [])],
   );
   return {
     ...present(w),
@@ -84,24 +164,26 @@ export async function topAccounts(ctx: Ctx, q: z.output<typeof S.topQuery>) {
 }
 
 /** Calls and amount per bucket, every bucket present (zero when nothing happened). */
-export async function timeseries(ctx: Ctx, q: z.output<typeof S.timeseriesQuery>) {
-  const w = await windowOf(ctx, q.interval);
+export async function timeseries(ctx: Ctx, q: z.output<typeof S.timeseriesQuery>, at?: Date) {
+  const w = await windowOf(ctx, q.interval, at);
   const bucket = BUCKET[q.interval];
-  const filter = `app_id = $1 and ($4::text is null or account_id = $4) and ($5::text is null or entitlement_id = $5)`;
+  const parts = windowSql(
+    (source) => (source === 'raw' ? `date_trunc($9, created_at at time zone 'UTC')` : `date_trunc($9, day::timestamp)`),
+    { account: q.namespace ? '$11' : null, entitlement: q.entitlement ? '$12' : null },
+    false,
+  );
+  const filter = `app_id = $1 and ($11::text is null or account_id = $11) and ($12::text is null or entitlement_id = $12)`;
   const rows = await sql<{ start: Date; calls: string; amount: string }>(
     ctx.em,
     `with bounds as (
-       select date_trunc($6, coalesce($2::timestamptz, (select min(created_at) from usage_events where ${filter}),
-         $3) at time zone 'UTC') as lo,
-              date_trunc($6, $3::timestamptz at time zone 'UTC') as hi),
-     series as (select generate_series(lo, hi, ('1 ' || $6)::interval) as start from bounds),
-     agg as (
-       select date_trunc($6, created_at at time zone 'UTC') as start, count(*) as calls, sum(amount) as amount from
-         usage_events
-        where ${filter} and ($2::timestamptz is null or created_at >= $2) and created_at <= $3 group by 1)
+       select date_trunc($9, coalesce($10::timestamptz, (select min(created_at) from usage_events where ${filter}),
+         $2) at time zone 'UTC') as lo,
+              date_trunc($9, $2::timestamptz at time zone 'UTC') as hi),
+     series as (select generate_series(lo, hi, ('1 ' || $9)::interval) as start from bounds),
+     agg as (select k as start, sum(calls) as calls, sum(amount) as amount from (${parts}) u group by k)
      select (s.start at time zone 'UTC') as start, coalesce(a.calls, 0) as calls, coalesce(a.amount, 0) as amount
        from series s left join agg a on a.start = s.start order by s.start`,
-    [ctx.app.id, w.from, w.to, q.namespace ?? null, q.entitlement ?? null, bucket],
+    [...windowParams(ctx, w), bucket, w.from, q.namespace ?? null, q.entitlement ?? null],
   );
   return {
     ...present(w),

@@ -1,10 +1,19 @@
 import { z } from 'zod';
+import type { Deps } from '../deps.js';
 import { route } from '../http/route.js';
 import { deleted, deletedSchema } from '../http/schemas.js';
 import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
 import * as apps from './apps.service.js';
 
 const tags = ['Apps'];
+
+/**
+ * A change to an app answers only once every API process dropped the app from its credential cache, so
+ * the old key (or the deleted app) already fails everywhere when the caller sees the answer.
+ */
+const settled = async (deps: Deps, change: apps.AppChange) => {
+  if (change) await deps.credentials.confirm(change);
+};
 
 export const appRoutes = [
   route({
@@ -44,7 +53,11 @@ export const appRoutes = [
     params: appIdParams,
     body: updateAppBody,
     response: appSchema,
-    handler: async ({ em, app, body }) => apps.presentApp(await apps.updateApp(em, app!, body)),
+    handler: async ({ em, app, body, deps }) => {
+      const r = await apps.updateApp(em, app!, body);
+      await settled(deps, r.change);
+      return apps.presentApp(r.app);
+    },
   }),
   route({
     method: 'DELETE',
@@ -55,8 +68,8 @@ export const appRoutes = [
     summary: 'Delete the app and everything it owns',
     params: appIdParams,
     response: deletedSchema,
-    handler: async ({ em, app }) => {
-      await apps.deleteApp(em, app!);
+    handler: async ({ em, app, deps }) => {
+      await settled(deps, await apps.deleteApp(em, app!));
       return deleted(app!.id);
     },
   }),
@@ -70,7 +83,11 @@ export const appRoutes = [
     description: 'The old secret key and every account token stop working at once.',
     params: appIdParams,
     response: z.object({ api_key: z.string() }),
-    handler: async ({ em, app }) => ({ api_key: await apps.regenerateSecretKey(em, app!) }),
+    handler: async ({ em, app, deps }) => {
+      const r = await apps.regenerateSecretKey(em, app!);
+      await settled(deps, r.change);
+      return { api_key: r.key };
+    },
   }),
   route({
     method: 'POST',
@@ -81,6 +98,10 @@ export const appRoutes = [
     summary: 'Replace the publishable key',
     params: appIdParams,
     response: z.object({ public_key: z.string() }),
-    handler: async ({ em, app }) => ({ public_key: await apps.regeneratePublicKey(em, app!) }),
+    handler: async ({ em, app, deps }) => {
+      const r = await apps.regeneratePublicKey(em, app!);
+      await settled(deps, r.change);
+      return { public_key: r.key };
+    },
   }),
 ];

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
+import { sql } from '../db/sql.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';
@@ -30,36 +31,63 @@ export async function createApp(em: EntityManager, input: z.output<typeof create
   return app;
 }
 
-/** The managed entity of an app the request already identified (auth reads a plain record). */
-async function entityOf(em: EntityManager, app: IApp): Promise<IApp> {
-  return em.findOneOrFail(App, { id: app.id });
-}
+/**
+ * A committed change to an app row, as the `apps` trigger announced it to every API process
+ * (`<app id> <transaction id>`); the route waits for `deps.credentials.confirm(change)` before it answers.
+ * Null when nothing changed.
+ */
+export type AppChange = string | null;
 
-export async function updateApp(em: EntityManager, record: IApp, input: z.output<typeof updateAppBody>): Promise<IApp> {
-  const app = await entityOf(em, record);
-  if (input.name !== undefined) app.name = input.name;
-  if (input.plan !== undefined) app.plan = input.plan;
-  if (input.checkout_url !== undefined) app.checkoutUrl = input.checkout_url;
-  await em.flush();
-  return app;
+const CHANGE = `id || ' ' || pg_current_xact_id()::text as change`;
+
+export async function updateApp(
+  em: EntityManager,
+  record: IApp,
+  input: z.output<typeof updateAppBody>,
+): Promise<{ app: IApp; change: AppChange }> {
+  return em.transactional(async (t) => {
+    const app = await t.findOneOrFail(App, { id: record.id });
+    if (input.name !== undefined) app.name = input.name;
+    if (input.plan !== undefined) app.plan = input.plan;
+    if (input.checkout_url !== undefined) app.checkoutUrl = input.checkout_url;
+    await t.flush();
+    // A transaction id only when the flush wrote the row (an unchanged app sends no notification).
+    const [row] = await sql<{ change: string | null }>(
+      t,
+      `select $1 || ' ' || pg_current_xact_id_if_assigned()::text as change`,
+      [record.id],
+    );
+    return { app, change: row.change };
+  });
 }
 
 /** Deletes the app; every table it owns references it with ON DELETE CASCADE. */
-export async function deleteApp(em: EntityManager, app: IApp): Promise<void> {
-  await em.nativeDelete(App, { id: app.id });
+export async function deleteApp(em: EntityManager, app: IApp): Promise<AppChange> {
+  const [row] = await sql<{ change: string }>(em, `delete from apps where id = $1 returning ${CHANGE}`, [app.id]);
+  return row?.change ?? null;
 }
 
 /** A new secret key; the old one and every account token signed with it stop working at once. */
-export async function regenerateSecretKey(em: EntityManager, record: IApp): Promise<string> {
-  const app = await entityOf(em, record);
-  app.apiKey = newId('secretKey');
-  await em.flush();
-  return app.apiKey;
+export async function regenerateSecretKey(
+  em: EntityManager,
+  record: IApp,
+): Promise<{ key: string; change: AppChange }> {
+  const [row] = await sql<{ key: string; change: string }>(
+    em,
+    `update apps set api_key = $2, updated_at = now() where id = $1 returning api_key as key, ${CHANGE}`,
+    [record.id, newId('secretKey')],
+  );
+  return row;
 }
 
-export async function regeneratePublicKey(em: EntityManager, record: IApp): Promise<string> {
-  const app = await entityOf(em, record);
-  app.publicKey = newId('publicKey');
-  await em.flush();
-  return app.publicKey;
+export async function regeneratePublicKey(
+  em: EntityManager,
+  record: IApp,
+): Promise<{ key: string; change: AppChange }> {
+  const [row] = await sql<{ key: string; change: string }>(
+    em,
+    `update apps set public_key = $2, updated_at = now() where id = $1 returning public_key as key, ${CHANGE}`,
+    [record.id, newId('publicKey')],
+  );
+  return row;
 }

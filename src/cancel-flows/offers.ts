@@ -201,7 +201,8 @@ export function describeOffer(
       d = {
         headline: `Stay and save ${t.percent}%`,
         body: sub
-          ? `Keep ${planName} for ${price} ${sub.currency} per ${sub.interval} instead of ${regular} for the next ${plural(t.cycles, 'renewal')}.`
+          ? `Keep ${planName} for ${price} ${sub.currency} per ${sub.interval} instead of ${regular} ` +
+            `for the next ${plural(t.cycles, 'renewal')}.`
           : `Keep ${planName} at ${t.percent}% off for the next ${plural(t.cycles, 'renewal')}.`,
         cta: `Accept ${t.percent}% off`,
       };

@@ -452,7 +452,8 @@ export async function deleteEntitlement(ctx: Ctx, id: string) {
   ]);
   if (plans.length || incentives.length) {
     throw conflict(
-      `Entitlement ${id} is still attached (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}); detach it first`,
+      `Entitlement ${id} is still attached (plans: ${plans.join(', ') || 'none'}; incentives: ` +
+        `${incentives.join(', ') || 'none'}); detach it first`,
       {
         plans,
         incentives,
@@ -506,7 +507,9 @@ export async function deleteAddon(ctx: Ctx, id: string) {
   const accounts = Number(owners[0].n);
   if (plans.length || incentives.length || accounts) {
     throw conflict(
-      `Add-on ${id} is still in use (plans: ${plans.join(', ') || 'none'}; incentives: ${incentives.join(', ') || 'none'}; accounts owning it: ${accounts}); remove it there first`,
+      `Add-on ${id} is still in use (plans: ${plans.join(', ') || 'none'}; incentives: ` +
+        `${incentives.join(', ') || 'none'}; accounts owning it: ${accounts}); remove it there ` +
+        `first`,
       { plans, incentives, accounts },
     );
   }

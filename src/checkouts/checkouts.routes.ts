@@ -21,7 +21,8 @@ export const checkoutRoutes = [
       'Prices the selection on the server and creates the provider subscription (and a one-time order for order ' +
       'bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be ' +
       'bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, ' +
-      'bump_not_offered; or when the provider is not connected.',
+      'bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the ' +
+      'checkout was being created); or when the provider is not connected. A bump listed twice is 400.',
     params: offerParams,
     body: S.offerCheckoutBody,
     status: 201,

@@ -17,7 +17,12 @@ export const offerCheckoutBody = z.object({
     .regex(/^[A-Za-z]{3}$/)
     .transform((c) => c.toUpperCase())
     .optional(),
-  bumps: z.array(callerId).max(10).optional(),
+  // A bump listed twice would be priced (and charged) twice.
+  bumps: z
+    .array(callerId)
+    .max(10)
+    .refine((bs) => new Set(bs).size === bs.length, 'must not list a bump twice')
+    .optional(),
   account: accountId.optional(),
   email: email.optional(),
   ref: z.string().max(200).optional(),

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import { accountDetail, changeAccount, createAccount, grantAddon } from '../accounts/accounts.service.js';
@@ -10,7 +11,7 @@ import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { findPlan } from '../catalog/catalog.service.js';
-import type { OfferBump, OfferExtras } from '../offers/offers.entities.js';
+import { Offer, type IOffer, type OfferBump, type OfferExtras } from '../offers/offers.entities.js';
 import { findOffer, liveStatus, providerPlanKey, regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import {
@@ -63,9 +64,33 @@ const cannotBuy = (reason: string, message: string) => conflict(message, { reaso
  * Prices the selection on the server from the offer, then creates the provider subscription (and a
  * one-time order for order bumps) and the checkout, whose completion workflow starts with it.
  * 409 with a `reason` when the offer cannot be bought.
+ *
+ * The provider calls happen between reading the offer and recording the checkout, so the offer is read
+ * again in the checkout's transaction under a share lock (an edit waits for the checkout to commit, or the
+ * checkout sees the edit): a bump or price taken off in that window is refused with its reason, a price
+ * changed in it with `offer_changed`, and the checkout never holds terms the offer no longer had.
  */
 export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.output<typeof S.offerCheckoutBody>) {
   const o = await findOffer(ctx.em, ctx.app.id, offerId);
+  const { terms, providerPlanId } = offerTerms(o, input);
+  await refuseOwnedBumps(ctx.em, ctx.app.id, input.account, terms.bumps);
+  return startCheckout(ctx, terms, providerPlanId, input, async (em) => {
+    const locked = await em.findOne(
+      Offer,
+      { appId: ctx.app.id, id: offerId },
+      { lockMode: LockMode.PESSIMISTIC_READ, refresh: true },
+    );
+    if (!locked) throw cannotBuy('offer_changed', `Offer ${offerId} was deleted while the checkout was created`);
+    const now = offerTerms(locked, input); // throws the reason when what was chosen is gone
+    if (JSON.stringify(now) !== JSON.stringify({ terms, providerPlanId }))
+      throw cannotBuy('offer_changed', `Offer ${offerId} changed while the checkout was created; load it again`);
+    await refuseOwnedBumps(em, ctx.app.id, input.account, terms.bumps);
+  });
+}
+
+/** The terms the offer gives the selection now, or the 409 saying why it cannot be bought. */
+function offerTerms(o: IOffer, input: z.output<typeof S.offerCheckoutBody>) {
+  const offerId = o.id;
   const live = liveStatus(o);
   if (o.status === 'draft') throw cannotBuy('not_published', `Offer ${offerId} is not published`);
   if (live === 'archived') throw cannotBuy('archived', `Offer ${offerId} is archived`);
@@ -91,22 +116,30 @@ export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.ou
   const providerPlanId = o.provider.plans[providerPlanKey(plan.plan, price)];
   if (!providerPlanId)
     throw cannotBuy('not_published', `Offer ${offerId} has no provider plan for this price yet; publish it again`);
-  return startCheckout(
-    ctx,
-    {
-      offerId: o.id,
-      planId: plan.plan,
-      interval: price.interval,
-      currency: price.currency,
-      price: price.amount,
-      listPrice: price.amount,
-      cycles: price.cycles,
-      extras: plan.extras,
-      bumps,
-    },
-    providerPlanId,
-    input,
+  const terms: CheckoutTerms = {
+    offerId: o.id,
+    planId: plan.plan,
+    interval: price.interval,
+    currency: price.currency,
+    price: price.amount,
+    listPrice: price.amount,
+    cycles: price.cycles,
+    extras: plan.extras,
+    bumps,
+  };
+  return { terms, providerPlanId };
+}
+
+/** A bump whose add-on the buyer's account already owns would be paid for twice: 409 `bump_owned`. */
+async function refuseOwnedBumps(em: EntityManager, appId: string, account: string | undefined, bumps: OfferBump[]) {
+  if (!account || !bumps.length) return;
+  const owned = await sql<{ addon_id: string }>(
+    em,
+    'select addon_id from account_addons where app_id = $1 and account_id = $2 and addon_id = any($3::text[])',
+    [appId, account, bumps.map((b) => b.addon)],
   );
+  const bump = bumps.find((b) => owned.some((r) => r.addon_id === b.addon));
+  if (bump) throw cannotBuy('bump_owned', `Account ${account} already owns ${bump.name} (order bump ${bump.id})`);
 }
 
 interface CheckoutTerms {
@@ -121,12 +154,16 @@ interface CheckoutTerms {
   bumps: OfferBump[];
 }
 
-/** Creates the provider subscription (and bump order) and the checkout, with its workflow start. */
+/**
+ * Creates the provider subscription (and bump order) and the checkout, with its workflow start. `recheck` runs
+ * in the checkout's transaction before it is recorded, and refuses terms that no longer hold.
+ */
 async function startCheckout(
   ctx: Ctx,
   terms: CheckoutTerms,
   providerPlanId: string,
   input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string },
+  recheck?: (em: EntityManager) => Promise<void>,
 ) {
   const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
@@ -157,6 +194,7 @@ async function startCheckout(
     );
   }
   return inTransaction(ctx.deps, ctx.em, async (t) => {
+    await recheck?.(t.em);
     const c = t.em.create(Checkout, {
       id,
       appId: ctx.app.id,
@@ -351,7 +389,9 @@ export async function checkCheckout(
     let bumpsPaid = false;
     if (c.providerOrderId) {
       const order = await provider.getOrder(c.providerOrderId);
-      if (order.status === 'APPROVED')
+      // Another checkout (another tab, an older page) may have granted the bumped add-ons since this one was
+      // created: an approved order for add-ons the account now owns is left uncaptured, not charged twice.
+      if (order.status === 'APPROVED' && !(await ownsBumps(em, c)))
         bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       else bumpsPaid = order.status === 'COMPLETED';
     }
@@ -368,6 +408,22 @@ export async function checkCheckout(
   }
   return { status: 'created', providerStatus: sub.status };
 }
+
+/** Whether the account the checkout applies to already owns every add-on its bumps grant. */
+async function ownsBumps(em: EntityManager, c: ICheckout): Promise<boolean> {
+  if (!c.bumps.length) return false;
+  const rows = await sql<{ n: string }>(
+    em,
+    'select count(distinct addon_id) as n from account_addons where app_id = $1 and account_id = $2 and addon_id = ' +
+      'any($3::text[])',
+    [c.appId, buyerAccountId(c), c.bumps.map((b) => b.addon)],
+  );
+  return Number(rows[0].n) === new Set(c.bumps.map((b) => b.addon)).size;
+}
+
+/** The account a checkout applies to: the one it names, else the buyer's email, else one made for it. */
+const buyerAccountId = (c: Pick<ICheckout, 'id' | 'accountId' | 'email'>) =>
+  c.accountId ?? c.email ?? `buyer_${c.id.slice(4)}`;
 
 export async function expireCheckout(deps: Deps, checkoutId: string) {
   await sql(
@@ -406,7 +462,7 @@ export async function applyCheckout(
     if (!claimed.length) return false;
     const c = (await t.em.findOne(Checkout, { id: checkoutId }, { refresh: true }))!;
     const ctx = { em: t.em, deps, app: { id: c.appId } };
-    const accountId = c.accountId ?? c.email ?? `buyer_${c.id.slice(4)}`;
+    const accountId = buyerAccountId(c);
     const existing = await t.em.findOne(Account, { appId: c.appId, id: accountId });
     if (!existing) await createAccount({ ...ctx, app: { id: c.appId } as never }, { id: accountId, plan: c.planId });
     await changeAccount(ctx, accountId, async (_t, account) => {

@@ -27,9 +27,8 @@ interface AppRow {
 }
 
 /**
- * The app of a request, read with a prepared statement on every request (no cache, so a regenerated
- * key stops working at once in every process). A plain record: services that change the app load
- * its entity.
+ * The app with this id, read with a prepared statement. A plain record: services that change the app
+ * load its entity. Requests go through `requestApp` (the process's credential cache).
  */
 export async function loadApp(em: EntityManager, id: string): Promise<IApp | null> {
   const [r] = await prepared<AppRow>(
@@ -51,6 +50,11 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   } as IApp;
 }
 
+/** The app of a request: from the credential cache, which reads it with `loadApp` when it must. */
+export function requestApp(em: EntityManager, deps: Deps, id: string): Promise<IApp | null> {
+  return deps.credentials.app(id, () => loadApp(em, id));
+}
+
 /**
  * Decides who is calling and whether that credential class may use this route.
  * Anything missing, wrong or not allowed here is the same 401, so nothing leaks which it was.
@@ -66,11 +70,11 @@ export async function authenticate(
   const isAdmin = credential !== null && safeEqual(credential, deps.adminKey);
   // Open routes ignore credentials; their handlers answer 404 when they need an app that is missing.
   if (def.auth.includes('N')) {
-    const app = appId ? await loadApp(em, appId) : null;
+    const app = appId ? await requestApp(em, deps, appId) : null;
     return { caller: isAdmin ? { kind: 'admin' } : { kind: 'none' }, app };
   }
   if (credential === null) throw unauthorized();
-  const app = appId ? await loadApp(em, appId) : null;
+  const app = appId ? await requestApp(em, deps, appId) : null;
   if (isAdmin) {
     if (appId && !app) throw notFound('App');
     return { caller: { kind: 'admin' }, app };

@@ -112,6 +112,8 @@ export function contractCheck(): Middleware {
   return async (ctx, next) => {
     await next();
     if (ctx.method === 'HEAD' || ctx.method === 'OPTIONS') return;
+    // Pages and JSON outside the public API (the console's own, people's sign-in) have no documents.
+    if (ctx.state.outsideApi === true) return;
     const def = ctx.state.route as RouteDef | undefined;
     checkAnswer(def, String(ctx.state.requestId ?? ''), `${ctx.method} ${def?.path ?? ctx.path}`, {
       status: ctx.status,

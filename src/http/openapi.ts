@@ -18,6 +18,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Not allowed for this credential',
   404: 'A record in the path (or referenced by the body) does not exist',
   409: 'Conflict with the current state (for example an id that exists)',
+  422: 'The `Idempotency-Key` was already used with a different request',
   405: 'Method not allowed',
   413: 'Request body too large',
   415: 'Unsupported body content type or encoding',
@@ -100,6 +101,43 @@ function requestBody(def: RouteDef) {
   return { required: !body.safeParse({}).success, content };
 }
 
+/** POST routes with a credential take an `Idempotency-Key` (src/http/idempotency.ts decides the same way). */
+const takesIdempotencyKey = (def: RouteDef) =>
+  def.method === 'POST' && !def.oauth && def.idempotency !== false && !def.auth.includes('N');
+
+const IDEMPOTENCY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    "Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same " +
+    'credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) ' +
+    'without doing the work again. The same key with another method, path or body is a 422; a retry while the ' +
+    'first request still runs waits for it, then answers 409 if it has not finished.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+const TOO_MANY = {
+  description:
+    'Too many requests: the per-credential rate limit (`RATE_LIMIT_PER_SECOND`), too many failed credentials ' +
+    'from this address, or too many client registrations. Successful answers carry `RateLimit-Limit`, ' +
+    '`RateLimit-Remaining` and `RateLimit-Reset`.',
+  headers: {
+    'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
+const UNAVAILABLE = {
+  description:
+    'The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests ' +
+    'that only need the database answer again as soon as it is back, without a restart.',
+  headers: {
+    'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  },
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
+
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */
 export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -117,6 +155,8 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
       const optional = schema.safeParse(undefined).success;
       parameters.push({ name, in: 'query', required: !optional, schema: jsonSchema(schema, 'input') });
     }
+    const idempotent = takesIdempotencyKey(def);
+    if (idempotent) parameters.push({ $ref: '#/components/parameters/IdempotencyKey' });
     const open = def.auth.includes('N');
     const status = String(def.status ?? 200);
     const responses: Record<string, unknown> = {
@@ -144,6 +184,10 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
       errorStatuses.add(413);
       errorStatuses.add(415);
     }
+    if (idempotent) {
+      errorStatuses.add(409);
+      errorStatuses.add(422);
+    }
     for (const code of [...errorStatuses].sort()) {
       responses[String(code)] ??= {
         description: STATUS_TEXT[code] ?? 'Error',
@@ -156,6 +200,11 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         description: 'The request cannot go on: an HTML page says why',
         content: { 'text/html': { schema: { type: 'string' } } },
       };
+    // Every request that carries a credential is counted (throttle middleware); so are client registrations.
+    if (!open || (def.method === 'POST' && def.path === '/oauth/register'))
+      responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
+    // Any request may meet a database outage (src/http/middleware.ts): 503 with Retry-After, never a 500.
+    responses['503'] ??= { $ref: '#/components/responses/ServiceUnavailable' };
     // Node's HTTP server answers this one itself, with no body, before the service sees the request.
     responses['431'] = { description: 'Request headers (the URL included) larger than 16 KB' };
     const credentials = open
@@ -201,6 +250,8 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
             'only) an OAuth access token `mcp_at_...`.',
         },
       },
+      parameters: { IdempotencyKey: IDEMPOTENCY_PARAMETER },
+      responses: { TooManyRequests: TOO_MANY, ServiceUnavailable: UNAVAILABLE },
       schemas: {
         Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
         JsonValue: {

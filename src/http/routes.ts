@@ -5,6 +5,7 @@ import { cancelFlowRoutes } from '../cancel-flows/cancel-flows.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
 import { checkoutRoutes } from '../checkouts/checkouts.routes.js';
 import { docsRoutes } from '../docs/docs.routes.js';
+import { elementsRoutes } from '../elements/elements.routes.js';
 import { importRoutes } from '../import/import.routes.js';
 import { offerRoutes } from '../offers/offers.routes.js';
 import { orgRoutes } from '../orgs/orgs.routes.js';
@@ -23,6 +24,7 @@ import type { RouteDef } from './route.js';
 export const routes: RouteDef[] = [
   ...serviceRoutes,
   ...docsRoutes,
+  ...elementsRoutes,
   ...appRoutes,
   ...catalogRoutes,
   ...accountRoutes,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { dashboardUrl } from '../console/urls.js';
 import { AppError, notFound } from '../http/errors.js';
 import { Reply, route, type RawBody, type ReplyDoc, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
@@ -151,8 +152,9 @@ export const oauthRoutes = [
     tags,
     summary: 'Authorization request (code with PKCE S256)',
     description:
-      'Saves the request for 15 minutes and redirects the browser to the consent page (`APP_URL/oauth/consent`, or ' +
-      "this service's own). Errors are an HTML page.",
+      'Saves the request for 15 minutes and redirects the browser to the consent page, `{dashboard_url}/oauth/consent`: ' +
+      "`APP_URL/oauth/consent`, or by default the console's (`/console/oauth/consent`), where a person signs in. " +
+      'Errors are an HTML page.',
     query: oauth.authorizeQuery,
     invalidInput: (message) =>
       html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
@@ -163,7 +165,7 @@ export const oauthRoutes = [
     handler: async ({ em, deps, origin, query }) => {
       try {
         const id = await oauth.saveAuthorizationRequest(em, origin, query);
-        const consent = new URL('/oauth/consent', deps.config.APP_URL ?? origin);
+        const consent = new URL(`${dashboardUrl(deps.config, origin)}/oauth/consent`);
         consent.searchParams.set('request', id);
         return redirect(consent.toString());
       } catch (err) {

@@ -142,7 +142,8 @@ export const offerRoutes = [
     summary: 'The offer for a checkout page (never 404)',
     description:
       "The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's " +
-      'own fallback, else regular prices. `source` says which.',
+      'own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account ' +
+      'already owns are left out.',
     params: S.offerParams,
     query: S.publicQuery,
     response: S.publicOfferSchema,

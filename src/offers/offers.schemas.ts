@@ -139,7 +139,10 @@ const publicPlanSchema = z.object({
     }),
   ),
   extras: extrasSchema,
-  entitlements: z.array(z.object({ id: z.string(), max: z.number().nullable() })),
+  /** What the plan grants (with the offer's extras): `max` null is unlimited; a `boolean` one is a switch, on. */
+  entitlements: z.array(
+    z.object({ id: z.string(), name: z.string(), type: z.enum(['usage', 'boolean']), max: z.number().nullable() }),
+  ),
 });
 
 /** What a checkout page shows: the offer (or its fallback, or the regular prices). */

@@ -342,6 +342,22 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
     ctx.app.id,
     offerPlans.map((p) => p.plan),
   );
+  // Names and types, so a pricing page can say "SSO" for a switch rather than "Unlimited sso".
+  const ids = [
+    ...new Set([
+      ...[...limits.values()].flat().map((l) => l.id),
+      ...offerPlans.flatMap((p) => p.extras.entitlements.map((e) => e.id)),
+    ]),
+  ];
+  const known = new Map(
+    (
+      await sql<{ id: string; name: string; type: 'usage' | 'boolean' }>(
+        ctx.em,
+        'select id, name, type from entitlements where app_id = $1 and id = any($2::text[])',
+        [ctx.app.id, ids],
+      )
+    ).map((e) => [e.id, e]),
+  );
   return offerPlans
     .filter((p) => plans.has(p.plan))
     .map((p) => {
@@ -358,7 +374,12 @@ async function publicPlans(ctx: Ctx, src: PublicSource) {
           cycles: x.cycles,
         })),
         extras: p.extras,
-        entitlements: [...granted].map(([id, max]) => ({ id, max })),
+        entitlements: [...granted].map(([id, max]) => ({
+          id,
+          name: known.get(id)?.name ?? id,
+          type: known.get(id)?.type ?? 'usage',
+          max,
+        })),
       };
     });
 }
@@ -368,14 +389,31 @@ async function publicView(
   source: 'offer' | 'fallback' | 'regular',
   offer: IOffer | null,
   ref: string | null,
+  account?: string,
 ) {
+  // Bumps for add-ons the account owns are left out: a checkout with one would be refused (`bump_owned`).
+  const owned = new Set(
+    account && offer?.bumps.length
+      ? (
+          await sql<{ addon_id: string }>(
+            ctx.em,
+            'select addon_id from account_addons where app_id = $1 and account_id = $2',
+            [ctx.app.id, account],
+          )
+        ).map((r) => r.addon_id)
+      : [],
+  );
   return {
     source,
     offer: offer
       ? { id: offer.id, name: offer.name, description: offer.description ?? null, expires_at: iso(offer.expiresAt) }
       : null,
     plans: await publicPlans(ctx, { offer }),
-    bumps: offer ? offer.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })) : [],
+    bumps: offer
+      ? offer.bumps
+          .filter((b) => !owned.has(b.addon))
+          .map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency }))
+      : [],
     ref,
   };
 }
@@ -404,7 +442,7 @@ export async function publicOffer(ctx: Ctx, id: string, q: z.output<typeof S.pub
   for (const [o, source] of chain) {
     if (usable(o, q.account)) {
       await sql(ctx.em, 'update offers set views = views + 1 where app_id = $1 and id = $2', [ctx.app.id, o.id]);
-      return publicView(ctx, source, o, q.ref ?? null);
+      return publicView(ctx, source, o, q.ref ?? null, q.account);
     }
   }
   return publicView(ctx, 'regular', null, q.ref ?? null);

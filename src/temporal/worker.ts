@@ -5,6 +5,7 @@ import { createActivities } from '../../activities/index.js';
 import type { Deps } from '../deps.js';
 import { installTemporalLogging } from './runtime-logger.js';
 import { ensureRetentionSchedule } from '../events/retention.js';
+import { ensureRollupSchedule } from '../analytics/rollup.js';
 import { ensureReconcileSchedule } from './reconciler.js';
 
 export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../workflows/index.ts');
@@ -36,6 +37,7 @@ export async function createWorker(deps: Deps, opts: { workflowBundle?: Workflow
     shutdownGraceTime: '10s',
   });
   await ensureRetentionSchedule(deps);
+  await ensureRollupSchedule(deps);
   await ensureReconcileSchedule(deps);
   const done = worker.run().finally(() => connection.close());
   return {

@@ -1,7 +1,7 @@
+import { ACTIVE_EXTRA, ACTIVE_INCENTIVE } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { fanOutPending } from '../webhooks/webhooks.service.js';
-import { CHANGE_SQL } from './usage.service.js';
 
 /** The most usage events one batch may carry. */
 export const INGEST_MAX_EVENTS = 1000;
@@ -35,30 +35,70 @@ interface Row {
 }
 
 /**
- * Applies a batch of usage events in one round trip: `usage_ingest` (a database function) runs the
- * single-event change statement once per event in one transaction (events of one counter in the order
- * sent; counters in a fixed order, so concurrent batches do not deadlock), so each event meets the
- * same limit and threshold-event rules as `.../amount`, and each event id is recorded with its result
- * in the same transaction (a re-sent event answers its first result and changes nothing). A deadlock
- * with a concurrent batch touching the same counters in another order rolls the whole batch back and
- * it runs again. Threshold events it wrote are then fanned out (one more round trip, when there are any).
+ * The limit of many (account, entitlement) pairs at once ($1 app, $2 accounts, $3 entitlements, paired by
+ * position), as one row of arrays in the order given: the set form of the single-event statement's
+ * `LIMIT_CTES` (same layers, same fragments: an incentive's limit over an extra's over the plan's; an
+ * entitlement on none of them is not entitled), each a lookup by key (`limit 1` keeps the planner from
+ * turning them into joins it would plan from statistics a new app does not have yet). `usage_ingest_batch` runs it
+ * once per batch.
+ */
+export const PAIR_LIMITS_SQL = `
+select array_agg(p.account order by p.k), array_agg(p.entitlement order by p.k), array_agg(a.id is not null order by p.k),
+       array_agg(e.type::text order by p.k), array_agg(e.name::text order by p.k),
+       array_agg(e.overage_mode::text order by p.k),
+       array_agg(coalesce(i.found or x.found or pl.found, false) order by p.k),
+       array_agg(case when i.found then i.max when x.found then x.max else pl.max end order by p.k)
+  from unnest($2::text[], $3::text[]) with ordinality as p(account, entitlement, k)
+  left join lateral (select * from accounts a where a.app_id = $1 and a.id = p.account limit 1) a on true
+  left join lateral (select * from entitlements e where e.app_id = $1 and e.id = p.entitlement limit 1) e on true
+  left join lateral (
+    select true as found, ie.max from incentive_entitlements ie
+     where a.id is not null and ie.app_id = $1 and ie.entitlement_id = p.entitlement
+       and ie.incentive_id = ${ACTIVE_INCENTIVE} limit 1) i on true
+  left join lateral (
+    select true as found, x.max from account_extras x
+     where a.id is not null and x.app_id = $1 and x.account_id = p.account and x.kind = 'entitlement'
+       and x.ref_id = p.entitlement and ${ACTIVE_EXTRA} limit 1) x on true
+  left join lateral (
+    select true as found, pe.max from plan_entitlements pe
+     where pe.app_id = $1 and pe.plan_id = a.plan_id and pe.entitlement_id = p.entitlement limit 1) pl on true`;
+
+/** The database call a batch is: one statement, whatever the batch size (also run by the bench as its ceiling). */
+export const INGEST_SQL = 'select * from usage_ingest_batch($1, $2, $3, $4, $5, $6::timestamptz[], $7)';
+
+export const ingestParams = (appId: string, events: IngestEvent[]) => [
+  appId,
+  events.map((e) => e.id),
+  events.map((e) => e.account),
+  events.map((e) => e.entitlement),
+  events.map((e) => e.amount),
+  events.map((e) => e.timestamp ?? null),
+  PAIR_LIMITS_SQL,
+];
+
+/**
+ * Applies a batch of usage events in one round trip and a fixed number of statements: `usage_ingest_batch`
+ * (a database function) claims the event ids, resolves the limits of the batch's counters at once, locks
+ * the counters in (account, entitlement) order (so concurrent batches cannot deadlock), walks each
+ * counter's events in the order sent with the single-event rules (blocking limits, counters stopping at 0,
+ * threshold events), and writes counters, history, events and each id's outcome with one statement each
+ * (a re-sent event answers its first result and changes nothing; the same batch sent twice at once rolls
+ * one back and it runs again as duplicates). Threshold events it wrote are then fanned out (one more
+ * round trip, when there are any).
  */
 export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<IngestResult[]> {
   const run = async (attempt: number): Promise<Row[]> => {
     try {
-      return await sql<Row>(ctx.em, 'select * from usage_ingest($1, $2::jsonb, $3)', [
-        ctx.app.id,
-        JSON.stringify(events),
-        CHANGE_SQL,
-      ]);
+      return await sql<Row>(ctx.em, INGEST_SQL, ingestParams(ctx.app.id, events));
     } catch (err) {
       const code = (err as { code?: string }).code;
-      // A deadlock with another batch, or a row deleted mid-way: the whole batch rolled back; run it again.
-      if ((code === '40P01' || code === '23503') && attempt < 4) return run(attempt + 1);
+      // Rolled back as a whole, so run it again: the same events sent twice at once (40001: the second sees the
+      // first's ids now), a counter's account deleted mid-way (23503), a deadlock (40P01, not expected).
+      if ((code === '40001' || code === '40P01' || code === '23503') && attempt < 4) return run(attempt + 1);
       throw err;
     }
   };
-  const rows = (await run(1)).sort((a, b) => a.idx - b.idx);
+  const rows = await run(1);
   const fired = rows.flatMap((r) => r.events ?? []);
   if (fired.length)
     await fanOutPending(ctx.deps, fired).catch((err) =>

@@ -50,7 +50,14 @@ const ingestEvent = z.object({
   account: z.string().min(1).max(255),
   entitlement: z.string().min(1).max(255),
   amount: z.number().int().min(-1e12).max(1e12),
-  timestamp: z.iso.datetime({ offset: true }).optional(),
+  // Any offset JavaScript reads (PostgreSQL refuses some, such as +20:30), passed on in UTC; years 1000 to 8999,
+  // so that no offset moves it out of PostgreSQL's range.
+  timestamp: z.iso
+    .datetime({ offset: true })
+    .refine((v) => /^[1-8]\d{3}-/.test(v), 'the year must be 1000 to 8999')
+    .meta({ pattern: '^[1-8]\\d{3}-' }) // stated in the document, beside `format: date-time`
+    .transform((v) => new Date(v).toISOString())
+    .optional(),
 });
 const ingestBody = z.object({ events: z.array(ingestEvent).min(1).max(INGEST_MAX_EVENTS) });
 const ingestResult = z.object({

@@ -83,7 +83,8 @@ export class Migration20261121090000_catalog extends Migration {
     this.addSql(`create index "accounts_app_created_index" on "accounts" ("app_id", "created_at" desc, "id");`);
     this.addSql(`create index "accounts_plan_index" on "accounts" ("app_id", "plan_id", "created_at" desc);`);
     this.addSql(
-      `create index "accounts_incentive_index" on "accounts" ("app_id", "incentive_id", "created_at" desc) where "incentive_id" is not null;`,
+      `create index "accounts_incentive_index" on "accounts" ("app_id", "incentive_id", ` +
+        `"created_at" desc) where "incentive_id" is not null;`,
     );
     this.addSql(
       `create index "accounts_offer_index" on "accounts" ("app_id", "offer_id") where "offer_id" is not null;`,

@@ -12,13 +12,16 @@ export class Migration20261121091000_analytics_indexes extends Migration {
     this.addSql(`drop index if exists "usage_events_entitlement_time_index";`);
     this.addSql(`drop index if exists "usage_events_account_time_index";`);
     this.addSql(
-      `create index "usage_events_app_time_index" on "usage_events" ("app_id", "created_at" desc) include ("entitlement_id", "account_id", "amount");`,
+      `create index "usage_events_app_time_index" on "usage_events" ("app_id", "created_at" desc) ` +
+        `include ("entitlement_id", "account_id", "amount");`,
     );
     this.addSql(
-      `create index "usage_events_entitlement_time_index" on "usage_events" ("app_id", "entitlement_id", "created_at" desc) include ("account_id", "amount");`,
+      `create index "usage_events_entitlement_time_index" on "usage_events" ("app_id", ` +
+        `"entitlement_id", "created_at" desc) include ("account_id", "amount");`,
     );
     this.addSql(
-      `create index "usage_events_account_time_index" on "usage_events" ("app_id", "account_id", "created_at" desc) include ("entitlement_id", "amount");`,
+      `create index "usage_events_account_time_index" on "usage_events" ("app_id", "account_id", ` +
+        `"created_at" desc) include ("entitlement_id", "amount");`,
     );
   }
 }

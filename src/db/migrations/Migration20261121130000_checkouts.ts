@@ -33,7 +33,8 @@ export class Migration20261121130000_checkouts extends Migration {
     this.addSql(`create index "checkouts_app_time_index" on "checkouts" ("app_id", "created_at" desc);`);
     this.addSql(`create index "checkouts_offer_index" on "checkouts" ("app_id", "offer_id", "status");`);
     this.addSql(
-      `create unique index "checkouts_provider_subscription_index" on "checkouts" ("provider_subscription_id") where "provider_subscription_id" is not null;`,
+      `create unique index "checkouts_provider_subscription_index" on "checkouts" ` +
+        `("provider_subscription_id") where "provider_subscription_id" is not null;`,
     );
   }
 }

@@ -16,6 +16,9 @@ import { Migration20261123090000_security } from './Migration20261123090000_secu
 import { Migration20261123090000_idempotency_keys } from './Migration20261123090000_idempotency_keys.js';
 import { Migration20261123091000_usage_reservations } from './Migration20261123091000_usage_reservations.js';
 import { Migration20261123092000_usage_ingest } from './Migration20261123092000_usage_ingest.js';
+import { Migration20261124090000_usage_ingest_sets } from './Migration20261124090000_usage_ingest_sets.js';
+import { Migration20261124091000_apps_notify } from './Migration20261124091000_apps_notify.js';
+import { Migration20261124092000_usage_rollup } from './Migration20261124092000_usage_rollup.js';
 import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
 
 export const migrationsList = [
@@ -35,5 +38,8 @@ export const migrationsList = [
   Migration20261123090000_idempotency_keys,
   Migration20261123091000_usage_reservations,
   Migration20261123092000_usage_ingest,
+  Migration20261124090000_usage_ingest_sets,
+  Migration20261124091000_apps_notify,
+  Migration20261124092000_usage_rollup,
   Migration20261123093000_reconciler,
 ];

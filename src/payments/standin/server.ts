@@ -63,6 +63,7 @@ export class PayPalStandIn {
   private state: State;
   private server: http.Server | null = null;
   private failures: { status: number; name: string; message: string }[] = [];
+  private holds: { route: string; arrived: () => void; released: Promise<void> }[] = [];
   private timers = new Set<NodeJS.Timeout>();
   baseUrl = '';
   /** Every notification sent, for tests. */
@@ -97,6 +98,19 @@ export class PayPalStandIn {
   /** The next API calls answer with this error (to test provider failures). */
   failNext(status = 500, name = 'INTERNAL_SERVER_ERROR', message = 'An internal server error has occurred', times = 1) {
     for (let i = 0; i < times; i++) this.failures.push({ status, name, message });
+  }
+
+  /**
+   * Holds the next API call with this method and path (`POST /v1/billing/subscriptions`) until `release()`:
+   * `reached` resolves when it arrives. Tests use it to change something while the service waits on the provider.
+   */
+  holdNext(method: string, path: string): { reached: Promise<void>; release: () => void } {
+    let arrived!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((r) => (arrived = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.holds.push({ route: `${method} ${path}`, arrived, released });
+    return { reached, release };
   }
 
   /** The next API calls whose path includes `pathIncludes` answer `ms` later (a slow provider). */
@@ -244,6 +258,12 @@ export class PayPalStandIn {
       if (delay >= 0) {
         const [{ ms }] = this.delays.splice(delay, 1);
         await new Promise((resolve) => this.later(ms, () => resolve(undefined)));
+      }
+      const held = this.holds.findIndex((h) => h.route === `${ctx.method} ${ctx.path}`);
+      if (held >= 0) {
+        const [h] = this.holds.splice(held, 1);
+        h.arrived();
+        await h.released;
       }
       const failure = this.failures.shift();
       if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);

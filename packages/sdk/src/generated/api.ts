@@ -2456,7 +2456,7 @@ export interface OffersApi {
   /**
    * The offer for a checkout page (never 404)
    *
-   * The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which.
+   * The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
    *
    * `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
    */
@@ -2464,7 +2464,7 @@ export interface OffersApi {
   /**
    * Start a checkout for an offer
    *
-   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered; or when the provider is not connected.
+   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
    *
    * `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
    */

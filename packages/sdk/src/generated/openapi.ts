@@ -1490,7 +1490,7 @@ export interface paths {
     };
     /**
      * The offer for a checkout page (never 404)
-     * @description The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which.
+     * @description The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1514,7 +1514,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for an offer
-     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered; or when the provider is not connected.
+     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -3187,8 +3187,34 @@ export interface components {
       };
     };
   };
-  responses: never;
-  parameters: never;
+  responses: {
+    /** @description Too many requests: the per-credential rate limit (`RATE_LIMIT_PER_SECOND`), too many failed credentials from this address, or too many client registrations. Successful answers carry `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`. */
+    TooManyRequests: {
+      headers: {
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: number;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+    /** @description The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests that only need the database answer again as soon as it is back, without a restart. */
+    ServiceUnavailable: {
+      headers: {
+        /** @description Seconds to wait before trying again */
+        'Retry-After'?: number;
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
+  };
+  parameters: {
+    /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+    IdempotencyKey: string;
+  };
   requestBodies: never;
   headers: never;
   pathItems: never;
@@ -3250,6 +3276,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3257,6 +3284,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.delete': {
@@ -3310,6 +3338,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3317,6 +3346,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.update': {
@@ -3400,6 +3430,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3407,12 +3438,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.regenerateSecretKey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3458,6 +3493,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3465,12 +3519,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'apps.regeneratePublicKey': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3516,6 +3574,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3523,6 +3600,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.list': {
@@ -3601,6 +3679,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3608,12 +3687,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -3738,6 +3821,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3745,6 +3838,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.listPricingCards': {
@@ -3803,6 +3897,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3810,6 +3905,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.get': {
@@ -3889,6 +3985,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3896,6 +3993,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.delete': {
@@ -3984,6 +4082,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -3991,6 +4090,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.update': {
@@ -4112,6 +4212,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4119,6 +4220,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.getPricingCard': {
@@ -4178,6 +4280,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4185,6 +4288,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.mergeMeta': {
@@ -4288,6 +4392,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4295,12 +4400,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.attachEntitlement': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -4408,6 +4517,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4415,6 +4534,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.detachEntitlement': {
@@ -4495,6 +4615,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4502,6 +4623,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.setEntitlementLimit': {
@@ -4606,6 +4728,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4613,12 +4736,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.attachAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -4725,6 +4852,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4732,6 +4869,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.detachAddon': {
@@ -4812,6 +4950,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4819,6 +4958,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.list': {
@@ -4881,6 +5021,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4888,12 +5029,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -4992,6 +5137,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -4999,6 +5154,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.get': {
@@ -5062,6 +5218,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5069,6 +5226,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.delete': {
@@ -5141,6 +5299,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5148,6 +5307,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'entitlements.update': {
@@ -5241,6 +5401,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5248,6 +5409,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.list': {
@@ -5303,6 +5465,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5310,12 +5473,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -5400,6 +5567,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5407,6 +5584,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.get': {
@@ -5463,6 +5641,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5470,6 +5649,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.delete': {
@@ -5535,6 +5715,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5542,6 +5723,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'addons.update': {
@@ -5623,6 +5805,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5630,6 +5813,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.list': {
@@ -5690,6 +5874,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5697,12 +5882,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -5797,6 +5986,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5804,6 +6003,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.get': {
@@ -5865,6 +6065,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5872,6 +6073,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.delete': {
@@ -5942,6 +6144,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -5949,6 +6152,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.update': {
@@ -6040,6 +6244,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6047,12 +6252,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.attachEntitlement': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         incentiveId: string;
@@ -6142,6 +6351,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6149,6 +6368,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.detachEntitlement': {
@@ -6211,6 +6431,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6218,6 +6439,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.setEntitlementLimit': {
@@ -6304,6 +6526,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6311,12 +6534,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.attachAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         incentiveId: string;
@@ -6405,6 +6632,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6412,6 +6649,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'incentives.detachAddon': {
@@ -6474,6 +6712,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6481,6 +6720,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.list': {
@@ -6553,6 +6793,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6560,12 +6801,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -6698,6 +6943,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6705,6 +6960,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.count': {
@@ -6756,6 +7012,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6763,6 +7020,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.listWithIncentive': {
@@ -6831,6 +7089,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6838,6 +7097,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.get': {
@@ -6940,6 +7200,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -6947,6 +7208,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.delete': {
@@ -7049,6 +7311,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7056,6 +7319,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.update': {
@@ -7185,6 +7449,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7192,6 +7457,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.removeIncentive': {
@@ -7294,6 +7560,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7301,12 +7568,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.createToken': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -7389,6 +7660,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7396,6 +7677,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'access.get': {
@@ -7470,6 +7752,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7477,6 +7760,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'access.getPrivate': {
@@ -7551,6 +7835,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7558,12 +7843,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.grantAddon': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -7693,6 +7982,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7700,6 +7999,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'accounts.revokeAddon': {
@@ -7803,6 +8103,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7810,6 +8111,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.listAccounts': {
@@ -7878,6 +8180,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7885,6 +8188,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.list': {
@@ -7937,6 +8241,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -7944,6 +8249,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.get': {
@@ -7998,6 +8304,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8005,12 +8312,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.add': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8068,6 +8379,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8075,12 +8405,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.remove': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8129,6 +8463,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8136,12 +8489,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.addAmount': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8214,6 +8571,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8232,6 +8598,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8239,12 +8615,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8318,6 +8698,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8336,6 +8725,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8343,6 +8742,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.get': {
@@ -8405,6 +8805,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8412,12 +8813,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.commit': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8507,6 +8912,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8514,12 +8929,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reservations.release': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -8585,6 +9004,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8592,12 +9021,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'usage.ingest': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -8663,6 +9096,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -8681,6 +9123,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8688,6 +9140,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.summary': {
@@ -8752,6 +9205,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8759,6 +9213,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.topAccounts': {
@@ -8823,6 +9278,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8830,6 +9286,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.timeseries': {
@@ -8895,6 +9352,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8902,6 +9360,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'analytics.events': {
@@ -8964,6 +9423,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -8971,6 +9431,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.list': {
@@ -9027,6 +9488,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9034,12 +9496,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -9098,6 +9564,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -9116,6 +9591,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9123,6 +9608,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.get': {
@@ -9180,6 +9666,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9187,6 +9674,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.delete': {
@@ -9244,6 +9732,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9251,6 +9740,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'reports.update': {
@@ -9334,6 +9824,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9341,6 +9832,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.list': {
@@ -9411,6 +9903,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9418,12 +9911,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -9550,6 +10047,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9557,6 +10064,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.get': {
@@ -9628,6 +10136,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9635,6 +10144,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.delete': {
@@ -9706,6 +10216,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9713,6 +10224,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.update': {
@@ -9835,6 +10347,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9842,12 +10355,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.regenerateSecret': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -9913,6 +10430,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -9920,12 +10456,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.sendTest': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -10026,6 +10566,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -10044,6 +10593,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10051,6 +10610,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.listDeliveries': {
@@ -10133,6 +10693,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10140,12 +10701,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'webhooks.retryDelivery': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         webhookId: string;
@@ -10227,6 +10792,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10234,6 +10809,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'events.list': {
@@ -10298,6 +10874,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10305,6 +10882,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.get': {
@@ -10364,6 +10942,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10371,6 +10950,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.connect': {
@@ -10457,6 +11037,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10473,6 +11054,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'payments.disconnect': {
@@ -10541,6 +11123,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10548,6 +11131,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.list': {
@@ -10643,6 +11227,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10650,12 +11235,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -10809,6 +11398,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10816,12 +11415,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.previewDraft': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -10905,6 +11508,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
@@ -10945,6 +11551,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -10963,6 +11578,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -10970,6 +11595,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.get': {
@@ -11066,6 +11692,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11073,6 +11700,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.delete': {
@@ -11169,6 +11797,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11176,6 +11805,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.update': {
@@ -11325,6 +11955,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11332,12 +11963,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.publish': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11437,6 +12072,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11453,12 +12098,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.archive': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11549,6 +12198,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11556,12 +12224,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.preview': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -11658,6 +12330,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
               changes?: {
@@ -11696,6 +12371,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -11714,6 +12398,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11721,6 +12415,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.stats': {
@@ -11803,6 +12498,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11810,6 +12506,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.getPublic': {
@@ -11867,6 +12564,9 @@ export interface operations {
               };
               entitlements: {
                 id: string;
+                name: string;
+                /** @enum {string} */
+                type: 'usage' | 'boolean';
                 max: number | null;
               }[];
             }[];
@@ -11907,6 +12607,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -11914,12 +12615,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'offers.checkout': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         offerId: string;
@@ -12040,6 +12745,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12056,12 +12771,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'plans.checkout': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         planId: string;
@@ -12179,6 +12898,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12195,6 +12924,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.list': {
@@ -12283,6 +13013,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12290,6 +13021,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.get': {
@@ -12373,6 +13105,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12380,12 +13113,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'checkouts.complete': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         checkoutId: string;
@@ -12463,6 +13200,25 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12470,12 +13226,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.change': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12598,6 +13358,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12614,12 +13384,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.sync': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12713,6 +13487,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12729,6 +13513,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.get': {
@@ -12819,6 +13604,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12826,12 +13612,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.cancel': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -12949,6 +13739,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -12965,12 +13765,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.pause': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -13089,6 +13893,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13105,12 +13919,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'subscriptions.resume': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         accountId: string;
@@ -13204,6 +14022,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13220,6 +14048,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.list': {
@@ -13285,6 +14114,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13292,12 +14122,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.create': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -13482,6 +14316,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13489,6 +14333,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.capabilities': {
@@ -13544,6 +14389,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13551,6 +14397,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.get': {
@@ -13617,6 +14464,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13624,6 +14472,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.delete': {
@@ -13678,6 +14527,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13685,6 +14535,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.update': {
@@ -13866,6 +14717,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13873,6 +14725,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.stats': {
@@ -13959,6 +14812,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -13966,12 +14820,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelFlows.previewOffer': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         flowId: string;
@@ -14042,6 +14900,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -14060,6 +14927,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14067,6 +14944,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.list': {
@@ -14185,6 +15063,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14192,12 +15071,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.start': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
       };
@@ -14319,6 +15202,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -14337,6 +15229,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14344,6 +15246,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.get': {
@@ -14456,6 +15359,7 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14463,12 +15367,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.answer': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14610,6 +15518,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14617,12 +15535,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.back': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14738,6 +15660,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14745,12 +15677,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.decline': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -14866,6 +15802,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -14873,12 +15819,16 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.accept': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15019,6 +15969,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -15035,12 +15995,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.cancel': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15156,6 +16120,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -15172,12 +16146,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
   'cancelSessions.close': {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
       path: {
         appId: string;
         sessionId: string;
@@ -15293,6 +16271,16 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
         headers: {
@@ -15300,6 +16288,7 @@ export interface operations {
         };
         content?: never;
       };
+      503: components['responses']['ServiceUnavailable'];
     };
   };
 }

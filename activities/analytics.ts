@@ -1,0 +1,9 @@
+import { rollUpUsage } from '../src/analytics/rollup.js';
+import type { ActivityDeps } from './index.js';
+
+export function analyticsActivities(deps: ActivityDeps) {
+  return {
+    /** Idempotent: each day is computed from the history as a whole, in one transaction per app and chunk. */
+    rollUpUsage: () => rollUpUsage(deps),
+  };
+}

@@ -1,0 +1,245 @@
+import {
+  Badge,
+  Button,
+  Card,
+  CopyButton,
+  Group,
+  Modal,
+  SimpleGrid,
+  Stack,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { useState, type FormEvent } from 'react';
+import { useNavigate, useParams } from 'react-router';
+import { appApi, consoleApi } from '../api';
+import { useSession } from '../App';
+import { ErrorText, Loading, useAction, useLoad } from '../ui';
+
+function KeyRow({
+  label,
+  value,
+  onRegenerate,
+}: {
+  label: string;
+  value: string;
+  onRegenerate: () => Promise<unknown>;
+}) {
+  const [shown, setShown] = useState(false);
+  const [confirm, setConfirm] = useState(false);
+  const action = useAction();
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Text fw={600}>{label}</Text>
+        <Text ff="monospace" size="sm" style={{ wordBreak: 'break-all' }} aria-label={`${label} value`}>
+          {shown ? value : `${value.slice(0, 4)}${'•'.repeat(20)}`}
+        </Text>
+        <Group gap="xs">
+          <Button size="xs" variant="default" onClick={() => setShown(!shown)}>
+            {shown ? 'Hide' : 'Reveal'}
+          </Button>
+          <CopyButton value={value}>
+            {({ copied, copy }) => (
+              <Button size="xs" variant="default" onClick={copy}>
+                {copied ? 'Copied' : 'Copy'}
+              </Button>
+            )}
+          </CopyButton>
+          <Button size="xs" color="red" variant="light" onClick={() => setConfirm(true)}>
+            Regenerate
+          </Button>
+        </Group>
+        <ErrorText error={action.error} />
+      </Stack>
+      <Modal opened={confirm} onClose={() => setConfirm(false)} title={`Regenerate the ${label.toLowerCase()}?`}>
+        <Stack>
+          <Text size="sm">
+            The old key stops working at once{label === 'Secret key' ? ', and so do all account tokens' : ''}. Update
+            every place that uses it.
+          </Text>
+          <Group justify="flex-end">
+            <Button variant="default" onClick={() => setConfirm(false)}>
+              Keep the old key
+            </Button>
+            <Button
+              color="red"
+              loading={action.busy}
+              onClick={async () => {
+                await action.run(onRegenerate);
+                setConfirm(false);
+              }}
+            >
+              Regenerate now
+            </Button>
+          </Group>
+        </Stack>
+      </Modal>
+    </Card>
+  );
+}
+
+export function AppPage() {
+  const { appId } = useParams();
+  const api = appApi(appId!);
+  const { me } = useSession();
+  const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
+  const { data: app, error, reload } = useLoad(() => api.apps.get(), [appId]);
+  const save = useAction();
+  const [form, setForm] = useState<{ name: string; checkout_url: string } | null>(null);
+  const values = form ?? (app ? { name: app.name, checkout_url: app.checkout_url ?? '' } : null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!values) return;
+    if (await save.run(() => api.apps.update({ name: values.name, checkout_url: values.checkout_url || null }))) {
+      setForm(null);
+      await reload();
+    }
+  };
+  return (
+    <Stack maw={900}>
+      <Group justify="space-between">
+        <Title order={2}>{app?.name ?? 'App'}</Title>
+        {workspace && <Badge variant="light">{workspace.demo ? 'Demo workspace (read-only)' : workspace.name}</Badge>}
+      </Group>
+      <Loading error={error}>
+        {app && values && (
+          <>
+            <Text size="sm" c="dimmed">
+              App id <code>{app.id}</code> · created {new Date(app.created_at).toLocaleDateString()}
+            </Text>
+            <SimpleGrid cols={{ base: 1, md: 2 }}>
+              <KeyRow
+                label="Secret key"
+                value={app.api_key}
+                onRegenerate={async () => (await api.apps.regenerateSecretKey(), reload())}
+              />
+              <KeyRow
+                label="Publishable key"
+                value={app.public_key}
+                onRegenerate={async () => (await api.apps.regeneratePublicKey(), reload())}
+              />
+            </SimpleGrid>
+            <Card withBorder>
+              <form onSubmit={submit}>
+                <Stack>
+                  <Title order={3} size="h4">
+                    Settings
+                  </Title>
+                  <TextInput
+                    label="Name"
+                    required
+                    value={values.name}
+                    onChange={(e) => setForm({ ...values, name: e.currentTarget.value })}
+                  />
+                  <TextInput
+                    label="Checkout page URL"
+                    description="Your pricing page; upgrade links in 402 answers point here."
+                    placeholder="https://example.com/pricing"
+                    value={values.checkout_url}
+                    onChange={(e) => setForm({ ...values, checkout_url: e.currentTarget.value })}
+                  />
+                  <ErrorText error={save.error} />
+                  <Button type="submit" w="fit-content" loading={save.busy}>
+                    Save settings
+                  </Button>
+                </Stack>
+              </form>
+            </Card>
+            {workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role) && (
+              <Invite workspaceId={workspace.id} />
+            )}
+          </>
+        )}
+      </Loading>
+    </Stack>
+  );
+}
+
+function Invite({ workspaceId }: { workspaceId: string }) {
+  const [email, setEmail] = useState('');
+  const [link, setLink] = useState<string | null>(null);
+  const action = useAction();
+  return (
+    <Card withBorder>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          await action.run(async () => {
+            const inv = await consoleApi.post<{ url: string }>(`/workspaces/${workspaceId}/invitations`, { email });
+            setLink(inv.url);
+          });
+        }}
+      >
+        <Stack>
+          <Title order={3} size="h4">
+            Invite a member
+          </Title>
+          <Text size="sm" c="dimmed">
+            Members see every app of this workspace. Send them the link; it works for 48 hours.
+          </Text>
+          <TextInput
+            label="Email"
+            type="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+          />
+          <ErrorText error={action.error} />
+          <Button type="submit" w="fit-content" loading={action.busy}>
+            Create invitation link
+          </Button>
+          {link && (
+            <Group gap="xs">
+              <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }} aria-label="Invitation link">
+                {link}
+              </Text>
+              <CopyButton value={link}>
+                {({ copied, copy }) => (
+                  <Button size="xs" variant="default" onClick={copy}>
+                    {copied ? 'Copied' : 'Copy'}
+                  </Button>
+                )}
+              </CopyButton>
+            </Group>
+          )}
+        </Stack>
+      </form>
+    </Card>
+  );
+}
+
+export function NewAppPage() {
+  const { me, reload } = useSession();
+  const navigate = useNavigate();
+  const owned = me.workspaces.filter((w) => !w.demo && ['owner', 'admin'].includes(w.role));
+  const [name, setName] = useState('');
+  const action = useAction();
+  if (!owned.length) return <Text>Only workspace owners and admins create apps.</Text>;
+  return (
+    <Card withBorder maw={520}>
+      <form
+        onSubmit={async (e) => {
+          e.preventDefault();
+          await action.run(async () => {
+            const app = await consoleApi.post<{ id: string }>(`/workspaces/${owned[0].id}/apps`, { name });
+            await reload();
+            navigate(`/apps/${app.id}/catalog`);
+          });
+        }}
+      >
+        <Stack>
+          <Title order={2} size="h3">
+            New app in {owned[0].name}
+          </Title>
+          <TextInput label="App name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <ErrorText error={action.error} />
+          <Button type="submit" w="fit-content" loading={action.busy}>
+            Create app
+          </Button>
+        </Stack>
+      </form>
+    </Card>
+  );
+}

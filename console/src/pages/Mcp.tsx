@@ -1,0 +1,286 @@
+// The app's MCP server: on or off, the default access level, per-tool switches (they apply to every OAuth
+// connection), the connections people approved, and the tool call log.
+import { Badge, Button, Card, Code, Group, Select, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { useParams } from 'react-router';
+import { adminApi, consoleApi } from '../api';
+import { ErrorText, Loading, useAction, useLoad } from '../ui';
+
+type Level = 'read' | 'write' | 'full';
+interface Settings {
+  enabled: boolean;
+  access_level: Level;
+  tool_overrides: Record<string, boolean>;
+}
+interface Tool {
+  name: string;
+  level: 'R' | 'W' | 'F';
+  method: string;
+  path: string;
+  summary?: string;
+}
+interface Connection {
+  id: string;
+  kind: 'oauth' | 'secret_key' | 'admin_key';
+  name: string;
+  user: { id: string; name: string | null; email: string | null } | null;
+  access_level: Level | null;
+  last_used_at: string | null;
+  calls_last_7_days: number;
+  cut_off: { at: string; reason: string } | null;
+}
+interface Call {
+  id: string;
+  connection_id: string | null;
+  tool: string;
+  arguments: Record<string, unknown>;
+  status: number;
+  is_error: boolean;
+  result: string;
+  duration_ms: number;
+  created_at: string;
+}
+
+const RANK = { read: 0, write: 1, full: 2 } as const;
+const NEEDS = { R: 'read', W: 'write', F: 'full' } as const;
+const GROUP_LABEL = { R: 'Read', W: 'Write', F: 'Full' } as const;
+
+export function McpPage() {
+  const { appId } = useParams();
+  const admin = adminApi(appId!);
+  const { data, error, reload } = useLoad(
+    () =>
+      Promise.all([
+        admin.get<Settings>('/mcp/settings'),
+        consoleApi.get<Tool[]>('/mcp-tools'),
+        admin.get<Connection[]>('/mcp/connections'),
+        admin.get<{ data: Call[] }>('/mcp/calls', { limit: 30 }),
+      ]),
+    [appId],
+  );
+  return (
+    <Stack>
+      <Title order={2}>MCP server</Title>
+      <Text size="sm" c="dimmed">
+        AI assistants connect at{' '}
+        <Code style={{ wordBreak: 'break-all' }}>{`${window.location.origin}/apps/${appId}/mcp`}</Code>; people approve
+        them on the consent page.
+      </Text>
+      <Loading error={error}>
+        {data && (
+          <>
+            <SettingsCard key={JSON.stringify(data[0])} settings={data[0]} tools={data[1]} onSaved={reload} />
+            <Connections list={data[2]} onChange={reload} />
+            <Calls calls={data[3].data} connections={data[2]} />
+          </>
+        )}
+      </Loading>
+    </Stack>
+  );
+}
+
+function SettingsCard({
+  settings,
+  tools,
+  onSaved,
+}: {
+  settings: Settings;
+  tools: Tool[];
+  onSaved: () => Promise<void>;
+}) {
+  const { appId } = useParams();
+  const [s, setS] = useState(settings);
+  const action = useAction();
+  const byDefault = (t: Tool) => RANK[s.access_level] >= RANK[NEEDS[t.level]];
+  const on = (t: Tool) => s.tool_overrides[t.name] ?? byDefault(t);
+  const toggle = (t: Tool, value: boolean) => {
+    const next = { ...s.tool_overrides };
+    if (value === byDefault(t)) delete next[t.name];
+    else next[t.name] = value;
+    setS({ ...s, tool_overrides: next });
+  };
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap">
+          <Switch
+            label="MCP server on"
+            checked={s.enabled}
+            onChange={(e) => setS({ ...s, enabled: e.currentTarget.checked })}
+          />
+          <Select
+            label="Default access level"
+            allowDeselect={false}
+            w={200}
+            data={[
+              { value: 'read', label: 'Read only' },
+              { value: 'write', label: 'Read and write' },
+              { value: 'full', label: 'Full access' },
+            ]}
+            value={s.access_level}
+            onChange={(v) => v && setS({ ...s, access_level: v as Level })}
+          />
+        </Group>
+        <Text size="xs" c="dimmed">
+          The level switches tools on by default; a switch below overrides it for every OAuth connection. A connection
+          also needs its own level to cover the tool.
+        </Text>
+        <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing={4}>
+          {tools.map((t) => (
+            <Switch
+              key={t.name}
+              size="xs"
+              label={
+                <Text size="xs" span>
+                  <Code>{t.name}</Code>{' '}
+                  <Badge
+                    size="xs"
+                    variant="light"
+                    color={t.level === 'F' ? 'red' : t.level === 'W' ? 'orange' : 'teal'}
+                  >
+                    {GROUP_LABEL[t.level]}
+                  </Badge>
+                  {s.tool_overrides[t.name] !== undefined && (
+                    <Text span size="xs" c="indigo">
+                      {' '}
+                      (override)
+                    </Text>
+                  )}
+                </Text>
+              }
+              aria-label={`Tool ${t.name}`}
+              checked={on(t)}
+              onChange={(e) => toggle(t, e.currentTarget.checked)}
+            />
+          ))}
+        </SimpleGrid>
+        <ErrorText error={action.error} />
+        <Button
+          w="fit-content"
+          loading={action.busy}
+          onClick={() =>
+            action.run(async () => {
+              await adminApi(appId!).patch('/mcp/settings', s);
+              await onSaved();
+            })
+          }
+        >
+          Save MCP settings
+        </Button>
+      </Stack>
+    </Card>
+  );
+}
+
+function Connections({ list, onChange }: { list: Connection[]; onChange: () => Promise<void> }) {
+  const { appId } = useParams();
+  const action = useAction();
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Title order={3} size="h5">
+          Connections
+        </Title>
+        <ErrorText error={action.error} />
+        {list.length === 0 ? (
+          <Text c="dimmed">No connections yet. Add the server URL above to an MCP client and sign in from it.</Text>
+        ) : (
+          <Table.ScrollContainer minWidth={560}>
+            <Table aria-label="Connections">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Client</Table.Th>
+                  <Table.Th>Person</Table.Th>
+                  <Table.Th>Level</Table.Th>
+                  <Table.Th ta="right">Calls (7 days)</Table.Th>
+                  <Table.Th />
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {list.map((c) => (
+                  <Table.Tr key={c.id}>
+                    <Table.Td>
+                      {c.name}
+                      {c.cut_off && (
+                        <Badge ml="xs" color="red" size="xs">
+                          cut off
+                        </Badge>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      {c.user ? (c.user.email ?? c.user.name ?? c.user.id) : c.kind.replace('_', ' ')}
+                    </Table.Td>
+                    <Table.Td>{c.access_level ?? 'all tools'}</Table.Td>
+                    <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
+                    <Table.Td>
+                      <Button
+                        size="compact-xs"
+                        color="red"
+                        variant="subtle"
+                        onClick={() =>
+                          action.run(async () => {
+                            await adminApi(appId!).del(`/mcp/connections/${encodeURIComponent(c.id)}`);
+                            await onChange();
+                          })
+                        }
+                      >
+                        Remove
+                      </Button>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Stack>
+    </Card>
+  );
+}
+
+function Calls({ calls, connections }: { calls: Call[]; connections: Connection[] }) {
+  const name = (id: string | null) => connections.find((c) => c.id === id)?.name ?? '—';
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Title order={3} size="h5">
+          Tool calls
+        </Title>
+        {calls.length === 0 ? (
+          <Text c="dimmed">No tool calls in the last 30 days.</Text>
+        ) : (
+          <Table.ScrollContainer minWidth={560}>
+            <Table striped fz="xs" aria-label="Tool calls">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>When</Table.Th>
+                  <Table.Th>Tool</Table.Th>
+                  <Table.Th>Connection</Table.Th>
+                  <Table.Th>Status</Table.Th>
+                  <Table.Th ta="right">ms</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {calls.map((c) => (
+                  <Table.Tr key={c.id}>
+                    <Table.Td>{new Date(c.created_at).toLocaleString('en-CA')}</Table.Td>
+                    <Table.Td>
+                      <Code>{c.tool}</Code>
+                    </Table.Td>
+                    <Table.Td>{name(c.connection_id)}</Table.Td>
+                    <Table.Td>
+                      <Badge size="xs" color={c.is_error ? 'red' : 'teal'}>
+                        {c.status}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td ta="right">{c.duration_ms}</Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </Table.ScrollContainer>
+        )}
+      </Stack>
+    </Card>
+  );
+}

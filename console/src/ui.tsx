@@ -1,0 +1,62 @@
+// Small shared pieces: loading data with its error, and showing an API error as the API words it.
+import { Alert, Center, Loader } from '@mantine/core';
+import { useCallback, useEffect, useState, type ReactNode } from 'react';
+
+export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<string | null>(null);
+  const run = useCallback(load, deps);
+  const reload = useCallback(async () => {
+    try {
+      setData(await run());
+      setError(null);
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  }, [run]);
+  useEffect(() => {
+    setData(undefined);
+    void reload();
+  }, [reload]);
+  return { data, error, reload, setData };
+}
+
+export function ErrorText({ error }: { error: string | null | undefined }) {
+  if (!error) return null;
+  return (
+    <Alert color="red" role="alert" title="The API said">
+      {error}
+    </Alert>
+  );
+}
+
+export function Loading({ error, children }: { error: string | null; children: ReactNode | undefined }) {
+  if (error) return <ErrorText error={error} />;
+  if (children === undefined)
+    return (
+      <Center p="xl">
+        <Loader aria-label="Loading" />
+      </Center>
+    );
+  return <>{children}</>;
+}
+
+/** Runs an action, keeping its error for display. */
+export function useAction() {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (fn: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      setError((e as Error).message);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run, setError };
+}

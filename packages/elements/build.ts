@@ -1,0 +1,59 @@
+// Builds the components into one ES module, dist/offerkit-elements.js (Lit and @offerkit/sdk included, the SDK
+// from its TypeScript source so the bundle never picks up a stale packages/sdk/dist), and reports its size.
+// `npm run build:elements` at the repository root (also run before `npm start`); the browser tests call build().
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
+import * as esbuild from 'esbuild';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const DIST_FILE = path.join(here, 'dist', 'offerkit-elements.js');
+const SDK_SOURCE = path.join(here, '..', 'sdk', 'src', 'index.ts');
+
+export async function build(): Promise<{ file: string; bytes: number; gzip: number }> {
+  await esbuild.build({
+    entryPoints: [path.join(here, 'src', 'index.ts')],
+    outfile: DIST_FILE,
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    sourcemap: 'linked',
+    legalComments: 'none',
+    tsconfig: path.join(here, 'tsconfig.json'),
+    alias: { '@offerkit/sdk': SDK_SOURCE },
+    logLevel: 'warning',
+  });
+  // The example page's own script. Its import of the package (../src/index.js) stays an import, of the bundle
+  // above, which the page has loaded already: one copy of the components and the SDK on the page.
+  await esbuild.build({
+    entryPoints: [path.join(here, 'example', 'example.ts')],
+    outfile: path.join(here, 'dist', 'example.js'),
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    tsconfig: path.join(here, 'tsconfig.json'),
+    plugins: [
+      {
+        name: 'the-bundle',
+        setup(b) {
+          b.onResolve({ filter: /^\.\.\/src\/index\.js$/ }, () => ({ path: './offerkit-elements.js', external: true }));
+        },
+      },
+    ],
+    logLevel: 'warning',
+  });
+  const code = fs.readFileSync(DIST_FILE);
+  return { file: DIST_FILE, bytes: code.length, gzip: zlib.gzipSync(code, { level: 9 }).length };
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  // No top-level await: the tests load this module with require(), which cannot load modules that use it.
+  void build().then(({ file, bytes, gzip }) =>
+    console.log(
+      `${path.relative(process.cwd(), file)}: ${(bytes / 1024).toFixed(1)} kB, ${(gzip / 1024).toFixed(1)} kB gzipped`,
+    ),
+  );
+}

@@ -1,0 +1,417 @@
+import { css, html, nothing, type PropertyValues } from 'lit';
+import { OfferkitElement, humanize, money } from './base.js';
+import type { Checkout, PublicOffer, PublicPlan } from './client.js';
+
+const PENDING = 'offerkit:pending-checkout';
+
+const CHANGED = 'This offer has changed since the page was loaded. Please check the prices and choose again.';
+/** What a buyer is told when the checkout is refused (409) for a reason; the page gets the service's message. */
+const REASONS: Record<string, string> = {
+  offer_changed: CHANGED,
+  bump_not_offered: CHANGED,
+  plan_not_offered: CHANGED,
+  interval_not_offered: CHANGED,
+  not_published: CHANGED,
+  expired: 'This offer has ended. The prices shown now are the current ones.',
+  archived: 'This offer has ended. The prices shown now are the current ones.',
+  not_started: 'This offer has not started yet.',
+  targeted: 'This offer is for another account.',
+  bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
+};
+interface Pending {
+  id: string;
+  appId: string;
+  /** The subscription's approval link, still to visit after the bump order's. */
+  next: string | null;
+  /** The interval bought, shown again on return. */
+  interval: 'month' | 'year';
+}
+
+/**
+ * `<offerkit-pricing-table offer="launch" fallback="regular_prices" publishable-key="pub_..." app-id="app_...">`:
+ * the plans and prices of the public offer view, an interval switch, order bumps, and a checkout button that
+ * goes to the provider's approval link and, when the buyer is back on this page, completes the checkout.
+ */
+export class OfferkitPricingTable extends OfferkitElement {
+  static override properties = {
+    ...OfferkitElement.properties,
+    offer: {},
+    fallback: {},
+    ref: {},
+    account: {},
+    email: {},
+    returnUrl: { attribute: 'return-url' },
+    interval: { reflect: true },
+    view: { state: true },
+    bumps: { state: true },
+    busy: { state: true },
+    error: { state: true },
+    status: { state: true },
+  };
+  declare offer: string;
+  declare fallback: string;
+  declare ref: string;
+  declare account: string;
+  declare email: string;
+  declare returnUrl: string;
+  declare interval: 'month' | 'year';
+  declare view: PublicOffer | null;
+  declare bumps: string[];
+  declare busy: string;
+  declare error: string;
+  declare status: string;
+  private resumed = false;
+
+  constructor() {
+    super();
+    this.offer = '';
+    this.fallback = '';
+    this.ref = '';
+    this.account = '';
+    this.email = '';
+    this.returnUrl = '';
+    this.interval = 'month';
+    this.view = null;
+    this.bumps = [];
+    this.busy = '';
+    this.error = '';
+    this.status = '';
+  }
+
+  override updated(changed: PropertyValues<this>) {
+    const connection = ['offer', 'fallback', 'ref', 'account', 'publishableKey', 'appId', 'baseUrl', 'client'] as const;
+    if (connection.some((k) => changed.has(k)) && this.canPublishable && this.offer) {
+      void this.load();
+      if (!this.resumed) {
+        this.resumed = true;
+        void this.resume();
+      }
+    }
+  }
+
+  async load() {
+    try {
+      this.view = await this.publishable().offers.getPublic(this.offer, {
+        fallback: this.fallback || undefined,
+        account: this.account || undefined,
+        ref: this.ref || undefined,
+      });
+      const intervals = this.intervals();
+      if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
+      // A bump chosen on an earlier view that this one no longer has is dropped, not sent.
+      const offered = new Set(this.view.offer ? this.view.bumps.map((b) => b.id) : []);
+      this.bumps = this.bumps.filter((id) => offered.has(id));
+      this.emit('loaded', this.view);
+    } catch (e) {
+      this.error = this.errorText(e);
+    }
+  }
+
+  private intervals(): ('month' | 'year')[] {
+    const all = new Set(this.view?.plans.flatMap((p) => p.prices.map((x) => x.interval)) ?? []);
+    return (['month', 'year'] as const).filter((i) => all.has(i));
+  }
+
+  /** On return from the provider: the subscription's approval next if the bump order came first, then complete. */
+  private async resume() {
+    const raw = globalThis.sessionStorage?.getItem(PENDING);
+    if (!raw) return;
+    const p = JSON.parse(raw) as Pending;
+    const params = new URL(globalThis.location.href).searchParams;
+    if (p.appId !== this.publishable().appId || !(params.has('subscription_id') || params.has('token'))) return;
+    if (p.next) {
+      sessionStorage.setItem(PENDING, JSON.stringify({ ...p, next: null }));
+      globalThis.location.assign(p.next);
+      return;
+    }
+    sessionStorage.removeItem(PENDING);
+    if (p.interval) this.interval = p.interval;
+    this.busy = 'complete';
+    this.status = 'Completing your purchase…';
+    try {
+      let c: Checkout = await this.publishable().checkouts.complete(p.id);
+      // `created` while the provider is still activating: ask again shortly.
+      for (let i = 0; c.status === 'created' && i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 1000));
+        c = await this.publishable().checkouts.complete(p.id);
+      }
+      if (c.status === 'completed') {
+        this.status = 'Thank you! Your purchase is complete.';
+        this.emit('checkout-completed', c);
+        void this.load(); // e.g. bumps for add-ons the account now owns are no longer offered
+      } else {
+        this.status = '';
+        this.error = c.status === 'created' ? 'The payment is still being confirmed.' : `Checkout ${c.status}.`;
+      }
+    } catch (e) {
+      this.status = '';
+      this.error = this.errorText(e);
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  private async choose(plan: PublicPlan) {
+    if (this.busy) return; // one checkout at a time, even for a click that beats the re-render
+    this.busy = plan.plan.id;
+    this.error = '';
+    try {
+      const back = this.returnUrl || globalThis.location.href.split('#')[0];
+      const body = {
+        interval: this.interval,
+        account: this.account || undefined,
+        email: this.account ? undefined : this.email || undefined,
+        ref: this.ref || undefined,
+        return_url: back,
+        cancel_url: back,
+      };
+      const v = this.view!;
+      const c = v.offer
+        ? await this.publishable().offers.checkout(v.offer.id, {
+            ...body,
+            plan: plan.plan.id,
+            interval: this.interval,
+            bumps: this.bumps.length ? [...new Set(this.bumps)] : undefined,
+          })
+        : await this.publishable().plans.checkout(plan.plan.id, body);
+      if (!this.emit('checkout', c, true) || !c.approve_url) return;
+      // The bump order first: the checkout completes on its own once the subscription is active, and takes the
+      // bumps only if their order is approved by then.
+      const first = c.bump_approve_url ?? c.approve_url;
+      const pending: Pending = {
+        id: c.id,
+        appId: this.publishable().appId,
+        next: c.bump_approve_url ? c.approve_url : null,
+        interval: this.interval,
+      };
+      sessionStorage.setItem(PENDING, JSON.stringify(pending));
+      globalThis.location.assign(first);
+    } catch (e) {
+      // 409 with a reason: the offer changed since this view was loaded (a bump or price gone, archived,
+      // expired). Say so in the buyer's words and show the current one, so the next click buys what they see.
+      const reason = (e as { status?: number; body?: { reason?: string } }).body?.reason;
+      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || this.errorText(e);
+      if ((e as { status?: number }).status === 409 && reason) await this.load();
+      this.emit('error', { message: this.errorText(e), reason: reason ?? null, error: e });
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  override render() {
+    if (!this.offer || !this.canPublishable)
+      return html`<p class="muted" part="table">
+        Set <code>offer</code>, <code>app-id</code> and <code>publishable-key</code> to show prices.
+      </p>`;
+    const v = this.view;
+    const intervals = this.intervals();
+    return html`<section part="table" aria-label=${v?.offer?.name ?? 'Pricing'}>
+      ${
+        v?.offer
+          ? html`<header>
+              <h2 part="title">${v.offer.name}</h2>
+              ${v.offer.description ? html`<p class="muted">${v.offer.description}</p>` : nothing}
+            </header>`
+          : nothing
+      }
+      ${
+        intervals.length > 1
+          ? html`<div class="intervals" role="radiogroup" aria-label="Billing interval">
+              ${intervals.map(
+                (i) =>
+                  html`<label class="interval">
+                    <input
+                      type="radio"
+                      name="interval"
+                      .checked=${this.interval === i}
+                      @change=${() => (this.interval = i)}
+                    />
+                    <span>${i === 'month' ? 'Monthly' : 'Yearly'}</span>
+                  </label>`,
+              )}
+            </div>`
+          : nothing
+      }
+      <p class="status" role="status">${this.status || nothing}</p>
+      <p class="error" role="alert" part="error">${this.error || nothing}</p>
+      <div class="plans">${v?.plans.map((p) => this.renderPlan(p)) ?? nothing}</div>
+      ${
+        v?.offer && v.bumps.length
+          ? html`<fieldset class="bumps" part="bumps">
+              <legend>Add to your order</legend>
+              ${v.bumps.map(
+                (b) =>
+                  html`<label class="bump">
+                    <input
+                      type="checkbox"
+                      .checked=${this.bumps.includes(b.id)}
+                      @change=${(e: Event) =>
+                        (this.bumps = [
+                          ...this.bumps.filter((x) => x !== b.id),
+                          ...((e.target as HTMLInputElement).checked ? [b.id] : []),
+                        ])}
+                    />
+                    <span>${b.name}</span> <strong>${money(b.price, b.currency)}</strong>
+                  </label>`,
+              )}
+            </fieldset>`
+          : nothing
+      }
+    </section>`;
+  }
+
+  private renderPlan(p: PublicPlan) {
+    const price = p.prices.find((x) => x.interval === this.interval);
+    const extras = new Map(p.extras.entitlements.map((e) => [e.id, e.max]));
+    return html`<article class="plan card" part="plan" aria-labelledby="plan-${p.plan.id}">
+      <h3 id="plan-${p.plan.id}">${p.plan.name}</h3>
+      ${p.plan.description ? html`<p class="muted">${p.plan.description}</p>` : nothing}
+      ${
+        price
+          ? html`<p class="price">
+                <strong>${money(price.price, price.currency)}</strong><span class="muted">/${price.interval}</span>
+                ${
+                  price.list_price > price.price
+                    ? html`<s class="muted" aria-label="regular price">${money(price.list_price, price.currency)}</s>`
+                    : nothing
+                }
+              </p>
+              ${
+                price.cycles
+                  ? html`<p class="muted small">for ${price.cycles} ${price.interval}s, then the regular price</p>`
+                  : nothing
+              }`
+          : html`<p class="muted">Not available ${this.interval === 'year' ? 'yearly' : 'monthly'}</p>`
+      }
+      <ul>
+        ${p.entitlements
+          // A usage limit of 0 is not included; say nothing rather than "0 exports".
+          .filter((e) => e.type === 'boolean' || e.max !== 0)
+          .map(
+            (e) =>
+              html`<li>
+                ${e.type === 'boolean' ? e.name : e.max === null ? `Unlimited ${e.name}` : `${e.max.toLocaleString()} ${e.name}`}
+                ${extras.has(e.id) ? html`<span class="extra">bonus</span>` : nothing}
+              </li>`,
+          )}
+        ${p.extras.addons.map((a) => html`<li>${humanize(a)} <span class="extra">bonus</span></li>`)}
+      </ul>
+      ${price?.price === 0 ? html`<p class="muted">No payment needed</p>` : this.renderCta(p, !price)}
+    </article>`;
+  }
+
+  private renderCta(p: PublicPlan, unavailable: boolean) {
+    return html`<button
+      type="button"
+      class="primary"
+      part="cta"
+      ?disabled=${unavailable || !!this.busy}
+      @click=${() => this.choose(p)}
+    >
+      ${this.busy === p.plan.id ? 'Redirecting…' : `Choose ${p.plan.name}`}
+    </button>`;
+  }
+
+  static override styles = [
+    OfferkitElement.baseStyles,
+    css`
+      .plans {
+        display: grid;
+        grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr));
+        gap: 1rem;
+      }
+      .plan {
+        display: flex;
+        flex-direction: column;
+      }
+      .plan ul {
+        padding-left: 1.1rem;
+        margin: 0.5rem 0 1rem;
+        flex: 1;
+      }
+      .plan button {
+        width: 100%;
+      }
+      .price {
+        font-size: 1.1rem;
+        margin-bottom: 0.25rem;
+      }
+      .price strong {
+        font-size: 1.8rem;
+      }
+      .price s {
+        margin-left: 0.5rem;
+      }
+      .small {
+        font-size: 0.85rem;
+      }
+      .extra {
+        font-size: 0.75rem;
+        font-weight: 600;
+        color: var(--_success);
+        text-transform: uppercase;
+        margin-left: 0.25rem;
+      }
+      .intervals {
+        display: inline-flex;
+        border: 1px solid var(--_border);
+        border-radius: 999px;
+        padding: 3px;
+        margin-bottom: 1rem;
+      }
+      .interval {
+        position: relative;
+      }
+      .interval input {
+        position: absolute;
+        opacity: 0;
+        inset: 0;
+        margin: 0;
+        cursor: pointer;
+      }
+      .interval span {
+        display: block;
+        padding: 0.45rem 1rem;
+        border-radius: 999px;
+        min-height: 36px;
+        font-weight: 600;
+      }
+      .interval input:checked + span {
+        background: var(--_accent);
+        color: var(--_accent-text);
+      }
+      .interval input:focus-visible + span {
+        box-shadow: var(--_focus);
+      }
+      .bumps {
+        margin-top: 1rem;
+        border: 1px solid var(--_border);
+        border-radius: var(--_radius);
+        padding: 0.75rem 1rem;
+      }
+      .bump {
+        display: flex;
+        gap: 0.5rem;
+        align-items: center;
+        min-height: 44px;
+      }
+      .status:empty,
+      .error:empty {
+        display: none;
+      }
+      .status {
+        color: var(--_success);
+        font-weight: 600;
+      }
+    `,
+  ];
+}
+
+if (!customElements.get('offerkit-pricing-table'))
+  customElements.define('offerkit-pricing-table', OfferkitPricingTable);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'offerkit-pricing-table': OfferkitPricingTable;
+  }
+}

@@ -1,0 +1,185 @@
+import { css, html, nothing, type PropertyValues } from 'lit';
+import { OfferkitElement } from './base.js';
+import { decodeAccountToken, type EffectiveAccess } from './client.js';
+
+/**
+ * `<offerkit-usage-meter account="alice" publishable-key="pub_...">`: an account's effective access, each
+ * usage entitlement as a bar against its limit and each on/off feature as included.
+ */
+export class OfferkitUsageMeter extends OfferkitElement {
+  static override properties = {
+    ...OfferkitElement.properties,
+    account: {},
+    access: { state: true },
+    error: { state: true },
+  };
+  declare account: string;
+  declare access: EffectiveAccess | null;
+  declare error: string;
+
+  constructor() {
+    super();
+    this.account = '';
+    this.access = null;
+    this.error = '';
+  }
+
+  override updated(changed: PropertyValues<this>) {
+    const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
+    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.refresh();
+  }
+
+  /** Reads the account's access again (call it after recording usage). */
+  async refresh() {
+    try {
+      // The token when there is one (it can read only its own account), else the publishable key.
+      const token = this.canToken;
+      const account = this.account || decodeAccountToken(this.accountToken)?.accountId;
+      if (!account) throw new Error('Set account (or an account-token)');
+      this.access = await (token ? this.tokenClient() : this.publishable()).access.get(account);
+      this.error = '';
+      this.emit('loaded', this.access);
+    } catch (e) {
+      this.error = this.errorText(e);
+      this.emit('error', { message: this.error, error: e });
+    }
+  }
+
+  override render() {
+    const a = this.access;
+    if (!a && !this.canPublishable && !this.canToken)
+      return html`<div class="card" part="card">
+        <p class="muted">
+          Set <code>publishable-key</code> and <code>account</code>, or <code>account-token</code>, to start.
+        </p>
+      </div>`;
+    if (!a)
+      return html`<div class="card" part="card">
+        <p class="error" role="alert">${this.error || nothing}</p>
+        ${this.error ? nothing : html`<p class="muted" role="status">Loading…</p>`}
+      </div>`;
+    const usage = a.entitlements.filter((e) => e.type === 'usage');
+    const features = a.entitlements.filter((e) => e.type === 'boolean');
+    return html`<section class="card" part="card" aria-labelledby="plan">
+      <h2 id="plan" part="title">${a.plan.name} plan</h2>
+      <ul class="meters">
+        ${usage.map((e) => {
+          const pct = e.max === null ? 0 : e.max === 0 ? 100 : Math.min(100, (e.usage / e.max) * 100);
+          const level = e.max === null ? 'ok' : pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok';
+          const label = e.max === null ? `${e.usage} used, unlimited` : `${e.usage} of ${e.max} used`;
+          return html`<li part="meter">
+            <div class="row">
+              <span id="m-${e.id}" class="name">${e.name}</span>
+              <span class="count ${level}">${label}</span>
+            </div>
+            ${
+              e.max === null
+                ? html`<div class="bar unlimited" aria-hidden="true"></div>`
+                : html`<div
+                    class="bar"
+                    role="meter"
+                    aria-labelledby="m-${e.id}"
+                    aria-valuemin="0"
+                    aria-valuemax=${e.max}
+                    aria-valuenow=${Math.min(e.usage, e.max)}
+                    aria-valuetext=${label}
+                  >
+                    <div class="fill ${level}" style="width:${pct}%"></div>
+                  </div>`
+            }
+          </li>`;
+        })}
+      </ul>
+      ${
+        features.length
+          ? html`<ul class="features" aria-label="Features">
+              ${features.map(
+                (f) =>
+                  html`<li>
+                    <span aria-hidden="true">${f.can ? '✓' : '✕'}</span> ${f.name}
+                    <span class="visually-hidden">${f.can ? 'included' : 'not included'}</span>
+                  </li>`,
+              )}
+            </ul>`
+          : nothing
+      }
+      <p class="error" role="alert">${this.error || nothing}</p>
+    </section>`;
+  }
+
+  static override styles = [
+    OfferkitElement.baseStyles,
+    css`
+      :host {
+        max-width: 32rem;
+      }
+      ul {
+        list-style: none;
+        margin: 0;
+        padding: 0;
+      }
+      .meters li {
+        margin: 0.85rem 0;
+      }
+      .row {
+        display: flex;
+        justify-content: space-between;
+        gap: 1rem;
+        flex-wrap: wrap;
+        font-size: 0.95rem;
+      }
+      .name {
+        font-weight: 600;
+      }
+      .count {
+        color: var(--_muted);
+      }
+      .count.full {
+        color: var(--_danger);
+        font-weight: 600;
+      }
+      .bar {
+        height: 10px;
+        border-radius: 5px;
+        background: var(--_surface);
+        border: 1px solid var(--_border);
+        overflow: hidden;
+        margin-top: 0.35rem;
+      }
+      .bar.unlimited {
+        background: repeating-linear-gradient(
+          45deg,
+          var(--_surface),
+          var(--_surface) 6px,
+          var(--_border) 6px,
+          var(--_border) 12px
+        );
+      }
+      .fill {
+        height: 100%;
+        background: var(--_accent);
+      }
+      .fill.warn {
+        background: var(--offerkit-warning, #b54708);
+      }
+      .fill.full {
+        background: var(--_danger);
+      }
+      .features {
+        display: flex;
+        flex-wrap: wrap;
+        gap: 0.5rem 1.25rem;
+        margin-top: 1rem;
+        color: var(--_muted);
+      }
+    `,
+  ];
+}
+
+if (!customElements.get('offerkit-usage-meter')) customElements.define('offerkit-usage-meter', OfferkitUsageMeter);
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'offerkit-usage-meter': OfferkitUsageMeter;
+  }
+}

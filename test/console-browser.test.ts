@@ -1,0 +1,545 @@
+import http from 'node:http';
+import type net from 'node:net';
+import { expect } from 'chai';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { seedDemo } from '../src/console/demo.js';
+import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
+import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
+import { ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helpers/console.js';
+import { call, del, get, post } from './helpers/http.js';
+import { pkce, postForm } from './helpers/oauth.js';
+import { startReceiver } from './helpers/receiver.js';
+import { PAYPAL_TEST_CREDENTIALS, testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
+
+const OWNER = { name: 'Olivia Owner', email: 'owner@example.com', password: 'correct horse battery' };
+
+describe('the operator console in a real browser (headless Chromium)', function () {
+  this.timeout(180_000);
+  let browser: Browser;
+  let owner: BrowserContext;
+  let page: Page;
+  let problems: string[];
+  const allowed: RegExp[] = [];
+  let appId: string;
+  const url = (p: string) => `${testEnv().baseUrl}/console${p}`;
+
+  before(async function () {
+    this.timeout(15 * 60_000);
+    ensureConsoleBuilt();
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    owner = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await owner.newPage();
+    problems = watch(page);
+  });
+  after(async () => {
+    await browser?.close();
+    await closePeople(testEnv().deps);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed')
+      await page.screenshot({ path: `.test-data/console/failed-${this.currentTest.title.slice(0, 40)}.png` });
+    // Every step of a person's visit: no errors in the browser console, no failed requests.
+    const unexpected = problems.filter((p) => !allowed.some((a) => a.test(p)));
+    problems.length = 0;
+    allowed.length = 0;
+    if (this.currentTest?.state === 'passed') expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
+  });
+
+  it('the first owner signs up from the one-time setup link; the link then stops working', async () => {
+    const token = (await issueSetupToken(await people(testEnv().deps)))!;
+    expect(token).to.be.a('string');
+    await page.goto(url(`/setup?token=${token}`));
+    await page.getByLabel('Your name').fill(OWNER.name);
+    await page.getByLabel(/^Email/).fill(OWNER.email);
+    await page.getByLabel(/^Password/).fill('short');
+    await page.getByLabel('Workspace name').fill('Acme');
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+    // The server's words, not a generic failure.
+    await page.getByRole('alert').filter({ hasText: 'password' }).waitFor();
+    await expected(page, problems, allowed, /^400 from POST .*\/console\/api\/setup/);
+    await page.getByLabel(/^Password/).fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create the owner' }).click();
+    await page.getByRole('heading', { name: `Welcome, ${OWNER.name}` }).waitFor();
+    await shoot(page, 'welcome');
+
+    // The session is an HTTP-only cookie; no key sits in the page's storage.
+    const cookies = await owner.cookies();
+    const session = cookies.find((c) => c.name.includes('session_token'))!;
+    expect(session).to.include({ httpOnly: true, sameSite: 'Lax' });
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage))).to.not.match(
+      /key_|pub_/,
+    );
+
+    // The link was single use, and nobody else can set up an owner now.
+    const again = await call('POST', '/console/api/setup', {
+      body: { ...OWNER, email: 'x@example.com', token },
+      headers: { Origin: testEnv().baseUrl },
+    });
+    expect(again.status).to.equal(401);
+    // From another site the link is refused before it is even looked at.
+    const forged = await call('POST', '/console/api/setup', {
+      body: { ...OWNER, email: 'x@example.com', token },
+      headers: { Origin: 'https://evil.example' },
+    });
+    expect(forged.status).to.equal(403);
+    const withAdmin = await post('/console/api/setup', testEnv().adminKey, { ...OWNER, email: 'y@example.com' });
+    expect(withAdmin.status).to.equal(409);
+  });
+
+  it('creates an app, a plan and an entitlement, and sets a limit in the plans × entitlements grid', async () => {
+    await page.getByRole('link', { name: 'Create your first app' }).click();
+    await page.getByLabel('App name').fill('Notes');
+    await page.getByRole('button', { name: 'Create app' }).click();
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    appId = /\/apps\/([^/]+)\/catalog/.exec(page.url())![1];
+    // The app belongs to the owner's workspace (the spec's org, app_ids in order).
+    const org = await get('/orgs/acme', testEnv().adminKey);
+    expect(org.body.app_ids).to.deep.equal([appId]);
+
+    await page.getByLabel('Entitlement id').fill('ai_credits');
+    await page.getByLabel('Entitlement name').fill('AI credits');
+    await page.getByRole('button', { name: 'Add entitlement' }).click();
+    await page.getByLabel('Plan id').fill('pro');
+    await page.getByLabel('Plan name').fill('Pro');
+    await page.getByRole('button', { name: 'Add plan' }).click();
+    await page.getByRole('button', { name: 'Include Pro × AI credits' }).waitFor();
+    // An id that exists: the API's 409 message shown as worded.
+    await page.getByLabel('Plan id').fill('pro');
+    await page.getByLabel('Plan name').fill('Pro again');
+    await page.getByRole('button', { name: 'Add plan' }).click();
+    const conflict = await get(`/apps/${appId}/plans`, testEnv().adminKey);
+    expect(conflict.body).to.have.length(1);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /exists/i })
+      .waitFor();
+    await expected(page, problems, allowed, /^409 from POST .*\/plans$/);
+
+    await page.getByRole('button', { name: 'Include Pro × AI credits' }).click();
+    const cell = page.getByLabel('Pro × AI credits limit');
+    await cell.fill('100');
+    await cell.press('Enter');
+    await eventually(async () => {
+      const plan = await get(`/apps/${appId}/plans/pro`, testEnv().adminKey);
+      expect(plan.body.entitlements).to.deep.equal([{ id: 'ai_credits', max: 100 }]);
+      return true;
+    });
+    await page.getByLabel('Plan id').fill('');
+    await shoot(page, 'catalog');
+  });
+
+  it('shows an account with usage against its limit, and the bar moves after API calls', async () => {
+    const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+    expect(
+      (await post(`/apps/${appId}/namespaces`, app.api_key, { id: 'acct_1', name: 'Ada', plan: 'pro' })).status,
+    ).to.equal(201);
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByRole('link', { name: 'Ada' }).click();
+    expect(await page.getByLabel('AI credits usage', { exact: true }).textContent()).to.equal('0 / 100');
+    await post(`/apps/${appId}/namespaces/acct_1/usage/ai_credits/amount`, app.api_key, { amount: 85 });
+    await page.reload();
+    expect(await page.getByLabel('AI credits usage', { exact: true }).textContent()).to.equal('85 / 100');
+    const bar = page.getByLabel('AI credits usage bar');
+    expect(await bar.getAttribute('aria-valuenow')).to.equal('85');
+    await page.getByText('limit set by plan Pro').waitFor();
+    await shoot(page, 'account');
+  });
+
+  it('reveals, copies and regenerates keys after a confirmation', async () => {
+    await page.getByRole('link', { name: 'App and keys' }).click();
+    const before = (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key;
+    const value = page.getByLabel('Secret key value');
+    expect(await value.textContent()).to.not.contain(before);
+    await page.getByRole('button', { name: 'Reveal' }).first().click();
+    expect(await value.textContent()).to.equal(before);
+    await page.getByRole('button', { name: 'Regenerate' }).first().click();
+    await page.getByRole('button', { name: 'Keep the old key' }).click();
+    expect((await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key).to.equal(before);
+    await page.getByRole('button', { name: 'Regenerate' }).first().click();
+    await page.getByRole('button', { name: 'Regenerate now' }).click();
+    await eventually(async () => (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key !== before);
+    await page.getByRole('button', { name: 'Hide' }).first().click();
+    await shoot(page, 'app');
+  });
+
+  it('retries a failed webhook delivery from the delivery log', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() =>
+      healthy ? { status: 200, body: 'thanks' } : { status: 500, body: 'down' },
+    );
+    try {
+      const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText('No endpoints yet').waitFor();
+      await page.getByLabel('Endpoint URL').fill(receiver.url);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByText(receiver.url).waitFor();
+      await post(`/apps/${appId}/namespaces`, app.api_key, { id: 'acct_2', plan: 'pro' });
+      // Seven attempts on the test schedule (300 ms apart), then failed.
+      await eventually(async () => {
+        const [hook] = (await get(`/apps/${appId}/webhooks`, app.api_key)).body;
+        const [d] = (await get(`/apps/${appId}/webhooks/${hook.id}/deliveries`, app.api_key)).body.data;
+        return d.status === 'failed';
+      }, 20_000);
+      await page.reload();
+      await page.getByText(receiver.url).click();
+      await page.getByRole('button', { name: 'Delivery account.created failed' }).click();
+      await page.getByText('"account.created"').first().waitFor();
+      healthy = true;
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await page.getByRole('button', { name: 'Delivery account.created succeeded' }).waitFor();
+      expect(receiver.received.at(-1)!.body).to.contain('acct_2');
+      await shoot(page, 'webhooks');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an invited member signs in and sees only the apps of their workspaces', async () => {
+    await page.getByRole('link', { name: 'App and keys' }).click();
+    await page.getByLabel(/^Email/).fill('member@example.com');
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = await page.getByLabel('Invitation link').textContent();
+
+    // Someone else's app, in a workspace the member is not in.
+    const other = (await post('/apps', testEnv().adminKey, { name: 'Not yours' })).body;
+    await post('/orgs', testEnv().adminKey, { id: 'other', app_ids: [other.id] });
+
+    const member = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const mp = await member.newPage();
+    const memberProblems = watch(mp);
+    await mp.goto(link!);
+    await mp.getByText('member@example.com').waitFor();
+    await mp.getByLabel('Your name').fill('Max Member');
+    await mp.getByLabel(/^Password/).fill('another long password');
+    await mp.getByRole('button', { name: 'Join the workspace' }).click();
+    await mp
+      .getByRole('heading', { name: 'Notes' })
+      .waitFor()
+      .catch(async (err) => {
+        await mp.screenshot({ path: '.test-data/console/failed-member.png' });
+        throw new Error(`${err}\n${memberProblems.join('\n')}`);
+      });
+    const me: any = await mp.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+    expect(me.workspaces.map((w: { id: string }) => w.id)).to.deep.equal(['acme']);
+    expect(me.workspaces[0].role).to.equal('member');
+    // The public API on their behalf: their app yes, another workspace's app no.
+    const mine = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), appId);
+    const theirs = await mp.evaluate((id) => fetch(`/console/api/apps/${id}/plans`).then((r) => r.status), other.id);
+    expect([mine, theirs]).to.deep.equal([200, 404]);
+    // Cross-site writes with the member's session cookie are refused (CSRF), with plain node:http so that
+    // exactly these headers are sent.
+    const cookie = (await member.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+    const target = `${testEnv().baseUrl}/console/api/apps/${appId}/plans`;
+    const forge = (headers: Record<string, string>) =>
+      rawRequest(target, 'POST', { cookie, ...headers }, { id: 'evil', name: 'Evil' });
+    const forged: Record<string, string>[] = [
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      {},
+    ];
+    for (const headers of forged) {
+      const res = await forge(headers);
+      expect(res.status, JSON.stringify(headers)).to.equal(403);
+      expect(JSON.parse(res.body).error).to.match(/^Cross-site request refused/);
+    }
+    expect((await get(`/apps/${appId}/plans/evil`, testEnv().adminKey)).status).to.equal(404);
+    // The same cookie from the console's own origin is the member's ordinary write.
+    const own = await forge({ origin: testEnv().baseUrl });
+    expect(own.status).to.equal(201);
+    expect((await del(`/apps/${appId}/plans/evil`, testEnv().adminKey)).status).to.equal(200);
+    // Better Auth refuses a cross-site sign-out (and every other state-changing /api/auth call) with the cookie.
+    const signOut = await rawRequest(
+      `${testEnv().baseUrl}/api/auth/sign-out`,
+      'POST',
+      { cookie, origin: 'https://evil.example' },
+      {},
+    );
+    expect(signOut.status).to.equal(403);
+    const still = await mp.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+    expect((still as { user: unknown }).user).to.not.equal(null);
+    // The one problem the member's page saw is the 404 provoked above.
+    const unexpected = memberProblems.filter((p) => !p.includes(`/console/api/apps/${other.id}/plans`));
+    expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
+    await member.close();
+  });
+
+  it('approves an MCP client on the console consent page as the signed-in person', async () => {
+    // The MCP client: registered, with a loopback redirect URI that records where the browser comes back.
+    const hits: URL[] = [];
+    const cb = http.createServer((req, res) => {
+      const u = new URL(req.url!, 'http://127.0.0.1');
+      if (u.pathname === '/callback') hits.push(u);
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>Back in the client</title><h1>Signed in</h1>');
+    });
+    await new Promise<void>((resolve) => cb.listen(0, '127.0.0.1', () => resolve()));
+    const redirect = `http://127.0.0.1:${(cb.address() as net.AddressInfo).port}/callback`;
+    const client = (await post('/oauth/register', null, { redirect_uris: [redirect], client_name: 'Claude <Desktop>' }))
+      .body;
+    const { verifier, challenge } = pkce();
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'mcp:write',
+      state: 'xyz',
+    });
+    // A signed-out browser: /oauth/authorize sends it to the console, which asks the person to sign in first.
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const cp = await context.newPage();
+    const consentProblems = watch(cp);
+    try {
+      await cp.goto(`${testEnv().baseUrl}/oauth/authorize?${q}`);
+      expect(new URL(cp.url()).pathname).to.equal('/console/oauth/consent');
+      await cp.getByLabel(/^Email/).fill(OWNER.email);
+      await cp.getByLabel(/^Password/).fill(OWNER.password);
+      await cp.getByRole('button', { name: 'Sign in' }).click();
+      await cp.getByTestId('client-name').waitFor();
+      expect(await cp.getByTestId('client-name').textContent()).to.equal('Claude <Desktop>');
+      await cp.getByText(OWNER.email).waitFor();
+      // The requested level is preselected; the person may choose another.
+      expect(await cp.getByRole('radio', { name: 'Read and write' }).isChecked()).to.equal(true);
+      await shoot(cp, 'consent');
+
+      // A cross-site approval with the person's cookie is refused.
+      const requestId = new URL(cp.url()).searchParams.get('request')!;
+      const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      const forged = await rawRequest(
+        `${testEnv().baseUrl}/console/api/oauth/requests/${requestId}/approve`,
+        'POST',
+        { cookie, origin: 'https://evil.example' },
+        { access_level: 'full', app_id: appId },
+      );
+      expect(forged.status).to.equal(403);
+
+      await cp.getByRole('radio', { name: 'Read only' }).check();
+      await cp.getByRole('button', { name: 'Approve' }).click();
+      await cp.waitForURL(/\/callback\?/);
+      const back = hits.at(-1)!;
+      expect(back.searchParams.get('state')).to.equal('xyz');
+      const tokens = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code: back.searchParams.get('code')!,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        redirect_uri: redirect,
+      });
+      expect(tokens.status).to.equal(200);
+      expect(tokens.body.scope).to.equal('mcp:read');
+      // The connection belongs to the person who approved it.
+      const [conn] = (await get(`/apps/${appId}/mcp/connections`, testEnv().adminKey)).body;
+      expect(conn).to.include({ kind: 'oauth', access_level: 'read', name: 'Claude <Desktop>' });
+      const me: any = await page.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
+      expect(conn.user).to.deep.include({ id: me.user.id, email: OWNER.email, name: OWNER.name });
+      expect(consentProblems, consentProblems.join('\n')).to.deep.equal([]);
+    } finally {
+      await context.close();
+      await new Promise<void>((resolve) => cb.close(() => resolve()));
+    }
+  });
+
+  it('creates an offer, previews it live and publishes it against the PayPal stand-in', async () => {
+    const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+    await call('PUT', `/apps/${appId}/payments`, {
+      token: testEnv().adminKey,
+      body: { client_id, client_secret, env: 'sandbox' },
+    });
+    await page.getByRole('link', { name: 'Offers' }).click();
+    await page.getByText('No offers yet').waitFor();
+    await page.getByLabel('Offer id').fill('launch');
+    await page.getByLabel('Offer name').fill('Launch week');
+    await page.getByRole('combobox', { name: /^Plan/ }).click();
+    await page.getByRole('option', { name: 'Pro' }).click();
+    await page.getByLabel('Monthly price (USD)').fill('7');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
+    // The live preview follows unsaved edits.
+    await page.getByLabel('pro monthly price').fill('6');
+    await page.getByLabel('Live preview').getByText('6 USD').waitFor();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'active' }).waitFor();
+    const offer = (await get(`/apps/${appId}/offers/launch`, testEnv().adminKey)).body;
+    expect(offer).to.include({ status: 'active', published: true });
+    expect(offer.plans[0].prices[0]).to.include({ interval: 'month', amount: 6 });
+    await shoot(page, 'offer-editor');
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'archived' }).waitFor();
+  });
+
+  it('edits a cancel flow: a branch for one answer, the offer preview for chosen answers', async () => {
+    await page.getByRole('link', { name: 'Cancel flows' }).click();
+    await page.getByRole('button', { name: 'Create from the template' }).click();
+    await page.getByLabel('Steps').waitFor();
+    // "Something else" skips the offer and goes straight to the confirm step.
+    await page.getByRole('combobox', { name: 'After “Something else”' }).click();
+    await page.getByRole('option', { name: 'confirm' }).click();
+    await page.getByRole('button', { name: 'Save flow' }).click();
+    await eventually(async () => {
+      const [flow] = (await get(`/apps/${appId}/cancel-flows`, testEnv().adminKey)).body;
+      const reason = flow.steps.find((x: { id: string }) => x.id === 'reason');
+      return reason.answers.find((a: { id: string }) => a.id === 'other').next === 'confirm';
+    });
+    // The preview: "too expensive" gets the discount.
+    await page.getByRole('combobox', { name: 'Why are you cancelling?' }).click();
+    await page.getByRole('option', { name: 'It is too expensive' }).click();
+    await page.getByLabel('Offer preview').getByText(/25%/).first().waitFor();
+    await shoot(page, 'cancel-flow-editor');
+  });
+
+  it('switches an MCP tool off and lists the connection a person approved', async () => {
+    await page.getByRole('link', { name: 'MCP server' }).click();
+    await page.getByRole('table', { name: 'Connections' }).getByText('Claude <Desktop>').waitFor();
+    await page.getByLabel('Tool delete_account').waitFor();
+    // A click as the browser delivers it (the switch sits under the sticky header when scrolled to).
+    await page.getByRole('switch', { name: 'Tool create_plan' }).dispatchEvent('click');
+    await page.getByRole('button', { name: 'Save MCP settings' }).click();
+    await eventually(async () => {
+      const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+      return s.tool_overrides.create_plan === false;
+    });
+    await page.getByText('(override)').waitFor();
+    await shoot(page, 'mcp');
+  });
+
+  it('app keys cannot use /api/auth/*', async () => {
+    const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+    const res = await get('/api/auth/get-session', app.api_key);
+    expect(res.status).to.equal(401);
+  });
+
+  describe('the demo workspace', () => {
+    let demoAppId: string;
+    let hooks: Awaited<ReturnType<typeof startReceiver>>;
+    after(() => hooks?.close());
+    before(async function () {
+      this.timeout(120_000);
+      // The demo's endpoint: a receiver that takes most events and refuses subscription ones (a failed
+      // delivery to retry); checkouts approved at the PayPal stand-in.
+      hooks = await startReceiver((_n, r) =>
+        r.body.includes('"type":"subscription.') ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' },
+      );
+      const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+      demoAppId = (
+        await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger, {
+          paypal: { credentials: { client_id, client_secret }, approve: (u) => testEnv().paypal.approve(u) },
+          webhookUrl: hooks.url,
+        })
+      ).appId;
+    });
+
+    it('is filled with a catalog, a few hundred accounts and 60 days of usage; its secret key cannot write', async () => {
+      const app = (await get(`/apps/${demoAppId}`, testEnv().adminKey)).body;
+      expect((await get(`/apps/${demoAppId}/namespaces/count`, app.api_key)).body.count).to.be.greaterThan(300);
+      expect((await get(`/apps/${demoAppId}/plans`, app.api_key)).body.map((p: { id: string }) => p.id)).to.deep.equal([
+        'free',
+        'pro',
+        'team',
+      ]);
+      const series = (await get(`/apps/${demoAppId}/analytics/timeseries?interval=60d`, app.api_key)).body;
+      expect(series.points.filter((p: { amount: number }) => p.amount > 0).length).to.be.greaterThan(50);
+      const write = await post(`/apps/${demoAppId}/plans`, app.api_key, { id: 'x', name: 'X' });
+      expect(write.status).to.equal(403);
+      expect(write.body.error).to.match(/demo/);
+      // Offers with views and completed checkouts, the funnel's numbers.
+      const stats = (await get(`/apps/${demoAppId}/offers/spring_sale/stats`, app.api_key)).body;
+      expect(stats).to.include({ views: 48, checkouts: 10, completed: 8 });
+      const offers = (await get(`/apps/${demoAppId}/offers`, app.api_key)).body;
+      expect(offers.map((o: { id: string; status: string }) => [o.id, o.status])).to.deep.equal([
+        ['spring_sale', 'active'],
+        ['go_annual', 'draft'],
+      ]);
+      // A cancel flow with sessions saved, cancelled and abandoned.
+      const sessions = (await get(`/apps/${demoAppId}/cancel-sessions?limit=50`, app.api_key)).body.data;
+      const byStatus = sessions.reduce(
+        (m: Record<string, number>, s: { status: string }) => ({ ...m, [s.status]: (m[s.status] ?? 0) + 1 }),
+        {},
+      );
+      expect(byStatus).to.deep.equal({ saved: 2, cancelled: 2, abandoned: 6 });
+      // Webhook deliveries, succeeded and failed.
+      const [endpoint] = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body;
+      await eventually(async () => {
+        const d = (await get(`/apps/${demoAppId}/webhooks/${endpoint.id}/deliveries?limit=100`, app.api_key)).body.data;
+        const statuses = new Set(d.map((x: { status: string }) => x.status));
+        return statuses.has('succeeded') && statuses.has('failed');
+      }, 30_000);
+      // Seeding again finds it and changes nothing.
+      expect((await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).created).to.equal(false);
+    });
+
+    it('every person sees it read-only, with populated charts', async () => {
+      await page.goto(url(`/apps/${demoAppId}/analytics`));
+      await page.getByRole('heading', { name: 'Analytics' }).waitFor();
+      await page.locator('.recharts-area-area').first().waitFor();
+      expect(await page.locator('.recharts-bar-rectangle').count()).to.be.greaterThan(3);
+      await page.getByText('60d', { exact: true }).click();
+      await page.locator('.recharts-area-area').first().waitFor();
+      await shoot(page, 'analytics');
+
+      await page.goto(url(`/apps/${demoAppId}/catalog`));
+      await page.getByLabel('Pro × AI credits limit').waitFor();
+      await shoot(page, 'demo-catalog');
+      // A write from the console is refused with the API's words.
+      await page.getByLabel('Plan id').fill('extra');
+      await page.getByLabel('Plan name').fill('Extra');
+      await page.getByRole('button', { name: 'Add plan' }).click();
+      await page.getByRole('alert').filter({ hasText: 'demo workspace' }).waitFor();
+      await expected(page, problems, allowed, /^403 from POST .*\/plans$/);
+
+      await page.goto(url(`/apps/${demoAppId}/accounts`));
+      await page.getByText(/\d+ accounts/).waitFor();
+      await page.getByRole('button', { name: '2' }).first().click();
+      await page.getByLabel('Search accounts').fill('acct_1001');
+      await page
+        .getByRole('link', { name: /./ })
+        .filter({ hasText: /acct_1001|\w+ \w+/ })
+        .first()
+        .waitFor();
+      await shoot(page, 'accounts');
+    });
+
+    it('shows the offer funnel, checkouts and subscriptions, cancel-flow stats and the delivery log', async () => {
+      await page.goto(url(`/apps/${demoAppId}/offers/spring_sale`));
+      await page
+        .getByLabel('Conversion')
+        .getByText(/Conversion 16\.7%/)
+        .waitFor();
+      await page.getByRole('table', { name: 'By ref' }).waitFor();
+      await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
+      await shoot(page, 'offers');
+
+      await page.getByRole('link', { name: 'Checkouts and subscriptions' }).click();
+      await page.getByRole('table', { name: 'Checkouts' }).getByText('completed').first().waitFor();
+      // (A test pause month lasts 2 seconds, so the demo's pause has already resumed here.)
+      await page.getByRole('table', { name: 'Subscriptions' }).getByText('active').first().waitFor();
+      await shoot(page, 'billing');
+
+      await page.getByRole('link', { name: 'Cancel flows' }).click();
+      await page
+        .getByLabel('Save rate')
+        .getByText(/save rate/)
+        .waitFor();
+      await page.getByRole('table', { name: 'Sessions' }).getByText('saved').first().waitFor();
+      await page.locator('.recharts-bar-rectangle').first().waitFor();
+      await shoot(page, 'cancel-flows');
+
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText(hooks.url).click();
+      await page
+        .getByRole('button', { name: /Delivery subscription\.\w+ failed/ })
+        .first()
+        .waitFor();
+      await shoot(page, 'demo-webhooks');
+
+      await page.getByRole('link', { name: 'MCP server' }).click();
+      await page.getByText('No connections yet').waitFor();
+    });
+  });
+});

@@ -1,0 +1,101 @@
+// The operator console in a real headless Chromium: the front end built once per run (console/dist),
+// pages watched for console errors and failed requests, screenshots kept under .test-data/console/.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { CONSOLE_DIST } from '../../src/console/console.js';
+
+export const SCREENSHOT_DIR = path.resolve('.test-data/console');
+
+let built = false;
+
+/** Builds the console unless this run already did, or `npm test` built it after the last change to console/src. */
+export function ensureConsoleBuilt(): void {
+  if (built) return;
+  const index = path.join(CONSOLE_DIST, 'index.html');
+  const sources = path.resolve('console/src');
+  const newest = Math.max(
+    ...fs.readdirSync(sources, { recursive: true }).map((f) => fs.statSync(path.join(sources, String(f))).mtimeMs),
+  );
+  if (!fs.existsSync(index) || fs.statSync(index).mtimeMs < newest) {
+    // The project's own script: the SDK the console calls the API through, then the front end.
+    const r = spawnSync('npm', ['run', 'build:console', '--silent'], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('building the console failed');
+  }
+  built = true;
+}
+
+/** Records what a person would notice: errors in the browser console, requests that failed or got 5xx. */
+export function watch(page: Page) {
+  const problems: string[] = [];
+  page.on('console', (m) => {
+    // Chromium logs every 4xx answer as a console error; those are listed below by status and URL instead.
+    if (m.type() === 'error' && !/Failed to load resource: the server responded with a status of 4/.test(m.text()))
+      problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) problems.push(`${r.status()} from ${r.request().method()} ${r.url()}`);
+  });
+  return problems;
+}
+
+/**
+ * Marks problems a test causes on purpose (an API error it wants to see shown): they must have happened,
+ * and matching ones are ignored for the rest of the test.
+ */
+export async function expected(page: Page, problems: string[], allowed: RegExp[], pattern: RegExp): Promise<void> {
+  await page.waitForTimeout(200);
+  if (!problems.some((p) => pattern.test(p))) throw new Error(`expected a problem matching ${pattern}`);
+  allowed.push(pattern);
+}
+
+/** A full-page screenshot, at the page's width and at 390 px (a phone), for a person to look at. */
+export async function shoot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const size = page.viewportSize()!;
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(150);
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage: true });
+  // Nothing sticks out sideways on a phone.
+  const overflow: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+  await page.setViewportSize(size);
+  if (overflow > 1) throw new Error(`${name}: the page is ${overflow}px wider than a 390px screen`);
+}
+
+/**
+ * A request from outside any browser, with exactly the headers given (a cookie, a forged Origin): Playwright's and
+ * fetch's clients set or drop some headers themselves, so CSRF checks are tested with plain node:http.
+ */
+export function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<{ status: number; body: string }> {
+  const u = new URL(url);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method,
+        headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
