@@ -65,7 +65,12 @@ export function presentSubscription(s: ISubscription): z.input<typeof subscripti
 }
 
 export async function findSubscription(em: EntityManager, appId: string, accountId: string, lock = false) {
-  const s = await em.findOne(Subscription, { appId, accountId }, lock ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {});
+  // Under the lock, the row as it is now (not a copy the transaction's entity manager loaded earlier).
+  const s = await em.findOne(
+    Subscription,
+    { appId, accountId },
+    lock ? { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true } : {},
+  );
   if (!s) throw notFound(`Subscription of account ${accountId}`);
   return s;
 }
@@ -161,10 +166,12 @@ export async function cancelSubscription(ctx: Ctx, accountId: string, reason: st
 /**
  * Records a cancellation (asked here, or reported by the provider): the subscription ends, the
  * account moves to the free plan if the app has one, `subscription.cancelled` is emitted, and a
- * waiting pause workflow is told to stop.
+ * waiting pause workflow is told to stop. Once only: the provider's notification of a cancellation
+ * asked here can be recorded first (both read the row under its lock).
  */
 export async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string) {
   const sub = await findSubscription(t.em, appId, accountId, true);
+  if (sub.status === 'cancelled') return presentSubscription(sub);
   const wasPaused = sub.status === 'paused' ? sub.pauseCount : null;
   sub.status = 'cancelled';
   sub.cancelledAt = new Date();
