@@ -94,7 +94,23 @@ const SA_CLI_TYPE: Record<string, string> = {
  * Starts `temporal server start-dev` bound to 127.0.0.1 with the service's search attributes.
  * `dbFile` keeps workflow state across restarts (SQLite); without it state lives in memory.
  */
-export async function startTemporalDevServer(opts: {
+export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServerHandle> {
+  // The dev server picks some ports of its own (the HTTP API among them) and can lose one to another process
+  // between choosing and binding it. That is worth another try; anything else is not.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      const lost = err instanceof Error && err.message.includes('address already in use');
+      if (!lost || attempt >= 3 || (await portOpen(opts.port))) throw err;
+      opts.logger.warn({ attempt }, 'Temporal dev server lost a port it picked to another process; starting it again');
+    }
+  }
+}
+
+type DevServerOptions = Parameters<typeof startOnce>[0];
+
+async function startOnce(opts: {
   cli: string;
   port: number;
   uiPort: number | null;
