@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import pg from 'pg';
 import { sql } from '../src/db/sql.js';
@@ -8,30 +5,11 @@ import { loadApp } from '../src/http/auth.js';
 import { ACK_CHANNEL, APPS_CHANNEL, CredentialCache, LISTENER_LOCK } from '../src/http/credential-cache.js';
 import { createLogger } from '../src/logger.js';
 import { createAccount, seedCatalog, type TestApp } from './helpers/factories.js';
+import { startApi, stopped } from './helpers/api-process.js';
 import { call } from './helpers/http.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const em = () => testEnv().deps.orm.em.fork();
-
-function startApi(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/api.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
-}
-
-const stopped = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 /** Backend pids of the connections listening for app changes (each holds the shared listener lock). */
 async function listeners(): Promise<number[]> {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -8,6 +8,7 @@ import { purgeExpired } from '../src/events/retention.js';
 import { routes } from '../src/http/routes.js';
 import { REUSE_REASON } from '../src/oauth/oauth.service.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { startApi, stopped } from './helpers/api-process.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { mcpPost, mcpUrl, TOOLS_LIST } from './helpers/mcp.js';
 import { mountRoutes } from './helpers/mount.js';
@@ -379,25 +380,6 @@ function runToEnd(cmd: string, args: string[]): Promise<{ code: number | null; t
 }
 
 // ---- two real API processes: limits shared through the database ----------------------------------------
-
-function startApi(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/api.ts'], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
-}
-
-const stopped = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
 
 describe('limits across two API processes', function () {
   this.timeout(180_000);
