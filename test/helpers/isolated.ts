@@ -10,7 +10,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
 import type { Deps } from '../../src/deps.js';
-import { closeDeps, openDeps } from '../../src/runtime.js';
+import { openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
 import { createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
 import { freePort, tempDir, testEnv } from './servers.js';
@@ -141,7 +141,12 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
       if (!temporal) temporal = await startTemporal().catch(() => null);
       if (!postgres) postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
       await worker.shutdown().catch(() => undefined);
-      await closeDeps(deps).catch(() => undefined);
+      // Everything but the Temporal client's connection: the client's own gRPC retry timers for calls made while
+      // Temporal was down may still fire, and on a closed channel they throw where nothing can catch it
+      // ("Channel has been shut down"). On an open one they fail as UNAVAILABLE, which their callers handle.
+      await deps.outbox.stop().catch(() => undefined);
+      await deps.credentials.close().catch(() => undefined);
+      await deps.orm.close().catch(() => undefined);
       await temporal?.stop().catch(() => undefined);
       await postgres?.stop().catch(() => undefined);
       worker = undefined as never;
