@@ -274,10 +274,14 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
   process.stdout.write(
     `\nWebhook deliveries: ${DELIVERIES} events (plan.created), one endpoint on a local receiver answering 200\n` +
       `  delivered            ${delivered} of ${DELIVERIES} (all on attempt 1: ${latencies.length === DELIVERIES})\n` +
-      `  events produced in   ${((produced - t0) / 1000).toFixed(1)} s (${(DELIVERIES / ((produced - t0) / 1000)).toFixed(0)}/s through the API)\n` +
-      `  throughput           ${(delivered / ((burstEnd - t0) / 1000)).toFixed(0)} deliveries/s (first event to last 2xx: ${((burstEnd - t0) / 1000).toFixed(1)} s)\n` +
-      `  first attempt        p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (event committed to receiver, during the burst)\n` +
-      `  one at a time        p50 ${percentile(single, 50).toFixed(0)} ms, p99 ${percentile(single, 99).toFixed(0)} ms (50 events, no backlog)\n` +
+      `  events produced in   ${((produced - t0) / 1000).toFixed(1)} s ` +
+      `(${(DELIVERIES / ((produced - t0) / 1000)).toFixed(0)}/s through the API)\n` +
+      `  throughput           ${(delivered / ((burstEnd - t0) / 1000)).toFixed(0)} deliveries/s ` +
+      `(first event to last 2xx: ${((burstEnd - t0) / 1000).toFixed(1)} s)\n` +
+      `  first attempt        p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms ` +
+      `(event committed to receiver, during the burst)\n` +
+      `  one at a time        p50 ${percentile(single, 50).toFixed(0)} ms, p99 ${percentile(single, 99).toFixed(0)} ms ` +
+      `(50 events, no backlog)\n` +
       `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery (mean of ${sample.length})\n`,
   );
 }
@@ -405,7 +409,8 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
     );
     latencies.sort((a, b) => a - b);
     process.stdout.write(
-      `${String(walkers).padStart(7)} ${fmt(walks / DURATION, 1)} ${fmt(latencies.length / DURATION, 0)} ${fmt(percentile(latencies, 50), 2)} ${fmt(percentile(latencies, 99), 2)}  ${errors}\n`,
+      `${String(walkers).padStart(7)} ${fmt(walks / DURATION, 1)} ${fmt(latencies.length / DURATION, 0)} ` +
+        `${fmt(percentile(latencies, 50), 2)} ${fmt(percentile(latencies, 99), 2)}  ${errors}\n`,
     );
   }
 }
@@ -417,7 +422,8 @@ async function cancelSessionBench(base: string, app: { id: string; api_key: stri
  */
 async function analyticsBench(base: string, pool: pg.Pool, app: { id: string; api_key: string }) {
   process.stdout.write(
-    `\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows (one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n`,
+    `\nAnalytics over ${ANALYTICS_ROWS.toLocaleString('en-US')} usage rows ` +
+      '(one app, 1,000 accounts, 2 entitlements, spread over 400 days):\n',
   );
   const t0 = Date.now();
   const client = await pool.connect();
@@ -533,7 +539,8 @@ async function analyticsBench(base: string, pool: pg.Pool, app: { id: string; ap
   );
   queries.forEach(([name], i) => {
     process.stdout.write(
-      `  ${name.padEnd(34)} ${fmt(before[i].median, 1)} ms    ${fmt(after[i].median, 1)} ms   ${before[i].answer === after[i].answer ? 'yes' : 'NO'}\n`,
+      `  ${name.padEnd(34)} ${fmt(before[i].median, 1)} ms    ${fmt(after[i].median, 1)} ms   ` +
+        `${before[i].answer === after[i].answer ? 'yes' : 'NO'}\n`,
     );
   });
 }
@@ -635,7 +642,8 @@ async function main() {
           const r = await s.raw(c);
           const ratio = h.rps / r.rps;
           process.stdout.write(
-            `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ${h.errors + r.errors}\n`,
+            `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
+              `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ${h.errors + r.errors}\n`,
           );
         }
       }

@@ -167,10 +167,12 @@ async function main() {
     )} ms, max ${Math.max(...reads.map((r) => r.ms))} ms`,
   );
   say(
-    `   outbox backlog ${backlog} commands, drained ${drainMs} ms after Temporal was back (${Math.round((backlog / Math.max(drainMs, 1)) * 1000)} per second, server start-up included)`,
+    `   outbox backlog ${backlog} commands, drained ${drainMs} ms after Temporal was back ` +
+      `(${Math.round((backlog / Math.max(drainMs, 1)) * 1000)} per second, server start-up included)`,
   );
   say(
-    `   events ${EVENTS}, deliveries received ${t1.length}, distinct ids ${t1ids.size}, duplicates ${t1.length - t1ids.size}, lost ${EVENTS - t1ids.size}`,
+    `   events ${EVENTS}, deliveries received ${t1.length}, distinct ids ${t1ids.size}, ` +
+      `duplicates ${t1.length - t1ids.size}, lost ${EVENTS - t1ids.size}`,
   );
 
   // ---- Scenario 2: PostgreSQL down mid-schedule, a checkout approved and timers due meanwhile ------
@@ -235,11 +237,14 @@ async function main() {
   say(`   during the outage: a read answered ${during.status} in ${during.ms} ms`);
   say(`   writes before it: ${created.filter((c) => c.status === 201).length}/${EVENTS} answered 201`);
   say(
-    `   events ${events - EVENTS}, deliveries received ${t2.length}, distinct ids ${t2ids.size}, duplicates ${t2.length - t2ids.size}, stuck ${stuck}, lost ${events - EVENTS - t2ids.size}`,
+    `   events ${events - EVENTS}, deliveries received ${t2.length}, distinct ids ${t2ids.size}, ` +
+      `duplicates ${t2.length - t2ids.size}, stuck ${stuck}, lost ${events - EVENTS - t2ids.size}`,
   );
   say(`   checkout approved during the outage: applied ${applications} time(s)`);
   say(
-    `   incentive expiries (due ${Math.round((expiresAt.getTime() - downAt) / 1000)} s into the outage): ${EVENTS - incentivesLeft}/${EVENTS} removed; last removal ${removedAt - upAt} ms after PostgreSQL was back, ${removedAt - expiresAt.getTime()} ms after the expiry`,
+    `   incentive expiries (due ${Math.round((expiresAt.getTime() - downAt) / 1000)} s into the outage): ` +
+      `${EVENTS - incentivesLeft}/${EVENTS} removed; last removal ${removedAt - upAt} ms after PostgreSQL was back, ` +
+      `${removedAt - expiresAt.getTime()} ms after the expiry`,
   );
 
   server.close();

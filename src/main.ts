@@ -103,6 +103,12 @@ async function main() {
     );
   }
   const uiUrl = infra.temporal?.uiUrl ?? (config.embeddedTemporal ? null : '(external Temporal: see your cluster UI)');
+  const adminKeySource =
+    admin.source === 'generated'
+      ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)'
+      : admin.source === 'file'
+        ? '   (from ' + config.dataDir + '/admin-api-key)'
+        : '   (ADMIN_API_KEY)';
   process.stdout.write(
     [
       '',
@@ -113,13 +119,16 @@ async function main() {
       `  API          ${apiUrl}   (reference: ${apiUrl}/docs)`,
       `  Elements     ${elements}`,
       `  Temporal UI  ${uiUrl ?? '(headless)'}`,
-      `  Admin key    ${admin.key}${admin.source === 'generated' ? '   (generated now, kept in ' + config.dataDir + '/admin-api-key)' : admin.source === 'file' ? '   (from ' + config.dataDir + '/admin-api-key)' : '   (ADMIN_API_KEY)'}`,
+      `  Admin key    ${admin.key}${adminKeySource}`,
       `  Data         ${config.embeddedPostgres || config.embeddedTemporal ? config.dataDir : '(external servers)'}`,
       infra.paypal
-        ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
+        ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): ` +
+          `client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
       `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${dashboardUrl(config, apiUrl)}/oauth/consent)`,
-      `  Models       ${config.OPENAI_API_KEY ? `dynamic cancel-flow offers on (${config.OPENAI_MODEL})` : 'dynamic cancel-flow offers off (set OPENAI_API_KEY)'}`,
+      config.OPENAI_API_KEY
+        ? `  Models       dynamic cancel-flow offers on (${config.OPENAI_MODEL})`
+        : '  Models       dynamic cancel-flow offers off (set OPENAI_API_KEY)',
       '',
       '  Ctrl-C stops everything.',
       '',

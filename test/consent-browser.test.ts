@@ -124,26 +124,30 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     await context.close();
   });
 
-  it('with a server URL the app is fixed; Deny sends the browser back with access_denied; a used request shows an expiry page', async () => {
-    const { url } = await authorizeUrl({ resource: mcpUrl(app.id).toString() });
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(url);
-    await page.getByLabel('Admin key').fill(testEnv().adminKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    expect(await page.locator('main').textContent()).to.include('MCP server: Browser shop');
-    expect(await page.getByLabel('App').count()).to.equal(0);
-    // Nothing requested: the lowest level is preselected.
-    expect(await page.getByRole('radio', { name: 'Read only' }).isChecked()).to.equal(true);
-    const consentUrl = page.url();
-    await page.getByRole('button', { name: 'Deny' }).click();
-    await page.waitForURL(/\/callback\?/);
-    const back = cb.hits.at(-1)!;
-    expect(back.searchParams.get('error')).to.equal('access_denied');
-    expect(back.searchParams.get('code')).to.equal(null);
-    const again = await page.goto(consentUrl);
-    expect(again!.status()).to.equal(404);
-    expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Sign-in request not found');
-    await context.close();
-  });
+  it(
+    'with a server URL the app is fixed; Deny sends the browser back with access_denied; ' +
+      'a used request shows an expiry page',
+    async () => {
+      const { url } = await authorizeUrl({ resource: mcpUrl(app.id).toString() });
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      await page.goto(url);
+      await page.getByLabel('Admin key').fill(testEnv().adminKey);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      expect(await page.locator('main').textContent()).to.include('MCP server: Browser shop');
+      expect(await page.getByLabel('App').count()).to.equal(0);
+      // Nothing requested: the lowest level is preselected.
+      expect(await page.getByRole('radio', { name: 'Read only' }).isChecked()).to.equal(true);
+      const consentUrl = page.url();
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await page.waitForURL(/\/callback\?/);
+      const back = cb.hits.at(-1)!;
+      expect(back.searchParams.get('error')).to.equal('access_denied');
+      expect(back.searchParams.get('code')).to.equal(null);
+      const again = await page.goto(consentUrl);
+      expect(again!.status()).to.equal(404);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Sign-in request not found');
+      await context.close();
+    },
+  );
 });

@@ -309,39 +309,43 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     expect(checkout).to.include({ status: 'completed', interval: 'year', price: 190, ref: 'newsletter' });
   });
 
-  it('pricing table on a stale page: a bump taken off the offer since the page loaded is refused, the table reloads, the next click buys', async () => {
-    await connectProvider(app);
-    const offer = await post(`${base}/offers`, app.api_key, {
-      id: 'launch',
-      name: 'Launch offer',
-      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
-      bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
-    });
-    expect(offer.status, offer.text).to.equal(201);
-    expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
-    await page.goto(exampleUrl({ offer: 'launch' }));
-    const table = page.locator('offerkit-pricing-table');
-    await table.getByRole('checkbox', { name: /Priority support/ }).check();
+  it(
+    'pricing table on a stale page: a bump taken off the offer since the page loaded is refused, ' +
+      'the table reloads, the next click buys',
+    async () => {
+      await connectProvider(app);
+      const offer = await post(`${base}/offers`, app.api_key, {
+        id: 'launch',
+        name: 'Launch offer',
+        plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+        bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
+      });
+      expect(offer.status, offer.text).to.equal(201);
+      expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+      await page.goto(exampleUrl({ offer: 'launch' }));
+      const table = page.locator('offerkit-pricing-table');
+      await table.getByRole('checkbox', { name: /Priority support/ }).check();
 
-    // Meanwhile the operator takes the bump off the offer.
-    expect((await patch(`${base}/offers/launch`, app.api_key, { bumps: [] })).status).to.equal(200);
-    expectedErrors.push(/status of 409 \(Conflict\)/); // Chromium logs the refused checkout
-    await table.getByRole('button', { name: 'Choose Pro' }).click();
-    const alert = table.getByRole('alert');
-    await alert.getByText(/has changed/).waitFor();
-    expect(await alert.textContent()).to.equal(
-      'This offer has changed since the page was loaded. Please check the prices and choose again.',
-    );
-    await eventually(async () => (await table.getByRole('checkbox').count()) === 0);
-    await shot('43-pricing-stale-bump', '#pricing');
-    expect((await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data).to.deep.equal([]);
+      // Meanwhile the operator takes the bump off the offer.
+      expect((await patch(`${base}/offers/launch`, app.api_key, { bumps: [] })).status).to.equal(200);
+      expectedErrors.push(/status of 409 \(Conflict\)/); // Chromium logs the refused checkout
+      await table.getByRole('button', { name: 'Choose Pro' }).click();
+      const alert = table.getByRole('alert');
+      await alert.getByText(/has changed/).waitFor();
+      expect(await alert.textContent()).to.equal(
+        'This offer has changed since the page was loaded. Please check the prices and choose again.',
+      );
+      await eventually(async () => (await table.getByRole('checkbox').count()) === 0);
+      await shot('43-pricing-stale-bump', '#pricing');
+      expect((await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data).to.deep.equal([]);
 
-    // The next click buys what the table shows: the subscription alone, no bump order to approve.
-    await table.getByRole('button', { name: 'Choose Pro' }).click();
-    await page.waitForURL(/\/checkoutnow\?ba_token=/);
-    const [checkout] = (await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data;
-    expect(checkout.bumps).to.deep.equal([]);
-  });
+      // The next click buys what the table shows: the subscription alone, no bump order to approve.
+      await table.getByRole('button', { name: 'Choose Pro' }).click();
+      await page.waitForURL(/\/checkoutnow\?ba_token=/);
+      const [checkout] = (await get(`${base}/checkouts?offer=launch`, app.api_key)).body.data;
+      expect(checkout.bumps).to.deep.equal([]);
+    },
+  );
 
   it('usage meter and paywall: bars against limits, then a real 402 shows the upgrade offer and its checkout link', async () => {
     await connectProvider(app);

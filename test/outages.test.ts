@@ -207,58 +207,63 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
   });
 
   describe('Temporal down', () => {
-    it('writes commit and answer without waiting for it or holding a connection; reads are unaffected; the backlog drains once it is back', async () => {
-      const s = await start({ DB_POOL_MAX: '4' });
-      const receiver = await startReceiver();
-      try {
-        const app = await createTestApp();
-        await seedCatalog(app);
-        await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
-        await s.stopTemporal();
-        // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.
-        const started = Date.now();
-        const writes = await Promise.all(
-          Array.from({ length: 40 }, (_, i) => post(`/apps/${app.id}/namespaces`, app.api_key, { id: `acc${i}` })),
-        );
-        const writeMs = Date.now() - started;
-        for (const w of writes) expect(w.status, w.text).to.equal(201);
-        const read = await get(`/apps/${app.id}/namespaces/acc0/plan`, app.api_key);
-        expect(read.status).to.equal(200);
-        // Every start still waits in the outbox, and no transaction is left open waiting on Temporal.
-        const [{ n }] = await s.query<{ n: string }>('select count(*) as n from outbox');
-        expect(Number(n)).to.equal(40);
-        const open = await s.query(
-          `select pid from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
-        );
-        expect(open, 'no connection held open while Temporal is down').to.have.length(0);
-        const downLine = 'Temporal is unreachable; workflow commands wait in the outbox until it answers';
-        await eventually(async () => s.logs.some((l) => l.msg === downLine));
-        await s.deps.outbox.idle();
-        expect(
-          s.logs.filter((l) => l.msg === downLine),
-          'one line per outage',
-        ).to.have.length(1);
-        expect(s.logs.filter((l) => l.msg === 'outbox command failed; will retry')).to.have.length(0);
+    it(
+      'writes commit and answer without waiting for it or holding a connection; reads are unaffected; ' +
+        'the backlog drains once it is back',
+      async () => {
+        const s = await start({ DB_POOL_MAX: '4' });
+        const receiver = await startReceiver();
+        try {
+          const app = await createTestApp();
+          await seedCatalog(app);
+          await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
+          await s.stopTemporal();
+          // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.
+          const started = Date.now();
+          const writes = await Promise.all(
+            Array.from({ length: 40 }, (_, i) => post(`/apps/${app.id}/namespaces`, app.api_key, { id: `acc${i}` })),
+          );
+          const writeMs = Date.now() - started;
+          for (const w of writes) expect(w.status, w.text).to.equal(201);
+          const read = await get(`/apps/${app.id}/namespaces/acc0/plan`, app.api_key);
+          expect(read.status).to.equal(200);
+          // Every start still waits in the outbox, and no transaction is left open waiting on Temporal.
+          const [{ n }] = await s.query<{ n: string }>('select count(*) as n from outbox');
+          expect(Number(n)).to.equal(40);
+          const open = await s.query(
+            `select pid from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
+          );
+          expect(open, 'no connection held open while Temporal is down').to.have.length(0);
+          const downLine = 'Temporal is unreachable; workflow commands wait in the outbox until it answers';
+          await eventually(async () => s.logs.some((l) => l.msg === downLine));
+          await s.deps.outbox.idle();
+          expect(
+            s.logs.filter((l) => l.msg === downLine),
+            'one line per outage',
+          ).to.have.length(1);
+          expect(s.logs.filter((l) => l.msg === 'outbox command failed; will retry')).to.have.length(0);
 
-        await s.startTemporal();
-        const back = Date.now();
-        await eventually(async () => {
-          const [{ n: left }] = await s.query<{ n: string }>('select count(*) as n from outbox');
-          return Number(left) === 0;
-        }, 60_000);
-        const drainMs = Date.now() - back;
-        await receiver.waitFor(40, 60_000);
-        await sleep(500);
-        const ids = receiver.received.map((r) => r.headers['webhook-id']);
-        expect(new Set(ids).size, 'each event once').to.equal(40);
-        expect(ids).to.have.length(40);
-        process.stdout.write(
-          `      (40 writes during the outage answered in ${writeMs} ms in all; backlog of 40 drained ${drainMs} ms after Temporal was back)\n`,
-        );
-      } finally {
-        await receiver.close();
-      }
-    });
+          await s.startTemporal();
+          const back = Date.now();
+          await eventually(async () => {
+            const [{ n: left }] = await s.query<{ n: string }>('select count(*) as n from outbox');
+            return Number(left) === 0;
+          }, 60_000);
+          const drainMs = Date.now() - back;
+          await receiver.waitFor(40, 60_000);
+          await sleep(500);
+          const ids = receiver.received.map((r) => r.headers['webhook-id']);
+          expect(new Set(ids).size, 'each event once').to.equal(40);
+          expect(ids).to.have.length(40);
+          process.stdout.write(
+            `      (40 writes during the outage answered in ${writeMs} ms in all; ` +
+              `backlog of 40 drained ${drainMs} ms after Temporal was back)\n`,
+          );
+        } finally {
+          await receiver.close();
+        }
+      },
+    );
   });
 
   describe('the reconciler Schedule', () => {

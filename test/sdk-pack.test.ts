@@ -60,76 +60,80 @@ describe('SDK: the packed tarball installed into an empty project', function () 
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('packs (building it), installs offline with no dependencies, imports, type-checks (README examples too) and calls the API', async () => {
-    const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], { cwd: sdkDir });
-    const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
-    const files = info.files.map((f) => f.path);
-    expect(files).to.include.members(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']);
-    expect(
-      files.filter((f) => f.startsWith('src/')),
-      'sources stay out of the tarball',
-    ).to.deep.equal([]);
+  it(
+    'packs (building it), installs offline with no dependencies, imports, type-checks (README examples too) ' +
+      'and calls the API',
+    async () => {
+      const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], { cwd: sdkDir });
+      const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
+      const files = info.files.map((f) => f.path);
+      expect(files).to.include.members(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']);
+      expect(
+        files.filter((f) => f.startsWith('src/')),
+        'sources stay out of the tarball',
+      ).to.deep.equal([]);
 
-    const project = path.join(dir, 'project');
-    fs.mkdirSync(project);
-    fs.writeFileSync(
-      path.join(project, 'package.json'),
-      JSON.stringify({ name: 'smoke', private: true, type: 'module' }),
-    );
-    await run(
-      npm,
-      ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, info.filename)],
-      { cwd: project },
-    );
-    const installed = path.join(project, 'node_modules/@offerkit/sdk');
-    const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
-    expect(manifest.dependencies ?? {}, 'no runtime dependencies').to.deep.equal({});
-    expect(fs.readdirSync(path.join(project, 'node_modules')), 'nothing else installed').to.deep.equal([
-      '.package-lock.json',
-      '@offerkit',
-    ]);
+      const project = path.join(dir, 'project');
+      fs.mkdirSync(project);
+      fs.writeFileSync(
+        path.join(project, 'package.json'),
+        JSON.stringify({ name: 'smoke', private: true, type: 'module' }),
+      );
+      await run(
+        npm,
+        ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(dir, info.filename)],
+        { cwd: project },
+      );
+      const installed = path.join(project, 'node_modules/@offerkit/sdk');
+      const manifest = JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8'));
+      expect(manifest.dependencies ?? {}, 'no runtime dependencies').to.deep.equal({});
+      expect(fs.readdirSync(path.join(project, 'node_modules')), 'nothing else installed').to.deep.equal([
+        '.package-lock.json',
+        '@offerkit',
+      ]);
 
-    // Types: the declarations resolve and type the calls (tsc from this repository, strict, NodeNext), and the
-    // examples of the package's README and of the main README's SDK section compile against them.
-    fs.writeFileSync(path.join(project, 'typed.ts'), typedScript);
-    fs.writeFileSync(
-      path.join(project, 'readme-sdk.ts'),
-      readmeModule(path.join(root, 'packages/sdk/README.md'), readmePrelude),
-    );
-    fs.writeFileSync(path.join(project, 'readme-main.ts'), readmeModule(path.join(root, 'README.md'), readmePrelude));
-    fs.writeFileSync(
-      path.join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          strict: true,
-          noEmit: true,
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          target: 'es2022',
-          lib: ['es2022', 'dom'],
-          types: [],
-        },
-        files: ['typed.ts', 'readme-sdk.ts', 'readme-main.ts'],
-      }),
-    );
-    const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-    const checked = await run(process.execPath, [tsc, '-p', project]).catch((e: { stdout: string }) => e);
-    expect(checked.stdout, 'tsc output').to.equal('');
+      // Types: the declarations resolve and type the calls (tsc from this repository, strict, NodeNext), and the
+      // examples of the package's README and of the main README's SDK section compile against them.
+      fs.writeFileSync(path.join(project, 'typed.ts'), typedScript);
+      fs.writeFileSync(
+        path.join(project, 'readme-sdk.ts'),
+        readmeModule(path.join(root, 'packages/sdk/README.md'), readmePrelude),
+      );
+      fs.writeFileSync(path.join(project, 'readme-main.ts'), readmeModule(path.join(root, 'README.md'), readmePrelude));
+      fs.writeFileSync(
+        path.join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            strict: true,
+            noEmit: true,
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'es2022',
+            lib: ['es2022', 'dom'],
+            types: [],
+          },
+          files: ['typed.ts', 'readme-sdk.ts', 'readme-main.ts'],
+        }),
+      );
+      const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+      const checked = await run(process.execPath, [tsc, '-p', project]).catch((e: { stdout: string }) => e);
+      expect(checked.stdout, 'tsc output').to.equal('');
 
-    // Runtime: plain Node imports it and talks to the real API.
-    const app = await createTestApp();
-    await seedCatalog(app);
-    fs.writeFileSync(path.join(project, 'smoke.mjs'), smokeScript);
-    const { stdout } = await run(process.execPath, ['smoke.mjs'], {
-      cwd: project,
-      env: { ...process.env, BASE: testEnv().baseUrl, APP: app.id, KEY: app.api_key, PUB: app.public_key },
-    });
-    expect(JSON.parse(stdout)).to.deep.equal({
-      account: 'smoke',
-      first: 1,
-      limit: { isLimit: true, status: 402, error: 'limit_reached' },
-      verified: 'evt_smoke',
-      publishableHasAccounts: false,
-    });
-  });
+      // Runtime: plain Node imports it and talks to the real API.
+      const app = await createTestApp();
+      await seedCatalog(app);
+      fs.writeFileSync(path.join(project, 'smoke.mjs'), smokeScript);
+      const { stdout } = await run(process.execPath, ['smoke.mjs'], {
+        cwd: project,
+        env: { ...process.env, BASE: testEnv().baseUrl, APP: app.id, KEY: app.api_key, PUB: app.public_key },
+      });
+      expect(JSON.parse(stdout)).to.deep.equal({
+        account: 'smoke',
+        first: 1,
+        limit: { isLimit: true, status: 402, error: 'limit_reached' },
+        verified: 'evt_smoke',
+        publishableHasAccounts: false,
+      });
+    },
+  );
 });

@@ -287,126 +287,132 @@ describe('npm start supervision (children killed with SIGKILL)', function () {
   this.timeout(400_000);
   const external = process.env.TEMPORAL_ADDRESS;
 
-  it('restarts PostgreSQL and the Temporal dev server it started; /health says what is degraded meanwhile; the service works after each', async () => {
-    const dataDir = tempDir('offerkit-supervised-');
-    const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
-    const env = {
-      DATA_DIR: dataDir,
-      PORT: String(ports.api),
-      HOST: '127.0.0.1',
-      EMBEDDED_POSTGRES_PORT: String(ports.pg),
-      TEMPORAL_PORT: String(ports.temporal),
-      TEMPORAL_UI_PORT: String(ports.ui),
-      TEMPORAL_TASK_QUEUE: `offerkit-supervised-${process.pid}`,
-      PAYPAL_STANDIN_PORT: String(await freePort()),
-      LOG_LEVEL: 'info',
-      ...(external ? { TEMPORAL_ADDRESS: external } : {}),
-    };
-    const main = await startMain(env);
-    // Every child process main reported starting, to kill if main leaves one behind.
-    const childPids = () =>
-      main
-        .output()
-        .split('\n')
-        .filter((l) => l.startsWith('{'))
-        .map((l) => {
-          try {
-            return JSON.parse(l) as { msg?: string; serverPid?: number; component?: string };
-          } catch {
-            return {};
-          }
-        })
-        .filter((l) => (l.msg === 'embedded PostgreSQL ready' || l.msg === 'Temporal dev server ready') && l.serverPid)
-        .map((l) => ({ component: l.component!, pid: l.serverPid! }));
-    const newest = (component: string) =>
-      childPids()
-        .filter((c) => c.component === component)
-        .at(-1)!.pid;
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    const until = async (cond: () => Promise<boolean> | boolean, what: string, ms = 120_000) => {
-      const end = Date.now() + ms;
-      while (!(await cond())) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${main.output().slice(-4000)}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
-    const health = async () => {
-      try {
-        const res = await fetch(`${main.apiUrl}/health`, { signal: AbortSignal.timeout(5000) });
-        return { status: res.status, body: (await res.json()) as { degraded?: string[]; temporal?: string } };
-      } catch {
-        return { status: 0, body: {} as { degraded?: string[]; temporal?: string } };
-      }
-    };
-    /** Kills `pid`, then polls /health until `name` was reported degraded and is back; returns the answers seen. */
-    const killAndWatch = async (name: string, pid: number) => {
-      const seen: { status: number; degraded: string[] }[] = [];
-      process.kill(pid, 'SIGKILL');
-      await until(async () => {
-        const h = await health();
-        seen.push({ status: h.status, degraded: h.body.degraded ?? [] });
-        return (
-          main.output().includes(`restarted ${name}`) &&
-          h.status === 200 &&
-          !h.body.degraded &&
-          h.body.temporal === 'ok'
-        );
-      }, `${name} restarted`);
-      expect(main.output()).to.include(`${name} is down; restarting it with backoff`);
-      expect(
-        seen.some((s) => s.degraded.includes(name)),
-        `/health named ${name} degraded: ${JSON.stringify(seen.slice(0, 5))}`,
-      ).to.equal(true);
-      expect(newest(name === 'postgres' ? 'postgres' : 'temporal-dev-server')).to.not.equal(pid);
-      return seen;
-    };
-    const createApp = async (name: string) => {
-      const res = await fetch(`${main.apiUrl}/apps`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${main.adminKey}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ name }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      return res.status;
-    };
-    try {
-      expect(await createApp('before')).to.equal(201);
-
-      // PostgreSQL: the postmaster killed. Requests answer 503 meanwhile, never 500.
-      const pgSeen = await killAndWatch('postgres', newest('postgres'));
-      expect(pgSeen.some((s) => s.status === 503 && s.degraded.includes('postgres'))).to.equal(true);
-      expect(pgSeen.map((s) => s.status)).to.not.include(500);
-      expect(await createApp('after PostgreSQL')).to.equal(201);
-
-      if (!external) {
-        // The Temporal dev server killed: restarted on its SQLite file; main's worker serves its queue again.
-        await killAndWatch('temporal', newest('temporal-dev-server'));
-        const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+  it(
+    'restarts PostgreSQL and the Temporal dev server it started; /health says what is degraded meanwhile; ' +
+      'the service works after each',
+    async () => {
+      const dataDir = tempDir('offerkit-supervised-');
+      const ports = { api: await freePort(), pg: await freePort(), temporal: await freePort(), ui: await freePort() };
+      const env = {
+        DATA_DIR: dataDir,
+        PORT: String(ports.api),
+        HOST: '127.0.0.1',
+        EMBEDDED_POSTGRES_PORT: String(ports.pg),
+        TEMPORAL_PORT: String(ports.temporal),
+        TEMPORAL_UI_PORT: String(ports.ui),
+        TEMPORAL_TASK_QUEUE: `offerkit-supervised-${process.pid}`,
+        PAYPAL_STANDIN_PORT: String(await freePort()),
+        LOG_LEVEL: 'info',
+        ...(external ? { TEMPORAL_ADDRESS: external } : {}),
+      };
+      const main = await startMain(env);
+      // Every child process main reported starting, to kill if main leaves one behind.
+      const childPids = () =>
+        main
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => {
+            try {
+              return JSON.parse(l) as { msg?: string; serverPid?: number; component?: string };
+            } catch {
+              return {};
+            }
+          })
+          .filter(
+            (l) => (l.msg === 'embedded PostgreSQL ready' || l.msg === 'Temporal dev server ready') && l.serverPid,
+          )
+          .map((l) => ({ component: l.component!, pid: l.serverPid! }));
+      const newest = (component: string) =>
+        childPids()
+          .filter((c) => c.component === component)
+          .at(-1)!.pid;
+      const alive = (pid: number) => {
         try {
-          const result = await new Client({ connection }).workflow.execute('pingWorkflow', {
-            taskQueue: env.TEMPORAL_TASK_QUEUE,
-            workflowId: `diagnostics/ping/supervised-${process.pid}`,
-            args: [{ message: 'after the restart' }],
-            workflowExecutionTimeout: '90s',
-          });
-          expect((result as { message: string }).message).to.equal('after the restart');
-        } finally {
-          await connection.close();
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
         }
+      };
+      const until = async (cond: () => Promise<boolean> | boolean, what: string, ms = 120_000) => {
+        const end = Date.now() + ms;
+        while (!(await cond())) {
+          if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${main.output().slice(-4000)}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      };
+      const health = async () => {
+        try {
+          const res = await fetch(`${main.apiUrl}/health`, { signal: AbortSignal.timeout(5000) });
+          return { status: res.status, body: (await res.json()) as { degraded?: string[]; temporal?: string } };
+        } catch {
+          return { status: 0, body: {} as { degraded?: string[]; temporal?: string } };
+        }
+      };
+      /** Kills `pid`, then polls /health until `name` was reported degraded and is back; returns the answers seen. */
+      const killAndWatch = async (name: string, pid: number) => {
+        const seen: { status: number; degraded: string[] }[] = [];
+        process.kill(pid, 'SIGKILL');
+        await until(async () => {
+          const h = await health();
+          seen.push({ status: h.status, degraded: h.body.degraded ?? [] });
+          return (
+            main.output().includes(`restarted ${name}`) &&
+            h.status === 200 &&
+            !h.body.degraded &&
+            h.body.temporal === 'ok'
+          );
+        }, `${name} restarted`);
+        expect(main.output()).to.include(`${name} is down; restarting it with backoff`);
+        expect(
+          seen.some((s) => s.degraded.includes(name)),
+          `/health named ${name} degraded: ${JSON.stringify(seen.slice(0, 5))}`,
+        ).to.equal(true);
+        expect(newest(name === 'postgres' ? 'postgres' : 'temporal-dev-server')).to.not.equal(pid);
+        return seen;
+      };
+      const createApp = async (name: string) => {
+        const res = await fetch(`${main.apiUrl}/apps`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${main.adminKey}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ name }),
+          signal: AbortSignal.timeout(10_000),
+        });
+        return res.status;
+      };
+      try {
+        expect(await createApp('before')).to.equal(201);
+
+        // PostgreSQL: the postmaster killed. Requests answer 503 meanwhile, never 500.
+        const pgSeen = await killAndWatch('postgres', newest('postgres'));
+        expect(pgSeen.some((s) => s.status === 503 && s.degraded.includes('postgres'))).to.equal(true);
+        expect(pgSeen.map((s) => s.status)).to.not.include(500);
+        expect(await createApp('after PostgreSQL')).to.equal(201);
+
+        if (!external) {
+          // The Temporal dev server killed: restarted on its SQLite file; main's worker serves its queue again.
+          await killAndWatch('temporal', newest('temporal-dev-server'));
+          const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
+          try {
+            const result = await new Client({ connection }).workflow.execute('pingWorkflow', {
+              taskQueue: env.TEMPORAL_TASK_QUEUE,
+              workflowId: `diagnostics/ping/supervised-${process.pid}`,
+              args: [{ message: 'after the restart' }],
+              workflowExecutionTimeout: '90s',
+            });
+            expect((result as { message: string }).message).to.equal('after the restart');
+          } finally {
+            await connection.close();
+          }
+        }
+        expect(await stop(main.child), main.output().slice(-4000)).to.equal(0);
+        for (const c of childPids()) expect(alive(c.pid), `${c.component} ${c.pid} stopped with main`).to.equal(false);
+      } finally {
+        if (main.child.exitCode === null && main.child.signalCode === null) main.child.kill('SIGKILL');
+        for (const c of childPids()) if (alive(c.pid)) process.kill(c.pid, 'SIGKILL');
+        fs.rmSync(dataDir, { recursive: true, force: true });
       }
-      expect(await stop(main.child), main.output().slice(-4000)).to.equal(0);
-      for (const c of childPids()) expect(alive(c.pid), `${c.component} ${c.pid} stopped with main`).to.equal(false);
-    } finally {
-      if (main.child.exitCode === null && main.child.signalCode === null) main.child.kill('SIGKILL');
-      for (const c of childPids()) if (alive(c.pid)) process.kill(c.pid, 'SIGKILL');
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -108,7 +108,8 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     state.nextCheckAt = new Date(Date.now() + delay).toISOString();
     upsertSearchAttributes([{ key: SA.BillingStatus, value: `awaiting ${result.providerStatus ?? 'provider'}` }]);
     setCurrentDetails(
-      `Waiting for the buyer (provider status ${result.providerStatus}). Next check at ${state.nextCheckAt}, or sooner on a notification or a complete call.`,
+      `Waiting for the buyer (provider status ${result.providerStatus}). Next check at ${state.nextCheckAt}, ` +
+        'or sooner on a notification or a complete call.',
     );
     await condition(() => nudges !== seen, delay);
   }

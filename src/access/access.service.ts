@@ -10,7 +10,9 @@ import { notFound } from '../http/errors.js';
  * For one entitlement id the highest layer wins. A boolean entitlement the plan does not include is
  * absent. Add-ons of all layers are merged with the account's own.
  */
-export const ACTIVE_INCENTIVE = `case when a.incentive_id is not null and (a.incentive_expires_at is null or a.incentive_expires_at > now()) then a.incentive_id end`;
+export const ACTIVE_INCENTIVE =
+  'case when a.incentive_id is not null and (a.incentive_expires_at is null or a.incentive_expires_at > now()) ' +
+  'then a.incentive_id end';
 /**
  * Layer 2 applies while the extras have not ended and the account's subscription is active (not
  * paused, not cancelled). Extras recorded without a subscription (none today) would not apply.

@@ -19,8 +19,18 @@ const NETWORK_CODES = new Set([
  */
 const SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
 
-const MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|Client has encountered a connection error|Connection refused|terminating connection due to administrator command/i;
+const MESSAGES = new RegExp(
+  [
+    'Connection terminated',
+    'connection timeout',
+    'timeout exceeded when trying to connect',
+    'the database system is (starting up|shutting down|in recovery mode)',
+    'Client has encountered a connection error',
+    'Connection refused',
+    'terminating connection due to administrator command',
+  ].join('|'),
+  'i',
+);
 
 /** True when the error (or one of its causes) says the database could not be reached. */
 export function isDatabaseUnavailable(err: unknown): boolean {

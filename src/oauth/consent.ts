@@ -83,7 +83,8 @@ ${body}
 export function errorPage(title: string, message: string): string {
   return page(
     title,
-    `<h1>${esc(title)}</h1>\n<p role="alert">${esc(message)}</p>\n<p>Close this window and start the sign-in again from your MCP client.</p>`,
+    `<h1>${esc(title)}</h1>\n<p role="alert">${esc(message)}</p>\n` +
+      '<p>Close this window and start the sign-in again from your MCP client.</p>',
   );
 }
 
@@ -140,19 +141,33 @@ export function consentPage(
   const preselected: Level = r.requested_level ?? 'read';
   const levels = LEVELS.map(
     (l) =>
-      `<label><input type="radio" name="access_level" value="${l}"${l === preselected ? ' checked' : ''} aria-describedby="hint-${l}"> ${LEVEL_TEXT[l][0]}</label><span class="hint" id="hint-${l}">${esc(LEVEL_TEXT[l][1])}</span>`,
+      `<label><input type="radio" name="access_level" value="${l}"${l === preselected ? ' checked' : ''} ` +
+      `aria-describedby="hint-${l}"> ${LEVEL_TEXT[l][0]}</label>` +
+      `<span class="hint" id="hint-${l}">${esc(LEVEL_TEXT[l][1])}</span>`,
   ).join('\n    ');
+  const options = (workspaces ?? [])
+    .map(
+      (w) =>
+        `<optgroup label="${esc(w.name)}">` +
+        w.apps.map((a) => `<option value="${esc(a.id)}">${esc(a.name)} (${esc(a.id)})</option>`).join('') +
+        '</optgroup>',
+    )
+    .join('\n    ');
   const appPart = r.app
     ? `<p>MCP server: <strong>${esc(r.app.name)}</strong> (<code>${esc(r.app.id)}</code>)</p>`
     : `<label for="app_id">App</label>
   <select id="app_id" name="app_id" required>
-    ${(workspaces ?? []).map((w) => `<optgroup label="${esc(w.name)}">${w.apps.map((a) => `<option value="${esc(a.id)}">${esc(a.name)} (${esc(a.id)})</option>`).join('')}</optgroup>`).join('\n    ')}
+    ${options}
   </select>`;
+  const returnTo = new URL(r.redirect_uri).origin === 'null' ? r.redirect_uri : new URL(r.redirect_uri).origin;
+  const signOut =
+    '<form method="post" action="/oauth/consent/sign-out">' +
+    `<input type="hidden" name="request" value="${esc(r.id)}"><button type="submit">Sign out</button></form>`;
   return page(
     'Approve MCP client',
     `<h1>Allow <span id="client-name">${esc(clientName)}</span> to use offerkit?</h1>
 ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
-<p>After you decide, your browser goes back to <code>${esc(new URL(r.redirect_uri).origin === 'null' ? r.redirect_uri : new URL(r.redirect_uri).origin)}</code>.</p>
+<p>After you decide, your browser goes back to <code>${esc(returnTo)}</code>.</p>
 <form method="post" action="/oauth/consent">
   <input type="hidden" name="request" value="${esc(r.id)}">
   <input type="hidden" name="csrf" value="${esc(csrf)}">
@@ -166,6 +181,6 @@ ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
     <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
   </p>
 </form>
-<form method="post" action="/oauth/consent/sign-out"><input type="hidden" name="request" value="${esc(r.id)}"><button type="submit">Sign out</button></form>`,
+${signOut}`,
   );
 }

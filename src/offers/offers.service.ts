@@ -70,7 +70,8 @@ async function validate(
     p.prices.forEach((price, j) => {
       if (price.cycles && regularPrice(plan, price.interval, price.currency) === null) {
         throw badRequest(
-          `plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price to continue at after ${price.cycles} cycles`,
+          `plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price ` +
+            `to continue at after ${price.cycles} cycles`,
         );
       }
     });

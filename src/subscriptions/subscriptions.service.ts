@@ -271,7 +271,9 @@ export function pauseCommand(input: PauseInput, reason: string | null): Temporal
     args: [input],
     searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
     summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
-    details: `Billing of account **${accountId}** (app ${appId}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
+    details:
+      `Billing of account **${accountId}** (app ${appId}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. ` +
+      `At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
   };
 }
 

@@ -266,7 +266,8 @@ export async function upgradeFor(
     expires_at: iso(best.expiresAt),
   };
   const message =
-    `${used} Upgrade to ${best.plan.name} (${money(best.price, best.currency)}/${best.interval}${best.cycles ? ` for ${best.cycles} ${best.interval}s` : ''}) for ` +
+    `${used} Upgrade to ${best.plan.name} (${money(best.price, best.currency)}/${best.interval}` +
+    `${best.cycles ? ` for ${best.cycles} ${best.interval}s` : ''}) for ` +
     `${best.newLimit === null ? 'unlimited' : best.newLimit} ${a.entitlementName}${checkoutUrl ? `: ${checkoutUrl}` : '.'}`;
   return { error: 'limit_reached', message, entitlement, offer, retry_after_purchase: true };
 }

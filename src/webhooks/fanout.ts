@@ -31,7 +31,9 @@ export function deliveryCommand(
     args: [input],
     searchAttributes: { AppId: d.appId, EndpointId: d.endpointId, EventType: d.eventType, DeliveryStatus: 'pending' },
     summary: `Webhook ${d.eventType} to ${url}`,
-    details: `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), retrying on the schedule until a 2xx, a 410, or the last attempt.`,
+    details:
+      `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), ` +
+      'retrying on the schedule until a 2xx, a 410, or the last attempt.',
   };
 }
 

@@ -43,7 +43,8 @@ $fn$;`);
       "amount" bigint not null,
       primary key ("app_id", "account_id", "day", "entitlement_id"));`);
     this.addSql(
-      `create index "usage_daily_day_index" on "usage_daily" ("app_id", "day") include ("account_id", "entitlement_id", "calls", "amount");`,
+      `create index "usage_daily_day_index" on "usage_daily" ("app_id", "day")
+      include ("account_id", "entitlement_id", "calls", "amount");`,
     );
     this.addSql(`create table "usage_daily_app" (
       "app_id" varchar(255) not null references "apps" ("id") on delete cascade,

@@ -587,7 +587,8 @@ export class PayPalStandIn {
       const what =
         kind === 'order'
           ? escape(item.purchase_units[0].description ?? 'One-time purchase')
-          : `${escape(plan.name)}, ${price.value} ${price.currency_code} per ${plan.billing_cycles.at(-1).frequency.interval_unit.toLowerCase()}`;
+          : `${escape(plan.name)}, ${price.value} ${price.currency_code} per ` +
+            plan.billing_cycles.at(-1).frequency.interval_unit.toLowerCase();
       const token = escape(String(ctx.query.ba_token ?? ctx.query.token));
       ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Approve payment (PayPal stand-in)</title></head>
 <body><main><h1>Approve your payment</h1><p id="summary">${what}</p>
