@@ -361,9 +361,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
     // The live preview follows unsaved edits.
-    await page.getByLabel('pro monthly price').fill('6');
+    await page.getByLabel('pro monthly price', { exact: true }).fill('6');
     await page.getByLabel('Live preview').getByText('6 USD').waitFor();
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Publish' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'active' }).waitFor();
     const offer = (await get(`/apps/${appId}/offers/launch`, testEnv().adminKey)).body;
