@@ -361,9 +361,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
     // The live preview follows unsaved edits.
-    await page.getByLabel('pro monthly price').fill('6');
+    await page.getByLabel('pro monthly price', { exact: true }).fill('6');
     await page.getByLabel('Live preview').getByText('6 USD').waitFor();
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByRole('button', { name: 'Publish' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'active' }).waitFor();
     const offer = (await get(`/apps/${appId}/offers/launch`, testEnv().adminKey)).body;
@@ -392,6 +392,195 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('option', { name: 'It is too expensive' }).click();
     await page.getByLabel('Offer preview').getByText(/25%/).first().waitFor();
     await shoot(page, 'cancel-flow-editor');
+  });
+
+  it('builds an offer: adds a plan with its catalog pricing, extras and an order bump, then publishes it', async () => {
+    const admin = testEnv().adminKey;
+    const base = `/apps/${appId}`;
+    expect(
+      (
+        await post(`${base}/plans`, admin, {
+          id: 'team',
+          name: 'Team',
+          pricingCard: { title: 'Team', monthlyPrice: 30, yearlyPrice: 300, currency: 'USD' },
+        })
+      ).status,
+    ).to.equal(201);
+    expect((await post(`${base}/addons`, admin, { id: 'priority_support', name: 'Priority support' })).status).to.equal(
+      201,
+    );
+    await page.getByRole('link', { name: 'Offers' }).click();
+    await page.getByLabel('Offer id').fill('summer');
+    await page.getByLabel('Offer name').fill('Summer deal');
+    await page.getByRole('combobox', { name: /^Plan/ }).click();
+    await page.getByRole('option', { name: 'Pro' }).click();
+    await page.getByLabel('Monthly price (USD)').fill('8');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
+    const preview = page.getByLabel('Live preview');
+
+    // A plan from the catalog arrives with its regular prices, which the person then lowers.
+    await page.getByRole('combobox', { name: 'Add a plan from the catalog' }).click();
+    await page.getByRole('option', { name: 'Team' }).click();
+    await page.getByRole('button', { name: 'Add plan' }).click();
+    await preview.getByText('300 USD').waitFor();
+    await page.getByLabel('team monthly price', { exact: true }).fill('24');
+    await preview.getByText('24 USD').waitFor();
+    await page.getByRole('button', { name: 'Remove team yearly price' }).click();
+    await preview.getByText('300 USD').waitFor({ state: 'detached' });
+    // Extras: a higher limit for buyers of Team through this offer.
+    const team = page.getByRole('group', { name: 'Plan Team' });
+    await team.getByRole('combobox', { name: 'Extra limit for Team' }).click();
+    await page.getByRole('option', { name: 'AI credits' }).click();
+    await team.getByRole('button', { name: 'Add extra' }).click();
+    await page.getByLabel('Team extra AI credits limit').fill('500');
+    await preview.getByText('AI credits: 500').waitFor();
+    // Team first: buyers see the plans in the offer's order.
+    await page.getByRole('button', { name: 'Move Team up' }).click();
+    // The order bump.
+    await page.getByRole('combobox', { name: 'Add an order bump' }).click();
+    await page.getByRole('option', { name: 'Priority support' }).click();
+    await page.getByLabel('Bump price', { exact: true }).fill('15');
+    await page.getByRole('button', { name: 'Add bump' }).click();
+    await preview.getByText('Add Priority support for 15 USD').waitFor();
+
+    // A price that cannot be billed: the API's own words under the preview, nothing saved.
+    await page.getByLabel('Cycles of pro monthly price').fill('3');
+    await preview
+      .getByRole('alert')
+      .filter({ hasText: 'plan pro has no regular monthly USD price to continue at after 3 cycles' })
+      .waitFor();
+    await expected(page, problems, allowed, /^400 from POST .*\/offers\/draft-preview$/);
+    await page.getByLabel('Cycles of pro monthly price').fill('');
+    await preview.getByRole('alert').waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Save and publish' }).click();
+    await page.getByLabel('Offer status').filter({ hasText: 'active' }).waitFor();
+    const offer = (await get(`${base}/offers/summer`, admin)).body;
+    expect(offer).to.include({ status: 'active', published: true });
+    expect(offer.plans.map((p: { plan: string }) => p.plan)).to.deep.equal(['team', 'pro']);
+    expect(offer.plans[0]).to.deep.equal({
+      plan: 'team',
+      prices: [{ interval: 'month', currency: 'USD', amount: 24, cycles: null }],
+      extras: { entitlements: [{ id: 'ai_credits', max: 500 }], addons: [], cycles: null },
+    });
+    expect(offer.bumps).to.deep.equal([
+      { id: 'priority_support', name: 'Priority support', addon: 'priority_support', price: 15, currency: 'USD' },
+    ]);
+    // What a buyer's checkout page gets.
+    const pub = (await get(`${base}/offers/summer/public`, admin)).body;
+    expect(pub.source).to.equal('offer');
+    expect(pub.bumps).to.deep.equal([{ id: 'priority_support', name: 'Priority support', price: 15, currency: 'USD' }]);
+    await page.getByText('Live: saved changes apply to future purchases only').waitFor();
+    await shoot(page, 'offer-builder');
+  });
+
+  it('edits a cancel flow: adds an offer step, edits its terms and a branch to it; the API has them', async () => {
+    await page.getByRole('link', { name: 'Cancel flows' }).click();
+    await page.getByLabel('Steps').waitFor();
+    const add = page.getByRole('group', { name: 'Add a step' });
+    await add.getByRole('combobox', { name: 'Kind of step' }).click();
+    await page.getByRole('option', { name: 'Save offer' }).click();
+    await add.getByRole('combobox', { name: 'After' }).click();
+    await page.getByRole('option', { name: 'offer', exact: true }).click();
+    await add.getByLabel('New step title').fill('One more thing');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    const step = page.getByRole('group', { name: 'Step one_more_thing' });
+    await step.waitFor();
+    // Its offer: a pause by default; the person makes it a discount and writes its copy.
+    await step.getByRole('combobox', { name: 'one_more_thing offer 1 kind' }).click();
+    await page.getByRole('option', { name: 'Discount' }).click();
+    // Checked as the API's schema checks it, before anything is sent.
+    await step.getByLabel('one_more_thing offer 1 percent off').fill('150');
+    await step.getByText('must be between 1 and 100').waitFor();
+    expect(await page.getByRole('button', { name: 'Save flow' }).isDisabled()).to.equal(true);
+    await step.getByLabel('one_more_thing offer 1 percent off').fill('40');
+    await step.getByLabel('one_more_thing offer 1 renewals').fill('2');
+    // The copy is written from the terms unless the person writes it.
+    await step.getByRole('button', { name: 'Write the copy of one_more_thing offer 1' }).click();
+    await step.getByLabel('one_more_thing offer 1 headline').fill('Stay for 40% less');
+    await step.getByRole('combobox', { name: 'one_more_thing offer 1 answers' }).click();
+    await page.getByRole('option', { name: 'It is missing features I need' }).click();
+    await page.keyboard.press('Escape');
+    // The answer "missing features" branches to the new step; a new answer joins the question.
+    await page.getByRole('combobox', { name: 'After “It is missing features I need”' }).click();
+    await page.getByRole('option', { name: 'one_more_thing (offer)' }).click();
+    await page.getByLabel('New answer to reason').fill('Switching to another tool');
+    await page.getByRole('button', { name: 'Add answer' }).click();
+    // A text step added and removed again leaves nothing behind.
+    await add.getByRole('combobox', { name: 'Kind of step' }).click();
+    await page.getByRole('option', { name: 'Text' }).click();
+    await add.getByLabel('New step title').fill('A word from us');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('button', { name: 'Remove step a_word_from_us' }).click();
+
+    // Model-chosen offers: guardrails appear (with a word that no model is configured here); back to static
+    // rules, nothing about a model is saved.
+    await step.getByText('Model, within guardrails').click();
+    const rails = page.getByRole('group', { name: 'Guardrails of one_more_thing' });
+    await rails.getByText('No model is configured on the service').waitFor();
+    await rails.getByLabel('one_more_thing max percent').fill('0');
+    await rails.getByText('must be between 1 and 100').waitFor();
+    await rails.getByLabel('one_more_thing max percent').fill('35');
+    await shoot(page, 'cancel-flow-guardrails');
+    await step.getByText('Static rules').click();
+    await rails.waitFor({ state: 'detached' });
+
+    await page.getByRole('button', { name: 'Save flow' }).click();
+    await eventually(async () => {
+      const flow = (await get(`/apps/${appId}/cancel-flows/default`, testEnv().adminKey)).body;
+      expect(flow.steps.map((s: { id: string }) => s.id)).to.deep.equal([
+        'reason',
+        'offer',
+        'one_more_thing',
+        'confirm',
+      ]);
+      const reason = flow.steps[0];
+      expect(reason.answers.find((a: { id: string }) => a.id === 'missing_features').next).to.equal('one_more_thing');
+      expect(reason.answers.at(-1)).to.deep.equal({
+        id: 'switching_to_another_tool',
+        label: 'Switching to another tool',
+      });
+      expect(flow.steps[2]).to.deep.include({
+        type: 'offer',
+        title: 'One more thing',
+        decline_label: 'No thanks, continue cancelling',
+        offers: [
+          {
+            kind: 'discount',
+            percent: 40,
+            cycles: 2,
+            headline: 'Stay for 40% less',
+            when: { answers: ['missing_features'] },
+          },
+        ],
+      });
+      expect(flow.steps[2]).to.not.have.property('dynamic');
+      return true;
+    });
+    // The preview of the new step for that answer.
+    await page.getByRole('combobox', { name: 'Offer step' }).click();
+    await page.getByRole('option', { name: /One more thing/ }).click();
+    await page.getByRole('combobox', { name: 'Why are you cancelling?' }).click();
+    await page.getByRole('option', { name: 'It is missing features I need' }).click();
+    await page.getByLabel('Offer preview').getByText('Stay for 40% less').waitFor();
+
+    // On a phone each branch's arrow stays on the line of its list.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.waitForTimeout(150);
+    // (A string: the tests are compiled without the DOM's types.)
+    const apart: string[] = await page.evaluate(`
+      [...document.querySelectorAll('input[aria-label^="After “"]')]
+        .map((input) => {
+          const arrow = input.closest('.mantine-Group-root').firstElementChild.getBoundingClientRect();
+          const box = input.getBoundingClientRect();
+          const level = arrow.top < box.bottom && arrow.bottom > box.top;
+          return level && box.left - arrow.right < 24 ? null : input.getAttribute('aria-label');
+        })
+        .filter(Boolean)`);
+    await page.setViewportSize({ width: 1280, height: 860 });
+    expect(apart).to.deep.equal([]);
+    await shoot(page, 'cancel-flow-offer-terms');
   });
 
   it('switches an MCP tool off and lists the connection a person approved', async () => {

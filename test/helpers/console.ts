@@ -57,6 +57,8 @@ export async function expected(page: Page, problems: string[], allowed: RegExp[]
 export async function shoot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const size = page.viewportSize()!;
+  // From the top: scrolled, the fixed header and navbar land in the middle of a full-page picture.
+  await page.evaluate('window.scrollTo(0, 0)');
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(150);

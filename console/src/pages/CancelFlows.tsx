@@ -1,59 +1,17 @@
-// Cancel flows: the list, a step editor that shows where each answer leads, a preview of the save offer for
-// chosen answers, stats (save rate, reasons, offer results) as charts, and the flow's sessions.
+// Cancel flows: the list, the step editor (CancelFlowEditor.tsx: steps, branches, offer terms), a preview of the
+// save offer for chosen answers, stats (save rate, reasons, offer results) as charts, and the flow's sessions.
 import { BarChart, DonutChart } from '@mantine/charts';
-import {
-  Badge,
-  Button,
-  Card,
-  Group,
-  Select,
-  SimpleGrid,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from '@mantine/core';
+import { Badge, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import type { CancelFlowsGetResponse, CancelFlowsPreviewOfferResponse } from '@offerkit/sdk';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { CancelFlowEditor, type StepBody } from './CancelFlowEditor';
 
-interface Answer {
-  id: string;
-  label: string;
-  next?: string | null;
-}
-interface Step {
-  id: string;
-  type: 'question' | 'text' | 'offer' | 'confirm';
-  title: string;
-  next?: string | null;
-  answers?: Answer[];
-  offers?: {
-    kind: string;
-    percent?: number;
-    cycles?: number;
-    months?: number;
-    plan?: string;
-    when?: { answers: string[] };
-  }[];
-  [k: string]: unknown;
-}
 type Flow = CancelFlowsGetResponse;
 
 const SESSION_COLORS: Record<string, string> = { open: 'yellow', saved: 'teal', cancelled: 'red', abandoned: 'gray' };
-
-const offerText = (o: NonNullable<Step['offers']>[number]) =>
-  o.kind === 'discount'
-    ? `${o.percent}% off for ${o.cycles} cycles`
-    : o.kind === 'pause'
-      ? `pause ${o.months} month${o.months === 1 ? '' : 's'}`
-      : o.kind === 'downgrade'
-        ? `downgrade to ${o.plan}`
-        : o.kind;
 
 export function CancelFlowsPage() {
   const { appId, flowId } = useParams();
@@ -109,178 +67,109 @@ function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; on
         api.cancelFlows.get(flowId),
         api.cancelFlows.stats(flowId, { days: 30 }),
         api.cancelSessions.list({ flow: flowId, limit: 20 }),
+        Promise.all([api.plans.list(), api.incentives.list(), api.cancelFlows.capabilities()]),
       ]),
     [api, flowId],
   );
+  const [flow, stats, sessions, [plans, incentives, capabilities]] = data ?? [undefined, undefined, undefined, []];
   return (
     <Loading error={error}>
-      {data && (
+      {flow && stats && sessions && (
         <Stack>
-          <StepEditor
+          {/* A save gives a new updated_at: the editor and the preview start again from the flow as stored. */}
+          <CancelFlowEditor
+            key={flow.updated_at}
             api={api}
-            flow={data[0]}
+            flow={flow}
+            catalog={{ plans: plans!, incentives: incentives!, capabilities: capabilities! }}
             onSaved={async () => {
               await reload();
               await onChange();
             }}
           />
-          <OfferPreview api={api} flow={data[0]} />
-          <Stats stats={data[1]} />
-          <Sessions sessions={data[2].data} />
+          <OfferPreview key={`preview-${flow.updated_at}`} api={api} flow={flow} />
+          <Stats stats={stats} />
+          <Sessions sessions={sessions.data} />
         </Stack>
       )}
     </Loading>
   );
 }
 
-function StepEditor({ api, flow, onSaved }: { api: AppApi; flow: Flow; onSaved: () => Promise<void> }) {
-  const [steps, setSteps] = useState<Step[]>(flow.steps as Step[]);
-  const [active, setActive] = useState(flow.status === 'active');
-  const action = useAction();
-  const ids = steps.map((s) => s.id);
-  const setStep = (i: number, patch: Partial<Step>) =>
-    setSteps(steps.map((s, j) => (j === i ? { ...s, ...patch } : s)));
-  const following = (i: number) => steps[i].next ?? steps[i + 1]?.id ?? null;
-  return (
-    <Card withBorder>
-      <Stack gap="sm">
-        <Group justify="space-between" wrap="wrap">
-          <Title order={3} size="h4">
-            {flow.name}
-          </Title>
-          <Switch
-            label="Active (customers see it)"
-            checked={active}
-            onChange={(e) => setActive(e.currentTarget.checked)}
-          />
-        </Group>
-        <Stack gap="xs" aria-label="Steps">
-          {steps.map((s, i) => (
-            <Card key={s.id} withBorder padding="sm" bg={s.type === 'offer' ? 'indigo.0' : undefined}>
-              <Stack gap={6}>
-                <Group gap="xs" wrap="nowrap">
-                  <Badge variant="light">{i + 1}</Badge>
-                  <Badge color="gray">{s.type}</Badge>
-                  <TextInput
-                    aria-label={`Step ${s.id} title`}
-                    size="xs"
-                    value={s.title}
-                    onChange={(e) => setStep(i, { title: e.currentTarget.value })}
-                    style={{ flex: 1 }}
-                  />
-                </Group>
-                {s.type === 'question' &&
-                  (s.answers ?? []).map((a, k) => (
-                    <Group key={a.id} gap="xs" pl="lg" wrap="wrap">
-                      <Text size="sm" style={{ flex: 1, minWidth: 140 }}>
-                        “{a.label}”
-                      </Text>
-                      <Text size="xs" c="dimmed">
-                        →
-                      </Text>
-                      <Select
-                        aria-label={`After “${a.label}”`}
-                        size="xs"
-                        w={170}
-                        data={[
-                          { value: '', label: `next step (${following(i) ?? 'end'})` },
-                          ...ids.filter((x) => x !== s.id).map((x) => ({ value: x, label: x })),
-                        ]}
-                        value={a.next ?? ''}
-                        onChange={(v) =>
-                          setStep(i, {
-                            answers: (s.answers ?? []).map((b, m) => (m === k ? { ...b, next: v || null } : b)),
-                          })
-                        }
-                        allowDeselect={false}
-                      />
-                    </Group>
-                  ))}
-                {s.type === 'offer' &&
-                  (s.offers ?? []).map((o, k) => (
-                    <Text key={k} size="sm" pl="lg">
-                      {o.when ? `If ${o.when.answers.join(' or ')}: ` : 'Otherwise: '}
-                      <b>{offerText(o)}</b>
-                    </Text>
-                  ))}
-                {s.type !== 'confirm' && s.type !== 'question' && (
-                  <Text size="xs" c="dimmed" pl="lg">
-                    then → {following(i) ?? 'end'}
-                  </Text>
-                )}
-              </Stack>
-            </Card>
-          ))}
-        </Stack>
-        <ErrorText error={action.error} />
-        <Button
-          w="fit-content"
-          loading={action.busy}
-          onClick={() =>
-            action.run(async () => {
-              await api.cancelFlows.update(flow.id, {
-                status: active ? 'active' : 'draft',
-                steps: steps as never,
-              });
-              await onSaved();
-            })
-          }
-        >
-          Save flow
-        </Button>
-      </Stack>
-    </Card>
-  );
-}
-
 function OfferPreview({ api, flow }: { api: AppApi; flow: Flow }) {
-  const questions = (flow.steps as Step[]).filter((s) => s.type === 'question');
+  const steps = flow.steps as StepBody[];
+  const questions = steps.filter((s) => s.type === 'question' && s.answers?.length);
+  const offerSteps = steps.filter((s) => s.type === 'offer');
   const [answers, setAnswers] = useState<Record<string, string>>(
     Object.fromEntries(questions.map((q) => [q.id, q.answers?.[0]?.id ?? ''])),
   );
+  const [step, setStep] = useState<string | null>(offerSteps[0]?.id ?? null);
   const [result, setResult] = useState<CancelFlowsPreviewOfferResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const key = JSON.stringify(answers);
+  const key = JSON.stringify({ answers, step });
   useEffect(() => {
-    api.cancelFlows.previewOffer(flow.id, { answers: JSON.parse(key) as Record<string, string> }).then(
-      (r) => (setResult(r), setError(null)),
-      (e: Error) => setError(e.message),
+    if (!offerSteps.length) return;
+    const body = JSON.parse(key) as { answers: Record<string, string>; step: string | null };
+    let current = true;
+    api.cancelFlows.previewOffer(flow.id, { answers: body.answers, ...(body.step ? { step: body.step } : {}) }).then(
+      (r) => current && (setResult(r), setError(null)),
+      (e: Error) => current && setError(e.message),
     );
-  }, [api, flow.id, key]);
+    return () => {
+      current = false;
+    };
+  }, [api, flow.id, key, offerSteps.length]);
   return (
     <Card withBorder>
       <Stack gap="xs">
         <Title order={3} size="h5">
           Preview: the offer for these answers
         </Title>
-        <Group wrap="wrap">
-          {questions.map((q) => (
-            <Select
-              key={q.id}
-              label={q.title}
-              data={(q.answers ?? []).map((a) => ({ value: a.id, label: a.label }))}
-              value={answers[q.id] || null}
-              onChange={(v) => setAnswers({ ...answers, [q.id]: v ?? '' })}
-              allowDeselect={false}
-              w={260}
-            />
-          ))}
-        </Group>
-        <ErrorText error={error} />
-        {result && (
-          <Card withBorder bg="gray.0" aria-label="Offer preview">
-            {result.offer ? (
-              <Stack gap={4}>
-                <Text fw={700}>{result.offer.headline}</Text>
-                <Text size="sm">{result.offer.body}</Text>
-                <Button size="xs" w="fit-content" variant="light" tabIndex={-1}>
-                  {result.offer.cta}
-                </Button>
-              </Stack>
-            ) : (
-              <Text size="sm">No offer: these answers go straight to the confirm step.</Text>
+        <Text size="xs" c="dimmed">
+          From the saved flow, before any account checks (an offer that does not apply to an account is skipped).
+        </Text>
+        {offerSteps.length === 0 ? (
+          <Text size="sm">The flow has no offer step: every customer goes straight on to confirm.</Text>
+        ) : (
+          <>
+            <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing="xs">
+              {offerSteps.length > 1 && (
+                <Select
+                  label="Offer step"
+                  data={offerSteps.map((s) => ({ value: s.id, label: `${s.title} (${s.id})` }))}
+                  value={step}
+                  onChange={setStep}
+                  allowDeselect={false}
+                />
+              )}
+              {questions.map((q) => (
+                <Select
+                  key={q.id}
+                  label={q.title}
+                  data={(q.answers ?? []).map((a) => ({ value: a.id, label: a.label }))}
+                  value={answers[q.id] || null}
+                  onChange={(v) => setAnswers({ ...answers, [q.id]: v ?? '' })}
+                  allowDeselect={false}
+                />
+              ))}
+            </SimpleGrid>
+            <ErrorText error={error} />
+            {result && (
+              <Card withBorder bg="gray.0" aria-label="Offer preview">
+                {result.offer ? (
+                  <Stack gap={4}>
+                    <Text fw={700}>{result.offer.headline}</Text>
+                    <Text size="sm">{result.offer.body}</Text>
+                    <Button size="xs" w="fit-content" variant="light" tabIndex={-1}>
+                      {result.offer.cta}
+                    </Button>
+                  </Stack>
+                ) : (
+                  <Text size="sm">No offer for these answers: the offer step is skipped.</Text>
+                )}
+              </Card>
             )}
-          </Card>
+          </>
         )}
       </Stack>
     </Card>
