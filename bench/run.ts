@@ -7,6 +7,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
@@ -200,7 +201,7 @@ async function meteringBench(
  * endpoint on a local receiver answering 200. Latency = receiver's clock at arrival minus the event's
  * created_at (same machine). History length read from Temporal for a sample of deliveries.
  */
-async function deliveryBench(base: string, app: { id: string; api_key: string }) {
+async function deliveryBench(base: string, app: { id: string; api_key: string }): Promise<number> {
   const arrivals = new Map<string, number>();
   let firstArrival = 0;
   let lastArrival = 0;
@@ -282,8 +283,72 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
       `(event committed to receiver, during the burst)\n` +
       `  one at a time        p50 ${percentile(single, 50).toFixed(0)} ms, p99 ${percentile(single, 99).toFixed(0)} ms ` +
       `(50 events, no backlog)\n` +
-      `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery (mean of ${sample.length})\n`,
+      `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery ` +
+      `(mean of ${sample.length})\n`,
   );
+  return delivered / ((burstEnd - t0) / 1000);
+}
+
+/**
+ * The baseline for webhook deliveries: the same Temporal server running DELIVERIES instances of a trivial
+ * workflow with one no-op local activity (bench/baseline/workflow.ts), on a worker of its own with the
+ * service worker's settings, started as the outbox starts deliveries (client.workflow.start, 32 at a time).
+ */
+async function temporalBaselineBench(deliveriesPerSecond: number) {
+  const done = new Map<number, number>();
+  const taskQueue = `bench-baseline-${process.pid}`;
+  const connection = await NativeConnection.connect({ address: testEnv().config.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: testEnv().config.TEMPORAL_NAMESPACE,
+    taskQueue,
+    workflowsPath: path.join(root, 'bench', 'baseline', 'workflow.ts'),
+    activities: {
+      touch: async (i: number) => {
+        done.set(i, Date.now());
+      },
+    },
+    shutdownGraceTime: '10s',
+  });
+  const running = worker.run();
+  const client = testEnv().deps.temporal.client;
+  const run = Date.now().toString(36);
+  try {
+    // Warm-up: the worker's first workflow tasks create its sandbox.
+    await client.workflow.execute('baselineWorkflow', {
+      taskQueue,
+      workflowId: `bench-baseline-${run}-warm`,
+      args: [-1],
+    });
+    const t0 = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < DELIVERIES) {
+          const i = next++;
+          await client.workflow.start('baselineWorkflow', {
+            taskQueue,
+            workflowId: `bench-baseline-${run}-${i}`,
+            args: [i],
+          });
+        }
+      }),
+    );
+    while (done.size < DELIVERIES + 1 && Date.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 50));
+    const last = Math.max(...done.values());
+    const rate = (done.size - 1) / ((last - t0) / 1000);
+    process.stdout.write(
+      `\nTemporal baseline: ${DELIVERIES} trivial workflows (one no-op local activity), same server, 32 starts at a time\n` +
+        `  completed            ${done.size - 1} of ${DELIVERIES}\n` +
+        `  throughput           ${rate.toFixed(0)} workflows/s\n` +
+        `  webhook deliveries   ${deliveriesPerSecond.toFixed(0)}/s = ${((deliveriesPerSecond / rate) * 100).toFixed(0)}% ` +
+        'of the baseline\n',
+    );
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  }
 }
 
 /**
@@ -652,7 +717,7 @@ async function main() {
     if (want('metering')) await meteringBench(base, pool, app, account);
     if (want('mcp')) await mcpBench(base, app, account);
     if (want('cancel')) await cancelSessionBench(base, app);
-    if (want('webhooks')) await deliveryBench(base, app);
+    if (want('webhooks')) await temporalBaselineBench(await deliveryBench(base, app));
     if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool, app);
   } finally {
     api.kill('SIGTERM');
