@@ -376,6 +376,30 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const granted = (await get(`${base}/events?type=account.addon_granted`, app.api_key)).body.data;
       expect(granted).to.have.length(1);
     });
+    it('an approved bump order whose add-ons the account came to own in part is lowered to the rest, then captured', async () => {
+      expect((await post(`${base}/addons`, app.api_key, { id: 'vault', name: 'Vault' })).status).to.equal(201);
+      const bumps = [...offer.bumps, { id: 'vault_bump', name: 'Vault', addon: 'vault', price: 4 }];
+      expect((await patch(`${base}/offers/spring`, app.api_key, { bumps })).status).to.equal(200);
+      await createAccount(app, { id: 'partly', plan: 'free' });
+      const chk = (await buy({ bumps: ['support', 'vault_bump'], account: 'partly' })).body;
+      expect(chk.bumps.map((b: { id: string }) => b.id)).to.deep.equal(['support', 'vault_bump']);
+      const paypal = testEnv().paypal;
+      await paypal.approve(chk.bump_approve_url);
+      await paypal.approve(chk.approve_url);
+      // Another page granted Priority support before this checkout completes.
+      expect((await post(`${base}/namespaces/partly/addons`, app.api_key, { id: 'priority' })).status).to.equal(201);
+      await eventually(async () => (await complete(chk.id)).body.status === 'completed');
+      const done = (await get(`${base}/checkouts/${chk.id}`, app.api_key)).body;
+      expect(done.bumps, 'the checkout records what was charged').to.deep.equal([
+        { id: 'vault_bump', name: 'Vault', price: 4, currency: 'USD' },
+      ]);
+      const order = paypal.order(new URL(chk.bump_approve_url).searchParams.get('token')!);
+      expect(order?.status).to.equal('COMPLETED');
+      expect(order?.purchase_units[0].amount).to.deep.equal({ currency_code: 'USD', value: '4.00' });
+      expect((await get(`${base}/namespaces/partly`, app.api_key)).body.addons).to.have.members(['priority', 'vault']);
+      const stats = (await get(`${base}/offers/spring/stats`, app.api_key)).body;
+      expect(stats.by_bump).to.deep.equal([{ bump: 'vault_bump', completed: 1, revenue: { USD: 4 } }]);
+    });
   });
 
   it('502 naming the provider when it fails; 409 when it is not connected', async () => {

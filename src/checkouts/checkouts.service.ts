@@ -387,15 +387,24 @@ export async function checkCheckout(
   const sub = await provider.getSubscription(c.providerSubscriptionId);
   if (sub.status === 'ACTIVE') {
     let bumpsPaid = false;
+    let paid = c.bumps;
     if (c.providerOrderId) {
       const order = await provider.getOrder(c.providerOrderId);
-      // Another checkout (another tab, an older page) may have granted the bumped add-ons since this one was
-      // created: an approved order for add-ons the account now owns is left uncaptured, not charged twice.
-      if (order.status === 'APPROVED' && !(await ownsBumps(em, c)))
+      // Another checkout (another tab, an older page) may have granted some of the bumped add-ons since this
+      // one was created: only the others are charged. An approved order for add-ons the account now owns
+      // entirely is left uncaptured; one it owns in part has its amount lowered to the rest before capture.
+      paid = await bumpsStillDue(em, c);
+      if (order.status === 'APPROVED' && paid.length > 0) {
+        if (paid.length < c.bumps.length)
+          await provider.updateOrderAmount(order.id, {
+            amount: paid.reduce((sum, b) => sum + b.price, 0),
+            currency: paid[0].currency,
+            description: paid.map((b) => b.name).join(', '),
+          });
         bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
-      else bumpsPaid = order.status === 'COMPLETED';
+      } else bumpsPaid = order.status === 'COMPLETED';
     }
-    await applyCheckout(deps, c.id, bumpsPaid, sub);
+    await applyCheckout(deps, c.id, bumpsPaid, sub, paid);
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
@@ -409,16 +418,16 @@ export async function checkCheckout(
   return { status: 'created', providerStatus: sub.status };
 }
 
-/** Whether the account the checkout applies to already owns every add-on its bumps grant. */
-async function ownsBumps(em: EntityManager, c: ICheckout): Promise<boolean> {
-  if (!c.bumps.length) return false;
-  const rows = await sql<{ n: string }>(
+/** The checkout's bumps whose add-ons the account it applies to does not own yet. */
+async function bumpsStillDue(em: EntityManager, c: ICheckout): Promise<OfferBump[]> {
+  if (!c.bumps.length) return [];
+  const rows = await sql<{ addon_id: string }>(
     em,
-    'select count(distinct addon_id) as n from account_addons where app_id = $1 and account_id = $2 and addon_id = ' +
-      'any($3::text[])',
+    'select addon_id from account_addons where app_id = $1 and account_id = $2 and addon_id = any($3::text[])',
     [c.appId, buyerAccountId(c), c.bumps.map((b) => b.addon)],
   );
-  return Number(rows[0].n) === new Set(c.bumps.map((b) => b.addon)).size;
+  const owned = new Set(rows.map((r) => r.addon_id));
+  return c.bumps.filter((b) => !owned.has(b.addon));
 }
 
 /** The account a checkout applies to: the one it names, else the buyer's email, else one made for it. */
@@ -451,13 +460,16 @@ export async function applyCheckout(
   checkoutId: string,
   bumpsPaid: boolean,
   providerSub: ProviderSubscription | null = null,
+  paidBumps: OfferBump[] | null = null,
 ): Promise<boolean> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
+    // A bump left out of the capture (its add-on came to be owned meanwhile) is not part of what was bought:
+    // the checkout keeps the bumps that were charged, so its view and the offer's stats count what was paid.
     const claimed = await sql<{ id: string }>(
       t.em,
-      `update checkouts set status = 'completed', completed_at = now(), bumps_paid = $2, updated_at = now() where id
-        = $1 and status = 'created' returning id`,
-      [checkoutId, bumpsPaid],
+      `update checkouts set status = 'completed', completed_at = now(), bumps_paid = $2,
+        bumps = coalesce($3::jsonb, bumps), updated_at = now() where id = $1 and status = 'created' returning id`,
+      [checkoutId, bumpsPaid, bumpsPaid && paidBumps ? JSON.stringify(paidBumps) : null],
     );
     if (!claimed.length) return false;
     const c = (await t.em.findOne(Checkout, { id: checkoutId }, { refresh: true }))!;

@@ -276,6 +276,15 @@ export class PayPalProvider implements PaymentProvider {
     return this.toOrder(await this.call('GET', `/v2/checkout/orders/${encodeURIComponent(id)}`));
   }
 
+  async updateOrderAmount(id: string, input: { amount: number; currency: string; description: string }) {
+    // JSON Patch on the order's only purchase unit (reference id `default`), as PayPal's Orders v2 API takes it.
+    const unit = "/purchase_units/@reference_id=='default'";
+    await this.call('PATCH', `/v2/checkout/orders/${encodeURIComponent(id)}`, [
+      { op: 'replace', path: `${unit}/amount`, value: { currency_code: input.currency, value: money(input.amount) } },
+      { op: 'replace', path: `${unit}/description`, value: input.description },
+    ]);
+  }
+
   async captureOrder(id: string, idempotencyKey: string) {
     return this.toOrder(
       await this.call('POST', `/v2/checkout/orders/${encodeURIComponent(id)}/capture`, {}, idempotencyKey),

@@ -65,6 +65,8 @@ export interface PaymentProvider {
     idempotencyKey: string,
   ): Promise<ProviderOrder>;
   getOrder(id: string): Promise<ProviderOrder>;
+  /** Replaces the amount (and description) of an order not yet captured (PayPal: PATCH on a CREATED or APPROVED order). */
+  updateOrderAmount(id: string, input: { amount: number; currency: string; description: string }): Promise<void>;
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
   listWebhooks(): Promise<{ id: string; url: string }[]>;

@@ -122,6 +122,10 @@ export class PayPalStandIn {
     return this.state.subscriptions[subId];
   }
 
+  order(orderId: string): Json | undefined {
+    return this.state.orders[orderId];
+  }
+
   private save() {
     if (this.opts.statePath) fs.writeFileSync(this.opts.statePath, JSON.stringify(this.state));
   }
@@ -501,6 +505,25 @@ export class PayPalStandIn {
     router.get('/v2/checkout/orders/:id', auth, (ctx) => {
       const o = own(ctx, this.state.orders, ctx.params.id);
       if (o) ctx.body = this.presentOrder(o);
+    });
+    // JSON Patch of the amount or description of an order not yet captured; 204 as PayPal answers.
+    router.patch('/v2/checkout/orders/:id', auth, (ctx) => {
+      const o = own(ctx, this.state.orders, ctx.params.id);
+      if (!o) return;
+      const invalid = (issue: string) =>
+        paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', 'The requested action could not be performed.', issue);
+      if (o.status !== 'CREATED' && o.status !== 'APPROVED') return invalid('ORDER_ALREADY_COMPLETED');
+      const ops = body(ctx) as unknown;
+      if (!Array.isArray(ops) || ops.length === 0) return invalid('PATCH_VALUE_REQUIRED');
+      const unit = o.purchase_units?.[0];
+      for (const op of ops as { op?: string; path?: string; value?: Json }[]) {
+        const m = /^\/purchase_units\/@reference_id=='default'\/(amount|description)$/.exec(op.path ?? '');
+        if (op.op !== 'replace' || !m || !unit) return invalid('PATCH_PATH_REQUIRED');
+        if (m[1] === 'amount' && (!op.value?.value || !/^[A-Z]{3}$/.test(op.value?.currency_code ?? '')))
+          return invalid('INVALID_PARAMETER_VALUE');
+        unit[m[1]] = op.value;
+      }
+      ctx.status = 204;
     });
     router.post('/v2/checkout/orders/:id/capture', auth, (ctx) => {
       const o = own(ctx, this.state.orders, ctx.params.id);
