@@ -129,7 +129,11 @@ async function checkElementsPage(url: string): Promise<string> {
       await page.locator('#use-log').filter({ hasText: /\S/ }).waitFor();
       await page.waitForTimeout(300);
     }
-    await paywall.getByRole('link', { name: 'Upgrade to Pro' }).waitFor();
+    const upgrade = paywall.getByRole('link', { name: 'Upgrade to Pro' });
+    await upgrade.waitFor();
+    // The upgrade link leads back to this page's pricing table (served here, so it works offline).
+    const href = new URL((await upgrade.getAttribute('href'))!);
+    expect(href.origin + href.pathname).to.equal(new URL('/elements', url).toString());
     expect(problems, 'no console errors').to.deep.equal([]);
     return new URL(url).searchParams.get('app')!;
   } finally {

@@ -75,7 +75,8 @@ export async function seedDemo(
 
   const app = await call<{ id: string }>('POST', '/apps', { name: 'Acme Notes (demo)' });
   const a = `/apps/${app.id}`;
-  await call('PATCH', a, { checkout_url: 'https://acme-notes.example.com/pricing' });
+  // No checkout_url of its own: the example page of the drop-in components (src/elements/example.ts) makes its
+  // pricing table the demo's upgrade link, so a paywall's link leads somewhere that works offline.
 
   // Catalog: three plans, three metered features, two switches, an add-on and a launch incentive.
   const ents = [

@@ -145,7 +145,7 @@ export async function prepareElementsExample(opts: ExampleOptions): Promise<Elem
     await api.call('PUT', `${a}/payments`, { ...opts.paypal.credentials, env: 'sandbox' });
   const connected = !!connection?.connected || !!opts.paypal;
   // The 402's upgrade link: the example page's pricing table (the service adds offer, plan, interval, account).
-  if (!app.checkout_url && source === 'example') {
+  if (!app.checkout_url) {
     const pricing = new URL(page);
     pricing.search = new URLSearchParams({
       app: app.id,
