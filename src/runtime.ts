@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
+import { entities } from './entities.js';
 import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
@@ -136,7 +137,7 @@ export async function startInfrastructure(
 
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
 export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
-  const orm = await openOrm(config.databaseUrl, config.DB_POOL_MAX);
+  const orm = await openOrm(config.databaseUrl, entities, config.DB_POOL_MAX);
   try {
     const applied = await migrate(orm, config.databaseUrl);
     if (applied.length) logger.info({ applied }, 'applied database migrations');
