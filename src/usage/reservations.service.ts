@@ -226,7 +226,7 @@ const fkToNotFound = (accountId: string, entitlementId: string) => (err: unknown
  * workflow is told in the same transaction, through the outbox.
  */
 export async function settleReservation(
-  deps: Pick<Deps, 'outbox' | 'config'>,
+  deps: Pick<Deps, 'outbox' | 'events' | 'config'>,
   em: EntityManager,
   s: { appId: string; accountId: string; id: string; status: 'committed' | 'released' | 'expired'; amount: number },
 ): Promise<boolean> {

@@ -5,10 +5,13 @@ import type { IEvent } from '../events/events.entities.js';
 import { presentEvent } from '../events/events.service.js';
 import { newId } from '../ids.js';
 import type { TemporalCommand } from '../temporal/outbox.js';
+import type { EventSubscriber } from '../events/publish.js';
 import type { WebhookDeliveryInput } from '../../workflows/shared.js';
 import { WebhookDelivery } from './webhooks.entities.js';
 
-// Events to deliveries: one pending delivery and one workflow start per subscribed enabled endpoint.
+// Events to deliveries: the webhooks' subscriber to published events (wired in src/runtime.ts). One
+// pending delivery and one workflow start (outbox) per subscribed enabled endpoint, in the event's
+// transaction.
 
 export function deliveryCommand(
   deps: Pick<Deps, 'config'>,
@@ -66,3 +69,9 @@ export async function fanOut(t: Tx, deps: Pick<Deps, 'config'>, event: IEvent): 
   }
   return endpoints.length;
 }
+
+/** The fan-out as a subscriber to published events. */
+export const webhookFanOut =
+  (deps: Pick<Deps, 'config'>): EventSubscriber =>
+  (t, event) =>
+    fanOut(t, deps, event);

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPES } from '../events/catalog.js';
+import { eventSchema, eventsQuery } from '../events/events.schemas.js';
+import * as events from '../events/events.service.js';
 import { ctxOf, route } from '../http/route.js';
 import * as S from './webhooks.schemas.js';
 import * as webhooks from './webhooks.service.js';
@@ -146,9 +148,9 @@ export const webhookRoutes = [
     tags: ['Events'],
     summary: 'Event log of the last 30 days, newest first',
     params: appIdParams,
-    query: S.eventsQuery,
-    response: z.object({ data: z.array(S.eventSchema) }),
-    handler: (s) => webhooks.listEvents(ctxOf(s), s.query),
+    query: eventsQuery,
+    response: z.object({ data: z.array(eventSchema) }),
+    handler: (s) => events.listEvents(ctxOf(s), s.query),
   }),
   route({
     method: 'GET',

@@ -8,11 +8,11 @@ import type { Deps } from '../deps.js';
 import { EVENT_TYPES } from '../events/catalog.js';
 import { presentEvent } from '../events/events.service.js';
 import type { IEvent } from '../events/events.entities.js';
+import type { eventSchema } from '../events/events.schemas.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { DELIVERY_STOP_SIGNAL, type AttemptReport } from '../../workflows/shared.js';
-import { fanOut } from './fanout.js';
 import { sendSigned, type AttemptResult } from './sender.js';
 import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
 import { WebhookDelivery, WebhookEndpoint, type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
@@ -129,7 +129,7 @@ export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliveryS
     test: d.test,
     created_at: iso(d.createdAt)!,
     // Stored as presentEvent wrote it.
-    payload: d.payload as z.input<typeof S.eventSchema>,
+    payload: d.payload as z.input<typeof eventSchema>,
   };
 }
 
@@ -255,42 +255,6 @@ export async function regenerateSecret(ctx: Ctx, id: string) {
   await ctx.em.flush();
   const stats = await statsFor(ctx.em, ctx.app.id, [id]);
   return presentEndpoint(e, stats.get(id) ?? emptyStats(), true);
-}
-
-// ---- fan-out: events to deliveries ---------------------------------------------------------------------
-
-/**
- * Fans out events written by SQL (usage thresholds) whose fan-out is still to do. Called right after
- * such an event is written, and by the relay for any a crash left behind.
- */
-export async function fanOutPending(deps: Deps, eventIds?: string[]): Promise<number> {
-  return inTransaction(deps, deps.orm.em.fork(), async (t) => {
-    const rows = await sql<{
-      id: string;
-      app_id: string;
-      type: string;
-      data: Record<string, unknown>;
-      created_at: Date;
-    }>(
-      t.em,
-      `select id, app_id, type, data, created_at from events
-        where fanout_pending ${eventIds ? 'and id = any($1::text[])' : "and created_at < now() - interval '2 seconds'"}
-        order by created_at limit 500 for update skip locked`,
-      eventIds ? [eventIds] : [],
-    );
-    for (const r of rows) {
-      await fanOut(t, deps, {
-        id: r.id,
-        appId: r.app_id,
-        type: r.type,
-        data: r.data,
-        createdAt: r.created_at,
-      } as IEvent);
-    }
-    if (rows.length)
-      await sql(t.em, 'update events set fanout_pending = false where id = any($1::text[])', [rows.map((r) => r.id)]);
-    return rows.length;
-  });
 }
 
 // ---- attempts --------------------------------------------------------------------------------------------
@@ -513,21 +477,4 @@ export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.outpu
     [d.id, result.status, result.body, result.error, result.durationMs, result.ok ? 'succeeded' : 'failed'],
   );
   return reload(ctx, d.id);
-}
-
-// ---- event log ---------------------------------------------------------------------------------------------
-
-export async function listEvents(ctx: Ctx, q: { type?: string; limit: number }) {
-  const rows = await sql<{ id: string; app_id: string; type: string; data: Record<string, unknown>; created_at: Date }>(
-    ctx.em,
-    `select id, app_id, type, data, created_at from events
-      where app_id = $1 and created_at > now() - interval '30 days' and ($2::text is null or type = $2)
-      order by created_at desc, id desc limit $3`,
-    [ctx.app.id, q.type ?? null, q.limit],
-  );
-  return {
-    data: rows.map((r) =>
-      presentEvent({ id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent),
-    ),
-  };
 }
