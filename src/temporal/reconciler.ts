@@ -13,7 +13,7 @@ import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { pauseCommand } from '../subscriptions/subscriptions.service.js';
 import { reservationExpiryCommand } from '../usage/reservations.service.js';
-import { deliveryCommand } from '../webhooks/fanout.js';
+import { deliveryCommand } from '../webhooks/deliveries.service.js';
 import {
   checkoutWorkflowId,
   incentiveExpiryWorkflowId,

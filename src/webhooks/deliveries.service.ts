@@ -1,116 +1,24 @@
-import { randomBytes } from 'node:crypto';
+// Delivery attempts: sending a delivery, recording each attempt, the manual retry, the test send, and
+// what happens to pending deliveries when their endpoint stops taking them. The endpoint
+// administration (endpoints.service.ts) calls into this module; this module never calls it back.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { EVENT_TYPES } from '../events/catalog.js';
-import { presentEvent } from '../events/events.service.js';
-import type { IEvent } from '../events/events.entities.js';
 import type { eventSchema } from '../events/events.schemas.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
-import { DELIVERY_STOP_SIGNAL, type AttemptReport } from '../../workflows/shared.js';
+import type { TemporalCommand } from '../temporal/outbox.js';
+import { DELIVERY_STOP_SIGNAL, type AttemptReport, type WebhookDeliveryInput } from '../../workflows/shared.js';
 import { sendSigned, type AttemptResult } from './sender.js';
-import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
 import { WebhookDelivery, WebhookEndpoint, type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
 
-export const MAX_ENDPOINTS_PER_APP = 25;
 export const GONE_REASON = 'Endpoint returned 410 Gone';
 export const DISABLED_ERROR = 'Endpoint disabled';
-
-const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
-
-// ---- presenters ------------------------------------------------------------------------------------
-
-interface Stats {
-  total: number;
-  succeeded: number;
-  failed: number;
-  pending: number;
-  last_delivery_at: string | null;
-  last_status: string | null;
-  last_response_status: number | null;
-}
-const emptyStats = (): Stats => ({
-  total: 0,
-  succeeded: 0,
-  failed: 0,
-  pending: 0,
-  last_delivery_at: null,
-  last_status: null,
-  last_response_status: null,
-});
-
-/** Delivery stats of the last 7 days (test sends left out), per endpoint. */
-async function statsFor(em: EntityManager, appId: string, endpointIds: string[]): Promise<Map<string, Stats>> {
-  const out = new Map<string, Stats>();
-  if (!endpointIds.length) return out;
-  const rows = await sql<{
-    endpoint_id: string;
-    total: string;
-    succeeded: string;
-    failed: string;
-    pending: string;
-    last_at: Date | null;
-    last_status: string | null;
-    last_response_status: number | null;
-  }>(
-    em,
-    `with recent as (
-       select * from webhook_deliveries
-        where app_id = $1 and endpoint_id = any($2::text[]) and not test and created_at > now() - interval '7 days'),
-     agg as (
-       select endpoint_id, count(*) as total,
-              count(*) filter (where status = 'succeeded') as succeeded,
-              count(*) filter (where status = 'failed') as failed,
-              count(*) filter (where status = 'pending') as pending
-         from recent group by endpoint_id),
-     last as (
-       select distinct on (endpoint_id) endpoint_id, last_attempt_at, status, response_status
-         from recent where last_attempt_at is not null order by endpoint_id, last_attempt_at desc)
-     select agg.*, last.last_attempt_at as last_at, last.status as last_status, last.response_status as
-       last_response_status
-       from agg left join last using (endpoint_id)`,
-    [appId, endpointIds],
-  );
-  for (const r of rows) {
-    out.set(r.endpoint_id, {
-      total: Number(r.total),
-      succeeded: Number(r.succeeded),
-      failed: Number(r.failed),
-      pending: Number(r.pending),
-      last_delivery_at: iso(r.last_at),
-      last_status: r.last_status,
-      last_response_status: r.last_response_status,
-    });
-  }
-  return out;
-}
-
-export function presentEndpoint(
-  e: IWebhookEndpoint,
-  stats: Stats,
-  withSecret: boolean,
-): z.input<typeof S.endpointSchema> {
-  return {
-    id: e.id,
-    app_id: e.appId,
-    url: e.url,
-    description: e.description ?? null,
-    events: e.events,
-    enabled: e.enabled,
-    source: e.source,
-    ...(withSecret ? { secret: e.secret } : {}),
-    disabled_reason: e.disabledReason ?? null,
-    created_at: iso(e.createdAt)!,
-    updated_at: iso(e.updatedAt)!,
-    stats,
-  };
-}
 
 export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliverySchema> {
   return {
@@ -133,128 +41,76 @@ export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliveryS
   };
 }
 
-// ---- endpoints -------------------------------------------------------------------------------------
+// ---- the delivery workflow -------------------------------------------------------------------------
 
-async function findEndpoint(em: EntityManager, appId: string, id: string) {
+/** Starts the delivery's workflow (the delivery id is the workflow id); also the reconciler's restart. */
+export function deliveryCommand(
+  deps: Pick<Deps, 'config'>,
+  d: { id: string; appId: string; endpointId: string; eventType: string },
+  url: string,
+): TemporalCommand {
+  const input: WebhookDeliveryInput = {
+    deliveryId: d.id,
+    appId: d.appId,
+    endpointId: d.endpointId,
+    eventType: d.eventType,
+    url,
+    scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS,
+    ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
+  };
+  return {
+    kind: 'start',
+    workflowType: 'webhookDeliveryWorkflow',
+    workflowId: d.id,
+    args: [input],
+    searchAttributes: { AppId: d.appId, EndpointId: d.endpointId, EventType: d.eventType, DeliveryStatus: 'pending' },
+    summary: `Webhook ${d.eventType} to ${url}`,
+    details: `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), retrying on the schedule until a 2xx, a 410, or the last attempt.`,
+  };
+}
+
+/** Tells a waiting delivery workflow to end without sending (its row already failed or is being deleted). */
+const stopDeliveryCommand = (deliveryId: string): TemporalCommand => ({
+  kind: 'signal',
+  workflowId: deliveryId,
+  signal: DELIVERY_STOP_SIGNAL,
+  args: [],
+});
+
+/** The delivery routes live under their endpoint: 404 unless the app has it. */
+async function endpointOf(em: EntityManager, appId: string, id: string) {
   const e = await em.findOne(WebhookEndpoint, { appId, id });
   if (!e) throw notFound(`Webhook endpoint ${id}`);
   return e;
 }
 
-async function publicUrl(deps: Deps, url: string): Promise<string> {
-  try {
-    return (
-      await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
-    ).toString();
-  } catch (err) {
-    if (err instanceof UrlPolicyError) throw badRequest(`url: ${err.message}`);
-    throw err;
-  }
-}
-
-export async function listEndpoints(ctx: Ctx) {
-  const list = await ctx.em.find(WebhookEndpoint, { appId: ctx.app.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-  const stats = await statsFor(
-    ctx.em,
-    ctx.app.id,
-    list.map((e) => e.id),
-  );
-  return list.map((e) => presentEndpoint(e, stats.get(e.id) ?? emptyStats(), false));
-}
-
-export async function getEndpoint(ctx: Ctx, id: string) {
-  const e = await findEndpoint(ctx.em, ctx.app.id, id);
-  const stats = await statsFor(ctx.em, ctx.app.id, [id]);
-  return presentEndpoint(e, stats.get(id) ?? emptyStats(), true);
-}
-
-export async function createEndpoint(ctx: Ctx, input: z.output<typeof S.createEndpointBody>) {
-  const url = await publicUrl(ctx.deps, input.url);
-  return inTransaction(ctx.deps, ctx.em, async (t) => {
-    // The app row lock serializes creates, so the limit holds under concurrency.
-    await sql(t.em, 'select 1 from apps where id = $1 for update', [ctx.app.id]);
-    const [{ n }] = await sql<{ n: string }>(t.em, 'select count(*) as n from webhook_endpoints where app_id = $1', [
-      ctx.app.id,
-    ]);
-    if (Number(n) >= MAX_ENDPOINTS_PER_APP)
-      throw conflict(`An app can have at most ${MAX_ENDPOINTS_PER_APP} webhook endpoints`);
-    const e = t.em.create(WebhookEndpoint, {
-      id: newId('webhook'),
-      appId: ctx.app.id,
-      url,
-      description: input.description ?? null,
-      events: input.events,
-      enabled: input.enabled ?? true,
-      source: input.source ?? 'custom',
-      secret: newSecret(),
-      disabledReason: null,
-    });
-    await t.em.flush();
-    return presentEndpoint(e, emptyStats(), true);
-  });
-}
+// ---- endpoints that stop taking deliveries --------------------------------------------------------
 
 /**
  * Disables an endpoint (by PATCH or a 410): its pending deliveries fail at once with
- * `Endpoint disabled` and their workflows are told to stop waiting.
+ * `Endpoint disabled` and their workflows are told to stop waiting. Here, beside the attempts,
+ * because an attempt answered 410 disables its endpoint; the administration's PATCH calls it too.
  */
-async function disableEndpoint(t: Tx, e: IWebhookEndpoint, reason: string | null) {
+export async function disableEndpoint(t: Tx, e: IWebhookEndpoint, reason: string | null) {
   e.enabled = false;
   e.disabledReason = reason;
-  await stopPendingDeliveries(t, e.id, DISABLED_ERROR);
-}
-
-async function stopPendingDeliveries(t: Tx, endpointId: string, error: string) {
   const stopped = await sql<{ id: string }>(
     t.em,
     `update webhook_deliveries set status = 'failed', error = $2, next_attempt_at = null, updated_at = now()
       where endpoint_id = $1 and status = 'pending' returning id`,
-    [endpointId, error],
+    [e.id, DISABLED_ERROR],
   );
-  for (const d of stopped) t.temporal({ kind: 'signal', workflowId: d.id, signal: DELIVERY_STOP_SIGNAL, args: [] });
+  for (const d of stopped) t.temporal(stopDeliveryCommand(d.id));
 }
 
-export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeof S.updateEndpointBody>) {
-  const url = input.url !== undefined ? await publicUrl(ctx.deps, input.url) : undefined;
-  return inTransaction(ctx.deps, ctx.em, async (t) => {
-    const e = await findEndpoint(t.em, ctx.app.id, id);
-    if (url !== undefined) e.url = url;
-    if (input.events !== undefined) e.events = input.events;
-    if (input.description !== undefined) e.description = input.description;
-    if (input.enabled === false && e.enabled) await disableEndpoint(t, e, null);
-    if (input.enabled === true) {
-      e.enabled = true;
-      e.disabledReason = null;
-    }
-    await t.em.flush();
-    const stats = await statsFor(t.em, ctx.app.id, [id]);
-    // The spec shows the signing secret on create and single read only.
-    return presentEndpoint(e, stats.get(id) ?? emptyStats(), false);
-  });
-}
-
-/** Deletes the endpoint with its deliveries; waiting delivery workflows are told to stop. */
-export async function deleteEndpoint(ctx: Ctx, id: string) {
-  return inTransaction(ctx.deps, ctx.em, async (t) => {
-    const e = await findEndpoint(t.em, ctx.app.id, id);
-    const pending = await sql<{ id: string }>(
-      t.em,
-      `select id from webhook_deliveries where endpoint_id = $1 and status = 'pending'`,
-      [id],
-    );
-    for (const d of pending) t.temporal({ kind: 'signal', workflowId: d.id, signal: DELIVERY_STOP_SIGNAL, args: [] });
-    const view = presentEndpoint(e, emptyStats(), false);
-    await t.em.nativeDelete(WebhookEndpoint, { id });
-    return view;
-  });
-}
-
-export async function regenerateSecret(ctx: Ctx, id: string) {
-  const e = await findEndpoint(ctx.em, ctx.app.id, id);
-  e.secret = newSecret();
-  await ctx.em.flush();
-  const stats = await statsFor(ctx.em, ctx.app.id, [id]);
-  return presentEndpoint(e, stats.get(id) ?? emptyStats(), true);
+/** The endpoint is being deleted (its deliveries with it): their waiting workflows are told to stop. */
+export async function stopEndpointDeliveries(t: Tx, endpointId: string) {
+  const pending = await sql<{ id: string }>(
+    t.em,
+    `select id from webhook_deliveries where endpoint_id = $1 and status = 'pending'`,
+    [endpointId],
+  );
+  for (const d of pending) t.temporal(stopDeliveryCommand(d.id));
 }
 
 // ---- attempts --------------------------------------------------------------------------------------------
@@ -389,7 +245,7 @@ const unrecordedSends = new Map<string, AttemptResult>();
 // ---- deliveries: list, manual retry, test send --------------------------------------------------------------
 
 export async function listDeliveries(ctx: Ctx, endpointId: string, q: z.output<typeof S.deliveriesQuery>) {
-  await findEndpoint(ctx.em, ctx.app.id, endpointId);
+  await endpointOf(ctx.em, ctx.app.id, endpointId);
   const list = await ctx.em.find(
     WebhookDelivery,
     { endpointId, ...(q.status ? { status: q.status } : {}) },
@@ -409,7 +265,7 @@ async function reload(ctx: Ctx, id: string) {
  * fails at once with `Endpoint disabled` and nothing is sent.
  */
 export async function retryDelivery(ctx: Ctx, endpointId: string, deliveryId: string) {
-  await findEndpoint(ctx.em, ctx.app.id, endpointId);
+  await endpointOf(ctx.em, ctx.app.id, endpointId);
   const d = await ctx.em.findOne(WebhookDelivery, { id: deliveryId, endpointId });
   if (!d) throw notFound(`Delivery ${deliveryId}`);
   if (d.status === 'pending') throw conflict(`Delivery ${deliveryId} is still being delivered`);
@@ -433,26 +289,26 @@ export async function retryDelivery(ctx: Ctx, endpointId: string, deliveryId: st
 }
 
 /**
- * Sends a sample event of one type to the endpoint once, even when it is disabled. The payload has
- * `test: true`; it is not in the event log or the stats.
+ * Sends an event envelope marked `test: true` to the endpoint once, even when it is disabled, and
+ * keeps it as a test delivery (never in the event log or the stats). A 410 does not disable the endpoint.
  */
-export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.output<typeof S.testBody>) {
-  const e = await findEndpoint(ctx.em, ctx.app.id, endpointId);
-  const type = input.type ?? (e.events[0] === '*' || !e.events[0] ? 'account.created' : e.events[0]);
-  const info = EVENT_TYPES.find((t) => t.type === type)!;
-  const now = new Date();
-  const event = { id: newId('event'), appId: ctx.app.id, type, data: info.sample(), createdAt: now } as IEvent;
+export async function sendTestDelivery(
+  ctx: Ctx,
+  e: IWebhookEndpoint,
+  payload: z.input<typeof eventSchema> & { test: true },
+) {
+  const now = new Date(payload.created_at);
   const d = ctx.em.create(WebhookDelivery, {
     id: newId('delivery'),
     appId: ctx.app.id,
-    endpointId,
-    eventId: event.id,
-    eventType: type,
+    endpointId: e.id,
+    eventId: payload.id,
+    eventType: payload.type,
     status: 'pending',
     attempts: 0,
     nextAttemptAt: null,
     test: true,
-    payload: presentEvent(event, { test: true }),
+    payload,
     createdAt: now,
     updatedAt: now,
   });
@@ -461,7 +317,7 @@ export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.outpu
     id: d.id,
     app_id: ctx.app.id,
     status: 'pending',
-    event_id: event.id,
+    event_id: payload.id,
     payload: d.payload,
     endpoint_id: e.id,
     url: e.url,
