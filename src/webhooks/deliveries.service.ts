@@ -11,8 +11,8 @@ import type { eventSchema } from '../events/events.schemas.js';
 import { conflict, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
-import type { TemporalCommand } from '../temporal/outbox.js';
-import { DELIVERY_STOP_SIGNAL, type AttemptReport, type WebhookDeliveryInput } from '../../workflows/shared.js';
+import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
+import { webhookDeliveryDef, type AttemptReport, type WebhookDeliveryInput } from '../../workflows/shared.js';
 import { sendSigned, type AttemptResult } from './sender.js';
 import { WebhookDelivery, WebhookEndpoint, type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
@@ -48,6 +48,8 @@ export function deliveryCommand(
   deps: Pick<Deps, 'config'>,
   d: { id: string; appId: string; endpointId: string; eventType: string },
   url: string,
+  /** A restarted delivery (the reconciler): the attempt to make next, after `firstDelayMs`. */
+  resume?: Pick<WebhookDeliveryInput, 'startAttempt' | 'firstDelayMs'>,
 ): TemporalCommand {
   const input: WebhookDeliveryInput = {
     deliveryId: d.id,
@@ -57,25 +59,18 @@ export function deliveryCommand(
     url,
     scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS,
     ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
+    ...resume,
   };
-  return {
-    kind: 'start',
-    workflowType: 'webhookDeliveryWorkflow',
-    workflowId: d.id,
-    args: [input],
+  return outboxStart(webhookDeliveryDef, d.id, input, {
     searchAttributes: { AppId: d.appId, EndpointId: d.endpointId, EventType: d.eventType, DeliveryStatus: 'pending' },
     summary: `Webhook ${d.eventType} to ${url}`,
     details: `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), retrying on the schedule until a 2xx, a 410, or the last attempt.`,
-  };
+  });
 }
 
 /** Tells a waiting delivery workflow to end without sending (its row already failed or is being deleted). */
-const stopDeliveryCommand = (deliveryId: string): TemporalCommand => ({
-  kind: 'signal',
-  workflowId: deliveryId,
-  signal: DELIVERY_STOP_SIGNAL,
-  args: [],
-});
+const stopDeliveryCommand = (deliveryId: string): TemporalCommand =>
+  outboxSignal(webhookDeliveryDef, deliveryId, webhookDeliveryDef.signals.stop);
 
 /** The delivery routes live under their endpoint: 404 unless the app has it. */
 async function endpointOf(em: EntityManager, appId: string, id: string) {
