@@ -1,4 +1,4 @@
-import { attemptDelivery } from '../src/webhooks/webhooks.service.js';
+import { attemptDelivery } from '../src/webhooks/deliveries.service.js';
 import type { ActivityDeps } from './index.js';
 
 export function webhookActivities(deps: ActivityDeps) {

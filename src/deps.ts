@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Orm } from './db/orm.js';
+import type { EventPublisher } from './events/publish.js';
 import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
@@ -14,6 +15,8 @@ export interface Deps {
   adminKey: string;
   temporal: TemporalHandle;
   outbox: OutboxRelay;
+  /** Where a change's events go before its commit: the event log, then their subscribers (webhooks). */
+  events: EventPublisher;
   /** App records behind credentials, kept per process and invalidated across processes (API only). */
   credentials: CredentialCache;
   /** DNS for webhook URL checks and sends. */

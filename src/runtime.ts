@@ -7,15 +7,17 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
+import { entities } from './entities.js';
+import { EventPublisher, publishPending } from './events/publish.js';
 import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/outbox.js';
 import { createWorker, type WorkerHandle } from './temporal/worker.js';
+import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
 import { PayPalStandIn } from './payments/standin/server.js';
-import { fanOutPending } from './webhooks/webhooks.service.js';
 
 /**
  * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in
@@ -136,7 +138,7 @@ export async function startInfrastructure(
 
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
 export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
-  const orm = await openOrm(config.databaseUrl, config.DB_POOL_MAX);
+  const orm = await openOrm(config.databaseUrl, entities, config.DB_POOL_MAX);
   try {
     const applied = await migrate(orm, config.databaseUrl);
     if (applied.length) logger.info({ applied }, 'applied database migrations');
@@ -155,8 +157,21 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       confirmMs: config.CREDENTIAL_CACHE_CONFIRM_MS,
       logger: logger.child({ component: 'credential-cache' }),
     });
-    const deps: Deps = { config, logger, orm, adminKey, temporal, outbox, credentials, resolve: systemResolver };
-    outbox.addSweep('usage event fan-out', () => fanOutPending(deps));
+    // The event path: a change records its events; publishing hands them to these subscribers in the
+    // change's transaction; their outbox rows start the workflows after the commit.
+    const events = new EventPublisher([webhookFanOut({ config })]);
+    const deps: Deps = {
+      config,
+      logger,
+      orm,
+      adminKey,
+      temporal,
+      outbox,
+      events,
+      credentials,
+      resolve: systemResolver,
+    };
+    outbox.addSweep('usage event publishing', () => publishPending(deps));
     return deps;
   } catch (err) {
     await orm.close();

@@ -5,7 +5,7 @@ import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
-import { CHECKOUT_STATE_QUERY, checkoutWorkflowId, type CheckoutState } from '../workflows/shared.js';
+import { checkoutDef, checkoutWorkflowId } from '../workflows/shared.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, patch, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -188,7 +188,7 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const handle = testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id));
       // The workflow has made its first check and waits for the next one.
       await eventually(async () => {
-        const st = await handle.query<CheckoutState>(CHECKOUT_STATE_QUERY);
+        const st = await handle.query(checkoutDef.queries.state);
         return st.checks >= 1 && st.nextCheckAt !== null;
       });
       // The provider answers the next read of this subscription slowly: the check that applies the

@@ -1,9 +1,5 @@
 import { expect } from 'chai';
-import {
-  incentiveExpiryWorkflowId,
-  INCENTIVE_EXPIRY_STATE_QUERY,
-  type IncentiveExpiryState,
-} from '../workflows/shared.js';
+import { incentiveExpiryWorkflowId, incentiveExpiryDef, type IncentiveExpiryState } from '../workflows/shared.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { eventsOf } from './helpers/events.js';
 import { del, get, patch, post } from './helpers/http.js';
@@ -40,7 +36,7 @@ describe('incentive expiry workflow', function () {
     const sa = Object.fromEntries(desc.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
     expect(sa).to.deep.include({ AppId: app.id, AccountId: 'a1' });
     expect(await desc.staticSummary()).to.equal('Incentive expiry: account a1');
-    const waiting = await h.query<IncentiveExpiryState>(INCENTIVE_EXPIRY_STATE_QUERY);
+    const waiting = await h.query(incentiveExpiryDef.queries.state);
     expect(waiting).to.deep.include({ phase: 'waiting', target: { incentiveId: 'promo', expiresAt } });
     expect((await get(`${base}/namespaces/a1/plan`, app.api_key)).body.incentive).to.equal('promo');
 

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { createLogger } from '../src/logger.js';
 import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
+import { pingDef } from '../workflows/shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -65,7 +66,7 @@ describe('separate API and worker processes (npm run start:api / start:worker)',
       });
       expect(created.status).to.equal(201);
       // The worker process (not this one) serves its task queue.
-      const result = await testEnv().deps.temporal.client.workflow.execute('pingWorkflow', {
+      const result = await testEnv().deps.temporal.client.workflow.execute(pingDef.name, {
         taskQueue: queue,
         workflowId: `diagnostics/ping/split-${process.pid}`,
         args: [{ message: 'split' }],

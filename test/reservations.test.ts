@@ -1,10 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
-import {
-  RESERVATION_EXPIRY_STATE_QUERY,
-  reservationExpiryWorkflowId,
-  type ReservationExpiryState,
-} from '../workflows/shared.js';
+import { reservationExpiryDef, reservationExpiryWorkflowId, type ReservationExpiryState } from '../workflows/shared.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { get, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
@@ -115,7 +111,7 @@ describe('usage reservations (reserve, commit, release, expiry)', function () {
     const sa = Object.fromEntries(desc.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
     expect(sa).to.deep.include({ AppId: app.id, AccountId: 'a1' });
     expect(await desc.staticSummary()).to.equal('Reservation expiry: 2 seats of account a1');
-    expect((await h.query<ReservationExpiryState>(RESERVATION_EXPIRY_STATE_QUERY)).phase).to.equal('waiting');
+    expect((await h.query(reservationExpiryDef.queries.state)).phase).to.equal('waiting');
     const result = (await h.result()) as ReservationExpiryState;
     expect(result.outcome).to.equal('expired');
     expect((await get(`${acct}/reservations/${r.body.id}`, app.api_key)).body.status).to.equal('expired');

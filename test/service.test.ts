@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Connection } from '@temporalio/client';
 import { openOrm } from '../src/db/orm.js';
+import { entities } from '../src/entities.js';
 import { serviceRoutes } from '../src/service/service.routes.js';
 import { call, get } from './helpers/http.js';
 import { mountRoutes } from './helpers/mount.js';
@@ -37,7 +38,7 @@ describe('GET /health', () => {
   });
 
   it('503 when the database query fails', async () => {
-    const orm = await openOrm(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, 1);
+    const orm = await openOrm(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, entities, 1);
     const mounted = await mountRoutes(serviceRoutes, { orm });
     try {
       const res = await call('GET', '/health', { base: mounted.base });

@@ -9,6 +9,7 @@ import { chromium } from 'playwright-core';
 import { build } from '../packages/elements/build.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
+import { pingDef } from '../workflows/shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -216,7 +217,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     const connection = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
     try {
       const client = new Client({ connection });
-      const result = await client.workflow.execute('pingWorkflow', {
+      const result = await client.workflow.execute(pingDef.name, {
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         workflowId,
         args: [{ message: 'before restart' }],
@@ -399,7 +400,7 @@ describe('npm start supervision (children killed with SIGKILL)', function () {
           await killAndWatch('temporal', newest('temporal-dev-server'));
           const connection = await Connection.connect({ address: `127.0.0.1:${ports.temporal}` });
           try {
-            const result = await new Client({ connection }).workflow.execute('pingWorkflow', {
+            const result = await new Client({ connection }).workflow.execute(pingDef.name, {
               taskQueue: env.TEMPORAL_TASK_QUEUE,
               workflowId: `diagnostics/ping/supervised-${process.pid}`,
               args: [{ message: 'after the restart' }],

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
-import { pauseWorkflowId, PAUSE_STATE_QUERY, type PauseState } from '../workflows/shared.js';
+import { pauseDef, pauseWorkflowId, type PauseState } from '../workflows/shared.js';
 import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
@@ -56,7 +56,7 @@ describe('subscriptions and pauses', function () {
     expect((sa.ResumeAt as Date).toISOString()).to.equal(paused.body.pause.resume_at);
     expect(await desc.staticSummary()).to.match(/^Pause: ada until \d{4}-\d{2}-\d{2}, then back to pro$/);
     // A test month is 2 s, so on a loaded machine the timer may already have fired by the time of the query.
-    const state = await handle.query<PauseState>(PAUSE_STATE_QUERY);
+    const state = await handle.query(pauseDef.queries.state);
     expect(state.restorePlan).to.equal('pro');
     expect(['paused', 'resuming', 'resumed']).to.include(state.phase);
 

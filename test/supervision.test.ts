@@ -11,6 +11,7 @@ import { createApp } from '../src/app.js';
 import { PayPalStandIn } from '../src/payments/standin/server.js';
 import { Supervisor, workerPiece } from '../src/supervisor.js';
 import { freePort, testEnv } from './helpers/servers.js';
+import { pingDef } from '../workflows/shared.js';
 
 interface Line {
   msg: string;
@@ -84,7 +85,7 @@ describe('supervision of in-process pieces (the supervisor npm start uses)', fun
         'worker is back',
       ]);
       expect((await s.health()).degraded).to.equal(undefined);
-      const result = await env.deps.temporal.client.workflow.execute('pingWorkflow', {
+      const result = await env.deps.temporal.client.workflow.execute(pingDef.name, {
         taskQueue: env.config.TEMPORAL_TASK_QUEUE,
         workflowId: `diagnostics/ping/supervised-worker-${process.pid}`,
         args: [{ message: 'after the restart' }],

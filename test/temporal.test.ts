@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { inTransaction } from '../src/db/transaction.js';
 import { OutboxEntry } from '../src/temporal/outbox.entities.js';
-import { enqueueTemporal } from '../src/temporal/outbox.js';
-import type { PingResult } from '../workflows/shared.js';
+import { enqueueTemporal, outboxCancel, outboxSignal, outboxStart } from '../src/temporal/outbox.js';
+import { pauseDef, pingDef, type WorkflowOf } from '../workflows/shared.js';
 import { testEnv } from './helpers/servers.js';
 
 async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -16,25 +16,24 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs = 20_000):
   }
 }
 
-const pingCommand = (workflowId: string, message: string) => ({
-  kind: 'start' as const,
-  workflowType: 'pingWorkflow',
-  workflowId,
-  args: [{ message }],
-  searchAttributes: { AppId: 'app_diag' },
-  summary: `Ping: ${message}`,
-});
+const pingCommand = (workflowId: string, message: string) =>
+  outboxStart(
+    pingDef,
+    workflowId,
+    { message },
+    { searchAttributes: { AppId: 'app_diag' }, summary: `Ping: ${message}` },
+  );
 
 describe('Temporal wiring', () => {
   it('runs a workflow on the real server through the worker and its activity (database read)', async () => {
     const { deps } = testEnv();
     const id = `diagnostics/ping/${randomUUID()}`;
-    const handle = await deps.temporal.client.workflow.start('pingWorkflow', {
+    const handle = await deps.temporal.client.workflow.start<WorkflowOf<typeof pingDef>>(pingDef.name, {
       taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
       workflowId: id,
       args: [{ message: 'hello' }],
     });
-    const result = (await handle.result()) as PingResult;
+    const result = await handle.result();
     expect(result.message).to.equal('hello');
     expect(result.workerPid).to.equal(process.pid);
     expect(Math.abs(Date.parse(result.databaseTime) - Date.now())).to.be.below(60_000);
@@ -47,8 +46,9 @@ describe('Temporal wiring', () => {
       tx.temporal(pingCommand(id, 'after-commit'));
     });
     await deps.outbox.idle(); // started in the background right after the commit
-    const handle = deps.temporal.client.workflow.getHandle(id);
-    expect(((await handle.result()) as PingResult).message).to.equal('after-commit');
+    const handle = deps.temporal.client.workflow.getHandle<WorkflowOf<typeof pingDef>>(id);
+    expect((await handle.result()).message).to.equal('after-commit');
+    expect((await handle.describe()).type).to.equal('pingWorkflow');
     const desc = await handle.describe();
     expect(desc.typedSearchAttributes.getAll().find((p) => p.key.name === 'AppId')?.value).to.equal('app_diag');
     expect(await desc.staticSummary()).to.equal('Ping: after-commit');
@@ -84,7 +84,7 @@ describe('Temporal wiring', () => {
     await em.flush();
     const result = await waitFor(async () => {
       try {
-        return (await deps.temporal.client.workflow.getHandle(id).result()) as PingResult;
+        return await deps.temporal.client.workflow.getHandle<WorkflowOf<typeof pingDef>>(id).result();
       } catch {
         return undefined;
       }
@@ -114,8 +114,8 @@ describe('Temporal wiring', () => {
     const { deps } = testEnv();
     const id = `diagnostics/missing/${randomUUID()}`;
     await inTransaction(deps, deps.orm.em.fork(), async (tx) => {
-      tx.temporal({ kind: 'signal', workflowId: id, signal: 'resume', args: [] });
-      tx.temporal({ kind: 'cancel', workflowId: id });
+      tx.temporal(outboxSignal(pauseDef, id, pauseDef.signals.ended));
+      tx.temporal(outboxCancel(id));
     });
     await deps.outbox.idle();
     expect(await deps.orm.em.fork().count(OutboxEntry, { workflowId: id })).to.equal(0);
@@ -125,11 +125,41 @@ describe('Temporal wiring', () => {
     const env = testEnv();
     await env.restartWorker();
     const id = `diagnostics/ping/${randomUUID()}`;
-    const handle = await env.deps.temporal.client.workflow.start('pingWorkflow', {
+    const handle = await env.deps.temporal.client.workflow.start<WorkflowOf<typeof pingDef>>(pingDef.name, {
       taskQueue: env.config.TEMPORAL_TASK_QUEUE,
       workflowId: id,
       args: [{ message: 'after restart' }],
     });
-    expect(((await handle.result()) as PingResult).message).to.equal('after restart');
+    expect((await handle.result()).message).to.equal('after restart');
+  });
+
+  it('the relay refuses a row naming a workflow type or signal this build does not define: kept, never sent', async () => {
+    const { deps } = testEnv();
+    const ids = [`diagnostics/unknown/${randomUUID()}`, `diagnostics/unknown/${randomUUID()}`];
+    // Rows as another build (or a hand-written insert) might leave them: the writers cannot make these.
+    const em = deps.orm.em.fork();
+    const rows = [
+      { kind: 'start', workflowType: 'noSuchWorkflow', workflowId: ids[0], args: [{}] },
+      { kind: 'signal', workflowType: 'pauseWorkflow', workflowId: ids[1], signal: 'noSuchSignal', args: [] },
+    ].map((payload) =>
+      em.create(OutboxEntry, {
+        kind: payload.kind,
+        workflowId: payload.workflowId,
+        workflowType: payload.workflowType,
+        payload,
+      }),
+    );
+    await em.flush();
+    try {
+      await deps.outbox.dispatch(rows.map((r) => Number(r.id)));
+      const kept = await deps.orm.em.fork().find(OutboxEntry, { workflowId: ids }, { orderBy: { id: 'asc' } });
+      expect(kept.map((r) => r.attempts)).to.deep.equal([1, 1]);
+      expect(kept[0].lastError).to.match(/unknown workflow type "noSuchWorkflow".*not sent to Temporal/);
+      expect(kept[1].lastError).to.match(/unknown signal "noSuchSignal" for workflow type pauseWorkflow/);
+      for await (const _ of deps.temporal.client.workflow.list({ query: `WorkflowId = '${ids[0]}'` }))
+        expect.fail('no workflow may start for an unknown type');
+    } finally {
+      await deps.orm.em.fork().nativeDelete(OutboxEntry, { workflowId: ids });
+    }
   });
 });

@@ -7,7 +7,7 @@ import { sendSigned } from '../src/webhooks/sender.js';
 import { fanOut } from '../src/webhooks/fanout.js';
 import { recordEvent } from '../src/events/events.service.js';
 import { enqueueTemporal } from '../src/temporal/outbox.js';
-import { DEFAULT_RETRY_SCHEDULE_MS, DELIVERY_STATE_QUERY, type WebhookDeliveryState } from '../workflows/shared.js';
+import { DEFAULT_RETRY_SCHEDULE_MS, webhookDeliveryDef, type WebhookDeliveryState } from '../workflows/shared.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, del, get, patch, post } from './helpers/http.js';
 import { mountRoutes } from './helpers/mount.js';
@@ -350,7 +350,7 @@ describe('webhooks', function () {
       expect(waiting.status).to.equal('pending');
       expect(Date.parse(waiting.next_attempt_at) - Date.now()).to.be.above(3_000_000);
       const handle = testEnv().deps.temporal.client.workflow.getHandle(waiting.id);
-      expect((await handle.query<WebhookDeliveryState>(DELIVERY_STATE_QUERY)).nextAttemptAt).to.not.equal(null);
+      expect((await handle.query(webhookDeliveryDef.queries.state)).nextAttemptAt).to.not.equal(null);
       await patch(`${base}/webhooks/${ep.id}`, app.api_key, { enabled: false });
       const state = (await handle.result()) as WebhookDeliveryState;
       expect(state.status).to.equal('failed');

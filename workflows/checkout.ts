@@ -2,9 +2,6 @@ import {
   ActivityFailure,
   allHandlersFinished,
   condition,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -12,20 +9,14 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
-  CHECK_NOW_UPDATE,
   CHECKOUT_POLL_MS,
-  CHECKOUT_STATE_QUERY,
   CHECKOUT_TTL_MS,
-  PROVIDER_NOTIFIED_SIGNAL,
+  checkoutDef,
   SA,
   type CheckoutState,
   type CheckoutWorkflowInput,
   infraRetry,
 } from './shared.js';
-
-export const checkNowUpdate = defineUpdate<CheckoutState>(CHECK_NOW_UPDATE);
-export const providerNotifiedSignal = defineSignal(PROVIDER_NOTIFIED_SIGNAL);
-export const checkoutStateQuery = defineQuery<CheckoutState>(CHECKOUT_STATE_QUERY);
 
 // Our database or the provider being down never fails a checkout: these retry with capped backoff,
 // and a check that still fails (it is bounded by the checkout's deadline) is tried again on the
@@ -47,16 +38,16 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     nextCheckAt: null,
   };
   let nudges = 0;
-  setHandler(providerNotifiedSignal, () => {
+  setHandler(checkoutDef.signals.providerNotified, () => {
     nudges++;
   });
-  setHandler(checkNowUpdate, async () => {
+  setHandler(checkoutDef.updates.checkNow, async () => {
     const seen = state.checks;
     nudges++;
     await condition(() => state.checks > seen || state.status !== 'created');
     return state;
   });
-  setHandler(checkoutStateQuery, () => state);
+  setHandler(checkoutDef.queries.state, () => state);
   // A `complete` whose update arrived as the checkout was applied gets its answer from this run:
   // the workflow ends only once every update handler has returned (none is left unanswered).
   const finish = async () => {

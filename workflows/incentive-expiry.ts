@@ -1,25 +1,12 @@
 import {
   condition,
-  defineQuery,
-  defineSignal,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import {
-  INCENTIVE_EXPIRY_STATE_QUERY,
-  RETARGET_INCENTIVE_SIGNAL,
-  SA,
-  type IncentiveExpiryInput,
-  type IncentiveExpiryState,
-  type IncentiveTarget,
-  infraRetry,
-} from './shared.js';
-
-export const retargetIncentiveSignal = defineSignal<[IncentiveTarget | null]>(RETARGET_INCENTIVE_SIGNAL);
-export const incentiveExpiryStateQuery = defineQuery<IncentiveExpiryState>(INCENTIVE_EXPIRY_STATE_QUERY);
+import { incentiveExpiryDef, SA, type IncentiveExpiryInput, type IncentiveExpiryState, infraRetry } from './shared.js';
 
 const { expireAccountIncentive } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -40,11 +27,11 @@ export async function incentiveExpiryWorkflow(input: IncentiveExpiryInput): Prom
     outcome: null,
   };
   let version = 0;
-  setHandler(retargetIncentiveSignal, (target) => {
+  setHandler(incentiveExpiryDef.signals.retarget, (target) => {
     state.target = target;
     version++;
   });
-  setHandler(incentiveExpiryStateQuery, () => state);
+  setHandler(incentiveExpiryDef.queries.state, () => state);
 
   for (;;) {
     const target = state.target;

@@ -1,17 +1,12 @@
 import {
   condition,
-  defineQuery,
-  defineSignal,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { infraRetry, PAUSE_ENDED_SIGNAL, PAUSE_STATE_QUERY, SA, type PauseInput, type PauseState } from './shared.js';
-
-export const pauseEndedSignal = defineSignal(PAUSE_ENDED_SIGNAL);
-export const pauseStateQuery = defineQuery<PauseState>(PAUSE_STATE_QUERY);
+import { infraRetry, pauseDef, SA, type PauseInput, type PauseState } from './shared.js';
 
 const { resumePausedSubscription } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -27,10 +22,10 @@ const { resumePausedSubscription } = proxyActivities<Activities>({
 export async function pauseWorkflow(input: PauseInput): Promise<PauseState> {
   const state: PauseState = { ...input, phase: 'paused', resumedBy: null };
   let ended = false;
-  setHandler(pauseEndedSignal, () => {
+  setHandler(pauseDef.signals.ended, () => {
     ended = true;
   });
-  setHandler(pauseStateQuery, () => state);
+  setHandler(pauseDef.queries.state, () => state);
   setCurrentDetails(
     `Account **${input.accountId}** (app ${input.appId}) is paused since ${input.pausedAt}. ` +
       `At ${input.resumeAt} billing restarts at the provider and the account gets plan **${input.restorePlan}** back.`,

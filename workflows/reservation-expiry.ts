@@ -1,22 +1,11 @@
-import {
-  condition,
-  defineQuery,
-  defineSignal,
-  proxyActivities,
-  setCurrentDetails,
-  setHandler,
-} from '@temporalio/workflow';
+import { condition, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
   infraRetry,
-  RESERVATION_EXPIRY_STATE_QUERY,
-  RESERVATION_SETTLED_SIGNAL,
+  reservationExpiryDef,
   type ReservationExpiryInput,
   type ReservationExpiryState,
 } from './shared.js';
-
-export const reservationSettledSignal = defineSignal<[string]>(RESERVATION_SETTLED_SIGNAL);
-export const reservationExpiryStateQuery = defineQuery<ReservationExpiryState>(RESERVATION_EXPIRY_STATE_QUERY);
 
 const { expireReservation } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -32,10 +21,10 @@ const { expireReservation } = proxyActivities<Activities>({
 export async function reservationExpiryWorkflow(input: ReservationExpiryInput): Promise<ReservationExpiryState> {
   const state: ReservationExpiryState = { reservationId: input.reservationId, phase: 'waiting', outcome: null };
   let settledAs: string | null = null;
-  setHandler(reservationSettledSignal, (status) => {
+  setHandler(reservationExpiryDef.signals.settled, (status) => {
     settledAs = status;
   });
-  setHandler(reservationExpiryStateQuery, () => state);
+  setHandler(reservationExpiryDef.queries.state, () => state);
   const what = `**${input.amount}** of **${input.entitlementId}** for account **${input.accountId}** (app ${input.appId})`;
   setCurrentDetails(
     `Reservation **${input.reservationId}** holds ${what} until ${input.expiresAt}. Unless it is committed or ` +

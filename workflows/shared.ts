@@ -1,6 +1,16 @@
-// Definitions shared by workflow code and the service: task queue, search attributes, signals, queries.
-// Deterministic code only: imported into the workflow bundle.
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+// Definitions shared by workflow code and the service: task queue, search attributes, and one typed
+// definition per workflow (its name, its input and result types, its signals, queries and updates).
+// Deterministic code only: imported into the workflow bundle (no Node-only imports).
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type QueryDefinition,
+  type SignalDefinition,
+  type UpdateDefinition,
+} from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+// Types only (erased): the workflow functions, so a definition's name and input are checked against them.
+import type * as Workflows from './index.js';
 
 export const DEFAULT_TASK_QUEUE = 'offerkit';
 
@@ -26,6 +36,57 @@ export type SearchAttributeName = keyof typeof SA;
 /** Search attribute values as they travel through the outbox (JSON): dates as ISO strings. */
 export type SearchAttributeValues = Partial<Record<SearchAttributeName, string>>;
 
+// ---- workflow definitions -----------------------------------------------------------------------
+// Every start, signal, query and update, from the service or a workflow, goes through one of these:
+// no workflow, signal, query or update is named by a bare string anywhere else.
+
+/** Every workflow type the worker runs: the exports of workflows/index.ts, the bundle's entry. */
+export type WorkflowName = keyof typeof Workflows;
+
+type SignalMap = Record<string, SignalDefinition<any[]>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type QueryMap = Record<string, QueryDefinition<any, any[]>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type UpdateMap = Record<string, UpdateDefinition<any, any[]>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type None = Record<never, never>;
+
+export interface WorkflowDefinition<
+  N extends WorkflowName = WorkflowName,
+  S extends SignalMap = SignalMap,
+  Q extends QueryMap = QueryMap,
+  U extends UpdateMap = UpdateMap,
+> {
+  /** The workflow type: the exported function's name, as Temporal and the outbox's `workflow_type` know it. */
+  readonly name: N;
+  readonly signals: S;
+  readonly queries: Q;
+  readonly updates: U;
+}
+
+/** The definition of a workflow type; `name` must be a workflow that workflows/index.ts exports. */
+function defineWorkflow<
+  N extends WorkflowName,
+  S extends SignalMap = None,
+  Q extends QueryMap = None,
+  U extends UpdateMap = None,
+>(name: N, handlers: { signals?: S; queries?: Q; updates?: U } = {}): WorkflowDefinition<N, S, Q, U> {
+  return {
+    name,
+    signals: handlers.signals ?? ({} as S),
+    queries: handlers.queries ?? ({} as Q),
+    updates: handlers.updates ?? ({} as U),
+  };
+}
+
+/** The workflow function a definition names. */
+export type WorkflowOf<D extends WorkflowDefinition> = (typeof Workflows)[D['name']];
+/** Its arguments (`[input]`, or `[]` for the scheduled ones). */
+export type WorkflowArgs<D extends WorkflowDefinition> = Parameters<WorkflowOf<D>>;
+/** The single input of a workflow that takes one (never for one that takes none). */
+export type WorkflowInput<D extends WorkflowDefinition> = WorkflowArgs<D> extends [infer I] ? I : never;
+export type WorkflowResult<D extends WorkflowDefinition> = Awaited<ReturnType<WorkflowOf<D>>>;
+/** One of the signals a definition declares. */
+export type SignalOf<D extends WorkflowDefinition> = D['signals'][keyof D['signals']];
+export type SignalArgs<S> = S extends SignalDefinition<infer A> ? A : never;
+
 // ---- diagnostics ------------------------------------------------------------------------------
 export interface PingInput {
   message: string;
@@ -35,6 +96,7 @@ export interface PingResult {
   databaseTime: string;
   workerPid: number;
 }
+export const pingDef = defineWorkflow('pingWorkflow');
 
 // ---- incentive expiry -------------------------------------------------------------------------
 export interface IncentiveTarget {
@@ -56,8 +118,11 @@ export interface IncentiveExpiryState {
 }
 /** One workflow per account incentive; a new incentive or expiry re-targets it (signal-with-start). */
 export const incentiveExpiryWorkflowId = (appId: string, accountId: string) => `incentive-expiry/${appId}/${accountId}`;
-export const RETARGET_INCENTIVE_SIGNAL = 'retargetIncentiveExpiry';
-export const INCENTIVE_EXPIRY_STATE_QUERY = 'incentiveExpiryState';
+export const incentiveExpiryDef = defineWorkflow('incentiveExpiryWorkflow', {
+  /** Re-targets the timer to another incentive or expiry, or (null) ends it: the incentive went early. */
+  signals: { retarget: defineSignal<[IncentiveTarget | null], 'retargetIncentiveExpiry'>('retargetIncentiveExpiry') },
+  queries: { state: defineQuery<IncentiveExpiryState>('incentiveExpiryState') },
+});
 
 // ---- webhook delivery -------------------------------------------------------------------------
 /** Delays before attempts 2..7: 1 min, 5 min, 30 min, 2 h, 8 h, 24 h (the spec's schedule). */
@@ -95,9 +160,11 @@ export interface WebhookDeliveryState {
   nextAttemptAt: string | null;
   lastError: string | null;
 }
-/** Sent when the endpoint is disabled or deleted: a waiting delivery wakes and ends without sending. */
-export const DELIVERY_STOP_SIGNAL = 'stopDelivery';
-export const DELIVERY_STATE_QUERY = 'deliveryState';
+export const webhookDeliveryDef = defineWorkflow('webhookDeliveryWorkflow', {
+  /** Sent when the endpoint is disabled or deleted: a waiting delivery wakes and ends without sending. */
+  signals: { stop: defineSignal('stopDelivery') },
+  queries: { state: defineQuery<WebhookDeliveryState>('deliveryState') },
+});
 
 // ---- retention ----------------------------------------------------------------------------------
 export const RETENTION_SCHEDULE_ID = 'retention/events-and-deliveries';
@@ -111,10 +178,10 @@ export interface RetentionResult {
   idempotencyKeys?: number;
   cutoff: string;
 }
+export const retentionDef = defineWorkflow('retentionWorkflow');
 
 // ---- daily usage roll-up ------------------------------------------------------------------------
 export const USAGE_ROLLUP_SCHEDULE_ID = 'analytics/usage-daily-rollup';
-export const USAGE_ROLLUP_WORKFLOW = 'usageRollupWorkflow';
 export const USAGE_ROLLUP_WORKFLOW_ID = 'usage-rollup/daily';
 export interface UsageRollupResult {
   /** Apps whose roll-up changed. */
@@ -128,6 +195,7 @@ export interface UsageRollupResult {
   /** False when the run stopped at its time budget with more to do. */
   done: boolean;
 }
+export const usageRollupDef = defineWorkflow('usageRollupWorkflow');
 
 // ---- checkout completion -----------------------------------------------------------------------
 export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId}`;
@@ -147,11 +215,13 @@ export interface CheckoutState {
   providerStatus: string | null;
   nextCheckAt: string | null;
 }
-/** Update: check with the provider now and answer the checkout's status (POST .../complete). */
-export const CHECK_NOW_UPDATE = 'checkNow';
-/** Signal: the provider sent a notification about this checkout. */
-export const PROVIDER_NOTIFIED_SIGNAL = 'providerNotified';
-export const CHECKOUT_STATE_QUERY = 'checkoutState';
+export const checkoutDef = defineWorkflow('checkoutWorkflow', {
+  /** The provider sent a notification about this checkout, or the buyer came back: check now. */
+  signals: { providerNotified: defineSignal('providerNotified') },
+  queries: { state: defineQuery<CheckoutState>('checkoutState') },
+  /** Check with the provider now and answer the checkout's status (POST .../complete). */
+  updates: { checkNow: defineUpdate<CheckoutState>('checkNow') },
+});
 /**
  * Delays between provider checks while the buyer has not approved (a notification or a complete call wakes it
  * sooner).
@@ -175,9 +245,11 @@ export interface PauseState extends PauseInput {
   phase: 'paused' | 'resuming' | 'resumed';
   resumedBy: 'timer' | 'request' | null;
 }
-/** Signal: the pause ended early (the API or /pauses/resume already resumed it); stop waiting. */
-export const PAUSE_ENDED_SIGNAL = 'pauseEnded';
-export const PAUSE_STATE_QUERY = 'pauseState';
+export const pauseDef = defineWorkflow('pauseWorkflow', {
+  /** The pause ended early (the API or /pauses/resume already resumed it); stop waiting. */
+  signals: { ended: defineSignal('pauseEnded') },
+  queries: { state: defineQuery<PauseState>('pauseState') },
+});
 
 // ---- usage reservation expiry ---------------------------------------------------------------------
 /** One workflow per reservation: it releases the held amount at the deadline unless committed or released first. */
@@ -197,9 +269,11 @@ export interface ReservationExpiryState {
   phase: 'waiting' | 'expiring' | 'done';
   outcome: 'expired' | 'settled' | null;
 }
-/** Signal: the reservation was committed or released; stop waiting. */
-export const RESERVATION_SETTLED_SIGNAL = 'reservationSettled';
-export const RESERVATION_EXPIRY_STATE_QUERY = 'reservationExpiryState';
+export const reservationExpiryDef = defineWorkflow('reservationExpiryWorkflow', {
+  /** The reservation was committed or released; stop waiting. */
+  signals: { settled: defineSignal<['committed' | 'released'], 'reservationSettled'>('reservationSettled') },
+  queries: { state: defineQuery<ReservationExpiryState>('reservationExpiryState') },
+});
 
 // ---- infrastructure retries ---------------------------------------------------------------------
 /** Default cap of the backoff between retries of an activity that could not reach PostgreSQL or the provider. */
@@ -232,4 +306,25 @@ export interface ReconcileResult {
   repaired: Record<ReconcileKind, number>;
   /** Workflow ids restarted, at most 50 (for the Temporal UI). */
   restarted: string[];
+}
+export const reconcileDef = defineWorkflow('reconcileWorkflow');
+
+// ---- every definition ---------------------------------------------------------------------------
+
+/** Every workflow definition, one per export of workflows/index.ts (a unit test holds the two equal). */
+export const WORKFLOW_DEFINITIONS: readonly WorkflowDefinition[] = [
+  pingDef,
+  incentiveExpiryDef,
+  webhookDeliveryDef,
+  retentionDef,
+  checkoutDef,
+  pauseDef,
+  reservationExpiryDef,
+  usageRollupDef,
+  reconcileDef,
+];
+
+/** The definition of a workflow type named by text (an outbox row), or undefined when this build has none. */
+export function workflowDefinition(name: string): WorkflowDefinition | undefined {
+  return WORKFLOW_DEFINITIONS.find((d) => d.name === name);
 }

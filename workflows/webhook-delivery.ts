@@ -1,7 +1,5 @@
 import {
   condition,
-  defineQuery,
-  defineSignal,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -10,17 +8,13 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import {
-  DELIVERY_STATE_QUERY,
-  DELIVERY_STOP_SIGNAL,
   SA,
   type AttemptReport,
   type WebhookDeliveryInput,
   type WebhookDeliveryState,
+  webhookDeliveryDef,
   infraRetry,
 } from './shared.js';
-
-export const stopDeliverySignal = defineSignal(DELIVERY_STOP_SIGNAL);
-export const deliveryStateQuery = defineQuery<WebhookDeliveryState>(DELIVERY_STATE_QUERY);
 
 // A local activity: the attempt runs in the worker that runs the workflow task and its result is
 // recorded in that task, halving the Temporal round trips and history events of each delivery.
@@ -53,10 +47,10 @@ export async function webhookDeliveryWorkflow(input: WebhookDeliveryInput): Prom
     lastError: null,
   };
   let stopRequested = false;
-  setHandler(stopDeliverySignal, () => {
+  setHandler(webhookDeliveryDef.signals.stop, () => {
     stopRequested = true;
   });
-  setHandler(deliveryStateQuery, () => state);
+  setHandler(webhookDeliveryDef.queries.state, () => state);
   const target = `\`${input.eventType}\` to ${input.url}`;
 
   for (let attempt = first; attempt <= maxAttempts; attempt++) {

@@ -12,13 +12,9 @@ import { changedFields } from '../events/events.service.js';
 import { mintAccountToken } from '../http/account-token.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
-import type { TemporalCommand } from '../temporal/outbox.js';
+import { outboxSignal, outboxSignalWithStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
-import {
-  incentiveExpiryWorkflowId,
-  RETARGET_INCENTIVE_SIGNAL,
-  type IncentiveExpiryInput,
-} from '../../workflows/shared.js';
+import { incentiveExpiryDef, incentiveExpiryWorkflowId, type IncentiveExpiryInput } from '../../workflows/shared.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.service.js';
@@ -84,17 +80,18 @@ export function incentiveExpiryCommand(
   expiresAt: Date,
 ): TemporalCommand {
   const input: IncentiveExpiryInput = { appId, accountId, incentiveId, expiresAt: expiresAt.toISOString() };
-  return {
-    kind: 'signalWithStart',
-    workflowType: 'incentiveExpiryWorkflow',
-    workflowId: incentiveExpiryWorkflowId(appId, accountId),
-    args: [input],
-    signal: RETARGET_INCENTIVE_SIGNAL,
-    signalArgs: [{ incentiveId, expiresAt: input.expiresAt }],
-    searchAttributes: { AppId: appId, AccountId: accountId, IncentiveId: incentiveId },
-    summary: `Incentive expiry: account ${accountId}`,
-    details: `Removes the incentive of account **${accountId}** (app ${appId}) when \`incentive_expires_at\` passes.`,
-  };
+  return outboxSignalWithStart(
+    incentiveExpiryDef,
+    incentiveExpiryWorkflowId(appId, accountId),
+    input,
+    incentiveExpiryDef.signals.retarget,
+    [{ incentiveId, expiresAt: input.expiresAt }],
+    {
+      searchAttributes: { AppId: appId, AccountId: accountId, IncentiveId: incentiveId },
+      summary: `Incentive expiry: account ${accountId}`,
+      details: `Removes the incentive of account **${accountId}** (app ${appId}) when \`incentive_expires_at\` passes.`,
+    },
+  );
 }
 
 interface IncentiveTiming {
@@ -122,12 +119,14 @@ function scheduleExpiry(
       before!.expiresAt!.getTime() === after.expiresAt.getTime();
     if (!same) t.temporal(incentiveExpiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
   } else if (wasTimed) {
-    t.temporal({
-      kind: 'signal',
-      workflowId: incentiveExpiryWorkflowId(appId, accountId),
-      signal: RETARGET_INCENTIVE_SIGNAL,
-      args: [null],
-    });
+    t.temporal(
+      outboxSignal(
+        incentiveExpiryDef,
+        incentiveExpiryWorkflowId(appId, accountId),
+        incentiveExpiryDef.signals.retarget,
+        null,
+      ),
+    );
   }
 }
 

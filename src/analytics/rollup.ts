@@ -1,10 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
+import { scheduledStart } from '../temporal/client.js';
 import {
   USAGE_ROLLUP_SCHEDULE_ID,
-  USAGE_ROLLUP_WORKFLOW,
   USAGE_ROLLUP_WORKFLOW_ID,
+  usageRollupDef,
   type UsageRollupResult,
 } from '../../workflows/shared.js';
 
@@ -149,14 +150,12 @@ export async function ensureRollupSchedule(deps: Deps): Promise<void> {
       spec: { intervals: [{ every: '1 hour', offset: '5 minutes' }] },
       policies: { overlap: 'SKIP', catchupWindow: '1 hour' },
       state: { triggerImmediately: true },
-      action: {
-        type: 'startWorkflow',
-        workflowType: USAGE_ROLLUP_WORKFLOW,
+      action: scheduledStart(usageRollupDef, {
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
         args: [],
         workflowId: USAGE_ROLLUP_WORKFLOW_ID,
         staticSummary: 'Roll usage history up into daily totals for analytics',
-      },
+      }),
       memo: {
         description:
           'Hourly: adds every closed UTC day since the last run to the daily usage roll-up (usage_daily, ' +

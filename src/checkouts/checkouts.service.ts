@@ -24,12 +24,11 @@ import {
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
+import { outboxStart } from '../temporal/outbox.js';
 import {
-  CHECK_NOW_UPDATE,
   CHECKOUT_TTL_MS,
+  checkoutDef,
   checkoutWorkflowId,
-  PROVIDER_NOTIFIED_SIGNAL,
-  type CheckoutState,
   type CheckoutWorkflowInput,
 } from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
@@ -262,11 +261,7 @@ export function checkoutWorkflowStart(
     expiresAt: new Date((c.createdAt ?? new Date()).getTime() + CHECKOUT_TTL_MS).toISOString(),
     ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
   };
-  return {
-    kind: 'start' as const,
-    workflowType: 'checkoutWorkflow',
-    workflowId: checkoutWorkflowId(c.id),
-    args: [input],
+  return outboxStart(checkoutDef, checkoutWorkflowId(c.id), input, {
     searchAttributes: {
       AppId: appId,
       CheckoutId: c.id,
@@ -275,7 +270,7 @@ export function checkoutWorkflowStart(
     },
     summary: `Checkout ${c.id}: ${c.planId}${c.offerId ? ` via offer ${c.offerId}` : ''}${c.accountId ? ` for ${c.accountId}` : ''}`,
     details: 'Waits for the buyer to approve at the payment provider, then applies the purchase exactly once.',
-  };
+  });
 }
 
 export async function findCheckout(em: EntityManager, appId: string, id: string) {
@@ -307,10 +302,7 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   if (c.status !== 'created') return presentCheckout(c);
   const wf = ctx.deps.temporal.client.workflow;
   const ask = () =>
-    withTimeout(
-      wf.getHandle(checkoutWorkflowId(id)).executeUpdate<CheckoutState, []>(CHECK_NOW_UPDATE),
-      COMPLETE_WAIT_MS,
-    );
+    withTimeout(wf.getHandle(checkoutWorkflowId(id)).executeUpdate(checkoutDef.updates.checkNow), COMPLETE_WAIT_MS);
   // The workflow may have just finished (applied, cancelled or expired the checkout) as the update
   // arrived: then there is nothing to check and nothing to warn about.
   const settled = async () => {
@@ -537,6 +529,6 @@ export async function nudgeReturnedCheckout(deps: Deps, appId: string, providerS
   if (!c || c.status !== 'created') return;
   await deps.temporal.client.workflow
     .getHandle(checkoutWorkflowId(c.id))
-    .signal(PROVIDER_NOTIFIED_SIGNAL)
+    .signal(checkoutDef.signals.providerNotified)
     .catch(() => undefined);
 }

@@ -1,13 +1,13 @@
 import { defineConfig, MikroORM, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import pg from 'pg';
-import { entities } from './entities.js';
 import { migrationsList } from './migrations/index.js';
 import { guardPool } from './pool-guard.js';
 
 export type Orm = MikroORM;
 
-export function ormConfig(databaseUrl: string, poolMax = 20): Options {
+/** `entities`: every entity, registered explicitly (src/entities.ts); this folder imports no domain. */
+export function ormConfig(databaseUrl: string, entities: Options['entities'], poolMax = 20): Options {
   return defineConfig({
     clientUrl: databaseUrl,
     entities,
@@ -32,8 +32,8 @@ export function ormConfig(databaseUrl: string, poolMax = 20): Options {
   });
 }
 
-export async function openOrm(databaseUrl: string, poolMax?: number): Promise<Orm> {
-  return MikroORM.init(ormConfig(databaseUrl, poolMax));
+export async function openOrm(databaseUrl: string, entities: Options['entities'], poolMax?: number): Promise<Orm> {
+  return MikroORM.init(ormConfig(databaseUrl, entities, poolMax));
 }
 
 /** Apply every committed migration that has not run yet. Safe to call from several processes at once. */

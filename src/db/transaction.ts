@@ -1,17 +1,32 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Deps } from '../deps.js';
-import { recordEvent } from '../events/events.service.js';
-import { fanOut } from '../webhooks/fanout.js';
 import { enqueueTemporal, type TemporalCommand } from '../temporal/outbox.js';
+
+/** An event a change emits: recorded and published in the change's transaction, before the commit. */
+export interface EmittedEvent {
+  appId: string;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Where the events of a change go before its commit. Wired at start-up (src/events/publish.ts records
+ * them in the event log and publishes them to their subscribers), so this file knows no domain.
+ */
+export interface EventSink {
+  publish(tx: Tx, events: readonly EmittedEvent[]): Promise<unknown>;
+}
+
+/** What a transaction needs from the process: where its events go and who runs its Temporal commands. */
+export interface TransactionDeps {
+  events: EventSink;
+  outbox: { dispatchSoon(ids: number[]): void };
+}
 
 export interface Tx {
   em: EntityManager;
   /** Queue a Temporal command; it commits with the change and runs right after the commit. */
   temporal(cmd: TemporalCommand): void;
-  /**
-   * Record an event in the event log, in this transaction; before the commit it is fanned out to a
-   * delivery (and a delivery workflow start) per subscribed endpoint.
-   */
+  /** Emit an event of this change: before the commit it is recorded and published (`deps.events`). */
   emit(appId: string, type: string, data: Record<string, unknown>): void;
 }
 
@@ -21,7 +36,7 @@ export interface Tx {
  * that fails (or the process dies first) the relay retries them.
  */
 export async function inTransaction<T>(
-  deps: Pick<Deps, 'outbox' | 'config'>,
+  deps: TransactionDeps,
   em: EntityManager,
   fn: (tx: Tx) => Promise<T>,
 ): Promise<T> {
@@ -32,7 +47,7 @@ export async function inTransaction<T>(
   const result = await em.transactional(async (inner) => {
     // Registered under this level's context too, so a part nested deeper still finds the list.
     outerEntries.set(inner.getTransactionContext() as object, entries);
-    const events: { appId: string; type: string; data: Record<string, unknown> }[] = [];
+    const events: EmittedEvent[] = [];
     const tx: Tx = {
       em: inner,
       temporal: (cmd) => {
@@ -43,7 +58,7 @@ export async function inTransaction<T>(
       },
     };
     const value = await fn(tx);
-    for (const e of events) await fanOut(tx, deps, recordEvent(inner, e.appId, e.type, e.data));
+    if (events.length > 0) await deps.events.publish(tx, events);
     await inner.flush();
     return value;
   });

@@ -1,9 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { Event, type IEvent } from './events.entities.js';
-import type { eventSchema } from '../webhooks/webhooks.schemas.js';
+import type { eventSchema, eventsQuery } from './events.schemas.js';
 
 /** Writes one event row in the caller's transaction. */
 export function recordEvent(em: EntityManager, appId: string, type: string, data: Record<string, unknown>): IEvent {
@@ -29,4 +31,20 @@ export function changedFields<T extends Record<string, unknown>>(before: T, afte
     if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) previous[key] = before[key];
   }
   return previous;
+}
+
+/** GET /events: the event log of the last 30 days, newest first. */
+export async function listEvents(ctx: Ctx, q: z.output<typeof eventsQuery>) {
+  const rows = await sql<{ id: string; app_id: string; type: string; data: Record<string, unknown>; created_at: Date }>(
+    ctx.em,
+    `select id, app_id, type, data, created_at from events
+      where app_id = $1 and created_at > now() - interval '30 days' and ($2::text is null or type = $2)
+      order by created_at desc, id desc limit $3`,
+    [ctx.app.id, q.type ?? null, q.limit],
+  );
+  return {
+    data: rows.map((r) =>
+      presentEvent({ id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent),
+    ),
+  };
 }

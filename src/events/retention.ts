@@ -3,7 +3,8 @@ import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
-import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, type RetentionResult } from '../../workflows/shared.js';
+import { scheduledStart } from '../temporal/client.js';
+import { RETENTION_DAYS, RETENTION_SCHEDULE_ID, retentionDef, type RetentionResult } from '../../workflows/shared.js';
 
 /** Deletes events, deliveries and MCP tool calls older than the retention window, in batches (short locks). */
 export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
@@ -54,14 +55,12 @@ export async function ensureRetentionSchedule(deps: Deps): Promise<void> {
       scheduleId: RETENTION_SCHEDULE_ID,
       spec: { intervals: [{ every: '1 hour' }] },
       policies: { overlap: 'SKIP', catchupWindow: '1 hour' },
-      action: {
-        type: 'startWorkflow',
-        workflowType: 'retentionWorkflow',
+      action: scheduledStart(retentionDef, {
         taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
         args: [],
         workflowId: 'retention/run',
         staticSummary: `Remove events and webhook deliveries older than ${RETENTION_DAYS} days`,
-      },
+      }),
       memo: { description: `Hourly: deletes events and webhook deliveries older than ${RETENTION_DAYS} days.` },
     });
     deps.logger.info({ scheduleId: RETENTION_SCHEDULE_ID }, 'created the retention schedule');

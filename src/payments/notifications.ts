@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { notFound, unauthorized } from '../http/errors.js';
 import { route } from '../http/route.js';
-import { checkoutWorkflowId, PROVIDER_NOTIFIED_SIGNAL } from '../../workflows/shared.js';
+import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { recordPaymentFailure, syncSubscription } from '../subscriptions/subscriptions.service.js';
 import { PaymentConnection } from './payments.entities.js';
@@ -47,7 +47,7 @@ export const notificationRoutes = [
       if (checkout && checkout.status === 'created') {
         await deps.temporal.client.workflow
           .getHandle(checkoutWorkflowId(checkout.id))
-          .signal(PROVIDER_NOTIFIED_SIGNAL)
+          .signal(checkoutDef.signals.providerNotified)
           .catch(() => undefined); // a finished workflow needs no nudge
       }
       // An applied subscription: re-read it at the provider and apply what changed.

@@ -13,8 +13,8 @@ import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
-import type { TemporalCommand } from '../temporal/outbox.js';
-import { PAUSE_ENDED_SIGNAL, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
+import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
+import { pauseDef, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 import type { subscriptionSchema } from './subscriptions.schemas.js';
 
@@ -189,12 +189,7 @@ export async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId:
     previous: { plan: previousPlan },
   });
   if (wasPaused)
-    t.temporal({
-      kind: 'signal',
-      workflowId: pauseWorkflowId(appId, accountId, wasPaused),
-      signal: PAUSE_ENDED_SIGNAL,
-      args: [],
-    });
+    t.temporal(outboxSignal(pauseDef, pauseWorkflowId(appId, accountId, wasPaused), pauseDef.signals.ended));
   return presentSubscription(sub);
 }
 
@@ -264,17 +259,13 @@ export async function pauseLocally(
 /** The pause workflow's start (also used by the reconciler to restart one whose workflow is gone). */
 export function pauseCommand(input: PauseInput, reason: string | null): TemporalCommand {
   const { appId, accountId, restorePlan: restore } = input;
-  return {
-    kind: 'start',
-    workflowType: 'pauseWorkflow',
-    workflowId: pauseWorkflowId(appId, accountId, input.pause),
-    args: [input],
+  return outboxStart(pauseDef, pauseWorkflowId(appId, accountId, input.pause), input, {
     searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'paused', ResumeAt: input.resumeAt },
     summary: `Pause: ${accountId} until ${input.resumeAt.slice(0, 10)}, then back to ${restore}`,
     details:
       `Billing of account **${accountId}** (app ${appId}) is suspended since ${input.pausedAt}${reason ? ` (${reason})` : ''}. ` +
       `At ${input.resumeAt} this workflow reactivates billing and restores plan **${restore}**.`,
-  };
+  });
 }
 
 /**
@@ -315,12 +306,7 @@ export async function resumePause(
       previous: { plan: previous },
     });
     if (opts.by === 'request')
-      t.temporal({
-        kind: 'signal',
-        workflowId: pauseWorkflowId(appId, accountId, sub.pauseCount),
-        signal: PAUSE_ENDED_SIGNAL,
-        args: [],
-      });
+      t.temporal(outboxSignal(pauseDef, pauseWorkflowId(appId, accountId, sub.pauseCount), pauseDef.signals.ended));
     return true;
   });
 }

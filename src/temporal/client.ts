@@ -1,6 +1,6 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { SA } from '../../workflows/shared.js';
+import { SA, type WorkflowDefinition, type WorkflowOf } from '../../workflows/shared.js';
 import type { Logger } from '../logger.js';
 
 export interface TemporalHandle {
@@ -35,6 +35,14 @@ export async function temporalReachable(connection: Connection, timeoutMs = 1000
   } catch {
     return false;
   }
+}
+
+/** A Schedule's action: start `def`'s workflow, its arguments typed by the workflow function. */
+export function scheduledStart<D extends WorkflowDefinition>(
+  def: D,
+  opts: Omit<ScheduleOptionsStartWorkflowAction<WorkflowOf<D>>, 'type' | 'workflowType'>,
+): ScheduleOptionsStartWorkflowAction<WorkflowOf<D>> {
+  return { type: 'startWorkflow', workflowType: def.name, ...opts };
 }
 
 const GRPC_ALREADY_EXISTS = 6;

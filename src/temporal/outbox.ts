@@ -1,13 +1,24 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
-import { SA, type SearchAttributeName, type SearchAttributeValues } from '../../workflows/shared.js';
+import type { SearchAttributePair, SignalDefinition } from '@temporalio/common';
+import {
+  SA,
+  WORKFLOW_DEFINITIONS,
+  workflowDefinition,
+  type SearchAttributeName,
+  type SearchAttributeValues,
+  type SignalArgs,
+  type SignalOf,
+  type WorkflowDefinition,
+  type WorkflowInput,
+} from '../../workflows/shared.js';
 import type { Orm } from '../db/orm.js';
 import type { Logger } from '../logger.js';
 import { temporalReachable, type TemporalHandle } from './client.js';
 import { OutboxEntry } from './outbox.entities.js';
 
 interface StartFields {
+  /** The workflow type (a definition's `name`), stored as text in the row. */
   workflowType: string;
   workflowId: string;
   args: unknown[];
@@ -26,13 +37,87 @@ interface StartFields {
   onExisting?: 'keep' | 'replace' | 'restart';
 }
 
-/** What the service asks of Temporal, written to the outbox in the transaction of the change. */
-export type TemporalCommand =
+/** A command as an outbox row holds it (JSON): what the relay reads back. */
+export type StoredCommand =
   | ({ kind: 'start' } & StartFields)
   | ({ kind: 'signalWithStart'; signal: string; signalArgs: unknown[] } & StartFields)
-  | { kind: 'signal'; workflowId: string; signal: string; args: unknown[] }
+  /** `workflowType` is missing from rows written before it was recorded for signals. */
+  | { kind: 'signal'; workflowType?: string; workflowId: string; signal: string; args: unknown[] }
   | { kind: 'cancel'; workflowId: string }
   | { kind: 'terminate'; workflowId: string; reason: string };
+
+declare const typed: unique symbol;
+/**
+ * What the service asks of Temporal, written to the outbox in the transaction of the change. Made
+ * only by the writers below (`outboxStart`, `outboxSignalWithStart`, `outboxSignal`, ...), which
+ * check the workflow's input and the signal's arguments against the shared definitions.
+ */
+export type TemporalCommand = StoredCommand & { readonly [typed]: true };
+
+const seal = (cmd: StoredCommand) => cmd as TemporalCommand;
+
+/** How a start is shown and what it does when the workflow id is taken (everything but type, id and input). */
+export type StartOptions = Omit<StartFields, 'workflowType' | 'workflowId' | 'args'>;
+
+function assertSignalOf(def: WorkflowDefinition, signal: SignalDefinition<unknown[]>) {
+  if (!Object.values(def.signals).includes(signal))
+    throw new Error(`signal ${signal.name} is not one of the signals of workflow type ${def.name}`);
+}
+
+/** Starts `def`'s workflow under `workflowId` with `input`, typed by the workflow function's own parameter. */
+export function outboxStart<D extends WorkflowDefinition>(
+  def: D,
+  workflowId: string,
+  input: WorkflowInput<D>,
+  opts: StartOptions = {},
+): TemporalCommand {
+  return seal({ kind: 'start', workflowType: def.name, workflowId, args: [input], ...opts });
+}
+
+/** Signals `def`'s running workflow, or starts it with `input` and then signals it. */
+export function outboxSignalWithStart<D extends WorkflowDefinition, S extends SignalOf<D>>(
+  def: D,
+  workflowId: string,
+  input: WorkflowInput<D>,
+  signal: S,
+  signalArgs: SignalArgs<S>,
+  opts: Omit<StartOptions, 'startDelayMs' | 'onExisting'> = {},
+): TemporalCommand {
+  assertSignalOf(def, signal);
+  return seal({
+    kind: 'signalWithStart',
+    workflowType: def.name,
+    workflowId,
+    args: [input],
+    signal: signal.name,
+    signalArgs: signalArgs as unknown[],
+    ...opts,
+  });
+}
+
+/** Signals `def`'s workflow (dropped when none runs under that id any more). */
+export function outboxSignal<D extends WorkflowDefinition, S extends SignalOf<D>>(
+  def: D,
+  workflowId: string,
+  signal: S,
+  ...args: SignalArgs<S>
+): TemporalCommand {
+  assertSignalOf(def, signal);
+  return seal({ kind: 'signal', workflowType: def.name, workflowId, signal: signal.name, args: args as unknown[] });
+}
+
+export function outboxCancel(workflowId: string): TemporalCommand {
+  return seal({ kind: 'cancel', workflowId });
+}
+
+export function outboxTerminate(workflowId: string, reason: string): TemporalCommand {
+  return seal({ kind: 'terminate', workflowId, reason });
+}
+
+/** The same start, for the reconciler: a new run only when none is running under the id. */
+export function asRestart(cmd: TemporalCommand): TemporalCommand {
+  return cmd.kind === 'start' ? ({ ...cmd, onExisting: 'restart' } as TemporalCommand) : cmd;
+}
 
 /** Adds a command to the outbox. Call inside the transaction that makes the change; it is flushed with it. */
 export function enqueueTemporal(em: EntityManager, cmd: TemporalCommand) {
@@ -40,9 +125,41 @@ export function enqueueTemporal(em: EntityManager, cmd: TemporalCommand) {
   return em.create(OutboxEntry, {
     kind,
     workflowId,
-    workflowType: cmd.kind === 'start' || cmd.kind === 'signalWithStart' ? cmd.workflowType : null,
+    workflowType: cmd.kind === 'cancel' || cmd.kind === 'terminate' ? null : (cmd.workflowType ?? null),
     payload: cmd as unknown as Record<string, unknown>,
   });
+}
+
+/**
+ * An outbox row names a workflow type (or a signal) that this build does not define: never sent to
+ * Temporal (a workflow of an unknown type would only fail on the worker). The row stays, retried with
+ * backoff, for a build that knows it (a newer deployment may have written it).
+ */
+export class UnknownWorkflowCommandError extends Error {
+  override name = 'UnknownWorkflowCommandError';
+}
+
+/** The definition a stored command's workflow type names, checked with its signal; throws when unknown. */
+export function checkStoredCommand(cmd: StoredCommand): WorkflowDefinition | null {
+  const known = (def: WorkflowDefinition, signal: string) => Object.values(def.signals).some((s) => s.name === signal);
+  if (cmd.kind === 'cancel' || cmd.kind === 'terminate') return null;
+  if (cmd.kind === 'signal' && cmd.workflowType === undefined) {
+    // A signal row written before signals recorded their workflow type: its signal name is all there is.
+    if (!WORKFLOW_DEFINITIONS.some((d) => known(d, cmd.signal)))
+      throw new UnknownWorkflowCommandError(`unknown signal ${JSON.stringify(cmd.signal)}; not sent to Temporal`);
+    return null;
+  }
+  const def = cmd.workflowType === undefined ? undefined : workflowDefinition(cmd.workflowType);
+  if (!def)
+    throw new UnknownWorkflowCommandError(
+      `unknown workflow type ${JSON.stringify(cmd.workflowType)} (this build defines none of that name; known: ` +
+        `${WORKFLOW_NAMES()}); not sent to Temporal`,
+    );
+  if (cmd.kind !== 'start' && !known(def, cmd.signal))
+    throw new UnknownWorkflowCommandError(
+      `unknown signal ${JSON.stringify(cmd.signal)} for workflow type ${def.name}; not sent to Temporal`,
+    );
+  return def;
 }
 
 export function toSearchAttributePairs(values: SearchAttributeValues | undefined): SearchAttributePair[] {
@@ -60,7 +177,7 @@ interface Row {
   id: string;
   kind: string;
   workflow_id: string;
-  payload: TemporalCommand;
+  payload: StoredCommand;
   attempts: number;
 }
 
@@ -283,10 +400,17 @@ export class OutboxRelay {
   private async fail(row: Row, err: unknown): Promise<void> {
     this.stats.failed++;
     const backoffS = Math.min(300, 2 ** Math.min(row.attempts, 8));
-    this.logger.warn(
-      { err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 },
-      'outbox command failed; will retry',
-    );
+    if (err instanceof UnknownWorkflowCommandError)
+      this.logger.error(
+        { workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1, reason: err.message },
+        'outbox command refused: it names a workflow type or signal this build does not define; it stays in the ' +
+          'outbox for a build that does',
+      );
+    else
+      this.logger.warn(
+        { err, workflowId: row.workflow_id, kind: row.kind, attempts: row.attempts + 1 },
+        'outbox command failed; will retry',
+      );
     await this.orm.em
       .fork()
       .getConnection()
@@ -308,14 +432,15 @@ export class OutboxRelay {
     await this.call(timeoutMs, () => this.execute(cmd));
   }
 
-  private async execute(cmd: TemporalCommand): Promise<void> {
+  private async execute(cmd: StoredCommand): Promise<void> {
     const wf = this.temporal.client.workflow;
+    const def = checkStoredCommand(cmd);
     switch (cmd.kind) {
       case 'start': {
         const replace = cmd.onExisting === 'replace';
         const reuse = replace || cmd.onExisting === 'restart';
         try {
-          await wf.start(cmd.workflowType, {
+          await wf.start(def!.name, {
             taskQueue: this.temporal.taskQueue,
             workflowId: cmd.workflowId,
             args: cmd.args,
@@ -334,7 +459,7 @@ export class OutboxRelay {
       }
       case 'signalWithStart': {
         // Signals the running workflow, or starts a new run (also after an earlier run finished).
-        await wf.signalWithStart(cmd.workflowType, {
+        await wf.signalWithStart(def!.name, {
           taskQueue: this.temporal.taskQueue,
           workflowId: cmd.workflowId,
           args: cmd.args,
@@ -393,3 +518,5 @@ export class OutboxRelay {
     await this.idle();
   }
 }
+
+const WORKFLOW_NAMES = () => WORKFLOW_DEFINITIONS.map((d) => d.name).join(', ');

@@ -13,17 +13,19 @@ import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { pauseCommand } from '../subscriptions/subscriptions.service.js';
 import { reservationExpiryCommand } from '../usage/reservations.service.js';
-import { deliveryCommand } from '../webhooks/fanout.js';
+import { deliveryCommand } from '../webhooks/deliveries.service.js';
 import {
   checkoutWorkflowId,
   incentiveExpiryWorkflowId,
   pauseWorkflowId,
   RECONCILE_SCHEDULE_ID,
+  reconcileDef,
   reservationExpiryWorkflowId,
   type ReconcileKind,
   type ReconcileResult,
 } from '../../workflows/shared.js';
-import type { TemporalCommand } from './outbox.js';
+import { asRestart, type TemporalCommand } from './outbox.js';
+import { scheduledStart } from './client.js';
 
 /** Rows looked at per kind and run; the oldest first, so a large backlog is worked through run by run. */
 const BATCH = 500;
@@ -39,9 +41,6 @@ async function workflowState(deps: Deps, workflowId: string): Promise<State> {
     throw err;
   }
 }
-
-const restart = (cmd: TemporalCommand): TemporalCommand =>
-  cmd.kind === 'start' ? { ...cmd, onExisting: 'restart' } : cmd;
 
 export async function reconcile(deps: Deps): Promise<ReconcileResult> {
   const em = () => deps.orm.em.fork();
@@ -66,7 +65,7 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     if ((await workflowState(deps, workflowId)) === 'running') return;
     const cmd = await stillWaits();
     if (!cmd) return;
-    await inTransaction(deps, em(), async (t) => t.temporal(restart(cmd)));
+    await inTransaction(deps, em(), async (t) => t.temporal(asRestart(cmd)));
     result.repaired[kind]++;
     if (result.restarted.length < 50) result.restarted.push(workflowId);
     log.warn({ kind, workflowId }, 'reconciler: the workflow of a waiting row was gone; restarted it');
@@ -101,21 +100,15 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
         [id],
       );
       if (!d) return null;
-      const cmd = deliveryCommand(
+      return deliveryCommand(
         deps,
         { id: d.id, appId: d.app_id, endpointId: d.endpoint_id, eventType: d.event_type },
         d.url,
-      );
-      if (cmd.kind !== 'start') return null;
-      const input = cmd.args[0] as Record<string, unknown>;
-      cmd.args = [
         {
-          ...input,
           startAttempt: d.attempts + 1,
           firstDelayMs: d.next_attempt_at ? Math.max(0, new Date(d.next_attempt_at).getTime() - Date.now()) : 0,
         },
-      ];
-      return cmd;
+      );
     });
   }
 
@@ -306,14 +299,12 @@ export async function repairTotals(deps: Pick<Deps, 'orm'>): Promise<Record<stri
 export async function ensureReconcileSchedule(deps: Deps): Promise<void> {
   const every = deps.config.RECONCILE_EVERY_MS;
   const client = deps.temporal.client.schedule;
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: 'reconcileWorkflow',
+  const action = scheduledStart(reconcileDef, {
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     args: [],
     workflowId: 'reconciler/run',
     staticSummary: 'Restart or finish waiting rows whose workflow is missing, failed or ended',
-  };
+  });
   try {
     await client.create({
       scheduleId: RECONCILE_SCHEDULE_ID,

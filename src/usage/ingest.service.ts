@@ -1,7 +1,7 @@
 import { ACTIVE_EXTRA, ACTIVE_INCENTIVE } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { fanOutPending } from '../webhooks/webhooks.service.js';
+import { publishPending } from '../events/publish.js';
 
 /** The most usage events one batch may carry. */
 export const INGEST_MAX_EVENTS = 1000;
@@ -101,8 +101,8 @@ export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<Inge
   const rows = await run(1);
   const fired = rows.flatMap((r) => r.events ?? []);
   if (fired.length)
-    await fanOutPending(ctx.deps, fired).catch((err) =>
-      ctx.deps.logger.warn({ err, events: fired }, 'usage event fan-out deferred to the relay'),
+    await publishPending(ctx.deps, fired).catch((err) =>
+      ctx.deps.logger.warn({ err, events: fired }, 'usage event publishing deferred to the relay'),
     );
   return rows.map((r) => ({
     id: r.event_id,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  RESERVATION_SETTLED_SIGNAL,
+  reservationExpiryDef,
   reservationExpiryWorkflowId,
   type ReservationExpiryInput,
 } from '../../workflows/shared.js';
@@ -10,7 +10,7 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import { badRequest, conflict, notFound, paymentRequired } from '../http/errors.js';
 import { newId } from '../ids.js';
-import type { TemporalCommand } from '../temporal/outbox.js';
+import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 import { currentCount, LIMIT_CTES } from './usage.service.js';
@@ -114,17 +114,13 @@ export const RESERVATION_MAX_TTL_S = 86_400;
 
 /** The expiry workflow's start (also used by the reconciler to restart one whose workflow is gone). */
 export function reservationExpiryCommand(input: ReservationExpiryInput): TemporalCommand {
-  return {
-    kind: 'start',
-    workflowType: 'reservationExpiryWorkflow',
-    workflowId: reservationExpiryWorkflowId(input.appId, input.reservationId),
-    args: [input],
+  return outboxStart(reservationExpiryDef, reservationExpiryWorkflowId(input.appId, input.reservationId), input, {
     searchAttributes: { AppId: input.appId, AccountId: input.accountId },
     summary: `Reservation expiry: ${input.amount} ${input.entitlementId} of account ${input.accountId}`,
     details:
       `Releases reservation **${input.reservationId}** (${input.amount} of **${input.entitlementId}**, account ` +
       `**${input.accountId}**) at ${input.expiresAt} unless it is committed or released first.`,
-  };
+  });
 }
 
 async function findReservation(em: EntityManager, appId: string, accountId: string, id: string) {
@@ -226,19 +222,21 @@ const fkToNotFound = (accountId: string, entitlementId: string) => (err: unknown
  * workflow is told in the same transaction, through the outbox.
  */
 export async function settleReservation(
-  deps: Pick<Deps, 'outbox' | 'config'>,
+  deps: Pick<Deps, 'outbox' | 'events' | 'config'>,
   em: EntityManager,
   s: { appId: string; accountId: string; id: string; status: 'committed' | 'released' | 'expired'; amount: number },
 ): Promise<boolean> {
   return inTransaction(deps, em, async (t) => {
     const [row] = await sql<{ settled: boolean }>(t.em, SETTLE_SQL, [s.appId, s.accountId, s.id, s.amount, s.status]);
     if (row.settled && s.status !== 'expired')
-      t.temporal({
-        kind: 'signal',
-        workflowId: reservationExpiryWorkflowId(s.appId, s.id),
-        signal: RESERVATION_SETTLED_SIGNAL,
-        args: [s.status],
-      });
+      t.temporal(
+        outboxSignal(
+          reservationExpiryDef,
+          reservationExpiryWorkflowId(s.appId, s.id),
+          reservationExpiryDef.signals.settled,
+          s.status,
+        ),
+      );
     return row.settled;
   });
 }

@@ -5,7 +5,7 @@ import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
 import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
-import { fanOutPending } from '../webhooks/webhooks.service.js';
+import { publishPending } from '../events/publish.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 
 /**
@@ -206,8 +206,8 @@ export async function changeUsage(
   }
   if (row.events.length) {
     // Fan the threshold events out now; if this fails, the relay finishes it.
-    await fanOutPending(ctx.deps, row.events).catch((err) =>
-      ctx.deps.logger.warn({ err, events: row.events }, 'usage event fan-out deferred to the relay'),
+    await publishPending(ctx.deps, row.events).catch((err) =>
+      ctx.deps.logger.warn({ err, events: row.events }, 'usage event publishing deferred to the relay'),
     );
   }
   return { entitlement: entitlementId, count: Number(row.count), max, amount };

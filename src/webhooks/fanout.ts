@@ -1,41 +1,15 @@
+// Events to deliveries: the webhooks' subscriber to published events (wired in src/runtime.ts). One
+// pending delivery and one workflow start (outbox) per subscribed enabled endpoint, in the event's
+// transaction.
 import type { Tx } from '../db/transaction.js';
 import { sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import type { IEvent } from '../events/events.entities.js';
 import { presentEvent } from '../events/events.service.js';
+import type { EventSubscriber } from '../events/publish.js';
 import { newId } from '../ids.js';
-import type { TemporalCommand } from '../temporal/outbox.js';
-import type { WebhookDeliveryInput } from '../../workflows/shared.js';
+import { deliveryCommand } from './deliveries.service.js';
 import { WebhookDelivery } from './webhooks.entities.js';
-
-// Events to deliveries: one pending delivery and one workflow start per subscribed enabled endpoint.
-
-export function deliveryCommand(
-  deps: Pick<Deps, 'config'>,
-  d: { id: string; appId: string; endpointId: string; eventType: string },
-  url: string,
-): TemporalCommand {
-  const input: WebhookDeliveryInput = {
-    deliveryId: d.id,
-    appId: d.appId,
-    endpointId: d.endpointId,
-    eventType: d.eventType,
-    url,
-    scheduleMs: deps.config.WEBHOOK_RETRY_SCHEDULE_MS,
-    ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
-  };
-  return {
-    kind: 'start',
-    workflowType: 'webhookDeliveryWorkflow',
-    workflowId: d.id,
-    args: [input],
-    searchAttributes: { AppId: d.appId, EndpointId: d.endpointId, EventType: d.eventType, DeliveryStatus: 'pending' },
-    summary: `Webhook ${d.eventType} to ${url}`,
-    details:
-      `Delivers event of type \`${d.eventType}\` to endpoint ${d.endpointId} (${url}), ` +
-      'retrying on the schedule until a 2xx, a 410, or the last attempt.',
-  };
-}
 
 /**
  * Creates a pending delivery, and its workflow start, for every enabled endpoint of the app that
@@ -68,3 +42,9 @@ export async function fanOut(t: Tx, deps: Pick<Deps, 'config'>, event: IEvent): 
   }
   return endpoints.length;
 }
+
+/** The fan-out as a subscriber to published events. */
+export const webhookFanOut =
+  (deps: Pick<Deps, 'config'>): EventSubscriber =>
+  (t, event) =>
+    fanOut(t, deps, event);

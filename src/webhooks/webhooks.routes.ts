@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPES } from '../events/catalog.js';
+import { eventSchema, eventsQuery } from '../events/events.schemas.js';
+import * as events from '../events/events.service.js';
 import { ctxOf, route } from '../http/route.js';
+import * as deliveries from './deliveries.service.js';
+import * as endpoints from './endpoints.service.js';
 import * as S from './webhooks.schemas.js';
-import * as webhooks from './webhooks.service.js';
 
 const tags = ['Webhooks'];
 
@@ -18,7 +21,7 @@ export const webhookRoutes = [
     summary: 'Webhook endpoints with 7-day delivery stats',
     params: appIdParams,
     response: z.array(S.endpointSchema),
-    handler: (s) => webhooks.listEndpoints(ctxOf(s)),
+    handler: (s) => endpoints.listEndpoints(ctxOf(s)),
   }),
   route({
     method: 'POST',
@@ -37,7 +40,7 @@ export const webhookRoutes = [
     status: 201,
     errors: [409],
     response: S.endpointSchema,
-    handler: (s) => webhooks.createEndpoint(ctxOf(s), s.body),
+    handler: (s) => endpoints.createEndpoint(ctxOf(s), s.body),
   }),
   route({
     method: 'GET',
@@ -49,7 +52,7 @@ export const webhookRoutes = [
     summary: 'A webhook endpoint, with its secret',
     params: S.endpointParams,
     response: S.endpointSchema,
-    handler: (s) => webhooks.getEndpoint(ctxOf(s), s.params.webhookId),
+    handler: (s) => endpoints.getEndpoint(ctxOf(s), s.params.webhookId),
   }),
   route({
     method: 'PATCH',
@@ -65,7 +68,7 @@ export const webhookRoutes = [
     params: S.endpointParams,
     body: S.updateEndpointBody,
     response: S.endpointSchema,
-    handler: (s) => webhooks.updateEndpoint(ctxOf(s), s.params.webhookId, s.body),
+    handler: (s) => endpoints.updateEndpoint(ctxOf(s), s.params.webhookId, s.body),
   }),
   route({
     method: 'DELETE',
@@ -77,7 +80,7 @@ export const webhookRoutes = [
     summary: 'Delete a webhook endpoint and its deliveries',
     params: S.endpointParams,
     response: S.endpointSchema,
-    handler: (s) => webhooks.deleteEndpoint(ctxOf(s), s.params.webhookId),
+    handler: (s) => endpoints.deleteEndpoint(ctxOf(s), s.params.webhookId),
   }),
   route({
     method: 'POST',
@@ -89,7 +92,7 @@ export const webhookRoutes = [
     description: 'Every later attempt, retries included, is signed with the new secret.',
     params: S.endpointParams,
     response: S.endpointSchema,
-    handler: (s) => webhooks.regenerateSecret(ctxOf(s), s.params.webhookId),
+    handler: (s) => endpoints.regenerateSecret(ctxOf(s), s.params.webhookId),
   }),
   route({
     method: 'POST',
@@ -106,7 +109,7 @@ export const webhookRoutes = [
     params: S.endpointParams,
     body: S.testBody,
     response: S.deliverySchema,
-    handler: (s) => webhooks.sendTestEvent(ctxOf(s), s.params.webhookId, s.body),
+    handler: (s) => endpoints.sendTestEvent(ctxOf(s), s.params.webhookId, s.body),
   }),
   route({
     method: 'GET',
@@ -119,7 +122,7 @@ export const webhookRoutes = [
     params: S.endpointParams,
     query: S.deliveriesQuery,
     response: z.object({ data: z.array(S.deliverySchema) }),
-    handler: (s) => webhooks.listDeliveries(ctxOf(s), s.params.webhookId, s.query),
+    handler: (s) => deliveries.listDeliveries(ctxOf(s), s.params.webhookId, s.query),
   }),
   route({
     method: 'POST',
@@ -135,7 +138,7 @@ export const webhookRoutes = [
     params: S.deliveryParams,
     errors: [409],
     response: S.deliverySchema,
-    handler: (s) => webhooks.retryDelivery(ctxOf(s), s.params.webhookId, s.params.deliveryId),
+    handler: (s) => deliveries.retryDelivery(ctxOf(s), s.params.webhookId, s.params.deliveryId),
   }),
   route({
     method: 'GET',
@@ -146,9 +149,9 @@ export const webhookRoutes = [
     tags: ['Events'],
     summary: 'Event log of the last 30 days, newest first',
     params: appIdParams,
-    query: S.eventsQuery,
-    response: z.object({ data: z.array(S.eventSchema) }),
-    handler: (s) => webhooks.listEvents(ctxOf(s), s.query),
+    query: eventsQuery,
+    response: z.object({ data: z.array(eventSchema) }),
+    handler: (s) => events.listEvents(ctxOf(s), s.query),
   }),
   route({
     method: 'GET',

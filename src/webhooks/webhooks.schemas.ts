@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPE_NAMES } from '../events/catalog.js';
+import { eventSchema } from '../events/events.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { HTTP_URL_PATTERN } from '../http/schemas.js';
 
@@ -34,7 +35,6 @@ export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
   limit: limitParam(50, 100),
 });
-export const eventsQuery = z.object({ type: z.string().optional(), limit: limitParam(50, 100) });
 
 const stats = z.object({
   total: z.number(),
@@ -58,14 +58,6 @@ export const endpointSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
   stats,
-});
-export const eventSchema = z.object({
-  id: z.string(),
-  type: z.string(),
-  created_at: z.string(),
-  app_id: z.string(),
-  data: z.record(z.string(), z.unknown()),
-  test: z.literal(true).optional(),
 });
 export const deliverySchema = z.object({
   id: z.string(),
