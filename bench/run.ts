@@ -8,6 +8,7 @@ import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { baselineWorkflow } from './baseline/workflow.js';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
@@ -315,7 +316,7 @@ async function temporalBaselineBench(deliveriesPerSecond: number) {
   const run = Date.now().toString(36);
   try {
     // Warm-up: the worker's first workflow tasks create its sandbox.
-    await client.workflow.execute('baselineWorkflow', {
+    await client.workflow.execute(baselineWorkflow, {
       taskQueue,
       workflowId: `bench-baseline-${run}-warm`,
       args: [-1],
@@ -326,7 +327,7 @@ async function temporalBaselineBench(deliveriesPerSecond: number) {
       Array.from({ length: 32 }, async () => {
         while (next < DELIVERIES) {
           const i = next++;
-          await client.workflow.start('baselineWorkflow', {
+          await client.workflow.start(baselineWorkflow, {
             taskQueue,
             workflowId: `bench-baseline-${run}-${i}`,
             args: [i],
