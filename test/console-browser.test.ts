@@ -583,6 +583,72 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await shoot(page, 'cancel-flow-offer-terms');
   });
 
+  it('creates a second cancel flow, switches between the two, deletes it after confirming; deletes an offer', async () => {
+    const admin = testEnv().adminKey;
+    const base = `/apps/${appId}`;
+    await page.getByRole('link', { name: 'Cancel flows' }).click();
+    await page.getByLabel('Steps').waitFor();
+    await page.getByRole('button', { name: 'New flow' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New cancel flow' });
+    await dialog.getByLabel(/^Flow name/).fill('Annual plans');
+    // The id follows the name unless the person writes one; a taken one is said before anything is sent.
+    await dialog.getByLabel(/^Flow id/).fill('Default');
+    await dialog.getByText('default is taken').waitFor();
+    expect(await dialog.getByRole('button', { name: 'Create flow' }).isDisabled()).to.equal(true);
+    await shoot(page, 'cancel-flow-new');
+    await dialog.getByLabel(/^Flow id/).fill('');
+    await dialog.getByRole('button', { name: 'Create flow' }).click();
+    await page.waitForURL(/\/cancel-flows\/annual_plans$/);
+    await page.getByText('Flow id annual_plans').waitFor();
+    const created = (await get(`${base}/cancel-flows/annual_plans`, admin)).body;
+    expect(created).to.include({ name: 'Annual plans', status: 'draft' });
+    expect(created.steps.map((x: { id: string; type: string }) => [x.id, x.type])).to.deep.equal([
+      ['reason', 'question'],
+      ['confirm', 'confirm'],
+    ]);
+
+    // Two flows: the person switches between them.
+    const flows = page.getByRole('group', { name: 'Flows' });
+    await flows.getByRole('link', { name: /^Default cancel flow/ }).click();
+    await page.getByText('Flow id default').waitFor();
+    await page.getByLabel('Offer preview').waitFor();
+    await flows.getByRole('link', { name: /^Annual plans/ }).click();
+    await page.getByText('Flow id annual_plans').waitFor();
+    expect(await flows.getByRole('link', { name: /^Annual plans/ }).getAttribute('aria-current')).to.equal('page');
+    await shoot(page, 'cancel-flows-two');
+
+    // Deleting asks first; keeping it changes nothing.
+    await page.getByRole('button', { name: 'Delete this flow' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete the cancel flow Annual plans?' });
+    await confirm.getByText('Its sessions are kept').waitFor();
+    await confirm.getByRole('button', { name: 'Keep it' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect((await get(`${base}/cancel-flows`, admin)).body).to.have.length(2);
+    await page.getByRole('button', { name: 'Delete this flow' }).click();
+    await confirm.getByRole('button', { name: 'Delete the flow' }).click();
+    await page.waitForURL(/\/cancel-flows$/);
+    await page.getByText('Flow id default').waitFor();
+    await flows.getByRole('link', { name: /^Annual plans/ }).waitFor({ state: 'detached' });
+    expect((await get(`${base}/cancel-flows`, admin)).body.map((f: { id: string }) => f.id)).to.deep.equal(['default']);
+    expect((await get(`${base}/cancel-flows/annual_plans`, admin)).status).to.equal(404);
+
+    // An offer another falls back to: the dialog says the fallback goes, and the API removes it.
+    expect(
+      (await call('PATCH', `${base}/offers/summer`, { token: admin, body: { fallback: 'launch' } })).status,
+    ).to.equal(200);
+    await page.getByRole('link', { name: 'Offers' }).click();
+    await page.getByRole('button', { name: 'Delete offer Launch week' }).click();
+    const offerDialog = page.getByRole('dialog', { name: 'Delete the offer Launch week?' });
+    await offerDialog.getByText('Offers that fall back to it lose their fallback: Summer deal.').waitFor();
+    await shoot(page, 'offer-delete');
+    await offerDialog.getByRole('button', { name: 'Delete the offer' }).click();
+    await offerDialog.waitFor({ state: 'detached' });
+    await page.getByRole('link', { name: 'Launch week' }).waitFor({ state: 'detached' });
+    expect((await get(`${base}/offers/launch`, admin)).status).to.equal(404);
+    expect((await get(`${base}/offers/summer`, admin)).body.fallback).to.equal(null);
+    expect((await get(`${base}/offers`, admin)).body.map((o: { id: string }) => o.id)).to.deep.equal(['summer']);
+  });
+
   it('switches an MCP tool off and lists the connection a person approved', async () => {
     await page.getByRole('link', { name: 'MCP server' }).click();
     await page.getByRole('table', { name: 'Connections' }).getByText('Claude <Desktop>').waitFor();
@@ -703,6 +769,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.getByRole('table', { name: 'By ref' }).waitFor();
       await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
       await shoot(page, 'offers');
+      expect(await page.getByRole('button', { name: /^Delete offer/ }).count()).to.equal(0);
 
       await page.getByRole('link', { name: 'Checkouts and subscriptions' }).click();
       await page.getByRole('table', { name: 'Checkouts' }).getByText('completed').first().waitFor();
@@ -718,6 +785,8 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.getByRole('table', { name: 'Sessions' }).getByText('saved').first().waitFor();
       await page.locator('.recharts-bar-rectangle').first().waitFor();
       await shoot(page, 'cancel-flows');
+      // Read-only: no way to create or delete a flow, or to delete an offer (the secret key would refuse).
+      expect(await page.getByRole('button', { name: /New flow|Delete this flow/ }).count()).to.equal(0);
 
       await page.getByRole('link', { name: 'Webhooks' }).click();
       await page.getByText(hooks.url).click();

@@ -36,6 +36,12 @@ interface Session {
 const SessionContext = createContext<Session | null>(null);
 export const useSession = () => useContext(SessionContext)!;
 
+/** Whether an app sits in the read-only demo workspace (its secret key refuses writes with 403). */
+export function useDemo(appId: string | undefined): boolean {
+  const { me } = useSession();
+  return me.workspaces.some((w) => w.demo && w.apps.some((a) => a.id === appId));
+}
+
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
   const [setupNeeded, setSetupNeeded] = useState(false);

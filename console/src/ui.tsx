@@ -1,5 +1,5 @@
 // Small shared pieces: loading data with its error, and showing an API error as the API words it.
-import { Alert, Center, Loader } from '@mantine/core';
+import { Alert, Button, Center, Group, Loader, Modal, Stack } from '@mantine/core';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 
 export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
@@ -59,4 +59,52 @@ export function useAction() {
     }
   };
   return { error, busy, run, setError };
+}
+
+/**
+ * Asks before something that cannot be undone: what the API will do, then the action; the API's refusal stays
+ * in the dialog as worded, and the dialog closes only when the action went through.
+ */
+export function ConfirmDialog({
+  opened,
+  title,
+  confirmLabel,
+  onConfirm,
+  onClose,
+  children,
+}: {
+  opened: boolean;
+  title: string;
+  confirmLabel: string;
+  onConfirm: () => Promise<unknown>;
+  onClose: () => void;
+  children: ReactNode;
+}) {
+  const action = useAction();
+  const close = () => {
+    action.setError(null);
+    onClose();
+  };
+  return (
+    <Modal opened={opened} onClose={close} title={title}>
+      <Stack>
+        {children}
+        <ErrorText error={action.error} />
+        <Group justify="flex-end" gap="xs">
+          <Button variant="default" onClick={close} disabled={action.busy}>
+            Keep it
+          </Button>
+          <Button
+            color="red"
+            loading={action.busy}
+            onClick={async () => {
+              if (await action.run(onConfirm)) onClose();
+            }}
+          >
+            {confirmLabel}
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
 }

@@ -1,12 +1,29 @@
 // Cancel flows: the list, the step editor (CancelFlowEditor.tsx: steps, branches, offer terms), a preview of the
 // save offer for chosen answers, stats (save rate, reasons, offer results) as charts, and the flow's sessions.
 import { BarChart, DonutChart } from '@mantine/charts';
-import { Badge, Button, Card, Group, Select, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  Group,
+  Modal,
+  Radio,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import type { CancelFlowsGetResponse, CancelFlowsPreviewOfferResponse } from '@offerkit/sdk';
-import { useEffect, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { useDemo } from '../App';
+import { normalizeId, textProblem, uniqueId } from '../forms';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { CancelFlowEditor, type StepBody } from './CancelFlowEditor';
 
 type Flow = CancelFlowsGetResponse;
@@ -16,9 +33,14 @@ const SESSION_COLORS: Record<string, string> = { open: 'yellow', saved: 'teal', 
 export function CancelFlowsPage() {
   const { appId, flowId } = useParams();
   const api = appApi(appId!);
+  const demo = useDemo(appId);
+  const navigate = useNavigate();
   const { data, error, reload } = useLoad(() => api.cancelFlows.list(), [appId]);
   const action = useAction();
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState(false);
   const current = flowId ?? data?.[0]?.id;
+  const flow = data?.find((f) => f.id === current);
   return (
     <Stack>
       <Title order={2}>Cancel flows</Title>
@@ -29,34 +51,194 @@ export function CancelFlowsPage() {
               <Card withBorder>
                 <Stack gap="xs" align="flex-start">
                   <Text>
-                    No cancel flow yet. Start from the template: ask why, offer a discount or a pause, then confirm.
+                    No cancel flow yet.{' '}
+                    {demo
+                      ? 'The demo workspace is read-only.'
+                      : 'Start from the template: ask why, offer a discount or a pause, then confirm.'}
                   </Text>
                   <ErrorText error={action.error} />
-                  <Button onClick={() => action.run(async () => (await api.cancelFlows.create({}), await reload()))}>
-                    Create from the template
-                  </Button>
+                  {!demo && (
+                    <Button onClick={() => action.run(async () => (await api.cancelFlows.create({}), await reload()))}>
+                      Create from the template
+                    </Button>
+                  )}
                 </Stack>
               </Card>
             ) : (
-              <Group gap="xs">
-                {data.map((f) => (
-                  <Button
-                    key={f.id}
-                    component={Link}
-                    to={`/apps/${appId}/cancel-flows/${f.id}`}
-                    variant={f.id === current ? 'filled' : 'default'}
-                    size="xs"
-                  >
-                    {f.name} · {f.sessions_30d ?? 0} sessions, {f.saves_30d ?? 0} saved
-                  </Button>
-                ))}
+              <Group justify="space-between" align="flex-start" gap="xs">
+                <Group gap="xs" role="group" aria-label="Flows" style={{ flex: '1 1 260px' }}>
+                  {data.map((f) => (
+                    <Button
+                      key={f.id}
+                      component={Link}
+                      to={`/apps/${appId}/cancel-flows/${encodeURIComponent(f.id)}`}
+                      variant={f.id === current ? 'filled' : 'default'}
+                      size="xs"
+                      h="auto"
+                      py={4}
+                      maw="100%"
+                      aria-current={f.id === current ? 'page' : undefined}
+                      // A long name wraps inside its button instead of pushing the page sideways on a phone.
+                      styles={{ inner: { minHeight: 20 }, label: { whiteSpace: 'normal', lineHeight: 1.3 } }}
+                    >
+                      {f.name} · {f.sessions_30d ?? 0} sessions, {f.saves_30d ?? 0} saved
+                    </Button>
+                  ))}
+                </Group>
+                {!demo && (
+                  <Group gap="xs">
+                    <Button size="xs" variant="light" onClick={() => setCreating(true)}>
+                      New flow
+                    </Button>
+                    {flow && (
+                      <Button size="xs" variant="light" color="red" onClick={() => setDeleting(true)}>
+                        Delete this flow
+                      </Button>
+                    )}
+                  </Group>
+                )}
               </Group>
             )}
             {current && <FlowDetail key={current} api={api} flowId={current} onChange={reload} />}
+            <NewFlow
+              opened={creating}
+              api={api}
+              taken={data.map((f) => f.id)}
+              onClose={() => setCreating(false)}
+              onCreated={async (id) => {
+                setCreating(false);
+                await reload();
+                navigate(`/apps/${appId}/cancel-flows/${encodeURIComponent(id)}`);
+              }}
+            />
+            {flow && (
+              <ConfirmDialog
+                opened={deleting}
+                title={`Delete the cancel flow ${flow.name}?`}
+                confirmLabel="Delete the flow"
+                onClose={() => setDeleting(false)}
+                onConfirm={async () => {
+                  await api.cancelFlows.delete(flow.id);
+                  await reload();
+                  navigate(`/apps/${appId}/cancel-flows`);
+                }}
+              >
+                <Text size="sm">
+                  The flow <Code>{flow.id}</Code> and its steps are removed. Its sessions are kept, open ones included
+                  (each keeps the steps it started with), and so are the stats they make.
+                </Text>
+                <Text size="sm">
+                  {flow.id === 'default'
+                    ? 'Sessions started without naming a flow use the default flow: after this they use the first ' +
+                      'active flow, and fail when there is none.'
+                    : `Your app's sessions that name ${flow.id} will no longer start.`}
+                </Text>
+              </ConfirmDialog>
+            )}
           </>
         )}
       </Loading>
     </Stack>
+  );
+}
+
+/** The smallest flow the API accepts that still asks something: a reason question, then the confirm step. */
+function minimalSteps(): StepBody[] {
+  return [
+    {
+      id: 'reason',
+      type: 'question',
+      title: 'Why are you cancelling?',
+      answers: [
+        { id: 'too_expensive', label: 'It is too expensive' },
+        { id: 'other', label: 'Something else' },
+      ],
+      allow_text: true,
+    },
+    {
+      id: 'confirm',
+      type: 'confirm',
+      title: 'Confirm your cancellation',
+      body: 'Your subscription ends now and your account moves to the free plan.',
+    },
+  ];
+}
+
+function NewFlow({
+  opened,
+  api,
+  taken,
+  onClose,
+  onCreated,
+}: {
+  opened: boolean;
+  api: AppApi;
+  taken: string[];
+  onClose: () => void;
+  onCreated: (id: string) => Promise<void>;
+}) {
+  const [form, setForm] = useState({ name: '', id: '', start: 'minimal' });
+  const action = useAction();
+  const finalId = form.id ? normalizeId(form.id) : uniqueId(form.name || 'flow', taken);
+  const clash = taken.includes(finalId);
+  const nameProblem = form.name ? textProblem(form.name, 200, true) : null;
+  const close = () => {
+    action.setError(null);
+    onClose();
+  };
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const ok = await action.run(async () => {
+      const f = await api.cancelFlows.create({
+        id: finalId,
+        name: form.name.trim(),
+        ...(form.start === 'minimal' ? { steps: minimalSteps() } : {}),
+      });
+      await onCreated(f.id);
+    });
+    if (ok) setForm({ name: '', id: '', start: 'minimal' });
+  };
+  return (
+    <Modal opened={opened} onClose={close} title="New cancel flow">
+      <form onSubmit={submit}>
+        <Stack gap="sm">
+          <TextInput
+            label="Flow name"
+            required
+            data-autofocus
+            value={form.name}
+            onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
+            error={nameProblem}
+          />
+          <TextInput
+            label="Flow id"
+            description="Your app names it when it starts a session"
+            placeholder={uniqueId(form.name || 'flow', taken)}
+            value={form.id}
+            onChange={(e) => setForm({ ...form, id: e.currentTarget.value })}
+            error={clash ? `${finalId} is taken` : undefined}
+          />
+          <Radio.Group label="Start from" value={form.start} onChange={(v) => setForm({ ...form, start: v })}>
+            <Stack gap={6} mt={6}>
+              <Radio value="minimal" label="A reason question and the confirm step" />
+              <Radio value="template" label="The template: a reason, a save offer chosen by the answer, confirm" />
+            </Stack>
+          </Radio.Group>
+          <Text size="xs" c="dimmed">
+            New flows are drafts: customers see them once you switch them to active.
+          </Text>
+          <ErrorText error={action.error} />
+          <Group justify="flex-end" gap="xs">
+            <Button variant="default" onClick={close} disabled={action.busy}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={action.busy} disabled={!form.name.trim() || !finalId || clash}>
+              Create flow
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
   );
 }
 

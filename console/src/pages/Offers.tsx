@@ -6,6 +6,7 @@ import {
   Badge,
   Button,
   Card,
+  Code,
   Group,
   NumberInput,
   Select,
@@ -15,12 +16,14 @@ import {
   Text,
   TextInput,
   Title,
+  VisuallyHidden,
 } from '@mantine/core';
 import type { OffersStatsResponse } from '@offerkit/sdk';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { useDemo } from '../App';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { OfferEditor, STATUS_COLORS } from './OfferEditor';
 
 const money = (r: Record<string, number>) =>
@@ -32,6 +35,11 @@ export function OffersPage() {
   const { appId, offerId } = useParams();
   const api = appApi(appId!);
   const { data, error, reload } = useLoad(() => api.offers.list(), [appId]);
+  const demo = useDemo(appId);
+  const navigate = useNavigate();
+  const [deleting, setDeleting] = useState<string | null>(null);
+  const doomed = data?.find((o) => o.id === deleting);
+  const fallingBack = data?.filter((o) => o.fallback === deleting && o.id !== deleting) ?? [];
   return (
     <Stack>
       <Title order={2}>Offers</Title>
@@ -51,6 +59,11 @@ export function OffersPage() {
                       <Table.Th>Status</Table.Th>
                       <Table.Th ta="right">Views</Table.Th>
                       <Table.Th ta="right">Redemptions</Table.Th>
+                      {!demo && (
+                        <Table.Th>
+                          <VisuallyHidden>Actions</VisuallyHidden>
+                        </Table.Th>
+                      )}
                     </Table.Tr>
                   </Table.Thead>
                   <Table.Tbody>
@@ -67,6 +80,19 @@ export function OffersPage() {
                         </Table.Td>
                         <Table.Td ta="right">{o.views}</Table.Td>
                         <Table.Td ta="right">{o.redemptions}</Table.Td>
+                        {!demo && (
+                          <Table.Td ta="right">
+                            <Button
+                              size="compact-xs"
+                              variant="subtle"
+                              color="red"
+                              aria-label={`Delete offer ${o.name}`}
+                              onClick={() => setDeleting(o.id)}
+                            >
+                              Delete
+                            </Button>
+                          </Table.Td>
+                        )}
                       </Table.Tr>
                     ))}
                   </Table.Tbody>
@@ -76,7 +102,33 @@ export function OffersPage() {
             {offerId ? (
               <OfferDetail key={offerId} api={api} offerId={offerId} onChange={reload} />
             ) : (
-              <NewOffer api={api} onCreated={reload} />
+              !demo && <NewOffer api={api} onCreated={reload} />
+            )}
+            {doomed && (
+              <ConfirmDialog
+                opened
+                title={`Delete the offer ${doomed.name}?`}
+                confirmLabel="Delete the offer"
+                onClose={() => setDeleting(null)}
+                onConfirm={async () => {
+                  await api.offers.delete(doomed.id);
+                  if (doomed.id === offerId) navigate(`/apps/${appId}/offers`);
+                  await reload();
+                }}
+              >
+                <Text size="sm">
+                  The offer <Code>{doomed.id}</Code> is removed and its link stops working. Buyers who already bought
+                  through it keep their price and extras; their checkouts hold the terms.
+                  {doomed.live_status === 'active'
+                    ? ' To stop new purchases but keep the record, archive it instead.'
+                    : ''}
+                </Text>
+                <Text size="sm">
+                  {fallingBack.length
+                    ? `Offers that fall back to it lose their fallback: ${fallingBack.map((o) => o.name).join(', ')}.`
+                    : 'No other offer falls back to it.'}
+                </Text>
+              </ConfirmDialog>
             )}
           </>
         )}
