@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPES } from '../events/catalog.js';
+import { cursorPageSchema } from '../http/pagination.js';
 import { ctxOf, route } from '../http/route.js';
 import * as S from './webhooks.schemas.js';
 import * as webhooks from './webhooks.service.js';
@@ -145,9 +146,10 @@ export const webhookRoutes = [
     mcp: { tool: 'list_events', level: 'R' },
     tags: ['Events'],
     summary: 'Event log of the last 30 days, newest first',
+    description: 'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
     params: appIdParams,
     query: S.eventsQuery,
-    response: z.object({ data: z.array(S.eventSchema) }),
+    response: cursorPageSchema(S.eventSchema),
     handler: (s) => webhooks.listEvents(ctxOf(s), s.query),
   }),
   route({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPE_NAMES } from '../events/catalog.js';
-import { limitParam } from '../http/pagination.js';
+import { cursorQuery, limitParam } from '../http/pagination.js';
 import { HTTP_URL_PATTERN } from '../http/schemas.js';
 
 const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
@@ -34,7 +34,7 @@ export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
   limit: limitParam(50, 100),
 });
-export const eventsQuery = z.object({ type: z.string().optional(), limit: limitParam(50, 100) });
+export const eventsQuery = cursorQuery(50, 100).extend({ type: z.string().optional() });
 
 const stats = z.object({
   total: z.number(),

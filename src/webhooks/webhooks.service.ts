@@ -9,6 +9,7 @@ import { EVENT_TYPES } from '../events/catalog.js';
 import { presentEvent } from '../events/events.service.js';
 import type { IEvent } from '../events/events.entities.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
+import { cursorAtSql, cursorPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { DELIVERY_STOP_SIGNAL, type AttemptReport } from '../../workflows/shared.js';
@@ -517,17 +518,32 @@ export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.outpu
 
 // ---- event log ---------------------------------------------------------------------------------------------
 
-export async function listEvents(ctx: Ctx, q: { type?: string; limit: number }) {
-  const rows = await sql<{ id: string; app_id: string; type: string; data: Record<string, unknown>; created_at: Date }>(
+export async function listEvents(ctx: Ctx, q: z.output<typeof S.eventsQuery>) {
+  const params: unknown[] = [ctx.app.id, q.type ?? null, q.limit + 1];
+  let after = '';
+  if (q.cursor) {
+    params.push(q.cursor.at, q.cursor.id);
+    after = 'and (created_at, id) < ($4::timestamptz, $5::text)';
+  }
+  const rows = await sql<{
+    id: string;
+    app_id: string;
+    type: string;
+    data: Record<string, unknown>;
+    created_at: Date;
+    cursor_at: string;
+  }>(
     ctx.em,
-    `select id, app_id, type, data, created_at from events
-      where app_id = $1 and created_at > now() - interval '30 days' and ($2::text is null or type = $2)
+    `select id, app_id, type, data, created_at, ${cursorAtSql('created_at')} as cursor_at from events
+      where app_id = $1 and created_at > now() - interval '30 days' and ($2::text is null or type = $2) ${after}
       order by created_at desc, id desc limit $3`,
-    [ctx.app.id, q.type ?? null, q.limit],
+    params,
   );
+  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
   return {
-    data: rows.map((r) =>
+    data: page.rows.map((r) =>
       presentEvent({ id: r.id, appId: r.app_id, type: r.type, data: r.data, createdAt: r.created_at } as IEvent),
     ),
+    next_cursor: page.next_cursor,
   };
 }
