@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { SecretClient } from '@offerkit/sdk';
 import { sql } from '../src/db/sql.js';
 import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from './helpers/factories.js';
-import { get, post } from './helpers/http.js';
+import { get, post, type Res } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
 interface Item {
@@ -215,12 +215,12 @@ describe('GET /apps/:appId/events: cursor pages', function () {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res = await get(
+      const res: Res<{ data: { id: string }[]; next_cursor: string | null }> = await get(
         `${base}/events?limit=4${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
         app.api_key,
       );
       expect(res.status, res.text).to.equal(200);
-      seen.push(...res.body.data.map((e: { id: string }) => e.id));
+      seen.push(...res.body.data.map((e) => e.id));
       cursor = res.body.next_cursor;
       pages++;
     } while (cursor);
