@@ -14,6 +14,7 @@ import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { DELIVERY_STOP_SIGNAL, type AttemptReport } from '../../workflows/shared.js';
 import { fanOut } from './fanout.js';
+import { isDemoReceiverUrl } from './demo-receiver.js';
 import { sendSigned, type AttemptResult } from './sender.js';
 import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
 import { WebhookDelivery, WebhookEndpoint, type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
@@ -142,7 +143,9 @@ async function findEndpoint(em: EntityManager, appId: string, id: string) {
   return e;
 }
 
-async function publicUrl(deps: Deps, url: string): Promise<string> {
+async function publicUrl(deps: Deps, url: string, appId: string): Promise<string> {
+  // The demo workspace's built-in receiver (a loopback URL carrying a token only this service mints).
+  if (isDemoReceiverUrl(url, appId, deps.adminKey)) return new URL(url).toString();
   try {
     return (
       await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
@@ -170,7 +173,7 @@ export async function getEndpoint(ctx: Ctx, id: string) {
 }
 
 export async function createEndpoint(ctx: Ctx, input: z.output<typeof S.createEndpointBody>) {
-  const url = await publicUrl(ctx.deps, input.url);
+  const url = await publicUrl(ctx.deps, input.url, ctx.app.id);
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     // The app row lock serializes creates, so the limit holds under concurrency.
     await sql(t.em, 'select 1 from apps where id = $1 for update', [ctx.app.id]);
@@ -216,7 +219,7 @@ async function stopPendingDeliveries(t: Tx, endpointId: string, error: string) {
 }
 
 export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeof S.updateEndpointBody>) {
-  const url = input.url !== undefined ? await publicUrl(ctx.deps, input.url) : undefined;
+  const url = input.url !== undefined ? await publicUrl(ctx.deps, input.url, ctx.app.id) : undefined;
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const e = await findEndpoint(t.em, ctx.app.id, id);
     if (url !== undefined) e.url = url;
@@ -324,7 +327,7 @@ function send(deps: Deps, row: DeliveryRow): Promise<AttemptResult> {
     secret: row.secret,
     eventId: row.event_id,
     body: JSON.stringify(row.payload),
-    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS,
+    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS || isDemoReceiverUrl(row.url, row.app_id, deps.adminKey),
     resolve: deps.resolve,
   });
 }
