@@ -514,6 +514,13 @@ describe('the operator console in a real browser (headless Chromium)', function 
       // Seeding again finds it and changes nothing.
       expect((await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).created).to.equal(false);
       expect((await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body[0].url).to.equal(worker.url);
+      // A start on another port points the demo's endpoints at the receiver there (and back).
+      const moved = testEnv().baseUrl.replace(/:\d+$/, ':1');
+      await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger, { receiverOrigin: moved });
+      const urls = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body.map((e: { url: string }) => e.url);
+      expect(urls).to.deep.equal([worker.url, warehouse.url].map((u) => u.replace(testEnv().baseUrl, moved)));
+      await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger);
+      expect((await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body[1].url).to.equal(warehouse.url);
     });
 
     it('every person sees it read-only, with populated charts', async () => {

@@ -37,6 +37,8 @@ export interface DemoOptions {
     credentials: { client_id: string; client_secret: string };
     approve: (approveUrl: string) => Promise<string>;
   };
+  /** Where the service's own demo webhook receiver is reached (default `baseUrl`). */
+  receiverOrigin?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -65,7 +67,9 @@ export async function seedDemo(
   });
   if (existing.ok) {
     const org = (await existing.json()) as { app_ids: string[] };
-    await repointReceiver(baseUrl, adminKey, org.app_ids[0], call, logger);
+    await repointReceiver(opts.receiverOrigin ?? baseUrl, adminKey, org.app_ids[0], call, logger).catch((err) =>
+      logger.warn({ err: (err as Error).message }, 'demo: webhook endpoints not pointed at the demo receiver'),
+    );
     return { appId: org.app_ids[0], created: false };
   }
 
@@ -188,12 +192,12 @@ export async function seedDemo(
   // below leave a delivery log with no internet: one takes every event, the other refuses each message's first
   // attempt (its deliveries succeed on the retry a minute later).
   await call('POST', `${a}/webhooks`, {
-    url: demoReceiverUrl(baseUrl, adminKey, app.id, 'ok'),
+    url: demoReceiverUrl(opts.receiverOrigin ?? baseUrl, adminKey, app.id, 'ok'),
     events: ['*'],
     description: 'Billing worker (the built-in demo receiver)',
   });
   const flaky = await call<{ id: string }>('POST', `${a}/webhooks`, {
-    url: demoReceiverUrl(baseUrl, adminKey, app.id, 'flaky'),
+    url: demoReceiverUrl(opts.receiverOrigin ?? baseUrl, adminKey, app.id, 'flaky'),
     events: ['checkout.completed'],
     description: 'Analytics warehouse (answers 503 to each first attempt)',
   });
@@ -233,7 +237,7 @@ export async function seedDemo(
  * another port or with another admin key, the demo's endpoints are pointed at the receiver's URL as it is now.
  */
 async function repointReceiver(
-  baseUrl: string,
+  origin: string,
   adminKey: string,
   appId: string | undefined,
   call: <T>(method: string, path: string, body?: unknown) => Promise<T>,
@@ -250,7 +254,7 @@ async function repointReceiver(
     }
     const at = parseDemoReceiverPath(pathname);
     if (!at || at.appId !== appId) continue;
-    const current = demoReceiverUrl(baseUrl, adminKey, appId, at.mode);
+    const current = demoReceiverUrl(origin, adminKey, appId, at.mode);
     if (e.url !== current) {
       await call('PATCH', `/apps/${appId}/webhooks/${e.id}`, { url: current });
       logger.info({ endpoint: e.id }, 'demo: webhook endpoint pointed at the demo receiver of this start');
