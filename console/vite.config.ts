@@ -10,7 +10,10 @@ export default defineConfig({
   // `npm run console:dev` proxies the API so the console can be developed with hot reload.
   server: {
     proxy: Object.fromEntries(
-      ['/api/auth', '/console/api'].map((p) => [p, process.env.OFFERKIT_API ?? 'http://127.0.0.1:3000']),
+      ['/api/auth', '/console/api', '/event-types'].map((p) => [
+        p,
+        process.env.OFFERKIT_API ?? 'http://127.0.0.1:3000',
+      ]),
     ),
   },
 });

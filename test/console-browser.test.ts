@@ -11,6 +11,8 @@ import { pkce, postForm } from './helpers/oauth.js';
 import { startReceiver } from './helpers/receiver.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
+import { sql } from '../src/db/sql.js';
+import type { Resolver } from '../src/webhooks/url-policy.js';
 
 const OWNER = { name: 'Olivia Owner', email: 'owner@example.com', password: 'correct horse battery' };
 
@@ -672,20 +674,26 @@ describe('the operator console in a real browser (headless Chromium)', function 
 
   describe('the demo workspace', () => {
     let demoAppId: string;
-    let hooks: Awaited<ReturnType<typeof startReceiver>>;
-    after(() => hooks?.close());
+    let saved: { allowPrivate: boolean; resolve: Resolver } | undefined;
+    after(() => {
+      if (!saved) return;
+      testEnv().deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS = saved.allowPrivate;
+      testEnv().deps.resolve = saved.resolve;
+    });
     before(async function () {
       this.timeout(120_000);
-      // The demo's endpoint: a receiver that takes most events and refuses subscription ones (a failed
-      // delivery to retry); checkouts approved at the PayPal stand-in.
-      hooks = await startReceiver((_n, r) =>
-        r.body.includes('"type":"subscription.') ? { status: 503, body: 'busy' } : { status: 200, body: 'ok' },
-      );
+      // As on a machine with no internet: no host name resolves, and private URLs are refused as in production.
+      const deps = testEnv().deps;
+      saved = { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve };
+      deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS = false;
+      deps.resolve = async (host) => {
+        throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+      };
+      // Checkouts approved at the PayPal stand-in; webhooks to the service's own demo receiver.
       const [[client_id, client_secret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
       demoAppId = (
         await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger, {
           paypal: { credentials: { client_id, client_secret }, approve: (u) => testEnv().paypal.approve(u) },
-          webhookUrl: hooks.url,
         })
       ).appId;
     });
@@ -718,15 +726,56 @@ describe('the operator console in a real browser (headless Chromium)', function 
         {},
       );
       expect(byStatus).to.deep.equal({ saved: 2, cancelled: 2, abandoned: 6 });
-      // Webhook deliveries, succeeded and failed.
-      const [endpoint] = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body;
+      // Webhook deliveries to the service's own demo receiver, which verified their signatures: every event to the
+      // billing worker; checkouts to the flaky warehouse (refused once, then delivered on the retry), and one failed
+      // test send there to retry.
+      const [worker, warehouse] = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body;
+      expect(worker.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/console\/api\/demo-receiver\/app_\w+\/ok\/[\w-]+$/);
+      const deliveries = async (endpointId: string) =>
+        (await get(`/apps/${demoAppId}/webhooks/${endpointId}/deliveries?limit=100`, app.api_key)).body.data as {
+          status: string;
+          attempts: number;
+          test: boolean;
+          response_status: number;
+          response_body: string;
+        }[];
       await eventually(async () => {
-        const d = (await get(`/apps/${demoAppId}/webhooks/${endpoint.id}/deliveries?limit=100`, app.api_key)).body.data;
-        const statuses = new Set(d.map((x: { status: string }) => x.status));
-        return statuses.has('succeeded') && statuses.has('failed');
+        const d = await deliveries(worker.id);
+        return d.length > 20 && d.every((x) => x.status === 'succeeded');
       }, 30_000);
+      expect(JSON.parse((await deliveries(worker.id))[0].response_body)).to.include({ signature: 'verified' });
+      await eventually(async () => {
+        const d = await deliveries(warehouse.id);
+        const live = d.filter((x) => !x.test);
+        return live.length === 8 && live.every((x) => x.status === 'succeeded' && x.attempts === 2);
+      }, 30_000);
+      const [testSend] = (await deliveries(warehouse.id)).filter((x) => x.test);
+      expect(testSend).to.include({ status: 'failed', response_status: 503 });
+      // Still read-only for everything else, and the receiver answers only what the service signed for it.
+      expect(
+        (await post(`/apps/${demoAppId}/webhooks`, app.api_key, { url: worker.url, events: ['*'] })).status,
+      ).to.equal(403);
+      const forged = await call('POST', new URL(worker.url).pathname, {
+        body: { type: 'account.created' },
+        headers: {
+          'webhook-id': 'msg_x',
+          'webhook-timestamp': `${Math.floor(Date.now() / 1000)}`,
+          'webhook-signature': 'v1,AAAA',
+        },
+      });
+      expect(forged.status).to.equal(401);
+      const wrongToken = worker.url.replace(/\/[\w-]+$/, '/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+      expect((await call('POST', new URL(wrongToken).pathname, { body: {} })).status).to.equal(404);
       // Seeding again finds it and changes nothing.
       expect((await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger)).created).to.equal(false);
+      expect((await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body[0].url).to.equal(worker.url);
+      // A start on another port points the demo's endpoints at the receiver there (and back).
+      const moved = testEnv().baseUrl.replace(/:\d+$/, ':1');
+      await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger, { receiverOrigin: moved });
+      const urls = (await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body.map((e: { url: string }) => e.url);
+      expect(urls).to.deep.equal([worker.url, warehouse.url].map((u) => u.replace(testEnv().baseUrl, moved)));
+      await seedDemo(testEnv().baseUrl, testEnv().adminKey, testEnv().deps.logger);
+      expect((await get(`/apps/${demoAppId}/webhooks`, app.api_key)).body[1].url).to.equal(warehouse.url);
     });
 
     it('every person sees it read-only, with populated charts', async () => {
@@ -760,7 +809,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await shoot(page, 'accounts');
     });
 
-    it('shows the offer funnel, checkouts and subscriptions, cancel-flow stats and the delivery log', async () => {
+    it('shows the offer funnel and the cancel-flow stats', async () => {
       await page.goto(url(`/apps/${demoAppId}/offers/spring_sale`));
       await page
         .getByLabel('Conversion')
@@ -770,12 +819,6 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
       await shoot(page, 'offers');
       expect(await page.getByRole('button', { name: /^Delete offer/ }).count()).to.equal(0);
-
-      await page.getByRole('link', { name: 'Checkouts and subscriptions' }).click();
-      await page.getByRole('table', { name: 'Checkouts' }).getByText('completed').first().waitFor();
-      // (A test pause month lasts 2 seconds, so the demo's pause has already resumed here.)
-      await page.getByRole('table', { name: 'Subscriptions' }).getByText('active').first().waitFor();
-      await shoot(page, 'billing');
 
       await page.getByRole('link', { name: 'Cancel flows' }).click();
       await page
@@ -788,16 +831,141 @@ describe('the operator console in a real browser (headless Chromium)', function 
       // Read-only: no way to create or delete a flow, or to delete an offer (the secret key would refuse).
       expect(await page.getByRole('button', { name: /New flow|Delete this flow/ }).count()).to.equal(0);
 
-      await page.getByRole('link', { name: 'Webhooks' }).click();
-      await page.getByText(hooks.url).click();
-      await page
-        .getByRole('button', { name: /Delivery subscription\.\w+ failed/ })
-        .first()
-        .waitFor();
-      await shoot(page, 'demo-webhooks');
-
       await page.getByRole('link', { name: 'MCP server' }).click();
       await page.getByText('No connections yet').waitFor();
+    });
+
+    it('lists subscriptions from GET /apps/:appId/subscriptions, with a pause and when it resumes, by status', async () => {
+      const app = (await get(`/apps/${demoAppId}`, testEnv().adminKey)).body;
+      // A pause of 12 (test) months, 24 seconds here: long enough to be on the page.
+      const [active] = (await get(`/apps/${demoAppId}/subscriptions?status=active`, app.api_key)).body.data;
+      const pause = await post('/pauses/apply', testEnv().adminKey, {
+        app_id: demoAppId,
+        account_id: active.account_id,
+        months: 12,
+        reason: 'Travelling',
+      });
+      expect(pause.status, pause.text).to.equal(200);
+      const listed = page.waitForResponse((r) => /\/console\/api\/apps\/[^/]+\/subscriptions\?/.test(r.url()));
+      await page.getByRole('link', { name: 'Checkouts and subscriptions' }).click();
+      const first = await (await listed).json();
+      expect(first.data.length).to.be.greaterThan(0);
+      const table = page.getByRole('table', { name: 'Subscriptions' });
+      await table.getByRole('link', { name: first.data[0].account_id }).waitFor();
+      const shown = await table.locator('tbody tr td:first-child').allTextContents();
+      expect(shown).to.deep.equal(first.data.map((x: { account_id: string }) => x.account_id));
+      // The pause, with the day it resumes and the plan it comes back to.
+      const resumes = page.getByLabel(`Resumes ${active.account_id}`);
+      await resumes.getByText(pause.body.pause.resume_at.slice(0, 10)).waitFor();
+      expect(await resumes.textContent()).to.match(/resumes in \d+ seconds on \w+/);
+      await page.getByRole('table', { name: 'Checkouts' }).getByText('completed').first().waitFor();
+      await shoot(page, 'billing');
+
+      // Filters are the route's: the two subscriptions cancelled in the cancel flow.
+      const cancelled = page.waitForResponse(
+        (r) => r.url().includes('/subscriptions?') && r.url().includes('status=cancelled'),
+      );
+      await page.getByRole('radio', { name: 'Cancelled', exact: true }).dispatchEvent('click');
+      expect((await (await cancelled).json()).data).to.have.length(2);
+      await table.getByText('cancelled').nth(1).waitFor();
+      expect(await table.locator('tbody tr').count()).to.equal(2);
+      await page.getByRole('radio', { name: 'Current', exact: true }).dispatchEvent('click');
+      await table.getByText('paused').first().waitFor();
+    });
+
+    it('pages through subscriptions, and says what to do when there are none', async () => {
+      await page.goto(url(`/apps/${appId}/billing`));
+      await page.getByText(/No subscriptions yet\. They start when a checkout completes/).waitFor();
+      // 23 subscriptions of the owner's app, written straight into the table: two pages of 20 and 3.
+      const em = testEnv().deps.orm.em.fork();
+      const app = (await get(`/apps/${appId}`, testEnv().adminKey)).body;
+      for (let i = 0; i < 23; i++) {
+        const id = `sub_${String(i).padStart(2, '0')}`;
+        await post(`/apps/${appId}/namespaces`, app.api_key, { id, plan: 'pro' });
+        await sql(
+          em,
+          `insert into subscriptions (app_id, account_id, provider_subscription_id, plan_id, interval, currency, price,
+             status, created_at) values ($1, $2, $3, 'pro', 'month', 'USD', 9, 'active', now() - $4 * interval '1 hour')`,
+          [appId, id, `I-${id}`, i],
+        );
+      }
+      await page.reload();
+      const table = page.getByRole('table', { name: 'Subscriptions' });
+      await table.getByRole('link', { name: 'sub_00' }).waitFor();
+      expect(await table.locator('tbody tr').count()).to.equal(20);
+      await page.getByRole('button', { name: 'Older' }).click();
+      await table.getByRole('link', { name: 'sub_22' }).waitFor();
+      expect(await table.locator('tbody tr td:first-child').allTextContents()).to.deep.equal([
+        'sub_20',
+        'sub_21',
+        'sub_22',
+      ]);
+      expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).to.equal(true);
+      await page.getByRole('button', { name: 'Newer' }).click();
+      await table.getByRole('link', { name: 'sub_00' }).waitFor();
+      // Filtered to nothing: the page says so and what would fill it.
+      await page.getByRole('radio', { name: 'Paused', exact: true }).dispatchEvent('click');
+      await page.getByText(/No paused subscriptions\. A subscription is paused by a cancel flow/).waitFor();
+    });
+
+    it('shows the event log with each payload, the event types with samples, and retries the failed demo delivery', async () => {
+      await page.goto(url(`/apps/${demoAppId}/webhooks`));
+      // Deliveries to the built-in receiver: the warehouse's failed test send, retried from the log.
+      await page.getByText('Analytics warehouse').click();
+      const failed = page.getByRole('button', { name: 'Delivery checkout.completed failed' });
+      await failed.click();
+      await page.getByText('Busy: this demo receiver refuses').first().waitFor();
+      await page.getByRole('button', { name: 'Retry' }).click();
+      await failed.waitFor({ state: 'detached' });
+      expect(await page.getByRole('button', { name: 'Delivery checkout.completed succeeded' }).count()).to.equal(9);
+      await shoot(page, 'demo-webhooks');
+
+      // The event log: newest first, the envelope as sent, older pages through the cursor.
+      const app = (await get(`/apps/${demoAppId}`, testEnv().adminKey)).body;
+      await page.getByRole('tab', { name: 'Event log' }).click();
+      const log = page.getByRole('button', { name: /^Event / });
+      await log.first().waitFor();
+      expect(await log.count(), 'a full page: the demo has more').to.equal(25);
+      const labels = () => log.evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')!));
+      const firstPage = await labels();
+      const [, newestType, newestId] = firstPage[0].split(' ');
+      await log.first().click();
+      const payload = page.getByLabel(`Payload of ${newestId}`);
+      await payload.waitFor();
+      const sent = (await get(`/apps/${demoAppId}/events?limit=100`, app.api_key)).body.data.find(
+        (e: { id: string }) => e.id === newestId,
+      );
+      expect(sent.type).to.equal(newestType);
+      expect(JSON.parse((await payload.textContent())!)).to.deep.equal(sent);
+      await shoot(page, 'webhooks-events');
+      await page.getByRole('button', { name: 'Older' }).click();
+      await page.getByText('Page 2').waitFor();
+      await log.first().waitFor();
+      const secondPage = await labels();
+      expect(secondPage.length).to.be.greaterThan(0);
+      expect(
+        secondPage.filter((l) => firstPage.includes(l)),
+        'no event on two pages',
+      ).to.deep.equal([]);
+      // By type: only that type, from the first page again.
+      const completed = (await get(`/apps/${demoAppId}/events?type=checkout.completed`, app.api_key)).body.data;
+      await page.getByRole('combobox', { name: 'Event type' }).click();
+      await page.getByRole('option', { name: 'checkout.completed' }).click();
+      await eventually(async () => {
+        const shown = await labels();
+        return shown.length === completed.length && shown.every((l) => l.startsWith('Event checkout.completed '));
+      });
+
+      // The catalog with a sample of each type.
+      await page.getByRole('tab', { name: 'Event types' }).click();
+      await page.getByRole('button', { name: 'Event type usage.limit_reached' }).click();
+      const sample = page.getByLabel('Sample usage.limit_reached');
+      await sample.waitFor();
+      expect(JSON.parse((await sample.textContent())!).data.object).to.include.keys('entitlement_id', 'percent');
+      expect(await page.getByRole('button', { name: /^Event type / }).count()).to.equal(
+        (await get('/event-types')).body.length,
+      );
+      await shoot(page, 'webhooks-types');
     });
   });
 });

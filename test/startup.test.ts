@@ -9,6 +9,7 @@ import { chromium } from 'playwright-core';
 import { build } from '../packages/elements/build.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 import { pingDef } from '../workflows/shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -204,6 +205,26 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     expect(first.elementsUrl, first.output()).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${ports.api}/elements\\?`));
     expect(first.output()).to.include('(the components on the demo workspace)');
     const exampleApp = await checkElementsPage(first.elementsUrl!);
+    // The demo's webhooks go to the receiver built into the service: its delivery log fills with the private-URL
+    // policy on (the default) and without internet.
+    const admin = { headers: { Authorization: `Bearer ${first.adminKey}` } };
+    const demo = (await json(`${first.apiUrl}/orgs/demo`, admin)).body.app_ids[0];
+    const hooks: { id: string; url: string }[] = (await json(`${first.apiUrl}/apps/${demo}/webhooks`, admin)).body;
+    expect(hooks.map((h) => h.url.startsWith(`${first.apiUrl}/console/api/demo-receiver/${demo}/`))).to.deep.equal([
+      true,
+      true,
+    ]);
+    await eventually(async () => {
+      const d: { status: string }[] = (
+        await json(`${first.apiUrl}/apps/${demo}/webhooks/${hooks[0].id}/deliveries?limit=100`, admin)
+      ).body.data;
+      return d.length > 10 && d.every((x) => x.status === 'succeeded');
+    }, 30_000);
+    const warehouse: { test: boolean }[] = (
+      await json(`${first.apiUrl}/apps/${demo}/webhooks/${hooks[1].id}/deliveries?limit=100`, admin)
+    ).body.data;
+    expect(warehouse.filter((d) => d.test)).to.have.length(1);
+    expect(warehouse.find((d) => d.test)).to.include({ status: 'failed', response_status: 503 });
 
     const created = await json(`${first.apiUrl}/apps`, {
       method: 'POST',

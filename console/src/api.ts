@@ -3,7 +3,8 @@
 // checks the app is in one of their workspaces, and continues the call with the app's secret key. The browser
 // holds no key; the SDK's credential is a placeholder the server replaces. The console's own JSON (who am I,
 // setup, invitations, the consent page) and the app-scoped admin-only routes (MCP settings, connections, calls),
-// which the SDK leaves out, go through the same client's `request`.
+// which the SDK leaves out, go through the same client's `request`. The open event catalog (`/event-types`) is
+// read from the service directly.
 import { APIError, SecretClient } from '@offerkit/sdk';
 
 export { APIError as ApiError };
@@ -59,6 +60,22 @@ export function adminApi(appId: string) {
     patch: <T>(p: string, body: unknown) => c.request<T>('PATCH', `${base}${p}`, { body }),
     del: <T>(p: string) => c.request<T>('DELETE', `${base}${p}`),
   };
+}
+
+/** An event type of the catalog with a sample `data` (`GET /event-types`, an open route the SDK leaves out). */
+export interface EventType {
+  type: string;
+  description: string;
+  sample: Record<string, unknown>;
+}
+
+/** `GET /event-types`: open to anyone, so it is fetched from the service itself, without the console's proxy. */
+export async function eventTypes(): Promise<EventType[]> {
+  const res = await fetch(`${window.location.origin}/event-types`, { headers: { Accept: 'application/json' } });
+  const body = (await res.json().catch(() => null)) as EventType[] | { error?: string } | null;
+  if (!res.ok || !Array.isArray(body))
+    throw new Error((body && !Array.isArray(body) && body.error) || `GET /event-types answered ${res.status}`);
+  return body;
 }
 
 // ---- shapes of the public API the console reads ----------------------------------------------------

@@ -30,6 +30,7 @@ import { requestOrigin } from '../http/router.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
 import * as oauth from '../oauth/oauth.service.js';
+import { isDemoReceiverUrl, receiveDemoDelivery } from '../webhooks/demo-receiver.js';
 import { CONSOLE_PATH } from './urls.js';
 
 export { CONSOLE_PATH };
@@ -52,6 +53,11 @@ const ADMIN_APP_ROUTES = /^\/apps\/[^/]+\/(mcp\/(settings|connections|calls)|age
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** POSTs that store nothing (previews): not writes, so the read-only demo app answers them. */
 const PREVIEWS = /\/(draft-preview|preview|preview-offer)$/;
+/**
+ * A test send or a delivery retry: allowed on the read-only demo app when the endpoint is the demo's built-in
+ * receiver, so a visitor can retry the failed delivery; it changes no demo data, only the delivery log.
+ */
+const DELIVERY_ACTIONS = /^\/apps\/([^/]+)\/webhooks\/([^/]+)\/(test|deliveries\/[^/]+\/retry)$/;
 
 /** The origin the browser addressed this service at (Koa 3's `ctx.origin` is the Origin header instead). */
 const ownOrigin = (ctx: Koa.Context) => `${ctx.protocol}://${ctx.host}`;
@@ -334,6 +340,19 @@ export function consoleMiddleware(deps: Deps, routeTable: readonly RouteDef[]): 
     await answer(ctx, () => oauth.denyRequest(deps.orm.em.fork(), ctx.params.id, requestOrigin(ctx, deps)));
   });
 
+  // The demo workspace's webhook receiver (src/webhooks/demo-receiver.ts): no session, its path carries its token.
+  api.post('/demo-receiver/:appId/:mode/:token', async (ctx) => {
+    const body = await rawText(ctx, 1024 * 1024);
+    if (body === null) return fail(ctx, 413, 'Body too large');
+    const answer = await receiveDemoDelivery(deps.orm.em.fork(), deps.adminKey, {
+      pathname: ctx.path,
+      headers: ctx.req.headers,
+      body,
+    });
+    ctx.status = answer.status;
+    ctx.body = answer.body;
+  });
+
   // The public API on the person's behalf.
   api.all('/apps/:appId/*rest', sameOrigin, proxy);
   api.all('/apps/:appId', sameOrigin, proxy);
@@ -383,7 +402,18 @@ export function consoleMiddleware(deps: Deps, routeTable: readonly RouteDef[]): 
       ).pool.query<{ app_ids: string[] }>(`select app_ids from orgs where id = $1`, [DEMO_WORKSPACE_ID]);
       demoApps = { ids: new Set(rows[0]?.app_ids ?? []), at: Date.now() };
     }
-    return demoApps.ids.has(m[1]);
+    if (!demoApps.ids.has(m[1])) return false;
+    const action = DELIVERY_ACTIONS.exec(ctx.path);
+    if (action && ctx.method === 'POST') {
+      const { rows } = await (
+        await people(deps)
+      ).pool.query<{ url: string }>(`select url from webhook_endpoints where id = $1 and app_id = $2`, [
+        action[2],
+        action[1],
+      ]);
+      if (rows[0] && isDemoReceiverUrl(rows[0].url, action[1], deps.adminKey)) return false;
+    }
+    return true;
   }
   const guarded = async (ctx: Koa.Context, next: Koa.Next) => {
     if (await demoWrite(ctx))
@@ -418,6 +448,18 @@ export function consoleMiddleware(deps: Deps, routeTable: readonly RouteDef[]): 
     }
     await guarded(ctx, next);
   };
+}
+
+/** The request body as text, or null past `limit` bytes. */
+async function rawText(ctx: Koa.Context, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function freeWorkspaceId(p: People, base: string): Promise<string> {

@@ -4,6 +4,7 @@
 import { PublishableClient, SecretClient } from '@offerkit/sdk';
 import type { Logger } from '../logger.js';
 import { DEMO_WORKSPACE_ID } from '../people/auth.js';
+import { demoReceiverUrl, parseDemoReceiverPath } from '../webhooks/demo-receiver.js';
 
 const DAY = 86_400_000;
 
@@ -36,8 +37,8 @@ export interface DemoOptions {
     credentials: { client_id: string; client_secret: string };
     approve: (approveUrl: string) => Promise<string>;
   };
-  /** Where the demo's webhook endpoint points (a public address; the default cannot be saved offline). */
-  webhookUrl?: string;
+  /** Where the service's own demo webhook receiver is reached (default `baseUrl`). */
+  receiverOrigin?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,6 +67,9 @@ export async function seedDemo(
   });
   if (existing.ok) {
     const org = (await existing.json()) as { app_ids: string[] };
+    await repointReceiver(opts.receiverOrigin ?? baseUrl, adminKey, org.app_ids[0], call, logger).catch((err) =>
+      logger.warn({ err: (err as Error).message }, 'demo: webhook endpoints not pointed at the demo receiver'),
+    );
     return { appId: org.app_ids[0], created: false };
   }
 
@@ -185,13 +189,19 @@ export async function seedDemo(
   await call('POST', `${a}/import`, { accounts, usage: usage.slice(0, 10_000) });
   if (usage.length > 10_000) await call('POST', `${a}/import`, { accounts: [], usage: usage.slice(10_000, 20_000) });
 
-  // Webhooks: one endpoint for every event, so the changes below leave a delivery log. It must be a public
-  // address; offline the default cannot be saved, and the demo goes on without deliveries.
+  // Webhooks: two endpoints at the service's own demo receiver (src/webhooks/demo-receiver.ts), so the changes
+  // below leave a delivery log with no internet: one takes every event, the other refuses each message's first
+  // attempt (its deliveries succeed on the retry a minute later).
   await call('POST', `${a}/webhooks`, {
-    url: opts.webhookUrl ?? 'https://example.com/offerkit-demo-webhooks',
+    url: demoReceiverUrl(opts.receiverOrigin ?? baseUrl, adminKey, app.id, 'ok'),
     events: ['*'],
-    description: 'Billing worker',
-  }).catch((err) => logger.warn({ err: (err as Error).message }, 'demo: webhook endpoint not created'));
+    description: 'Billing worker (the built-in demo receiver)',
+  });
+  const flaky = await call<{ id: string }>('POST', `${a}/webhooks`, {
+    url: demoReceiverUrl(opts.receiverOrigin ?? baseUrl, adminKey, app.id, 'flaky'),
+    events: ['checkout.completed'],
+    description: 'Analytics warehouse (answers 503 to each first attempt)',
+  });
   // Recent changes produce events and deliveries.
   for (const acc of accounts.slice(0, 8)) {
     await call('PATCH', `${a}/namespaces/${acc.id}`, { plan: acc.plan === 'free' ? 'pro' : 'team' });
@@ -215,9 +225,42 @@ export async function seedDemo(
     await call('POST', `${a}/cancel-sessions/${s.id}/close`);
   }
 
+  // A failed delivery to retry from the console: a test send is a single attempt, refused by the flaky receiver.
+  await call('POST', `${a}/webhooks/${flaky.id}/test`, {});
+
   await call('POST', '/orgs', { id: DEMO_WORKSPACE_ID, name: 'Demo', app_ids: [app.id] });
   logger.info({ app: app.id, accounts: accounts.length, usage: usage.length }, 'created the demo workspace');
   return { appId: app.id, created: true };
+}
+
+/**
+ * The demo receiver's URL holds this service's loopback port and a token keyed with the admin key: after a start on
+ * another port or with another admin key, the demo's endpoints are pointed at the receiver's URL as it is now.
+ */
+async function repointReceiver(
+  origin: string,
+  adminKey: string,
+  appId: string | undefined,
+  call: <T>(method: string, path: string, body?: unknown) => Promise<T>,
+  logger: Logger,
+) {
+  if (!appId) return;
+  const endpoints = await call<{ id: string; url: string }[]>('GET', `/apps/${appId}/webhooks`);
+  for (const e of endpoints) {
+    let pathname: string;
+    try {
+      pathname = new URL(e.url).pathname;
+    } catch {
+      continue;
+    }
+    const at = parseDemoReceiverPath(pathname);
+    if (!at || at.appId !== appId) continue;
+    const current = demoReceiverUrl(origin, adminKey, appId, at.mode);
+    if (e.url !== current) {
+      await call('PATCH', `/apps/${appId}/webhooks/${e.id}`, { url: current });
+      logger.info({ endpoint: e.id }, 'demo: webhook endpoint pointed at the demo receiver of this start');
+    }
+  }
 }
 
 /**

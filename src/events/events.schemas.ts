@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { limitParam } from '../http/pagination.js';
+import { cursorQuery } from '../http/pagination.js';
 
-export const eventsQuery = z.object({ type: z.string().optional(), limit: limitParam(50, 100) });
+export const eventsQuery = cursorQuery(50, 100).extend({ type: z.string().optional() });
 
 /** The event envelope: listed by GET /events and sent as the body of every webhook delivery. */
 export const eventSchema = z.object({

@@ -29,3 +29,79 @@ export function limitParam(def: number, max: number) {
     .default(def)
     .transform((n) => Math.min(n, max));
 }
+
+/**
+ * Where a cursor list continues: after the item with this sort key. `at` is the item's `created_at` with the
+ * database's full precision (microseconds, ISO 8601 UTC), `id` its unique tie-breaker within the list.
+ */
+export interface Cursor {
+  at: string;
+  id: string;
+}
+
+const CURSOR_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
+/** The opaque `next_cursor` a cursor list answers: base64url of `[at, id]`. */
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([c.at, c.id])).toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor | null {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (!Array.isArray(v) || v.length !== 2) return null;
+    const [at, id] = v as unknown[];
+    if (typeof at !== 'string' || typeof id !== 'string' || !CURSOR_AT.test(at) || Number.isNaN(Date.parse(at)))
+      return null;
+    if (id.length === 0 || id.length > 255 || id.includes('\u0000')) return null;
+    return { at, id };
+  } catch {
+    return null;
+  }
+}
+
+/** `cursor`: a `next_cursor` the same list answered (anything else is a 400 naming the field). */
+export const cursorParam = z
+  .string()
+  .max(400)
+  .transform((text, ctx) => {
+    const c = decodeCursor(text);
+    if (!c) {
+      ctx.addIssue({ code: 'custom', message: 'is not a next_cursor this list answered' });
+      return z.NEVER;
+    }
+    return c;
+  });
+
+/**
+ * Query of a newest-first cursor list: `limit` (default `def`, capped at `max`) and `cursor`, the previous
+ * page's `next_cursor`. Keyset pagination on `(created_at, id)`: an item added or changed between two pages
+ * neither repeats nor shifts the next page, and a page costs the same however deep it is.
+ */
+export function cursorQuery(def: number, max: number) {
+  return z.object({ limit: limitParam(def, max), cursor: cursorParam.optional() });
+}
+
+/** A page of a cursor list: `next_cursor` is null on the last page. */
+export function cursorPageSchema<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null when there is none.'),
+  });
+}
+
+/**
+ * The SQL expression of a `timestamptz` column as a cursor's `at` (microseconds, UTC), so the next page starts
+ * exactly after it (a JavaScript Date would drop the microseconds).
+ */
+export const cursorAtSql = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * One page from rows fetched with `limit + 1`: the first `limit` rows, and a cursor after the last of them when
+ * there was one more.
+ */
+export function cursorPage<R>(rows: R[], limit: number, keyOf: (row: R) => Cursor) {
+  const page = rows.slice(0, limit);
+  const more = rows.length > limit;
+  return { rows: page, next_cursor: more ? encodeCursor(keyOf(page[page.length - 1])) : null };
+}

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { changeSchema, duePauseSchema, subscriptionSchema } from './subscriptions.schemas.js';
+import {
+  changeSchema,
+  duePauseSchema,
+  listSubscriptionsQuery,
+  subscriptionPageSchema,
+  subscriptionSchema,
+} from './subscriptions.schemas.js';
+import { appIdParams } from '../apps/apps.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
@@ -17,6 +24,23 @@ const pauseBody = z.object({
 });
 
 export const subscriptionRoutes = [
+  route({
+    method: 'GET',
+    path: '/apps/:appId/subscriptions',
+    sdk: 'subscriptions.list',
+    auth: ['S'],
+    tags,
+    summary: "The app's subscriptions, newest first (cursor pages)",
+    description:
+      "Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its " +
+      '`account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended ' +
+      '(active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. ' +
+      'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
+    params: appIdParams,
+    query: listSubscriptionsQuery,
+    response: subscriptionPageSchema,
+    handler: (s) => subs.listSubscriptions(ctxOf(s), s.query),
+  }),
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/change',

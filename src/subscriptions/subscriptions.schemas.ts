@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { cursorPageSchema, cursorQuery } from '../http/pagination.js';
+import { callerId } from '../http/schemas.js';
 
 /** A pause whose resume time has passed: what an external scheduler needs to resume it. */
 export const duePauseSchema = z.object({
@@ -49,3 +51,26 @@ export const subscriptionSchema = z.object({
 
 /** A requested plan change: the subscription with its pending change, and where the buyer approves it. */
 export const changeSchema = subscriptionSchema.extend({ approve_url: z.string().nullable() });
+
+/** The statuses a subscription is stored with. */
+export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
+
+/**
+ * `GET /apps/:appId/subscriptions`: as Stripe's subscription list, without `status` it lists the subscriptions
+ * that have not ended (active and paused); `all` lists every one.
+ */
+export const listSubscriptionsQuery = cursorQuery(20, 100).extend({
+  status: z
+    .enum([...SUBSCRIPTION_STATUSES, 'all'], {
+      error: (iss) => `unknown status ${JSON.stringify(iss.input)} (one of ${SUBSCRIPTION_STATUSES.join(', ')}, all)`,
+    })
+    .optional()
+    .describe(
+      'active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and paused)',
+    ),
+  plan: callerId.optional().describe('Only subscriptions to this plan (the paid plan, also while paused)'),
+});
+
+/** A subscription in the app-wide list: the account's subscription view with the account it belongs to. */
+export const subscriptionListItemSchema = z.object({ account_id: z.string(), ...subscriptionSchema.shape });
+export const subscriptionPageSchema = cursorPageSchema(subscriptionListItemSchema);

@@ -9,6 +9,7 @@ import { sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
+import { cursorAtSql, cursorPage } from '../http/pagination.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
 import { iso } from '../time.js';
@@ -16,7 +17,12 @@ import type { PaymentProvider, ProviderSubscription } from '../payments/provider
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
 import { pauseDef, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
-import type { subscriptionSchema } from './subscriptions.schemas.js';
+import {
+  SUBSCRIPTION_STATUSES,
+  type listSubscriptionsQuery,
+  type subscriptionSchema,
+  type subscriptionPageSchema,
+} from './subscriptions.schemas.js';
 
 export function presentSubscription(s: ISubscription): z.input<typeof subscriptionSchema> {
   return {
@@ -78,6 +84,43 @@ export async function findSubscription(em: EntityManager, appId: string, account
 export async function getSubscription(ctx: Ctx, accountId: string) {
   await findAccount(ctx.em, ctx.app.id, accountId);
   return presentSubscription(await findSubscription(ctx.em, ctx.app.id, accountId));
+}
+
+/**
+ * The app's subscriptions, newest first, a page at a time (keyset on `created_at`, then the account id): by
+ * status (without one, those that have not ended: active and paused; `all`: every one) and paid plan.
+ */
+export async function listSubscriptions(
+  ctx: Ctx,
+  q: z.output<typeof listSubscriptionsQuery>,
+): Promise<z.input<typeof subscriptionPageSchema>> {
+  const statuses: string[] =
+    q.status === 'all' ? [...SUBSCRIPTION_STATUSES] : q.status ? [q.status] : ['active', 'paused'];
+  const params: unknown[] = [ctx.app.id, statuses, q.limit + 1];
+  let where = 'app_id = $1 and status = any($2::text[])';
+  if (q.plan !== undefined) {
+    params.push(q.plan);
+    where += ` and plan_id = $${params.length}`;
+  }
+  if (q.cursor) {
+    // Only with a cursor, so the index range starts there instead of filtering every earlier row.
+    params.push(q.cursor.at, q.cursor.id);
+    where += ` and (created_at, account_id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`;
+  }
+  const rows = await sql<Record<string, unknown> & { account_id: string; cursor_at: string }>(
+    ctx.em,
+    `select *, ${cursorAtSql('created_at')} as cursor_at from subscriptions
+      where ${where} order by created_at desc, account_id desc limit $3`,
+    params,
+  );
+  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.account_id }));
+  return {
+    data: page.rows.map(({ cursor_at: _at, ...row }) => {
+      const s = ctx.em.map(Subscription, row);
+      return { account_id: s.accountId, ...presentSubscription(s) };
+    }),
+    next_cursor: page.next_cursor,
+  };
 }
 
 /** Records (or replaces) the account's subscription when a checkout is applied. */

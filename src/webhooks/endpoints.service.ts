@@ -1,6 +1,7 @@
 // Webhook endpoint administration: create, read, update, delete, the signing secret, the test send.
 // What an endpoint change means for its deliveries (a disable fails them, a delete stops their
 // workflows) and the sending itself are in deliveries.service.ts.
+import { isDemoReceiverUrl } from './demo-receiver.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -119,7 +120,9 @@ async function findEndpoint(em: EntityManager, appId: string, id: string) {
   return e;
 }
 
-async function publicUrl(deps: Deps, url: string): Promise<string> {
+async function publicUrl(deps: Deps, url: string, appId: string): Promise<string> {
+  // The demo workspace's built-in receiver (a loopback URL carrying a token only this service mints).
+  if (isDemoReceiverUrl(url, appId, deps.adminKey)) return new URL(url).toString();
   try {
     return (
       await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
@@ -147,7 +150,7 @@ export async function getEndpoint(ctx: Ctx, id: string) {
 }
 
 export async function createEndpoint(ctx: Ctx, input: z.output<typeof S.createEndpointBody>) {
-  const url = await publicUrl(ctx.deps, input.url);
+  const url = await publicUrl(ctx.deps, input.url, ctx.app.id);
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     // The app row lock serializes creates, so the limit holds under concurrency.
     await sql(t.em, 'select 1 from apps where id = $1 for update', [ctx.app.id]);
@@ -173,7 +176,7 @@ export async function createEndpoint(ctx: Ctx, input: z.output<typeof S.createEn
 }
 
 export async function updateEndpoint(ctx: Ctx, id: string, input: z.output<typeof S.updateEndpointBody>) {
-  const url = input.url !== undefined ? await publicUrl(ctx.deps, input.url) : undefined;
+  const url = input.url !== undefined ? await publicUrl(ctx.deps, input.url, ctx.app.id) : undefined;
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const e = await findEndpoint(t.em, ctx.app.id, id);
     if (url !== undefined) e.url = url;

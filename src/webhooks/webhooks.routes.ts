@@ -3,6 +3,7 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPES } from '../events/catalog.js';
 import { eventSchema, eventsQuery } from '../events/events.schemas.js';
 import * as events from '../events/events.service.js';
+import { cursorPageSchema } from '../http/pagination.js';
 import { ctxOf, route } from '../http/route.js';
 import * as deliveries from './deliveries.service.js';
 import * as endpoints from './endpoints.service.js';
@@ -148,9 +149,10 @@ export const webhookRoutes = [
     mcp: { tool: 'list_events', level: 'R' },
     tags: ['Events'],
     summary: 'Event log of the last 30 days, newest first',
+    description: 'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
     params: appIdParams,
     query: eventsQuery,
-    response: z.object({ data: z.array(eventSchema) }),
+    response: cursorPageSchema(eventSchema),
     handler: (s) => events.listEvents(ctxOf(s), s.query),
   }),
   route({

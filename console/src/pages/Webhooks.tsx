@@ -1,11 +1,27 @@
-import { Accordion, Badge, Button, Card, Code, Group, Stack, Text, TextInput, Title } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
-import { useParams } from 'react-router';
-import type { WebhooksCreateBody } from '@offerkit/sdk';
-import { appApi, type AppApi } from '../api';
+// Webhook endpoints with their delivery logs, the app's event log (GET /apps/:appId/events, 30 days, cursor pages)
+// and the event catalog with a sample payload of each type (GET /event-types).
+import {
+  Accordion,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  Select,
+  Stack,
+  Tabs,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { useParams, useSearchParams } from 'react-router';
+import type { EventsListResponse, WebhooksCreateBody } from '@offerkit/sdk';
+import { appApi, eventTypes, type AppApi } from '../api';
+import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type EventType = WebhooksCreateBody['events'][number];
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
 interface Endpoint {
   id: string;
@@ -18,47 +34,279 @@ interface Endpoint {
 }
 
 const COLORS = { pending: 'yellow', succeeded: 'teal', failed: 'red' } as const;
+const TABS = ['endpoints', 'events', 'types'] as const;
+type Tab = (typeof TABS)[number];
 
 export function WebhooksPage() {
   const { appId } = useParams();
   const api = appApi(appId!);
-  const { data, error, reload } = useLoad(() => api.webhooks.list(), [appId]);
+  const [params, setParams] = useSearchParams();
+  const tab: Tab = TABS.find((t) => t === params.get('tab')) ?? 'endpoints';
   return (
     <Stack>
       <Title order={2}>Webhooks</Title>
-      <Loading error={error}>
-        {data && (
-          <>
-            {data.length === 0 && (
-              <Card withBorder>
-                <Text>No endpoints yet. Add the URL of your receiver below; every event is signed.</Text>
-              </Card>
-            )}
-            <Accordion variant="separated">
-              {data.map((e) => (
-                <Accordion.Item key={e.id} value={e.id}>
-                  <Accordion.Control>
-                    <Group gap="xs" wrap="wrap">
-                      <Text size="sm" fw={600} style={{ wordBreak: 'break-all' }}>
-                        {e.url}
-                      </Text>
-                      <Badge color={e.enabled ? 'teal' : 'gray'}>{e.enabled ? 'enabled' : 'disabled'}</Badge>
-                      <Text size="xs" c="dimmed">
-                        7 days: {e.stats.succeeded} ok · {e.stats.failed} failed · {e.stats.pending} pending
-                      </Text>
-                    </Group>
-                  </Accordion.Control>
-                  <Accordion.Panel>
-                    <Deliveries api={api} endpoint={e} onChange={reload} />
-                  </Accordion.Panel>
-                </Accordion.Item>
-              ))}
-            </Accordion>
-            <NewEndpoint api={api} reload={reload} />
-          </>
-        )}
-      </Loading>
+      <Tabs
+        value={tab}
+        onChange={(v) => setParams(v && v !== 'endpoints' ? { tab: v } : {}, { replace: true })}
+        keepMounted={false}
+      >
+        <Tabs.List mb="md">
+          <Tabs.Tab value="endpoints">Endpoints</Tabs.Tab>
+          <Tabs.Tab value="events">Event log</Tabs.Tab>
+          <Tabs.Tab value="types">Event types</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="endpoints">
+          <Endpoints api={api} />
+        </Tabs.Panel>
+        <Tabs.Panel value="events">
+          <EventLog api={api} appId={appId!} />
+        </Tabs.Panel>
+        <Tabs.Panel value="types">
+          <EventTypes />
+        </Tabs.Panel>
+      </Tabs>
     </Stack>
+  );
+}
+
+function Endpoints({ api }: { api: AppApi }) {
+  const { data, error, reload } = useLoad(() => api.webhooks.list(), [api]);
+  return (
+    <Loading error={error}>
+      {data && (
+        <Stack>
+          {data.length === 0 && (
+            <Card withBorder>
+              <Text>
+                No endpoints yet. Add the URL of your receiver below: every event is signed (Standard Webhooks), and the
+                Event types tab shows what each one carries.
+              </Text>
+            </Card>
+          )}
+          <Accordion variant="separated">
+            {data.map((e) => (
+              <Accordion.Item key={e.id} value={e.id}>
+                <Accordion.Control>
+                  <Group gap="xs" wrap="wrap">
+                    <Text size="sm" fw={600} style={{ wordBreak: 'break-all' }}>
+                      {e.url}
+                    </Text>
+                    <Badge color={e.enabled ? 'teal' : 'gray'}>{e.enabled ? 'enabled' : 'disabled'}</Badge>
+                    {e.description && (
+                      <Text size="xs" c="dimmed">
+                        {e.description}
+                      </Text>
+                    )}
+                    <Text size="xs" c="dimmed">
+                      7 days: {e.stats.succeeded} ok · {e.stats.failed} failed · {e.stats.pending} pending
+                    </Text>
+                  </Group>
+                </Accordion.Control>
+                <Accordion.Panel>
+                  <Deliveries api={api} endpoint={e} onChange={reload} />
+                </Accordion.Panel>
+              </Accordion.Item>
+            ))}
+          </Accordion>
+          <NewEndpoint api={api} reload={reload} />
+        </Stack>
+      )}
+    </Loading>
+  );
+}
+
+/** Text with `code` spans, as the event catalog words its descriptions. */
+function withCode(text: string): ReactNode[] {
+  return text.split('`').map((part, i) => (i % 2 ? <Code key={i}>{part}</Code> : part));
+}
+
+function Json({ value, label }: { value: unknown; label: string }) {
+  const text = JSON.stringify(value, null, 2);
+  return (
+    <Stack gap={4}>
+      <Group justify="space-between">
+        <Text size="xs" fw={600}>
+          {label}
+        </Text>
+        <CopyButton value={text}>
+          {({ copied, copy }) => (
+            <Button size="compact-xs" variant="subtle" onClick={copy}>
+              {copied ? 'Copied' : 'Copy'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+      <Code block style={{ maxHeight: 320, overflow: 'auto' }} aria-label={label}>
+        {text}
+      </Code>
+    </Stack>
+  );
+}
+
+type LoggedEvent = EventsListResponse['data'][number];
+
+/** What an event is about: the object's id (an account, a plan, a session ...), or the usage event's account. */
+function subjectOf(e: LoggedEvent): string | null {
+  const object = (e.data as { object?: Record<string, unknown> }).object;
+  const id = object?.id ?? object?.account_id;
+  return typeof id === 'string' ? id : null;
+}
+
+const EVENT_PAGE = 25;
+
+function EventLog({ api, appId }: { api: AppApi; appId: string }) {
+  const [type, setType] = useState<string | null>(null);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const types = useLoad(() => eventTypes(), []);
+  const events = useLoad(
+    (): PromiseLike<EventsListResponse> =>
+      api.events.list({ limit: EVENT_PAGE, ...(type ? { type } : {}), ...(cursor ? { cursor } : {}) }),
+    [appId, type, cursor],
+  );
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="wrap" gap="xs">
+          <div>
+            <Title order={3} size="h5">
+              Event log
+            </Title>
+            <Text size="xs" c="dimmed">
+              Every event of the last 30 days, newest first, whether or not an endpoint received it.
+            </Text>
+          </div>
+          <Select
+            aria-label="Event type"
+            size="xs"
+            w={230}
+            placeholder="Every type"
+            clearable
+            searchable
+            data={(types.data ?? []).map((t) => t.type)}
+            value={type}
+            onChange={(v) => {
+              setType(v);
+              setCursors([undefined]);
+            }}
+          />
+        </Group>
+        <Loading error={events.error}>
+          {events.data &&
+            (events.data.data.length === 0 ? (
+              <Text c="dimmed" size="sm">
+                {type
+                  ? `No ${type} events in the last 30 days. Clear the filter to see the others.`
+                  : 'No events in the last 30 days. Events are recorded whenever something changes: create an ' +
+                    'account from your backend (POST /apps/:appId/namespaces) or add a plan on the Catalog page, ' +
+                    'and the first one shows up here.'}
+              </Text>
+            ) : (
+              <Accordion variant="contained" aria-label="Events">
+                {events.data.data.map((e) => (
+                  <Accordion.Item key={e.id} value={e.id}>
+                    <Accordion.Control aria-label={`Event ${e.type} ${e.id}`}>
+                      <Group gap="xs" wrap="wrap">
+                        <Text size="sm" fw={600}>
+                          {e.type}
+                        </Text>
+                        {subjectOf(e) && (
+                          <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }}>
+                            {subjectOf(e)}
+                          </Text>
+                        )}
+                        <Text size="xs" c="dimmed">
+                          {new Date(e.created_at).toLocaleString()}
+                        </Text>
+                      </Group>
+                    </Accordion.Control>
+                    <Accordion.Panel>
+                      <Json value={e} label={`Payload of ${e.id}`} />
+                    </Accordion.Panel>
+                  </Accordion.Item>
+                ))}
+              </Accordion>
+            ))}
+          {events.data && (cursors.length > 1 || events.data.next_cursor) && (
+            <Group gap="xs" justify="flex-end">
+              <Text size="sm" c="dimmed">
+                Page {cursors.length}
+              </Text>
+              <Button
+                size="xs"
+                variant="default"
+                disabled={cursors.length === 1}
+                onClick={() => setCursors(cursors.slice(0, -1))}
+              >
+                Newer
+              </Button>
+              <Button
+                size="xs"
+                variant="default"
+                disabled={!events.data.next_cursor}
+                onClick={() => setCursors([...cursors, events.data!.next_cursor!])}
+              >
+                Older
+              </Button>
+            </Group>
+          )}
+        </Loading>
+      </Stack>
+    </Card>
+  );
+}
+
+function EventTypes() {
+  const types = useLoad(() => eventTypes(), []);
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <div>
+          <Title order={3} size="h5">
+            Event types
+          </Title>
+          <Text size="xs" c="dimmed">
+            What each event carries, with a sample payload. Subscribe an endpoint to some of them, or to <Code>*</Code>{' '}
+            for every type, including ones added later.
+          </Text>
+        </div>
+        <Loading error={types.error}>
+          {types.data &&
+            (types.data.length === 0 ? (
+              <Text c="dimmed" size="sm">
+                The service lists no event types.
+              </Text>
+            ) : (
+              <Accordion variant="contained" aria-label="Event types">
+                {types.data.map((t) => (
+                  <Accordion.Item key={t.type} value={t.type}>
+                    <Accordion.Control aria-label={`Event type ${t.type}`}>
+                      <Text size="sm" fw={600} ff="monospace">
+                        {t.type}
+                      </Text>
+                      <Text size="xs" c="dimmed">
+                        {withCode(t.description)}
+                      </Text>
+                    </Accordion.Control>
+                    <Accordion.Panel>
+                      <Json
+                        value={{
+                          id: 'evt_...',
+                          type: t.type,
+                          created_at: '2026-01-01T00:00:00.000Z',
+                          app_id: 'app_...',
+                          data: t.sample,
+                        }}
+                        label={`Sample ${t.type}`}
+                      />
+                    </Accordion.Panel>
+                  </Accordion.Item>
+                ))}
+              </Accordion>
+            ))}
+        </Loading>
+      </Stack>
+    </Card>
   );
 }
 
@@ -137,7 +385,9 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                       <Text size="xs" fw={600}>
                         Response
                       </Text>
-                      <Code block>{d.response_body || '(none)'}</Code>
+                      <Code block style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}>
+                        {d.response_body || '(none)'}
+                      </Code>
                     </Stack>
                   </Accordion.Panel>
                 </Accordion.Item>

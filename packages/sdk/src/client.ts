@@ -7,7 +7,7 @@ import {
   type PublishableResources,
   type SecretResources,
 } from './generated/api.js';
-import { PagePromise, type Page } from './pagination.js';
+import { CursorPagePromise, PagePromise, type CursorPage, type Page } from './pagination.js';
 import { verifyWebhook } from './webhooks.js';
 
 type Cred = 'S' | 'P' | 'T';
@@ -18,10 +18,17 @@ function invoke(core: Core, op: Operation, args: unknown[]) {
   const body = op.body ? args[i++] : undefined;
   const query = (op.query ? args[i++] : undefined) as Record<string, unknown> | undefined;
   const options = args[i] as RequestOptions | undefined;
-  if (op.paginated) {
+  if (op.paginated === 'page') {
     const start = Number(query?.page ?? 1);
     return new PagePromise(
       (page) => core.call(op, pathArgs, body, { ...query, page }, options) as Promise<Page<unknown>>,
+      start,
+    );
+  }
+  if (op.paginated === 'cursor') {
+    const start = query?.cursor === undefined ? undefined : String(query.cursor);
+    return new CursorPagePromise(
+      (cursor) => core.call(op, pathArgs, body, { ...query, cursor }, options) as Promise<CursorPage<unknown>>,
       start,
     );
   }

@@ -27,7 +27,7 @@ export {
   WebhookVerificationError,
   type ErrorBody,
 } from './errors.js';
-export { PagePromise, type Page } from './pagination.js';
+export { CursorPagePromise, PagePromise, type CursorPage, type Page } from './pagination.js';
 export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from './webhooks.js';
 export * from './generated/api.js';
 export type { components, paths } from './generated/openapi.js';

@@ -6,22 +6,28 @@ export interface Page<T> {
   per_page: number;
 }
 
-type PageOf<P> = P extends Page<infer T> ? T : never;
+/** One page of a cursor list (`limit` / `cursor`): pass `next_cursor` as `cursor` for the next; null on the last. */
+export interface CursorPage<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+type ItemOf<P> = P extends { data: (infer T)[] } ? T : never;
 
 /**
- * What a paginated list method returns: `await` it for one page, or iterate it with `for await` to get every item
- * of every page (pages are fetched as the loop reaches them). `.pages()` iterates whole pages.
+ * What a list method returns: `await` it for one page, or iterate it with `for await` to get every item of every
+ * page (pages are fetched as the loop reaches them). `.pages()` iterates whole pages.
  */
-export class PagePromise<P extends Page<unknown>> implements PromiseLike<P>, AsyncIterable<PageOf<P>> {
+abstract class ListPromise<P extends { data: unknown[] }> implements PromiseLike<P>, AsyncIterable<ItemOf<P>> {
   private first?: Promise<P>;
 
-  constructor(
-    private readonly fetchPage: (page: number) => Promise<P>,
-    private readonly startPage = 1,
-  ) {}
+  /** The first page asked for. */
+  protected abstract fetchFirst(): Promise<P>;
+  /** The page after `page`, or null when `page` is the last. */
+  protected abstract fetchNext(page: P): Promise<P> | null;
 
   private firstPage(): Promise<P> {
-    return (this.first ??= this.fetchPage(this.startPage));
+    return (this.first ??= this.fetchFirst());
   }
 
   then<R1 = P, R2 = never>(
@@ -40,22 +46,60 @@ export class PagePromise<P extends Page<unknown>> implements PromiseLike<P>, Asy
     let page = await this.firstPage();
     for (;;) {
       yield page;
-      const seen = (page.page - 1) * page.per_page + page.data.length;
-      if (page.data.length === 0 || seen >= page.total) return;
-      page = await this.fetchPage(page.page + 1);
+      if (page.data.length === 0) return;
+      const next = this.fetchNext(page);
+      if (!next) return;
+      page = await next;
     }
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<PageOf<P>, void, undefined> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<ItemOf<P>, void, undefined> {
     for await (const page of this.pages()) {
-      for (const item of page.data) yield item as PageOf<P>;
+      for (const item of page.data) yield item as ItemOf<P>;
     }
   }
 
   /** Every item of every page in one array (mind the size of what you list). */
-  async toArray(): Promise<PageOf<P>[]> {
-    const all: PageOf<P>[] = [];
+  async toArray(): Promise<ItemOf<P>[]> {
+    const all: ItemOf<P>[] = [];
     for await (const item of this) all.push(item);
     return all;
+  }
+}
+
+/** A `page` / `per_page` list: the next page until `total` items have been seen. */
+export class PagePromise<P extends Page<unknown>> extends ListPromise<P> {
+  constructor(
+    private readonly fetchPage: (page: number) => Promise<P>,
+    private readonly startPage = 1,
+  ) {
+    super();
+  }
+
+  protected fetchFirst(): Promise<P> {
+    return this.fetchPage(this.startPage);
+  }
+
+  protected fetchNext(page: P): Promise<P> | null {
+    const seen = (page.page - 1) * page.per_page + page.data.length;
+    return seen >= page.total ? null : this.fetchPage(page.page + 1);
+  }
+}
+
+/** A cursor list: the next page from each page's `next_cursor` until it is null. */
+export class CursorPagePromise<P extends CursorPage<unknown>> extends ListPromise<P> {
+  constructor(
+    private readonly fetchPage: (cursor: string | undefined) => Promise<P>,
+    private readonly startCursor?: string,
+  ) {
+    super();
+  }
+
+  protected fetchFirst(): Promise<P> {
+    return this.fetchPage(this.startCursor);
+  }
+
+  protected fetchNext(page: P): Promise<P> | null {
+    return page.next_cursor ? this.fetchPage(page.next_cursor) : null;
   }
 }

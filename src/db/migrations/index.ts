@@ -20,6 +20,7 @@ import { Migration20261124090000_usage_ingest_sets } from './Migration2026112409
 import { Migration20261124091000_apps_notify } from './Migration20261124091000_apps_notify.js';
 import { Migration20261124092000_usage_rollup } from './Migration20261124092000_usage_rollup.js';
 import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
+import { Migration20261125090000_subscriptions_list } from './Migration20261125090000_subscriptions_list.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -42,4 +43,5 @@ export const migrationsList = [
   Migration20261124091000_apps_notify,
   Migration20261124092000_usage_rollup,
   Migration20261123093000_reconciler,
+  Migration20261125090000_subscriptions_list,
 ];

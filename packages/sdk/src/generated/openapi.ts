@@ -1276,7 +1276,9 @@ export interface paths {
     };
     /**
      * Event log of the last 30 days, newest first
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Pass `next_cursor` back as `cursor` for the next page (null on the last).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['events.list'];
     put?: never;
@@ -1603,6 +1605,28 @@ export interface paths {
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
     post: operations['checkouts.complete'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/subscriptions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The app's subscriptions, newest first (cursor pages)
+     * @description Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. Pass `next_cursor` back as `cursor` for the next page (null on the last).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['subscriptions.list'];
+    put?: never;
+    post?: never;
     delete?: never;
     options?: never;
     head?: never;
@@ -10815,8 +10839,9 @@ export interface operations {
   'events.list': {
     parameters: {
       query?: {
-        type?: string;
         limit?: number;
+        cursor?: string;
+        type?: string;
       };
       header?: never;
       path: {
@@ -10844,6 +10869,8 @@ export interface operations {
               /** @constant */
               test?: true;
             }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
           };
         };
       };
@@ -13211,6 +13238,114 @@ export interface operations {
       };
       /** @description The `Idempotency-Key` was already used with a different request */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'subscriptions.list': {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        status?: 'active' | 'paused' | 'cancelled' | 'all';
+        plan?: string;
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              account_id: string;
+              id: string;
+              /** @enum {string} */
+              status: 'active' | 'paused' | 'cancelled';
+              offer: string | null;
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              renews_at: string | null;
+              pause: {
+                paused_at: string | null;
+                resume_at: string | null;
+                restore_plan: string | null;
+                reason: string | null;
+              } | null;
+              cancelled_at: string | null;
+              pending_change: {
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+              } | null;
+              discount: {
+                percent: number;
+                cycles_left: number;
+                regular_price: number;
+              } | null;
+              provider_status: string | null;
+              last_payment_at: string | null;
+              last_payment_failed_at: string | null;
+              created_at: string;
+            }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
         headers: {
           [name: string]: unknown;
         };
