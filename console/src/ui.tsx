@@ -1,5 +1,5 @@
 // Small shared pieces: loading data with its error, and showing an API error as the API words it.
-import { Alert, Button, Center, Group, Loader, Modal, Stack } from '@mantine/core';
+import { Alert, Button, Center, Group, Loader, Modal, Stack, Text } from '@mantine/core';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 
 export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
@@ -106,5 +106,39 @@ export function ConfirmDialog({
         </Group>
       </Stack>
     </Modal>
+  );
+}
+
+/**
+ * Newer / Older over cursor pages. `cursors` are the cursors of the pages walked so far (the last is the page
+ * shown; undefined is the first page); `next` is the shown page's `next_cursor`. Hidden on a single page.
+ */
+export function CursorPager({
+  cursors,
+  setCursors,
+  next,
+}: {
+  cursors: (string | undefined)[];
+  setCursors: (cursors: (string | undefined)[]) => void;
+  next: string | null | undefined;
+}) {
+  if (cursors.length === 1 && !next) return null;
+  return (
+    <Group gap="xs" justify="flex-end">
+      <Text size="sm" c="dimmed">
+        Page {cursors.length}
+      </Text>
+      <Button
+        size="xs"
+        variant="default"
+        disabled={cursors.length === 1}
+        onClick={() => setCursors(cursors.slice(0, -1))}
+      >
+        Newer
+      </Button>
+      <Button size="xs" variant="default" disabled={!next} onClick={() => next && setCursors([...cursors, next])}>
+        Older
+      </Button>
+    </Group>
   );
 }

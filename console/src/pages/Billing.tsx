@@ -3,7 +3,6 @@ import {
   Anchor,
   Badge,
   Box,
-  Button,
   Card,
   Group,
   Paper,
@@ -18,7 +17,7 @@ import type { CheckoutsListQuery, SubscriptionsListQuery, SubscriptionsListRespo
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi } from '../api';
-import { Loading, useLoad } from '../ui';
+import { CursorPager, Loading, useLoad } from '../ui';
 
 const CHECKOUT_COLORS: Record<string, string> = {
   created: 'yellow',
@@ -251,29 +250,7 @@ function Subscriptions() {
                 </Box>
               </>
             ))}
-          {subs.data && (cursors.length > 1 || subs.data.next_cursor) && (
-            <Group gap="xs" justify="flex-end">
-              <Text size="sm" c="dimmed">
-                Page {cursors.length}
-              </Text>
-              <Button
-                size="xs"
-                variant="default"
-                disabled={cursors.length === 1}
-                onClick={() => setCursors(cursors.slice(0, -1))}
-              >
-                Newer
-              </Button>
-              <Button
-                size="xs"
-                variant="default"
-                disabled={!subs.data.next_cursor}
-                onClick={() => setCursors([...cursors, subs.data!.next_cursor!])}
-              >
-                Older
-              </Button>
-            </Group>
-          )}
+          {subs.data && <CursorPager cursors={cursors} setCursors={setCursors} next={subs.data.next_cursor} />}
         </Loading>
       </Stack>
     </Card>

@@ -19,7 +19,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import type { EventsListResponse, WebhooksCreateBody } from '@offerkit/sdk';
 import { appApi, eventTypes, type AppApi } from '../api';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type EventType = WebhooksCreateBody['events'][number];
 
@@ -227,29 +227,7 @@ function EventLog({ api, appId }: { api: AppApi; appId: string }) {
                 ))}
               </Accordion>
             ))}
-          {events.data && (cursors.length > 1 || events.data.next_cursor) && (
-            <Group gap="xs" justify="flex-end">
-              <Text size="sm" c="dimmed">
-                Page {cursors.length}
-              </Text>
-              <Button
-                size="xs"
-                variant="default"
-                disabled={cursors.length === 1}
-                onClick={() => setCursors(cursors.slice(0, -1))}
-              >
-                Newer
-              </Button>
-              <Button
-                size="xs"
-                variant="default"
-                disabled={!events.data.next_cursor}
-                onClick={() => setCursors([...cursors, events.data!.next_cursor!])}
-              >
-                Older
-              </Button>
-            </Group>
-          )}
+          {events.data && <CursorPager cursors={cursors} setCursors={setCursors} next={events.data.next_cursor} />}
         </Loading>
       </Stack>
     </Card>
