@@ -16,6 +16,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodeCursor } from '../src/http/pagination.js';
 import { createAccount, createTestApp, seedCatalog, connectProvider } from '../test/helpers/factories.js';
 import { call, post } from '../test/helpers/http.js';
 import { startTestEnv, stopTestEnv, type TestEnv } from '../test/helpers/servers.js';
@@ -169,6 +170,9 @@ export function runPass(st: string, baseUrl: string, pass: Pass, reportDir: stri
       '',
       '[parameters]',
       ...Object.entries(pass.params).map(([k, v]) => `${tomlString(`path.${k}`)} = ${tomlString(v)}`),
+      // `cursor` is a `next_cursor` a list answered (opaque; a made-up one is 400 naming it, as Stripe refuses a
+      // `starting_after` that names nothing). Pinned to a well-formed one, it reaches the page query like any other.
+      `"query.cursor" = ${tomlString(encodeCursor({ at: '2026-01-01T00:00:00.000000Z', id: 'contract' }))}`,
       '',
     ].join('\n'),
   );
