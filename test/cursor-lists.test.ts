@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { SecretClient } from '@offerkit/sdk';
 import { sql } from '../src/db/sql.js';
 import { createTestApp, type TestApp } from './helpers/factories.js';
-import { get, post } from './helpers/http.js';
+import { get, post, type Res } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
 interface ListPage {
@@ -190,5 +190,45 @@ describe('cursor pages of webhook deliveries and checkouts', function () {
       expect(await bad(path, '?status=paid')).to.match(/^status: /);
       expect(await bad(path, '?limit=0')).to.match(/^limit: /);
     });
+  });
+});
+
+describe('cursor pages of the MCP call log', function () {
+  this.timeout(60_000);
+  it('GET /apps/:appId/mcp/calls pages with next_cursor, keeps the connection filter, rejects a bad cursor', async () => {
+    const app = await createTestApp();
+    const admin = testEnv().adminKey;
+    const insert = (id: string, ago: string, connection: string | null = null) =>
+      run(
+        `insert into mcp_calls (id, app_id, connection_id, tool, arguments, status, is_error, result, truncated,
+           duration_ms, created_at) values ($1, $2, $3, 'list_plans', '{}'::jsonb, 200, false, '[]', false, 3,
+           now() - $4::interval)`,
+        [id, app.id, connection, ago],
+      );
+    await insert('mcl_1', '3 hours');
+    await insert('mcl_2', '2 hours', 'conn_a');
+    await insert('mcl_3', '1 hour');
+    await insert('mcl_old', '31 days');
+    const walk = async (query: string) => {
+      const pages: string[][] = [];
+      let cursor: string | null = null;
+      do {
+        const res: Res<ListPage> = await get<ListPage>(
+          `/apps/${app.id}/mcp/calls${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          admin,
+        );
+        expect(res.status, res.text).to.equal(200);
+        pages.push(res.body.data.map((c) => c.id));
+        cursor = res.body.next_cursor;
+      } while (cursor && pages.length < 20);
+      return pages;
+    };
+    expect(await walk('?limit=1')).to.deep.equal([['mcl_3'], ['mcl_2'], ['mcl_1']]);
+    expect(await walk('?limit=2')).to.deep.equal([['mcl_3', 'mcl_2'], ['mcl_1']]);
+    expect(await walk('?limit=3')).to.deep.equal([['mcl_3', 'mcl_2', 'mcl_1']]);
+    expect(await walk('?limit=1&connection_id=conn_a')).to.deep.equal([['mcl_2']]);
+    const res = await get(`/apps/${app.id}/mcp/calls?cursor=abc`, admin);
+    expect(res.status).to.equal(400);
+    expect(res.body.error).to.equal('cursor: is not a next_cursor this list answered');
   });
 });
