@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
+import { cursorPageSchema } from '../http/pagination.js';
 import { ctxOf, Reply, route } from '../http/route.js';
 import { offerParams } from '../offers/offers.schemas.js';
 import { planParams } from '../catalog/catalog.schemas.js';
@@ -77,9 +78,10 @@ export const checkoutRoutes = [
     auth: ['S'],
     tags,
     summary: 'Checkouts, newest first',
+    description: 'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
     params: appIdParams,
     query: S.listQuery,
-    response: z.object({ data: z.array(checkout) }),
+    response: cursorPageSchema(checkout),
     handler: (s) => checkouts.listCheckouts(ctxOf(s), s.query),
   }),
   route({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { limitParam } from '../http/pagination.js';
+import { cursorQuery } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
 
 /** An email address within RFC 5321's lengths (local part 64, whole address 254), as the document's format says. */
@@ -30,10 +30,9 @@ export const offerCheckoutBody = z.object({
   cancel_url: httpUrl.optional(),
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
-export const listQuery = z.object({
+export const listQuery = cursorQuery(50, 100).extend({
   offer: z.string().max(255).optional(),
   status: z.enum(['created', 'completed', 'cancelled', 'expired']).optional(),
-  limit: limitParam(50, 100),
 });
 
 export const planCheckoutBody = z.object({

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { deleteInBatches, sql } from '../db/sql.js';
-import { limitParam } from '../http/pagination.js';
+import { cursorAtSql, cursorPage, cursorQuery } from '../http/pagination.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
 
@@ -42,9 +42,8 @@ export async function logCall(
   );
 }
 
-export const callsQuery = z.object({
+export const callsQuery = cursorQuery(50, 100).extend({
   connection_id: z.string().max(255).optional(),
-  limit: limitParam(50, 100),
 });
 
 export const callSchema = z.object({
@@ -75,15 +74,25 @@ interface CallRow {
 
 /** The call log of the last 30 days, newest first. */
 export async function listCalls(em: EntityManager, appId: string, q: z.output<typeof callsQuery>) {
-  const rows = await sql<CallRow>(
+  const params: unknown[] = [appId, q.connection_id ?? null, CALL_RETENTION_DAYS, q.limit + 1];
+  let after = '';
+  if (q.cursor) {
+    params.push(q.cursor.at, q.cursor.id);
+    after = 'and (created_at, id) < ($5::timestamptz, $6::text)';
+  }
+  const rows = await sql<CallRow & { cursor_at: string }>(
     em,
-    `select id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms, created_at from
-      mcp_calls
+    `select id, connection_id, tool, arguments, status, is_error, result, truncated, duration_ms, created_at,
+      ${cursorAtSql('created_at')} as cursor_at from mcp_calls
       where app_id = $1 and ($2::text is null or connection_id = $2) and created_at > now() - make_interval(days => $3)
-      order by created_at desc, id desc limit $4`,
-    [appId, q.connection_id ?? null, CALL_RETENTION_DAYS, q.limit],
+      ${after} order by created_at desc, id desc limit $4`,
+    params,
   );
-  return { data: rows.map((r) => ({ ...r, created_at: iso(new Date(r.created_at))! })) };
+  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
+  return {
+    data: page.rows.map(({ cursor_at: _at, ...r }) => ({ ...r, created_at: iso(new Date(r.created_at))! })),
+    next_cursor: page.next_cursor,
+  };
 }
 
 /** Deletes calls older than the retention window, in batches (run by the hourly retention workflow). */

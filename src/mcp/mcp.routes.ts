@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { errorSchema } from '../http/contract.js';
 import { AppError, forbidden } from '../http/errors.js';
+import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import { callSchema, callsQuery, listCalls } from './calls.js';
@@ -249,10 +250,12 @@ export const mcpRoutes = [
     auth: ['A'],
     tags,
     summary: 'MCP tool call log (30 days), newest first',
-    description: 'Results over 20,000 characters are cut (`truncated: true`). `limit` default 50, at most 100.',
+    description:
+      'Results over 20,000 characters are cut (`truncated: true`). `limit` default 50, at most 100. Pass ' +
+      '`next_cursor` back as `cursor` for the next page (null on the last).',
     params: appIdParams,
     query: callsQuery,
-    response: z.object({ data: z.array(callSchema) }),
+    response: cursorPageSchema(callSchema),
     handler: (s) => listCalls(s.em, ctxOf(s).app.id, s.query),
   }),
 ];

@@ -120,9 +120,10 @@ export const webhookRoutes = [
     mcp: { tool: 'list_webhook_deliveries', level: 'R', redact: ['secret'] },
     tags,
     summary: 'Deliveries to an endpoint, newest first',
+    description: 'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
     params: S.endpointParams,
     query: S.deliveriesQuery,
-    response: z.object({ data: z.array(S.deliverySchema) }),
+    response: cursorPageSchema(S.deliverySchema),
     handler: (s) => deliveries.listDeliveries(ctxOf(s), s.params.webhookId, s.query),
   }),
   route({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPE_NAMES } from '../events/catalog.js';
 import { eventSchema } from '../events/events.schemas.js';
-import { limitParam } from '../http/pagination.js';
+import { cursorQuery } from '../http/pagination.js';
 import { HTTP_URL_PATTERN } from '../http/schemas.js';
 
 const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
@@ -31,9 +31,8 @@ export const updateEndpointBody = z.object({
   enabled: z.boolean().optional(),
 });
 export const testBody = z.object({ type: eventType.optional() });
-export const deliveriesQuery = z.object({
+export const deliveriesQuery = cursorQuery(50, 100).extend({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
-  limit: limitParam(50, 100),
 });
 
 const stats = z.object({

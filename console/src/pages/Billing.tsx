@@ -13,7 +13,12 @@ import {
   Text,
   Title,
 } from '@mantine/core';
-import type { CheckoutsListQuery, SubscriptionsListQuery, SubscriptionsListResponse } from '@offerkit/sdk';
+import type {
+  CheckoutsListQuery,
+  CheckoutsListResponse,
+  SubscriptionsListQuery,
+  SubscriptionsListResponse,
+} from '@offerkit/sdk';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi } from '../api';
@@ -261,9 +266,13 @@ function Checkouts() {
   const { appId } = useParams();
   const api = appApi(appId!);
   const [status, setStatus] = useState<CheckoutStatus>('all');
+  // The cursors of the pages walked so far: the last one is the page shown (undefined: the first page).
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
   const checkouts = useLoad(
-    () => api.checkouts.list({ limit: 50, ...(status === 'all' ? {} : { status }) }),
-    [appId, status],
+    (): PromiseLike<CheckoutsListResponse> =>
+      api.checkouts.list({ limit: 50, ...(status === 'all' ? {} : { status }), ...(cursor ? { cursor } : {}) }),
+    [appId, status, cursor],
   );
   return (
     <Card withBorder>
@@ -277,14 +286,17 @@ function Checkouts() {
             size="xs"
             data={['all', 'created', 'completed', 'cancelled', 'expired']}
             value={status}
-            onChange={(v) => setStatus(v as CheckoutStatus)}
+            onChange={(v) => {
+              setStatus(v as CheckoutStatus);
+              setCursors([undefined]);
+            }}
           />
         </Group>
         <Loading error={checkouts.error}>
           {checkouts.data &&
             (checkouts.data.data.length === 0 ? (
               <Text c="dimmed">
-                {status === 'all'
+                {status === 'all' && cursors.length === 1
                   ? 'No checkouts yet. Publish an offer and send buyers to its checkout, or wait for a 402 upgrade.'
                   : `No ${status} checkouts.`}
               </Text>
@@ -325,6 +337,9 @@ function Checkouts() {
                 </Table>
               </Table.ScrollContainer>
             ))}
+          {checkouts.data && (
+            <CursorPager cursors={cursors} setCursors={setCursors} next={checkouts.data.next_cursor} />
+          )}
         </Loading>
       </Stack>
     </Card>

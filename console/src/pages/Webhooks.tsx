@@ -17,7 +17,7 @@ import {
 } from '@mantine/core';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useParams, useSearchParams } from 'react-router';
-import type { EventsListResponse, WebhooksCreateBody } from '@offerkit/sdk';
+import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
 import { appApi, eventTypes, type AppApi } from '../api';
 import { CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 
@@ -288,14 +288,24 @@ function EventTypes() {
   );
 }
 
+const DELIVERY_PAGE = 50;
+
 function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoint; onChange: () => Promise<void> }) {
-  const { data, error, reload } = useLoad(
-    () => api.webhooks.listDeliveries(endpoint.id, { limit: 50 }).then((r) => r.data),
-    [endpoint.id],
+  // The cursors of the pages walked so far: the last one is the page shown (undefined: the first page).
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(
+    (): PromiseLike<WebhooksListDeliveriesResponse> =>
+      api.webhooks.listDeliveries(endpoint.id, { limit: DELIVERY_PAGE, ...(cursor ? { cursor } : {}) }),
+    [endpoint.id, cursor],
   );
+  const { error, reload } = page;
+  const data = page.data?.data;
   const action = useAction();
-  const after = async () => {
-    await reload();
+  /** After an action: the page shown again, or the first page, where a new delivery (a test send) shows. */
+  const after = async (toFirst = false) => {
+    if (toFirst && cursors.length > 1) setCursors([undefined]);
+    else await reload();
     await onChange();
   };
   return (
@@ -309,7 +319,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
           size="xs"
           variant="default"
           loading={action.busy}
-          onClick={() => action.run(async () => (await api.webhooks.sendTest(endpoint.id, {}), after()))}
+          onClick={() => action.run(async () => (await api.webhooks.sendTest(endpoint.id, {}), after(true)))}
         >
           Send test event
         </Button>
@@ -319,7 +329,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
         {data &&
           (data.length === 0 ? (
             <Text size="sm" c="dimmed">
-              No deliveries yet.
+              {cursors.length === 1 ? 'No deliveries yet.' : 'No older deliveries.'}
             </Text>
           ) : (
             <Accordion variant="contained">
@@ -372,6 +382,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
               ))}
             </Accordion>
           ))}
+        {page.data && <CursorPager cursors={cursors} setCursors={setCursors} next={page.data.next_cursor} />}
       </Loading>
     </Stack>
   );

@@ -21,6 +21,7 @@ import { Migration20261124091000_apps_notify } from './Migration20261124091000_a
 import { Migration20261124092000_usage_rollup } from './Migration20261124092000_usage_rollup.js';
 import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
 import { Migration20261125090000_subscriptions_list } from './Migration20261125090000_subscriptions_list.js';
+import { Migration20261126090000_cursor_lists } from './Migration20261126090000_cursor_lists.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -44,4 +45,5 @@ export const migrationsList = [
   Migration20261124092000_usage_rollup,
   Migration20261123093000_reconciler,
   Migration20261125090000_subscriptions_list,
+  Migration20261126090000_cursor_lists,
 ];

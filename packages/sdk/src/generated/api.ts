@@ -806,7 +806,7 @@ export const OPERATIONS: readonly Operation[] = [
     params: ['webhookId'],
     body: false,
     query: true,
-    paginated: false,
+    paginated: 'cursor',
     auth: ['S'],
   },
   {
@@ -996,7 +996,7 @@ export const OPERATIONS: readonly Operation[] = [
     params: [],
     body: false,
     query: true,
-    paginated: false,
+    paginated: 'cursor',
     auth: ['S'],
   },
   {
@@ -2340,13 +2340,15 @@ export interface WebhooksApi {
   /**
    * Deliveries to an endpoint, newest first
    *
-   * `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key)
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
+   *
+   * `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). Await it for one page, or iterate it with `for await` for every item.
    */
   listDeliveries(
     webhookId: string,
     query?: WebhooksListDeliveriesQuery,
     options?: RequestOptions,
-  ): Promise<WebhooksListDeliveriesResponse>;
+  ): CursorPagePromise<WebhooksListDeliveriesResponse>;
   /**
    * Retry a delivery once, now
    *
@@ -2490,9 +2492,11 @@ export interface CheckoutsApi {
   /**
    * Checkouts, newest first
    *
-   * `GET /apps/{appId}/checkouts` (secret key)
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
+   *
+   * `GET /apps/{appId}/checkouts` (secret key). Await it for one page, or iterate it with `for await` for every item.
    */
-  list(query?: CheckoutsListQuery, options?: RequestOptions): Promise<CheckoutsListResponse>;
+  list(query?: CheckoutsListQuery, options?: RequestOptions): CursorPagePromise<CheckoutsListResponse>;
   /**
    * A checkout
    *

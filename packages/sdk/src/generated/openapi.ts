@@ -1234,7 +1234,9 @@ export interface paths {
     };
     /**
      * Deliveries to an endpoint, newest first
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Pass `next_cursor` back as `cursor` for the next page (null on the last).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['webhooks.listDeliveries'];
     put?: never;
@@ -1558,7 +1560,9 @@ export interface paths {
     };
     /**
      * Checkouts, newest first
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Pass `next_cursor` back as `cursor` for the next page (null on the last).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['checkouts.list'];
     put?: never;
@@ -10640,8 +10644,9 @@ export interface operations {
   'webhooks.listDeliveries': {
     parameters: {
       query?: {
-        status?: 'pending' | 'succeeded' | 'failed';
         limit?: number;
+        cursor?: string;
+        status?: 'pending' | 'succeeded' | 'failed';
       };
       header?: never;
       path: {
@@ -10687,6 +10692,8 @@ export interface operations {
                 test?: true;
               };
             }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
           };
         };
       };
@@ -12957,9 +12964,10 @@ export interface operations {
   'checkouts.list': {
     parameters: {
       query?: {
+        limit?: number;
+        cursor?: string;
         offer?: string;
         status?: 'created' | 'completed' | 'cancelled' | 'expired';
-        limit?: number;
       };
       header?: never;
       path: {
@@ -13010,6 +13018,8 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
             }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
           };
         };
       };
