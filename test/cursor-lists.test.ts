@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { SecretClient } from '@offerkit/sdk';
 import { sql } from '../src/db/sql.js';
-import { createTestApp, type TestApp } from './helpers/factories.js';
+import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { get, post, type Res } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 
@@ -230,5 +230,41 @@ describe('cursor pages of the MCP call log', function () {
     const res = await get(`/apps/${app.id}/mcp/calls?cursor=abc`, admin);
     expect(res.status).to.equal(400);
     expect(res.body.error).to.equal('cursor: is not a next_cursor this list answered');
+  });
+});
+
+describe('cursor pages of cancel sessions', function () {
+  this.timeout(120_000);
+  it('GET /apps/:appId/cancel-sessions pages with next_cursor, keeps its filters, rejects a bad cursor', async () => {
+    const app = await createTestApp();
+    const base = `/apps/${app.id}`;
+    await seedCatalog(app);
+    expect((await post(`${base}/cancel-flows`, app.api_key, { status: 'active' })).status).to.equal(201);
+    const started: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      await createAccount(app, { id: `leaver_${i}`, plan: 'free' });
+      const s = await post(`${base}/cancel-sessions`, app.api_key, { account: `leaver_${i}` });
+      expect(s.status, s.text).to.equal(201);
+      started.push(s.body.id);
+    }
+    const page = async (query: string) => {
+      const res = await get<ListPage>(`${base}/cancel-sessions?${query}`, app.api_key);
+      expect(res.status, res.text).to.equal(200);
+      return res.body;
+    };
+    const pages: string[][] = [];
+    let cursor: string | null = null;
+    do {
+      const p: ListPage = await page(`flow=default&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      pages.push(p.data.map((d) => d.id));
+      cursor = p.next_cursor;
+    } while (cursor && pages.length < 10);
+    expect(pages.map((p) => p.length)).to.deep.equal([2, 2, 1]);
+    expect(pages.flat(), 'newest first, each once').to.deep.equal([...started].reverse());
+    expect((await page('account=leaver_3')).data.map((d) => d.id)).to.deep.equal([started[3]]);
+    expect((await page('flow=another')).data).to.deep.equal([]);
+    const bad = await get(`${base}/cancel-sessions?cursor=nope`, app.api_key);
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error).to.match(/^cursor: /);
   });
 });

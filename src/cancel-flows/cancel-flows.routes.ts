@@ -1,3 +1,4 @@
+import { cursorPageSchema } from '../http/pagination.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
@@ -165,9 +166,10 @@ export const cancelFlowRoutes = [
     auth: ['S'],
     tags: sessionTags,
     summary: 'Cancel sessions, newest first',
+    description: 'Pass `next_cursor` back as `cursor` for the next page (null on the last).',
     params: appIdParams,
     query: S.listSessionsQuery,
-    response: z.object({ data: z.array(session) }),
+    response: cursorPageSchema(session),
     handler: (s) => sessions.listSessions(ctxOf(s), s.query),
   }),
   route({

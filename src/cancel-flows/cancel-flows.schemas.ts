@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { limitParam } from '../http/pagination.js';
+import { cursorQuery } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
 
 export const OFFER_KINDS = ['discount', 'downgrade', 'pause', 'incentive'] as const;
@@ -102,11 +102,10 @@ export const answerBody = z.object({
   text: z.string().max(2000).optional(),
 });
 export const acceptBody = z.object({ return_url: httpUrl.optional(), cancel_url: httpUrl.optional() });
-export const listSessionsQuery = z.object({
+export const listSessionsQuery = cursorQuery(20, 100).extend({
   flow: callerId.optional(),
   account: accountId.optional(),
   status: z.enum(['open', 'saved', 'cancelled', 'abandoned']).optional(),
-  limit: limitParam(20, 100),
 });
 
 /** A cancel flow; its steps as stored (the shape of `step` after validation and defaults). */

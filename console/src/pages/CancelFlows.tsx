@@ -23,7 +23,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
 import { useDemo } from '../App';
 import { normalizeId, textProblem, uniqueId } from '../forms';
-import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { CancelFlowEditor, type StepBody } from './CancelFlowEditor';
 
 type Flow = CancelFlowsGetResponse;
@@ -248,15 +248,14 @@ function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; on
       Promise.all([
         api.cancelFlows.get(flowId),
         api.cancelFlows.stats(flowId, { days: 30 }),
-        api.cancelSessions.list({ flow: flowId, limit: 20 }),
         Promise.all([api.plans.list(), api.incentives.list(), api.cancelFlows.capabilities()]),
       ]),
     [api, flowId],
   );
-  const [flow, stats, sessions, [plans, incentives, capabilities]] = data ?? [undefined, undefined, undefined, []];
+  const [flow, stats, [plans, incentives, capabilities]] = data ?? [undefined, undefined, []];
   return (
     <Loading error={error}>
-      {flow && stats && sessions && (
+      {flow && stats && (
         <Stack>
           {/* A save gives a new updated_at: the editor and the preview start again from the flow as stored. */}
           <CancelFlowEditor
@@ -271,7 +270,7 @@ function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; on
           />
           <OfferPreview key={`preview-${flow.updated_at}`} api={api} flow={flow} />
           <Stats stats={stats} />
-          <Sessions sessions={sessions.data} />
+          <Sessions api={api} flowId={flowId} />
         </Stack>
       )}
     </Loading>
@@ -434,15 +433,21 @@ function Stats({ stats }: { stats: Awaited<ReturnType<AppApi['cancelFlows']['sta
   );
 }
 
-function Sessions({ sessions }: { sessions: Awaited<ReturnType<AppApi['cancelSessions']['list']>>['data'] }) {
+/** The flow's sessions, newest first, 20 a page (Newer / Older over the list's cursor pages). */
+function Sessions({ api, flowId }: { api: AppApi; flowId: string }) {
   const { appId } = useParams();
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const page = useLoad(() => api.cancelSessions.list({ flow: flowId, limit: 20, cursor }), [api, flowId, cursor]);
+  const sessions = page.data?.data ?? [];
   return (
     <Card withBorder>
       <Stack gap="xs">
         <Title order={3} size="h5">
           Sessions
         </Title>
-        {sessions.length === 0 ? (
+        <ErrorText error={page.error} />
+        {page.data && sessions.length === 0 ? (
           <Text c="dimmed">No sessions yet.</Text>
         ) : (
           <Table.ScrollContainer minWidth={520}>
@@ -479,6 +484,7 @@ function Sessions({ sessions }: { sessions: Awaited<ReturnType<AppApi['cancelSes
             </Table>
           </Table.ScrollContainer>
         )}
+        {page.data && <CursorPager cursors={cursors} setCursors={setCursors} next={page.data.next_cursor} />}
       </Stack>
     </Card>
   );

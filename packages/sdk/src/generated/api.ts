@@ -1186,7 +1186,7 @@ export const OPERATIONS: readonly Operation[] = [
     params: [],
     body: false,
     query: true,
-    paginated: false,
+    paginated: 'cursor',
     auth: ['S'],
   },
   {
@@ -2645,9 +2645,11 @@ export interface CancelSessionsApi {
   /**
    * Cancel sessions, newest first
    *
-   * `GET /apps/{appId}/cancel-sessions` (secret key)
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
+   *
+   * `GET /apps/{appId}/cancel-sessions` (secret key). Await it for one page, or iterate it with `for await` for every item.
    */
-  list(query?: CancelSessionsListQuery, options?: RequestOptions): Promise<CancelSessionsListResponse>;
+  list(query?: CancelSessionsListQuery, options?: RequestOptions): CursorPagePromise<CancelSessionsListResponse>;
   /**
    * A cancel session
    *

@@ -1888,7 +1888,9 @@ export interface paths {
     };
     /**
      * Cancel sessions, newest first
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Pass `next_cursor` back as `cursor` for the next page (null on the last).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['cancelSessions.list'];
     put?: never;
@@ -15095,10 +15097,11 @@ export interface operations {
   'cancelSessions.list': {
     parameters: {
       query?: {
+        limit?: number;
+        cursor?: string;
         flow?: string;
         account?: string;
         status?: 'open' | 'saved' | 'cancelled' | 'abandoned';
-        limit?: number;
       };
       header?: never;
       path: {
@@ -15178,6 +15181,8 @@ export interface operations {
               updated_at: string;
               ended_at: string | null;
             }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
           };
         };
       };
