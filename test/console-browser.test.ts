@@ -5,7 +5,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { seedDemo } from '../src/console/demo.js';
 import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
-import { ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helpers/console.js';
+import { choose, ensureConsoleBuilt, expected, rawRequest, shoot, watch } from './helpers/console.js';
 import { call, del, get, post } from './helpers/http.js';
 import { pkce, postForm } from './helpers/oauth.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -357,8 +357,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByText('No offers yet').waitFor();
     await page.getByLabel('Offer id').fill('launch');
     await page.getByLabel('Offer name').fill('Launch week');
-    await page.getByRole('combobox', { name: /^Plan/ }).click();
-    await page.getByRole('option', { name: 'Pro' }).click();
+    await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
     await page.getByLabel('Monthly price (USD)').fill('7');
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
@@ -381,17 +380,17 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('button', { name: 'Create from the template' }).click();
     await page.getByLabel('Steps').waitFor();
     // "Something else" skips the offer and goes straight to the confirm step.
-    await page.getByRole('combobox', { name: 'After “Something else”' }).click();
-    await page.getByRole('option', { name: 'confirm' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'After “Something else”' }), { name: 'confirm' });
     await page.getByRole('button', { name: 'Save flow' }).click();
     await eventually(async () => {
       const [flow] = (await get(`/apps/${appId}/cancel-flows`, testEnv().adminKey)).body;
       const reason = flow.steps.find((x: { id: string }) => x.id === 'reason');
       return reason.answers.find((a: { id: string }) => a.id === 'other').next === 'confirm';
     });
+    // The page reloads the saved flow and mounts the editor and the preview again: wait for that first.
+    await page.locator('button:disabled:not([data-loading])', { hasText: 'Save flow' }).waitFor();
     // The preview: "too expensive" gets the discount.
-    await page.getByRole('combobox', { name: 'Why are you cancelling?' }).click();
-    await page.getByRole('option', { name: 'It is too expensive' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), { name: 'It is too expensive' });
     await page.getByLabel('Offer preview').getByText(/25%/).first().waitFor();
     await shoot(page, 'cancel-flow-editor');
   });
@@ -414,16 +413,14 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('link', { name: 'Offers' }).click();
     await page.getByLabel('Offer id').fill('summer');
     await page.getByLabel('Offer name').fill('Summer deal');
-    await page.getByRole('combobox', { name: /^Plan/ }).click();
-    await page.getByRole('option', { name: 'Pro' }).click();
+    await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
     await page.getByLabel('Monthly price (USD)').fill('8');
     await page.getByRole('button', { name: 'Create draft' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'draft' }).waitFor();
     const preview = page.getByLabel('Live preview');
 
     // A plan from the catalog arrives with its regular prices, which the person then lowers.
-    await page.getByRole('combobox', { name: 'Add a plan from the catalog' }).click();
-    await page.getByRole('option', { name: 'Team' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'Add a plan from the catalog' }), { name: 'Team' });
     await page.getByRole('button', { name: 'Add plan' }).click();
     await preview.getByText('300 USD').waitFor();
     await page.getByLabel('team monthly price', { exact: true }).fill('24');
@@ -432,16 +429,14 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await preview.getByText('300 USD').waitFor({ state: 'detached' });
     // Extras: a higher limit for buyers of Team through this offer.
     const team = page.getByRole('group', { name: 'Plan Team' });
-    await team.getByRole('combobox', { name: 'Extra limit for Team' }).click();
-    await page.getByRole('option', { name: 'AI credits' }).click();
+    await choose(page, team.getByRole('combobox', { name: 'Extra limit for Team' }), { name: 'AI credits' });
     await team.getByRole('button', { name: 'Add extra' }).click();
     await page.getByLabel('Team extra AI credits limit').fill('500');
     await preview.getByText('AI credits: 500').waitFor();
     // Team first: buyers see the plans in the offer's order.
     await page.getByRole('button', { name: 'Move Team up' }).click();
     // The order bump.
-    await page.getByRole('combobox', { name: 'Add an order bump' }).click();
-    await page.getByRole('option', { name: 'Priority support' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'Add an order bump' }), { name: 'Priority support' });
     await page.getByLabel('Bump price', { exact: true }).fill('15');
     await page.getByRole('button', { name: 'Add bump' }).click();
     await preview.getByText('Add Priority support for 15 USD').waitFor();
@@ -481,17 +476,14 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('link', { name: 'Cancel flows' }).click();
     await page.getByLabel('Steps').waitFor();
     const add = page.getByRole('group', { name: 'Add a step' });
-    await add.getByRole('combobox', { name: 'Kind of step' }).click();
-    await page.getByRole('option', { name: 'Save offer' }).click();
-    await add.getByRole('combobox', { name: 'After' }).click();
-    await page.getByRole('option', { name: 'offer', exact: true }).click();
+    await choose(page, add.getByRole('combobox', { name: 'Kind of step' }), { name: 'Save offer' });
+    await choose(page, add.getByRole('combobox', { name: 'After' }), { name: 'offer', exact: true });
     await add.getByLabel('New step title').fill('One more thing');
     await add.getByRole('button', { name: 'Add step' }).click();
     const step = page.getByRole('group', { name: 'Step one_more_thing' });
     await step.waitFor();
     // Its offer: a pause by default; the person makes it a discount and writes its copy.
-    await step.getByRole('combobox', { name: 'one_more_thing offer 1 kind' }).click();
-    await page.getByRole('option', { name: 'Discount' }).click();
+    await choose(page, step.getByRole('combobox', { name: 'one_more_thing offer 1 kind' }), { name: 'Discount' });
     // Checked as the API's schema checks it, before anything is sent.
     await step.getByLabel('one_more_thing offer 1 percent off').fill('150');
     await step.getByText('must be between 1 and 100').waitFor();
@@ -501,17 +493,14 @@ describe('the operator console in a real browser (headless Chromium)', function 
     // The copy is written from the terms unless the person writes it.
     await step.getByRole('button', { name: 'Write the copy of one_more_thing offer 1' }).click();
     await step.getByLabel('one_more_thing offer 1 headline').fill('Stay for 40% less');
-    await step.getByRole('combobox', { name: 'one_more_thing offer 1 answers' }).click();
-    await page.getByRole('option', { name: 'It is missing features I need' }).click();
+    await choose(page, step.getByRole('combobox', { name: 'one_more_thing offer 1 answers' }), { name: 'It is missing features I need' });
     await page.keyboard.press('Escape');
     // The answer "missing features" branches to the new step; a new answer joins the question.
-    await page.getByRole('combobox', { name: 'After “It is missing features I need”' }).click();
-    await page.getByRole('option', { name: 'one_more_thing (offer)' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'After “It is missing features I need”' }), { name: 'one_more_thing (offer)' });
     await page.getByLabel('New answer to reason').fill('Switching to another tool');
     await page.getByRole('button', { name: 'Add answer' }).click();
     // A text step added and removed again leaves nothing behind.
-    await add.getByRole('combobox', { name: 'Kind of step' }).click();
-    await page.getByRole('option', { name: 'Text' }).click();
+    await choose(page, add.getByRole('combobox', { name: 'Kind of step' }), { name: 'Text' });
     await add.getByLabel('New step title').fill('A word from us');
     await add.getByRole('button', { name: 'Add step' }).click();
     await page.getByRole('button', { name: 'Remove step a_word_from_us' }).click();
@@ -561,10 +550,8 @@ describe('the operator console in a real browser (headless Chromium)', function 
       return true;
     });
     // The preview of the new step for that answer.
-    await page.getByRole('combobox', { name: 'Offer step' }).click();
-    await page.getByRole('option', { name: /One more thing/ }).click();
-    await page.getByRole('combobox', { name: 'Why are you cancelling?' }).click();
-    await page.getByRole('option', { name: 'It is missing features I need' }).click();
+    await choose(page, page.getByRole('combobox', { name: 'Offer step' }), { name: /One more thing/ });
+    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), { name: 'It is missing features I need' });
     await page.getByLabel('Offer preview').getByText('Stay for 40% less').waitFor();
 
     // On a phone each branch's arrow stays on the line of its list.
@@ -949,8 +936,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       ).to.deep.equal([]);
       // By type: only that type, from the first page again.
       const completed = (await get(`/apps/${demoAppId}/events?type=checkout.completed`, app.api_key)).body.data;
-      await page.getByRole('combobox', { name: 'Event type' }).click();
-      await page.getByRole('option', { name: 'checkout.completed' }).click();
+      await choose(page, page.getByRole('combobox', { name: 'Event type' }), { name: 'checkout.completed' });
       await eventually(async () => {
         const shown = await labels();
         return shown.length === completed.length && shown.every((l) => l.startsWith('Event checkout.completed '));

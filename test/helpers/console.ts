@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../src/console/console.js';
 
 export const SCREENSHOT_DIR = path.resolve('.test-data/console');
@@ -100,4 +100,26 @@ export function rawRequest(
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+/**
+ * Opens a select (Mantine's combobox) and picks an option. A re-render right after a save (the page reloads
+ * what it saved and mounts the editor again) can close a list that has just opened, so it opens it again.
+ */
+export async function choose(
+  page: Page,
+  combobox: Locator,
+  option: { name: string | RegExp; exact?: boolean },
+): Promise<void> {
+  const item = page.getByRole('option', option);
+  for (let attempt = 1; ; attempt++) {
+    await combobox.click();
+    try {
+      await item.waitFor({ timeout: 5_000 });
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+    }
+  }
+  await item.click();
 }
