@@ -390,7 +390,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
     // The page reloads the saved flow and mounts the editor and the preview again: wait for that first.
     await page.locator('button:disabled:not([data-loading])', { hasText: 'Save flow' }).waitFor();
     // The preview: "too expensive" gets the discount.
-    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), { name: 'It is too expensive' });
+    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), {
+      name: 'It is too expensive',
+    });
     await page.getByLabel('Offer preview').getByText(/25%/).first().waitFor();
     await shoot(page, 'cancel-flow-editor');
   });
@@ -493,10 +495,14 @@ describe('the operator console in a real browser (headless Chromium)', function 
     // The copy is written from the terms unless the person writes it.
     await step.getByRole('button', { name: 'Write the copy of one_more_thing offer 1' }).click();
     await step.getByLabel('one_more_thing offer 1 headline').fill('Stay for 40% less');
-    await choose(page, step.getByRole('combobox', { name: 'one_more_thing offer 1 answers' }), { name: 'It is missing features I need' });
+    await choose(page, step.getByRole('combobox', { name: 'one_more_thing offer 1 answers' }), {
+      name: 'It is missing features I need',
+    });
     await page.keyboard.press('Escape');
     // The answer "missing features" branches to the new step; a new answer joins the question.
-    await choose(page, page.getByRole('combobox', { name: 'After “It is missing features I need”' }), { name: 'one_more_thing (offer)' });
+    await choose(page, page.getByRole('combobox', { name: 'After “It is missing features I need”' }), {
+      name: 'one_more_thing (offer)',
+    });
     await page.getByLabel('New answer to reason').fill('Switching to another tool');
     await page.getByRole('button', { name: 'Add answer' }).click();
     // A text step added and removed again leaves nothing behind.
@@ -551,7 +557,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
     });
     // The preview of the new step for that answer.
     await choose(page, page.getByRole('combobox', { name: 'Offer step' }), { name: /One more thing/ });
-    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), { name: 'It is missing features I need' });
+    await choose(page, page.getByRole('combobox', { name: 'Why are you cancelling?' }), {
+      name: 'It is missing features I need',
+    });
     await page.getByLabel('Offer preview').getByText('Stay for 40% less').waitFor();
 
     // On a phone each branch's arrow stays on the line of its list.
