@@ -27,6 +27,8 @@ const VENV = path.join(ROOT, '.tools', `schemathesis-${SCHEMATHESIS_VERSION}`);
 const CONFIG = path.join(ROOT, 'test', 'contract', 'schemathesis.toml');
 const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 5);
 const SEED = process.env.CONTRACT_SEED ?? '20261123';
+/** The passes, in the order they run: see contractPasses. */
+export const PASS_NAMES = ['admin', 'secret', 'publishable', 'destructive'];
 
 function fail(message: string): never {
   process.stderr.write(`\ncontract: ${message}\n`);
@@ -257,10 +259,16 @@ export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pas
   return passes.filter((p) => !only || only.includes(p.name));
 }
 
-/** Where each pass writes its JUnit report (emptied first). */
-export function reportDirectory(): string {
+/**
+ * Where each pass writes its JUnit report and overrides: `.test-data/contract/<pass>/`, emptied for the passes about
+ * to run (only those: `npm test` runs the passes in two processes at once, and each empties only its own).
+ */
+export function reportDirectory(passes: string[] = process.env.CONTRACT_ONLY?.split(',') ?? PASS_NAMES): string {
   const dir = path.join(ROOT, '.test-data', 'contract');
-  fs.rmSync(dir, { recursive: true, force: true });
+  for (const name of passes) {
+    fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+    fs.rmSync(path.join(dir, `${name}.toml`), { force: true });
+  }
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -268,6 +276,11 @@ export function reportDirectory(): string {
 export const CONTRACT_CONFIG = path.relative(ROOT, CONFIG);
 
 async function main() {
+  // `--install`: only fetch schemathesis (npm test does so while the checks run).
+  if (process.argv.includes('--install')) {
+    ensureSchemathesis();
+    process.exit(0);
+  }
   const started = Date.now();
   const failed: string[] = [];
   let reportDir = '';

@@ -64,7 +64,14 @@ describe('SDK: the packed tarball installed into an empty project', function () 
     'packs (building it), installs offline with no dependencies, imports, type-checks (README examples too) ' +
       'and calls the API',
     async () => {
-      const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], { cwd: sdkDir });
+      // Packed from a copy of the package's sources: `npm pack` builds, which empties dist first, and the suite's
+      // other half (scripts/test.ts) may be starting a service that imports the workspace's dist at that moment.
+      const source = path.join(dir, 'sdk');
+      fs.cpSync(sdkDir, source, { recursive: true, filter: (f) => !/[\\/](dist|node_modules)$/.test(f) });
+      const packed = await run(npm, ['pack', '--json', '--pack-destination', dir], {
+        cwd: source,
+        env: { ...process.env, PATH: `${path.join(root, 'node_modules/.bin')}${path.delimiter}${process.env.PATH}` },
+      });
       const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
       const files = info.files.map((f) => f.path);
       expect(files).to.include.members(['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts']);
