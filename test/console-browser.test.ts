@@ -633,16 +633,33 @@ describe('the operator console in a real browser (headless Chromium)', function 
     expect(
       (await call('PATCH', `${base}/offers/summer`, { token: admin, body: { fallback: 'launch' } })).status,
     ).to.equal(200);
+    // And an entitlement whose 402 upgrade it is: the dialog names it, and the API clears the pointer.
+    const ent = (await get(`${base}/entitlements`, admin)).body.find((e: { type: string }) => e.type === 'usage');
+    expect(
+      (
+        await call('PATCH', `${base}/entitlements/${ent.id}`, {
+          token: admin,
+          body: { overage: { mode: 'block', offer_id: 'launch' } },
+        })
+      ).status,
+    ).to.equal(200);
     await page.getByRole('link', { name: 'Offers' }).click();
     await page.getByRole('button', { name: 'Delete offer Launch week' }).click();
     const offerDialog = page.getByRole('dialog', { name: 'Delete the offer Launch week?' });
     await offerDialog.getByText('Offers that fall back to it lose their fallback: Summer deal.').waitFor();
+    await offerDialog
+      .getByText(`Entitlements whose upgrade it offers at their limit fall back to regular prices: ${ent.name}.`)
+      .waitFor();
     await shoot(page, 'offer-delete');
     await offerDialog.getByRole('button', { name: 'Delete the offer' }).click();
     await offerDialog.waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'Launch week' }).waitFor({ state: 'detached' });
     expect((await get(`${base}/offers/launch`, admin)).status).to.equal(404);
     expect((await get(`${base}/offers/summer`, admin)).body.fallback).to.equal(null);
+    expect((await get(`${base}/entitlements/${ent.id}`, admin)).body.overage).to.deep.equal({
+      mode: 'block',
+      offer_id: null,
+    });
     expect((await get(`${base}/offers`, admin)).body.map((o: { id: string }) => o.id)).to.deep.equal(['summer']);
   });
 

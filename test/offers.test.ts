@@ -216,11 +216,27 @@ describe('offers', () => {
     expect(pv.body.plans[0].changes).to.deep.include({ entitlement: 'sso', current: 0, new: null });
   });
 
-  it('delete removes the offer and any fallback pointing at it; secret key only', async () => {
+  it('delete removes the offer, any fallback and any entitlement upgrade pointing at it; secret key only', async () => {
     await post(`${base}/offers`, app.api_key, spring);
     await post(`${base}/offers`, app.api_key, { ...spring, id: 'other', fallback: 'spring_sale' });
+    const overage = (offer: string) => ({ overage: { mode: 'block', offer_id: offer } });
+    expect((await patch(`${base}/entitlements/api_calls`, app.api_key, overage('spring_sale'))).status).to.equal(200);
+    expect((await patch(`${base}/entitlements/seats`, app.api_key, overage('other'))).status).to.equal(200);
     expect((await del(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(200);
+    expect((await get(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(404);
     expect((await get(`${base}/offers/other`, app.api_key)).body.fallback).to.equal(null);
+    // The entitlement keeps its mode and loses only the pointer; another offer's pointer stays.
+    expect((await get(`${base}/entitlements/api_calls`, app.api_key)).body.overage).to.deep.equal({
+      mode: 'block',
+      offer_id: null,
+    });
+    expect((await get(`${base}/entitlements/seats`, app.api_key)).body.overage).to.deep.equal({
+      mode: 'block',
+      offer_id: 'other',
+    });
+    // A new offer with the deleted id does not inherit the pointers.
+    expect((await post(`${base}/offers`, app.api_key, spring)).status).to.equal(201);
+    expect((await get(`${base}/entitlements/api_calls`, app.api_key)).body.overage.offer_id).to.equal(null);
     expect((await get(`${base}/offers`, app.public_key)).status).to.equal(401);
   });
 });

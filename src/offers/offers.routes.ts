@@ -81,6 +81,9 @@ export const offerRoutes = [
     auth: ['S'],
     tags,
     summary: 'Delete an offer (buyers keep price and extras)',
+    description:
+      'In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade ' +
+      'it was lose their `overage.offer_id` (the upgrade then uses regular prices).',
     params: S.offerParams,
     response: offer,
     handler: (s) => offers.deleteOffer(ctxOf(s), s.params.offerId),

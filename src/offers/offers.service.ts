@@ -290,14 +290,21 @@ export async function archiveOffer(ctx: Ctx, id: string) {
 }
 
 /** Removes the offer record; buyers keep their price and extras (their checkouts hold the terms). */
+/**
+ * Deletes an offer, and in the same transaction every pointer at it: offers falling back to it lose their fallback,
+ * entitlements whose 402 upgrade came from it lose their `overage.offer_id` (the upgrade then uses regular prices,
+ * as it did while the offer was not live). Otherwise a later offer created with the same id would silently take
+ * its place in both.
+ */
 export async function deleteOffer(ctx: Ctx, id: string) {
   const o = await findOffer(ctx.em, ctx.app.id, id);
   const view = presentOffer(o);
-  await sql(ctx.em, 'update offers set fallback_offer_id = null where app_id = $1 and fallback_offer_id = $2', [
-    ctx.app.id,
-    id,
-  ]);
-  await ctx.em.nativeDelete(Offer, { appId: ctx.app.id, id });
+  await ctx.em.transactional(async (em) => {
+    const args = [ctx.app.id, id];
+    await sql(em, 'update offers set fallback_offer_id = null where app_id = $1 and fallback_offer_id = $2', args);
+    await sql(em, 'update entitlements set overage_offer_id = null where app_id = $1 and overage_offer_id = $2', args);
+    await em.nativeDelete(Offer, { appId: ctx.app.id, id });
+  });
   return view;
 }
 

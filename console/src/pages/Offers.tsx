@@ -40,6 +40,9 @@ export function OffersPage() {
   const [deleting, setDeleting] = useState<string | null>(null);
   const doomed = data?.find((o) => o.id === deleting);
   const fallingBack = data?.filter((o) => o.fallback === deleting && o.id !== deleting) ?? [];
+  // Entitlements whose 402 upgrade comes from the offer: deleting it clears their `overage.offer_id`.
+  const entitlements = useLoad(() => api.entitlements.list(), [appId]);
+  const upgrading = entitlements.data?.filter((e) => e.overage.offer_id === deleting) ?? [];
   return (
     <Stack>
       <Title order={2}>Offers</Title>
@@ -87,7 +90,10 @@ export function OffersPage() {
                               variant="subtle"
                               color="red"
                               aria-label={`Delete offer ${o.name}`}
-                              onClick={() => setDeleting(o.id)}
+                              onClick={() => {
+                                setDeleting(o.id);
+                                void entitlements.reload();
+                              }}
                             >
                               Delete
                             </Button>
@@ -112,6 +118,7 @@ export function OffersPage() {
                 onClose={() => setDeleting(null)}
                 onConfirm={async () => {
                   await api.offers.delete(doomed.id);
+                  void entitlements.reload();
                   if (doomed.id === offerId) navigate(`/apps/${appId}/offers`);
                   await reload();
                 }}
@@ -128,6 +135,13 @@ export function OffersPage() {
                     ? `Offers that fall back to it lose their fallback: ${fallingBack.map((o) => o.name).join(', ')}.`
                     : 'No other offer falls back to it.'}
                 </Text>
+                {upgrading.length > 0 && (
+                  <Text size="sm">
+                    {`Entitlements whose upgrade it offers at their limit fall back to regular prices: ${upgrading
+                      .map((e) => e.name)
+                      .join(', ')}.`}
+                  </Text>
+                )}
               </ConfirmDialog>
             )}
           </>

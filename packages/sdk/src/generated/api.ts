@@ -2441,6 +2441,8 @@ export interface OffersApi {
   /**
    * Delete an offer (buyers keep price and extras)
    *
+   * In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
+   *
    * `DELETE /apps/{appId}/offers/{offerId}` (secret key)
    */
   delete(offerId: string, options?: RequestOptions): Promise<OffersDeleteResponse>;

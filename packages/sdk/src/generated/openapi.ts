@@ -1389,7 +1389,9 @@ export interface paths {
     post?: never;
     /**
      * Delete an offer (buyers keep price and extras)
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     delete: operations['offers.delete'];
     options?: never;
