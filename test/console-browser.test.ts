@@ -831,6 +831,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
       await shoot(page, 'offers');
       expect(await page.getByRole('button', { name: /^Delete offer/ }).count()).to.equal(0);
+      // The editor says up front that nothing is saved here, and offers no Save, Publish or Archive.
+      await page.getByRole('status').filter({ hasText: 'The demo workspace is read-only' }).first().waitFor();
+      expect(await page.getByRole('button', { name: /^(Save|Publish|Save and publish|Archive)$/ }).count()).to.equal(0);
 
       await page.getByRole('link', { name: 'Cancel flows' }).click();
       await page
@@ -842,6 +845,8 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await shoot(page, 'cancel-flows');
       // Read-only: no way to create or delete a flow, or to delete an offer (the secret key would refuse).
       expect(await page.getByRole('button', { name: /New flow|Delete this flow/ }).count()).to.equal(0);
+      await page.getByRole('status').filter({ hasText: 'changes here are not saved' }).waitFor();
+      expect(await page.getByRole('button', { name: 'Save flow' }).count()).to.equal(0);
 
       await page.getByRole('link', { name: 'MCP server' }).click();
       await page.getByText('No connections yet').waitFor();

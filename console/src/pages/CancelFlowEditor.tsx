@@ -352,11 +352,14 @@ export function CancelFlowEditor({
   flow,
   catalog,
   onSaved,
+  readOnly = false,
 }: {
   api: AppApi;
   flow: Flow;
   catalog: FlowCatalog;
   onSaved: () => Promise<void>;
+  /** The demo workspace: the steps can be explored and changed on screen, and nothing offers to save them. */
+  readOnly?: boolean;
 }) {
   const [form, setForm] = useState<FlowForm>(() => formOf(flow));
   const action = useAction();
@@ -442,18 +445,24 @@ export function CancelFlowEditor({
         )}
         <ErrorText error={action.error} />
         <Group gap="xs">
-          <Button
-            loading={action.busy}
-            disabled={!dirty || problems.size > 0}
-            onClick={() =>
-              action.run(async () => {
-                await api.cancelFlows.update(flow.id, body);
-                await onSaved();
-              })
-            }
-          >
-            Save flow
-          </Button>
+          {readOnly ? (
+            <Text size="sm" c="dimmed" role="status">
+              The demo workspace is read-only: changes here are not saved.
+            </Text>
+          ) : (
+            <Button
+              loading={action.busy}
+              disabled={!dirty || problems.size > 0}
+              onClick={() =>
+                action.run(async () => {
+                  await api.cancelFlows.update(flow.id, body);
+                  await onSaved();
+                })
+              }
+            >
+              Save flow
+            </Button>
+          )}
           {dirty && (
             <Button variant="default" disabled={action.busy} onClick={() => setForm(formOf(flow))}>
               Discard changes

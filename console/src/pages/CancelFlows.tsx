@@ -243,6 +243,7 @@ function NewFlow({
 }
 
 function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; onChange: () => Promise<void> }) {
+  const demo = useDemo(useParams().appId);
   const { data, error, reload } = useLoad(
     () =>
       Promise.all([
@@ -267,6 +268,7 @@ function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; on
               await reload();
               await onChange();
             }}
+            readOnly={demo}
           />
           <OfferPreview key={`preview-${flow.updated_at}`} api={api} flow={flow} />
           <Stats stats={stats} />

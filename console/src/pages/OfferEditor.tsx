@@ -175,11 +175,14 @@ export function OfferEditor({
   offer,
   catalog,
   onSaved,
+  readOnly = false,
 }: {
   api: AppApi;
   offer: Offer;
   catalog: OfferCatalog;
   onSaved: () => Promise<void>;
+  /** The demo workspace: edits still show in the preview, and nothing offers to save them (the API would 403). */
+  readOnly?: boolean;
 }) {
   const [form, setForm] = useState<OfferForm>(() => formOf(offer));
   const [preview, setPreview] = useState<OffersPreviewDraftResponse | null>(null);
@@ -276,7 +279,19 @@ export function OfferEditor({
             </Stack>
           </Fieldset>
           <ErrorText error={action.error} />
-          {!archived && (
+          {readOnly && (
+            <Group gap="xs">
+              <Text size="sm" c="dimmed" role="status">
+                The demo workspace is read-only: edits show in the preview and are not saved.
+              </Text>
+              {dirty && (
+                <Button variant="default" onClick={() => setForm(formOf(offer))}>
+                  Discard changes
+                </Button>
+              )}
+            </Group>
+          )}
+          {!archived && !readOnly && (
             <Group gap="xs">
               <Button
                 onClick={() => action.run(async () => (await save(), await onSaved()))}

@@ -217,6 +217,7 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
 }
 
 function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string; onChange: () => Promise<void> }) {
+  const demo = useDemo(useParams().appId);
   const { data, error, reload } = useLoad(
     () =>
       Promise.all([
@@ -241,6 +242,7 @@ function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string;
             offer={data[0]}
             catalog={{ plans: data[2][0], entitlements: data[2][1], addons: data[2][2], offers: data[2][3] }}
             onSaved={refresh}
+            readOnly={demo}
           />
           <Funnel stats={data[1]} />
         </Stack>
