@@ -111,7 +111,10 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       );
       expect(Object.keys(sample.account).sort()).to.deep.equal(Object.keys(completed.data.account).sort());
 
-      const wf = await testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id)).describe();
+      // The workflow ends a workflow task after the activity that completed the checkout: wait for its end.
+      const handle = testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id));
+      await handle.result();
+      const wf = await handle.describe();
       const sa = Object.fromEntries(wf.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
       expect(sa).to.deep.include({ AppId: app.id, CheckoutId: chk.id, OfferId: 'spring' });
       expect(wf.status.name).to.equal('COMPLETED');
