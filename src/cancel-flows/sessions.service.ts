@@ -10,7 +10,7 @@ import type { Ctx } from '../context.js';
 import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
-import { cursorAtSql, cursorPage } from '../http/pagination.js';
+import { newestFirstPage } from '../http/pagination.js';
 import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
 import { requireProvider } from '../payments/payments.service.js';
@@ -300,28 +300,8 @@ export async function getSession(ctx: Ctx, caller: Caller, id: string) {
 
 export async function listSessions(ctx: Ctx, q: z.output<typeof S.listSessionsQuery>) {
   // The page's keys by keyset on (created_at, id) at full precision, then the sessions themselves.
-  const params: unknown[] = [ctx.app.id, q.limit + 1];
-  let where = 'app_id = $1';
-  for (const [column, value] of [
-    ['flow_id', q.flow],
-    ['account_id', q.account],
-    ['status', q.status],
-  ] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    where += ` and ${column} = $${params.length}`;
-  }
-  if (q.cursor) {
-    params.push(q.cursor.at, q.cursor.id);
-    where += ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`;
-  }
-  const keys = await sql<{ id: string; cursor_at: string }>(
-    ctx.em,
-    `select id, ${cursorAtSql('created_at')} as cursor_at from cancel_sessions
-      where ${where} order by created_at desc, id desc limit $2`,
-    params,
-  );
-  const page = cursorPage(keys, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
+  const filters = { app_id: ctx.app.id, flow_id: q.flow, account_id: q.account, status: q.status };
+  const page = await newestFirstPage<{ id: string }>(ctx.em, 'cancel_sessions', 'id', filters, q);
   const found = new Map(
     (await ctx.em.find(CancelSession, { appId: ctx.app.id, id: page.rows.map((r) => r.id) })).map((s) => [s.id, s]),
   );

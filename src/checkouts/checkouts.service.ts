@@ -9,7 +9,7 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
-import { cursorAtSql, cursorPage } from '../http/pagination.js';
+import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import { Offer, type IOffer, type OfferBump, type OfferExtras } from '../offers/offers.entities.js';
@@ -286,31 +286,9 @@ export async function getCheckout(ctx: Ctx, id: string) {
 
 /** The app's checkouts, newest first, a page at a time (keyset on `created_at`, then the id), by offer and status. */
 export async function listCheckouts(ctx: Ctx, q: z.output<typeof S.listQuery>) {
-  const params: unknown[] = [ctx.app.id, q.limit + 1];
-  let where = 'app_id = $1';
-  if (q.offer) {
-    params.push(q.offer);
-    where += ` and offer_id = $${params.length}`;
-  }
-  if (q.status) {
-    params.push(q.status);
-    where += ` and status = $${params.length}`;
-  }
-  if (q.cursor) {
-    params.push(q.cursor.at, q.cursor.id);
-    where += ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`;
-  }
-  const rows = await sql<Record<string, unknown> & { id: string; cursor_at: string }>(
-    ctx.em,
-    `select *, ${cursorAtSql('created_at')} as cursor_at from checkouts
-      where ${where} order by created_at desc, id desc limit $2`,
-    params,
-  );
-  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
-  return {
-    data: page.rows.map(({ cursor_at: _at, ...row }) => presentCheckout(ctx.em.map(Checkout, row))),
-    next_cursor: page.next_cursor,
-  };
+  const filters = { app_id: ctx.app.id, offer_id: q.offer, status: q.status };
+  const page = await newestFirstPage<Record<string, unknown> & { id: string }>(ctx.em, 'checkouts', '*', filters, q);
+  return { data: page.rows.map((row) => presentCheckout(ctx.em.map(Checkout, row))), next_cursor: page.next_cursor };
 }
 
 /**

@@ -1,4 +1,6 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
+import { sql } from '../db/sql.js';
 
 /** `page` / `per_page` (default 20, at most 100; outside the bounds is a 400 naming the field). */
 export const pageQuery = z.object({
@@ -104,4 +106,37 @@ export function cursorPage<R>(rows: R[], limit: number, keyOf: (row: R) => Curso
   const page = rows.slice(0, limit);
   const more = rows.length > limit;
   return { rows: page, next_cursor: more ? encodeCursor(keyOf(page[page.length - 1])) : null };
+}
+
+/**
+ * One newest-first page of `table` by keyset on `(created_at, id)`: the rows whose columns equal `filters` (a
+ * filter whose value is undefined is left out), after `q.cursor`, at most `q.limit`. `select` lists the columns
+ * wanted; table and column names come from code, values are bound.
+ */
+export async function newestFirstPage<R extends { id: string }>(
+  em: EntityManager,
+  table: string,
+  select: string,
+  filters: Record<string, unknown>,
+  q: { limit: number; cursor?: Cursor },
+): Promise<{ rows: R[]; next_cursor: string | null }> {
+  const params: unknown[] = [q.limit + 1];
+  const where: string[] = [];
+  for (const [column, value] of Object.entries(filters)) {
+    if (value === undefined) continue;
+    params.push(value);
+    where.push(`${column} = $${params.length}`);
+  }
+  if (q.cursor) {
+    params.push(q.cursor.at, q.cursor.id);
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`);
+  }
+  const rows = await sql<R & { cursor_at: string }>(
+    em,
+    `select ${select}, ${cursorAtSql('created_at')} as cursor_at from ${table}
+      where ${where.join(' and ')} order by created_at desc, id desc limit $1`,
+    params,
+  );
+  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
+  return { rows: page.rows.map(({ cursor_at: _at, ...row }) => row as unknown as R), next_cursor: page.next_cursor };
 }

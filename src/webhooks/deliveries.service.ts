@@ -10,7 +10,7 @@ import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import type { eventSchema } from '../events/events.schemas.js';
 import { conflict, notFound } from '../http/errors.js';
-import { cursorAtSql, cursorPage } from '../http/pagination.js';
+import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
@@ -246,25 +246,16 @@ const unrecordedSends = new Map<string, AttemptResult>();
 /** The endpoint's deliveries, newest first, a page at a time (keyset on `created_at`, then the id), by status. */
 export async function listDeliveries(ctx: Ctx, endpointId: string, q: z.output<typeof S.deliveriesQuery>) {
   await endpointOf(ctx.em, ctx.app.id, endpointId);
-  const params: unknown[] = [endpointId, q.limit + 1];
-  let where = 'endpoint_id = $1';
-  if (q.status) {
-    params.push(q.status);
-    where += ` and status = $${params.length}`;
-  }
-  if (q.cursor) {
-    params.push(q.cursor.at, q.cursor.id);
-    where += ` and (created_at, id) < ($${params.length - 1}::timestamptz, $${params.length}::text)`;
-  }
-  const rows = await sql<Record<string, unknown> & { id: string; cursor_at: string }>(
+  const filters = { endpoint_id: endpointId, status: q.status };
+  const page = await newestFirstPage<Record<string, unknown> & { id: string }>(
     ctx.em,
-    `select *, ${cursorAtSql('created_at')} as cursor_at from webhook_deliveries
-      where ${where} order by created_at desc, id desc limit $2`,
-    params,
+    'webhook_deliveries',
+    '*',
+    filters,
+    q,
   );
-  const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: r.id }));
   return {
-    data: page.rows.map(({ cursor_at: _at, ...row }) => presentDelivery(ctx.em.map(WebhookDelivery, row))),
+    data: page.rows.map((row) => presentDelivery(ctx.em.map(WebhookDelivery, row))),
     next_cursor: page.next_cursor,
   };
 }
