@@ -68,7 +68,7 @@ function run(task: Task, env: NodeJS.ProcessEnv = process.env): Promise<{ code: 
   });
 }
 
-/** Runs the tasks two at a time (the machine's cores); prints each one's output when it ends. */
+/** Runs the tasks two at a time (the machine's cores); prints a line as each ends, and a failed one's output. */
 async function checks(tasks: Task[]): Promise<boolean> {
   const queue = [...tasks];
   let ok = true;
@@ -77,9 +77,14 @@ async function checks(tasks: Task[]): Promise<boolean> {
       const started = Date.now();
       const { code, output } = await run(task);
       const took = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`\n> ${task.name} (${took} s)${code === 0 ? '' : ` FAILED with exit code ${code}`}\n`);
-      if (output.trim()) process.stdout.write(output.endsWith('\n') ? output : `${output}\n`);
-      if (code !== 0) ok = false;
+      process.stdout.write(`> ${task.name} (${took} s)${code === 0 ? '' : ` FAILED with exit code ${code}:`}\n`);
+      if (code !== 0) {
+        ok = false;
+        const log = `.test-data/check-${task.name.replace(/\W+/g, '-')}.log`;
+        fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
+        fs.writeFileSync(path.join(ROOT, log), output);
+        process.stdout.write(cap(output.endsWith('\n') ? output : `${output}\n`, 5000, log));
+      }
     }
   };
   await Promise.all([worker(), worker()]);
@@ -119,7 +124,126 @@ export function split(files: string[], passes: string[], count: number): Group[]
   return groups;
 }
 
-const SUMMARY = /^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/m;
+/** What the reporter (test/helpers/reporter.cjs) writes last on TEST_PROGRESS_FD. */
+export interface GroupResult {
+  passed: number;
+  failed: number;
+  skipped: number;
+  seconds: number;
+  failures: string[];
+  files: Record<string, number>;
+}
+
+/** A half as it ended: its exit code, the reporter's result (none if mocha died first) and its log file. */
+export interface Half {
+  code: number;
+  result?: GroupResult;
+  log: string;
+}
+
+/** At most `bytes` of a text, cut at a line end, with a pointer to where the rest is. */
+export function cap(text: string, bytes: number, rest: string): string {
+  if (Buffer.byteLength(text) <= bytes) return text;
+  const cut = Buffer.from(text).subarray(0, bytes).toString();
+  const head = cut.slice(0, Math.max(cut.lastIndexOf('\n'), 0) || cut.length);
+  return `${head}\n… (${Buffer.byteLength(text) - Buffer.byteLength(head)} more bytes in ${rest})\n`;
+}
+
+const MAX_FAILURES_SHOWN = 30;
+
+/**
+ * The run's last lines: the failed tests (at most 30, the rest are in the logs), the slowest files of both halves,
+ * and the totals, the very last line being `tests: N passed, N failed, N skipped`. A CI that keeps only part of the
+ * output (the one this project runs on keeps the first 32 KiB) still gets the totals: the whole run prints about
+ * 10 KB when it passes and at most about 25 KB when everything fails.
+ */
+export function closing(halves: Half[], seconds: number): string {
+  const totals = { passed: 0, failed: 0, skipped: 0 };
+  const failures: string[] = [];
+  const files: [string, number][] = [];
+  const lines: string[] = [];
+  for (const h of halves) {
+    if (!h.result) {
+      lines.push(`a half ended (exit code ${h.code}) without its results: its output is in ${h.log}`);
+      continue;
+    }
+    totals.passed += h.result.passed;
+    totals.failed += h.result.failed;
+    totals.skipped += h.result.skipped;
+    failures.push(...h.result.failures);
+    files.push(...Object.entries(h.result.files));
+  }
+  const slowest = files
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 10)
+    .map(([file, s]) => `  ${s.toFixed(1).padStart(7)} s  ${file}`);
+  const out = [`\nslowest files (wall time, hooks included):`, ...slowest];
+  if (failures.length) {
+    out.push(`\nfailed tests:`, ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) => `  ✗ ${f.slice(0, 400)}`));
+    if (failures.length > MAX_FAILURES_SHOWN) out.push(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
+  }
+  out.push(`\nthe whole output of each half: ${halves.map((h) => h.log).join(', ')}`, ...lines);
+  const minutes = Math.max(1, Math.round(seconds / 60));
+  out.push(`\n  ${totals.passed} passing (${minutes}m)`);
+  if (totals.skipped) out.push(`  ${totals.skipped} pending`);
+  if (totals.failed) out.push(`  ${totals.failed} failing`);
+  out.push(`\nnpm test: ${seconds.toFixed(0)} s`);
+  const incomplete = halves.some((h) => !h.result) ? ' (a half ended without its results: see above)' : '';
+  out.push(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped${incomplete}`);
+  return `${out.join('\n')}\n`;
+}
+
+/** The marker in front of the reporter's progress lines (test/helpers/reporter.cjs). */
+const PROGRESS = '\u001eprogress\u001e ';
+
+/**
+ * Runs one half: mocha's whole output (spec reporter, service logs, native libraries' warnings) goes to its log file;
+ * the reporter's line per finished file is taken out of its stdout and printed with the half's number.
+ */
+export function runHalf(
+  env: NodeJS.ProcessEnv,
+  log: string,
+  print: (text: string) => void,
+  args: string[] = [],
+): Promise<Half> {
+  return new Promise((resolve) => {
+    const file = fs.createWriteStream(path.join(ROOT, log));
+    const child = spawn(path.join(BIN, 'mocha'), args, {
+      cwd: ROOT,
+      env: { ...env, TEST_PROGRESS: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let result: GroupResult | undefined;
+    let partial = '';
+    child.stdout.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.startsWith(PROGRESS)) file.write(`${line}\n`);
+        else if (line.startsWith(`${PROGRESS}{"result"`))
+          result = (JSON.parse(line.slice(PROGRESS.length)) as { result: GroupResult }).result;
+        else print(`${line.slice(PROGRESS.length)}\n`);
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => file.write(d));
+    let ended = false;
+    const done = (code: number) => {
+      if (ended) return;
+      ended = true;
+      file.end(partial, () => {
+        if (!result) {
+          // Mocha died before its reporter ended (servers that never started, a crash): show why, briefly.
+          const text = fs.readFileSync(path.join(ROOT, log), 'utf8');
+          print(`ended with exit code ${code} and no results; the end of ${log}:\n`);
+          print(cap(text.split('\n').slice(-60).join('\n'), 6000, log));
+        }
+        resolve({ code, result, log });
+      });
+    };
+    child.on('close', (code) => done(code ?? 1));
+    child.on('error', () => done(1));
+  });
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -136,7 +260,7 @@ async function main(): Promise<void> {
 
   const sdk = await run(npm('the SDK', 'sdk:build'));
   if (sdk.code !== 0) {
-    process.stdout.write(sdk.output);
+    process.stdout.write(cap(sdk.output, 8000, 'the output of `npm run sdk:build`'));
     throw new Error('building the SDK failed');
   }
   const ok = await checks([
@@ -149,7 +273,7 @@ async function main(): Promise<void> {
     npm('build: elements', 'build:elements'),
   ]);
   const installed = await tools;
-  if (installed.code !== 0) process.stdout.write(installed.output);
+  if (installed.code !== 0) process.stdout.write(cap(installed.output, 4000, 'the output of `npm run contract`'));
   if (!ok || installed.code !== 0) {
     process.stderr.write('\nnpm test: a check or build failed (see above); the suite did not run\n');
     process.exit(1);
@@ -158,62 +282,34 @@ async function main(): Promise<void> {
   const count = Math.max(1, Number(process.env.TEST_GROUPS ?? 2) || 2);
   const passes = process.env.CONTRACT_ONLY?.split(',') ?? PASS_NAMES;
   const groups = split(testFiles(), passes, count);
-  const logDir = path.join(ROOT, '.test-data');
-  fs.mkdirSync(logDir, { recursive: true });
+  fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
+  const logs = groups.map((_, i) => `.test-data/test-group-${i + 1}.log`);
   process.stdout.write(
     `\nnpm test: checks and builds took ${((Date.now() - started) / 1000).toFixed(0)} s; the suite runs in ` +
-      `${count === 1 ? 'one process' : count === 2 ? 'two halves at once' : `${count} parts at once`}:\n` +
+      `${count === 1 ? 'one process' : count === 2 ? 'two halves at once' : `${count} parts at once`}, ` +
+      `a line per test file as it ends (\`tail -f ${logs.join('` or `')}\` shows each whole):\n` +
       groups
-        .map((g, i) => `  ${i + 1}: ${g.files.length} files, contract passes ${g.passes.join(', ') || 'none'}`)
+        .map((g, i) => `  [${i + 1}] ${g.files.length} files, contract passes ${g.passes.join(', ') || 'none'}`)
         .join('\n') +
       '\n',
   );
 
-  const results = await Promise.all(
-    groups.map((group, i) => {
-      const env = {
-        ...process.env,
-        TEST_GROUP: String(i + 1),
-        TEST_FILES: [...group.files, ...(group.passes.length ? [FUZZ] : [])].join(','),
-        CONTRACT_ONLY: group.passes.join(','),
-      };
-      if (i === 0) {
-        // The first half streams; its output is also kept to read its summary.
-        return new Promise<{ code: number; output: string }>((resolve) => {
-          const child = spawn(path.join(BIN, 'mocha'), [], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-          let output = '';
-          child.stdout.on('data', (d: Buffer) => (process.stdout.write(d), (output += d.toString())));
-          child.stderr.on('data', (d: Buffer) => (process.stderr.write(d), (output += d.toString())));
-          child.on('close', (code) => resolve({ code: code ?? 1, output }));
-        });
-      }
-      return run({ name: `group ${i + 1}`, command: path.join(BIN, 'mocha'), args: [] }, env).then((r) => {
-        fs.writeFileSync(path.join(logDir, `test-group-${i + 1}.log`), r.output);
-        return r;
-      });
-    }),
+  const halves = await Promise.all(
+    groups.map((group, i) =>
+      runHalf(
+        {
+          ...process.env,
+          TEST_GROUP: String(i + 1),
+          TEST_FILES: [...group.files, ...(group.passes.length ? [FUZZ] : [])].join(','),
+          CONTRACT_ONLY: group.passes.join(','),
+        },
+        logs[i],
+        (text) => process.stdout.write(count === 1 ? text : text.replace(/^(?=.)/gm, `[${i + 1}] `)),
+      ),
+    ),
   );
-  for (const [i, r] of results.entries())
-    if (i > 0)
-      process.stdout.write(`\n===== the suite's half ${i + 1} (.test-data/test-group-${i + 1}.log) =====\n${r.output}`);
-
-  const totals = [0, 0, 0];
-  const failedLines: string[] = [];
-  let missing = false;
-  for (const r of results) {
-    const m = SUMMARY.exec(r.output);
-    if (!m) missing = true;
-    else for (let k = 0; k < 3; k++) totals[k] += Number(m[k + 1]);
-    failedLines.push(...new Set(r.output.split('\n').filter((l) => l.startsWith('  ✗ '))));
-  }
-  const code = results.every((r) => r.code === 0) && !missing ? 0 : 1;
-  const took = ((Date.now() - started) / 1000).toFixed(0);
-  const summary =
-    `tests: ${totals[0]} passed, ${totals[1]} failed, ${totals[2]} skipped` +
-    (missing ? ' (a half ended without its summary: see its output above)' : '');
-  const tail = `${failedLines.length ? `\nfailed tests:\n${failedLines.join('\n')}\n` : ''}\nnpm test: ${took} s\n${summary}\n`;
-  process.stderr.write(tail);
-  process.stdout.write(tail);
+  const code = halves.every((h) => h.code === 0 && h.result) ? 0 : 1;
+  process.stdout.write(closing(halves, (Date.now() - started) / 1000));
   process.exit(code);
 }
 

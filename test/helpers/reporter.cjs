@@ -2,49 +2,96 @@
 // The failures and that line go to stderr as well: a CI that shows only the tail of stderr (where native
 // libraries such as Temporal's core write their own warnings) still shows what failed. Before that line, the
 // slowest files with their wall time (hooks included), so a suite that grows slow shows where.
+//
+// With TEST_PROGRESS set (scripts/test.ts sets it, and keeps the rest of the output in a log file), it also writes one
+// line per test file as each file ends ("✔ test/usage.test.ts: 18 passed (11.2 s)"), and at the end one JSON line,
+// {"result": {passed, failed, skipped, seconds, failures: [...], files: {file: seconds}}}, each on stdout behind the
+// PROGRESS marker, which scripts/test.ts takes off. (Not a descriptor of its own: mocha starts a second Node process
+// for its node options, and passes it only stdin, stdout and stderr.)
 const path = require('node:path');
 const Mocha = require('mocha');
 
-const { EVENT_TEST_FAIL, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_RUN_BEGIN, EVENT_RUN_END } = Mocha.Runner.constants;
+const {
+  EVENT_TEST_FAIL,
+  EVENT_TEST_PASS,
+  EVENT_TEST_PENDING,
+  EVENT_SUITE_BEGIN,
+  EVENT_SUITE_END,
+  EVENT_RUN_BEGIN,
+  EVENT_RUN_END,
+} = Mocha.Runner.constants;
+
+const PROGRESS = '\u001eprogress\u001e ';
+
+const fileOf = (runnable) => (runnable && runnable.file ? path.relative(process.cwd(), runnable.file) : '?');
 
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
+    const progress = (line) => process.env.TEST_PROGRESS && process.stdout.write(`${PROGRESS}${line}\n`);
     const failed = [];
-    const files = new Map();
+    const failures = [];
+    /** Per file: wall time of its top-level suites (hooks included) and its tests' outcomes. */
+    const perFile = new Map();
+    const entry = (file) => {
+      if (!perFile.has(file)) perFile.set(file, { ms: 0, passed: 0, failed: 0, skipped: 0 });
+      return perFile.get(file);
+    };
+    const begun = new Map();
+    let current;
+    const flush = () => {
+      if (current === undefined) return;
+      const e = perFile.get(current);
+      const counts = [`${e.passed} passed`, ...(e.failed ? [`${e.failed} failed`] : [])];
+      if (e.skipped) counts.push(`${e.skipped} skipped`);
+      progress(`${e.failed ? '✗' : '✔'} ${current}: ${counts.join(', ')} (${(e.ms / 1000).toFixed(1)} s)`);
+      current = undefined;
+    };
     let started = Date.now();
     runner.once(EVENT_RUN_BEGIN, () => (started = Date.now()));
     runner.on(EVENT_SUITE_BEGIN, (suite) => {
-      if (suite.file && suite.parent?.root) files.set(suite, Date.now());
+      if (!suite.file || !suite.parent?.root) return;
+      const file = fileOf(suite);
+      if (current !== file) flush();
+      current = file;
+      entry(file);
+      begun.set(suite, Date.now());
     });
     runner.on(EVENT_SUITE_END, (suite) => {
-      if (files.has(suite)) files.set(suite, Date.now() - files.get(suite));
+      if (begun.has(suite)) entry(fileOf(suite)).ms += Date.now() - begun.get(suite);
     });
+    runner.on(EVENT_TEST_PASS, (test) => entry(fileOf(test)).passed++);
+    runner.on(EVENT_TEST_PENDING, (test) => entry(fileOf(test)).skipped++);
     runner.on(EVENT_TEST_FAIL, (test, err) => {
+      entry(fileOf(test)).failed++;
       const first = String((err && err.message) || err)
         .split('\n')[0]
         .slice(0, 300);
-      failed.push(`  ✗ ${test.fullTitle()} (${test.file ? path.basename(test.file) : '?'}): ${first}`);
+      const line = `${test.fullTitle()} (${test.file ? path.basename(test.file) : '?'}): ${first}`;
+      failed.push(`  ✗ ${line}`);
+      failures.push(line);
     });
     runner.once(EVENT_RUN_END, () => {
+      flush();
       const s = this.stats;
-      const perFile = new Map();
-      for (const [suite, ms] of files) {
-        const file = path.relative(process.cwd(), suite.file);
-        perFile.set(file, (perFile.get(file) ?? 0) + ms);
-      }
       const slowest = [...perFile]
-        .sort((a, b) => b[1] - a[1])
+        .sort((a, b) => b[1].ms - a[1].ms)
         .slice(0, 15)
-        .map(([file, ms]) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
-      const total = ((Date.now() - started) / 1000).toFixed(0);
-      process.stdout.write(`\nslowest files (wall time, hooks included; ${total} s in all):\n${slowest.join('\n')}\n`);
+        .map(([file, e]) => `  ${(e.ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+      const seconds = Math.round((Date.now() - started) / 1000);
+      process.stdout.write(
+        `\nslowest files (wall time, hooks included; ${seconds} s in all):\n${slowest.join('\n')}\n`,
+      );
       const summary = `tests: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped`;
       if (failed.length) process.stderr.write(`\nfailed tests:\n${failed.join('\n')}\n`);
       process.stderr.write(`\n${summary}\n`);
       process.stdout.write(`\n${summary}\n`);
+      const files = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.ms / 100) / 10]));
+      const result = { passed: s.passes, failed: s.failures, skipped: s.pending, seconds, failures, files };
+      progress(JSON.stringify({ result }));
     });
   }
 }
 
 module.exports = SpecWithSummary;
+module.exports.PROGRESS = PROGRESS;

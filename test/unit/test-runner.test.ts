@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
-import { split } from '../../scripts/test.js';
+import { cap, closing, runHalf, split } from '../../scripts/test.js';
 
 describe('npm test: the suite split in halves (scripts/test.ts)', () => {
   const files = [
@@ -31,5 +34,74 @@ describe('npm test: the suite split in halves (scripts/test.ts)', () => {
     const [only] = split(files, passes, 1);
     expect(only.files).to.deep.equal([...files].sort());
     expect(only.passes.sort()).to.deep.equal([...passes].sort());
+  });
+});
+
+describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)', function () {
+  this.timeout(60_000);
+  const fixtures = ['test/fixtures/reporter/sample.ts', 'test/fixtures/reporter/other.ts'];
+  const args = ['--no-config', '-n', 'import=tsx', '--reporter', './test/helpers/reporter.cjs', ...fixtures];
+  let dir: string;
+  before(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offerkit-runner-'))));
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('a half prints a line per file; its log file keeps the whole output; its result adds up', async () => {
+    const printed: string[] = [];
+    const log = path.relative(process.cwd(), path.join(dir, 'half.log'));
+    const { TEST_PROGRESS: _, ...env } = process.env;
+    const half = await runHalf(env, log, (text) => printed.push(text), args);
+    expect(half.code).to.equal(1);
+    expect(printed.join('')).to.equal(
+      '✗ test/fixtures/reporter/sample.ts: 1 passed, 1 failed, 1 skipped (0.0 s)\n' +
+        '✔ test/fixtures/reporter/other.ts: 1 passed (0.0 s)\n',
+    );
+    expect(half.result).to.include({ passed: 2, failed: 1, skipped: 1 });
+    expect(half.result?.failures).to.deep.equal(['fixture: one of each fails (sample.ts): one: expected 1 to equal 2']);
+    expect(Object.keys(half.result?.files ?? {})).to.deep.equal(fixtures);
+    const text = fs.readFileSync(log, 'utf8');
+    expect(text).to.include('a line only the log file keeps').and.include('1) fixture: one of each');
+    expect(text).to.include('tests: 2 passed, 1 failed, 1 skipped');
+    expect(text, 'the progress marker is taken off').to.not.include('\u001e');
+  });
+
+  it('a half that dies before its results says so and shows the end of its log', async () => {
+    const printed: string[] = [];
+    const log = path.relative(process.cwd(), path.join(dir, 'dead.log'));
+    const half = await runHalf(process.env, log, (text) => printed.push(text), [
+      ...args,
+      '--require',
+      'no-such-module',
+    ]);
+    expect(half.code).to.not.equal(0);
+    expect(half.result).to.equal(undefined);
+    expect(printed.join('')).to.match(/ended with exit code \d+ and no results; the end of .*dead\.log/);
+    expect(printed.join('')).to.include('no-such-module');
+    expect(closing([half], 5)).to.match(/a half ended \(exit code \d+\) without its results/);
+  });
+
+  it('the closing lines end with the totals and stay short however many tests fail', () => {
+    const failures = Array.from({ length: 500 }, (_, i) => `suite test ${i} (x.test.ts): ${'why '.repeat(100)}`);
+    const files = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`test/f${i}.test.ts`, i]));
+    const result = { passed: 10, failed: 500, skipped: 2, seconds: 100, failures, files };
+    const text = closing(
+      [
+        { code: 1, result, log: 'a.log' },
+        { code: 0, result: { ...result, failed: 0, failures: [] }, log: 'b.log' },
+      ],
+      600,
+    );
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('tests: 20 passed, 500 failed, 4 skipped');
+    expect(text).to.include('  20 passing (10m)').and.include('  500 failing').and.include('… and 470 more');
+    expect(text).to.include('79.0 s  test/f79.test.ts').and.not.include('test/f69.test.ts');
+    expect(Buffer.byteLength(text)).to.be.below(16_000);
+  });
+
+  it('cap keeps whole lines and says where the rest is', () => {
+    const text = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n');
+    expect(cap('short\n', 100, 'x.log')).to.equal('short\n');
+    const capped = cap(text, 50, 'x.log');
+    expect(capped.split('\n')[0]).to.equal('line 0');
+    expect(capped).to.match(/^line 0\n(line \d\n)+… \(\d+ more bytes in x\.log\)\n$/);
+    expect(Buffer.byteLength(capped)).to.be.below(100);
   });
 });
