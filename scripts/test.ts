@@ -162,7 +162,7 @@ export function closing(halves: Half[], seconds: number): string {
   const failures: string[] = [];
   const files: [string, number][] = [];
   const lines: string[] = [];
-  for (const h of halves) {
+  for (const [i, h] of halves.entries()) {
     if (!h.result) {
       lines.push(`a half ended (exit code ${h.code}) without its results: its output is in ${h.log}`);
       continue;
@@ -171,7 +171,8 @@ export function closing(halves: Half[], seconds: number): string {
     totals.failed += h.result.failed;
     totals.skipped += h.result.skipped;
     failures.push(...h.result.failures);
-    files.push(...Object.entries(h.result.files));
+    const half = halves.length > 1 ? `[${i + 1}] ` : '';
+    files.push(...Object.entries(h.result.files).map(([file, s]): [string, number] => [`${half}${file}`, s]));
   }
   const slowest = files
     .sort((a, b) => b[1] - a[1])

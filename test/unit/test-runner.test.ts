@@ -92,7 +92,8 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     );
     expect(text.trimEnd().split('\n').at(-1)).to.equal('tests: 20 passed, 500 failed, 4 skipped');
     expect(text).to.include('  20 passing (10m)').and.include('  500 failing').and.include('… and 470 more');
-    expect(text).to.include('79.0 s  test/f79.test.ts').and.not.include('test/f69.test.ts');
+    expect(text).to.include('79.0 s  [1] test/f79.test.ts').and.include('79.0 s  [2] test/f79.test.ts');
+    expect(text).to.include('75.0 s  [2] test/f75.test.ts').and.not.include('test/f74.test.ts');
     expect(Buffer.byteLength(text)).to.be.below(16_000);
   });
 
