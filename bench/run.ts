@@ -3,6 +3,7 @@
 // Servers: the same ones the tests start (embedded PostgreSQL, Temporal dev server), with the API in
 // its own process so the load generator does not share its event loop.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
@@ -33,7 +34,26 @@ interface Stats {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time the API process used per request (user and system, all its threads), in µs. */
+  apiCpu?: number;
 }
+
+/** The API process's pid, once started: its CPU time per request is read from /proc (Linux). */
+let apiPid: number | undefined;
+
+/** CPU seconds (user + system) a process has used so far, or undefined where /proc is not there. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  if (!pid) return undefined;
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** Linux's USER_HZ, the unit of /proc/<pid>/stat times; 100 on every common build. */
+const CLOCK_TICKS = 100;
 
 function percentile(sorted: number[], p: number) {
   if (!sorted.length) return 0;
@@ -47,18 +67,24 @@ async function httpLoad(
   method: 'GET' | 'POST',
   token: string,
 ): Promise<Stats> {
+  const cpuBefore = cpuSeconds(apiPid);
   const result = await autocannon({
     url: base,
     connections,
     duration: DURATION,
-    headers: { authorization: `Bearer ${token}` },
+    headers: token ? { authorization: `Bearer ${token}` } : {},
     requests: [{ method, setupRequest: (req) => ({ ...req, path: pathFor() }) }],
   });
+  const cpuAfter = cpuSeconds(apiPid);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors,
+    apiCpu:
+      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+        ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
+        : undefined,
   };
 }
 
@@ -94,6 +120,7 @@ async function raw(
 }
 
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
+const cpu = (h: Stats) => (h.apiCpu === undefined ? '' : fmt(h.apiCpu, 0));
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
 /**
@@ -637,6 +664,7 @@ async function main() {
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  apiPid = api.pid;
   const base = `http://127.0.0.1:${port}`;
   const pool = new pg.Pool({ connectionString: env.config.databaseUrl, max: Math.max(...CONNECTIONS) });
   try {
@@ -699,8 +727,17 @@ async function main() {
           `throttling off, ${process.env.BENCH_LABEL ?? 'this machine'}\n`,
       );
       process.stdout.write(
-        'scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors\n',
+        'scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors' +
+          '  API CPU µs/req\n',
       );
+      // The HTTP stack alone (no credential, no database): the most the API process can answer on this machine.
+      for (const c of CONNECTIONS) {
+        const h = await httpLoad(base, c, () => '/', 'GET', '');
+        process.stdout.write(
+          `${'GET / (floor)'.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
+            `${''.padStart(36)}|           ${String(h.errors).padEnd(6)}${cpu(h)}\n`,
+        );
+      }
       for (const s of scenarios) {
         await s.http(4); // warm-up: JIT, pools, plans, the credential cache
         for (const c of CONNECTIONS) {
@@ -709,7 +746,8 @@ async function main() {
           const ratio = h.rps / r.rps;
           process.stdout.write(
             `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
-              `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ${h.errors + r.errors}\n`,
+              `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ` +
+              `${String(h.errors + r.errors).padEnd(6)}${cpu(h)}\n`,
           );
         }
       }

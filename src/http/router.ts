@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
+import { lazyFork } from '../db/lazy-em.js';
 import { authenticate, bearer } from './auth.js';
 import { AppError, badRequest } from './errors.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
@@ -89,7 +90,7 @@ export async function runRoute(
   deps: Deps,
 ): Promise<Reply> {
   checkPathParams(input.params);
-  const em = deps.orm.em.fork();
+  const em = lazyFork(deps.orm.em);
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
     if (def.challenge && err instanceof AppError && err.status === 401)
       throw new AppError(401, err.message, err.extra, {
