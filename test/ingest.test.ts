@@ -141,6 +141,57 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(await count('a1', 'api_calls')).to.equal(105);
   });
 
+  it('deleting the app deletes its usage history and ingested ids; a batch racing the delete leaves nothing', async () => {
+    const em = () => testEnv().deps.orm.em.fork();
+    const rows = async (id: string) => {
+      const [r] = await sql<{ events: string; ingested: string }>(
+        em(),
+        `select (select count(*) from usage_events where app_id = $1) as events,
+                (select count(*) from usage_ingested where app_id = $1) as ingested`,
+        [id],
+      );
+      return [Number(r.events), Number(r.ingested)];
+    };
+    expect((await ingest([{ id: 'd1', account: 'a1', entitlement: 'api_calls', amount: 3 }])).status).to.equal(200);
+    expect((await post(`${base}/namespaces/a1/usage/api_calls/add`, app.public_key)).status).to.equal(200);
+    expect(await rows(app.id)).to.deep.equal([2, 1]);
+    expect((await call('DELETE', base, { token: app.api_key })).status).to.equal(200);
+    expect(await rows(app.id), 'gone with the app').to.deep.equal([0, 0]);
+
+    // The race: the app's delete holds its row while a batch (already authenticated) runs; once the delete
+    // commits, the batch finds no app (404) and has written nothing.
+    const other = await createTestApp();
+    await seedCatalog(other);
+    await createAccount(other, { id: 'a1', plan: 'pro' });
+    const pool = new (await import('pg')).default.Pool({ connectionString: testEnv().config.databaseUrl, max: 1 });
+    const holder = await pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('delete from apps where id = $1', [other.id]);
+      const batch = post(`/apps/${other.id}/usage/events`, other.api_key, {
+        events: [{ id: 'r1', account: 'a1', entitlement: 'api_calls', amount: 1 }],
+      });
+      // Wait until the batch waits on the app's row.
+      for (let i = 0; ; i++) {
+        const [w] = await sql<{ n: string }>(
+          em(),
+          `select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like '%usage_ingest_batch%'`,
+        );
+        if (Number(w.n) > 0) break;
+        if (i > 200) throw new Error('the batch never waited for the app row');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await holder.query('commit');
+      const res = await batch;
+      expect(res.status, res.text).to.equal(404);
+      expect(res.body.error).to.equal('App not found');
+    } finally {
+      holder.release();
+      await pool.end();
+    }
+    expect(await rows(other.id), 'nothing outlives the app').to.deep.equal([0, 0]);
+  });
+
   it('400 on a bad batch (empty, too many, bad event), 401 for the publishable key', async () => {
     expect((await ingest([])).status).to.equal(400);
     const many = Array.from({ length: 1001 }, (_, i) => ({

@@ -1,6 +1,7 @@
 import { ACTIVE_EXTRA, ACTIVE_INCENTIVE } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
+import { notFound } from '../http/errors.js';
 import { publishPending } from '../events/publish.js';
 
 /** The most usage events one batch may carry. */
@@ -63,8 +64,15 @@ select array_agg(p.account order by p.k), array_agg(p.entitlement order by p.k),
     select true as found, pe.max from plan_entitlements pe
      where pe.app_id = $1 and pe.plan_id = a.plan_id and pe.entitlement_id = p.entitlement limit 1) pl on true`;
 
-/** The database call a batch is: one statement, whatever the batch size (also run by the bench as its ceiling). */
-export const INGEST_SQL = 'select * from usage_ingest_batch($1, $2, $3, $4, $5, $6::timestamptz[], $7)';
+/**
+ * The database call a batch is: one statement, whatever the batch size (also run by the bench as its ceiling). It
+ * first locks the app's row as a key check would (`FOR KEY SHARE`, once for the batch: the history and the ids keep
+ * no foreign key, see Migration20261127090000), so a batch and the app's deletion do not interleave; no rows at all
+ * means the app is gone.
+ */
+export const INGEST_SQL =
+  'select r.* from (select id from apps where id = $1 for key share) a ' +
+  'cross join lateral usage_ingest_batch(a.id, $2, $3, $4, $5, $6::timestamptz[], $7) r order by r.idx';
 
 export const ingestParams = (appId: string, events: IngestEvent[]) => [
   appId,
@@ -99,6 +107,7 @@ export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<Inge
     }
   };
   const rows = await run(1);
+  if (rows.length === 0 && events.length > 0) throw notFound('App');
   const fired = rows.flatMap((r) => r.events ?? []);
   if (fired.length)
     await publishPending(ctx.deps, fired).catch((err) =>
