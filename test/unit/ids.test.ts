@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { newId, normalizeId, randomToken } from '../../src/ids.js';
+import { safeEqual } from '../../src/http/secrets.js';
 
 describe('normalizeId (caller-chosen ids)', () => {
   const cases: [string, string][] = [
@@ -37,5 +38,33 @@ describe('newId', () => {
   it('does not repeat', () => {
     const seen = new Set(Array.from({ length: 5000 }, () => randomToken(12)));
     expect(seen.size).to.equal(5000);
+  });
+  it('draws evenly from all 62 characters across many refills of the random pool', () => {
+    // 20,000 ids of 20 characters use about 850 KB of random bytes: some 200 refills of the 4 KiB pool.
+    const counts = new Map<string, number>();
+    const ids = new Set<string>();
+    for (let i = 0; i < 20_000; i++) {
+      const id = randomToken(20);
+      ids.add(id);
+      for (const c of id) counts.set(c, (counts.get(c) ?? 0) + 1);
+    }
+    expect(ids.size).to.equal(20_000);
+    expect(counts.size).to.equal(62);
+    // 400,000 characters: about 6,452 each; 6 standard deviations (~480) either way.
+    for (const [c, n] of counts) expect(n, c).to.be.within(5_950, 6_950);
+  });
+});
+
+describe('safeEqual', () => {
+  it('is true only for the same string, whatever the lengths', () => {
+    expect(safeEqual('key_abc', 'key_abc')).to.equal(true);
+    expect(safeEqual('', '')).to.equal(true);
+    expect(safeEqual('key_abc', 'key_abd')).to.equal(false);
+    expect(safeEqual('key_ab', 'key_abc')).to.equal(false);
+    expect(safeEqual('key_abc', 'key_ab')).to.equal(false);
+    expect(safeEqual('', 'x')).to.equal(false);
+    // Same length in characters, not in bytes.
+    expect(safeEqual('é', 'e')).to.equal(false);
+    expect(safeEqual('ééé', 'ééé')).to.equal(true);
   });
 });
