@@ -29,7 +29,6 @@ class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
     const progress = (line) => process.env.TEST_PROGRESS && process.stdout.write(`${PROGRESS}${line}\n`);
-    const failed = [];
     const failures = [];
     /** Per file: wall time of its top-level suites (hooks included) and its tests' outcomes. */
     const perFile = new Map();
@@ -68,7 +67,6 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         .split('\n')[0]
         .slice(0, 300);
       const line = `${test.fullTitle()} (${test.file ? path.basename(test.file) : '?'}): ${first}`;
-      failed.push(`  ✗ ${line}`);
       failures.push(line);
     });
     runner.once(EVENT_RUN_END, () => {
@@ -83,7 +81,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         `\nslowest files (wall time, hooks included; ${seconds} s in all):\n${slowest.join('\n')}\n`,
       );
       const summary = `tests: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped`;
-      if (failed.length) process.stderr.write(`\nfailed tests:\n${failed.join('\n')}\n`);
+      if (failures.length) process.stderr.write(`\nfailed tests:\n${failures.map((f) => `  ✗ ${f}`).join('\n')}\n`);
       process.stderr.write(`\n${summary}\n`);
       process.stdout.write(`\n${summary}\n`);
       const files = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.ms / 100) / 10]));
