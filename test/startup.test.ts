@@ -380,6 +380,13 @@ describe('npm start supervision (children killed with SIGKILL)', function () {
       const killAndWatch = async (name: string, pid: number) => {
         const seen: { status: number; degraded: string[] }[] = [];
         process.kill(pid, 'SIGKILL');
+        // Also asked every 100 ms without waiting for the last answer: with the Temporal frontend gone, one /health
+        // can take longer than the whole degraded window (the supervisor restarts it within about 2 s).
+        const polls: Promise<void>[] = [];
+        const ticker = setInterval(
+          () => polls.push(health().then((h) => void seen.push({ status: h.status, degraded: h.body.degraded ?? [] }))),
+          100,
+        );
         await until(async () => {
           const h = await health();
           seen.push({ status: h.status, degraded: h.body.degraded ?? [] });
@@ -389,7 +396,8 @@ describe('npm start supervision (children killed with SIGKILL)', function () {
             !h.body.degraded &&
             h.body.temporal === 'ok'
           );
-        }, `${name} restarted`);
+        }, `${name} restarted`).finally(() => clearInterval(ticker));
+        await Promise.all(polls);
         expect(main.output()).to.include(`${name} is down; restarting it with backoff`);
         expect(
           seen.some((s) => s.degraded.includes(name)),
