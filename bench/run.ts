@@ -8,7 +8,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { baselineWorkflow } from './baseline/workflow.js';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -146,22 +146,25 @@ async function meteringBench(
   account: () => string,
 ) {
   let seq = 0;
-  const batch = (prefix: string) =>
+  const batch = (prefix: string, pick: () => string) =>
     Array.from({ length: BATCH }, () => ({
       id: `${prefix}-${++seq}`,
-      account: account(),
+      account: pick(),
       entitlement: 'api_calls',
       amount: 1,
     }));
-  const run = async (clients: number, send: (events: unknown[]) => Promise<boolean>) => {
+  // Sender c of `clients` draws from its own slice of the accounts (as a pipeline keyed by customer sends), or
+  // every sender from all of them.
+  const slice = (c: number, clients: number) => () => `acct-${Math.floor(((c + Math.random()) * ACCOUNTS) / clients)}`;
+  const run = async (clients: number, send: (events: unknown[]) => Promise<boolean>, keyed = false) => {
     let events = 0;
     let errors = 0;
     const latencies: number[] = [];
     const end = Date.now() + DURATION * 1000;
     await Promise.all(
-      Array.from({ length: clients }, async () => {
+      Array.from({ length: clients }, async (_, c) => {
         while (Date.now() < end) {
-          const b = batch('bench');
+          const b = batch('bench', keyed ? slice(c, clients) : account);
           const t0 = process.hrtime.bigint();
           if (await send(b)) events += b.length;
           else errors++;
@@ -190,15 +193,20 @@ async function meteringBench(
   await run(BATCH_CLIENTS, viaHttp); // warm-up
   process.stdout.write(
     `\nBatch ingest: ${BATCH} events a batch over ${ACCOUNTS} accounts picked at random, ${DURATION} s per row\n` +
-      'in flight     HTTP events/s  batch p50 ms |  raw events/s  batch p50 ms |  HTTP/raw  errors\n',
+      'in flight           HTTP events/s  batch p50 ms |  raw events/s  batch p50 ms |  HTTP/raw  errors\n',
   );
-  // One batch at a time, then BATCH_CLIENTS at once (their counters overlap, so they mostly wait for each other).
-  for (const clients of [1, BATCH_CLIENTS]) {
-    const h = await run(clients, viaHttp);
-    const r = await run(clients, direct);
+  // One batch at a time; BATCH_CLIENTS at once over all the accounts (their counters overlap, so each batch waits
+  // for the one holding its first shared counter to commit); BATCH_CLIENTS at once, each over its own accounts.
+  for (const [clients, keyed] of [
+    [1, false],
+    [BATCH_CLIENTS, false],
+    [BATCH_CLIENTS, true],
+  ] as const) {
+    const h = await run(clients, viaHttp, keyed);
+    const r = await run(clients, direct, keyed);
     process.stdout.write(
-      `${String(clients).padStart(9)} ${fmt(h.eps, 0)}      ${fmt(h.p50, 1)}    | ${fmt(r.eps, 0)}     ${fmt(r.p50, 1)}    | ` +
-        `${fmt((h.eps / r.eps) * 100, 0)}%   ${h.errors + r.errors}\n`,
+      `${`${clients}${keyed ? ' by account' : ''}`.padStart(15)} ${fmt(h.eps, 0)}      ${fmt(h.p50, 1)}    | ` +
+        `${fmt(r.eps, 0)}     ${fmt(r.p50, 1)}    | ${fmt((h.eps / r.eps) * 100, 0)}%   ${h.errors + r.errors}\n`,
     );
   }
 
@@ -229,7 +237,10 @@ async function meteringBench(
  * endpoint on a local receiver answering 200. Latency = receiver's clock at arrival minus the event's
  * created_at (same machine). History length read from Temporal for a sample of deliveries.
  */
-async function deliveryBench(base: string, app: { id: string; api_key: string }): Promise<number> {
+async function deliveryBench(
+  base: string,
+  app: { id: string; api_key: string },
+): Promise<{ burst: number; drain: number }> {
   const arrivals = new Map<string, number>();
   let firstArrival = 0;
   let lastArrival = 0;
@@ -299,6 +310,38 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
     single.push(lastArrival - created);
   }
   single.sort((a, b) => a - b);
+
+  // Drain: the same number of events produced while no worker runs (the outbox starts their workflows, which
+  // wait in the task queue), then the worker starts: deliveries per second from its start to the last 2xx, with
+  // nothing else running. The baseline is drained the same way, so this compares what the server and the worker
+  // do per delivery with what they do per trivial workflow.
+  await testEnv().stopWorker();
+  const before = arrivals.size;
+  await Promise.all(
+    Array.from({ length: 16 }, async (_, w) => {
+      for (let i = w; i < DELIVERIES; i += 16) {
+        const r = await fetch(`${base}/apps/${app.id}/plans`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ id: `drain_${i}`, name: `Drain ${i}` }),
+        });
+        if (r.status !== 201) throw new Error(`plan create ${r.status}`);
+      }
+    }),
+  );
+  const outbox = new pg.Pool({ connectionString: testEnv().config.databaseUrl, max: 1 });
+  for (let i = 0; i < 1200; i++) {
+    const { rows: left } = await outbox.query<{ n: string }>('select count(*) as n from outbox');
+    if (Number(left[0].n) === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await outbox.end();
+  const drainStart = Date.now();
+  await testEnv().startWorker();
+  while (arrivals.size < before + DELIVERIES && Date.now() - drainStart < 120_000)
+    await new Promise((r) => setTimeout(r, 20));
+  const drained = arrivals.size - before;
+  const drainRate = drained / ((lastArrival - drainStart) / 1000);
   server.close();
   process.stdout.write(
     `\nWebhook deliveries: ${DELIVERIES} events (plan.created), one endpoint on a local receiver answering 200\n` +
@@ -312,9 +355,11 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
       `  one at a time        p50 ${percentile(single, 50).toFixed(0)} ms, p99 ${percentile(single, 99).toFixed(0)} ms ` +
       `(50 events, no backlog)\n` +
       `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery ` +
-      `(mean of ${sample.length})\n`,
+      `(mean of ${sample.length})\n` +
+      `  drain                ${drained} of ${DELIVERIES} queued deliveries at ${drainRate.toFixed(0)}/s ` +
+      `(their workflows started while no worker ran; from the worker's start to the last 2xx)\n`,
   );
-  return delivered / ((burstEnd - t0) / 1000);
+  return { burst: delivered / ((burstEnd - t0) / 1000), drain: drainRate };
 }
 
 /**
@@ -322,22 +367,28 @@ async function deliveryBench(base: string, app: { id: string; api_key: string })
  * workflow with one no-op local activity (bench/baseline/workflow.ts), on a worker of its own with the
  * service worker's settings, started as the outbox starts deliveries (client.workflow.start, 32 at a time).
  */
-async function temporalBaselineBench(deliveriesPerSecond: number) {
+async function temporalBaselineBench(deliveries: { burst: number; drain: number }) {
   const done = new Map<number, number>();
   const taskQueue = `bench-baseline-${process.pid}`;
   const connection = await NativeConnection.connect({ address: testEnv().config.temporalAddress });
-  const worker = await Worker.create({
-    connection,
-    namespace: testEnv().config.TEMPORAL_NAMESPACE,
-    taskQueue,
+  const workflowBundle = await bundleWorkflowCode({
     workflowsPath: path.join(root, 'bench', 'baseline', 'workflow.ts'),
-    activities: {
-      touch: async (i: number) => {
-        done.set(i, Date.now());
-      },
-    },
-    shutdownGraceTime: '10s',
+    logger: { debug() {}, info() {}, warn() {}, error() {}, trace() {}, log() {} } as never,
   });
+  const newWorker = (queue: string) =>
+    Worker.create({
+      connection,
+      namespace: testEnv().config.TEMPORAL_NAMESPACE,
+      taskQueue: queue,
+      workflowBundle,
+      activities: {
+        touch: async (i: number) => {
+          done.set(i, Date.now());
+        },
+      },
+      shutdownGraceTime: '10s',
+    });
+  const worker = await newWorker(taskQueue);
   const running = worker.run();
   const client = testEnv().deps.temporal.client;
   const run = Date.now().toString(36);
@@ -364,13 +415,41 @@ async function temporalBaselineBench(deliveriesPerSecond: number) {
     );
     while (done.size < DELIVERIES + 1 && Date.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 50));
     const last = Math.max(...done.values());
-    const rate = (done.size - 1) / ((last - t0) / 1000);
+    const completed = done.size - 1;
+    const rate = completed / ((last - t0) / 1000);
+
+    // Drained: DELIVERIES workflows started on a queue no worker polls yet, then a worker of its own starts.
+    const drainQueue = `${taskQueue}-drain`;
+    let queued = 0;
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (queued < DELIVERIES) {
+          const i = DELIVERIES + queued++;
+          await client.workflow.start(baselineWorkflow, {
+            taskQueue: drainQueue,
+            workflowId: `bench-baseline-${run}-drain-${i}`,
+            args: [i],
+          });
+        }
+      }),
+    );
+    const drainStart = Date.now();
+    const drainWorker = await newWorker(drainQueue);
+    const drainRunning = drainWorker.run();
+    while (done.size < 2 * DELIVERIES + 1 && Date.now() - drainStart < 120_000)
+      await new Promise((r) => setTimeout(r, 20));
+    const drainRate = (done.size - 1 - completed) / ((Math.max(...done.values()) - drainStart) / 1000);
+    drainWorker.shutdown();
+    await drainRunning;
+    const pct = (x: number, of: number) => `${((x / of) * 100).toFixed(0)}%`;
     process.stdout.write(
       `\nTemporal baseline: ${DELIVERIES} trivial workflows (one no-op local activity), same server, 32 starts at a time\n` +
-        `  completed            ${done.size - 1} of ${DELIVERIES}\n` +
+        `  completed            ${completed} of ${DELIVERIES}\n` +
         `  throughput           ${rate.toFixed(0)} workflows/s\n` +
-        `  webhook deliveries   ${deliveriesPerSecond.toFixed(0)}/s = ${((deliveriesPerSecond / rate) * 100).toFixed(0)}% ` +
-        'of the baseline\n',
+        `  drain                ${drainRate.toFixed(0)} workflows/s (${DELIVERIES} started while no worker ran; ` +
+        `from the worker's start to the last completion)\n` +
+        `  webhook deliveries   burst ${deliveries.burst.toFixed(0)}/s = ${pct(deliveries.burst, rate)} of the ` +
+        `baseline; drain ${deliveries.drain.toFixed(0)}/s = ${pct(deliveries.drain, drainRate)} of the baseline's drain\n`,
     );
   } finally {
     worker.shutdown();
@@ -738,7 +817,8 @@ async function main() {
             `${''.padStart(36)}|           ${String(h.errors).padEnd(6)}${cpu(h)}\n`,
         );
       }
-      for (const s of scenarios) {
+      // BENCH_HOT=usage runs only the scenarios whose name starts with it (for a profile of one path).
+      for (const s of scenarios.filter((x) => x.name.startsWith(process.env.BENCH_HOT ?? ''))) {
         await s.http(4); // warm-up: JIT, pools, plans, the credential cache
         for (const c of CONNECTIONS) {
           const h = await s.http(c);

@@ -192,6 +192,43 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(await rows(other.id), 'nothing outlives the app').to.deep.equal([0, 0]);
   });
 
+  it('the batch reads every table by key, whatever the statistics say (no sequential scan inside the function)', async () => {
+    // PL/pgSQL keeps the plan it made while a table was small: a sequential scan of the ingested ids there meant
+    // every later batch compared its ids with every row (Migration20261128090000). auto_explain shows the plan
+    // of each statement the function runs; the test database's tables are small, so without the function's own
+    // `enable_seqscan = off` some of them are planned as sequential scans.
+    await ingest([{ id: 'k0', account: 'a1', entitlement: 'api_calls', amount: 1 }]);
+    const pool = new (await import('pg')).default.Pool({ connectionString: testEnv().config.databaseUrl, max: 1 });
+    const client = await pool.connect();
+    const plans: string[] = [];
+    try {
+      await client.query(`analyze usage_ingested`);
+      await client.query(`load 'auto_explain'`);
+      await client.query(
+        `set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on; ` +
+          `set client_min_messages = log`,
+      );
+      client.on('notice', (m) => plans.push(String(m.message)));
+      const { INGEST_SQL, ingestParams } = await import('../src/usage/ingest.service.js');
+      for (let i = 0; i < 8; i++) {
+        await client.query(
+          INGEST_SQL,
+          ingestParams(app.id, [
+            { id: `k${i}`, account: 'a1', entitlement: 'api_calls', amount: 1 },
+            { id: `k${i + 1}`, account: 'a2', entitlement: 'seats', amount: 1 },
+          ]),
+        );
+      }
+    } finally {
+      client.release();
+      await pool.end();
+    }
+    // The function's statements (the caller's own, which locks the app's row, is not one of them).
+    const inner = plans.filter((p) => p.includes('Query Text:') && !p.includes('usage_ingest_batch(a.id'));
+    expect(inner.length, 'auto_explain showed the function\'s statements').to.be.greaterThan(8 * 5);
+    expect(inner.filter((p) => /Seq Scan on (?!"?\*)/.test(p)).map((p) => p.slice(0, 400))).to.deep.equal([]);
+  });
+
   it('400 on a bad batch (empty, too many, bad event), 401 for the publishable key', async () => {
     expect((await ingest([])).status).to.equal(400);
     const many = Array.from({ length: 1001 }, (_, i) => ({

@@ -22,6 +22,7 @@ import { Migration20261124092000_usage_rollup } from './Migration20261124092000_
 import { Migration20261123093000_reconciler } from './Migration20261123093000_reconciler.js';
 import { Migration20261125090000_subscriptions_list } from './Migration20261125090000_subscriptions_list.js';
 import { Migration20261126090000_cursor_lists } from './Migration20261126090000_cursor_lists.js';
+import { Migration20261128090000_usage_ingest_by_key } from './Migration20261128090000_usage_ingest_by_key.js';
 import { Migration20261127090000_usage_rows_unreferenced } from './Migration20261127090000_usage_rows_unreferenced.js';
 
 export const migrationsList = [
@@ -48,4 +49,5 @@ export const migrationsList = [
   Migration20261125090000_subscriptions_list,
   Migration20261126090000_cursor_lists,
   Migration20261127090000_usage_rows_unreferenced,
+  Migration20261128090000_usage_ingest_by_key,
 ];
