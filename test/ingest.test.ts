@@ -225,7 +225,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     }
     // The function's statements (the caller's own, which locks the app's row, is not one of them).
     const inner = plans.filter((p) => p.includes('Query Text:') && !p.includes('usage_ingest_batch(a.id'));
-    expect(inner.length, 'auto_explain showed the function\'s statements').to.be.greaterThan(8 * 5);
+    expect(inner.length, "auto_explain showed the function's statements").to.be.greaterThan(8 * 5);
     expect(inner.filter((p) => /Seq Scan on (?!"?\*)/.test(p)).map((p) => p.slice(0, 400))).to.deep.equal([]);
   });
 
