@@ -20,28 +20,34 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
   app.use(requestLifecycle(deps.logger, outage));
   app.use(mcpTransportGuard(() => deps.config));
-  app.use(
-    cors({
-      // Any origin (spec), except the MCP endpoint: only origins its guard allows.
-      origin: (ctx) => {
-        const origin = ctx.get('Origin');
-        if (MCP_PATH.test(ctx.path)) return origin && mcpOriginAllowed(deps.config, origin) ? origin : '';
-        return origin || '*';
-      },
-      allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-      allowHeaders: [
-        'Authorization',
-        'Content-Type',
-        'X-Request-Id',
-        'Mcp-Session-Id',
-        'Mcp-Protocol-Version',
-        'Last-Event-ID',
-        'Idempotency-Key',
-      ],
-      exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
-      maxAge: 86400,
-    }),
-  );
+  const corsHeaders = cors({
+    // Any origin (spec), except the MCP endpoint: only origins its guard allows.
+    origin: (ctx) => {
+      const origin = ctx.get('Origin');
+      if (MCP_PATH.test(ctx.path)) return origin && mcpOriginAllowed(deps.config, origin) ? origin : '';
+      return origin;
+    },
+    allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowHeaders: [
+      'Authorization',
+      'Content-Type',
+      'X-Request-Id',
+      'Mcp-Session-Id',
+      'Mcp-Protocol-Version',
+      'Last-Event-ID',
+      'Idempotency-Key',
+    ],
+    exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
+    maxAge: 86400,
+  });
+  // CORS headers are for browsers, which send `Origin` with every cross-origin request and preflight. A request
+  // without it (a server, the SDK) gets only `Vary: Origin`, so no cache hands its answer to a browser; skipping
+  // the rest saves about a tenth of the HTTP stack's cost per request (docs/benchmarks.md).
+  app.use((ctx, next) => {
+    if (ctx.get('Origin') !== '') return corsHeaders(ctx, next);
+    ctx.set('Vary', 'Origin');
+    return next();
+  });
   // The operator console, people's sign-in and the console's calls on their behalf (src/console). Before the
   // throttle: a console call continues as a call with the app's secret key, counted against that key.
   app.use(consoleMiddleware(deps, routes));

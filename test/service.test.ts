@@ -68,6 +68,19 @@ describe('CORS', () => {
   it('sets the allow-origin header on normal responses', async () => {
     const res = await call('GET', '/health', { headers: { Origin: 'https://other.example' } });
     expect(res.headers.get('access-control-allow-origin')).to.equal('https://other.example');
+    expect(res.headers.get('access-control-expose-headers')).to.include('X-Request-Id');
+    expect(res.headers.get('vary')).to.include('Origin');
+    // An error answer too, so a browser can read the error.
+    const refused = await call('GET', '/apps/app_x/plans', { headers: { Origin: 'https://other.example' } });
+    expect(refused.status).to.equal(401);
+    expect(refused.headers.get('access-control-allow-origin')).to.equal('https://other.example');
+  });
+  it('a request without Origin (a server, not a browser) gets no CORS headers, only Vary: Origin', async () => {
+    const res = await call('GET', '/health');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('access-control-allow-origin')).to.equal(null);
+    expect(res.headers.get('access-control-expose-headers')).to.equal(null);
+    expect(res.headers.get('vary')).to.equal('Origin');
   });
 });
 
