@@ -45,6 +45,7 @@ const SECONDS: Record<string, number> = {
   'test/reservations.test.ts': 7,
   'test/demo-receiver.test.ts': 6,
   'test/sdk-generate.test.ts': 6,
+  'test/unit/router-buckets.test.ts': 6,
   'contract:admin': 150,
   'contract:secret': 40,
   'contract:publishable': 27,

@@ -52,8 +52,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   // throttle: a console call continues as a call with the app's secret key, counted against that key.
   app.use(consoleMiddleware(deps, routes));
   app.use(throttle(deps));
-  const router = buildRouter(routes, deps);
-  app.use(router.routes());
+  app.use(buildRouter(routes, deps));
   app.use(otherMethods());
   return app;
 }

@@ -136,9 +136,25 @@ export async function runRoute(
   });
 }
 
-/** Builds the Koa router from the route table: the one place routes, credentials and schemas are declared. */
-export function buildRouter(routes: readonly RouteDef[], deps: Deps): Router {
-  const router = new Router();
+/**
+ * The bucket of a path or a route pattern: its third segment under `/apps/:appId/...`, else its first; lower case
+ * and without a trailing slash, as the router matches paths.
+ */
+export function routeBucket(path: string): string {
+  const segments = (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase().split('/');
+  return segments[1] === 'apps' && segments.length > 3 ? `/apps/*/${segments[3]}` : `/${segments[1] ?? ''}`;
+}
+
+/**
+ * Builds the Koa router middleware from the route table: the one place routes, credentials and schemas are
+ * declared. `@koa/router` tries every route of a router in turn (about 20 µs per request over 174 routes), so the
+ * routes are also registered in one router per bucket (`routeBucket`; the largest has 28 routes) and a request is
+ * matched against its bucket's. No two buckets' routes can match the same path (their static segments differ); a
+ * request its bucket does not match (a 404, or a path spelt in a way the bucket does not foresee) is matched
+ * against the whole table, exactly as before.
+ */
+export function buildRouter(routes: readonly RouteDef[], deps: Deps): Middleware {
+  const entries: RouterEntry[] = [];
   const seen = new Set<string>();
   for (const def of routes) {
     const key = `${def.method} ${def.path}`;
@@ -178,9 +194,37 @@ export function buildRouter(routes: readonly RouteDef[], deps: Deps): Router {
       // redirect).
       if (reply.status !== 204 && reply.body !== null) ctx.body = reply.body;
     });
-    router.register(def.path, [def.method], chain);
+    entries.push({ method: def.method, path: def.path, chain });
   }
-  return router;
+  return bucketedRouter(entries);
+}
+
+export interface RouterEntry {
+  method: string;
+  path: string;
+  chain: Middleware[];
+}
+
+/** `@koa/router` over `entries`, in order, matched within the request's bucket first (see `buildRouter`). */
+export function bucketedRouter(entries: readonly RouterEntry[]): Middleware {
+  const router = new Router();
+  const buckets = new Map<string, Router>();
+  for (const { method, path, chain } of entries) {
+    router.register(path, [method], chain);
+    const bucket = routeBucket(path);
+    if (!buckets.has(bucket)) buckets.set(bucket, new Router());
+    buckets.get(bucket)!.register(path, [method], chain);
+  }
+  // The router's own context type adds `params`, which it sets itself.
+  const dispatch = (r: Router) => r.routes() as unknown as Middleware;
+  const everything = dispatch(router);
+  const byBucket = new Map([...buckets].map(([bucket, r]) => [bucket, dispatch(r)]));
+  return (ctx, next) => {
+    const bucket = byBucket.get(routeBucket(ctx.path));
+    if (!bucket) return everything(ctx, next);
+    // Matched by path (a route of another method included): on to `otherMethods` as before; else the whole table.
+    return bucket(ctx, () => ((ctx as { matched?: unknown[] }).matched?.length ? next() : everything(ctx, next)));
+  };
 }
 
 /**
