@@ -16,11 +16,19 @@ describe('GET /', () => {
   });
 });
 
+/** The body without `repaired`, which counts the reconciler's repairs of earlier tests in this database. */
+function withoutRepairs(body: Record<string, unknown>) {
+  const { repaired, ...rest } = body;
+  if (repaired !== undefined)
+    for (const n of Object.values(repaired as Record<string, unknown>)) expect(n).to.be.a('number');
+  return rest;
+}
+
 describe('GET /health', () => {
   it('runs a database query and reports Temporal reachability', async () => {
     const res = await get('/health');
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
+    expect(withoutRepairs(res.body)).to.deep.equal({ ok: true, database: 'ok', temporal: 'ok' });
   });
 
   it('stays ok but reports Temporal unreachable when its frontend does not answer', async () => {
@@ -30,7 +38,7 @@ describe('GET /health', () => {
     try {
       const res = await call('GET', '/health', { base: mounted.base });
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.equal({ ok: true, database: 'ok', temporal: 'unreachable' });
+      expect(withoutRepairs(res.body)).to.deep.equal({ ok: true, database: 'ok', temporal: 'unreachable' });
     } finally {
       await mounted.close();
       await dead.close();
