@@ -93,6 +93,44 @@ describe('POST /apps/:appId/import', function () {
     expect((await post(`${base}/import`, app.api_key, { accounts: [] })).status).to.equal(401);
   });
 
+  it('a large import analyses the tables it grew at once; a small one leaves that to autovacuum', async () => {
+    const em = () => testEnv().deps.orm.em.fork();
+    const state = async (table: string) => {
+      const [r] = await sql<{ analyzed: number; reltuples: number }>(
+        em(),
+        `select coalesce(extract(epoch from s.last_analyze) * 1000, 0)::float8 as analyzed, c.reltuples
+           from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+          where s.relname = $1 and s.schemaname = current_schema()`,
+        [table],
+      );
+      return { analyzed: Number(r.analyzed), reltuples: Number(r.reltuples) };
+    };
+    const before = await state('accounts');
+    const small = await post(`${base}/import`, admin(), { accounts: [{ id: 'few-1' }, { id: 'few-2' }] });
+    expect(small.status, small.text).to.equal(201);
+    expect((await state('accounts')).analyzed, 'not analysed for two rows').to.equal(before.analyzed);
+
+    // More than autovacuum's threshold for the table as the planner knows it (50 rows and 10%), and 1,000 at least.
+    const n = Math.max(1000, Math.ceil(0.1 * Math.max(before.reltuples, 0)) + 100);
+    const usage = Array.from({ length: n }, (_, i) => ({
+      account_id: `many-${i}`,
+      entitlement_id: 'api_calls',
+      amount: 1,
+      created_at: '2025-01-01T00:00:00Z',
+    }));
+    const counters = await state('usage_counters');
+    const many = await post(`${base}/import`, admin(), {
+      accounts: Array.from({ length: n }, (_, i) => ({ id: `many-${i}` })),
+      usage,
+    });
+    expect(many.status, many.text).to.equal(201);
+    const after = await state('accounts');
+    expect(after.analyzed, 'accounts analysed').to.be.greaterThan(before.analyzed);
+    expect(after.reltuples, 'the planner knows the new rows').to.be.at.least(n);
+    if (n > 50 + 0.1 * Math.max(counters.reltuples, 0))
+      expect((await state('usage_counters')).analyzed, 'counters analysed').to.be.greaterThan(counters.analyzed);
+  });
+
   it('takes 10,000 accounts and 10,000 usage events in one request; more is a 400', async () => {
     const accounts = Array.from({ length: 10_000 }, (_, i) => ({ id: `bulk-${i}`, plan: 'pro' }));
     const usage = Array.from({ length: 10_000 }, (_, i) => ({
