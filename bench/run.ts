@@ -28,6 +28,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(Number);
 const ACCOUNTS = 1000;
 const ANALYTICS_ROWS = Number(process.env.BENCH_ANALYTICS_ROWS ?? 10_000_000);
+const ANALYTICS_TODAY = Number(process.env.BENCH_ANALYTICS_TODAY ?? 0);
 
 interface Stats {
   rps: number;
@@ -36,6 +37,62 @@ interface Stats {
   errors: number;
   /** CPU time the API process used per request (user and system, all its threads), in µs. */
   apiCpu?: number;
+  /** CPU per request of every process on its way, in µs: this process (the load generator), the API, PostgreSQL. */
+  account?: CpuAccount;
+}
+
+interface CpuAccount {
+  load: number;
+  api: number;
+  postgres: number;
+}
+
+/** CPU seconds of each PostgreSQL process (postmaster, backends, background workers) by pid, or undefined without /proc. */
+function postgresSeconds(): Map<number, number> | undefined {
+  try {
+    const byPid = new Map<number, number>();
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+        const seconds = cpuSeconds(Number(entry));
+        if (seconds !== undefined) byPid.set(Number(entry), seconds);
+      } catch {
+        // the process ended while we looked
+      }
+    }
+    return byPid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU PostgreSQL used between two readings: processes that started meanwhile count whole, ended ones are lost. */
+function postgresDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += Math.max(0, seconds - (before.get(pid) ?? 0));
+  return total;
+}
+
+/** Where the CPU went while `run` served `count()` requests: the figures that bound a CPU-bound ratio. */
+async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Promise<[T, CpuAccount | undefined]> {
+  const self0 = process.cpuUsage();
+  const api0 = cpuSeconds(apiPid);
+  const pg0 = postgresSeconds();
+  const result = await run();
+  const self = process.cpuUsage(self0);
+  const api1 = cpuSeconds(apiPid);
+  const pg1 = postgresSeconds();
+  const n = count(result);
+  if (!n || pg0 === undefined || pg1 === undefined) return [result, undefined];
+  return [
+    result,
+    {
+      load: (self.user + self.system) / n,
+      api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
+      postgres: (postgresDelta(pg0, pg1) * 1e6) / n,
+    },
+  ];
 }
 
 /** The API process's pid, once started: its CPU time per request is read from /proc (Linux). */
@@ -67,24 +124,24 @@ async function httpLoad(
   method: 'GET' | 'POST',
   token: string,
 ): Promise<Stats> {
-  const cpuBefore = cpuSeconds(apiPid);
-  const result = await autocannon({
-    url: base,
-    connections,
-    duration: DURATION,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-    requests: [{ method, setupRequest: (req) => ({ ...req, path: pathFor() }) }],
-  });
-  const cpuAfter = cpuSeconds(apiPid);
+  const [result, account] = await cpuAccount(
+    () =>
+      autocannon({
+        url: base,
+        connections,
+        duration: DURATION,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        requests: [{ method, setupRequest: (req) => ({ ...req, path: pathFor() }) }],
+      }),
+    (r) => r.requests.total,
+  );
   return {
+    account,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors,
-    apiCpu:
-      cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
-        ? ((cpuAfter - cpuBefore) * 1e6) / result.requests.total
-        : undefined,
+    apiCpu: account && apiPid ? account.api : undefined,
   };
 }
 
@@ -102,24 +159,45 @@ async function raw(
   const latencies: number[] = [];
   let errors = 0;
   const end = Date.now() + DURATION * 1000;
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      while (Date.now() < end) {
-        const t0 = process.hrtime.bigint();
-        try {
-          await pool.query({ name, text, values: paramsFor() });
-        } catch {
-          errors++;
-        }
-        latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-      }
-    }),
+  const [, account] = await cpuAccount(
+    () =>
+      Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (Date.now() < end) {
+            const t0 = process.hrtime.bigint();
+            try {
+              await pool.query({ name, text, values: paramsFor() });
+            } catch {
+              errors++;
+            }
+            latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          }
+        }),
+      ),
+    () => latencies.length,
   );
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / DURATION, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+  return {
+    rps: latencies.length / DURATION,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    errors,
+    account,
+  };
 }
 
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+
+function cpuLine(name: string, c: number, h: CpuAccount, r: CpuAccount): string {
+  const n = (x: number) => x.toFixed(0).padStart(7);
+  const httpTotal = h.load + h.api + h.postgres;
+  const rawTotal = r.load + r.postgres;
+  return (
+    `${name.padEnd(17)} ${String(c).padStart(5)} |${n(h.load)} ${n(h.api)} ${n(h.postgres)} ${n(httpTotal)} |` +
+    `${n(r.load)} ${n(r.postgres)} ${n(rawTotal)} | ${((rawTotal / httpTotal) * 100).toFixed(0).padStart(9)}%\n`
+  );
+}
 const cpu = (h: Stats) => (h.apiCpu === undefined ? '' : fmt(h.apiCpu, 0));
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
@@ -625,6 +703,16 @@ async function analyticsBench(base: string, pool: pg.Pool) {
       [app.id, ANALYTICS_ROWS],
     );
     await client.query(`set local maintenance_work_mem = '512MB'`);
+    // BENCH_ANALYTICS_TODAY more rows dated today, from midnight UTC to now (a busy day for the roll-up of hours).
+    if (ANALYTICS_TODAY > 0)
+      await client.query(
+        `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+         select $1, 'acct-' || (g % 1000), case when g % 5 = 0 then 'seats' else 'api_calls' end, 1 + g % 3, null,
+                date_trunc('day', now() at time zone 'UTC') at time zone 'UTC'
+                  + (now() - date_trunc('day', now() at time zone 'UTC') at time zone 'UTC') * (g::double precision / $2)
+           from generate_series(1, $2) g`,
+        [app.id, ANALYTICS_TODAY],
+      );
     for (const i of indexes) await client.query(i.def);
     await client.query('alter table usage_events enable trigger usage_events_late');
     for (const table of ['usage_daily', 'usage_daily_app', 'usage_rollup_late'])
@@ -638,7 +726,8 @@ async function analyticsBench(base: string, pool: pg.Pool) {
     client.release();
   }
   await pool.query('vacuum analyze usage_events');
-  // Today's rows are read from the history itself (the roll-up has closed days only): say how many there are.
+  // The roll-up holds closed days and the current day's closed hours: say how many rows are dated today, and (below)
+  // how many the queries still read from the history itself.
   const today = await pool.query<{ n: string }>(
     `select count(*) as n from usage_events
       where app_id = $1 and created_at >= date_trunc('day', now() at time zone 'UTC') at time zone 'UTC'`,
@@ -714,12 +803,19 @@ async function analyticsBench(base: string, pool: pg.Pool) {
   };
   const before = await measure();
   const r0 = Date.now();
-  const rolled = await rollUpUsage(testEnv().deps, 60 * 60_000);
+  const rolled = await rollUpUsage(testEnv().deps, { budgetMs: 60 * 60_000 });
   const rollupSeconds = (Date.now() - r0) / 1000;
   await pool.query('vacuum analyze usage_daily, usage_daily_app');
   const after = await measure();
+  const raw = await pool.query<{ n: string }>(
+    `select count(*) as n from usage_events u join usage_rollups r on r.app_id = u.app_id
+      where u.app_id = $1 and u.created_at >= usage_rolled_to(r.through, r.rolled_to)`,
+    [app.id],
+  );
   process.stdout.write(
-    `  roll-up: ${rolled.days} days in ${rollupSeconds.toFixed(1)} s (first run over the whole history)\n` +
+    `  roll-up: ${rolled.days} days and today's hours before ${rolled.rolledTo} in ${rollupSeconds.toFixed(1)} s ` +
+      `(first run over the whole history); ${Number(raw.rows[0].n).toLocaleString('en-US')} rows after it are ` +
+      'read raw\n' +
       '  query (median of 5 through HTTP)     history only    with roll-up   same answer (window end pinned)\n',
   );
   queries.forEach(([name], i) => {
@@ -831,18 +927,39 @@ async function main() {
         );
       }
       // BENCH_HOT=usage runs only the scenarios whose name starts with it (for a profile of one path).
+      const accounts: string[] = [];
       for (const s of scenarios.filter((x) => x.name.startsWith(process.env.BENCH_HOT ?? ''))) {
         await s.http(4); // warm-up: JIT, pools, plans, the credential cache
         for (const c of CONNECTIONS) {
-          const h = await s.http(c);
-          const r = await s.raw(c);
-          const ratio = h.rps / r.rps;
-          process.stdout.write(
-            `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
-              `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ` +
-              `${String(h.errors + r.errors).padEnd(6)}${cpu(h)}\n`,
-          );
+          // BENCH_ROUNDS > 1 alternates HTTP and raw that many times and adds the median ratio: on a shared machine
+          // one pair of cells can move 15-20% either way.
+          const ratios: number[] = [];
+          for (let round = 0; round < ROUNDS; round++) {
+            const h = await s.http(c);
+            const r = await s.raw(c);
+            const ratio = h.rps / r.rps;
+            ratios.push(ratio);
+            process.stdout.write(
+              `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
+                `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ` +
+                `${String(h.errors + r.errors).padEnd(6)}${cpu(h)}\n`,
+            );
+            if (h.account && r.account) accounts.push(cpuLine(s.name, c, h.account, r.account));
+          }
+          if (ROUNDS > 1) {
+            const median = [...ratios].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+            process.stdout.write(`${`${s.name}, median`.padEnd(23)} ${''.padStart(77)}${fmt(median * 100, 0)}%\n`);
+          }
         }
+      }
+      if (accounts.length) {
+        // On two cores shared by all three, throughput is about cores / total CPU per request, so the ratio of the
+        // totals is where HTTP/raw would settle if nothing waited; the columns say which process the gap is in.
+        process.stdout.write(
+          '\nCPU per request (µs): load generator (autocannon | pg client), API, PostgreSQL, total\n' +
+            'scenario          conns |   load     API      PG   total |   load      PG   total |  raw/HTTP total\n' +
+            accounts.join(''),
+        );
       }
     }
 

@@ -149,11 +149,20 @@ function queries() {
   return out;
 }
 
-/** Window ends around day boundaries (the last midnight, a millisecond either side), mid-day, in the past. */
+const HOUR = 3_600_000;
+const hourStart = (t: Date | number) => Math.floor(new Date(t).getTime() / HOUR) * HOUR;
+/** An instant and a millisecond either side. */
+const around = (t: number) => [new Date(t - 1), new Date(t), new Date(t + 1)];
+
+/**
+ * Window ends around day boundaries (the last midnight, a millisecond either side), around the start of the current
+ * hour (where the roll-up of the current day's closed hours ends), mid-day, in the past.
+ */
 function instants(now: Date): Date[] {
   const midnight = Math.floor(now.getTime() / DAY) * DAY;
   return [
     now,
+    ...around(hourStart(now)),
     new Date(midnight),
     new Date(midnight + 1),
     new Date(midnight - 1),
@@ -201,6 +210,18 @@ describe('daily usage roll-up', function () {
         where d > 0 or k % 4 < 2`,
       [app.id, now],
     );
+    // The last 26 hours: every 20 minutes, and a millisecond either side of each hour's start (never after now).
+    await sql(
+      em(),
+      `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+       select $1, 'a' || (1 + m % 3), (array['api_calls', 'seats'])[1 + m % 2], 1 + m % 4, null, t
+         from generate_series(0, 78) m,
+              lateral (select date_trunc('hour', $2::timestamptz at time zone 'UTC') at time zone 'UTC'
+                                - make_interval(mins => 20 * m) + make_interval(secs => j / 1000.0) as t
+                         from unnest(case when m % 3 = 0 then array[-1, 0, 1] else array[0] end) j) x
+        where t <= $2::timestamptz`,
+      [app.id, now],
+    );
   });
 
   it('answers before the roll-up are the same as the queries before the roll-up existed', async () => {
@@ -220,6 +241,8 @@ describe('daily usage roll-up', function () {
     expect(r.done).to.equal(true);
     expect(await through(app.id)).to.equal(r.through);
     expect(r.through).to.equal(new Date().toISOString().slice(0, 10));
+    // The current day's closed hours too: up to the start of this hour (or of the hour an open transaction began).
+    expect(Date.parse(r.rolledTo!)).to.be.within(hourStart(now) - HOUR, Date.now());
     const rows = await sql<{ n: string }>(em(), `select count(*) as n from usage_daily where app_id = $1`, [app.id]);
     expect(Number(rows[0].n)).to.be.greaterThan(300);
     expect(await answers(analytics, app, ats)).to.deep.equal(before);
@@ -279,6 +302,59 @@ describe('daily usage roll-up', function () {
     expect(r.lateRows).to.be.at.least(4);
     expect(await late()).to.equal(0);
     expect(await answers(analytics, app, ats)).to.deep.equal(want);
+  });
+
+  it("the current day's closed hours: a partial day serves windows that cover it; late rows into it count", async () => {
+    // Bounded an hour and a half back (an hour more when that is a midnight), so the partial day exists at any
+    // time of day (yesterday's, just after midnight).
+    const back = hourStart(Date.now() - 90 * 60_000);
+    const bound = back % DAY === 0 ? back - HOUR : back;
+    const r = await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+    expect(r.rolledTo).to.equal(new Date(bound).toISOString().replace('.000', ''));
+    const day = new Date(bound).toISOString().slice(0, 10);
+    expect(await through(app.id)).to.equal(day);
+    const [partial] = await sql<{ calls: string }>(
+      em(),
+      `select coalesce(sum(calls), 0) as calls from usage_daily_app where app_id = $1 and day = $2::date`,
+      [app.id, day],
+    );
+    const [history] = await sql<{ calls: string }>(
+      em(),
+      `select count(*) as calls from usage_events
+        where app_id = $1 and created_at >= $2::date::timestamp at time zone 'UTC' and created_at < $3`,
+      [app.id, day, new Date(bound)],
+    );
+    expect(Number(partial.calls)).to.equal(Number(history.calls)).and.to.be.greaterThan(0);
+    const at = [...ats, ...around(bound), ...around(bound + HOUR)];
+    expect(await answers(analytics, app, at)).to.deep.equal(await answers(legacy, app, at));
+
+    // A row dated just before the bound is late (the partial day holds the hours before it); one just after is not.
+    const lateRows = async () =>
+      Number(
+        (await sql<{ n: string }>(em(), `select count(*) as n from usage_rollup_late where app_id = $1`, [app.id]))[0]
+          .n,
+      );
+    const ingested = await post(`/apps/${app.id}/usage/events`, app.api_key, {
+      events: [
+        { id: 'h-1', account: 'a1', entitlement: 'api_calls', amount: 4, timestamp: iso(new Date(bound - 1)) },
+        { id: 'h+1', account: 'a2', entitlement: 'seats', amount: 6, timestamp: iso(new Date(bound + 1)) },
+      ],
+    });
+    expect(ingested.status, ingested.text).to.equal(200);
+    expect(await lateRows()).to.equal(1);
+    const want = await answers(legacy, app, at);
+    expect(await answers(analytics, app, at)).to.deep.equal(want);
+
+    // A run bounded earlier than what is rolled up folds the late row and leaves the partial day as it is.
+    const earlier = await rollUpUsage(testEnv().deps, { before: new Date(bound - 2 * HOUR) });
+    expect(earlier.lateRows).to.be.at.least(1);
+    expect(await lateRows()).to.equal(0);
+    expect(await answers(analytics, app, at)).to.deep.equal(want);
+
+    // The next unbounded run rolls up to the current hour, and answers stay the same.
+    const next = await rollUpUsage(testEnv().deps);
+    expect(Date.parse(next.rolledTo!)).to.be.greaterThan(bound);
+    expect(await answers(analytics, app, at)).to.deep.equal(want);
   });
 
   it('catches up after downtime: a roll-up 60 days behind serves what it has, then rolls up the rest', async () => {

@@ -190,8 +190,10 @@ export interface UsageRollupResult {
   days: number;
   /** Usage rows recorded late for rolled-up days, folded in. */
   lateRows: number;
-  /** The first day not rolled up (every earlier closed day is). */
+  /** The first day not rolled up whole (every earlier closed day is). */
   through: string;
+  /** The instant (an hour's start, ISO 8601) before which every usage row is rolled up; optional in older runs. */
+  rolledTo?: string;
   /** False when the run stopped at its time budget with more to do. */
   done: boolean;
 }

@@ -28,10 +28,11 @@ const BUCKET: Record<Interval, 'day' | 'week'> = {
 };
 
 /**
- * A query's window and how it is read: whole UTC days inside the window that the daily roll-up covers
- * (`[dayLo, dayHi)`, when `rolled`) come from the roll-up tables (with the late rows recorded since the
- * last run); everything else in `[from, to]` from `usage_events`, as two ranges: `[aLo, aHi)` before the
- * rolled-up days and `[bLo, to]` after them (without rolled-up days: `a` is empty and `b` is the window).
+ * A query's window and how it is read: whole UTC days inside the window that the roll-up covers (`[dayLo, dayHi)`,
+ * when `rolled`) come from the roll-up tables (with the late rows recorded since the last run), the last of them
+ * possibly a partial day (the roll-up's hours of its first open day, up to `rolled_to`); everything else in
+ * `[from, to]` from `usage_events`, as two ranges: `[aLo, aHi)` before the rolled-up days and `[bLo, to]` after
+ * them (without rolled-up days: `a` is empty and `b` is the window).
  */
 interface Window {
   interval: Interval;
@@ -47,22 +48,34 @@ interface Window {
 
 /** `at` pins the window's end (tests compare answers at chosen instants); otherwise it ends now. */
 async function windowOf(ctx: Ctx, interval: Interval, at?: Date): Promise<Window> {
-  const [row] = await sql<{ now: Date; from: Date | null; rolled: boolean; day_lo: string; day_hi: string }>(
+  const [row] = await sql<{
+    now: Date;
+    from: Date | null;
+    rolled: boolean;
+    day_lo: string;
+    day_hi: string;
+    partial_to: Date | null;
+  }>(
     ctx.em,
     `with w as (
        select t, case when $1::text is null then null else t - $1::interval end as f
          from (select coalesce($3::timestamptz, now()) as t) x),
+     r as (select through, usage_rolled_to(through, rolled_to) as e from usage_rollups where app_id = $2),
      d as (
-       select w.*,
+       select w.*, r.through, r.e,
               -- the first whole day: the day the window starts on when it starts at midnight, else the next
               case when f is null then '-infinity'::date
                    when f = date_trunc('day', f at time zone 'UTC') at time zone 'UTC' then (f at time zone 'UTC')::date
                    else (f at time zone 'UTC')::date + 1 end as lo,
               -- whole days end before the window's last (partial) day, and only rolled-up days count
-              least((t at time zone 'UTC')::date,
-                    coalesce((select through from usage_rollups where app_id = $2), '-infinity'::date)) as hi
-         from w)
-     select t as now, f as from, hi > lo as rolled, lo::text as day_lo, hi::text as day_hi from d`,
+              least((t at time zone 'UTC')::date, coalesce(r.through, '-infinity'::date)) as hi
+         from w left join r on true),
+     p as (
+       -- the roll-up's partial day (its hours before e) serves the window when the window covers all of it
+       select d.*, (through = hi and e > hi::timestamp at time zone 'UTC' and t >= e and lo <= hi) as partial from d)
+     select t as now, f as from, case when partial then hi + 1 else hi end > lo as rolled, lo::text as day_lo,
+            (case when partial then hi + 1 else hi end)::text as day_hi, case when partial then e end as partial_to
+       from p`,
     [WINDOW[interval], ctx.app.id, at ?? null],
   );
   const midnight = (day: string) => (day === '-infinity' ? day : `${day}T00:00:00Z`);
@@ -76,7 +89,7 @@ async function windowOf(ctx: Ctx, interval: Interval, at?: Date): Promise<Window
     dayHi: row.day_hi,
     aLo: start,
     aHi: row.rolled ? midnight(row.day_lo) : '-infinity',
-    bLo: row.rolled ? midnight(row.day_hi) : start,
+    bLo: row.partial_to ?? (row.rolled ? midnight(row.day_hi) : start),
   };
 }
 
