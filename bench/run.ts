@@ -919,7 +919,8 @@ async function main() {
           '  API CPU µs/req\n',
       );
       // The HTTP stack alone (no credential, no database): the most the API process can answer on this machine.
-      for (const c of CONNECTIONS) {
+      // BENCH_HOT=floor runs only this row; another BENCH_HOT value skips it (a profile of one path alone).
+      for (const c of process.env.BENCH_HOT && process.env.BENCH_HOT !== 'floor' ? [] : CONNECTIONS) {
         const h = await httpLoad(base, c, () => '/', 'GET', '');
         process.stdout.write(
           `${'GET / (floor)'.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
