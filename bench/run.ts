@@ -224,17 +224,18 @@ async function meteringBench(
   account: () => string,
 ) {
   let seq = 0;
-  const batch = (prefix: string, pick: () => string) =>
+  const batch = (prefix: string, pick: () => string, timestamp?: string) =>
     Array.from({ length: BATCH }, () => ({
       id: `${prefix}-${++seq}`,
       account: pick(),
       entitlement: 'api_calls',
       amount: 1,
+      ...(timestamp ? { timestamp } : {}),
     }));
   // Sender c of `clients` draws from its own slice of the accounts (as a pipeline keyed by customer sends), or
   // every sender from all of them.
   const slice = (c: number, clients: number) => () => `acct-${Math.floor(((c + Math.random()) * ACCOUNTS) / clients)}`;
-  const run = async (clients: number, send: (events: unknown[]) => Promise<boolean>, keyed = false) => {
+  const run = async (clients: number, send: (events: unknown[]) => Promise<boolean>, keyed = false, ageMs = 0) => {
     let events = 0;
     let errors = 0;
     const latencies: number[] = [];
@@ -242,7 +243,11 @@ async function meteringBench(
     await Promise.all(
       Array.from({ length: clients }, async (_, c) => {
         while (Date.now() < end) {
-          const b = batch('bench', keyed ? slice(c, clients) : account);
+          const b = batch(
+            'bench',
+            keyed ? slice(c, clients) : account,
+            ageMs ? new Date(Date.now() - ageMs).toISOString() : undefined,
+          );
           const t0 = process.hrtime.bigint();
           if (await send(b)) events += b.length;
           else errors++;
@@ -271,19 +276,23 @@ async function meteringBench(
   await run(BATCH_CLIENTS, viaHttp); // warm-up
   process.stdout.write(
     `\nBatch ingest: ${BATCH} events a batch over ${ACCOUNTS} accounts picked at random, ${DURATION} s per row\n` +
-      'in flight           HTTP events/s  batch p50 ms |  raw events/s  batch p50 ms |  HTTP/raw  errors\n',
+      'in flight                 HTTP events/s  batch p50 ms |  raw events/s  batch p50 ms |  HTTP/raw  errors\n',
   );
   // One batch at a time; BATCH_CLIENTS at once over all the accounts (their counters overlap, so each batch waits
-  // for the one holding its first shared counter to commit); BATCH_CLIENTS at once, each over its own accounts.
-  for (const [clients, keyed] of [
-    [1, false],
-    [BATCH_CLIENTS, false],
-    [BATCH_CLIENTS, true],
+  // for the one holding its first shared counter to commit); BATCH_CLIENTS at once, each over its own accounts; and
+  // the same with events two hours old, after a roll-up run (each is then recorded as a late row for analytics).
+  for (const [clients, keyed, ageMs] of [
+    [1, false, 0],
+    [BATCH_CLIENTS, false, 0],
+    [BATCH_CLIENTS, true, 0],
+    [BATCH_CLIENTS, true, 2 * 3_600_000],
   ] as const) {
-    const h = await run(clients, viaHttp, keyed);
-    const r = await run(clients, direct, keyed);
+    if (ageMs) await rollUpUsage(testEnv().deps);
+    const h = await run(clients, viaHttp, keyed, ageMs);
+    const r = await run(clients, direct, keyed, ageMs);
+    const label = `${clients}${keyed ? ' by account' : ''}${ageMs ? ', 2 h old' : ''}`;
     process.stdout.write(
-      `${`${clients}${keyed ? ' by account' : ''}`.padStart(15)} ${fmt(h.eps, 0)}      ${fmt(h.p50, 1)}    | ` +
+      `${label.padStart(21)} ${fmt(h.eps, 0)}      ${fmt(h.p50, 1)}    | ` +
         `${fmt(r.eps, 0)}     ${fmt(r.p50, 1)}    | ${fmt((h.eps / r.eps) * 100, 0)}%   ${h.errors + r.errors}\n`,
     );
   }
