@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import type { z } from 'zod';
 import * as analytics from '../src/analytics/analytics.service.js';
 import type * as S from '../src/analytics/analytics.schemas.js';
@@ -186,6 +187,31 @@ const through = async (appId: string) =>
     ])
   )[0].through;
 
+/** Nothing rolled up for the app: what a scheduled run (at the worker's start, at five past) may have done, undone. */
+async function resetRollup(appId: string) {
+  await em().transactional(async (t) => {
+    await sql(t, `select 1 from usage_rollups where app_id = $1 for update`, [appId]);
+    for (const table of ['usage_daily', 'usage_daily_app', 'usage_rollup_late'])
+      await sql(t, `delete from ${table} where app_id = $1`, [appId]);
+    await sql(t, `update usage_rollups set through = '-infinity', rolled_to = '-infinity' where app_id = $1`, [appId]);
+  });
+}
+
+/**
+ * Runs `fn` with the roll-up Schedule paused and no run of it in flight, so that no scheduled run moves the roll-up
+ * past a bound the test chose.
+ */
+async function withSchedulePaused<T>(fn: () => Promise<T>): Promise<T> {
+  const schedule = testEnv().deps.temporal.client.schedule.getHandle(USAGE_ROLLUP_SCHEDULE_ID);
+  await schedule.pause('a roll-up test bounds its runs');
+  try {
+    await eventually(async () => (await schedule.describe()).info.runningActions.length === 0);
+    return await fn();
+  } finally {
+    await schedule.unpause();
+  }
+}
+
 describe('daily usage roll-up', function () {
   this.timeout(240_000);
   let app: TestApp;
@@ -226,12 +252,7 @@ describe('daily usage roll-up', function () {
 
   it('answers before the roll-up are the same as the queries before the roll-up existed', async () => {
     // Nothing rolled up for this app (a scheduled run may have started it already).
-    await em().transactional(async (t) => {
-      await sql(t, `select 1 from usage_rollups where app_id = $1 for update`, [app.id]);
-      for (const table of ['usage_daily', 'usage_daily_app', 'usage_rollup_late'])
-        await sql(t, `delete from ${table} where app_id = $1`, [app.id]);
-      await sql(t, `update usage_rollups set through = '-infinity' where app_id = $1`, [app.id]);
-    });
+    await resetRollup(app.id);
     expect(await answers(analytics, app, ats)).to.deep.equal(await answers(legacy, app, ats));
   });
 
@@ -305,56 +326,100 @@ describe('daily usage roll-up', function () {
   });
 
   it("the current day's closed hours: a partial day serves windows that cover it; late rows into it count", async () => {
-    // Bounded an hour and a half back (an hour more when that is a midnight), so the partial day exists at any
-    // time of day (yesterday's, just after midnight).
-    const back = hourStart(Date.now() - 90 * 60_000);
-    const bound = back % DAY === 0 ? back - HOUR : back;
-    const r = await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
-    expect(r.rolledTo).to.equal(new Date(bound).toISOString().replace('.000', ''));
-    const day = new Date(bound).toISOString().slice(0, 10);
-    expect(await through(app.id)).to.equal(day);
-    const [partial] = await sql<{ calls: string }>(
-      em(),
-      `select coalesce(sum(calls), 0) as calls from usage_daily_app where app_id = $1 and day = $2::date`,
-      [app.id, day],
-    );
-    const [history] = await sql<{ calls: string }>(
-      em(),
-      `select count(*) as calls from usage_events
-        where app_id = $1 and created_at >= $2::date::timestamp at time zone 'UTC' and created_at < $3`,
-      [app.id, day, new Date(bound)],
-    );
-    expect(Number(partial.calls)).to.equal(Number(history.calls)).and.to.be.greaterThan(0);
-    const at = [...ats, ...around(bound), ...around(bound + HOUR)];
-    expect(await answers(analytics, app, at)).to.deep.equal(await answers(legacy, app, at));
-
-    // A row dated just before the bound is late (the partial day holds the hours before it); one just after is not.
-    const lateRows = async () =>
-      Number(
-        (await sql<{ n: string }>(em(), `select count(*) as n from usage_rollup_late where app_id = $1`, [app.id]))[0]
-          .n,
+    await withSchedulePaused(async () => {
+      // Bounded an hour and a half back (an hour more when that is a midnight), so the partial day exists at any
+      // time of day (yesterday's, just after midnight).
+      const back = hourStart(Date.now() - 90 * 60_000);
+      const bound = back % DAY === 0 ? back - HOUR : back;
+      await resetRollup(app.id);
+      const r = await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+      expect(r.rolledTo).to.equal(new Date(bound).toISOString().replace('.000', ''));
+      const day = new Date(bound).toISOString().slice(0, 10);
+      expect(await through(app.id)).to.equal(day);
+      const [partial] = await sql<{ calls: string }>(
+        em(),
+        `select coalesce(sum(calls), 0) as calls from usage_daily_app where app_id = $1 and day = $2::date`,
+        [app.id, day],
       );
-    const ingested = await post(`/apps/${app.id}/usage/events`, app.api_key, {
-      events: [
-        { id: 'h-1', account: 'a1', entitlement: 'api_calls', amount: 4, timestamp: iso(new Date(bound - 1)) },
-        { id: 'h+1', account: 'a2', entitlement: 'seats', amount: 6, timestamp: iso(new Date(bound + 1)) },
-      ],
+      const [history] = await sql<{ calls: string }>(
+        em(),
+        `select count(*) as calls from usage_events
+          where app_id = $1 and created_at >= $2::date::timestamp at time zone 'UTC' and created_at < $3`,
+        [app.id, day, new Date(bound)],
+      );
+      expect(Number(partial.calls)).to.equal(Number(history.calls)).and.to.be.greaterThan(0);
+      const at = [...ats, ...around(bound), ...around(bound + HOUR)];
+      expect(await answers(analytics, app, at)).to.deep.equal(await answers(legacy, app, at));
+
+      // A row dated just before the bound is late (the partial day holds the hours before it); one just after is not.
+      const lateRows = async () =>
+        Number(
+          (await sql<{ n: string }>(em(), `select count(*) as n from usage_rollup_late where app_id = $1`, [app.id]))[0]
+            .n,
+        );
+      const ingested = await post(`/apps/${app.id}/usage/events`, app.api_key, {
+        events: [
+          { id: 'h-1', account: 'a1', entitlement: 'api_calls', amount: 4, timestamp: iso(new Date(bound - 1)) },
+          { id: 'h+1', account: 'a2', entitlement: 'seats', amount: 6, timestamp: iso(new Date(bound + 1)) },
+        ],
+      });
+      expect(ingested.status, ingested.text).to.equal(200);
+      expect(await lateRows()).to.equal(1);
+      const want = await answers(legacy, app, at);
+      expect(await answers(analytics, app, at)).to.deep.equal(want);
+
+      // A run bounded earlier than what is rolled up folds the late row and leaves the partial day as it is.
+      const earlier = await rollUpUsage(testEnv().deps, { before: new Date(bound - 2 * HOUR) });
+      expect(earlier.lateRows).to.be.at.least(1);
+      expect(await lateRows()).to.equal(0);
+      expect(await answers(analytics, app, at)).to.deep.equal(want);
+
+      // The next unbounded run rolls up to the current hour, and answers stay the same.
+      const next = await rollUpUsage(testEnv().deps);
+      expect(Date.parse(next.rolledTo!)).to.be.greaterThan(bound);
+      expect(await answers(analytics, app, at)).to.deep.equal(want);
     });
-    expect(ingested.status, ingested.text).to.equal(200);
-    expect(await lateRows()).to.equal(1);
-    const want = await answers(legacy, app, at);
-    expect(await answers(analytics, app, at)).to.deep.equal(want);
+  });
 
-    // A run bounded earlier than what is rolled up folds the late row and leaves the partial day as it is.
-    const earlier = await rollUpUsage(testEnv().deps, { before: new Date(bound - 2 * HOUR) });
-    expect(earlier.lateRows).to.be.at.least(1);
-    expect(await lateRows()).to.equal(0);
-    expect(await answers(analytics, app, at)).to.deep.equal(want);
-
-    // The next unbounded run rolls up to the current hour, and answers stay the same.
-    const next = await rollUpUsage(testEnv().deps);
-    expect(Date.parse(next.rolledTo!)).to.be.greaterThan(bound);
-    expect(await answers(analytics, app, at)).to.deep.equal(want);
+  it('a run moving past the time of a row still being written waits for its writer, and counts the row once', async () => {
+    await withSchedulePaused(async () => {
+      // The roll-up ends at a bound 90 minutes back (an hour more when that is a midnight); a writer then inserts a row
+      // dated 30 minutes after the bound, so not late, and stays open while a run moves the roll-up past that row's
+      // time. The writer's lock on the app's roll-up row makes the run wait for its commit, so the run's recompute sees
+      // the row; without it the row would be in neither the roll-up nor the late rows.
+      const back = hourStart(Date.now() - 90 * 60_000);
+      const bound = back % DAY === 0 ? back - HOUR : back;
+      await resetRollup(app.id);
+      await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+      const writer = new pg.Client({ connectionString: testEnv().config.databaseUrl });
+      await writer.connect();
+      try {
+        await writer.query('begin');
+        await writer.query(
+          `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+           values ($1, 'a1', 'api_calls', 1000, null, $2)`,
+          [app.id, new Date(bound + 30 * 60_000)],
+        );
+        let finished = false;
+        const run = rollUpUsage(testEnv().deps).then((r) => {
+          finished = true;
+          return r;
+        });
+        await new Promise((r) => setTimeout(r, 1000));
+        expect(finished, 'the run waits for the writer').to.equal(false);
+        await writer.query('commit');
+        const r = await run;
+        expect(Date.parse(r.rolledTo!)).to.be.greaterThan(bound + 30 * 60_000);
+      } finally {
+        await writer.end();
+      }
+      const lateRows = await sql<{ n: string }>(em(), `select count(*) as n from usage_rollup_late where app_id = $1`, [
+        app.id,
+      ]);
+      expect(Number(lateRows[0].n)).to.equal(0);
+      const at = [...ats, ...around(bound + 30 * 60_000)];
+      expect(await answers(analytics, app, at)).to.deep.equal(await answers(legacy, app, at));
+    });
   });
 
   it('catches up after downtime: a roll-up 60 days behind serves what it has, then rolls up the rest', async () => {
