@@ -212,6 +212,18 @@ async function withSchedulePaused<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Rolls the app up from scratch to a bound 90 minutes back (an hour more when that is a midnight), so a partial day
+ * exists at any time of day (yesterday's, just after midnight).
+ */
+async function rollUpToPartialBound(appId: string) {
+  const back = hourStart(Date.now() - 90 * 60_000);
+  const bound = back % DAY === 0 ? back - HOUR : back;
+  await resetRollup(appId);
+  const r = await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+  return { bound, r };
+}
+
 describe('daily usage roll-up', function () {
   this.timeout(240_000);
   let app: TestApp;
@@ -327,12 +339,7 @@ describe('daily usage roll-up', function () {
 
   it("the current day's closed hours: a partial day serves windows that cover it; late rows into it count", async () => {
     await withSchedulePaused(async () => {
-      // Bounded an hour and a half back (an hour more when that is a midnight), so the partial day exists at any
-      // time of day (yesterday's, just after midnight).
-      const back = hourStart(Date.now() - 90 * 60_000);
-      const bound = back % DAY === 0 ? back - HOUR : back;
-      await resetRollup(app.id);
-      const r = await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+      const { bound, r } = await rollUpToPartialBound(app.id);
       expect(r.rolledTo).to.equal(new Date(bound).toISOString().replace('.000', ''));
       const day = new Date(bound).toISOString().slice(0, 10);
       expect(await through(app.id)).to.equal(day);
@@ -383,14 +390,11 @@ describe('daily usage roll-up', function () {
 
   it('a run moving past the time of a row still being written waits for its writer, and counts the row once', async () => {
     await withSchedulePaused(async () => {
-      // The roll-up ends at a bound 90 minutes back (an hour more when that is a midnight); a writer then inserts a row
-      // dated 30 minutes after the bound, so not late, and stays open while a run moves the roll-up past that row's
-      // time. The writer's lock on the app's roll-up row makes the run wait for its commit, so the run's recompute sees
-      // the row; without it the row would be in neither the roll-up nor the late rows.
-      const back = hourStart(Date.now() - 90 * 60_000);
-      const bound = back % DAY === 0 ? back - HOUR : back;
-      await resetRollup(app.id);
-      await rollUpUsage(testEnv().deps, { before: new Date(bound + 59 * 60_000) });
+      // A writer inserts a row dated 30 minutes after the roll-up's end, so not late, and stays open while a run moves
+      // the roll-up past that row's time. The writer's lock on the app's roll-up row makes the run wait for its
+      // commit, so the run's recompute sees the row; without it the row would be in neither the roll-up nor the late
+      // rows.
+      const { bound } = await rollUpToPartialBound(app.id);
       const writer = new pg.Client({ connectionString: testEnv().config.databaseUrl });
       await writer.connect();
       try {
