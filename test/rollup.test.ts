@@ -426,6 +426,51 @@ describe('daily usage roll-up', function () {
     });
   });
 
+  it('a run leaves an app with no usage since its last run where it is; its next usage moves it on', async () => {
+    await withSchedulePaused(async () => {
+      const idle = await createTestApp();
+      await seedCatalog(idle);
+      await createAccount(idle, { id: 'a1', plan: 'scale' });
+      await sql(
+        em(),
+        `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+         select $1, 'a1', 'api_calls', 1 + g % 3, null, now() - interval '3 days' + make_interval(mins => g)
+           from generate_series(1, 50) g`,
+        [idle.id],
+      );
+      const { bound } = await rollUpToPartialBound(idle.id);
+      const rolledTo = async () => {
+        const [row] = await sql<{ e: Date | string }>(
+          em(),
+          `select usage_rolled_to(through, rolled_to) as e from usage_rollups where app_id = $1`,
+          [idle.id],
+        );
+        return new Date(row.e).getTime();
+      };
+      expect(await rolledTo()).to.equal(bound);
+      const at = [...ats, ...around(bound)];
+      const want = await answers(legacy, idle, at);
+
+      // Nothing since the bound: the next run does not touch the app, and its answers are the same.
+      await rollUpUsage(testEnv().deps);
+      expect(await rolledTo()).to.equal(bound);
+      expect(await answers(analytics, idle, at)).to.deep.equal(want);
+
+      // A usage row after the bound (not late): the next run rolls the app up to the current hour.
+      const ingested = await post(`/apps/${idle.id}/usage/events`, idle.api_key, {
+        events: [
+          { id: 'after', account: 'a1', entitlement: 'api_calls', amount: 2, timestamp: iso(new Date(bound + 1)) },
+        ],
+      });
+      expect(ingested.status, ingested.text).to.equal(200);
+      const next = await rollUpUsage(testEnv().deps);
+      expect(await rolledTo())
+        .to.equal(Date.parse(next.rolledTo!))
+        .and.to.be.greaterThan(bound);
+      expect(await answers(analytics, idle, at)).to.deep.equal(await answers(legacy, idle, at));
+    });
+  });
+
   it('catches up after downtime: a roll-up 60 days behind serves what it has, then rolls up the rest', async () => {
     await rollUpUsage(testEnv().deps);
     const want = await answers(legacy, app, ats);

@@ -148,8 +148,12 @@ export async function rollUpUsage(
   const upTo = await firstOpenHour(em, opts.before);
   const apps = await sql<{ app_id: string }>(
     em,
+    // An app with no usage between its rolled-up instant and upTo is left where it is: its raw part is empty, so
+    // reading it costs an index probe, and a run costs no transaction per idle app per hour.
     `select r.app_id from usage_rollups r
-      where usage_rolled_to(r.through, r.rolled_to) < $1::timestamptz
+      where exists (select 1 from usage_events u
+                     where u.app_id = r.app_id and u.created_at >= usage_rolled_to(r.through, r.rolled_to)
+                       and u.created_at < $1::timestamptz)
          or exists (select 1 from usage_rollup_late l where l.app_id = r.app_id)
       order by r.app_id`,
     [upTo.upTo],
