@@ -13,8 +13,9 @@ import { baselineWorkflow } from './baseline/workflow.js';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { AccountTokenClient, SecretClient } from '@offerkit/sdk';
-import { EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
-import { CHANGE_SQL } from '../src/usage/usage.service.js';
+import { access, EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
+import { change, CHANGE_SQL } from '../src/usage/usage.service.js';
+import { setCoalesceInFlight } from '../src/db/coalesce.js';
 import { INGEST_SQL, ingestParams, type IngestEvent } from '../src/usage/ingest.service.js';
 import * as analytics from '../src/analytics/analytics.service.js';
 import { rollUpUsage } from '../src/analytics/rollup.js';
@@ -29,6 +30,8 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,16,64').split(',').map(
 const ACCOUNTS = 1000;
 const ANALYTICS_ROWS = Number(process.env.BENCH_ANALYTICS_ROWS ?? 10_000_000);
 const ANALYTICS_TODAY = Number(process.env.BENCH_ANALYTICS_TODAY ?? 0);
+/** The API's `DB_COALESCE_IN_FLIGHT` (its default unless set), which the raw coalesced loop follows too. */
+const COALESCE_IN_FLIGHT = Number(process.env.DB_COALESCE_IN_FLIGHT ?? 2);
 
 interface Stats {
   rps: number;
@@ -155,6 +158,8 @@ async function raw(
   name: string,
   text: string,
   paramsFor: () => unknown[],
+  /** How to run it instead of one `pool.query` each: the API's coalesced path (src/db/coalesce.ts). */
+  via?: (params: unknown[]) => Promise<unknown>,
 ): Promise<Stats> {
   const latencies: number[] = [];
   let errors = 0;
@@ -166,7 +171,7 @@ async function raw(
           while (Date.now() < end) {
             const t0 = process.hrtime.bigint();
             try {
-              await pool.query({ name, text, values: paramsFor() });
+              await (via ? via(paramsFor()) : pool.query({ name, text, values: paramsFor() }));
             } catch {
               errors++;
             }
@@ -849,6 +854,7 @@ async function main() {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
+      DB_COALESCE_IN_FLIGHT: String(COALESCE_IN_FLIGHT),
       HOME: process.env.HOME ?? '',
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
@@ -891,6 +897,9 @@ async function main() {
     await pool.query('analyze');
     const account = () => `acct-${Math.floor(Math.random() * ACCOUNTS)}`;
 
+    const usageParams = () => [app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r', null, null, null];
+    // The raw loop's coalesced runs, as the API process has them.
+    setCoalesceInFlight(COALESCE_IN_FLIGHT);
     const scenarios = [
       {
         name: 'usage add',
@@ -902,24 +911,22 @@ async function main() {
             'POST',
             app.public_key,
           ),
-        raw: (c: number) =>
-          raw(pool, c, 'usage_change', CHANGE_SQL, () => [
-            app.id,
-            account(),
-            'api_calls',
-            1,
-            'evt_bench_w',
-            'evt_bench_r',
-            null,
-            null,
-            null,
-          ]),
+        raw: (c: number, via?: boolean) =>
+          raw(pool, c, 'usage_change', CHANGE_SQL, usageParams, via ? (p) => change.onPool(pool, p) : undefined),
       },
       {
         name: 'effective access',
         http: (c: number) =>
           httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.public_key),
-        raw: (c: number) => raw(pool, c, 'effective_access', EFFECTIVE_ACCESS_SQL, () => [app.id, account()]),
+        raw: (c: number, via?: boolean) =>
+          raw(
+            pool,
+            c,
+            'effective_access',
+            EFFECTIVE_ACCESS_SQL,
+            () => [app.id, account()],
+            via ? (p) => access.onPool(pool, p) : undefined,
+          ),
       },
     ];
 
@@ -930,7 +937,7 @@ async function main() {
       );
       process.stdout.write(
         'scenario          conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors' +
-          '  API CPU µs/req\n',
+          '  API CPU µs/req | raw coalesced/s  HTTP/that\n',
       );
       // The HTTP stack alone (no credential, no database): the most the API process can answer on this machine.
       // BENCH_HOT=floor runs only this row; another BENCH_HOT value skips it (a profile of one path alone).
@@ -952,12 +959,16 @@ async function main() {
           for (let round = 0; round < ROUNDS; round++) {
             const h = await s.http(c);
             const r = await s.raw(c);
+            // The same statement coalesced as the API process coalesces it, from the same pool: what the database
+            // does for the API's own way of sending it (above the one-by-one ceiling under load).
+            const rc = await s.raw(c, true);
             const ratio = h.rps / r.rps;
             ratios.push(ratio);
             process.stdout.write(
               `${s.name.padEnd(17)} ${String(c).padStart(5)} ${fmt(h.rps, 0)}    ${fmt(h.p50, 2)} ${fmt(h.p99, 2)} | ` +
                 `${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)} | ${fmt(ratio * 100, 0)}%   ` +
-                `${String(h.errors + r.errors).padEnd(6)}${cpu(h)}\n`,
+                `${String(h.errors + r.errors + rc.errors).padEnd(6)}${cpu(h)}       | ${fmt(rc.rps, 0)}      ` +
+                `${fmt((h.rps / rc.rps) * 100, 0)}%\n`,
             );
             if (h.account && r.account) accounts.push(cpuLine(s.name, c, h.account, r.account));
           }

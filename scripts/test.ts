@@ -40,6 +40,7 @@ const SECONDS: Record<string, number> = {
   'test/credential-cache.test.ts': 10,
   'test/processes.test.ts': 10,
   'test/ingest.test.ts': 10,
+  'test/coalesce.test.ts': 10,
   'test/sdk-pack.test.ts': 10,
   'test/incentive-expiry.test.ts': 7,
   'test/reservations.test.ts': 7,

@@ -26,6 +26,11 @@ export const configSchema = z.object({
   DATABASE_URL: optionalUrl,
   EMBEDDED_POSTGRES_PORT: port(54320),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
+  /**
+   * Runs of one hot statement (usage add, effective access) each API process has at the database at once; the
+   * requests that arrive meanwhile go together as one batch (src/db/coalesce.ts). 0: every request alone.
+   */
+  DB_COALESCE_IN_FLIGHT: z.coerce.number().int().min(0).max(500).default(2),
   /** External Temporal frontend (host:port). When unset, the Temporal CLI dev server is started. */
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),

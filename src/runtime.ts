@@ -5,6 +5,7 @@ import { randomToken } from './ids.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { setCoalesceInFlight } from './db/coalesce.js';
 import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
 import { entities } from './entities.js';
@@ -139,6 +140,7 @@ export async function startInfrastructure(
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
 export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
   const orm = await openOrm(config.databaseUrl, entities, config.DB_POOL_MAX);
+  setCoalesceInFlight(config.DB_COALESCE_IN_FLIGHT);
   try {
     const applied = await migrate(orm, config.databaseUrl);
     if (applied.length) logger.info({ applied }, 'applied database migrations');

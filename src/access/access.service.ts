@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { prepared } from '../db/sql.js';
+import { coalesced } from '../db/coalesce.js';
 import { notFound } from '../http/errors.js';
 
 /**
@@ -124,6 +124,9 @@ export function accessEntry(e: {
   };
 }
 
+/** EFFECTIVE_ACCESS_SQL, coalesced under load (src/db/coalesce.ts). */
+export const access = coalesced<AccessRow>('effective_access', EFFECTIVE_ACCESS_SQL);
+
 /** `/plan` (private meta keys removed) or `/full-plan` (everything). 404 when the account is missing. */
 export async function effectiveAccess(
   em: EntityManager,
@@ -131,7 +134,7 @@ export async function effectiveAccess(
   accountId: string,
   opts: { includePrivateMeta: boolean },
 ): Promise<EffectiveAccess> {
-  const rows = await prepared<AccessRow>(em, 'effective_access', EFFECTIVE_ACCESS_SQL, [appId, accountId]);
+  const rows = await access(em, [appId, accountId]);
   const row = rows[0];
   if (!row) throw notFound(`Account ${accountId}`);
   const meta = { ...(row.meta ?? {}) };

@@ -1,6 +1,7 @@
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Pool } from 'pg';
+import type pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 /**
  * A parameterized statement (`$1, $2 ...`, bound by the server, not interpolated) on the entity
@@ -28,14 +29,86 @@ export async function prepared<T>(
   params: readonly unknown[],
 ): Promise<T[]> {
   if (em.getTransactionContext()) return sql<T>(em, text, params);
+  const pool = await poolOf(em);
+  const res = await pool.query({ name, text, values: params as unknown[] });
+  return res.rows as T[];
+}
+
+/** The ORM's own `pg` pool. */
+export async function poolOf(em: EntityManager): Promise<Pool> {
   const connection = em.getConnection() as unknown as PostgreSqlConnection;
   let pool = pools.get(connection);
   if (!pool) {
     pool = (await connection.getNativeClient()) as unknown as Pool;
     pools.set(connection, pool);
   }
-  const res = await pool.query({ name, text, values: params as unknown[] });
-  return res.rows as T[];
+  return pool;
+}
+
+/** The statements `preparedMany` has prepared on each connection (a new connection starts empty). */
+const preparedOn = new WeakMap<PoolClient, Set<string>>();
+
+/** A parameter as an SQL literal: the values the hot statements take (ids, integers, null). */
+function literal(client: PoolClient, v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (typeof v === 'string') return client.escapeLiteral(v);
+  throw new TypeError(`preparedMany: a parameter of type ${typeof v} has no literal form here`);
+}
+
+/**
+ * What `preparedMany` throws when PostgreSQL refused one of its statements and the session lived on: the batch
+ * rolled back, none of it applied (`cause`: PostgreSQL's error).
+ */
+export class BatchRolledBack extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the batch rolled back: ${(cause as Error).message}`);
+  }
+}
+
+/**
+ * One prepared statement run for several parameter lists in one round trip: `PREPARE`d once per connection (under
+ * `<name>_many`), then one simple-query message of `EXECUTE <name>_many(...)` statements, each with its own
+ * snapshot (READ COMMITTED), all in one implicit transaction: they commit together (one commit, one WAL flush) or,
+ * when any fails, not at all. Parameters go as literals, quoted by the driver's `escapeLiteral`. Returns each list's
+ * rows, in order.
+ *
+ * On an error it asks the same session `select 1`: when that answers, the failure was a statement's and the batch
+ * rolled back (`BatchRolledBack`); otherwise the connection is gone and the outcome unknown (the error as it came).
+ */
+export async function preparedMany<T>(
+  pool: Pool,
+  name: string,
+  text: string,
+  paramsList: readonly (readonly unknown[])[],
+): Promise<T[][]> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    let names = preparedOn.get(client);
+    if (!names) preparedOn.set(client, (names = new Set()));
+    if (!names.has(name)) {
+      await client.query(`prepare ${name}_many as ${text}`);
+      names.add(name);
+    }
+    const statements = paramsList.map(
+      (params) => `execute ${name}_many(${params.map((v) => literal(client, v)).join(', ')})`,
+    );
+    const res = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+    const results = Array.isArray(res) ? res : [res];
+    return results.map((r) => r.rows as T[]);
+  } catch (err) {
+    const alive = await client.query('select 1').then(
+      () => true,
+      () => false,
+    );
+    if (alive) throw new BatchRolledBack(err);
+    broken = err instanceof Error ? err : new Error(String(err));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
 }
 
 /**

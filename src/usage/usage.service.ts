@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
+import { coalesced } from '../db/coalesce.js';
 import { prepared } from '../db/sql.js';
 import { badRequest, notFound, paymentRequired } from '../http/errors.js';
 import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
@@ -137,6 +138,12 @@ export interface UsageChange {
 }
 
 /**
+ * CHANGE_SQL, coalesced under load (src/db/coalesce.ts); a batch takes its counters' locks in the order batch ingest
+ * does (app, account, entitlement), so batches and ingests cannot deadlock one another.
+ */
+export const change = coalesced<ChangeRow>('usage_change', CHANGE_SQL, (p) => `${p[0]}\u0000${p[1]}\u0000${p[2]}`);
+
+/**
  * Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed.
  */
 const runChange = async (
@@ -147,7 +154,9 @@ const runChange = async (
   key: IdempotencyKey | null | undefined,
 ): Promise<ChangeRow> => {
   try {
-    const [row] = await prepared<ChangeRow>(ctx.em, 'usage_change', CHANGE_SQL, [
+    // A call with an idempotency key runs alone: its key's conflict aborts its statement (see CHANGE_SQL).
+    const run = key ? (em: Ctx['em'], p: unknown[]) => prepared<ChangeRow>(em, 'usage_change', CHANGE_SQL, p) : change;
+    const [row] = await run(ctx.em, [
       ctx.app.id,
       accountId,
       entitlementId,
