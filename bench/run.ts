@@ -48,6 +48,27 @@ interface CpuAccount {
   load: number;
   api: number;
   postgres: number;
+  /** The whole machine over the cell, in % of all cores' time (/proc/stat): idle, interrupts, stolen by the host. */
+  machine?: { idle: number; irq: number; steal: number };
+}
+
+/** /proc/stat's aggregate line: user nice system idle iowait irq softirq steal, in ticks; undefined without it. */
+function machineTicks(): number[] | undefined {
+  try {
+    const line = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0];
+    return line.trim().split(/\s+/).slice(1, 9).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+function machineShare(before: number[] | undefined, after: number[] | undefined): CpuAccount['machine'] {
+  if (!before || !after) return undefined;
+  const d = after.map((v, i) => v - before[i]);
+  const total = d.reduce((a, b) => a + b, 0);
+  if (!total) return undefined;
+  const pct = (x: number) => (x / total) * 100;
+  return { idle: pct(d[3] + d[4]), irq: pct(d[5] + d[6]), steal: pct(d[7]) };
 }
 
 /** CPU seconds of each PostgreSQL process (postmaster, backends, background workers) by pid, or undefined without /proc. */
@@ -82,7 +103,9 @@ async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Pr
   const self0 = process.cpuUsage();
   const api0 = cpuSeconds(apiPid);
   const pg0 = postgresSeconds();
+  const machine0 = machineTicks();
   const result = await run();
+  const machine = machineShare(machine0, machineTicks());
   const self = process.cpuUsage(self0);
   const api1 = cpuSeconds(apiPid);
   const pg1 = postgresSeconds();
@@ -94,6 +117,7 @@ async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Pr
       load: (self.user + self.system) / n,
       api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
       postgres: (postgresDelta(pg0, pg1) * 1e6) / n,
+      machine,
     },
   ];
 }
@@ -194,13 +218,17 @@ async function raw(
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
+const machine = (m: CpuAccount['machine']) =>
+  m ? [m.idle, m.irq, m.steal].map((x) => x.toFixed(0).padStart(5)).join(' ') : ''.padStart(17);
+
 function cpuLine(name: string, c: number, h: CpuAccount, r: CpuAccount): string {
   const n = (x: number) => x.toFixed(0).padStart(7);
   const httpTotal = h.load + h.api + h.postgres;
   const rawTotal = r.load + r.postgres;
   return (
     `${name.padEnd(17)} ${String(c).padStart(5)} |${n(h.load)} ${n(h.api)} ${n(h.postgres)} ${n(httpTotal)} |` +
-    `${n(r.load)} ${n(r.postgres)} ${n(rawTotal)} | ${((rawTotal / httpTotal) * 100).toFixed(0).padStart(9)}%\n`
+    `${n(r.load)} ${n(r.postgres)} ${n(rawTotal)} | ${((rawTotal / httpTotal) * 100).toFixed(0).padStart(9)}%  |` +
+    `${machine(h.machine)} |${machine(r.machine)}\n`
   );
 }
 const cpu = (h: Stats) => (h.apiCpu === undefined ? '' : fmt(h.apiCpu, 0));
@@ -983,7 +1011,8 @@ async function main() {
         // totals is where HTTP/raw would settle if nothing waited; the columns say which process the gap is in.
         process.stdout.write(
           '\nCPU per request (µs): load generator (autocannon | pg client), API, PostgreSQL, total\n' +
-            'scenario          conns |   load     API      PG   total |   load      PG   total |  raw/HTTP total\n' +
+            'scenario          conns |   load     API      PG   total |   load      PG   total |  raw/HTTP total  |' +
+            ' HTTP: idle%  irq% steal% | raw: idle%  irq% steal%\n' +
             accounts.join(''),
         );
       }
