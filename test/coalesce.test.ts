@@ -104,6 +104,26 @@ describe('coalesced statements', () => {
     expect((await insert(em(), [7, false]))[0].id).to.equal(7);
   });
 
+  it('an unforeseen error while a batch is made answers its requests instead of leaving them waiting', async () => {
+    const sleep = coalesced('coalesce_order_throws', 'select pg_sleep($1::float8)', (p) => {
+      if (p[0] === 0.02) throw new Error('cannot order this');
+      return String(p[0]);
+    });
+    setCoalesceInFlight(1);
+    try {
+      const first = sleep(em(), [0.2]); // alone: holds the only slot
+      await new Promise((r) => setTimeout(r, 50));
+      const rest = await Promise.allSettled([0.01, 0.02, 0.03].map((x) => sleep(em(), [x])));
+      await first;
+      expect(rest.map((o) => o.status === 'rejected' && (o.reason as Error).message)).to.deep.equal(
+        Array(3).fill('cannot order this'),
+      );
+      expect((await sleep(em(), [0.01])).length, 'the statement still runs afterwards').to.equal(1);
+    } finally {
+      setCoalesceInFlight(testEnv().deps.config.DB_COALESCE_IN_FLIGHT);
+    }
+  });
+
   describe('usage add and effective access', () => {
     let app: TestApp;
     beforeEach(async () => {

@@ -88,10 +88,13 @@ export function coalesced<T>(name: string, text: string, order?: (params: readon
     while (state.queue.length && state.inFlight < inFlightLimit) {
       const batch = state.queue.splice(0, COALESCE_MAX_BATCH);
       state.inFlight++;
-      void runBatch(pool, batch).finally(() => {
-        state.inFlight--;
-        drain(pool, state);
-      });
+      void runBatch(pool, batch)
+        // Anything unforeseen answers the batch's requests rather than leaving them waiting.
+        .catch((err: unknown) => batch.forEach((w) => w.reject(err)))
+        .finally(() => {
+          state.inFlight--;
+          drain(pool, state);
+        });
     }
   };
 
