@@ -44,7 +44,7 @@ export interface CoalesceStats {
  * PostgreSQL less (docs/benchmarks.md).
  *
  * `order`, when given, sorts a batch (stably) before it runs: statements that lock rows hold their locks until the
- * batch commits, so every batch must take them in one order (the one batch ingest uses), or two could deadlock.
+ * batch commits, so every batch must take them in one order, or two could deadlock.
  *
  * A batch is all or nothing. When PostgreSQL refuses one of its statements and the session lives on (the batch
  * rolled back, nothing of it applied), each run goes again alone and gets its own answer. When the connection is

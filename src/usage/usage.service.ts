@@ -138,8 +138,8 @@ export interface UsageChange {
 }
 
 /**
- * CHANGE_SQL, coalesced under load (src/db/coalesce.ts); a batch takes its counters' locks in the order batch ingest
- * does (app, account, entitlement), so batches and ingests cannot deadlock one another.
+ * CHANGE_SQL, coalesced under load (src/db/coalesce.ts); a batch takes its counters' locks in one order (app,
+ * account, entitlement), so two batches cannot deadlock (docs/decisions.md, "Hot statements coalesce under load").
  */
 export const change = coalesced<ChangeRow>('usage_change', CHANGE_SQL, (p) => `${p[0]}\u0000${p[1]}\u0000${p[2]}`);
 
