@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
-import { BatchRolledBack, poolOf, preparedMany, sql } from './sql.js';
+import { BatchRolledBack, poolOf, prepared, preparedMany, preparedOnPool } from './sql.js';
 
 /**
  * How many runs of one coalesced statement a process has at the database at once, each a single run or a batch
@@ -11,7 +11,7 @@ export function setCoalesceInFlight(n: number): void {
   inFlightLimit = n;
 }
 /** The most runs one batch carries. */
-export const COALESCE_MAX_BATCH = 32;
+const COALESCE_MAX_BATCH = 32;
 
 interface Waiting<T> {
   params: readonly unknown[];
@@ -49,14 +49,13 @@ export interface CoalesceStats {
  * A batch is all or nothing. When PostgreSQL refuses one of its statements and the session lives on (the batch
  * rolled back, nothing of it applied), each run goes again alone and gets its own answer. When the connection is
  * lost instead (the outcome is unknown), its error is every run's answer, as it would be for a single run: running
- * them again could apply a change twice. Inside a transaction a run is a plain statement of it.
+ * them again could apply a change twice. Inside a transaction, or through `.alone`, a run is a plain `prepared`.
  */
 export function coalesced<T>(name: string, text: string, order?: (params: readonly unknown[]) => string) {
   const states = new WeakMap<Pool, State<T>>();
   const stats: CoalesceStats = { batches: 0, batched: 0, fallbacks: 0 };
 
-  const alone = async (pool: Pool, params: readonly unknown[]) =>
-    (await pool.query({ name, text, values: params as unknown[] })).rows as T[];
+  const alone = (pool: Pool, params: readonly unknown[]) => preparedOnPool<T>(pool, name, text, params);
 
   const runBatch = async (pool: Pool, batch: Waiting<T>[]) => {
     if (batch.length === 1) return alone(pool, batch[0].params).then(batch[0].resolve, batch[0].reject);
@@ -116,7 +115,9 @@ export function coalesced<T>(name: string, text: string, order?: (params: readon
     return promise;
   };
 
+  /** The statement alone, as `prepared` runs it (never in a batch). */
+  const runAlone = (em: EntityManager, params: readonly unknown[]) => prepared<T>(em, name, text, params);
   const run = async (em: EntityManager, params: readonly unknown[]): Promise<T[]> =>
-    em.getTransactionContext() ? sql<T>(em, text, params) : onPool(await poolOf(em), params);
-  return Object.assign(run, { onPool, stats });
+    em.getTransactionContext() ? runAlone(em, params) : onPool(await poolOf(em), params);
+  return Object.assign(run, { alone: runAlone, onPool, stats });
 }

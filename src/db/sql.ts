@@ -1,7 +1,6 @@
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
 import { CompiledQuery, type Kysely } from 'kysely';
-import type pg from 'pg';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 
 /**
  * A parameterized statement (`$1, $2 ...`, bound by the server, not interpolated) on the entity
@@ -29,9 +28,17 @@ export async function prepared<T>(
   params: readonly unknown[],
 ): Promise<T[]> {
   if (em.getTransactionContext()) return sql<T>(em, text, params);
-  const pool = await poolOf(em);
-  const res = await pool.query({ name, text, values: params as unknown[] });
-  return res.rows as T[];
+  return preparedOnPool<T>(await poolOf(em), name, text, params);
+}
+
+/** `prepared` on a `pg` pool. */
+export async function preparedOnPool<T>(
+  pool: Pool,
+  name: string,
+  text: string,
+  params: readonly unknown[],
+): Promise<T[]> {
+  return (await pool.query({ name, text, values: params as unknown[] })).rows as T[];
 }
 
 /** The ORM's own `pg` pool. */
@@ -95,7 +102,7 @@ export async function preparedMany<T>(
     const statements = paramsList.map(
       (params) => `execute ${name}_many(${params.map((v) => literal(client, v)).join(', ')})`,
     );
-    const res = (await client.query(statements.join(';\n'))) as unknown as pg.QueryResult | pg.QueryResult[];
+    const res = (await client.query(statements.join(';\n'))) as unknown as QueryResult | QueryResult[];
     const results = Array.isArray(res) ? res : [res];
     return results.map((r) => r.rows as T[]);
   } catch (err) {

@@ -155,7 +155,7 @@ const runChange = async (
 ): Promise<ChangeRow> => {
   try {
     // A call with an idempotency key runs alone: its key's conflict aborts its statement (see CHANGE_SQL).
-    const run = key ? (em: Ctx['em'], p: unknown[]) => prepared<ChangeRow>(em, 'usage_change', CHANGE_SQL, p) : change;
+    const run = key ? change.alone : change;
     const [row] = await run(ctx.em, [
       ctx.app.id,
       accountId,
