@@ -71,14 +71,17 @@ function machineShare(before: number[] | undefined, after: number[] | undefined)
   return { idle: pct(d[3] + d[4]), irq: pct(d[5] + d[6]), steal: pct(d[7]) };
 }
 
-/** CPU seconds of each PostgreSQL process (postmaster, backends, background workers) by pid, or undefined without /proc. */
-function postgresSeconds(): Map<number, number> | undefined {
+/**
+ * CPU seconds of each process with this command name by pid (`postgres`: the postmaster, backends and background
+ * workers; `temporal`: the dev server), or undefined without /proc.
+ */
+function processSeconds(comm = 'postgres'): Map<number, number> | undefined {
   try {
     const byPid = new Map<number, number>();
     for (const entry of fs.readdirSync('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
       try {
-        if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+        if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== comm) continue;
         const seconds = cpuSeconds(Number(entry));
         if (seconds !== undefined) byPid.set(Number(entry), seconds);
       } catch {
@@ -92,7 +95,7 @@ function postgresSeconds(): Map<number, number> | undefined {
 }
 
 /** CPU PostgreSQL used between two readings: processes that started meanwhile count whole, ended ones are lost. */
-function postgresDelta(before: Map<number, number>, after: Map<number, number>): number {
+function secondsDelta(before: Map<number, number>, after: Map<number, number>): number {
   let total = 0;
   for (const [pid, seconds] of after) total += Math.max(0, seconds - (before.get(pid) ?? 0));
   return total;
@@ -102,13 +105,13 @@ function postgresDelta(before: Map<number, number>, after: Map<number, number>):
 async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Promise<[T, CpuAccount | undefined]> {
   const self0 = process.cpuUsage();
   const api0 = cpuSeconds(apiPid);
-  const pg0 = postgresSeconds();
+  const pg0 = processSeconds();
   const machine0 = machineTicks();
   const result = await run();
   const machine = machineShare(machine0, machineTicks());
   const self = process.cpuUsage(self0);
   const api1 = cpuSeconds(apiPid);
-  const pg1 = postgresSeconds();
+  const pg1 = processSeconds();
   const n = count(result);
   if (!n || pg0 === undefined || pg1 === undefined) return [result, undefined];
   return [
@@ -116,11 +119,51 @@ async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Pr
     {
       load: (self.user + self.system) / n,
       api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
-      postgres: (postgresDelta(pg0, pg1) * 1e6) / n,
+      postgres: (secondsDelta(pg0, pg1) * 1e6) / n,
       machine,
     },
   ];
 }
+
+/** CPU per workflow (µs) of the bench process (workers, receiver), the Temporal server, PostgreSQL and the API. */
+interface WorkflowCpu {
+  bench: number;
+  temporal: number;
+  postgres: number;
+  api: number;
+  machine: CpuAccount['machine'];
+}
+
+/** Starts a reading; calling what it returns with the number of workflows run meanwhile gives the CPU per workflow. */
+function workflowCpu(): (n: number) => WorkflowCpu | undefined {
+  const self0 = process.cpuUsage();
+  const temporal0 = processSeconds('temporal');
+  const pg0 = processSeconds();
+  const api0 = cpuSeconds(apiPid);
+  const machine0 = machineTicks();
+  return (n) => {
+    const machine = machineShare(machine0, machineTicks());
+    const self = process.cpuUsage(self0);
+    const temporal1 = processSeconds('temporal');
+    const pg1 = processSeconds();
+    const api1 = cpuSeconds(apiPid);
+    if (!n || !temporal0 || !temporal1 || !pg0 || !pg1) return undefined;
+    return {
+      bench: (self.user + self.system) / n,
+      temporal: (secondsDelta(temporal0, temporal1) * 1e6) / n,
+      postgres: (secondsDelta(pg0, pg1) * 1e6) / n,
+      api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
+      machine,
+    };
+  };
+}
+
+const workflowCpuLine = (c: WorkflowCpu | undefined) =>
+  c
+    ? `  CPU per workflow     ${[c.bench, c.temporal, c.postgres, c.api].map((x) => x.toFixed(0)).join(' / ')} µs ` +
+      `(bench process: worker and receiver / Temporal server / PostgreSQL / API), total ` +
+      `${(c.bench + c.temporal + c.postgres + c.api).toFixed(0)} µs; machine idle ${c.machine?.idle.toFixed(0) ?? '?'}%\n`
+    : '';
 
 /** The API process's pid, once started: its CPU time per request is read from /proc (Linux). */
 let apiPid: number | undefined;
@@ -216,6 +259,12 @@ async function raw(
 }
 
 const fmt = (n: number, d = 1) => n.toFixed(d).padStart(9);
+/** The middle value; with an even count, the mean of the two middle ones. */
+function medianOf(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 
 const machine = (m: CpuAccount['machine']) =>
@@ -360,6 +409,7 @@ async function meteringBench(
 async function deliveryBench(
   base: string,
   app: { id: string; api_key: string },
+  round: number,
 ): Promise<{ burst: number; drain: number }> {
   const arrivals = new Map<string, number>();
   let firstArrival = 0;
@@ -388,7 +438,7 @@ async function deliveryBench(
         const r = await fetch(`${base}/apps/${app.id}/plans`, {
           method: 'POST',
           headers: auth,
-          body: JSON.stringify({ id: `bench_${i}`, name: `Bench ${i}` }),
+          body: JSON.stringify({ id: `bench_${round}_${i}`, name: `Bench ${i}` }),
         });
         if (r.status !== 201) throw new Error(`plan create ${r.status}`);
       }
@@ -422,7 +472,7 @@ async function deliveryBench(
     const r = await fetch(`${base}/apps/${app.id}/plans`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ id: `single_${i}`, name: `Single ${i}` }),
+      body: JSON.stringify({ id: `single_${round}_${i}`, name: `Single ${i}` }),
     });
     const created = Date.parse(((await r.json()) as { created_at: string }).created_at);
     const before = arrivals.size;
@@ -443,7 +493,7 @@ async function deliveryBench(
         const r = await fetch(`${base}/apps/${app.id}/plans`, {
           method: 'POST',
           headers: auth,
-          body: JSON.stringify({ id: `drain_${i}`, name: `Drain ${i}` }),
+          body: JSON.stringify({ id: `drain_${round}_${i}`, name: `Drain ${i}` }),
         });
         if (r.status !== 201) throw new Error(`plan create ${r.status}`);
       }
@@ -457,14 +507,18 @@ async function deliveryBench(
   }
   await outbox.end();
   const drainStart = Date.now();
+  const drainCpu = workflowCpu();
   await testEnv().startWorker();
   while (arrivals.size < before + DELIVERIES && Date.now() - drainStart < 120_000)
     await new Promise((r) => setTimeout(r, 20));
   const drained = arrivals.size - before;
+  const cpuPerDelivery = drainCpu(drained);
   const drainRate = drained / ((lastArrival - drainStart) / 1000);
+  // The next round's endpoint is the only one subscribed.
+  await secret.webhooks.delete(ep.id);
   server.close();
   process.stdout.write(
-    `\nWebhook deliveries: ${DELIVERIES} events (plan.created), one endpoint on a local receiver answering 200\n` +
+    `\nWebhook deliveries (round ${round + 1}): ${DELIVERIES} events (plan.created), one endpoint on a local receiver answering 200\n` +
       `  delivered            ${delivered} of ${DELIVERIES} (all on attempt 1: ${latencies.length === DELIVERIES})\n` +
       `  events produced in   ${((produced - t0) / 1000).toFixed(1)} s ` +
       `(${(DELIVERIES / ((produced - t0) / 1000)).toFixed(0)}/s through the API)\n` +
@@ -477,7 +531,8 @@ async function deliveryBench(
       `  Temporal history     ${(historyEvents / sample.length).toFixed(1)} events per successful delivery ` +
       `(mean of ${sample.length})\n` +
       `  drain                ${drained} of ${DELIVERIES} queued deliveries at ${drainRate.toFixed(0)}/s ` +
-      `(their workflows started while no worker ran; from the worker's start to the last 2xx)\n`,
+      `(their workflows started while no worker ran; from the worker's start to the last 2xx)\n` +
+      workflowCpuLine(cpuPerDelivery),
   );
   return { burst: delivered / ((burstEnd - t0) / 1000), drain: drainRate };
 }
@@ -486,8 +541,9 @@ async function deliveryBench(
  * The baseline for webhook deliveries: the same Temporal server running DELIVERIES instances of a trivial
  * workflow with one no-op local activity (bench/baseline/workflow.ts), on a worker of its own with the
  * service worker's settings, started as the outbox starts deliveries (client.workflow.start, 32 at a time).
+ * Returns a runner: one bundle and connection, a round at a time.
  */
-async function temporalBaselineBench(deliveries: { burst: number; drain: number }) {
+async function temporalBaseline() {
   const done = new Map<number, number>();
   const taskQueue = `bench-baseline-${process.pid}`;
   const connection = await NativeConnection.connect({ address: testEnv().config.temporalAddress });
@@ -512,69 +568,103 @@ async function temporalBaselineBench(deliveries: { burst: number; drain: number 
   const running = worker.run();
   const client = testEnv().deps.temporal.client;
   const run = Date.now().toString(36);
-  try {
-    // Warm-up: the worker's first workflow tasks create its sandbox.
-    await client.workflow.execute(baselineWorkflow, {
-      taskQueue,
-      workflowId: `bench-baseline-${run}-warm`,
-      args: [-1],
-    });
-    const t0 = Date.now();
+  // Warm-up: the worker's first workflow tasks create its sandbox.
+  await client.workflow.execute(baselineWorkflow, { taskQueue, workflowId: `bench-baseline-${run}-warm`, args: [-1] });
+  const startAll = async (queue: string, from: number) => {
     let next = 0;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
         while (next < DELIVERIES) {
-          const i = next++;
+          const i = from + next++;
           await client.workflow.start(baselineWorkflow, {
-            taskQueue,
+            taskQueue: queue,
             workflowId: `bench-baseline-${run}-${i}`,
             args: [i],
           });
         }
       }),
     );
-    while (done.size < DELIVERIES + 1 && Date.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 50));
-    const last = Math.max(...done.values());
-    const completed = done.size - 1;
-    const rate = completed / ((last - t0) / 1000);
+  };
+  const waitFor = async (from: number, t0: number) => {
+    const finished = () => [...done.keys()].filter((k) => k >= from && k < from + DELIVERIES);
+    while (finished().length < DELIVERIES && Date.now() - t0 < 120_000) await new Promise((r) => setTimeout(r, 20));
+    const keys = finished();
+    return { completed: keys.length, rate: keys.length / ((Math.max(...keys.map((k) => done.get(k)!)) - t0) / 1000) };
+  };
+  return {
+    async round(round: number): Promise<{ burst: number; drain: number }> {
+      // Burst: started 32 at a time while the worker runs.
+      const from = 2 * round * DELIVERIES;
+      const t0 = Date.now();
+      await startAll(taskQueue, from);
+      const burst = await waitFor(from, t0);
+      // Drained: DELIVERIES workflows started on a queue no worker polls yet, then a worker of its own starts.
+      const drainQueue = `${taskQueue}-drain-${round}`;
+      await startAll(drainQueue, from + DELIVERIES);
+      const drainStart = Date.now();
+      const drainCpu = workflowCpu();
+      const drainWorker = await newWorker(drainQueue);
+      const drainRunning = drainWorker.run();
+      const drain = await waitFor(from + DELIVERIES, drainStart);
+      const cpuPerWorkflow = drainCpu(drain.completed);
+      drainWorker.shutdown();
+      await drainRunning;
+      process.stdout.write(
+        `\nTemporal baseline (round ${round + 1}): ${DELIVERIES} trivial workflows (one no-op local activity), same ` +
+          `server, 32 starts at a time\n` +
+          `  completed            ${burst.completed} of ${DELIVERIES}\n` +
+          `  throughput           ${burst.rate.toFixed(0)} workflows/s\n` +
+          `  drain                ${drain.rate.toFixed(0)} workflows/s (${drain.completed} of ${DELIVERIES} started ` +
+          `while no worker ran; from the worker's start to the last completion)\n` +
+          workflowCpuLine(cpuPerWorkflow),
+      );
+      return { burst: burst.rate, drain: drain.rate };
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
 
-    // Drained: DELIVERIES workflows started on a queue no worker polls yet, then a worker of its own starts.
-    const drainQueue = `${taskQueue}-drain`;
-    let queued = 0;
-    await Promise.all(
-      Array.from({ length: 32 }, async () => {
-        while (queued < DELIVERIES) {
-          const i = DELIVERIES + queued++;
-          await client.workflow.start(baselineWorkflow, {
-            taskQueue: drainQueue,
-            workflowId: `bench-baseline-${run}-drain-${i}`,
-            args: [i],
-          });
-        }
-      }),
-    );
-    const drainStart = Date.now();
-    const drainWorker = await newWorker(drainQueue);
-    const drainRunning = drainWorker.run();
-    while (done.size < 2 * DELIVERIES + 1 && Date.now() - drainStart < 120_000)
-      await new Promise((r) => setTimeout(r, 20));
-    const drainRate = (done.size - 1 - completed) / ((Math.max(...done.values()) - drainStart) / 1000);
-    drainWorker.shutdown();
-    await drainRunning;
-    const pct = (x: number, of: number) => `${((x / of) * 100).toFixed(0)}%`;
-    process.stdout.write(
-      `\nTemporal baseline: ${DELIVERIES} trivial workflows (one no-op local activity), same server, 32 starts at a time\n` +
-        `  completed            ${completed} of ${DELIVERIES}\n` +
-        `  throughput           ${rate.toFixed(0)} workflows/s\n` +
-        `  drain                ${drainRate.toFixed(0)} workflows/s (${DELIVERIES} started while no worker ran; ` +
-        `from the worker's start to the last completion)\n` +
-        `  webhook deliveries   burst ${deliveries.burst.toFixed(0)}/s = ${pct(deliveries.burst, rate)} of the ` +
-        `baseline; drain ${deliveries.drain.toFixed(0)}/s = ${pct(deliveries.drain, drainRate)} of the baseline's drain\n`,
-    );
+/**
+ * Webhook deliveries beside the baseline, BENCH_ROUNDS rounds. The two alternate which goes first (deliveries
+ * then baseline, baseline then deliveries, ...): the Temporal server slows as its in-memory store grows, by a
+ * fifth or more over a round here, so whichever ran second would lose. Over an even number of rounds that drift
+ * cancels in the ratio of the mean rates, which is the headline.
+ */
+async function webhookBench(base: string, app: { id: string; api_key: string }) {
+  const baseline = await temporalBaseline();
+  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+  const d: { burst: number; drain: number }[] = [];
+  const b: { burst: number; drain: number }[] = [];
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        d.push(await deliveryBench(base, app, round));
+        b.push(await baseline.round(round));
+      } else {
+        b.push(await baseline.round(round));
+        d.push(await deliveryBench(base, app, round));
+      }
+      const [dr, br] = [d[round], b[round]];
+      process.stdout.write(
+        `  webhook deliveries   burst ${dr.burst.toFixed(0)}/s = ${pct(dr.burst / br.burst)} of the baseline; ` +
+          `drain ${dr.drain.toFixed(0)}/s = ${pct(dr.drain / br.drain)} of the baseline's drain (round ${round + 1})\n`,
+      );
+    }
+    if (ROUNDS > 1) {
+      const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
+      const ratio = (k: 'burst' | 'drain') => mean(d.map((x) => x[k])) / mean(b.map((x) => x[k]));
+      process.stdout.write(
+        `\nWebhook deliveries against the baseline, mean rates over ${ROUNDS} rounds` +
+          `${ROUNDS % 2 ? ' (an odd count: the drift does not cancel)' : ''}: burst ${pct(ratio('burst'))}, ` +
+          `drain ${pct(ratio('drain'))}\n`,
+      );
+    }
   } finally {
-    worker.shutdown();
-    await running;
-    await connection.close();
+    await baseline.close();
   }
 }
 
@@ -1001,7 +1091,7 @@ async function main() {
             if (h.account && r.account) accounts.push(cpuLine(s.name, c, h.account, r.account));
           }
           if (ROUNDS > 1) {
-            const median = [...ratios].sort((a, b) => a - b)[Math.floor(ROUNDS / 2)];
+            const median = medianOf(ratios);
             process.stdout.write(`${`${s.name}, median`.padEnd(23)} ${''.padStart(77)}${fmt(median * 100, 0)}%\n`);
           }
         }
@@ -1021,7 +1111,7 @@ async function main() {
     if (want('metering')) await meteringBench(base, pool, app, account);
     if (want('mcp')) await mcpBench(base, app, account);
     if (want('cancel')) await cancelSessionBench(base, app);
-    if (want('webhooks')) await temporalBaselineBench(await deliveryBench(base, app));
+    if (want('webhooks')) await webhookBench(base, app);
     if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool);
   } finally {
     api.kill('SIGTERM');

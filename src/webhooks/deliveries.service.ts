@@ -5,7 +5,7 @@ import { isDemoReceiverUrl } from './demo-receiver.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import type { eventSchema } from '../events/events.schemas.js';
@@ -126,9 +126,11 @@ interface DeliveryRow {
   endpoint_id: string;
 }
 
+// Every attempt runs these two statements; named, each connection plans them once (`prepared`).
 async function loadForAttempt(em: EntityManager, deliveryId: string): Promise<DeliveryRow | undefined> {
-  const [row] = await sql<DeliveryRow>(
+  const [row] = await prepared<DeliveryRow>(
     em,
+    'webhook_attempt_load',
     `select d.id, d.app_id, d.status, d.event_id, d.payload, d.endpoint_id, e.url, e.secret, e.enabled
        from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where d.id = $1`,
     [deliveryId],
@@ -165,8 +167,9 @@ async function recordAttempt(
   const status = outcome === 'retry' ? 'pending' : outcome;
   const error = gone ? GONE_REASON : result.error;
   const update = (em: EntityManager) =>
-    sql(
+    prepared(
       em,
+      'webhook_attempt_record',
       `update webhook_deliveries
           set attempts = $2, last_attempt_at = now(), response_status = $3, response_body = $4, error = $5,
             duration_ms = $6,
