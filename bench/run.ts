@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import inspector from 'node:inspector/promises';
 import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,6 +133,25 @@ interface WorkflowCpu {
   postgres: number;
   api: number;
   machine: CpuAccount['machine'];
+}
+
+/**
+ * With BENCH_PROFILE_DRAIN=dir, a CPU profile of the bench process's main thread (the worker's activities and
+ * Temporal plumbing, the receiver) from now until the returned function is called, written to dir/<label>.cpuprofile.
+ */
+async function profileMain(label: string): Promise<() => Promise<void>> {
+  const dir = process.env.BENCH_PROFILE_DRAIN;
+  if (!dir) return async () => {};
+  const session = new inspector.Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${label}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /** Starts a reading; calling what it returns with the number of workflows run meanwhile gives the CPU per workflow. */
@@ -508,11 +528,13 @@ async function deliveryBench(
   await outbox.end();
   const drainStart = Date.now();
   const drainCpu = workflowCpu();
+  const stopProfile = await profileMain(`deliveries-drain-${round + 1}`);
   await testEnv().startWorker();
   while (arrivals.size < before + DELIVERIES && Date.now() - drainStart < 120_000)
     await new Promise((r) => setTimeout(r, 20));
   const drained = arrivals.size - before;
   const cpuPerDelivery = drainCpu(drained);
+  await stopProfile();
   const drainRate = drained / ((lastArrival - drainStart) / 1000);
   // The next round's endpoint is the only one subscribed.
   await secret.webhooks.delete(ep.id);
@@ -603,10 +625,12 @@ async function temporalBaseline() {
       await startAll(drainQueue, from + DELIVERIES);
       const drainStart = Date.now();
       const drainCpu = workflowCpu();
+      const stopProfile = await profileMain(`baseline-drain-${round + 1}`);
       const drainWorker = await newWorker(drainQueue);
       const drainRunning = drainWorker.run();
       const drain = await waitFor(from + DELIVERIES, drainStart);
       const cpuPerWorkflow = drainCpu(drain.completed);
+      await stopProfile();
       drainWorker.shutdown();
       await drainRunning;
       process.stdout.write(
