@@ -33,6 +33,7 @@ const ANALYTICS_ROWS = Number(process.env.BENCH_ANALYTICS_ROWS ?? 10_000_000);
 const ANALYTICS_TODAY = Number(process.env.BENCH_ANALYTICS_TODAY ?? 0);
 /** The API's `DB_COALESCE_IN_FLIGHT` (its default unless set), which the raw coalesced loop follows too. */
 const COALESCE_IN_FLIGHT = Number(process.env.DB_COALESCE_IN_FLIGHT ?? 2);
+const API_PROCESSES = Number(process.env.BENCH_API_PROCESSES ?? 1);
 
 interface Stats {
   rps: number;
@@ -105,13 +106,13 @@ function secondsDelta(before: Map<number, number>, after: Map<number, number>): 
 /** Where the CPU went while `run` served `count()` requests: the figures that bound a CPU-bound ratio. */
 async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Promise<[T, CpuAccount | undefined]> {
   const self0 = process.cpuUsage();
-  const api0 = cpuSeconds(apiPid);
+  const api0 = apiSeconds();
   const pg0 = processSeconds();
   const machine0 = machineTicks();
   const result = await run();
   const machine = machineShare(machine0, machineTicks());
   const self = process.cpuUsage(self0);
-  const api1 = cpuSeconds(apiPid);
+  const api1 = apiSeconds();
   const pg1 = processSeconds();
   const n = count(result);
   if (!n || pg0 === undefined || pg1 === undefined) return [result, undefined];
@@ -159,14 +160,14 @@ function workflowCpu(): (n: number) => WorkflowCpu | undefined {
   const self0 = process.cpuUsage();
   const temporal0 = processSeconds('temporal');
   const pg0 = processSeconds();
-  const api0 = cpuSeconds(apiPid);
+  const api0 = apiSeconds();
   const machine0 = machineTicks();
   return (n) => {
     const machine = machineShare(machine0, machineTicks());
     const self = process.cpuUsage(self0);
     const temporal1 = processSeconds('temporal');
     const pg1 = processSeconds();
-    const api1 = cpuSeconds(apiPid);
+    const api1 = apiSeconds();
     if (!n || !temporal0 || !temporal1 || !pg0 || !pg1) return undefined;
     return {
       bench: (self.user + self.system) / n,
@@ -185,8 +186,19 @@ const workflowCpuLine = (c: WorkflowCpu | undefined) =>
       `${(c.bench + c.temporal + c.postgres + c.api).toFixed(0)} µs; machine idle ${c.machine?.idle.toFixed(0) ?? '?'}%\n`
     : '';
 
-/** The API process's pid, once started: its CPU time per request is read from /proc (Linux). */
-let apiPid: number | undefined;
+/** The API processes' pids, once started: their CPU time per request is read from /proc (Linux). */
+let apiPids: number[] = [];
+
+/** CPU seconds the API processes have used so far, together. */
+function apiSeconds(): number | undefined {
+  let total = 0;
+  for (const pid of apiPids) {
+    const seconds = cpuSeconds(pid);
+    if (seconds === undefined) return undefined;
+    total += seconds;
+  }
+  return apiPids.length ? total : undefined;
+}
 
 /** CPU seconds (user + system) a process has used so far, or undefined where /proc is not there. */
 function cpuSeconds(pid: number | undefined): number | undefined {
@@ -231,7 +243,7 @@ async function httpLoad(
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.non2xx + result.errors,
-    apiCpu: account && apiPid ? account.api : undefined,
+    apiCpu: account && apiPids.length ? account.api : undefined,
   };
 }
 
@@ -992,29 +1004,33 @@ async function main() {
   const env = await startTestEnv();
   const port = await freePort();
   const profile = process.env.BENCH_PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const api = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/api.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      DB_COALESCE_IN_FLIGHT: String(COALESCE_IN_FLIGHT),
-      HOME: process.env.HOME ?? '',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: env.config.databaseUrl,
-      TEMPORAL_ADDRESS: env.config.temporalAddress,
-      TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
-      ADMIN_API_KEY: env.adminKey,
-      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      // One key and one client address send everything: the per-key limit (100/s by default) and the
-      // failed-credential check (one read per request) would measure the throttle, not the path.
-      RATE_LIMIT_PER_SECOND: '0',
-      AUTH_FAILURE_LIMIT: '0',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  apiPid = api.pid;
+  // BENCH_API_PROCESSES=2: that many API processes share the port (API_REUSE_PORT), as one per core would.
+  const apis = Array.from({ length: API_PROCESSES }, () =>
+    spawn(process.execPath, [...profile, '--import', 'tsx', 'src/api.ts'], {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DB_COALESCE_IN_FLIGHT: String(COALESCE_IN_FLIGHT),
+        API_REUSE_PORT: String(API_PROCESSES > 1),
+        HOME: process.env.HOME ?? '',
+        NODE_ENV: 'production',
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: env.config.databaseUrl,
+        TEMPORAL_ADDRESS: env.config.temporalAddress,
+        TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
+        ADMIN_API_KEY: env.adminKey,
+        WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        // One key and one client address send everything: the per-key limit (100/s by default) and the
+        // failed-credential check (one read per request) would measure the throttle, not the path.
+        RATE_LIMIT_PER_SECOND: '0',
+        AUTH_FAILURE_LIMIT: '0',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    }),
+  );
+  apiPids = apis.map((a) => a.pid!).filter(Boolean);
   const base = `http://127.0.0.1:${port}`;
   const pool = new pg.Pool({ connectionString: env.config.databaseUrl, max: Math.max(...CONNECTIONS) });
   try {
@@ -1026,6 +1042,8 @@ async function main() {
       if (i > 300) throw new Error('API did not start');
       await new Promise((r) => setTimeout(r, 100));
     }
+    // The first process to listen answered; give the others (migrations checked, port bound) time to join.
+    if (API_PROCESSES > 1) await new Promise((r) => setTimeout(r, 5000));
     const app = await createTestApp('bench');
     await seedCatalog(app);
     const accounts = Array.from({ length: ACCOUNTS }, (_, i) => ({ id: `acct-${i}`, plan: 'scale' }));
@@ -1138,7 +1156,7 @@ async function main() {
     if (want('webhooks')) await webhookBench(base, app);
     if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool);
   } finally {
-    api.kill('SIGTERM');
+    for (const a of apis) a.kill('SIGTERM');
     await pool.end();
     await stopTestEnv();
   }

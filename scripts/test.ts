@@ -41,6 +41,7 @@ const SECONDS: Record<string, number> = {
   'test/processes.test.ts': 10,
   'test/ingest.test.ts': 10,
   'test/coalesce.test.ts': 10,
+  'test/reuse-port.test.ts': 12,
   'test/sdk-pack.test.ts': 10,
   'test/incentive-expiry.test.ts': 7,
   'test/reservations.test.ts': 7,

@@ -1,5 +1,6 @@
 // Starts only the HTTP API against DATABASE_URL and TEMPORAL_ADDRESS (or the embedded defaults'
-// addresses). Run as many as you need behind a load balancer.
+// addresses). Run as many as you need behind a load balancer, or on one host with API_REUSE_PORT=true, which
+// lets them share PORT.
 import { loadConfig } from './config.js';
 import { createLogger } from './logger.js';
 import { closeDeps, closeServer, listen, onShutdown, openDeps, resolveAdminKey } from './runtime.js';

@@ -31,6 +31,11 @@ export const configSchema = z.object({
    * requests that arrive meanwhile go together as one batch (src/db/coalesce.ts). 0: every request alone.
    */
   DB_COALESCE_IN_FLIGHT: z.coerce.number().int().min(0).max(500).default(2),
+  /**
+   * Listen with SO_REUSEPORT (Linux): several API processes on one host share PORT, the kernel spreading new
+   * connections across them, so a host runs one process per core without a load balancer in front.
+   */
+  API_REUSE_PORT: bool,
   /** External Temporal frontend (host:port). When unset, the Temporal CLI dev server is started. */
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),

@@ -193,7 +193,9 @@ export async function listen(deps: Deps): Promise<http.Server> {
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(deps.config.PORT, deps.config.HOST, () => resolve());
+    server.listen({ port: deps.config.PORT, host: deps.config.HOST, reusePort: deps.config.API_REUSE_PORT }, () =>
+      resolve(),
+    );
   });
   return server;
 }
