@@ -96,44 +96,52 @@ function processSeconds(comm = 'postgres'): Map<number, number> | undefined {
   }
 }
 
-/** CPU PostgreSQL used between two readings: processes that started meanwhile count whole, ended ones are lost. */
+/** CPU the processes of a reading used since an earlier one: processes started meanwhile count whole, ended ones are lost. */
 function secondsDelta(before: Map<number, number>, after: Map<number, number>): number {
   let total = 0;
   for (const [pid, seconds] of after) total += Math.max(0, seconds - (before.get(pid) ?? 0));
   return total;
 }
 
-/** Where the CPU went while `run` served `count()` requests: the figures that bound a CPU-bound ratio. */
-async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Promise<[T, CpuAccount | undefined]> {
+/** CPU per unit of work (µs) by process since a reading started, and the machine's idle share meanwhile. */
+interface CpuReading extends CpuAccount {
+  /** The Temporal dev server. */
+  temporal: number;
+}
+
+/**
+ * Starts a reading of CPU time: the bench process itself (`load`), the API processes, PostgreSQL, the Temporal
+ * server and the machine. Calling what it returns with the number of requests or workflows served meanwhile gives
+ * each per unit (undefined without /proc).
+ */
+function cpuReading(): (n: number) => CpuReading | undefined {
   const self0 = process.cpuUsage();
   const api0 = apiSeconds();
   const pg0 = processSeconds();
+  const temporal0 = processSeconds('temporal');
   const machine0 = machineTicks();
-  const result = await run();
-  const machine = machineShare(machine0, machineTicks());
-  const self = process.cpuUsage(self0);
-  const api1 = apiSeconds();
-  const pg1 = processSeconds();
-  const n = count(result);
-  if (!n || pg0 === undefined || pg1 === undefined) return [result, undefined];
-  return [
-    result,
-    {
+  return (n) => {
+    const machine = machineShare(machine0, machineTicks());
+    const self = process.cpuUsage(self0);
+    const api1 = apiSeconds();
+    const pg1 = processSeconds();
+    const temporal1 = processSeconds('temporal');
+    if (!n || !pg0 || !pg1) return undefined;
+    return {
       load: (self.user + self.system) / n,
       api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
       postgres: (secondsDelta(pg0, pg1) * 1e6) / n,
+      temporal: temporal0 && temporal1 ? (secondsDelta(temporal0, temporal1) * 1e6) / n : 0,
       machine,
-    },
-  ];
+    };
+  };
 }
 
-/** CPU per workflow (µs) of the bench process (workers, receiver), the Temporal server, PostgreSQL and the API. */
-interface WorkflowCpu {
-  bench: number;
-  temporal: number;
-  postgres: number;
-  api: number;
-  machine: CpuAccount['machine'];
+/** Where the CPU went while `run` served `count()` requests: the figures that bound a CPU-bound ratio. */
+async function cpuAccount<T>(run: () => Promise<T>, count: (r: T) => number): Promise<[T, CpuAccount | undefined]> {
+  const reading = cpuReading();
+  const result = await run();
+  return [result, reading(count(result))];
 }
 
 /**
@@ -155,35 +163,11 @@ async function profileMain(label: string): Promise<() => Promise<void>> {
   };
 }
 
-/** Starts a reading; calling what it returns with the number of workflows run meanwhile gives the CPU per workflow. */
-function workflowCpu(): (n: number) => WorkflowCpu | undefined {
-  const self0 = process.cpuUsage();
-  const temporal0 = processSeconds('temporal');
-  const pg0 = processSeconds();
-  const api0 = apiSeconds();
-  const machine0 = machineTicks();
-  return (n) => {
-    const machine = machineShare(machine0, machineTicks());
-    const self = process.cpuUsage(self0);
-    const temporal1 = processSeconds('temporal');
-    const pg1 = processSeconds();
-    const api1 = apiSeconds();
-    if (!n || !temporal0 || !temporal1 || !pg0 || !pg1) return undefined;
-    return {
-      bench: (self.user + self.system) / n,
-      temporal: (secondsDelta(temporal0, temporal1) * 1e6) / n,
-      postgres: (secondsDelta(pg0, pg1) * 1e6) / n,
-      api: api0 !== undefined && api1 !== undefined ? ((api1 - api0) * 1e6) / n : 0,
-      machine,
-    };
-  };
-}
-
-const workflowCpuLine = (c: WorkflowCpu | undefined) =>
+const workflowCpuLine = (c: CpuReading | undefined) =>
   c
-    ? `  CPU per workflow     ${[c.bench, c.temporal, c.postgres, c.api].map((x) => x.toFixed(0)).join(' / ')} µs ` +
+    ? `  CPU per workflow     ${[c.load, c.temporal, c.postgres, c.api].map((x) => x.toFixed(0)).join(' / ')} µs ` +
       `(bench process: worker and receiver / Temporal server / PostgreSQL / API), total ` +
-      `${(c.bench + c.temporal + c.postgres + c.api).toFixed(0)} µs; machine idle ${c.machine?.idle.toFixed(0) ?? '?'}%\n`
+      `${(c.load + c.temporal + c.postgres + c.api).toFixed(0)} µs; machine idle ${c.machine?.idle.toFixed(0) ?? '?'}%\n`
     : '';
 
 /** The API processes' pids, once started: their CPU time per request is read from /proc (Linux). */
@@ -539,7 +523,7 @@ async function deliveryBench(
   }
   await outbox.end();
   const drainStart = Date.now();
-  const drainCpu = workflowCpu();
+  const drainCpu = cpuReading();
   const stopProfile = await profileMain(`deliveries-drain-${round + 1}`);
   await testEnv().startWorker();
   while (arrivals.size < before + DELIVERIES && Date.now() - drainStart < 120_000)
@@ -636,7 +620,7 @@ async function temporalBaseline() {
       const drainQueue = `${taskQueue}-drain-${round}`;
       await startAll(drainQueue, from + DELIVERIES);
       const drainStart = Date.now();
-      const drainCpu = workflowCpu();
+      const drainCpu = cpuReading();
       const stopProfile = await profileMain(`baseline-drain-${round + 1}`);
       const drainWorker = await newWorker(drainQueue);
       const drainRunning = drainWorker.run();
