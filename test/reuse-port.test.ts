@@ -64,7 +64,10 @@ describe('API_REUSE_PORT: several API processes on one port', function () {
 
     const ids = Array.from({ length: 24 }, (_, i) => `reuse-${Date.now()}-${i}`);
     for (const id of ids) expect(await healthOnNewConnection(port, id)).to.equal(200);
-    // Each request's log line (with its request id) is in the output of the process that answered it.
+    // Each request's log line (with its request id) is in the output of the process that answered it; a line can
+    // reach us a little after its answer (the child's stdout is a pipe), so wait for all of them first.
+    const logged = () => ids.every((id) => procs.some((p) => p.output().includes(id)));
+    for (const end = Date.now() + 10_000; !logged() && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
     const answeredBy = ids.map((id) => procs.findIndex((p) => p.output().includes(id)));
     expect(answeredBy, 'every request answered by exactly one process').to.not.include(-1);
     expect(new Set(answeredBy).size, 'the kernel spread the connections over both processes').to.equal(2);
@@ -75,7 +78,7 @@ describe('API_REUSE_PORT: several API processes on one port', function () {
   });
 
   it('without it, a second process on a taken port exits and says why', async () => {
-    const taken = startApi({ ...env(false), PORT: String(port) });
+    const taken = startApi(env(false));
     procs.push(taken);
     expect(await exited(taken)).to.not.equal(0);
     expect(taken.output()).to.match(/EADDRINUSE/);
