@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { sql } from '../src/db/sql.js';
+import { access } from '../src/access/access.service.js';
+import { poolOf, sql } from '../src/db/sql.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
@@ -178,6 +179,39 @@ describe('effective access (GET /plan, /full-plan)', () => {
       cost: 7,
     });
     expect((await get(`${base}/namespaces/a1/full-plan`, app.public_key)).status).to.equal(401);
+  });
+
+  it('a batch read as one set statement answers every account as a read of its own does, across apps', async () => {
+    // Every layer and a missing account, in two apps: the set form (EFFECTIVE_ACCESS_SET_SQL) against the statement.
+    await createAccount(app, { id: 'a1', plan: 'pro', incentive: 'partner' });
+    await createAccount(app, { id: 'a2', plan: 'free', incentive: 'partner' });
+    await setExpiryWithoutWorkflow(app.id, 'a2', new Date(Date.now() - 1000));
+    await createAccount(app, { id: 'a3', plan: 'scale' });
+    await post(`${base}/namespaces/a3/addons`, app.api_key, { id: 'storage' });
+    await createAccount(app, { id: 'a4', plan: 'pro' });
+    await grantExtras(app.id, 'a4', [
+      { kind: 'entitlement', ref: 'api_calls', max: 2000 },
+      { kind: 'addon', ref: 'storage' },
+    ]);
+    await post(`${base}/namespaces/a4/usage/api_calls/amount`, app.api_key, { amount: 12 });
+    expect((await post(`${base}/namespaces/a4/usage/seats/reservations`, app.api_key, { amount: 2 })).status).to.equal(
+      201,
+    );
+    const other = await createTestApp();
+    await seedCatalog(other);
+    await createAccount(other, { id: 'a1', plan: 'free' });
+
+    const em = testEnv().deps.orm.em.fork();
+    const runs = [...['a1', 'a2', 'a3', 'a4', 'ghost'].map((id) => [app.id, id]), [other.id, 'a1'], [other.id, 'a4']];
+    const alone = await Promise.all(runs.map((p) => access.alone(em, p)));
+    expect(alone.map((rows) => rows.length)).to.deep.equal([1, 1, 1, 1, 0, 1, 0]);
+    const pool = await poolOf(em);
+    const before = { ...access.stats };
+    // Each run three times, all at once: they meet in batches, some holding one account twice.
+    const together = await Promise.all([...runs, ...runs, ...runs].map((p) => access.onPool(pool, p)));
+    expect(access.stats.batches - before.batches, 'the reads went out as batches').to.be.greaterThan(0);
+    expect(access.stats.fallbacks - before.fallbacks, 'each batch answered as a set').to.equal(0);
+    together.forEach((rows, i) => expect(rows, runs[i % runs.length].join('/')).to.deep.equal(alone[i % runs.length]));
   });
 
   it('404 for an unknown account', async () => {

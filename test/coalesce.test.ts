@@ -54,6 +54,41 @@ describe('coalesced statements', () => {
     }
   });
 
+  it('a read with a set form answers a batch in one statement: each run gets its own rows, none or several', async () => {
+    // Run n has n % 3 rows: the set form must hand each run exactly its own.
+    const rowsOf = coalesced<{ n: number; note: string }>(
+      'coalesce_set_rows',
+      'select $1::int as n, $2::text as note from generate_series(1, $1::int % 3)',
+      {
+        set: {
+          text: `select q.run, q.n, q.note from unnest($1::int[], $2::text[]) with ordinality as q(n, note, run)
+            cross join generate_series(1, q.n % 3)`,
+          params: (lists) => [lists.map((p) => p[0]), lists.map((p) => p[1])],
+        },
+      },
+    );
+    const rows = await Promise.all(Array.from({ length: 50 }, (_, i) => rowsOf(em(), [i, `note ${i}`])));
+    expect(rowsOf.stats.batches, 'the runs went out together').to.be.greaterThan(0);
+    expect(rowsOf.stats.fallbacks).to.equal(0);
+    rows.forEach((r, i) =>
+      expect(r, `run ${i}`).to.deep.equal(Array<unknown>(i % 3).fill({ n: i, note: `note ${i}` })),
+    );
+
+    // When the set statement fails, each run goes again alone and gets its own answer: here one division by zero.
+    const inverse = coalesced<{ x: number }>('coalesce_set_fails', 'select 100 / ($1::int - 7) as x', {
+      set: {
+        text: 'select q.run, 100 / (q.n - 7) as x from unnest($1::int[]) with ordinality as q(n, run)',
+        params: (lists) => [lists.map((p) => p[0])],
+      },
+    });
+    const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => inverse(em(), [i])));
+    expect(inverse.stats.fallbacks, 'a batch failed as a set and ran again one by one').to.be.greaterThan(0);
+    outcomes.forEach((o, i) => {
+      if (i === 7) expect(o.status === 'rejected' && (o.reason as { code: string }).code).to.equal('22012');
+      else expect(o.status === 'fulfilled' && o.value, `run ${i}`).to.deep.equal([{ x: Math.trunc(100 / (i - 7)) }]);
+    });
+  });
+
   it('a statement PostgreSQL refuses sends its batch back one by one: every run gets its own answer, once', async () => {
     const insert = coalesced<{ id: number }>(
       'coalesce_insert_div',
@@ -105,9 +140,11 @@ describe('coalesced statements', () => {
   });
 
   it('an unforeseen error while a batch is made answers its requests instead of leaving them waiting', async () => {
-    const sleep = coalesced('coalesce_order_throws', 'select pg_sleep($1::float8)', (p) => {
-      if (p[0] === 0.02) throw new Error('cannot order this');
-      return String(p[0]);
+    const sleep = coalesced('coalesce_order_throws', 'select pg_sleep($1::float8)', {
+      order: (p) => {
+        if (p[0] === 0.02) throw new Error('cannot order this');
+        return String(p[0]);
+      },
     });
     setCoalesceInFlight(1);
     try {

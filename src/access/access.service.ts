@@ -21,35 +21,37 @@ export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())
   and exists (select 1 from subscriptions s where s.app_id = x.app_id and s.account_id = x.account_id and s.status =
     'active')`;
 
-export const EFFECTIVE_ACCESS_SQL = `
+/** The effective-access query for the app and account that `app` and `account` name (parameters or columns). */
+function effectiveAccessSql(app: string, account: string): string {
+  return `
 with acc as (
   select a.plan_id, a.offer_id, ${ACTIVE_INCENTIVE} as incentive_id
-  from accounts a where a.app_id = $1 and a.id = $2
+  from accounts a where a.app_id = ${app} and a.id = ${account}
 ),
 layers as (
   select pe.entitlement_id as id, pe.max, 1 as layer from plan_entitlements pe join acc on pe.plan_id = acc.plan_id
-    where pe.app_id = $1
+    where pe.app_id = ${app}
   union all
-  select x.ref_id, x.max, 2 from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind =
+  select x.ref_id, x.max, 2 from account_extras x where x.app_id = ${app} and x.account_id = ${account} and x.kind =
     'entitlement' and ${ACTIVE_EXTRA}
   union all
   select ie.entitlement_id, ie.max, 3 from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id
-    where ie.app_id = $1
+    where ie.app_id = ${app}
 ),
 eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
 ents as (
   select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage, coalesce(c.held, 0) as held
   from eff
-  join entitlements e on e.app_id = $1 and e.id = eff.id
-  left join usage_counters c on c.app_id = $1 and c.account_id = $2 and c.entitlement_id = eff.id
+  join entitlements e on e.app_id = ${app} and e.id = eff.id
+  left join usage_counters c on c.app_id = ${app} and c.account_id = ${account} and c.entitlement_id = eff.id
   where e.type = 'usage' or exists (select 1 from layers l where l.layer = 1 and l.id = eff.id)
 ),
 adds as (
-  select pa.addon_id as id from plan_addons pa join acc on pa.plan_id = acc.plan_id where pa.app_id = $1
-  union select x.ref_id from account_extras x where x.app_id = $1 and x.account_id = $2 and x.kind = 'addon' and
+  select pa.addon_id as id from plan_addons pa join acc on pa.plan_id = acc.plan_id where pa.app_id = ${app}
+  union select x.ref_id from account_extras x where x.app_id = ${app} and x.account_id = ${account} and x.kind = 'addon' and
     ${ACTIVE_EXTRA}
-  union select ia.addon_id from incentive_addons ia join acc on ia.incentive_id = acc.incentive_id where ia.app_id = $1
-  union select aa.addon_id from account_addons aa where aa.app_id = $1 and aa.account_id = $2
+  union select ia.addon_id from incentive_addons ia join acc on ia.incentive_id = acc.incentive_id where ia.app_id = ${app}
+  union select aa.addon_id from account_addons aa where aa.app_id = ${app} and aa.account_id = ${account}
 )
 select p.id as plan_id, p.name as plan_name, p.description as plan_description, p.is_free, p.meta, p.private_meta_keys,
        acc.incentive_id, acc.offer_id,
@@ -57,7 +59,19 @@ select p.id as plan_id, p.name as plan_name, p.description as plan_description, 
          'held', held)
          order by seq), '[]'::json) from ents) as entitlements,
        (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons
-from acc join plans p on p.app_id = $1 and p.id = acc.plan_id`;
+from acc join plans p on p.app_id = ${app} and p.id = acc.plan_id`;
+}
+
+/** Effective access of one account: `$1` the app, `$2` the account. */
+export const EFFECTIVE_ACCESS_SQL = effectiveAccessSql('$1', '$2');
+
+/**
+ * The same for a batch of accounts in one statement (the set form that `coalesced` sends under load): `$1` the apps,
+ * `$2` the accounts, as arrays of equal length; each answer row carries `run`, its pair's place from 1.
+ */
+export const EFFECTIVE_ACCESS_SET_SQL = `
+select q.run, r.* from unnest($1::text[], $2::text[]) with ordinality as q(app_id, account_id, run)
+cross join lateral (${effectiveAccessSql('q.app_id', 'q.account_id')}) r`;
 
 interface AccessRow {
   plan_id: string;
@@ -124,8 +138,13 @@ export function accessEntry(e: {
   };
 }
 
-/** EFFECTIVE_ACCESS_SQL, coalesced under load (src/db/coalesce.ts). */
-export const access = coalesced<AccessRow>('effective_access', EFFECTIVE_ACCESS_SQL);
+/** EFFECTIVE_ACCESS_SQL, coalesced under load (src/db/coalesce.ts): a batch goes as EFFECTIVE_ACCESS_SET_SQL. */
+export const access = coalesced<AccessRow>('effective_access', EFFECTIVE_ACCESS_SQL, {
+  set: {
+    text: EFFECTIVE_ACCESS_SET_SQL,
+    params: (lists) => [lists.map((p) => p[0]), lists.map((p) => p[1])],
+  },
+});
 
 /** `/plan` (private meta keys removed) or `/full-plan` (everything). 404 when the account is missing. */
 export async function effectiveAccess(

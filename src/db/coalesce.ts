@@ -26,6 +26,16 @@ interface State<T> {
   scheduled: boolean;
 }
 
+/**
+ * A read-only statement's set form: one statement that answers a whole batch, planned once per connection like the
+ * statement itself. `params` turns the batch's parameter lists into its parameters (one array per column, say); it
+ * returns every run's rows, each with a column `run`: the run's place in the batch, from 1 (`with ordinality`).
+ */
+export interface SetForm {
+  text: string;
+  params: (lists: readonly (readonly unknown[])[]) => unknown[];
+}
+
 /** What a process counted since it started: batches sent, the runs they carried, batches run again one by one. */
 export interface CoalesceStats {
   batches: number;
@@ -46,12 +56,21 @@ export interface CoalesceStats {
  * `order`, when given, sorts a batch (stably) before it runs: statements that lock rows hold their locks until the
  * batch commits, so every batch must take them in one order, or two could deadlock.
  *
+ * `set`, when given (statements that only read), answers a batch with one statement instead of one per run: the
+ * database starts one plan, not one per run, and all of them read one snapshot. Each run gets the rows tagged with
+ * its place. Should the set statement fail, each run goes again alone (a read can) and gets its own answer.
+ *
  * A batch is all or nothing. When PostgreSQL refuses one of its statements and the session lives on (the batch
  * rolled back, nothing of it applied), each run goes again alone and gets its own answer. When the connection is
  * lost instead (the outcome is unknown), its error is every run's answer, as it would be for a single run: running
  * them again could apply a change twice. Inside a transaction, or through `.alone`, a run is a plain `prepared`.
  */
-export function coalesced<T>(name: string, text: string, order?: (params: readonly unknown[]) => string) {
+export function coalesced<T>(
+  name: string,
+  text: string,
+  opts: { order?: (params: readonly unknown[]) => string; set?: SetForm } = {},
+) {
+  const { order, set } = opts;
   const states = new WeakMap<Pool, State<T>>();
   const stats: CoalesceStats = { batches: 0, batched: 0, fallbacks: 0 };
 
@@ -66,6 +85,7 @@ export function coalesced<T>(name: string, text: string, order?: (params: readon
     }
     stats.batches++;
     stats.batched += batch.length;
+    if (set) return runSet(pool, batch, set);
     let results: T[][];
     try {
       results = await preparedMany<T>(
@@ -80,6 +100,25 @@ export function coalesced<T>(name: string, text: string, order?: (params: readon
       await Promise.all(batch.map((w) => alone(pool, w.params).then(w.resolve, w.reject)));
       return;
     }
+    batch.forEach((w, i) => w.resolve(results[i]));
+  };
+
+  const runSet = async (pool: Pool, batch: Waiting<T>[], form: SetForm) => {
+    let rows: (T & { run: string | number })[];
+    try {
+      rows = await preparedOnPool<T & { run: string | number }>(
+        pool,
+        `${name}_set`,
+        form.text,
+        form.params(batch.map((w) => w.params)),
+      );
+    } catch {
+      stats.fallbacks++;
+      await Promise.all(batch.map((w) => alone(pool, w.params).then(w.resolve, w.reject)));
+      return;
+    }
+    const results = batch.map((): T[] => []);
+    for (const { run, ...row } of rows) results[Number(run) - 1].push(row as T);
     batch.forEach((w, i) => w.resolve(results[i]));
   };
 

@@ -141,7 +141,9 @@ export interface UsageChange {
  * CHANGE_SQL, coalesced under load (src/db/coalesce.ts); a batch takes its counters' locks in one order (app,
  * account, entitlement), so two batches cannot deadlock (docs/decisions.md, "Hot statements coalesce under load").
  */
-export const change = coalesced<ChangeRow>('usage_change', CHANGE_SQL, (p) => `${p[0]}\u0000${p[1]}\u0000${p[2]}`);
+export const change = coalesced<ChangeRow>('usage_change', CHANGE_SQL, {
+  order: (p) => `${p[0]}\u0000${p[1]}\u0000${p[2]}`,
+});
 
 /**
  * Adds (or with a negative amount subtracts) usage. 402 with the upgrade body when a blocking limit would be passed.
