@@ -197,14 +197,21 @@ describe('effective access (GET /plan, /full-plan)', () => {
     expect((await post(`${base}/namespaces/a4/usage/seats/reservations`, app.api_key, { amount: 2 })).status).to.equal(
       201,
     );
+    // An id with what an array literal quotes: braces, a comma, quotes, a backslash, NULL, spaces at both ends.
+    const odd = ' we{ird}, "q" \\ NULL ';
+    await createAccount(app, { id: odd, plan: 'free' });
     const other = await createTestApp();
     await seedCatalog(other);
     await createAccount(other, { id: 'a1', plan: 'free' });
 
     const em = testEnv().deps.orm.em.fork();
-    const runs = [...['a1', 'a2', 'a3', 'a4', 'ghost'].map((id) => [app.id, id]), [other.id, 'a1'], [other.id, 'a4']];
+    const runs = [
+      ...['a1', 'a2', 'a3', 'a4', 'ghost', odd].map((id) => [app.id, id]),
+      [other.id, 'a1'],
+      [other.id, 'a4'],
+    ];
     const alone = await Promise.all(runs.map((p) => access.alone(em, p)));
-    expect(alone.map((rows) => rows.length)).to.deep.equal([1, 1, 1, 1, 0, 1, 0]);
+    expect(alone.map((rows) => rows.length)).to.deep.equal([1, 1, 1, 1, 0, 1, 1, 0]);
     const pool = await poolOf(em);
     const before = { ...access.stats };
     // Each run three times, all at once: they meet in batches, some holding one account twice.
