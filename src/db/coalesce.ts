@@ -76,6 +76,12 @@ export function coalesced<T>(
 
   const alone = (pool: Pool, params: readonly unknown[]) => preparedOnPool<T>(pool, name, text, params);
 
+  /** A batch that could not answer as one (counted as a fallback): each run again alone, for its own answer. */
+  const eachAlone = async (pool: Pool, batch: Waiting<T>[]) => {
+    stats.fallbacks++;
+    await Promise.all(batch.map((w) => alone(pool, w.params).then(w.resolve, w.reject)));
+  };
+
   const runBatch = async (pool: Pool, batch: Waiting<T>[]) => {
     if (batch.length === 1) return alone(pool, batch[0].params).then(batch[0].resolve, batch[0].reject);
     if (order) {
@@ -96,9 +102,7 @@ export function coalesced<T>(
       );
     } catch (err) {
       if (!(err instanceof BatchRolledBack)) return batch.forEach((w) => w.reject(err));
-      stats.fallbacks++;
-      await Promise.all(batch.map((w) => alone(pool, w.params).then(w.resolve, w.reject)));
-      return;
+      return eachAlone(pool, batch);
     }
     batch.forEach((w, i) => w.resolve(results[i]));
   };
@@ -113,9 +117,7 @@ export function coalesced<T>(
         form.params(batch.map((w) => w.params)),
       );
     } catch {
-      stats.fallbacks++;
-      await Promise.all(batch.map((w) => alone(pool, w.params).then(w.resolve, w.reject)));
-      return;
+      return eachAlone(pool, batch);
     }
     const results = batch.map((): T[] => []);
     for (const { run, ...row } of rows) results[Number(run) - 1].push(row as T);
