@@ -1,14 +1,16 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
-import { consoleMiddleware } from './console/console.js';
+import { consoleFiles } from './console/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
-import { buildRouter, otherMethods } from './http/router.js';
+import { buildRouter } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
-import { MCP_PATH, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
-import { throttle } from './security/throttle.js';
+import { people } from './people/auth.js';
+import { identityOf } from './people/workspaces.js';
+import { isMcpTransport, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
+import { throttleFor } from './security/throttle.js';
 
 /** The Koa application without listen(): the API process and the tests both use it. */
 export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
@@ -19,12 +21,20 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
   app.use(requestLifecycle(deps.logger, outage));
+  // The router first: it finds the route once (one canonical spelling of each path; see src/http/router.ts), and
+  // everything after it (CORS, the MCP transport guard, throttles, authentication, tenancy, roles, the read-only
+  // app) decides on that route's declared facts and the caller's identity, never on the path's spelling.
+  const router = buildRouter(routes, deps, {
+    identity: identityOf(() => people(deps)),
+    throttle: throttleFor(deps),
+  });
+  app.use(router.match);
   app.use(mcpTransportGuard(() => deps.config));
   const corsHeaders = cors({
     // Any origin (spec), except the MCP endpoint: only origins its guard allows.
     origin: (ctx) => {
       const origin = ctx.get('Origin');
-      if (MCP_PATH.test(ctx.path)) return origin && mcpOriginAllowed(deps.config, origin) ? origin : '';
+      if (isMcpTransport(ctx)) return origin && mcpOriginAllowed(deps.config, origin) ? origin : '';
       return origin;
     },
     allowMethods: ['GET', 'HEAD', 'PUT', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
@@ -48,11 +58,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
     ctx.set('Vary', 'Origin');
     return next();
   });
-  // The operator console, people's sign-in and the console's calls on their behalf (src/console). Before the
-  // throttle: a console call continues as a call with the app's secret key, counted against that key.
-  app.use(consoleMiddleware(deps, routes));
-  app.use(throttle(deps));
-  app.use(buildRouter(routes, deps));
-  app.use(otherMethods());
+  app.use(router.dispatch);
+  // The console's built front end (GET /console/...), for paths no route has.
+  app.use(consoleFiles());
   return app;
 }

@@ -90,6 +90,19 @@ export const configSchema = z.object({
   /** OAuth client registrations per client address within OAUTH_REGISTER_WINDOW_SECONDS; 0 turns it off. */
   OAUTH_REGISTER_LIMIT: z.coerce.number().int().min(0).default(20),
   OAUTH_REGISTER_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  /**
+   * Failed console sign-ins per account (email) within SIGN_IN_FAILURE_WINDOW_SECONDS before that account's sign-in
+   * answers 429; the client address counts against AUTH_FAILURE_LIMIT too. 0 turns it off.
+   */
+  SIGN_IN_FAILURE_LIMIT: z.coerce.number().int().min(0).default(10),
+  SIGN_IN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /**
+   * Checkouts opened with a publishable key (each makes objects at the payment provider), per account and per
+   * client address within PUBLIC_CHECKOUT_WINDOW_SECONDS; 0 turns either off.
+   */
+  PUBLIC_CHECKOUT_LIMIT_PER_ACCOUNT: z.coerce.number().int().min(0).default(10),
+  PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS: z.coerce.number().int().min(0).default(30),
+  PUBLIC_CHECKOUT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   /** Registered OAuth clients that never completed a sign-in are removed after this many hours. */
   OAUTH_UNUSED_CLIENT_HOURS: z.coerce.number().int().min(1).default(24),
   /** Browser origins allowed to call `/apps/:appId/mcp` besides PUBLIC_API_URL's (comma-separated). */

@@ -18,7 +18,9 @@ import {
   STANDIN_CREDENTIALS,
   type WorkerHandle,
 } from './runtime.js';
+import { markWorkspaceReadOnly } from './apps/apps.service.js';
 import { closePeople, issueSetupToken, people } from './people/auth.js';
+import { DEMO_WORKSPACE_ID } from './people/workspaces.js';
 
 const config = loadConfig();
 const logger = createLogger(config.LOG_LEVEL);
@@ -82,6 +84,9 @@ async function main() {
     await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger, { paypal }).catch((err) =>
       logger.error({ err }, 'could not create the demo workspace'),
     );
+    // Read-only from now on, for every credential but the admin key (src/http/guard.ts).
+    for (const change of await markWorkspaceReadOnly(deps.orm.em.fork(), DEMO_WORKSPACE_ID))
+      await deps.credentials.confirm(change);
   }
   const setupToken = await issueSetupToken(peopleModule);
   // The drop-in components' example page on a real app (the console's demo workspace when there is one).

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { markWorkspaceReadOnly } from '../src/apps/apps.service.js';
 import { seedDemo } from '../src/console/demo.js';
 import { closePeople, issueSetupToken, people } from '../src/people/auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
@@ -78,7 +79,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       body: { ...OWNER, email: 'x@example.com', token },
       headers: { Origin: testEnv().baseUrl },
     });
-    expect(again.status).to.equal(401);
+    expect(again.status).to.equal(409);
     // From another site the link is refused before it is even looked at.
     const forged = await call('POST', '/console/api/setup', {
       body: { ...OWNER, email: 'x@example.com', token },
@@ -154,6 +155,8 @@ describe('the operator console in a real browser (headless Chromium)', function 
     const value = page.getByLabel('Secret key value');
     expect(await value.textContent()).to.not.contain(before);
     await page.getByRole('button', { name: 'Reveal' }).first().click();
+    // Asked for on the click (an explicit, logged reveal), not sent with the page.
+    await page.getByText(before, { exact: true }).waitFor();
     expect(await value.textContent()).to.equal(before);
     await page.getByRole('button', { name: 'Regenerate' }).first().click();
     await page.getByRole('button', { name: 'Keep the old key' }).click();
@@ -161,6 +164,12 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('button', { name: 'Regenerate' }).first().click();
     await page.getByRole('button', { name: 'Regenerate now' }).click();
     await eventually(async () => (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key !== before);
+    // The new key is masked again until someone asks to see it.
+    await page.getByRole('button', { name: 'Reveal' }).first().waitFor();
+    expect(await value.textContent()).to.match(/^key_•+$/);
+    const after = (await get(`/apps/${appId}`, testEnv().adminKey)).body.api_key;
+    await page.getByRole('button', { name: 'Reveal' }).first().click();
+    await page.getByText(after, { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Hide' }).first().click();
     await shoot(page, 'app');
   });
@@ -708,6 +717,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
           paypal: { credentials: { client_id, client_secret }, approve: (u) => testEnv().paypal.approve(u) },
         })
       ).appId;
+      // As `npm start` does once the demo is seeded: read-only from then on.
+      for (const change of await markWorkspaceReadOnly(deps.orm.em.fork(), 'demo'))
+        await deps.credentials.confirm(change);
     });
 
     it('is filled with a catalog, a few hundred accounts and 60 days of usage; its secret key cannot write', async () => {

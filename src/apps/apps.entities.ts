@@ -10,6 +10,8 @@ export const App = defineEntity({
     apiKey: p.string().unique(),
     publicKey: p.string().unique(),
     checkoutUrl: p.text().nullable(),
+    /** A read-only app (the demo workspace's): every write but the admin key's is refused (src/http/guard.ts). */
+    readOnly: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -91,3 +91,18 @@ export async function regeneratePublicKey(
   );
   return row;
 }
+
+/**
+ * Makes the apps of a workspace (the spec's org) read-only (the demo's, once seeded): every write but the admin
+ * key's is refused from then on (src/http/guard.ts). Returns the changes to confirm with every API process.
+ */
+export async function markWorkspaceReadOnly(em: EntityManager, orgId: string): Promise<string[]> {
+  const rows = await sql<{ change: string }>(
+    em,
+    `update apps set read_only = true, updated_at = now()
+      where not read_only and id in (select jsonb_array_elements_text(app_ids) from orgs where id = $1)
+      returning ${CHANGE}`,
+    [orgId],
+  );
+  return rows.map((r) => r.change);
+}

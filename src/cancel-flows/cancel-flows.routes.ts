@@ -128,6 +128,8 @@ export const cancelFlowRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/cancel-flows/:flowId/preview-offer',
+    // Stores nothing.
+    writes: false,
     sdk: 'cancelFlows.previewOffer',
     auth: ['S'],
     tags,

@@ -14,6 +14,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/checkout',
+    throttle: ['public-checkout'],
     sdk: 'offers.checkout',
     auth: ['S', 'P'],
     tags: ['Offers'],
@@ -34,6 +35,7 @@ export const checkoutRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/plans/:planId/checkout',
+    throttle: ['public-checkout'],
     sdk: 'plans.checkout',
     auth: ['S', 'P'],
     tags: ['Plans'],

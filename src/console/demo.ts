@@ -3,7 +3,7 @@
 // `demo` holds it; writes with its secret key get 403 (src/console/console.ts).
 import { PublishableClient, SecretClient } from '@offerkit/sdk';
 import type { Logger } from '../logger.js';
-import { DEMO_WORKSPACE_ID } from '../people/auth.js';
+import { DEMO_WORKSPACE_ID } from '../people/workspaces.js';
 import { demoReceiverUrl, parseDemoReceiverPath } from '../webhooks/demo-receiver.js';
 
 const DAY = 86_400_000;

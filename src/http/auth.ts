@@ -5,7 +5,8 @@ import { prepared } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { verifyAccountToken } from './account-token.js';
 import { notFound, unauthorized } from './errors.js';
-import type { Caller, RouteDef } from './route.js';
+import { AppError } from './errors.js';
+import type { Caller, Person, Role, RouteDef } from './route.js';
 import { safeEqual } from './secrets.js';
 import { verifyAccessToken } from '../oauth/tokens.js';
 
@@ -22,6 +23,7 @@ interface AppRow {
   api_key: string;
   public_key: string;
   checkout_url: string | null;
+  read_only: boolean;
   created_at: Date | string;
   updated_at: Date | string;
 }
@@ -34,7 +36,7 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   const [r] = await prepared<AppRow>(
     em,
     'app_by_id',
-    'select id, name, plan, api_key, public_key, checkout_url, created_at, updated_at from apps where id = $1',
+    'select id, name, plan, api_key, public_key, checkout_url, read_only, created_at, updated_at from apps where id = $1',
     [id],
   );
   if (!r) return null;
@@ -45,6 +47,7 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
     apiKey: r.api_key,
     publicKey: r.public_key,
     checkoutUrl: r.checkout_url,
+    readOnly: r.read_only,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   } as IApp;
@@ -56,8 +59,64 @@ export function requestApp(em: EntityManager, deps: Deps, id: string): Promise<I
 }
 
 /**
+ * People, as the console's surface needs them (src/people): who a session cookie belongs to, and a person's role in
+ * the workspace that holds an app (null when no workspace of theirs does). Tenancy is this one question, asked of
+ * the service's own membership table, never of a name or slug a person can change.
+ */
+export interface Identity {
+  person(headers: Record<string, string | undefined>): Promise<Person | null>;
+  roleIn(userId: string, appId: string): Promise<{ role: Role; workspaceId: string } | null>;
+}
+
+/** Why a cookie-carrying state change is refused as cross-site, or null (see `crossSite`). */
+export type CrossSiteCheck = (headers: Record<string, string | undefined>, origin: string) => string | null;
+
+/**
+ * Why a state-changing call with a person's cookie is refused as cross-site, or null when it came from the
+ * console's own pages: its Origin must be this service's origin (or APP_URL's). Browsers send Origin on every
+ * non-GET fetch; without one, Fetch Metadata must say `same-origin`, else the call is refused. `Origin: null`
+ * (sandboxed frames, some redirects) is refused.
+ */
+export function crossSite(
+  method: string,
+  headers: Record<string, string | undefined>,
+  ownOrigin: string,
+  appUrl: string | undefined,
+): string | null {
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return null;
+  const trusted = new Set([ownOrigin, ...(appUrl ? [new URL(appUrl).origin] : [])]);
+  const origin = headers.origin;
+  if (origin) return trusted.has(origin) ? null : `Cross-site request refused (Origin ${origin})`;
+  if (headers['sec-fetch-site'] === 'same-origin') return null;
+  return 'Cross-site request refused (no Origin header)';
+}
+
+/** A person through their session cookie: on the console's surface of an app route, or on a console route (C). */
+async function personCaller(
+  def: RouteDef,
+  appId: string | undefined,
+  em: EntityManager,
+  deps: Deps,
+  how: { headers: Record<string, string | undefined>; origin: string; identity?: Identity },
+): Promise<{ caller: Caller; app: IApp | null }> {
+  if (!how.identity) throw unauthorized();
+  const refused = crossSite(def.method, how.headers, how.origin, deps.config.APP_URL);
+  if (refused) throw new AppError(403, refused);
+  const person = await how.identity.person(how.headers);
+  if (!person) throw unauthorized();
+  if (!appId) return { caller: { kind: 'person', ...person, role: null, workspaceId: null }, app: null };
+  // Another tenant's app and a missing one look alike.
+  const membership = await how.identity.roleIn(person.userId, appId);
+  const app = membership ? await requestApp(em, deps, appId) : null;
+  if (!membership || !app) throw notFound('App');
+  return { caller: { kind: 'person', ...person, role: membership.role, workspaceId: membership.workspaceId }, app };
+}
+
+/**
  * Decides who is calling and whether that credential class may use this route.
  * Anything missing, wrong or not allowed here is the same 401, so nothing leaks which it was.
+ * On the console's surface the caller is the person of the session cookie, and the app must be in one of their
+ * workspaces (404 otherwise); keys are not looked at there.
  */
 export async function authenticate(
   def: RouteDef,
@@ -65,8 +124,15 @@ export async function authenticate(
   credential: string | null,
   em: EntityManager,
   deps: Deps,
+  how: {
+    surface: 'api' | 'console';
+    headers: Record<string, string | undefined>;
+    origin: string;
+    identity?: Identity;
+  } = { surface: 'api', headers: {}, origin: '' },
 ): Promise<{ caller: Caller; app: IApp | null }> {
   const appId = params.appId as string | undefined;
+  if (how.surface === 'console' || def.auth.includes('C')) return personCaller(def, appId, em, deps, how);
   const isAdmin = credential !== null && safeEqual(credential, deps.adminKey);
   // Open routes ignore credentials; their handlers answer 404 when they need an app that is missing.
   if (def.auth.includes('N')) {

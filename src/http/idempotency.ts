@@ -44,6 +44,8 @@ function credentialScope(caller: Caller): string | null {
       return `token:${caller.accountId}`;
     case 'oauth':
       return `oauth:${caller.connectionId}`;
+    case 'person':
+      return `person:${caller.userId}`;
     default:
       return caller.kind;
   }

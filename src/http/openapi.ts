@@ -9,6 +9,7 @@ const CREDENTIALS: Record<Cred, string> = {
   A: 'admin key only',
   N: 'no credential',
   O: 'MCP OAuth access token (`mcp_at_...`) of the app',
+  C: "a person's console session (the HTTP-only cookie set by `POST /api/auth/sign-in/email`)",
 };
 
 const STATUS_TEXT: Record<number, string> = {

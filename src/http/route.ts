@@ -6,10 +6,23 @@ import type { IdempotencyKey } from './idempotency.js';
 
 /**
  * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
- * account), A admin key only, N no credential, O an MCP OAuth access token (`mcp_at_...`) of the app.
- * The admin key is accepted on every `/apps/:appId` route.
+ * account), A admin key only, N no credential, O an MCP OAuth access token (`mcp_at_...`) of the app,
+ * C a person's console session (the cookie Better Auth sets), for the console's own routes.
+ * The admin key is accepted on every `/apps/:appId` route. Every `/apps/:appId` route is also served to people
+ * at `/console/api/apps/:appId/...` with their session (src/http/router.ts), where roles decide instead.
  */
-export type Cred = 'S' | 'P' | 'T' | 'A' | 'N' | 'O';
+export type Cred = 'S' | 'P' | 'T' | 'A' | 'N' | 'O' | 'C';
+
+/** A person's role in a workspace, least to most (docs/security.md has the table of what each may do). */
+export const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** A signed-in person (the console), with their role in the workspace of the route's app (null off an app). */
+export interface Person {
+  userId: string;
+  name: string;
+  email: string;
+}
 
 export type Caller =
   | { kind: 'none' }
@@ -17,7 +30,8 @@ export type Caller =
   | { kind: 'secret' }
   | { kind: 'publishable' }
   | { kind: 'token'; accountId: string; expiresAt: Date }
-  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full'; audience: string | null };
+  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full'; audience: string | null }
+  | ({ kind: 'person'; role: Role | null; workspaceId: string | null } & Person);
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -42,6 +56,8 @@ export interface Scope<P, Q, B> {
   routes: readonly RouteDef[];
   /** The request's `Idempotency-Key`, for routes that write it with their change (`idempotency: 'atomic'`). */
   idempotency?: IdempotencyKey | null;
+  /** The client's address (forwarded headers count only under TRUST_PROXY). */
+  ip: string;
 }
 
 /**
@@ -53,7 +69,7 @@ export class Reply<B = unknown> {
   constructor(
     readonly status: number,
     readonly body: B,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string | string[]> = {},
     readonly contentType?: string,
   ) {}
 }
@@ -151,6 +167,34 @@ export interface RouteDef<
    * statement that makes its change; `false`: the header is ignored.
    */
   idempotency?: 'atomic' | false;
+  /**
+   * Whether the route changes anything (default: every method but GET). The read-only demo app and people's roles
+   * are decided on it; a POST that stores nothing (a preview) says `false`.
+   */
+  writes?: boolean;
+  /**
+   * The least role a person needs on this route through the console (default: viewer for reads, member for
+   * writes; admin-only app routes: admin for writes).
+   */
+  role?: Role;
+  /** Response fields a person sees only through an explicit reveal action (the secret key): sent as `[redacted]`. */
+  secretFields?: string[];
+  /**
+   * On a read-only app (the demo): whether this write is allowed anyway (a test send to the demo's built-in
+   * receiver changes no demo data).
+   */
+  readOnlyExempt?: (scope: {
+    em: EntityManager;
+    deps: Deps;
+    app: IApp;
+    params: Record<string, string>;
+  }) => Promise<boolean>;
+  /** Throttles this route takes besides the credential ones (src/security/throttle.ts). */
+  throttle?: ('register' | 'consent-sign-in' | 'sign-in' | 'public-checkout')[];
+  /** The MCP transport endpoint: Host and Origin are checked (DNS rebinding) and CORS reflects allowed origins only. */
+  transport?: 'mcp';
+  /** Not served to people under `/console/api` (default: every `/apps/:appId` route but open ones is). */
+  consoleHidden?: boolean;
   /** Answers invalid input itself (the authorization endpoint shows an HTML page, never JSON). */
   invalidInput?: (message: string) => Reply<RawBody>;
   handler: (

@@ -3,8 +3,9 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
 import { lazyFork } from '../db/lazy-em.js';
-import { authenticate, bearer } from './auth.js';
+import { authenticate, bearer, type Identity } from './auth.js';
 import { AppError, badRequest } from './errors.js';
+import { guard, redactSecrets } from './guard.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
 import { jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
@@ -72,7 +73,7 @@ function checkPathParams(params: Record<string, string>) {
   }
 }
 
-/** Runs one route for a caller: authenticate, validate, call the handler. Shared by HTTP and MCP. */
+/** Runs one route for a caller: authenticate, guard, validate, call the handler. Shared by HTTP and MCP. */
 export async function runRoute(
   def: RouteDef,
   input: {
@@ -86,18 +87,33 @@ export async function runRoute(
     rawBody?: string;
     /** The route table `def` is served from. */
     routes: readonly RouteDef[];
+    /** The client's address (Koa's `ctx.ip`: forwarded headers only under TRUST_PROXY). */
+    ip?: string;
+    /** `console`: the route is served to a signed-in person (their session, roles), not to a key. */
+    surface?: Surface;
+    /** Who a session cookie belongs to, and their role in an app's workspace (the console's surface). */
+    identity?: Identity;
   },
   deps: Deps,
 ): Promise<Reply> {
   checkPathParams(input.params);
   const em = lazyFork(deps.orm.em);
-  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps).catch((err: unknown) => {
+  const headers = input.headers ?? {};
+  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps, {
+    surface: input.surface ?? 'api',
+    headers,
+    origin: input.origin,
+    identity: input.identity,
+  }).catch((err: unknown) => {
     if (def.challenge && err instanceof AppError && err.status === 401)
       throw new AppError(401, err.message, err.extra, {
         'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null),
       });
     throw err;
   });
+  // Tenancy is settled by authenticate (the app is the credential's, or in the person's workspace); the read-only
+  // app and people's roles here, on the route's declared facts, before any input is looked at.
+  await guard(def, { caller, app, em, deps, params: input.params });
   let parsed: { params: unknown; query: unknown; body: unknown };
   try {
     parsed = {
@@ -122,52 +138,143 @@ export async function runRoute(
     ...parsed,
     requestId: input.requestId,
     origin: input.origin,
-    headers: input.headers ?? {},
+    headers,
     rawBody: input.rawBody,
     routes: input.routes,
+    ip: input.ip ?? '',
   };
   const key = idempotencyKeyOf(def, { ...parsed, caller, appId: app?.id ?? null }, scope.headers);
   scope.idempotency = key;
-  return withIdempotency(em, def, key, async () => {
+  const reply = await withIdempotency(em, def, key, async () => {
     const result = await def.handler(scope as never);
     if (result instanceof Reply) return result;
     if (result === undefined) return new Reply(204, null);
     return new Reply(def.status ?? 200, result);
   });
+  return caller.kind === 'person' ? redactSecrets(def, reply) : reply;
 }
 
+/** Where a route is served: to credentials (the API), or to signed-in people under `/console/api` (the console). */
+export type Surface = 'api' | 'console';
+
+/** The prefix under which every `/apps/:appId` route is served to people with their session. */
+export const CONSOLE_API = '/console/api';
+
+/** Whether a route is also served to people at `/console/api` + its path. */
+export const servedToPeople = (def: RouteDef) =>
+  def.path.startsWith('/apps/:appId') && !def.auth.includes('N') && !def.consoleHidden;
+
 /**
- * The bucket of a path or a route pattern: its third segment under `/apps/:appId/...`, else its first; lower case
- * and without a trailing slash, as the router matches paths.
+ * What the router matched for a request: the route (null when the path exists with other methods only), its
+ * parameters (each decoded once), the surface it is served on and every method the path has. Set on
+ * `ctx.state.match` before anything else looks at the request; every guard and throttle reads it, never the path.
+ */
+export interface Match {
+  def: RouteDef | null;
+  params: Record<string, string>;
+  surface: Surface;
+  methods: string[];
+  /** The transport of the path's routes (the MCP endpoint), known for every method (CORS preflights included). */
+  transport: RouteDef['transport'];
+  run: Middleware | null;
+}
+
+export const matchOf = (ctx: Context): Match | null => (ctx.state.match as Match | undefined) ?? null;
+
+/**
+ * The bucket of a path or a route pattern: its third segment under `/apps/:appId/...` (after the console's
+ * prefix, if any), else its first. Exact: the router matches case-sensitively, and a trailing slash is a segment.
  */
 export function routeBucket(path: string): string {
-  const segments = (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).toLowerCase().split('/');
-  return segments[1] === 'apps' && segments.length > 3 ? `/apps/*/${segments[3]}` : `/${segments[1] ?? ''}`;
+  const console = path === CONSOLE_API || path.startsWith(`${CONSOLE_API}/`);
+  const segments = (console ? path.slice(CONSOLE_API.length) || '/' : path).split('/');
+  const bucket = segments[1] === 'apps' && segments.length > 3 ? `/apps/*/${segments[3]}` : `/${segments[1] ?? ''}`;
+  return console ? `${CONSOLE_API}${bucket}` : bucket;
+}
+
+export interface RouterEntry {
+  method: string;
+  path: string;
+  chain: Middleware[];
+  def?: RouteDef;
+  surface?: Surface;
 }
 
 /**
- * Builds the Koa router middleware from the route table: the one place routes, credentials and schemas are
- * declared. `@koa/router` tries every route of a router in turn (about 20 µs per request over 174 routes), so the
- * routes are also registered in one router per bucket (`routeBucket`; the largest has 28 routes) and a request is
- * matched against its bucket's. No two buckets' routes can match the same path (their static segments differ); a
- * request its bucket does not match (a 404, or a path spelt in a way the bucket does not foresee) is matched
- * against the whole table, exactly as before.
+ * The route table's matcher: one canonical spelling of every path. Matching is case-sensitive and a trailing
+ * slash is not ignored, so `/APPS/...`, `/apps/x/plans/` and `//apps/...` match nothing (404); a percent-encoded
+ * parameter is decoded once (`/apps/%61pp_1` names `app_1`), while an encoded static segment matches nothing.
+ * Routes are kept in one `@koa/router` per bucket (`routeBucket`; the largest has about 30 routes), so a request
+ * is tried against its bucket's routes only.
  */
-export function buildRouter(routes: readonly RouteDef[], deps: Deps): Middleware {
+export class RouteMatcher {
+  private readonly buckets = new Map<string, Router>();
+  private readonly entries = new Map<unknown, RouterEntry>();
+
+  constructor(entries: readonly RouterEntry[]) {
+    for (const entry of entries) {
+      const bucket = routeBucket(entry.path);
+      if (!this.buckets.has(bucket)) this.buckets.set(bucket, new Router({ sensitive: true, strict: true }));
+      const layer = this.buckets.get(bucket)!.register(entry.path, [entry.method], entry.chain);
+      this.entries.set(layer, entry);
+    }
+  }
+
+  match(
+    path: string,
+    method: string,
+  ): { entry: RouterEntry | null; params: Record<string, string>; methods: string[]; others: RouterEntry[] } | null {
+    const router = this.buckets.get(routeBucket(path));
+    if (!router) return null;
+    const found = router.match(path, method === 'HEAD' ? 'GET' : method);
+    if (!found.path.length) return null;
+    const methods = [...new Set(found.path.flatMap((l) => l.methods))];
+    const others = found.path.map((l) => this.entries.get(l)!);
+    const layer = found.pathAndMethod.find((l) => l.methods.length > 0);
+    if (!layer) return { entry: null, params: {}, methods, others };
+    return { entry: this.entries.get(layer)!, params: layer.params(path, layer.captures(path)), methods, others };
+  }
+}
+
+/** Every route of the table as router entries, each `/apps/:appId` route also under the console's prefix. */
+export function routeEntries(routes: readonly RouteDef[], chainOf: (def: RouteDef, surface: Surface) => Middleware[]) {
   const entries: RouterEntry[] = [];
   const seen = new Set<string>();
   for (const def of routes) {
     const key = `${def.method} ${def.path}`;
     if (seen.has(key)) throw new Error(`route declared twice: ${key}`);
     seen.add(key);
-    const chain: Middleware[] = [
-      (ctx, next) => {
-        ctx.state.route = def;
-        return next();
-      },
-    ];
+    entries.push({ method: def.method, path: def.path, chain: chainOf(def, 'api'), def, surface: 'api' });
+    if (servedToPeople(def))
+      entries.push({
+        method: def.method,
+        path: `${CONSOLE_API}${def.path}`,
+        chain: chainOf(def, 'console'),
+        def,
+        surface: 'console',
+      });
+  }
+  return entries;
+}
+
+/**
+ * The router, in two parts around the guards that need to know the route before it runs (CORS, the MCP transport
+ * guard): `match` finds the route once and sets `ctx.state.match` (and `ctx.params`); `dispatch` runs it (body
+ * parsing, throttles, authentication, guards, validation, the handler), or answers 405 with `Allow` when the path
+ * has other methods only (OPTIONS outside a CORS preflight answers 204 with `Allow`). A path the table does not
+ * have goes on to `next` (the console's static files), else 404.
+ */
+export function buildRouter(
+  routes: readonly RouteDef[],
+  deps: Deps,
+  opts: { identity?: Identity; throttle?: (def: RouteDef) => Middleware | null } = {},
+): { match: Middleware; dispatch: Middleware } {
+  const chainOf = (def: RouteDef, surface: Surface): Middleware[] => {
+    const chain: Middleware[] = [];
     if (HAS_BODY.has(def.method))
       chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
+    const throttled = opts.throttle?.(def);
+    if (throttled) chain.push(throttled);
     chain.push(async (ctx) => {
       if (ctx.request.body !== undefined && ctx.request.body !== null && typeof ctx.request.body !== 'object') {
         throw badRequest('body: must be a JSON object');
@@ -178,12 +285,15 @@ export function buildRouter(routes: readonly RouteDef[], deps: Deps): Middleware
           params: ctx.params as Record<string, string>,
           query: ctx.query,
           body: ctx.request.body,
-          credential: bearer(ctx),
+          credential: surface === 'console' ? null : bearer(ctx),
           requestId: ctx.state.requestId as string,
           origin: requestOrigin(ctx, deps),
           headers: ctx.headers as Record<string, string | undefined>,
           rawBody: (ctx.request as { rawBody?: string }).rawBody,
           routes,
+          ip: ctx.ip,
+          surface,
+          identity: opts.identity,
         },
         deps,
       );
@@ -194,57 +304,55 @@ export function buildRouter(routes: readonly RouteDef[], deps: Deps): Middleware
       // redirect).
       if (reply.status !== 204 && reply.body !== null) ctx.body = reply.body;
     });
-    entries.push({ method: def.method, path: def.path, chain });
-  }
-  return bucketedRouter(entries);
-}
-
-export interface RouterEntry {
-  method: string;
-  path: string;
-  chain: Middleware[];
-}
-
-/** `@koa/router` over `entries`, in order, matched within the request's bucket first (see `buildRouter`). */
-export function bucketedRouter(entries: readonly RouterEntry[]): Middleware {
-  const router = new Router();
-  const buckets = new Map<string, Router>();
-  for (const { method, path, chain } of entries) {
-    router.register(path, [method], chain);
-    const bucket = routeBucket(path);
-    if (!buckets.has(bucket)) buckets.set(bucket, new Router());
-    buckets.get(bucket)!.register(path, [method], chain);
-  }
-  // The router's own context type adds `params`, which it sets itself.
-  const dispatch = (r: Router) => r.routes() as unknown as Middleware;
-  const everything = dispatch(router);
-  const byBucket = new Map([...buckets].map(([bucket, r]) => [bucket, dispatch(r)]));
-  return (ctx, next) => {
-    const bucket = byBucket.get(routeBucket(ctx.path));
-    if (!bucket) return everything(ctx, next);
-    // Matched by path (a route of another method included): on to `otherMethods` as before; else the whole table.
-    return bucket(ctx, () => ((ctx as { matched?: unknown[] }).matched?.length ? next() : everything(ctx, next)));
+    return chain;
+  };
+  const matcher = new RouteMatcher(routeEntries(routes, chainOf));
+  const composed = new Map<RouterEntry, Middleware>();
+  const runOf = (entry: RouterEntry) => {
+    let run = composed.get(entry);
+    if (!run) composed.set(entry, (run = compose(entry.chain)));
+    return run;
+  };
+  return {
+    match: (ctx, next) => {
+      const found = matcher.match(ctx.path, ctx.method);
+      if (found) {
+        const m: Match = {
+          def: found.entry?.def ?? null,
+          params: found.params,
+          surface: found.entry?.surface ?? 'api',
+          methods: found.methods,
+          transport: found.others.find((e) => e.def?.transport)?.def?.transport,
+          run: found.entry ? runOf(found.entry) : null,
+        };
+        ctx.state.match = m;
+        ctx.state.route = m.def ?? undefined;
+        (ctx as { params?: Record<string, string> }).params = found.params;
+      }
+      return next();
+    },
+    dispatch: async (ctx, next) => {
+      const m = matchOf(ctx);
+      if (!m) return next();
+      if (m.run) return m.run(ctx, next);
+      const allow = m.methods.join(', ');
+      if (ctx.method === 'OPTIONS') {
+        ctx.set('Allow', allow);
+        ctx.status = 204;
+        return;
+      }
+      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`, undefined, {
+        Allow: allow,
+      });
+    },
   };
 }
 
-/**
- * After the router: a path the table has, asked with a method it does not have (TRACE included), is 405 with
- * `Allow` listing the methods it has (OPTIONS outside a CORS preflight answers 204 with `Allow`). Paths the table
- * does not have stay 404.
- */
-export function otherMethods(): Middleware {
-  return async (ctx, next) => {
-    const layers = (ctx as { matched?: { methods: string[] }[] }).matched ?? [];
-    const allowed = [...new Set(layers.flatMap((l) => l.methods))];
-    if (allowed.length === 0) return next();
-    const allow = allowed.join(', ');
-    if (ctx.method === 'OPTIONS') {
-      ctx.set('Allow', allow);
-      ctx.status = 204;
-      return;
-    }
-    throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`, undefined, {
-      Allow: allow,
-    });
+/** Runs middleware in order (what koa-compose does, without another dependency for a dozen lines). */
+function compose(chain: readonly Middleware[]): Middleware {
+  return (ctx, next) => {
+    const step = (i: number): Promise<void> =>
+      i < chain.length ? Promise.resolve(chain[i](ctx, () => step(i + 1))) : Promise.resolve(next());
+    return step(0);
   };
 }

@@ -2,6 +2,7 @@ import { accountRoutes } from '../accounts/accounts.routes.js';
 import { analyticsRoutes } from '../analytics/analytics.routes.js';
 import { appRoutes } from '../apps/apps.routes.js';
 import { cancelFlowRoutes } from '../cancel-flows/cancel-flows.routes.js';
+import { consoleRoutes } from '../console/console.routes.js';
 import { catalogRoutes } from '../catalog/catalog.routes.js';
 import { checkoutRoutes } from '../checkouts/checkouts.routes.js';
 import { docsRoutes } from '../docs/docs.routes.js';
@@ -42,4 +43,5 @@ export const routes: RouteDef[] = [
   ...mcpRoutes,
   ...oauthRoutes,
   ...agentRoutes,
+  ...consoleRoutes,
 ];

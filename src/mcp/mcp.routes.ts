@@ -147,6 +147,9 @@ export const mcpRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/mcp',
+    transport: 'mcp',
+    consoleHidden: true,
+    writes: false,
     sdk: 'mcp.post',
     auth: ['S', 'O'],
     tags,
@@ -177,6 +180,9 @@ export const mcpRoutes = [
   route({
     method: 'GET',
     path: '/apps/:appId/mcp',
+    transport: 'mcp',
+    consoleHidden: true,
+    writes: false,
     sdk: 'mcp.getStream',
     auth: ['N'],
     tags,
@@ -187,6 +193,9 @@ export const mcpRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/mcp',
+    transport: 'mcp',
+    consoleHidden: true,
+    writes: false,
     sdk: 'mcp.deleteSession',
     auth: ['N'],
     tags,

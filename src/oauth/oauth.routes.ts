@@ -133,6 +133,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/register',
+    throttle: ['register'],
     sdk: 'oauth.register',
     auth: ['N'],
     tags,
@@ -270,6 +271,7 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/consent/sign-in',
+    throttle: ['consent-sign-in'],
     sdk: 'oauth.consentSignIn',
     auth: ['N'],
     tags,

@@ -40,6 +40,8 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/draft-preview',
+    // Stores nothing.
+    writes: false,
     sdk: 'offers.previewDraft',
     auth: ['S'],
     tags,
@@ -116,6 +118,8 @@ export const offerRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/offers/:offerId/preview',
+    // Stores nothing.
+    writes: false,
     sdk: 'offers.preview',
     auth: ['S'],
     tags,

@@ -21,6 +21,7 @@ export const paymentRoutes = [
   route({
     method: 'PUT',
     path: '/apps/:appId/payments',
+    role: 'admin',
     sdk: 'payments.connect',
     auth: ['S'],
     tags,
@@ -38,6 +39,7 @@ export const paymentRoutes = [
   route({
     method: 'DELETE',
     path: '/apps/:appId/payments',
+    role: 'admin',
     sdk: 'payments.disconnect',
     auth: ['S'],
     tags,

@@ -1,11 +1,14 @@
-// People who sign in to the console: Better Auth (email and password, sessions in HTTP-only cookies,
-// scrypt password hashes, Origin checks on every state-changing call) with its organization plugin.
-// A Better Auth organization is a workspace; its slug is the id of the spec's org (`/orgs`), which
-// holds the workspace's `app_ids` in order.
+// People who sign in to the console: Better Auth (email and password, sessions in HTTP-only cookies, scrypt
+// password hashes, Origin checks on every state-changing call). Better Auth knows people only: which workspace a
+// person belongs to, with which role, is the service's own `workspace_members` (src/people/workspaces.ts), keyed by
+// the spec's org id, which nothing renames. Nobody signs up alone: the first owner comes from the setup link (or the
+// admin key), everyone else from an invitation bound to their address; Better Auth's HTTP routes are reached only
+// through the three the route table serves (src/console/console.routes.ts).
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { ZxcvbnFactory } from '@zxcvbn-ts/core';
+import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
 import { betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
-import { organization } from 'better-auth/plugins';
 import pg from 'pg';
 import type { Deps } from '../deps.js';
 
@@ -17,10 +20,24 @@ const TABLES = {
   session: 'people_sessions',
   account: 'people_credentials',
   verification: 'people_verifications',
-  organization: 'people_workspaces',
-  member: 'people_members',
-  invitation: 'people_invitations',
 } as const;
+
+export const MIN_PASSWORD_LENGTH = 10;
+
+let strength: ZxcvbnFactory | undefined;
+
+/**
+ * Why a password is refused, or null: at least MIN_PASSWORD_LENGTH characters, and not guessable from common
+ * passwords, names, keyboard patterns and the person's own name and address (zxcvbn's estimate must reach 10^8
+ * guesses, its score 3), as NIST SP 800-63B asks instead of composition rules.
+ */
+export function passwordProblem(password: string, personal: string[] = []): string | null {
+  if (password.length < MIN_PASSWORD_LENGTH) return `password: must be at least ${MIN_PASSWORD_LENGTH} characters`;
+  strength ??= new ZxcvbnFactory({ dictionary, graphs: adjacencyGraphs });
+  const r = strength.check(password.slice(0, 100), personal.filter(Boolean));
+  if (r.score >= 3) return null;
+  return 'password: too easy to guess (a common password, a pattern or your own name); use a few uncommon words';
+}
 
 function buildAuth(deps: Deps, pool: pg.Pool) {
   const { config } = deps;
@@ -46,11 +63,15 @@ function buildAuth(deps: Deps, pool: pg.Pool) {
     verification: { modelName: TABLES.verification },
     emailAndPassword: {
       enabled: true,
-      minPasswordLength: 10,
-      // People join through the owner setup or an invitation (server-side calls); nobody signs up alone.
+      minPasswordLength: MIN_PASSWORD_LENGTH,
+      // People join through the owner setup or an invitation (server-side calls, which this setting would refuse
+      // too); the HTTP sign-up route is disabled below and not served by the route table either.
       disableSignUp: false,
     },
-    rateLimit: { enabled: config.NODE_ENV === 'production' },
+    disabledPaths: ['/sign-up/email'],
+    // Sign-in attempts are throttled by the route table's throttle (per address and per account), on the client
+    // address Koa reads (forwarded headers only under TRUST_PROXY), which is the only one Better Auth is given.
+    rateLimit: { enabled: false },
     telemetry: { enabled: false },
     // Its refusals (a foreign Origin) are answers, not faults; the service's log level silences it in tests.
     logger: { level: 'error', disabled: config.LOG_LEVEL === 'silent' },
@@ -58,16 +79,6 @@ function buildAuth(deps: Deps, pool: pg.Pool) {
     // detects a test runner): Origin checked against trustedOrigins when a cookie is sent, Fetch Metadata on
     // first sign-in, so a cross-site form cannot sign a person in or out.
     advanced: { cookiePrefix: 'offerkit', disableOriginCheck: false, disableCSRFCheck: false },
-    plugins: [
-      organization({
-        allowUserToCreateOrganization: false,
-        schema: {
-          organization: { modelName: TABLES.organization },
-          member: { modelName: TABLES.member },
-          invitation: { modelName: TABLES.invitation },
-        },
-      }),
-    ],
   });
 }
 
@@ -95,6 +106,7 @@ export function people(deps: Deps): Promise<People> {
       await pool.query(
         `create table if not exists people_setup_tokens (token_hash text primary key, expires_at timestamptz not null)`,
       );
+      await adoptOldMemberships(pool);
       return { auth, pool, close: () => pool.end() };
     })();
     p.catch(() => byDeps.delete(deps));
@@ -112,17 +124,38 @@ export async function closePeople(deps: Deps): Promise<void> {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
-export async function countPeople(p: People): Promise<number> {
-  const { rows } = await p.pool.query(`select count(*)::int as n from ${TABLES.user}`);
+/**
+ * Memberships kept by Better Auth's organization plugin before the service kept its own (the org was the one
+ * whose id equals the organization's slug): copied once, when the service's table is still empty.
+ */
+async function adoptOldMemberships(pool: pg.Pool): Promise<void> {
+  await pool.query(`do $$ begin
+    if to_regclass('people_members') is not null and to_regclass('people_workspaces') is not null
+       and not exists (select 1 from workspace_members) then
+      insert into workspace_members (org_id, user_id, role, created_at)
+      select o.id, m."userId", m.role, m."createdAt"
+        from people_members m join people_workspaces w on w.id = m."organizationId" join orgs o on o.id = w.slug
+       where m.role in ('owner', 'admin', 'member')
+      on conflict do nothing;
+    end if;
+  end $$`);
+}
+
+/** How many people own a workspace (the setup link is offered while there is none). */
+export async function countOwners(p: People): Promise<number> {
+  const { rows } = await p.pool.query(
+    `select count(*)::int as n from workspace_members m join ${TABLES.user} u on u.id = m.user_id where m.role = 'owner'`,
+  );
   return rows[0].n;
 }
 
 /**
- * A one-time setup link's token, made while nobody can sign in yet; valid 24 hours, stored hashed.
- * Returns null once someone exists.
+ * A one-time setup link's token, made while no workspace has an owner; valid 24 hours, stored hashed. Every start
+ * without an owner makes a new one (the older ones stay valid until they expire or an owner exists). Returns null
+ * once an owner exists.
  */
 export async function issueSetupToken(p: People): Promise<string | null> {
-  if ((await countPeople(p)) > 0) return null;
+  if ((await countOwners(p)) > 0) return null;
   const token = randomBytes(24).toString('base64url');
   await p.pool.query(
     `insert into people_setup_tokens (token_hash, expires_at) values ($1, now() + interval '24 hours')`,
@@ -140,63 +173,10 @@ export async function consumeSetupToken(p: People, token: string): Promise<boole
   return (rowCount ?? 0) > 0;
 }
 
-export interface Workspace {
-  id: string;
-  name: string;
-  role: string;
-  demo: boolean;
-  app_ids: string[];
+/** Every setup token goes once an owner exists. */
+export async function clearSetupTokens(p: People): Promise<void> {
+  await p.pool.query(`delete from people_setup_tokens`);
 }
 
-export const DEMO_WORKSPACE_ID = 'demo';
-
-/**
- * The person's workspaces, in the order they joined, with their app ids from the spec's orgs. Every
- * person also sees the demo workspace (read-only) when there is one.
- */
-export async function workspacesOf(p: People, userId: string): Promise<Workspace[]> {
-  const { rows } = await p.pool.query<{ id: string; name: string; role: string; app_ids: string[] | null }>(
-    `select w.slug as id, w.name, m.role, o.app_ids
-       from ${TABLES.member} m
-       join ${TABLES.organization} w on w.id = m."organizationId"
-       left join orgs o on o.id = w.slug
-      where m."userId" = $1
-      order by m."createdAt", w.slug`,
-    [userId],
-  );
-  const list: Workspace[] = rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    role: r.role,
-    demo: r.id === DEMO_WORKSPACE_ID,
-    app_ids: r.app_ids ?? [],
-  }));
-  if (!list.some((w) => w.demo)) {
-    const demo = await p.pool.query<{ name: string | null; app_ids: string[] }>(
-      `select name, app_ids from orgs where id = $1`,
-      [DEMO_WORKSPACE_ID],
-    );
-    if (demo.rows[0])
-      list.push({
-        id: DEMO_WORKSPACE_ID,
-        name: demo.rows[0].name ?? 'Demo',
-        role: 'viewer',
-        demo: true,
-        app_ids: demo.rows[0].app_ids,
-      });
-  }
-  return list;
-}
-
-/** Creates a workspace: the Better Auth organization (with `ownerId` as owner) and the spec's org row. */
-export async function createWorkspace(
-  p: People,
-  input: { id: string; name: string; ownerId: string; appIds?: string[] },
-): Promise<void> {
-  await p.pool.query(
-    `insert into orgs (id, name, app_ids, created_at, updated_at) values ($1, $2, $3, now(), now())
-     on conflict (id) do nothing`,
-    [input.id, input.name, JSON.stringify(input.appIds ?? [])],
-  );
-  await p.auth.api.createOrganization({ body: { name: input.name, slug: input.id, userId: input.ownerId } });
-}
+/** The people table's name, for the modules that read it beside Better Auth. */
+export const USERS_TABLE = TABLES.user;

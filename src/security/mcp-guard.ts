@@ -1,9 +1,10 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { AppError } from '../http/errors.js';
+import { matchOf } from '../http/router.js';
 
-/** The MCP endpoint itself (not its admin sub-routes). */
-export const MCP_PATH = /^\/apps\/[^/]+\/mcp\/?$/;
+/** Whether the router matched the MCP endpoint itself (a route declaring `transport: 'mcp'`), whatever the method. */
+export const isMcpTransport = (ctx: Context) => matchOf(ctx)?.transport === 'mcp';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
@@ -45,13 +46,14 @@ export function mcpOriginAllowed(c: Config, origin: string): boolean {
 }
 
 /**
- * The MCP transport's security rules on `/apps/:appId/mcp`, before credentials are looked at: a Host
+ * The MCP transport's security rules on the route that declares `transport: 'mcp'` (read from the router's match,
+ * never the path's spelling), before credentials are looked at: a Host
  * or Origin that is not allowed is 403 (DNS rebinding), and a POST whose `Accept` rules out JSON is
  * 406 (the endpoint only answers JSON). CORS on this path then only ever reflects an allowed origin.
  */
 export function mcpTransportGuard(config: () => Config): Middleware {
   return async (ctx: Context, next) => {
-    if (!MCP_PATH.test(ctx.path)) return next();
+    if (!isMcpTransport(ctx)) return next();
     const c = config();
     const hosts = allowedHosts(c);
     if (hosts) {

@@ -2,75 +2,147 @@ import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
 import { bearer } from '../http/auth.js';
 import { AppError } from '../http/errors.js';
+import type { RouteDef } from '../http/route.js';
 import { errorPage } from '../oauth/consent.js';
 import { keyHash, limitsFor, tooManyRequests, type Outcome } from './rate-limits.js';
 
-const SIGN_IN = '/oauth/consent/sign-in';
-const REGISTER = '/oauth/register';
-
 /**
- * Throttling where secrets are guessed or things are cheap to create, shared by every API process:
+ * Throttling where secrets are guessed or things are cheap to create, shared by every API process. Each route's
+ * throttles come from its declared facts (`throttle`, its credentials), never from the spelling of its path: this
+ * returns the middleware the router runs for that route, after its body is parsed and before it is authenticated.
  *
- * - failed credentials per client address (a wrong bearer credential answered 401, or a wrong admin key
- *   on the consent page's sign-in form): past AUTH_FAILURE_LIMIT in AUTH_FAILURE_WINDOW_SECONDS, every
- *   request from that address that carries a credential gets 429 until the window ends, the right
- *   credential included (otherwise guessing would go on, told apart by the answer);
- * - requests per credential and second (RATE_LIMIT_PER_SECOND; the public publishable key counts per
- *   key and client address, so one visitor cannot use up an app's budget);
- * - OAuth client registrations per client address (OAUTH_REGISTER_LIMIT per OAUTH_REGISTER_WINDOW_SECONDS).
+ * - failed credentials per client address (a wrong bearer credential answered 401, or a wrong admin key on the
+ *   consent page's sign-in form): past AUTH_FAILURE_LIMIT in AUTH_FAILURE_WINDOW_SECONDS, every request from that
+ *   address that carries a credential gets 429 until the window ends;
+ * - requests per credential and second (RATE_LIMIT_PER_SECOND; the public publishable key counts per key and
+ *   client address, so one visitor cannot use up an app's budget);
+ * - OAuth client registrations per client address (OAUTH_REGISTER_LIMIT per OAUTH_REGISTER_WINDOW_SECONDS);
+ * - console sign-ins: failures per account (SIGN_IN_FAILURE_LIMIT) and per address (AUTH_FAILURE_LIMIT);
+ * - checkouts opened with a publishable key, per account and per client address (PUBLIC_CHECKOUT_LIMIT_*).
  */
-export function throttle(deps: Deps): Middleware {
-  return async (ctx, next) => {
-    const c = deps.config;
-    const limits = limitsFor(deps);
-    const credential = bearer(ctx);
-    const signIn = ctx.method === 'POST' && ctx.path === SIGN_IN;
-    const guessing = (credential !== null || signIn) && c.AUTH_FAILURE_LIMIT > 0;
+export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
+  return (def) => {
+    const open = def.auth.includes('N');
+    const facts = new Set(def.throttle ?? []);
+    if (open && facts.size === 0) return null;
+    return async (ctx, next) => {
+      const c = deps.config;
+      const limits = limitsFor(deps);
+      const credential = open ? null : bearer(ctx);
+      const consentSignIn = facts.has('consent-sign-in');
+      const guessing = (credential !== null || consentSignIn) && c.AUTH_FAILURE_LIMIT > 0;
 
-    if (guessing) {
-      const state = await limits.exhausted('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS);
-      if (!state.ok) {
-        if (signIn) return tooManyPage(ctx, state.retryAfterSeconds);
-        throw tooManyRequests(
-          `Too many failed credentials from this address; try again in ${state.retryAfterSeconds} seconds`,
-          state.retryAfterSeconds,
-        );
+      if (guessing) {
+        const state = await limits.exhausted('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS);
+        if (!state.ok) {
+          if (consentSignIn) return tooManyPage(ctx, state.retryAfterSeconds);
+          throw tooManyRequests(
+            `Too many failed credentials from this address; try again in ${state.retryAfterSeconds} seconds`,
+            state.retryAfterSeconds,
+          );
+        }
       }
-    }
 
-    if (ctx.method === 'POST' && ctx.path === REGISTER && c.OAUTH_REGISTER_LIMIT > 0) {
-      const r = await limits.consume('register', ctx.ip, c.OAUTH_REGISTER_LIMIT, c.OAUTH_REGISTER_WINDOW_SECONDS);
-      if (!r.ok)
-        throw tooManyRequests('too_many_requests', r.retryAfterSeconds, {
-          error_description: `Too many client registrations from this address; try again in ${r.retryAfterSeconds} seconds`,
-        });
-    }
+      if (facts.has('register') && c.OAUTH_REGISTER_LIMIT > 0) {
+        const r = await limits.consume('register', ctx.ip, c.OAUTH_REGISTER_LIMIT, c.OAUTH_REGISTER_WINDOW_SECONDS);
+        if (!r.ok)
+          throw tooManyRequests('too_many_requests', r.retryAfterSeconds, {
+            error_description: `Too many client registrations from this address; try again in ${r.retryAfterSeconds} seconds`,
+          });
+      }
 
-    if (credential !== null && c.RATE_LIMIT_PER_SECOND > 0) {
-      const key = credential.startsWith('pub_') ? `${keyHash(credential)}:${ctx.ip}` : keyHash(credential);
-      const r = await limits.consume('req', key, c.RATE_LIMIT_PER_SECOND, 1);
-      rateHeaders(ctx, r);
-      if (!r.ok)
-        throw tooManyRequests(
-          `Rate limit exceeded: at most ${c.RATE_LIMIT_PER_SECOND} requests per second for this key`,
-          r.retryAfterSeconds,
-        );
-    }
+      const signIn = facts.has('sign-in') ? signInKeys(ctx, c.AUTH_FAILURE_LIMIT, c.SIGN_IN_FAILURE_LIMIT) : [];
+      for (const k of signIn) {
+        const window = k.name === 'authfail' ? c.AUTH_FAILURE_WINDOW_SECONDS : c.SIGN_IN_FAILURE_WINDOW_SECONDS;
+        const state = await limits.exhausted(k.name, k.key, k.points, window);
+        if (!state.ok)
+          throw tooManyRequests(
+            `Too many failed sign-ins ${k.name === 'authfail' ? 'from this address' : 'for this account'}; ` +
+              `try again in ${state.retryAfterSeconds} seconds`,
+            state.retryAfterSeconds,
+          );
+      }
 
-    let failed = false;
-    try {
-      await next();
-      failed = ctx.status === 401;
-    } catch (err) {
-      failed = err instanceof AppError && err.status === 401;
-      throw err;
-    } finally {
-      if (failed && guessing)
-        await limits
-          .consume('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS)
-          .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed credential'));
-    }
+      if (facts.has('public-checkout') && credential?.startsWith('pub_')) await publicCheckout(ctx, deps, credential);
+
+      if (credential !== null && c.RATE_LIMIT_PER_SECOND > 0) {
+        const key = credential.startsWith('pub_') ? `${keyHash(credential)}:${ctx.ip}` : keyHash(credential);
+        const r = await limits.consume('req', key, c.RATE_LIMIT_PER_SECOND, 1);
+        rateHeaders(ctx, r);
+        if (!r.ok)
+          throw tooManyRequests(
+            `Rate limit exceeded: at most ${c.RATE_LIMIT_PER_SECOND} requests per second for this key`,
+            r.retryAfterSeconds,
+          );
+      }
+
+      let failed = false;
+      try {
+        await next();
+        failed = ctx.status === 401;
+      } catch (err) {
+        failed = err instanceof AppError && err.status === 401;
+        throw err;
+      } finally {
+        if (failed && guessing)
+          await limits
+            .consume('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS)
+            .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed credential'));
+        if (failed)
+          for (const k of signIn)
+            await limits
+              .consume(
+                k.name,
+                k.key,
+                k.points,
+                k.name === 'authfail' ? c.AUTH_FAILURE_WINDOW_SECONDS : c.SIGN_IN_FAILURE_WINDOW_SECONDS,
+              )
+              .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed sign-in'));
+      }
+    };
   };
+}
+
+/** The counters a sign-in attempt is held to: its client address, and the account it names. */
+function signInKeys(ctx: Context, perAddress: number, perAccount: number) {
+  const keys: { name: string; key: string; points: number }[] = [];
+  if (perAddress > 0) keys.push({ name: 'authfail', key: ctx.ip, points: perAddress });
+  const email = (ctx.request.body as { email?: unknown } | undefined)?.email;
+  if (perAccount > 0 && typeof email === 'string' && email.length > 0)
+    keys.push({ name: 'signin', key: keyHash(email.trim().toLowerCase()), points: perAccount });
+  return keys;
+}
+
+/** A checkout opened with a publishable key makes provider objects: bounded per account and per client address. */
+async function publicCheckout(ctx: Context, deps: Deps, credential: string) {
+  const c = deps.config;
+  const limits = limitsFor(deps);
+  const app = keyHash(credential);
+  const account = (ctx.request.body as { account?: unknown } | undefined)?.account;
+  const checks: { name: string; key: string; points: number; what: string }[] = [];
+  if (c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS > 0)
+    checks.push({
+      name: 'pubcheckout-ip',
+      key: `${app}:${ctx.ip}`,
+      points: c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS,
+      what: 'from this address',
+    });
+  if (c.PUBLIC_CHECKOUT_LIMIT_PER_ACCOUNT > 0 && typeof account === 'string')
+    checks.push({
+      name: 'pubcheckout-account',
+      key: `${app}:${keyHash(account)}`,
+      points: c.PUBLIC_CHECKOUT_LIMIT_PER_ACCOUNT,
+      what: 'for this account',
+    });
+  for (const k of checks) {
+    const r = await limits.consume(k.name, k.key, k.points, c.PUBLIC_CHECKOUT_WINDOW_SECONDS);
+    if (!r.ok)
+      throw tooManyRequests(
+        `Too many checkouts opened ${k.what} with the publishable key (at most ${k.points} per ` +
+          `${c.PUBLIC_CHECKOUT_WINDOW_SECONDS} seconds); try again in ${r.retryAfterSeconds} seconds`,
+        r.retryAfterSeconds,
+      );
+  }
 }
 
 /** IETF RateLimit header fields (draft), so clients can pace themselves. */

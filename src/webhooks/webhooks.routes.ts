@@ -1,3 +1,8 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { IApp } from '../apps/apps.entities.js';
+import { sql } from '../db/sql.js';
+import type { Deps } from '../deps.js';
+import { isDemoReceiverUrl } from './demo-receiver.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { EVENT_TYPES } from '../events/catalog.js';
@@ -8,6 +13,18 @@ import { ctxOf, route } from '../http/route.js';
 import * as deliveries from './deliveries.service.js';
 import * as endpoints from './endpoints.service.js';
 import * as S from './webhooks.schemas.js';
+
+/**
+ * On the read-only demo app, a test send or a retry to the demo's built-in receiver is allowed: it changes no demo
+ * data, only the delivery log, so a visitor can retry the failed delivery.
+ */
+async function toDemoReceiver(s: { em: EntityManager; deps: Deps; app: IApp; params: Record<string, string> }) {
+  const [row] = await sql<{ url: string }>(s.em, `select url from webhook_endpoints where id = $1 and app_id = $2`, [
+    s.params.webhookId,
+    s.app.id,
+  ]);
+  return row !== undefined && isDemoReceiverUrl(row.url, s.app.id, s.deps.adminKey);
+}
 
 const tags = ['Webhooks'];
 
@@ -98,6 +115,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/test',
+    readOnlyExempt: toDemoReceiver,
     sdk: 'webhooks.sendTest',
     auth: ['S'],
     mcp: { tool: 'send_test_event', level: 'W', redact: ['secret'], openWorld: true },
@@ -129,6 +147,7 @@ export const webhookRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/webhooks/:webhookId/deliveries/:deliveryId/retry',
+    readOnlyExempt: toDemoReceiver,
     sdk: 'webhooks.retryDelivery',
     auth: ['S'],
     mcp: { tool: 'retry_webhook_delivery', level: 'W', redact: ['secret'], openWorld: true },

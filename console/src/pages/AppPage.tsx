@@ -17,40 +17,70 @@ import { appApi, consoleApi } from '../api';
 import { useSession } from '../App';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
+/**
+ * A key with its actions. The secret key arrives masked (`[redacted]`): "Reveal" asks the server for it (owners and
+ * admins; each reveal is logged), so the browser holds it only when a person asked to see it.
+ */
 function KeyRow({
   label,
   value,
+  reveal,
+  canManage,
   onRegenerate,
 }: {
   label: string;
   value: string;
+  reveal?: () => Promise<string>;
+  canManage: boolean;
   onRegenerate: () => Promise<unknown>;
 }) {
   const [shown, setShown] = useState(false);
+  const [revealed, setRevealed] = useState<string | null>(null);
   const [confirm, setConfirm] = useState(false);
   const action = useAction();
+  const known = reveal ? revealed : value;
+  const toggle = async () => {
+    if (shown) return setShown(false);
+    if (reveal && revealed === null) {
+      let key: string | null = null;
+      if (!(await action.run(async () => (key = await reveal())))) return;
+      setRevealed(key);
+    }
+    setShown(true);
+  };
   return (
     <Card withBorder>
       <Stack gap="xs">
         <Text fw={600}>{label}</Text>
         <Text ff="monospace" size="sm" style={{ wordBreak: 'break-all' }} aria-label={`${label} value`}>
-          {shown ? value : `${value.slice(0, 4)}${'•'.repeat(20)}`}
+          {shown && known ? known : `${(known ?? 'key_').slice(0, 4)}${'•'.repeat(20)}`}
         </Text>
         <Group gap="xs">
-          <Button size="xs" variant="default" onClick={() => setShown(!shown)}>
-            {shown ? 'Hide' : 'Reveal'}
-          </Button>
-          <CopyButton value={value}>
-            {({ copied, copy }) => (
-              <Button size="xs" variant="default" onClick={copy}>
-                {copied ? 'Copied' : 'Copy'}
-              </Button>
-            )}
-          </CopyButton>
-          <Button size="xs" color="red" variant="light" onClick={() => setConfirm(true)}>
-            Regenerate
-          </Button>
+          {(!reveal || canManage) && (
+            <Button size="xs" variant="default" onClick={() => void toggle()} loading={action.busy && !confirm}>
+              {shown ? 'Hide' : 'Reveal'}
+            </Button>
+          )}
+          {known && (
+            <CopyButton value={known}>
+              {({ copied, copy }) => (
+                <Button size="xs" variant="default" onClick={copy}>
+                  {copied ? 'Copied' : 'Copy'}
+                </Button>
+              )}
+            </CopyButton>
+          )}
+          {canManage && (
+            <Button size="xs" color="red" variant="light" onClick={() => setConfirm(true)}>
+              Regenerate
+            </Button>
+          )}
         </Group>
+        {reveal && !canManage && (
+          <Text size="xs" c="dimmed">
+            Only owners and admins of the workspace can reveal or regenerate the secret key.
+          </Text>
+        )}
         <ErrorText error={action.error} />
       </Stack>
       <Modal opened={confirm} onClose={() => setConfirm(false)} title={`Regenerate the ${label.toLowerCase()}?`}>
@@ -68,6 +98,8 @@ function KeyRow({
               loading={action.busy}
               onClick={async () => {
                 await action.run(onRegenerate);
+                setRevealed(null);
+                setShown(false);
                 setConfirm(false);
               }}
             >
@@ -85,6 +117,8 @@ export function AppPage() {
   const api = appApi(appId!);
   const { me } = useSession();
   const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
+  // What the server allows each role (docs/security.md); the buttons follow it, the server decides.
+  const canManage = !!workspace && !workspace.demo && (workspace.role === 'owner' || workspace.role === 'admin');
   const { data: app, error, reload } = useLoad(() => api.apps.get(), [appId]);
   const save = useAction();
   const [form, setForm] = useState<{ name: string; checkout_url: string } | null>(null);
@@ -113,11 +147,17 @@ export function AppPage() {
               <KeyRow
                 label="Secret key"
                 value={app.api_key}
+                canManage={canManage}
+                reveal={async () =>
+                  (await consoleApi.post<{ api_key: string }>(`/apps/${encodeURIComponent(app.id)}/secret-key/reveal`))
+                    .api_key
+                }
                 onRegenerate={async () => (await api.apps.regenerateSecretKey(), reload())}
               />
               <KeyRow
                 label="Publishable key"
                 value={app.public_key}
+                canManage={canManage}
                 onRegenerate={async () => (await api.apps.regeneratePublicKey(), reload())}
               />
             </SimpleGrid>

@@ -1,0 +1,237 @@
+// Workspaces and who belongs to them, in the service's own tables (migration 20261130120000): a workspace is the
+// spec's org (its id, which nothing renames, holds the app ids in order); `workspace_members` says who belongs with
+// which role; invitations are bound to the invited address. The demo workspace is read by everyone (viewer).
+import { randomBytes } from 'node:crypto';
+import type { Identity } from '../http/auth.js';
+import { conflict, notFound } from '../http/errors.js';
+import type { Person, Role } from '../http/route.js';
+import { USERS_TABLE, type People } from './auth.js';
+
+export const DEMO_WORKSPACE_ID = 'demo';
+
+/** How long an invitation link stays valid. */
+export const INVITATION_DAYS = 7;
+
+export interface Workspace {
+  id: string;
+  name: string;
+  role: Role;
+  demo: boolean;
+  app_ids: string[];
+}
+
+/** The person's workspaces, in the order they joined, then the demo workspace (read-only) when there is one. */
+export async function workspacesOf(p: People, userId: string): Promise<Workspace[]> {
+  const { rows } = await p.pool.query<{ id: string; name: string | null; role: Role; app_ids: string[] }>(
+    `select o.id, o.name, m.role, o.app_ids
+       from workspace_members m join orgs o on o.id = m.org_id
+      where m.user_id = $1
+      order by m.created_at, o.id`,
+    [userId],
+  );
+  const list: Workspace[] = rows.map((r) => ({
+    id: r.id,
+    name: r.name ?? r.id,
+    role: r.role,
+    demo: r.id === DEMO_WORKSPACE_ID,
+    app_ids: r.app_ids,
+  }));
+  if (!list.some((w) => w.demo)) {
+    const demo = await p.pool.query<{ name: string | null; app_ids: string[] }>(
+      `select name, app_ids from orgs where id = $1`,
+      [DEMO_WORKSPACE_ID],
+    );
+    if (demo.rows[0])
+      list.push({
+        id: DEMO_WORKSPACE_ID,
+        name: demo.rows[0].name ?? 'Demo',
+        role: 'viewer',
+        demo: true,
+        app_ids: demo.rows[0].app_ids,
+      });
+  }
+  return list;
+}
+
+/**
+ * The person's role for an app: their highest role among the workspaces that list it, viewer on the demo
+ * workspace's apps, null when no workspace of theirs has it (the app answers 404 to them).
+ */
+export async function roleIn(
+  p: People,
+  userId: string,
+  appId: string,
+): Promise<{ role: Role; workspaceId: string } | null> {
+  const { rows } = await p.pool.query<{ role: Role; org_id: string }>(
+    `select m.role, m.org_id from workspace_members m join orgs o on o.id = m.org_id
+      where m.user_id = $1 and o.app_ids ? $2
+     union all
+     select 'viewer', o.id from orgs o where o.id = $3 and o.app_ids ? $2`,
+    [userId, appId, DEMO_WORKSPACE_ID],
+  );
+  const rank: Role[] = ['viewer', 'member', 'admin', 'owner'];
+  const best = rows.sort((a, b) => rank.indexOf(b.role) - rank.indexOf(a.role))[0];
+  return best ? { role: best.role, workspaceId: best.org_id } : null;
+}
+
+/** The person's role in one workspace, or null. */
+export async function roleInWorkspace(p: People, userId: string, workspaceId: string): Promise<Role | null> {
+  const { rows } = await p.pool.query<{ role: Role }>(
+    `select role from workspace_members where user_id = $1 and org_id = $2`,
+    [userId, workspaceId],
+  );
+  if (rows[0]) return rows[0].role;
+  return workspaceId === DEMO_WORKSPACE_ID ? 'viewer' : null;
+}
+
+/** The Identity port the router asks (src/http/auth.ts): sessions through Better Auth, roles from our table. */
+export function identityOf(people: () => Promise<People>): Identity {
+  return {
+    async person(headers) {
+      const p = await people();
+      const h = new Headers();
+      for (const [k, v] of Object.entries(headers)) if (typeof v === 'string') h.set(k, v);
+      const s = await p.auth.api.getSession({ headers: h });
+      return s ? ({ userId: s.user.id, name: s.user.name, email: s.user.email } satisfies Person) : null;
+    },
+    async roleIn(userId, appId) {
+      return roleIn(await people(), userId, appId);
+    },
+  };
+}
+
+/** Creates a workspace (the spec's org) with `ownerId` as its owner. */
+export async function createWorkspace(
+  p: People,
+  input: { id: string; name: string; ownerId: string; appIds?: string[] },
+): Promise<void> {
+  const client = await p.pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(
+      `insert into orgs (id, name, app_ids, created_at, updated_at) values ($1, $2, $3, now(), now())`,
+      [input.id, input.name, JSON.stringify(input.appIds ?? [])],
+    );
+    await client.query(`insert into workspace_members (org_id, user_id, role) values ($1, $2, 'owner')`, [
+      input.id,
+      input.ownerId,
+    ]);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** A workspace id free for `base` (`acme`, `acme_2`, ...), never the demo's. */
+export async function freeWorkspaceId(p: People, base: string): Promise<string> {
+  for (let i = 0; ; i++) {
+    const id = i === 0 ? base : `${base}_${i + 1}`;
+    if (id === DEMO_WORKSPACE_ID) continue;
+    const { rowCount } = await p.pool.query(`select 1 from orgs where id = $1`, [id]);
+    if (!rowCount) return id;
+  }
+}
+
+/** Appends an app to a workspace's ordered list. */
+export async function addAppToWorkspace(p: People, workspaceId: string, appId: string): Promise<void> {
+  await p.pool.query(`update orgs set app_ids = app_ids || $2::jsonb, updated_at = now() where id = $1`, [
+    workspaceId,
+    JSON.stringify([appId]),
+  ]);
+}
+
+export interface Invitation {
+  id: string;
+  email: string;
+  role: Role;
+  workspace_id: string;
+  workspace: string;
+}
+
+/**
+ * Invites an address to a workspace: 409 when a person with that address already belongs to it, or when an
+ * invitation for it is pending (the unique index decides under concurrency).
+ */
+export async function invite(
+  p: People,
+  input: { workspaceId: string; email: string; role: Role; invitedBy: string },
+): Promise<{ id: string; email: string; role: Role }> {
+  const email = input.email.trim();
+  const member = await p.pool.query(
+    `select 1 from workspace_members m join ${USERS_TABLE} u on u.id = m.user_id
+      where m.org_id = $1 and lower(u.email) = lower($2)`,
+    [input.workspaceId, email],
+  );
+  if (member.rowCount) throw conflict(`${email} is already a member of this workspace`);
+  // An expired pending invitation gives way to the new one.
+  await p.pool.query(
+    `update workspace_invitations set status = 'revoked'
+      where org_id = $1 and lower(email) = lower($2) and status = 'pending' and expires_at <= now()`,
+    [input.workspaceId, email],
+  );
+  const id = `inv_${randomBytes(16).toString('base64url')}`;
+  const inserted = await p.pool.query(
+    `insert into workspace_invitations (id, org_id, email, role, invited_by, expires_at)
+     values ($1, $2, $3, $4, $5, now() + make_interval(days => $6))
+     on conflict (org_id, lower(email)) where status = 'pending' do nothing`,
+    [id, input.workspaceId, email, input.role, input.invitedBy, INVITATION_DAYS],
+  );
+  if (!inserted.rowCount) throw conflict(`${email} already has a pending invitation to this workspace`);
+  return { id, email, role: input.role };
+}
+
+/** A pending, unexpired invitation, or null. */
+export async function pendingInvitation(p: People, id: string): Promise<Invitation | null> {
+  const { rows } = await p.pool.query<Invitation>(
+    `select i.id, i.email, i.role, i.org_id as workspace_id, coalesce(o.name, o.id) as workspace
+       from workspace_invitations i join orgs o on o.id = i.org_id
+      where i.id = $1 and i.status = 'pending' and i.expires_at > now()`,
+    [id],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Accepts an invitation for a new person with the invited address: the invitation is claimed in one statement
+ * (so of concurrent accepts one goes on and the others get 409), then the person is made through `createPerson`
+ * and added; when making the person fails the claim is given back.
+ */
+export async function acceptInvitation(
+  p: People,
+  id: string,
+  createPerson: (email: string) => Promise<{ id: string; email: string }>,
+): Promise<{ id: string; email: string }> {
+  const claimed = await p.pool.query<{ email: string; org_id: string; role: Role }>(
+    `update workspace_invitations set status = 'accepted'
+      where id = $1 and status = 'pending' and expires_at > now()
+      returning email, org_id, role`,
+    [id],
+  );
+  const inv = claimed.rows[0];
+  if (!inv) {
+    const known = await p.pool.query(`select status from workspace_invitations where id = $1`, [id]);
+    if (known.rows[0]?.status === 'accepted') throw conflict('This invitation has already been accepted: sign in');
+    throw notFound('Invitation');
+  }
+  try {
+    const user = await createPerson(inv.email);
+    await p.pool.query(
+      `insert into workspace_members (org_id, user_id, role) values ($1, $2, $3) on conflict do nothing`,
+      [inv.org_id, user.id, inv.role],
+    );
+    await p.pool.query(`update workspace_invitations set accepted_by = $2 where id = $1`, [id, user.id]);
+    return user;
+  } catch (err) {
+    await p.pool.query(`update workspace_invitations set status = 'pending' where id = $1`, [id]);
+    throw err;
+  }
+}
+
+/** Whether a person with this address exists. */
+export async function personExists(p: People, email: string): Promise<boolean> {
+  const { rowCount } = await p.pool.query(`select 1 from ${USERS_TABLE} where lower(email) = lower($1)`, [email]);
+  return (rowCount ?? 0) > 0;
+}
