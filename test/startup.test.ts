@@ -107,7 +107,7 @@ async function json(url: string, init: RequestInit = {}) {
  * Opens the printed example page in headless Chromium: the four components show the example app's data (the
  * paywall after the 402 of its second "Use one"), without console errors. Returns the app the page is on.
  */
-async function checkElementsPage(url: string): Promise<string> {
+async function checkElementsPage(url: string, demo = false): Promise<string> {
   const browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
   const problems: string[] = [];
   try {
@@ -123,6 +123,19 @@ async function checkElementsPage(url: string): Promise<string> {
     const meter = page.locator('offerkit-usage-meter');
     await meter.getByRole('meter', { name: 'PDF exports' }).waitFor();
     const flow = page.locator('offerkit-cancel-flow');
+    if (demo) {
+      // The demo workspace is read-only for every credential: the components read its data, and a write (starting
+      // a cancel session with the account token, a usage add with the publishable key) says so in the component.
+      await flow.getByRole('alert').filter({ hasText: 'read-only' }).waitFor();
+      await page.getByRole('button', { name: 'Use one' }).click();
+      await page.locator('#use-log').filter({ hasText: 'read-only' }).waitFor();
+      expect(await page.locator('offerkit-paywall').getByRole('heading').count()).to.equal(0);
+      expect(
+        problems.filter((p) => !/status of 403/.test(p)),
+        'no console errors',
+      ).to.deep.equal([]);
+      return new URL(url).searchParams.get('app')!;
+    }
     await flow.getByRole('heading', { name: 'Why are you cancelling?' }).waitFor();
     // The buyer has at most one export left: the second use at the latest is refused and the paywall shows it.
     const paywall = page.locator('offerkit-paywall');
@@ -204,7 +217,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     expect(first.output()).to.match(new RegExp(`Console\\s+http://127\\.0\\.0\\.1:${ports.api}/console/`));
     expect(first.elementsUrl, first.output()).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${ports.api}/elements\\?`));
     expect(first.output()).to.include('(the components on the demo workspace)');
-    const exampleApp = await checkElementsPage(first.elementsUrl!);
+    const exampleApp = await checkElementsPage(first.elementsUrl!, true);
     // The demo's webhooks go to the receiver built into the service: its delivery log fills with the private-URL
     // policy on (the default) and without internet.
     const admin = { headers: { Authorization: `Bearer ${first.adminKey}` } };
@@ -263,9 +276,9 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       });
       expect(read.status).to.equal(200);
       expect(read.body.name).to.equal('Survives restarts');
-      // The same example app again, ready again (the paywall check above used up the buyer's limit).
+      // The same example app again, still read-only after a restart.
       expect(new URL(second.elementsUrl!).searchParams.get('app')).to.equal(exampleApp);
-      await checkElementsPage(second.elementsUrl!);
+      await checkElementsPage(second.elementsUrl!, true);
       const again = await Connection.connect({ address: external ?? `127.0.0.1:${ports.temporal}` });
       try {
         const desc = await new Client({ connection: again }).workflow.getHandle(workflowId).describe();

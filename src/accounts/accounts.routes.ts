@@ -124,6 +124,8 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/token',
+    // Signs a token; stores nothing (a read-only app's visitors may read their own account with one).
+    writes: false,
     sdk: 'accounts.createToken',
     auth: ['S'],
     tags,

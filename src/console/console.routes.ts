@@ -134,8 +134,10 @@ async function betterAuth(
   if (bearer !== undefined && !safeEqual(bearer, s.deps.adminKey)) throw unauthorized();
   const p = await peopleOf(s.deps);
   const headers = new Headers();
-  for (const name of ['cookie', 'origin', 'referer', 'user-agent', 'content-type', 'sec-fetch-site', 'sec-fetch-mode'])
+  for (const name of ['cookie', 'origin', 'referer', 'user-agent', 'sec-fetch-site', 'sec-fetch-mode'])
     if (s.headers[name]) headers.set(name, s.headers[name]!);
+  // The body was parsed as JSON by the route (or there was none): Better Auth gets it as JSON.
+  if (method === 'POST') headers.set('content-type', 'application/json');
   if (s.ip) headers.set('x-forwarded-for', s.ip);
   const res = await p.auth.handler(
     new Request(`${s.origin}${AUTH_BASE_PATH}${path}`, {
@@ -435,6 +437,7 @@ export const consoleRoutes = [
     tags,
     summary: 'Deny an MCP authorization request',
     params: requestParams,
+    errors: [403],
     response: z.object({ redirect_url: z.string() }),
     handler: (s) => oauth.denyRequest(s.em, s.params.requestId, s.origin),
   }),
@@ -470,12 +473,13 @@ export const consoleRoutes = [
       'Better Auth answers it. Attempts are throttled per address and per account (429 with Retry-After). A wrong ' +
       'address and a wrong password get the same answer.',
     body: z.object({
-      email: z.string().max(320),
+      email,
       password,
       rememberMe: z.boolean().optional(),
       callbackURL: z.string().max(2000).optional(),
     }),
     throttle: ['sign-in'],
+    errors: [401, 403],
     idempotency: false,
     writes: false,
     response: authAnswer,
@@ -492,6 +496,7 @@ export const consoleRoutes = [
     auth: ['N'],
     tags,
     summary: 'Sign the person out (ends the session and clears its cookie)',
+    errors: [401, 403],
     idempotency: false,
     writes: false,
     response: authAnswer,
@@ -507,7 +512,8 @@ export const consoleRoutes = [
     sdk: 'console.session',
     auth: ['N'],
     tags,
-    summary: 'The session of the cookie sent, or null',
+    summary: 'The session of the cookie sent, or an empty object',
+    errors: [401],
     response: z.looseObject({}),
     handler: (s) => betterAuth(s, 'GET', '/get-session'),
   }),

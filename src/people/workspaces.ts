@@ -10,7 +10,7 @@ import { USERS_TABLE, type People } from './auth.js';
 export const DEMO_WORKSPACE_ID = 'demo';
 
 /** How long an invitation link stays valid. */
-export const INVITATION_DAYS = 7;
+export const INVITATION_DAYS = 2;
 
 export interface Workspace {
   id: string;

@@ -5,6 +5,7 @@ import {
   CopyButton,
   Group,
   Modal,
+  Select,
   SimpleGrid,
   Stack,
   Text,
@@ -199,6 +200,7 @@ export function AppPage() {
 
 function Invite({ workspaceId }: { workspaceId: string }) {
   const [email, setEmail] = useState('');
+  const [role, setRole] = useState<string>('member');
   const [link, setLink] = useState<string | null>(null);
   const action = useAction();
   return (
@@ -207,17 +209,21 @@ function Invite({ workspaceId }: { workspaceId: string }) {
         onSubmit={async (e) => {
           e.preventDefault();
           await action.run(async () => {
-            const inv = await consoleApi.post<{ url: string }>(`/workspaces/${workspaceId}/invitations`, { email });
+            const inv = await consoleApi.post<{ url: string }>(`/workspaces/${workspaceId}/invitations`, {
+              email,
+              role,
+            });
             setLink(inv.url);
           });
         }}
       >
         <Stack>
           <Title order={3} size="h4">
-            Invite a member
+            Invite someone
           </Title>
           <Text size="sm" c="dimmed">
-            Members see every app of this workspace. Send them the link; it works for 48 hours.
+            They see every app of this workspace: viewers read, members also edit the catalog, offers and webhooks,
+            admins also manage keys, payments and people. The link works for 48 hours, for this address only.
           </Text>
           <TextInput
             label="Email"
@@ -225,6 +231,17 @@ function Invite({ workspaceId }: { workspaceId: string }) {
             required
             value={email}
             onChange={(e) => setEmail(e.currentTarget.value)}
+          />
+          <Select
+            label="Role"
+            data={[
+              { value: 'viewer', label: 'Viewer' },
+              { value: 'member', label: 'Member' },
+              { value: 'admin', label: 'Admin' },
+            ]}
+            value={role}
+            onChange={(v) => setRole(v ?? 'member')}
+            allowDeselect={false}
           />
           <ErrorText error={action.error} />
           <Button type="submit" w="fit-content" loading={action.busy}>
