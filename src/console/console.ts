@@ -28,6 +28,7 @@ import {
 import { AppError } from '../http/errors.js';
 import { requestOrigin } from '../http/router.js';
 import { safeEqual } from '../http/secrets.js';
+import { decodeComponent, illFormedMessage } from '../http/validate.js';
 import { levelSchema } from '../mcp/settings.js';
 import * as oauth from '../oauth/oauth.service.js';
 import { isDemoReceiverUrl, receiveDemoDelivery } from '../webhooks/demo-receiver.js';
@@ -96,6 +97,8 @@ function fail(ctx: Koa.Context, status: number, error: string) {
 }
 
 function parse<T extends z.ZodType>(ctx: Koa.Context, schema: T): z.infer<T> | undefined {
+  const illFormed = illFormedMessage(ctx.request.body);
+  if (illFormed) return void fail(ctx, 400, illFormed);
   const r = schema.safeParse(ctx.request.body ?? {});
   if (r.success) return r.data;
   const issue = r.error.issues[0];
@@ -482,7 +485,7 @@ async function pendingInvitation(p: People, id: string) {
 }
 
 function serveStatic(ctx: Koa.Context) {
-  const rel = decodeURIComponent(ctx.path.slice(CONSOLE_PATH.length)).replace(/^\/+/, '');
+  const rel = (decodeComponent(ctx.path.slice(CONSOLE_PATH.length)) ?? '').replace(/^\/+/, '');
   const file = path.resolve(CONSOLE_DIST, rel);
   const inside = file.startsWith(CONSOLE_DIST + path.sep);
   if (inside && fs.existsSync(file) && fs.statSync(file).isFile()) {
