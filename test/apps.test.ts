@@ -69,19 +69,14 @@ describe('GET /apps/:appId', () => {
 });
 
 describe('PATCH /apps/:appId', () => {
-  it('merges name and checkout_url; key fields are refused (400 naming them) and nothing changes', async () => {
+  it('merges name and checkout_url; key fields are ignored (the keys do not change)', async () => {
     const app = await createTestApp('Before');
-    const keys = await patch(`/apps/${app.id}`, app.api_key, {
+    const res = await patch(`/apps/${app.id}`, app.api_key, {
       checkout_url: 'https://acme.example/pricing',
       api_key: 'key_mine',
       public_key: 'pub_mine',
-      id: 'app_other',
     });
-    expect(keys.status).to.equal(400);
-    expect(keys.body.error).to.equal('body: unknown fields api_key, public_key, id');
-    expect((await get(`/apps/${app.id}`, app.api_key)).body.checkout_url).to.equal(null);
-    const res = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://acme.example/pricing' });
-    expect(res.status).to.equal(200);
+    expect(res.status, res.text).to.equal(200);
     expect(res.body).to.include({
       id: app.id,
       name: 'Before',
@@ -89,10 +84,47 @@ describe('PATCH /apps/:appId', () => {
       api_key: app.api_key,
       public_key: app.public_key,
     });
-    const renamed = await patch(`/apps/${app.id}`, app.api_key, { name: 'After' });
-    expect(renamed.body).to.include({ name: 'After', checkout_url: 'https://acme.example/pricing' });
+    // The old keys still work and the sent ones name nothing.
+    expect((await get(`/apps/${app.id}`, app.api_key)).body).to.include({ public_key: app.public_key });
+    expect((await get(`/apps/${app.id}`, 'key_mine')).status).to.equal(401);
+    expect((await get(`/apps/${app.id}/plans/pricing`, app.public_key)).status).to.equal(200);
+    // What a client that read the app sends back: the whole record (the keys alone change nothing either).
+    const read = (await get(`/apps/${app.id}`, app.api_key)).body;
+    const { id: _id, created_at: _created, ...record } = read;
+    const back = await patch(`/apps/${app.id}`, app.api_key, { ...record, name: 'After' });
+    expect(back.status, back.text).to.equal(200);
+    expect(back.body).to.deep.equal({ ...read, name: 'After' });
+    const keysOnly = await patch(`/apps/${app.id}`, app.api_key, { api_key: 42, public_key: null });
+    expect(keysOnly.status, keysOnly.text).to.equal(200);
+    expect(keysOnly.body).to.include({ api_key: app.api_key, public_key: app.public_key, name: 'After' });
     const cleared = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: null });
     expect(cleared.body.checkout_url).to.equal(null);
+  });
+  it('any other unknown field is still a 400 naming it, and nothing changes (key fields sent with it or not)', async () => {
+    const app = await createTestApp('Strict');
+    const withId = await patch(`/apps/${app.id}`, app.api_key, {
+      name: 'Changed',
+      api_key: 'key_mine',
+      id: 'app_other',
+      created_at: '2020-01-01T00:00:00.000Z',
+    });
+    expect(withId.status).to.equal(400);
+    expect(withId.body.error).to.equal('body: unknown fields id, created_at');
+    const typo = await patch(`/apps/${app.id}`, app.api_key, { nmae: 'Changed' });
+    expect(typo.body).to.deep.equal({ error: 'body: unknown field nmae' });
+    expect((await get(`/apps/${app.id}`, app.api_key)).body).to.include({ name: 'Strict', api_key: app.api_key });
+  });
+  it('the OpenAPI document says the key fields are ignored', async () => {
+    const doc = (await get('/openapi.json')).body;
+    const op = doc.paths['/apps/{appId}'].patch;
+    expect(op.description).to.match(/Key fields \(`api_key`, `public_key`\) are ignored/);
+    const body = op.requestBody.content['application/json'].schema;
+    const schema = body.$ref ? doc.components.schemas[body.$ref.split('/').pop()] : body;
+    for (const key of ['api_key', 'public_key']) {
+      expect(schema.properties[key], key).to.include({ deprecated: true });
+      expect(schema.properties[key].description, key).to.match(/^Ignored/);
+    }
+    expect(schema.additionalProperties).to.equal(false);
   });
   it('400 for a checkout_url that is not an http(s) URL', async () => {
     const app = await createTestApp();

@@ -49,7 +49,9 @@ export const appRoutes = [
     mcp: { tool: 'update_app', level: 'W', only: ['name'], redact: ['api_key', 'public_key'] },
     tags,
     summary: 'Update the app',
-    description: 'Merges the sent fields. Key fields are ignored.',
+    description:
+      'Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: ' +
+      'the keys change only through their regenerate routes. Any other field is a 400 naming it.',
     params: appIdParams,
     body: updateAppBody,
     response: appSchema,

@@ -189,6 +189,9 @@ export function strictBody<S extends z.ZodType>(schema: S): S {
       out = schema.clone({ ...def, options: (def.options as z.ZodType[]).map(strictBody) } as never);
       break;
   }
+  // A clone is a new schema: its description and other metadata (the OpenAPI document's words) go with it.
+  const meta = z.globalRegistry.get(schema);
+  if (out !== schema && meta && !z.globalRegistry.has(out)) z.globalRegistry.add(out, meta);
   strictCache.set(schema, out);
   return out as S;
 }
