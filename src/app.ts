@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { consoleMiddleware } from './console/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
+import { securityHeaders } from './http/headers.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter, otherMethods } from './http/router.js';
@@ -19,6 +20,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
   app.use(requestLifecycle(deps.logger, outage));
+  app.use(securityHeaders());
   app.use(mcpTransportGuard(() => deps.config));
   const corsHeaders = cors({
     // Any origin (spec), except the MCP endpoint: only origins its guard allows.
