@@ -47,9 +47,13 @@ function buildAuth(deps: Deps, pool: pg.Pool) {
     emailAndPassword: {
       enabled: true,
       minPasswordLength: 10,
-      // People join through the owner setup or an invitation (server-side calls); nobody signs up alone.
+      // People join through the owner setup or an invitation (server-side calls, which need sign-up enabled);
+      // nobody signs up alone: the HTTP route is disabled below.
       disableSignUp: false,
     },
+    // Only the HTTP route (server-side `auth.api` calls do not pass the router): a stranger who signed up would
+    // make the first-owner setup answer 409 and hold a session.
+    disabledPaths: ['/sign-up/email'],
     rateLimit: { enabled: config.NODE_ENV === 'production' },
     telemetry: { enabled: false },
     // Its refusals (a foreign Origin) are answers, not faults; the service's log level silences it in tests.
