@@ -166,6 +166,9 @@ describe('Security headers', function () {
     const hash = `'sha256-${createHash('sha256').update(inline[0]).digest('base64')}'`;
     expect(csp(res)['script-src']).to.deep.equal(["'self'", hash]);
     expect(inline[0]).to.include('validatorUrl: null');
+    // "Try it out" may call the server the document names (PUBLIC_API_URL when set).
+    const server = (await get('/openapi.json')).body.servers[0].url;
+    expect(csp(res)['connect-src']).to.include(server);
   });
 
   it('the Better Auth session cookie is HttpOnly (and SameSite, never readable by a script)', async () => {

@@ -55,7 +55,6 @@ const PAGE = `<!doctype html>
 </body>
 </html>
 `;
-const PAGE_CSP = htmlCsp({ inlineScripts: [INIT] });
 
 /** The document of each route table served (one per process, plus tests' own tables). */
 const documents = new WeakMap<readonly RouteDef[], ReturnType<typeof buildOpenApi>>();
@@ -85,7 +84,14 @@ export const docsRoutes: RouteDef[] = [
     tags: ['Service'],
     summary: 'Interactive API reference',
     replies: { 200: { description: 'The Swagger UI page', contentType: 'text/html' } },
-    handler: () => new Reply(200, PAGE, { 'Content-Security-Policy': PAGE_CSP }, 'text/html; charset=utf-8'),
+    // "Try it out" sends requests to the document's server, PUBLIC_API_URL when set (perhaps not this origin).
+    handler: ({ origin }) =>
+      new Reply(
+        200,
+        PAGE,
+        { 'Content-Security-Policy': htmlCsp({ inlineScripts: [INIT], connectTo: [origin] }) },
+        'text/html; charset=utf-8',
+      ),
   }),
   route({
     method: 'GET',

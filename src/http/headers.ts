@@ -19,17 +19,19 @@ export const scriptHash = (text: string) => `'sha256-${createHash('sha256').upda
  * (Vite's build has no inline script), /docs (Swagger UI; its one inline script allowed by hash) and the components'
  * example page. Styles may be inline: Mantine and the components' shadow roots write style elements and attributes
  * at run time (a hash cannot follow them), and a style cannot run code. Images from `data:` URLs (the console's empty
- * favicon, Swagger UI's icons). Nothing may frame the page.
+ * favicon, Swagger UI's icons). Requests go to this origin, and to `connectTo` (the origins /docs sends its "Try it
+ * out" requests to). Nothing may frame the page.
  */
-export function htmlCsp(options: { inlineScripts?: readonly string[] } = {}): string {
+export function htmlCsp(options: { inlineScripts?: readonly string[]; connectTo?: readonly string[] } = {}): string {
   const scripts = ["'self'", ...(options.inlineScripts ?? []).map(scriptHash)];
+  const connect = ["'self'", ...(options.connectTo ?? [])];
   return [
     "default-src 'self'",
     `script-src ${scripts.join(' ')}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
-    "connect-src 'self'",
+    `connect-src ${[...new Set(connect)].join(' ')}`,
     "object-src 'none'",
     "base-uri 'self'",
     "form-action 'self'",
