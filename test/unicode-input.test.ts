@@ -70,7 +70,7 @@ describe('Invalid Unicode text (lone surrogates) in request bodies', () => {
     expect((await get(`${base}/webhooks/${ok.body.id}`, app.api_key)).body.description).to.equal(null);
   });
 
-  it('nested fields are named by their path (plan meta, pricing card, an offer bump, incentive overrides)', async () => {
+  it('nested fields are named by their path (plan meta, pricing card, a meta merge, an offer bump); an incentive', async () => {
     const meta = await post(`${base}/plans`, app.api_key, {
       id: 'meta1',
       name: 'Meta',
