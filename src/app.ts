@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { consoleFiles } from './console/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
+import { securityHeaders } from './http/headers.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter } from './http/router.js';
@@ -28,6 +29,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
     identity: identityOf(() => people(deps)),
     throttle: throttleFor(deps),
   });
+  app.use(securityHeaders());
   app.use(router.match);
   app.use(mcpTransportGuard(() => deps.config));
   const corsHeaders = cors({

@@ -51,7 +51,9 @@ export const appRoutes = [
     secretFields: ['api_key'],
     tags,
     summary: 'Update the app',
-    description: 'Merges the sent fields. Key fields are ignored.',
+    description:
+      'Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: ' +
+      'the keys change only through their regenerate routes. Any other field is a 400 naming it.',
     params: appIdParams,
     body: updateAppBody,
     response: appSchema,

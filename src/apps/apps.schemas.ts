@@ -9,11 +9,23 @@ export const createAppBody = z.object({
   plan: z.string().trim().min(1).max(100).optional(),
 });
 
-/** Merge: only the sent fields change; key fields are not accepted here (an unknown field: 400). */
+/**
+ * Key fields are ignored by PATCH (the spec's words): a client may send back the record it read. Any value is
+ * accepted and dropped; the keys change only through their regenerate routes.
+ */
+const ignoredKey = (route: string) =>
+  z
+    .unknown()
+    .optional()
+    .meta({ deprecated: true, description: `Ignored: the key is not changed (replace it with ${route})` });
+
+/** Merge: only the sent fields change; the key fields are ignored; any other unknown field is a 400. */
 export const updateAppBody = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
   plan: z.string().trim().min(1).max(100).nullable().optional(),
   checkout_url: httpUrl.nullable().optional(),
+  api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),
+  public_key: ignoredKey('`POST /apps/{appId}/public-key/regenerate`'),
 });
 
 export const appSchema = z.object({

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Koa from 'koa';
+import { decodeComponent } from '../http/validate.js';
 import { CONSOLE_PATH } from './urls.js';
 
 export { CONSOLE_PATH };
@@ -42,7 +43,7 @@ export function consoleFiles(): Koa.Middleware {
 }
 
 function serveStatic(ctx: Koa.Context) {
-  const rel = decodeURIComponent(ctx.path.slice(CONSOLE_PATH.length)).replace(/^\/+/, '');
+  const rel = (decodeComponent(ctx.path.slice(CONSOLE_PATH.length)) ?? '').replace(/^\/+/, '');
   const file = path.resolve(CONSOLE_DIST, rel);
   const inside = file.startsWith(CONSOLE_DIST + path.sep);
   if (inside && fs.existsSync(file) && fs.statSync(file).isFile()) {

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
 import { notFound } from '../http/errors.js';
+import { htmlCsp } from '../http/headers.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { Reply, route, type RouteDef } from '../http/route.js';
 
@@ -19,6 +20,24 @@ const ASSETS: Record<string, { type: string; file: string }> = {
 };
 const assetCache = new Map<string, Buffer>();
 
+/**
+ * The page's one inline script, allowed by its hash in the page's Content-Security-Policy (no other inline script
+ * runs). No validator badge: it would send the document's URL to validator.swagger.io.
+ */
+const INIT = `
+    window.onload = function () {
+      window.ui = SwaggerUIBundle({
+        url: '/openapi.json',
+        dom_id: '#reference',
+        deepLinking: true,
+        persistAuthorization: true,
+        validatorUrl: null,
+        presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+        layout: 'StandaloneLayout',
+      });
+    };
+  `;
+
 const PAGE = `<!doctype html>
 <html lang="en">
 <head>
@@ -32,18 +51,7 @@ const PAGE = `<!doctype html>
   <div id="reference"></div>
   <script src="/docs/assets/swagger-ui-bundle.js"></script>
   <script src="/docs/assets/swagger-ui-standalone-preset.js"></script>
-  <script>
-    window.onload = function () {
-      window.ui = SwaggerUIBundle({
-        url: '/openapi.json',
-        dom_id: '#reference',
-        deepLinking: true,
-        persistAuthorization: true,
-        presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-        layout: 'StandaloneLayout',
-      });
-    };
-  </script>
+  <script>${INIT}</script>
 </body>
 </html>
 `;
@@ -76,7 +84,14 @@ export const docsRoutes: RouteDef[] = [
     tags: ['Service'],
     summary: 'Interactive API reference',
     replies: { 200: { description: 'The Swagger UI page', contentType: 'text/html' } },
-    handler: () => new Reply(200, PAGE, {}, 'text/html; charset=utf-8'),
+    // "Try it out" sends requests to the document's server, PUBLIC_API_URL when set (perhaps not this origin).
+    handler: ({ origin }) =>
+      new Reply(
+        200,
+        PAGE,
+        { 'Content-Security-Policy': htmlCsp({ inlineScripts: [INIT], connectTo: [origin] }) },
+        'text/html; charset=utf-8',
+      ),
   }),
   route({
     method: 'GET',

@@ -46,6 +46,9 @@ function blankRule(ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown
     js.pattern = '^[^\\u0000]*\\S[^\\u0000]*$';
 }
 
+/** Keywords that only annotate a schema: one with nothing else accepts any value. */
+const ANNOTATIONS = new Set(['title', 'description', 'deprecated', 'examples']);
+
 /** No NUL character anywhere (PostgreSQL text cannot store one; the service answers 400 before validation). */
 const NO_NUL = '^[^\\u0000]*$';
 
@@ -58,8 +61,8 @@ function inputRules(node: unknown): Record<string, unknown> {
   if (Array.isArray(node)) return node.map(inputRules) as never;
   if (!node || typeof node !== 'object') return node as never;
   const out: Record<string, unknown> = {};
-  // Free-form JSON (`z.unknown()`): any JSON value, under the same rules.
-  if (Object.keys(node).length === 0) return { $ref: '#/components/schemas/JsonValue' };
+  // Free-form JSON (`z.unknown()`, perhaps with a description): any JSON value, under the same rules.
+  if (Object.keys(node).every((k) => ANNOTATIONS.has(k))) return { ...node, $ref: '#/components/schemas/JsonValue' };
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
     if (['properties', '$defs', 'definitions', 'patternProperties'].includes(k) && v && typeof v === 'object')
       out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, inputRules(sub)]));

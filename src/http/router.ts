@@ -8,7 +8,7 @@ import { AppError, badRequest } from './errors.js';
 import { guard, redactSecrets } from './guard.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
-import { jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
+import { illFormedMessage, jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -60,6 +60,10 @@ function jsonBody(limit: string, form = false): Middleware {
               error_description: `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
             })
           : badRequest(`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+      // Text that is not valid Unicode (a lone surrogate), in any string or key: every body, MCP arguments included.
+      const illFormed = illFormedMessage(ctx.request.body, raw);
+      if (illFormed)
+        throw form ? new AppError(400, 'invalid_request', { error_description: illFormed }) : badRequest(illFormed);
       await next();
     });
   };

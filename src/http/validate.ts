@@ -69,6 +69,63 @@ function nulAt(value: unknown, path: string[]): string[] | null {
   return null;
 }
 
+/** A UTF-16 code unit of a surrogate pair without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/** A JSON escape of a surrogate (`\ud800`), the only way UTF-8 JSON text can spell a lone one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** A key as a message can show it: each lone surrogate as its escape (the message itself stays valid text). */
+const showKey = (key: string) =>
+  key.replace(LONE_SURROGATE, (c) => `\\u${c.charCodeAt(0).toString(16)}`).replaceAll('\u0000', '\\u0000');
+
+/**
+ * The dotted path (`plans.0.name`, '' for the value itself) of the first string or object key in `value` that is not
+ * valid Unicode text, or null when every one is. Such a string holds a lone surrogate (JSON's `"\ud800"`), which
+ * PostgreSQL refuses in `jsonb` (a 500 when an event or a stored document carries it) and the driver silently turns
+ * into U+FFFD in `text`. A bad key is named by its path with the surrogate escaped. Walks with its own stack, so any
+ * nesting is safe. `raw`, the JSON text `value` was parsed from, lets a body without a surrogate escape (nearly all)
+ * skip the walk: text decoded from UTF-8 cannot hold a lone surrogate except as an escape.
+ */
+export function illFormedPath(value: unknown, raw?: string): string | null {
+  if (raw !== undefined && raw.isWellFormed() && !SURROGATE_ESCAPE.test(raw)) return null;
+  interface Item {
+    value: unknown;
+    key: string | null;
+    parent: Item | null;
+  }
+  const pathOf = (item: Item, key?: string) => {
+    const parts = key === undefined ? [] : [key];
+    for (let i: Item | null = item; i && i.key !== null; i = i.parent) parts.unshift(i.key);
+    return parts.join('.');
+  };
+  const stack: Item[] = [{ value, key: null, parent: null }];
+  while (stack.length) {
+    const item = stack.pop()!;
+    const v = item.value;
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return pathOf(item);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    // Pushed last to first, so the first bad string in the text is the one named.
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: String(i), parent: item });
+      continue;
+    }
+    const keys = Object.keys(v);
+    for (const k of keys) if (!k.isWellFormed()) return pathOf(item, showKey(k));
+    for (let i = keys.length - 1; i >= 0; i--)
+      stack.push({ value: (v as Record<string, unknown>)[keys[i]], key: keys[i], parent: item });
+  }
+  return null;
+}
+
+/** The 400 message for a value holding text that is not valid Unicode (see `illFormedPath`), or null. */
+export function illFormedMessage(value: unknown, raw?: string, root = 'body'): string | null {
+  const path = illFormedPath(value, raw);
+  return path === null ? null : `${path || root}: must be valid Unicode text (lone surrogate)`;
+}
+
 /** Parses one part of the request; a failure is a 400 naming the field. */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, root: string): z.output<S> {
   const nul = nulAt(value, []);
@@ -132,6 +189,9 @@ export function strictBody<S extends z.ZodType>(schema: S): S {
       out = schema.clone({ ...def, options: (def.options as z.ZodType[]).map(strictBody) } as never);
       break;
   }
+  // A clone is a new schema: its description and other metadata (the OpenAPI document's words) go with it.
+  const meta = z.globalRegistry.get(schema);
+  if (out !== schema && meta && !z.globalRegistry.has(out)) z.globalRegistry.add(out, meta);
   strictCache.set(schema, out);
   return out as S;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dashboardUrl } from '../console/urls.js';
 import { AppError, notFound } from '../http/errors.js';
+import { staticPageCsp } from '../http/headers.js';
 import { Reply, route, type RawBody, type ReplyDoc, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
 import { levelSchema } from '../mcp/settings.js';
@@ -20,24 +21,20 @@ const tags = ['OAuth'];
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 /**
  * HTML pages allow no scripts; forms post only here (and, on the consent page, redirect on to the client's redirect
- * URI).
+ * URI). `X-Frame-Options` and the other headers every answer carries come from src/http/headers.ts.
  */
-const html = (status: number, body: string, headers: Record<string, string> = {}, formTarget = '') =>
+const html = (status: number, body: string, headers: Record<string, string> = {}, formTargets: string[] = []) =>
   new Reply(
     status,
     body,
-    {
-      ...NO_STORE,
-      'Content-Security-Policy': `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${formTarget}; frame-ancestors 'none'`,
-      ...headers,
-    },
+    { ...NO_STORE, 'Content-Security-Policy': staticPageCsp(formTargets), ...headers },
     'text/html; charset=utf-8',
   );
 
 /** The CSP source of a redirect URI: its origin, or its scheme for an app scheme. */
 function cspSource(uri: string): string {
   const u = new URL(uri);
-  return /^https?:$/.test(u.protocol) ? ` ${u.origin}` : ` ${u.protocol}`;
+  return /^https?:$/.test(u.protocol) ? u.origin : u.protocol;
 }
 const redirect = (location: string, status = 302, headers: Record<string, string> = {}) =>
   new Reply(status, null, { Location: location, ...NO_STORE, ...headers });
@@ -379,12 +376,9 @@ async function showConsent(
   try {
     const r = await oauth.describeRequest(em, requestId);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);
-    return html(
-      error ? 400 : 200,
-      consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error),
-      {},
+    return html(error ? 400 : 200, consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error), {}, [
       cspSource(r.redirect_uri),
-    );
+    ]);
   } catch (err) {
     if (err instanceof AppError && err.status === 404) return requestGone();
     throw err;

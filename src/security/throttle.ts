@@ -3,6 +3,7 @@ import type { Deps } from '../deps.js';
 import { bearer } from '../http/auth.js';
 import { AppError } from '../http/errors.js';
 import type { RouteDef } from '../http/route.js';
+import { staticPageCsp } from '../http/headers.js';
 import { errorPage } from '../oauth/consent.js';
 import { keyHash, limitsFor, tooManyRequests, type Outcome } from './rate-limits.js';
 
@@ -156,7 +157,7 @@ function tooManyPage(ctx: Context, retryAfterSeconds: number) {
   ctx.status = 429;
   ctx.set('Retry-After', String(retryAfterSeconds));
   ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  ctx.set('Content-Security-Policy', staticPageCsp());
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = errorPage(
     'Too many attempts',

@@ -27,6 +27,7 @@ import { Migration20261129090000_usage_rollup_hours } from './Migration202611290
 import { Migration20261129100000_usage_late_per_statement } from './Migration20261129100000_usage_late_per_statement.js';
 import { Migration20261130120000_people_tenancy } from './Migration20261130120000_people_tenancy.js';
 import { Migration20261127090000_usage_rows_unreferenced } from './Migration20261127090000_usage_rows_unreferenced.js';
+import { Migration20261126081538_apps_delete_complete } from './Migration20261126081538_apps_delete_complete.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -55,5 +56,6 @@ export const migrationsList = [
   Migration20261128090000_usage_ingest_by_key,
   Migration20261129090000_usage_rollup_hours,
   Migration20261129100000_usage_late_per_statement,
+  Migration20261126081538_apps_delete_complete,
   Migration20261130120000_people_tenancy,
 ];

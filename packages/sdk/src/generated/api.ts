@@ -1709,7 +1709,7 @@ export interface AppsApi {
   /**
    * Update the app
    *
-   * Merges the sent fields. Key fields are ignored.
+   * Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
    *
    * `PATCH /apps/{appId}` (secret key)
    */

@@ -24,7 +24,7 @@ export interface paths {
     head?: never;
     /**
      * Update the app
-     * @description Merges the sent fields. Key fields are ignored.
+     * @description Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -3396,6 +3396,16 @@ export interface operations {
           name?: string;
           plan?: string | null;
           checkout_url?: string | null;
+          /**
+           * @deprecated
+           * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
+           */
+          api_key?: JsonValue;
+          /**
+           * @deprecated
+           * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/public-key/regenerate`)
+           */
+          public_key?: JsonValue;
         };
       };
     };
