@@ -21,12 +21,26 @@ import { testEnv } from './helpers/servers.js';
 const em = () => testEnv().deps.orm.em.fork();
 const PASSWORD = 'correct horse battery staple';
 let n = 0;
+/** What these tests made in the shared people tables, removed after them (other files set up the first owner). */
+const made = { users: [] as string[], orgs: [] as string[] };
+
+async function cleanUp() {
+  const p = await people(testEnv().deps);
+  await p.pool.query(`delete from orgs where id = any($1)`, [made.orgs]);
+  await p.pool.query(`delete from workspace_members where user_id = any($1)`, [made.users]);
+  for (const table of ['people_sessions', 'people_credentials'])
+    await p.pool.query(`delete from ${table} where "userId" = any($1)`, [made.users]);
+  await p.pool.query(`delete from people_users where id = any($1)`, [made.users]);
+  made.users.length = 0;
+  made.orgs.length = 0;
+}
 
 /** A person (made server-side, as setup and invitations do) signed in over HTTP: their session cookie. */
 async function person(role: 'owner' | 'admin' | 'member' | 'viewer', workspaceId: string, base?: string) {
   const p = await people(testEnv().deps);
   const email = `guard-${++n}-${Date.now()}@example.com`;
   const { user } = await p.auth.api.signUpEmail({ body: { name: `Person ${n}`, email, password: PASSWORD } });
+  made.users.push(user.id);
   await p.pool.query(`insert into workspace_members (org_id, user_id, role) values ($1, $2, $3)`, [
     workspaceId,
     user.id,
@@ -56,6 +70,8 @@ async function workspace() {
   const owner = await p.auth.api.signUpEmail({
     body: { name: `Owner ${n}`, email: `owner-${id}@example.com`, password: PASSWORD },
   });
+  made.users.push(owner.user.id);
+  made.orgs.push(id);
   await createWorkspace(p, { id, name: `Workspace ${n}`, ownerId: owner.user.id });
   await addAppToWorkspace(p, id, app.id);
   return { id, app, ownerCookie: await signIn(`owner-${id}@example.com`, PASSWORD) };
@@ -77,6 +93,7 @@ async function readOnlyApp(): Promise<TestApp> {
 
 describe('the guard layer', function () {
   this.timeout(60_000);
+  after(cleanUp);
 
   describe('one spelling of every path', () => {
     let app: TestApp;
@@ -382,6 +399,7 @@ describe('the guard layer', function () {
       expect(accepts.find((r) => r.status === 201)!.body.user.email).to.equal(email);
       // The address belongs to the workspace now: inviting it again is a conflict, not a 500.
       expect((await as(w.ownerCookie, 'POST', `/workspaces/${w.id}/invitations`, { email })).status).to.equal(409);
+      made.users.push(accepts.find((r) => r.status === 201)!.body.user.id);
       const cookie = await signIn(email, PASSWORD);
       expect((await as(cookie, 'GET', `/apps/${w.app.id}/plans`)).status).to.equal(200);
     });

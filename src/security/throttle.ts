@@ -121,19 +121,20 @@ async function publicCheckout(ctx: Context, deps: Deps, credential: string) {
   const app = keyHash(credential);
   const account = (ctx.request.body as { account?: unknown } | undefined)?.account;
   const checks: { name: string; key: string; points: number; what: string }[] = [];
-  if (c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS > 0)
-    checks.push({
-      name: 'pubcheckout-ip',
-      key: `${app}:${ctx.ip}`,
-      points: c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS,
-      what: 'from this address',
-    });
+  // The account's first: a request its account is refused for does not use up the address's allowance.
   if (c.PUBLIC_CHECKOUT_LIMIT_PER_ACCOUNT > 0 && typeof account === 'string')
     checks.push({
       name: 'pubcheckout-account',
       key: `${app}:${keyHash(account)}`,
       points: c.PUBLIC_CHECKOUT_LIMIT_PER_ACCOUNT,
       what: 'for this account',
+    });
+  if (c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS > 0)
+    checks.push({
+      name: 'pubcheckout-ip',
+      key: `${app}:${ctx.ip}`,
+      points: c.PUBLIC_CHECKOUT_LIMIT_PER_ADDRESS,
+      what: 'from this address',
     });
   for (const k of checks) {
     const r = await limits.consume(k.name, k.key, k.points, c.PUBLIC_CHECKOUT_WINDOW_SECONDS);
