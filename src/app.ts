@@ -11,6 +11,7 @@ import { routes as allRoutes } from './http/routes.js';
 import { people } from './people/auth.js';
 import { identityOf } from './people/workspaces.js';
 import { isMcpTransport, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
+import { admissionFor } from './security/admission.js';
 import { throttleFor } from './security/throttle.js';
 
 /** The Koa application without listen(): the API process and the tests both use it. */
@@ -28,6 +29,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const router = buildRouter(routes, deps, {
     identity: identityOf(() => people(deps)),
     throttle: throttleFor(deps),
+    admission: admissionFor(deps),
   });
   app.use(securityHeaders());
   app.use(router.match);

@@ -82,9 +82,18 @@ export const configSchema = z.object({
     .transform((v) => (v === undefined ? '' : v.trim().toLowerCase()))
     .refine((v) => /^(|true|false|\d{1,2})$/.test(v), 'must be true, false or a number of proxies')
     .transform((v) => (v === '' || v === 'false' ? 0 : v === 'true' ? 1 : Number(v))),
-  /** Requests per second per credential (the publishable key: per key and client address); 0 turns it off. */
+  /**
+   * Requests per second, counted in each API process's memory, per publishable key and client address, per
+   * account token and per MCP OAuth connection; 0 turns it off.
+   */
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).default(100),
-  /** Failed credentials per client address within AUTH_FAILURE_WINDOW_SECONDS before it gets 429; 0 turns it off. */
+  /** The same for secret keys (per app) and the admin key; 0 (the default) leaves a backend unlimited. */
+  SECRET_KEY_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(0).default(0),
+  /**
+   * Failed credentials (ones that match nothing) per client address, and per presented credential, within
+   * AUTH_FAILURE_WINDOW_SECONDS before further failures from it get 429 instead of 401 (a valid credential is never
+   * refused); 0 turns it off.
+   */
   AUTH_FAILURE_LIMIT: z.coerce.number().int().min(0).default(20),
   AUTH_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
   /** OAuth client registrations per client address within OAUTH_REGISTER_WINDOW_SECONDS; 0 turns it off. */

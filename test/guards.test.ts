@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Config } from '../src/config.js';
+import { configSchema, type Config } from '../src/config.js';
 import { markWorkspaceReadOnly } from '../src/apps/apps.service.js';
 import { sql } from '../src/db/sql.js';
 import { READ_ONLY_APP } from '../src/http/guard.js';
@@ -444,6 +444,79 @@ describe('the guard layer', function () {
         expect(unknown.body.error).to.equal(wrong.body.error);
       } finally {
         await sql(em(), `delete from rate_limits where key like 'signin%' or key like 'authfail%'`);
+        await mounted.close();
+      }
+    });
+  });
+
+  describe('the shipped throttling defaults', () => {
+    /** The stack with the throttling settings a user gets from `npm start` (the shared test server turns two off). */
+    const defaults = () => {
+      const d = configSchema.parse({});
+      return mountRoutes(routes, {
+        config: {
+          ...testEnv().deps.config,
+          RATE_LIMIT_PER_SECOND: d.RATE_LIMIT_PER_SECOND,
+          SECRET_KEY_RATE_LIMIT_PER_SECOND: d.SECRET_KEY_RATE_LIMIT_PER_SECOND,
+          AUTH_FAILURE_LIMIT: d.AUTH_FAILURE_LIMIT,
+          AUTH_FAILURE_WINDOW_SECONDS: d.AUTH_FAILURE_WINDOW_SECONDS,
+          OAUTH_REGISTER_LIMIT: d.OAUTH_REGISTER_LIMIT,
+        } as Config,
+      });
+    };
+
+    it('20 guesses from an address, then 429 for guesses only; the right key from there still works', async () => {
+      const d = configSchema.parse({});
+      expect(d.AUTH_FAILURE_LIMIT).to.equal(20);
+      const mounted = await defaults();
+      try {
+        await sql(em(), `delete from rate_limits where key like 'authfail%'`);
+        const app = await createTestApp();
+        const guesses = await Promise.all(
+          Array.from({ length: d.AUTH_FAILURE_LIMIT }, (_, i) =>
+            call('GET', `/apps/${app.id}/plans`, { base: mounted.base, token: `key_guess_${i}` }),
+          ),
+        );
+        expect(guesses.map((r) => r.status)).to.deep.equal(guesses.map(() => 401));
+        expect(
+          (await call('GET', `/apps/${app.id}/plans`, { base: mounted.base, token: 'key_one_more' })).status,
+        ).to.equal(429);
+        const valid = await Promise.all(
+          Array.from({ length: 150 }, () =>
+            call('GET', `/apps/${app.id}/plans`, { base: mounted.base, token: app.api_key }),
+          ),
+        );
+        // A backend's secret key: past 100 a second, no limit, no lockout.
+        expect(valid.map((r) => r.status)).to.deep.equal(valid.map(() => 200));
+      } finally {
+        await sql(em(), `delete from rate_limits where key like 'authfail%'`);
+        await mounted.close();
+      }
+    });
+
+    it('the publishable key is held to 100 a second per key and client address; OAuth registrations to 20 an hour', async () => {
+      const mounted = await defaults();
+      try {
+        await sql(em(), `delete from rate_limits where key like 'register%'`);
+        const app = await createTestApp();
+        await seedCatalog(app);
+        let limited = 0;
+        for (let round = 0; round < 3 && !limited; round++) {
+          const res = await Promise.all(
+            Array.from({ length: 160 }, () =>
+              call('GET', `/apps/${app.id}/plans/pricing`, { base: mounted.base, token: app.public_key }),
+            ),
+          );
+          expect(res[0].headers.get('ratelimit-limit')).to.equal('100');
+          limited = res.filter((r) => r.status === 429).length;
+        }
+        expect(limited).to.be.greaterThan(0);
+        const register = () =>
+          call('POST', '/oauth/register', { base: mounted.base, body: { redirect_uris: ['http://127.0.0.1:9/cb'] } });
+        for (let i = 0; i < 20; i++) expect((await register()).status).to.equal(201);
+        expect((await register()).status).to.equal(429);
+      } finally {
+        await sql(em(), `delete from rate_limits where key like 'register%'`);
         await mounted.close();
       }
     });

@@ -231,16 +231,19 @@ describe('security hardening', function () {
         // Behind the proxy, failures count per forwarded client address.
         const from = (ip: string, token = 'wrong') =>
           call('GET', '/orgs', { base: behind.base, token, headers: { 'X-Forwarded-For': `10.0.0.9, ${ip}` } });
-        expect((await from('203.0.113.1')).status).to.equal(401);
-        expect((await from('203.0.113.1')).status).to.equal(401);
-        expect((await from('203.0.113.1', testEnv().adminKey)).status).to.equal(429);
-        expect((await from('203.0.113.2', testEnv().adminKey)).status).to.equal(200);
+        expect((await from('203.0.113.1', 'wrong-a')).status).to.equal(401);
+        expect((await from('203.0.113.1', 'wrong-b')).status).to.equal(401);
+        expect((await from('203.0.113.1', 'wrong-c')).status).to.equal(429);
+        expect((await from('203.0.113.2', 'wrong-d')).status).to.equal(401);
+        // The right key is never refused for the guesses, from either address.
+        expect((await from('203.0.113.1', testEnv().adminKey)).status).to.equal(200);
         // Without it, a made-up X-Forwarded-For does not escape the socket address's count.
-        const spoof = (ip: string, token = 'wrong') =>
+        const spoof = (ip: string, token: string) =>
           call('GET', '/orgs', { base: direct.base, token, headers: { 'X-Forwarded-For': ip } });
-        await spoof('198.51.100.1');
-        await spoof('198.51.100.2');
-        expect((await spoof('198.51.100.3', testEnv().adminKey)).status).to.equal(429);
+        await spoof('198.51.100.1', 'wrong-e');
+        await spoof('198.51.100.2', 'wrong-f');
+        expect((await spoof('198.51.100.3', 'wrong-g')).status).to.equal(429);
+        expect((await spoof('198.51.100.3', testEnv().adminKey)).status).to.equal(200);
       } finally {
         await behind.close();
         await direct.close();
@@ -446,14 +449,41 @@ describe('limits across two API processes', function () {
     }
   });
 
-  it('wrong credentials on the API: after 5, every credentialed request from the address is 429; open routes work', async () => {
+  it('wrong credentials on the API: after 5 (across both processes) guesses get 429, valid credentials never', async () => {
+    const made = await call('POST', '/apps', { base: a, token: ADMIN, body: { name: 'guessed' } });
     for (let i = 0; i < 5; i++)
       expect((await call('GET', '/orgs', { base: on(i), token: `key_guess${i}` })).status).to.equal(401);
-    const blocked = await call('GET', '/orgs', { base: b, token: ADMIN });
-    expect(blocked.status).to.equal(429);
-    expect(blocked.body.error).to.match(/^Too many failed credentials/);
-    expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 900);
+    for (const base of [a, b]) {
+      const blocked = await call('GET', '/orgs', { base, token: 'key_guess_more' });
+      expect(blocked.status).to.equal(429);
+      expect(blocked.body.error).to.match(/^Too many failed credentials/);
+      expect(Number(blocked.headers.get('retry-after'))).to.be.within(1, 900);
+      // The right credentials from the same address are not refused for the guesses.
+      expect((await call('GET', '/orgs', { base, token: ADMIN })).status).to.equal(200);
+      expect((await call('GET', `/apps/${made.body.id}`, { base, token: made.body.api_key })).status).to.equal(200);
+    }
     expect((await call('GET', '/health', { base: a })).status).to.equal(200);
+  });
+
+  it('a valid key on a route it may not use is a 401 that counts as no failure', async () => {
+    const made = await call('POST', '/apps', { base: a, token: ADMIN, body: { name: 'owner' } });
+    // The app's own secret key on its admin-only MCP settings, many times: 401 each time, never 429.
+    for (let i = 0; i < 8; i++)
+      expect(
+        (await call('GET', `/apps/${made.body.id}/mcp/settings`, { base: on(i), token: made.body.api_key })).status,
+      ).to.equal(401);
+    const left = await sql(em(), `select 1 from rate_limits where key like 'authfail%'`);
+    expect(left).to.deep.equal([]);
+    expect((await call('GET', `/apps/${made.body.id}/mcp/settings`, { base: a, token: ADMIN })).status).to.equal(200);
+  });
+
+  it('one credential guessed from many places is refused on its own after 5 failures', async () => {
+    // The same rotated key, sent again and again (a service left behind): its own counter runs out too.
+    for (let i = 0; i < 5; i++)
+      expect((await call('GET', '/orgs', { base: on(i), token: 'key_rotated_long_ago' })).status).to.equal(401);
+    const counters = await sql<{ key: string }>(em(), `select key from rate_limits where key like 'authfail-key%'`);
+    expect(counters).to.have.length(1);
+    expect((await call('GET', '/orgs', { base: a, token: 'key_rotated_long_ago' })).status).to.equal(429);
   });
 
   it('POST /oauth/register: 5 per address and hour across both processes, then 429 with Retry-After', async () => {
@@ -468,26 +498,33 @@ describe('limits across two API processes', function () {
     }
   });
 
-  it('requests per key and second are counted across processes (each process alone stays under the limit)', async () => {
+  it('requests per second: the publishable key per key and address in each process, the secret key unlimited', async () => {
     const made = await call('POST', '/apps', { base: a, token: ADMIN, body: { name: 'rate' } });
-    const key = made.body.api_key as string;
+    await seedCatalog(made.body);
+    const plan = `/apps/${made.body.id}/plans/pricing`;
     let saw429 = false;
     for (let burst = 0; burst < 5 && !saw429; burst++) {
-      await clearLimits();
-      // 20 requests to each process: exactly the limit per process, twice the limit in total.
+      await new Promise((r) => setTimeout(r, 1100));
+      // 30 at once to one process: past its 20 a second.
       const res = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => call('GET', `/apps/${made.body.id}`, { base: on(i), token: key })),
+        Array.from({ length: 30 }, () => call('GET', plan, { base: a, token: made.body.public_key })),
       );
       for (const r of res) expect(r.headers.get('ratelimit-limit')).to.equal('20');
       const limited = res.filter((r) => r.status === 429);
-      expect(res.filter((r) => r.status === 200).length + limited.length).to.equal(40);
+      expect(res.filter((r) => r.status === 200).length + limited.length).to.equal(30);
       if (limited.length) {
         saw429 = true;
         expect(limited[0].headers.get('retry-after')).to.equal('1');
         expect(limited[0].body.error).to.match(/at most 20 requests per second/);
       }
     }
-    expect(saw429, 'a 429 although each process saw only its own 20').to.equal(true);
+    expect(saw429, 'no 429 past 20 requests a second').to.equal(true);
+    // A backend's secret key: 60 at once, every one answered, no limit announced.
+    const backend = await Promise.all(
+      Array.from({ length: 60 }, () => call('GET', plan, { base: a, token: made.body.api_key })),
+    );
+    expect(backend.map((r) => r.status)).to.deep.equal(backend.map(() => 200));
+    expect(backend[0].headers.get('ratelimit-limit')).to.equal(null);
   });
 
   it('hammering .../usage/:id/add with the publishable key calls the provider a bounded number of times', async () => {

@@ -217,6 +217,9 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     expect(first.output()).to.match(new RegExp(`Console\\s+http://127\\.0\\.0\\.1:${ports.api}/console/`));
     expect(first.elementsUrl, first.output()).to.match(new RegExp(`^http://127\\.0\\.0\\.1:${ports.api}/elements\\?`));
     expect(first.output()).to.include('(the components on the demo workspace)');
+    // No owner yet: a one-time setup link, and a new one on every start until an owner exists.
+    const setupLink = /Owner setup\s+(\S+)/;
+    expect(first.output()).to.match(setupLink);
     const exampleApp = await checkElementsPage(first.elementsUrl!, true);
     // The demo's webhooks go to the receiver built into the service: its delivery log fills with the private-URL
     // policy on (the default) and without internet.
@@ -271,6 +274,8 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     try {
       expect(second.adminKey).to.equal(first.adminKey);
       expect(second.output()).to.not.include('generated now');
+      const links = [first, second].map((m) => setupLink.exec(m.output())?.[1]);
+      expect(links[1], second.output()).to.be.a('string').and.not.equal(links[0]);
       const read = await json(`${second.apiUrl}/apps/${created.body.id}`, {
         headers: { Authorization: `Bearer ${created.body.api_key}` },
       });

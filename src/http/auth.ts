@@ -4,7 +4,7 @@ import type { IApp } from '../apps/apps.entities.js';
 import { prepared } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { verifyAccountToken } from './account-token.js';
-import { notFound, unauthorized } from './errors.js';
+import { notFound, unauthorized, UnrecognizedCredential } from './errors.js';
 import { AppError } from './errors.js';
 import type { Caller, Person, Role, RouteDef } from './route.js';
 import { safeEqual } from './secrets.js';
@@ -146,8 +146,9 @@ export async function authenticate(
     if (appId && !app) throw notFound('App');
     return { caller: { kind: 'admin' }, app };
   }
-  // Without an app in the path only the admin key works; an unknown app and a wrong key look alike.
-  if (!app) throw unauthorized();
+  // Without an app in the path only the admin key works; an unknown app and a wrong key look alike (and count as
+  // a guess at the admin key).
+  if (!app) throw new UnrecognizedCredential();
 
   let caller: Caller | null = null;
   if (credential.startsWith('key_') && safeEqual(credential, app.apiKey)) caller = { kind: 'secret' };
@@ -166,6 +167,9 @@ export async function authenticate(
     (caller?.kind === 'token' &&
       def.auth.includes('T') &&
       (params.accountId === undefined || params.accountId === caller.accountId));
-  if (!allowed || caller === null) throw unauthorized();
+  // A credential that matched nothing is a guess (counted by the throttle); a valid one on a route it may not use
+  // gets the same 401 but is never counted against anyone.
+  if (caller === null) throw new UnrecognizedCredential();
+  if (!allowed) throw unauthorized();
   return { caller, app };
 }

@@ -15,6 +15,16 @@ export class AppError extends Error {
 
 export const badRequest = (message: string, extra?: Record<string, unknown>) => new AppError(400, message, extra);
 export const unauthorized = () => new AppError(401, 'Unauthorized');
+
+/**
+ * A 401 for a credential that matched nothing (a guess, a rotated key, a typo), as opposed to a valid credential
+ * on a route it may not use (also 401, as the spec says, but never counted as a failure).
+ */
+export class UnrecognizedCredential extends AppError {
+  constructor() {
+    super(401, 'Unauthorized');
+  }
+}
 export const paymentRequired = (body: { error: string }) => {
   const { error, ...extra } = body;
   return new AppError(402, error, extra as Record<string, unknown>);

@@ -4,7 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
 import { lazyFork } from '../db/lazy-em.js';
 import { authenticate, bearer, type Identity } from './auth.js';
-import { AppError, badRequest } from './errors.js';
+import { AppError, badRequest, UnrecognizedCredential } from './errors.js';
 import { guard, redactSecrets } from './guard.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
@@ -97,6 +97,8 @@ export async function runRoute(
     surface?: Surface;
     /** Who a session cookie belongs to, and their role in an app's workspace (the console's surface). */
     identity?: Identity;
+    /** Counts credentials that matched nothing, and admits recognized callers (src/security/admission.ts). */
+    admission?: RouteAdmission;
   },
   deps: Deps,
 ): Promise<Reply> {
@@ -108,7 +110,10 @@ export async function runRoute(
     headers,
     origin: input.origin,
     identity: input.identity,
-  }).catch((err: unknown) => {
+  }).catch(async (err: unknown) => {
+    // A guess is counted (and past the limit answered 429); a valid credential never reaches this.
+    if (err instanceof UnrecognizedCredential && input.admission && input.credential !== null)
+      await input.admission.unrecognized(input.ip ?? '', input.credential);
     if (def.challenge && err instanceof AppError && err.status === 401)
       throw new AppError(401, err.message, err.extra, {
         'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null),
@@ -118,6 +123,7 @@ export async function runRoute(
   // Tenancy is settled by authenticate (the app is the credential's, or in the person's workspace); the read-only
   // app and people's roles here, on the route's declared facts, before any input is looked at.
   await guard(def, { caller, app, em, deps, params: input.params });
+  const rate = input.admission ? await input.admission.admit(caller, app, input.ip ?? '') : {};
   let parsed: { params: unknown; query: unknown; body: unknown };
   try {
     parsed = {
@@ -155,7 +161,20 @@ export async function runRoute(
     if (result === undefined) return new Reply(204, null);
     return new Reply(def.status ?? 200, result);
   });
-  return caller.kind === 'person' ? redactSecrets(def, reply) : reply;
+  const answer = Object.keys(rate).length
+    ? new Reply(reply.status, reply.body, { ...reply.headers, ...rate }, reply.contentType)
+    : reply;
+  return caller.kind === 'person' ? redactSecrets(def, answer) : answer;
+}
+
+/** The throttle's side of authentication (implemented by src/security/admission.ts). */
+export interface RouteAdmission {
+  unrecognized(ip: string, credential: string): Promise<void>;
+  admit(
+    caller: Scope<unknown, unknown, unknown>['caller'],
+    app: Scope<unknown, unknown, unknown>['app'],
+    ip: string,
+  ): Promise<Record<string, string>>;
 }
 
 /** Where a route is served: to credentials (the API), or to signed-in people under `/console/api` (the console). */
@@ -271,7 +290,7 @@ export function routeEntries(routes: readonly RouteDef[], chainOf: (def: RouteDe
 export function buildRouter(
   routes: readonly RouteDef[],
   deps: Deps,
-  opts: { identity?: Identity; throttle?: (def: RouteDef) => Middleware | null } = {},
+  opts: { identity?: Identity; throttle?: (def: RouteDef) => Middleware | null; admission?: RouteAdmission } = {},
 ): { match: Middleware; dispatch: Middleware } {
   const chainOf = (def: RouteDef, surface: Surface): Middleware[] => {
     const chain: Middleware[] = [];
@@ -298,6 +317,7 @@ export function buildRouter(
           ip: ctx.ip,
           surface,
           identity: opts.identity,
+          admission: opts.admission,
         },
         deps,
       );

@@ -5,43 +5,31 @@ import { AppError } from '../http/errors.js';
 import type { RouteDef } from '../http/route.js';
 import { staticPageCsp } from '../http/headers.js';
 import { errorPage } from '../oauth/consent.js';
-import { keyHash, limitsFor, tooManyRequests, type Outcome } from './rate-limits.js';
+import { keyHash, limitsFor, tooManyRequests } from './rate-limits.js';
 
 /**
- * Throttling where secrets are guessed or things are cheap to create, shared by every API process. Each route's
- * throttles come from its declared facts (`throttle`, its credentials), never from the spelling of its path: this
- * returns the middleware the router runs for that route, after its body is parsed and before it is authenticated.
+ * Throttles that belong to a route rather than to a caller, from the route's declared facts (`throttle`), never
+ * from the spelling of its path: the middleware the router runs for that route, after its body is parsed and
+ * before it is authenticated. Routes without such facts get none (the hot paths pay nothing here). Failed
+ * credentials and per-caller request rates are counted around authentication instead (src/security/admission.ts).
  *
- * - failed credentials per client address (a wrong bearer credential answered 401, or a wrong admin key on the
- *   consent page's sign-in form): past AUTH_FAILURE_LIMIT in AUTH_FAILURE_WINDOW_SECONDS, every request from that
- *   address that carries a credential gets 429 until the window ends;
- * - requests per credential and second (RATE_LIMIT_PER_SECOND; the public publishable key counts per key and
- *   client address, so one visitor cannot use up an app's budget);
  * - OAuth client registrations per client address (OAUTH_REGISTER_LIMIT per OAUTH_REGISTER_WINDOW_SECONDS);
+ * - the consent page's admin-key form: wrong keys per client address (AUTH_FAILURE_LIMIT), then a 429 page;
  * - console sign-ins: failures per account (SIGN_IN_FAILURE_LIMIT) and per address (AUTH_FAILURE_LIMIT);
  * - checkouts opened with a publishable key, per account and per client address (PUBLIC_CHECKOUT_LIMIT_*).
  */
 export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
   return (def) => {
-    const open = def.auth.includes('N');
     const facts = new Set(def.throttle ?? []);
-    if (open && facts.size === 0) return null;
+    if (facts.size === 0) return null;
     return async (ctx, next) => {
       const c = deps.config;
       const limits = limitsFor(deps);
-      const credential = open ? null : bearer(ctx);
-      const consentSignIn = facts.has('consent-sign-in');
-      const guessing = (credential !== null || consentSignIn) && c.AUTH_FAILURE_LIMIT > 0;
+      const consentSignIn = facts.has('consent-sign-in') && c.AUTH_FAILURE_LIMIT > 0;
 
-      if (guessing) {
+      if (consentSignIn) {
         const state = await limits.exhausted('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS);
-        if (!state.ok) {
-          if (consentSignIn) return tooManyPage(ctx, state.retryAfterSeconds);
-          throw tooManyRequests(
-            `Too many failed credentials from this address; try again in ${state.retryAfterSeconds} seconds`,
-            state.retryAfterSeconds,
-          );
-        }
+        if (!state.ok) return tooManyPage(ctx, state.retryAfterSeconds);
       }
 
       if (facts.has('register') && c.OAUTH_REGISTER_LIMIT > 0) {
@@ -64,18 +52,8 @@ export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
           );
       }
 
+      const credential = bearer(ctx);
       if (facts.has('public-checkout') && credential?.startsWith('pub_')) await publicCheckout(ctx, deps, credential);
-
-      if (credential !== null && c.RATE_LIMIT_PER_SECOND > 0) {
-        const key = credential.startsWith('pub_') ? `${keyHash(credential)}:${ctx.ip}` : keyHash(credential);
-        const r = await limits.consume('req', key, c.RATE_LIMIT_PER_SECOND, 1);
-        rateHeaders(ctx, r);
-        if (!r.ok)
-          throw tooManyRequests(
-            `Rate limit exceeded: at most ${c.RATE_LIMIT_PER_SECOND} requests per second for this key`,
-            r.retryAfterSeconds,
-          );
-      }
 
       let failed = false;
       try {
@@ -85,7 +63,7 @@ export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
         failed = err instanceof AppError && err.status === 401;
         throw err;
       } finally {
-        if (failed && guessing)
+        if (failed && consentSignIn)
           await limits
             .consume('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS)
             .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed credential'));
@@ -145,13 +123,6 @@ async function publicCheckout(ctx: Context, deps: Deps, credential: string) {
         r.retryAfterSeconds,
       );
   }
-}
-
-/** IETF RateLimit header fields (draft), so clients can pace themselves. */
-function rateHeaders(ctx: Context, r: Outcome) {
-  ctx.set('RateLimit-Limit', String(r.limit));
-  ctx.set('RateLimit-Remaining', String(r.ok ? r.remaining : 0));
-  ctx.set('RateLimit-Reset', String(r.ok ? Math.max(1, Math.ceil(r.resetMs / 1000)) : r.retryAfterSeconds));
 }
 
 function tooManyPage(ctx: Context, retryAfterSeconds: number) {

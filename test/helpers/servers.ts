@@ -135,9 +135,9 @@ export async function startTestEnv(): Promise<TestEnv> {
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     PORT: '0',
-    // Throttling is off for the shared server (tests make many calls and wrong calls from one address);
-    // test/security.test.ts mounts the app with its own limits.
-    RATE_LIMIT_PER_SECOND: '0',
+    // Request rates stay at their defaults. The suite sends hundreds of wrong credentials and OAuth registrations
+    // from one address on purpose, so those two counters are off here; test/guards.test.ts and
+    // test/security.test.ts cover them, at their defaults too.
     AUTH_FAILURE_LIMIT: '0',
     OAUTH_REGISTER_LIMIT: '0',
     // A 402 checks the provider each time, so tests that pay and retry need not wait out the interval.
