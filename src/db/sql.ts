@@ -1,6 +1,7 @@
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import { longStatements } from './bounds.js';
 
 /**
  * A parameterized statement (`$1, $2 ...`, bound by the server, not interpolated) on the entity
@@ -121,6 +122,8 @@ export async function preparedMany<T>(
 /**
  * Runs a `delete ... where id in (select id ... limit $batch) returning 1` until a batch comes back
  * short, so purges take short locks; `$batch` is appended to the parameters. Returns the rows deleted.
+ * Each batch is a transaction of its own with the long statement bound (a batch of a big table's rows, with
+ * what cascades from them, may take longer than a request's statement).
  */
 export async function deleteInBatches(
   em: EntityManager,
@@ -130,7 +133,12 @@ export async function deleteInBatches(
 ): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = (await sql(em, text, [...params, batch])).length;
+    const n = (
+      await em.transactional(async (tx) => {
+        await longStatements(tx);
+        return sql(tx, text, [...params, batch]);
+      })
+    ).length;
     total += n;
     if (n < batch) return total;
   }
