@@ -14,7 +14,7 @@ import {
 } from '../../workflows/shared.js';
 import type { Orm } from '../db/orm.js';
 import type { Logger } from '../logger.js';
-import { temporalReachable, type TemporalHandle } from './client.js';
+import { boundedCall, temporalReachable, type TemporalHandle } from './client.js';
 import { OutboxEntry } from './outbox.entities.js';
 
 interface StartFields {
@@ -359,27 +359,9 @@ export class OutboxRelay {
     return this.downSince === null ? rows.length : 0;
   }
 
-  /**
-   * One Temporal call, bounded: a gRPC deadline, an abort when it passes, and a timer in case neither
-   * ends the call (a call made while the channel reconnects can otherwise hang).
-   */
+  /** One Temporal call, bounded (`boundedCall`). */
   private async call(timeoutMs: number, fn: () => Promise<void>): Promise<void> {
-    const conn = this.temporal.connection;
-    const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abort.abort();
-        reject(Object.assign(new Error(`Temporal did not answer within ${timeoutMs} ms`), { code: 4 }));
-      }, timeoutMs);
-    });
-    const attempt = conn.withAbortSignal(abort.signal, () => conn.withDeadline(Date.now() + timeoutMs, fn));
-    attempt.catch(() => undefined); // settled after the timer: nothing left to report
-    try {
-      await Promise.race([attempt, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await boundedCall(this.temporal.connection, timeoutMs, fn);
   }
 
   /** Temporal was down: give the entry back at once, without counting an attempt. */
