@@ -26,6 +26,7 @@ import { Migration20261128090000_usage_ingest_by_key } from './Migration20261128
 import { Migration20261129090000_usage_rollup_hours } from './Migration20261129090000_usage_rollup_hours.js';
 import { Migration20261129100000_usage_late_per_statement } from './Migration20261129100000_usage_late_per_statement.js';
 import { Migration20261127090000_usage_rows_unreferenced } from './Migration20261127090000_usage_rows_unreferenced.js';
+import { Migration20261130090000_outbox_claims } from './Migration20261130090000_outbox_claims.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -54,4 +55,5 @@ export const migrationsList = [
   Migration20261128090000_usage_ingest_by_key,
   Migration20261129090000_usage_rollup_hours,
   Migration20261129100000_usage_late_per_statement,
+  Migration20261130090000_outbox_claims,
 ];
