@@ -198,8 +198,12 @@ export function isTemporalUnavailable(err: unknown): boolean {
 /** How long a claim lasts unless its dispatcher renews it (`leaseMs`), and how long one Temporal call may take. */
 export const OUTBOX_LEASE_MS = 10_000;
 export const OUTBOX_CALL_TIMEOUT_MS = 5_000;
-/** A call starts only while the claim has at least this much more than the call's timeout left. */
-const LEASE_SPARE_MS = 1_000;
+/**
+ * A call starts only while the claim has its timeout plus a tenth of the lease (1 s) left. Renewed every quarter of
+ * the lease, a claim keeps three quarters of it at least, so a dispatcher that renews never runs short; the call's
+ * timeout must stay below that (5 s + 1 s against 7.5 s by default).
+ */
+const spareMs = (leaseMs: number) => leaseMs / 10;
 
 /**
  * Executes outbox commands against Temporal. Right after a commit the service calls
@@ -240,7 +244,11 @@ export class OutboxRelay {
     private readonly logger: Logger,
     private readonly pollMs = 2000,
     private readonly opts: { callTimeoutMs?: number; leaseMs?: number; concurrency?: number; batch?: number } = {},
-  ) {}
+  ) {
+    const leaseMs = opts.leaseMs ?? OUTBOX_LEASE_MS;
+    if ((opts.callTimeoutMs ?? OUTBOX_CALL_TIMEOUT_MS) + spareMs(leaseMs) > (leaseMs * 3) / 4)
+      throw new Error('outbox: a call timeout plus a tenth of the lease must fit in three quarters of the lease');
+  }
 
   /** Whether Temporal answered the last command or probe. */
   get temporalDown(): boolean {
@@ -357,7 +365,7 @@ export class OutboxRelay {
           continue;
         }
         // Not enough of the claim left for a whole call (renewals fail): leave the row to whoever takes it next.
-        if (!lease.holds(String(row.id), callTimeoutMs + LEASE_SPARE_MS)) continue;
+        if (!lease.holds(String(row.id), callTimeoutMs + spareMs(leaseMs))) continue;
         try {
           await this.call(callTimeoutMs, () => this.execute(row.payload));
           done.push(String(row.id));
