@@ -1,6 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { longStatements } from '../db/bounds.js';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { scheduledStart } from '../temporal/client.js';
 import {

@@ -1,7 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import { longStatements } from '../db/bounds.js';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';

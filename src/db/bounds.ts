@@ -2,18 +2,16 @@
 // idle. Without these a database that accepts connections but never answers (frozen, partitioned, a lock pile-up)
 // held requests for minutes; with them every request that needs it answers 503 within 5 s (docs/decisions.md,
 // "Bounded waits").
-import type { EntityManager } from '@mikro-orm/postgresql';
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { ANSWER_MARGIN_MS, guardPool, poolBounds } from './pool-guard.js';
-import { poolOf, sql } from './sql.js';
+import { guardPool } from './pool-guard.js';
 
 export interface DbBounds {
   /** Connecting to PostgreSQL, and waiting for a free pooled connection (`pg` bounds both with one setting). */
   connectMs: number;
   /** Every session's `statement_timeout`; the client waits `ANSWER_MARGIN_MS` longer, then drops the connection. */
   statementMs: number;
-  /** The `statement_timeout` `longStatements` sets for one transaction of long work. */
+  /** The `statement_timeout` `longStatements` (sql.ts) sets for one transaction of long work. */
   longStatementMs: number;
   /** Every session's `idle_in_transaction_session_timeout`. */
   idleInTransactionMs: number;
@@ -44,12 +42,6 @@ export function dbBounds(
 }
 
 /**
- * The longest a request waits on one database call when PostgreSQL does not answer at all: a free connection (or a
- * new one) within `connectMs`, then the statement's answer within `statementMs` plus the margin.
- */
-export const worstWaitMs = (b: DbBounds) => b.connectMs + b.statementMs + ANSWER_MARGIN_MS;
-
-/**
  * `pg` options carrying the bounds: the connect timeout (for a pool also the wait for a free connection), the
  * server-side timeouts as startup parameters (so they hold from the first statement, with no extra round trip),
  * and TCP keepalive, so a connection to a host that vanished is noticed while it is idle.
@@ -69,17 +61,4 @@ export function boundedPool(databaseUrl: string, opts: { max: number; bounds: Db
   const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max, ...connectionOptions(opts.bounds) });
   guardPool(pool, opts.bounds);
   return pool;
-}
-
-/**
- * Gives the current transaction's statements the long bound (`SET LOCAL statement_timeout`, undone by its commit or
- * rollback) instead of the ordinary one: for long legitimate work (the roll-up, an import, a purge, an app's
- * deletion). `ms` (0: none) overrides the pool's `longStatementMs`. The pool's guard sees the setting and waits as
- * long, checking meanwhile that the server still answers on another connection, so a frozen server still ends
- * such a statement within seconds.
- */
-export async function longStatements(em: EntityManager, ms?: number): Promise<void> {
-  if (!em.isInTransaction()) throw new Error('longStatements: call it inside a transaction (it is SET LOCAL)');
-  const bound = ms ?? poolBounds(await poolOf(em))?.longStatementMs ?? DEFAULT_DB_BOUNDS.longStatementMs;
-  await sql(em, `set local statement_timeout = ${Math.max(0, Math.trunc(bound))}`);
 }

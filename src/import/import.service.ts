@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import type { Ctx } from '../context.js';
-import { longStatements } from '../db/bounds.js';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import { badRequest } from '../http/errors.js';
 import type { importBody } from './import.schemas.js';
