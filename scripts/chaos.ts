@@ -2,6 +2,12 @@
 // Temporal dev server, worker with the outbox relay, API, PayPal stand-in, a webhook receiver) and
 // prints the figures. Not part of CI; takes a few minutes. Settings: CHAOS_EVENTS (default 200),
 // CHAOS_PG_DOWN_S (default 30), CHAOS_TEMPORAL_DOWN_S (default 20).
+//
+// `npm run chaos -- freeze` (issue 29): the servers stop answering instead of going away: PostgreSQL, then
+// Temporal, frozen with SIGSTOP (the process and its children) and resumed with SIGCONT, under probes (/health, a
+// read, a write each second, a caller waiting up to 60 s) and writers (callers that give up after 5 s). Prints the
+// probes answered within 5 s, within 60 s and never, and the writes committed after their caller got an error or
+// gave up. Settings: CHAOS_PG_FREEZE_S (default 60), CHAOS_TEMPORAL_FREEZE_S (default 20). `-- all` runs both.
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -15,10 +21,15 @@ import { closeDeps, openDeps } from '../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
 import { createWorker } from '../src/temporal/worker.js';
 import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { freeze, thaw } from '../test/helpers/freeze.js';
 
 const EVENTS = Number(process.env.CHAOS_EVENTS ?? 200);
 const PG_DOWN_S = Number(process.env.CHAOS_PG_DOWN_S ?? 30);
 const TEMPORAL_DOWN_S = Number(process.env.CHAOS_TEMPORAL_DOWN_S ?? 20);
+const PG_FREEZE_S = Number(process.env.CHAOS_PG_FREEZE_S ?? 60);
+const TEMPORAL_FREEZE_S = Number(process.env.CHAOS_TEMPORAL_FREEZE_S ?? 20);
+const MODE = process.argv[2] ?? 'stop';
+if (!['stop', 'freeze', 'all'].includes(MODE)) throw new Error(`unknown mode ${MODE}: stop (default), freeze or all`);
 const ADMIN = 'adm_chaos';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');
@@ -71,13 +82,18 @@ async function main() {
   await paypal.start();
 
   // The receiver: counts every webhook by its id.
-  const received: { id: string; type: string; at: number }[] = [];
+  const received: { id: string; type: string; account?: string; at: number }[] = [];
   const receiver = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
-      const e = JSON.parse(body) as { type: string };
-      received.push({ id: String(req.headers['webhook-id']), type: e.type, at: Date.now() });
+      const e = JSON.parse(body) as { type: string; data?: { object?: { id?: string } } };
+      received.push({
+        id: String(req.headers['webhook-id']),
+        type: e.type,
+        account: e.data?.object?.id,
+        at: Date.now(),
+      });
       res.writeHead(200).end('ok');
     });
   });
@@ -124,7 +140,9 @@ async function main() {
     Number(((await deps.orm.em.fork().getConnection().execute(q, params)) as { n: string }[])[0].n);
 
   say(
-    `offerkit chaos: ${EVENTS} events per scenario, PostgreSQL down ${PG_DOWN_S} s, Temporal down ${TEMPORAL_DOWN_S} s`,
+    MODE === 'freeze'
+      ? `offerkit chaos: PostgreSQL frozen ${PG_FREEZE_S} s, Temporal frozen ${TEMPORAL_FREEZE_S} s`
+      : `offerkit chaos: ${EVENTS} events per scenario, PostgreSQL down ${PG_DOWN_S} s, Temporal down ${TEMPORAL_DOWN_S} s`,
   );
   const app = (await api('POST', '/apps', ADMIN, { name: 'chaos' })).body as { id: string; api_key: string };
   const key = app.api_key;
@@ -134,116 +152,127 @@ async function main() {
   await api('POST', `${A}/incentives`, key, { id: 'promo', name: 'Promo' });
   await api('POST', `${A}/webhooks`, key, { url: receiverUrl, events: ['account.created'] });
 
-  // ---- Scenario 1: Temporal down under writes ----------------------------------------------------
-  say('\n1. Temporal down while accounts are created (each emits account.created: a delivery workflow start)');
-  await temporal.stop();
-  const writes = await Promise.all(
-    Array.from({ length: EVENTS }, (_, i) => api('POST', `${A}/namespaces`, key, { id: `t${i}` })),
-  );
-  const reads = await Promise.all(Array.from({ length: 20 }, () => api('GET', `${A}/namespaces/t0/plan`, key)));
-  await sleep(TEMPORAL_DOWN_S * 1000);
-  const backlog = await count('select count(*) as n from outbox');
-  temporal = await startTemporal();
-  const back = Date.now();
-  await until(async () => (await count('select count(*) as n from outbox')) === 0, 300_000);
-  const drainMs = Date.now() - back;
-  await until(async () => received.filter((r) => r.type === 'account.created').length >= EVENTS, 300_000).catch(
-    () => undefined,
-  );
-  const t1 = received.filter((r) => r.type === 'account.created');
-  const t1ids = new Set(t1.map((r) => r.id));
-  say(
-    `   writes: ${writes.filter((w) => w.status === 201).length}/${EVENTS} answered 201; latency p50 ${percentile(
-      writes.map((w) => w.ms),
-      50,
-    )} ms, max ${Math.max(...writes.map((w) => w.ms))} ms`,
-  );
-  say(
-    `   reads during the outage: ${reads.filter((r) => r.status === 200).length}/20 answered 200; p50 ${percentile(
-      reads.map((r) => r.ms),
-      50,
-    )} ms, max ${Math.max(...reads.map((r) => r.ms))} ms`,
-  );
-  say(
-    `   outbox backlog ${backlog} commands, drained ${drainMs} ms after Temporal was back ` +
-      `(${Math.round((backlog / Math.max(drainMs, 1)) * 1000)} per second, server start-up included)`,
-  );
-  say(
-    `   events ${EVENTS}, deliveries received ${t1.length}, distinct ids ${t1ids.size}, ` +
-      `duplicates ${t1.length - t1ids.size}, lost ${EVENTS - t1ids.size}`,
-  );
+  if (MODE !== 'freeze') {
+    // ---- Scenario 1: Temporal down under writes ----------------------------------------------------
+    say('\n1. Temporal down while accounts are created (each emits account.created: a delivery workflow start)');
+    await temporal.stop();
+    const writes = await Promise.all(
+      Array.from({ length: EVENTS }, (_, i) => api('POST', `${A}/namespaces`, key, { id: `t${i}` })),
+    );
+    const reads = await Promise.all(Array.from({ length: 20 }, () => api('GET', `${A}/namespaces/t0/plan`, key)));
+    await sleep(TEMPORAL_DOWN_S * 1000);
+    const backlog = await count('select count(*) as n from outbox');
+    temporal = await startTemporal();
+    const back = Date.now();
+    await until(async () => (await count('select count(*) as n from outbox')) === 0, 300_000);
+    const drainMs = Date.now() - back;
+    await until(async () => received.filter((r) => r.type === 'account.created').length >= EVENTS, 300_000).catch(
+      () => undefined,
+    );
+    const t1 = received.filter((r) => r.type === 'account.created');
+    const t1ids = new Set(t1.map((r) => r.id));
+    say(
+      `   writes: ${writes.filter((w) => w.status === 201).length}/${EVENTS} answered 201; latency p50 ${percentile(
+        writes.map((w) => w.ms),
+        50,
+      )} ms, max ${Math.max(...writes.map((w) => w.ms))} ms`,
+    );
+    say(
+      `   reads during the outage: ${reads.filter((r) => r.status === 200).length}/20 answered 200; p50 ${percentile(
+        reads.map((r) => r.ms),
+        50,
+      )} ms, max ${Math.max(...reads.map((r) => r.ms))} ms`,
+    );
+    say(
+      `   outbox backlog ${backlog} commands, drained ${drainMs} ms after Temporal was back ` +
+        `(${Math.round((backlog / Math.max(drainMs, 1)) * 1000)} per second, server start-up included)`,
+    );
+    say(
+      `   events ${EVENTS}, deliveries received ${t1.length}, distinct ids ${t1ids.size}, ` +
+        `duplicates ${t1.length - t1ids.size}, lost ${EVENTS - t1ids.size}`,
+    );
 
-  // ---- Scenario 2: PostgreSQL down mid-schedule, a checkout approved and timers due meanwhile ------
-  say(`\n2. PostgreSQL down ${PG_DOWN_S} s while deliveries, a checkout and incentive expiries are in flight`);
-  received.length = 0;
-  await api('PUT', `${A}/payments`, key, { client_id: 'chaos', client_secret: 'chaos-secret', env: 'sandbox' });
-  await api('PATCH', A, key, { checkout_url: 'https://shop.example/pricing' });
-  await api('POST', `${A}/plans`, key, { id: 'pro', name: 'Pro', pricingCard: { monthlyPrice: 10, currency: 'USD' } });
-  await api('POST', `${A}/offers`, key, {
-    id: 'o',
-    name: 'O',
-    plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 5 }] }],
-  });
-  await api('POST', `${A}/offers/o/publish`, key);
-  const chk = (await api('POST', `${A}/offers/o/checkout`, key, { plan: 'pro', interval: 'month', account: 'buyer' }))
-    .body as { id: string; approve_url: string };
-  const expiresAt = new Date(Date.now() + 5_000);
-  const created = await Promise.all(
-    Array.from({ length: EVENTS }, (_, i) =>
-      api('POST', `${A}/namespaces`, key, {
-        id: `p${i}`,
-        incentive: 'promo',
-        incentive_expires_at: expiresAt.toISOString(),
-      }),
-    ),
-  );
-  await sleep(1000);
-  await pg.stop();
-  const downAt = Date.now();
-  await paypal.approve(chk.approve_url);
-  const during = await api('GET', `${A}/namespaces/p0`, key).catch(() => ({ status: 0, ms: 0 }));
-  await sleep(PG_DOWN_S * 1000);
-  pg = await startPg();
-  const upAt = Date.now();
-  await until(
-    async () =>
-      (await count(`select count(*) as n from accounts where app_id = ? and incentive_id is not null`, [app.id])) ===
-        0 &&
-      (await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
-        app.id,
-      ])) === 0 &&
-      (await count(`select count(*) as n from checkouts where id = ? and status = 'completed'`, [chk.id])) === 1,
-    300_000,
-  ).catch(() => undefined);
-  const removedAt = Date.now();
-  const events = await count(`select count(*) as n from events where app_id = ? and type = 'account.created'`, [
-    app.id,
-  ]);
-  const t2 = received.filter((r) => r.type === 'account.created');
-  const t2ids = new Set(t2.map((r) => r.id));
-  const stuck = await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
-    app.id,
-  ]);
-  const applications = await count(
-    `select count(*) as n from events where app_id = ? and type = 'checkout.completed'`,
-    [app.id],
-  );
-  const incentivesLeft = await count(
-    `select count(*) as n from accounts where app_id = ? and incentive_id is not null`,
-    [app.id],
-  );
-  say(`   during the outage: a read answered ${during.status} in ${during.ms} ms`);
-  say(`   writes before it: ${created.filter((c) => c.status === 201).length}/${EVENTS} answered 201`);
-  say(
-    `   events ${events - EVENTS}, deliveries received ${t2.length}, distinct ids ${t2ids.size}, ` +
-      `duplicates ${t2.length - t2ids.size}, stuck ${stuck}, lost ${events - EVENTS - t2ids.size}`,
-  );
-  say(`   checkout approved during the outage: applied ${applications} time(s)`);
-  say(
-    `   incentive expiries (due ${Math.round((expiresAt.getTime() - downAt) / 1000)} s into the outage): ` +
-      `${EVENTS - incentivesLeft}/${EVENTS} removed; last removal ${removedAt - upAt} ms after PostgreSQL was back, ` +
-      `${removedAt - expiresAt.getTime()} ms after the expiry`,
-  );
+    // ---- Scenario 2: PostgreSQL down mid-schedule, a checkout approved and timers due meanwhile ------
+    say(`\n2. PostgreSQL down ${PG_DOWN_S} s while deliveries, a checkout and incentive expiries are in flight`);
+    received.length = 0;
+    await api('PUT', `${A}/payments`, key, { client_id: 'chaos', client_secret: 'chaos-secret', env: 'sandbox' });
+    await api('PATCH', A, key, { checkout_url: 'https://shop.example/pricing' });
+    await api('POST', `${A}/plans`, key, {
+      id: 'pro',
+      name: 'Pro',
+      pricingCard: { monthlyPrice: 10, currency: 'USD' },
+    });
+    await api('POST', `${A}/offers`, key, {
+      id: 'o',
+      name: 'O',
+      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 5 }] }],
+    });
+    await api('POST', `${A}/offers/o/publish`, key);
+    const chk = (await api('POST', `${A}/offers/o/checkout`, key, { plan: 'pro', interval: 'month', account: 'buyer' }))
+      .body as { id: string; approve_url: string };
+    const expiresAt = new Date(Date.now() + 5_000);
+    const created = await Promise.all(
+      Array.from({ length: EVENTS }, (_, i) =>
+        api('POST', `${A}/namespaces`, key, {
+          id: `p${i}`,
+          incentive: 'promo',
+          incentive_expires_at: expiresAt.toISOString(),
+        }),
+      ),
+    );
+    await sleep(1000);
+    await pg.stop();
+    const downAt = Date.now();
+    await paypal.approve(chk.approve_url);
+    const during = await api('GET', `${A}/namespaces/p0`, key).catch(() => ({ status: 0, ms: 0 }));
+    await sleep(PG_DOWN_S * 1000);
+    pg = await startPg();
+    const upAt = Date.now();
+    await until(
+      async () =>
+        (await count(`select count(*) as n from accounts where app_id = ? and incentive_id is not null`, [app.id])) ===
+          0 &&
+        (await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
+          app.id,
+        ])) === 0 &&
+        (await count(`select count(*) as n from checkouts where id = ? and status = 'completed'`, [chk.id])) === 1,
+      300_000,
+    ).catch(() => undefined);
+    const removedAt = Date.now();
+    const events = await count(`select count(*) as n from events where app_id = ? and type = 'account.created'`, [
+      app.id,
+    ]);
+    const t2 = received.filter((r) => r.type === 'account.created');
+    const t2ids = new Set(t2.map((r) => r.id));
+    const stuck = await count(`select count(*) as n from webhook_deliveries where app_id = ? and status = 'pending'`, [
+      app.id,
+    ]);
+    const applications = await count(
+      `select count(*) as n from events where app_id = ? and type = 'checkout.completed'`,
+      [app.id],
+    );
+    const incentivesLeft = await count(
+      `select count(*) as n from accounts where app_id = ? and incentive_id is not null`,
+      [app.id],
+    );
+    say(`   during the outage: a read answered ${during.status} in ${during.ms} ms`);
+    say(`   writes before it: ${created.filter((c) => c.status === 201).length}/${EVENTS} answered 201`);
+    say(
+      `   events ${events - EVENTS}, deliveries received ${t2.length}, distinct ids ${t2ids.size}, ` +
+        `duplicates ${t2.length - t2ids.size}, stuck ${stuck}, lost ${events - EVENTS - t2ids.size}`,
+    );
+    say(`   checkout approved during the outage: applied ${applications} time(s)`);
+    say(
+      `   incentive expiries (due ${Math.round((expiresAt.getTime() - downAt) / 1000)} s into the outage): ` +
+        `${EVENTS - incentivesLeft}/${EVENTS} removed; last removal ${removedAt - upAt} ms after PostgreSQL was back, ` +
+        `${removedAt - expiresAt.getTime()} ms after the expiry`,
+    );
+  }
+
+  if (MODE !== 'stop') {
+    await frozenPostgres({ base, app, pid: pg.pid, count });
+    await frozenTemporal({ base, app, pid: temporal.pid, count, received });
+  }
 
   server.close();
   server.closeAllConnections();
@@ -256,6 +285,177 @@ async function main() {
   await paypal.stop();
   fs.rmSync(dir, { recursive: true, force: true });
   process.exit(0);
+}
+
+interface Probe {
+  status: number;
+  ms: number;
+}
+
+/** A request whose caller waits `timeoutMs` at most (status 0: it gave up). */
+async function timed(url: string, method = 'GET', token?: string, body?: unknown, timeoutMs = 5000): Promise<Probe> {
+  const t = Date.now();
+  try {
+    const res = await fetch(url, {
+      method,
+      headers: {
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'Content-Type': 'application/json' } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.arrayBuffer();
+    return { status: res.status, ms: Date.now() - t };
+  } catch {
+    return { status: 0, ms: Date.now() - t };
+  }
+}
+
+const tally = (xs: Probe[]) => {
+  const statuses: Record<string, number> = {};
+  for (const x of xs)
+    statuses[x.status === 0 ? 'none' : x.status] = (statuses[x.status === 0 ? 'none' : x.status] ?? 0) + 1;
+  return (
+    `${xs.length}: answered within 5 s ${xs.filter((x) => x.status && x.ms <= 5000).length}, within 60 s ` +
+    `${xs.filter((x) => x.status).length}, never ${xs.filter((x) => !x.status).length}; ` +
+    `slowest ${Math.max(0, ...xs.filter((x) => x.status).map((x) => x.ms))} ms; statuses ${JSON.stringify(statuses)}`
+  );
+};
+
+interface FreezeContext {
+  base: string;
+  app: { id: string; api_key: string };
+  pid: number | null;
+  count: (q: string, params?: unknown[]) => Promise<number>;
+}
+
+/**
+ * PostgreSQL frozen under probes (/health, a read and a write each second, their callers waiting up to 60 s, as a
+ * reliability engineer would) and writers (8 lanes: account creations, each a transaction, and usage adds, single
+ * statements; their callers give up after 5 s). What matters: probes answered within 5 s, and writes that
+ * committed although their caller got an error or gave up.
+ */
+async function frozenPostgres(ctx: FreezeContext) {
+  say(`\n3. PostgreSQL frozen ${PG_FREEZE_S} s (SIGSTOP of the server and its backends), then resumed`);
+  const { base, app } = ctx;
+  const A = `${base}/apps/${app.id}`;
+  await timed(`${A}/plans/free/entitlements`, 'POST', app.api_key, { id: 'calls' });
+  await timed(`${A}/namespaces`, 'POST', app.api_key, { id: 'meter' });
+  const usage = () =>
+    ctx.count(`select coalesce(sum(count), 0) as n from usage_counters where app_id = ? and account_id = 'meter'`, [
+      app.id,
+    ]);
+  const usageBefore = await usage();
+  const writes: (Probe & { kind: 'account' | 'usage'; id: string })[] = [];
+  const probes = { health: [] as Probe[], read: [] as Probe[], write: [] as Probe[] };
+  let running = true;
+  let frozenNow = false;
+  const writers = Array.from({ length: 8 }, async (_, lane) => {
+    for (let i = 0; running; i++) {
+      const id = `fz${lane}_${i}`;
+      const r =
+        i % 2 === 0
+          ? { kind: 'account' as const, ...(await timed(`${A}/namespaces`, 'POST', app.api_key, { id })) }
+          : { kind: 'usage' as const, ...(await timed(`${A}/namespaces/meter/usage/calls/add`, 'POST', app.api_key)) };
+      writes.push({ id, ...r });
+    }
+  });
+  const pending: Promise<unknown>[] = [];
+  const failedProbes: string[] = [];
+  const prober = (async () => {
+    for (let n = 0; running; n++) {
+      if (frozenNow) {
+        pending.push(
+          timed(`${base}/health`, 'GET', undefined, undefined, 60_000).then((p) => probes.health.push(p)),
+          timed(`${A}/plans`, 'GET', app.api_key, undefined, 60_000).then((p) => probes.read.push(p)),
+          timed(`${A}/namespaces`, 'POST', app.api_key, { id: `probe${n}` }, 60_000).then((p) => {
+            probes.write.push(p);
+            if (p.status !== 201) failedProbes.push(`probe${n}`);
+          }),
+        );
+      }
+      await sleep(1000);
+    }
+  })();
+  await sleep(3000);
+  const pids = freeze(ctx.pid!);
+  frozenNow = true;
+  await sleep(PG_FREEZE_S * 1000);
+  frozenNow = false;
+  thaw(pids);
+  const thawedAt = Date.now();
+  let backMs = -1;
+  for (;;) {
+    const h = await timed(`${base}/health`);
+    if (h.status === 200) {
+      backMs = Date.now() - thawedAt;
+      break;
+    }
+    if (Date.now() - thawedAt > 60_000) break;
+    await sleep(100);
+  }
+  await sleep(5000);
+  running = false;
+  await Promise.all([...writers, prober, ...pending]);
+  await sleep(3000); // whatever the server still held has run or failed
+  const failed = [...writes.filter((w) => w.kind === 'account' && w.status !== 201).map((w) => w.id), ...failedProbes];
+  const committedAfterError = failed.length
+    ? await ctx.count(`select count(*) as n from accounts where app_id = ? and id in (?)`, [app.id, failed])
+    : 0;
+  const adds = writes.filter((w) => w.kind === 'usage');
+  const applied = (await usage()) - usageBefore;
+  const answered = adds.filter((w) => w.status === 200).length;
+  say(`   probes while frozen (one of each per second, callers waiting up to 60 s):`);
+  say(`     /health ${tally(probes.health)}`);
+  say(`     read    ${tally(probes.read)}`);
+  say(`     write   ${tally(probes.write)}`);
+  const accounts = writes.filter((w) => w.kind === 'account');
+  say(`   account writes (a transaction each; callers give up after 5 s): ${tally(accounts)}`);
+  say(
+    `   account writes (the writers' and the probes') committed after their caller got an error or gave up: ` +
+      `${committedAfterError} of ${failed.length}`,
+  );
+  say(
+    `   usage adds (a single statement each): ${tally(adds)}; applied ${applied}, answered 200 ${answered}: ` +
+      `${applied - answered} applied after their caller got an error or gave up`,
+  );
+  say(`   /health answered 200 again ${backMs} ms after SIGCONT (nothing restarted)`);
+}
+
+/** Temporal frozen while accounts are created (each a webhook delivery start through the outbox). */
+async function frozenTemporal(ctx: FreezeContext & { received: { id: string; type: string; account?: string }[] }) {
+  say(`\n4. Temporal frozen ${TEMPORAL_FREEZE_S} s, then resumed, while accounts are created (each a workflow start)`);
+  const { base, app } = ctx;
+  const A = `${base}/apps/${app.id}`;
+  const pids = freeze(ctx.pid!);
+  const frozenAt = Date.now();
+  const writes: Probe[] = [];
+  const healths: Probe[] = [];
+  for (let n = 0; Date.now() - frozenAt < TEMPORAL_FREEZE_S * 1000; n++) {
+    const [w, h] = await Promise.all([
+      timed(`${A}/namespaces`, 'POST', app.api_key, { id: `tf${n}` }, 60_000),
+      timed(`${base}/health`, 'GET', undefined, undefined, 60_000),
+      sleep(500),
+    ]);
+    writes.push(w);
+    healths.push(h);
+  }
+  const backlog = await ctx.count('select count(*) as n from outbox');
+  thaw(pids);
+  const thawedAt = Date.now();
+  await until(async () => (await ctx.count('select count(*) as n from outbox')) === 0, 300_000).catch(() => undefined);
+  const drainMs = Date.now() - thawedAt;
+  const ours = () => ctx.received.filter((r) => r.type === 'account.created' && r.account?.startsWith('tf'));
+  await until(async () => ours().length >= writes.length, 120_000).catch(() => undefined);
+  const got = ours();
+  say(`   writes while frozen: ${tally(writes)}`);
+  say(`   /health while frozen: ${tally(healths)}`);
+  const distinct = new Set(got.map((r) => r.id)).size;
+  say(
+    `   outbox backlog ${backlog}, drained ${drainMs} ms after SIGCONT; deliveries ${got.length}, distinct ` +
+      `${distinct} of ${writes.filter((w) => w.status === 201).length} accounts`,
+  );
 }
 
 main().catch((err) => {

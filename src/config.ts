@@ -27,6 +27,25 @@ export const configSchema = z.object({
   EMBEDDED_POSTGRES_PORT: port(54320),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(500).default(20),
   /**
+   * Bounds on every wait for PostgreSQL (src/db/bounds.ts), chosen so that a database that stops answering (frozen,
+   * partitioned, a lock pile-up) turns a request into a 503 within 5 s: connecting, and waiting for a free pooled
+   * connection, at most DB_CONNECT_TIMEOUT_MS; a statement at most DB_STATEMENT_TIMEOUT_MS (PostgreSQL's
+   * `statement_timeout`; the client gives up half a second later and drops the connection).
+   */
+  DB_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
+  /**
+   * The bound of the statements of long work (migrations run unbounded; the analytics roll-up, imports, retention
+   * purges, an app's deletion), set for their transaction only; the client meanwhile checks that the server answers.
+   */
+  DB_LONG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+  /**
+   * PostgreSQL's `idle_in_transaction_session_timeout`: a session that waits this long inside a transaction is ended
+   * (its locks freed). At most the statement bound plus the half second, so a COMMIT its caller gave up on (503)
+   * cannot apply when a frozen server resumes (docs/decisions.md, "Bounded waits").
+   */
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
+  /**
    * Runs of one hot statement (usage add, effective access) each API process has at the database at once; the
    * requests that arrive meanwhile go together as one batch (src/db/coalesce.ts). 0: every request alone.
    */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomToken } from './ids.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
+import { dbBounds } from './db/bounds.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
 import { setCoalesceInFlight } from './db/coalesce.js';
 import { migrate, openOrm } from './db/orm.js';
@@ -139,10 +140,11 @@ export async function startInfrastructure(
 
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
 export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
-  const orm = await openOrm(config.databaseUrl, entities, config.DB_POOL_MAX);
+  const bounds = dbBounds(config);
+  const orm = await openOrm(config.databaseUrl, entities, config.DB_POOL_MAX, bounds);
   setCoalesceInFlight(config.DB_COALESCE_IN_FLIGHT);
   try {
-    const applied = await migrate(orm, config.databaseUrl);
+    const applied = await migrate(orm, config.databaseUrl, bounds);
     if (applied.length) logger.info({ applied }, 'applied database migrations');
     const temporal = await connectTemporal({
       address: config.temporalAddress,
@@ -157,6 +159,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       ttlMs: config.CREDENTIAL_CACHE_TTL_SECONDS * 1000,
       maxApps: config.CREDENTIAL_CACHE_MAX_APPS,
       confirmMs: config.CREDENTIAL_CACHE_CONFIRM_MS,
+      connectMs: bounds.connectMs,
       logger: logger.child({ component: 'credential-cache' }),
     });
     // The event path: a change records its events; publishing hands them to these subscribers in the

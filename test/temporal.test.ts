@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { inTransaction } from '../src/db/transaction.js';
 import { OutboxEntry } from '../src/temporal/outbox.entities.js';
-import { enqueueTemporal, outboxCancel, outboxSignal, outboxStart } from '../src/temporal/outbox.js';
+import type { TemporalHandle } from '../src/temporal/client.js';
+import { createLogger } from '../src/logger.js';
+import { enqueueTemporal, OutboxRelay, outboxCancel, outboxSignal, outboxStart } from '../src/temporal/outbox.js';
 import { pauseDef, pingDef, type WorkflowOf } from '../workflows/shared.js';
 import { testEnv } from './helpers/servers.js';
 import { eventually } from './helpers/wait.js';
@@ -132,6 +134,77 @@ describe('Temporal wiring', () => {
       args: [{ message: 'after restart' }],
     });
     expect((await handle.result()).message).to.equal('after restart');
+  });
+
+  it('outbox: a dispatcher renews its claim while it works, so no other starts a command it holds (issue 29)', async () => {
+    // Two dispatchers on a stand-in for Temporal that takes 150 ms per start: the first claims 16 commands and, one
+    // at a time, needs 2.4 s for them, longer than its 1 s lease; the second tries to claim the same rows all along.
+    const { deps } = testEnv();
+    const running = new Map<string, string>();
+    const starts: { id: string; by: string }[] = [];
+    let overlaps = 0;
+    const standIn = (by: string) =>
+      ({
+        taskQueue: 'stand-in',
+        namespace: 'default',
+        close: async () => undefined,
+        connection: {
+          withAbortSignal: (_s: AbortSignal, fn: () => Promise<unknown>) => fn(),
+          withDeadline: (_d: number, fn: () => Promise<unknown>) => fn(),
+          workflowService: { getSystemInfo: async () => ({}) },
+        },
+        client: {
+          workflow: {
+            start: async (_type: string, opts: { workflowId: string }) => {
+              if (running.has(opts.workflowId)) overlaps++;
+              running.set(opts.workflowId, by);
+              starts.push({ id: opts.workflowId, by });
+              await new Promise((r) => setTimeout(r, 150));
+              running.delete(opts.workflowId);
+            },
+          },
+        },
+      }) as unknown as TemporalHandle;
+    const opts = { leaseMs: 1000, callTimeoutMs: 400, concurrency: 1 };
+    const first = new OutboxRelay(deps.orm, standIn('first'), createLogger('silent'), 200, opts);
+    const second = new OutboxRelay(deps.orm, standIn('second'), createLogger('silent'), 200, opts);
+    const em = deps.orm.em.fork();
+    const prefix = `diagnostics/lease/${randomUUID()}`;
+    // Due only in 20 s: the shared relay leaves them alone; a dispatch by id takes them at once (30 s of slack).
+    const rows = Array.from({ length: 16 }, (_, i) => {
+      const row = enqueueTemporal(em, pingCommand(`${prefix}/${i}`, 'lease'));
+      row.nextAttemptAt = new Date(Date.now() + 20_000);
+      return row;
+    });
+    await em.flush();
+    const ids = rows.map((r) => Number(r.id));
+    try {
+      const started = Date.now();
+      const work = first.dispatch(ids);
+      // The second starts trying once the first holds them (else it may simply claim them first).
+      await eventually(async () => starts.length > 0);
+      let tries = 0;
+      let done = false;
+      void work.finally(() => (done = true));
+      while (!done) {
+        await second.dispatch(ids);
+        tries++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await work).to.equal(16);
+      const ms = Date.now() - started;
+      expect(ms, 'longer than one lease: it had to renew').to.be.above(2000);
+      expect(tries).to.be.above(10);
+      expect(overlaps, 'never two starts of one command at once').to.equal(0);
+      expect(
+        starts.filter((s) => s.by === 'second'),
+        'the second took nothing the first held',
+      ).to.deep.equal([]);
+      expect(starts.map((s) => s.id).sort()).to.deep.equal(rows.map((r) => r.workflowId).sort());
+      expect(await deps.orm.em.fork().count(OutboxEntry, { workflowId: rows.map((r) => r.workflowId) })).to.equal(0);
+    } finally {
+      await deps.orm.em.fork().nativeDelete(OutboxEntry, { workflowId: rows.map((r) => r.workflowId) });
+    }
   });
 
   it('the relay refuses a row naming a workflow type or signal this build does not define: kept, never sent', async () => {

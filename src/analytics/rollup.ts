@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import { scheduledStart } from '../temporal/client.js';
 import {
@@ -51,6 +51,8 @@ interface Step {
  */
 async function step(deps: Deps, appId: string, upTo: { upTo: string; day: string }): Promise<Step | null> {
   return deps.orm.em.fork().transactional(async (em) => {
+    // A month of an app's history at a time: longer than a request's statement may take.
+    await longStatements(em);
     const [state] = await sql<{ start: string; end: string; partial: boolean }>(
       em,
       `with s as (

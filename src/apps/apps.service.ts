@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';
@@ -61,9 +61,15 @@ export async function updateApp(
   });
 }
 
-/** Deletes the app; every table it owns references it with ON DELETE CASCADE. */
+/**
+ * Deletes the app; every table it owns references it with ON DELETE CASCADE, so an app with a long history takes
+ * longer than a request's statement may: the long bound, for this transaction only.
+ */
 export async function deleteApp(em: EntityManager, app: IApp): Promise<AppChange> {
-  const [row] = await sql<{ change: string }>(em, `delete from apps where id = $1 returning ${CHANGE}`, [app.id]);
+  const [row] = await em.transactional(async (t) => {
+    await longStatements(t);
+    return sql<{ change: string }>(t, `delete from apps where id = $1 returning ${CHANGE}`, [app.id]);
+  });
   return row?.change ?? null;
 }
 

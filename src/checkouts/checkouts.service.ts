@@ -25,6 +25,7 @@ import {
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import { recordSubscription } from '../subscriptions/subscriptions.service.js';
+import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { outboxStart } from '../temporal/outbox.js';
 import {
   CHECKOUT_TTL_MS,
@@ -301,7 +302,9 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   if (c.status !== 'created') return presentCheckout(c);
   const wf = ctx.deps.temporal.client.workflow;
   const ask = () =>
-    withTimeout(wf.getHandle(checkoutWorkflowId(id)).executeUpdate(checkoutDef.updates.checkNow), COMPLETE_WAIT_MS);
+    boundedCall(ctx.deps.temporal.connection, COMPLETE_WAIT_MS, () =>
+      wf.getHandle(checkoutWorkflowId(id)).executeUpdate(checkoutDef.updates.checkNow),
+    );
   // The workflow may have just finished (applied, cancelled or expired the checkout) as the update
   // arrived: then there is nothing to check and nothing to warn about.
   const settled = async () => {
@@ -344,22 +347,6 @@ export async function completeCheckout(ctx: Ctx, id: string) {
 
 /** How long `complete` waits for the checkout workflow's answer before checking by itself. */
 const COMPLETE_WAIT_MS = 8_000;
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
-}
 
 // ---- run by the checkout workflow's activities --------------------------------------------------------
 
@@ -526,8 +513,7 @@ export async function nudgeReturnedCheckout(deps: Deps, appId: string, providerS
   if (!providerSubscriptionId) return;
   const c = await deps.orm.em.fork().findOne(Checkout, { appId, providerSubscriptionId });
   if (!c || c.status !== 'created') return;
-  await deps.temporal.client.workflow
-    .getHandle(checkoutWorkflowId(c.id))
-    .signal(checkoutDef.signals.providerNotified)
-    .catch(() => undefined);
+  await boundedCall(deps.temporal.connection, REQUEST_TEMPORAL_TIMEOUT_MS, () =>
+    deps.temporal.client.workflow.getHandle(checkoutWorkflowId(c.id)).signal(checkoutDef.signals.providerNotified),
+  ).catch(() => undefined);
 }

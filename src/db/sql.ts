@@ -1,6 +1,8 @@
 import type { EntityManager, PostgreSqlConnection } from '@mikro-orm/postgresql';
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import { DEFAULT_DB_BOUNDS } from './bounds.js';
+import { poolBounds } from './pool-guard.js';
 
 /**
  * A parameterized statement (`$1, $2 ...`, bound by the server, not interpolated) on the entity
@@ -121,6 +123,8 @@ export async function preparedMany<T>(
 /**
  * Runs a `delete ... where id in (select id ... limit $batch) returning 1` until a batch comes back
  * short, so purges take short locks; `$batch` is appended to the parameters. Returns the rows deleted.
+ * Each batch is a transaction of its own with the long statement bound (a batch of a big table's rows, with
+ * what cascades from them, may take longer than a request's statement).
  */
 export async function deleteInBatches(
   em: EntityManager,
@@ -130,8 +134,37 @@ export async function deleteInBatches(
 ): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = (await sql(em, text, [...params, batch])).length;
+    const n = (
+      await em.transactional(async (tx) => {
+        await longStatements(tx);
+        return sql(tx, text, [...params, batch]);
+      })
+    ).length;
     total += n;
     if (n < batch) return total;
   }
+}
+
+/**
+ * Gives the current transaction's statements the long bound (`SET LOCAL statement_timeout`, undone by its commit or
+ * rollback) instead of the ordinary one: for long legitimate work (the roll-up, an import, a purge, an app's
+ * deletion). `ms` (0: none) overrides the pool's `longStatementMs`. The pool's guard sees the setting and waits as
+ * long, checking meanwhile that the server still answers on another connection, so a frozen server still ends
+ * such a statement within seconds.
+ */
+export async function longStatements(em: EntityManager, ms?: number): Promise<void> {
+  if (!em.isInTransaction()) throw new Error('longStatements: call it inside a transaction (it is SET LOCAL)');
+  const bound = ms ?? poolBounds(await poolOf(em))?.longStatementMs ?? DEFAULT_DB_BOUNDS.longStatementMs;
+  await sql(em, `set local statement_timeout = ${Math.max(0, Math.trunc(bound))}`);
+}
+
+/**
+ * For a transaction that waits on something other than the database while it holds its locks (a provider call in
+ * a workflow's activity): its session may stay idle in it for `ms` (`SET LOCAL idle_in_transaction_session_timeout`)
+ * instead of the pool's 2 s, after which PostgreSQL would end it. Not for what a request waits on: the short bound is
+ * also what keeps a COMMIT whose caller got a 503 from applying later (docs/decisions.md, "Bounded waits").
+ */
+export async function idleInTransactionFor(em: EntityManager, ms: number): Promise<void> {
+  if (!em.isInTransaction()) throw new Error('idleInTransactionFor: call it inside a transaction (it is SET LOCAL)');
+  await sql(em, `set local idle_in_transaction_session_timeout = ${Math.max(0, Math.trunc(ms))}`);
 }

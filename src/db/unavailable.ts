@@ -15,9 +15,9 @@ const NETWORK_CODES = new Set([
 /**
  * SQLSTATE classes and codes that mean the server is unavailable rather than the statement wrong:
  * class 08 (connection exception), 57P01..57P03 (shutting down, crash recovery, cannot connect now),
- * 53300 (too many connections).
+ * 53300 (too many connections), 25P03 (the session waited too long inside a transaction and was ended).
  */
-const SQLSTATE = /^(08...|57P0[1-3]|53300)$/;
+const SQLSTATE = /^(08...|57P0[1-3]|53300|25P03)$/;
 
 const MESSAGES = new RegExp(
   [
@@ -28,6 +28,12 @@ const MESSAGES = new RegExp(
     'Client has encountered a connection error',
     'Connection refused',
     'terminating connection due to administrator command',
+    'terminating connection due to idle-in-transaction timeout',
+    // The bounds of src/db/bounds.ts: the server cancelled a statement at statement_timeout (57014, told apart
+    // from a cancel asked for by its message), or the client gave up waiting (pool-guard.ts).
+    'canceling statement due to statement timeout',
+    'PostgreSQL did not answer within',
+    'PostgreSQL stopped answering',
   ].join('|'),
   'i',
 );

@@ -23,6 +23,8 @@ export interface CredentialCacheOptions {
   confirmMs: number;
   /** How often the listener connection is checked with a query. */
   checkMs?: number;
+  /** How long connecting may take (a server that accepts and never answers must not hold the start for ever). */
+  connectMs?: number;
   logger: Logger;
 }
 
@@ -107,6 +109,8 @@ export class CredentialCache {
     const client = new pg.Client({
       connectionString: this.opts.databaseUrl,
       keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: this.opts.connectMs ?? 2000,
       application_name: 'offerkit credential cache',
     });
     client.on('error', (err) => this.lost(client, err));
@@ -220,11 +224,20 @@ export class CredentialCache {
     if (!this.enabled) return { answered: 0, ended: [] };
     // The change is committed whatever happens here: a failure to confirm is logged, not answered as an error
     // (this process's own cache is not used while its listener is down).
+    // Bounded as a whole: a listener connection to a server that stopped answering is replaced by the periodic
+    // check, but the request that made the change does not wait for that.
+    const bound = this.opts.confirmMs + (this.opts.connectMs ?? 2000) + 1000;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${bound} ms`)), bound);
+    });
     try {
-      return await this.awaitAnswers(change);
+      return await Promise.race([this.awaitAnswers(change), late]);
     } catch (err) {
       this.opts.logger.warn({ err, change }, 'credential cache: could not confirm a change with every process');
       return { answered: 0, ended: [] };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import { badRequest } from '../http/errors.js';
 import type { importBody } from './import.schemas.js';
@@ -41,7 +41,11 @@ async function analyzeGrown(ctx: Ctx, grown: Record<'accounts' | 'usage_counters
     );
     for (const [name, n] of tables) {
       const reltuples = Number(known.find((k) => k.relname === name)?.reltuples ?? -1);
-      if (reltuples < 0 || n > 50 + 0.1 * reltuples) await sql(ctx.em, `analyze ${name}`); // a name from the list above
+      if (reltuples < 0 || n > 50 + 0.1 * reltuples)
+        await ctx.em.fork().transactional(async (em) => {
+          await longStatements(em);
+          await sql(em, `analyze ${name}`); // a name from the list above
+        });
     }
   } catch (err) {
     ctx.deps.logger.warn({ err }, 'could not analyse the tables an import grew');
@@ -50,6 +54,8 @@ async function analyzeGrown(ctx: Ctx, grown: Record<'accounts' | 'usage_counters
 
 function importRows(ctx: Ctx, input: ImportInput) {
   return inTransaction(ctx.deps, ctx.em, async (t) => {
+    // Thousands of rows in a few statements: longer than a request's statement may take.
+    await longStatements(t.em);
     const appId = ctx.app.id;
     const ids = (rows: { id: string }[]) => new Set(rows.map((r) => r.id));
     const [plans, incentives, entitlements, freePlan] = await Promise.all([

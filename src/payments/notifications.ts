@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { notFound, unauthorized } from '../http/errors.js';
 import { route } from '../http/route.js';
+import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { recordPaymentFailure, syncSubscription } from '../subscriptions/subscriptions.service.js';
@@ -45,10 +46,12 @@ export const notificationRoutes = [
         ? await em.findOne(Checkout, { appId: app.id, providerSubscriptionId: subscriptionId })
         : null;
       if (checkout && checkout.status === 'created') {
-        await deps.temporal.client.workflow
-          .getHandle(checkoutWorkflowId(checkout.id))
-          .signal(checkoutDef.signals.providerNotified)
-          .catch(() => undefined); // a finished workflow needs no nudge
+        // A finished workflow needs no nudge; one that Temporal cannot reach now checks by itself on its schedule.
+        await boundedCall(deps.temporal.connection, REQUEST_TEMPORAL_TIMEOUT_MS, () =>
+          deps.temporal.client.workflow
+            .getHandle(checkoutWorkflowId(checkout.id))
+            .signal(checkoutDef.signals.providerNotified),
+        ).catch(() => undefined);
       }
       // An applied subscription: re-read it at the provider and apply what changed.
       const subscription = subscriptionId

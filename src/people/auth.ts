@@ -10,6 +10,7 @@ import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
 import { betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
 import pg from 'pg';
+import { boundedPool, dbBounds } from '../db/bounds.js';
 import type { Deps } from '../deps.js';
 
 export const AUTH_BASE_PATH = '/api/auth';
@@ -97,7 +98,7 @@ export function people(deps: Deps): Promise<People> {
   let p = byDeps.get(deps);
   if (!p) {
     p = (async () => {
-      const pool = new pg.Pool({ connectionString: deps.config.databaseUrl, max: 5 });
+      const pool = boundedPool(deps.config.databaseUrl, { max: 5, bounds: dbBounds(deps.config) });
       // An idle connection the server ended (a restart, a dropped test database) is not a crash.
       pool.on('error', (err) => deps.logger.warn({ err }, 'people: idle database connection ended'));
       const auth = buildAuth(deps, pool);

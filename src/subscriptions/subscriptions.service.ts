@@ -5,7 +5,7 @@ import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accoun
 import { findPlan } from '../catalog/catalog.service.js';
 import { regularPrice } from '../offers/offers.service.js';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { idleInTransactionFor, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
@@ -311,6 +311,9 @@ export function pauseCommand(input: PauseInput, reason: string | null): Temporal
   });
 }
 
+/** How long a transaction may wait on the provider under its locks (`idleInTransactionFor`). */
+const PROVIDER_IDLE_MS = 90_000;
+
 /**
  * Ends a pause: reactivates billing at the provider, restores the plan, emits `subscription.resumed`.
  * Once only: the subscription row is locked and must still be paused (and, when given, in that same
@@ -327,6 +330,9 @@ export async function resumePause(
     if (!sub || sub.status !== 'paused' || (opts.pause !== undefined && sub.pauseCount !== opts.pause)) return false;
     const conn = await t.em.findOne(PaymentConnection, { appId });
     if (conn) {
+      // The provider is called under the row's lock: the session waits idle in its transaction meanwhile (PayPal
+      // calls are bounded by 20 s each, and this makes up to four).
+      await idleInTransactionFor(t.em, PROVIDER_IDLE_MS);
       const provider = providerFor(deps.config, conn);
       await toProviderState(provider, sub.providerSubscriptionId, 'ACTIVE', () =>
         provider.activateSubscription(sub.providerSubscriptionId, 'Pause ended'),

@@ -37,6 +37,33 @@ export async function temporalReachable(connection: Connection, timeoutMs = 1000
   }
 }
 
+/**
+ * One Temporal call (or several, in `fn`), bounded: a gRPC deadline, an abort when it passes, and a timer in case
+ * neither ends the call (a call made while the channel reconnects can otherwise hang). Rejects with a
+ * DEADLINE_EXCEEDED-coded error (`isTemporalUnavailable`) when Temporal did not answer in time. For every call made
+ * while answering a request: a frozen or unreachable Temporal must not hold the request.
+ */
+export async function boundedCall<T>(connection: Connection, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      reject(Object.assign(new Error(`Temporal did not answer within ${timeoutMs} ms`), { code: 4 }));
+    }, timeoutMs);
+  });
+  const attempt = connection.withAbortSignal(abort.signal, () => connection.withDeadline(Date.now() + timeoutMs, fn));
+  attempt.catch(() => undefined); // settled after the timer: nothing left to report
+  try {
+    return await Promise.race([attempt, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long a request waits for a Temporal call it makes (a signal to a checkout's workflow). */
+export const REQUEST_TEMPORAL_TIMEOUT_MS = 2_000;
+
 /** A Schedule's action: start `def`'s workflow, its arguments typed by the workflow function. */
 export function scheduledStart<D extends WorkflowDefinition>(
   def: D,

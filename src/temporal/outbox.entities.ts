@@ -15,6 +15,8 @@ export const OutboxEntry = defineEntity({
     payload: p.json<Record<string, unknown>>(),
     attempts: p.integer().default(0),
     lastError: p.text().nullable(),
+    /** The dispatch pass holding the row while `nextAttemptAt` is its lease (null: nobody holds it). */
+    claimedBy: p.text().nullable(),
     nextAttemptAt: p
       .datetime()
       .onCreate(() => new Date())

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { SearchAttributePair, SignalDefinition } from '@temporalio/common';
@@ -14,7 +15,7 @@ import {
 } from '../../workflows/shared.js';
 import type { Orm } from '../db/orm.js';
 import type { Logger } from '../logger.js';
-import { temporalReachable, type TemporalHandle } from './client.js';
+import { boundedCall, temporalReachable, type TemporalHandle } from './client.js';
 import { OutboxEntry } from './outbox.entities.js';
 
 interface StartFields {
@@ -194,6 +195,16 @@ export function isTemporalUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** How long a claim lasts unless its dispatcher renews it (`leaseMs`), and how long one Temporal call may take. */
+export const OUTBOX_LEASE_MS = 10_000;
+export const OUTBOX_CALL_TIMEOUT_MS = 5_000;
+/**
+ * A call starts only while the claim has its timeout plus a tenth of the lease (1 s) left. Renewed every quarter of
+ * the lease, a claim keeps three quarters of it at least, so a dispatcher that renews never runs short; the call's
+ * timeout must stay below that (5 s + 1 s against 7.5 s by default).
+ */
+const spareMs = (leaseMs: number) => leaseMs / 10;
+
 /**
  * Executes outbox commands against Temporal. Right after a commit the service calls
  * `dispatchSoon(ids)`, which runs them in the background: the request has already answered and no
@@ -202,6 +213,13 @@ export function isTemporalUnavailable(err: unknown): boolean {
  * there, so a crash between commit and start loses nothing; workflow-id rules make a repeated command
  * harmless. While Temporal is unreachable nothing waits on it: commands stay in the outbox, the relay
  * probes the frontend on every tick, and drains the backlog in parallel as soon as it answers.
+ *
+ * A claim is a lease of `leaseMs` (10 s) that its dispatcher renews every quarter of it while it works through the
+ * claimed rows, so the claims of a process that died (kill -9, a host lost) are free again within 10 s, instead of
+ * the minute a fixed lease long enough for a whole batch took. A command is never started by two dispatchers at
+ * once: a call starts only while the claim has its timeout plus a second left, counted from when the last renewal
+ * was sent, and a call is abandoned at its timeout; so every call of a claim has ended before the claim can expire
+ * and another dispatcher take the row. A dispatcher that cannot renew (the database is gone) starts nothing more.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -226,7 +244,11 @@ export class OutboxRelay {
     private readonly logger: Logger,
     private readonly pollMs = 2000,
     private readonly opts: { callTimeoutMs?: number; leaseMs?: number; concurrency?: number; batch?: number } = {},
-  ) {}
+  ) {
+    const leaseMs = opts.leaseMs ?? OUTBOX_LEASE_MS;
+    if ((opts.callTimeoutMs ?? OUTBOX_CALL_TIMEOUT_MS) + spareMs(leaseMs) > (leaseMs * 3) / 4)
+      throw new Error('outbox: a call timeout plus a tenth of the lease must fit in three quarters of the lease');
+  }
 
   /** Whether Temporal answered the last command or probe. */
   get temporalDown(): boolean {
@@ -300,21 +322,30 @@ export class OutboxRelay {
    */
   async dispatch(ids?: number[]): Promise<number> {
     if (ids && ids.length === 0) return 0;
-    const leaseS = (this.opts.leaseMs ?? 60_000) / 1000;
+    const leaseMs = this.opts.leaseMs ?? OUTBOX_LEASE_MS;
+    const callTimeoutMs = this.opts.callTimeoutMs ?? OUTBOX_CALL_TIMEOUT_MS;
+    const claim = randomUUID();
     let rows: Row[];
+    const sent = Date.now();
+    // Due rows, or (for the ids just committed) rows nobody holds: a new row's next_attempt_at comes from this
+    // process's clock, which may run ahead of the database's. A held row is due again only when its lease ends.
+    const which = ids
+      ? `c.id in (?) and (c.next_attempt_at <= now()
+           or c.claimed_by is null and c.next_attempt_at <= now() + interval '30 seconds')`
+      : 'c.next_attempt_at <= now()';
     try {
       rows = await this.orm.em
         .fork()
         .getConnection()
         .execute<Row[]>(
-          `update outbox set next_attempt_at = now() + make_interval(secs => ?)
+          `update outbox set next_attempt_at = now() + make_interval(secs => ?), claimed_by = ?
             where id in (
               select c.id from outbox c
-               where ${ids ? `c.id in (?) and c.next_attempt_at <= now() + interval '30 seconds'` : 'c.next_attempt_at <= now()'}
+               where ${which}
                  and not exists (select 1 from outbox o where o.workflow_id = c.workflow_id and o.id < c.id)
                order by c.id limit ? for update skip locked)
             returning id, kind, workflow_id, payload, attempts`,
-          ids ? [leaseS, ids, this.opts.batch ?? 200] : [leaseS, this.opts.batch ?? 200],
+          [leaseMs / 1000, claim, ...(ids ? [ids] : []), this.opts.batch ?? 200],
           'all',
         );
     } catch (err) {
@@ -323,28 +354,34 @@ export class OutboxRelay {
     }
     if (rows.length === 0) return 0;
     rows.sort((a, b) => Number(a.id) - Number(b.id));
+    const lease = new Lease(this.orm, claim, sent + leaseMs, leaseMs);
     const done: string[] = [];
-    const callTimeoutMs = this.opts.callTimeoutMs ?? 10_000;
     let next = 0;
     const lane = async () => {
       while (next < rows.length) {
         const row = rows[next++];
         if (this.downSince !== null) {
-          await this.release(row, null);
+          await this.release(row, null, claim);
           continue;
         }
+        // Not enough of the claim left for a whole call (renewals fail): leave the row to whoever takes it next.
+        if (!lease.holds(String(row.id), callTimeoutMs + spareMs(leaseMs))) continue;
         try {
           await this.call(callTimeoutMs, () => this.execute(row.payload));
           done.push(String(row.id));
         } catch (err) {
           if (isTemporalUnavailable(err)) {
             this.markDown(err);
-            await this.release(row, err);
-          } else await this.fail(row, err);
+            await this.release(row, err, claim);
+          } else await this.fail(row, err, claim);
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.opts.concurrency ?? 32, rows.length) }, lane));
+    try {
+      await Promise.all(Array.from({ length: Math.min(this.opts.concurrency ?? 32, rows.length) }, lane));
+    } finally {
+      await lease.stop();
+    }
     if (done.length > 0) {
       this.stats.executed += done.length;
       // If this fails (database down) the rows come back after their lease and run again: harmless.
@@ -359,45 +396,28 @@ export class OutboxRelay {
     return this.downSince === null ? rows.length : 0;
   }
 
-  /**
-   * One Temporal call, bounded: a gRPC deadline, an abort when it passes, and a timer in case neither
-   * ends the call (a call made while the channel reconnects can otherwise hang).
-   */
+  /** One Temporal call, bounded (`boundedCall`). */
   private async call(timeoutMs: number, fn: () => Promise<void>): Promise<void> {
-    const conn = this.temporal.connection;
-    const abort = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        abort.abort();
-        reject(Object.assign(new Error(`Temporal did not answer within ${timeoutMs} ms`), { code: 4 }));
-      }, timeoutMs);
-    });
-    const attempt = conn.withAbortSignal(abort.signal, () => conn.withDeadline(Date.now() + timeoutMs, fn));
-    attempt.catch(() => undefined); // settled after the timer: nothing left to report
-    try {
-      await Promise.race([attempt, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await boundedCall(this.temporal.connection, timeoutMs, fn);
   }
 
-  /** Temporal was down: give the entry back at once, without counting an attempt. */
-  private async release(row: Row, err: unknown): Promise<void> {
+  /** Temporal was down: give the entry back at once (if still ours), without counting an attempt. */
+  private async release(row: Row, err: unknown, claim: string): Promise<void> {
     this.stats.deferred++;
     await this.orm.em
       .fork()
       .getConnection()
       .execute(
-        'update outbox set next_attempt_at = now(), last_error = coalesce(?, last_error) where id = ?',
-        [err ? String((err as Error)?.message ?? err).slice(0, 2000) : null, row.id],
+        `update outbox set next_attempt_at = now(), claimed_by = null, last_error = coalesce(?, last_error)
+          where id = ? and claimed_by = ?`,
+        [err ? String((err as Error)?.message ?? err).slice(0, 2000) : null, row.id, claim],
         'run',
       )
       .catch(() => undefined); // the lease runs out on its own
   }
 
   /** The command itself failed: retry it later with backoff. */
-  private async fail(row: Row, err: unknown): Promise<void> {
+  private async fail(row: Row, err: unknown, claim: string): Promise<void> {
     this.stats.failed++;
     const backoffS = Math.min(300, 2 ** Math.min(row.attempts, 8));
     if (err instanceof UnknownWorkflowCommandError)
@@ -415,9 +435,9 @@ export class OutboxRelay {
       .fork()
       .getConnection()
       .execute(
-        `update outbox set attempts = attempts + 1, last_error = ?, next_attempt_at = now() +
-          make_interval(secs => ?) where id = ?`,
-        [String((err as Error)?.message ?? err).slice(0, 2000), backoffS, row.id],
+        `update outbox set attempts = attempts + 1, last_error = ?, claimed_by = null, next_attempt_at = now() +
+          make_interval(secs => ?) where id = ? and claimed_by = ?`,
+        [String((err as Error)?.message ?? err).slice(0, 2000), backoffS, row.id, claim],
         'run',
       )
       .catch(() => undefined);
@@ -428,7 +448,7 @@ export class OutboxRelay {
    * for a caller that needs the workflow before the relay gets to the command's outbox row (which,
    * when it runs, finds the workflow there and does nothing).
    */
-  async carryOut(cmd: TemporalCommand, timeoutMs = this.opts.callTimeoutMs ?? 10_000): Promise<void> {
+  async carryOut(cmd: TemporalCommand, timeoutMs = this.opts.callTimeoutMs ?? OUTBOX_CALL_TIMEOUT_MS): Promise<void> {
     await this.call(timeoutMs, () => this.execute(cmd));
   }
 
@@ -516,6 +536,56 @@ export class OutboxRelay {
     if (this.timer) clearTimeout(this.timer);
     await this.running;
     await this.idle();
+  }
+}
+
+/**
+ * One dispatch pass's claim: renewed every quarter of the lease while the pass works, and known locally only as
+ * far as the last renewal that came back (counted from when it was sent, so never later than the database's).
+ */
+class Lease {
+  private timer: NodeJS.Timeout;
+  private renewing: Promise<void> | undefined;
+  /** Rows the last renewal found still claimed by us (all of them until one comes back). */
+  private ours: Set<string> | null = null;
+
+  constructor(
+    private readonly orm: Orm,
+    private readonly claim: string,
+    private until: number,
+    private readonly leaseMs: number,
+  ) {
+    this.timer = setInterval(() => {
+      this.renewing ??= this.renew().finally(() => (this.renewing = undefined));
+    }, leaseMs / 4).unref();
+  }
+
+  /** Whether the row is ours for at least `ms` more. */
+  holds(id: string, ms: number): boolean {
+    return Date.now() + ms <= this.until && (this.ours === null || this.ours.has(id));
+  }
+
+  private async renew(): Promise<void> {
+    const sent = Date.now();
+    try {
+      const rows = await this.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ id: string }[]>(
+          'update outbox set next_attempt_at = now() + make_interval(secs => ?) where claimed_by = ? returning id',
+          [this.leaseMs / 1000, this.claim],
+          'all',
+        );
+      this.until = sent + this.leaseMs;
+      this.ours = new Set(rows.map((r) => String(r.id)));
+    } catch {
+      // Not renewed: calls stop starting once too little of the claim is left.
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.renewing;
   }
 }
 

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 
 export interface Proxy {
   url: string;
@@ -89,4 +89,48 @@ export function rawRequest(
     if (opts.body !== undefined) req.write(opts.body);
     req.end();
   });
+}
+
+export interface TcpProxy {
+  /** host:port to connect to instead of the target. */
+  address: string;
+  /** While true, nothing passes in either direction (dropped, as by a network partition); connections stay open. */
+  partitioned: boolean;
+  close(): Promise<void>;
+}
+
+/** A TCP forwarder on loopback to `target` (host:port) that can be partitioned: for gRPC (Temporal) clients. */
+export async function tcpProxy(target: string): Promise<TcpProxy> {
+  const [host, port] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const sockets = new Set<net.Socket>();
+  const state: TcpProxy = {
+    address: '',
+    partitioned: false,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (d: Buffer) => {
+      if (!state.partitioned) upstream.write(d);
+    });
+    upstream.on('data', (d: Buffer) => {
+      if (!state.partitioned) client.write(d);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  state.address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return state;
 }
