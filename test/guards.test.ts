@@ -14,6 +14,7 @@ import { addAppToWorkspace, createWorkspace } from '../src/people/workspaces.js'
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';
 import { mcpPost } from './helpers/mcp.js';
+import { openAuthorization, pkce, REDIRECT } from './helpers/oauth.js';
 import { rawRequest } from './helpers/console.js';
 import { mountRoutes } from './helpers/mount.js';
 import { testEnv } from './helpers/servers.js';
@@ -356,6 +357,65 @@ describe('the guard layer', function () {
       expect((await as(w.ownerCookie, 'DELETE', `/apps/${w.app.id}`)).status).to.equal(200);
     });
 
+    it('a viewer mints no account token (it acts for the account) and approves no MCP client above read', async () => {
+      const w = await workspace();
+      const viewer = await person('viewer', w.id);
+      const member = await person('member', w.id);
+      await seedCatalog(w.app);
+      await createAccount(w.app, { id: 'cust1', plan: 'pro' });
+      expect((await as(viewer.cookie, 'POST', `/apps/${w.app.id}/namespaces/cust1/token`, {})).status).to.equal(403);
+      const minted = await as(member.cookie, 'POST', `/apps/${w.app.id}/namespaces/cust1/token`, {});
+      expect(minted.status, minted.text).to.equal(201);
+      const request = async () => {
+        const client = (await post('/oauth/register', null, { redirect_uris: [REDIRECT] })).body;
+        const url = new URL(`${testEnv().baseUrl}/oauth/authorize`);
+        for (const [k, v] of Object.entries({
+          response_type: 'code',
+          client_id: client.client_id,
+          redirect_uri: REDIRECT,
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+          scope: 'mcp:full',
+        }))
+          url.searchParams.set(k, v);
+        return openAuthorization(url);
+      };
+      const approve = async (cookie: string, level: string) =>
+        as(cookie, 'POST', `/oauth/requests/${await request()}/approve`, { access_level: level, app_id: w.app.id });
+      const viewed = await as(viewer.cookie, 'GET', `/oauth/requests/${await request()}`);
+      expect(viewed.body.apps).to.deep.equal([{ id: w.app.id, name: w.app.name, max_level: 'read' }]);
+      const full = await approve(viewer.cookie, 'full');
+      expect(full.status).to.equal(403);
+      expect(full.body.error).to.match(/at most read/);
+      expect((await approve(viewer.cookie, 'write')).status).to.equal(403);
+      expect((await approve(viewer.cookie, 'read')).status).to.equal(200);
+      expect((await approve(member.cookie, 'full')).status).to.equal(403);
+      expect((await approve(member.cookie, 'write')).status).to.equal(200);
+      expect((await approve(w.ownerCookie, 'full')).status).to.equal(200);
+    });
+
+    it('someone with an account joins another workspace by its invitation, signed in as the invited address', async () => {
+      const a = await workspace();
+      const b = await workspace();
+      const member = await person('member', a.id);
+      const invited = await as(b.ownerCookie, 'POST', `/workspaces/${b.id}/invitations`, { email: member.email });
+      expect(invited.status, invited.text).to.equal(201);
+      const inv = invited.body;
+      // Without a session (or as someone else) the address's owner must sign in first: nobody takes it over.
+      const anon = await call('POST', `/console/api/invitations/${inv.id}/accept`, {
+        body: { name: 'Squatter', password: PASSWORD },
+        headers: { Origin: testEnv().baseUrl },
+      });
+      expect(anon.status, anon.text).to.equal(409);
+      const other = await as(a.ownerCookie, 'POST', `/invitations/${inv.id}/accept`, {});
+      expect(other.status).to.equal(409);
+      const joined = await as(member.cookie, 'POST', `/invitations/${inv.id}/accept`, {});
+      expect(joined.status, joined.text).to.equal(201);
+      expect(joined.body.user.id).to.equal(member.id);
+      expect((await as(member.cookie, 'GET', `/apps/${b.app.id}/plans`)).status).to.equal(200);
+      expect((await as(member.cookie, 'POST', `/invitations/${inv.id}/accept`, {})).status).to.equal(404);
+    });
+
     it('a state change with a cookie from another site is refused', async () => {
       const w = await workspace();
       const res = await call('POST', `/console/api/apps/${w.app.id}/plans`, {
@@ -417,7 +477,10 @@ describe('the guard layer', function () {
             body: { email: member.email, password },
             headers: { Origin: mounted.base, 'X-Forwarded-For': `203.0.113.${i}` },
           });
-        for (let i = 0; i < 3; i++) expect((await attempt('wrong password here', i)).status).to.equal(401);
+        // Sent at once, the attempts cannot all pass a check made before any of them counted.
+        const burst = await Promise.all(Array.from({ length: 8 }, (_, i) => attempt('wrong password here', i)));
+        expect(burst.filter((r) => r.status === 401)).to.have.length(3);
+        expect(burst.filter((r) => r.status === 429)).to.have.length(5);
         const locked = await attempt(PASSWORD, 9);
         expect(locked.status).to.equal(429);
         expect(locked.headers.get('retry-after')).to.match(/^\d+$/);

@@ -1,5 +1,6 @@
 // Security headers on every answer (src/http/headers.ts): nosniff and a referrer policy on JSON, errors, 404s, text
 // and files; on HTML pages a Content-Security-Policy that no page breaks (checked in Chromium) and X-Frame-Options.
+import { createWorkspace } from '../src/people/workspaces.js';
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -198,6 +199,8 @@ describe('Security headers', function () {
   });
 });
 
+const WORKSPACE = 'headers_browser';
+
 describe('Security headers in a real browser (headless Chromium): no page breaks under its policy', function () {
   this.timeout(120_000);
   let browser: Browser;
@@ -211,10 +214,13 @@ describe('Security headers in a real browser (headless Chromium): no page breaks
     app = await createTestApp('Headers in a browser');
     const p = await people(testEnv().deps);
     userId = (await p.auth.api.signUpEmail({ body: PERSON })).user.id;
+    // An owner exists, so the console offers sign-in (not the first owner's setup).
+    await createWorkspace(p, { id: WORKSPACE, name: 'Headers', ownerId: userId });
   });
   after(async () => {
     await browser?.close();
     const em = testEnv().deps.orm.em.fork();
+    await sql(em, 'delete from orgs where id = $1', [WORKSPACE]);
     if (userId) {
       await sql(em, 'delete from people_sessions where "userId" = $1', [userId]);
       await sql(em, 'delete from people_credentials where "userId" = $1', [userId]);

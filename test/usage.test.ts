@@ -200,9 +200,9 @@ describe('usage', () => {
     expect(blocked).to.equal(15 * 15);
   });
 
-  it('1,000 concurrent unblocked adds lose nothing', async function () {
+  it('1,000 concurrent unblocked adds from a backend (its secret key) lose nothing', async function () {
     this.timeout(120_000);
-    const results = await Promise.all(Array.from({ length: 1000 }, () => post(`${u}/api_calls/add`, app.public_key)));
+    const results = await Promise.all(Array.from({ length: 1000 }, () => post(`${u}/api_calls/add`, app.api_key)));
     expect(results.every((r) => r.status === 200)).to.equal(true);
     expect((await get(`${u}/api_calls`, app.api_key)).body.count).to.equal(1000);
     expect(new Set(results.map((r) => r.body.count)).size).to.equal(1000);

@@ -124,8 +124,10 @@ export const accountRoutes = [
   route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/token',
-    // Signs a token; stores nothing (a read-only app's visitors may read their own account with one).
+    // Signs a token; stores nothing (a read-only app's visitors may read their own account with one). But a token
+    // acts for the account (cancel sessions), so in the console it takes a member, as writes do.
     writes: false,
+    role: 'member',
     sdk: 'accounts.createToken',
     auth: ['S'],
     tags,

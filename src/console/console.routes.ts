@@ -44,7 +44,8 @@ const API = '/console/api';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 const email = z.email().max(320);
-const password = z.string().max(200);
+/** Better Auth's own bound is 128 characters; the strength check (zxcvbn-ts) runs in the handlers. */
+const password = z.string().min(10, 'must be at least 10 characters').max(128);
 const setupBody = z.object({
   token: z.string().max(200).optional(),
   name,
@@ -55,7 +56,8 @@ const setupBody = z.object({
 const appBody = z.object({ name });
 const inviteBody = z.object({ email, role: z.enum(['viewer', 'member', 'admin']).default('member') });
 const consentBody = z.object({ access_level: levelSchema, app_id: z.string().min(1).max(255).optional() });
-const acceptBody = z.object({ name, password });
+/** A new person gives a name and password; a person signed in with the invited address gives nothing. */
+const acceptBody = z.object({ name: name.optional(), password: password.optional() });
 const workspaceParams = z.object({ workspaceId: z.string().min(1).max(255) });
 const invitationParams = z.object({ invitationId: z.string().min(1).max(255) });
 const requestParams = z.object({ requestId: z.string().min(1).max(255) });
@@ -143,7 +145,7 @@ async function betterAuth(
     new Request(`${s.origin}${AUTH_BASE_PATH}${path}`, {
       method,
       headers,
-      body: method === 'POST' ? (s.rawBody ?? '{}') : undefined,
+      body: method === 'POST' ? s.rawBody || '{}' : undefined,
     }),
   );
   const text = await res.text();
@@ -355,12 +357,24 @@ export const consoleRoutes = [
       const p = await peopleOf(s.deps);
       const inv = await pendingInvitation(p, s.params.invitationId);
       if (!inv) throw new AppError(404, 'This invitation is not valid any more');
-      await passwordOk(s.body.password, [s.body.name, inv.email]);
+      // Someone who already has an account joins as themselves, signed in with the invited address.
+      const signedIn = await sessionPerson(s.deps, s.headers);
+      if (signedIn && signedIn.email.toLowerCase() === inv.email.toLowerCase())
+        return {
+          user: await acceptInvitation(p, s.params.invitationId, async () => ({
+            id: signedIn.userId,
+            email: signedIn.email,
+          })),
+        };
       if (await personExists(p, inv.email))
-        throw conflict('This email already has an account: sign in, then open the link again');
+        throw conflict(`${inv.email} already has an account: sign in as ${inv.email}, then open the link again`);
+      if (!s.body.name) throw badRequest('name: is required');
+      if (!s.body.password) throw badRequest('password: is required');
+      const { name: newName, password: newPassword } = s.body;
+      await passwordOk(newPassword, [newName, inv.email]);
       const user = await acceptInvitation(p, s.params.invitationId, async (address) => {
         const made = await p.auth.api
-          .signUpEmail({ body: { name: s.body.name, email: address, password: s.body.password } })
+          .signUpEmail({ body: { name: newName, email: address, password: newPassword } })
           .catch((err: unknown) => {
             throw conflict(`Could not create the person: ${(err as Error).message}`);
           });
@@ -394,13 +408,18 @@ export const consoleRoutes = [
     params: requestParams,
     response: z.object({
       request: oauth.requestSchema,
-      apps: z.array(z.object({ id: z.string(), name: z.string() })),
+      apps: z.array(z.object({ id: z.string(), name: z.string(), max_level: levelSchema })),
       user: userSchema,
     }),
     handler: async (s) => {
       const person = personOf(s);
       const request = await oauth.describeRequest(s.em, s.params.requestId);
-      return { request, apps: await consentApps(s.deps, person.userId), user: userOf(person) };
+      const apps = (await consentApps(s.deps, person.userId)).map((a) => ({
+        id: a.id,
+        name: a.name,
+        max_level: LEVEL_CEILING[a.role],
+      }));
+      return { request, apps, user: userOf(person) };
     },
   }),
   route({
@@ -419,8 +438,16 @@ export const consoleRoutes = [
       const pending = await oauth.describeRequest(s.em, s.params.requestId);
       const appId = pending.app?.id ?? s.body.app_id;
       const allowed = await consentApps(s.deps, person.userId);
-      if (appId && !allowed.some((a) => a.id === appId))
-        throw new AppError(403, 'This app is not in your workspaces: ask its owner to invite you');
+      const target = allowed.find((a) => a.id === appId);
+      if (appId && !target) throw new AppError(403, 'This app is not in your workspaces: ask its owner to invite you');
+      if (target) {
+        const ceiling = LEVEL_CEILING[target.role];
+        if (LEVELS.indexOf(s.body.access_level) > LEVELS.indexOf(ceiling))
+          throw new AppError(
+            403,
+            `Your role in this workspace (${target.role}) can approve at most ${ceiling} access for an MCP client`,
+          );
+      }
       return oauth.approveRequest(
         s.em,
         s.params.requestId,
@@ -474,7 +501,7 @@ export const consoleRoutes = [
       'address and a wrong password get the same answer.',
     body: z.object({
       email,
-      password,
+      password: z.string().min(1).max(128),
       rememberMe: z.boolean().optional(),
       callbackURL: z.string().max(2000).optional(),
     }),
@@ -524,10 +551,30 @@ const userOf = (p: { userId: string; name: string; email: string }) => ({ id: p.
 /** The apps a person may connect an MCP client to: those of their own workspaces (never the read-only demo's). */
 async function consentApps(deps: Deps, userId: string) {
   const p = await peopleOf(deps);
-  const ids = [...new Set((await workspacesOf(p, userId)).filter((w) => !w.demo).flatMap((w) => w.app_ids))];
+  const workspaces = (await workspacesOf(p, userId)).filter((w) => !w.demo);
+  const ids = [...new Set(workspaces.flatMap((w) => w.app_ids))];
   const { rows } = await p.pool.query<{ id: string; name: string }>(
     `select id, name from apps where id = any($1) and not read_only`,
     [ids],
   );
-  return ids.filter((id) => rows.some((r) => r.id === id)).map((id) => rows.find((r) => r.id === id)!);
+  const roleOf = (id: string) =>
+    workspaces
+      .filter((w) => w.app_ids.includes(id))
+      .map((w) => w.role)
+      .sort((a, b) => ROLES.indexOf(b) - ROLES.indexOf(a))[0];
+  return ids
+    .filter((id) => rows.some((r) => r.id === id))
+    .map((id) => ({ ...rows.find((r) => r.id === id)!, role: roleOf(id) }));
 }
+
+/**
+ * The most an MCP connection a person approves may do: no more than the person may do in the console (a viewer
+ * reads, a member writes, owners and admins may approve full access).
+ */
+const LEVEL_CEILING: Record<Role, 'read' | 'write' | 'full'> = {
+  viewer: 'read',
+  member: 'write',
+  admin: 'full',
+  owner: 'full',
+};
+const LEVELS = ['read', 'write', 'full'] as const;

@@ -205,8 +205,7 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         content: { 'text/html': { schema: { type: 'string' } } },
       };
     // Every request that carries a credential is counted (throttle middleware); so are client registrations.
-    if (!open || (def.method === 'POST' && def.path === '/oauth/register'))
-      responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
+    if (!open || def.throttle?.length) responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
     // Any request may meet a database outage (src/http/middleware.ts): 503 with Retry-After, never a 500.
     responses['503'] ??= { $ref: '#/components/responses/ServiceUnavailable' };
     // Node's HTTP server answers this one itself, with no body, before the service sees the request.

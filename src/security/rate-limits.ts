@@ -68,6 +68,12 @@ class Limits {
     }
   }
 
+  /** Gives back `points` taken from `key`'s window (an attempt that turned out not to count). */
+  async reward(name: string, key: string, points: number, seconds: number, cost = 1): Promise<void> {
+    const l = await this.limiter(name, points, seconds);
+    await l.reward(key, cost);
+  }
+
   /** Whether `key`'s window is used up, without taking a point. */
   async exhausted(name: string, key: string, points: number, seconds: number): Promise<Outcome> {
     const l = await this.limiter(name, points, seconds);

@@ -40,16 +40,24 @@ export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
           });
       }
 
+      // Sign-ins take their points before the attempt (so attempts sent at once cannot all pass a check made
+      // before any of them counted) and give them back when the attempt did not fail.
       const signIn = facts.has('sign-in') ? signInKeys(ctx, c.AUTH_FAILURE_LIMIT, c.SIGN_IN_FAILURE_LIMIT) : [];
+      const signInWindow = (name: string) =>
+        name === 'authfail' ? c.AUTH_FAILURE_WINDOW_SECONDS : c.SIGN_IN_FAILURE_WINDOW_SECONDS;
+      const taken: typeof signIn = [];
       for (const k of signIn) {
-        const window = k.name === 'authfail' ? c.AUTH_FAILURE_WINDOW_SECONDS : c.SIGN_IN_FAILURE_WINDOW_SECONDS;
-        const state = await limits.exhausted(k.name, k.key, k.points, window);
-        if (!state.ok)
+        const state = await limits.consume(k.name, k.key, k.points, signInWindow(k.name));
+        if (!state.ok) {
+          for (const t of taken)
+            await limits.reward(t.name, t.key, t.points, signInWindow(t.name)).catch(() => undefined);
           throw tooManyRequests(
             `Too many failed sign-ins ${k.name === 'authfail' ? 'from this address' : 'for this account'}; ` +
               `try again in ${state.retryAfterSeconds} seconds`,
             state.retryAfterSeconds,
           );
+        }
+        taken.push(k);
       }
 
       const credential = bearer(ctx);
@@ -67,16 +75,11 @@ export function throttleFor(deps: Deps): (def: RouteDef) => Middleware | null {
           await limits
             .consume('authfail', ctx.ip, c.AUTH_FAILURE_LIMIT, c.AUTH_FAILURE_WINDOW_SECONDS)
             .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed credential'));
-        if (failed)
-          for (const k of signIn)
+        if (!failed)
+          for (const k of taken)
             await limits
-              .consume(
-                k.name,
-                k.key,
-                k.points,
-                k.name === 'authfail' ? c.AUTH_FAILURE_WINDOW_SECONDS : c.SIGN_IN_FAILURE_WINDOW_SECONDS,
-              )
-              .catch((err: unknown) => deps.logger.warn({ err }, 'could not count a failed sign-in'));
+              .reward(k.name, k.key, k.points, signInWindow(k.name))
+              .catch((err: unknown) => deps.logger.warn({ err }, 'could not give back a sign-in attempt'));
       }
     };
   };

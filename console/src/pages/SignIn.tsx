@@ -126,12 +126,26 @@ export function SetupPage({ onDone }: { onDone: () => Promise<void> }) {
 export function InvitePage({ onDone }: { onDone: () => Promise<void> }) {
   const { id } = useParams();
   const [invite, setInvite] = useState<{ email: string; workspace: string } | null>(null);
+  // Signed in already with the invited address: joining needs no new account.
+  const [signedInAs, setSignedInAs] = useState<string | null>(null);
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction();
   useEffect(() => {
-    void action.run(async () => setInvite(await consoleApi.get(`/invitations/${id}`)));
+    void action.run(async () => {
+      setInvite(await consoleApi.get(`/invitations/${id}`));
+      const me = await consoleApi.get<{ user: { email: string } | null }>('/me');
+      setSignedInAs(me.user?.email ?? null);
+    });
   }, [id]);
+  const joinAsMe = async () => {
+    await action.run(async () => {
+      await consoleApi.post(`/invitations/${id}/accept`, {});
+      window.history.replaceState(null, '', '/console/');
+      await onDone();
+    });
+  };
+  const isInvitee = !!invite && signedInAs?.toLowerCase() === invite.email.toLowerCase();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await action.run(async () => {
@@ -144,7 +158,17 @@ export function InvitePage({ onDone }: { onDone: () => Promise<void> }) {
   };
   return (
     <Frame title={invite ? `Join ${invite.workspace}` : 'Invitation'}>
-      {invite && (
+      {invite && isInvitee && (
+        <Stack>
+          <Text size="sm">
+            You are signed in as <strong>{invite.email}</strong>, the address this invitation is for.
+          </Text>
+          <Button onClick={() => void joinAsMe()} loading={action.busy}>
+            Join the workspace
+          </Button>
+        </Stack>
+      )}
+      {invite && !isInvitee && (
         <form onSubmit={submit}>
           <Stack>
             <Text size="sm">
