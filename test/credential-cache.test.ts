@@ -58,7 +58,7 @@ describe('credential cache across two API processes', function () {
       PORT: String(port),
       HOST: '127.0.0.1',
       DATA_DIR: tempDir('offerkit-cache-'),
-      RATE_LIMIT_PER_SECOND: '0',
+      // Old keys are sent on purpose after each rotation (401 each time, never a guess to lock out).
       AUTH_FAILURE_LIMIT: '0',
       CREDENTIAL_CACHE_TTL_SECONDS: '600',
     });

@@ -309,8 +309,6 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
         HOST: '127.0.0.1',
         DATA_DIR: tempDir('offerkit-freeze-api-'),
         LOG_LEVEL: 'warn',
-        // One client sends everything with one key: throttling would answer 429 instead of what is measured.
-        RATE_LIMIT_PER_SECOND: '0',
       });
       base = `http://127.0.0.1:${port}`;
       await until(async () => (await health()).status === 200, 'the API process', 90_000);

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Identity } from '../http/auth.js';
 import { conflict, notFound } from '../http/errors.js';
-import type { Person, Role } from '../http/route.js';
+import { ROLES, type Person, type Role } from '../http/route.js';
 import { USERS_TABLE, type People } from './auth.js';
 
 export const DEMO_WORKSPACE_ID = 'demo';
@@ -69,8 +69,7 @@ export async function roleIn(
      select 'viewer', o.id from orgs o where o.id = $3 and o.app_ids ? $2`,
     [userId, appId, DEMO_WORKSPACE_ID],
   );
-  const rank: Role[] = ['viewer', 'member', 'admin', 'owner'];
-  const best = rows.sort((a, b) => rank.indexOf(b.role) - rank.indexOf(a.role))[0];
+  const best = rows.sort((a, b) => ROLES.indexOf(b.role) - ROLES.indexOf(a.role))[0];
   return best ? { role: best.role, workspaceId: best.org_id } : null;
 }
 
