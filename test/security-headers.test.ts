@@ -279,8 +279,9 @@ describe('Security headers in a real browser (headless Chromium): no page breaks
     await page.getByText('Interactive API reference').waitFor();
     expect(await page.locator('.opblock').count()).to.be.at.least(5);
 
-    expect(await seen()).to.deep.equal([]);
-    expect(problems).to.deep.equal([]);
+    const reported = await seen();
+    expect(reported, reported.join('\n')).to.deep.equal([]);
+    expect(problems, problems.join('\n')).to.deep.equal([]);
     await context.close();
   });
 
