@@ -18,6 +18,7 @@ import { openAuthorization, pkce, REDIRECT } from './helpers/oauth.js';
 import { rawRequest } from './helpers/console.js';
 import { mountRoutes } from './helpers/mount.js';
 import { testEnv } from './helpers/servers.js';
+import { eventually } from './helpers/wait.js';
 
 const em = () => testEnv().deps.orm.em.fork();
 const PASSWORD = 'correct horse battery staple';
@@ -263,6 +264,39 @@ describe('the guard layer', function () {
       ).to.not.equal(403);
       const admin = await post(`/apps/${app.id}/namespaces`, testEnv().adminKey, { id: 'by_admin' });
       expect(admin.status).to.equal(201);
+    });
+
+    it("the provider's notifications still reach it: a checkout its admin opened completes on PayPal's word alone", async () => {
+      const admin = testEnv().adminKey;
+      await connectProvider({ ...app, api_key: admin });
+      const offer = {
+        id: 'ro_offer',
+        name: 'Read-only offer',
+        plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+      };
+      expect((await post(`/apps/${app.id}/offers`, admin, offer)).status).to.equal(201);
+      expect((await post(`/apps/${app.id}/offers/ro_offer/publish`, admin)).status).to.equal(200);
+      const chk = await post(`/apps/${app.id}/offers/ro_offer/checkout`, admin, {
+        plan: 'pro',
+        interval: 'month',
+        email: 'ro@example.com',
+        return_url: 'https://shop.example/done',
+      });
+      expect(chk.status, chk.text).to.equal(201);
+      // A forged notification is still refused by the provider's verification (401), not waved through.
+      const forged = await call('POST', `/payments/webhooks/${app.id}`, {
+        body: { id: 'WH-forged', event_type: 'BILLING.SUBSCRIPTION.ACTIVATED', resource: { id: 'I-forged' } },
+      });
+      expect(forged.status).to.equal(401);
+      // Approved at the stand-in, which notifies; nobody calls complete.
+      await testEnv().paypal.approve(chk.body.approve_url);
+      const done = await eventually(async () => {
+        const c = (await get(`/apps/${app.id}/checkouts/${chk.body.id}`, app.api_key)).body;
+        return c.status === 'completed' ? c : undefined;
+      });
+      expect(done.account).to.equal('ro@example.com');
+      const notes = testEnv().paypal.sent.filter((n) => n.url.endsWith(`/payments/webhooks/${app.id}`));
+      expect(notes.length).to.be.greaterThan(0);
     });
   });
 

@@ -24,6 +24,9 @@ export const notificationRoutes = [
     summary: 'Payment provider notifications',
     description: 'Verified with the provider; 401 when it does not vouch for the notification.',
     errors: [401],
+    // The provider's word, not a caller's write: a read-only app (the demo) still learns that a checkout its admin
+    // opened was approved. The handler verifies the notification with the provider before it changes anything.
+    readOnlyExempt: async () => true,
     params: z.object({ appId: z.string() }),
     body: z.looseObject({ id: z.string().optional(), event_type: z.string(), resource: z.looseObject({}).optional() }),
     response: z.object({ received: z.literal(true) }),
