@@ -6,7 +6,7 @@ import { contractCheck } from './http/contract.js';
 import { securityHeaders } from './http/headers.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
-import { buildRouter } from './http/router.js';
+import { buildRouter, matchOf } from './http/router.js';
 import { routes as allRoutes } from './http/routes.js';
 import { people } from './people/auth.js';
 import { identityOf } from './people/workspaces.js';
@@ -22,7 +22,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   // Tests hold every answer to its route's documents (response schema, replies, error schema).
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
-  app.use(requestLifecycle(deps.logger, outage));
+  // The start-up work's own requests (the demo seed) and loopback routes (the demo's receiver) log at debug level.
+  app.use(requestLifecycle(deps.logger, outage, (ctx) => deps.starting === true || matchOf(ctx)?.def?.log === 'debug'));
   // The router first: it finds the route once (one canonical spelling of each path; see src/http/router.ts), and
   // everything after it (CORS, the MCP transport guard, throttles, authentication, tenancy, roles, the read-only
   // app) decides on that route's declared facts and the caller's identity, never on the path's spelling.

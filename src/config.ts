@@ -19,6 +19,8 @@ const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).def
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `auto`: short readable lines on a terminal, one JSON object per line otherwise. */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   HOST: z.string().default('0.0.0.0'),
   PORT: port(3000),
   DATA_DIR: z.string().default('./.data'),

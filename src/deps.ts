@@ -23,4 +23,9 @@ export interface Deps {
   resolve: Resolver;
   /** Under `npm start`: which supervised pieces are down and being restarted (for /health). */
   degraded?: () => string[];
+  /**
+   * Under `npm start`: true until the start-up work (the demo seed, the components' example) is done. /health says
+   * `starting` meanwhile, and the requests that work makes are logged at debug level.
+   */
+  starting?: boolean;
 }

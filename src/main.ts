@@ -23,12 +23,14 @@ import { closePeople, issueSetupToken, people } from './people/auth.js';
 import { DEMO_WORKSPACE_ID } from './people/workspaces.js';
 
 const config = loadConfig();
-const logger = createLogger(config.LOG_LEVEL);
+const logger = createLogger(config.LOG_LEVEL, 'offerkit', config.LOG_FORMAT);
 
 async function main() {
   const admin = resolveAdminKey(config);
   const infra = await startInfrastructure(config, logger);
   const deps = await openDeps(config, logger, admin.key);
+  // /health says `starting` (503) until the start-up work below is done; that work's own requests log at debug.
+  deps.starting = true;
   const watched = (w: WorkerHandle) => {
     w.done.catch((err) => logger.error({ err }, 'worker stopped unexpectedly; the supervisor restarts it'));
     return w;
@@ -114,6 +116,8 @@ async function main() {
       : admin.source === 'file'
         ? '   (from ' + config.dataDir + '/admin-api-key)'
         : '   (ADMIN_API_KEY)';
+  deps.starting = false;
+  logger.info({ url: consoleUrl }, 'ready');
   process.stdout.write(
     [
       '',

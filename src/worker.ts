@@ -5,7 +5,7 @@ import { createLogger } from './logger.js';
 import { closeDeps, createWorker, onShutdown, openDeps, resolveAdminKey } from './runtime.js';
 
 const config = loadConfig();
-const logger = createLogger(config.LOG_LEVEL);
+const logger = createLogger(config.LOG_LEVEL, 'offerkit', config.LOG_FORMAT);
 
 async function main() {
   const deps = await openDeps(config, logger, resolveAdminKey(config).key);

@@ -186,8 +186,34 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts everything on a clean DATA_DIR, keeps data across a restart, and Ctrl-C stops every child', async () => {
-    // First start: creates the cluster, generates the admin key, prints the URLs.
-    const first = await startMain(env);
+    // First start: creates the cluster, generates the admin key, prints the URLs. Logged as a person reads them on a
+    // terminal (LOG_FORMAT=auto picks this when stdout is one), with /health asked meanwhile.
+    let started = false;
+    const healthDuringStart: string[] = [];
+    const starting = startMain({ ...env, LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }).finally(() => (started = true));
+    while (!started) {
+      const answer = await fetch(`http://127.0.0.1:${ports.api}/health`, { signal: AbortSignal.timeout(3000) }).then(
+        async (r) => `${r.status} ${JSON.stringify(await r.json())}`,
+        () => null,
+      );
+      if (answer && !started) healthDuringStart.push(answer);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const first = await starting;
+    // Until the start-up work (the demo seed) is done, /health says so (503); it is ok once the banner is out.
+    expect(healthDuringStart.length, first.output()).to.be.greaterThan(0);
+    expect(healthDuringStart[0]).to.match(/^503 \{"ok":false,"starting":true,/);
+    // The banner is the last thing of the start-up: every log line comes before it, short and readable, and the
+    // seed's hundreds of requests are not among them (debug level).
+    const beforeBanner = first.output().split('\n  Console ')[0];
+    const lines = beforeBanner.split('\n').filter((l) => /^\[\d\d:\d\d:\d\d\] /.test(l));
+    expect(lines.length, beforeBanner).to.be.within(5, 30);
+    expect(lines.filter((l) => l.length > 200), 'short lines').to.deep.equal([]);
+    expect(beforeBanner, 'no JSON records').to.not.match(/^\{"level"/m);
+    expect(lines.filter((l) => /\] INFO: (GET|POST|PUT|PATCH|DELETE) \//.test(l)), 'no request lines').to.deep.equal(
+      [],
+    );
+    expect(lines.at(-1)).to.match(/INFO: ready url=/);
     expect(first.apiUrl).to.equal(`http://127.0.0.1:${ports.api}`);
     expect(first.adminKey).to.match(/^adm_/);
     expect(first.output()).to.include('generated now');

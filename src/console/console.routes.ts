@@ -478,6 +478,8 @@ export const consoleRoutes = [
     params: z.object({ appId: z.string(), mode: z.string(), token: z.string() }),
     idempotency: false,
     writes: false,
+    // The service's deliveries to itself: a debug line, not a stream of info lines beside the operator's own.
+    log: 'debug',
     response: z.looseObject({}),
     replies: { 401: { description: 'The signature did not verify' }, 500: { description: 'The flaky mode failing' } },
     handler: async (s) => {

@@ -61,8 +61,15 @@ export class DatabaseOutage {
   }
 }
 
-/** Request id (kept from `X-Request-Id` when sane), one structured log line per request, error mapping. */
-export function requestLifecycle(logger: Logger, outage = new DatabaseOutage(logger)): Middleware {
+/**
+ * Request id (kept from `X-Request-Id` when sane), one structured log line per request (at debug level when `quiet`
+ * says so), error mapping.
+ */
+export function requestLifecycle(
+  logger: Logger,
+  outage = new DatabaseOutage(logger),
+  quiet: (ctx: Parameters<Middleware>[0]) => boolean = () => false,
+): Middleware {
   return async (ctx, next) => {
     const started = process.hrtime.bigint();
     const given = ctx.get('X-Request-Id');
@@ -79,9 +86,10 @@ export function requestLifecycle(logger: Logger, outage = new DatabaseOutage(log
       respondWithError(ctx, err, logger, requestId, outage);
     } finally {
       // The line is built only when it is written (LOG_LEVEL=warn, as in production benches, skips it).
-      if (logger.isLevelEnabled('info')) {
+      const level = quiet(ctx) ? 'debug' : 'info';
+      if (logger.isLevelEnabled(level)) {
         const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-        logger.info(
+        logger[level](
           {
             requestId,
             method: ctx.method,

@@ -195,6 +195,8 @@ export interface RouteDef<
   transport?: 'mcp';
   /** Not served to people under `/console/api` (default: every `/apps/:appId` route but open ones is). */
   consoleHidden?: boolean;
+  /** The level of this route's request log line (default info): `debug` for the service's own loopback traffic. */
+  log?: 'debug';
   /** Answers invalid input itself (the authorization endpoint shows an HTML page, never JSON). */
   invalidInput?: (message: string) => Reply<RawBody>;
   handler: (

@@ -26,6 +26,10 @@ function within<T, F>(p: Promise<T>, ms: number, fallback: F): Promise<T | F> {
 }
 const healthSchema = z.object({
   ok: z.boolean(),
+  starting: z
+    .literal(true)
+    .optional()
+    .describe('Under npm start: the start-up work (the demo seed) is not done yet; 503 meanwhile'),
   database: z.enum(['ok', 'unreachable']),
   temporal: z.enum(['ok', 'unreachable']),
   repaired: z
@@ -58,11 +62,14 @@ export const serviceRoutes = [
     tags,
     summary: 'Health check',
     description:
-      'Runs a database query; 503 when it fails or does not answer within 1.5 s. Also reports whether the Temporal ' +
+      'Runs a database query; 503 when it fails or does not answer within 1.5 s, or while the service is starting ' +
+      '(`starting: true`, under npm start until the demo workspace is ready). Also reports whether the Temporal ' +
       'frontend answers (synchronous reads and writes keep working without it; workflow starts wait in the ' +
       'outbox). Answers within 2 seconds whatever is down.',
     response: healthSchema,
-    replies: { 503: { description: 'The database does not answer', schema: healthSchema } },
+    replies: {
+      503: { description: 'The database does not answer, or the service is still starting', schema: healthSchema },
+    },
     handler: async ({ em, deps }) => {
       // Each check in parallel, each with its own deadline: the answer comes within 2 s in every state, naming
       // what is down (a frozen database would otherwise hold it as long as the pool's own bounds).
@@ -80,14 +87,16 @@ export const serviceRoutes = [
         ),
         within(repairTotals(deps), HEALTH_CHECK_MS, {}),
       ]);
+      const starting = deps.starting === true;
       const body = {
-        ok: database === 'ok',
+        ok: database === 'ok' && !starting,
+        ...(starting ? { starting: true as const } : {}),
         database,
         temporal,
         ...(database === 'ok' && Object.keys(repaired).length ? { repaired } : {}),
         ...(deps.degraded?.().length ? { degraded: deps.degraded() } : {}),
       };
-      return database === 'ok' ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
+      return body.ok ? body : new Reply(503, body, { 'Retry-After': String(DATABASE_RETRY_AFTER_S) });
     },
   }),
 ];
