@@ -8,6 +8,8 @@
 // read, a write each second, a caller waiting up to 60 s) and writers (callers that give up after 5 s). Prints the
 // probes answered within 5 s, within 60 s and never, and the writes committed after their caller got an error or
 // gave up. Settings: CHAOS_PG_FREEZE_S (default 60), CHAOS_TEMPORAL_FREEZE_S (default 20). `-- all` runs both.
+//
+// `npm run chaos -- soak`: memory under 30 minutes of steady mixed load (scripts/soak.ts).
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -29,7 +31,12 @@ const TEMPORAL_DOWN_S = Number(process.env.CHAOS_TEMPORAL_DOWN_S ?? 20);
 const PG_FREEZE_S = Number(process.env.CHAOS_PG_FREEZE_S ?? 60);
 const TEMPORAL_FREEZE_S = Number(process.env.CHAOS_TEMPORAL_FREEZE_S ?? 20);
 const MODE = process.argv[2] ?? 'stop';
-if (!['stop', 'freeze', 'all'].includes(MODE)) throw new Error(`unknown mode ${MODE}: stop (default), freeze or all`);
+if (!['stop', 'freeze', 'all', 'soak'].includes(MODE))
+  throw new Error(`unknown mode ${MODE}: stop (default), freeze, all or soak`);
+if (MODE === 'soak') {
+  await import('./soak.js');
+  await new Promise(() => undefined); // soak.ts exits by itself
+}
 const ADMIN = 'adm_chaos';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');

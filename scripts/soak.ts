@@ -1,0 +1,260 @@
+// `npm run chaos -- soak` (issue 29): does memory level off under steady load? Starts `src/main.ts` as `npm start`
+// does (embedded PostgreSQL and Temporal dev server as its children, the demo workspace, the in-process worker), then
+// runs a bounded mixed load against an app of its own for CHAOS_SOAK_MIN minutes (default 30): usage adds and
+// effective-access reads with the secret key, account updates whose events are delivered to a local webhook
+// receiver, and account creations. Every CHAOS_SOAK_SAMPLE_S seconds (default 30) it samples the memory (PSS: RSS
+// with shared pages split between their processes) of the main process, of the Temporal dev server and of
+// PostgreSQL (each process tree), and at the end says
+// whether each levelled off: the slope of a least-squares line through the second half of the samples, in MB per 10
+// minutes, under CHAOS_SOAK_FLAT_MB (default 5).
+// Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MINUTES = Number(process.env.CHAOS_SOAK_MIN ?? 30);
+const RPS = Number(process.env.CHAOS_SOAK_RPS ?? 100);
+const SAMPLE_S = Number(process.env.CHAOS_SOAK_SAMPLE_S ?? 30);
+const FLAT_MB = Number(process.env.CHAOS_SOAK_FLAT_MB ?? 5);
+const ADMIN = 'adm_soak_0123456789abcdef';
+const ACCOUNTS = 500;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const say = (line: string) => process.stdout.write(line + '\n');
+const mb = (kb: number) => (kb / 1024).toFixed(0).padStart(5);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every process: pid → { parent, rss in kB, command line }. */
+function processes(): Map<number, { ppid: number; rss: number; args: string }> {
+  const out = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,rss=,args='], { encoding: 'utf8' });
+  const map = new Map<number, { ppid: number; rss: number; args: string }>();
+  for (const line of out.split('\n')) {
+    const m = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    if (m) map.set(Number(m[1]), { ppid: Number(m[2]), rss: Number(m[3]), args: m[4] });
+  }
+  return map;
+}
+
+/**
+ * A process's proportional set size (kB): its private memory plus its share of memory it shares (PostgreSQL's
+ * backends share its buffers; their RSS would count them once per backend). RSS when PSS cannot be read.
+ */
+function pss(pid: number, rss: number): number {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) : rss;
+  } catch {
+    return rss;
+  }
+}
+
+/** The memory (PSS, kB) of the main process, and of the process trees under it whose command matches each pattern. */
+function sample(mainPid: number): { main: number; temporal: number; postgres: number } {
+  const ps = processes();
+  for (const [pid, p] of ps) p.rss = pss(pid, p.rss);
+  const children = (pid: number) => [...ps].filter(([, p]) => p.ppid === pid).map(([c]) => c);
+  const tree = (pid: number): number[] => [pid, ...children(pid).flatMap(tree)];
+  const below = tree(mainPid).slice(1);
+  const sum = (match: RegExp) => {
+    const tops = below.filter((pid) => match.test(ps.get(pid)!.args) && !match.test(ps.get(ps.get(pid)!.ppid)!.args));
+    return tops.flatMap(tree).reduce((n, pid) => n + (ps.get(pid)?.rss ?? 0), 0);
+  };
+  return { main: ps.get(mainPid)?.rss ?? 0, temporal: sum(/temporal/), postgres: sum(/postgres/) };
+}
+
+/** Slope (kB per minute) of the least-squares line through (minute, kB). */
+function slope(points: [number, number][]): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  return den ? num / den : 0;
+}
+
+async function main() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offerkit-soak-'));
+  fs.chmodSync(dir, 0o755);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+
+  // The webhook receiver: counts deliveries.
+  let delivered = 0;
+  const receiver = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      delivered++;
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`;
+
+  say(`soak: ${MINUTES} min at about ${RPS} requests/s; data in ${dir}`);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...(process.env.TEMPORAL_CLI ? { TEMPORAL_CLI: process.env.TEMPORAL_CLI } : {}),
+      DATA_DIR: dir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      PAYPAL_STANDIN_PORT: String(await freePort()),
+      ADMIN_API_KEY: ADMIN,
+      LOG_LEVEL: 'warn',
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGINT');
+      setTimeout(() => child.kill('SIGKILL'), 60_000).unref();
+    });
+  try {
+    for (const end = Date.now() + 600_000; !out.includes('Ctrl-C stops everything'); await sleep(200))
+      if (Date.now() > end || child.exitCode !== null) throw new Error(`npm start did not start:\n${out}`);
+
+    const api = async (method: string, p: string, token: string, body?: unknown) => {
+      const res = await fetch(base + p, {
+        method,
+        headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : null };
+    };
+    const must = async (method: string, p: string, token: string, body?: unknown) => {
+      const r = await api(method, p, token, body);
+      if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body!;
+    };
+    const app = await must('POST', '/apps', ADMIN, { name: 'Soak' });
+    const key = app.api_key as string;
+    const a = `/apps/${app.id}`;
+    await must('POST', `${a}/entitlements`, key, {
+      id: 'api_calls',
+      type: 'usage',
+      name: 'API calls',
+      overage: { mode: 'allow' },
+    });
+    await must('POST', `${a}/plans`, key, { id: 'base', name: 'Base' });
+    await must('POST', `${a}/plans/base/entitlements`, key, { id: 'api_calls', max: null });
+    await must('POST', `${a}/webhooks`, key, { url: receiverUrl, events: ['account.updated', 'account.created'] });
+    for (let i = 0; i < ACCOUNTS; i++) await must('POST', `${a}/namespaces`, key, { id: `soak-${i}`, plan: 'base' });
+
+    // The load: a fixed request rate (paced per worker), so memory is compared under the same work throughout.
+    const counts = { usage: 0, access: 0, update: 0, create: 0, errors: 0 };
+    const pick = () => `soak-${Math.floor(Math.random() * ACCOUNTS)}`;
+    let running = true;
+    let created = 0;
+    const WORKERS = 16;
+    const load = async () => {
+      const gap = (1000 * WORKERS) / RPS;
+      while (running) {
+        const started = Date.now();
+        const r = Math.random();
+        try {
+          let res;
+          if (r < 0.6) {
+            res = await api('POST', `${a}/namespaces/${pick()}/usage/api_calls/add`, key);
+            counts.usage++;
+          } else if (r < 0.9) {
+            res = await api('GET', `${a}/namespaces/${pick()}/plan`, key);
+            counts.access++;
+          } else if (r < 0.98) {
+            res = await api('PATCH', `${a}/namespaces/${pick()}`, key, { name: `Soak ${Date.now()}` });
+            counts.update++;
+          } else {
+            res = await api('POST', `${a}/namespaces`, key, { id: `soak-new-${created++}`, plan: 'base' });
+            counts.create++;
+          }
+          if (res.status >= 400) counts.errors++;
+        } catch {
+          counts.errors++;
+        }
+        await sleep(Math.max(0, gap - (Date.now() - started)));
+      }
+    };
+    const workers = Array.from({ length: WORKERS }, load);
+
+    const t0 = Date.now();
+    const samples: { min: number; main: number; temporal: number; postgres: number }[] = [];
+    say('memory is PSS (RSS with shared pages split between the processes sharing them)');
+    say('  min   main MB  Temporal MB  PostgreSQL MB   requests  errors  deliveries');
+    while (Date.now() - t0 < MINUTES * 60_000) {
+      const s = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
+      samples.push(s);
+      const requests = counts.usage + counts.access + counts.update + counts.create;
+      say(
+        `${s.min.toFixed(1).padStart(5)}   ${mb(s.main)}     ${mb(s.temporal)}         ${mb(s.postgres)}     ` +
+          `${String(requests).padStart(8)}  ${String(counts.errors).padStart(6)}  ${String(delivered).padStart(10)}`,
+      );
+      await sleep(SAMPLE_S * 1000);
+    }
+    running = false;
+    await Promise.all(workers);
+    samples.push({ min: (Date.now() - t0) / 60_000, ...sample(child.pid!) });
+    // Deliveries catch up (each event of the endpoint's types is delivered at least once): a backlog would be work
+    // held in memory, not a leak, so the figures say how long it took.
+    const expected = counts.update + counts.create + ACCOUNTS;
+    const caughtUp = Date.now();
+    while (delivered < expected && Date.now() - caughtUp < 300_000) await sleep(1000);
+    say(
+      `deliveries: ${delivered} of ${expected} events received ` +
+        `(${((Date.now() - caughtUp) / 1000).toFixed(0)} s after the load stopped)`,
+    );
+
+    const second = samples.slice(Math.floor(samples.length / 2));
+    say(
+      `\nrequests: ${counts.usage} usage adds, ${counts.access} access reads, ${counts.update} account updates, ` +
+        `${counts.create} account creations; ${counts.errors} errors; ${delivered} webhook deliveries received`,
+    );
+    say(`memory (MB): first sample, peak, last, and the second half's slope (MB per 10 minutes):`);
+    let flat = true;
+    for (const k of ['main', 'temporal', 'postgres'] as const) {
+      const perTen = (slope(second.map((s) => [s.min, s[k]])) * 10) / 1024;
+      const levels = Math.abs(perTen) < FLAT_MB;
+      flat &&= levels;
+      say(
+        `  ${k.padEnd(9)} ${mb(samples[0][k])} ${mb(Math.max(...samples.map((s) => s[k])))} ${mb(samples.at(-1)![k])}` +
+          `   ${perTen >= 0 ? '+' : ''}${perTen.toFixed(1)} MB/10 min: ${levels ? 'levels off' : 'still growing'}`,
+      );
+    }
+    say(flat ? 'verdict: memory levels off' : 'verdict: memory still grows in the second half');
+    if (!flat) process.exitCode = 1;
+  } finally {
+    await stop();
+    receiver.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
