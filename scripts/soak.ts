@@ -146,7 +146,7 @@ async function main() {
         signal: AbortSignal.timeout(30_000),
       });
       const text = await res.text();
-      return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : null };
+      return { status: res.status, body: text ? (JSON.parse(text) as Record<string, string>) : null };
     };
     const must = async (method: string, p: string, token: string, body?: unknown) => {
       const r = await api(method, p, token, body);

@@ -52,7 +52,17 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
       'Last-Event-ID',
       'Idempotency-Key',
     ],
-    exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate', 'X-Request-Id'],
+    // What a page's script may read of an answer: when to retry, its rate limit, whether it was a replay.
+    exposeHeaders: [
+      'Mcp-Session-Id',
+      'WWW-Authenticate',
+      'X-Request-Id',
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+      'Idempotent-Replayed',
+    ],
     maxAge: 86400,
   });
   // CORS headers are for browsers, which send `Origin` with every cross-origin request and preflight. A request

@@ -33,7 +33,11 @@ describe('the log format', () => {
       'applied database migrations applied=[3]',
     );
     expect(prettyMessage({ level: 30, msg: 'x', note: 'two words' })).to.equal('x note="two words"');
-    const warn = prettyMessage({ level: 40, msg: 'retrying', err: { message: 'refused', stack: 'Error: refused\n at' } });
+    const warn = prettyMessage({
+      level: 40,
+      msg: 'retrying',
+      err: { message: 'refused', stack: 'Error: refused\n at' },
+    });
     expect(warn).to.equal('retrying: refused');
     const error = prettyMessage({ level: 50, msg: 'failed', err: { message: 'boom', stack: 'Error: boom\n    at f' } });
     expect(error).to.equal('failed: boom\nError: boom\n    at f');
