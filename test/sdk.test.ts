@@ -182,4 +182,34 @@ describe('SDK: a whole journey against the real servers', function () {
     expect(pages).to.deep.equal([10, 10, 3]);
     expect(await secret.accounts.list({ per_page: 10, page: 3, q: 'p' }).toArray()).to.have.length(3);
   });
+
+  it("withResponse: the answer's status, request id, idempotent replay and rate limit beside its body", async () => {
+    await secret.entitlements.create({ id: 'calls', type: 'usage', name: 'Calls' });
+    await secret.plans.create({ id: 'basic', name: 'Basic' });
+    await secret.plans.attachEntitlement('basic', { id: 'calls', max: null });
+    // A POST answered for the first time, then replayed for the same idempotency key.
+    const first = await secret.accounts
+      .create({ id: 'wr', plan: 'basic' }, { idempotencyKey: 'wr-create-1' })
+      .withResponse();
+    expect(first.data.id).to.equal('wr');
+    expect(first.response.status).to.equal(201);
+    expect(first.response.replayed).to.equal(false);
+    expect(first.response.requestId).to.match(/^[0-9a-f-]{36}$/);
+    const again = await secret.accounts
+      .create({ id: 'wr', plan: 'basic' }, { idempotencyKey: 'wr-create-1' })
+      .withResponse();
+    expect(again.response.replayed).to.equal(true);
+    expect(again.data).to.deep.equal(first.data);
+    // The publishable key's answers carry its rate limit (the secret key's have none: it is not limited).
+    const added = await pub.usage.add('wr', 'calls').withResponse();
+    expect(added.data.count).to.equal(1);
+    expect(added.response.rateLimit).to.include({ limit: 100 });
+    expect(added.response.rateLimit!.remaining).to.be.within(0, 99);
+    expect((await secret.accounts.get('wr').withResponse()).response.rateLimit).to.equal(null);
+    // Awaited as it is, a call is its body; then/catch/finally behave as a promise's.
+    expect((await secret.accounts.get('wr')).id).to.equal('wr');
+    expect(await secret.accounts.get('wr').then((a) => a.id)).to.equal('wr');
+    const missing = await secret.accounts.get('nobody').catch((e: unknown) => (e as { status: number }).status);
+    expect(missing).to.equal(404);
+  });
 });

@@ -94,6 +94,12 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
 export function presentEndpoint(
   e: IWebhookEndpoint,
   stats: Stats,
+  withSecret: true,
+): z.input<typeof S.endpointWithSecretSchema>;
+export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: false): z.input<typeof S.endpointSchema>;
+export function presentEndpoint(
+  e: IWebhookEndpoint,
+  stats: Stats,
   withSecret: boolean,
 ): z.input<typeof S.endpointSchema> {
   return {

@@ -57,7 +57,7 @@ export const webhookRoutes = [
     body: S.createEndpointBody,
     status: 201,
     errors: [409],
-    response: S.endpointSchema,
+    response: S.endpointWithSecretSchema,
     handler: (s) => endpoints.createEndpoint(ctxOf(s), s.body),
   }),
   route({
@@ -69,7 +69,7 @@ export const webhookRoutes = [
     tags,
     summary: 'A webhook endpoint, with its secret',
     params: S.endpointParams,
-    response: S.endpointSchema,
+    response: S.endpointWithSecretSchema,
     handler: (s) => endpoints.getEndpoint(ctxOf(s), s.params.webhookId),
   }),
   route({
@@ -109,7 +109,7 @@ export const webhookRoutes = [
     summary: 'Replace the signing secret',
     description: 'Every later attempt, retries included, is signed with the new secret.',
     params: S.endpointParams,
-    response: S.endpointSchema,
+    response: S.endpointWithSecretSchema,
     handler: (s) => endpoints.regenerateSecret(ctxOf(s), s.params.webhookId),
   }),
   route({

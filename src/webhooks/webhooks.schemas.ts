@@ -58,6 +58,8 @@ export const endpointSchema = z.object({
   updated_at: z.string(),
   stats,
 });
+/** An endpoint as created, read alone or given a new secret: with its signing secret (the spec's rule). */
+export const endpointWithSecretSchema = endpointSchema.extend({ secret: z.string() });
 export const deliverySchema = z.object({
   id: z.string(),
   endpoint_id: z.string(),

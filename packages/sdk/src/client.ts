@@ -1,5 +1,6 @@
 import { Core, type ClientOptions, type RequestOptions } from './core.js';
 import { OfferkitError } from './errors.js';
+import type { APIPromise } from './response.js';
 import {
   OPERATIONS,
   type AccountTokenResources,
@@ -69,8 +70,8 @@ class ClientBase {
     method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions } = {},
-  ): Promise<T> {
-    return this.core.request(method, path, req) as Promise<T>;
+  ): APIPromise<T> {
+    return this.core.request(method, path, req) as APIPromise<T>;
   }
 }
 

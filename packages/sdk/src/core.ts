@@ -1,5 +1,6 @@
 import { APIConnectionError, APIError, APITimeoutError, OfferkitError } from './errors.js';
 import type { Operation } from './generated/api.js';
+import { APIPromise, responseInfo, type ResponseInfo } from './response.js';
 
 /** Options every client takes. */
 export interface ClientOptions {
@@ -76,11 +77,20 @@ export class Core {
     return this.request(op.method, path, { body: op.body ? (body ?? {}) : undefined, query, options: o });
   }
 
-  async request(
+  /** Sends a request; the body, or with `.withResponse()` the body and the answer's status and headers. */
+  request(
     method: string,
     path: string,
     req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions } = {},
-  ): Promise<unknown> {
+  ): APIPromise<unknown> {
+    return new APIPromise(this.send(method, path, req));
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions },
+  ): Promise<{ data: unknown; response: ResponseInfo }> {
     const o = req.options ?? {};
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(req.query ?? {})) {
@@ -114,7 +124,7 @@ export class Core {
         }
         throw err;
       }
-      if (res.ok) return parseBody(res);
+      if (res.ok) return { data: await parseBody(res), response: responseInfo(res) };
       if (attempt < maxRetries && RETRY_STATUSES.has(res.status)) {
         await res.body?.cancel().catch(() => undefined);
         await sleep(backoff(attempt, res.headers.get('retry-after')));

@@ -28,6 +28,7 @@ export {
   type ErrorBody,
 } from './errors.js';
 export { CursorPagePromise, PagePromise, type CursorPage, type Page } from './pagination.js';
+export { APIPromise, type ResponseInfo } from './response.js';
 export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from './webhooks.js';
 export * from './generated/api.js';
 export type { components, paths } from './generated/openapi.js';

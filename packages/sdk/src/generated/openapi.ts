@@ -10019,7 +10019,7 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
+            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10135,7 +10135,7 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
+            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10429,7 +10429,7 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
+            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
