@@ -24,6 +24,7 @@ import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from 
 import { createWorker } from '../src/temporal/worker.js';
 import { PayPalStandIn } from '../src/payments/standin/server.js';
 import { freeze, thaw } from '../test/helpers/freeze.js';
+import { freePort } from '../test/helpers/servers.js';
 
 const EVENTS = Number(process.env.CHAOS_EVENTS ?? 200);
 const PG_DOWN_S = Number(process.env.CHAOS_PG_DOWN_S ?? 30);
@@ -41,15 +42,6 @@ const ADMIN = 'adm_chaos';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function until<T>(fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
   const end = Date.now() + ms;

@@ -11,10 +11,11 @@
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/servers.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MINUTES = Number(process.env.CHAOS_SOAK_MIN ?? 30);
@@ -27,15 +28,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');
 const mb = (kb: number) => (kb / 1024).toFixed(0).padStart(5);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** Every process: pid → { parent, rss in kB, command line }. */
 function processes(): Map<number, { ppid: number; rss: number; args: string }> {
