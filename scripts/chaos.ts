@@ -42,7 +42,6 @@ const ADMIN = 'adm_chaos';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');
 
-
 async function until<T>(fn: () => Promise<T | undefined | false>, ms: number): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {

@@ -208,11 +208,15 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
     const beforeBanner = first.output().split('\n  Console ')[0];
     const lines = beforeBanner.split('\n').filter((l) => /^\[\d\d:\d\d:\d\d\] /.test(l));
     expect(lines.length, beforeBanner).to.be.within(5, 30);
-    expect(lines.filter((l) => l.length > 200), 'short lines').to.deep.equal([]);
+    expect(
+      lines.filter((l) => l.length > 200),
+      'short lines',
+    ).to.deep.equal([]);
     expect(beforeBanner, 'no JSON records').to.not.match(/^\{"level"/m);
-    expect(lines.filter((l) => /\] INFO: (GET|POST|PUT|PATCH|DELETE) \//.test(l)), 'no request lines').to.deep.equal(
-      [],
-    );
+    expect(
+      lines.filter((l) => /\] INFO: (GET|POST|PUT|PATCH|DELETE) \//.test(l)),
+      'no request lines',
+    ).to.deep.equal([]);
     expect(lines.at(-1)).to.match(/INFO: ready url=/);
     expect(first.apiUrl).to.equal(`http://127.0.0.1:${ports.api}`);
     expect(first.adminKey).to.match(/^adm_/);
