@@ -15,6 +15,7 @@ import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
 import { ensureChromium } from '../test/helpers/chromium.js';
 import { PASS_NAMES } from './contract.js';
+import { ensureHelm } from './go-tools.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
@@ -49,6 +50,7 @@ const SECONDS: Record<string, number> = {
   'test/demo-receiver.test.ts': 6,
   'test/sdk-generate.test.ts': 6,
   'test/unit/router-buckets.test.ts': 6,
+  'test/helm.test.ts': 2,
   'contract:admin': 150,
   'contract:secret': 40,
   'contract:publishable': 27,
@@ -257,6 +259,8 @@ async function main(): Promise<void> {
   // at once.
   process.env.TEMPORAL_CLI = ensureTemporalCli(process.env.TEMPORAL_CLI, createLogger('info'));
   process.env.CHROMIUM_PATH = ensureChromium();
+  // Helm for the chart's checks below and test/helm.test.ts (built once into .tools, about 5 minutes on 2 cores).
+  const helm = (process.env.HELM = ensureHelm());
   const tools = run({
     name: 'schemathesis',
     command: path.join(BIN, 'tsx'),
@@ -276,6 +280,8 @@ async function main(): Promise<void> {
     bin('format', 'prettier', '--check', '.'),
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
+    { name: 'helm: lint', command: helm, args: ['lint', '--strict', 'deploy/helm/offerkit'] },
+    { name: 'helm: template', command: helm, args: ['template', 'offerkit', 'deploy/helm/offerkit'] },
     // On CI (a fresh clone, after `npm install`): the install changed nothing that is committed, the lockfile above
     // all (a missing optional entry is rewritten by every fresh install).
     ...(process.env.CI === 'true' && fs.existsSync(path.join(ROOT, '.git'))
