@@ -93,6 +93,36 @@ function random(seed: number) {
   };
 }
 
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU seconds (user + system) a live process has used, its children that it waited for included. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime, stime, cutime, cstime are fields 14-17 of stat; here 0-based after the command: 11-14.
+    return fields.slice(11, 15).reduce((n, x) => n + Number(x), 0) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** A process and its live descendants (PostgreSQL's backends, a dev server's children). */
+function tree(pid: number): number[] {
+  const out = [pid];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(fs.readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+      if (ppid === pid) out.push(...tree(Number(entry)));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+const cpuOf = (pids: number[]) => pids.flatMap(tree).reduce((n, p) => n + cpuSeconds(p), 0);
+
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
@@ -155,8 +185,10 @@ class Proc {
 
 interface Cluster {
   address: string;
-  /** The Temporal processes, by name (the dev server is one). */
+  /** The Temporal processes, by name (none for the dev server). */
   procs: Proc[];
+  /** Process ids of everything Temporal runs (for the CPU figures). */
+  pids(): number[];
   stop(): Promise<void>;
 }
 
@@ -305,7 +337,12 @@ async function startCluster(dir: string, pgPort: number, pgUrl: string): Promise
   const address = `127.0.0.1:${frontendPort}`;
   await prepareNamespace(address, 'default');
   say(`temporal cluster: ${procs.map((p) => p.name).join(', ')} on ${address}, namespace default (${elapsed(t2)})`);
-  return { address, procs, stop: async () => void (await Promise.all(procs.map((p) => p.kill('SIGTERM')))) };
+  return {
+    address,
+    procs,
+    pids: () => procs.map((p) => p.child?.pid).filter((x): x is number => !!x),
+    stop: async () => void (await Promise.all(procs.map((p) => p.kill('SIGTERM')))),
+  };
 }
 
 async function startDevServer(dir: string): Promise<Cluster> {
@@ -319,7 +356,12 @@ async function startDevServer(dir: string): Promise<Cluster> {
     logger: quiet,
   });
   say(`temporal dev server (temporal server start-dev, SQLite file) on ${handle.address}`);
-  return { address: handle.address, procs: [], stop: () => handle.stop() };
+  return {
+    address: handle.address,
+    procs: [],
+    pids: () => (handle.pid ? [handle.pid] : []),
+    stop: () => handle.stop(),
+  };
 }
 
 /** Search attributes registered once, and in use: a start that sets them is accepted by the frontend. */
@@ -782,6 +824,20 @@ async function main() {
     say(
       `converged ${((convergedAt - quietFrom) / 1000).toFixed(1)} s after the last restart and the last write, ` +
         `${((convergedAt - lastTimer) / 1000).toFixed(1)} s after the last timer was due; whole run ${elapsed(started)}`,
+    );
+    const cpu = {
+      postgres: postgres.pid ? cpuOf([postgres.pid]) : 0,
+      temporal: cpuOf(cluster.pids()),
+      api: cpuOf(apis.map((p) => p.child?.pid ?? 0).filter(Boolean)),
+      workers: cpuOf(workers.map((p) => p.child?.pid ?? 0).filter(Boolean)),
+      scenario: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    };
+    say(
+      `cpu seconds since start (live processes; a killed one's time is lost): ` +
+        Object.entries(cpu)
+          .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+          .join(', ') +
+        `; load average ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
     );
     say(failures.length ? `\nMISSED: ${failures.join('; ')}` : '\nall targets met');
     await stopAll();
