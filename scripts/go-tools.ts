@@ -78,3 +78,23 @@ export function ensureTemporalServer(): TemporalServerTools {
   }
   return { server, sqlTool, schemaDir, version: TEMPORAL_SERVER_VERSION };
 }
+
+/**
+ * `tsx scripts/go-tools.ts helm-check`: builds helm when it is missing, then `helm lint --strict` and `helm template`
+ * the chart; `npm test` runs it as one of its checks, so a first build overlaps the other checks.
+ */
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
+  if (process.argv[2] !== 'helm-check') throw new Error('usage: tsx scripts/go-tools.ts helm-check');
+  const helm = ensureHelm();
+  const chart = path.join(ROOT, 'deploy/helm/offerkit');
+  for (const args of [
+    ['lint', '--strict', chart],
+    ['template', 'offerkit', chart],
+  ]) {
+    const r = spawnSync(helm, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+    if (r.status !== 0) {
+      process.stderr.write(`helm ${args.join(' ')} failed (exit ${r.status})\n`);
+      process.exit(1);
+    }
+  }
+}

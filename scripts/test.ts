@@ -15,7 +15,6 @@ import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
 import { ensureChromium } from '../test/helpers/chromium.js';
 import { PASS_NAMES } from './contract.js';
-import { ensureHelm } from './go-tools.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
@@ -259,8 +258,6 @@ async function main(): Promise<void> {
   // at once.
   process.env.TEMPORAL_CLI = ensureTemporalCli(process.env.TEMPORAL_CLI, createLogger('info'));
   process.env.CHROMIUM_PATH = ensureChromium();
-  // Helm for the chart's checks below and test/helm.test.ts (built once into .tools, about 5 minutes on 2 cores).
-  const helm = (process.env.HELM = ensureHelm());
   const tools = run({
     name: 'schemathesis',
     command: path.join(BIN, 'tsx'),
@@ -280,8 +277,9 @@ async function main(): Promise<void> {
     bin('format', 'prettier', '--check', '.'),
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
-    { name: 'helm: lint', command: helm, args: ['lint', '--strict', 'deploy/helm/offerkit'] },
-    { name: 'helm: template', command: helm, args: ['template', 'offerkit', 'deploy/helm/offerkit'] },
+    // Builds helm into .tools the first time (minutes, beside the other checks; docs/benchmarks.md), then lints and
+    // renders the chart; test/helm.test.ts checks what it renders.
+    bin('helm: lint, template', 'tsx', 'scripts/go-tools.ts', 'helm-check'),
     // On CI (a fresh clone, after `npm install`): the install changed nothing that is committed, the lockfile above
     // all (a missing optional entry is rewritten by every fresh install).
     ...(process.env.CI === 'true' && fs.existsSync(path.join(ROOT, '.git'))
