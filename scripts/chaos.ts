@@ -37,8 +37,8 @@ if (!['stop', 'freeze', 'all', 'topology'].includes(MODE))
   throw new Error(`unknown mode ${MODE}: stop (default), freeze, all or topology`);
 if (MODE === 'topology') {
   // `npm run chaos -- topology` (issue 34): the small version of `npm run topology`, on the real Temporal cluster with
-  // its faults (one history service, one worker and one API process SIGKILLed and restarted). Not in CI: building
-  // the Temporal server on a clean machine takes longer than the whole suite (docs/benchmarks.md).
+  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/topology.test.ts
+  // runs a smaller one in the suite.
   const small = {
     TOPOLOGY_ACCOUNTS: '60',
     TOPOLOGY_USAGE: '120',

@@ -80,11 +80,18 @@ export function ensureTemporalServer(): TemporalServerTools {
 }
 
 /**
+ * `tsx scripts/go-tools.ts temporal-server`: builds the Temporal server and its SQL tool when they are missing.
  * `tsx scripts/go-tools.ts helm-check`: builds helm when it is missing, then `helm lint --strict` and `helm template`
  * the chart; `npm test` runs it as one of its checks, so a first build overlaps the other checks.
  */
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
-  if (process.argv[2] !== 'helm-check') throw new Error('usage: tsx scripts/go-tools.ts helm-check');
+  if (process.argv[2] === 'temporal-server') {
+    // `npm test`'s check that builds the Temporal server for test/topology.test.ts beside the other checks.
+    const tools = ensureTemporalServer();
+    process.stdout.write(`${tools.server}\n`);
+    process.exit(0);
+  }
+  if (process.argv[2] !== 'helm-check') throw new Error('usage: tsx scripts/go-tools.ts helm-check | temporal-server');
   const helm = ensureHelm();
   const chart = path.join(ROOT, 'deploy/helm/offerkit');
   for (const args of [
