@@ -79,6 +79,27 @@ export function ensureTemporalServer(): TemporalServerTools {
   return { server, sqlTool, schemaDir, version: TEMPORAL_SERVER_VERSION };
 }
 
+/** Pinned: the newest Temporal UI server that builds with Go 1.26.8 (v2.58 needs 1.26.10); docker-compose.yml's. */
+export const TEMPORAL_UI_VERSION = 'v2.42.1';
+
+/**
+ * The Temporal UI server (its web assets are embedded in the Go module), built once into .tools/temporal-ui-<version>;
+ * undefined when it does not build (`npm run topology` then runs without a UI).
+ */
+export function ensureTemporalUi(): string | undefined {
+  try {
+    return goInstall(
+      path.join(TOOLS, `temporal-ui-${TEMPORAL_UI_VERSION}`),
+      'github.com/temporalio/ui-server/v2/cmd/server',
+      TEMPORAL_UI_VERSION,
+      'server',
+    );
+  } catch (err) {
+    say(`the Temporal UI server did not build (${(err as Error).message}); going on without it`);
+    return undefined;
+  }
+}
+
 /**
  * `tsx scripts/go-tools.ts temporal-server`: builds the Temporal server and its SQL tool when they are missing.
  * `tsx scripts/go-tools.ts helm-check`: builds helm when it is missing, then `helm lint --strict` and `helm template`

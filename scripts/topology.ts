@@ -19,7 +19,8 @@
 // Settings: TOPOLOGY_ACCOUNTS (default 300), TOPOLOGY_USAGE (default 600), TOPOLOGY_CHECKOUTS (default 20),
 // TOPOLOGY_CONCURRENCY (requests in flight, default 16), TOPOLOGY_EXPIRY_S (incentives expire this long after the
 // burst starts, default 40), TOPOLOGY_PAUSE_S (a paused "month", default 20), TOPOLOGY_SEED (the fault times),
-// TOPOLOGY_KEEP=1 keeps the data folder (.test-data/topology-<pid>) and the processes' logs.
+// TOPOLOGY_UI=0 runs without the Temporal UI server (built once too, when it builds), TOPOLOGY_KEEP=1 keeps the
+// data folder (.test-data/topology-<pid>) and the processes' logs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -33,7 +34,7 @@ import { connectTemporal, ensureSearchAttributes } from '../src/temporal/client.
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
 import { PayPalStandIn } from '../src/payments/standin/server.js';
 import { startReceiver } from '../test/helpers/receiver.js';
-import { ensureTemporalServer } from './go-tools.js';
+import { ensureTemporalServer, ensureTemporalUi } from './go-tools.js';
 
 /** True when nothing listens on the port (on the loopback address). */
 function portFree(port: number): Promise<boolean> {
@@ -337,10 +338,38 @@ async function startCluster(dir: string, pgPort: number, pgUrl: string): Promise
   const address = `127.0.0.1:${frontendPort}`;
   await prepareNamespace(address, 'default');
   say(`temporal cluster: ${procs.map((p) => p.name).join(', ')} on ${address}, namespace default (${elapsed(t2)})`);
+  if (process.env.TOPOLOGY_UI !== '0') {
+    // The Temporal UI server, when it builds: its config file in the data folder, pointed at the frontend.
+    const ui = ensureTemporalUi();
+    if (ui) {
+      const uiPort = await freePort();
+      fs.mkdirSync(path.join(dir, 'ui-config'), { recursive: true });
+      fs.writeFileSync(
+        path.join(dir, 'ui-config', 'topology.yaml'),
+        `temporalGrpcAddress: ${address}\nport: ${uiPort}\nenableUi: true\ndefaultNamespace: default\n` +
+          `publicPath:\ncors:\n  cookieInsecure: true\n`,
+      );
+      const proc = new Proc(
+        'temporal-ui',
+        ui,
+        ['--root', dir, '--config', 'ui-config', '--env', 'topology', 'start'],
+        {},
+        path.join(dir, 'temporal-ui.log'),
+        null,
+      );
+      await proc.start();
+      procs.push(proc);
+      say(`temporal ui: http://127.0.0.1:${uiPort} (while the run lasts)`);
+    }
+  }
   return {
     address,
     procs,
-    pids: () => procs.map((p) => p.child?.pid).filter((x): x is number => !!x),
+    pids: () =>
+      procs
+        .filter((p) => p.name !== 'temporal-ui')
+        .map((p) => p.child?.pid)
+        .filter((x): x is number => !!x),
     stop: async () => void (await Promise.all(procs.map((p) => p.kill('SIGTERM')))),
   };
 }
