@@ -19,6 +19,7 @@
 // Settings: TOPOLOGY_ACCOUNTS (default 300), TOPOLOGY_USAGE (default 600), TOPOLOGY_CHECKOUTS (default 20),
 // TOPOLOGY_CONCURRENCY (requests in flight, default 16), TOPOLOGY_EXPIRY_S (incentives expire this long after the
 // burst starts, default 40), TOPOLOGY_PAUSE_S (a paused "month", default 20), TOPOLOGY_SEED (the fault times),
+// TOPOLOGY_DEV_MEMORY=1 runs the dev server in memory (as the tests do) instead of on a file (as `npm start` does),
 // TOPOLOGY_UI=0 runs without the Temporal UI server (built once too, when it builds), TOPOLOGY_KEEP=1 keeps the
 // data folder (.test-data/topology-<pid>) and the processes' logs.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -381,10 +382,14 @@ async function startDevServer(dir: string): Promise<Cluster> {
     port: await freePort(),
     uiPort: null,
     namespace: 'default',
-    dbFile: path.join(dir, 'temporal.sqlite'),
+    // As `npm start` runs it (a SQLite file); TOPOLOGY_DEV_MEMORY=1: in memory, as the test suite runs it.
+    dbFile: process.env.TOPOLOGY_DEV_MEMORY === '1' ? undefined : path.join(dir, 'temporal.sqlite'),
     logger: quiet,
   });
-  say(`temporal dev server (temporal server start-dev, SQLite file) on ${handle.address}`);
+  say(
+    `temporal dev server (temporal server start-dev, SQLite ${process.env.TOPOLOGY_DEV_MEMORY === '1' ? 'in memory' : 'file'}) ` +
+      `on ${handle.address}`,
+  );
   return {
     address: handle.address,
     procs: [],
