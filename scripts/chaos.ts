@@ -10,6 +10,10 @@
 // gave up. Settings: CHAOS_PG_FREEZE_S (default 60), CHAOS_TEMPORAL_FREEZE_S (default 20). `-- all` runs both.
 //
 // `npm run chaos -- soak`: memory under 30 minutes of steady mixed load (scripts/soak.ts).
+//
+// `npm run chaos -- topology` (issue 34): `npm run topology` at a small size (60 accounts, 120 usage adds, 5
+// checkouts) on the real Temporal cluster, with its faults; see scripts/topology.ts.
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -32,11 +36,29 @@ const TEMPORAL_DOWN_S = Number(process.env.CHAOS_TEMPORAL_DOWN_S ?? 20);
 const PG_FREEZE_S = Number(process.env.CHAOS_PG_FREEZE_S ?? 60);
 const TEMPORAL_FREEZE_S = Number(process.env.CHAOS_TEMPORAL_FREEZE_S ?? 20);
 const MODE = process.argv[2] ?? 'stop';
-if (!['stop', 'freeze', 'all', 'soak'].includes(MODE))
-  throw new Error(`unknown mode ${MODE}: stop (default), freeze, all or soak`);
+if (!['stop', 'freeze', 'all', 'soak', 'topology'].includes(MODE))
+  throw new Error(`unknown mode ${MODE}: stop (default), freeze, all, soak or topology`);
 if (MODE === 'soak') {
   await import('./soak.js');
   await new Promise(() => undefined); // soak.ts exits by itself
+}
+if (MODE === 'topology') {
+  // `npm run chaos -- topology` (issue 34): the small version of `npm run topology`, on the real Temporal cluster with
+  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/topology.test.ts
+  // runs a smaller one in the suite.
+  const small = {
+    TOPOLOGY_ACCOUNTS: '60',
+    TOPOLOGY_USAGE: '120',
+    TOPOLOGY_CHECKOUTS: '5',
+    TOPOLOGY_EXPIRY_S: '30',
+    TOPOLOGY_PAUSE_S: '15',
+  };
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/topology.ts'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: { ...small, ...process.env },
+    stdio: 'inherit',
+  });
+  process.exit(r.status ?? 1);
 }
 const ADMIN = 'adm_chaos';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -49,6 +49,8 @@ const SECONDS: Record<string, number> = {
   'test/demo-receiver.test.ts': 6,
   'test/sdk-generate.test.ts': 6,
   'test/unit/router-buckets.test.ts': 6,
+  'test/helm.test.ts': 2,
+  'test/topology.test.ts': 110,
   'contract:admin': 150,
   'contract:secret': 40,
   'contract:publishable': 27,
@@ -276,6 +278,11 @@ async function main(): Promise<void> {
     bin('format', 'prettier', '--check', '.'),
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
+    // Builds helm into .tools the first time (minutes, beside the other checks; docs/benchmarks.md), then lints and
+    // renders the chart; test/helm.test.ts checks what it renders.
+    bin('helm: lint, template', 'tsx', 'scripts/go-tools.ts', 'helm-check'),
+    // The Temporal server and its SQL tool for test/topology.test.ts, built the first time (minutes, likewise).
+    bin('build: temporal server', 'tsx', 'scripts/go-tools.ts', 'temporal-server'),
     // On CI (a fresh clone, after `npm install`): the install changed nothing that is committed, the lockfile above
     // all (a missing optional entry is rewritten by every fresh install).
     ...(process.env.CI === 'true' && fs.existsSync(path.join(ROOT, '.git'))

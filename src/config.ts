@@ -61,6 +61,17 @@ export const configSchema = z.object({
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('offerkit'),
+  /**
+   * Mutual TLS to the Temporal frontend (Temporal Cloud, or a self-hosted cluster with TLS): files of the client
+   * certificate and its key (PEM), both or neither; TEMPORAL_TLS_CA a CA bundle for a server certificate not signed
+   * by a public CA; TEMPORAL_TLS_SERVER_NAME overrides the name checked in the server's certificate.
+   */
+  TEMPORAL_TLS_CERT: optionalString,
+  TEMPORAL_TLS_KEY: optionalString,
+  TEMPORAL_TLS_CA: optionalString,
+  TEMPORAL_TLS_SERVER_NAME: optionalString,
+  /** Temporal Cloud API key (instead of mTLS); sent as a bearer token over TLS. */
+  TEMPORAL_API_KEY: optionalString,
   TEMPORAL_PORT: port(7233),
   TEMPORAL_UI_PORT: port(8233),
   TEMPORAL_CLI: optionalString,
@@ -228,6 +239,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`Invalid environment setting ${issue.path.join('.')}: ${issue.message}`);
   }
   const c = parsed.data;
+  if (!c.TEMPORAL_TLS_CERT !== !c.TEMPORAL_TLS_KEY)
+    throw new Error(
+      'Invalid environment setting TEMPORAL_TLS_CERT: set TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY together',
+    );
   const dataDir = path.resolve(c.DATA_DIR);
   return {
     ...c,

@@ -13,7 +13,7 @@ import { entities } from './entities.js';
 import { EventPublisher, publishPending } from './events/publish.js';
 import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
-import { connectTemporal, ensureSearchAttributes } from './temporal/client.js';
+import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/outbox.js';
 import { createWorker, type WorkerHandle } from './temporal/worker.js';
@@ -150,6 +150,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       address: config.temporalAddress,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
+      auth: temporalAuth(config),
     });
     await ensureSearchAttributes(temporal, logger);
     const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);

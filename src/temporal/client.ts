@@ -1,4 +1,5 @@
-import { Client, Connection, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import fs from 'node:fs';
+import { Client, Connection, type ScheduleOptionsStartWorkflowAction, type TLSConfig } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { SA, type WorkflowDefinition, type WorkflowOf } from '../../workflows/shared.js';
 import type { Logger } from '../logger.js';
@@ -11,13 +12,56 @@ export interface TemporalHandle {
   close(): Promise<void>;
 }
 
+/** How a client reaches Temporal beyond its address: TLS (mutual, with a client certificate) or an API key. */
+export interface TemporalAuth {
+  tls?: TLSConfig;
+  apiKey?: string;
+}
+
+/**
+ * TLS and API key from the settings (TEMPORAL_TLS_*, TEMPORAL_API_KEY): nothing for a plain local cluster; mutual TLS
+ * when a client certificate is given (Temporal Cloud's usual way); TLS with an API key when only the key is.
+ */
+export function temporalAuth(config: {
+  TEMPORAL_TLS_CERT?: string;
+  TEMPORAL_TLS_KEY?: string;
+  TEMPORAL_TLS_CA?: string;
+  TEMPORAL_TLS_SERVER_NAME?: string;
+  TEMPORAL_API_KEY?: string;
+}): TemporalAuth {
+  const read = (file: string, what: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`${what} (${file}) cannot be read: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  const mutual = config.TEMPORAL_TLS_CERT && config.TEMPORAL_TLS_KEY;
+  if (!mutual && !config.TEMPORAL_API_KEY && !config.TEMPORAL_TLS_CA) return {};
+  const tls: TLSConfig = {
+    ...(mutual
+      ? {
+          clientCertPair: {
+            crt: read(config.TEMPORAL_TLS_CERT!, 'TEMPORAL_TLS_CERT'),
+            key: read(config.TEMPORAL_TLS_KEY!, 'TEMPORAL_TLS_KEY'),
+          },
+        }
+      : {}),
+    ...(config.TEMPORAL_TLS_CA ? { serverRootCACertificate: read(config.TEMPORAL_TLS_CA, 'TEMPORAL_TLS_CA') } : {}),
+    ...(config.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: config.TEMPORAL_TLS_SERVER_NAME } : {}),
+  };
+  return { tls, ...(config.TEMPORAL_API_KEY ? { apiKey: config.TEMPORAL_API_KEY } : {}) };
+}
+
 export async function connectTemporal(opts: {
   address: string;
   namespace: string;
   taskQueue: string;
+  auth?: TemporalAuth;
 }): Promise<TemporalHandle> {
   const connection = await Connection.connect({
     address: opts.address,
+    ...opts.auth,
     connectTimeout: '10s',
     // gRPC's default reconnect backoff grows to 2 minutes during an outage, so a Temporal that is back
     // would be noticed only that late; retry the connection every 2 seconds at most instead.

@@ -4,6 +4,7 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } fro
 import { createActivities } from '../../activities/index.js';
 import type { Deps } from '../deps.js';
 import { installTemporalLogging } from './runtime-logger.js';
+import { temporalAuth } from './client.js';
 import { ensureRetentionSchedule } from '../events/retention.js';
 import { ensureRollupSchedule } from '../analytics/rollup.js';
 import { ensureReconcileSchedule } from './reconciler.js';
@@ -27,7 +28,10 @@ export interface WorkerHandle {
 
 export async function createWorker(deps: Deps, opts: { workflowBundle?: WorkflowBundle } = {}): Promise<WorkerHandle> {
   installTemporalLogging(deps.logger);
-  const connection = await NativeConnection.connect({ address: deps.config.temporalAddress });
+  const connection = await NativeConnection.connect({
+    address: deps.config.temporalAddress,
+    ...temporalAuth(deps.config),
+  });
   const worker = await Worker.create({
     connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
