@@ -57,7 +57,7 @@ export const accountRoutes = [
     path: '/apps/:appId/namespaces',
     sdk: 'accounts.create',
     auth: ['S'],
-    mcp: { tool: 'create_account', level: 'W' },
+    mcp: { tool: 'create_account', rename: { id: 'accountId' }, level: 'W' },
     tags,
     summary: 'Create an account',
     description: "The id is kept exactly as sent; 409 if it exists. Without `plan` the app's free plan is used.",

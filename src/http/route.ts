@@ -99,6 +99,11 @@ export interface McpTool {
   omit?: string[];
   /** Only these body fields are offered. */
   only?: string[];
+  /**
+   * Query or body fields the tool's arguments name otherwise, so one thing has one name across tools (the account
+   * id is `accountId`, as in the paths): `{ namespace: 'accountId' }`. REST and the SDK keep the route's names.
+   */
+  rename?: Record<string, string>;
   /** The whole body is taken from this argument (merge_plan_meta's `meta`). */
   bodyArg?: string;
   /** Keys redacted anywhere in the result. */

@@ -13,6 +13,7 @@ import {
 } from './reservations.service.js';
 import { INGEST_MAX_EVENTS, ingestUsage } from './ingest.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
+import { upgradeLink } from './upgrade.js';
 
 const tags = ['Usage'];
 const counterParams = accountParams.extend({ entitlementId: callerId });
@@ -68,11 +69,56 @@ const ingestResult = z.object({
   duplicate: z.boolean(),
 });
 
+const upgradeLinkBody = z.object({
+  plan: callerId.describe('The plan to buy, e.g. `pro` (list_plans shows the ids).'),
+  interval: z
+    .enum(['month', 'year'])
+    .optional()
+    .describe('Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.'),
+  offer: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price."),
+});
+const upgradeLinkSchema = z.object({
+  account: z.string(),
+  plan: z.object({ id: z.string(), name: z.string() }),
+  offer: z.string().nullable(),
+  interval: z.enum(['month', 'year']),
+  currency: z.string(),
+  price: z.number(),
+  kind: z.enum(['pricing_page', 'provider_approval']),
+  url: z.string(),
+  checkout: z.string().nullable(),
+});
+
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
   'counter does not move.';
 
 export const usageRoutes = [
+  route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/upgrade-link',
+    sdk: 'accounts.upgradeLink',
+    auth: ['S'],
+    mcp: { tool: 'create_upgrade_link', level: 'W' },
+    tags: ['Accounts'],
+    summary: 'Make a checkout link for an account to buy a plan',
+    description:
+      'Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the ' +
+      "app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment " +
+      "provider's approval page (`kind: provider_approval`), reused for the same account and selection within an " +
+      'hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan ' +
+      'or offer has no price at that interval or the provider is not connected.',
+    params: accountParams,
+    body: upgradeLinkBody,
+    errors: [409, 502],
+    response: upgradeLinkSchema,
+    handler: (s) => upgradeLink(ctxOf(s), s.params.accountId, s.body, s.origin),
+  }),
   route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage',

@@ -771,6 +771,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/upgrade-link': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make a checkout link for an account to buy a plan
+     * @description Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['accounts.upgradeLink'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/usage': {
     parameters: {
       query?: never;
@@ -8229,6 +8251,142 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'accounts.upgradeLink': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The plan to buy, e.g. `pro` (list_plans shows the ids). */
+          plan: string;
+          /**
+           * @description Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.
+           * @enum {string}
+           */
+          interval?: 'month' | 'year';
+          /** @description An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price. */
+          offer?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: string;
+            plan: {
+              id: string;
+              name: string;
+            };
+            offer: string | null;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            currency: string;
+            price: number;
+            /** @enum {string} */
+            kind: 'pricing_page' | 'provider_approval';
+            url: string;
+            checkout: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       503: components['responses']['ServiceUnavailable'];
     };
