@@ -190,6 +190,7 @@ describe('MCP server', function () {
           t.name === 'send_test_event' || t.name === 'retry_webhook_delivery',
         );
         expect(t.inputSchema.type).to.equal('object');
+        expect(t.outputSchema?.type, t.name).to.equal('object');
         expect(t.inputSchema.properties ?? {}, t.name).to.not.have.property('appId');
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
@@ -234,6 +235,11 @@ describe('MCP server', function () {
         color: 'blue',
       });
       expect((await tool('list_plans')).map((p: { id: string }) => p.id)).to.include.members(['free', 'pro', 'scale']);
+      // Beside the text, the same JSON as structuredContent (a list under `data`, as MCP wants an object).
+      const plans = await client.callTool({ name: 'list_plans', arguments: {} });
+      expect(plans.structuredContent).to.deep.equal({ data: resultJson(plans) });
+      const acct = await client.callTool({ name: 'get_account', arguments: { accountId: 'alice' } });
+      expect(acct.structuredContent).to.deep.equal(resultJson(acct));
       expect((await tool('get_pricing_card', { planId: 'pro' })).monthlyPrice).to.equal(29);
       // Entitlements, add-ons, incentives
       expect((await tool('create_entitlement', { id: 'exports', type: 'usage', name: 'Exports' })).id).to.equal(

@@ -95,6 +95,11 @@ export interface McpTool {
   tool: string;
   /** R read, W write, F full. */
   level: 'R' | 'W' | 'F';
+  /**
+   * For a model, after the route's summary and description: when to use the tool and what it returns, in full
+   * sentences (the tool's description is the three together).
+   */
+  use: string;
   /** Input fields left out (filters the tool does not offer, fields it may not change). */
   omit?: string[];
   /** Only these body fields are offered. */

@@ -160,6 +160,7 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
         title: t.title,
         description: t.description,
         inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
         annotations: t.annotations,
       })),
   }));

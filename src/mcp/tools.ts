@@ -51,7 +51,7 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
     if ((k === 'maximum' || k === 'minimum') && typeof v === 'number' && Math.abs(v) >= Number.MAX_SAFE_INTEGER)
       continue;
     // An output schema names the fields and their types: bounds and `required` are the input's business.
-    if (maxDepth !== Infinity && /^(max|min)(Length|imum|Items)$|^required$/.test(k)) continue;
+    if (maxDepth !== Infinity && /^(max|min)(Length|imum|Items)$|^required$|^description$/.test(k)) continue;
     if (k === 'properties' && v && typeof v === 'object')
       out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, forModel(p, depth + 1, maxDepth)]));
     else if (k === 'items' || k === 'additionalProperties') out[k] = forModel(v, depth + 1, maxDepth);
@@ -196,7 +196,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
     .join(' ');
   const sentence = (t: string) => (/[.!?]$/.test(t.trim()) ? t.trim() : `${t.trim()}.`);
-  const description = [def.summary, def.description]
+  const description = [def.summary, def.description, spec.use]
     .filter((t): t is string => !!t)
     .map(sentence)
     .join(' ');
