@@ -4,6 +4,7 @@ import { connectProvider, createAccount, createTestApp, seedCatalog, type TestAp
 import { call, del, get, patch, post } from './helpers/http.js';
 import { connectMcp, mcpPost, resultJson, resultText } from './helpers/mcp.js';
 import { startReceiver } from './helpers/receiver.js';
+import { KEY_SESSIONS_PER_APP } from '../src/mcp/connections.js';
 import { testEnv } from './helpers/servers.js';
 
 const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
@@ -148,7 +149,10 @@ describe('MCP server', function () {
           const res = await raw(app, rpc('tools/list'), cred);
           expect(res.status, String(cred)).to.equal(401);
           expect(res.body).to.deep.equal({ error: 'Unauthorized' });
-          const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
+          // `scope` is the app's cap (Read and write for a new app), so a client asks for no more.
+          const pointer =
+            `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp", ` +
+            'scope="mcp:write"';
           expect(res.headers.get('www-authenticate')).to.equal(
             cred === null ? pointer : `${pointer}, error="invalid_token"`,
           );
@@ -492,6 +496,22 @@ describe('MCP server', function () {
       expect(JSON.parse(res.body.result.content[0].text)).to.deep.equal({ count: 0 });
       const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
       expect(logged).to.include({ tool: 'count_accounts', connection_id: null, status: 200 });
+    });
+
+    it('initialize with a key adds no connection rows without bound: same name reuses its row, at most 100 kept', async () => {
+      const first = await raw(app, init('2025-11-25', 'looping agent'));
+      const again = await raw(app, init('2025-11-25', 'looping agent'));
+      expect(again.headers.get('mcp-session-id')).to.equal(first.headers.get('mcp-session-id'));
+      const named = async () => (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body as unknown[];
+      expect(await named()).to.have.length(1);
+      for (let i = 0; i < 105; i += 15)
+        await Promise.all(Array.from({ length: 15 }, (_, j) => raw(app, init('2025-11-25', `client ${i + j}`))));
+      const kept = await named();
+      expect(kept).to.have.length(KEY_SESSIONS_PER_APP);
+      // The most recently used are kept; the oldest (the first client) went.
+      expect(kept.map((c) => (c as { name: string }).name))
+        .to.include('client 104')
+        .and.not.include('looping agent');
     });
 
     it('truncates results over 20,000 characters in the log (the caller gets all of it)', async () => {

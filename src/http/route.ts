@@ -165,7 +165,12 @@ export interface RouteDef<
   /** Request body limit override, for bulk routes. */
   bodyLimit?: string;
   /** `WWW-Authenticate` value sent with this route's 401 (the MCP route's resource metadata pointer). */
-  challenge?: (origin: string, params: Record<string, string>, credentialSent: boolean) => string;
+  challenge?: (
+    origin: string,
+    params: Record<string, string>,
+    credentialSent: boolean,
+    ctx: { em: EntityManager; routes: readonly RouteDef[] },
+  ) => string | Promise<string>;
   /**
    * OAuth endpoints: bodies may also be forms, and invalid input is `{ error: <code>, error_description }`
    * (`invalid_request`, or the code given here).

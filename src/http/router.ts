@@ -116,7 +116,10 @@ export async function runRoute(
       await input.admission.unrecognized(input.ip ?? '', input.credential);
     if (def.challenge && err instanceof AppError && err.status === 401)
       throw new AppError(401, err.message, err.extra, {
-        'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null),
+        'WWW-Authenticate': await def.challenge(input.origin, input.params, input.credential !== null, {
+          em,
+          routes: input.routes,
+        }),
       });
     throw err;
   });

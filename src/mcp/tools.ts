@@ -281,6 +281,19 @@ export function toolsOf(routes: readonly RouteDef[]): Tool[] {
 export const switchedOn = (tool: Tool, settings: McpSettingsView) =>
   settings.tool_overrides[tool.name] ?? covers(settings.access_level, tool.level);
 
+/**
+ * The most an OAuth connection of the app can do: the highest level of a tool switched on for its connections (the
+ * access level, or above it when a tool override switches on a higher tool). Consent, issued scopes and the
+ * connection list never claim more.
+ */
+export function appCap(tools: Tool[], settings: McpSettingsView): Level {
+  const on = tools.filter((t) => switchedOn(t, settings)).map((t) => t.level);
+  return on.includes('full') ? 'full' : on.includes('write') ? 'write' : 'read';
+}
+
+/** The lower of two levels. */
+export const lower = (a: Level, b: Level): Level => (covers(a, b) ? b : a);
+
 /** Why a connection may not call a tool, or null when it may. Keys (secret, admin) may call everything. */
 export function denial(tool: Tool, settings: McpSettingsView, level: Level | null): string | null {
   if (level === null) return null;
