@@ -664,6 +664,45 @@ describe('OAuth 2.1 for MCP clients', function () {
   });
 
   describe('access for OAuth connections', () => {
+    it('a throttled connection gets a JSON-RPC error per request with the retry time (and 429, Retry-After)', async () => {
+      const provider = new TestOAuthProvider(approveWith('read'));
+      await signIn(provider);
+      const token = provider.saved!.access_token;
+      // 100 requests a second per connection by default; 5 here, so a few at once pass it on any machine.
+      const config = testEnv().deps.config as { RATE_LIMIT_PER_SECOND: number };
+      const before = config.RATE_LIMIT_PER_SECOND;
+      config.RATE_LIMIT_PER_SECOND = 5;
+      let answers: Awaited<ReturnType<typeof mcpPost>>[];
+      let batch: Awaited<ReturnType<typeof mcpPost>>;
+      try {
+        answers = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => mcpPost(app.id, { ...TOOLS_LIST, id: i + 1 }, token)),
+        );
+        batch = await mcpPost(
+          app.id,
+          [
+            { ...TOOLS_LIST, id: 'a' },
+            { ...TOOLS_LIST, id: 'b' },
+          ],
+          token,
+        );
+      } finally {
+        config.RATE_LIMIT_PER_SECOND = before;
+      }
+      const throttled = answers.filter((r) => r.status === 429);
+      expect(throttled.length, 'some requests past the rate').to.be.greaterThan(0);
+      for (const r of throttled) {
+        expect(r.headers.get('retry-after')).to.match(/^\d+$/);
+        expect(r.body.jsonrpc).to.equal('2.0');
+        expect(r.body.id).to.be.a('number');
+        expect(r.body.error.code).to.equal(-32000);
+        expect(r.body.error.message).to.match(/^Rate limit exceeded: .*; retry after \d+ seconds?$/);
+        expect(r.body.error.data.retry_after).to.equal(Number(r.headers.get('retry-after')));
+      }
+      expect(batch.status).to.equal(429);
+      expect(batch.body.map((e: { id: string }) => e.id)).to.deep.equal(['a', 'b']);
+    });
+
     it('a tool switched off is hidden and refused (logged 403); resources follow their tools; keys still call it', async () => {
       const provider = new TestOAuthProvider(approveWith('write'));
       const client = await signIn(provider);

@@ -170,6 +170,12 @@ export const mcpRoutes = [
       400: refused('Not a JSON-RPC message the server takes'),
       406: refused('The Accept header does not take application/json and text/event-stream'),
       415: refused('Not JSON'),
+      429: {
+        description:
+          'Throttled (the per-connection request rate): a JSON-RPC error per request with `data.retry_after` ' +
+          'seconds, and `Retry-After`',
+        schema: z.union([rpcError, z.array(rpcError)]),
+      },
     },
     // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
     // accepted by this server) adds error="invalid_token", so clients refresh or sign in again. `scope` is the
