@@ -425,6 +425,14 @@ describe('the guard layer', function () {
       expect((await approve(viewer.cookie, 'read')).status).to.equal(200);
       expect((await approve(member.cookie, 'full')).status).to.equal(403);
       expect((await approve(member.cookie, 'write')).status).to.equal(200);
+      // The owner's role allows full, but the app's MCP server gives OAuth connections at most write (its cap).
+      const capped = await approve(w.ownerCookie, 'full');
+      expect(capped.status).to.equal(400);
+      expect(capped.body.error).to.match(/at most write access/);
+      await call('PATCH', `/apps/${w.app.id}/mcp/settings`, {
+        token: testEnv().adminKey,
+        body: { access_level: 'full' },
+      });
       expect((await approve(w.ownerCookie, 'full')).status).to.equal(200);
     });
 
@@ -668,6 +676,61 @@ describe('the guard layer', function () {
         await sql(em(), `delete from rate_limits where key like 'pubcheckout%'`);
         await mounted.close();
       }
+    });
+  });
+
+  describe('MCP connections approved by a person', () => {
+    it('stop working when the person leaves the workspace or loses the role that allowed the level', async () => {
+      const ws = await workspace();
+      const admin = await person('admin', ws.id);
+      const approve = async (level: 'read' | 'write') => {
+        const client = (await post('/oauth/register', null, { redirect_uris: [REDIRECT], client_name: 'Leaver' })).body;
+        const { verifier, challenge } = pkce();
+        const requestId = await openAuthorization(
+          new URL(
+            `${testEnv().baseUrl}/oauth/authorize?${new URLSearchParams({
+              response_type: 'code',
+              client_id: client.client_id,
+              redirect_uri: REDIRECT,
+              code_challenge: challenge,
+              code_challenge_method: 'S256',
+              resource: `${testEnv().baseUrl}/apps/${ws.app.id}/mcp`,
+            })}`,
+          ),
+        );
+        const ok = await as(admin.cookie, 'POST', `/oauth/requests/${requestId}/approve`, { access_level: level });
+        expect(ok.status, ok.text).to.equal(200);
+        const code = new URL(ok.body.redirect_url).searchParams.get('code')!;
+        const token = await call('POST', '/oauth/token', {
+          body: { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: client.client_id },
+        });
+        expect(token.status, token.text).to.equal(200);
+        return { client, token: token.body as { access_token: string; refresh_token: string } };
+      };
+      const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+      const write = await approve('write');
+      const read = await approve('read');
+      expect((await mcpPost(ws.app.id, list, write.token.access_token)).status).to.equal(200);
+      // Lowered to viewer: a write connection stops (its access and its refresh), a read one goes on.
+      const p = await people(testEnv().deps);
+      await p.pool.query(`update workspace_members set role = 'viewer' where user_id = $1`, [admin.id]);
+      const refused = await mcpPost(ws.app.id, list, write.token.access_token);
+      expect(refused.status).to.equal(401);
+      expect(refused.headers.get('www-authenticate')).to.include('error="invalid_token"');
+      const refresh = await call('POST', '/oauth/token', {
+        body: {
+          grant_type: 'refresh_token',
+          refresh_token: write.token.refresh_token,
+          client_id: write.client.client_id,
+        },
+      });
+      expect(refresh.status).to.equal(400);
+      expect(refresh.body.error).to.equal('invalid_grant');
+      expect((await mcpPost(ws.app.id, list, read.token.access_token)).status).to.equal(200);
+      // Gone from the workspace: nothing works.
+      await p.pool.query(`delete from workspace_members where user_id = $1`, [admin.id]);
+      expect((await mcpPost(ws.app.id, list, read.token.access_token)).status).to.equal(401);
+      // Connections approved with the admin key are bound to no one (covered across test/oauth.test.ts).
     });
   });
 });

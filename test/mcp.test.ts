@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, del, get, patch, post } from './helpers/http.js';
 import { connectMcp, mcpPost, resultJson, resultText } from './helpers/mcp.js';
 import { startReceiver } from './helpers/receiver.js';
+import { KEY_SESSIONS_PER_APP } from '../src/mcp/connections.js';
 import { testEnv } from './helpers/servers.js';
 
 const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
@@ -22,6 +23,7 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   increment_usage: 'W',
   decrement_usage: 'W',
   add_usage_amount: 'W',
+  create_upgrade_link: 'W',
   list_plans: 'R',
   create_plan: 'W',
   get_plan: 'R',
@@ -126,7 +128,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(64);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(65);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -147,7 +149,10 @@ describe('MCP server', function () {
           const res = await raw(app, rpc('tools/list'), cred);
           expect(res.status, String(cred)).to.equal(401);
           expect(res.body).to.deep.equal({ error: 'Unauthorized' });
-          const pointer = `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`;
+          // `scope` is the app's cap (Read and write for a new app), so a client asks for no more.
+          const pointer =
+            `Bearer resource_metadata="${testEnv().baseUrl}/.well-known/oauth-protected-resource/apps/${app.id}/mcp", ` +
+            'scope="mcp:write"';
           expect(res.headers.get('www-authenticate')).to.equal(
             cred === null ? pointer : `${pointer}, error="invalid_token"`,
           );
@@ -175,28 +180,26 @@ describe('MCP server', function () {
   });
 
   describe('tools', () => {
-    it('lists all 64 tools of the spec with levels shown through annotations and derived input schemas', async () => {
+    it('lists the 65 tools (the 64 of the spec and create_upgrade_link), levels shown by annotations, derived schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(64);
+      expect(tools).to.have.length(65);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];
-        expect(t.annotations?.readOnlyHint, t.name).to.equal(level === 'R');
-        expect(t.annotations?.destructiveHint, t.name).to.equal(level === 'F');
+        // MCP's defaults (readOnlyHint false, destructiveHint true) apply to hints left out.
+        expect(t.annotations?.readOnlyHint ?? false, t.name).to.equal(level === 'R');
+        if (level !== 'R') expect(t.annotations?.destructiveHint ?? true, t.name).to.equal(level === 'F');
         expect(t.annotations?.openWorldHint, t.name).to.equal(
           t.name === 'send_test_event' || t.name === 'retry_webhook_delivery',
         );
         expect(t.inputSchema.type).to.equal('object');
+        expect(t.outputSchema?.type, t.name).to.equal('object');
         expect(t.inputSchema.properties ?? {}, t.name).to.not.have.property('appId');
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-      expect(byName.get_account.inputSchema.required).to.deep.equal(['namespaceId']);
-      expect(byName.add_usage_amount.inputSchema.required).to.include.members([
-        'namespaceId',
-        'entitlementId',
-        'amount',
-      ]);
+      expect(byName.get_account.inputSchema.required).to.deep.equal(['accountId']);
+      expect(byName.add_usage_amount.inputSchema.required).to.include.members(['accountId', 'entitlementId', 'amount']);
       expect(byName.list_accounts.inputSchema.properties).to.include.keys(
         'q',
         'plan',
@@ -219,13 +222,13 @@ describe('MCP server', function () {
         return resultJson(r);
       };
       // Accounts and usage
-      expect((await tool('create_account', { id: 'alice', plan: 'pro' })).plan).to.equal('pro');
+      expect((await tool('create_account', { accountId: 'alice', plan: 'pro' })).plan).to.equal('pro');
       expect((await tool('count_accounts')).count).to.equal(1);
-      expect((await tool('increment_usage', { namespaceId: 'alice', entitlementId: 'api_calls' })).count).to.equal(1);
+      expect((await tool('increment_usage', { accountId: 'alice', entitlementId: 'api_calls' })).count).to.equal(1);
       expect(
-        (await tool('add_usage_amount', { namespaceId: 'alice', entitlementId: 'api_calls', amount: 4 })).count,
+        (await tool('add_usage_amount', { accountId: 'alice', entitlementId: 'api_calls', amount: 4 })).count,
       ).to.equal(5);
-      const access = await tool('get_account_access', { namespaceId: 'alice' });
+      const access = await tool('get_account_access', { accountId: 'alice' });
       expect(JSON.stringify(access)).to.include('api_calls');
       expect(
         (await tool('list_accounts', { q: 'ali', per_page: 5 })).data.map((a: { id: string }) => a.id),
@@ -236,6 +239,11 @@ describe('MCP server', function () {
         color: 'blue',
       });
       expect((await tool('list_plans')).map((p: { id: string }) => p.id)).to.include.members(['free', 'pro', 'scale']);
+      // Beside the text, the same JSON as structuredContent (a list under `data`, as MCP wants an object).
+      const plans = await client.callTool({ name: 'list_plans', arguments: {} });
+      expect(plans.structuredContent).to.deep.equal({ data: resultJson(plans) });
+      const acct = await client.callTool({ name: 'get_account', arguments: { accountId: 'alice' } });
+      expect(acct.structuredContent).to.deep.equal(resultJson(acct));
       expect((await tool('get_pricing_card', { planId: 'pro' })).monthlyPrice).to.equal(29);
       // Entitlements, add-ons, incentives
       expect((await tool('create_entitlement', { id: 'exports', type: 'usage', name: 'Exports' })).id).to.equal(
@@ -270,6 +278,89 @@ describe('MCP server', function () {
       expect(resultText(limit)).to.match(/^Error 400: limit/);
       const unknown = await client.callTool({ name: 'delete_app', arguments: {} });
       expect(unknown.isError).to.equal(true);
+    });
+
+    it('a 402 keeps "Error 402: <message>" naming the upgrade and its link; structuredContent carries the whole body', async () => {
+      await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+      await createAccount(app, { id: 'f1', plan: 'free' });
+      const { client } = await connect();
+      // The SDK client checks structuredContent against each tool's outputSchema (the 402 body is admitted).
+      const ok = await client.callTool({
+        name: 'increment_usage',
+        arguments: { accountId: 'f1', entitlementId: 'seats' },
+      });
+      expect(ok.structuredContent).to.deep.equal({ entitlement: 'seats', count: 1 });
+      const r = await client.callTool({
+        name: 'increment_usage',
+        arguments: { accountId: 'f1', entitlementId: 'seats' },
+      });
+      expect(r.isError).to.equal(true);
+      const link = 'https://shop.example/pricing?plan=pro&interval=month&account=f1';
+      expect(resultText(r)).to.equal(
+        `Error 402: Seats: 1 of 1 used. Upgrade to Pro ($29.00/month) for 5 Seats: ${link}`,
+      );
+      const rest = await post(`/apps/${app.id}/namespaces/f1/usage/seats/add`, app.api_key);
+      expect(rest.status).to.equal(402);
+      expect(r.structuredContent).to.deep.equal(rest.body);
+      expect((r.structuredContent as { offer: { checkout_url: string } }).offer.checkout_url).to.equal(link);
+      const amount = await client.callTool({
+        name: 'add_usage_amount',
+        arguments: { accountId: 'f1', entitlementId: 'seats', amount: 3 },
+      });
+      expect((amount.structuredContent as { error: string }).error).to.equal('limit_reached');
+    });
+
+    it('create_upgrade_link: the pricing page, else a provider approval link reused for an hour', async () => {
+      await createAccount(app, { id: 'f1', plan: 'free' });
+      const { client } = await connect();
+      const noProvider = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'f1', plan: 'pro' },
+      });
+      expect(noProvider.isError).to.equal(true);
+      expect(resultText(noProvider)).to.match(/^Error 409: /);
+      await connectProvider(app);
+      const first = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'f1', plan: 'pro', interval: 'year' },
+      });
+      expect(first.isError, resultText(first)).to.equal(false);
+      expect(first.structuredContent).to.include({
+        account: 'f1',
+        interval: 'year',
+        currency: 'USD',
+        price: 290,
+        kind: 'provider_approval',
+      });
+      expect((first.structuredContent as { url: string }).url).to.match(/\/checkoutnow\?ba_token=BA-/);
+      const again = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'f1', plan: 'pro', interval: 'year' },
+      });
+      expect((again.structuredContent as { url: string }).url, 'reused').to.equal(
+        (first.structuredContent as { url: string }).url,
+      );
+      expect((await get(`/apps/${app.id}/checkouts`, app.api_key)).body.data).to.have.length(1);
+      await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+      const page = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'f1', plan: 'scale' },
+      });
+      expect(page.structuredContent).to.include({
+        kind: 'pricing_page',
+        url: 'https://shop.example/pricing?plan=scale&interval=month&account=f1',
+        price: 99,
+      });
+      const missing = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'nobody', plan: 'pro' },
+      });
+      expect(resultText(missing)).to.equal('Error 404: Account nobody not found');
+      const noPrice = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { accountId: 'f1', plan: 'internal' },
+      });
+      expect(resultText(noPrice)).to.match(/^Error 409: Plan internal has no yearly price/);
     });
 
     it('webhook tools redact signing secrets; send_test_event and retry_webhook_delivery reach the endpoint', async () => {
@@ -314,7 +405,7 @@ describe('MCP server', function () {
         'offer://pricing',
       ]);
       const { resourceTemplates } = await client.listResourceTemplates();
-      expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{namespaceId}']);
+      expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{accountId}']);
       const read = async (uri: string) =>
         JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
       expect(await read('offer://app')).to.deep.equal({ id: app.id, name: app.name });
@@ -346,9 +437,9 @@ describe('MCP server', function () {
         'review_catalog',
       ]);
       expect(prompts.find((p) => p.name === 'investigate_account')!.arguments).to.deep.equal([
-        { name: 'namespaceId', description: 'The account id', required: true },
+        { name: 'accountId', description: 'The account id', required: true },
       ]);
-      const p = await client.getPrompt({ name: 'investigate_account', arguments: { namespaceId: 'alice' } });
+      const p = await client.getPrompt({ name: 'investigate_account', arguments: { accountId: 'alice' } });
       expect(p.messages).to.have.length(1);
       expect((p.messages[0].content as { text: string }).text)
         .to.include('"alice"')
@@ -405,6 +496,22 @@ describe('MCP server', function () {
       expect(JSON.parse(res.body.result.content[0].text)).to.deep.equal({ count: 0 });
       const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
       expect(logged).to.include({ tool: 'count_accounts', connection_id: null, status: 200 });
+    });
+
+    it('initialize with a key adds no connection rows without bound: same name reuses its row, at most 100 kept', async () => {
+      const first = await raw(app, init('2025-11-25', 'looping agent'));
+      const again = await raw(app, init('2025-11-25', 'looping agent'));
+      expect(again.headers.get('mcp-session-id')).to.equal(first.headers.get('mcp-session-id'));
+      const named = async () => (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body as unknown[];
+      expect(await named()).to.have.length(1);
+      for (let i = 0; i < 105; i += 15)
+        await Promise.all(Array.from({ length: 15 }, (_, j) => raw(app, init('2025-11-25', `client ${i + j}`))));
+      const kept = await named();
+      expect(kept).to.have.length(KEY_SESSIONS_PER_APP);
+      // The most recently used are kept; the oldest (the first client) went.
+      expect(kept.map((c) => (c as { name: string }).name))
+        .to.include('client 104')
+        .and.not.include('looping agent');
     });
 
     it('truncates results over 20,000 characters in the log (the caller gets all of it)', async () => {

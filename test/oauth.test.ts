@@ -9,6 +9,7 @@ import { createTestApp, seedCatalog, type TestApp } from './helpers/factories.js
 import { call, del, get, patch, post } from './helpers/http.js';
 import { mcpPost, mcpUrl, resultText, TOOLS_LIST } from './helpers/mcp.js';
 import { approveWith, openAuthorization, pkce, postForm, REDIRECT, TestOAuthProvider } from './helpers/oauth.js';
+import { startReceiver } from './helpers/receiver.js';
 import { testEnv } from './helpers/servers.js';
 
 async function register(body: Record<string, unknown> = {}) {
@@ -137,8 +138,8 @@ describe('OAuth 2.1 for MCP clients', function () {
 
   describe('GET /oauth/authorize', () => {
     it(
-      'shows errors as an HTML page: unknown client, wrong redirect URI, no PKCE, plain PKCE, ' +
-        'unknown scope, a server URL on another origin',
+      'an unknown client or redirect URI is an HTML page; after a valid redirect URI, errors go back to it with ' +
+        'error and error_description (RFC 6749 4.1.2.1)',
       async () => {
         const client = (await register()).body;
         const { challenge } = pkce();
@@ -148,21 +149,36 @@ describe('OAuth 2.1 for MCP clients', function () {
           redirect_uri: REDIRECT,
           code_challenge: challenge,
           code_challenge_method: 'S256',
+          state: 'st-1',
         };
-        const cases: [Record<string, string>, RegExp][] = [
+        const pages: [Record<string, string>, RegExp][] = [
           [{ ...good, client_id: 'mcpc_nope' }, /not registered/],
           [{ ...good, redirect_uri: 'http://127.0.0.1:1/other' }, /redirect_uri/],
-          [{ ...good, code_challenge: '' }, /code_challenge/],
-          [{ ...good, code_challenge_method: 'plain' }, /S256/],
-          [{ ...good, scope: 'admin' }, /Unknown scope/],
-          [{ ...good, resource: `https://elsewhere.example/apps/${app.id}/mcp` }, /not on this service/],
-          [{ ...good, resource: `${testEnv().baseUrl}/apps/app_nope/mcp` }, /does not exist/],
         ];
-        for (const [q, message] of cases) {
+        for (const [q, message] of pages) {
           const res = await call('GET', authorizeUrl(q));
           expect(res.status, JSON.stringify(q)).to.equal(400);
           expect(res.headers.get('content-type')).to.match(/text\/html/);
           expect(res.text).to.match(message);
+        }
+        const back: [Record<string, string>, string, RegExp][] = [
+          [{ ...good, code_challenge: '' }, 'invalid_request', /code_challenge/],
+          [{ ...good, code_challenge_method: 'plain' }, 'invalid_request', /S256/],
+          [{ ...good, response_type: 'token' }, 'unsupported_response_type', /response_type/],
+          [{ ...good, scope: 'admin' }, 'invalid_scope', /Unknown scope/],
+          [{ ...good, resource: `https://elsewhere.example/apps/${app.id}/mcp` }, 'invalid_target', /not on this/],
+          [{ ...good, resource: `${testEnv().baseUrl}/apps/app_nope/mcp` }, 'invalid_target', /does not exist/],
+        ];
+        for (const [q, error, description] of back) {
+          const res = await call('GET', authorizeUrl(q));
+          expect(res.status, JSON.stringify(q)).to.equal(302);
+          const to = new URL(res.headers.get('location')!);
+          expect(`${to.origin}${to.pathname}`).to.equal(REDIRECT);
+          expect(to.searchParams.get('error'), JSON.stringify(q)).to.equal(error);
+          expect(to.searchParams.get('error_description')).to.match(description);
+          expect(to.searchParams.get('state')).to.equal('st-1');
+          expect(to.searchParams.get('iss')).to.equal(testEnv().baseUrl);
+          expect(to.searchParams.get('code')).to.equal(null);
         }
         const ok = await call('GET', authorizeUrl({ ...good, resource: mcpUrl(app.id).toString() }));
         expect(ok.status).to.equal(302);
@@ -268,14 +284,13 @@ describe('OAuth 2.1 for MCP clients', function () {
             ...extra,
           }),
         );
-      for (const extra of [{ state: 'a\u0000b' }, { resource: `${testEnv().baseUrl}/apps/%zz/mcp` }] as Record<
-        string,
-        string
-      >[]) {
-        const page = await authorizeWith(extra);
-        expect(page.status, JSON.stringify(extra)).to.equal(400);
-        expect(page.headers.get('content-type')).to.match(/^text\/html/);
-      }
+      const page = await authorizeWith({ state: 'a\u0000b' });
+      expect(page.status).to.equal(400);
+      expect(page.headers.get('content-type')).to.match(/^text\/html/);
+      // A resource that does not decode comes back to the (valid) redirect URI as invalid_target.
+      const undecodable = await authorizeWith({ resource: `${testEnv().baseUrl}/apps/%zz/mcp` });
+      expect(undecodable.status).to.equal(302);
+      expect(new URL(undecodable.headers.get('location')!).searchParams.get('error')).to.equal('invalid_target');
       const mcp = await mcpPost(app.id, [], app.api_key);
       expect(mcp.status).to.equal(400);
       const badArgs = await mcpPost(
@@ -301,7 +316,8 @@ describe('OAuth 2.1 for MCP clients', function () {
         );
         const noToken = await mcpPost(app.id, TOOLS_LIST, null);
         expect(noToken.headers.get('www-authenticate')).to.equal(
-          `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp"`,
+          `Bearer resource_metadata="https://api.example.com/.well-known/oauth-protected-resource/apps/${app.id}/mcp", ` +
+            'scope="mcp:write"',
         );
         const client = (await register()).body;
         const q = {
@@ -312,8 +328,10 @@ describe('OAuth 2.1 for MCP clients', function () {
           code_challenge_method: 'S256',
         };
         const local = await call('GET', authorizeUrl({ ...q, resource: mcpUrl(app.id).toString() }));
-        expect(local.status).to.equal(400);
-        expect(local.text).to.include('is not on this service');
+        expect(local.status).to.equal(302);
+        const refused = new URL(local.headers.get('location')!);
+        expect(refused.searchParams.get('error')).to.equal('invalid_target');
+        expect(refused.searchParams.get('error_description')).to.include('is not on this service');
         const good = await call('GET', authorizeUrl({ ...q, resource: `https://api.example.com/apps/${app.id}/mcp` }));
         expect(good.status).to.equal(302);
         expect(good.headers.get('location')).to.match(
@@ -433,16 +451,16 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
       const provider = new TestOAuthProvider(approveWith('write'), 'mcp:write');
       const client = await signIn(provider);
-      expect((await client.listTools()).tools).to.have.length(53);
-      // The SDK asks for every scope the resource metadata lists.
-      expect(provider.authorizationUrl!.searchParams.get('scope')!.split(' ')).to.include('mcp:write');
+      expect((await client.listTools()).tools).to.have.length(54);
+      // The SDK asks for the scope the 401 names: the app's cap (Read and write for a new app), not every scope.
+      expect(provider.authorizationUrl!.searchParams.get('scope')).to.equal('mcp:write');
       const before = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
       // Sign in again with the same registered client, approved at full (and full switched on for the app).
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'full' });
       provider.saved = undefined;
       (provider as { approve: unknown }).approve = approveWith('full');
       const again = await signIn(provider);
-      expect((await again.listTools()).tools).to.have.length(64);
+      expect((await again.listTools()).tools).to.have.length(65);
       const after = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
       expect(after).to.have.length(1);
       expect(after[0].id).to.equal(before[0].id);
@@ -450,12 +468,246 @@ describe('OAuth 2.1 for MCP clients', function () {
     });
   });
 
+  describe('scopes that tell the truth', () => {
+    it("consent and the issued scope never exceed the app's MCP cap; the connection list shows what the token can do", async () => {
+      const client = (await register()).body;
+      const { verifier, challenge } = pkce();
+      const url = new URL(
+        testEnv().baseUrl +
+          authorizeUrl({
+            response_type: 'code',
+            client_id: client.client_id,
+            redirect_uri: REDIRECT,
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+            scope: 'mcp:full',
+            resource: mcpUrl(app.id).toString(),
+          }),
+      );
+      const requestId = await openAuthorization(url);
+      // A new app gives OAuth connections Read and write: full is neither preselected nor offered.
+      const shown = (await get(`/oauth/requests/${requestId}`, testEnv().adminKey)).body;
+      expect(shown).to.include({ requested_level: 'write', max_level: 'write', scope: 'mcp:full' });
+      const tooMuch = await post(`/oauth/requests/${requestId}/approve`, testEnv().adminKey, {
+        user: { id: 'u1' },
+        access_level: 'full',
+      });
+      expect(tooMuch.status).to.equal(400);
+      expect(tooMuch.body.error).to.match(/at most write access/);
+      const ok = await post(`/oauth/requests/${requestId}/approve`, testEnv().adminKey, {
+        user: { id: 'u1' },
+        access_level: 'write',
+      });
+      const code = new URL(ok.body.redirect_url).searchParams.get('code')!;
+      const token = await postForm('/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        client_id: client.client_id,
+        redirect_uri: REDIRECT,
+      });
+      expect(token.body.scope).to.equal('mcp:write');
+      // The app is lowered to read: the list, a refreshed token and the 401 all say read.
+      await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'read' });
+      const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
+      expect(conn).to.include({ access_level: 'write', effective_level: 'read' });
+      const refreshed = await postForm('/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: token.body.refresh_token,
+        client_id: client.client_id,
+      });
+      expect(refreshed.body.scope).to.equal('mcp:read');
+      const anonymous = await mcpPost(app.id, TOOLS_LIST, null);
+      expect(anonymous.headers.get('www-authenticate')).to.match(/, scope="mcp:read"$/);
+      // A tool override switching on a delete raises the cap to full.
+      await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
+        access_level: 'write',
+        tool_overrides: { delete_plan: true },
+      });
+      const [raised] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
+      expect(raised).to.include({ access_level: 'write', effective_level: 'write' });
+      expect((await mcpPost(app.id, TOOLS_LIST, null)).headers.get('www-authenticate')).to.match(/scope="mcp:full"$/);
+    });
+
+    it("the service's consent page offers no level above the app's MCP cap", async () => {
+      const settings = await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { access_level: 'read' });
+      expect(settings.body.access_level).to.equal('read');
+      const client = (await register()).body;
+      const requestId = await openAuthorization(
+        new URL(
+          testEnv().baseUrl +
+            authorizeUrl({
+              response_type: 'code',
+              client_id: client.client_id,
+              redirect_uri: REDIRECT,
+              code_challenge: pkce().challenge,
+              code_challenge_method: 'S256',
+              resource: mcpUrl(app.id).toString(),
+            }),
+        ),
+      );
+      const session = await call('POST', '/oauth/consent/sign-in', {
+        raw: new URLSearchParams({ request: requestId, admin_key: testEnv().adminKey }).toString(),
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: testEnv().baseUrl },
+      });
+      const cookie = session.headers.get('set-cookie')!.split(';')[0];
+      const html = (await call('GET', `/oauth/consent?request=${requestId}`, { headers: { Cookie: cookie } })).text;
+      expect(html).to.include('Approve');
+      expect(html).to.match(/value="read"/);
+      expect(html).to.not.match(/value="write"|value="full"/);
+    });
+  });
+
+  describe('Client ID Metadata Documents', () => {
+    const serveDocument = async (doc: (url: string) => unknown, headers: Record<string, string> = {}) => {
+      let url = '';
+      const receiver = await startReceiver(() => ({
+        status: 200,
+        body: typeof doc(url) === 'string' ? (doc(url) as string) : JSON.stringify(doc(url)),
+        headers: { 'content-type': 'application/json', ...headers },
+      }));
+      url = `http://127.0.0.1:${receiver.port}/oauth/client.json`;
+      return { receiver, url };
+    };
+    const authorizeAs = (clientId: string, challenge = pkce().challenge) =>
+      call(
+        'GET',
+        authorizeUrl({
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          state: 'cimd',
+          resource: mcpUrl(app.id).toString(),
+        }),
+      );
+
+    it('are advertised, fetched (under the webhook address policy), cached, and sign a client in without registration', async () => {
+      const meta = await get('/.well-known/oauth-authorization-server');
+      expect(meta.body.client_id_metadata_document_supported).to.equal(true);
+      const { receiver, url } = await serveDocument((u) => ({
+        client_id: u,
+        client_name: 'Metadata client',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+      }));
+      try {
+        const { verifier, challenge } = pkce();
+        const first = await authorizeAs(url, challenge);
+        expect(first.status, first.text).to.equal(302);
+        const requestId = new URL(first.headers.get('location')!).searchParams.get('request')!;
+        const shown = (await get(`/oauth/requests/${requestId}`, testEnv().adminKey)).body;
+        expect(shown.client).to.include({ id: url, name: 'Metadata client' });
+        const approved = await post(`/oauth/requests/${requestId}/approve`, testEnv().adminKey, {
+          user: { id: 'u1' },
+          access_level: 'read',
+        });
+        const code = new URL(approved.body.redirect_url).searchParams.get('code')!;
+        const token = await postForm('/oauth/token', {
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          client_id: url,
+          redirect_uri: REDIRECT,
+        });
+        expect(token.status, JSON.stringify(token.body)).to.equal(200);
+        expect(token.body.scope).to.equal('mcp:read');
+        expect((await mcpPost(app.id, TOOLS_LIST, token.body.access_token)).status).to.equal(200);
+        // Cached: a second sign-in within the document's lifetime does not fetch it again.
+        expect((await authorizeAs(url)).status).to.equal(302);
+        expect(receiver.received).to.have.length(1);
+        expect(receiver.received[0].headers['user-agent']).to.match(/offerkit/);
+      } finally {
+        await receiver.close();
+      }
+    });
+
+    it('refuses a document that names another client_id, asks for a secret, is too large, or is on a private address', async () => {
+      const cases: [(u: string) => unknown, RegExp][] = [
+        [() => ({ client_id: 'https://other.example/c.json', redirect_uris: [REDIRECT] }), /not its own URL/],
+        [
+          (u) => ({ client_id: u, redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_post' }),
+          /public client/,
+        ],
+        [(u) => ({ client_id: u, redirect_uris: ['javascript:alert(1)'] }), /redirect URI/],
+        [(u) => ({ client_id: u, redirect_uris: [REDIRECT], client_name: 'x'.repeat(6000) }), /larger than 5120 bytes/],
+        [() => 'not json', /not JSON/],
+      ];
+      for (const [doc, message] of cases) {
+        const { receiver, url } = await serveDocument(doc);
+        try {
+          const res = await authorizeAs(url);
+          expect(res.status, res.text).to.equal(400);
+          expect(res.headers.get('content-type')).to.match(/text\/html/);
+          expect(res.text).to.match(message);
+        } finally {
+          await receiver.close();
+        }
+      }
+      // Without the test servers' allowance for private addresses, a loopback document is refused before any
+      // request is made (the webhook policy), and http is no metadata URL at all.
+      const { receiver, url } = await serveDocument((u) => ({ client_id: u, redirect_uris: [REDIRECT] }));
+      const config = testEnv().deps.config as { WEBHOOKS_ALLOW_PRIVATE_URLS: boolean };
+      config.WEBHOOKS_ALLOW_PRIVATE_URLS = false;
+      try {
+        const https = await authorizeAs(url.replace('http:', 'https:'));
+        expect(https.status).to.equal(400);
+        expect(https.text).to.match(/public address/);
+        expect((await authorizeAs(url)).text).to.match(/not registered/);
+        expect(receiver.received).to.have.length(0);
+      } finally {
+        config.WEBHOOKS_ALLOW_PRIVATE_URLS = true;
+        await receiver.close();
+      }
+    });
+  });
+
   describe('access for OAuth connections', () => {
+    it('a throttled connection gets a JSON-RPC error per request with the retry time (and 429, Retry-After)', async () => {
+      const provider = new TestOAuthProvider(approveWith('read'));
+      await signIn(provider);
+      const token = provider.saved!.access_token;
+      // 100 requests a second per connection by default; 5 here, so a few at once pass it on any machine.
+      const config = testEnv().deps.config as { RATE_LIMIT_PER_SECOND: number };
+      const before = config.RATE_LIMIT_PER_SECOND;
+      config.RATE_LIMIT_PER_SECOND = 5;
+      let answers: Awaited<ReturnType<typeof mcpPost>>[];
+      let batch: Awaited<ReturnType<typeof mcpPost>>;
+      try {
+        answers = await Promise.all(
+          Array.from({ length: 12 }, (_, i) => mcpPost(app.id, { ...TOOLS_LIST, id: i + 1 }, token)),
+        );
+        batch = await mcpPost(
+          app.id,
+          [
+            { ...TOOLS_LIST, id: 'a' },
+            { ...TOOLS_LIST, id: 'b' },
+          ],
+          token,
+        );
+      } finally {
+        config.RATE_LIMIT_PER_SECOND = before;
+      }
+      const throttled = answers.filter((r) => r.status === 429);
+      expect(throttled.length, 'some requests past the rate').to.be.greaterThan(0);
+      for (const r of throttled) {
+        expect(r.headers.get('retry-after')).to.match(/^\d+$/);
+        expect(r.body.jsonrpc).to.equal('2.0');
+        expect(r.body.id).to.be.a('number');
+        expect(r.body.error.code).to.equal(-32000);
+        expect(r.body.error.message).to.match(/^Rate limit exceeded: .*; retry after \d+ seconds?$/);
+        expect(r.body.error.data.retry_after).to.equal(Number(r.headers.get('retry-after')));
+      }
+      expect(batch.status).to.equal(429);
+      expect(batch.body.map((e: { id: string }) => e.id)).to.deep.equal(['a', 'b']);
+    });
+
     it('a tool switched off is hidden and refused (logged 403); resources follow their tools; keys still call it', async () => {
-      const provider = new TestOAuthProvider(approveWith('full'));
+      const provider = new TestOAuthProvider(approveWith('write'));
       const client = await signIn(provider);
-      // A new app's level is Read and write: deletes are switched off even for a full connection.
-      expect((await client.listTools()).tools).to.have.length(53);
+      // A new app's level is Read and write: deletes are switched off.
+      expect((await client.listTools()).tools).to.have.length(54);
       expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(
         /^Error 403: Tool delete_plan is switched off/,
       );
@@ -464,7 +716,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       });
       expect(off.status).to.equal(200);
       const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).to.have.length(52);
+      expect(names).to.have.length(53);
       expect(names).to.not.include('list_plans');
       const refused = await client.callTool({ name: 'list_plans', arguments: {} });
       expect(refused.isError).to.equal(true);
@@ -487,7 +739,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
       const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key);
-      expect(keyRes.body.result.tools).to.have.length(64);
+      expect(keyRes.body.result.tools).to.have.length(65);
     });
 
     it('a removed connection is cut off on its next call and its refresh token dies', async () => {
@@ -526,8 +778,10 @@ describe('OAuth 2.1 for MCP clients', function () {
           resource: mcpUrl(app.id).toString(),
         }),
       );
-      expect(page.status).to.equal(400);
-      expect(page.text).to.match(/turned off/);
+      expect(page.status).to.equal(302);
+      const to = new URL(page.headers.get('location')!);
+      expect(to.searchParams.get('error')).to.equal('access_denied');
+      expect(to.searchParams.get('error_description')).to.match(/turned off/);
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: true });
       const back = await mcpPost(app.id, TOOLS_LIST, provider.saved!.access_token);
       expect(back.status).to.equal(200);

@@ -351,6 +351,30 @@ describe('security hardening', function () {
         await proxy.close();
       }
     });
+
+    // Which scenarios apply and why the others do not: docs/decisions.md (issue 33). One CLI run per scenario.
+    const APPLY = ['server-initialize', 'ping', 'tools-list', 'resources-list', 'prompts-list'];
+    it(`passes the conformance suite's server scenarios that apply: ${APPLY.join(', ')}`, async function () {
+      this.timeout(180_000);
+      const proxy = await forwardingProxy(local.base, { authorization: `Bearer ${app.api_key}` });
+      try {
+        const cli = path.join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+        for (const scenario of APPLY) {
+          const out = await runToEnd(process.execPath, [
+            cli,
+            'server',
+            '--url',
+            `${proxy.url}/apps/${app.id}/mcp`,
+            '--scenario',
+            scenario,
+          ]);
+          expect(out.code, `${scenario}: ${out.text}`).to.equal(0);
+          expect(out.text, scenario).to.not.match(/FAILURE/);
+        }
+      } finally {
+        await proxy.close();
+      }
+    });
   });
 
   describe('purging registered clients that never signed in', () => {

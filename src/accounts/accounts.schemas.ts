@@ -4,35 +4,54 @@ import { pageQuery } from '../http/pagination.js';
 import { accountId, callerId, timestamp } from '../http/schemas.js';
 import { subscriptionSchema } from '../subscriptions/subscriptions.schemas.js';
 
-export const accountParams = appIdParams.extend({ accountId });
+export const accountParams = appIdParams.extend({
+  accountId: accountId.describe('The account id, as your product names the user or team, e.g. `alice`.'),
+});
+const planRef = callerId.describe(
+  "The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.",
+);
+const incentiveRef = callerId
+  .nullable()
+  .describe('An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update.');
+const incentiveEnds = timestamp
+  .nullable()
+  .describe('When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end.');
+const accountName = z
+  .string()
+  .max(500)
+  .nullable()
+  .describe('A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.');
 export const accountAddonParams = accountParams.extend({ addonId: callerId });
 
 export const createAccountBody = z.object({
-  id: accountId,
-  name: z.string().max(500).nullable().optional(),
+  id: accountId.describe("The new account's id, your product's user or team id, e.g. `alice` (kept as sent)."),
+  name: accountName.optional(),
   /** Defaults to the app's free plan when omitted. */
-  plan: callerId.optional(),
-  incentive: callerId.nullable().optional(),
-  incentive_expires_at: timestamp.nullable().optional(),
+  plan: planRef.optional(),
+  incentive: incentiveRef.optional(),
+  incentive_expires_at: incentiveEnds.optional(),
 });
 
 export const updateAccountBody = z.object({
-  name: z.string().max(500).nullable().optional(),
-  plan: callerId.optional(),
-  incentive: callerId.nullable().optional(),
-  incentive_expires_at: timestamp.nullable().optional(),
+  name: accountName.optional(),
+  plan: planRef.optional(),
+  incentive: incentiveRef.optional(),
+  incentive_expires_at: incentiveEnds.optional(),
 });
 
 const boolString = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+const incentiveFilter = callerId.optional().describe('Only accounts with this incentive, e.g. `launch`. Omitted: any.');
 export const searchQuery = pageQuery.extend({
-  q: z.string().max(200).optional(),
-  plan: callerId.optional(),
-  incentive: callerId.optional(),
+  q: z.string().max(200).optional().describe('Text found in the id or name (any case), e.g. `ali`. Omitted: all.'),
+  plan: callerId.optional().describe('Only accounts on this plan, e.g. `pro`. Omitted: any plan.'),
+  incentive: incentiveFilter,
   offer: z.string().max(255).optional(),
-  has_incentive: boolString.optional(),
+  has_incentive: boolString
+    .optional()
+    .describe('`true`: only accounts whose incentive still applies; `false`: only those without. Omitted: both.'),
 });
-export const withIncentiveQuery = pageQuery.extend({ incentive: callerId.optional() });
+export const withIncentiveQuery = pageQuery.extend({ incentive: incentiveFilter });
 
 export const tokenBody = z.object({ ttl_seconds: z.number().int().min(60).max(86_400).default(3600) });
 

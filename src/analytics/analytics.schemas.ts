@@ -4,23 +4,34 @@ import { limitParam } from '../http/pagination.js';
 import { callerId } from '../http/schemas.js';
 
 export const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'] as const;
-export const interval = z.enum(INTERVALS);
+export const interval = z.enum(INTERVALS).describe('The time window, e.g. `30d`; `alltime` for everything.');
+const accountFilter = z
+  .string()
+  .min(1)
+  .max(255)
+  .optional()
+  .describe("Only this account's usage, e.g. `alice`. Omitted: every account.");
+const entitlementFilter = callerId
+  .optional()
+  .describe('Only this entitlement, e.g. `api_calls`. Omitted: all of them.');
 export type Interval = z.output<typeof interval>;
 
-export const summaryQuery = z.object({ interval, namespace: z.string().min(1).max(255).optional() });
+export const summaryQuery = z.object({ interval, namespace: accountFilter });
 export const topQuery = z.object({
   interval,
-  entitlement: callerId.optional(),
-  limit: z.coerce.number().int().min(1, 'must be between 1 and 100').max(100, 'must be between 1 and 100').default(10),
+  entitlement: entitlementFilter,
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1, 'must be between 1 and 100')
+    .max(100, 'must be between 1 and 100')
+    .default(10)
+    .describe('How many accounts, 1 to 100, e.g. 5. Omitted: 10.'),
 });
-export const timeseriesQuery = z.object({
-  interval,
-  namespace: z.string().min(1).max(255).optional(),
-  entitlement: callerId.optional(),
-});
+export const timeseriesQuery = z.object({ interval, namespace: accountFilter, entitlement: entitlementFilter });
 export const eventsQuery = z.object({
-  namespace: z.string().min(1).max(255).optional(),
-  entitlement: callerId.optional(),
+  namespace: accountFilter,
+  entitlement: entitlementFilter,
   limit: limitParam(50, 200),
 });
 

@@ -21,7 +21,13 @@ const ignoredKey = (route: string) =>
 
 /** Merge: only the sent fields change; the key fields are ignored; any other unknown field is a 400. */
 export const updateAppBody = z.object({
-  name: z.string().trim().min(1, 'must not be empty').max(200).optional(),
+  name: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(200)
+    .optional()
+    .describe("The app's new name, e.g. `Acme Cloud`. Omitted: unchanged."),
   plan: z.string().trim().min(1).max(100).nullable().optional(),
   checkout_url: httpUrl.nullable().optional(),
   api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),

@@ -8,76 +8,142 @@ const text = z.string().max(5000);
 export const META_BYTES = 32_768;
 const metaMap = boundedJson(z.record(z.string().max(200), z.unknown()), META_BYTES);
 
-export const planParams = appIdParams.extend({ planId: callerId });
-export const entitlementParams = appIdParams.extend({ entitlementId: callerId });
-export const addonParams = appIdParams.extend({ addonId: callerId });
-export const incentiveParams = appIdParams.extend({ incentiveId: callerId });
-export const planEntitlementParams = planParams.extend({ entitlementId: callerId });
-export const planAddonParams = planParams.extend({ addonId: callerId });
-export const incentiveEntitlementParams = incentiveParams.extend({ entitlementId: callerId });
-export const incentiveAddonParams = incentiveParams.extend({ addonId: callerId });
+const planId = callerId.describe('The plan id, e.g. `pro` (list_plans shows them).');
+const entitlementId = callerId.describe('The entitlement id, e.g. `api_calls` (list_entitlements shows them).');
+const addonId = callerId.describe('The add-on id, e.g. `priority` (list_addons shows them).');
+const incentiveId = callerId.describe('The incentive id, e.g. `launch` (list_incentives shows them).');
+export const planParams = appIdParams.extend({ planId });
+export const entitlementParams = appIdParams.extend({ entitlementId });
+export const addonParams = appIdParams.extend({ addonId });
+export const incentiveParams = appIdParams.extend({ incentiveId });
+export const planEntitlementParams = planParams.extend({ entitlementId });
+export const planAddonParams = planParams.extend({ addonId });
+export const incentiveEntitlementParams = incentiveParams.extend({ entitlementId });
+export const incentiveAddonParams = incentiveParams.extend({ addonId });
+
+/** A new record's id: kept lower-case, spaces as `_`, other characters dropped. */
+const newId = (what: string, example: string) =>
+  callerId.describe(
+    `The new ${what}'s id, e.g. \`${example}\`: letters, digits and _ (kept lower-case; spaces become _).`,
+  );
+const displayName = name.describe('The display name buyers see, e.g. `Pro`. Required on create.');
+const description = text
+  .nullable()
+  .optional()
+  .describe('A description buyers may see. Omitted: none on create, unchanged on update; null clears it.');
 
 /** Known pricing card fields are checked; other keys a pricing page needs are kept as sent. */
 export const pricingCardInput = boundedJson(
   z.looseObject({
-    title: name.optional(),
-    monthlyPrice: z.number().min(0).optional(),
-    yearlyPrice: z.number().min(0).optional(),
+    title: name.optional().describe('The card title, e.g. `Pro`. Omitted: the plan name.'),
+    monthlyPrice: z.number().min(0).optional().describe('Price per month, e.g. 29. Omitted: no monthly price.'),
+    yearlyPrice: z.number().min(0).optional().describe('Price per year, e.g. 290. Omitted: no yearly price.'),
     currency: z
       .string()
       .regex(/^[A-Za-z]{3}$/, 'must be a three-letter currency code')
       .transform((c) => c.toUpperCase())
-      .optional(),
-    isFree: z.boolean().optional(),
+      .optional()
+      .describe('Three-letter currency code, e.g. `USD`. Omitted: USD.'),
+    isFree: z.boolean().optional().describe('Shown as free. Omitted: false.'),
   }),
   16_384,
 );
 
 export const createPlanBody = z.object({
-  id: callerId,
-  name,
-  description: text.nullable().optional(),
-  note: text.nullable().optional(),
-  isFree: z.boolean().optional(),
-  pricingCard: pricingCardInput.nullable().optional(),
-  meta: metaMap.optional(),
-  privateMetaKeys: z.array(z.string()).optional(),
+  id: newId('plan', 'pro'),
+  name: displayName,
+  description,
+  note: text
+    .nullable()
+    .optional()
+    .describe('An internal note, never shown to buyers. Omitted: none on create, unchanged on update.'),
+  isFree: z
+    .boolean()
+    .optional()
+    .describe('Whether this is the free plan accounts get when created without one. Omitted: false.'),
+  pricingCard: pricingCardInput
+    .nullable()
+    .optional()
+    .describe(
+      'What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. ' +
+        'Omitted: no card (the plan cannot be bought); null removes it.',
+    ),
+  meta: metaMap
+    .optional()
+    .describe('Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.'),
+  privateMetaKeys: z
+    .array(z.string())
+    .optional()
+    .describe('Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none.'),
 });
 export const updatePlanBody = createPlanBody.omit({ id: true }).partial();
 /** Keys to merge into `meta`; a key sent as null is removed (JSON merge patch). */
-export const planMetaBody = metaMap;
+export const planMetaBody = metaMap.describe(
+  'Keys to merge into the plan meta, e.g. `{ "badge": "popular" }`; a key set to null is removed, others stay.',
+);
 
-export const limitAttachBody = z.object({ id: callerId, max: limitValue.optional() });
-export const limitBody = z.object({ max: limitValue });
-export const idBody = z.object({ id: callerId });
-
-export const overageInput = z.object({
-  mode: z.enum(['allow', 'block']),
-  offer_id: z.string().max(255).nullable().optional(),
+const maxValue = limitValue.describe('The limit, e.g. 1000; null for unlimited.');
+export const limitAttachBody = z.object({
+  id: callerId.describe('The entitlement to attach, e.g. `api_calls`.'),
+  max: maxValue.optional().describe('The limit, e.g. 1000; null for unlimited. Omitted: unlimited.'),
 });
+export const limitBody = z.object({ max: maxValue });
+export const idBody = z.object({ id: callerId.describe('The add-on id, e.g. `priority` (list_addons shows them).') });
+
+export const overageInput = z
+  .object({
+    mode: z
+      .enum(['allow', 'block'])
+      .describe('`block`: a call past the limit is refused with 402; `allow`: it counts on.'),
+    offer_id: z
+      .string()
+      .max(255)
+      .nullable()
+      .optional()
+      .describe("The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices."),
+  })
+  .describe('What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.');
 export const createEntitlementBody = z.object({
-  id: callerId,
-  type: z.enum(['usage', 'boolean']),
-  name,
-  description: text.nullable().optional(),
+  id: newId('entitlement', 'api_calls'),
+  type: z
+    .enum(['usage', 'boolean'])
+    .describe('`usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.'),
+  name: displayName,
+  description,
   overage: overageInput.optional(),
 });
 export const updateEntitlementBody = z.object({
-  name: name.optional(),
-  description: text.nullable().optional(),
+  name: displayName.optional(),
+  description,
   overage: overageInput.optional(),
 });
 
-export const createAddonBody = z.object({ id: callerId, name, description: text.nullable().optional() });
+export const createAddonBody = z.object({ id: newId('add-on', 'priority'), name: displayName, description });
 export const updateAddonBody = createAddonBody.omit({ id: true }).partial();
 
-const overrides = z.array(z.object({ id: callerId, max: limitValue.optional() }));
+const overrides = z
+  .array(
+    z.object({
+      id: callerId.describe('The entitlement, e.g. `api_calls`.'),
+      max: maxValue.optional().describe('Its limit under the incentive; null or omitted: unlimited.'),
+    }),
+  )
+  .describe(
+    'Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on ' +
+      'create, unchanged on update (sent, it replaces the list).',
+  );
 export const createIncentiveBody = z.object({
-  id: callerId,
-  name,
-  description: text.nullable().optional(),
+  id: newId('incentive', 'launch'),
+  name: displayName,
+  description,
   entitlements: overrides.optional(),
-  addons: z.array(callerId).optional(),
+  addons: z
+    .array(callerId)
+    .optional()
+    .describe(
+      'Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update ' +
+        '(sent, it replaces the list).',
+    ),
 });
 /** Merge; `entitlements` and `addons`, when sent, replace the lists. */
 export const updateIncentiveBody = createIncentiveBody.omit({ id: true }).partial();

@@ -14,7 +14,8 @@ import { AppError, badRequest, conflict, notFound, unauthorized } from '../http/
 import { roleAtLeast } from '../http/guard.js';
 import { Reply, ROLES, route, type Role, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
-import { levelSchema } from '../mcp/settings.js';
+import { getSettings, levelSchema } from '../mcp/settings.js';
+import { appCap, lower, toolsOf } from '../mcp/tools.js';
 import * as oauth from '../oauth/oauth.service.js';
 import {
   AUTH_BASE_PATH,
@@ -413,12 +414,16 @@ export const consoleRoutes = [
     }),
     handler: async (s) => {
       const person = personOf(s);
-      const request = await oauth.describeRequest(s.em, s.params.requestId);
-      const apps = (await consentApps(s.deps, person.userId)).map((a) => ({
-        id: a.id,
-        name: a.name,
-        max_level: LEVEL_CEILING[a.role],
-      }));
+      const tools = toolsOf(s.routes);
+      const request = await oauth.describeRequest(s.em, s.params.requestId, tools);
+      // The most this person may approve on each app: their role's ceiling, lowered to the app's MCP cap.
+      const apps = await Promise.all(
+        (await consentApps(s.deps, person.userId)).map(async (a) => ({
+          id: a.id,
+          name: a.name,
+          max_level: lower(LEVEL_CEILING[a.role], appCap(tools, await getSettings(s.em, a.id))),
+        })),
+      );
       return { request, apps, user: userOf(person) };
     },
   }),
@@ -435,7 +440,7 @@ export const consoleRoutes = [
     response: z.object({ redirect_url: z.string() }),
     handler: async (s) => {
       const person = personOf(s);
-      const pending = await oauth.describeRequest(s.em, s.params.requestId);
+      const pending = await oauth.describeRequest(s.em, s.params.requestId, toolsOf(s.routes));
       const appId = pending.app?.id ?? s.body.app_id;
       const allowed = await consentApps(s.deps, person.userId);
       const target = allowed.find((a) => a.id === appId);
@@ -453,6 +458,8 @@ export const consoleRoutes = [
         s.params.requestId,
         { user: userOf(person), access_level: s.body.access_level, app_id: s.body.app_id },
         s.origin,
+        toolsOf(s.routes),
+        true,
       );
     },
   }),

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { cursorQuery } from '../http/pagination.js';
 
-export const eventsQuery = cursorQuery(50, 100).extend({ type: z.string().optional() });
+export const eventsQuery = cursorQuery(50, 100).extend({
+  type: z.string().optional().describe('Only events of this type, e.g. `account.created`. Omitted: every type.'),
+});
 
 /** The event envelope: listed by GET /events and sent as the body of every webhook delivery. */
 export const eventSchema = z.object({

@@ -4,8 +4,14 @@ import { sql } from '../db/sql.js';
 
 /** `page` / `per_page` (default 20, at most 100; outside the bounds is a 400 naming the field). */
 export const pageQuery = z.object({
-  page: z.coerce.number().int().min(1).default(1),
-  per_page: z.coerce.number().int().min(1).max(100).default(20),
+  page: z.coerce.number().int().min(1).default(1).describe('Page number, from 1, e.g. 2. Omitted: 1.'),
+  per_page: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .describe('Items per page, 1 to 100, e.g. 50. Omitted: 20.'),
 });
 export type PageQuery = z.output<typeof pageQuery>;
 
@@ -29,7 +35,8 @@ export function limitParam(def: number, max: number) {
     .int()
     .min(1)
     .default(def)
-    .transform((n) => Math.min(n, max));
+    .transform((n) => Math.min(n, max))
+    .describe(`How many items, newest first, e.g. 10 (larger than ${max} gives ${max}). Omitted: ${def}.`);
 }
 
 /**
@@ -81,7 +88,12 @@ export const cursorParam = z
  * neither repeats nor shifts the next page, and a page costs the same however deep it is.
  */
 export function cursorQuery(def: number, max: number) {
-  return z.object({ limit: limitParam(def, max), cursor: cursorParam.optional() });
+  return z.object({
+    limit: limitParam(def, max),
+    cursor: cursorParam
+      .optional()
+      .describe("The previous page's `next_cursor`, to read on. Omitted: the first (newest) page."),
+  });
 }
 
 /** A page of a cursor list: `next_cursor` is null on the last page. */

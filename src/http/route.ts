@@ -95,10 +95,20 @@ export interface McpTool {
   tool: string;
   /** R read, W write, F full. */
   level: 'R' | 'W' | 'F';
+  /**
+   * For a model, after the route's summary and description: when to use the tool and what it returns, in full
+   * sentences (the tool's description is the three together).
+   */
+  use: string;
   /** Input fields left out (filters the tool does not offer, fields it may not change). */
   omit?: string[];
   /** Only these body fields are offered. */
   only?: string[];
+  /**
+   * Query or body fields the tool's arguments name otherwise, so one thing has one name across tools (the account
+   * id is `accountId`, as in the paths): `{ namespace: 'accountId' }`. REST and the SDK keep the route's names.
+   */
+  rename?: Record<string, string>;
   /** The whole body is taken from this argument (merge_plan_meta's `meta`). */
   bodyArg?: string;
   /** Keys redacted anywhere in the result. */
@@ -155,7 +165,12 @@ export interface RouteDef<
   /** Request body limit override, for bulk routes. */
   bodyLimit?: string;
   /** `WWW-Authenticate` value sent with this route's 401 (the MCP route's resource metadata pointer). */
-  challenge?: (origin: string, params: Record<string, string>, credentialSent: boolean) => string;
+  challenge?: (
+    origin: string,
+    params: Record<string, string>,
+    credentialSent: boolean,
+    ctx: { em: EntityManager; routes: readonly RouteDef[] },
+  ) => string | Promise<string>;
   /**
    * OAuth endpoints: bodies may also be forms, and invalid input is `{ error: <code>, error_description }`
    * (`invalid_request`, or the code given here).

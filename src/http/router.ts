@@ -116,14 +116,25 @@ export async function runRoute(
       await input.admission.unrecognized(input.ip ?? '', input.credential);
     if (def.challenge && err instanceof AppError && err.status === 401)
       throw new AppError(401, err.message, err.extra, {
-        'WWW-Authenticate': def.challenge(input.origin, input.params, input.credential !== null),
+        'WWW-Authenticate': await def.challenge(input.origin, input.params, input.credential !== null, {
+          em,
+          routes: input.routes,
+        }),
       });
     throw err;
   });
   // Tenancy is settled by authenticate (the app is the credential's, or in the person's workspace); the read-only
   // app and people's roles here, on the route's declared facts, before any input is looked at.
   await guard(def, { caller, app, em, deps, params: input.params });
-  const rate = input.admission ? await input.admission.admit(caller, app, input.ip ?? '') : {};
+  let rate: Record<string, string>;
+  try {
+    rate = input.admission ? await input.admission.admit(caller, app, input.ip ?? '') : {};
+  } catch (err) {
+    // The MCP endpoint answers in JSON-RPC, throttled too: an error per request with the retry time.
+    if (def.transport === 'mcp' && err instanceof AppError && err.status === 429)
+      return jsonRpcThrottled(err, input.body);
+    throw err;
+  }
   let parsed: { params: unknown; query: unknown; body: unknown };
   try {
     parsed = {
@@ -379,4 +390,30 @@ function compose(chain: readonly Middleware[]): Middleware {
       i < chain.length ? Promise.resolve(chain[i](ctx, () => step(i + 1))) : Promise.resolve(next());
     return step(0);
   };
+}
+
+/** JSON-RPC's server-error code the MCP endpoint answers a throttled request with (MCP defines none for it). */
+export const JSONRPC_THROTTLED = -32000;
+
+/**
+ * A throttled MCP request: 429 with `Retry-After`, and a JSON-RPC error for each request in the message (or batch),
+ * its message naming the limit and `data.retry_after` the seconds to wait, so a client reads it as any MCP error.
+ */
+function jsonRpcThrottled(err: AppError, body: unknown): Reply {
+  const retryAfter = Number(err.headers?.['Retry-After'] ?? 1);
+  const messages = Array.isArray(body) ? body : [body];
+  const ids = messages
+    .map((m) => (m && typeof m === 'object' ? (m as { id?: unknown }).id : undefined))
+    .filter((id): id is string | number => typeof id === 'string' || typeof id === 'number');
+  const error = (id: string | number | null) => ({
+    jsonrpc: '2.0' as const,
+    id,
+    error: {
+      code: JSONRPC_THROTTLED,
+      message: `${err.message}; retry after ${retryAfter} second${retryAfter === 1 ? '' : 's'}`,
+      data: { retry_after: retryAfter },
+    },
+  });
+  const answer = Array.isArray(body) ? (ids.length ? ids.map(error) : [error(null)]) : error(ids[0] ?? null);
+  return new Reply(429, answer, err.headers ?? {});
 }

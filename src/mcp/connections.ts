@@ -5,6 +5,14 @@ import { notFound } from '../http/errors.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
 import type { ConnectionKind, Level } from './mcp.entities.js';
+import { covers } from './settings.js';
+
+/**
+ * Key sessions kept per app: `initialize` with a key reuses the session of the same client name, and the least
+ * recently used ones beyond this many are removed, so initialize calls (a demo app's public key, a client that
+ * never sends `Mcp-Session-Id` back) cannot add rows without bound.
+ */
+export const KEY_SESSIONS_PER_APP = 100;
 
 export const newConnectionId = () => `mcn_${randomToken(20)}`;
 
@@ -15,6 +23,11 @@ export const connectionSchema = z.object({
   client_id: z.string().nullable(),
   user: z.object({ id: z.string(), name: z.string().nullable(), email: z.string().nullable() }).nullable(),
   access_level: z.enum(['read', 'write', 'full']).nullable(),
+  /**
+   * What an OAuth connection can really do now: its level, lowered to the app's MCP cap (the highest level of a
+   * tool switched on for OAuth connections). Null for key sessions (keys call every tool).
+   */
+  effective_level: z.enum(['read', 'write', 'full']).nullable(),
   created_at: z.string(),
   last_used_at: z.string().nullable(),
   calls_last_7_days: z.number(),
@@ -39,7 +52,7 @@ interface Row {
 }
 
 /** Connections, most recently used first (never used last), with their tool calls of the last 7 days. */
-export async function listConnections(em: EntityManager, appId: string) {
+export async function listConnections(em: EntityManager, appId: string, cap: Level) {
   const rows = await sql<Row>(
     em,
     `select c.*, (select count(*) from mcp_calls m where m.connection_id = c.id and m.created_at > now() - interval
@@ -55,6 +68,7 @@ export async function listConnections(em: EntityManager, appId: string) {
     client_id: r.client_id,
     user: r.user_id === null ? null : { id: r.user_id, name: r.user_name, email: r.user_email },
     access_level: r.access_level,
+    effective_level: r.access_level === null ? null : covers(cap, r.access_level) ? r.access_level : cap,
     created_at: iso(r.created_at)!,
     last_used_at: iso(r.last_used_at),
     calls_last_7_days: Number(r.calls),
@@ -76,14 +90,29 @@ export async function recordKeyConnection(
   kind: 'secret_key' | 'admin_key',
   name: string,
 ): Promise<string> {
-  const id = newConnectionId();
-  await sql(em, `insert into mcp_connections (id, app_id, kind, name, last_used_at) values ($1, $2, $3, $4, now())`, [
-    id,
-    appId,
-    kind,
-    name.slice(0, 200) || 'MCP client',
-  ]);
-  return id;
+  const label = name.slice(0, 200) || 'MCP client';
+  const [row] = await sql<{ id: string }>(
+    em,
+    `with reused as (
+       update mcp_connections set last_used_at = now()
+        where id = (select id from mcp_connections where app_id = $2 and kind = $3 and name = $4
+                     order by last_used_at desc nulls last limit 1)
+        returning id)
+     , made as (
+       insert into mcp_connections (id, app_id, kind, name, last_used_at)
+       select $1, $2, $3, $4, now() where not exists (select 1 from reused)
+       returning id)
+     select id from reused union all select id from made`,
+    [newConnectionId(), appId, kind, label],
+  );
+  await sql(
+    em,
+    `delete from mcp_connections where id in (
+       select id from mcp_connections where app_id = $1 and kind <> 'oauth'
+        order by last_used_at desc nulls last, created_at desc offset $2)`,
+    [appId, KEY_SESSIONS_PER_APP],
+  );
+  return row.id;
 }
 
 /** Marks a connection used; for a key session id, also checks it belongs to this app (null when unknown). */

@@ -33,6 +33,8 @@ export const McpConnection = defineEntity({
     userName: p.text().nullable(),
     userEmail: p.text().nullable(),
     accessLevel: p.string().$type<Level>().nullable(),
+    /** Approved by a person (console): works only while their role on the app's workspace allows its level. */
+    person: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     /** Why and when the connection's tokens were revoked (e.g. a refresh token used twice). */

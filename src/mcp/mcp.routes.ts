@@ -15,8 +15,8 @@ import {
   touchConnection,
 } from './connections.js';
 import { buildMcpServer } from './server.js';
-import { getSettings, settingsPatch, settingsSchema, updateSettings } from './settings.js';
-import { toolsOf } from './tools.js';
+import { getSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
+import { appCap, toolsOf } from './tools.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
 const tags = ['MCP'];
@@ -170,11 +170,23 @@ export const mcpRoutes = [
       400: refused('Not a JSON-RPC message the server takes'),
       406: refused('The Accept header does not take application/json and text/event-stream'),
       415: refused('Not JSON'),
+      429: {
+        description:
+          'Throttled (the per-connection request rate): a JSON-RPC error per request with `data.retry_after` ' +
+          'seconds, and `Retry-After`',
+        schema: z.union([rpcError, z.array(rpcError)]),
+      },
     },
     // RFC 6750: a credential that was sent but is not good here (wrong, expired, revoked, or not
-    // accepted by this server) adds error="invalid_token", so clients refresh or sign in again.
-    challenge: (origin, params, sent) =>
-      `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}"${sent ? ', error="invalid_token"' : ''}`,
+    // accepted by this server) adds error="invalid_token", so clients refresh or sign in again. `scope` is the
+    // most the app's MCP server gives an OAuth connection (its cap), so a client asks for that, not every scope.
+    challenge: async (origin, params, sent, { em, routes }) => {
+      const cap = appCap(toolsOf(routes), await getSettings(em, params.appId));
+      return (
+        `Bearer resource_metadata="${resourceMetadataUrl(origin, params.appId)}", scope="${scopeOf(cap)}"` +
+        (sent ? ', error="invalid_token"' : '')
+      );
+    },
     handler: handleMcp,
   }),
   route({
@@ -238,7 +250,8 @@ export const mcpRoutes = [
     summary: 'MCP connections, most recently used first, with calls in the last 7 days',
     params: appIdParams,
     response: z.array(connectionSchema),
-    handler: (s) => listConnections(s.em, ctxOf(s).app.id),
+    handler: async (s) =>
+      listConnections(s.em, ctxOf(s).app.id, appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id))),
   }),
   route({
     method: 'DELETE',

@@ -12,7 +12,7 @@ export const PROMPTS = [
     name: 'investigate_account',
     title: 'Investigate an account',
     description: "Explain an account's plan, incentive, add-ons, usage and recent events",
-    arguments: [{ name: 'namespaceId', description: 'The account id', required: true }],
+    arguments: [{ name: 'accountId', description: 'The account id', required: true }],
   },
   {
     name: 'launch_incentive',
@@ -46,7 +46,7 @@ export function promptMessage(name: string, args: Record<string, string>) {
       break;
     case 'investigate_account':
       text =
-        `Investigate the account ${JSON.stringify(args.namespaceId)}. Call get_account, get_account_access and get_account_usage, ` +
+        `Investigate the account ${JSON.stringify(args.accountId)}. Call get_account, get_account_access and get_account_usage, ` +
         'then list_usage_events and list_events for its recent history, and get_plan for its plan. Explain its ' +
         'plan, incentive, add-ons, usage against each limit, and anything unusual.';
       break;

@@ -29,7 +29,7 @@ export const INSTRUCTIONS =
   'list_entitlements, ' +
   'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell ' +
   'the user ' +
-  'exactly what you are about to do and wait for their confirmation. Account ids are called namespaceId.';
+  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths.';
 
 export interface McpRequestContext extends ToolCallContext {
   settings: McpSettingsView;
@@ -42,18 +42,33 @@ export interface McpRequestContext extends ToolCallContext {
 
 const toolNamed = (ctx: McpRequestContext, name: string) => ctx.tools.find((t) => t.name === name);
 
-/** A tool's outcome as the client sees it: the route's JSON, or `Error <status>: <message>`. */
-async function runTool(
-  tool: Tool,
-  args: Record<string, unknown>,
-  ctx: McpRequestContext,
-): Promise<{ status: number; isError: boolean; text: string }> {
+/**
+ * A tool's outcome as the client sees it: the route's JSON as text and as `structuredContent`, or
+ * `Error <status>: <message>`. An error whose body says more than its code (a 402's `message` names the upgrade
+ * and its link) shows that message, and its whole body (offer, prices, `checkout_url`) is the structured content.
+ */
+export interface Outcome {
+  status: number;
+  isError: boolean;
+  text: string;
+  structured?: Record<string, unknown>;
+}
+
+async function runTool(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
   try {
     const { status, body } = await tool.call(args, ctx);
-    return { status, isError: false, text: body === null || body === undefined ? '' : JSON.stringify(body) };
+    const text = body === null || body === undefined ? '' : JSON.stringify(body);
+    return { status, isError: false, text, structured: tool.structured(body) };
   } catch (err) {
-    if (err instanceof AppError)
-      return { status: err.status, isError: true, text: `Error ${err.status}: ${err.message}` };
+    if (err instanceof AppError) {
+      const detail = typeof err.extra?.message === 'string' ? err.extra.message : err.message;
+      return {
+        status: err.status,
+        isError: true,
+        text: `Error ${err.status}: ${detail}`,
+        ...(err.status === 402 ? { structured: { error: err.message, ...err.extra } } : {}),
+      };
+    }
     ctx.deps.logger.error({ err, requestId: ctx.requestId, tool: tool.name }, 'MCP tool failed');
     return { status: 500, isError: true, text: 'Error 500: Internal server error' };
   }
@@ -109,7 +124,7 @@ const RESOURCES: ResourceDef[] = [
 ];
 
 const ACCOUNT_TEMPLATE = {
-  uriTemplate: 'offer://accounts/{namespaceId}',
+  uriTemplate: 'offer://accounts/{accountId}',
   name: 'account',
   description: "An account's resolved plan, incentive, add-ons and live usage",
   tools: ['get_account', 'get_account_access', 'get_account_usage'],
@@ -145,6 +160,7 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
         title: t.title,
         description: t.description,
         inputSchema: t.inputSchema,
+        outputSchema: t.outputSchema,
         annotations: t.annotations,
       })),
   }));
@@ -154,7 +170,7 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
     const name = request.params.name;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
     const tool = toolNamed(ctx, name);
-    let outcome: { status: number; isError: boolean; text: string };
+    let outcome: Outcome;
     if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
     else {
       const reason = denial(tool, ctx.settings, ctx.level);
@@ -170,7 +186,11 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
       result: outcome.text,
       durationMs: performance.now() - started,
     });
-    return { content: [{ type: 'text', text: outcome.text }], isError: outcome.isError };
+    return {
+      content: [{ type: 'text', text: outcome.text }],
+      ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
+      isError: outcome.isError,
+    };
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({
@@ -206,13 +226,13 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
     try {
       if (def) data = await def.read(ctx, {});
       else {
-        const namespaceId = decodeComponent(account![1]);
-        if (namespaceId === null || namespaceId.includes('\u0000'))
+        const accountId = decodeComponent(account![1]);
+        if (accountId === null || accountId.includes('\u0000'))
           throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
         const [detail, access, usage] = [
-          await viaTool('get_account', { namespaceId }, ctx),
-          await viaTool('get_account_access', { namespaceId }, ctx),
-          await viaTool('get_account_usage', { namespaceId }, ctx),
+          await viaTool('get_account', { accountId }, ctx),
+          await viaTool('get_account_access', { accountId }, ctx),
+          await viaTool('get_account_usage', { accountId }, ctx),
         ];
         data = { account: detail, access, usage };
       }

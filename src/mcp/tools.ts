@@ -5,13 +5,14 @@ import { AppError } from '../http/errors.js';
 import { checkAnswer } from '../http/contract.js';
 import type { McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
+import { limitReachedSchema } from '../usage/upgrade.js';
 import type { Level } from './mcp.entities.js';
 import { covers, type McpSettingsView } from './settings.js';
 
 const LEVEL: Record<McpTool['level'], Level> = { R: 'read', W: 'write', F: 'full' };
 
-/** Path parameters are named as in the route, except the account id, which tools call `namespaceId`. */
-const argName = (param: string) => (param === 'accountId' ? 'namespaceId' : param);
+/** Path parameters keep the route's names (`accountId`, `planId`, ...), as in the REST paths and the SDK. */
+const argName = (param: string) => param;
 
 type JsonSchema = Record<string, unknown> & {
   properties?: Record<string, unknown>;
@@ -19,13 +20,78 @@ type JsonSchema = Record<string, unknown> & {
   $defs?: Record<string, unknown>;
 };
 
-function toJson(schema: z.ZodType): JsonSchema {
+function toJson(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
-    io: 'input',
-    target: 'draft-2020-12',
+    io,
+    target: 'draft-07',
     unrepresentable: 'any',
   }) as JsonSchema;
   return rest;
+}
+
+/**
+ * The schema a model reads, kept short: patterns (the id and URL rules, up to 222 characters each) and bounds
+ * no model needs (2^53 - 1) are left out, the field's description says the rule instead, and the service still
+ * checks every rule (a 400 names the field). `nullable` unions of one plain type become a type list.
+ */
+function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
+  if (Array.isArray(node)) return node.map((n) => forModel(n, depth, maxDepth));
+  if (!node || typeof node !== 'object') return node;
+  const src = node as Record<string, unknown>;
+  if (depth > maxDepth) {
+    const types = [src, ...((src.anyOf as Record<string, unknown>[] | undefined) ?? [])].flatMap((n) => n.type ?? []);
+    return types.length ? { type: types.length === 1 ? types[0] : [...new Set(types)] } : {};
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (k === 'pattern' || k === 'format' || k === 'propertyNames') continue;
+    if (k === 'additionalProperties' && typeof v === 'boolean') continue;
+    if ((k === 'maxLength' && Number(v) >= 200) || (k === 'minLength' && v === 1) || (k === 'minItems' && v === 1))
+      continue;
+    if ((k === 'maximum' || k === 'minimum') && typeof v === 'number' && Math.abs(v) >= Number.MAX_SAFE_INTEGER)
+      continue;
+    // An output schema names the fields and their types: bounds and `required` are the input's business.
+    if (maxDepth !== Infinity && /^(max|min)(Length|imum|Items)$|^required$|^description$/.test(k)) continue;
+    if (k === 'properties' && v && typeof v === 'object')
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, forModel(p, depth + 1, maxDepth)]));
+    else if (k === 'items' || k === 'additionalProperties') out[k] = forModel(v, depth + 1, maxDepth);
+    else if (k === 'anyOf' || k === 'oneOf') out[k] = (v as unknown[]).map((n) => forModel(n, depth, maxDepth));
+    else out[k] = v;
+  }
+  const union = (out.anyOf ?? out.oneOf) as Record<string, unknown>[] | undefined;
+  if (union?.length === 2 && Object.keys(out).length === 1) {
+    const nul = union.findIndex((u) => u.type === 'null' && Object.keys(u).length === 1);
+    const other = union[1 - nul];
+    if (nul >= 0 && typeof other.type === 'string') {
+      const { type, ...restOther } = other;
+      return { ...restOther, type: [type, 'null'] };
+    }
+  }
+  return out;
+}
+
+/**
+ * A tool's output schema, from its route's response schema, kept short: the result's fields with their types, and
+ * for a list (or a page's `data`) its items' fields; deeper objects are typed only. MCP's structured content is an
+ * object, so a list or another non-object answer is given under `data`. A route that can answer 402 also admits
+ * the 402 body (with the offer's fields, `checkout_url` among them), which is then the structured content.
+ */
+function outputOf(def: RouteDef): { schema: Tool['outputSchema']; wrap: boolean } {
+  if (!def.response) throw new Error(`MCP tool on ${def.method} ${def.path}: the route has no response schema`);
+  const full = toJson(def.response, 'output');
+  const list = (items: unknown) => ({ type: 'array', items: forModel(items, 0, 0) });
+  const wrap = full.type !== 'object';
+  let success: JsonSchema;
+  if (full.type === 'array') success = { type: 'object', properties: { data: list(full.items) } };
+  else if (wrap) success = { type: 'object', properties: { data: forModel(full, 1, 0) } };
+  else {
+    success = forModel(full, 0, 0) as JsonSchema;
+    const data = full.properties?.data as JsonSchema | undefined;
+    if (data?.type === 'array') success.properties!.data = list(data.items);
+  }
+  if (!def.errors?.includes(402)) return { schema: success as Tool['outputSchema'], wrap };
+  const limit = forModel(toJson(limitReachedSchema, 'output'), 0, 1) as JsonSchema;
+  return { schema: { type: 'object', anyOf: [success, limit] } as Tool['outputSchema'], wrap };
 }
 
 const shapeOf = (schema: z.ZodType | undefined) =>
@@ -56,11 +122,14 @@ export interface Tool {
     required?: string[];
     $defs?: Record<string, unknown>;
   };
+  /** The route's response schema as JSON Schema (lists under `data`; with the 402 body where the route has one). */
+  outputSchema: { type: 'object'; [key: string]: unknown };
+  /** The structured content of a successful result (the route's JSON, a list under `data`). */
+  structured(body: unknown): Record<string, unknown> | undefined;
   annotations: {
-    title: string;
-    readOnlyHint: boolean;
-    destructiveHint: boolean;
-    idempotentHint: boolean;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
     openWorldHint: boolean;
   };
   /** Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error. */
@@ -94,7 +163,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     Object.assign($defs, json.$defs ?? {});
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
       if (!keep(name)) continue;
-      properties[rename(name)] = prop;
+      properties[rename(name)] = forModel(prop);
       if (json.required?.includes(name)) required.push(rename(name));
     }
   };
@@ -102,30 +171,36 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
   const pathParams = (fullPath.match(/:(\w+)/g) ?? []).map((m) => m.slice(1)).filter((p) => p !== 'appId');
   const paramsJson = def.params ? toJson(def.params) : { properties: {} };
   for (const p of pathParams) {
-    properties[argName(p)] = paramsJson.properties?.[p] ?? { type: 'string' };
+    properties[argName(p)] = forModel(paramsJson.properties?.[p] ?? { type: 'string' });
     required.push(argName(p));
   }
+  const renamed = (n: string) => spec.rename?.[n] ?? n;
   const queryKeys = Object.keys(shapeOf(def.query) ?? {}).filter((k) => !omit.has(k));
-  if (def.query) add(toJson(def.query), (n) => queryKeys.includes(n));
+  if (def.query) add(toJson(def.query), (n) => queryKeys.includes(n), renamed);
 
   let bodyKeys: string[] = [];
   if (def.body && spec.bodyArg) {
     const { $defs: inner, ...bodySchema } = toJson(def.body);
     Object.assign($defs, inner ?? {});
-    properties[spec.bodyArg] = bodySchema;
+    properties[spec.bodyArg] = forModel(bodySchema);
     required.push(spec.bodyArg);
   } else if (def.body) {
     const shape = shapeOf(def.body);
     if (!shape) throw new Error(`MCP tool ${spec.tool}: the body of ${def.method} ${def.path} is not an object`);
     bodyKeys = Object.keys(shape).filter((k) => !omit.has(k) && (!spec.only || spec.only.includes(k)));
-    add(toJson(def.body), (n) => bodyKeys.includes(n));
+    add(toJson(def.body), (n) => bodyKeys.includes(n), renamed);
   }
 
   const title = spec.tool
     .split('_')
     .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
     .join(' ');
-  const description = [def.summary, def.description, `Wraps ${def.method} ${def.path}.`].filter(Boolean).join(' ');
+  const sentence = (t: string) => (/[.!?]$/.test(t.trim()) ? t.trim() : `${t.trim()}.`);
+  const description = [def.summary, def.description, spec.use]
+    .filter((t): t is string => !!t)
+    .map(sentence)
+    .join(' ');
+  const output = outputOf(def);
   return {
     name: spec.tool,
     title,
@@ -136,15 +211,25 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       type: 'object',
       properties,
       ...(required.length ? { required } : {}),
-      ...(Object.keys($defs).length ? { $defs } : {}),
+      ...(Object.keys($defs).length ? { $defs: forModel($defs) as Record<string, unknown> } : {}),
     },
-    annotations: {
-      title,
-      readOnlyHint: def.method === 'GET',
-      destructiveHint: def.method === 'DELETE',
-      idempotentHint: def.method === 'GET' || def.method === 'DELETE',
-      openWorldHint: spec.openWorld === true,
-    },
+    outputSchema: output.schema,
+    structured: (body) =>
+      body === null || body === undefined
+        ? undefined
+        : output.wrap
+          ? { data: body }
+          : (body as Record<string, unknown>),
+    // Hints at MCP's defaults (not read-only, destructive, not idempotent, open world) are sent only where they
+    // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing.
+    annotations:
+      def.method === 'GET'
+        ? { readOnlyHint: true, openWorldHint: false }
+        : {
+            destructiveHint: def.method === 'DELETE',
+            ...(def.method === 'DELETE' ? { idempotentHint: true } : {}),
+            openWorldHint: spec.openWorld === true,
+          },
     async call(args, ctx) {
       const params: Record<string, string> = { appId: ctx.app.id };
       for (const p of pathParams) {
@@ -154,10 +239,13 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       }
       // Query values travel as strings, exactly as they would in a URL.
       const query: Record<string, string> = {};
-      for (const k of queryKeys) if (args[k] !== undefined && args[k] !== null) query[k] = String(args[k]);
+      for (const k of queryKeys) {
+        const v = args[renamed(k)];
+        if (v !== undefined && v !== null) query[k] = String(v);
+      }
       const body = spec.bodyArg
         ? args[spec.bodyArg]
-        : Object.fromEntries(bodyKeys.filter((k) => args[k] !== undefined).map((k) => [k, args[k]]));
+        : Object.fromEntries(bodyKeys.filter((k) => args[renamed(k)] !== undefined).map((k) => [k, args[renamed(k)]]));
       const reply = await runRoute(
         def,
         { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin, routes },
@@ -192,6 +280,19 @@ export function toolsOf(routes: readonly RouteDef[]): Tool[] {
 /** Whether a tool is switched on for the app's OAuth connections: its override, else the app's access level. */
 export const switchedOn = (tool: Tool, settings: McpSettingsView) =>
   settings.tool_overrides[tool.name] ?? covers(settings.access_level, tool.level);
+
+/**
+ * The most an OAuth connection of the app can do: the highest level of a tool switched on for its connections (the
+ * access level, or above it when a tool override switches on a higher tool). Consent, issued scopes and the
+ * connection list never claim more.
+ */
+export function appCap(tools: Tool[], settings: McpSettingsView): Level {
+  const on = tools.filter((t) => switchedOn(t, settings)).map((t) => t.level);
+  return on.includes('full') ? 'full' : on.includes('write') ? 'write' : 'read';
+}
+
+/** The lower of two levels. */
+export const lower = (a: Level, b: Level): Level => (covers(a, b) ? b : a);
 
 /** Why a connection may not call a tool, or null when it may. Keys (secret, admin) may call everything. */
 export function denial(tool: Tool, settings: McpSettingsView, level: Level | null): string | null {

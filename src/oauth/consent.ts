@@ -139,12 +139,16 @@ export function consentPage(
 ): string {
   const clientName = r.client.name ?? r.client.id;
   const preselected: Level = r.requested_level ?? 'read';
-  const levels = LEVELS.map(
-    (l) =>
-      `<label><input type="radio" name="access_level" value="${l}"${l === preselected ? ' checked' : ''} ` +
-      `aria-describedby="hint-${l}"> ${LEVEL_TEXT[l][0]}</label>` +
-      `<span class="hint" id="hint-${l}">${esc(LEVEL_TEXT[l][1])}</span>`,
-  ).join('\n    ');
+  // Never more than the app's MCP server gives OAuth connections (its cap), once the app is known.
+  const offered = r.max_level ? LEVELS.slice(0, LEVELS.indexOf(r.max_level) + 1) : LEVELS;
+  const levels = offered
+    .map(
+      (l) =>
+        `<label><input type="radio" name="access_level" value="${l}"${l === preselected ? ' checked' : ''} ` +
+        `aria-describedby="hint-${l}"> ${LEVEL_TEXT[l][0]}</label>` +
+        `<span class="hint" id="hint-${l}">${esc(LEVEL_TEXT[l][1])}</span>`,
+    )
+    .join('\n    ');
   const options = (workspaces ?? [])
     .map(
       (w) =>

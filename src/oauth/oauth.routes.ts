@@ -16,6 +16,7 @@ import {
   workspacesOfAdmin,
 } from './consent.js';
 import * as oauth from './oauth.service.js';
+import { toolsOf, type Tool } from '../mcp/tools.js';
 
 const tags = ['OAuth'];
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
@@ -157,17 +158,21 @@ export const oauthRoutes = [
     invalidInput: (message) =>
       html(400, errorPage('Sign-in cannot continue', `The sign-in request is not valid (${message}).`)),
     replies: {
-      302: seeOther('To the consent page'),
-      400: page('The request is not valid (an HTML page; nothing is sent back to the client)'),
+      302: seeOther(
+        "To the consent page; or, when the client and its redirect URI are valid but the request is not, to the client's " +
+          'redirect URI with `error` and `error_description` (RFC 6749 4.1.2.1)',
+      ),
+      400: page('The client or its redirect URI is not valid (an HTML page; nothing is sent back to the client)'),
     },
     handler: async ({ em, deps, origin, query }) => {
       try {
-        const id = await oauth.saveAuthorizationRequest(em, origin, query);
+        const id = await oauth.saveAuthorizationRequest(deps, em, origin, query);
         const consent = new URL(`${dashboardUrl(deps.config, origin)}/oauth/consent`);
         consent.searchParams.set('request', id);
         return redirect(consent.toString());
       } catch (err) {
         if (err instanceof oauth.AuthorizeError) return html(400, errorPage('Sign-in cannot continue', err.message));
+        if (err instanceof oauth.AuthorizeRedirect) return redirect(err.location(origin));
         throw err;
       }
     },
@@ -186,8 +191,8 @@ export const oauthRoutes = [
     body: oauth.tokenBody,
     response: oauth.tokenSchema,
     errors: [401],
-    handler: async ({ em, deps, headers, body, origin }) =>
-      new Reply(200, await oauth.exchangeToken(deps, em, headers, body, origin), NO_STORE),
+    handler: async ({ em, deps, headers, body, origin, routes }) =>
+      new Reply(200, await oauth.exchangeToken(deps, em, headers, body, origin, toolsOf(routes)), NO_STORE),
   }),
   route({
     method: 'POST',
@@ -211,7 +216,7 @@ export const oauthRoutes = [
     summary: 'A pending authorization request; 404 once used or expired',
     params: requestParams,
     response: oauth.requestSchema,
-    handler: ({ em, params }) => oauth.describeRequest(em, params.requestId),
+    handler: ({ em, params, routes }) => oauth.describeRequest(em, params.requestId, toolsOf(routes)),
   }),
   route({
     method: 'POST',
@@ -227,7 +232,8 @@ export const oauthRoutes = [
     body: oauth.approveBody,
     errors: [403],
     response: z.object({ redirect_url: z.string() }),
-    handler: ({ em, params, body, origin }) => oauth.approveRequest(em, params.requestId, body, origin),
+    handler: ({ em, params, body, origin, routes }) =>
+      oauth.approveRequest(em, params.requestId, body, origin, toolsOf(routes)),
   }),
   route({
     method: 'POST',
@@ -256,13 +262,13 @@ export const oauthRoutes = [
       400: page('The consent form with a problem to fix'),
       404: page('The request expired or was used'),
     },
-    handler: async ({ em, deps, headers, query }) => {
+    handler: async ({ em, deps, headers, query, routes }) => {
       const requestId = query.request ?? '';
       // An unknown or expired request says so at once, rather than asking for a sign-in that leads nowhere.
       if (!(await oauth.requestPending(em, requestId))) return requestGone();
       const session = readSession(headers.cookie, deps.adminKey);
       if (!session) return html(200, signInPage(requestId));
-      return showConsent(em, deps.adminKey, session, requestId);
+      return showConsent(em, deps.adminKey, session, requestId, toolsOf(routes));
     },
   }),
   route({
@@ -344,7 +350,14 @@ export const oauthRoutes = [
           return redirect((await oauth.denyRequest(em, requestId, s.origin)).redirect_url, 303);
         const level = levelSchema.safeParse(body.access_level);
         if (body.decision !== 'approve' || !level.success)
-          return showConsent(em, deps.adminKey, session, requestId, 'Choose an access level, then Approve or Deny.');
+          return showConsent(
+            em,
+            deps.adminKey,
+            session,
+            requestId,
+            toolsOf(s.routes),
+            'Choose an access level, then Approve or Deny.',
+          );
         const result = await oauth.approveRequest(
           em,
           requestId,
@@ -354,12 +367,13 @@ export const oauthRoutes = [
             app_id: body.app_id || undefined,
           },
           s.origin,
+          toolsOf(s.routes),
         );
         return redirect(result.redirect_url, 303);
       } catch (err) {
         if (err instanceof AppError && err.status === 404) return requestGone();
         if (err instanceof AppError && err.status < 500)
-          return showConsent(em, deps.adminKey, session, requestId, err.message);
+          return showConsent(em, deps.adminKey, session, requestId, toolsOf(s.routes), err.message);
         throw err;
       }
     },
@@ -371,10 +385,11 @@ async function showConsent(
   adminKey: string,
   session: string,
   requestId: string,
+  tools: Tool[],
   error?: string,
 ): Promise<Reply<RawBody>> {
   try {
-    const r = await oauth.describeRequest(em, requestId);
+    const r = await oauth.describeRequest(em, requestId, tools);
     const workspaces = r.app ? null : await workspacesOfAdmin(em);
     return html(error ? 400 : 200, consentPage(r, csrfToken(adminKey, session, requestId), workspaces, error), {}, [
       cspSource(r.redirect_uri),

@@ -8,7 +8,7 @@ import { loadApp } from '../http/auth.js';
 import { safeEqual } from '../http/secrets.js';
 import { randomToken } from '../ids.js';
 import type { Level } from '../mcp/mcp.entities.js';
-import { getSettings, levelOfScope, levelSchema, scopeOf, SCOPES } from '../mcp/settings.js';
+import { covers, getSettings, levelOfScope, levelSchema, scopeOf, SCOPES } from '../mcp/settings.js';
 import { newConnectionId } from '../mcp/connections.js';
 import { iso } from '../time.js';
 import {
@@ -18,9 +18,12 @@ import {
   mintSecret,
   newFamilyId,
   REQUEST_SECONDS,
+  PERSON_STILL_ALLOWS,
   sha256,
 } from './tokens.js';
 import { decodeComponent } from '../http/validate.js';
+import { appCap, lower, type Tool } from '../mcp/tools.js';
+import { ClientMetadataError, isMetadataDocumentId, loadMetadataClient } from './client-metadata.js';
 
 /** An OAuth error (RFC 6749 section 5.2): `{ error, error_description }`. */
 export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) =>
@@ -66,6 +69,7 @@ export const authorizationServerSchema = z.object({
   authorization_response_iss_parameter_supported: z.boolean(),
   token_endpoint_auth_methods_supported: z.array(z.string()),
   revocation_endpoint_auth_methods_supported: z.array(z.string()),
+  client_id_metadata_document_supported: z.boolean(),
 });
 
 /** RFC 8414 authorization server metadata. */
@@ -85,6 +89,8 @@ export function authorizationServerMetadata(origin: string): z.input<typeof auth
     authorization_response_iss_parameter_supported: true,
     token_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
     revocation_endpoint_auth_methods_supported: ['none', 'client_secret_post', 'client_secret_basic'],
+    // A client_id may be the https URL of the client's metadata document (src/oauth/client-metadata.ts).
+    client_id_metadata_document_supported: true,
   };
 }
 
@@ -228,19 +234,55 @@ export const authorizeQuery = z.object({
 export class AuthorizeError extends Error {}
 
 /**
+ * A bad request from a known client with a valid redirect URI: sent back to it with `error` and
+ * `error_description` (RFC 6749 4.1.2.1), so the client learns why.
+ */
+export class AuthorizeRedirect extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly redirectUri: string,
+    readonly state: string | null,
+  ) {
+    super(description);
+  }
+  location(issuer: string): string {
+    return withQuery(this.redirectUri, {
+      error: this.error,
+      error_description: this.description,
+      state: this.state,
+      iss: issuer,
+    });
+  }
+}
+
+/**
  * Checks an authorization request (PKCE S256 only) and saves it for 15 minutes; returns its id. With
  * `resource`, it must be an app's MCP server URL on this service's own origin (PUBLIC_API_URL).
  */
 export async function saveAuthorizationRequest(
+  deps: Deps,
   em: EntityManager,
   origin: string,
   q: z.output<typeof authorizeQuery>,
 ): Promise<string> {
-  const repeated = Object.entries(q).find(([, v]) => v === REPEATED);
-  if (repeated) throw new AuthorizeError(`The parameter ${repeated[0]} is sent more than once.`);
+  const untrusted = (['client_id', 'redirect_uri'] as const).find((k) => q[k] === REPEATED);
+  if (untrusted) throw new AuthorizeError(`The parameter ${untrusted} is sent more than once.`);
   if (!q.client_id) throw new AuthorizeError('The request names no client (client_id is missing).');
+  if (isMetadataDocumentId(q.client_id, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS)) {
+    try {
+      await loadMetadataClient(deps, em, q.client_id, redirectUriProblem);
+    } catch (err) {
+      if (err instanceof ClientMetadataError) throw new AuthorizeError(err.message);
+      throw err;
+    }
+  }
   const client = await findClient(em, q.client_id);
-  if (!client) throw new AuthorizeError('This client is not registered here. Register it at /oauth/register first.');
+  if (!client)
+    throw new AuthorizeError(
+      'This client is not registered here. Register it at /oauth/register first, or use the https URL of its ' +
+        'client metadata document as client_id.',
+    );
   let redirectUri = q.redirect_uri;
   if (redirectUri === undefined) {
     if (client.redirect_uris.length !== 1)
@@ -249,35 +291,41 @@ export async function saveAuthorizationRequest(
   }
   if (!client.redirect_uris.includes(redirectUri))
     throw new AuthorizeError('redirect_uri is not one the client registered.');
-  if (q.response_type !== 'code') throw new AuthorizeError('response_type must be code.');
-  if (!q.code_challenge) throw new AuthorizeError('A PKCE code_challenge is required.');
+  // From here the client and its redirect URI are known good: problems go back to it (RFC 6749 4.1.2.1).
+  const state = q.state === REPEATED ? null : (q.state ?? null);
+  const back = (error: string, description: string) => new AuthorizeRedirect(error, description, redirectUri, state);
+  const repeated = Object.entries(q).find(([, v]) => v === REPEATED);
+  if (repeated) throw back('invalid_request', `The parameter ${repeated[0]} is sent more than once`);
+  if (q.response_type !== 'code') throw back('unsupported_response_type', 'response_type must be code');
+  if (!q.code_challenge) throw back('invalid_request', 'A PKCE code_challenge is required');
   if (q.code_challenge_method !== 'S256')
-    throw new AuthorizeError('code_challenge_method must be S256 (plain is not supported).');
+    throw back('invalid_request', 'code_challenge_method must be S256 (plain is not supported)');
   if (!/^[A-Za-z0-9_-]{43,128}$/.test(q.code_challenge))
-    throw new AuthorizeError('code_challenge must be a base64url SHA-256 digest.');
+    throw back('invalid_request', 'code_challenge must be a base64url SHA-256 digest');
   const unknownScope = (q.scope ?? '')
     .split(/\s+/)
     .filter(Boolean)
     .find((s) => !SCOPES.includes(s));
-  if (unknownScope) throw new AuthorizeError(`Unknown scope ${unknownScope}; this server offers ${SCOPES.join(', ')}.`);
+  if (unknownScope)
+    throw back('invalid_scope', `Unknown scope ${unknownScope}; this server offers ${SCOPES.join(', ')}`);
   let appId: string | null = null;
   if (q.resource !== undefined) {
-    if (!URL.canParse(q.resource)) throw new AuthorizeError('resource is not a URL.');
+    const notOurs = `${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp)`;
+    if (!URL.canParse(q.resource)) throw back('invalid_target', 'resource is not a URL');
     const u = new URL(q.resource);
     if (u.origin !== origin)
-      throw new AuthorizeError(
-        `The server URL ${q.resource} is not on this service's origin (${origin}); sign-in works only for servers on ${origin}.`,
+      throw back(
+        'invalid_target',
+        `The server URL ${q.resource} is not on this service's origin (${origin}); sign-in works only for servers on ${origin}`,
       );
     const m = /^\/apps\/([^/]+)\/mcp\/?$/.exec(u.pathname);
-    if (!m)
-      throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
+    if (!m) throw back('invalid_target', notOurs);
     const appPart = decodeComponent(m[1]);
-    if (appPart === null)
-      throw new AuthorizeError(`${q.resource} is not an MCP server URL of this service (${origin}/apps/<app id>/mcp).`);
+    if (appPart === null) throw back('invalid_target', notOurs);
     const app = await loadApp(em, appPart);
-    if (!app) throw new AuthorizeError('The app of this MCP server does not exist.');
+    if (!app) throw back('invalid_target', 'The app of this MCP server does not exist');
     if (!(await getSettings(em, app.id)).enabled)
-      throw new AuthorizeError("This app's MCP server is turned off, so no one can sign in to it.");
+      throw back('access_denied', "This app's MCP server is turned off, so no one can sign in to it");
     appId = app.id;
   }
   const id = `oar_${randomToken(24)}`;
@@ -337,6 +385,8 @@ export const requestSchema = z.object({
   redirect_uri: z.string(),
   scope: z.string().nullable(),
   requested_level: levelSchema.nullable(),
+  /** The most the app's MCP server gives an OAuth connection (its cap); null until an app is picked. */
+  max_level: levelSchema.nullable(),
   resource: z.string().nullable(),
   app: z.object({ id: z.string(), name: z.string() }).nullable(),
   expires_at: z.string(),
@@ -344,16 +394,23 @@ export const requestSchema = z.object({
 });
 
 /** A pending request as the consent page shows it; 404 once used or expired. */
-export async function describeRequest(em: EntityManager, id: string): Promise<z.output<typeof requestSchema>> {
+export async function describeRequest(
+  em: EntityManager,
+  id: string,
+  tools: Tool[],
+): Promise<z.output<typeof requestSchema>> {
   const r = await pendingRequest(em, id);
   const client = (await findClient(em, r.client_id))!;
   const app = r.app_id ? await loadApp(em, r.app_id) : null;
+  const cap = app ? appCap(tools, await getSettings(em, app.id)) : null;
+  const requested = levelOfScope(r.scope);
   return {
     id: r.id,
     client: { id: client.id, name: client.client_name, client_uri: client.client_uri, logo_uri: client.logo_uri },
     redirect_uri: r.redirect_uri,
     scope: r.scope,
-    requested_level: levelOfScope(r.scope),
+    requested_level: requested && cap ? lower(requested, cap) : requested,
+    max_level: cap,
     resource: r.resource,
     app: app ? { id: app.id, name: app.name } : null,
     expires_at: iso(r.expires_at)!,
@@ -361,6 +418,7 @@ export async function describeRequest(em: EntityManager, id: string): Promise<z.
   };
 }
 
+/** The admin route's body; the console passes `person: true` for a signed-in person's approval. */
 export const approveBody = z.object({
   user: z.object({
     id: z.string().min(1).max(255),
@@ -397,6 +455,8 @@ export async function approveRequest(
   id: string,
   body: z.output<typeof approveBody>,
   issuer: string,
+  tools: Tool[],
+  person = false,
 ): Promise<{ redirect_url: string }> {
   const pending = await pendingRequest(em, id);
   const appId = pending.app_id ?? body.app_id;
@@ -405,17 +465,25 @@ export async function approveRequest(
     throw badRequest(`app_id: the client asked for the MCP server of ${pending.app_id}`);
   const app = await loadApp(em, appId);
   if (!app) throw notFound('App');
-  if (!(await getSettings(em, app.id)).enabled) throw forbidden("This app's MCP server is turned off");
+  const settings = await getSettings(em, app.id);
+  if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
+  const cap = appCap(tools, settings);
+  if (!covers(cap, body.access_level))
+    throw badRequest(
+      `access_level: this app's MCP server gives OAuth connections at most ${cap} access (its MCP settings); ` +
+        `approve ${cap} or lower, or raise the app's access level first`,
+    );
   return em.transactional(async (tx) => {
     const r = await claim(tx, id);
     const client = (await findClient(tx, r.client_id))!;
     const [conn] = await sql<{ id: string }>(
       tx,
-      `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level)
-        values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8)
+      `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level,
+        person)
+        values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8, $9)
        on conflict (app_id, client_id, user_id) where kind = 'oauth'
        do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email =
-         excluded.user_email, name = excluded.name, cut_off_at = null, cut_off_reason = null
+         excluded.user_email, name = excluded.name, person = excluded.person, cut_off_at = null, cut_off_reason = null
        returning id`,
       [
         newConnectionId(),
@@ -426,6 +494,7 @@ export async function approveRequest(
         body.user.name ?? null,
         body.user.email ?? null,
         body.access_level,
+        person,
       ],
     );
     await sql(tx, 'update oauth_clients set signed_in_at = coalesce(signed_in_at, now()) where id = $1', [client.id]);
@@ -554,7 +623,10 @@ export async function exchangeToken(
   headers: Record<string, string | undefined>,
   body: z.output<typeof tokenBody>,
   origin: string,
+  tools: Tool[],
 ) {
+  // The scope a token names is what it can do: the connection's level, lowered to the app's cap.
+  const scopeLevel = async (appId: string, level: Level) => lower(level, appCap(tools, await getSettings(em, appId)));
   if (body.grant_type !== 'authorization_code' && body.grant_type !== 'refresh_token')
     throw oauthError(400, 'unsupported_grant_type', `grant_type ${body.grant_type} is not supported`);
   const client = await authenticateClient(em, headers, body);
@@ -593,7 +665,7 @@ export async function exchangeToken(
     const audience = code.resource ?? mcpResourceUrl(origin, conn.app_id);
     checkTarget(body.resource, audience);
     const pair = await issueTokenPair(em, code.connection_id, { familyId: newFamilyId(), audience });
-    return tokenResponse(pair, conn.access_level);
+    return tokenResponse(pair, await scopeLevel(conn.app_id, conn.access_level));
   }
 
   if (!body.refresh_token) throw oauthError(400, 'invalid_request', 'refresh_token is required');
@@ -613,7 +685,7 @@ export async function exchangeToken(
       tx,
       `select t.pair_id, t.family_id, t.audience, t.rotated_at, t.connection_id, c.client_id, c.app_id, c.access_level
          from oauth_tokens t join mcp_connections c on c.id = t.connection_id
-        where t.hash = $1 and t.kind = 'refresh' and t.expires_at > now()
+        where t.hash = $1 and t.kind = 'refresh' and t.expires_at > now() and ${PERSON_STILL_ALLOWS}
         for update of t`,
       [refreshHash],
     );
@@ -635,7 +707,10 @@ export async function exchangeToken(
     await sql(tx, 'update oauth_tokens set rotated_at = now() where hash = $1', [refreshHash]);
     await sql(tx, `delete from oauth_tokens where pair_id = $1 and kind = 'access'`, [old.pair_id]);
     const pair = await issueTokenPair(tx, old.connection_id, { familyId: old.family_id, audience });
-    return { response: tokenResponse(pair, old.access_level), connectionId: old.connection_id } as const;
+    return {
+      response: tokenResponse(pair, await scopeLevel(old.app_id, old.access_level)),
+      connectionId: old.connection_id,
+    } as const;
   });
   if ('reused' in outcome) {
     deps.logger.warn({ connectionId: outcome.reused }, 'refresh token reused: token family revoked');

@@ -16,6 +16,18 @@ export const REQUEST_SECONDS = 15 * 60;
 export const mintSecret = (prefix: string) => `${prefix}_${randomToken(40)}`;
 
 /**
+ * SQL condition on a connection `c`: approved with the admin key, or by a person who is still a member of a
+ * workspace listing the app with a role whose ceiling covers the connection's level (viewer read, member write,
+ * admin and owner full). A person who leaves the workspace, or is lowered below the level, stops the connection
+ * on its next call and refresh.
+ */
+export const PERSON_STILL_ALLOWS = `(not c.person or exists (
+  select 1 from workspace_members m join orgs o on o.id = m.org_id
+   where m.user_id = c.user_id and o.app_ids ? c.app_id
+     and case c.access_level when 'read' then true when 'write' then m.role in ('member', 'admin', 'owner')
+         else m.role in ('admin', 'owner') end))`;
+
+/**
  * The caller behind an `mcp_at_` access token on this app, or null (unknown, expired, revoked, other app).
  * The caller carries the token's audience; the MCP route refuses it on any other server URL.
  */
@@ -27,7 +39,8 @@ export async function verifyAccessToken(
   const [row] = await sql<{ id: string; access_level: Level; audience: string | null }>(
     em,
     `select c.id, c.access_level, t.audience from oauth_tokens t join mcp_connections c on c.id = t.connection_id
-      where t.hash = $1 and t.kind = 'access' and t.expires_at > now() and c.app_id = $2 and c.kind = 'oauth'`,
+      where t.hash = $1 and t.kind = 'access' and t.expires_at > now() and c.app_id = $2 and c.kind = 'oauth'
+        and ${PERSON_STILL_ALLOWS}`,
     [sha256(token), appId],
   );
   return row ? { kind: 'oauth', connectionId: row.id, level: row.access_level, audience: row.audience } : null;

@@ -1,5 +1,8 @@
+import { z } from 'zod';
 import { Plan, type IPlan } from '../catalog/catalog.entities.js';
-import { planEntitlementLimits } from '../catalog/catalog.service.js';
+import { findPlan, planEntitlementLimits } from '../catalog/catalog.service.js';
+import { findAccount } from '../accounts/accounts.service.js';
+import { conflict, notFound } from '../http/errors.js';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { checkCheckout, createOfferCheckout, createPlanCheckout } from '../checkouts/checkouts.service.js';
 import type { Ctx } from '../context.js';
@@ -23,6 +26,29 @@ export interface UpgradeOffer {
   checkout_url: string | null;
   expires_at: string | null;
 }
+
+/** The 402 body, as the MCP tools' output schemas show it beside their result (a 402 is their structured content). */
+export const limitReachedSchema = z.object({
+  error: z.literal('limit_reached'),
+  message: z.string().describe('What was used, the upgrade and its link, in plain language'),
+  entitlement: z.object({ id: z.string(), name: z.string(), usage: z.number(), max: z.number() }),
+  offer: z
+    .object({
+      id: z.string().nullable(),
+      name: z.string(),
+      plan: z.object({ id: z.string(), name: z.string() }),
+      interval: z.enum(['month', 'year']),
+      currency: z.string(),
+      price: z.number(),
+      list_price: z.number(),
+      cycles: z.number().nullable(),
+      new_limit: z.number().nullable(),
+      checkout_url: z.string().nullable().describe('The page the person opens to pay for the upgrade'),
+      expires_at: z.string().nullable(),
+    })
+    .nullable(),
+  retry_after_purchase: z.boolean(),
+});
 
 export interface LimitReachedBody {
   error: 'limit_reached';
@@ -296,4 +322,98 @@ export async function settleOpenCheckouts(ctx: Ctx, accountId: string): Promise<
     ctx.deps.logger.warn({ err, checkout: open.id }, 'could not check an open checkout before a 402');
     return false;
   }
+}
+
+/** A link a person opens to buy a plan (or an offer's price of it) for their account: what the upgrade-link route answers. */
+export interface UpgradeLink {
+  account: string;
+  plan: { id: string; name: string };
+  offer: string | null;
+  interval: 'month' | 'year';
+  currency: string;
+  price: number;
+  /** `pricing_page`: the app's own checkout page with the selection; `provider_approval`: the provider's approval page. */
+  kind: 'pricing_page' | 'provider_approval';
+  url: string;
+  /** The checkout the provider link belongs to (null for the pricing page, which starts its own). */
+  checkout: string | null;
+}
+
+/**
+ * A checkout or upgrade link for an account, for a person to open (the same link a 402 would name): the app's
+ * checkout page with the selection when the app has one, else a provider approval link, handed out again for the
+ * same account and selection within an hour (as a 402's link is) rather than a new provider subscription each time.
+ * 409 (`reason`) when the plan or offer cannot be bought at that interval, or the provider is not connected.
+ */
+export async function upgradeLink(
+  ctx: Ctx,
+  accountId: string,
+  input: { plan: string; interval?: 'month' | 'year'; offer?: string },
+  origin: string,
+): Promise<UpgradeLink> {
+  await findAccount(ctx.em, ctx.app.id, accountId);
+  const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
+  let offerId: string | null = null;
+  let interval: 'month' | 'year';
+  let currency: string;
+  let price: number;
+  if (input.offer) {
+    const offer = await ctx.em.findOne(Offer, { appId: ctx.app.id, id: input.offer });
+    if (!offer) throw notFound(`Offer ${input.offer}`);
+    if (liveStatus(offer) !== 'active' || (offer.kind === 'targeted' && offer.accountId !== accountId))
+      throw conflict(`Offer ${offer.id} cannot be bought by account ${accountId} now`, { reason: 'not_available' });
+    const op = offer.plans.find((p) => p.plan === plan.id);
+    if (!op) throw conflict(`Offer ${offer.id} does not offer plan ${plan.id}`, { reason: 'plan_not_offered' });
+    const p = op.prices.find((x) => !input.interval || x.interval === input.interval);
+    if (!p)
+      throw conflict(`Offer ${offer.id} has no ${input.interval}ly price for plan ${plan.id}`, {
+        reason: 'interval_not_offered',
+      });
+    offerId = offer.id;
+    ({ interval, currency, amount: price } = p);
+  } else {
+    currency = (plan.pricingCard?.currency ?? 'USD').toUpperCase();
+    interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');
+    const regular = regularPrice(plan, interval, currency);
+    if (regular === null)
+      throw conflict(`Plan ${plan.id} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
+    price = regular;
+  }
+  const base = {
+    account: accountId,
+    plan: { id: plan.id, name: plan.name },
+    offer: offerId,
+    interval,
+    currency,
+    price,
+  };
+  const page = checkoutLink(ctx.app.checkoutUrl, { offer: offerId, plan: plan.id, interval, account: accountId });
+  if (page) return { ...base, kind: 'pricing_page', url: page, checkout: null };
+
+  const recent = await ctx.em.findOne(
+    Checkout,
+    {
+      appId: ctx.app.id,
+      accountId,
+      planId: plan.id,
+      interval,
+      offerId,
+      status: 'created',
+      createdAt: { $gt: new Date(Date.now() - UPGRADE_LINK_REUSE_MS) },
+    },
+    { orderBy: { createdAt: 'desc' } },
+  );
+  if (recent?.approveUrl) return { ...base, kind: 'provider_approval', url: recent.approveUrl, checkout: recent.id };
+  const returnUrl = `${origin}/apps/${ctx.app.id}/checkouts/return`;
+  const chk = offerId
+    ? await createOfferCheckout(ctx, offerId, {
+        plan: plan.id,
+        interval,
+        currency,
+        account: accountId,
+        return_url: returnUrl,
+      })
+    : await createPlanCheckout(ctx, plan.id, { interval, account: accountId, return_url: returnUrl });
+  if (!chk.approve_url) throw conflict('The payment provider gave no approval link', { reason: 'no_link' });
+  return { ...base, kind: 'provider_approval', url: chk.approve_url, checkout: chk.id };
 }

@@ -13,11 +13,21 @@ import {
 } from './reservations.service.js';
 import { INGEST_MAX_EVENTS, ingestUsage } from './ingest.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
+import { upgradeLink } from './upgrade.js';
 
 const tags = ['Usage'];
-const counterParams = accountParams.extend({ entitlementId: callerId });
+const counterParams = accountParams.extend({
+  entitlementId: callerId.describe('The usage entitlement counted, e.g. `api_calls` (list_entitlements shows them).'),
+});
 const counter = z.object({ entitlement: z.string(), count: z.number() });
-const amountBody = z.object({ amount: z.number().int().min(-1e12).max(1e12) });
+const amountBody = z.object({
+  amount: z
+    .number()
+    .int()
+    .min(-1e12)
+    .max(1e12)
+    .describe('How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).'),
+});
 
 const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>, amount: number) => {
   const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, {
@@ -68,17 +78,66 @@ const ingestResult = z.object({
   duplicate: z.boolean(),
 });
 
+const upgradeLinkBody = z.object({
+  plan: callerId.describe('The plan to buy, e.g. `pro` (list_plans shows the ids).'),
+  interval: z
+    .enum(['month', 'year'])
+    .optional()
+    .describe('Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.'),
+  offer: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price."),
+});
+const upgradeLinkSchema = z.object({
+  account: z.string(),
+  plan: z.object({ id: z.string(), name: z.string() }),
+  offer: z.string().nullable(),
+  interval: z.enum(['month', 'year']),
+  currency: z.string(),
+  price: z.number(),
+  kind: z.enum(['pricing_page', 'provider_approval']),
+  url: z.string(),
+  checkout: z.string().nullable(),
+});
+
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
   'counter does not move.';
 
 export const usageRoutes = [
   route({
+    method: 'POST',
+    path: '/apps/:appId/namespaces/:accountId/upgrade-link',
+    sdk: 'accounts.upgradeLink',
+    auth: ['S'],
+    mcp: {
+      tool: 'create_upgrade_link',
+      use: 'Returns the url with the plan, interval and price it charges.',
+      level: 'W',
+    },
+    tags: ['Accounts'],
+    summary: 'Make a checkout link for an account to buy a plan',
+    description:
+      'Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the ' +
+      "app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment " +
+      "provider's approval page (`kind: provider_approval`), reused for the same account and selection within an " +
+      'hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan ' +
+      'or offer has no price at that interval or the provider is not connected.',
+    params: accountParams,
+    body: upgradeLinkBody,
+    errors: [409, 502],
+    response: upgradeLinkSchema,
+    handler: (s) => upgradeLink(ctxOf(s), s.params.accountId, s.body, s.origin),
+  }),
+  route({
     method: 'GET',
     path: '/apps/:appId/namespaces/:accountId/usage',
     sdk: 'usage.list',
     auth: ['S', 'P'],
-    mcp: { tool: 'get_account_usage', level: 'R' },
+    mcp: { tool: 'get_account_usage', use: 'Use it to see how much of each limit an account used.', level: 'R' },
     tags,
     summary: 'All counters of the account',
     description: '`{ <entitlement_id>: count }` for every usage entitlement the account has.',
@@ -91,7 +150,7 @@ export const usageRoutes = [
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId',
     sdk: 'usage.get',
     auth: ['S', 'P'],
-    mcp: { tool: 'get_usage_count', level: 'R' },
+    mcp: { tool: 'get_usage_count', use: 'Returns `{ entitlement, count }`.', level: 'R' },
     tags,
     summary: 'One counter',
     params: counterParams,
@@ -103,7 +162,13 @@ export const usageRoutes = [
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/add',
     sdk: 'usage.add',
     auth: ['S', 'P'],
-    mcp: { tool: 'increment_usage', level: 'W' },
+    mcp: {
+      tool: 'increment_usage',
+      use:
+        'Use it to record one use of a metered feature. Returns `{ entitlement, count }`; on a 402 the ' +
+        'result carries the offer and its checkout_url to hand the person.',
+      level: 'W',
+    },
     tags,
     summary: 'Add 1',
     idempotency: 'atomic',
@@ -118,7 +183,11 @@ export const usageRoutes = [
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/remove',
     sdk: 'usage.remove',
     auth: ['S'],
-    mcp: { tool: 'decrement_usage', level: 'W' },
+    mcp: {
+      tool: 'decrement_usage',
+      use: 'Use it to undo one recorded use. Returns `{ entitlement, count }`.',
+      level: 'W',
+    },
     tags,
     summary: 'Subtract 1 (counters stop at 0)',
     idempotency: 'atomic',
@@ -131,7 +200,13 @@ export const usageRoutes = [
     path: '/apps/:appId/namespaces/:accountId/usage/:entitlementId/amount',
     sdk: 'usage.addAmount',
     auth: ['S', 'P'],
-    mcp: { tool: 'add_usage_amount', level: 'W' },
+    mcp: {
+      tool: 'add_usage_amount',
+      use:
+        'Use it to record (or correct) several uses at once. Returns `{ entitlement, count }`; on a 402 ' +
+        'the result carries the offer and its checkout_url to hand the person.',
+      level: 'W',
+    },
     tags,
     summary: 'Add or subtract an amount',
     idempotency: 'atomic',

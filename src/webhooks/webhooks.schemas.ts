@@ -11,28 +11,58 @@ const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
 const eventOrAll = z.enum(['*', ...EVENT_TYPE_NAMES] as [string, ...string[]], {
   error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
 });
-const events = z.array(eventOrAll).min(1, 'must list at least one event type, or "*"');
-const url = z.string().trim().min(1).max(2000).meta({ pattern: HTTP_URL_PATTERN });
+const events = z
+  .array(eventOrAll)
+  .min(1, 'must list at least one event type, or "*"')
+  .describe('The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too.');
+const url = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2000)
+  .meta({ pattern: HTTP_URL_PATTERN })
+  .describe('The public http(s) address that receives the events, e.g. `https://example.com/hooks`.');
+const note = z
+  .string()
+  .max(500)
+  .nullable()
+  .optional()
+  .describe('What the endpoint is for. Omitted: none on create, unchanged on update.');
+const enabled = z
+  .boolean()
+  .optional()
+  .describe('false pauses deliveries. Omitted: true on create, unchanged on update.');
 
-export const endpointParams = appIdParams.extend({ webhookId: z.string().min(1) });
-export const deliveryParams = endpointParams.extend({ deliveryId: z.string().min(1) });
+export const endpointParams = appIdParams.extend({
+  webhookId: z.string().min(1).describe('The webhook endpoint id, e.g. `whk_...` (list_webhooks shows them).'),
+});
+export const deliveryParams = endpointParams.extend({
+  deliveryId: z.string().min(1).describe("The delivery id (list_webhook_deliveries shows an endpoint's deliveries)."),
+});
 
 export const createEndpointBody = z.object({
   url,
   events,
-  description: z.string().max(500).nullable().optional(),
-  source: z.enum(['custom', 'zapier']).optional(),
-  enabled: z.boolean().optional(),
+  description: note,
+  source: z.enum(['custom', 'zapier']).optional().describe('Who set it up: `custom` or `zapier`. Omitted: custom.'),
+  enabled,
 });
 export const updateEndpointBody = z.object({
   url: url.optional(),
   events: events.optional(),
-  description: z.string().max(500).nullable().optional(),
-  enabled: z.boolean().optional(),
+  description: note,
+  enabled,
 });
-export const testBody = z.object({ type: eventType.optional() });
+export const testBody = z.object({
+  type: eventType
+    .optional()
+    .describe("The sample event's type, e.g. `account.created`. Omitted: the endpoint's first subscribed type."),
+});
 export const deliveriesQuery = cursorQuery(50, 100).extend({
-  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  status: z
+    .enum(['pending', 'succeeded', 'failed'])
+    .optional()
+    .describe('Only deliveries in this state, e.g. `failed`. Omitted: all.'),
 });
 
 const stats = z.object({

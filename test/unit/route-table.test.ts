@@ -4,7 +4,26 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import { routes } from '../../src/http/routes.js';
-import { toolsOf } from '../../src/mcp/tools.js';
+import { route } from '../../src/http/route.js';
+import { toolsOf, type Tool } from '../../src/mcp/tools.js';
+
+/** Input properties (nested ones too) without a description of at least four words, and any `pattern`. */
+function undescribed(tools: Tool[]) {
+  const missing: string[] = [];
+  const patterns: string[] = [];
+  const walk = (tool: string, path: string, node: unknown) => {
+    const n = node as { properties?: Record<string, unknown>; items?: unknown; pattern?: string };
+    if (n?.pattern) patterns.push(`${tool}: ${path}`);
+    for (const [k, v] of Object.entries(n?.properties ?? {})) {
+      const d = (v as { description?: string }).description;
+      if (!d || d.split(/\s+/).length < 4) missing.push(`${tool}: ${path}${k}`);
+      walk(tool, `${path}${k}.`, v);
+      walk(tool, `${path}${k}[].`, (v as { items?: unknown }).items);
+    }
+  };
+  for (const t of tools) walk(t.name, '', t.inputSchema);
+  return { missing, patterns };
+}
 
 const label = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
@@ -37,10 +56,10 @@ describe('the route table', () => {
     }
   });
 
-  it('derives the 64 MCP tools of the spec from the routes that declare them, each name once', () => {
+  it('derives the 65 MCP tools (the 64 of the spec and create_upgrade_link) from their routes, each name once', () => {
     const tools = toolsOf(routes);
-    expect(tools).to.have.length(64);
-    expect(new Set(tools.map((t) => t.name)).size).to.equal(64);
+    expect(tools).to.have.length(65);
+    expect(new Set(tools.map((t) => t.name)).size).to.equal(65);
     for (const t of tools) {
       expect(t.route.mcp?.tool).to.equal(t.name);
       expect(t.route.path, t.name).to.match(/^\/apps\/:appId(\/|$)/);
@@ -54,6 +73,50 @@ describe('the route table', () => {
     expect(Object.keys(byName.update_app.inputSchema.properties)).to.deep.equal(['name']);
     expect(Object.keys(byName.list_accounts.inputSchema.properties)).to.not.include('offer');
     expect(byName.send_test_event.annotations.openWorldHint).to.equal(true);
+  });
+
+  it('describes every tool for a model: full sentences, every input property described, no patterns, an output schema', () => {
+    const { missing, patterns } = undescribed(toolsOf(routes));
+    for (const t of toolsOf(routes)) {
+      // What it does, when to use it, what it returns: at least two sentences, each ending with a full stop.
+      expect(t.description, t.name).to.match(/^[A-Z`].*[.!?]$/s);
+      expect(t.description.split(/[.!?](\s|$)/).filter((x) => x.trim().length > 2).length, t.name).to.be.at.least(2);
+      expect(t.description, t.name).to.match(/Use it|Returns|returns/);
+      expect(t.outputSchema.type, t.name).to.equal('object');
+      expect(JSON.stringify(t.inputSchema).length, `${t.name}: a long input schema`).to.be.below(3000);
+    }
+    expect(missing, 'tools with a property without a description').to.deep.equal([]);
+    expect(toolsOf(routes).length).to.equal(65);
+    expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
+    // One name for one thing: the account id is `accountId` wherever a tool takes one.
+    const names = toolsOf(routes).flatMap((t) => Object.keys(t.inputSchema.properties));
+    expect(names).to.include('accountId');
+    expect(names.filter((n) => ['namespaceId', 'namespace', 'account'].includes(n))).to.deep.equal([]);
+    const create = toolsOf(routes).find((t) => t.name === 'create_account')!;
+    expect(create.inputSchema.required).to.deep.equal(['accountId']);
+  });
+
+  it('fails a tool whose input property has no description (the check above is not vacuous)', () => {
+    const bare = route({
+      method: 'GET',
+      path: '/apps/:appId/things/:thingId',
+      sdk: 'things.get',
+      auth: ['S'],
+      summary: 'Get a thing',
+      tags: ['Things'],
+      params: z.object({ appId: z.string(), thingId: z.string() }),
+      query: z.object({ q: z.string().optional() }),
+      response: z.object({ id: z.string() }),
+      mcp: { tool: 'get_thing', level: 'R', use: 'Returns the thing.' },
+      handler: () => ({ id: 'x' }),
+    });
+    expect(undescribed(toolsOf([bare])).missing).to.deep.equal(['get_thing: thingId', 'get_thing: q']);
+    const described = route({
+      ...bare,
+      params: z.object({ appId: z.string(), thingId: z.string().describe('The thing id, e.g. `t1`.') }),
+      query: z.object({ q: z.string().optional().describe('Text to find, e.g. `red`. Omitted: all things.') }),
+    } as Parameters<typeof route>[0]);
+    expect(undescribed(toolsOf([described])).missing).to.deep.equal([]);
   });
 
   it('names each operation for the SDK once: `<resource>.<action>`, also its OpenAPI operationId', () => {

@@ -14,11 +14,12 @@ interface ConsentRequest {
     client: { id: string; name: string | null; client_uri: string | null };
     redirect_uri: string;
     requested_level: Level | null;
+    max_level: Level | null;
     resource: string | null;
     app: { id: string; name: string } | null;
     expires_at: string;
   };
-  apps: { id: string; name: string }[];
+  apps: { id: string; name: string; max_level: Level }[];
   user: { id: string; name: string; email: string };
 }
 
@@ -54,12 +55,17 @@ function Decide({ data }: { data: ConsentRequest }) {
   const { request, apps, user } = data;
   const [level, setLevel] = useState<Level>(request.requested_level ?? 'read');
   const [appId, setAppId] = useState<string | null>(request.app?.id ?? apps[0]?.id ?? null);
+  // The levels offered never pass what this person may approve on the app (role) or what its MCP server gives
+  // OAuth connections (its cap); a level above is lowered to the most allowed.
+  const max = apps.find((a) => a.id === appId)?.max_level ?? request.max_level ?? 'full';
+  const offered = LEVELS.slice(0, LEVELS.findIndex((l) => l.value === max) + 1);
+  const chosen = offered.some((l) => l.value === level) ? level : max;
   const action = useAction();
   const name = request.client.name ?? 'An MCP client';
   const decide = (decision: 'approve' | 'deny') =>
     action.run(async () => {
       const path = `/oauth/requests/${encodeURIComponent(request.id)}/${decision}`;
-      const body = decision === 'approve' ? { access_level: level, ...(request.app ? {} : { app_id: appId }) } : {};
+      const body = decision === 'approve' ? { access_level: chosen, ...(request.app ? {} : { app_id: appId }) } : {};
       const { redirect_url } = await consoleApi.post<{ redirect_url: string }>(path, body);
       window.location.assign(redirect_url);
     });
@@ -91,9 +97,9 @@ function Decide({ data }: { data: ConsentRequest }) {
             None of your workspaces has an app yet. Create one in the console first.
           </Alert>
         ))}
-      <Radio.Group label="Access level" value={level} onChange={(v) => setLevel(v as Level)}>
+      <Radio.Group label="Access level" value={chosen} onChange={(v) => setLevel(v as Level)}>
         <Stack gap="xs" mt="xs">
-          {LEVELS.map((l) => (
+          {offered.map((l) => (
             <Radio key={l.value} value={l.value} label={l.label} description={l.description} />
           ))}
         </Stack>

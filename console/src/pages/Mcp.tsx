@@ -25,6 +25,7 @@ interface Connection {
   name: string;
   user: { id: string; name: string | null; email: string | null } | null;
   access_level: Level | null;
+  effective_level: Level | null;
   last_used_at: string | null;
   calls_last_7_days: number;
   cut_off: { at: string; reason: string } | null;
@@ -210,7 +211,15 @@ function Connections({ list, onChange }: { list: Connection[]; onChange: () => P
                     <Table.Td>
                       {c.user ? (c.user.email ?? c.user.name ?? c.user.id) : c.kind.replace('_', ' ')}
                     </Table.Td>
-                    <Table.Td>{c.access_level ?? 'all tools'}</Table.Td>
+                    <Table.Td>
+                      {c.effective_level ?? 'all tools'}
+                      {c.access_level && c.effective_level !== c.access_level && (
+                        <Text span size="xs" c="dimmed" title="Approved higher; the app's MCP access level caps it">
+                          {' '}
+                          (approved {c.access_level})
+                        </Text>
+                      )}
+                    </Table.Td>
                     <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
                     <Table.Td>
                       <Button

@@ -28,6 +28,7 @@ import { Migration20261129100000_usage_late_per_statement } from './Migration202
 import { Migration20261130120000_people_tenancy } from './Migration20261130120000_people_tenancy.js';
 import { Migration20261127090000_usage_rows_unreferenced } from './Migration20261127090000_usage_rows_unreferenced.js';
 import { Migration20261126081538_apps_delete_complete } from './Migration20261126081538_apps_delete_complete.js';
+import { Migration20261201090000_mcp_person_connections } from './Migration20261201090000_mcp_person_connections.js';
 import { Migration20261130090000_outbox_claims } from './Migration20261130090000_outbox_claims.js';
 
 export const migrationsList = [
@@ -60,4 +61,5 @@ export const migrationsList = [
   Migration20261126081538_apps_delete_complete,
   Migration20261130120000_people_tenancy,
   Migration20261130090000_outbox_claims,
+  Migration20261201090000_mcp_person_connections,
 ];

@@ -541,6 +541,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'accounts.upgradeLink',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/upgrade-link',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'usage.list',
     method: 'GET',
     path: '/apps/{appId}/namespaces/{accountId}/usage',
@@ -1425,6 +1435,11 @@ export type PlansListAccountsQuery = NonNullable<
 >;
 export type PlansListAccountsResponse =
   paths['/apps/{appId}/plans/{planId}/namespaces']['get']['responses'][200]['content']['application/json'];
+export type AccountsUpgradeLinkBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/upgrade-link']['post']['requestBody']
+>['content']['application/json'];
+export type AccountsUpgradeLinkResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/upgrade-link']['post']['responses'][200]['content']['application/json'];
 export type UsageListResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage']['get']['responses'][200]['content']['application/json'];
 export type UsageGetResponse =
@@ -2119,6 +2134,18 @@ export interface AccountsApi {
    * `DELETE /apps/{appId}/namespaces/{accountId}/addons/{addonId}` (secret key)
    */
   revokeAddon(accountId: string, addonId: string, options?: RequestOptions): APIPromise<AccountsRevokeAddonResponse>;
+  /**
+   * Make a checkout link for an account to buy a plan
+   *
+   * Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/upgrade-link` (secret key)
+   */
+  upgradeLink(
+    accountId: string,
+    body: AccountsUpgradeLinkBody,
+    options?: RequestOptions,
+  ): APIPromise<AccountsUpgradeLinkResponse>;
 }
 
 export interface AccessApi {

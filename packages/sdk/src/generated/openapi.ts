@@ -771,6 +771,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/upgrade-link': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Make a checkout link for an account to buy a plan
+     * @description Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['accounts.upgradeLink'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/usage': {
     parameters: {
       query?: never;
@@ -3393,6 +3415,7 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The app's new name, e.g. `Acme Cloud`. Omitted: unchanged. */
           name?: string;
           plan?: string | null;
           checkout_url?: string | null;
@@ -3747,25 +3770,38 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The new plan's id, e.g. `pro`: letters, digits and _ (kept lower-case; spaces become _). */
           id: string;
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description An internal note, never shown to buyers. Omitted: none on create, unchanged on update. */
           note?: string | null;
+          /** @description Whether this is the free plan accounts get when created without one. Omitted: false. */
           isFree?: boolean;
+          /** @description What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. Omitted: no card (the plan cannot be bought); null removes it. */
           pricingCard?:
             | ({
+                /** @description The card title, e.g. `Pro`. Omitted: the plan name. */
                 title?: string;
+                /** @description Price per month, e.g. 29. Omitted: no monthly price. */
                 monthlyPrice?: number;
+                /** @description Price per year, e.g. 290. Omitted: no yearly price. */
                 yearlyPrice?: number;
+                /** @description Three-letter currency code, e.g. `USD`. Omitted: USD. */
                 currency?: string;
+                /** @description Shown as free. Omitted: false. */
                 isFree?: boolean;
               } & {
                 [key: string]: JsonValue;
               })
             | null;
+          /** @description Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`. */
           meta?: {
             [key: string]: JsonValue;
           };
+          /** @description Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none. */
           privateMetaKeys?: string[];
         };
       };
@@ -4148,24 +4184,36 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name?: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description An internal note, never shown to buyers. Omitted: none on create, unchanged on update. */
           note?: string | null;
+          /** @description Whether this is the free plan accounts get when created without one. Omitted: false. */
           isFree?: boolean;
+          /** @description What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. Omitted: no card (the plan cannot be bought); null removes it. */
           pricingCard?:
             | ({
+                /** @description The card title, e.g. `Pro`. Omitted: the plan name. */
                 title?: string;
+                /** @description Price per month, e.g. 29. Omitted: no monthly price. */
                 monthlyPrice?: number;
+                /** @description Price per year, e.g. 290. Omitted: no yearly price. */
                 yearlyPrice?: number;
+                /** @description Three-letter currency code, e.g. `USD`. Omitted: USD. */
                 currency?: string;
+                /** @description Shown as free. Omitted: false. */
                 isFree?: boolean;
               } & {
                 [key: string]: JsonValue;
               })
             | null;
+          /** @description Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`. */
           meta?: {
             [key: string]: JsonValue;
           };
+          /** @description Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none. */
           privateMetaKeys?: string[];
         };
       };
@@ -4461,7 +4509,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The entitlement to attach, e.g. `api_calls`. */
           id: string;
+          /** @description The limit, e.g. 1000; null for unlimited. Omitted: unlimited. */
           max?: number | null;
         };
       };
@@ -4682,6 +4732,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The limit, e.g. 1000; null for unlimited. */
           max: number | null;
         };
       };
@@ -4797,6 +4848,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
           id: string;
         };
       };
@@ -5089,14 +5141,25 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The new entitlement's id, e.g. `api_calls`: letters, digits and _ (kept lower-case; spaces become _). */
           id: string;
-          /** @enum {string} */
+          /**
+           * @description `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
+           * @enum {string}
+           */
           type: 'usage' | 'boolean';
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update. */
           overage?: {
-            /** @enum {string} */
+            /**
+             * @description `block`: a call past the limit is refused with 402; `allow`: it counts on.
+             * @enum {string}
+             */
             mode: 'allow' | 'block';
+            /** @description The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices. */
             offer_id?: string | null;
           };
         };
@@ -5365,11 +5428,18 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name?: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update. */
           overage?: {
-            /** @enum {string} */
+            /**
+             * @description `block`: a call past the limit is refused with 402; `allow`: it counts on.
+             * @enum {string}
+             */
             mode: 'allow' | 'block';
+            /** @description The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices. */
             offer_id?: string | null;
           };
         };
@@ -5533,8 +5603,11 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The new add-on's id, e.g. `priority`: letters, digits and _ (kept lower-case; spaces become _). */
           id: string;
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
         };
       };
@@ -5781,7 +5854,9 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name?: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
         };
       };
@@ -5942,13 +6017,20 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The new incentive's id, e.g. `launch`: letters, digits and _ (kept lower-case; spaces become _). */
           id: string;
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           entitlements?: {
+            /** @description The entitlement, e.g. `api_calls`. */
             id: string;
+            /** @description Its limit under the incentive; null or omitted: unlimited. */
             max?: number | null;
           }[];
+          /** @description Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           addons?: string[];
         };
       };
@@ -6210,12 +6292,18 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name?: string;
+          /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
+          /** @description Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           entitlements?: {
+            /** @description The entitlement, e.g. `api_calls`. */
             id: string;
+            /** @description Its limit under the incentive; null or omitted: unlimited. */
             max?: number | null;
           }[];
+          /** @description Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           addons?: string[];
         };
       };
@@ -6313,7 +6401,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The entitlement to attach, e.g. `api_calls`. */
           id: string;
+          /** @description The limit, e.g. 1000; null for unlimited. Omitted: unlimited. */
           max?: number | null;
         };
       };
@@ -6498,6 +6588,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The limit, e.g. 1000; null for unlimited. */
           max: number | null;
         };
       };
@@ -6595,6 +6686,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
           id: string;
         };
       };
@@ -6861,10 +6953,15 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The new account's id, your product's user or team id, e.g. `alice` (kept as sent). */
           id: string;
+          /** @description A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update. */
           name?: string | null;
+          /** @description The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update. */
           plan?: string;
+          /** @description An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update. */
           incentive?: string | null;
+          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end. */
           incentive_expires_at?: string | null;
         };
       };
@@ -7377,9 +7474,13 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update. */
           name?: string | null;
+          /** @description The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update. */
           plan?: string;
+          /** @description An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update. */
           incentive?: string | null;
+          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end. */
           incentive_expires_at?: string | null;
         };
       };
@@ -7904,6 +8005,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
           id: string;
         };
       };
@@ -8233,6 +8335,142 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'accounts.upgradeLink': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The plan to buy, e.g. `pro` (list_plans shows the ids). */
+          plan: string;
+          /**
+           * @description Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.
+           * @enum {string}
+           */
+          interval?: 'month' | 'year';
+          /** @description An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price. */
+          offer?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            account: string;
+            plan: {
+              id: string;
+              name: string;
+            };
+            offer: string | null;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            currency: string;
+            price: number;
+            /** @enum {string} */
+            kind: 'pricing_page' | 'provider_approval';
+            url: string;
+            checkout: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'usage.list': {
     parameters: {
       query?: never;
@@ -8551,6 +8789,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0). */
           amount: number;
         };
       };
@@ -9206,7 +9445,10 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @enum {string} */
+            /**
+             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @enum {string}
+             */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
             from: string | null;
             to: string;
@@ -9280,7 +9522,10 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @enum {string} */
+            /**
+             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @enum {string}
+             */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
             from: string | null;
             to: string;
@@ -9353,7 +9598,10 @@ export interface operations {
         };
         content: {
           'application/json': {
-            /** @enum {string} */
+            /**
+             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @enum {string}
+             */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
             from: string | null;
             to: string;
@@ -9971,7 +10219,9 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url: string;
+          /** @description The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too. */
           events: (
             | '*'
             | 'account.created'
@@ -9997,9 +10247,14 @@ export interface operations {
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
+          /** @description What the endpoint is for. Omitted: none on create, unchanged on update. */
           description?: string | null;
-          /** @enum {string} */
+          /**
+           * @description Who set it up: `custom` or `zapier`. Omitted: custom.
+           * @enum {string}
+           */
           source?: 'custom' | 'zapier';
+          /** @description false pauses deliveries. Omitted: true on create, unchanged on update. */
           enabled?: boolean;
         };
       };
@@ -10282,7 +10537,9 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
+          /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url?: string;
+          /** @description The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too. */
           events?: (
             | '*'
             | 'account.created'
@@ -10308,7 +10565,9 @@ export interface operations {
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
+          /** @description What the endpoint is for. Omitted: none on create, unchanged on update. */
           description?: string | null;
+          /** @description false pauses deliveries. Omitted: true on create, unchanged on update. */
           enabled?: boolean;
         };
       };
@@ -10517,7 +10776,10 @@ export interface operations {
     requestBody?: {
       content: {
         'application/json': {
-          /** @enum {string} */
+          /**
+           * @description The sample event's type, e.g. `account.created`. Omitted: the endpoint's first subscribed type.
+           * @enum {string}
+           */
           type?:
             | 'account.created'
             | 'account.updated'
