@@ -36,6 +36,8 @@ export const Checkout = defineEntity({
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),
+    /** Why it ended `cancelled`: the provider reports it so, or it duplicated the account's live subscription. */
+    cancelReason: p.text().nullable(),
   },
 });
 export type ICheckout = InferEntity<typeof Checkout>;

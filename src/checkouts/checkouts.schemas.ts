@@ -68,4 +68,6 @@ export const checkoutSchema = z.object({
   bump_approve_url: z.string().nullable(),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  /** Why a checkout ended `cancelled` (the buyer turned it down, or it duplicated a live subscription), else null. */
+  cancel_reason: z.string().nullable(),
 });

@@ -24,7 +24,13 @@ import {
 } from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
-import { recordSubscription } from '../subscriptions/subscriptions.service.js';
+import {
+  alreadySubscribed,
+  cancelAtProvider,
+  LiveSubscriptionExists,
+  liveSubscription,
+  recordSubscription,
+} from '../subscriptions/subscriptions.service.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { outboxStart } from '../temporal/outbox.js';
 import {
@@ -56,6 +62,7 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     bump_approve_url: c.bumpApproveUrl ?? null,
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
+    cancel_reason: c.cancelReason ?? null,
   };
 }
 
@@ -168,6 +175,7 @@ async function startCheckout(
 ) {
   const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  await refuseSubscribed(ctx.em, ctx.app.id, input);
   const { provider } = await requireProvider(ctx);
   const id = newId('checkout');
   const cancelUrl = input.cancel_url ?? returnUrl;
@@ -216,6 +224,18 @@ async function startCheckout(
     t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
     return presentCheckout(c);
   });
+}
+
+/**
+ * A second purchase by an account with a live subscription is refused (409 naming it and the change route) before
+ * anything is created at the provider. Two checkouts started at once both pass here; their completions settle it
+ * (one subscription is recorded, the other is cancelled at the provider: `checkCheckout`).
+ */
+async function refuseSubscribed(em: EntityManager, appId: string, input: { account?: string; email?: string }) {
+  const buyer = input.account ?? input.email;
+  if (!buyer) return;
+  const live = await liveSubscription(em, appId, buyer);
+  if (live) throw alreadySubscribed(appId, live);
 }
 
 /**
@@ -364,6 +384,11 @@ export async function checkCheckout(
   const provider = providerFor(deps.config, conn);
   const sub = await provider.getSubscription(c.providerSubscriptionId);
   if (sub.status === 'ACTIVE') {
+    // The account got a live subscription since this checkout was created (another tab, a concurrent checkout):
+    // this one is a duplicate; it is cancelled at the provider before anything is captured or applied.
+    const live = await liveSubscription(em, c.appId, buyerAccountId(c));
+    if (live && live.providerSubscriptionId !== c.providerSubscriptionId)
+      return supersede(deps, provider, c, live.providerSubscriptionId);
     let bumpsPaid = false;
     let paid = c.bumps;
     if (c.providerOrderId) {
@@ -382,18 +407,63 @@ export async function checkCheckout(
         bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       } else bumpsPaid = order.status === 'COMPLETED';
     }
-    await applyCheckout(deps, c.id, bumpsPaid, sub, paid);
+    try {
+      await applyCheckout(deps, c.id, bumpsPaid, sub, paid);
+    } catch (err) {
+      // A concurrent completion for the same account recorded its subscription first (decided in the database).
+      if (!(err instanceof LiveSubscriptionExists)) throw err;
+      return supersede(deps, provider, c, err.providerSubscriptionId);
+    }
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
     await sql(
       em,
-      `update checkouts set status = 'cancelled', updated_at = now() where id = $1 and status = 'created'`,
-      [c.id],
+      `update checkouts set status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
+        where id = $1 and status = 'created'`,
+      [c.id, `The provider reports the subscription ${sub.status}`],
     );
     return { status: 'cancelled', providerStatus: sub.status };
   }
   return { status: 'created', providerStatus: sub.status };
+}
+
+/**
+ * A checkout approved for an account that has another live subscription: its provider subscription is cancelled at
+ * the provider first, and only then is the checkout marked cancelled, so a crash in between leaves it `created` and
+ * the next check (the workflow's, or the reconciler's restart of it) cancels again (a no-op once cancelled) and marks
+ * it. Order bumps already captured for it (a race with the capture) are granted: the buyer paid for them.
+ */
+async function supersede(
+  deps: Deps,
+  provider: ReturnType<typeof providerFor>,
+  c: ICheckout,
+  liveId: string,
+): Promise<{ status: ICheckout['status']; providerStatus: string | null }> {
+  const account = buyerAccountId(c);
+  const reason = `Account ${account} already has the live subscription ${liveId}: this duplicate was cancelled at the provider`;
+  await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
+  deps.logger.warn(
+    { checkout: c.id, account, duplicate: c.providerSubscriptionId, live: liveId },
+    'an approved checkout duplicated a live subscription; cancelled it at the provider',
+  );
+  const order = c.providerOrderId ? await provider.getOrder(c.providerOrderId) : null;
+  await inTransaction(deps, deps.orm.em.fork(), async (t) => {
+    const marked = await sql<{ id: string }>(
+      t.em,
+      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, updated_at = now()
+        where id = $1 and status = 'created' returning id`,
+      [c.id, reason, order?.status === 'COMPLETED'],
+    );
+    if (!marked.length || order?.status !== 'COMPLETED') return;
+    for (const b of c.bumps)
+      await grantAddon({ em: t.em, deps, app: { id: c.appId } as never }, account, b.addon, 'order_bump').catch(
+        (err: { status?: number }) => {
+          if (err.status !== 409) throw err; // already owned
+        },
+      );
+  });
+  return { status: 'cancelled', providerStatus: 'CANCELLED' };
 }
 
 /** The checkout's bumps whose add-ons the account it applies to does not own yet. */

@@ -123,7 +123,47 @@ export async function listSubscriptions(
   };
 }
 
-/** Records (or replaces) the account's subscription when a checkout is applied. */
+/** The account's live (active or paused) subscription, or null. */
+export async function liveSubscription(em: EntityManager, appId: string, accountId: string) {
+  const s = await em.findOne(Subscription, { appId, accountId, status: { $in: ['active', 'paused'] } });
+  return s ?? null;
+}
+
+/** Where an account's plan is changed (the answer to a second purchase). */
+export const changeRoute = (appId: string, accountId: string) =>
+  `/apps/${appId}/namespaces/${encodeURIComponent(accountId)}/subscription/change`;
+
+/**
+ * 409 for a purchase by an account that already has a live subscription: it names that subscription and points to
+ * the plan change route, so a second provider subscription is never created for the account (issue 30).
+ */
+export function alreadySubscribed(appId: string, s: ISubscription) {
+  const change = changeRoute(appId, s.accountId);
+  return conflict(
+    `Account ${s.accountId} already has a ${s.status} subscription ${s.providerSubscriptionId} to plan ${s.planId}; ` +
+      `change its plan with POST ${change} instead of buying a second one`,
+    { reason: 'already_subscribed', subscription: presentSubscription(s), change: { method: 'POST', path: change } },
+  );
+}
+
+/** The account has a live subscription other than the one a completion would record. */
+export class LiveSubscriptionExists extends Error {
+  constructor(
+    readonly accountId: string,
+    readonly providerSubscriptionId: string,
+  ) {
+    super(`Account ${accountId} already has the live subscription ${providerSubscriptionId}`);
+    this.name = 'LiveSubscriptionExists';
+  }
+}
+
+/**
+ * Records the account's subscription when a checkout is applied: a new row, or in place of one that has ended
+ * (cancelled). Never over a live one with another provider subscription: then nothing is written and
+ * LiveSubscriptionExists is thrown (the caller's transaction rolls back). The conflict is decided by PostgreSQL on
+ * the row (a concurrent completion for the same account waits for this one's commit, then sees its row), and a
+ * trigger refuses the overwrite whatever the statement (migration Migration20261201090000_one_live_subscription).
+ */
 export async function recordSubscription(
   t: Tx,
   c: {
@@ -139,7 +179,7 @@ export async function recordSubscription(
   },
   providerSub: ProviderSubscription | null,
 ) {
-  await sql(
+  const written = await sql<{ account_id: string }>(
     t.em,
     `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id,
       interval, currency, price, status, renews_at,
@@ -153,7 +193,10 @@ export async function recordSubscription(
          provider_plan_id = excluded.provider_plan_id,
        last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null,
          cancelled_at = null, pending_change = null, discount = null,
-       updated_at = now()`,
+       updated_at = now()
+     where subscriptions.status = 'cancelled'
+        or subscriptions.provider_subscription_id = excluded.provider_subscription_id
+     returning account_id`,
     [
       c.appId,
       c.accountId,
@@ -170,6 +213,13 @@ export async function recordSubscription(
       providerSub?.lastPaymentAt ?? null,
     ],
   );
+  if (written.length) return;
+  const [live] = await sql<{ provider_subscription_id: string }>(
+    t.em,
+    'select provider_subscription_id from subscriptions where app_id = $1 and account_id = $2',
+    [c.appId, c.accountId],
+  );
+  throw new LiveSubscriptionExists(c.accountId, live?.provider_subscription_id ?? 'unknown');
 }
 
 function monthsFrom(deps: Deps, from: Date, months: number): Date {

@@ -17,6 +17,7 @@ const REASONS: Record<string, string> = {
   not_started: 'This offer has not started yet.',
   targeted: 'This offer is for another account.',
   bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
+  already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
 };
 interface Pending {
   id: string;

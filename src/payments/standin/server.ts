@@ -122,6 +122,12 @@ export class PayPalStandIn {
     return this.state.subscriptions[subId];
   }
 
+  /** The subscription an approval link (`ba_token`) was made for, for tests. */
+  subscriptionByApproval(approveUrl: string): Json | undefined {
+    const token = new URL(approveUrl).searchParams.get('ba_token');
+    return Object.values(this.state.subscriptions).find((s) => s.approval_token === token);
+  }
+
   order(orderId: string): Json | undefined {
     return this.state.orders[orderId];
   }
