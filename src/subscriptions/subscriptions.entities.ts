@@ -3,6 +3,15 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 export type SubscriptionStatus = 'active' | 'paused' | 'cancelled';
 
 export interface PendingChange {
+  /** `chg_...`: names the change's workflow (`plan-change/<app>/<account>/<id>`). */
+  id?: string;
+  /** The cancel session whose save waits on this approval. */
+  sessionId?: string | null;
+  /** Where the buyer goes back after approving or refusing at the provider (their own pages). */
+  returnUrl?: string;
+  cancelUrl?: string;
+  /** Until when the approval is awaited (ISO 8601). */
+  expiresAt?: string;
   plan: string;
   interval: 'month' | 'year';
   currency: string;
@@ -11,6 +20,13 @@ export interface PendingChange {
   requestedAt: string;
   /** A cancel-flow discount: `price` is billed for `cycles` renewals, then `regularPrice`. */
   discount?: { percent: number; cycles: number; regularPrice: number };
+}
+
+/** How the subscription's last plan change awaiting approval ended. */
+export interface LastChange {
+  id: string;
+  outcome: 'applied' | 'refused' | 'expired';
+  at: string;
 }
 
 /** A discount in force (from a cancel flow's save offer). */
@@ -50,6 +66,7 @@ export const Subscription = defineEntity({
     /** A plan change waiting for the buyer's approval at the provider. */
     pendingChange: p.json<PendingChange>().nullable(),
     discount: p.json<ActiveDiscount>().nullable(),
+    lastChange: p.json<LastChange>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

@@ -10,11 +10,12 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, Reply, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
 import { CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
+import { returnFromProvider } from './plan-changes.service.js';
 
 const tags = ['Subscriptions'];
 const sub = subscriptionSchema;
@@ -60,7 +61,47 @@ export const subscriptionRoutes = [
     }),
     errors: [409, 502],
     response: changeSchema,
-    handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
+    handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, { ...s.body, origin: s.origin }),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/plan-changes/:changeId/return',
+    sdk: 'subscriptions.changeReturn',
+    auth: ['N'],
+    tags,
+    summary: 'Where the provider sends a buyer back from approving (or refusing) a plan change',
+    description:
+      'Checks the provider at once: an approved change applies (a cancel flow save counts from then on); a refused ' +
+      'one (PayPal\'s "Cancel and return") is dropped unless the provider reports it approved, and a save goes back ' +
+      "to `open`. Then 303 to the app's return or cancel page given with the change (a plain page when none).",
+    params: appIdParams.extend({ changeId: z.string().min(1).max(64) }),
+    query: z.object({
+      account: accountId,
+      outcome: z.enum(['approved', 'refused']),
+      // Added by the provider; passed on to the app's page (a component there recognizes its buyer coming back).
+      subscription_id: z.string().max(255).optional(),
+      ba_token: z.string().max(255).optional(),
+    }),
+    replies: {
+      303: { description: "To the app's return (approved) or cancel (refused) page" },
+      200: { description: 'A plain page when the change names no page to go back to', contentType: 'text/html' },
+    },
+    handler: async (s) => {
+      const r = await returnFromProvider(s.deps, s.params.appId, s.params.changeId, s.query.account, s.query.outcome);
+      if (r.location) {
+        const to = new URL(r.location);
+        for (const k of ['subscription_id', 'ba_token'] as const) if (s.query[k]) to.searchParams.set(k, s.query[k]);
+        return new Reply(303, null, { Location: to.toString(), 'Cache-Control': 'no-store' });
+      }
+      return new Reply(
+        200,
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Plan change</title></head><body><main>' +
+          `<h1>${r.outcome === 'applied' ? 'Your plan change is applied' : 'Nothing was changed'}</h1>` +
+          '<p>You can close this page.</p></main></body></html>',
+        {},
+        'text/html; charset=utf-8',
+      );
+    },
   }),
   route({
     method: 'POST',

@@ -15,7 +15,17 @@ import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider }
 import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
-import { pauseDef, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
+import {
+  pauseDef,
+  pauseWorkflowId,
+  PLAN_CHANGE_TTL_MS,
+  planChangeDef,
+  planChangeWorkflowId,
+  type PauseInput,
+  type PlanChangeInput,
+} from '../../workflows/shared.js';
+import { newId } from '../ids.js';
+import { settlePendingSave } from '../cancel-flows/sessions.service.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 import {
   SUBSCRIPTION_STATUSES,
@@ -443,7 +453,7 @@ export async function duePauses(em: EntityManager, limit: number) {
 export async function changeSubscription(
   ctx: Ctx,
   accountId: string,
-  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string },
+  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string; origin?: string },
 ) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
@@ -453,9 +463,40 @@ export async function changeSubscription(
   if (price === null)
     throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
   const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input);
-  s.pendingChange = pending;
-  await ctx.em.flush();
-  return { ...presentSubscription(s), approve_url: approveUrl };
+  const view = await inTransaction(ctx.deps, ctx.em, async (t) => {
+    const row = await findSubscription(t.em, ctx.app.id, accountId, true);
+    row.pendingChange = pending;
+    await t.em.flush();
+    t.temporal(planChangeCommand(ctx.app.id, accountId, pending));
+    return presentSubscription(row);
+  });
+  return { ...view, approve_url: approveUrl };
+}
+
+/**
+ * The workflow that waits for the buyer's approval of a plan change at the provider (`plan-change/<app>/<account>/<chg>`),
+ * started through the outbox in the transaction that records the pending change.
+ */
+export function planChangeCommand(appId: string, accountId: string, pending: PendingChange): TemporalCommand {
+  const input: PlanChangeInput = {
+    appId,
+    accountId,
+    changeId: pending.id!,
+    sessionId: pending.sessionId ?? null,
+    plan: pending.plan,
+    expiresAt: pending.expiresAt!,
+  };
+  const what = pending.sessionId
+    ? `save offer of cancel session ${pending.sessionId}`
+    : `change to ${pending.plan} (${pending.price} ${pending.currency}/${pending.interval})`;
+  return outboxStart(planChangeDef, planChangeWorkflowId(appId, accountId, input.changeId), input, {
+    searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'awaiting approval' },
+    summary: `Plan change: ${accountId}, ${what}, awaiting approval`,
+    details:
+      `Account **${accountId}** (app ${appId}) was sent to the provider to approve the ${what}. The change applies ` +
+      `only when the provider reports the approval; if the buyer refuses or does not approve by ${input.expiresAt}, ` +
+      'it is dropped.',
+  });
 }
 
 /**
@@ -474,11 +515,23 @@ export async function requestPlanChange(
     price: number;
     discount?: { percent: number; cycles: number; price: number };
   },
-  urls: { return_url?: string; cancel_url?: string },
+  urls: { return_url?: string; cancel_url?: string; origin?: string; sessionId?: string },
 ): Promise<{ approveUrl: string | null; pending: PendingChange }> {
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
-  const returnUrl = urls.return_url ?? ctx.app.checkoutUrl;
-  if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const customerReturn = urls.return_url ?? ctx.app.checkoutUrl;
+  if (!customerReturn) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const customerCancel = urls.cancel_url ?? customerReturn;
+  const id = newId('planChange');
+  // The buyer comes back through the service (which checks the provider at once, then sends them on to the
+  // app's pages), so a refusal ("Cancel and return") is known when it happens, not only at expiry.
+  const origin = urls.origin || ctx.deps.config.PUBLIC_API_URL;
+  const back = (outcome: 'approved' | 'refused') =>
+    origin
+      ? `${origin.replace(/\/$/, '')}${planChangeReturnPath(ctx.app.id, id)}?account=${encodeURIComponent(s.accountId)}&outcome=${outcome}`
+      : outcome === 'approved'
+        ? customerReturn
+        : customerCancel;
+  const returnUrl = back('approved');
   const { connection, provider } = await requireProvider(ctx);
   const d = target.discount;
   const terms = {
@@ -492,10 +545,15 @@ export async function requestPlanChange(
     provider.reviseSubscription(s.providerSubscriptionId, {
       planId: providerPlanId,
       returnUrl,
-      cancelUrl: urls.cancel_url ?? returnUrl,
+      cancelUrl: back('refused'),
     }),
   );
   const pending: PendingChange = {
+    id,
+    sessionId: urls.sessionId ?? null,
+    returnUrl: customerReturn,
+    cancelUrl: customerCancel,
+    expiresAt: new Date(Date.now() + PLAN_CHANGE_TTL_MS).toISOString(),
     plan: target.plan.id,
     interval: target.interval,
     currency: target.currency,
@@ -506,6 +564,10 @@ export async function requestPlanChange(
   };
   return { approveUrl: revision.approveUrl, pending };
 }
+
+/** Where the provider sends the buyer back after a plan change's approval page (the service checks, then redirects). */
+export const planChangeReturnPath = (appId: string, changeId: string) =>
+  `/apps/${appId}/plan-changes/${changeId}/return`;
 
 /**
  * Re-reads the subscription at the provider and applies what it reports: an approved plan change,
@@ -530,6 +592,9 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
     }
     if (s.pendingChange && remote.planId === s.pendingChange.providerPlanId) {
       const change = s.pendingChange;
+      if (change.id) s.lastChange = { id: change.id, outcome: 'applied', at: new Date().toISOString() };
+      // A cancel flow's save counts from now on: the provider confirmed it.
+      if (change.sessionId) await settlePendingSave(t, change.sessionId, 'applied');
       s.planId = change.plan;
       s.interval = change.interval;
       s.currency = change.currency;

@@ -30,6 +30,7 @@ import { Migration20261127090000_usage_rows_unreferenced } from './Migration2026
 import { Migration20261126081538_apps_delete_complete } from './Migration20261126081538_apps_delete_complete.js';
 import { Migration20261130090000_outbox_claims } from './Migration20261130090000_outbox_claims.js';
 import { Migration20261201090000_one_live_subscription } from './Migration20261201090000_one_live_subscription.js';
+import { Migration20261201100000_pending_saves } from './Migration20261201100000_pending_saves.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -62,4 +63,5 @@ export const migrationsList = [
   Migration20261130120000_people_tenancy,
   Migration20261130090000_outbox_claims,
   Migration20261201090000_one_live_subscription,
+  Migration20261201100000_pending_saves,
 ];

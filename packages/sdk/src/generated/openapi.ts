@@ -2698,6 +2698,7 @@ export interface components {
         bump_approve_url: string | null;
         created_at: string;
         completed_at: string | null;
+        cancel_reason: string | null;
       };
       account: {
         id: string;
@@ -2986,7 +2987,7 @@ export interface components {
       object: {
         id: string;
         /** @enum {string} */
-        status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
         flow: {
           id: string;
           name: string;
@@ -3104,7 +3105,7 @@ export interface components {
       object: {
         id: string;
         /** @enum {string} */
-        status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
         flow: {
           id: string;
           name: string;
@@ -12736,6 +12737,7 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
           };
         };
       };
@@ -12889,6 +12891,7 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
           };
         };
       };
@@ -13031,6 +13034,7 @@ export interface operations {
               bump_approve_url: string | null;
               created_at: string;
               completed_at: string | null;
+              cancel_reason: string | null;
             }[];
             /** @description Pass as `cursor` for the next page; null when there is none. */
             next_cursor: string | null;
@@ -13126,6 +13130,7 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
           };
         };
       };
@@ -13221,6 +13226,7 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
           };
         };
       };
@@ -15113,7 +15119,7 @@ export interface operations {
         cursor?: string;
         flow?: string;
         account?: string;
-        status?: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status?: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
       };
       header?: never;
       path: {
@@ -15133,7 +15139,7 @@ export interface operations {
             data: {
               id: string;
               /** @enum {string} */
-              status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+              status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
               flow: {
                 id: string;
                 name: string;
@@ -15266,7 +15272,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15432,7 +15438,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15564,7 +15570,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15724,7 +15730,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15866,7 +15872,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16015,7 +16021,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16184,7 +16190,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16335,7 +16341,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
