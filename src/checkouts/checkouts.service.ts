@@ -63,6 +63,9 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
     cancel_reason: c.cancelReason ?? null,
+    source: c.source ?? 'checkout',
+    open_url: c.openUrl ?? null,
+    opened_at: iso(c.openedAt),
   };
 }
 
@@ -78,7 +81,11 @@ const cannotBuy = (reason: string, message: string) => conflict(message, { reaso
  * checkout sees the edit): a bump or price taken off in that window is refused with its reason, a price
  * changed in it with `offer_changed`, and the checkout never holds terms the offer no longer had.
  */
-export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.output<typeof S.offerCheckoutBody>) {
+export async function createOfferCheckout(
+  ctx: Ctx,
+  offerId: string,
+  input: z.output<typeof S.offerCheckoutBody> & CheckoutOrigin,
+) {
   const o = await findOffer(ctx.em, ctx.app.id, offerId);
   const { terms, providerPlanId } = offerTerms(o, input);
   await refuseOwnedBumps(ctx.em, ctx.app.id, input.account, terms.bumps);
@@ -150,6 +157,31 @@ async function refuseOwnedBumps(em: EntityManager, appId: string, account: strin
   if (bump) throw cannotBuy('bump_owned', `Account ${account} already owns ${bump.name} (order bump ${bump.id})`);
 }
 
+/** Not from the body: the API's public origin (for `open_url`), and the 402 a checkout is made for. */
+export interface CheckoutOrigin {
+  origin?: string;
+  upgrade?: { entitlement: string };
+}
+
+/** The approval link through the service (`GET .../checkouts/:id/open`), when the API's origin is known. */
+const openUrlOf = (origin: string | undefined, appId: string, id: string) =>
+  origin ? `${origin.replace(/\/$/, '')}/apps/${appId}/checkouts/${id}/open` : null;
+
+/**
+ * The buyer opened the checkout's approval link: recorded once (the funnel counts it from then on); answers where to
+ * send them (the provider's approval page while the checkout waits), or null.
+ */
+export async function openCheckout(deps: Deps, appId: string, id: string) {
+  const [row] = await sql<{ approve_url: string | null; status: string }>(
+    deps.orm.em.fork(),
+    `update checkouts set opened_at = coalesce(opened_at, now()), updated_at = now()
+      where app_id = $1 and id = $2 returning approve_url, status`,
+    [appId, id],
+  );
+  if (!row) throw notFound(`Checkout ${id}`);
+  return row.status === 'created' ? row.approve_url : null;
+}
+
 interface CheckoutTerms {
   offerId: string | null;
   planId: string;
@@ -170,7 +202,7 @@ async function startCheckout(
   ctx: Ctx,
   terms: CheckoutTerms,
   providerPlanId: string,
-  input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string },
+  input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string } & CheckoutOrigin,
   recheck?: (em: EntityManager) => Promise<void>,
 ) {
   const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
@@ -218,6 +250,10 @@ async function startCheckout(
       providerOrderId: order?.id ?? null,
       approveUrl: sub.approveUrl,
       bumpApproveUrl: order?.approveUrl ?? null,
+      source: input.upgrade ? 'upgrade_link' : 'checkout',
+      upgradeEntitlementId: input.upgrade?.entitlement ?? null,
+      openUrl: openUrlOf(input.origin || ctx.deps.config.PUBLIC_API_URL, ctx.app.id, id),
+      openedAt: null,
       bumpsPaid: false,
       completedAt: null,
     });
@@ -241,7 +277,11 @@ async function refuseSubscribed(em: EntityManager, appId: string, input: { accou
 /**
  * A checkout for a plan at its regular price (monthly when it has a monthly price, unless `interval` says otherwise).
  */
-export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.output<typeof S.planCheckoutBody>) {
+export async function createPlanCheckout(
+  ctx: Ctx,
+  planId: string,
+  input: z.output<typeof S.planCheckoutBody> & CheckoutOrigin,
+) {
   const plan = await findPlan(ctx.em, ctx.app.id, planId);
   const currency = (plan.pricingCard?.currency ?? 'USD').toUpperCase();
   const interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');

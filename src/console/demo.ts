@@ -323,7 +323,12 @@ async function offersAndCheckouts(input: {
       return_url: 'https://acme-notes.example.com/thanks',
       cancel_url: 'https://acme-notes.example.com/pricing',
     });
-    if (i >= 8) continue;
+    if (i >= 8) {
+      // Opened the approval page (through the service, so the offer funnel counts it) and left.
+      if (checkout.open_url)
+        await fetch(checkout.open_url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      continue;
+    }
     await opts.paypal.approve(checkout.approve_url!);
     if (checkout.bump_approve_url) await opts.paypal.approve(checkout.bump_approve_url);
     // The provider activates the subscription a moment after approval.

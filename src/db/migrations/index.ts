@@ -31,6 +31,7 @@ import { Migration20261126081538_apps_delete_complete } from './Migration2026112
 import { Migration20261130090000_outbox_claims } from './Migration20261130090000_outbox_claims.js';
 import { Migration20261201090000_one_live_subscription } from './Migration20261201090000_one_live_subscription.js';
 import { Migration20261201100000_pending_saves } from './Migration20261201100000_pending_saves.js';
+import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -64,4 +65,5 @@ export const migrationsList = [
   Migration20261130090000_outbox_claims,
   Migration20261201090000_one_live_subscription,
   Migration20261201100000_pending_saves,
+  Migration20261201110000_checkout_funnel,
 ];

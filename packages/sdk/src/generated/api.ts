@@ -650,6 +650,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'analytics.upgrades',
+    method: 'GET',
+    path: '/apps/{appId}/analytics/upgrades',
+    params: [],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'analytics.topAccounts',
     method: 'GET',
     path: '/apps/{appId}/analytics/top-namespaces',
@@ -1459,6 +1469,11 @@ export type UsageIngestResponse =
 export type AnalyticsSummaryQuery = NonNullable<paths['/apps/{appId}/analytics']['get']['parameters']['query']>;
 export type AnalyticsSummaryResponse =
   paths['/apps/{appId}/analytics']['get']['responses'][200]['content']['application/json'];
+export type AnalyticsUpgradesQuery = NonNullable<
+  paths['/apps/{appId}/analytics/upgrades']['get']['parameters']['query']
+>;
+export type AnalyticsUpgradesResponse =
+  paths['/apps/{appId}/analytics/upgrades']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsTopAccountsQuery = NonNullable<
   paths['/apps/{appId}/analytics/top-namespaces']['get']['parameters']['query']
 >;
@@ -2227,6 +2242,14 @@ export interface AnalyticsApi {
    * `GET /apps/{appId}/analytics` (secret key)
    */
   summary(query: AnalyticsSummaryQuery, options?: RequestOptions): Promise<AnalyticsSummaryResponse>;
+  /**
+   * The 402 upgrade funnel: limit reached, link shown, opened, paid
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+   *
+   * `GET /apps/{appId}/analytics/upgrades` (secret key)
+   */
+  upgrades(query: AnalyticsUpgradesQuery, options?: RequestOptions): Promise<AnalyticsUpgradesResponse>;
   /**
    * Accounts with the most usage
    *

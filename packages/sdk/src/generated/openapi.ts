@@ -1007,6 +1007,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/analytics/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The 402 upgrade funnel: limit reached, link shown, opened, paid
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['analytics.upgrades'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics/top-namespaces': {
     parameters: {
       query?: never;
@@ -2699,6 +2721,10 @@ export interface components {
         created_at: string;
         completed_at: string | null;
         cancel_reason: string | null;
+        /** @enum {string} */
+        source: 'checkout' | 'upgrade_link';
+        open_url: string | null;
+        opened_at: string | null;
       };
       account: {
         id: string;
@@ -9259,6 +9285,86 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'analytics.upgrades': {
+    parameters: {
+      query: {
+        interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+        entitlement?: string;
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @enum {string} */
+            interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+            from: string | null;
+            to: string;
+            limit_reached: number;
+            link_shown: number;
+            opened: number;
+            paid: number;
+            revenue: {
+              [key: string]: number;
+            };
+            by_entitlement: {
+              entitlement: string;
+              limit_reached: number;
+              link_shown: number;
+              opened: number;
+              paid: number;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'analytics.topAccounts': {
     parameters: {
       query: {
@@ -12491,6 +12597,12 @@ export interface operations {
             checkouts: number;
             completed: number;
             conversion: number;
+            prepared: number;
+            upgrade_links: {
+              prepared: number;
+              opened: number;
+              completed: number;
+            };
             revenue: {
               [key: string]: number;
             };
@@ -12738,6 +12850,10 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -12892,6 +13008,10 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13035,6 +13155,10 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
               cancel_reason: string | null;
+              /** @enum {string} */
+              source: 'checkout' | 'upgrade_link';
+              open_url: string | null;
+              opened_at: string | null;
             }[];
             /** @description Pass as `cursor` for the next page; null when there is none. */
             next_cursor: string | null;
@@ -13131,6 +13255,10 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13227,6 +13355,10 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
