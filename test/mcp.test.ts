@@ -71,6 +71,8 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   list_events: 'R',
   get_app: 'R',
   update_app: 'W',
+  // Issue 30: plan changes are the one subscription write an agent may start (the buyer approves at PayPal).
+  change_subscription: 'W',
 };
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
@@ -126,7 +128,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(64);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(65);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -178,14 +180,14 @@ describe('MCP server', function () {
     it('lists all 64 tools of the spec with levels shown through annotations and derived input schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(64);
+      expect(tools).to.have.length(65);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];
         expect(t.annotations?.readOnlyHint, t.name).to.equal(level === 'R');
         expect(t.annotations?.destructiveHint, t.name).to.equal(level === 'F');
         expect(t.annotations?.openWorldHint, t.name).to.equal(
-          t.name === 'send_test_event' || t.name === 'retry_webhook_delivery',
+          t.name === 'send_test_event' || t.name === 'retry_webhook_delivery' || t.name === 'change_subscription',
         );
         expect(t.inputSchema.type).to.equal('object');
         expect(t.inputSchema.properties ?? {}, t.name).to.not.have.property('appId');

@@ -47,9 +47,11 @@ export async function planChangeWorkflow(input: PlanChangeInput): Promise<PlanCh
       setCurrentDetails(
         outcome === 'applied'
           ? `Approved at the provider: ${what} is applied.`
-          : outcome === 'replaced'
-            ? `Superseded: the subscription no longer waits on this change.`
-            : `${outcome === 'refused' ? 'Refused by the buyer' : 'Not approved in time'}: ${what} was dropped.`,
+          : outcome === 'scheduled'
+            ? `Approved at the provider: ${what} applies at the next renewal.`
+            : outcome === 'replaced'
+              ? `Superseded: the subscription no longer waits on this change.`
+              : `${outcome === 'refused' ? 'Refused by the buyer' : 'Not approved in time'}: ${what} was dropped.`,
       );
       return state;
     }

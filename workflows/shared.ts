@@ -268,7 +268,8 @@ export interface PlanChangeInput {
   /** When the approval is given up (ISO 8601): the change is dropped and a save goes back to open. */
   expiresAt: string;
 }
-export type PlanChangeOutcome = 'applied' | 'refused' | 'expired' | 'replaced';
+/** `scheduled`: approved, applies at the renewal (the subscription's sync applies it then). */
+export type PlanChangeOutcome = 'applied' | 'scheduled' | 'refused' | 'expired' | 'replaced';
 export interface PlanChangeState {
   changeId: string;
   phase: 'awaiting_approval' | 'done';

@@ -52,6 +52,15 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
     'subscription.cancelled': z.object({ object: account, previous: previousPlan }),
     'subscription.paused': z.object({ object: account, previous: previousPlan }),
     'subscription.resumed': z.object({ object: account, previous: previousPlan }),
+    'subscription.changed': z.object({
+      object: account,
+      previous: z.object({ plan: z.string(), price: z.number(), interval: z.enum(['month', 'year']) }),
+      /** An upgrade's prorated difference (policy prorate_now); absent otherwise. */
+      proration: z
+        .object({ amount: z.number(), currency: z.string(), status: z.enum(['captured', 'not_approved']) })
+        .optional(),
+    }),
+    'subscription.change_scheduled': z.object({ object: account }),
     'cancel_flow.saved': z.object({ object: session, account }),
     'cancel_flow.cancelled': z.object({ object: session, account }),
   };

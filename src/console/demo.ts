@@ -355,7 +355,12 @@ async function offersAndCheckouts(input: {
     const s = await sdk.cancelSessions.start({ flow: 'default', account });
     const atOffer = await sdk.cancelSessions.answer(s.id, { step: 'reason', answer: walk.answer, text: walk.text });
     if (walk.then === 'accept' && atOffer.step?.type === 'offer') {
-      await sdk.cancelSessions.accept(s.id, { return_url: 'https://acme-notes.example.com/account' });
+      const accepted = await sdk.cancelSessions.accept(s.id, { return_url: 'https://acme-notes.example.com/account' });
+      // A discount is a save once the customer approves it at the provider (until then the session is pending).
+      if (accepted.approve_url) {
+        await opts.paypal.approve(accepted.approve_url);
+        for (let t = 0; t < 40 && (await sdk.cancelSessions.get(s.id)).status === 'pending'; t++) await sleep(250);
+      }
       continue;
     }
     const atConfirm = atOffer.step?.type === 'offer' ? await sdk.cancelSessions.decline(s.id) : atOffer;

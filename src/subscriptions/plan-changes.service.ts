@@ -16,7 +16,7 @@ type Check = PlanChangeOutcome | 'pending';
 /** How a change the subscription no longer waits on ended (its `last_change`), or `replaced` by another. */
 async function settled(deps: Deps, input: Pick<PlanChangeInput, 'appId' | 'accountId' | 'changeId'>) {
   const s = await deps.orm.em.fork().findOne(Subscription, { appId: input.appId, accountId: input.accountId });
-  if (s?.pendingChange?.id === input.changeId) return 'pending' as const;
+  if (s?.pendingChange?.id === input.changeId) return s.pendingChange.scheduledAt ? 'scheduled' : ('pending' as const);
   return s?.lastChange?.id === input.changeId ? s.lastChange.outcome : ('replaced' as const);
 }
 
@@ -48,6 +48,7 @@ export async function dropPlanChange(
     const s = await findSubscription(t.em, input.appId, input.accountId, true);
     if (s.pendingChange?.id !== input.changeId)
       return s.lastChange?.id === input.changeId ? s.lastChange.outcome : 'replaced';
+    if (s.pendingChange.scheduledAt) return 'scheduled'; // approved: it waits for the renewal, not for the buyer
     const sessionId = s.pendingChange.sessionId;
     s.pendingChange = null;
     s.lastChange = { id: input.changeId, outcome: why, at: new Date().toISOString() };

@@ -12,6 +12,21 @@ export interface PendingChange {
   cancelUrl?: string;
   /** Until when the approval is awaited (ISO 8601). */
   expiresAt?: string;
+  /** A plan change's direction (by price per month) and the app's policy for it. */
+  direction?: 'upgrade' | 'downgrade';
+  policy?: 'prorate_now' | 'at_renewal' | 'no_proration';
+  /** `now`: applies once the provider reports the approval; `renewal`: once approved, at the next renewal. */
+  effective?: 'now' | 'renewal';
+  /** When the provider reported the approval of a change that applies at the renewal. */
+  scheduledAt?: string;
+  /** The prorated difference for the rest of the cycle, as a provider order the buyer approves first. */
+  proration?: {
+    amount: number;
+    currency: string;
+    orderId: string;
+    approveUrl: string | null;
+    status?: 'captured' | 'not_approved';
+  };
   plan: string;
   interval: 'month' | 'year';
   currency: string;
@@ -27,6 +42,8 @@ export interface LastChange {
   id: string;
   outcome: 'applied' | 'refused' | 'expired';
   at: string;
+  /** An upgrade's prorated difference: captured, or its order was not approved (the change applied anyway). */
+  proration?: 'captured' | 'not_approved';
 }
 
 /** A discount in force (from a cancel flow's save offer). */

@@ -47,11 +47,18 @@ export const subscriptionRoutes = [
     path: '/apps/:appId/namespaces/:accountId/subscription/change',
     sdk: 'subscriptions.change',
     auth: ['S'],
+    mcp: { tool: 'change_subscription', level: 'W', openWorld: true },
     tags,
-    summary: 'Change to another plan (approved by the buyer at the provider)',
+    summary: 'Change to another plan or interval (approved by the buyer at the provider)',
     description:
-      'Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the ' +
-      'provider reports the approval.',
+      "The way to move a subscribed account to another plan (a second checkout is a 409). The app's " +
+      '`plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies ' +
+      'at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; ' +
+      '`at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once ' +
+      'without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). ' +
+      'Send the buyer to `approve_url`; nothing changes until the provider reports the approval ' +
+      '(`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 ' +
+      '`same_plan`, `change_pending`, `no_price`, or a subscription that is not active.',
     params: accountParams,
     body: z.object({
       plan: callerId,

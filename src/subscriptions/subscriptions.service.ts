@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
+import { planChangePolicyOf } from '../apps/apps.service.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import { regularPrice } from '../offers/offers.service.js';
 import type { Ctx } from '../context.js';
@@ -68,6 +69,8 @@ export function presentSubscription(s: ISubscription): z.input<typeof subscripti
               }
             : null,
           requested_at: s.pendingChange.requestedAt,
+          effective: s.pendingChange.effective ?? 'now',
+          scheduled_at: s.pendingChange.scheduledAt ?? null,
         }
       : null,
     discount: s.discount
@@ -462,7 +465,27 @@ export async function changeSubscription(
   const price = regularPrice(plan, interval, currency);
   if (price === null)
     throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
-  const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input);
+  if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
+  if (plan.id === s.planId && interval === s.interval)
+    throw conflict(`Account ${accountId} is already on plan ${plan.id} (${interval}ly)`, { reason: 'same_plan' });
+  if (s.pendingChange)
+    throw conflict(
+      `The subscription of account ${accountId} already has a change to ${s.pendingChange.plan} waiting; ` +
+        'it must be approved, refused or expire first',
+      { reason: 'change_pending' },
+    );
+  // Direction by price per month: more is an upgrade (also a switch to a dearer interval), less a downgrade.
+  const direction: 'upgrade' | 'downgrade' =
+    perMonth(price, interval) > perMonth(Number(s.price), s.interval) ? 'upgrade' : 'downgrade';
+  const policy = planChangePolicyOf(ctx.app)[direction];
+  const proration =
+    policy === 'prorate_now' ? prorationFor(s, { price, interval }, new Date()) : { amount: 0, monthsLeft: 0 };
+  const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input, {
+    direction,
+    policy,
+    effective: policy === 'at_renewal' ? 'renewal' : 'now',
+    ...(proration.amount > 0 ? { proration: { amount: proration.amount, currency } } : {}),
+  });
   const view = await inTransaction(ctx.deps, ctx.em, async (t) => {
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
     row.pendingChange = pending;
@@ -470,7 +493,40 @@ export async function changeSubscription(
     t.temporal(planChangeCommand(ctx.app.id, accountId, pending));
     return presentSubscription(row);
   });
-  return { ...view, approve_url: approveUrl };
+  return {
+    ...view,
+    // The first page to send the buyer to: the prorated difference's order (which goes on to the revision), else
+    // the revision.
+    approve_url: pending.proration?.approveUrl ?? approveUrl,
+    revision_approve_url: approveUrl,
+    direction,
+    policy,
+    effective: pending.effective!,
+    proration: pending.proration
+      ? { amount: pending.proration.amount, currency: pending.proration.currency, months_left: proration.monthsLeft }
+      : null,
+  };
+}
+
+const perMonth = (price: number, interval: 'month' | 'year') => (interval === 'year' ? price / 12 : price);
+const MONTH_MS = (365.25 / 12) * 86_400_000;
+
+/**
+ * The prorated difference of an upgrade for the rest of the current cycle: (new - old price per month) times the
+ * months left until `renews_at`, rounded to cents; nothing when the subscription has no renewal date.
+ */
+export function prorationFor(
+  s: Pick<ISubscription, 'price' | 'interval' | 'renewsAt'>,
+  target: { price: number; interval: 'month' | 'year' },
+  now: Date,
+) {
+  if (!s.renewsAt) return { amount: 0, monthsLeft: 0 };
+  const monthsLeft = Math.max(0, new Date(s.renewsAt).getTime() - now.getTime()) / MONTH_MS;
+  const diff = perMonth(target.price, target.interval) - perMonth(Number(s.price), s.interval);
+  return {
+    amount: Math.max(0, Math.round(diff * monthsLeft * 100) / 100),
+    monthsLeft: Math.round(monthsLeft * 1000) / 1000,
+  };
 }
 
 /**
@@ -516,6 +572,9 @@ export async function requestPlanChange(
     discount?: { percent: number; cycles: number; price: number };
   },
   urls: { return_url?: string; cancel_url?: string; origin?: string; sessionId?: string },
+  change: Pick<PendingChange, 'direction' | 'policy' | 'effective'> & {
+    proration?: { amount: number; currency: string };
+  } = {},
 ): Promise<{ approveUrl: string | null; pending: PendingChange }> {
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
   const customerReturn = urls.return_url ?? ctx.app.checkoutUrl;
@@ -548,7 +607,35 @@ export async function requestPlanChange(
       cancelUrl: back('refused'),
     }),
   );
+  // The prorated difference: a one-time order the buyer approves first; PayPal then sends them on to approve the
+  // revision. It is captured only once the provider reports the revision approved.
+  const order = change.proration
+    ? await withProvider(() =>
+        provider.createOrder(
+          {
+            amount: change.proration!.amount,
+            currency: change.proration!.currency,
+            customId: id,
+            description: `${target.plan.name}: the rest of the current billing period`,
+            returnUrl: revision.approveUrl ?? returnUrl,
+            cancelUrl: back('refused'),
+          },
+          `${id}:proration`,
+        ),
+      )
+    : null;
   const pending: PendingChange = {
+    ...(change.direction ? { direction: change.direction, policy: change.policy, effective: change.effective } : {}),
+    ...(order
+      ? {
+          proration: {
+            amount: change.proration!.amount,
+            currency: change.proration!.currency,
+            orderId: order.id,
+            approveUrl: order.approveUrl,
+          },
+        }
+      : {}),
     id,
     sessionId: urls.sessionId ?? null,
     returnUrl: customerReturn,
@@ -580,10 +667,63 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
   if (!pre) throw notFound(`Subscription of account ${accountId}`);
   const conn = await em.findOne(PaymentConnection, { appId });
   if (!conn) throw conflict('payment provider not connected');
-  const remote = await withProvider(() => providerFor(deps.config, conn).getSubscription(pre.providerSubscriptionId));
+  const provider = providerFor(deps.config, conn);
+  const remote = await withProvider(() => provider.getSubscription(pre.providerSubscriptionId));
+  // An approved upgrade's prorated difference is captured once the provider reports the revision approved (the
+  // capture's idempotency key makes a second sync's capture the same one).
+  const pc = pre.pendingChange;
+  let proration: 'captured' | 'not_approved' | null = null;
+  if (pc?.proration && remote.planId === pc.providerPlanId) {
+    const order = await withProvider(() => provider.getOrder(pc.proration!.orderId));
+    if (order.status === 'APPROVED')
+      proration =
+        (await withProvider(() => provider.captureOrder(order.id, `${pc.id}:capture`))).status === 'COMPLETED'
+          ? 'captured'
+          : 'not_approved';
+    else proration = order.status === 'COMPLETED' ? 'captured' : 'not_approved';
+  }
   return inTransaction(deps, em, async (t) => {
     const s = await findSubscription(t.em, appId, accountId, true);
     const ctx = { em: t.em, deps, app: { id: appId } };
+    const apply = async (change: PendingChange, planId: string) => {
+      if (change.id)
+        s.lastChange = {
+          id: change.id,
+          outcome: 'applied',
+          at: new Date().toISOString(),
+          ...(change.proration ? { proration: proration ?? change.proration.status ?? 'not_approved' } : {}),
+        };
+      // A cancel flow's save counts from now on: the provider confirmed it.
+      if (change.sessionId) await settlePendingSave(t, change.sessionId, 'applied');
+      const previous = { plan: s.planId, price: Number(s.price), interval: s.interval };
+      s.planId = change.plan;
+      s.interval = change.interval;
+      s.currency = change.currency;
+      s.price = change.price;
+      s.discount = change.discount ? { ...change.discount, cyclesLeft: change.discount.cycles } : null;
+      s.offerId = null;
+      s.providerPlanId = planId;
+      s.pendingChange = null;
+      const after = await changeAccount(ctx, accountId, async (_t, account) => {
+        if (s.status === 'paused') s.restorePlanId = change.plan;
+        else account.planId = change.plan;
+        account.offerId = null;
+      });
+      await t.em.flush();
+      t.emit(appId, 'subscription.changed', {
+        object: { ...after, subscription: presentSubscription(s) },
+        previous,
+        ...(change.proration
+          ? {
+              proration: {
+                amount: change.proration.amount,
+                currency: change.proration.currency,
+                status: proration ?? change.proration.status ?? 'not_approved',
+              },
+            }
+          : {}),
+      });
+    };
     s.providerStatus = remote.status;
     s.renewsAt = remote.nextBillingTime ? new Date(remote.nextBillingTime) : s.renewsAt;
     if ((remote.status === 'CANCELLED' || remote.status === 'EXPIRED') && s.status !== 'cancelled') {
@@ -592,30 +732,28 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
     }
     if (s.pendingChange && remote.planId === s.pendingChange.providerPlanId) {
       const change = s.pendingChange;
-      if (change.id) s.lastChange = { id: change.id, outcome: 'applied', at: new Date().toISOString() };
-      // A cancel flow's save counts from now on: the provider confirmed it.
-      if (change.sessionId) await settlePendingSave(t, change.sessionId, 'applied');
-      s.planId = change.plan;
-      s.interval = change.interval;
-      s.currency = change.currency;
-      s.price = change.price;
-      s.discount = change.discount ? { ...change.discount, cyclesLeft: change.discount.cycles } : null;
-      s.offerId = null;
-      s.providerPlanId = remote.planId;
-      s.pendingChange = null;
-      await changeAccount(ctx, accountId, async (_t, account) => {
-        if (s.status === 'paused') s.restorePlanId = change.plan;
-        else account.planId = change.plan;
-        account.offerId = null;
-      });
+      if (change.effective !== 'renewal') await apply(change, remote.planId);
+      else if (!change.scheduledAt) {
+        // Approved at the provider, which bills the new price from the next cycle: the account keeps its plan
+        // (and what it paid for) until the renewal, when the change applies.
+        s.pendingChange = { ...change, scheduledAt: new Date().toISOString() };
+        await t.em.flush();
+        const account = await findAccount(t.em, appId, accountId);
+        t.emit(appId, 'subscription.change_scheduled', {
+          object: { ...(await accountDetail(t.em, account)), subscription: presentSubscription(s) },
+        });
+      }
     }
     const paid = remote.lastPaymentAt ? new Date(remote.lastPaymentAt) : null;
     if (paid && (!s.lastPaymentAt || paid.getTime() > new Date(s.lastPaymentAt).getTime())) {
       const renewal = s.lastPaymentAt !== null && s.lastPaymentAt !== undefined;
       s.lastPaymentAt = paid;
       if (renewal) {
+        // A change scheduled for the renewal applies now (the provider billed its price).
+        if (s.pendingChange?.effective === 'renewal' && s.pendingChange.scheduledAt)
+          await apply(s.pendingChange, s.pendingChange.providerPlanId);
         // A cancel-flow discount lasts a number of renewals; then the regular price is billed again.
-        if (s.discount) {
+        else if (s.discount) {
           const left = s.discount.cyclesLeft - 1;
           if (left > 0) s.discount = { ...s.discount, cyclesLeft: left };
           else {

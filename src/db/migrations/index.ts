@@ -32,6 +32,7 @@ import { Migration20261130090000_outbox_claims } from './Migration20261130090000
 import { Migration20261201090000_one_live_subscription } from './Migration20261201090000_one_live_subscription.js';
 import { Migration20261201100000_pending_saves } from './Migration20261201100000_pending_saves.js';
 import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
+import { Migration20261201120000_plan_change_policy } from './Migration20261201120000_plan_change_policy.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -66,4 +67,5 @@ export const migrationsList = [
   Migration20261201090000_one_live_subscription,
   Migration20261201100000_pending_saves,
   Migration20261201110000_checkout_funnel,
+  Migration20261201120000_plan_change_policy,
 ];

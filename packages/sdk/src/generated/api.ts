@@ -2548,9 +2548,9 @@ export interface SubscriptionsApi {
    */
   list(query?: SubscriptionsListQuery, options?: RequestOptions): CursorPagePromise<SubscriptionsListResponse>;
   /**
-   * Change to another plan (approved by the buyer at the provider)
+   * Change to another plan or interval (approved by the buyer at the provider)
    *
-   * Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.
+   * The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key)
    */
@@ -2865,6 +2865,14 @@ export interface WebhookEventData {
    */
   'subscription.resumed': components['schemas']['EventData:subscription.resumed'];
   /**
+   * A plan change the buyer approved at the provider was applied: at once (an upgrade, with its prorated difference when the policy is prorate_now) or at the renewal (a downgrade). Also a cancel flow discount or downgrade, once approved.
+   */
+  'subscription.changed': components['schemas']['EventData:subscription.changed'];
+  /**
+   * The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
+   */
+  'subscription.change_scheduled': components['schemas']['EventData:subscription.change_scheduled'];
+  /**
    * A customer accepted a save offer in a cancel flow.
    */
   'cancel_flow.saved': components['schemas']['EventData:cancel_flow.saved'];
@@ -2898,6 +2906,8 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'subscription.cancelled',
   'subscription.paused',
   'subscription.resumed',
+  'subscription.changed',
+  'subscription.change_scheduled',
   'cancel_flow.saved',
   'cancel_flow.cancelled',
 ];

@@ -1671,8 +1671,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Change to another plan (approved by the buyer at the provider)
-     * @description Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.
+     * Change to another plan or interval (approved by the buyer at the provider)
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -2163,6 +2163,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2218,6 +2221,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2276,6 +2282,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2331,6 +2340,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2389,6 +2401,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2447,6 +2462,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2505,6 +2523,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2767,6 +2788,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2822,6 +2846,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2877,6 +2904,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2935,6 +2965,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2993,6 +3026,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3007,6 +3043,134 @@ export interface components {
       };
       previous: {
         plan: string | null;
+      };
+    };
+    'EventData:subscription.changed': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+          } | null;
+          cancelled_at: string | null;
+          pending_change: {
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
+          } | null;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      previous: {
+        plan: string;
+        price: number;
+        /** @enum {string} */
+        interval: 'month' | 'year';
+      };
+      proration?: {
+        amount: number;
+        currency: string;
+        /** @enum {string} */
+        status: 'captured' | 'not_approved';
+      };
+    };
+    'EventData:subscription.change_scheduled': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+          } | null;
+          cancelled_at: string | null;
+          pending_change: {
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
+          } | null;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
       };
     };
     'EventData:cancel_flow.saved': {
@@ -3114,6 +3278,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3232,6 +3399,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3304,6 +3474,12 @@ export interface operations {
             api_key: string;
             public_key: string;
             checkout_url: string | null;
+            plan_change_policy: {
+              /** @enum {string} */
+              upgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+              /** @enum {string} */
+              downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+            };
             created_at: string;
           };
         };
@@ -3423,6 +3599,12 @@ export interface operations {
           name?: string;
           plan?: string | null;
           checkout_url?: string | null;
+          plan_change_policy?: {
+            /** @enum {string} */
+            upgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            downgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
+          } | null;
           /**
            * @deprecated
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
@@ -3450,6 +3632,12 @@ export interface operations {
             api_key: string;
             public_key: string;
             checkout_url: string | null;
+            plan_change_policy: {
+              /** @enum {string} */
+              upgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+              /** @enum {string} */
+              downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+            };
             created_at: string;
           };
         };
@@ -6944,6 +7132,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7228,6 +7419,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7339,6 +7533,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7459,6 +7656,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7588,6 +7788,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7983,6 +8186,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8131,6 +8337,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -10101,6 +10310,8 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -10412,6 +10623,8 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -10646,6 +10859,8 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled';
         };
@@ -13472,6 +13687,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -13587,6 +13805,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -13598,6 +13819,18 @@ export interface operations {
             last_payment_failed_at: string | null;
             created_at: string;
             approve_url: string | null;
+            revision_approve_url: string | null;
+            /** @enum {string} */
+            direction: 'upgrade' | 'downgrade';
+            /** @enum {string} */
+            policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            proration: {
+              amount: number;
+              currency: string;
+              months_left: number;
+            } | null;
           };
         };
       };
@@ -13735,6 +13968,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -13861,6 +14097,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -13969,6 +14208,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14123,6 +14365,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14270,6 +14515,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
