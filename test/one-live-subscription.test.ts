@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { expireCheckout } from '../src/checkouts/checkouts.service.js';
+import { sweepUntracked } from '../src/subscriptions/untracked.service.js';
 import { checkoutWorkflowId } from '../workflows/shared.js';
 import {
   connectProvider,
@@ -168,5 +170,67 @@ describe('one live subscription per account (issue 30)', function () {
       `update subscriptions set provider_subscription_id = 'I-SECOND' where app_id = ? and account_id = 'db'`,
       [app.id],
     );
+  });
+});
+
+/** Issue 30, item 3: the reconciler finds live provider subscriptions offerkit made but does not track. */
+describe('the reconciler and untracked provider subscriptions (issue 30)', function () {
+  this.timeout(90_000);
+  let app: TestApp;
+  let base: string;
+  beforeEach(async () => {
+    app = await createTestApp();
+    base = `/apps/${app.id}`;
+    await seedCatalog(app);
+  });
+  /** A checkout that expired here while its buyer still approved it at PayPal afterwards (or a pre-fix duplicate). */
+  const approvedAfterExpiry = async (account: string, recordAs = account) => {
+    await createAccount(app, { id: account, plan: 'free' });
+    const chk = (await post(`${base}/plans/scale/checkout`, app.public_key, { account })).body;
+    await expireCheckout(testEnv().deps, chk.id);
+    await testEnv().paypal.approve(chk.approve_url);
+    await eventually(async () => testEnv().paypal.subscriptionByApproval(chk.approve_url)?.status === 'ACTIVE');
+    if (recordAs !== account)
+      await testEnv()
+        .deps.orm.em.fork()
+        .getConnection()
+        .execute('update checkouts set account_id = ? where id = ?', [recordAs, chk.id]);
+    return chk as { id: string; approve_url: string };
+  };
+
+  it('cancels a duplicate it made itself, reports one it cannot account for; an event and a list for the operator', async () => {
+    await purchase(app, 'ada'); // connects the provider; Ada's live subscription
+    const live = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+    // As the code before this fix left it: a second PayPal subscription for Ada, live at PayPal, not tracked.
+    const dup = await approvedAfterExpiry('tmp', 'ada');
+    const late = await approvedAfterExpiry('late');
+    // The reconciler's sweep (it looks at every app's checkouts; this app's findings are checked below).
+    const swept = await sweepUntracked(testEnv().deps);
+    expect(swept.cancelled).to.be.at.least(1);
+    const paypal = testEnv().paypal;
+    expect(paypal.subscriptionByApproval(dup.approve_url)?.status, 'the duplicate no longer bills').to.equal(
+      'CANCELLED',
+    );
+    expect(paypal.subscriptionByApproval(late.approve_url)?.status, 'not a duplicate: left to the operator').to.equal(
+      'ACTIVE',
+    );
+    expect(paypal.subscription(live.id)?.status).to.equal('ACTIVE');
+    const list = (await get(`${base}/subscriptions/untracked`, app.api_key)).body.data;
+    expect(list).to.have.length(2);
+    const byCheckout = Object.fromEntries(list.map((u: { checkout_id: string }) => [u.checkout_id, u]));
+    expect(byCheckout[dup.id]).to.deep.include({
+      account_id: 'ada',
+      action: 'cancelled',
+      provider_status: 'CANCELLED',
+      live_subscription_id: live.id,
+    });
+    expect(byCheckout[late.id]).to.deep.include({ account_id: 'late', action: 'reported', provider_status: 'ACTIVE' });
+    const events = (await get(`${base}/events?type=subscription.untracked`, app.api_key)).body.data;
+    expect(events).to.have.length(2);
+    // Each checkout is looked at once: a second sweep finds nothing new.
+    await sweepUntracked(testEnv().deps);
+    expect((await get(`${base}/subscriptions/untracked`, app.api_key)).body.data).to.have.length(2);
+    expect((await get(`${base}/events?type=subscription.untracked`, app.api_key)).body.data).to.have.length(2);
+    expect((await get(`${base}/subscriptions/untracked`, app.public_key)).status).to.equal(401);
   });
 });

@@ -594,9 +594,10 @@ describe('webhooks', function () {
         'cancel_flow.cancelled',
         'subscription.changed',
         'subscription.change_scheduled',
+        'subscription.untracked',
       ]);
-      // The spec's 22, and the plan change events (issue 30).
-      expect(types).to.have.length(24);
+      // The spec's 22, and the plan change and untracked subscription events (issue 30).
+      expect(types).to.have.length(25);
       await seedCatalog(app);
       await createAccount(app, { id: 'real', plan: 'pro' });
       const [real] = (await get(`${base}/events?type=account.created`, app.api_key)).body.data;

@@ -2,6 +2,7 @@
 // response schemas of the routes that present the same records) and the 402 body of the spec's Errors section.
 import { z } from 'zod';
 import type { RouteDef } from '../../src/http/route.js';
+import { untrackedSchema } from '../../src/subscriptions/subscriptions.schemas.js';
 
 function responseOf(routes: readonly RouteDef[], key: string): z.ZodType {
   const r = routes.find((d) => `${d.method} ${d.path}` === key);
@@ -61,6 +62,7 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
         .optional(),
     }),
     'subscription.change_scheduled': z.object({ object: account }),
+    'subscription.untracked': z.object({ object: untrackedSchema }),
     'cancel_flow.saved': z.object({ object: session, account }),
     'cancel_flow.cancelled': z.object({ object: session, account }),
   };

@@ -44,6 +44,8 @@ export const Checkout = defineEntity({
     /** The approval link through the service, which records when the buyer opened it. */
     openUrl: p.text().nullable(),
     openedAt: p.datetime().nullable(),
+    /** When the reconciler looked at its provider subscription (untracked subscriptions). */
+    providerCheckedAt: p.datetime().nullable(),
   },
 });
 export type ICheckout = InferEntity<typeof Checkout>;

@@ -301,6 +301,24 @@ export const EVENT_TYPES: EventTypeInfo[] = [
     }),
   },
   {
+    type: 'subscription.untracked',
+    description:
+      "The reconciler found a live provider subscription offerkit made but does not track as the account's: a " +
+      'duplicate of its live subscription (cancelled at the provider) or one approved after its checkout expired ' +
+      '(reported).',
+    sample: () => ({
+      object: {
+        id: 'I-93KDN2K1HY7P',
+        account_id: account.id,
+        checkout_id: 'chk_9Zt4Qw1Lm8Xc2Vb7Nn3R',
+        provider_status: 'CANCELLED',
+        action: 'cancelled',
+        live_subscription_id: 'I-BW452GLLEP1G',
+        found_at: '2026-01-15T10:40:00.000Z',
+      },
+    }),
+  },
+  {
     type: 'subscription.change_scheduled',
     description:
       'The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account ' +

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   changeSchema,
   duePauseSchema,
+  untrackedSchema,
   listSubscriptionsQuery,
   subscriptionPageSchema,
   subscriptionSchema,
@@ -16,6 +17,7 @@ import { CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
 import { returnFromProvider } from './plan-changes.service.js';
+import { listUntracked } from './untracked.service.js';
 
 const tags = ['Subscriptions'];
 const sub = subscriptionSchema;
@@ -41,6 +43,22 @@ export const subscriptionRoutes = [
     query: listSubscriptionsQuery,
     response: subscriptionPageSchema,
     handler: (s) => subs.listSubscriptions(ctxOf(s), s.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/subscriptions/untracked',
+    sdk: 'subscriptions.untracked',
+    auth: ['S'],
+    tags,
+    summary: 'Live provider subscriptions offerkit made but does not track (found by the reconciler)',
+    description:
+      "Each was made through a checkout and is live at the provider without being an account's tracked " +
+      "subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at " +
+      'the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most ' +
+      '500. Each one also emits `subscription.untracked`.',
+    params: appIdParams,
+    response: z.object({ data: z.array(untrackedSchema) }),
+    handler: (s) => listUntracked(ctxOf(s)),
   }),
   route({
     method: 'POST',

@@ -90,3 +90,17 @@ export const listSubscriptionsQuery = cursorQuery(20, 100).extend({
 /** A subscription in the app-wide list: the account's subscription view with the account it belongs to. */
 export const subscriptionListItemSchema = z.object({ account_id: z.string(), ...subscriptionSchema.shape });
 export const subscriptionPageSchema = cursorPageSchema(subscriptionListItemSchema);
+
+/** A live provider subscription offerkit made but does not track (found by the reconciler). */
+export const untrackedSchema = z.object({
+  /** The provider's subscription id. */
+  id: z.string(),
+  account_id: z.string(),
+  checkout_id: z.string().nullable(),
+  /** At the provider when found (CANCELLED once the reconciler cancelled it). */
+  provider_status: z.string(),
+  /** `cancelled`: a duplicate of the account's live subscription, cancelled at the provider; `reported`: left as is. */
+  action: z.enum(['cancelled', 'reported']),
+  live_subscription_id: z.string().nullable(),
+  found_at: z.string(),
+});

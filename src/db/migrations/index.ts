@@ -33,6 +33,7 @@ import { Migration20261201090000_one_live_subscription } from './Migration202612
 import { Migration20261201100000_pending_saves } from './Migration20261201100000_pending_saves.js';
 import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
 import { Migration20261201120000_plan_change_policy } from './Migration20261201120000_plan_change_policy.js';
+import { Migration20261201130000_untracked_subscriptions } from './Migration20261201130000_untracked_subscriptions.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -68,4 +69,5 @@ export const migrationsList = [
   Migration20261201100000_pending_saves,
   Migration20261201110000_checkout_funnel,
   Migration20261201120000_plan_change_policy,
+  Migration20261201130000_untracked_subscriptions,
 ];

@@ -1040,6 +1040,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'subscriptions.untracked',
+    method: 'GET',
+    path: '/apps/{appId}/subscriptions/untracked',
+    params: [],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'subscriptions.change',
     method: 'POST',
     path: '/apps/{appId}/namespaces/{accountId}/subscription/change',
@@ -1600,6 +1610,8 @@ export type CheckoutsCompleteResponse =
 export type SubscriptionsListQuery = NonNullable<paths['/apps/{appId}/subscriptions']['get']['parameters']['query']>;
 export type SubscriptionsListResponse =
   paths['/apps/{appId}/subscriptions']['get']['responses'][200]['content']['application/json'];
+export type SubscriptionsUntrackedResponse =
+  paths['/apps/{appId}/subscriptions/untracked']['get']['responses'][200]['content']['application/json'];
 export type SubscriptionsChangeBody = NonNullable<
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['requestBody']
 >['content']['application/json'];
@@ -2548,6 +2560,14 @@ export interface SubscriptionsApi {
    */
   list(query?: SubscriptionsListQuery, options?: RequestOptions): CursorPagePromise<SubscriptionsListResponse>;
   /**
+   * Live provider subscriptions offerkit made but does not track (found by the reconciler)
+   *
+   * Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+   *
+   * `GET /apps/{appId}/subscriptions/untracked` (secret key)
+   */
+  untracked(options?: RequestOptions): Promise<SubscriptionsUntrackedResponse>;
+  /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
    * The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
@@ -2869,6 +2889,10 @@ export interface WebhookEventData {
    */
   'subscription.changed': components['schemas']['EventData:subscription.changed'];
   /**
+   * The reconciler found a live provider subscription offerkit made but does not track as the account's: a duplicate of its live subscription (cancelled at the provider) or one approved after its checkout expired (reported).
+   */
+  'subscription.untracked': components['schemas']['EventData:subscription.untracked'];
+  /**
    * The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
    */
   'subscription.change_scheduled': components['schemas']['EventData:subscription.change_scheduled'];
@@ -2907,6 +2931,7 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'subscription.paused',
   'subscription.resumed',
   'subscription.changed',
+  'subscription.untracked',
   'subscription.change_scheduled',
   'cancel_flow.saved',
   'cancel_flow.cancelled',

@@ -1661,6 +1661,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/subscriptions/untracked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Live provider subscriptions offerkit made but does not track (found by the reconciler)
+     * @description Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['subscriptions.untracked'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/subscription/change': {
     parameters: {
       query?: never;
@@ -3171,6 +3193,18 @@ export interface components {
           last_payment_failed_at: string | null;
           created_at: string;
         } | null;
+      };
+    };
+    'EventData:subscription.untracked': {
+      object: {
+        id: string;
+        account_id: string;
+        checkout_id: string | null;
+        provider_status: string;
+        /** @enum {string} */
+        action: 'cancelled' | 'reported';
+        live_subscription_id: string | null;
+        found_at: string;
       };
     };
     'EventData:cancel_flow.saved': {
@@ -10311,6 +10345,7 @@ export interface operations {
             | 'subscription.paused'
             | 'subscription.resumed'
             | 'subscription.changed'
+            | 'subscription.untracked'
             | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
@@ -10624,6 +10659,7 @@ export interface operations {
             | 'subscription.paused'
             | 'subscription.resumed'
             | 'subscription.changed'
+            | 'subscription.untracked'
             | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
@@ -10860,6 +10896,7 @@ export interface operations {
             | 'subscription.paused'
             | 'subscription.resumed'
             | 'subscription.changed'
+            | 'subscription.untracked'
             | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled';
@@ -13703,6 +13740,75 @@ export interface operations {
             }[];
             /** @description Pass as `cursor` for the next page; null when there is none. */
             next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'subscriptions.untracked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              id: string;
+              account_id: string;
+              checkout_id: string | null;
+              provider_status: string;
+              /** @enum {string} */
+              action: 'cancelled' | 'reported';
+              live_subscription_id: string | null;
+              found_at: string;
+            }[];
           };
         };
       };
