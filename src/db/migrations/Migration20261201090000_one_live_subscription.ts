@@ -7,7 +7,7 @@ import { Migration } from '@mikro-orm/migrations';
  * - a trigger refuses to replace the provider subscription of a row that is live (active or paused): a new one may
  *   only take the place of one that has ended (cancelled). A completion that finds another live subscription cancels
  *   its own at the provider instead (src/checkouts/checkouts.service.ts).
- * - a provider subscription is live for at most one account (partial unique index).
+ * - a provider subscription is live for at most one account of an app (partial unique index).
  * - a checkout says why it was cancelled (`cancel_reason`), e.g. that it duplicated a live subscription.
  */
 export class Migration20261201090000_one_live_subscription extends Migration {
@@ -24,9 +24,8 @@ export class Migration20261201090000_one_live_subscription extends Migration {
       end $$;`);
     this.addSql(`create trigger "subscriptions_one_live" before update of "provider_subscription_id" on "subscriptions"
       for each row execute function "subscriptions_one_live"();`);
-    this
-      .addSql(`create unique index "subscriptions_live_provider_unique" on "subscriptions" ("provider_subscription_id")
-      where "status" in ('active', 'paused');`);
+    this.addSql(`create unique index "subscriptions_live_provider_unique"
+      on "subscriptions" ("app_id", "provider_subscription_id") where "status" in ('active', 'paused');`);
     this.addSql(`alter table "checkouts" add column "cancel_reason" text null;`);
   }
 
