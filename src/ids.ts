@@ -42,6 +42,7 @@ export const ID_PREFIXES = {
   report: 'rpt',
   reservation: 'rsv',
   org: 'org',
+  planChange: 'chg',
 } as const;
 
 /** Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. */

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
+import { expirePlanChange } from '../src/subscriptions/plan-changes.service.js';
 import { incentiveExpiryWorkflowId, pauseWorkflowId } from '../workflows/shared.js';
 import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from './helpers/factories.js';
 import { del, get, patch, post } from './helpers/http.js';
@@ -207,7 +208,7 @@ describe('cancel flows and sessions', function () {
   });
 
   describe('sessions', () => {
-    it('discount: accepted with an account token, approved at the provider, then applied', async () => {
+    it('discount: accepted with an account token, pending until approved at the provider, then saved and applied', async () => {
       await purchase(app, 'ada');
       await createFlow({ steps: branchingSteps });
       const started = await post(`${base}/cancel-sessions`, token, {});
@@ -244,9 +245,15 @@ describe('cancel flows and sessions', function () {
 
       const saved = await sessionCall(s.id, 'accept', { return_url: 'https://shop.example/account' });
       expect(saved.status, saved.text).to.equal(200);
-      expect(saved.body.status).to.equal('saved');
+      // Not saved until the provider confirms (issue 30, item 4): pending, no event, not counted.
+      expect(saved.body.status).to.equal('pending');
       expect(saved.body.approve_url).to.be.a('string').and.match(/^http/);
       expect(saved.body.result).to.include({ outcome: 'discount', status: 'pending_approval', price: 14.25 });
+      expect(await events('cancel_flow.saved')).to.have.length(0);
+      expect((await get(`${base}/cancel-flows/default/stats`, app.api_key)).body).to.deep.include({
+        saved: 0,
+        revenue_kept: [],
+      });
       const sub = async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
       expect((await sub()).pending_change).to.deep.include({
         plan: 'pro',
@@ -255,8 +262,17 @@ describe('cancel flows and sessions', function () {
       });
       expect((await sub()).price).to.equal(19);
 
-      await testEnv().paypal.approve(saved.body.approve_url);
+      const back = new URL(await testEnv().paypal.approve(saved.body.approve_url));
+      // The buyer comes back through the service, which checks the provider and sends them on to the app's page.
+      const returned = await get(back.pathname + back.search);
+      expect(returned.status).to.equal(303);
+      const to = new URL(returned.headers.get('location')!);
+      expect(to.origin + to.pathname).to.equal('https://shop.example/account');
+      expect(to.searchParams.get('subscription_id'), 'the provider parameters are passed on').to.be.a('string');
       const applied = await eventually(async () => ((await sub()).price === 14.25 ? sub() : undefined));
+      const after = (await get(`${base}/cancel-sessions/${s.id}`, app.api_key)).body;
+      expect(after.status, 'saved once approved').to.equal('saved');
+      expect(after.result).to.include({ outcome: 'discount', status: 'approved' });
       expect(applied).to.deep.include({
         plan: 'pro',
         pending_change: null,
@@ -315,6 +331,92 @@ describe('cancel flows and sessions', function () {
         plan: 'lite',
         price: 9,
       });
+    });
+
+    it('a discount refused at the provider ("Cancel and return") is not a save: back to open, then the customer cancels', async () => {
+      await purchase(app, 'ada');
+      await createFlow({ steps: branchingSteps });
+      const s = (await post(`${base}/cancel-sessions`, token, {})).body;
+      await sessionCall(s.id, 'answer', { step: 'reason', answer: 'too_expensive' });
+      const pending = (
+        await sessionCall(s.id, 'accept', {
+          return_url: 'https://shop.example/account',
+          cancel_url: 'https://shop.example/account?refused',
+        })
+      ).body;
+      expect(pending.status).to.equal('pending');
+      // While it waits, the session takes no moves (409), and it is not a save.
+      expect((await sessionCall(s.id, 'decline')).status).to.equal(409);
+      const paypal = testEnv().paypal;
+      const back = new URL(await paypal.approve(pending.approve_url, 'cancel'));
+      expect(back.searchParams.get('outcome')).to.equal('refused');
+      const returned = await get(back.pathname + back.search);
+      expect(returned.status).to.equal(303);
+      const to = new URL(returned.headers.get('location')!);
+      expect(to.origin + to.pathname + '?' + [...to.searchParams.keys()][0]).to.equal(
+        'https://shop.example/account?refused',
+      );
+
+      const reopened = (await get(`${base}/cancel-sessions/${s.id}`, token)).body;
+      expect(reopened).to.deep.include({ status: 'open', approve_url: null, result: null });
+      expect(reopened.step.id).to.equal('price_offer');
+      const sub = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+      expect(sub).to.include({ price: 19, plan: 'pro' });
+      expect(sub.pending_change).to.equal(null);
+      expect(await events('cancel_flow.saved')).to.have.length(0);
+      // The change's workflow ends as refused.
+      const client = testEnv().deps.temporal.client.workflow;
+      const [wf] = await eventually(async () => {
+        const list = [];
+        for await (const w of client.list({ query: `AccountId = "ada" AND AppId = "${app.id}"` }))
+          if (w.workflowId.startsWith('plan-change/')) list.push(w);
+        return list.length ? list : undefined;
+      });
+      expect((await client.getHandle(wf.workflowId).result()).outcome).to.equal('refused');
+
+      // Where the customer can cancel: decline the offer, then cancel at the confirm step.
+      const declined = (await sessionCall(s.id, 'decline')).body;
+      expect(declined.step.type).to.equal('confirm');
+      const cancelled = await sessionCall(s.id, 'cancel');
+      expect(cancelled.body.status, cancelled.text).to.equal('cancelled');
+      expect(paypal.subscription(sub.id)?.status).to.equal('CANCELLED');
+      const stats = (await get(`${base}/cancel-flows/default/stats`, app.api_key)).body;
+      expect(stats).to.deep.include({ saved: 0, cancelled: 1, save_rate: 0, revenue_kept: [] });
+    });
+
+    it('a discount not approved in time expires: the session goes back to open and is not counted', async () => {
+      await purchase(app, 'ada');
+      await createFlow({ steps: branchingSteps });
+      const s = (await post(`${base}/cancel-sessions`, token, {})).body;
+      await sessionCall(s.id, 'answer', { step: 'reason', answer: 'too_expensive' });
+      const pending = (await sessionCall(s.id, 'accept', { return_url: 'https://shop.example/account' })).body;
+      expect(pending.status).to.equal('pending');
+      const sub = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+      const em = testEnv().deps.orm.em.fork();
+      const [row] = await sql<{ id: string }>(
+        em,
+        `select pending_change->>'id' as id from subscriptions where app_id = $1 and account_id = 'ada'`,
+        [app.id],
+      );
+      // The workflow's deadline activity, run now (its timer is three hours).
+      const outcome = await expirePlanChange(testEnv().deps, {
+        appId: app.id,
+        accountId: 'ada',
+        changeId: row.id,
+        sessionId: s.id,
+        plan: 'pro',
+        expiresAt: new Date().toISOString(),
+      });
+      expect(outcome).to.equal('expired');
+      const after = (await get(`${base}/cancel-sessions/${s.id}`, token)).body;
+      expect(after).to.deep.include({ status: 'open', approve_url: null });
+      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.include({
+        id: sub.id,
+        price: 19,
+        pending_change: null,
+      });
+      const stats = (await get(`${base}/cancel-flows/default/stats`, app.api_key)).body;
+      expect(stats).to.deep.include({ saved: 0, revenue_kept: [] });
     });
 
     it('pause: through the pause workflow, with subscription.paused and cancel_flow.saved', async () => {
@@ -754,6 +856,11 @@ describe('cancel flows and sessions', function () {
       const accepted = (await sessionCall(at.id, 'accept')).body;
       expect(accepted.result).to.include({ outcome: 'discount', price: 15.2, percent: 20, cycles: 2 });
       expect(accepted.approve_url).to.be.a('string');
+      // Accepted once the provider confirms it (issue 30, item 4).
+      await testEnv().paypal.approve(accepted.approve_url);
+      await eventually(
+        async () => (await get(`${base}/cancel-sessions/${at.id}`, app.api_key)).body.status === 'saved',
+      );
       const stats = (await get(`${base}/cancel-flows/default/stats`, app.api_key)).body;
       expect(stats.offers).to.deep.equal([
         { kind: 'discount', source: 'dynamic', shown: 1, accepted: 1, declined: 0, acceptance_rate: 1 },

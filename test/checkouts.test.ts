@@ -362,17 +362,23 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       const first = (await buy({ bumps: ['support'], account: 'tabs' })).body;
       const second = (await buy({ bumps: ['support'], account: 'tabs' })).body;
       const paypal = testEnv().paypal;
-      const approveAndComplete = async (chk: { id: string; approve_url: string; bump_approve_url: string }) => {
+      const approveAndSettle = async (chk: { id: string; approve_url: string; bump_approve_url: string }) => {
         await paypal.approve(chk.bump_approve_url);
         await paypal.approve(chk.approve_url);
-        await eventually(async () => (await complete(chk.id)).body.status === 'completed');
+        return eventually(async () => {
+          const c = (await complete(chk.id)).body;
+          return c.status !== 'created' ? c : undefined;
+        });
       };
-      await approveAndComplete(first);
-      await approveAndComplete(second);
+      expect((await approveAndSettle(first)).status).to.equal('completed');
+      // The second page's purchase duplicates the live subscription: cancelled at the provider (issue 30).
+      const dup = await approveAndSettle(second);
+      expect(dup.status).to.equal('cancelled');
+      expect(paypal.subscriptionByApproval(second.approve_url)?.status).to.equal('CANCELLED');
       const account = (await get(`${base}/namespaces/tabs`, app.api_key)).body;
       expect(account.addons).to.deep.equal(['priority']);
       const stats = (await get(`${base}/offers/spring/stats`, app.api_key)).body;
-      expect(stats.completed).to.equal(2);
+      expect(stats.completed).to.equal(1);
       expect(stats.by_bump, 'the second bump order was not captured').to.deep.equal([
         { bump: 'support', completed: 1, revenue: { USD: 9 } },
       ]);

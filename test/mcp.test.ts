@@ -73,6 +73,8 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   list_events: 'R',
   get_app: 'R',
   update_app: 'W',
+  // Issue 30: plan changes are the one subscription write an agent may start (the buyer approves at PayPal).
+  change_subscription: 'W',
 };
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
@@ -128,7 +130,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(65);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(66);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -180,10 +182,10 @@ describe('MCP server', function () {
   });
 
   describe('tools', () => {
-    it('lists the 65 tools (the 64 of the spec and create_upgrade_link), levels shown by annotations, derived schemas', async () => {
+    it('lists the 66 tools (the 64 of the spec, create_upgrade_link and change_subscription), levels shown by annotations, derived schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(65);
+      expect(tools).to.have.length(66);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];
@@ -191,7 +193,7 @@ describe('MCP server', function () {
         expect(t.annotations?.readOnlyHint ?? false, t.name).to.equal(level === 'R');
         if (level !== 'R') expect(t.annotations?.destructiveHint ?? true, t.name).to.equal(level === 'F');
         expect(t.annotations?.openWorldHint, t.name).to.equal(
-          t.name === 'send_test_event' || t.name === 'retry_webhook_delivery',
+          t.name === 'send_test_event' || t.name === 'retry_webhook_delivery' || t.name === 'change_subscription',
         );
         expect(t.inputSchema.type).to.equal('object');
         expect(t.outputSchema?.type, t.name).to.equal('object');

@@ -82,7 +82,7 @@ describe('SDK: a whole journey against the real servers', function () {
     const offer: LimitReachedBody['offer'] = limit.offer;
     expect(offer).to.include({ id: 'more_seats', price: 19, list_price: 29, new_limit: 5, interval: 'month' });
     expect(offer!.plan).to.deep.equal({ id: 'pro', name: 'Pro' });
-    expect(offer!.checkout_url, 'an approval link at the provider').to.match(/\/checkoutnow\?ba_token=BA-/);
+    expect(offer!.checkout_url, 'an approval link, through the service').to.match(/\/checkouts\/chk_\w+\/open$/);
     expect((await secret.usage.get('alice', 'seats')).count, 'the counter did not move').to.equal(1);
 
     // Checkout through the offer, approved at the PayPal stand-in, completed through the SDK.

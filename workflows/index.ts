@@ -5,6 +5,7 @@ export { webhookDeliveryWorkflow } from './webhook-delivery.js';
 export { retentionWorkflow } from './retention.js';
 export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
+export { planChangeWorkflow } from './plan-change.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
 export { usageRollupWorkflow } from './usage-rollup.js';
 export { reconcileWorkflow } from './reconcile.js';

@@ -253,6 +253,41 @@ export const pauseDef = defineWorkflow('pauseWorkflow', {
   queries: { state: defineQuery<PauseState>('pauseState') },
 });
 
+// ---- subscription plan change awaiting the buyer's approval ----------------------------------------
+/** One workflow per plan change that the buyer approves at the provider (a change, or a cancel flow's save). */
+export const planChangeWorkflowId = (appId: string, accountId: string, changeId: string) =>
+  `plan-change/${appId}/${accountId}/${changeId}`;
+export interface PlanChangeInput {
+  appId: string;
+  accountId: string;
+  /** The pending change's id (`chg_...`): the workflow acts only while the subscription still waits on it. */
+  changeId: string;
+  /** The cancel session whose save waits on this approval, if any. */
+  sessionId: string | null;
+  plan: string;
+  /** When the approval is given up (ISO 8601): the change is dropped and a save goes back to open. */
+  expiresAt: string;
+}
+/** `scheduled`: approved, applies at the renewal (the subscription's sync applies it then). */
+export type PlanChangeOutcome = 'applied' | 'scheduled' | 'refused' | 'expired' | 'replaced';
+export interface PlanChangeState {
+  changeId: string;
+  phase: 'awaiting_approval' | 'done';
+  outcome: PlanChangeOutcome | null;
+  checks: number;
+}
+export const planChangeDef = defineWorkflow('planChangeWorkflow', {
+  signals: {
+    /** The provider sent a notification or the buyer came back: check now. */
+    providerNotified: defineSignal('planChangeProviderNotified'),
+  },
+  queries: { state: defineQuery<PlanChangeState>('planChangeState') },
+});
+/** How often a plan change awaiting approval is checked with the provider (the last repeats). */
+export const PLAN_CHANGE_POLL_MS = [30_000, 120_000, 600_000, 1_800_000];
+/** How long a buyer has to approve a plan change at the provider (PayPal's approval links last about 3 hours). */
+export const PLAN_CHANGE_TTL_MS = 3 * 3_600_000;
+
 // ---- usage reservation expiry ---------------------------------------------------------------------
 /** One workflow per reservation: it releases the held amount at the deadline unless committed or released first. */
 export const reservationExpiryWorkflowId = (appId: string, reservationId: string) =>
@@ -321,6 +356,7 @@ export const WORKFLOW_DEFINITIONS: readonly WorkflowDefinition[] = [
   retentionDef,
   checkoutDef,
   pauseDef,
+  planChangeDef,
   reservationExpiryDef,
   usageRollupDef,
   reconcileDef,

@@ -2,6 +2,7 @@
 // response schemas of the routes that present the same records) and the 402 body of the spec's Errors section.
 import { z } from 'zod';
 import type { RouteDef } from '../../src/http/route.js';
+import { untrackedSchema } from '../../src/subscriptions/subscriptions.schemas.js';
 
 function responseOf(routes: readonly RouteDef[], key: string): z.ZodType {
   const r = routes.find((d) => `${d.method} ${d.path}` === key);
@@ -52,6 +53,16 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
     'subscription.cancelled': z.object({ object: account, previous: previousPlan }),
     'subscription.paused': z.object({ object: account, previous: previousPlan }),
     'subscription.resumed': z.object({ object: account, previous: previousPlan }),
+    'subscription.changed': z.object({
+      object: account,
+      previous: z.object({ plan: z.string(), price: z.number(), interval: z.enum(['month', 'year']) }),
+      /** An upgrade's prorated difference (policy prorate_now); absent otherwise. */
+      proration: z
+        .object({ amount: z.number(), currency: z.string(), status: z.enum(['captured', 'not_approved']) })
+        .optional(),
+    }),
+    'subscription.change_scheduled': z.object({ object: account }),
+    'subscription.untracked': z.object({ object: untrackedSchema }),
     'cancel_flow.saved': z.object({ object: session, account }),
     'cancel_flow.cancelled': z.object({ object: session, account }),
   };

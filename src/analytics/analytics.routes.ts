@@ -3,6 +3,7 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import * as S from './analytics.schemas.js';
 import * as analytics from './analytics.service.js';
+import { upgradeFunnel } from './upgrades.service.js';
 
 const tags = ['Analytics'];
 
@@ -25,6 +26,22 @@ export const analyticsRoutes = [
     query: S.summaryQuery,
     response: S.summarySchema,
     handler: (s) => analytics.summary(ctxOf(s), s.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/analytics/upgrades',
+    sdk: 'analytics.upgrades',
+    auth: ['S'],
+    tags,
+    summary: 'The 402 upgrade funnel: limit reached, link shown, opened, paid',
+    description:
+      '`interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts ' +
+      '402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval ' +
+      'links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).',
+    params: appIdParams,
+    query: S.upgradesQuery,
+    response: S.upgradesSchema,
+    handler: (s) => upgradeFunnel(ctxOf(s), s.query),
   }),
   route({
     method: 'GET',

@@ -77,3 +77,28 @@ export const reportSchema = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
+
+/** `GET /apps/:appId/analytics/upgrades`: the 402 upgrade funnel. */
+export const upgradesQuery = z.object({
+  interval,
+  entitlement: callerId.optional().describe('Only the upgrades offered when this limit was reached'),
+});
+const funnelCounts = {
+  /** 402 answers that offered an upgrade. */
+  limit_reached: z.number(),
+  /** Those that carried a checkout link (a provider approval link, or the app's pricing page). */
+  link_shown: z.number(),
+  /** Provider approval links a 402 made that a buyer opened (or paid). */
+  opened: z.number(),
+  /** Of those, the checkouts that completed. */
+  paid: z.number(),
+};
+export const upgradesSchema = z.object({
+  interval,
+  from: z.string().nullable(),
+  to: z.string(),
+  ...funnelCounts,
+  /** First payments of the paid upgrades, per currency. */
+  revenue: z.record(z.string(), z.number()),
+  by_entitlement: z.array(z.object({ entitlement: z.string(), ...funnelCounts })),
+});

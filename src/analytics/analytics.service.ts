@@ -9,7 +9,7 @@ import type * as S from './analytics.schemas.js';
 import type { Interval } from './analytics.schemas.js';
 
 /** Interval names to PostgreSQL intervals (calendar months and years for 6m and year); alltime has no start. */
-const WINDOW: Record<Interval, string | null> = {
+export const WINDOW: Record<Interval, string | null> = {
   '7d': '7 days',
   '30d': '30 days',
   '60d': '60 days',

@@ -1,5 +1,7 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
+export type PlanChangePolicy = 'prorate_now' | 'at_renewal' | 'no_proration';
+
 export const App = defineEntity({
   name: 'App',
   tableName: 'apps',
@@ -10,6 +12,8 @@ export const App = defineEntity({
     apiKey: p.string().unique(),
     publicKey: p.string().unique(),
     checkoutUrl: p.text().nullable(),
+    /** How plan changes are billed per direction; null or a missing direction: the defaults. */
+    planChangePolicy: p.json<{ upgrade?: PlanChangePolicy; downgrade?: PlanChangePolicy }>().nullable(),
     /** A read-only app (the demo workspace's): every write but the admin key's is refused (src/http/guard.ts). */
     readOnly: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),

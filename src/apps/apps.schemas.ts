@@ -19,6 +19,11 @@ const ignoredKey = (route: string) =>
     .optional()
     .meta({ deprecated: true, description: `Ignored: the key is not changed (replace it with ${route})` });
 
+export const PLAN_CHANGE_POLICIES = ['prorate_now', 'at_renewal', 'no_proration'] as const;
+const planChangePolicy = z.enum(PLAN_CHANGE_POLICIES);
+/** Defaults, as Stripe's and Paddle's sellers most often set them: upgrades now with proration, downgrades at renewal. */
+export const DEFAULT_PLAN_CHANGE_POLICY = { upgrade: 'prorate_now', downgrade: 'at_renewal' } as const;
+
 /** Merge: only the sent fields change; the key fields are ignored; any other unknown field is a 400. */
 export const updateAppBody = z.object({
   name: z
@@ -30,6 +35,11 @@ export const updateAppBody = z.object({
     .describe("The app's new name, e.g. `Acme Cloud`. Omitted: unchanged."),
   plan: z.string().trim().min(1).max(100).nullable().optional(),
   checkout_url: httpUrl.nullable().optional(),
+  /** Per direction; a direction left out keeps its setting, null restores the defaults. */
+  plan_change_policy: z
+    .object({ upgrade: planChangePolicy.optional(), downgrade: planChangePolicy.optional() })
+    .nullable()
+    .optional(),
   api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),
   public_key: ignoredKey('`POST /apps/{appId}/public-key/regenerate`'),
 });
@@ -41,5 +51,7 @@ export const appSchema = z.object({
   api_key: z.string(),
   public_key: z.string(),
   checkout_url: z.string().nullable(),
+  /** How plan changes are billed: `prorate_now`, `at_renewal` or `no_proration` per direction (with defaults). */
+  plan_change_policy: z.object({ upgrade: planChangePolicy, downgrade: planChangePolicy }),
   created_at: z.string(),
 });

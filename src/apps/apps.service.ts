@@ -4,7 +4,13 @@ import { longStatements, sql } from '../db/sql.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';
-import type { appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
+import { DEFAULT_PLAN_CHANGE_POLICY, type appSchema, type createAppBody, type updateAppBody } from './apps.schemas.js';
+
+/** The app's plan change policy per direction, defaults filled in. */
+export const planChangePolicyOf = (app: Pick<IApp, 'planChangePolicy'>) => ({
+  ...DEFAULT_PLAN_CHANGE_POLICY,
+  ...(app.planChangePolicy ?? {}),
+});
 
 export function presentApp(app: IApp): z.input<typeof appSchema> {
   return {
@@ -14,6 +20,7 @@ export function presentApp(app: IApp): z.input<typeof appSchema> {
     api_key: app.apiKey,
     public_key: app.publicKey,
     checkout_url: app.checkoutUrl ?? null,
+    plan_change_policy: planChangePolicyOf(app),
     created_at: iso(app.createdAt)!,
   };
 }
@@ -26,6 +33,7 @@ export async function createApp(em: EntityManager, input: z.output<typeof create
     apiKey: newId('secretKey'),
     publicKey: newId('publicKey'),
     checkoutUrl: null,
+    planChangePolicy: null,
   });
   await em.flush();
   return app;
@@ -50,6 +58,11 @@ export async function updateApp(
     if (input.name !== undefined) app.name = input.name;
     if (input.plan !== undefined) app.plan = input.plan;
     if (input.checkout_url !== undefined) app.checkoutUrl = input.checkout_url;
+    if (input.plan_change_policy !== undefined)
+      app.planChangePolicy = input.plan_change_policy && {
+        ...(app.planChangePolicy ?? {}),
+        ...input.plan_change_policy,
+      };
     await t.flush();
     // A transaction id only when the flush wrote the row (an unchanged app sends no notification).
     const [row] = await sql<{ change: string | null }>(

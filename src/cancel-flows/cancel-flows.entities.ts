@@ -23,7 +23,7 @@ export const CancelFlow = defineEntity({
 });
 export type ICancelFlow = InferEntity<typeof CancelFlow>;
 
-export type SessionStatus = 'open' | 'saved' | 'cancelled' | 'abandoned';
+export type SessionStatus = 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
 export interface FlowSnapshot {
   id: string;
   name: string;
@@ -38,7 +38,8 @@ export interface OfferLogEntry {
   step: string;
   kind: string;
   source: 'static' | 'dynamic';
-  status: 'shown' | 'accepted' | 'declined' | 'withdrawn';
+  /** `refused` / `expired`: accepted here, then turned down or never approved at the provider. */
+  status: 'shown' | 'accepted' | 'declined' | 'withdrawn' | 'refused' | 'expired';
   fallback_reason?: string;
   fallback_detail?: string;
 }

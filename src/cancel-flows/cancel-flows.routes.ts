@@ -201,7 +201,7 @@ export const cancelFlowRoutes = [
   action(
     'accept',
     'Accept the offer: it is applied, and the session is saved',
-    (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, s.body),
+    (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, { ...s.body, origin: s.origin }),
     {
       body: S.acceptBody,
       provider: true,

@@ -105,7 +105,7 @@ export const acceptBody = z.object({ return_url: httpUrl.optional(), cancel_url:
 export const listSessionsQuery = cursorQuery(20, 100).extend({
   flow: callerId.optional(),
   account: accountId.optional(),
-  status: z.enum(['open', 'saved', 'cancelled', 'abandoned']).optional(),
+  status: z.enum(['open', 'pending', 'saved', 'cancelled', 'abandoned']).optional(),
 });
 
 /** A cancel flow; its steps as stored (the shape of `step` after validation and defaults). */
@@ -135,7 +135,7 @@ export const sessionOfferSchema = z.object({
 
 export const sessionSchema = z.object({
   id: z.string(),
-  status: z.enum(['open', 'saved', 'cancelled', 'abandoned']),
+  status: z.enum(['open', 'pending', 'saved', 'cancelled', 'abandoned']),
   flow: z.object({ id: z.string(), name: z.string() }),
   step: z.object({
     id: z.string(),

@@ -20,6 +20,7 @@ import {
   cancelLocally,
   findSubscription,
   pauseLocally,
+  planChangeCommand,
   requestPlanChange,
   suspendAtProvider,
 } from '../subscriptions/subscriptions.service.js';
@@ -30,6 +31,7 @@ import {
   type FlowSnapshot,
   type GivenAnswer,
   type ICancelSession,
+  type OfferLogEntry,
 } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
 import { chooseDynamic, dynamicConfigured, type FallbackReason } from './dynamic.js';
@@ -195,7 +197,7 @@ function moveOn(row: ICancelSession, at: { stepId: string; offer: SessionOffer |
   row.offers = logOffer(row, at.offer);
 }
 
-function markLastOffer(s: ICancelSession, status: 'accepted' | 'declined' | 'withdrawn') {
+function markLastOffer(s: ICancelSession, status: OfferLogEntry['status']) {
   const offers = [...s.offers];
   const i = offers.map((o) => o.step).lastIndexOf(s.stepId);
   if (i >= 0) offers[i] = { ...offers[i], status };
@@ -430,6 +432,8 @@ interface Outcome {
   approveUrl?: string | null;
   /** Monthly revenue still billed after the save, and its currency. */
   revenue?: { amount: number; currency: string } | null;
+  /** The save needs the buyer's approval at the provider: the session waits in `pending`. */
+  awaitsProvider?: boolean;
 }
 
 const monthly = (price: number, interval: string) => round2(interval === 'year' ? price / 12 : price);
@@ -463,19 +467,23 @@ async function finish(
       if (!still?.mine || row.status !== 'open')
         throw conflict(`Cancel session ${s.id} changed while it was being applied; read it again`);
       const outcome = await localHalf(t);
-      if (end.status === 'saved') {
+      // A save the provider must approve first waits in `pending`: not saved, no event, nothing counted, until
+      // the provider confirms it (settlePendingSave).
+      const pending = end.status === 'saved' && outcome.awaitsProvider === true;
+      if (end.status === 'saved' && !pending) {
         row.offers = markLastOffer(row, 'accepted');
         row.offer = row.offer ? { ...row.offer, status: 'accepted' as SessionOffer['status'] } : null;
       }
-      row.status = end.status;
+      row.status = pending ? 'pending' : end.status;
       row.result = outcome.result;
       row.approveUrl = outcome.approveUrl ?? null;
       row.revenueKept = outcome.revenue?.amount ?? null;
       row.currency = outcome.revenue?.currency ?? null;
-      row.endedAt = new Date();
+      row.endedAt = pending ? null : new Date();
       row.claimedUntil = null;
       await t.em.flush();
       const view = await presentSession(t.em, row);
+      if (pending) return view;
       const account = await accountDetail(t.em, await findAccount(t.em, row.appId, row.accountId));
       t.emit(row.appId, end.event, { object: view, account });
       return view;
@@ -486,7 +494,12 @@ async function finish(
   }
 }
 
-export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.output<typeof S.acceptBody>) {
+export async function acceptOffer(
+  ctx: Ctx,
+  caller: Caller,
+  id: string,
+  urls: z.output<typeof S.acceptBody> & { origin?: string },
+) {
   const s = await visibleSession(ctx, caller, id);
   mustBeAt(s, 'offer', 'only an offer can be accepted');
   const accountId = s.accountId;
@@ -528,12 +541,17 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
               price,
             };
           }
-          const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, urls);
+          const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, {
+            ...urls,
+            sessionId: s.id,
+          });
           return async (tx) => {
             const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
             row.pendingChange = pending;
             await tx.em.flush();
+            tx.temporal(planChangeCommand(ctx.app.id, accountId, pending));
             return {
+              awaitsProvider: true,
               result: {
                 outcome: t.kind,
                 status: 'pending_approval',
@@ -596,6 +614,40 @@ export async function acceptOffer(ctx: Ctx, caller: Caller, id: string, urls: z.
     },
     { status: 'saved', event: 'cancel_flow.saved' },
   );
+}
+
+/**
+ * The provider settled a save that waited in `pending`: approved (`applied`: the session is saved, its offer
+ * accepted, `cancel_flow.saved` emitted, and from now on it counts in the flow's stats), or refused or never
+ * approved (`refused`, `expired`: back to `open` at its offer step, where the customer can accept again, decline,
+ * or go on to cancel; the offer's result says what happened). Runs in the caller's transaction; once only.
+ */
+export async function settlePendingSave(t: Tx, sessionId: string, outcome: 'applied' | 'refused' | 'expired') {
+  const row = await t.em.findOne(
+    CancelSession,
+    { id: sessionId },
+    { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true },
+  );
+  if (!row || row.status !== 'pending') return;
+  if (outcome === 'applied') {
+    row.status = 'saved';
+    row.offers = markLastOffer(row, 'accepted');
+    row.offer = row.offer ? { ...row.offer, status: 'accepted' as SessionOffer['status'] } : null;
+    row.result = { ...(row.result ?? {}), status: 'approved' };
+    row.endedAt = new Date();
+  } else {
+    row.status = 'open';
+    row.offers = markLastOffer(row, outcome);
+    row.result = null;
+    row.approveUrl = null;
+    row.revenueKept = null;
+    row.currency = null;
+  }
+  await t.em.flush();
+  if (outcome !== 'applied') return;
+  const view = await presentSession(t.em, row);
+  const account = await accountDetail(t.em, await findAccount(t.em, row.appId, row.accountId));
+  t.emit(row.appId, 'cancel_flow.saved', { object: view, account });
 }
 
 /**

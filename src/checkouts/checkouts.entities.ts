@@ -36,6 +36,16 @@ export const Checkout = defineEntity({
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),
+    /** Why it ended `cancelled`: the provider reports it so, or it duplicated the account's live subscription. */
+    cancelReason: p.text().nullable(),
+    /** `upgrade_link`: made for a 402's upgrade (for the limit `upgradeEntitlementId`); else `checkout`. */
+    source: p.string().$type<'checkout' | 'upgrade_link'>().default('checkout'),
+    upgradeEntitlementId: p.string().nullable(),
+    /** The approval link through the service, which records when the buyer opened it. */
+    openUrl: p.text().nullable(),
+    openedAt: p.datetime().nullable(),
+    /** When the reconciler looked at its provider subscription (untracked subscriptions). */
+    providerCheckedAt: p.datetime().nullable(),
   },
 });
 export type ICheckout = InferEntity<typeof Checkout>;

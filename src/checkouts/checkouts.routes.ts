@@ -30,7 +30,7 @@ export const checkoutRoutes = [
     status: 201,
     errors: [409, 502],
     response: checkout,
-    handler: (s) => checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, s.body),
+    handler: (s) => checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, { ...s.body, origin: s.origin }),
   }),
   route({
     method: 'POST',
@@ -48,7 +48,7 @@ export const checkoutRoutes = [
     status: 201,
     errors: [409, 502],
     response: checkout,
-    handler: (s) => checkouts.createPlanCheckout(ctxOf(s), s.params.planId, s.body),
+    handler: (s) => checkouts.createPlanCheckout(ctxOf(s), s.params.planId, { ...s.body, origin: s.origin }),
   }),
   route({
     method: 'GET',
@@ -68,6 +68,34 @@ export const checkoutRoutes = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment ' +
           'approved</title></head><body><main><h1>Thank you</h1><p>Your payment was approved. Your new limits ' +
           'apply in a moment; you can close this page.</p></main></body></html>',
+        {},
+        'text/html; charset=utf-8',
+      );
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/checkouts/:checkoutId/open',
+    sdk: 'checkouts.open',
+    auth: ['N'],
+    tags,
+    summary: "A checkout's approval link through the service (its `open_url`)",
+    description:
+      'Records that the buyer opened it (the offer funnel counts a checkout from then on, or once it completes) and ' +
+      "302s to the provider's approval page; a checkout that no longer waits gets a plain page.",
+    params: S.checkoutParams,
+    replies: {
+      302: { description: "To the provider's approval page" },
+      200: { description: 'The checkout no longer waits for approval', contentType: 'text/html' },
+    },
+    errors: [404],
+    handler: async (s) => {
+      const to = await checkouts.openCheckout(s.deps, s.params.appId, s.params.checkoutId);
+      if (to) return new Reply(302, null, { Location: to, 'Cache-Control': 'no-store' });
+      return new Reply(
+        200,
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout</title></head><body><main>' +
+          '<h1>This checkout is no longer waiting for approval</h1><p>You can close this page.</p></main></body></html>',
         {},
         'text/html; charset=utf-8',
       );

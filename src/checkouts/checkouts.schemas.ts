@@ -68,4 +68,14 @@ export const checkoutSchema = z.object({
   bump_approve_url: z.string().nullable(),
   created_at: z.string(),
   completed_at: z.string().nullable(),
+  /** Why a checkout ended `cancelled` (the buyer turned it down, or it duplicated a live subscription), else null. */
+  cancel_reason: z.string().nullable(),
+  /** `upgrade_link` when a 402 made it for an upgrade; else `checkout`. */
+  source: z.enum(['checkout', 'upgrade_link']),
+  /**
+   * The approval link through the service: send the buyer here rather than to `approve_url`, so the offer funnel
+   * counts the checkout when it is opened (it redirects to the provider). Null when the API's origin is unknown.
+   */
+  open_url: z.string().nullable(),
+  opened_at: z.string().nullable(),
 });

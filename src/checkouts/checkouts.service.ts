@@ -24,7 +24,13 @@ import {
 } from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
-import { recordSubscription } from '../subscriptions/subscriptions.service.js';
+import {
+  alreadySubscribed,
+  cancelAtProvider,
+  LiveSubscriptionExists,
+  liveSubscription,
+  recordSubscription,
+} from '../subscriptions/subscriptions.service.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { outboxStart } from '../temporal/outbox.js';
 import {
@@ -56,6 +62,10 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     bump_approve_url: c.bumpApproveUrl ?? null,
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
+    cancel_reason: c.cancelReason ?? null,
+    source: c.source ?? 'checkout',
+    open_url: c.openUrl ?? null,
+    opened_at: iso(c.openedAt),
   };
 }
 
@@ -71,7 +81,11 @@ const cannotBuy = (reason: string, message: string) => conflict(message, { reaso
  * checkout sees the edit): a bump or price taken off in that window is refused with its reason, a price
  * changed in it with `offer_changed`, and the checkout never holds terms the offer no longer had.
  */
-export async function createOfferCheckout(ctx: Ctx, offerId: string, input: z.output<typeof S.offerCheckoutBody>) {
+export async function createOfferCheckout(
+  ctx: Ctx,
+  offerId: string,
+  input: z.output<typeof S.offerCheckoutBody> & CheckoutOrigin,
+) {
   const o = await findOffer(ctx.em, ctx.app.id, offerId);
   const { terms, providerPlanId } = offerTerms(o, input);
   await refuseOwnedBumps(ctx.em, ctx.app.id, input.account, terms.bumps);
@@ -143,6 +157,31 @@ async function refuseOwnedBumps(em: EntityManager, appId: string, account: strin
   if (bump) throw cannotBuy('bump_owned', `Account ${account} already owns ${bump.name} (order bump ${bump.id})`);
 }
 
+/** Not from the body: the API's public origin (for `open_url`), and the 402 a checkout is made for. */
+export interface CheckoutOrigin {
+  origin?: string;
+  upgrade?: { entitlement: string };
+}
+
+/** The approval link through the service (`GET .../checkouts/:id/open`), when the API's origin is known. */
+const openUrlOf = (origin: string | undefined, appId: string, id: string) =>
+  origin ? `${origin.replace(/\/$/, '')}/apps/${appId}/checkouts/${id}/open` : null;
+
+/**
+ * The buyer opened the checkout's approval link: recorded once (the funnel counts it from then on); answers where to
+ * send them (the provider's approval page while the checkout waits), or null.
+ */
+export async function openCheckout(deps: Deps, appId: string, id: string) {
+  const [row] = await sql<{ approve_url: string | null; status: string }>(
+    deps.orm.em.fork(),
+    `update checkouts set opened_at = coalesce(opened_at, now()), updated_at = now()
+      where app_id = $1 and id = $2 returning approve_url, status`,
+    [appId, id],
+  );
+  if (!row) throw notFound(`Checkout ${id}`);
+  return row.status === 'created' ? row.approve_url : null;
+}
+
 interface CheckoutTerms {
   offerId: string | null;
   planId: string;
@@ -163,11 +202,12 @@ async function startCheckout(
   ctx: Ctx,
   terms: CheckoutTerms,
   providerPlanId: string,
-  input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string },
+  input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string } & CheckoutOrigin,
   recheck?: (em: EntityManager) => Promise<void>,
 ) {
   const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  await refuseSubscribed(ctx.em, ctx.app.id, input);
   const { provider } = await requireProvider(ctx);
   const id = newId('checkout');
   const cancelUrl = input.cancel_url ?? returnUrl;
@@ -210,6 +250,10 @@ async function startCheckout(
       providerOrderId: order?.id ?? null,
       approveUrl: sub.approveUrl,
       bumpApproveUrl: order?.approveUrl ?? null,
+      source: input.upgrade ? 'upgrade_link' : 'checkout',
+      upgradeEntitlementId: input.upgrade?.entitlement ?? null,
+      openUrl: openUrlOf(input.origin || ctx.deps.config.PUBLIC_API_URL, ctx.app.id, id),
+      openedAt: null,
       bumpsPaid: false,
       completedAt: null,
     });
@@ -219,9 +263,25 @@ async function startCheckout(
 }
 
 /**
+ * A second purchase by an account with a live subscription is refused (409 naming it and the change route) before
+ * anything is created at the provider. Two checkouts started at once both pass here; their completions settle it
+ * (one subscription is recorded, the other is cancelled at the provider: `checkCheckout`).
+ */
+async function refuseSubscribed(em: EntityManager, appId: string, input: { account?: string; email?: string }) {
+  const buyer = input.account ?? input.email;
+  if (!buyer) return;
+  const live = await liveSubscription(em, appId, buyer);
+  if (live) throw alreadySubscribed(appId, live);
+}
+
+/**
  * A checkout for a plan at its regular price (monthly when it has a monthly price, unless `interval` says otherwise).
  */
-export async function createPlanCheckout(ctx: Ctx, planId: string, input: z.output<typeof S.planCheckoutBody>) {
+export async function createPlanCheckout(
+  ctx: Ctx,
+  planId: string,
+  input: z.output<typeof S.planCheckoutBody> & CheckoutOrigin,
+) {
   const plan = await findPlan(ctx.em, ctx.app.id, planId);
   const currency = (plan.pricingCard?.currency ?? 'USD').toUpperCase();
   const interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');
@@ -364,6 +424,11 @@ export async function checkCheckout(
   const provider = providerFor(deps.config, conn);
   const sub = await provider.getSubscription(c.providerSubscriptionId);
   if (sub.status === 'ACTIVE') {
+    // The account got a live subscription since this checkout was created (another tab, a concurrent checkout):
+    // this one is a duplicate; it is cancelled at the provider before anything is captured or applied.
+    const live = await liveSubscription(em, c.appId, buyerAccountId(c));
+    if (live && live.providerSubscriptionId !== c.providerSubscriptionId)
+      return supersede(deps, provider, c, live.providerSubscriptionId);
     let bumpsPaid = false;
     let paid = c.bumps;
     if (c.providerOrderId) {
@@ -382,18 +447,63 @@ export async function checkCheckout(
         bumpsPaid = (await provider.captureOrder(order.id, `${c.id}:capture`)).status === 'COMPLETED';
       } else bumpsPaid = order.status === 'COMPLETED';
     }
-    await applyCheckout(deps, c.id, bumpsPaid, sub, paid);
+    try {
+      await applyCheckout(deps, c.id, bumpsPaid, sub, paid);
+    } catch (err) {
+      // A concurrent completion for the same account recorded its subscription first (decided in the database).
+      if (!(err instanceof LiveSubscriptionExists)) throw err;
+      return supersede(deps, provider, c, err.providerSubscriptionId);
+    }
     return { status: 'completed', providerStatus: sub.status };
   }
   if (sub.status === 'CANCELLED' || sub.status === 'EXPIRED') {
     await sql(
       em,
-      `update checkouts set status = 'cancelled', updated_at = now() where id = $1 and status = 'created'`,
-      [c.id],
+      `update checkouts set status = 'cancelled', cancel_reason = coalesce(cancel_reason, $2), updated_at = now()
+        where id = $1 and status = 'created'`,
+      [c.id, `The provider reports the subscription ${sub.status}`],
     );
     return { status: 'cancelled', providerStatus: sub.status };
   }
   return { status: 'created', providerStatus: sub.status };
+}
+
+/**
+ * A checkout approved for an account that has another live subscription: its provider subscription is cancelled at
+ * the provider first, and only then is the checkout marked cancelled, so a crash in between leaves it `created` and
+ * the next check (the workflow's, or the reconciler's restart of it) cancels again (a no-op once cancelled) and marks
+ * it. Order bumps already captured for it (a race with the capture) are granted: the buyer paid for them.
+ */
+async function supersede(
+  deps: Deps,
+  provider: ReturnType<typeof providerFor>,
+  c: ICheckout,
+  liveId: string,
+): Promise<{ status: ICheckout['status']; providerStatus: string | null }> {
+  const account = buyerAccountId(c);
+  const reason = `Account ${account} already has the live subscription ${liveId}: this duplicate was cancelled at the provider`;
+  await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
+  deps.logger.warn(
+    { checkout: c.id, account, duplicate: c.providerSubscriptionId, live: liveId },
+    'an approved checkout duplicated a live subscription; cancelled it at the provider',
+  );
+  const order = c.providerOrderId ? await provider.getOrder(c.providerOrderId) : null;
+  await inTransaction(deps, deps.orm.em.fork(), async (t) => {
+    const marked = await sql<{ id: string }>(
+      t.em,
+      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, updated_at = now()
+        where id = $1 and status = 'created' returning id`,
+      [c.id, reason, order?.status === 'COMPLETED'],
+    );
+    if (!marked.length || order?.status !== 'COMPLETED') return;
+    for (const b of c.bumps)
+      await grantAddon({ em: t.em, deps, app: { id: c.appId } as never }, account, b.addon, 'order_bump').catch(
+        (err: { status?: number }) => {
+          if (err.status !== 409) throw err; // already owned
+        },
+      );
+  });
+  return { status: 'cancelled', providerStatus: 'CANCELLED' };
 }
 
 /** The checkout's bumps whose add-ons the account it applies to does not own yet. */

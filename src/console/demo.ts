@@ -323,7 +323,12 @@ async function offersAndCheckouts(input: {
       return_url: 'https://acme-notes.example.com/thanks',
       cancel_url: 'https://acme-notes.example.com/pricing',
     });
-    if (i >= 8) continue;
+    if (i >= 8) {
+      // Opened the approval page (through the service, so the offer funnel counts it) and left.
+      if (checkout.open_url)
+        await fetch(checkout.open_url, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+      continue;
+    }
     await opts.paypal.approve(checkout.approve_url!);
     if (checkout.bump_approve_url) await opts.paypal.approve(checkout.bump_approve_url);
     // The provider activates the subscription a moment after approval.
@@ -350,7 +355,12 @@ async function offersAndCheckouts(input: {
     const s = await sdk.cancelSessions.start({ flow: 'default', account });
     const atOffer = await sdk.cancelSessions.answer(s.id, { step: 'reason', answer: walk.answer, text: walk.text });
     if (walk.then === 'accept' && atOffer.step?.type === 'offer') {
-      await sdk.cancelSessions.accept(s.id, { return_url: 'https://acme-notes.example.com/account' });
+      const accepted = await sdk.cancelSessions.accept(s.id, { return_url: 'https://acme-notes.example.com/account' });
+      // A discount is a save once the customer approves it at the provider (until then the session is pending).
+      if (accepted.approve_url) {
+        await opts.paypal.approve(accepted.approve_url);
+        for (let t = 0; t < 40 && (await sdk.cancelSessions.get(s.id)).status === 'pending'; t++) await sleep(250);
+      }
       continue;
     }
     const atConfirm = atOffer.step?.type === 'offer' ? await sdk.cancelSessions.decline(s.id) : atOffer;

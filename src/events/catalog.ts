@@ -286,6 +286,63 @@ export const EVENT_TYPES: EventTypeInfo[] = [
     sample: () => ({ object: subscribed('active'), previous: { plan: 'free' } }),
   },
   {
+    type: 'subscription.changed',
+    description:
+      'A plan change the buyer approved at the provider was applied: at once (an upgrade, with its prorated ' +
+      'difference when the policy is prorate_now) or at the renewal (a downgrade). Also a cancel flow discount or ' +
+      'downgrade, once approved.',
+    sample: () => ({
+      object: {
+        ...sampleAccount({ planId: 'team' }),
+        subscription: { ...subscription('active'), plan: 'team', price: 49 },
+      },
+      previous: { plan: 'pro', price: 29, interval: 'month' },
+      proration: { amount: 9.87, currency: 'USD', status: 'captured' },
+    }),
+  },
+  {
+    type: 'subscription.untracked',
+    description:
+      "The reconciler found a live provider subscription offerkit made but does not track as the account's: a " +
+      'duplicate of its live subscription (cancelled at the provider) or one approved after its checkout expired ' +
+      '(reported).',
+    sample: () => ({
+      object: {
+        id: 'I-93KDN2K1HY7P',
+        account_id: account.id,
+        checkout_id: 'chk_9Zt4Qw1Lm8Xc2Vb7Nn3R',
+        provider_status: 'CANCELLED',
+        action: 'cancelled',
+        live_subscription_id: 'I-BW452GLLEP1G',
+        found_at: '2026-01-15T10:40:00.000Z',
+      },
+    }),
+  },
+  {
+    type: 'subscription.change_scheduled',
+    description:
+      'The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account ' +
+      "keeps its plan until then; the subscription's pending_change says what comes.",
+    sample: () => ({
+      object: {
+        ...sampleAccount(),
+        subscription: {
+          ...subscription('active'),
+          pending_change: {
+            plan: 'lite',
+            interval: 'month' as const,
+            price: 9,
+            currency: 'USD',
+            discount: null,
+            requested_at: '2026-01-15T10:30:00.000Z',
+            effective: 'renewal' as const,
+            scheduled_at: '2026-01-15T10:31:00.000Z',
+          },
+        },
+      },
+    }),
+  },
+  {
     type: 'cancel_flow.saved',
     description: 'A customer accepted a save offer in a cancel flow.',
     sample: () => ({ object: sampleSession('saved'), account: sampleAccount() }),

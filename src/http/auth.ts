@@ -23,6 +23,7 @@ interface AppRow {
   api_key: string;
   public_key: string;
   checkout_url: string | null;
+  plan_change_policy: IApp['planChangePolicy'];
   read_only: boolean;
   created_at: Date | string;
   updated_at: Date | string;
@@ -36,7 +37,8 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   const [r] = await prepared<AppRow>(
     em,
     'app_by_id',
-    'select id, name, plan, api_key, public_key, checkout_url, read_only, created_at, updated_at from apps where id = $1',
+    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, created_at, updated_at ' +
+      'from apps where id = $1',
     [id],
   );
   if (!r) return null;
@@ -47,6 +49,7 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
     apiKey: r.api_key,
     publicKey: r.public_key,
     checkoutUrl: r.checkout_url,
+    planChangePolicy: r.plan_change_policy ?? null,
     readOnly: r.read_only,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),

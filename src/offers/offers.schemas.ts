@@ -174,9 +174,14 @@ const groupSchema = { checkouts: z.number(), completed: z.number(), revenue: rev
 export const offerStatsSchema = z.object({
   offer: z.string(),
   views: z.number(),
+  /** Checkouts a buyer opened (their approval link, `open_url`) or completed; not those only prepared. */
   checkouts: z.number(),
   completed: z.number(),
   conversion: z.number(),
+  /** Every checkout made for the offer, opened or not (402 upgrade links included). */
+  prepared: z.number(),
+  /** Checkouts a 402 made for an upgrade through this offer: prepared, opened, completed (also in the totals). */
+  upgrade_links: z.object({ prepared: z.number(), opened: z.number(), completed: z.number() }),
   revenue: revenueSchema,
   by_plan: z.array(z.object({ plan: z.string(), ...groupSchema })),
   by_ref: z.array(z.object({ ref: z.string(), ...groupSchema })),

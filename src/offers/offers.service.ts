@@ -506,12 +506,16 @@ export async function offerStats(ctx: Ctx, id: string) {
     currency: string;
     bumps: OfferBump[];
     bumps_paid: boolean;
+    source: string;
+    opened: boolean;
   }>(
     ctx.em,
-    'select plan_id, ref, status, price, currency, bumps, bumps_paid from checkouts where app_id = $1 and offer_id ' +
-      '= $2',
+    `select plan_id, ref, status, price, currency, bumps, bumps_paid, source, opened_at is not null as opened
+       from checkouts where app_id = $1 and offer_id = $2`,
     [ctx.app.id, id],
   );
+  const upgradeLinks = { prepared: 0, opened: 0, completed: 0 };
+  let counted = 0;
   const add = (m: Record<string, number>, currency: string, amount: number) =>
     (m[currency] = Math.round(((m[currency] ?? 0) + amount) * 100) / 100);
   const group = () => new Map<string, { checkouts: number; completed: number; revenue: Record<string, number> }>();
@@ -522,6 +526,15 @@ export async function offerStats(ctx: Ctx, id: string) {
   let completed = 0;
   for (const r of rows) {
     const done = r.status === 'completed';
+    if (r.source === 'upgrade_link') {
+      upgradeLinks.prepared++;
+      if (r.opened) upgradeLinks.opened++;
+      if (done) upgradeLinks.completed++;
+    }
+    // A checkout counts once the buyer opened its approval link or completed it, not when it was only prepared
+    // (a 402 makes one for every account that reaches a limit).
+    if (!r.opened && !done) continue;
+    counted++;
     for (const [map, key] of [
       [byPlan, r.plan_id],
       [byRef, r.ref ?? '(none)'],
@@ -550,9 +563,11 @@ export async function offerStats(ctx: Ctx, id: string) {
   return {
     offer: o.id,
     views: o.views,
-    checkouts: rows.length,
+    checkouts: counted,
     completed,
     conversion: o.views ? Math.round((completed / o.views) * 10000) / 10000 : 0,
+    prepared: rows.length,
+    upgrade_links: upgradeLinks,
     revenue,
     by_plan: [...byPlan].map(([plan, g]) => ({ plan, ...g })),
     by_ref: [...byRef].map(([ref, g]) => ({ ref, ...g })),

@@ -3,6 +3,30 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 export type SubscriptionStatus = 'active' | 'paused' | 'cancelled';
 
 export interface PendingChange {
+  /** `chg_...`: names the change's workflow (`plan-change/<app>/<account>/<id>`). */
+  id?: string;
+  /** The cancel session whose save waits on this approval. */
+  sessionId?: string | null;
+  /** Where the buyer goes back after approving or refusing at the provider (their own pages). */
+  returnUrl?: string;
+  cancelUrl?: string;
+  /** Until when the approval is awaited (ISO 8601). */
+  expiresAt?: string;
+  /** A plan change's direction (by price per month) and the app's policy for it. */
+  direction?: 'upgrade' | 'downgrade';
+  policy?: 'prorate_now' | 'at_renewal' | 'no_proration';
+  /** `now`: applies once the provider reports the approval; `renewal`: once approved, at the next renewal. */
+  effective?: 'now' | 'renewal';
+  /** When the provider reported the approval of a change that applies at the renewal. */
+  scheduledAt?: string;
+  /** The prorated difference for the rest of the cycle, as a provider order the buyer approves first. */
+  proration?: {
+    amount: number;
+    currency: string;
+    orderId: string;
+    approveUrl: string | null;
+    status?: 'captured' | 'not_approved';
+  };
   plan: string;
   interval: 'month' | 'year';
   currency: string;
@@ -11,6 +35,15 @@ export interface PendingChange {
   requestedAt: string;
   /** A cancel-flow discount: `price` is billed for `cycles` renewals, then `regularPrice`. */
   discount?: { percent: number; cycles: number; regularPrice: number };
+}
+
+/** How the subscription's last plan change awaiting approval ended. */
+export interface LastChange {
+  id: string;
+  outcome: 'applied' | 'refused' | 'expired';
+  at: string;
+  /** An upgrade's prorated difference: captured, or its order was not approved (the change applied anyway). */
+  proration?: 'captured' | 'not_approved';
 }
 
 /** A discount in force (from a cancel flow's save offer). */
@@ -50,6 +83,7 @@ export const Subscription = defineEntity({
     /** A plan change waiting for the buyer's approval at the provider. */
     pendingChange: p.json<PendingChange>().nullable(),
     discount: p.json<ActiveDiscount>().nullable(),
+    lastChange: p.json<LastChange>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

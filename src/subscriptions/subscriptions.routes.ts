@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   changeSchema,
   duePauseSchema,
+  untrackedSchema,
   listSubscriptionsQuery,
   subscriptionPageSchema,
   subscriptionSchema,
@@ -10,11 +11,13 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { limitParam } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, Reply, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
 import { CancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { notFound } from '../http/errors.js';
 import * as subs from './subscriptions.service.js';
+import { returnFromProvider } from './plan-changes.service.js';
+import { listUntracked } from './untracked.service.js';
 
 const tags = ['Subscriptions'];
 const sub = subscriptionSchema;
@@ -42,25 +45,106 @@ export const subscriptionRoutes = [
     handler: (s) => subs.listSubscriptions(ctxOf(s), s.query),
   }),
   route({
+    method: 'GET',
+    path: '/apps/:appId/subscriptions/untracked',
+    sdk: 'subscriptions.untracked',
+    auth: ['S'],
+    tags,
+    summary: 'Live provider subscriptions offerkit made but does not track (found by the reconciler)',
+    description:
+      "Each was made through a checkout and is live at the provider without being an account's tracked " +
+      "subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at " +
+      'the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most ' +
+      '500. Each one also emits `subscription.untracked`.',
+    params: appIdParams,
+    response: z.object({ data: z.array(untrackedSchema) }),
+    handler: (s) => listUntracked(ctxOf(s)),
+  }),
+  route({
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/change',
     sdk: 'subscriptions.change',
     auth: ['S'],
+    mcp: {
+      tool: 'change_subscription',
+      level: 'W',
+      openWorld: true,
+      use:
+        'Use it when a subscribed account wants another plan or billing interval (create_upgrade_link is for an ' +
+        'account without a subscription). Returns the change with its direction, when it applies and the ' +
+        'approve_url to hand the person: nothing changes until they approve it at the provider.',
+    },
     tags,
-    summary: 'Change to another plan (approved by the buyer at the provider)',
+    summary: 'Change to another plan or interval (approved by the buyer at the provider)',
     description:
-      'Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the ' +
-      'provider reports the approval.',
+      "The way to move a subscribed account to another plan (a second checkout is a 409). The app's " +
+      '`plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies ' +
+      'at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; ' +
+      '`at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once ' +
+      'without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). ' +
+      'Send the buyer to `approve_url`; nothing changes until the provider reports the approval ' +
+      '(`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 ' +
+      '`same_plan`, `change_pending`, `no_price`, or a subscription that is not active.',
     params: accountParams,
     body: z.object({
-      plan: callerId,
-      interval: z.enum(['month', 'year']).optional(),
-      return_url: httpUrl.optional(),
-      cancel_url: httpUrl.optional(),
+      plan: callerId.describe('The plan to move to, by its id, for example `team`.'),
+      interval: z
+        .enum(['month', 'year'])
+        .optional()
+        .describe('The billing interval of the new plan, `month` or `year`; when omitted, the current interval.'),
+      return_url: httpUrl
+        .optional()
+        .describe(
+          'Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the ' +
+            "app's checkout_url (required when the app has none).",
+        ),
+      cancel_url: httpUrl
+        .optional()
+        .describe('Where the buyer lands after refusing at the provider; when omitted, the return URL.'),
     }),
     errors: [409, 502],
     response: changeSchema,
-    handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, s.body),
+    handler: (s) => subs.changeSubscription(ctxOf(s), s.params.accountId, { ...s.body, origin: s.origin }),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/plan-changes/:changeId/return',
+    sdk: 'subscriptions.changeReturn',
+    auth: ['N'],
+    tags,
+    summary: 'Where the provider sends a buyer back from approving (or refusing) a plan change',
+    description:
+      'Checks the provider at once: an approved change applies (a cancel flow save counts from then on); a refused ' +
+      'one (PayPal\'s "Cancel and return") is dropped unless the provider reports it approved, and a save goes back ' +
+      "to `open`. Then 303 to the app's return or cancel page given with the change (a plain page when none).",
+    params: appIdParams.extend({ changeId: z.string().min(1).max(64) }),
+    query: z.object({
+      account: accountId,
+      outcome: z.enum(['approved', 'refused']),
+      // Added by the provider; passed on to the app's page (a component there recognizes its buyer coming back).
+      subscription_id: z.string().max(255).optional(),
+      ba_token: z.string().max(255).optional(),
+    }),
+    replies: {
+      303: { description: "To the app's return (approved) or cancel (refused) page" },
+      200: { description: 'A plain page when the change names no page to go back to', contentType: 'text/html' },
+    },
+    handler: async (s) => {
+      const r = await returnFromProvider(s.deps, s.params.appId, s.params.changeId, s.query.account, s.query.outcome);
+      if (r.location) {
+        const to = new URL(r.location);
+        for (const k of ['subscription_id', 'ba_token'] as const) if (s.query[k]) to.searchParams.set(k, s.query[k]);
+        return new Reply(303, null, { Location: to.toString(), 'Cache-Control': 'no-store' });
+      }
+      return new Reply(
+        200,
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Plan change</title></head><body><main>' +
+          `<h1>${r.outcome === 'applied' ? 'Your plan change is applied' : 'Nothing was changed'}</h1>` +
+          '<p>You can close this page.</p></main></body></html>',
+        {},
+        'text/html; charset=utf-8',
+      );
+    },
   }),
   route({
     method: 'POST',

@@ -40,6 +40,10 @@ export const subscriptionSchema = z.object({
       currency: z.string(),
       discount: z.object({ percent: z.number(), cycles: z.number(), regular_price: z.number() }).nullable(),
       requested_at: z.string(),
+      /** `now`: applies once approved at the provider; `renewal`: approved, it applies at `renews_at`. */
+      effective: z.enum(['now', 'renewal']),
+      /** When the provider reported the approval of a change that applies at the renewal; null until then. */
+      scheduled_at: z.string().nullable(),
     })
     .nullable(),
   discount: z.object({ percent: z.number(), cycles_left: z.number(), regular_price: z.number() }).nullable(),
@@ -50,7 +54,19 @@ export const subscriptionSchema = z.object({
 });
 
 /** A requested plan change: the subscription with its pending change, and where the buyer approves it. */
-export const changeSchema = subscriptionSchema.extend({ approve_url: z.string().nullable() });
+export const changeSchema = subscriptionSchema.extend({
+  /** Where to send the buyer first: the prorated difference's order (it goes on to the revision), else the revision. */
+  approve_url: z.string().nullable(),
+  /** The revision's own approval page at the provider. */
+  revision_approve_url: z.string().nullable(),
+  /** By price per month: more is an upgrade. */
+  direction: z.enum(['upgrade', 'downgrade']),
+  /** The app's policy for that direction (`plan_change_policy`). */
+  policy: z.enum(['prorate_now', 'at_renewal', 'no_proration']),
+  effective: z.enum(['now', 'renewal']),
+  /** `prorate_now`: the difference for the rest of the cycle, charged as a one-time order; else null. */
+  proration: z.object({ amount: z.number(), currency: z.string(), months_left: z.number() }).nullable(),
+});
 
 /** The statuses a subscription is stored with. */
 export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
@@ -74,3 +90,17 @@ export const listSubscriptionsQuery = cursorQuery(20, 100).extend({
 /** A subscription in the app-wide list: the account's subscription view with the account it belongs to. */
 export const subscriptionListItemSchema = z.object({ account_id: z.string(), ...subscriptionSchema.shape });
 export const subscriptionPageSchema = cursorPageSchema(subscriptionListItemSchema);
+
+/** A live provider subscription offerkit made but does not track (found by the reconciler). */
+export const untrackedSchema = z.object({
+  /** The provider's subscription id. */
+  id: z.string(),
+  account_id: z.string(),
+  checkout_id: z.string().nullable(),
+  /** At the provider when found (CANCELLED once the reconciler cancelled it). */
+  provider_status: z.string(),
+  /** `cancelled`: a duplicate of the account's live subscription, cancelled at the provider; `reported`: left as is. */
+  action: z.enum(['cancelled', 'reported']),
+  live_subscription_id: z.string().nullable(),
+  found_at: z.string(),
+});

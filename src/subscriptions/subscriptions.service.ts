@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
+import { planChangePolicyOf } from '../apps/apps.service.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import { regularPrice } from '../offers/offers.service.js';
 import type { Ctx } from '../context.js';
@@ -15,7 +16,17 @@ import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider }
 import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
-import { pauseDef, pauseWorkflowId, type PauseInput } from '../../workflows/shared.js';
+import {
+  pauseDef,
+  pauseWorkflowId,
+  PLAN_CHANGE_TTL_MS,
+  planChangeDef,
+  planChangeWorkflowId,
+  type PauseInput,
+  type PlanChangeInput,
+} from '../../workflows/shared.js';
+import { newId } from '../ids.js';
+import { settlePendingSave } from '../cancel-flows/sessions.service.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 import {
   SUBSCRIPTION_STATUSES,
@@ -58,6 +69,8 @@ export function presentSubscription(s: ISubscription): z.input<typeof subscripti
               }
             : null,
           requested_at: s.pendingChange.requestedAt,
+          effective: s.pendingChange.effective ?? 'now',
+          scheduled_at: s.pendingChange.scheduledAt ?? null,
         }
       : null,
     discount: s.discount
@@ -123,7 +136,47 @@ export async function listSubscriptions(
   };
 }
 
-/** Records (or replaces) the account's subscription when a checkout is applied. */
+/** The account's live (active or paused) subscription, or null. */
+export async function liveSubscription(em: EntityManager, appId: string, accountId: string) {
+  const s = await em.findOne(Subscription, { appId, accountId, status: { $in: ['active', 'paused'] } });
+  return s ?? null;
+}
+
+/** Where an account's plan is changed (the answer to a second purchase). */
+export const changeRoute = (appId: string, accountId: string) =>
+  `/apps/${appId}/namespaces/${encodeURIComponent(accountId)}/subscription/change`;
+
+/**
+ * 409 for a purchase by an account that already has a live subscription: it names that subscription and points to
+ * the plan change route, so a second provider subscription is never created for the account (issue 30).
+ */
+export function alreadySubscribed(appId: string, s: ISubscription) {
+  const change = changeRoute(appId, s.accountId);
+  return conflict(
+    `Account ${s.accountId} already has a ${s.status} subscription ${s.providerSubscriptionId} to plan ${s.planId}; ` +
+      `change its plan with POST ${change} instead of buying a second one`,
+    { reason: 'already_subscribed', subscription: presentSubscription(s), change: { method: 'POST', path: change } },
+  );
+}
+
+/** The account has a live subscription other than the one a completion would record. */
+export class LiveSubscriptionExists extends Error {
+  constructor(
+    readonly accountId: string,
+    readonly providerSubscriptionId: string,
+  ) {
+    super(`Account ${accountId} already has the live subscription ${providerSubscriptionId}`);
+    this.name = 'LiveSubscriptionExists';
+  }
+}
+
+/**
+ * Records the account's subscription when a checkout is applied: a new row, or in place of one that has ended
+ * (cancelled). Never over a live one with another provider subscription: then nothing is written and
+ * LiveSubscriptionExists is thrown (the caller's transaction rolls back). The conflict is decided by PostgreSQL on
+ * the row (a concurrent completion for the same account waits for this one's commit, then sees its row), and a
+ * trigger refuses the overwrite whatever the statement (migration Migration20261201090000_one_live_subscription).
+ */
 export async function recordSubscription(
   t: Tx,
   c: {
@@ -139,7 +192,7 @@ export async function recordSubscription(
   },
   providerSub: ProviderSubscription | null,
 ) {
-  await sql(
+  const written = await sql<{ account_id: string }>(
     t.em,
     `insert into subscriptions (app_id, account_id, provider_subscription_id, checkout_id, offer_id, plan_id,
       interval, currency, price, status, renews_at,
@@ -153,7 +206,10 @@ export async function recordSubscription(
          provider_plan_id = excluded.provider_plan_id,
        last_payment_at = excluded.last_payment_at, paused_at = null, resume_at = null, restore_plan_id = null,
          cancelled_at = null, pending_change = null, discount = null,
-       updated_at = now()`,
+       updated_at = now()
+     where subscriptions.status = 'cancelled'
+        or subscriptions.provider_subscription_id = excluded.provider_subscription_id
+     returning account_id`,
     [
       c.appId,
       c.accountId,
@@ -170,6 +226,13 @@ export async function recordSubscription(
       providerSub?.lastPaymentAt ?? null,
     ],
   );
+  if (written.length) return;
+  const [live] = await sql<{ provider_subscription_id: string }>(
+    t.em,
+    'select provider_subscription_id from subscriptions where app_id = $1 and account_id = $2',
+    [c.appId, c.accountId],
+  );
+  throw new LiveSubscriptionExists(c.accountId, live?.provider_subscription_id ?? 'unknown');
 }
 
 function monthsFrom(deps: Deps, from: Date, months: number): Date {
@@ -393,7 +456,7 @@ export async function duePauses(em: EntityManager, limit: number) {
 export async function changeSubscription(
   ctx: Ctx,
   accountId: string,
-  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string },
+  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string; origin?: string },
 ) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
@@ -402,10 +465,94 @@ export async function changeSubscription(
   const price = regularPrice(plan, interval, currency);
   if (price === null)
     throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
-  const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input);
-  s.pendingChange = pending;
-  await ctx.em.flush();
-  return { ...presentSubscription(s), approve_url: approveUrl };
+  if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);
+  if (plan.id === s.planId && interval === s.interval)
+    throw conflict(`Account ${accountId} is already on plan ${plan.id} (${interval}ly)`, { reason: 'same_plan' });
+  if (s.pendingChange)
+    throw conflict(
+      `The subscription of account ${accountId} already has a change to ${s.pendingChange.plan} waiting; ` +
+        'it must be approved, refused or expire first',
+      { reason: 'change_pending' },
+    );
+  // Direction by price per month: more is an upgrade (also a switch to a dearer interval), less a downgrade.
+  const direction: 'upgrade' | 'downgrade' =
+    perMonth(price, interval) > perMonth(Number(s.price), s.interval) ? 'upgrade' : 'downgrade';
+  const policy = planChangePolicyOf(ctx.app)[direction];
+  const proration =
+    policy === 'prorate_now' ? prorationFor(s, { price, interval }, new Date()) : { amount: 0, monthsLeft: 0 };
+  const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input, {
+    direction,
+    policy,
+    effective: policy === 'at_renewal' ? 'renewal' : 'now',
+    ...(proration.amount > 0 ? { proration: { amount: proration.amount, currency } } : {}),
+  });
+  const view = await inTransaction(ctx.deps, ctx.em, async (t) => {
+    const row = await findSubscription(t.em, ctx.app.id, accountId, true);
+    row.pendingChange = pending;
+    await t.em.flush();
+    t.temporal(planChangeCommand(ctx.app.id, accountId, pending));
+    return presentSubscription(row);
+  });
+  return {
+    ...view,
+    // The first page to send the buyer to: the prorated difference's order (which goes on to the revision), else
+    // the revision.
+    approve_url: pending.proration?.approveUrl ?? approveUrl,
+    revision_approve_url: approveUrl,
+    direction,
+    policy,
+    effective: pending.effective!,
+    proration: pending.proration
+      ? { amount: pending.proration.amount, currency: pending.proration.currency, months_left: proration.monthsLeft }
+      : null,
+  };
+}
+
+const perMonth = (price: number, interval: 'month' | 'year') => (interval === 'year' ? price / 12 : price);
+const MONTH_MS = (365.25 / 12) * 86_400_000;
+
+/**
+ * The prorated difference of an upgrade for the rest of the current cycle: (new - old price per month) times the
+ * months left until `renews_at`, rounded to cents; nothing when the subscription has no renewal date.
+ */
+export function prorationFor(
+  s: Pick<ISubscription, 'price' | 'interval' | 'renewsAt'>,
+  target: { price: number; interval: 'month' | 'year' },
+  now: Date,
+) {
+  if (!s.renewsAt) return { amount: 0, monthsLeft: 0 };
+  const monthsLeft = Math.max(0, new Date(s.renewsAt).getTime() - now.getTime()) / MONTH_MS;
+  const diff = perMonth(target.price, target.interval) - perMonth(Number(s.price), s.interval);
+  return {
+    amount: Math.max(0, Math.round(diff * monthsLeft * 100) / 100),
+    monthsLeft: Math.round(monthsLeft * 1000) / 1000,
+  };
+}
+
+/**
+ * The workflow that waits for the buyer's approval of a plan change at the provider (`plan-change/<app>/<account>/<chg>`),
+ * started through the outbox in the transaction that records the pending change.
+ */
+export function planChangeCommand(appId: string, accountId: string, pending: PendingChange): TemporalCommand {
+  const input: PlanChangeInput = {
+    appId,
+    accountId,
+    changeId: pending.id!,
+    sessionId: pending.sessionId ?? null,
+    plan: pending.plan,
+    expiresAt: pending.expiresAt!,
+  };
+  const what = pending.sessionId
+    ? `save offer of cancel session ${pending.sessionId}`
+    : `change to ${pending.plan} (${pending.price} ${pending.currency}/${pending.interval})`;
+  return outboxStart(planChangeDef, planChangeWorkflowId(appId, accountId, input.changeId), input, {
+    searchAttributes: { AppId: appId, AccountId: accountId, BillingStatus: 'awaiting approval' },
+    summary: `Plan change: ${accountId}, ${what}, awaiting approval`,
+    details:
+      `Account **${accountId}** (app ${appId}) was sent to the provider to approve the ${what}. The change applies ` +
+      `only when the provider reports the approval; if the buyer refuses or does not approve by ${input.expiresAt}, ` +
+      'it is dropped.',
+  });
 }
 
 /**
@@ -424,11 +571,26 @@ export async function requestPlanChange(
     price: number;
     discount?: { percent: number; cycles: number; price: number };
   },
-  urls: { return_url?: string; cancel_url?: string },
+  urls: { return_url?: string; cancel_url?: string; origin?: string; sessionId?: string },
+  change: Pick<PendingChange, 'direction' | 'policy' | 'effective'> & {
+    proration?: { amount: number; currency: string };
+  } = {},
 ): Promise<{ approveUrl: string | null; pending: PendingChange }> {
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
-  const returnUrl = urls.return_url ?? ctx.app.checkoutUrl;
-  if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const customerReturn = urls.return_url ?? ctx.app.checkoutUrl;
+  if (!customerReturn) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const customerCancel = urls.cancel_url ?? customerReturn;
+  const id = newId('planChange');
+  // The buyer comes back through the service (which checks the provider at once, then sends them on to the
+  // app's pages), so a refusal ("Cancel and return") is known when it happens, not only at expiry.
+  const origin = urls.origin || ctx.deps.config.PUBLIC_API_URL;
+  const back = (outcome: 'approved' | 'refused') =>
+    origin
+      ? `${origin.replace(/\/$/, '')}${planChangeReturnPath(ctx.app.id, id)}?account=${encodeURIComponent(s.accountId)}&outcome=${outcome}`
+      : outcome === 'approved'
+        ? customerReturn
+        : customerCancel;
+  const returnUrl = back('approved');
   const { connection, provider } = await requireProvider(ctx);
   const d = target.discount;
   const terms = {
@@ -442,10 +604,43 @@ export async function requestPlanChange(
     provider.reviseSubscription(s.providerSubscriptionId, {
       planId: providerPlanId,
       returnUrl,
-      cancelUrl: urls.cancel_url ?? returnUrl,
+      cancelUrl: back('refused'),
     }),
   );
+  // The prorated difference: a one-time order the buyer approves first; PayPal then sends them on to approve the
+  // revision. It is captured only once the provider reports the revision approved.
+  const order = change.proration
+    ? await withProvider(() =>
+        provider.createOrder(
+          {
+            amount: change.proration!.amount,
+            currency: change.proration!.currency,
+            customId: id,
+            description: `${target.plan.name}: the rest of the current billing period`,
+            returnUrl: revision.approveUrl ?? returnUrl,
+            cancelUrl: back('refused'),
+          },
+          `${id}:proration`,
+        ),
+      )
+    : null;
   const pending: PendingChange = {
+    ...(change.direction ? { direction: change.direction, policy: change.policy, effective: change.effective } : {}),
+    ...(order
+      ? {
+          proration: {
+            amount: change.proration!.amount,
+            currency: change.proration!.currency,
+            orderId: order.id,
+            approveUrl: order.approveUrl,
+          },
+        }
+      : {}),
+    id,
+    sessionId: urls.sessionId ?? null,
+    returnUrl: customerReturn,
+    cancelUrl: customerCancel,
+    expiresAt: new Date(Date.now() + PLAN_CHANGE_TTL_MS).toISOString(),
     plan: target.plan.id,
     interval: target.interval,
     currency: target.currency,
@@ -456,6 +651,10 @@ export async function requestPlanChange(
   };
   return { approveUrl: revision.approveUrl, pending };
 }
+
+/** Where the provider sends the buyer back after a plan change's approval page (the service checks, then redirects). */
+export const planChangeReturnPath = (appId: string, changeId: string) =>
+  `/apps/${appId}/plan-changes/${changeId}/return`;
 
 /**
  * Re-reads the subscription at the provider and applies what it reports: an approved plan change,
@@ -468,10 +667,63 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
   if (!pre) throw notFound(`Subscription of account ${accountId}`);
   const conn = await em.findOne(PaymentConnection, { appId });
   if (!conn) throw conflict('payment provider not connected');
-  const remote = await withProvider(() => providerFor(deps.config, conn).getSubscription(pre.providerSubscriptionId));
+  const provider = providerFor(deps.config, conn);
+  const remote = await withProvider(() => provider.getSubscription(pre.providerSubscriptionId));
+  // An approved upgrade's prorated difference is captured once the provider reports the revision approved (the
+  // capture's idempotency key makes a second sync's capture the same one).
+  const pc = pre.pendingChange;
+  let proration: 'captured' | 'not_approved' | null = null;
+  if (pc?.proration && remote.planId === pc.providerPlanId) {
+    const order = await withProvider(() => provider.getOrder(pc.proration!.orderId));
+    if (order.status === 'APPROVED')
+      proration =
+        (await withProvider(() => provider.captureOrder(order.id, `${pc.id}:capture`))).status === 'COMPLETED'
+          ? 'captured'
+          : 'not_approved';
+    else proration = order.status === 'COMPLETED' ? 'captured' : 'not_approved';
+  }
   return inTransaction(deps, em, async (t) => {
     const s = await findSubscription(t.em, appId, accountId, true);
     const ctx = { em: t.em, deps, app: { id: appId } };
+    const apply = async (change: PendingChange, planId: string) => {
+      if (change.id)
+        s.lastChange = {
+          id: change.id,
+          outcome: 'applied',
+          at: new Date().toISOString(),
+          ...(change.proration ? { proration: proration ?? change.proration.status ?? 'not_approved' } : {}),
+        };
+      // A cancel flow's save counts from now on: the provider confirmed it.
+      if (change.sessionId) await settlePendingSave(t, change.sessionId, 'applied');
+      const previous = { plan: s.planId, price: Number(s.price), interval: s.interval };
+      s.planId = change.plan;
+      s.interval = change.interval;
+      s.currency = change.currency;
+      s.price = change.price;
+      s.discount = change.discount ? { ...change.discount, cyclesLeft: change.discount.cycles } : null;
+      s.offerId = null;
+      s.providerPlanId = planId;
+      s.pendingChange = null;
+      const after = await changeAccount(ctx, accountId, async (_t, account) => {
+        if (s.status === 'paused') s.restorePlanId = change.plan;
+        else account.planId = change.plan;
+        account.offerId = null;
+      });
+      await t.em.flush();
+      t.emit(appId, 'subscription.changed', {
+        object: { ...after, subscription: presentSubscription(s) },
+        previous,
+        ...(change.proration
+          ? {
+              proration: {
+                amount: change.proration.amount,
+                currency: change.proration.currency,
+                status: proration ?? change.proration.status ?? 'not_approved',
+              },
+            }
+          : {}),
+      });
+    };
     s.providerStatus = remote.status;
     s.renewsAt = remote.nextBillingTime ? new Date(remote.nextBillingTime) : s.renewsAt;
     if ((remote.status === 'CANCELLED' || remote.status === 'EXPIRED') && s.status !== 'cancelled') {
@@ -480,27 +732,28 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
     }
     if (s.pendingChange && remote.planId === s.pendingChange.providerPlanId) {
       const change = s.pendingChange;
-      s.planId = change.plan;
-      s.interval = change.interval;
-      s.currency = change.currency;
-      s.price = change.price;
-      s.discount = change.discount ? { ...change.discount, cyclesLeft: change.discount.cycles } : null;
-      s.offerId = null;
-      s.providerPlanId = remote.planId;
-      s.pendingChange = null;
-      await changeAccount(ctx, accountId, async (_t, account) => {
-        if (s.status === 'paused') s.restorePlanId = change.plan;
-        else account.planId = change.plan;
-        account.offerId = null;
-      });
+      if (change.effective !== 'renewal') await apply(change, remote.planId);
+      else if (!change.scheduledAt) {
+        // Approved at the provider, which bills the new price from the next cycle: the account keeps its plan
+        // (and what it paid for) until the renewal, when the change applies.
+        s.pendingChange = { ...change, scheduledAt: new Date().toISOString() };
+        await t.em.flush();
+        const account = await findAccount(t.em, appId, accountId);
+        t.emit(appId, 'subscription.change_scheduled', {
+          object: { ...(await accountDetail(t.em, account)), subscription: presentSubscription(s) },
+        });
+      }
     }
     const paid = remote.lastPaymentAt ? new Date(remote.lastPaymentAt) : null;
     if (paid && (!s.lastPaymentAt || paid.getTime() > new Date(s.lastPaymentAt).getTime())) {
       const renewal = s.lastPaymentAt !== null && s.lastPaymentAt !== undefined;
       s.lastPaymentAt = paid;
       if (renewal) {
+        // A change scheduled for the renewal applies now (the provider billed its price).
+        if (s.pendingChange?.effective === 'renewal' && s.pendingChange.scheduledAt)
+          await apply(s.pendingChange, s.pendingChange.providerPlanId);
         // A cancel-flow discount lasts a number of renewals; then the regular price is billed again.
-        if (s.discount) {
+        else if (s.discount) {
           const left = s.discount.cyclesLeft - 1;
           if (left > 0) s.discount = { ...s.discount, cyclesLeft: left };
           else {

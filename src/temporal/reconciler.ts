@@ -12,6 +12,7 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { pauseCommand } from '../subscriptions/subscriptions.service.js';
+import { sweepUntracked } from '../subscriptions/untracked.service.js';
 import { reservationExpiryCommand } from '../usage/reservations.service.js';
 import { deliveryCommand } from '../webhooks/deliveries.service.js';
 import {
@@ -266,6 +267,11 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     );
     result.repaired.outbox = Math.max(0, stuck.n - left.n);
   }
+
+  // Live provider subscriptions offerkit made but does not track: duplicates are cancelled, others reported.
+  await sweepUntracked(deps).catch((err: unknown) =>
+    log.warn({ err }, 'reconciler: untracked subscriptions sweep failed'),
+  );
 
   await deps.outbox.idle();
   const repairedKinds = Object.entries(result.repaired).filter(([, n]) => n > 0);

@@ -190,7 +190,13 @@ async function regularCandidates(
  * an open checkout for the same account and selection from the last hour is handed out again.
  * Null when the provider is not connected or refuses.
  */
-async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: string): Promise<string | null> {
+async function providerLink(
+  ctx: Ctx,
+  c: Candidate,
+  accountId: string,
+  origin: string,
+  entitlement: string,
+): Promise<string | null> {
   if (!(await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id }))) return null;
   const recent = await ctx.em.findOne(
     Checkout,
@@ -205,7 +211,7 @@ async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: s
     },
     { orderBy: { createdAt: 'desc' } },
   );
-  if (recent?.approveUrl) return recent.approveUrl;
+  if (recent?.approveUrl) return recent.openUrl ?? recent.approveUrl;
   // The publishable key is public and a 402 is on the metering hot path: new provider subscriptions made
   // for 402s are capped per account and hour, shared by every API process.
   const allowed = await limitsFor(ctx.deps).consume(
@@ -227,13 +233,37 @@ async function providerLink(ctx: Ctx, c: Candidate, accountId: string, origin: s
           currency: c.currency,
           account: accountId,
           return_url: returnUrl,
+          origin,
+          upgrade: { entitlement },
         })
-      : await createPlanCheckout(ctx, c.plan.id, { interval: c.interval, account: accountId, return_url: returnUrl });
-    return chk.approve_url;
+      : await createPlanCheckout(ctx, c.plan.id, {
+          interval: c.interval,
+          account: accountId,
+          return_url: returnUrl,
+          origin,
+          upgrade: { entitlement },
+        });
+    // Through the service, so the funnel sees the link opened (it redirects to the provider's approval page).
+    return chk.open_url ?? chk.approve_url;
   } catch (err) {
     ctx.deps.logger.warn({ err, accountId }, 'could not make a provider approval link for a 402');
     return null;
   }
+}
+
+/**
+ * Counts a 402 that offered an upgrade, and whether it showed a link (the first steps of the upgrade funnel,
+ * `GET /apps/:appId/analytics/upgrades`): one row per app, day, entitlement and upgrade. Never fails the 402.
+ */
+async function countPrompt(ctx: Ctx, entitlementId: string, best: Candidate, link: boolean) {
+  await sql(
+    ctx.em,
+    `insert into upgrade_prompts (app_id, day, entitlement_id, plan_id, offer_id, prompts, links)
+     values ($1, (now() at time zone 'utc')::date, $2, $3, $4, 1, $5)
+     on conflict (app_id, day, entitlement_id, plan_id, offer_id)
+     do update set prompts = upgrade_prompts.prompts + 1, links = upgrade_prompts.links + excluded.links`,
+    [ctx.app.id, entitlementId, best.plan.id, best.offerId ?? '', link ? 1 : 0],
+  ).catch((err: unknown) => ctx.deps.logger.warn({ err }, 'could not count a 402 upgrade prompt'));
 }
 
 /**
@@ -277,7 +307,8 @@ export async function upgradeFor(
       plan: best.plan.id,
       interval: best.interval,
       account: a.accountId,
-    }) ?? (await providerLink(ctx, best, a.accountId, a.origin));
+    }) ?? (await providerLink(ctx, best, a.accountId, a.origin, a.entitlementId));
+  await countPrompt(ctx, a.entitlementId, best, checkoutUrl !== null);
   const offer: UpgradeOffer = {
     id: best.offerId,
     name: best.name,

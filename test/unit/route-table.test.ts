@@ -56,10 +56,10 @@ describe('the route table', () => {
     }
   });
 
-  it('derives the 65 MCP tools (the 64 of the spec and create_upgrade_link) from their routes, each name once', () => {
+  it('derives the 66 MCP tools (the 64 of the spec, create_upgrade_link, change_subscription) from their routes, each name once', () => {
     const tools = toolsOf(routes);
-    expect(tools).to.have.length(65);
-    expect(new Set(tools.map((t) => t.name)).size).to.equal(65);
+    expect(tools).to.have.length(66);
+    expect(new Set(tools.map((t) => t.name)).size).to.equal(66);
     for (const t of tools) {
       expect(t.route.mcp?.tool).to.equal(t.name);
       expect(t.route.path, t.name).to.match(/^\/apps\/:appId(\/|$)/);

@@ -87,8 +87,10 @@ export class OfferkitCancelFlow extends OfferkitElement {
       this.choice = s.answers?.[s.step.id]?.answer ?? this.chosen[s.step.id] ?? '';
       this.text = '';
       this.emit('step', s);
-      if (s.status === 'saved' && this.approved) this.emit('approved', s);
-      else if (s.status === 'saved') this.onSaved(s);
+      // A discount or downgrade waits in `pending` until the provider confirms the approval.
+      const accepted = s.status === 'saved' || s.status === 'pending';
+      if (accepted && this.approved) this.emit('approved', s);
+      else if (accepted) this.onSaved(s);
       else if (s.status === 'cancelled') this.emit('cancelled', s);
       else if (s.status === 'abandoned') this.emit('closed', s);
     } catch (e) {
@@ -336,7 +338,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
     return html`<h2 id="title" tabindex="-1" part="title">${title}</h2>
       <p role="status">${text}</p>
       ${
-        s.status === 'saved' && s.approve_url && !this.approved
+        (s.status === 'saved' || s.status === 'pending') && s.approve_url && !this.approved
           ? html`<div class="actions"><a class="button primary" href=${s.approve_url}>Approve at the provider</a></div>`
           : nothing
       }`;

@@ -17,6 +17,7 @@ const REASONS: Record<string, string> = {
   not_started: 'This offer has not started yet.',
   targeted: 'This offer is for another account.',
   bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
+  already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
 };
 interface Pending {
   id: string;
@@ -177,11 +178,13 @@ export class OfferkitPricingTable extends OfferkitElement {
       if (!this.emit('checkout', c, true) || !c.approve_url) return;
       // The bump order first: the checkout completes on its own once the subscription is active, and takes the
       // bumps only if their order is approved by then.
-      const first = c.bump_approve_url ?? c.approve_url;
+      // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.
+      const approve = c.open_url ?? c.approve_url;
+      const first = c.bump_approve_url ?? approve;
       const pending: Pending = {
         id: c.id,
         appId: this.publishable().appId,
-        next: c.bump_approve_url ? c.approve_url : null,
+        next: c.bump_approve_url ? approve : null,
         interval: this.interval,
       };
       sessionStorage.setItem(PENDING, JSON.stringify(pending));

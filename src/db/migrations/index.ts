@@ -30,6 +30,11 @@ import { Migration20261127090000_usage_rows_unreferenced } from './Migration2026
 import { Migration20261126081538_apps_delete_complete } from './Migration20261126081538_apps_delete_complete.js';
 import { Migration20261201090000_mcp_person_connections } from './Migration20261201090000_mcp_person_connections.js';
 import { Migration20261130090000_outbox_claims } from './Migration20261130090000_outbox_claims.js';
+import { Migration20261201090000_one_live_subscription } from './Migration20261201090000_one_live_subscription.js';
+import { Migration20261201100000_pending_saves } from './Migration20261201100000_pending_saves.js';
+import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
+import { Migration20261201120000_plan_change_policy } from './Migration20261201120000_plan_change_policy.js';
+import { Migration20261201130000_untracked_subscriptions } from './Migration20261201130000_untracked_subscriptions.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -62,4 +67,9 @@ export const migrationsList = [
   Migration20261130120000_people_tenancy,
   Migration20261130090000_outbox_claims,
   Migration20261201090000_mcp_person_connections,
+  Migration20261201090000_one_live_subscription,
+  Migration20261201100000_pending_saves,
+  Migration20261201110000_checkout_funnel,
+  Migration20261201120000_plan_change_policy,
+  Migration20261201130000_untracked_subscriptions,
 ];

@@ -122,6 +122,12 @@ export class PayPalStandIn {
     return this.state.subscriptions[subId];
   }
 
+  /** The subscription an approval link (`ba_token`) was made for, for tests. */
+  subscriptionByApproval(approveUrl: string): Json | undefined {
+    const token = new URL(approveUrl).searchParams.get('ba_token');
+    return Object.values(this.state.subscriptions).find((s) => s.approval_token === token);
+  }
+
   order(orderId: string): Json | undefined {
     return this.state.orders[orderId];
   }
@@ -432,9 +438,18 @@ export class PayPalStandIn {
           'SUBSCRIPTION_STATUS_INVALID',
         );
       s.pending = { plan_id: plan.id, token: id('BA-', 17), application_context: body(ctx).application_context ?? {} };
+      // As PayPal answers a revise (https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_revise):
+      // the plan, quantity, whether the plan is overridden, when the change is effective (the next billing cycle:
+      // PayPal bills the new plan's price from then on) and the buyer's approval link.
       ctx.body = {
         plan_id: plan.id,
-        links: [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.pending.token}`, method: 'GET' }],
+        quantity: String(body(ctx).quantity ?? '1'),
+        plan_overridden: false,
+        effective_time: s.billing_info.next_billing_time ?? now(),
+        links: [
+          { rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.pending.token}`, method: 'GET' },
+          { rel: 'edit', href: `${this.baseUrl}/v1/billing/subscriptions/${s.id}`, method: 'PATCH' },
+        ],
       };
     });
     const transition = (from: string[], to: string, eventType: string) => async (ctx: Context) => {

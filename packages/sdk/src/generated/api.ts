@@ -661,6 +661,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'analytics.upgrades',
+    method: 'GET',
+    path: '/apps/{appId}/analytics/upgrades',
+    params: [],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'analytics.topAccounts',
     method: 'GET',
     path: '/apps/{appId}/analytics/top-namespaces',
@@ -1038,6 +1048,16 @@ export const OPERATIONS: readonly Operation[] = [
     body: false,
     query: true,
     paginated: 'cursor',
+    auth: ['S'],
+  },
+  {
+    name: 'subscriptions.untracked',
+    method: 'GET',
+    path: '/apps/{appId}/subscriptions/untracked',
+    params: [],
+    body: false,
+    query: false,
+    paginated: false,
     auth: ['S'],
   },
   {
@@ -1475,6 +1495,11 @@ export type UsageIngestResponse =
 export type AnalyticsSummaryQuery = NonNullable<paths['/apps/{appId}/analytics']['get']['parameters']['query']>;
 export type AnalyticsSummaryResponse =
   paths['/apps/{appId}/analytics']['get']['responses'][200]['content']['application/json'];
+export type AnalyticsUpgradesQuery = NonNullable<
+  paths['/apps/{appId}/analytics/upgrades']['get']['parameters']['query']
+>;
+export type AnalyticsUpgradesResponse =
+  paths['/apps/{appId}/analytics/upgrades']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsTopAccountsQuery = NonNullable<
   paths['/apps/{appId}/analytics/top-namespaces']['get']['parameters']['query']
 >;
@@ -1601,6 +1626,8 @@ export type CheckoutsCompleteResponse =
 export type SubscriptionsListQuery = NonNullable<paths['/apps/{appId}/subscriptions']['get']['parameters']['query']>;
 export type SubscriptionsListResponse =
   paths['/apps/{appId}/subscriptions']['get']['responses'][200]['content']['application/json'];
+export type SubscriptionsUntrackedResponse =
+  paths['/apps/{appId}/subscriptions/untracked']['get']['responses'][200]['content']['application/json'];
 export type SubscriptionsChangeBody = NonNullable<
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['requestBody']
 >['content']['application/json'];
@@ -2268,6 +2295,14 @@ export interface AnalyticsApi {
    */
   summary(query: AnalyticsSummaryQuery, options?: RequestOptions): APIPromise<AnalyticsSummaryResponse>;
   /**
+   * The 402 upgrade funnel: limit reached, link shown, opened, paid
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+   *
+   * `GET /apps/{appId}/analytics/upgrades` (secret key)
+   */
+  upgrades(query: AnalyticsUpgradesQuery, options?: RequestOptions): APIPromise<AnalyticsUpgradesResponse>;
+  /**
    * Accounts with the most usage
    *
    * `limit` 1 to 100 (default 10); anything else is a 400.
@@ -2573,9 +2608,17 @@ export interface SubscriptionsApi {
    */
   list(query?: SubscriptionsListQuery, options?: RequestOptions): CursorPagePromise<SubscriptionsListResponse>;
   /**
-   * Change to another plan (approved by the buyer at the provider)
+   * Live provider subscriptions offerkit made but does not track (found by the reconciler)
    *
-   * Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.
+   * Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+   *
+   * `GET /apps/{appId}/subscriptions/untracked` (secret key)
+   */
+  untracked(options?: RequestOptions): APIPromise<SubscriptionsUntrackedResponse>;
+  /**
+   * Change to another plan or interval (approved by the buyer at the provider)
+   *
+   * The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key)
    */
@@ -2894,6 +2937,18 @@ export interface WebhookEventData {
    */
   'subscription.resumed': components['schemas']['EventData:subscription.resumed'];
   /**
+   * A plan change the buyer approved at the provider was applied: at once (an upgrade, with its prorated difference when the policy is prorate_now) or at the renewal (a downgrade). Also a cancel flow discount or downgrade, once approved.
+   */
+  'subscription.changed': components['schemas']['EventData:subscription.changed'];
+  /**
+   * The reconciler found a live provider subscription offerkit made but does not track as the account's: a duplicate of its live subscription (cancelled at the provider) or one approved after its checkout expired (reported).
+   */
+  'subscription.untracked': components['schemas']['EventData:subscription.untracked'];
+  /**
+   * The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
+   */
+  'subscription.change_scheduled': components['schemas']['EventData:subscription.change_scheduled'];
+  /**
    * A customer accepted a save offer in a cancel flow.
    */
   'cancel_flow.saved': components['schemas']['EventData:cancel_flow.saved'];
@@ -2927,6 +2982,9 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'subscription.cancelled',
   'subscription.paused',
   'subscription.resumed',
+  'subscription.changed',
+  'subscription.untracked',
+  'subscription.change_scheduled',
   'cancel_flow.saved',
   'cancel_flow.cancelled',
 ];

@@ -1029,6 +1029,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/analytics/upgrades': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The 402 upgrade funnel: limit reached, link shown, opened, paid
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['analytics.upgrades'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics/top-namespaces': {
     parameters: {
       query?: never;
@@ -1661,6 +1683,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/subscriptions/untracked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Live provider subscriptions offerkit made but does not track (found by the reconciler)
+     * @description Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['subscriptions.untracked'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/subscription/change': {
     parameters: {
       query?: never;
@@ -1671,8 +1715,8 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Change to another plan (approved by the buyer at the provider)
-     * @description Returns the provider approval link (`approve_url`) and the pending change; the plan changes when the provider reports the approval.
+     * Change to another plan or interval (approved by the buyer at the provider)
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -2163,6 +2207,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2218,6 +2265,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2276,6 +2326,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2331,6 +2384,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2389,6 +2445,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2447,6 +2506,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2505,6 +2567,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2720,6 +2785,11 @@ export interface components {
         bump_approve_url: string | null;
         created_at: string;
         completed_at: string | null;
+        cancel_reason: string | null;
+        /** @enum {string} */
+        source: 'checkout' | 'upgrade_link';
+        open_url: string | null;
+        opened_at: string | null;
       };
       account: {
         id: string;
@@ -2762,6 +2832,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2817,6 +2890,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2872,6 +2948,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2930,6 +3009,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2988,6 +3070,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3004,11 +3089,151 @@ export interface components {
         plan: string | null;
       };
     };
+    'EventData:subscription.changed': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+          } | null;
+          cancelled_at: string | null;
+          pending_change: {
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
+          } | null;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      previous: {
+        plan: string;
+        price: number;
+        /** @enum {string} */
+        interval: 'month' | 'year';
+      };
+      proration?: {
+        amount: number;
+        currency: string;
+        /** @enum {string} */
+        status: 'captured' | 'not_approved';
+      };
+    };
+    'EventData:subscription.change_scheduled': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+          } | null;
+          cancelled_at: string | null;
+          pending_change: {
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
+          } | null;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+    };
+    'EventData:subscription.untracked': {
+      object: {
+        id: string;
+        account_id: string;
+        checkout_id: string | null;
+        provider_status: string;
+        /** @enum {string} */
+        action: 'cancelled' | 'reported';
+        live_subscription_id: string | null;
+        found_at: string;
+      };
+    };
     'EventData:cancel_flow.saved': {
       object: {
         id: string;
         /** @enum {string} */
-        status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
         flow: {
           id: string;
           name: string;
@@ -3109,6 +3334,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3126,7 +3354,7 @@ export interface components {
       object: {
         id: string;
         /** @enum {string} */
-        status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
         flow: {
           id: string;
           name: string;
@@ -3227,6 +3455,9 @@ export interface components {
               regular_price: number;
             } | null;
             requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            scheduled_at: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3299,6 +3530,12 @@ export interface operations {
             api_key: string;
             public_key: string;
             checkout_url: string | null;
+            plan_change_policy: {
+              /** @enum {string} */
+              upgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+              /** @enum {string} */
+              downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+            };
             created_at: string;
           };
         };
@@ -3419,6 +3656,12 @@ export interface operations {
           name?: string;
           plan?: string | null;
           checkout_url?: string | null;
+          plan_change_policy?: {
+            /** @enum {string} */
+            upgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            downgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
+          } | null;
           /**
            * @deprecated
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
@@ -3446,6 +3689,12 @@ export interface operations {
             api_key: string;
             public_key: string;
             checkout_url: string | null;
+            plan_change_policy: {
+              /** @enum {string} */
+              upgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+              /** @enum {string} */
+              downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+            };
             created_at: string;
           };
         };
@@ -7014,6 +7263,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7298,6 +7550,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7409,6 +7664,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7533,6 +7791,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7662,6 +7923,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8058,6 +8322,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8206,6 +8473,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -9500,6 +9770,89 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'analytics.upgrades': {
+    parameters: {
+      query: {
+        interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+        entitlement?: string;
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @enum {string}
+             */
+            interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+            from: string | null;
+            to: string;
+            limit_reached: number;
+            link_shown: number;
+            opened: number;
+            paid: number;
+            revenue: {
+              [key: string]: number;
+            };
+            by_entitlement: {
+              entitlement: string;
+              limit_reached: number;
+              link_shown: number;
+              opened: number;
+              paid: number;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'analytics.topAccounts': {
     parameters: {
       query: {
@@ -10244,6 +10597,9 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.untracked'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -10562,6 +10918,9 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.untracked'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -10801,6 +11160,9 @@ export interface operations {
             | 'subscription.cancelled'
             | 'subscription.paused'
             | 'subscription.resumed'
+            | 'subscription.changed'
+            | 'subscription.untracked'
+            | 'subscription.change_scheduled'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled';
         };
@@ -12752,6 +13114,12 @@ export interface operations {
             checkouts: number;
             completed: number;
             conversion: number;
+            prepared: number;
+            upgrade_links: {
+              prepared: number;
+              opened: number;
+              completed: number;
+            };
             revenue: {
               [key: string]: number;
             };
@@ -12998,6 +13366,11 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13151,6 +13524,11 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13293,6 +13671,11 @@ export interface operations {
               bump_approve_url: string | null;
               created_at: string;
               completed_at: string | null;
+              cancel_reason: string | null;
+              /** @enum {string} */
+              source: 'checkout' | 'upgrade_link';
+              open_url: string | null;
+              opened_at: string | null;
             }[];
             /** @description Pass as `cursor` for the next page; null when there is none. */
             next_cursor: string | null;
@@ -13388,6 +13771,11 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13483,6 +13871,11 @@ export interface operations {
             bump_approve_url: string | null;
             created_at: string;
             completed_at: string | null;
+            cancel_reason: string | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
           };
         };
       };
@@ -13596,6 +13989,9 @@ export interface operations {
                   regular_price: number;
                 } | null;
                 requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                scheduled_at: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -13609,6 +14005,75 @@ export interface operations {
             }[];
             /** @description Pass as `cursor` for the next page; null when there is none. */
             next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'subscriptions.untracked': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              id: string;
+              account_id: string;
+              checkout_id: string | null;
+              provider_status: string;
+              /** @enum {string} */
+              action: 'cancelled' | 'reported';
+              live_subscription_id: string | null;
+              found_at: string;
+            }[];
           };
         };
       };
@@ -13666,10 +14131,16 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
+          /** @description The plan to move to, by its id, for example `team`. */
           plan: string;
-          /** @enum {string} */
+          /**
+           * @description The billing interval of the new plan, `month` or `year`; when omitted, the current interval.
+           * @enum {string}
+           */
           interval?: 'month' | 'year';
+          /** @description Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the app's checkout_url (required when the app has none). */
           return_url?: string;
+          /** @description Where the buyer lands after refusing at the provider; when omitted, the return URL. */
           cancel_url?: string;
         };
       };
@@ -13711,6 +14182,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -13722,6 +14196,18 @@ export interface operations {
             last_payment_failed_at: string | null;
             created_at: string;
             approve_url: string | null;
+            revision_approve_url: string | null;
+            /** @enum {string} */
+            direction: 'upgrade' | 'downgrade';
+            /** @enum {string} */
+            policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            proration: {
+              amount: number;
+              currency: string;
+              months_left: number;
+            } | null;
           };
         };
       };
@@ -13859,6 +14345,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -13985,6 +14474,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14093,6 +14585,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14247,6 +14742,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14394,6 +14892,9 @@ export interface operations {
                 regular_price: number;
               } | null;
               requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              scheduled_at: string | null;
             } | null;
             discount: {
               percent: number;
@@ -15375,7 +15876,7 @@ export interface operations {
         cursor?: string;
         flow?: string;
         account?: string;
-        status?: 'open' | 'saved' | 'cancelled' | 'abandoned';
+        status?: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
       };
       header?: never;
       path: {
@@ -15395,7 +15896,7 @@ export interface operations {
             data: {
               id: string;
               /** @enum {string} */
-              status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+              status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
               flow: {
                 id: string;
                 name: string;
@@ -15528,7 +16029,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15694,7 +16195,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15826,7 +16327,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -15986,7 +16487,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16128,7 +16629,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16277,7 +16778,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16446,7 +16947,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
@@ -16597,7 +17098,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'open' | 'saved' | 'cancelled' | 'abandoned';
+            status: 'open' | 'pending' | 'saved' | 'cancelled' | 'abandoned';
             flow: {
               id: string;
               name: string;
