@@ -182,7 +182,7 @@ describe('MCP server', function () {
   });
 
   describe('tools', () => {
-    it('lists the 66 tools (the 64 of the spec, create_upgrade_link and change_subscription), levels shown by annotations, derived schemas', async () => {
+    it('lists the 66 tools (the 64 of the spec, create_upgrade_link, change_subscription), levels shown, derived schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
       expect(tools).to.have.length(66);
