@@ -60,10 +60,14 @@ describe('plan checkout, plan changes and provider notifications', function () {
     await buyPro();
     const res = await post(`${base}/namespaces/ada/subscription/change`, app.api_key, { plan: 'scale' });
     expect(res.status, res.text).to.equal(200);
-    expect(res.body.approve_url).to.include('/checkoutnow?ba_token=');
+    // An upgrade is prorated by default (issue 30): the difference's order first, then the revision.
+    expect(res.body.approve_url).to.include('/checkoutnow?token=');
+    expect(res.body.revision_approve_url).to.include('/checkoutnow?ba_token=');
     expect(res.body.pending_change).to.deep.include({ plan: 'scale', interval: 'month', price: 99 });
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan, 'not before approval').to.equal('pro');
-    await testEnv().paypal.approve(res.body.approve_url);
+    // The buyer approves the order, and PayPal takes them on to the revision.
+    let next = await testEnv().paypal.approve(res.body.approve_url);
+    while (next.includes('/checkoutnow')) next = await testEnv().paypal.approve(next);
     const changed = await eventually(async () => ((await sub()).plan === 'scale' ? sub() : undefined));
     expect(changed).to.deep.include({ plan: 'scale', price: 99, pending_change: null });
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('scale');

@@ -267,7 +267,11 @@ describe('Offer ids in paths', () => {
 describe('GET /event-types subscription samples', () => {
   it('carry the subscription as real subscription events do', async () => {
     const types = (await get('/event-types')).body as { type: string; sample: any }[];
-    for (const t of types.filter((x) => x.type.startsWith('subscription.'))) {
+    // Except subscription.untracked: it is about a provider subscription no account tracks (its object is that
+    // record, with the account's live subscription id beside it).
+    const untracked = types.find((t) => t.type === 'subscription.untracked')!.sample.object;
+    expect(untracked).to.include.keys('id', 'account_id', 'checkout_id', 'action', 'live_subscription_id');
+    for (const t of types.filter((x) => x.type.startsWith('subscription.') && x.type !== 'subscription.untracked')) {
       expect(t.sample.object.subscription, t.type).to.be.an('object');
       expect(t.sample.object.subscription).to.include.keys('id', 'status', 'plan', 'price', 'renews_at', 'pause');
     }
