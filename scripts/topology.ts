@@ -22,6 +22,7 @@
 // TOPOLOGY_DEV_MEMORY=1 runs the dev server in memory (as the tests do) instead of on a file (as `npm start` does),
 // TOPOLOGY_UI=0 runs without the Temporal UI server (built once too, when it builds), TOPOLOGY_KEEP=1 keeps the
 // data folder (.test-data/topology-<pid>) and the processes' logs.
+import { pingDef } from '../workflows/shared.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -406,7 +407,8 @@ async function registerSearchAttributes(address: string) {
     const end = Date.now() + 120_000;
     for (let i = 0; ; i++) {
       try {
-        const h = await handle.client.workflow.start('probe', {
+        // A start of a known workflow type on a queue no worker polls, terminated at once: only the attributes matter.
+        const h = await handle.client.workflow.start(pingDef.name, {
           taskQueue: 'topology-probe',
           workflowId: `topology-probe-${i}`,
           searchAttributes: { AppId: ['probe'] },

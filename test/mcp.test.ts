@@ -506,8 +506,14 @@ describe('MCP server', function () {
       expect(again.headers.get('mcp-session-id')).to.equal(first.headers.get('mcp-session-id'));
       const named = async () => (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body as unknown[];
       expect(await named()).to.have.length(1);
+      const statuses: number[] = [];
       for (let i = 0; i < 105; i += 15)
-        await Promise.all(Array.from({ length: 15 }, (_, j) => raw(app, init('2025-11-25', `client ${i + j}`))));
+        statuses.push(
+          ...(
+            await Promise.all(Array.from({ length: 15 }, (_, j) => raw(app, init('2025-11-25', `client ${i + j}`))))
+          ).map((r) => r.status),
+        );
+      expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
       const kept = await named();
       expect(kept).to.have.length(KEY_SESSIONS_PER_APP);
       // The most recently used are kept; the oldest (the first client) went.

@@ -105,11 +105,15 @@ export async function recordKeyConnection(
      select id from reused union all select id from made`,
     [newConnectionId(), appId, kind, label],
   );
+  // Concurrent initializes prune at once: each skips the rows another is deleting (no waits, no deadlock between
+  // two deletes locking the same rows in another order), and the last to start sees every row made before it, so
+  // exactly the most recent KEY_SESSIONS_PER_APP stay.
   await sql(
     em,
     `delete from mcp_connections where id in (
        select id from mcp_connections where app_id = $1 and kind <> 'oauth'
-        order by last_used_at desc nulls last, created_at desc offset $2)`,
+        order by last_used_at desc nulls last, created_at desc offset $2
+        for update skip locked)`,
     [appId, KEY_SESSIONS_PER_APP],
   );
   return row.id;

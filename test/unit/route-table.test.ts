@@ -86,7 +86,7 @@ describe('the route table', () => {
       expect(JSON.stringify(t.inputSchema).length, `${t.name}: a long input schema`).to.be.below(3000);
     }
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
-    expect(toolsOf(routes).length).to.equal(65);
+    expect(toolsOf(routes).length).to.equal(66);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
     // One name for one thing: the account id is `accountId` wherever a tool takes one.
     const names = toolsOf(routes).flatMap((t) => Object.keys(t.inputSchema.properties));
