@@ -25,8 +25,8 @@ import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/db/embedded.js';
 import { closeDeps, openDeps } from '../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
-import { createWorker } from '../src/temporal/worker.js';
-import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { createWorker } from '../src/worker-runtime.js';
+import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { freeze, thaw } from '../test/helpers/freeze.js';
 import { freePort } from '../test/helpers/servers.js';
 

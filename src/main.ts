@@ -1,9 +1,9 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
-import { dashboardUrl } from './console/urls.js';
-import { seedDemo } from './console/demo.js';
+import { dashboardUrl } from './console-api/urls.js';
+import { seedDemo } from './dev/demo-seed.js';
 import { loadConfig } from './config.js';
-import { prepareElementsExample } from './elements/example.js';
+import { prepareElementsExample } from './dev/elements-example.js';
 import { Supervisor, workerPiece } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
@@ -19,7 +19,7 @@ import {
   type WorkerHandle,
 } from './runtime.js';
 import { markWorkspaceReadOnly } from './apps/apps.service.js';
-import { closePeople, issueSetupToken, people } from './people/auth.js';
+import { closePeople, issueSetupToken, people } from './people/better-auth.js';
 import { DEMO_WORKSPACE_ID } from './people/workspaces.js';
 
 const config = loadConfig();

@@ -16,10 +16,10 @@ import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/outbox.js';
-import { createWorker, type WorkerHandle } from './temporal/worker.js';
+import { createWorker, type WorkerHandle } from './worker-runtime.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
-import { PayPalStandIn } from './payments/standin/server.js';
+import { PayPalStandIn } from './dev/paypal-standin.js';
 
 /**
  * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in

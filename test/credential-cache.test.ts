@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import pg from 'pg';
 import { sql } from '../src/db/sql.js';
-import { loadApp } from '../src/http/auth.js';
+import { loadApp } from '../src/http/credentials.js';
 import { ACK_CHANNEL, APPS_CHANNEL, CredentialCache, LISTENER_LOCK } from '../src/http/credential-cache.js';
 import { createLogger } from '../src/logger.js';
 import { createAccount, seedCatalog, type TestApp } from './helpers/factories.js';

@@ -1,9 +1,9 @@
-// The demo workspace's built-in webhook receiver (src/webhooks/demo-receiver.ts) under the real private-URL policy
+// The demo workspace's built-in webhook receiver (src/dev/demo-receiver.ts) under the real private-URL policy
 // and with no internet (every host name fails to resolve): its deliveries succeed, while loopback and private
 // addresses stay refused for every URL the service did not mint itself.
 import { expect } from 'chai';
 import type { Resolver } from '../src/webhooks/url-policy.js';
-import { demoReceiverToken, demoReceiverUrl, isDemoReceiverUrl } from '../src/webhooks/demo-receiver.js';
+import { demoReceiverToken, demoReceiverUrl, isDemoReceiverUrl } from '../src/dev/demo-receiver.js';
 import { createTestApp, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';
 import { startReceiver } from './helpers/receiver.js';

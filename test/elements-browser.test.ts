@@ -4,7 +4,7 @@ import { expect } from 'chai';
 // page.evaluate callbacks run in the page and use its globals as (globalThis as any): tests compile without the DOM.
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../packages/elements/build.js';
-import { prepareElementsExample, type ExampleOptions } from '../src/elements/example.js';
+import { prepareElementsExample, type ExampleOptions } from '../src/dev/elements-example.js';
 import {
   connectProvider,
   createAccount,

@@ -1,4 +1,4 @@
-// The one guard layer (src/http/router.ts, src/http/auth.ts, src/http/guard.ts), tried as an attacker would: every
+// The one guard layer (src/http/router.ts, src/http/credentials.ts, src/http/guard.ts), tried as an attacker would: every
 // spelling of a path, every credential on the read-only app, two workspaces and their people, the roles, the
 // throttles on the matched route, and the rule that no guard reads the raw path.
 import fs from 'node:fs';
@@ -8,8 +8,8 @@ import { configSchema, type Config } from '../src/config.js';
 import { markWorkspaceReadOnly } from '../src/apps/apps.service.js';
 import { sql } from '../src/db/sql.js';
 import { READ_ONLY_APP } from '../src/http/guard.js';
-import { routes } from '../src/http/routes.js';
-import { people } from '../src/people/auth.js';
+import { routes } from '../src/routes.js';
+import { people } from '../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../src/people/workspaces.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
 import { call, get, post } from './helpers/http.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
-import { purgeExpired } from '../src/events/retention.js';
+import { purgeExpired } from '../src/housekeeping/retention.js';
 import { IDEMPOTENCY_STALE_MS, idempotencyKeyOf } from '../src/http/idempotency.js';
 import type { RouteDef } from '../src/http/route.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';

@@ -353,7 +353,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         ('mcl_new_${app.id}', $1, 'list_plans', '{}', 200, false, '[]', 1, now() - interval '29 days')`,
         [app.id],
       );
-      const { purgeExpired } = await import('../src/events/retention.js');
+      const { purgeExpired } = await import('../src/housekeeping/retention.js');
       const result = await purgeExpired(testEnv().deps);
       expect(result.mcpCalls).to.be.at.least(1);
       const left = await sql<{ id: string }>(em, 'select id from mcp_calls where app_id = $1', [app.id]);
@@ -369,7 +369,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         ('mcc_busy_${app.id}', $1, 'secret_key', 'daily script', now() - interval '1 day', now() - interval '40 days')`,
         [app.id],
       );
-      const { purgeExpired } = await import('../src/events/retention.js');
+      const { purgeExpired } = await import('../src/housekeeping/retention.js');
       await purgeExpired(testEnv().deps);
       const left = await sql<{ id: string }>(
         em,

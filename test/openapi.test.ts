@@ -1,6 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { expect } from 'chai';
-import { routes } from '../src/http/routes.js';
+import { routes } from '../src/routes.js';
 import { get } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 

@@ -2,7 +2,7 @@
 // Temporal dev server, worker, API) and stops and restarts its servers. Timings are shortened through
 // settings (ACTIVITY_RETRY_MAX_MS, schedules); nothing here asserts wall-clock speed.
 import { expect } from 'chai';
-import { routes } from '../src/http/routes.js';
+import { routes } from '../src/routes.js';
 import {
   checkoutWorkflowId,
   incentiveExpiryWorkflowId,

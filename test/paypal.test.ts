@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { PayPalProvider } from '../src/payments/paypal.js';
 import { ProviderError } from '../src/payments/provider.js';
-import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { startReceiver } from './helpers/receiver.js';
 import { eventually } from './helpers/wait.js';
 

@@ -2,7 +2,7 @@
 // sign-up route is not open to anyone on the network.
 import { expect } from 'chai';
 import { sql } from '../src/db/sql.js';
-import { closePeople, people } from '../src/people/auth.js';
+import { closePeople, people } from '../src/people/better-auth.js';
 import { call } from './helpers/http.js';
 import { testEnv } from './helpers/servers.js';
 

@@ -4,9 +4,9 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import type { LimitReachedBody as SdkLimitReachedBody, WebhookEventType } from '@offerkit/sdk';
 import { OPERATIONS, WEBHOOK_EVENT_TYPES } from '@offerkit/sdk';
-import { EVENT_TYPES } from '../src/events/catalog.js';
+import { EVENT_TYPES } from '../src/events/event-types.js';
 import type { RouteDef } from '../src/http/route.js';
-import { routes } from '../src/http/routes.js';
+import { routes } from '../src/routes.js';
 import type { LimitReachedBody as ServerLimitReachedBody } from '../src/usage/upgrade.js';
 import {
   generateSdk,

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { sql } from '../src/db/sql.js';
-import { closePeople, people } from '../src/people/auth.js';
+import { closePeople, people } from '../src/people/better-auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from './helpers/chromium.js';
 import { ensureConsoleBuilt, watch } from './helpers/console.js';
 import { createTestApp, type TestApp } from './helpers/factories.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Connection } from '@temporalio/client';
 import { openOrm } from '../src/db/orm.js';
 import { entities } from '../src/entities.js';
-import { serviceRoutes } from '../src/service/service.routes.js';
+import { healthRoutes } from '../src/health/health.routes.js';
 import { call, get } from './helpers/http.js';
 import { mountRoutes } from './helpers/mount.js';
 import { freePort, testEnv } from './helpers/servers.js';
@@ -34,7 +34,7 @@ describe('GET /health', () => {
   it('stays ok but reports Temporal unreachable when its frontend does not answer', async () => {
     const deps = testEnv().deps;
     const dead = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-    const mounted = await mountRoutes(serviceRoutes, { temporal: { ...deps.temporal, connection: dead } });
+    const mounted = await mountRoutes(healthRoutes, { temporal: { ...deps.temporal, connection: dead } });
     try {
       const res = await call('GET', '/health', { base: mounted.base });
       expect(res.status).to.equal(200);
@@ -47,7 +47,7 @@ describe('GET /health', () => {
 
   it('503 when the database query fails', async () => {
     const orm = await openOrm(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, entities, 1);
-    const mounted = await mountRoutes(serviceRoutes, { orm });
+    const mounted = await mountRoutes(healthRoutes, { orm });
     try {
       const res = await call('GET', '/health', { base: mounted.base });
       expect(res.status).to.equal(503);

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
-import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { Supervisor, workerPiece } from '../src/supervisor.js';
 import { freePort, testEnv } from './helpers/servers.js';
 import { pingDef } from '../workflows/shared.js';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config.js';
 import { sql } from '../src/db/sql.js';
-import { routes } from '../src/http/routes.js';
+import { routes } from '../src/routes.js';
 import { sendSigned } from '../src/webhooks/sender.js';
 import { fanOut } from '../src/webhooks/fanout.js';
 import { recordEvent } from '../src/events/events.service.js';

@@ -10,7 +10,7 @@ import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { changedFields } from '../events/events.service.js';
 import { mintAccountToken } from '../http/account-token.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
 import { outboxSignal, outboxSignalWithStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { Report, type IReport } from './analytics.entities.js';

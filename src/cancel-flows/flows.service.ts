@@ -2,14 +2,14 @@ import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { deleted } from '../http/schemas.js';
 import { iso } from '../time.js';
 import { CancelFlow, type GivenAnswer, type ICancelFlow } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
 import { dynamicConfigured } from './dynamic.js';
 import { stepById, templateSteps, validateSteps } from './engine.js';
-import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './offers.js';
+import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './save-offers.js';
 import { offerFor } from './sessions.service.js';
 
 export function presentFlow(

@@ -9,7 +9,7 @@ import { findIncentive, findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
@@ -47,7 +47,7 @@ import {
   termsOf,
   type OfferContext,
   type SessionOffer,
-} from './offers.js';
+} from './save-offers.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 // ---- presenting --------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { iso } from '../time.js';
 import {
   Addon,

@@ -8,7 +8,7 @@ import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { findPlan } from '../catalog/catalog.service.js';

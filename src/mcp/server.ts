@@ -12,7 +12,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
 import { PROMPTS, promptMessage } from './prompts.js';

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../errors.js';
 import type { Level } from './mcp.entities.js';
 
 export const LEVELS = ['read', 'write', 'full'] as const;

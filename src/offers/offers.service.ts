@@ -7,7 +7,7 @@ import { planEntitlementLimits } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireProvider, withProvider } from '../payments/payments.service.js';
 import type { PaymentProvider } from '../payments/provider.js';

@@ -4,7 +4,7 @@ import { App } from '../apps/apps.entities.js';
 import { appSchema } from '../apps/apps.schemas.js';
 import { presentApp } from '../apps/apps.service.js';
 import { flushOrConflict } from '../db/conflict.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { route } from '../http/route.js';
 import { iso } from '../time.js';
 import { Org, type IOrg } from './orgs.entities.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Config } from '../config.js';
-import { AppError, conflict, providerError } from '../http/errors.js';
+import { AppError, conflict, providerError } from '../errors.js';
 import { iso } from '../time.js';
 import { isPublicAddress } from '../webhooks/url-policy.js';
 import { PaymentConnection, type IPaymentConnection } from './payments.entities.js';

@@ -9,7 +9,7 @@ import type { Ctx } from '../context.js';
 import { idleInTransactionFor, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { cursorAtSql, cursorPage } from '../http/pagination.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';

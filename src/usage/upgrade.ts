@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Plan, type IPlan } from '../catalog/catalog.entities.js';
 import { findPlan, planEntitlementLimits } from '../catalog/catalog.service.js';
 import { findAccount } from '../accounts/accounts.service.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../errors.js';
 import { Checkout } from '../checkouts/checkouts.entities.js';
 import { checkCheckout, createOfferCheckout, createPlanCheckout } from '../checkouts/checkouts.service.js';
 import type { Ctx } from '../context.js';

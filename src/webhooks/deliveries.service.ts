@@ -1,7 +1,7 @@
 // Delivery attempts: sending a delivery, recording each attempt, the manual retry, the test send, and
 // what happens to pending deliveries when their endpoint stops taking them. The endpoint
 // administration (endpoints.service.ts) calls into this module; this module never calls it back.
-import { isDemoReceiverUrl } from './demo-receiver.js';
+import { isDemoReceiverUrl } from '../dev/demo-receiver.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
@@ -9,7 +9,7 @@ import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import type { eventSchema } from '../events/events.schemas.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';

@@ -1,7 +1,7 @@
 // Webhook endpoint administration: create, read, update, delete, the signing secret, the test send.
 // What an endpoint change means for its deliveries (a disable fails them, a delete stops their
 // workflows) and the sending itself are in deliveries.service.ts.
-import { isDemoReceiverUrl } from './demo-receiver.js';
+import { isDemoReceiverUrl } from '../dev/demo-receiver.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -9,10 +9,10 @@ import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { EVENT_TYPES } from '../events/catalog.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import type { IEvent } from '../events/events.entities.js';
 import { presentEvent } from '../events/events.service.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { disableEndpoint, sendTestDelivery, stopEndpointDeliveries } from './deliveries.service.js';

@@ -16,8 +16,8 @@ import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { closeDeps, openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../../src/temporal/devserver.js';
-import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
-import { PayPalStandIn } from '../../src/payments/standin/server.js';
+import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/worker-runtime.js';
+import { PayPalStandIn } from '../../src/dev/paypal-standin.js';
 
 export const PAYPAL_TEST_CREDENTIALS = { 'sandbox-client': 'sandbox-secret' };
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DATABASE_RETRY_AFTER_S } from '../http/middleware.js';
 import { Reply, route } from '../http/route.js';
 import { temporalReachable } from '../temporal/client.js';
-import { repairTotals } from '../temporal/reconciler.js';
+import { repairTotals } from '../housekeeping/reconciler.js';
 
 const tags = ['Service'];
 /** How long /health waits for each dependency (they are checked at once, so it answers within 2 s). */
@@ -42,7 +42,7 @@ const healthSchema = z.object({
     .describe('Under npm start: pieces that died and are being restarted (postgres, temporal, worker, paypal)'),
 });
 
-export const serviceRoutes = [
+export const healthRoutes = [
   route({
     method: 'GET',
     path: '/',

@@ -3,7 +3,7 @@
 // person belongs to, with which role, is the service's own `workspace_members` (src/people/workspaces.ts), keyed by
 // the spec's org id, which nothing renames. Nobody signs up alone: the first owner comes from the setup link (or the
 // admin key), everyone else from an invitation bound to their address; Better Auth's HTTP routes are reached only
-// through the three the route table serves (src/console/console.routes.ts).
+// through the three the route table serves (src/console-api/console.routes.ts).
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { safeEqual } from '../http/secrets.js';
-import { WebhookEndpoint } from './webhooks.entities.js';
+import { WebhookEndpoint } from '../webhooks/webhooks.entities.js';
 
 export const DEMO_RECEIVER_PATH = '/console/api/demo-receiver';
 

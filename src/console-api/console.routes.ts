@@ -9,8 +9,8 @@ import { z } from 'zod';
 import { presentApp } from '../apps/apps.service.js';
 import * as apps from '../apps/apps.service.js';
 import type { Deps } from '../deps.js';
-import { crossSite } from '../http/auth.js';
-import { AppError, badRequest, conflict, notFound, unauthorized } from '../http/errors.js';
+import { crossSite } from '../http/credentials.js';
+import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.js';
 import { roleAtLeast } from '../http/guard.js';
 import { Reply, ROLES, route, type Role, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
@@ -25,7 +25,7 @@ import {
   passwordProblem,
   people,
   type People,
-} from '../people/auth.js';
+} from '../people/better-auth.js';
 import {
   acceptInvitation,
   addAppToWorkspace,
@@ -38,7 +38,7 @@ import {
   roleInWorkspace,
   workspacesOf,
 } from '../people/workspaces.js';
-import { DEMO_RECEIVER_PATH, receiveDemoDelivery } from '../webhooks/demo-receiver.js';
+import { DEMO_RECEIVER_PATH, receiveDemoDelivery } from '../dev/demo-receiver.js';
 
 const tags = ['Console'];
 const API = '/console/api';

@@ -3,7 +3,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Account, type IAccount } from '../accounts/accounts.entities.js';
 import { Incentive, Plan, type IIncentive, type IPlan } from '../catalog/catalog.entities.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { Subscription, type ISubscription } from '../subscriptions/subscriptions.entities.js';

@@ -1,6 +1,6 @@
 // The operator console's front end (console/dist, built by `npm run build:console`), served by the API under
 // /console, with the SPA's index.html for paths that are not files. Everything the console does on the server is a
-// route of the one table (src/console/console.routes.ts, and every `/apps/:appId` route under /console/api).
+// route of the one table (src/console-api/console.routes.ts, and every `/apps/:appId` route under /console/api).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
-import { createActivities } from '../../activities/index.js';
-import type { Deps } from '../deps.js';
-import { installTemporalLogging } from './runtime-logger.js';
-import { temporalAuth } from './client.js';
-import { ensureRetentionSchedule } from '../events/retention.js';
-import { ensureRollupSchedule } from '../analytics/rollup.js';
-import { ensureReconcileSchedule } from './reconciler.js';
+import { createActivities } from '../activities/index.js';
+import type { Deps } from './deps.js';
+import { installTemporalLogging } from './temporal/runtime-logger.js';
+import { temporalAuth } from './temporal/client.js';
+import { ensureRetentionSchedule } from './housekeeping/retention.js';
+import { ensureRollupSchedule } from './housekeeping/rollup.js';
+import { ensureReconcileSchedule } from './housekeeping/reconciler.js';
 
-export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../workflows/index.ts');
+export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 
 /** Bundles the workflow code once (webpack); pass the result to every worker of the process. */
 export function bundleWorkflows(): Promise<WorkflowBundle> {

@@ -1,10 +1,10 @@
 // The demo workspace: on first start (DEMO_WORKSPACE, on by default outside production) one app filled
 // with realistic data through the public API, so a newcomer sees populated pages at once. The spec's org
-// `demo` holds it; writes with its secret key get 403 (src/console/console.ts).
+// `demo` holds it; writes with its secret key get 403 (src/console-api/console.ts).
 import { PublishableClient, SecretClient } from '@offerkit/sdk';
 import type { Logger } from '../logger.js';
 import { DEMO_WORKSPACE_ID } from '../people/workspaces.js';
-import { demoReceiverUrl, parseDemoReceiverPath } from '../webhooks/demo-receiver.js';
+import { demoReceiverUrl, parseDemoReceiverPath } from './demo-receiver.js';
 
 const DAY = 86_400_000;
 
@@ -79,7 +79,7 @@ export async function seedDemo(
 
   const app = await call<{ id: string }>('POST', '/apps', { name: 'Acme Notes (demo)' });
   const a = `/apps/${app.id}`;
-  // No checkout_url of its own: the example page of the drop-in components (src/elements/example.ts) makes its
+  // No checkout_url of its own: the example page of the drop-in components (src/dev/elements-example.ts) makes its
   // pricing table the demo's upgrade link, so a paywall's link leads somewhere that works offline.
 
   // Catalog: three plans, three metered features, two switches, an add-on and a launch incentive.
@@ -189,7 +189,7 @@ export async function seedDemo(
   await call('POST', `${a}/import`, { accounts, usage: usage.slice(0, 10_000) });
   if (usage.length > 10_000) await call('POST', `${a}/import`, { accounts: [], usage: usage.slice(10_000, 20_000) });
 
-  // Webhooks: two endpoints at the service's own demo receiver (src/webhooks/demo-receiver.ts), so the changes
+  // Webhooks: two endpoints at the service's own demo receiver (src/dev/demo-receiver.ts), so the changes
   // below leave a delivery log with no internet: one takes every event, the other refuses each message's first
   // attempt (its deliveries succeed on the retry a minute later).
   await call('POST', `${a}/webhooks`, {

@@ -25,8 +25,8 @@ import {
   type ReconcileKind,
   type ReconcileResult,
 } from '../../workflows/shared.js';
-import { asRestart, type TemporalCommand } from './outbox.js';
-import { scheduledStart } from './client.js';
+import { asRestart, type TemporalCommand } from '../temporal/outbox.js';
+import { scheduledStart } from '../temporal/client.js';
 
 /** Rows looked at per kind and run; the oldest first, so a large backlog is worked through run by run. */
 const BATCH = 500;

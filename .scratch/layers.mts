@@ -1,0 +1,10 @@
+import { importGraph } from '../scripts/import-graph.ts';
+const g = await importGraph(['src', 'workflows', 'activities']);
+const generic = (f: string) => /^src\/(config|ids|logger|time|errors|context|deps)\.ts$/.test(f) || /^src\/(http|db|temporal|security)\//.test(f) || f === 'workflows/shared.ts';
+const top = (f: string) => /^src\/(main|api|worker|routes|app|runtime|supervisor|entities)\.ts$/.test(f) || /^src\/(dev|housekeeping)\//.test(f);
+const domain = (f: string) => f.startsWith('src/') && !generic(f) && !top(f);
+const bad = g.edges.filter(([a, b]) => (generic(a) && !generic(b)) || (domain(a) && top(b)));
+const by = new Map<string, string[]>();
+for (const [a, b] of bad) by.set(a, [...(by.get(a) ?? []), b]);
+for (const [a, bs] of [...by].sort()) console.log(a, '->', bs.join(', '));
+console.log(bad.length);
