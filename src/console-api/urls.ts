@@ -10,3 +10,6 @@ export const CONSOLE_PATH = '/console';
 export function dashboardUrl(config: Pick<Config, 'APP_URL'>, origin: string): string {
   return (config.APP_URL ?? `${origin}${CONSOLE_PATH}`).replace(/\/+$/, '');
 }
+
+/** The demo workspace's built-in webhook receiver (its handler is development code: src/dev/demo-receiver.ts). */
+export const DEMO_RECEIVER_PATH = `${CONSOLE_PATH}/api/demo-receiver`;

@@ -9,7 +9,10 @@ import { Webhook } from 'standardwebhooks';
 import { safeEqual } from '../http/secrets.js';
 import { WebhookEndpoint } from '../webhooks/webhooks.entities.js';
 
-export const DEMO_RECEIVER_PATH = '/console/api/demo-receiver';
+import type { DemoReceiver } from '../deps.js';
+import { DEMO_RECEIVER_PATH } from '../console-api/urls.js';
+
+export { DEMO_RECEIVER_PATH };
 
 /** `ok` answers 200 to every verified delivery; `flaky` refuses the first attempt of each message with a 503. */
 export type DemoReceiverMode = 'ok' | 'flaky';
@@ -106,3 +109,9 @@ export async function receiveDemoDelivery(
   }
   return { status: 200, body: { received: id, type: event.type ?? null, signature: 'verified' } };
 }
+
+/** The receiver as the service takes it (`Deps.demoReceiver`), where the demo runs. */
+export const demoReceiver = (adminKey: string): DemoReceiver => ({
+  accepts: (url, appId) => isDemoReceiverUrl(url, appId, adminKey),
+  receive: (em, request) => receiveDemoDelivery(em, adminKey, request),
+});

@@ -2,7 +2,17 @@ import { z } from 'zod';
 import { DATABASE_RETRY_AFTER_S } from '../http/middleware.js';
 import { Reply, route } from '../http/route.js';
 import { temporalReachable } from '../temporal/client.js';
-import { repairTotals } from '../housekeeping/reconciler.js';
+import { sql } from '../db/sql.js';
+import type { Deps } from '../deps.js';
+
+/** The reconciler's counter (src/housekeeping/reconciler.ts writes it): totals repaired per kind, ever. */
+export async function repairTotals(deps: Pick<Deps, 'orm'>): Promise<Record<string, number>> {
+  const rows = await sql<{ kind: string; repaired: string }>(
+    deps.orm.em.fork(),
+    'select kind, repaired from reconciler_repairs order by kind',
+  );
+  return Object.fromEntries(rows.map((r) => [r.kind, Number(r.repaired)]));
+}
 
 const tags = ['Service'];
 /** How long /health waits for each dependency (they are checked at once, so it answers within 2 s). */

@@ -292,15 +292,6 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
   return result;
 }
 
-/** Totals repaired since the database was created, per kind (the operators' counter). */
-export async function repairTotals(deps: Pick<Deps, 'orm'>): Promise<Record<string, number>> {
-  const rows = await sql<{ kind: string; repaired: string }>(
-    deps.orm.em.fork(),
-    'select kind, repaired from reconciler_repairs order by kind',
-  );
-  return Object.fromEntries(rows.map((r) => [r.kind, Number(r.repaired)]));
-}
-
 /** Creates the reconciler's Schedule, or brings its interval up to date. Idempotent. */
 export async function ensureReconcileSchedule(deps: Deps): Promise<void> {
   const every = deps.config.RECONCILE_EVERY_MS;

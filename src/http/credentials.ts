@@ -8,7 +8,6 @@ import { notFound, unauthorized, UnrecognizedCredential } from '../errors.js';
 import { AppError } from '../errors.js';
 import type { Caller, Person, Role, RouteDef } from './route.js';
 import { safeEqual } from './secrets.js';
-import { verifyAccessToken } from '../oauth/tokens.js';
 
 export function bearer(ctx: Context): string | null {
   const header = ctx.get('Authorization');
@@ -160,7 +159,7 @@ export async function authenticate(
     const t = verifyAccountToken(credential, app.id, app.apiKey);
     if (t) caller = { kind: 'token', accountId: t.accountId, expiresAt: t.expiresAt };
   } else if (credential.startsWith('mcp_at_') && def.auth.includes('O'))
-    caller = await verifyAccessToken(em, app.id, credential);
+    caller = await deps.verifyAccessToken(em, app.id, credential);
 
   const allowed =
     (caller?.kind === 'secret' && def.auth.includes('S')) ||

@@ -1,7 +1,6 @@
 // Delivery attempts: sending a delivery, recording each attempt, the manual retry, the test send, and
 // what happens to pending deliveries when their endpoint stops taking them. The endpoint
 // administration (endpoints.service.ts) calls into this module; this module never calls it back.
-import { isDemoReceiverUrl } from '../dev/demo-receiver.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
@@ -144,7 +143,7 @@ function send(deps: Deps, row: DeliveryRow): Promise<AttemptResult> {
     secret: row.secret,
     eventId: row.event_id,
     body: JSON.stringify(row.payload),
-    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS || isDemoReceiverUrl(row.url, row.app_id, deps.adminKey),
+    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS || deps.demoReceiver?.accepts(row.url, row.app_id) === true,
     resolve: deps.resolve,
   });
 }

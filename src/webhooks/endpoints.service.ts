@@ -1,7 +1,6 @@
 // Webhook endpoint administration: create, read, update, delete, the signing secret, the test send.
 // What an endpoint change means for its deliveries (a disable fails them, a delete stops their
 // workflows) and the sending itself are in deliveries.service.ts.
-import { isDemoReceiverUrl } from '../dev/demo-receiver.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -128,7 +127,7 @@ async function findEndpoint(em: EntityManager, appId: string, id: string) {
 
 async function publicUrl(deps: Deps, url: string, appId: string): Promise<string> {
   // The demo workspace's built-in receiver (a loopback URL carrying a token only this service mints).
-  if (isDemoReceiverUrl(url, appId, deps.adminKey)) return new URL(url).toString();
+  if (deps.demoReceiver?.accepts(url, appId)) return new URL(url).toString();
   try {
     return (
       await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
