@@ -17,22 +17,10 @@ import { iso } from '../time.js';
 import { incentiveExpiryDef, incentiveExpiryWorkflowId, type IncentiveExpiryInput } from '../../workflows/shared.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import { presentSubscription } from '../subscriptions/subscriptions.service.js';
+import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 import type * as S from './accounts.schemas.js';
+import { presentAccount, presentAccountDetail } from './accounts.present.js';
 
-export function presentAccount(a: IAccount): z.input<typeof S.accountSchema> {
-  return {
-    id: a.id,
-    app_id: a.appId,
-    name: a.name ?? null,
-    plan: a.planId,
-    incentive: a.incentiveId ?? null,
-    incentive_expires_at: iso(a.incentiveExpiresAt),
-    offer: a.offerId ?? null,
-    created_at: iso(a.createdAt)!,
-    updated_at: iso(a.updatedAt)!,
-  };
-}
 export type AccountView = ReturnType<typeof presentAccount>;
 
 /**
@@ -51,13 +39,6 @@ export async function accountDetail(em: EntityManager, a: IAccount) {
   );
 }
 
-export function presentAccountDetail(
-  a: IAccount,
-  addons: string[],
-  subscription: ReturnType<typeof presentSubscription> | null,
-): z.input<typeof S.accountDetailSchema> {
-  return { ...presentAccount(a), addons, subscription };
-}
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;
 
 export async function findAccount(em: EntityManager, appId: string, id: string): Promise<IAccount> {

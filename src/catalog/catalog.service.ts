@@ -5,7 +5,6 @@ import { flushOrConflict } from '../db/conflict.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
 import { badRequest, conflict, notFound } from '../errors.js';
-import { iso } from '../time.js';
 import {
   Addon,
   Entitlement,
@@ -19,11 +18,14 @@ import {
 } from './catalog.entities.js';
 import type * as S from './catalog.schemas.js';
 import { META_BYTES } from './catalog.schemas.js';
-
-export interface Limit {
-  id: string;
-  max: number | null;
-}
+import {
+  presentPricingCard,
+  presentPlan,
+  presentEntitlement,
+  presentAddon,
+  presentIncentive,
+} from './catalog.present.js';
+import type { Limit } from './catalog.present.js';
 
 // ---- link tables (plan/incentive -> entitlement/add-on), shared by plans and incentives ----------
 
@@ -164,60 +166,7 @@ async function requireAll(
 
 // ---- presenters -------------------------------------------------------------------------------------
 
-const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({
-  created_at: iso(r.createdAt)!,
-  updated_at: iso(r.updatedAt)!,
-});
-
-export function presentPricingCard(plan: IPlan): z.input<typeof S.pricingCardSchema> | null {
-  if (!plan.pricingCard) return null;
-  return {
-    ...plan.pricingCard,
-    plan_id: plan.id,
-    title: plan.pricingCard.title ?? plan.name,
-    isFree: plan.pricingCard.isFree ?? plan.isFree,
-  };
-}
-
-export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]): z.input<typeof S.planSchema> {
-  return {
-    id: plan.id,
-    name: plan.name,
-    description: plan.description ?? null,
-    note: plan.note ?? null,
-    isFree: plan.isFree,
-    pricingCard: presentPricingCard(plan),
-    meta: plan.meta ?? {},
-    privateMetaKeys: plan.privateMetaKeys ?? [],
-    entitlements,
-    addons,
-    ...stamps(plan),
-  };
-}
 export type PlanView = ReturnType<typeof presentPlan>;
-
-export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlementSchema> {
-  return {
-    id: e.id,
-    type: e.type,
-    name: e.name,
-    description: e.description ?? null,
-    overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
-    ...stamps(e),
-  };
-}
-
-export function presentAddon(a: IAddon): z.input<typeof S.addonSchema> {
-  return { id: a.id, name: a.name, description: a.description ?? null, ...stamps(a) };
-}
-
-export function presentIncentive(
-  i: IIncentive,
-  entitlements: Limit[],
-  addons: string[],
-): z.input<typeof S.incentiveSchema> {
-  return { id: i.id, name: i.name, description: i.description ?? null, entitlements, addons, ...stamps(i) };
-}
 
 async function planView(em: EntityManager, plan: IPlan): Promise<PlanView> {
   const [ents, addons] = await Promise.all([

@@ -6,7 +6,7 @@
 // Credentials here: C a person's session cookie (state changes must come from the console's own origin), or N
 // (setup, invitations, the demo receiver, people's sign-in through Better Auth's three routes the console uses).
 import { z } from 'zod';
-import { presentApp } from '../apps/apps.service.js';
+import { presentApp } from '../apps/apps.present.js';
 import * as apps from '../apps/apps.service.js';
 import type { Deps } from '../deps.js';
 import { crossSite } from '../http/credentials.js';

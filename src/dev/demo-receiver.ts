@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Webhook } from 'standardwebhooks';
 import { safeEqual } from '../http/secrets.js';
-import { WebhookEndpoint } from '../webhooks/webhooks.entities.js';
+import { sql } from '../db/sql.js';
 
 import type { DemoReceiver } from '../deps.js';
 import { DEMO_RECEIVER_PATH } from '../console-api/urls.js';
@@ -83,9 +83,13 @@ export async function receiveDemoDelivery(
   const p = parseDemoReceiverPath(input.pathname);
   if (!p || !safeEqual(p.token, demoReceiverToken(adminKey, p.appId)))
     return { status: 404, body: { error: 'Not found' } };
-  const endpoints = (await em.find(WebhookEndpoint, { appId: p.appId })).filter((e) =>
-    isDemoReceiverUrl(e.url, p.appId, adminKey),
-  );
+  // Plain SQL, not the entity: this module is loaded on demand (src/dev/), and a second copy of an entity class
+  // (tsx's CommonJS and ESM loaders each keep one) would be unknown to the ORM.
+  const endpoints = (
+    await sql<{ url: string; secret: string }>(em, 'select url, secret from webhook_endpoints where app_id = $1', [
+      p.appId,
+    ])
+  ).filter((e) => isDemoReceiverUrl(e.url, p.appId, adminKey));
   const headers: Record<string, string> = {};
   for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
     const v = input.headers[name];

@@ -1,15 +1,15 @@
-import { presentAccountDetail } from '../accounts/accounts.service.js';
+import { presentAccountDetail } from '../accounts/accounts.present.js';
 import type { IAccount } from '../accounts/accounts.entities.js';
-import { presentIncentive, presentPlan } from '../catalog/catalog.service.js';
+import { presentIncentive, presentPlan } from '../catalog/catalog.present.js';
 import type { ICheckout } from '../checkouts/checkouts.entities.js';
-import { presentCheckout } from '../checkouts/checkouts.service.js';
+import { presentCheckout } from '../checkouts/checkouts.present.js';
 import type { IIncentive, IPlan } from '../catalog/catalog.entities.js';
 import type { ICancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { templateSteps } from '../cancel-flows/engine.js';
 import { describeOffer } from '../cancel-flows/save-offers.js';
 import { sessionView } from '../cancel-flows/sessions.service.js';
 import type { ISubscription } from '../subscriptions/subscriptions.entities.js';
-import { presentSubscription } from '../subscriptions/subscriptions.service.js';
+import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 
 /**
  * The data object of `usage.limit_warning` and `usage.limit_reached`. The usage statement builds the

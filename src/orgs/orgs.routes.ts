@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { App } from '../apps/apps.entities.js';
 import { appSchema } from '../apps/apps.schemas.js';
-import { presentApp } from '../apps/apps.service.js';
+import { presentApp } from '../apps/apps.present.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { badRequest, notFound } from '../errors.js';
 import { route } from '../http/route.js';

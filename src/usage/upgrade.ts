@@ -8,7 +8,8 @@ import { checkCheckout, createOfferCheckout, createPlanCheckout } from '../check
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { Offer, type IOffer } from '../offers/offers.entities.js';
-import { liveStatus, regularPrice } from '../offers/offers.service.js';
+import { regularPrice } from '../offers/offers.service.js';
+import { liveStatus } from '../offers/offers.present.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { limitsFor } from '../security/rate-limits.js';
 import { iso } from '../time.js';

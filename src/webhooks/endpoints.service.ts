@@ -10,14 +10,16 @@ import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { EVENT_TYPES } from '../events/event-types.js';
 import type { IEvent } from '../events/events.entities.js';
-import { presentEvent } from '../events/events.service.js';
+import { presentEvent } from '../events/events.present.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { disableEndpoint, sendTestDelivery, stopEndpointDeliveries } from './deliveries.service.js';
 import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
-import { WebhookEndpoint, type IWebhookEndpoint } from './webhooks.entities.js';
+import { WebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
+import { presentEndpoint } from './webhooks.present.js';
+import type { Stats } from './webhooks.present.js';
 
 export const MAX_ENDPOINTS_PER_APP = 25;
 
@@ -25,15 +27,6 @@ const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 // ---- presenter -------------------------------------------------------------------------------------
 
-interface Stats {
-  total: number;
-  succeeded: number;
-  failed: number;
-  pending: number;
-  last_delivery_at: string | null;
-  last_status: string | null;
-  last_response_status: number | null;
-}
 const emptyStats = (): Stats => ({
   total: 0,
   succeeded: 0,
@@ -88,33 +81,6 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
     });
   }
   return out;
-}
-
-export function presentEndpoint(
-  e: IWebhookEndpoint,
-  stats: Stats,
-  withSecret: true,
-): z.input<typeof S.endpointWithSecretSchema>;
-export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: false): z.input<typeof S.endpointSchema>;
-export function presentEndpoint(
-  e: IWebhookEndpoint,
-  stats: Stats,
-  withSecret: boolean,
-): z.input<typeof S.endpointSchema> {
-  return {
-    id: e.id,
-    app_id: e.appId,
-    url: e.url,
-    description: e.description ?? null,
-    events: e.events,
-    enabled: e.enabled,
-    source: e.source,
-    ...(withSecret ? { secret: e.secret } : {}),
-    disabled_reason: e.disabledReason ?? null,
-    created_at: iso(e.createdAt)!,
-    updated_at: iso(e.updatedAt)!,
-    stats,
-  };
 }
 
 // ---- endpoints -------------------------------------------------------------------------------------
