@@ -4,7 +4,7 @@ import type { EventSink, Tx } from './db/transaction.js';
 import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
-import type { OutboxRelay } from './temporal/outbox.js';
+import type { OutboxRelay } from './temporal/relay.js';
 import type { Caller } from './http/route.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 

@@ -15,7 +15,7 @@ import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
-import { OutboxRelay } from './temporal/outbox.js';
+import { OutboxRelay } from './temporal/relay.js';
 import { createWorker, type WorkerHandle } from './worker-runtime.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';

@@ -8,7 +8,7 @@ import { entities } from '../src/entities.js';
 import { createLogger } from '../src/logger.js';
 import { connectTemporal, type TemporalHandle } from '../src/temporal/client.js';
 import { ensureTemporalCli } from '../src/temporal/devserver.js';
-import { OUTBOX_LEASE_MS, OutboxRelay } from '../src/temporal/outbox.js';
+import { OUTBOX_LEASE_MS, OutboxRelay } from '../src/temporal/relay.js';
 import { tcpProxy } from './helpers/proxy.js';
 import { freePort, tempDir, testEnv } from './helpers/servers.js';
 import { incentiveExpiryWorkflowId, pingDef } from '../workflows/shared.js';
