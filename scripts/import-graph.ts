@@ -22,6 +22,8 @@ export interface GraphFigures {
 export interface Graph {
   files: string[];
   edges: [string, string][];
+  /** The same imports with how they are made: `import type` only, or a dynamic `import()`. */
+  imports: { from: string; to: string; typeOnly: boolean; dynamic: boolean }[];
 }
 
 export async function importGraph(roots = SOURCE_ROOTS): Promise<Graph> {
@@ -39,12 +41,20 @@ export async function importGraph(roots = SOURCE_ROOTS): Promise<Graph> {
   const output = result.output as ICruiseResult;
   const inside = (p: string) => roots.some((r) => p.startsWith(`${r}/`));
   const files = output.modules.map((m) => m.source).filter(inside);
-  const edges = output.modules
+  const imports = output.modules
     .filter((m) => inside(m.source))
     .flatMap((m) =>
-      m.dependencies.filter((d) => inside(d.resolved)).map((d) => [m.source, d.resolved] as [string, string]),
+      m.dependencies
+        .filter((d) => inside(d.resolved))
+        .map((d) => ({
+          from: m.source,
+          to: d.resolved,
+          typeOnly: d.dependencyTypes.includes('type-only'),
+          dynamic: d.dependencyTypes.includes('dynamic-import'),
+        })),
     );
-  return { files, edges };
+  const edges = imports.map((i) => [i.from, i.to] as [string, string]);
+  return { files, edges, imports };
 }
 
 /** Strongly connected sets of more than one node (Tarjan). */

@@ -7,7 +7,7 @@ import type { IIncentive, IPlan } from '../catalog/catalog.entities.js';
 import type { ICancelSession } from '../cancel-flows/cancel-flows.entities.js';
 import { templateSteps } from '../cancel-flows/engine.js';
 import { describeOffer } from '../cancel-flows/save-offers.js';
-import { sessionView } from '../cancel-flows/sessions.service.js';
+import { sessionView } from '../cancel-flows/cancel-flows.present.js';
 import type { ISubscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 
