@@ -116,11 +116,15 @@ export function figures(graph: Graph): GraphFigures {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const f = figures(await importGraph());
-  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(f, null, 2)}\n`);
+  const { violations } = await import('./boundaries.js');
+  const wrongWay = violations(await importGraph(['src', 'workflows', 'activities']));
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ ...f, wrongWay }, null, 2)}\n`);
   else {
     process.stdout.write(
       `files ${f.files}, imports ${f.imports}, rooms ${f.rooms}, arrows between rooms ${f.arrows}, ` +
-        `rooms importing each other ${f.bothWays} pairs, circles of files: ${f.circles.length ? f.circles.join(', ') : 'none'}\n` +
+        `rooms importing each other ${f.bothWays} pairs, circles of files: ${f.circles.length ? f.circles.join(', ') : 'none'}, ` +
+        `imports running the wrong way (scripts/boundaries.ts): ${wrongWay.length}\n` +
+        wrongWay.map((v) => `  ! ${v}\n`).join('') +
         f.bothWaysPairs.map((p) => `  ${p}\n`).join(''),
     );
   }
