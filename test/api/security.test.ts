@@ -8,13 +8,13 @@ import { purgeExpired } from '../../src/events/retention.js';
 import { routes } from '../../src/http/routes.js';
 import { REUSE_REASON } from '../../src/oauth/oauth.service.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
-import { startApi, stopped } from '../helpers/api-process.js';
+import { serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { mcpPost, mcpUrl, TOOLS_LIST } from '../helpers/mcp.js';
 import { mountRoutes } from '../helpers/mount.js';
 import { approveWith, pkce, postForm, REDIRECT } from '../helpers/oauth.js';
 import { forwardingProxy, rawRequest } from '../helpers/proxy.js';
-import { freePort, PAYPAL_TEST_CREDENTIALS, tempDir, testEnv } from '../helpers/servers.js';
+import { freePort, PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const em = () => testEnv().deps.orm.em.fork();
@@ -414,38 +414,26 @@ describe('limits across two API processes', function () {
   let a: string;
   let b: string;
   let paypal: Awaited<ReturnType<typeof forwardingProxy>>;
-  const procs: ReturnType<typeof startApi>[] = [];
+  const procs: Started[] = [];
 
   before(async function () {
     this.timeout(120_000);
-    const { config } = testEnv();
     paypal = await forwardingProxy(testEnv().paypal.baseUrl);
     const ports = [await freePort(), await freePort()];
-    const env = (port: number) => ({
-      DATABASE_URL: config.databaseUrl,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      ADMIN_API_KEY: ADMIN,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tempDir('offerkit-sec-'),
-      PAYPAL_BASE_URL: paypal.url,
-      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
-      AUTH_FAILURE_LIMIT: '5',
-      OAUTH_REGISTER_LIMIT: '5',
-      RATE_LIMIT_PER_SECOND: '20',
-      UPGRADE_SETTLE_INTERVAL_SECONDS: '600',
-      UPGRADE_LINKS_PER_HOUR: '3',
-    });
+    const env = (port: number) =>
+      serviceEnv(port, {
+        ADMIN_API_KEY: ADMIN,
+        PAYPAL_BASE_URL: paypal.url,
+        WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+        AUTH_FAILURE_LIMIT: '5',
+        OAUTH_REGISTER_LIMIT: '5',
+        RATE_LIMIT_PER_SECOND: '20',
+        UPGRADE_SETTLE_INTERVAL_SECONDS: '600',
+        UPGRADE_LINKS_PER_HOUR: '3',
+      });
     procs.push(startApi(env(ports[0])), startApi(env(ports[1])));
     [a, b] = ports.map((p) => `http://127.0.0.1:${p}`);
-    for (const p of procs) {
-      const end = Date.now() + 90_000;
-      while (!p.output().includes('API listening')) {
-        if (Date.now() > end || p.child.exitCode !== null) throw new Error(`API did not start:\n${p.output()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const p of procs) await waitForListening(p);
   });
   after(async () => {
     await Promise.all(procs.map((p) => stopped(p.child)));

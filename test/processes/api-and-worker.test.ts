@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import pg from 'pg';
 import { openOrm, type Orm } from '../../src/db/orm.js';
@@ -9,23 +6,10 @@ import { createLogger } from '../../src/logger.js';
 import { connectTemporal, type TemporalHandle } from '../../src/temporal/client.js';
 import { ensureTemporalCli } from '../../src/temporal/devserver.js';
 import { OUTBOX_LEASE_MS, OutboxRelay } from '../../src/temporal/outbox.js';
+import { serviceEnv, startApi, startWorker, stopped, waitForListening, waitForOutput } from '../helpers/processes.js';
 import { tcpProxy } from '../helpers/proxy.js';
 import { freePort, tempDir, testEnv } from '../helpers/servers.js';
 import { incentiveExpiryWorkflowId, pingDef } from '../../workflows/shared.js';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-function run(script: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  return { child, output: () => out };
-}
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000) {
   const end = Date.now() + ms;
@@ -35,34 +19,18 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 
   }
 }
 
-const stopped = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    if (child.exitCode !== null) return resolve(child.exitCode);
-    child.once('exit', (code) => resolve(code));
-    child.kill('SIGTERM');
-  });
-
 describe('separate API and worker processes (npm run start:api / start:worker)', function () {
   this.timeout(120_000);
 
   it('an API process and a worker process share external servers', async () => {
-    const { config } = testEnv();
     const port = await freePort();
     const queue = `offerkit-split-${process.pid}`;
-    const env = {
-      DATABASE_URL: config.databaseUrl,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TEMPORAL_TASK_QUEUE: queue,
-      ADMIN_API_KEY: 'adm_split',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tempDir('offerkit-split-'),
-    };
-    const api = run('src/api.ts', env);
-    const worker = run('src/worker.ts', env);
+    const env = serviceEnv(port, { ADMIN_API_KEY: 'adm_split', TEMPORAL_TASK_QUEUE: queue });
+    const api = startApi(env);
+    const worker = startWorker(env);
     try {
-      await until(() => api.output().includes('API listening'), 'API');
-      await until(() => worker.output().includes('worker running'), 'worker');
+      await waitForListening(api, 60_000);
+      await waitForOutput(worker, 'worker running', 60_000);
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(await health.json()).to.deep.include({ ok: true, database: 'ok', temporal: 'ok' });
       const created = await fetch(`http://127.0.0.1:${port}/apps`, {
@@ -111,21 +79,20 @@ describe('outbox claims of a process killed with SIGKILL (issue 29)', function (
     const proxy = await tcpProxy(config.temporalAddress);
     const port = await freePort();
     const queue = `offerkit-takeover-${process.pid}`;
-    const api = run('src/api.ts', {
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: proxy.address,
-      TEMPORAL_TASK_QUEUE: queue,
-      ADMIN_API_KEY: 'adm_takeover',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tempDir('offerkit-takeover-'),
-    });
+    const api = startApi(
+      serviceEnv(port, {
+        ADMIN_API_KEY: 'adm_takeover',
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: proxy.address,
+        TEMPORAL_TASK_QUEUE: queue,
+      }),
+    );
     let orm: Orm | undefined;
     let temporal: TemporalHandle | undefined;
     let relay: OutboxRelay | undefined;
     const workflowIds: string[] = [];
     try {
-      await until(() => api.output().includes('API listening'), 'API');
+      await waitForListening(api, 60_000);
       const call = async (method: string, p: string, token: string, body?: unknown) => {
         const res = await fetch(`http://127.0.0.1:${port}${p}`, {
           method,

@@ -5,9 +5,9 @@ import { loadApp } from '../../src/http/auth.js';
 import { ACK_CHANNEL, APPS_CHANNEL, CredentialCache, LISTENER_LOCK } from '../../src/http/credential-cache.js';
 import { createLogger } from '../../src/logger.js';
 import { createAccount, seedCatalog, type TestApp } from '../helpers/factories.js';
-import { startApi, stopped } from '../helpers/api-process.js';
+import { serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
 import { call } from '../helpers/http.js';
-import { freePort, tempDir, testEnv } from '../helpers/servers.js';
+import { freePort, testEnv } from '../helpers/servers.js';
 
 const em = () => testEnv().deps.orm.em.fork();
 
@@ -42,35 +42,23 @@ async function silentlySetKey(appId: string, key: string) {
 describe('credential cache across two API processes', function () {
   this.timeout(180_000);
   const ADMIN = 'adm_credential_cache';
-  const procs: ReturnType<typeof startApi>[] = [];
+  const procs: Started[] = [];
   let a: string;
   let b: string;
 
   before(async function () {
     this.timeout(120_000);
-    const { config } = testEnv();
     const ports = [await freePort(), await freePort()];
-    const env = (port: number) => ({
-      DATABASE_URL: config.databaseUrl,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      ADMIN_API_KEY: ADMIN,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tempDir('offerkit-cache-'),
-      // Old keys are sent on purpose after each rotation (401 each time, never a guess to lock out).
-      AUTH_FAILURE_LIMIT: '0',
-      CREDENTIAL_CACHE_TTL_SECONDS: '600',
-    });
+    const env = (port: number) =>
+      serviceEnv(port, {
+        ADMIN_API_KEY: ADMIN,
+        // Old keys are sent on purpose after each rotation (401 each time, never a guess to lock out).
+        AUTH_FAILURE_LIMIT: '0',
+        CREDENTIAL_CACHE_TTL_SECONDS: '600',
+      });
     procs.push(startApi(env(ports[0])), startApi(env(ports[1])));
     [a, b] = ports.map((p) => `http://127.0.0.1:${p}`);
-    for (const p of procs) {
-      const end = Date.now() + 90_000;
-      while (!p.output().includes('API listening')) {
-        if (Date.now() > end || p.child.exitCode !== null) throw new Error(`API did not start:\n${p.output()}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    for (const p of procs) await waitForListening(p);
   });
   after(async () => {
     await Promise.all(procs.map((p) => stopped(p.child)));

@@ -12,7 +12,7 @@ import { boundedPool } from '../../src/db/bounds.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
-import { startApi, stopped } from '../helpers/api-process.js';
+import { startApi, stopped, type Started } from '../helpers/processes.js';
 import { freeze, thaw } from '../helpers/freeze.js';
 import { freePort, tempDir } from '../helpers/servers.js';
 
@@ -286,7 +286,7 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
 
   describe('a real API process', () => {
     let temporal: DevServerHandle;
-    let api: ReturnType<typeof startApi>;
+    let api: Started;
     let base: string;
     let app: { id: string; api_key: string };
 

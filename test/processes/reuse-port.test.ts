@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { expect } from 'chai';
-import { startApi, stopped } from '../helpers/api-process.js';
-import { freePort, tempDir, testEnv } from '../helpers/servers.js';
+import { exited, serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
+import { freePort } from '../helpers/servers.js';
 
 /** GET /health on a connection of its own (no keep-alive), so the kernel places each request anew. */
 function healthOnNewConnection(port: number, requestId: string): Promise<number> {
@@ -18,36 +18,11 @@ function healthOnNewConnection(port: number, requestId: string): Promise<number>
   });
 }
 
-async function listening(p: ReturnType<typeof startApi>) {
-  const end = Date.now() + 90_000;
-  while (!p.output().includes('API listening')) {
-    if (Date.now() > end || p.child.exitCode !== null) throw new Error(`API did not start:\n${p.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function exited(p: ReturnType<typeof startApi>): Promise<number> {
-  if (p.child.exitCode !== null) return p.child.exitCode;
-  return new Promise((resolve) => p.child.once('exit', (code) => resolve(code ?? -1)));
-}
-
 describe('API_REUSE_PORT: several API processes on one port', function () {
   this.timeout(180_000);
-  const procs: ReturnType<typeof startApi>[] = [];
+  const procs: Started[] = [];
   let port: number;
-  const env = (reuse: boolean) => {
-    const { config } = testEnv();
-    return {
-      DATABASE_URL: config.databaseUrl,
-      TEMPORAL_ADDRESS: config.temporalAddress,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      ADMIN_API_KEY: 'adm_reuse_port',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATA_DIR: tempDir('offerkit-reuse-'),
-      API_REUSE_PORT: String(reuse),
-    };
-  };
+  const env = (reuse: boolean) => serviceEnv(port, { ADMIN_API_KEY: 'adm_reuse_port', API_REUSE_PORT: String(reuse) });
 
   before(async () => {
     port = await freePort();
@@ -58,9 +33,9 @@ describe('API_REUSE_PORT: several API processes on one port', function () {
 
   it('two processes share the port, connections reach both, and one alone goes on answering', async () => {
     procs.push(startApi(env(true)));
-    await listening(procs[0]);
+    await waitForListening(procs[0]);
     procs.push(startApi(env(true)));
-    await listening(procs[1]);
+    await waitForListening(procs[1]);
 
     const ids = Array.from({ length: 24 }, (_, i) => `reuse-${Date.now()}-${i}`);
     for (const id of ids) expect(await healthOnNewConnection(port, id)).to.equal(200);
