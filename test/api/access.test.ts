@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { access } from '../../src/access/access.service.js';
 import { poolOf, sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -44,9 +44,7 @@ describe('effective access (GET /plan, /full-plan)', () => {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
     await post(`${base}/incentives`, app.api_key, {
       id: 'partner',
       name: 'Partner deal',
@@ -200,8 +198,7 @@ describe('effective access (GET /plan, /full-plan)', () => {
     // An id with what an array literal quotes: braces, a comma, quotes, a backslash, NULL, spaces at both ends.
     const odd = ' we{ird}, "q" \\ NULL ';
     await createAccount(app, { id: odd, plan: 'free' });
-    const other = await createTestApp();
-    await seedCatalog(other);
+    const { app: other } = await seededApp();
     await createAccount(other, { id: 'a1', plan: 'free' });
 
     const em = testEnv().deps.orm.em.fork();

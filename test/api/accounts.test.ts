@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { eventsOf } from '../helpers/events.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
 import { sql } from '../../src/db/sql.js';
@@ -9,9 +9,7 @@ describe('accounts', () => {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
   });
 
   describe('POST /namespaces', () => {

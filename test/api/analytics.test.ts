@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -13,9 +13,7 @@ describe('analytics', () => {
   let app: TestApp;
   let base: string;
   before(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
     const usage = [
       { account_id: 'a', entitlement_id: 'api_calls', amount: 10, created_at: daysAgo(1) },
       { account_id: 'a', entitlement_id: 'api_calls', amount: 5, created_at: daysAgo(2) },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
-import { get, patch, post } from '../helpers/http.js';
+import { billingApp, type TestApp } from '../helpers/factories.js';
+import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -9,12 +9,7 @@ describe('plan checkout, plan changes and provider notifications', function () {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'ada', plan: 'free' });
-    await connectProvider(app);
-    await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+    ({ app, base } = await billingApp({ accounts: [{ id: 'ada', plan: 'free' }] }));
   });
   const sub = () => get(`${base}/namespaces/ada/subscription`, app.api_key).then((r) => r.body);
   const types = async (type: string) =>

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
 import { expirePlanChange } from '../../src/subscriptions/plan-changes.service.js';
 import { incentiveExpiryWorkflowId, pauseWorkflowId } from '../../workflows/shared.js';
-import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { ModelStandIn } from '../helpers/llm-standin.js';
@@ -69,9 +69,7 @@ describe('cancel flows and sessions', function () {
     post(`${base}/cancel-sessions/${id}/${action}`, as, body);
 
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
     await post(`${base}/plans`, app.api_key, {
       id: 'lite',
       name: 'Lite',

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { billingApp, createAccount, type TestApp } from '../helpers/factories.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -29,13 +29,7 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
   };
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await connectProvider(app);
-    await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
-    expect((await post(`${base}/offers`, app.api_key, offer)).status).to.equal(201);
-    expect((await post(`${base}/offers/spring/publish`, app.api_key)).status).to.equal(200);
+    ({ app, base } = await billingApp({ offer }));
   });
 
   const buy = (body: Record<string, unknown> = {}) =>

@@ -3,7 +3,7 @@ import { access } from '../../src/access/access.service.js';
 import { coalesced, setCoalesceInFlight } from '../../src/db/coalesce.js';
 import { sql } from '../../src/db/sql.js';
 import { change } from '../../src/usage/usage.service.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -164,9 +164,8 @@ describe('coalesced statements', () => {
   describe('usage add and effective access', () => {
     let app: TestApp;
     beforeEach(async () => {
-      app = await createTestApp();
-      await seedCatalog(app);
-      for (const id of ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8']) await createAccount(app, { id, plan: 'pro' });
+      const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7', 'c8'];
+      ({ app } = await seededApp({ accounts: ids.map((id) => ({ id, plan: 'pro' })) }));
     });
 
     it('adds on a few counters sent in every order: batches lock in one order, nothing deadlocks or is lost', async function () {

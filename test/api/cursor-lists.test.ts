@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { SecretClient } from '@offerkit/sdk';
 import { sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post, type Res } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -236,9 +236,7 @@ describe('cursor pages of the MCP call log', function () {
 describe('cursor pages of cancel sessions', function () {
   this.timeout(120_000);
   it('GET /apps/:appId/cancel-sessions pages with next_cursor, keeps its filters, rejects a bad cursor', async () => {
-    const app = await createTestApp();
-    const base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    const { app, base } = await seededApp();
     expect((await post(`${base}/cancel-flows`, app.api_key, { status: 'active' })).status).to.equal(201);
     const started: string[] = [];
     for (let i = 0; i < 5; i++) {

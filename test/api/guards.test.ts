@@ -11,7 +11,14 @@ import { READ_ONLY_APP } from '../../src/http/guard.js';
 import { routes } from '../../src/http/routes.js';
 import { people } from '../../src/people/auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import {
+  connectProvider,
+  createAccount,
+  createTestApp,
+  seedCatalog,
+  seededApp,
+  type TestApp,
+} from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { mcpPost } from '../helpers/mcp.js';
 import { openAuthorization, pkce, REDIRECT } from '../helpers/oauth.js';
@@ -84,9 +91,7 @@ const as = (cookie: string, method: string, p: string, body?: unknown) =>
   call(method, `/console/api${p}`, { body, headers: { Cookie: cookie, Origin: testEnv().baseUrl } });
 
 async function readOnlyApp(): Promise<TestApp> {
-  const app = await createTestApp();
-  await seedCatalog(app);
-  await createAccount(app, { id: 'acct_1', plan: 'pro' });
+  const { app } = await seededApp({ accounts: [{ id: 'acct_1', plan: 'pro' }] });
   const orgId = `ro_${++n}`;
   await post('/orgs', testEnv().adminKey, { id: orgId, app_ids: [app.id] });
   for (const change of await markWorkspaceReadOnly(em(), orgId)) await testEnv().deps.credentials.confirm(change);
@@ -603,8 +608,7 @@ describe('the guard layer', function () {
       const mounted = await defaults();
       try {
         await sql(em(), `delete from rate_limits where key like 'register%'`);
-        const app = await createTestApp();
-        await seedCatalog(app);
+        const { app } = await seededApp();
         let limited = 0;
         for (let round = 0; round < 3 && !limited; round++) {
           const res = await Promise.all(
@@ -637,8 +641,7 @@ describe('the guard layer', function () {
         } as Config,
       });
       try {
-        const app = await createTestApp();
-        await seedCatalog(app);
+        const { app } = await seededApp();
         await connectProvider(app);
         await call('PATCH', `/apps/${app.id}`, {
           token: app.api_key,

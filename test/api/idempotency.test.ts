@@ -3,7 +3,7 @@ import { sql } from '../../src/db/sql.js';
 import { purgeExpired } from '../../src/events/retention.js';
 import { IDEMPOTENCY_STALE_MS, idempotencyKeyOf } from '../../src/http/idempotency.js';
 import type { RouteDef } from '../../src/http/route.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, patch } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -14,10 +14,7 @@ describe('Idempotency-Key on POST', () => {
   let base: string;
   let u: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'a1', plan: 'pro' });
+    ({ app, base } = await seededApp({ accounts: [{ id: 'a1', plan: 'pro' }] }));
     u = `${base}/namespaces/a1/usage`;
   });
 
@@ -71,8 +68,7 @@ describe('Idempotency-Key on POST', () => {
     expect((await send(`${u}/api_calls/add`, 'shared')).body.count).to.equal(1);
     expect((await send(`${u}/api_calls/add`, 'shared', {}, app.public_key)).body.count).to.equal(2);
     expect((await send(`${u}/api_calls/add`, 'shared', {}, app.public_key)).body.count).to.equal(2);
-    const other = await createTestApp();
-    await seedCatalog(other);
+    const { app: other } = await seededApp();
     await createAccount(other, { id: 'a1', plan: 'pro' });
     const r = await call('POST', `/apps/${other.id}/namespaces/a1/usage/api_calls/add`, {
       token: other.api_key,

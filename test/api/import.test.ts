@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { eventsOf } from '../helpers/events.js';
 import { call, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -11,9 +11,7 @@ describe('POST /apps/:appId/import', function () {
   let base: string;
   const admin = () => testEnv().adminKey;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
   });
 
   it('imports backdated accounts and usage into history and counters, firing no events', async () => {

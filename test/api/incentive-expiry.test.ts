@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { incentiveExpiryWorkflowId, incentiveExpiryDef, type IncentiveExpiryState } from '../../workflows/shared.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { eventsOf } from '../helpers/events.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -16,9 +16,7 @@ describe('incentive expiry workflow', function () {
     testEnv().deps.temporal.client.workflow.getHandle(incentiveExpiryWorkflowId(app.id, accountId));
 
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
     await post(`${base}/incentives`, app.api_key, {
       id: 'promo',
       name: 'Promo',

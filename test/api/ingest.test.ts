@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -18,11 +18,12 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'a1', plan: 'pro' }); // api_calls 1,000 (allow), seats 5 (block)
-    await createAccount(app, { id: 'a2', plan: 'free' }); // seats 1
+    ({ app, base } = await seededApp({
+      accounts: [
+        { id: 'a1', plan: 'pro' }, // api_calls 1,000 (allow), seats 5 (block)
+        { id: 'a2', plan: 'free' }, // seats 1
+      ],
+    }));
   });
   const ingest = (events: unknown[], token = app.api_key) => post(`${base}/usage/events`, token, { events });
   const count = async (acct: string, ent: string) =>
@@ -160,8 +161,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
 
     // The race: the app's delete holds its row while a batch (already authenticated) runs; once the delete
     // commits, the batch finds no app (404) and has written nothing.
-    const other = await createTestApp();
-    await seedCatalog(other);
+    const { app: other } = await seededApp();
     await createAccount(other, { id: 'a1', plan: 'pro' });
     const pool = new (await import('pg')).default.Pool({ connectionString: testEnv().config.databaseUrl, max: 1 });
     const holder = await pool.connect();
@@ -272,9 +272,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
   describe('the same rules as one event at a time', () => {
     /** Two apps with the same catalog, accounts, a held reservation and a webhook endpoint on '*'. */
     const setUp = async (receiverUrl: string) => {
-      const a = await createTestApp();
-      const b = `/apps/${a.id}`;
-      await seedCatalog(a);
+      const { app: a, base: b } = await seededApp();
       await post(`${b}/incentives`, a.api_key, {
         id: 'partner',
         name: 'Partner',

@@ -2,7 +2,7 @@
 // 500 (or a silent success) before; each is a clear 4xx `{ error }` now, with nothing written.
 import http from 'node:http';
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -104,8 +104,7 @@ describe('Queries built from lists that can be empty', () => {
 describe('Stored free-form JSON limits', () => {
   let app: TestApp;
   before(async () => {
-    app = await createTestApp();
-    await seedCatalog(app);
+    ({ app } = await seededApp());
   });
 
   it('plan meta: 1,000 levels (accepted before, then re-sent in webhooks) is a 400, and nothing is written', async () => {
@@ -241,8 +240,7 @@ describe('Methods a path does not have', () => {
 
 describe('Offer ids in paths', () => {
   it('are normalized like plan and flow ids (GET /offers/Spring-Sale finds springsale); generated ids are kept', async () => {
-    const app = await createTestApp();
-    await seedCatalog(app);
+    const { app } = await seededApp();
     const made = await post(`/apps/${app.id}/offers`, app.api_key, {
       id: 'Spring-Sale',
       name: 'Spring sale',

@@ -4,7 +4,7 @@ import { EntityManager } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { lazyFork } from '../../src/db/lazy-em.js';
 import { prepared, sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog } from '../helpers/factories.js';
+import { createTestApp, seededApp } from '../helpers/factories.js';
 import { call } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -47,9 +47,7 @@ describe('the per-request entity manager forks on first ORM use (lazyFork)', () 
   });
 
   it('the hot routes (usage add, effective access) answer without a fork; a catalog read forks once', async () => {
-    const app = await createTestApp();
-    await seedCatalog(app);
-    await createAccount(app, { id: 'lazy', plan: 'pro' });
+    const { app } = await seededApp({ accounts: [{ id: 'lazy', plan: 'pro' }] });
     const root = testEnv().deps.orm.em;
     const fork = root.fork.bind(root);
     // Counts the forks made on the way through these routes' services (by the frames on the stack: other tests'

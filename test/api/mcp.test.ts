@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
 import { connectMcp, mcpPost, resultJson, resultText } from '../helpers/mcp.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -98,8 +98,7 @@ describe('MCP server', function () {
     return c;
   };
   beforeEach(async () => {
-    app = await createTestApp();
-    await seedCatalog(app);
+    ({ app } = await seededApp());
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));

@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { sql } from '../../src/db/sql.js';
 import { sha256 } from '../../src/oauth/tokens.js';
-import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
 import { mcpPost, mcpUrl, resultText, TOOLS_LIST } from '../helpers/mcp.js';
 import { approveWith, openAuthorization, pkce, postForm, REDIRECT, TestOAuthProvider } from '../helpers/oauth.js';
@@ -46,8 +46,7 @@ describe('OAuth 2.1 for MCP clients', function () {
   let app: TestApp;
   const clients: Client[] = [];
   beforeEach(async () => {
-    app = await createTestApp();
-    await seedCatalog(app);
+    ({ app } = await seededApp());
   });
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((c) => c.close()));

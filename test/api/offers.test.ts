@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -7,9 +7,7 @@ describe('offers', () => {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
   });
   const connect = () => connectProvider(app);
   const spring = {

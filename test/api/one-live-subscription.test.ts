@@ -2,15 +2,8 @@ import { expect } from 'chai';
 import { expireCheckout } from '../../src/checkouts/checkouts.service.js';
 import { sweepUntracked } from '../../src/subscriptions/untracked.service.js';
 import { checkoutWorkflowId } from '../../workflows/shared.js';
-import {
-  connectProvider,
-  createAccount,
-  createTestApp,
-  purchase,
-  seedCatalog,
-  type TestApp,
-} from '../helpers/factories.js';
-import { get, patch, post } from '../helpers/http.js';
+import { billingApp, createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
+import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -20,24 +13,16 @@ describe('one live subscription per account (issue 30)', function () {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await connectProvider(app);
-    await patch(base, app.api_key, { checkout_url: 'https://shop.example/pricing' });
-    expect(
-      (
-        await post(`${base}/offers`, app.api_key, {
-          id: 'launch',
-          name: 'Launch',
-          plans: [
-            { plan: 'pro', prices: [{ interval: 'month', amount: 19 }] },
-            { plan: 'scale', prices: [{ interval: 'month', amount: 89 }] },
-          ],
-        })
-      ).status,
-    ).to.equal(201);
-    expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+    ({ app, base } = await billingApp({
+      offer: {
+        id: 'launch',
+        name: 'Launch',
+        plans: [
+          { plan: 'pro', prices: [{ interval: 'month', amount: 19 }] },
+          { plan: 'scale', prices: [{ interval: 'month', amount: 89 }] },
+        ],
+      },
+    }));
   });
 
   const buy = (account: string, plan = 'pro', key = app.public_key) =>
@@ -179,9 +164,7 @@ describe('the reconciler and untracked provider subscriptions (issue 30)', funct
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
   });
   /** A checkout that expired here while its buyer still approved it at PayPal afterwards (or a pre-fix duplicate). */
   const approvedAfterExpiry = async (account: string, recordAs = account) => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { planChangeWorkflowId } from '../../workflows/shared.js';
-import { createTestApp, purchase, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { billingApp, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -11,10 +11,7 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await purchase(app, 'ada'); // Pro at $19/month through the offer `launch`
+    ({ app, base } = await billingApp({ purchases: ['ada'] })); // Pro at $19/month through the offer `launch`
   });
   const change = (body: Record<string, unknown>) =>
     post(`${base}/namespaces/ada/subscription/change`, app.api_key, {

@@ -5,7 +5,7 @@ import {
   reservationExpiryWorkflowId,
   type ReservationExpiryState,
 } from '../../workflows/shared.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -16,10 +16,11 @@ describe('usage reservations (reserve, commit, release, expiry)', function () {
   let base: string;
   let acct: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'a1', plan: 'pro' }); // seats: 5, blocking
+    ({ app, base } = await seededApp({
+      accounts: [
+        { id: 'a1', plan: 'pro' }, // seats: 5, blocking
+      ],
+    }));
     acct = `${base}/namespaces/a1`;
   });
 

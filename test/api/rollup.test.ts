@@ -10,7 +10,7 @@ import { sql } from '../../src/db/sql.js';
 import { loadApp } from '../../src/http/auth.js';
 import { iso } from '../../src/time.js';
 import { USAGE_ROLLUP_SCHEDULE_ID, USAGE_ROLLUP_WORKFLOW_ID } from '../../workflows/shared.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -231,9 +231,7 @@ describe('daily usage roll-up', function () {
   let ats: Date[];
 
   beforeEach(async () => {
-    app = await createTestApp();
-    await seedCatalog(app);
-    for (const id of ['a1', 'a2', 'a3']) await createAccount(app, { id, plan: 'scale' });
+    ({ app } = await seededApp({ accounts: ['a1', 'a2', 'a3'].map((id) => ({ id, plan: 'scale' })) }));
     now = new Date();
     ats = instants(now);
     // History over 420 days, with rows on each side of every midnight, and an entitlement deleted since.
@@ -428,8 +426,7 @@ describe('daily usage roll-up', function () {
 
   it('a run leaves an app with no usage since its last run where it is; its next usage moves it on', async () => {
     await withSchedulePaused(async () => {
-      const idle = await createTestApp();
-      await seedCatalog(idle);
+      const { app: idle } = await seededApp();
       await createAccount(idle, { id: 'a1', plan: 'scale' });
       await sql(
         em(),

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { SecretClient } from '@offerkit/sdk';
 import { sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, createTestApp, purchase, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post, type Res } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -60,9 +60,7 @@ describe('GET /apps/:appId/subscriptions', function () {
   };
 
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp());
   });
 
   it('lists real subscriptions newest first, each as the account subscription view plus account_id, with its pause', async () => {
@@ -150,8 +148,7 @@ describe('GET /apps/:appId/subscriptions', function () {
   });
 
   it("never shows another app's subscriptions, and another app's key cannot list this one", async () => {
-    const other = await createTestApp();
-    await seedCatalog(other);
+    const { app: other } = await seededApp();
     await insertSubscriptions(other, [
       { account: 'shared_id', at: '2026-01-05T00:00:00Z' },
       { account: 'theirs', at: '2026-01-06T00:00:00Z', status: 'paused' },

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
 import { pauseDef, pauseWorkflowId, type PauseState } from '../../workflows/shared.js';
-import { createAccount, createTestApp, purchase, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { billingApp, purchase, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -11,10 +11,7 @@ describe('subscriptions and pauses', function () {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'ada', plan: 'free' });
+    ({ app, base } = await billingApp({ accounts: [{ id: 'ada', plan: 'free' }] }));
   });
   const subPath = (a = 'ada') => `${base}/namespaces/${a}/subscription`;
   const providerStatus = async () => testEnv().paypal.subscription((await get(subPath(), app.api_key)).body.id)!.status;

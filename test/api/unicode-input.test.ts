@@ -3,7 +3,7 @@
 // driver turns it into U+FFFD in text. Every JSON body is checked once, where it is parsed (src/http/router.ts,
 // `illFormedPath` in src/http/validate.ts): a 400 naming the field, before credentials' routes run, nothing written.
 import { expect } from 'chai';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { mcpPost } from '../helpers/mcp.js';
 import { testEnv } from '../helpers/servers.js';
@@ -15,10 +15,7 @@ describe('Invalid Unicode text (lone surrogates) in request bodies', () => {
   let app: TestApp;
   let base: string;
   before(async () => {
-    app = await createTestApp('Unicode');
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'ada', plan: 'free' });
+    ({ app, base } = await seededApp({ name: 'Unicode', accounts: [{ id: 'ada', plan: 'free' }] }));
   });
 
   /** The JSON text the helpers send: JSON.stringify writes a lone surrogate as its escape. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -9,10 +9,7 @@ describe('the 402 body with offers and provider links', function () {
   let app: TestApp;
   let base: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'f1', plan: 'free' });
+    ({ app, base } = await seededApp({ accounts: [{ id: 'f1', plan: 'free' }] }));
     await post(`${base}/namespaces/f1/usage/seats/add`, app.api_key); // 1 of 1 seats
   });
   const connect = () => connectProvider(app);

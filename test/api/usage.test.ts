@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -9,10 +9,7 @@ describe('usage', () => {
   let base: string;
   let u: string;
   beforeEach(async () => {
-    app = await createTestApp();
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
-    await createAccount(app, { id: 'a1', plan: 'pro' });
+    ({ app, base } = await seededApp({ accounts: [{ id: 'a1', plan: 'pro' }] }));
     u = `${base}/namespaces/a1/usage`;
   });
 

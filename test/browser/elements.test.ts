@@ -6,11 +6,11 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { build } from '../../packages/elements/build.js';
 import { prepareElementsExample, type ExampleOptions } from '../../src/elements/example.js';
 import {
+  connectBilling,
   connectProvider,
   createAccount,
-  createTestApp,
   purchase,
-  seedCatalog,
+  seededApp,
   type TestApp,
 } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
@@ -90,9 +90,7 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
         problems.push(`console: ${m.text()} (${m.location().url})`);
     });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    app = await createTestApp('Elements shop');
-    base = `/apps/${app.id}`;
-    await seedCatalog(app);
+    ({ app, base } = await seededApp({ name: 'Elements shop' }));
   });
   afterEach(async () => {
     await context?.close();
@@ -348,8 +346,7 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
   );
 
   it('usage meter and paywall: bars against limits, then a real 402 shows the upgrade offer and its checkout link', async () => {
-    await connectProvider(app);
-    await patch(base, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+    await connectBilling(app);
     await createAccount(app, { id: 'cy', plan: 'free' });
     for (let i = 0; i < 85; i++) await post(`${base}/namespaces/cy/usage/api_calls/add`, app.api_key);
     // Chromium logs the 402 answer of the blocked usage call as a console error; that one is the point here.

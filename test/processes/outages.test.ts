@@ -11,15 +11,8 @@ import {
   reservationExpiryWorkflowId,
   type ReconcileResult,
 } from '../../workflows/shared.js';
-import {
-  connectProvider,
-  createAccount,
-  createTestApp,
-  purchase,
-  seedCatalog,
-  type TestApp,
-} from '../helpers/factories.js';
-import { call, get, patch, post, useBase } from '../helpers/http.js';
+import { connectBilling, createAccount, createTestApp, purchase, seededApp } from '../helpers/factories.js';
+import { call, get, post, useBase } from '../helpers/http.js';
 import { startIsolatedStack, type IsolatedStack } from '../helpers/isolated.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -53,8 +46,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
       const s = await start({ WEBHOOK_RETRY_SCHEDULE_MS: '2000,2000,2000,2000,2000,2000' });
       const receiver = await startReceiver((n) => ({ status: n === 0 ? 500 : 200, body: 'ok' }));
       try {
-        const app = await createTestApp();
-        await seedCatalog(app);
+        const { app } = await seededApp();
         expect(
           (await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['*'] })).status,
         ).to.equal(201);
@@ -94,11 +86,8 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
 
     it('a checkout approved at the provider while PostgreSQL is down is applied once when it is back', async () => {
       await start();
-      const app: TestApp = await createTestApp();
-      const base = `/apps/${app.id}`;
-      await seedCatalog(app);
-      await connectProvider(app);
-      await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+      const { app, base } = await seededApp();
+      await connectBilling(app);
       await post(`${base}/offers`, app.api_key, {
         id: 'launch',
         name: 'Launch',
@@ -166,8 +155,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
   describe('PostgreSQL stopped under load', () => {
     it('connections that die mid-transaction go back to the pool: every write answers once it is back', async () => {
       const s = await start({ DB_POOL_MAX: '4' });
-      const app = await createTestApp();
-      await seedCatalog(app);
+      const { app } = await seededApp();
       const write = (id: string) =>
         fetch(`${s.baseUrl}/apps/${app.id}/namespaces`, {
           method: 'POST',
@@ -220,8 +208,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         const s = await start({ DB_POOL_MAX: '4' });
         const receiver = await startReceiver();
         try {
-          const app = await createTestApp();
-          await seedCatalog(app);
+          const { app } = await seededApp();
           await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
           await s.stopTemporal();
           // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.
@@ -299,9 +286,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
       expect(schedule.spec.intervals?.[0].every).to.equal(600_000); // the spec's 10 minutes
       const receiver = await startReceiver((n) => ({ status: n === 0 ? 500 : 200 }));
       try {
-        const app = await createTestApp();
-        const base = `/apps/${app.id}`;
-        await seedCatalog(app);
+        const { app, base } = await seededApp();
         await post(`${base}/incentives`, app.api_key, { id: 'promo', name: 'Promo' });
         // A subscription (bought through the provider) to pause.
         await purchase(app, 'bob');

@@ -16,7 +16,7 @@ import {
   PublishableClient,
   SecretClient,
 } from '@offerkit/sdk';
-import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { seededApp, type TestApp } from '../helpers/factories.js';
 import { freePort, testEnv } from '../helpers/servers.js';
 
 interface Seen {
@@ -82,8 +82,7 @@ describe('SDK: errors, timeouts and retries', function () {
   let app: TestApp;
   let secret: SecretClient;
   before(async () => {
-    app = await createTestApp();
-    await seedCatalog(app);
+    ({ app } = await seededApp());
     secret = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: testEnv().baseUrl });
     await secret.accounts.create({ id: 'bob', plan: 'free' });
   });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createTestApp, seedCatalog } from '../helpers/factories.js';
+import { seededApp } from '../helpers/factories.js';
 import { readmeModule, readmePrelude } from '../helpers/readme.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -127,8 +127,7 @@ describe('SDK: the packed tarball installed into an empty project', function () 
       expect(checked.stdout, 'tsc output').to.equal('');
 
       // Runtime: plain Node imports it and talks to the real API.
-      const app = await createTestApp();
-      await seedCatalog(app);
+      const { app } = await seededApp();
       fs.writeFileSync(path.join(project, 'smoke.mjs'), smokeScript);
       const { stdout } = await run(process.execPath, ['smoke.mjs'], {
         cwd: project,

@@ -10,7 +10,7 @@ import {
   type WebhookEvent,
   type WebhookEventOf,
 } from '@offerkit/sdk';
-import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { seededApp, type TestApp } from '../helpers/factories.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -80,8 +80,7 @@ describe('SDK: webhook verification', function () {
     let app: TestApp;
     let receiver: Awaited<ReturnType<typeof startReceiver>>;
     before(async () => {
-      app = await createTestApp();
-      await seedCatalog(app);
+      ({ app } = await seededApp());
       receiver = await startReceiver();
     });
     after(() => receiver.close());
