@@ -44,7 +44,7 @@ if (MODE === 'soak') {
 }
 if (MODE === 'topology') {
   // `npm run chaos -- topology` (issue 34): the small version of `npm run topology`, on the real Temporal cluster with
-  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/topology.test.ts
+  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/processes/topology.test.ts
   // runs a smaller one in the suite.
   const small = {
     TOPOLOGY_ACCOUNTS: '60',
