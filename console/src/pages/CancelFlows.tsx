@@ -21,7 +21,7 @@ import type { CancelFlowsGetResponse, CancelFlowsPreviewOfferResponse } from '@o
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
-import { useDemo } from '../App';
+import { useDemo } from '../session';
 import { normalizeId, textProblem, uniqueId } from '../forms';
 import { ConfirmDialog, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { CancelFlowEditor, type StepBody } from './CancelFlowEditor';
