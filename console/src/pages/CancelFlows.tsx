@@ -1,4 +1,4 @@
-// Cancel flows: the list, the step editor (CancelFlowEditor.tsx: steps, branches, offer terms), a preview of the
+// Cancel flows: the list, the step editor (CancelFlowEditor/: steps, branches, offer terms), a preview of the
 // save offer for chosen answers, stats (save rate, reasons, offer results) as charts, and the flow's sessions.
 import { BarChart, DonutChart } from '@mantine/charts';
 import {
