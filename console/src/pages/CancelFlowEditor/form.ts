@@ -1,6 +1,7 @@
 // The cancel-flow editor's form: the state the fields edit, made from a stored flow, and turned back into the body
 // the API takes (only the fields each step's type has; blank numbers left out). Plain functions, no React, so they
-// are unit-tested (test/unit/cancel-flow-form.test.ts).
+// are unit-tested (test/unit/cancel-flow-form.test.ts). Relative imports name their `.js` file: the unit tests
+// type-check this module under the root tsconfig (NodeNext), and the console's bundler resolution accepts it too.
 import type {
   CancelFlowsCapabilitiesResponse,
   CancelFlowsGetResponse,

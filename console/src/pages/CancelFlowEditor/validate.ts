@@ -1,6 +1,7 @@
 // The cancel-flow editor's checks: the API schema's checks, field by field, so a person sees every problem at once
 // beside its field before saving. What only the whole flow can tell (reachability, a confirm step at the end of
-// every way) is the API's to say. Plain functions, no React (test/unit/cancel-flow-validate.test.ts).
+// every way) is the API's to say. Plain functions, no React (test/unit/cancel-flow-validate.test.ts); relative
+// imports name their `.js` file, as form.ts explains.
 import { intBetween, textProblem } from '../../forms.js';
 import type { FlowForm } from './form.js';
 
