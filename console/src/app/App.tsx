@@ -15,20 +15,20 @@ import {
 import { useDisclosure } from '@mantine/hooks';
 import { useCallback, useEffect, useState } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
-import { consoleApi, type Me } from './api';
-import { authClient } from './auth';
-import { AccountPage, AccountsPage } from './pages/Accounts';
-import { AnalyticsPage } from './pages/Analytics';
-import { AppPage, NewAppPage } from './pages/AppPage';
-import { BillingPage } from './pages/Billing';
-import { CancelFlowsPage } from './pages/CancelFlows';
-import { CatalogPage } from './pages/Catalog';
-import { McpPage } from './pages/Mcp';
-import { OffersPage } from './pages/Offers';
-import { ConsentPage } from './pages/Consent';
-import { InvitePage, SetupPage, SignInPage } from './pages/SignIn';
-import { WebhooksPage } from './pages/Webhooks';
-import { SessionProvider, useSession } from './session';
+import { consoleApi, type Me } from '../api';
+import { authClient } from '../auth';
+import { AccountPage, AccountsPage } from '../pages/Accounts';
+import { AnalyticsPage } from '../pages/Analytics';
+import { AppPage, NewAppPage } from '../pages/AppPage';
+import { BillingPage } from '../pages/Billing';
+import { CancelFlowsPage } from '../pages/CancelFlows';
+import { CatalogPage } from '../pages/Catalog';
+import { McpPage } from '../pages/Mcp';
+import { OffersPage } from '../pages/Offers';
+import { ConsentPage } from '../pages/Consent';
+import { InvitePage, SetupPage, SignInPage } from '../pages/SignIn';
+import { WebhooksPage } from '../pages/Webhooks';
+import { SessionProvider, useSession } from '../session';
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
