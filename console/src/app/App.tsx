@@ -13,34 +13,22 @@ import {
   Title,
 } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { createContext, useCallback, useContext, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { Link, Navigate, Route, Routes, useLocation, useNavigate, useParams } from 'react-router';
-import { consoleApi, type Me } from './api';
-import { authClient } from './auth';
-import { AccountPage, AccountsPage } from './pages/Accounts';
-import { AnalyticsPage } from './pages/Analytics';
-import { AppPage, NewAppPage } from './pages/AppPage';
-import { BillingPage } from './pages/Billing';
-import { CancelFlowsPage } from './pages/CancelFlows';
-import { CatalogPage } from './pages/Catalog';
-import { McpPage } from './pages/Mcp';
-import { OffersPage } from './pages/Offers';
-import { ConsentPage } from './pages/Consent';
-import { InvitePage, SetupPage, SignInPage } from './pages/SignIn';
-import { WebhooksPage } from './pages/Webhooks';
-
-interface Session {
-  me: Me;
-  reload: () => Promise<void>;
-}
-const SessionContext = createContext<Session | null>(null);
-export const useSession = () => useContext(SessionContext)!;
-
-/** Whether an app sits in the read-only demo workspace (its secret key refuses writes with 403). */
-export function useDemo(appId: string | undefined): boolean {
-  const { me } = useSession();
-  return me.workspaces.some((w) => w.demo && w.apps.some((a) => a.id === appId));
-}
+import { consoleApi, type Me } from '../api';
+import { authClient } from '../auth';
+import { AccountPage, AccountsPage } from '../pages/Accounts';
+import { AnalyticsPage } from '../pages/Analytics';
+import { AppPage, NewAppPage } from '../pages/AppPage';
+import { BillingPage } from '../pages/Billing';
+import { CancelFlowsPage } from '../pages/CancelFlows';
+import { CatalogPage } from '../pages/Catalog';
+import { McpPage } from '../pages/Mcp';
+import { OffersPage } from '../pages/Offers';
+import { ConsentPage } from '../pages/Consent';
+import { InvitePage, SetupPage, SignInPage } from '../pages/SignIn';
+import { WebhooksPage } from '../pages/Webhooks';
+import { SessionProvider, useSession } from '../session';
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -83,12 +71,12 @@ export function App() {
       </Routes>
     );
   return (
-    <SessionContext.Provider value={{ me, reload: load }}>
+    <SessionProvider session={{ me, reload: load }}>
       <Routes>
         <Route path="/oauth/consent" element={<ConsentPage />} />
         <Route path="*" element={<Shell />} />
       </Routes>
-    </SessionContext.Provider>
+    </SessionProvider>
   );
 }
 

@@ -1,3 +1,5 @@
+// The top of the console: the entry point (main.tsx) and the routes and shell (App.tsx), in a folder of their own
+// so that the modules every page imports (api, session, ui, forms) sit below the pages and never import them.
 import '@mantine/core/styles.css';
 import '@mantine/charts/styles.css';
 import { MantineProvider, createTheme } from '@mantine/core';
