@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
+import type { Ctx } from '../context.js';
 import type { IdempotencyKey } from './idempotency.js';
 
 /**
@@ -113,8 +114,23 @@ export interface McpTool {
   bodyArg?: string;
   /** Keys redacted anywhere in the result. */
   redact?: string[];
-  /** Calls URLs outside the service (webhook endpoints). */
+  /** Calls URLs outside the service (webhook endpoints, the payment provider): a dry run describes the call. */
   openWorld?: boolean;
+  /**
+   * Money the call starts (a checkout or a plan change), from its parsed input: counted against an MCP connection's
+   * spend cap, and what a dry run describes instead of calling the payment provider. Throws the route's own error
+   * when the call would fail (no price, no subscription).
+   */
+  spends?: (ctx: Ctx, params: Record<string, string>, body: unknown) => Promise<McpSpend>;
+  /** Usage the call records, from its parsed input: counted against the connection's usage cap of the entitlement. */
+  records?: (params: Record<string, string>, body: unknown) => { entitlementId: string; amount: number } | null;
+}
+
+/** What a tool's call would start, in money: the amount and currency, and a sentence for a dry run. */
+export interface McpSpend {
+  amount: number;
+  currency: string;
+  description: string;
 }
 
 type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;

@@ -12,10 +12,12 @@ import {
   deleteConnection,
   listConnections,
   recordKeyConnection,
+  setConnectionGuardrails,
   touchConnection,
 } from './connections.js';
+import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
 import { buildMcpServer } from './server.js';
-import { getSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
+import { getSettings, presentSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
 import { appCap, toolsOf } from './tools.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
@@ -81,8 +83,12 @@ async function handleMcp(
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;
-  if (caller.kind === 'oauth') connectionId = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
-  else if (initialize) {
+  let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
+  if (caller.kind === 'oauth') {
+    const conn = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
+    connectionId = conn?.id ?? null;
+    guardrails = conn?.guardrails ?? NO_GUARDRAILS;
+  } else if (initialize) {
     const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
     newSession = await recordKeyConnection(
       em,
@@ -92,7 +98,8 @@ async function handleMcp(
     );
     connectionId = newSession;
   } else if (s.headers['mcp-session-id']) {
-    connectionId = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
+    connectionId =
+      (await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']))?.id ?? null;
   }
 
   const server = buildMcpServer({
@@ -104,6 +111,9 @@ async function handleMcp(
     level: caller.kind === 'oauth' ? caller.level : null,
     connectionId,
     tools: toolsOf(s.routes),
+    // An OAuth connection holds its own caps; key sessions share the app's (a token always names its connection).
+    holder: caller.kind === 'oauth' ? { kind: 'connection', id: caller.connectionId } : { kind: 'keys' },
+    guardrails,
   });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
@@ -224,7 +234,7 @@ export const mcpRoutes = [
     summary: 'MCP settings',
     params: appIdParams,
     response: settingsSchema,
-    handler: (s) => getSettings(s.em, ctxOf(s).app.id),
+    handler: async (s) => presentSettings(s.em, ctxOf(s).app.id, await getSettings(s.em, ctxOf(s).app.id)),
   }),
   route({
     method: 'PATCH',
@@ -235,11 +245,18 @@ export const mcpRoutes = [
     summary: 'Change MCP settings',
     description:
       '`enabled` and `access_level` merge; `tool_overrides` replaces the old map (tool name to on/off; unknown ' +
-      'tool names are a 400).',
+      "tool names are a 400). `key_guardrails` sets the caps of the app's key-based MCP use (secret and admin key " +
+      'sessions together): `spend_cap` `{ amount, currency, period: day|month }` or null, and `usage_caps` ' +
+      '`[{ entitlement_id, amount, period }]` (replacing the list); an omitted field keeps its value.',
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
-    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+    handler: async (s) =>
+      presentSettings(
+        s.em,
+        ctxOf(s).app.id,
+        await updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+      ),
   }),
   route({
     method: 'GET',
@@ -252,6 +269,30 @@ export const mcpRoutes = [
     response: z.array(connectionSchema),
     handler: async (s) =>
       listConnections(s.em, ctxOf(s).app.id, appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id))),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/apps/:appId/mcp/connections/:connectionId',
+    sdk: 'mcp.updateConnection',
+    auth: ['A'],
+    tags,
+    summary: "Set an OAuth connection's guard-rails",
+    description:
+      '`guardrails.spend_cap` `{ amount, currency, period: day|month }` (or null: no cap) bounds the money the ' +
+      "connection's tools start in checkouts and plan changes per period; `guardrails.usage_caps` " +
+      '`[{ entitlement_id, amount, period }]` (replacing the list) bounds the usage they record per entitlement. ' +
+      "A field left out keeps its value. Key sessions share the app's `key_guardrails` (400 here).",
+    params: appIdParams.extend({ connectionId: z.string().min(1).max(255) }),
+    body: z.object({ guardrails: guardrailsInput }),
+    response: connectionSchema,
+    handler: async (s) =>
+      setConnectionGuardrails(
+        s.em,
+        ctxOf(s).app.id,
+        s.params.connectionId,
+        s.body.guardrails,
+        appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
+      ),
   }),
   route({
     method: 'DELETE',
