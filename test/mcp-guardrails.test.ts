@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { sql } from '../src/db/sql.js';
 import { DRY_RUN_DESCRIPTION } from '../src/mcp/tools.js';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from './helpers/factories.js';
@@ -451,6 +452,68 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       });
       expect(resultText(r)).to.equal('Error 400: dry_run: expected true or false');
       expect(await count('a1', 'api_calls')).to.equal(0);
+    });
+  });
+
+  describe('elicitation before destructive tools', () => {
+    /** An SDK client that declares elicitation and answers each question as told. */
+    async function asking(answer: (q: ElicitRequest['params']) => ElicitResult) {
+      const client = new Client({ name: 'asking', version: '1' }, { capabilities: { elicitation: {} } });
+      const asked: ElicitRequest['params'][] = [];
+      client.setRequestHandler(ElicitRequestSchema, async (req) => {
+        asked.push(req.params);
+        return answer(req.params);
+      });
+      await client.connect(
+        new StreamableHTTPClientTransport(mcpUrl(app.id), {
+          requestInit: { headers: { Authorization: `Bearer ${app.api_key}` } },
+        }),
+      );
+      clients.push(client);
+      return { client, asked };
+    }
+
+    it('accepted: the person is asked what will be deleted, then it is', async () => {
+      const { client, asked } = await asking(() => ({ action: 'accept', content: { confirm: true } }));
+      const r = await client.callTool({ name: 'delete_plan', arguments: { planId: 'scale' } });
+      expect(r.isError, resultText(r)).to.equal(false);
+      expect(asked).to.have.length(1);
+      expect(asked[0].message).to.match(
+        /wants to run delete_plan \(.*\) with planId "scale" in app .* cannot be undone/,
+      );
+      expect((asked[0] as { requestedSchema: { required: string[] } }).requestedSchema.required).to.deep.equal([
+        'confirm',
+      ]);
+      expect((await get(`/apps/${app.id}/plans/scale`, app.api_key)).status).to.equal(404);
+      // Writes that are not destructive, and dry runs of destructive ones, are not asked.
+      await client.callTool({ name: 'update_plan', arguments: { planId: 'pro', name: 'Pro 2' } });
+      const dry = await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal', dry_run: true } });
+      expect(structured(dry).dry_run!.would, resultText(dry)).to.equal('succeed');
+      expect(asked).to.have.length(1);
+    });
+
+    it('declined, cancelled or not confirmed: nothing is deleted and the result says why', async () => {
+      for (const [answer, why] of [
+        [{ action: 'decline' }, 'the person chose decline'],
+        [{ action: 'cancel' }, 'the person chose cancel'],
+        [{ action: 'accept', content: { confirm: false } }, 'the person did not tick confirm'],
+      ] as [ElicitResult, string][]) {
+        const { client, asked } = await asking(() => answer);
+        const r = await client.callTool({ name: 'delete_account', arguments: { accountId: 'a1' } });
+        expect(asked).to.have.length(1);
+        expect(r.isError).to.equal(true);
+        expect(resultText(r)).to.equal(
+          `Not done: delete_account needs the person's confirmation and ${why}. Nothing was changed.`,
+        );
+        expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(200);
+      }
+      const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
+      expect(logged).to.include({ tool: 'delete_account', status: 403, is_error: true });
+      // A client that did not declare elicitation is not asked (its host confirms by the destructive hint).
+      const plain = await connect();
+      const done = await plain.callTool({ name: 'delete_account', arguments: { accountId: 'a1' } });
+      expect(done.isError, resultText(done)).to.equal(false);
+      expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(404);
     });
   });
 });

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
@@ -75,8 +76,11 @@ export class Reply<B = unknown> {
   ) {}
 }
 
-/** A body that is not JSON: a page or a file (with its content type), or none (a redirect, an empty 202). */
-export type RawBody = string | Uint8Array | null;
+/**
+ * A body that is not JSON: a page or a file (with its content type), an event stream (the MCP endpoint asking the
+ * person before a destructive tool), or none (a redirect, an empty 202).
+ */
+export type RawBody = string | Uint8Array | Readable | null;
 
 /** An answer a route documents besides its JSON body at its success status. */
 export interface ReplyDoc {

@@ -135,21 +135,22 @@ export async function recordKeyConnection(
   appId: string,
   kind: 'secret_key' | 'admin_key',
   name: string,
+  elicitation = false,
 ): Promise<string> {
   const label = name.slice(0, 200) || 'MCP client';
   const [row] = await sql<{ id: string }>(
     em,
     `with reused as (
-       update mcp_connections set last_used_at = now()
+       update mcp_connections set last_used_at = now(), elicitation = $5
         where id = (select id from mcp_connections where app_id = $2 and kind = $3 and name = $4
                      order by last_used_at desc nulls last limit 1)
         returning id)
      , made as (
-       insert into mcp_connections (id, app_id, kind, name, last_used_at)
-       select $1, $2, $3, $4, now() where not exists (select 1 from reused)
+       insert into mcp_connections (id, app_id, kind, name, last_used_at, elicitation)
+       select $1, $2, $3, $4, now(), $5 where not exists (select 1 from reused)
        returning id)
      select id from reused union all select id from made`,
-    [newConnectionId(), appId, kind, label],
+    [newConnectionId(), appId, kind, label, elicitation],
   );
   // Concurrent initializes prune at once: each skips the rows another is deleting (no waits, no deadlock between
   // two deletes locking the same rows in another order), and the last to start sees every row made before it, so
@@ -171,11 +172,11 @@ export async function touchConnection(
   appId: string,
   id: string,
   kinds: ConnectionKind[],
-): Promise<{ id: string; guardrails: Guardrails | null } | null> {
-  const [row] = await sql<{ id: string; guardrails: Guardrails | null }>(
+): Promise<{ id: string; guardrails: Guardrails | null; elicitation: boolean } | null> {
+  const [row] = await sql<{ id: string; guardrails: Guardrails | null; elicitation: boolean }>(
     em,
     `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3)
-      returning id, guardrails`,
+      returning id, guardrails, elicitation`,
     [id, appId, kinds],
   );
   return row ?? null;

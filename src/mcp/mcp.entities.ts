@@ -51,6 +51,8 @@ export const McpConnection = defineEntity({
     person: p.boolean().default(false),
     /** Agent guard-rails (spend cap, usage caps), set at consent or by an operator. */
     guardrails: p.json<Guardrails>().nullable(),
+    /** The client declared MCP elicitation at its last initialize: destructive tools ask the person first. */
+    elicitation: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     /** Why and when the connection's tokens were revoked (e.g. a refresh token used twice). */

@@ -65,6 +65,7 @@ function page(title: string, body: string): string {
   fieldset { border: 1px solid #ccd; border-radius: 6px; margin: 1rem 0; }
   label { display: block; margin: .4rem 0; }
   .hint { display: block; color: #555; font-size: .9rem; margin-left: 1.6rem; }
+  details { margin: 1rem 0; }
   input[type=password], select { width: 100%; padding: .5rem; font: inherit; box-sizing: border-box; }
   button { font: inherit; padding: .55rem 1.2rem; margin-right: .5rem; border-radius: 6px; border: 1px solid #334; cursor: pointer; }
   button.primary { background: #1f4fd1; color: #fff; border-color: #1f4fd1; }
@@ -180,6 +181,21 @@ ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
     <legend>Access level</legend>
     ${levels}
   </fieldset>
+  <details>
+    <summary>Limits for this assistant (optional)</summary>
+    <fieldset>
+      <legend>Spend cap: money in checkout links and plan changes it may start</legend>
+      <label>Amount <input name="spend_amount" inputmode="decimal" size="8" placeholder="no cap"></label>
+      <label>Currency <input name="spend_currency" size="4" maxlength="3" value="USD"></label>
+      <label>Per <select name="spend_period"><option value="month">month</option><option value="day">day</option></select></label>
+    </fieldset>
+    <fieldset>
+      <legend>Usage cap: usage it may record for one entitlement</legend>
+      <label>Entitlement id <input name="usage_entitlement" size="16" placeholder="no cap"></label>
+      <label>Amount <input name="usage_amount" inputmode="numeric" size="8"></label>
+      <label>Per <select name="usage_period"><option value="day">day</option><option value="month">month</option></select></label>
+    </fieldset>
+  </details>
   <p>
     <button type="submit" name="decision" value="approve" class="primary">Approve</button>
     <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>
