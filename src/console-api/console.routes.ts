@@ -15,6 +15,7 @@ import { roleAtLeast } from '../http/guard.js';
 import { Reply, ROLES, route, type Role, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';
 import { getSettings, levelSchema } from '../mcp/settings.js';
+import { guardrailsInput } from '../mcp/guardrails.js';
 import { appCap, lower, toolsOf } from '../mcp/tools.js';
 import * as oauth from '../oauth/oauth.service.js';
 import {
@@ -56,7 +57,11 @@ const setupBody = z.object({
 });
 const appBody = z.object({ name });
 const inviteBody = z.object({ email, role: z.enum(['viewer', 'member', 'admin']).default('member') });
-const consentBody = z.object({ access_level: levelSchema, app_id: z.string().min(1).max(255).optional() });
+const consentBody = z.object({
+  access_level: levelSchema,
+  app_id: z.string().min(1).max(255).optional(),
+  guardrails: guardrailsInput.optional(),
+});
 /** A new person gives a name and password; a person signed in with the invited address gives nothing. */
 const acceptBody = z.object({ name: name.optional(), password: password.optional() });
 const workspaceParams = z.object({ workspaceId: z.string().min(1).max(255) });
@@ -456,7 +461,12 @@ export const consoleRoutes = [
       return oauth.approveRequest(
         s.em,
         s.params.requestId,
-        { user: userOf(person), access_level: s.body.access_level, app_id: s.body.app_id },
+        {
+          user: userOf(person),
+          access_level: s.body.access_level,
+          app_id: s.body.app_id,
+          guardrails: s.body.guardrails,
+        },
         s.origin,
         toolsOf(s.routes),
         true,

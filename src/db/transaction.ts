@@ -73,5 +73,27 @@ export async function inTransaction<T>(
   return result;
 }
 
+/** What ends a dry run's transaction: the change is thrown away, the result kept. */
+class DryRunRollback extends Error {}
+
+/**
+ * Runs `fn` in a transaction that is always rolled back (an MCP tool's `dry_run`): the changes, their event and
+ * outbox rows go, and the Temporal commands queued inside join this transaction's list, which is never dispatched.
+ * An error of `fn` comes out as it is (the refusal the call would meet).
+ */
+export async function rolledBack<T>(em: EntityManager, fn: (em: EntityManager) => Promise<T>): Promise<T> {
+  let out: { value: T } | undefined;
+  await em
+    .transactional(async (inner) => {
+      outerEntries.set(inner.getTransactionContext() as object, []);
+      out = { value: await fn(inner) };
+      throw new DryRunRollback();
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof DryRunRollback)) throw err;
+    });
+  return out!.value;
+}
+
 /** Outbox entries of each open outermost transaction, by its transaction context. */
 const outerEntries = new WeakMap<object, { id: number }[]>();

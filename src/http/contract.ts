@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import type { ReplyDoc, RouteDef } from './route.js';
@@ -65,6 +66,11 @@ function typeMatches(doc: ReplyDoc, contentType: string): boolean {
 export function contractProblem(def: RouteDef | undefined, answer: Answer): string | null {
   const { status, contentType, body } = answer;
   if (status === 204 || status === 304) return null;
+  // An event stream (the MCP endpoint's answer to a call that asks the person first): JSON-RPC messages as events.
+  if (body instanceof Readable)
+    return def?.transport === 'mcp' && status === 200 && contentType === 'text/event-stream'
+      ? null
+      : `${status} streamed ${contentType || 'a body'} from a route that does not stream`;
   const doc = def ? documented(def, status) : undefined;
   if (status >= 400) {
     if (isRaw(body) && doc && typeMatches(doc, contentType)) return null;

@@ -19,6 +19,7 @@ export function page(title: string, body: string): string {
   fieldset { border: 1px solid #ccd; border-radius: 6px; margin: 1rem 0; }
   label { display: block; margin: .4rem 0; }
   .hint { display: block; color: #555; font-size: .9rem; margin-left: 1.6rem; }
+  details { margin: 1rem 0; }
   input[type=password], select { width: 100%; padding: .5rem; font: inherit; box-sizing: border-box; }
   button { font: inherit; padding: .55rem 1.2rem; margin-right: .5rem; border-radius: 6px; border: 1px solid #334; cursor: pointer; }
   button.primary { background: #1f4fd1; color: #fff; border-color: #1f4fd1; }

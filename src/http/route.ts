@@ -1,7 +1,9 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
+import type { Ctx } from '../context.js';
 import type { IdempotencyKey } from './idempotency.js';
 
 /**
@@ -74,8 +76,11 @@ export class Reply<B = unknown> {
   ) {}
 }
 
-/** A body that is not JSON: a page or a file (with its content type), or none (a redirect, an empty 202). */
-export type RawBody = string | Uint8Array | null;
+/**
+ * A body that is not JSON: a page or a file (with its content type), an event stream (the MCP endpoint asking the
+ * person before a destructive tool), or none (a redirect, an empty 202).
+ */
+export type RawBody = string | Uint8Array | Readable | null;
 
 /** An answer a route documents besides its JSON body at its success status. */
 export interface ReplyDoc {
@@ -113,8 +118,23 @@ export interface McpTool {
   bodyArg?: string;
   /** Keys redacted anywhere in the result. */
   redact?: string[];
-  /** Calls URLs outside the service (webhook endpoints). */
+  /** Calls URLs outside the service (webhook endpoints, the payment provider): a dry run describes the call. */
   openWorld?: boolean;
+  /**
+   * Money the call starts (a checkout or a plan change), from its parsed input: counted against an MCP connection's
+   * spend cap, and what a dry run describes instead of calling the payment provider. Throws the route's own error
+   * when the call would fail (no price, no subscription).
+   */
+  spends?: (ctx: Ctx, params: Record<string, string>, body: unknown) => Promise<McpSpend>;
+  /** Usage the call records, from its parsed input: counted against the connection's usage cap of the entitlement. */
+  records?: (params: Record<string, string>, body: unknown) => { entitlementId: string; amount: number } | null;
+}
+
+/** What a tool's call would start, in money: the amount and currency, and a sentence for a dry run. */
+export interface McpSpend {
+  amount: number;
+  currency: string;
+  description: string;
 }
 
 type Infer<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;

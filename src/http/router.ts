@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import { lazyFork } from '../db/lazy-em.js';
 import { authenticate, bearer, type Identity } from './credentials.js';
@@ -99,11 +100,13 @@ export async function runRoute(
     identity?: Identity;
     /** Counts credentials that matched nothing, and admits recognized callers (src/security/admission.ts). */
     admission?: RouteAdmission;
+    /** The entity manager to run in (an MCP dry run's rolled-back transaction); else a fresh fork. */
+    em?: EntityManager;
   },
   deps: Deps,
 ): Promise<Reply> {
   checkPathParams(input.params);
-  const em = lazyFork(deps.orm.em);
+  const em = input.em ?? lazyFork(deps.orm.em);
   const headers = input.headers ?? {};
   const { caller, app } = await authenticate(def, input.params, input.credential, em, deps, {
     surface: input.surface ?? 'api',

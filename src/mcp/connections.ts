@@ -1,10 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
-import { notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
-import type { ConnectionKind, Level } from './mcp.entities.js';
+import type { ConnectionKind, Guardrails, Level } from './mcp.entities.js';
+import { guardrailsView, NO_GUARDRAILS, viewGuardrails, type GuardrailsInput, mergeGuardrails } from './guardrails.js';
 import { covers } from './settings.js';
 
 /**
@@ -33,6 +34,11 @@ export const connectionSchema = z.object({
   calls_last_7_days: z.number(),
   /** Set when the connection's tokens were revoked by the service (e.g. a refresh token used twice). */
   cut_off: z.object({ at: z.string(), reason: z.string() }).nullable(),
+  /**
+   * An OAuth connection's guard-rails (spend cap, usage caps) with what it used in the current period; null for key
+   * sessions, which share the app's key guard-rails (the MCP settings).
+   */
+  guardrails: guardrailsView.nullable(),
 });
 
 interface Row {
@@ -48,6 +54,7 @@ interface Row {
   last_used_at: Date | null;
   cut_off_at: Date | null;
   cut_off_reason: string | null;
+  guardrails: Guardrails | null;
   calls: string | number;
 }
 
@@ -61,7 +68,11 @@ export async function listConnections(em: EntityManager, appId: string, cap: Lev
       order by c.last_used_at desc nulls last, c.created_at desc, c.id`,
     [appId],
   );
-  return rows.map((r) => ({
+  return Promise.all(rows.map((r) => presentConnection(em, appId, r, cap)));
+}
+
+async function presentConnection(em: EntityManager, appId: string, r: Row, cap: Level) {
+  return {
     id: r.id,
     kind: r.kind,
     name: r.name,
@@ -73,13 +84,48 @@ export async function listConnections(em: EntityManager, appId: string, cap: Lev
     last_used_at: iso(r.last_used_at),
     calls_last_7_days: Number(r.calls),
     cut_off: r.cut_off_at ? { at: iso(r.cut_off_at)!, reason: r.cut_off_reason ?? '' } : null,
-  }));
+    guardrails:
+      r.kind === 'oauth' ? await viewGuardrails(em, appId, { kind: 'connection', id: r.id }, r.guardrails) : null,
+  };
+}
+
+/**
+ * Sets an OAuth connection's guard-rails (an operator): the fields sent replace theirs, in one statement (`||` on
+ * the stored object), so two changes of different caps do not undo each other. Key sessions share the app's key
+ * guard-rails (400: change them in the MCP settings).
+ */
+export async function setConnectionGuardrails(
+  em: EntityManager,
+  appId: string,
+  id: string,
+  input: GuardrailsInput,
+  cap: Level,
+) {
+  const changes = mergeGuardrails({ ...NO_GUARDRAILS }, input);
+  const sent = Object.fromEntries(Object.keys(input).map((k) => [k, changes[k as keyof Guardrails]]));
+  const [row] = await sql<Row>(
+    em,
+    `update mcp_connections
+        set guardrails = coalesce(guardrails, '{"spend_cap": null, "usage_caps": []}'::jsonb) || $3::jsonb
+      where app_id = $1 and id = $2 and kind = 'oauth'
+      returning *, (select count(*) from mcp_calls m where m.connection_id = mcp_connections.id
+                     and m.created_at > now() - interval '7 days') as calls`,
+    [appId, id, JSON.stringify(sent)],
+  );
+  if (row) return presentConnection(em, appId, row, cap);
+  const [other] = await sql(em, 'select 1 from mcp_connections where app_id = $1 and id = $2', [appId, id]);
+  if (other)
+    throw badRequest(
+      "guardrails: a key session shares the app's key guard-rails; set key_guardrails in the MCP settings instead",
+    );
+  throw notFound('Connection');
 }
 
 /** Removes a connection: its tokens and pending codes go with it (foreign keys), so it is cut off on its next call. */
 export async function deleteConnection(em: EntityManager, appId: string, id: string) {
   const rows = await sql(em, 'delete from mcp_connections where app_id = $1 and id = $2 returning id', [appId, id]);
   if (rows.length === 0) throw notFound('Connection');
+  await sql(em, 'delete from mcp_cap_counters where app_id = $1 and holder = $2', [appId, id]);
   return { deleted: true as const, id };
 }
 
@@ -89,21 +135,22 @@ export async function recordKeyConnection(
   appId: string,
   kind: 'secret_key' | 'admin_key',
   name: string,
+  elicitation = false,
 ): Promise<string> {
   const label = name.slice(0, 200) || 'MCP client';
   const [row] = await sql<{ id: string }>(
     em,
     `with reused as (
-       update mcp_connections set last_used_at = now()
+       update mcp_connections set last_used_at = now(), elicitation = $5
         where id = (select id from mcp_connections where app_id = $2 and kind = $3 and name = $4
                      order by last_used_at desc nulls last limit 1)
         returning id)
      , made as (
-       insert into mcp_connections (id, app_id, kind, name, last_used_at)
-       select $1, $2, $3, $4, now() where not exists (select 1 from reused)
+       insert into mcp_connections (id, app_id, kind, name, last_used_at, elicitation)
+       select $1, $2, $3, $4, now(), $5 where not exists (select 1 from reused)
        returning id)
      select id from reused union all select id from made`,
-    [newConnectionId(), appId, kind, label],
+    [newConnectionId(), appId, kind, label, elicitation],
   );
   // Concurrent initializes prune at once: each skips the rows another is deleting (no waits, no deadlock between
   // two deletes locking the same rows in another order), and the last to start sees every row made before it, so
@@ -125,11 +172,12 @@ export async function touchConnection(
   appId: string,
   id: string,
   kinds: ConnectionKind[],
-): Promise<string | null> {
-  const [row] = await sql<{ id: string }>(
+): Promise<{ id: string; guardrails: Guardrails | null; elicitation: boolean } | null> {
+  const [row] = await sql<{ id: string; guardrails: Guardrails | null; elicitation: boolean }>(
     em,
-    `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3) returning id`,
+    `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3)
+      returning id, guardrails, elicitation`,
     [id, appId, kinds],
   );
-  return row?.id ?? null;
+  return row ?? null;
 }

@@ -2,6 +2,18 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 
 export type Level = 'read' | 'write' | 'full';
 
+/** A cap's period: the UTC day or the UTC calendar month it counts in. */
+export type CapPeriod = 'day' | 'month';
+
+/**
+ * Agent guard-rails of an OAuth connection (or of the app's key-based MCP use): money its tools may start (checkouts,
+ * plan changes) and usage they may record per entitlement, per period. Null or absent caps: no cap.
+ */
+export interface Guardrails {
+  spend_cap: { amount: number; currency: string; period: CapPeriod } | null;
+  usage_caps: { entitlement_id: string; amount: number; period: CapPeriod }[];
+}
+
 export const McpSettings = defineEntity({
   name: 'McpSettings',
   tableName: 'mcp_settings',
@@ -10,6 +22,8 @@ export const McpSettings = defineEntity({
     enabled: p.boolean().default(true),
     accessLevel: p.string().$type<Level>().default('write'),
     toolOverrides: p.json<Record<string, boolean>>(),
+    /** Guard-rails of the app's key-based MCP use (secret and admin key sessions share them). */
+    keyGuardrails: p.json<Guardrails>().nullable(),
     updatedAt: p
       .datetime()
       .onCreate(() => new Date())
@@ -35,6 +49,10 @@ export const McpConnection = defineEntity({
     accessLevel: p.string().$type<Level>().nullable(),
     /** Approved by a person (console): works only while their role on the app's workspace allows its level. */
     person: p.boolean().default(false),
+    /** Agent guard-rails (spend cap, usage caps), set at consent or by an operator. */
+    guardrails: p.json<Guardrails>().nullable(),
+    /** The client declared MCP elicitation at its last initialize: destructive tools ask the person first. */
+    elicitation: p.boolean().default(false),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     /** Why and when the connection's tokens were revoked (e.g. a refresh token used twice). */

@@ -6,17 +6,22 @@ import { AppError, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
-import { callSchema, callsQuery, listCalls } from './calls.js';
+import { callSchema, callsQuery, listCalls, logCall } from './calls.js';
 import {
   connectionSchema,
   deleteConnection,
   listConnections,
   recordKeyConnection,
+  setConnectionGuardrails,
   touchConnection,
 } from './connections.js';
+import { ask, deliverAnswers, sseEvent } from './elicitation.js';
+import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
+import { sql } from '../db/sql.js';
+import { PassThrough } from 'node:stream';
 import { buildMcpServer } from './server.js';
-import { getSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
-import { appCap, toolsOf } from './tools.js';
+import { getSettings, presentSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
+import { appCap, denial, toolsOf, type Tool } from './tools.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
 const tags = ['MCP'];
@@ -58,6 +63,9 @@ const refused = (description: string) => ({ description, schema: z.union([errorS
 
 type Message = { method?: string; params?: Record<string, unknown> };
 
+const declaresElicitation = (initialize: Message) =>
+  !!(initialize.params?.capabilities as { elicitation?: unknown } | undefined)?.elicitation;
+
 async function handleMcp(
   s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
 ): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
@@ -81,21 +89,40 @@ async function handleMcp(
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;
-  if (caller.kind === 'oauth') connectionId = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
-  else if (initialize) {
+  let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
+  let elicits = false;
+  if (caller.kind === 'oauth') {
+    const conn = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
+    connectionId = conn?.id ?? null;
+    guardrails = conn?.guardrails ?? NO_GUARDRAILS;
+    elicits = conn?.elicitation ?? false;
+  } else if (initialize) {
     const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
     newSession = await recordKeyConnection(
       em,
       app.id,
       caller.kind === 'admin' ? 'admin_key' : 'secret_key',
       typeof clientInfo.name === 'string' ? clientInfo.name : 'MCP client',
+      declaresElicitation(initialize),
     );
     connectionId = newSession;
   } else if (s.headers['mcp-session-id']) {
-    connectionId = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
+    const session = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
+    connectionId = session?.id ?? null;
+    elicits = session?.elicitation ?? false;
   }
+  // Whether an OAuth connection's client can be asked (MCP elicitation) is what it declared at its last
+  // `initialize` (a key session's is recorded with the session); the row is written only when that changes.
+  if (initialize && caller.kind === 'oauth' && connectionId)
+    await sql(em, 'update mcp_connections set elicitation = $2 where id = $1 and elicitation <> $2', [
+      connectionId,
+      declaresElicitation(initialize),
+    ]);
+  // The person's answer to a question a destructive call asked (a JSON-RPC response): handed to that call.
+  const who = { appId: app.id, connectionId };
+  if (messages.every((m) => m.method === undefined) && deliverAnswers(messages, who)) return new Reply(202, '');
 
-  const server = buildMcpServer({
+  const context = {
     deps,
     app,
     requestId: s.requestId,
@@ -104,7 +131,43 @@ async function handleMcp(
     level: caller.kind === 'oauth' ? caller.level : null,
     connectionId,
     tools: toolsOf(s.routes),
-  });
+    // An OAuth connection holds its own caps; key sessions share the app's (a token always names its connection).
+    holder:
+      caller.kind === 'oauth' ? { kind: 'connection' as const, id: caller.connectionId } : { kind: 'keys' as const },
+    guardrails,
+  };
+  const sessionHeader: Record<string, string> = newSession ? { 'Mcp-Session-Id': newSession } : {};
+
+  // A destructive tool called by a client that can be asked: the answer is an event stream that asks the person
+  // first (`elicitation/create`), then carries the call's result, or says it was declined.
+  const call = !Array.isArray(s.body) && messages[0].method === 'tools/call' ? messages[0] : null;
+  const tool = call ? context.tools.find((t) => t.name === call.params?.name) : undefined;
+  const args = (call?.params?.arguments ?? {}) as Record<string, unknown>;
+  if (
+    elicits &&
+    tool?.annotations.destructiveHint === true &&
+    args.dry_run !== true &&
+    denial(tool, settings, context.level) === null
+  ) {
+    const stream = new PassThrough();
+    void confirmThenCall(stream, context, tool, args, s, who).catch((err: unknown) => {
+      deps.logger.error({ err, requestId: s.requestId }, 'MCP confirmation failed');
+      stream.end();
+    });
+    return new Reply(200, stream, sessionHeader, 'text/event-stream');
+  }
+  const { status, text } = await answerJson(context, s);
+  if (!text) return new Reply(status, '', status < 300 ? sessionHeader : {});
+  return new Reply(status, JSON.parse(text), status < 300 ? sessionHeader : {});
+}
+
+/** The MCP SDK's server, for this request only, answering the request's messages as JSON. */
+async function answerJson(
+  context: Parameters<typeof buildMcpServer>[0],
+  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
+): Promise<{ status: number; text: string }> {
+  const { app } = context;
+  const server = buildMcpServer(context);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
@@ -123,15 +186,64 @@ async function handleMcp(
       body: JSON.stringify(s.body),
     });
     const response = await transport.handleRequest(request, { parsedBody: s.body });
-    const text = await response.text();
-    const out: Record<string, string> = {};
-    if (newSession && response.ok) out['Mcp-Session-Id'] = newSession;
-    if (!text) return new Reply(response.status, '', out);
-    return new Reply(response.status, JSON.parse(text), out);
+    return { status: response.status, text: await response.text() };
   } finally {
     await transport.close();
     await server.close();
   }
+}
+
+/**
+ * Asks the person to confirm a destructive call, then answers on the stream: the call's result when they accept
+ * (and tick "confirm"); a tool error saying nothing was done when they decline, cancel or do not answer in time.
+ */
+async function confirmThenCall(
+  stream: PassThrough,
+  context: Parameters<typeof buildMcpServer>[0],
+  tool: Tool,
+  args: Record<string, unknown>,
+  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
+  who: { appId: string; connectionId: string | null },
+) {
+  const shown = Object.entries(args)
+    .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+    .join(', ');
+  const answer = await ask(stream, who, {
+    message:
+      `An assistant wants to run ${tool.name} (${tool.route.summary ?? tool.title})` +
+      `${shown ? ` with ${shown}` : ''} in app ${context.app.name}. This cannot be undone. Allow it?`,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        confirm: { type: 'boolean', title: `Run ${tool.name}`, description: 'Tick to allow this change.' },
+      },
+      required: ['confirm'],
+    },
+  });
+  const id = (s.body as { id?: string | number }).id ?? null;
+  if (answer?.action === 'accept' && answer.content?.confirm === true) {
+    const { text } = await answerJson(context, s);
+    stream.end(text ? `event: message\ndata: ${text}\n\n` : '');
+    return;
+  }
+  const why =
+    answer === null
+      ? 'no answer came in time'
+      : answer.action === 'accept'
+        ? 'the person did not tick confirm'
+        : `the person chose ${answer.action}`;
+  const text = `Not done: ${tool.name} needs the person's confirmation and ${why}. Nothing was changed.`;
+  await logCall(context.deps.orm.em.fork(), {
+    appId: context.app.id,
+    connectionId: context.connectionId,
+    tool: tool.name,
+    args,
+    status: 403,
+    isError: true,
+    result: text,
+    durationMs: 0,
+  });
+  stream.end(sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } }));
 }
 
 const notAllowed = () => {
@@ -160,7 +272,8 @@ export const mcpRoutes = [
       'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls ' +
       'are logged under it. ' +
       'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; 403 while the server is ' +
-      'turned off.',
+      'turned off. A destructive tool called by a client that declared elicitation is answered as an event stream: ' +
+      '`elicitation/create` first, then the result once the person confirms (their answer is POSTed here).',
     params: appIdParams,
     body: mcpBody,
     errors: [403],
@@ -224,7 +337,7 @@ export const mcpRoutes = [
     summary: 'MCP settings',
     params: appIdParams,
     response: settingsSchema,
-    handler: (s) => getSettings(s.em, ctxOf(s).app.id),
+    handler: async (s) => presentSettings(s.em, ctxOf(s).app.id, await getSettings(s.em, ctxOf(s).app.id)),
   }),
   route({
     method: 'PATCH',
@@ -235,11 +348,18 @@ export const mcpRoutes = [
     summary: 'Change MCP settings',
     description:
       '`enabled` and `access_level` merge; `tool_overrides` replaces the old map (tool name to on/off; unknown ' +
-      'tool names are a 400).',
+      "tool names are a 400). `key_guardrails` sets the caps of the app's key-based MCP use (secret and admin key " +
+      'sessions together): `spend_cap` `{ amount, currency, period: day|month }` or null, and `usage_caps` ' +
+      '`[{ entitlement_id, amount, period }]` (replacing the list); an omitted field keeps its value.',
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
-    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+    handler: async (s) =>
+      presentSettings(
+        s.em,
+        ctxOf(s).app.id,
+        await updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+      ),
   }),
   route({
     method: 'GET',
@@ -252,6 +372,30 @@ export const mcpRoutes = [
     response: z.array(connectionSchema),
     handler: async (s) =>
       listConnections(s.em, ctxOf(s).app.id, appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id))),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/apps/:appId/mcp/connections/:connectionId',
+    sdk: 'mcp.updateConnection',
+    auth: ['A'],
+    tags,
+    summary: "Set an OAuth connection's guard-rails",
+    description:
+      '`guardrails.spend_cap` `{ amount, currency, period: day|month }` (or null: no cap) bounds the money the ' +
+      "connection's tools start in checkouts and plan changes per period; `guardrails.usage_caps` " +
+      '`[{ entitlement_id, amount, period }]` (replacing the list) bounds the usage they record per entitlement. ' +
+      "A field left out keeps its value. Key sessions share the app's `key_guardrails` (400 here).",
+    params: appIdParams.extend({ connectionId: z.string().min(1).max(255) }),
+    body: z.object({ guardrails: guardrailsInput }),
+    response: connectionSchema,
+    handler: async (s) =>
+      setConnectionGuardrails(
+        s.em,
+        ctxOf(s).app.id,
+        s.params.connectionId,
+        s.body.guardrails,
+        appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
+      ),
   }),
   route({
     method: 'DELETE',

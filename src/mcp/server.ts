@@ -18,6 +18,18 @@ import type { Level } from './mcp.entities.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
 import { denial, type Tool, type ToolCallContext } from './tools.js';
+import { rolledBack } from '../db/transaction.js';
+import type { Guardrails } from './mcp.entities.js';
+import {
+  capRefusal,
+  chargesOf,
+  currencyRefusal,
+  giveBack,
+  takeFromCap,
+  usedOf,
+  type Charge,
+  type Holder,
+} from './guardrails.js';
 import { decodeComponent } from '../http/validate.js';
 
 const require = createRequire(import.meta.url);
@@ -38,6 +50,9 @@ export interface McpRequestContext extends ToolCallContext {
   connectionId: string | null;
   /** The tools of the route table the request is served from. */
   tools: Tool[];
+  /** Who holds the caps (the OAuth connection, or the app's key-based use) and the caps it holds. */
+  holder: Holder;
+  guardrails: Guardrails;
 }
 
 const toolNamed = (ctx: McpRequestContext, name: string) => ctx.tools.find((t) => t.name === name);
@@ -54,21 +69,106 @@ export interface Outcome {
   structured?: Record<string, unknown>;
 }
 
-async function runTool(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+/** The caps a call counts against (its spend is quoted only when there is a spend cap, or for a dry run). */
+async function chargesFor(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext, quote?: McpSpendQuote) {
+  const spend = quote ?? (ctx.guardrails.spend_cap ? await tool.spends(args, ctx) : null);
+  const charges = chargesOf(ctx.guardrails, spend, tool.records(args));
+  if (!Array.isArray(charges)) throw currencyRefusal(ctx.app.id, ctx.holder, ctx.guardrails, charges.wrongCurrency);
+  return charges;
+}
+type McpSpendQuote = Awaited<ReturnType<Tool['spends']>>;
+
+/** A refusal's outcome: `Error <status>: <message>`; a 402's or a cap's body is the structured content. */
+function failure(err: AppError): Outcome {
+  const detail = typeof err.extra?.message === 'string' ? err.extra.message : err.message;
+  const structured = err.status === 402 || err.extra?.cap_reached !== undefined;
+  return {
+    status: err.status,
+    isError: true,
+    text: `Error ${err.status}: ${detail}`,
+    ...(structured ? { structured: { error: err.message, ...err.extra } } : {}),
+  };
+}
+
+/**
+ * A dry run: what the call would do, with nothing done. Calls that reach outside (the payment provider, a webhook
+ * URL) are described (with their quote, checked against the caps); the others run through their route in a
+ * transaction that is rolled back (no outbox, events or workflows survive it). Either way the caps are only read.
+ */
+async function dryRun(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+  const said = (would: Record<string, unknown>, text: string): Outcome => ({
+    status: 200,
+    isError: false,
+    text: `Dry run, nothing was done. ${text}`,
+    structured: { dry_run: would },
+  });
+  const refused = (err: AppError, what: string) => {
+    const f = failure(err);
+    return said(
+      { would: 'fail', status: err.status, error: f.structured ?? { error: err.message, ...err.extra } },
+      `${what}the call would be refused: ${f.text}`,
+    );
+  };
   try {
+    const quote = await tool.spends(args, ctx);
+    for (const c of await chargesFor(tool, args, ctx, quote)) {
+      const used = await usedOf(ctx.deps.orm.em.fork(), ctx.app.id, ctx.holder, c);
+      if (used + c.amount > c.limit) return refused(capRefusal(ctx.app.id, ctx.holder, c, used), '');
+    }
+    if (tool.reachesOut) {
+      const description =
+        quote?.description ??
+        `Would call ${tool.route.method} ${tool.route.path} (${tool.route.summary ?? tool.name}), which reaches ` +
+          'outside offerkit (a webhook URL or the payment provider), so a dry run does not make the call.';
+      return said(
+        { would: 'call', description, ...(quote ? { amount: quote.amount, currency: quote.currency } : {}) },
+        description,
+      );
+    }
+    const records = tool.records(args);
+    const { status, body } = await rolledBack(ctx.deps.orm.em.fork(), (em) => tool.call(args, ctx, em));
+    const counted =
+      records && body && typeof body === 'object' && 'count' in body
+        ? `Would record ${records.amount} of ${records.entitlementId}; the count would become ${String(body.count)}. `
+        : '';
+    const answer = body === null || body === undefined ? '(no body)' : JSON.stringify(body);
+    return said(
+      { would: 'succeed', status, result: tool.structured(body) ?? null },
+      `${counted}The call would succeed (${status}) and answer: ${answer}`,
+    );
+  } catch (err) {
+    if (!(err instanceof AppError)) throw err;
+    const records = tool.records(args);
+    const limit = err.extra?.entitlement as { usage?: number; max?: number } | undefined;
+    const counted =
+      err.status === 402 && records && typeof limit?.usage === 'number'
+        ? `Would record ${records.amount} of ${records.entitlementId}; the count would become ` +
+          `${limit.usage + records.amount} of ${limit.max}, so `
+        : '';
+    return refused(err, counted);
+  }
+}
+
+async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+  const { dry_run: dry, ...args } = rawArgs;
+  const taken: Charge[] = [];
+  const em = ctx.deps.orm.em.fork();
+  try {
+    if (dry !== undefined && typeof dry !== 'boolean') throw new AppError(400, 'dry_run: expected true or false');
+    if (dry === true && tool.writes) return await dryRun(tool, args, ctx);
+    // Each cap is taken before the call, in one statement that refuses to pass it, and given back when it fails.
+    for (const c of await chargesFor(tool, args, ctx)) {
+      const used = await takeFromCap(em, ctx.app.id, ctx.holder, c);
+      if (used !== null) throw capRefusal(ctx.app.id, ctx.holder, c, used);
+      taken.push(c);
+    }
     const { status, body } = await tool.call(args, ctx);
+    taken.length = 0;
     const text = body === null || body === undefined ? '' : JSON.stringify(body);
     return { status, isError: false, text, structured: tool.structured(body) };
   } catch (err) {
-    if (err instanceof AppError) {
-      const detail = typeof err.extra?.message === 'string' ? err.extra.message : err.message;
-      return {
-        status: err.status,
-        isError: true,
-        text: `Error ${err.status}: ${detail}`,
-        ...(err.status === 402 ? { structured: { error: err.message, ...err.extra } } : {}),
-      };
-    }
+    for (const c of taken) await giveBack(em, ctx.app.id, ctx.holder, c);
+    if (err instanceof AppError) return failure(err);
     ctx.deps.logger.error({ err, requestId: ctx.requestId, tool: tool.name }, 'MCP tool failed');
     return { status: 500, isError: true, text: 'Error 500: Internal server error' };
   }

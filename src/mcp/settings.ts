@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
 import { badRequest } from '../errors.js';
-import type { Level } from './mcp.entities.js';
+import type { Guardrails, Level } from './mcp.entities.js';
+import { guardrailsInput, guardrailsView, mergeGuardrails, viewGuardrails } from './guardrails.js';
 
 export const LEVELS = ['read', 'write', 'full'] as const;
 export const levelSchema = z.enum(LEVELS);
@@ -28,28 +29,39 @@ export interface McpSettingsView {
   enabled: boolean;
   access_level: Level;
   tool_overrides: Record<string, boolean>;
+  /** The guard-rails of the app's key-based MCP use (secret and admin key sessions together); null: none. */
+  key_guardrails: Guardrails | null;
 }
 
 export const settingsSchema = z.object({
   enabled: z.boolean(),
   access_level: levelSchema,
   tool_overrides: z.record(z.string(), z.boolean()),
+  /** Caps of the app's key-based MCP use, with what was used in the current period. */
+  key_guardrails: guardrailsView,
 });
 
 export const settingsPatch = z.object({
   enabled: z.boolean().optional(),
   access_level: levelSchema.optional(),
   tool_overrides: z.record(z.string(), z.boolean()).optional(),
+  key_guardrails: guardrailsInput.optional(),
 });
+
+/** The settings as the console shows them: the key guard-rails with what was used of each cap. */
+export async function presentSettings(em: EntityManager, appId: string, s: McpSettingsView) {
+  const { key_guardrails, ...rest } = s;
+  return { ...rest, key_guardrails: await viewGuardrails(em, appId, { kind: 'keys' }, key_guardrails) };
+}
 
 /** An app's MCP settings; an app that never saved any has the defaults (on, Read and write, no overrides). */
 export async function getSettings(em: EntityManager, appId: string): Promise<McpSettingsView> {
-  const [row] = await sql<{ enabled: boolean; access_level: Level; tool_overrides: Record<string, boolean> }>(
+  const [row] = await sql<McpSettingsView>(
     em,
-    'select enabled, access_level, tool_overrides from mcp_settings where app_id = $1',
+    'select enabled, access_level, tool_overrides, key_guardrails from mcp_settings where app_id = $1',
     [appId],
   );
-  return row ?? { enabled: true, access_level: 'write', tool_overrides: {} };
+  return row ?? { enabled: true, access_level: 'write', tool_overrides: {}, key_guardrails: null };
 }
 
 /** Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map. */
@@ -61,16 +73,26 @@ export async function updateSettings(
 ): Promise<McpSettingsView> {
   const unknown = Object.keys(patch.tool_overrides ?? {}).find((name) => !toolNames.has(name));
   if (unknown !== undefined) throw badRequest(`tool_overrides.${unknown}: no tool of that name`);
-  const next = {
-    ...(await getSettings(em, appId)),
-    ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
+  const { key_guardrails: caps, ...rest } = patch;
+  const current = await getSettings(em, appId);
+  const next: McpSettingsView = {
+    ...current,
+    ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+    key_guardrails: caps === undefined ? current.key_guardrails : mergeGuardrails(current.key_guardrails, caps),
   };
   await sql(
     em,
-    `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, updated_at) values ($1, $2, $3, $4, now())
+    `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, key_guardrails, updated_at)
+       values ($1, $2, $3, $4, $5, now())
      on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level,
-       tool_overrides = excluded.tool_overrides, updated_at = now()`,
-    [appId, next.enabled, next.access_level, JSON.stringify(next.tool_overrides)],
+       tool_overrides = excluded.tool_overrides, key_guardrails = excluded.key_guardrails, updated_at = now()`,
+    [
+      appId,
+      next.enabled,
+      next.access_level,
+      JSON.stringify(next.tool_overrides),
+      next.key_guardrails ? JSON.stringify(next.key_guardrails) : null,
+    ],
   );
   return next;
 }

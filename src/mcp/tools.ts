@@ -3,7 +3,8 @@ import type { Deps } from '../deps.js';
 import type { IApp } from '../apps/apps.entities.js';
 import { AppError } from '../errors.js';
 import { checkAnswer } from '../http/contract.js';
-import type { McpTool, RouteDef } from '../http/route.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { McpSpend, McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
 import { limitReachedSchema } from '../usage/upgrade.js';
 import type { Level } from './mcp.entities.js';
@@ -132,9 +133,27 @@ export interface Tool {
     idempotentHint?: boolean;
     openWorldHint: boolean;
   };
-  /** Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error. */
-  call(args: Record<string, unknown>, ctx: ToolCallContext): Promise<{ status: number; body: unknown }>;
+  /** Whether the tool changes something (it takes `dry_run`). */
+  writes: boolean;
+  /** Money the call would start (a checkout or plan change; the route's error when it would fail); null: none. */
+  spends(args: Record<string, unknown>, ctx: ToolCallContext): Promise<McpSpend | null>;
+  /** Usage the call would record; null when none (or its input is not valid: the route answers the 400). */
+  records(args: Record<string, unknown>): { entitlementId: string; amount: number } | null;
+  /** Whether the call reaches outside the service (the payment provider, webhook URLs): a dry run only describes it. */
+  reachesOut: boolean;
+  /**
+   * Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error; in `em` when
+   * given (a dry run's rolled-back transaction).
+   */
+  call(
+    args: Record<string, unknown>,
+    ctx: ToolCallContext,
+    em?: EntityManager,
+  ): Promise<{ status: number; body: unknown }>;
 }
+
+/** The one description of `dry_run`, shared by every write tool (tools/list stays small). */
+export const DRY_RUN_DESCRIPTION = 'true: do nothing, only answer what would happen (the result or the refusal).';
 
 function redact(value: unknown, keys: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, keys));
@@ -191,6 +210,39 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     add(toJson(def.body), (n) => bodyKeys.includes(n), renamed);
   }
 
+  /** The route's request from a tool's arguments: path parameters, query (as strings, as in a URL) and body. */
+  const requestOf = (args: Record<string, unknown>, appId: string) => {
+    const params: Record<string, string> = { appId };
+    for (const p of pathParams) {
+      const v = args[argName(p)];
+      if (typeof v !== 'string' && typeof v !== 'number') throw new AppError(400, `${argName(p)}: is required`);
+      params[p] = String(v);
+    }
+    const query: Record<string, string> = {};
+    for (const k of queryKeys) {
+      const v = args[renamed(k)];
+      if (v !== undefined && v !== null) query[k] = String(v);
+    }
+    const body = spec.bodyArg
+      ? args[spec.bodyArg]
+      : Object.fromEntries(bodyKeys.filter((k) => args[renamed(k)] !== undefined).map((k) => [k, args[renamed(k)]]));
+    return { params, query, body };
+  };
+  /** The parsed path parameters and body the route would get; null when they are not valid (the route says why). */
+  const parsed = (args: Record<string, unknown>, ctx: ToolCallContext | null) => {
+    let req: ReturnType<typeof requestOf>;
+    try {
+      req = requestOf(args, ctx?.app.id ?? 'app');
+    } catch {
+      return null;
+    }
+    const params = def.params ? def.params.safeParse(req.params) : { success: true as const, data: req.params };
+    const body = def.body ? def.body.safeParse(req.body ?? {}) : { success: true as const, data: {} };
+    if (!params.success || !body.success) return null;
+    return { params: params.data as Record<string, string>, body: body.data };
+  };
+  if (def.method !== 'GET') properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
+
   const title = spec.tool
     .split('_')
     .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
@@ -230,25 +282,25 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
             ...(def.method === 'DELETE' ? { idempotentHint: true } : {}),
             openWorldHint: spec.openWorld === true,
           },
-    async call(args, ctx) {
-      const params: Record<string, string> = { appId: ctx.app.id };
-      for (const p of pathParams) {
-        const v = args[argName(p)];
-        if (typeof v !== 'string' && typeof v !== 'number') throw new AppError(400, `${argName(p)}: is required`);
-        params[p] = String(v);
-      }
-      // Query values travel as strings, exactly as they would in a URL.
-      const query: Record<string, string> = {};
-      for (const k of queryKeys) {
-        const v = args[renamed(k)];
-        if (v !== undefined && v !== null) query[k] = String(v);
-      }
-      const body = spec.bodyArg
-        ? args[spec.bodyArg]
-        : Object.fromEntries(bodyKeys.filter((k) => args[renamed(k)] !== undefined).map((k) => [k, args[renamed(k)]]));
+    writes: def.method !== 'GET',
+    reachesOut: spec.openWorld === true || spec.spends !== undefined,
+    async spends(args, ctx) {
+      if (!spec.spends) return null;
+      const input = parsed(args, ctx);
+      return input
+        ? spec.spends({ em: ctx.deps.orm.em.fork(), deps: ctx.deps, app: ctx.app }, input.params, input.body)
+        : null;
+    },
+    records(args) {
+      if (!spec.records) return null;
+      const input = parsed(args, null);
+      return input ? spec.records(input.params, input.body) : null;
+    },
+    async call(args, ctx, em) {
+      const { params, query, body } = requestOf(args, ctx.app.id);
       const reply = await runRoute(
         def,
-        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin, routes },
+        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin, routes, em },
         ctx.deps,
       );
       if (ctx.deps.config.NODE_ENV === 'test')

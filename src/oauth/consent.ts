@@ -142,6 +142,21 @@ ${error ? `<p class="error" role="alert">${esc(error)}</p>` : ''}
     <legend>Access level</legend>
     ${levels}
   </fieldset>
+  <details>
+    <summary>Limits for this assistant (optional)</summary>
+    <fieldset>
+      <legend>Spend cap: money in checkout links and plan changes it may start</legend>
+      <label>Amount <input name="spend_amount" inputmode="decimal" size="8" placeholder="no cap"></label>
+      <label>Currency <input name="spend_currency" size="4" maxlength="3" value="USD"></label>
+      <label>Per <select name="spend_period"><option value="month">month</option><option value="day">day</option></select></label>
+    </fieldset>
+    <fieldset>
+      <legend>Usage cap: usage it may record for one entitlement</legend>
+      <label>Entitlement id <input name="usage_entitlement" size="16" placeholder="no cap"></label>
+      <label>Amount <input name="usage_amount" inputmode="numeric" size="8"></label>
+      <label>Per <select name="usage_period"><option value="day">day</option><option value="month">month</option></select></label>
+    </fieldset>
+  </details>
   <p>
     <button type="submit" name="decision" value="approve" class="primary">Approve</button>
     <button type="submit" name="decision" value="deny" formnovalidate>Deny</button>

@@ -1,3 +1,5 @@
+import { guardrailsInput, type GuardrailsInput } from '../mcp/guardrails.js';
+import { describeIssue } from '../http/validate.js';
 import { z } from 'zod';
 import { dashboardUrl } from '../console-api/urls.js';
 import { AppError, notFound } from '../errors.js';
@@ -54,7 +56,34 @@ const consentForm = z.object({
   access_level: z.string().max(20).optional(),
   app_id: z.string().max(255).optional(),
   admin_key: z.string().max(1000).optional(),
+  spend_amount: z.string().max(40).optional(),
+  spend_currency: z.string().max(10).optional(),
+  spend_period: z.string().max(10).optional(),
+  usage_entitlement: z.string().max(255).optional(),
+  usage_amount: z.string().max(40).optional(),
+  usage_period: z.string().max(10).optional(),
 });
+
+/** The consent form's optional limits as guard-rails (none filled: undefined), or why they are not valid. */
+function formGuardrails(body: z.output<typeof consentForm>): { guardrails?: GuardrailsInput; error?: string } {
+  const spend = body.spend_amount?.trim()
+    ? { amount: Number(body.spend_amount), currency: (body.spend_currency ?? '').trim(), period: body.spend_period }
+    : null;
+  const usage = body.usage_entitlement?.trim()
+    ? { entitlement_id: body.usage_entitlement.trim(), amount: Number(body.usage_amount), period: body.usage_period }
+    : null;
+  if (!spend && !usage) return {};
+  if (spend && !Number.isFinite(spend.amount))
+    return { error: 'Limits: the spend cap amount must be a number, e.g. 50' };
+  if (usage && !Number.isInteger(usage.amount))
+    return { error: 'Limits: the usage cap amount must be a whole number, e.g. 1000' };
+  const parsed = guardrailsInput.safeParse({
+    ...(spend ? { spend_cap: spend } : {}),
+    ...(usage ? { usage_caps: [usage] } : {}),
+  });
+  if (!parsed.success) return { error: `Limits: ${describeIssue(parsed.error.issues[0], 'limits')}` };
+  return { guardrails: parsed.data };
+}
 
 /** A browser POST from another origin is refused (the SameSite=Strict cookie already keeps it signed out). */
 function sameOrigin(s: Scope<unknown, unknown, unknown>): boolean {
@@ -358,6 +387,8 @@ export const oauthRoutes = [
             toolsOf(s.routes),
             'Choose an access level, then Approve or Deny.',
           );
+        const limits = formGuardrails(body);
+        if (limits.error) return showConsent(em, deps.adminKey, session, requestId, toolsOf(s.routes), limits.error);
         const result = await oauth.approveRequest(
           em,
           requestId,
@@ -365,6 +396,7 @@ export const oauthRoutes = [
             user: { id: 'admin', name: 'Administrator (admin key)' },
             access_level: level.data,
             app_id: body.app_id || undefined,
+            guardrails: limits.guardrails,
           },
           s.origin,
           toolsOf(s.routes),

@@ -8,6 +8,7 @@ import { loadApp } from '../http/credentials.js';
 import { safeEqual } from '../http/secrets.js';
 import { randomToken } from '../ids.js';
 import type { Level } from '../mcp/mcp.entities.js';
+import { guardrailsInput, mergeGuardrails } from '../mcp/guardrails.js';
 import { covers, getSettings, levelOfScope, levelSchema, scopeOf, SCOPES } from '../mcp/settings.js';
 import { newConnectionId } from '../mcp/connections.js';
 import { iso } from '../time.js';
@@ -427,6 +428,8 @@ export const approveBody = z.object({
   }),
   access_level: levelSchema,
   app_id: z.string().min(1).max(255).optional(),
+  /** The connection's guard-rails, set by the person approving; omitted on a new approval: kept as they were. */
+  guardrails: guardrailsInput.optional(),
 });
 
 function withQuery(uri: string, params: Record<string, string | null>): string {
@@ -479,11 +482,12 @@ export async function approveRequest(
     const [conn] = await sql<{ id: string }>(
       tx,
       `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level,
-        person)
-        values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8, $9)
+        person, guardrails)
+        values ($1, $2, 'oauth', $3, $4, $5, $6, $7, $8, $9, $10)
        on conflict (app_id, client_id, user_id) where kind = 'oauth'
        do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email =
-         excluded.user_email, name = excluded.name, person = excluded.person, cut_off_at = null, cut_off_reason = null
+         excluded.user_email, name = excluded.name, person = excluded.person, cut_off_at = null, cut_off_reason = null,
+         guardrails = coalesce(excluded.guardrails, mcp_connections.guardrails)
        returning id`,
       [
         newConnectionId(),
@@ -495,6 +499,7 @@ export async function approveRequest(
         body.user.email ?? null,
         body.access_level,
         person,
+        body.guardrails ? JSON.stringify(mergeGuardrails(null, body.guardrails)) : null,
       ],
     );
     await sql(tx, 'update oauth_clients set signed_in_at = coalesce(signed_in_at, now()) where id = $1', [client.id]);

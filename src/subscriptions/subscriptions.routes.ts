@@ -73,6 +73,23 @@ export const subscriptionRoutes = [
         'Use it when a subscribed account wants another plan or billing interval (create_upgrade_link is for an ' +
         'account without a subscription). Returns the change with its direction, when it applies and the ' +
         'approve_url to hand the person: nothing changes until they approve it at the provider.',
+      spends: async (ctx, params, body) => {
+        const q = await subs.quotePlanChange(
+          ctx,
+          params.accountId,
+          body as { plan: string; interval?: 'month' | 'year' },
+        );
+        return {
+          amount: q.price,
+          currency: q.currency,
+          description:
+            `Would ask the payment provider (not asked in a dry run) to move account ${params.accountId} from plan ` +
+            `${q.s.planId} to ${q.plan.id} at ${q.price} ${q.currency} per ${q.interval} (a ${q.direction}, ` +
+            `policy ${q.policy}` +
+            (q.proration.amount > 0 ? `, ${q.proration.amount} ${q.currency} prorated now` : '') +
+            '), and answer the approve_url to hand the person. Nothing changes until they approve it.',
+        };
+      },
     },
     tags,
     summary: 'Change to another plan or interval (approved by the buyer at the provider)',

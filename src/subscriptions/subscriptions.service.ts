@@ -405,10 +405,15 @@ export async function duePauses(em: EntityManager, limit: number) {
  * approves the new price at the provider (`approve_url`); the change applies when the provider
  * reports it (notification, or sync).
  */
-export async function changeSubscription(
+/**
+ * What a plan change would be (the new plan, interval, currency and price, its direction, policy and prorated
+ * difference), without asking the provider: its checks are the change's own (409 `no_price`, `same_plan`,
+ * `change_pending`, a subscription that is not active). Also the MCP tool's spend and dry run.
+ */
+export async function quotePlanChange(
   ctx: Ctx,
   accountId: string,
-  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string; origin?: string },
+  input: { plan: string; interval?: 'month' | 'year' },
 ) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
@@ -432,6 +437,19 @@ export async function changeSubscription(
   const policy = planChangePolicyOf(ctx.app)[direction];
   const proration =
     policy === 'prorate_now' ? prorationFor(s, { price, interval }, new Date()) : { amount: 0, monthsLeft: 0 };
+  return { s, plan, currency, interval, price, direction, policy, proration };
+}
+
+export async function changeSubscription(
+  ctx: Ctx,
+  accountId: string,
+  input: { plan: string; interval?: 'month' | 'year'; return_url?: string; cancel_url?: string; origin?: string },
+) {
+  const { s, plan, currency, interval, price, direction, policy, proration } = await quotePlanChange(
+    ctx,
+    accountId,
+    input,
+  );
   const { approveUrl, pending } = await requestPlanChange(ctx, s, { plan, interval, currency, price }, input, {
     direction,
     policy,

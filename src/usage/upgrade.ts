@@ -372,17 +372,14 @@ export interface UpgradeLink {
 }
 
 /**
- * A checkout or upgrade link for an account, for a person to open (the same link a 402 would name): the app's
- * checkout page with the selection when the app has one, else a provider approval link, handed out again for the
- * same account and selection within an hour (as a 402's link is) rather than a new provider subscription each time.
- * 409 (`reason`) when the plan or offer cannot be bought at that interval, or the provider is not connected.
+ * What an upgrade link would sell (the plan, offer, interval, currency and price), without making it: its checks
+ * (the account, plan and offer exist, the price is there) are the link's own. Also the MCP tool's spend and dry run.
  */
-export async function upgradeLink(
+export async function quoteUpgradeLink(
   ctx: Ctx,
   accountId: string,
   input: { plan: string; interval?: 'month' | 'year'; offer?: string },
-  origin: string,
-): Promise<UpgradeLink> {
+) {
   await findAccount(ctx.em, ctx.app.id, accountId);
   const plan = await findPlan(ctx.em, ctx.app.id, input.plan);
   let offerId: string | null = null;
@@ -419,6 +416,22 @@ export async function upgradeLink(
     currency,
     price,
   };
+  return { base, plan, offerId, interval, currency, price };
+}
+
+/**
+ * A checkout or upgrade link for an account, for a person to open (the same link a 402 would name): the app's
+ * checkout page with the selection when the app has one, else a provider approval link, handed out again for the
+ * same account and selection within an hour (as a 402's link is) rather than a new provider subscription each time.
+ * 409 (`reason`) when the plan or offer cannot be bought at that interval, or the provider is not connected.
+ */
+export async function upgradeLink(
+  ctx: Ctx,
+  accountId: string,
+  input: { plan: string; interval?: 'month' | 'year'; offer?: string },
+  origin: string,
+): Promise<UpgradeLink> {
+  const { base, plan, offerId, interval, currency } = await quoteUpgradeLink(ctx, accountId, input);
   const page = checkoutLink(ctx.app.checkoutUrl, { offer: offerId, plan: plan.id, interval, account: accountId });
   if (page) return { ...base, kind: 'pricing_page', url: page, checkout: null };
 

@@ -13,7 +13,7 @@ import {
 } from './reservations.service.js';
 import { INGEST_MAX_EVENTS, ingestUsage } from './ingest.service.js';
 import { changeUsage, readAllUsage, readUsage } from './usage.service.js';
-import { upgradeLink } from './upgrade.js';
+import { quoteUpgradeLink, upgradeLink } from './upgrade.js';
 
 const tags = ['Usage'];
 const counterParams = accountParams.extend({
@@ -117,6 +117,18 @@ export const usageRoutes = [
       tool: 'create_upgrade_link',
       use: 'Returns the url with the plan, interval and price it charges.',
       level: 'W',
+      spends: async (ctx, params, body) => {
+        const q = await quoteUpgradeLink(ctx, params.accountId, body as z.output<typeof upgradeLinkBody>);
+        return {
+          amount: q.price,
+          currency: q.currency,
+          description:
+            `Would make a checkout link for account ${params.accountId} to buy plan ${q.plan.id}` +
+            `${q.offerId ? ` at offer ${q.offerId}` : ''} for ${q.price} ${q.currency} per ${q.interval}: the ` +
+            "app's checkout page with the selection, or a new approval page at the payment provider (not asked in a " +
+            'dry run). Nothing is charged until the person approves and the provider confirms.',
+        };
+      },
     },
     tags: ['Accounts'],
     summary: 'Make a checkout link for an account to buy a plan',
@@ -168,6 +180,7 @@ export const usageRoutes = [
         'Use it to record one use of a metered feature. Returns `{ entitlement, count }`; on a 402 the ' +
         'result carries the offer and its checkout_url to hand the person.',
       level: 'W',
+      records: (params) => ({ entitlementId: params.entitlementId, amount: 1 }),
     },
     tags,
     summary: 'Add 1',
@@ -206,6 +219,10 @@ export const usageRoutes = [
         'Use it to record (or correct) several uses at once. Returns `{ entitlement, count }`; on a 402 ' +
         'the result carries the offer and its checkout_url to hand the person.',
       level: 'W',
+      records: (params, body) => ({
+        entitlementId: params.entitlementId,
+        amount: (body as z.output<typeof amountBody>).amount,
+      }),
     },
     tags,
     summary: 'Add or subtract an amount',

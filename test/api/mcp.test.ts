@@ -210,7 +210,8 @@ describe('MCP server', function () {
         'per_page',
       );
       expect(byName.list_accounts.inputSchema.properties).to.not.have.property('offer');
-      expect(Object.keys(byName.update_app.inputSchema.properties ?? {})).to.deep.equal(['name']);
+      // Every write tool also takes the shared `dry_run` (test/mcp-guardrails.test.ts).
+      expect(Object.keys(byName.update_app.inputSchema.properties ?? {})).to.deep.equal(['name', 'dry_run']);
       expect(byName.merge_plan_meta.inputSchema.required).to.include.members(['planId', 'meta']);
       expect(byName.create_plan.inputSchema.required).to.include.members(['id', 'name']);
     });
@@ -550,17 +551,24 @@ describe('MCP server', function () {
 
     it('settings: defaults, merge, and tool_overrides replacing the old map', async () => {
       const admin = testEnv().adminKey;
+      const none = { spend_cap: null, usage_caps: [] };
       expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal({
         enabled: true,
         access_level: 'write',
         tool_overrides: {},
+        key_guardrails: none,
       });
       await patch(`/apps/${app.id}/mcp/settings`, admin, { tool_overrides: { list_plans: false, delete_plan: true } });
       const next = await patch(`/apps/${app.id}/mcp/settings`, admin, {
         access_level: 'read',
         tool_overrides: { get_app: false },
       });
-      expect(next.body).to.deep.equal({ enabled: true, access_level: 'read', tool_overrides: { get_app: false } });
+      expect(next.body).to.deep.equal({
+        enabled: true,
+        access_level: 'read',
+        tool_overrides: { get_app: false },
+        key_guardrails: none,
+      });
       expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal(next.body);
     });
   });

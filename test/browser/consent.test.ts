@@ -5,6 +5,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { shoot } from '../helpers/console.js';
 import { mcpPost, mcpUrl, TOOLS_LIST } from '../helpers/mcp.js';
 import { pkce, postForm } from '../helpers/oauth.js';
 import { testEnv } from '../helpers/servers.js';
@@ -97,7 +98,20 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     });
     expect(forged.status()).to.equal(403);
 
+    // Limits for the assistant (optional): a wrong one shows the form again with the reason, nothing approved.
     await page.getByLabel('App').selectOption(app.id);
+    await page.getByText('Limits for this assistant (optional)').click();
+    await page.locator('input[name=spend_amount]').fill('lots');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    expect(await page.getByRole('alert').textContent()).to.equal(
+      'Limits: the spend cap amount must be a number, e.g. 50',
+    );
+    await page.getByLabel('App').selectOption(app.id);
+    await page.getByText('Limits for this assistant (optional)').click();
+    await page.locator('input[name=spend_amount]').fill('20');
+    await page.locator('input[name=usage_entitlement]').fill('api_calls');
+    await page.locator('input[name=usage_amount]').fill('50');
+    await shoot(page, 'consent-page-limits');
     await page.getByRole('radio', { name: 'Read only' }).check();
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.waitForURL(/\/callback\?/);
@@ -121,6 +135,9 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
     expect(conn).to.include({ kind: 'oauth', access_level: 'read', name: 'Claude <Desktop>' });
     expect(conn.user.id).to.equal('admin');
+    expect(conn.guardrails.spend_cap).to.include({ amount: 20, currency: 'USD', period: 'month' });
+    expect(conn.guardrails.usage_caps).to.have.length(1);
+    expect(conn.guardrails.usage_caps[0]).to.include({ entitlement_id: 'api_calls', amount: 50, period: 'day' });
     await context.close();
   });
 

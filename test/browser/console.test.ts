@@ -329,6 +329,13 @@ describe('the operator console in a real browser (headless Chromium)', function 
       );
       expect(forged.status).to.equal(403);
 
+      // Limits the person may set for the assistant (optional; shown for the levels that can write).
+      await cp.getByRole('button', { name: 'Set limits for this assistant (optional)' }).click();
+      await cp.getByLabel('Spend cap amount').fill('50');
+      await cp.getByRole('button', { name: 'Add a usage cap' }).click();
+      await cp.getByLabel('Usage cap entitlement').fill('api_calls');
+      await shoot(cp, 'consent-limits');
+
       await cp.getByRole('radio', { name: 'Read only' }).check();
       await cp.getByRole('button', { name: 'Approve' }).click();
       await cp.waitForURL(/\/callback\?/);
@@ -684,6 +691,37 @@ describe('the operator console in a real browser (headless Chromium)', function 
     });
     await page.getByText('(override)').waitFor();
     await shoot(page, 'mcp');
+  });
+
+  it("sets the key guard-rails and a connection's caps on the MCP page; the list shows what is used", async () => {
+    await page.getByRole('heading', { name: 'Key guard-rails' }).waitFor();
+    const keys = page.locator('.mantine-Card-root').filter({ hasText: 'Key guard-rails' });
+    await keys.getByLabel('Spend cap amount').fill('200');
+    await keys.getByRole('button', { name: 'Add a usage cap' }).click();
+    await keys.getByLabel('Usage cap amount').fill('1000');
+    await keys.getByRole('button', { name: 'Save key guard-rails' }).click();
+    await eventually(async () => {
+      const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+      return s.key_guardrails.spend_cap?.amount === 200 && s.key_guardrails.usage_caps[0]?.amount === 1000;
+    });
+    const saved = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body.key_guardrails;
+    expect(saved.spend_cap).to.include({ currency: 'USD', period: 'month', used: 0, left: 200 });
+    expect(saved.usage_caps[0]).to.include({ period: 'day', used: 0 });
+    await keys.getByText('Spend: 0 of 200 USD per month (200 left)').waitFor();
+
+    const connections = page.getByRole('table', { name: 'Connections' });
+    await connections.getByRole('button', { name: 'Edit caps' }).first().click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Spend cap amount').fill('25');
+    await dialog.getByLabel('Spend cap currency').fill('eur');
+    await dialog.getByRole('button', { name: 'Save guard-rails' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await connections.getByText('Spend: 0 of 25 EUR per month (25 left)').waitFor();
+    const [conn] = (await get(`/apps/${appId}/mcp/connections`, testEnv().adminKey)).body.filter(
+      (c: { kind: string }) => c.kind === 'oauth',
+    );
+    expect(conn.guardrails.spend_cap).to.include({ amount: 25, currency: 'EUR', period: 'month' });
+    await shoot(page, 'mcp-guardrails');
   });
 
   it('app keys cannot use /api/auth/*', async () => {

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useSearchParams } from 'react-router';
 import { consoleApi } from '../api';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { GuardrailsEditor, NO_CAPS, type Guardrails } from './Guardrails';
 
 type Level = 'read' | 'write' | 'full';
 
@@ -60,12 +61,18 @@ function Decide({ data }: { data: ConsentRequest }) {
   const max = apps.find((a) => a.id === appId)?.max_level ?? request.max_level ?? 'full';
   const offered = LEVELS.slice(0, LEVELS.findIndex((l) => l.value === max) + 1);
   const chosen = offered.some((l) => l.value === level) ? level : max;
+  const [caps, setCaps] = useState<Guardrails>(NO_CAPS);
+  const [showCaps, setShowCaps] = useState(false);
   const action = useAction();
   const name = request.client.name ?? 'An MCP client';
   const decide = (decision: 'approve' | 'deny') =>
     action.run(async () => {
       const path = `/oauth/requests/${encodeURIComponent(request.id)}/${decision}`;
-      const body = decision === 'approve' ? { access_level: chosen, ...(request.app ? {} : { app_id: appId }) } : {};
+      const capped = chosen !== 'read' && (caps.spend_cap !== null || caps.usage_caps.length > 0);
+      const body =
+        decision === 'approve'
+          ? { access_level: chosen, ...(request.app ? {} : { app_id: appId }), ...(capped ? { guardrails: caps } : {}) }
+          : {};
       const { redirect_url } = await consoleApi.post<{ redirect_url: string }>(path, body);
       window.location.assign(redirect_url);
     });
@@ -104,6 +111,14 @@ function Decide({ data }: { data: ConsentRequest }) {
           ))}
         </Stack>
       </Radio.Group>
+      {chosen !== 'read' && (
+        <Stack gap={4}>
+          <Button variant="subtle" size="compact-sm" w="fit-content" onClick={() => setShowCaps((v) => !v)}>
+            {showCaps ? 'Hide limits' : 'Set limits for this assistant (optional)'}
+          </Button>
+          {showCaps && <GuardrailsEditor value={caps} onChange={setCaps} />}
+        </Stack>
+      )}
       <ErrorText error={action.error} />
       <Group justify="flex-end">
         <Button variant="default" onClick={() => decide('deny')} disabled={action.busy}>

@@ -1,16 +1,32 @@
 // The app's MCP server: on or off, the default access level, per-tool switches (they apply to every OAuth
 // connection), the connections people approved, and the tool call log.
-import { Badge, Button, Card, Code, Group, Select, SimpleGrid, Stack, Switch, Table, Text, Title } from '@mantine/core';
+import {
+  Badge,
+  Button,
+  Card,
+  Code,
+  Group,
+  Modal,
+  Select,
+  SimpleGrid,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  Title,
+} from '@mantine/core';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { adminApi, consoleApi } from '../api';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { capsOf, GuardrailsEditor, GuardrailsSummary, type Guardrails, type GuardrailsView } from './Guardrails';
 
 type Level = 'read' | 'write' | 'full';
 interface Settings {
   enabled: boolean;
   access_level: Level;
   tool_overrides: Record<string, boolean>;
+  key_guardrails: GuardrailsView;
 }
 interface Tool {
   name: string;
@@ -29,6 +45,7 @@ interface Connection {
   last_used_at: string | null;
   calls_last_7_days: number;
   cut_off: { at: string; reason: string } | null;
+  guardrails: GuardrailsView | null;
 }
 interface Call {
   id: string;
@@ -56,6 +73,7 @@ export function McpPage() {
         consoleApi.get<Tool[]>('/mcp-tools'),
         admin.get<Connection[]>('/mcp/connections'),
         admin.get<{ data: Call[] }>('/mcp/calls', { limit: 30 }),
+        admin.get<{ id: string }[] | { data: { id: string }[] }>('/entitlements'),
       ]),
     [appId],
   );
@@ -71,7 +89,13 @@ export function McpPage() {
         {data && (
           <>
             <SettingsCard key={JSON.stringify(data[0])} settings={data[0]} tools={data[1]} onSaved={reload} />
-            <Connections list={data[2]} onChange={reload} />
+            <KeyGuardrailsCard
+              key={`keys${JSON.stringify(data[0].key_guardrails)}`}
+              view={data[0].key_guardrails}
+              entitlements={idsOf(data[4])}
+              onSaved={reload}
+            />
+            <Connections list={data[2]} entitlements={idsOf(data[4])} onChange={reload} />
             <Calls calls={data[3].data} connections={data[2]} />
           </>
         )}
@@ -161,7 +185,8 @@ function SettingsCard({
           loading={action.busy}
           onClick={() =>
             action.run(async () => {
-              await adminApi(appId!).patch('/mcp/settings', s);
+              const { enabled, access_level, tool_overrides } = s;
+              await adminApi(appId!).patch('/mcp/settings', { enabled, access_level, tool_overrides });
               await onSaved();
             })
           }
@@ -173,9 +198,106 @@ function SettingsCard({
   );
 }
 
-function Connections({ list, onChange }: { list: Connection[]; onChange: () => Promise<void> }) {
+const idsOf = (list: { id: string }[] | { data: { id: string }[] }) =>
+  (Array.isArray(list) ? list : list.data).map((e) => e.id);
+
+/** The caps of the app's key-based MCP use (secret and admin key sessions share them). */
+function KeyGuardrailsCard({
+  view,
+  entitlements,
+  onSaved,
+}: {
+  view: GuardrailsView;
+  entitlements: string[];
+  onSaved: () => Promise<void>;
+}) {
+  const { appId } = useParams();
+  const [caps, setCaps] = useState<Guardrails>(capsOf(view));
+  const action = useAction();
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Title order={3} size="h5">
+          Key guard-rails
+        </Title>
+        <Text size="xs" c="dimmed">
+          Caps for MCP clients that use the secret or admin key (each OAuth connection has its own, below). A call that
+          would pass a cap is refused with which cap, what is left and where to raise it.
+        </Text>
+        <GuardrailsSummary view={view} />
+        <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
+        <ErrorText error={action.error} />
+        <Button
+          w="fit-content"
+          loading={action.busy}
+          onClick={() =>
+            action.run(async () => {
+              await adminApi(appId!).patch('/mcp/settings', { key_guardrails: caps });
+              await onSaved();
+            })
+          }
+        >
+          Save key guard-rails
+        </Button>
+      </Stack>
+    </Card>
+  );
+}
+
+/** An OAuth connection's caps, in a dialog. */
+function EditGuardrails({
+  connection,
+  entitlements,
+  onClose,
+}: {
+  connection: Connection;
+  entitlements: string[];
+  onClose: (saved: boolean) => Promise<void>;
+}) {
+  const { appId } = useParams();
+  const [caps, setCaps] = useState<Guardrails>(capsOf(connection.guardrails));
+  const action = useAction();
+  return (
+    <Modal opened onClose={() => void onClose(false)} title={`Guard-rails of ${connection.name}`} size="lg">
+      <Stack gap="sm">
+        <GuardrailsSummary view={connection.guardrails} />
+        <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
+        <ErrorText error={action.error} />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={() => void onClose(false)}>
+            Cancel
+          </Button>
+          <Button
+            loading={action.busy}
+            onClick={() =>
+              action.run(async () => {
+                await adminApi(appId!).patch(`/mcp/connections/${encodeURIComponent(connection.id)}`, {
+                  guardrails: caps,
+                });
+                await onClose(true);
+              })
+            }
+          >
+            Save guard-rails
+          </Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+function Connections({
+  list,
+  entitlements,
+  onChange,
+}: {
+  list: Connection[];
+  entitlements: string[];
+  onChange: () => Promise<void>;
+}) {
   const { appId } = useParams();
   const action = useAction();
+  const [editing, setEditing] = useState<Connection | null>(null);
   return (
     <Card withBorder>
       <Stack gap="xs">
@@ -186,13 +308,14 @@ function Connections({ list, onChange }: { list: Connection[]; onChange: () => P
         {list.length === 0 ? (
           <Text c="dimmed">No connections yet. Add the server URL above to an MCP client and sign in from it.</Text>
         ) : (
-          <Table.ScrollContainer minWidth={560}>
+          <Table.ScrollContainer minWidth={720}>
             <Table aria-label="Connections">
               <Table.Thead>
                 <Table.Tr>
                   <Table.Th>Client</Table.Th>
                   <Table.Th>Person</Table.Th>
                   <Table.Th>Level</Table.Th>
+                  <Table.Th>Guard-rails</Table.Th>
                   <Table.Th ta="right">Calls (7 days)</Table.Th>
                   <Table.Th />
                 </Table.Tr>
@@ -220,6 +343,20 @@ function Connections({ list, onChange }: { list: Connection[]; onChange: () => P
                         </Text>
                       )}
                     </Table.Td>
+                    <Table.Td>
+                      {c.kind === 'oauth' ? (
+                        <Stack gap={4} align="flex-start">
+                          <GuardrailsSummary view={c.guardrails} />
+                          <Button size="compact-xs" variant="light" onClick={() => setEditing(c)}>
+                            Edit caps
+                          </Button>
+                        </Stack>
+                      ) : (
+                        <Text size="xs" c="dimmed">
+                          Key guard-rails
+                        </Text>
+                      )}
+                    </Table.Td>
                     <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
                     <Table.Td>
                       <Button
@@ -241,6 +378,16 @@ function Connections({ list, onChange }: { list: Connection[]; onChange: () => P
               </Table.Tbody>
             </Table>
           </Table.ScrollContainer>
+        )}
+        {editing && (
+          <EditGuardrails
+            connection={editing}
+            entitlements={entitlements}
+            onClose={async (saved) => {
+              setEditing(null);
+              if (saved) await onChange();
+            }}
+          />
         )}
       </Stack>
     </Card>
