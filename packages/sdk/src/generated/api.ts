@@ -1068,7 +1068,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: true,
     query: false,
     paginated: false,
-    auth: ['S'],
+    auth: ['S', 'T'],
   },
   {
     name: 'subscriptions.sync',
@@ -2618,9 +2618,9 @@ export interface SubscriptionsApi {
   /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
    *
-   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key)
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
    */
   change(
     accountId: string,
@@ -2847,7 +2847,7 @@ export interface PublishableResources {
  */
 export interface AccountTokenResources {
   access: AccessApi;
-  subscriptions: Pick<SubscriptionsApi, 'get'>;
+  subscriptions: Pick<SubscriptionsApi, 'change' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,
     'start' | 'get' | 'answer' | 'back' | 'decline' | 'accept' | 'cancel' | 'close'
