@@ -27,6 +27,7 @@ import type { ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
   cancelAtProvider,
+  changeSubscription,
   LiveSubscriptionExists,
   liveSubscription,
   recordSubscription,
@@ -88,6 +89,8 @@ export async function createOfferCheckout(
 ) {
   const o = await findOffer(ctx.em, ctx.app.id, offerId);
   const { terms, providerPlanId } = offerTerms(o, input);
+  const change = await changeInstead(ctx, { ...input, bumps: terms.bumps });
+  if (change) return change;
   await refuseOwnedBumps(ctx.em, ctx.app.id, input.account, terms.bumps);
   return startCheckout(ctx, terms, providerPlanId, input, async (em) => {
     const locked = await em.findOne(
@@ -263,6 +266,45 @@ async function startCheckout(
 }
 
 /**
+ * `if_subscribed: "change"` from a buyer with a live subscription: the purchase becomes a change of that
+ * subscription to the chosen plan and interval (the change route's answer, at the plan's regular price, with the
+ * app's proration policy), so the buyer is never billed by a second subscription. Order bumps cannot ride on a
+ * change (they are one-time orders of a checkout): 409 `bumps_with_change`. Null when the checkout goes ahead.
+ */
+async function changeInstead(
+  ctx: Ctx,
+  input: CheckoutOrigin & {
+    plan: string;
+    interval: 'month' | 'year';
+    account?: string;
+    email?: string;
+    return_url?: string;
+    cancel_url?: string;
+    if_subscribed?: 'refuse' | 'change';
+    bumps: OfferBump[];
+  },
+) {
+  const buyer = input.account ?? input.email;
+  if (input.if_subscribed !== 'change' || !buyer) return null;
+  const live = await liveSubscription(ctx.em, ctx.app.id, buyer);
+  if (!live) return null;
+  if (input.bumps.length)
+    throw cannotBuy(
+      'bumps_with_change',
+      `Account ${buyer} already has a subscription, so this becomes a plan change, which cannot include order bumps; ` +
+        'leave out `bumps`',
+    );
+  const change = await changeSubscription(ctx, buyer, {
+    plan: input.plan,
+    interval: input.interval,
+    return_url: input.return_url ?? ctx.app.checkoutUrl ?? undefined,
+    cancel_url: input.cancel_url,
+    origin: input.origin,
+  });
+  return { object: 'plan_change' as const, ...change };
+}
+
+/**
  * A second purchase by an account with a live subscription is refused (409 naming it and the change route) before
  * anything is created at the provider. Two checkouts started at once both pass here; their completions settle it
  * (one subscription is recorded, the other is cancelled at the provider: `checkCheckout`).
@@ -287,6 +329,8 @@ export async function createPlanCheckout(
   const interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');
   const price = regularPrice(plan, interval, currency);
   if (price === null) throw cannotBuy('no_price', `Plan ${planId} has no ${interval}ly price on its pricing card`);
+  const change = await changeInstead(ctx, { ...input, plan: planId, interval, bumps: [] });
+  if (change) return change;
   const { connection, provider } = await requireProvider(ctx);
   const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, {
     interval,

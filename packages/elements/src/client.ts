@@ -11,7 +11,7 @@ import {
   type AccessGetResponse,
   type CancelSessionsGetResponse,
   type LimitReachedBody,
-  type OffersCheckoutResponse,
+  type CheckoutsGetResponse,
   type OffersGetPublicResponse,
   type SubscriptionsChangeResponse,
   type SubscriptionsGetResponse,
@@ -24,8 +24,8 @@ export type EffectiveAccess = AccessGetResponse;
 /** The public offer view (`offers.getPublic`). */
 export type PublicOffer = OffersGetPublicResponse;
 export type PublicPlan = PublicOffer['plans'][number];
-/** A checkout (`offers.checkout`, `plans.checkout`, `checkouts.complete`). */
-export type Checkout = OffersCheckoutResponse;
+/** A checkout (`checkouts.get`, `checkouts.complete`; what `offers.checkout` and `plans.checkout` answer). */
+export type Checkout = CheckoutsGetResponse;
 /** An account's subscription (`subscriptions.get`). */
 export type Subscription = SubscriptionsGetResponse;
 /** A requested plan change (`subscriptions.change`). */

@@ -240,7 +240,9 @@ export class OfferkitPricingTable extends OfferkitElement {
             bumps: this.bumps.length ? [...new Set(this.bumps)] : undefined,
           })
         : await this.publishable().plans.checkout(plan.plan.id, body);
-      if (!this.emit('checkout', c, true) || !c.approve_url) return;
+      // (A plan change answers only `if_subscribed: "change"`, which this table does not send: it switches plans with
+      // the account token.)
+      if ('object' in c || !this.emit('checkout', c, true) || !c.approve_url) return;
       // The bump order first: the checkout completes on its own once the subscription is active, and takes the
       // bumps only if their order is approved by then.
       // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.

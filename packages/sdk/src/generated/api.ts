@@ -1898,7 +1898,7 @@ export interface PlansApi {
   /**
    * Start a checkout for a plan at its regular price
    *
-   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it.
+   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
    *
    * `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
    */
@@ -2566,7 +2566,7 @@ export interface OffersApi {
   /**
    * Start a checkout for an offer
    *
-   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
+   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
    *
    * `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
    */
