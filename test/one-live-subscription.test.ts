@@ -180,6 +180,19 @@ describe('one live subscription per account (issue 30)', function () {
     expect(completed, JSON.stringify(settled)).to.have.length(1);
     expect(cancelled).to.have.length(3);
     for (const c of cancelled) expect(c.cancel_reason).to.include('already has the live subscription');
+    // Never charged twice: each duplicate's first cycle (charged by PayPal at activation) was refunded, once, however
+    // many completions raced for it; the kept subscription's payment was not touched.
+    for (const c of cancelled) {
+      expect(c.refund, JSON.stringify(c)).to.deep.include({ status: 'refunded', amount: c.price, currency: 'USD' });
+      const captures = paypal.captures(paypal.subscriptionByApproval(c.approve_url)!.id);
+      expect(captures.map((x) => [x.status, x.refunds.length])).to.deep.equal([['REFUNDED', 1]]);
+      expect(c.refund.payments).to.deep.equal([
+        { payment_id: captures[0].id, refund_id: captures[0].refunds[0].id, amount: c.price },
+      ]);
+    }
+    const kept = paypal.captures(paypal.subscriptionByApproval(completed[0].approve_url)!.id);
+    expect(kept.map((x) => [x.status, x.refunds.length])).to.deep.equal([['COMPLETED', 0]]);
+    expect(completed[0].refund).to.equal(null);
 
     const live = await liveRows('tabs');
     expect(live).to.have.length(1);
@@ -224,7 +237,12 @@ describe('one live subscription per account (issue 30)', function () {
     const loser = winner === a ? b : a;
     expect(providerStatus(winner.approve_url)).to.equal('ACTIVE');
     expect(providerStatus(loser.approve_url)).to.equal('CANCELLED');
-    expect((await get(`${base}/checkouts/${loser.id}`, app.api_key)).body).to.include({ status: 'cancelled' });
+    const settled = (await get(`${base}/checkouts/${loser.id}`, app.api_key)).body;
+    expect(settled).to.include({ status: 'cancelled' });
+    expect(settled.refund).to.deep.include({ status: 'refunded', amount: settled.price });
+    const [capture] = paypal.captures(paypal.subscriptionByApproval(loser.approve_url)!.id);
+    expect(capture.status).to.equal('REFUNDED');
+    expect(capture.refunds).to.have.length(1);
   });
 
   it('the database refuses to put a second provider subscription over a live one, whatever the statement', async () => {

@@ -89,6 +89,19 @@ export const checkoutSchema = z.object({
   completed_at: z.string().nullable(),
   /** Why a checkout ended `cancelled` (the buyer turned it down, or it duplicated a live subscription), else null. */
   cancel_reason: z.string().nullable(),
+  /**
+   * A checkout cancelled as the duplicate of a live subscription: what PayPal had charged for it (the first cycle, at
+   * activation) and was refunded. Null for every other checkout.
+   */
+  refund: z
+    .object({
+      status: z.enum(['refunded', 'none']),
+      amount: z.number(),
+      currency: z.string().nullable(),
+      payments: z.array(z.object({ payment_id: z.string(), refund_id: z.string(), amount: z.number() })),
+      refunded_at: z.string(),
+    })
+    .nullable(),
   /** `upgrade_link` when a 402 made it for an upgrade; else `checkout`. */
   source: z.enum(['checkout', 'upgrade_link']),
   /**

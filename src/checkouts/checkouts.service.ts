@@ -23,7 +23,7 @@ import {
   withProvider,
 } from '../payments/payments.service.js';
 import { iso } from '../time.js';
-import type { ProviderSubscription } from '../payments/provider.js';
+import { ProviderError, type ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
   cancelAtProvider,
@@ -40,7 +40,7 @@ import {
   checkoutWorkflowId,
   type CheckoutWorkflowInput,
 } from '../../workflows/shared.js';
-import { Checkout, type ICheckout } from './checkouts.entities.js';
+import { Checkout, type CheckoutRefund, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 
 export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> {
@@ -64,6 +64,7 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
     cancel_reason: c.cancelReason ?? null,
+    refund: c.refund ?? null,
     source: c.source ?? 'checkout',
     open_url: c.openUrl ?? null,
     opened_at: iso(c.openedAt),
@@ -527,17 +528,28 @@ async function supersede(
   const account = buyerAccountId(c);
   const reason = `Account ${account} already has the live subscription ${liveId}: this duplicate was cancelled at the provider`;
   await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
+  // Then the first cycle PayPal charged at activation goes back to the buyer, before the checkout is marked: a crash
+  // anywhere here leaves it `created`, and the next check repeats both (idempotent at PayPal).
+  const refund = c.refund ?? (await refundDuplicate(provider, c, liveId));
   deps.logger.warn(
-    { checkout: c.id, account, duplicate: c.providerSubscriptionId, live: liveId },
-    'an approved checkout duplicated a live subscription; cancelled it at the provider',
+    {
+      checkout: c.id,
+      account,
+      duplicate: c.providerSubscriptionId,
+      live: liveId,
+      refunded: refund.amount,
+      currency: refund.currency,
+    },
+    'an approved checkout duplicated a live subscription; cancelled it at the provider and refunded what it charged',
   );
   const order = c.providerOrderId ? await provider.getOrder(c.providerOrderId) : null;
   await inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const marked = await sql<{ id: string }>(
       t.em,
-      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, updated_at = now()
+      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, refund = $4::jsonb,
+         updated_at = now()
         where id = $1 and status = 'created' returning id`,
-      [c.id, reason, order?.status === 'COMPLETED'],
+      [c.id, reason, order?.status === 'COMPLETED', JSON.stringify(refund)],
     );
     if (!marked.length || order?.status !== 'COMPLETED') return;
     for (const b of c.bumps)
@@ -548,6 +560,49 @@ async function supersede(
       );
   });
   return { status: 'cancelled', providerStatus: 'CANCELLED' };
+}
+
+/**
+ * Refunds every payment PayPal charged for a duplicate's subscription (the first cycle, charged at activation; a
+ * renewal too if one slipped in): the subscription's transactions since the checkout was made, each completed one
+ * refunded in full with the request id `<checkout>:refund:<payment>`, so a retried activity gets the same refund
+ * back instead of a second one. A payment already refunded in full (by an earlier attempt whose answer was lost)
+ * counts as refunded.
+ */
+async function refundDuplicate(
+  provider: ReturnType<typeof providerFor>,
+  c: ICheckout,
+  liveId: string,
+): Promise<CheckoutRefund> {
+  const from = new Date((c.createdAt ?? new Date()).getTime() - 60_000);
+  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to: new Date() });
+  const done: CheckoutRefund['payments'] = [];
+  let currency: string | null = null;
+  for (const p of payments) {
+    if (p.status !== 'COMPLETED' && p.status !== 'REFUNDED' && p.status !== 'PARTIALLY_REFUNDED') continue;
+    const refundId = await provider
+      .refundPayment(
+        p.id,
+        { note: `A duplicate of your subscription ${liveId}: refunded`, invoiceId: `${c.id}-refund-${p.id}` },
+        `${c.id}:refund:${p.id}`,
+      )
+      .then((r) => r.id)
+      .catch((err: unknown) => {
+        // Refunded in full already (the earlier attempt's answer was lost): nothing is left to give back.
+        if (err instanceof ProviderError && /CAPTURE_FULLY_REFUNDED/.test(err.message)) return 'already_refunded';
+        throw err;
+      });
+    done.push({ payment_id: p.id, refund_id: refundId, amount: p.amount });
+    currency = p.currency;
+  }
+  const amount = Math.round(done.reduce((sum, p) => sum + p.amount, 0) * 100) / 100;
+  return {
+    status: done.length ? 'refunded' : 'none',
+    amount,
+    currency,
+    payments: done,
+    refunded_at: new Date().toISOString(),
+  };
 }
 
 /** The checkout's bumps whose add-ons the account it applies to does not own yet. */

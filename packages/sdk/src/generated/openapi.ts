@@ -2786,6 +2786,18 @@ export interface components {
         created_at: string;
         completed_at: string | null;
         cancel_reason: string | null;
+        refund: {
+          /** @enum {string} */
+          status: 'refunded' | 'none';
+          amount: number;
+          currency: string | null;
+          payments: {
+            payment_id: string;
+            refund_id: string;
+            amount: number;
+          }[];
+          refunded_at: string;
+        } | null;
         /** @enum {string} */
         source: 'checkout' | 'upgrade_link';
         open_url: string | null;
@@ -13435,6 +13447,18 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                refund: {
+                  /** @enum {string} */
+                  status: 'refunded' | 'none';
+                  amount: number;
+                  currency: string | null;
+                  payments: {
+                    payment_id: string;
+                    refund_id: string;
+                    amount: number;
+                  }[];
+                  refunded_at: string;
+                } | null;
                 /** @enum {string} */
                 source: 'checkout' | 'upgrade_link';
                 open_url: string | null;
@@ -13670,6 +13694,18 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                refund: {
+                  /** @enum {string} */
+                  status: 'refunded' | 'none';
+                  amount: number;
+                  currency: string | null;
+                  payments: {
+                    payment_id: string;
+                    refund_id: string;
+                    amount: number;
+                  }[];
+                  refunded_at: string;
+                } | null;
                 /** @enum {string} */
                 source: 'checkout' | 'upgrade_link';
                 open_url: string | null;
@@ -13826,6 +13862,18 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
               cancel_reason: string | null;
+              refund: {
+                /** @enum {string} */
+                status: 'refunded' | 'none';
+                amount: number;
+                currency: string | null;
+                payments: {
+                  payment_id: string;
+                  refund_id: string;
+                  amount: number;
+                }[];
+                refunded_at: string;
+              } | null;
               /** @enum {string} */
               source: 'checkout' | 'upgrade_link';
               open_url: string | null;
@@ -13926,6 +13974,18 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            refund: {
+              /** @enum {string} */
+              status: 'refunded' | 'none';
+              amount: number;
+              currency: string | null;
+              payments: {
+                payment_id: string;
+                refund_id: string;
+                amount: number;
+              }[];
+              refunded_at: string;
+            } | null;
             /** @enum {string} */
             source: 'checkout' | 'upgrade_link';
             open_url: string | null;
@@ -14026,6 +14086,18 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            refund: {
+              /** @enum {string} */
+              status: 'refunded' | 'none';
+              amount: number;
+              currency: string | null;
+              payments: {
+                payment_id: string;
+                refund_id: string;
+                amount: number;
+              }[];
+              refunded_at: string;
+            } | null;
             /** @enum {string} */
             source: 'checkout' | 'upgrade_link';
             open_url: string | null;
