@@ -38,6 +38,8 @@ export const Checkout = defineEntity({
     completedAt: p.datetime().nullable(),
     /** Why it ended `cancelled`: the provider reports it so, or it duplicated the account's live subscription. */
     cancelReason: p.text().nullable(),
+    /** A duplicate's first cycle refunded at the provider (see CheckoutRefund), null otherwise. */
+    refund: p.json<CheckoutRefund>().nullable(),
     /** `upgrade_link`: made for a 402's upgrade (for the limit `upgradeEntitlementId`); else `checkout`. */
     source: p.string().$type<'checkout' | 'upgrade_link'>().default('checkout'),
     upgradeEntitlementId: p.string().nullable(),
@@ -49,3 +51,14 @@ export const Checkout = defineEntity({
   },
 });
 export type ICheckout = InferEntity<typeof Checkout>;
+
+/** What was refunded of a duplicate checkout's provider subscription (it was cancelled as a duplicate). */
+export interface CheckoutRefund {
+  /** `refunded`: every payment charged for it was refunded; `none`: the provider had charged nothing. */
+  status: 'refunded' | 'none';
+  amount: number;
+  currency: string | null;
+  /** The provider's payment (capture) ids and the refund made for each. */
+  payments: { payment_id: string; refund_id: string; amount: number }[];
+  refunded_at: string;
+}

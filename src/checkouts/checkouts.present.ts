@@ -25,6 +25,7 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
     cancel_reason: c.cancelReason ?? null,
+    refund: c.refund ?? null,
     source: c.source ?? 'checkout',
     open_url: c.openUrl ?? null,
     opened_at: iso(c.openedAt),

@@ -1,13 +1,29 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { cursorPageSchema } from '../http/pagination.js';
-import { ctxOf, Reply, route } from '../http/route.js';
+import { AppError } from '../errors.js';
+import { ctxOf, Reply, route, type Caller } from '../http/route.js';
 import { offerParams } from '../offers/offers.schemas.js';
 import { planParams } from '../catalog/catalog.schemas.js';
 import * as S from './checkouts.schemas.js';
 import * as checkouts from './checkouts.service.js';
 
 const tags = ['Checkouts'];
+
+/**
+ * `if_subscribed: "change"` starts a change of an existing subscription, which only the account's seller may ask
+ * for: the publishable key names no account, and a pending change blocks the account's other changes until it is
+ * approved or lapses. 403, as a negative usage amount with the publishable key is.
+ */
+function refusePublishableChange(caller: Caller, body: { if_subscribed?: string }) {
+  if (body.if_subscribed === 'change' && caller.kind === 'publishable')
+    throw new AppError(
+      403,
+      'if_subscribed "change" needs the secret key: the publishable key cannot change an existing subscription ' +
+        "(use POST .../subscription/change with the account's token)",
+      { reason: 'change_not_allowed' },
+    );
+}
 const checkout = S.checkoutSchema;
 
 export const checkoutRoutes = [
@@ -24,13 +40,18 @@ export const checkoutRoutes = [
       'bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be ' +
       'bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, ' +
       'bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the ' +
-      'checkout was being created); or when the provider is not connected. A bump listed twice is 400.',
+      'checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, ' +
+      'or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change ' +
+      'when it lists bumps); or when the provider is not connected. A bump listed twice is 400.',
     params: offerParams,
     body: S.offerCheckoutBody,
     status: 201,
-    errors: [409, 502],
-    response: checkout,
-    handler: (s) => checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, { ...s.body, origin: s.origin }),
+    errors: [403, 409, 502],
+    response: S.checkoutOrChangeSchema,
+    handler: (s) => {
+      refusePublishableChange(s.caller, s.body);
+      return checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, { ...s.body, origin: s.origin });
+    },
   }),
   route({
     method: 'POST',
@@ -42,13 +63,17 @@ export const checkoutRoutes = [
     summary: 'Start a checkout for a plan at its regular price',
     description:
       'Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the ' +
-      'card has no price for it.',
+      'card has no price for it; `already_subscribed` when the buyer has a live subscription, unless ' +
+      '`if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).',
     params: planParams,
     body: S.planCheckoutBody,
     status: 201,
-    errors: [409, 502],
-    response: checkout,
-    handler: (s) => checkouts.createPlanCheckout(ctxOf(s), s.params.planId, { ...s.body, origin: s.origin }),
+    errors: [403, 409, 502],
+    response: S.checkoutOrChangeSchema,
+    handler: (s) => {
+      refusePublishableChange(s.caller, s.body);
+      return checkouts.createPlanCheckout(ctxOf(s), s.params.planId, { ...s.body, origin: s.origin });
+    },
   }),
   route({
     method: 'GET',

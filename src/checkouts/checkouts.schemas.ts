@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { cursorQuery } from '../http/pagination.js';
 import { accountId, callerId, httpUrl } from '../http/schemas.js';
+import { changeSchema } from '../subscriptions/subscriptions.schemas.js';
 
 /** An email address within RFC 5321's lengths (local part 64, whole address 254), as the document's format says. */
 const email = z
@@ -28,6 +29,15 @@ export const offerCheckoutBody = z.object({
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
+  if_subscribed: z
+    .enum(['refuse', 'change'])
+    .optional()
+    .describe(
+      'When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 ' +
+        '`already_subscribed`; `change` answers the plan change to this plan and interval instead (the change ' +
+        'route\'s answer with `object: "plan_change"` and its `approve_url`), billed at the plan\'s regular price; ' +
+        'secret key only (403 with the publishable key).',
+    ),
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
 export const listQuery = cursorQuery(50, 100).extend({
@@ -42,6 +52,15 @@ export const planCheckoutBody = z.object({
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
+  if_subscribed: z
+    .enum(['refuse', 'change'])
+    .optional()
+    .describe(
+      'When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 ' +
+        '`already_subscribed`; `change` answers the plan change to this plan and interval instead (the change ' +
+        'route\'s answer with `object: "plan_change"` and its `approve_url`), billed at the plan\'s regular price; ' +
+        'secret key only (403 with the publishable key).',
+    ),
 });
 
 /** A checkout, as presentCheckout shows it. */
@@ -70,6 +89,19 @@ export const checkoutSchema = z.object({
   completed_at: z.string().nullable(),
   /** Why a checkout ended `cancelled` (the buyer turned it down, or it duplicated a live subscription), else null. */
   cancel_reason: z.string().nullable(),
+  /**
+   * A checkout cancelled as the duplicate of a live subscription: what PayPal had charged for it (the first cycle, at
+   * activation) and was refunded. Null for every other checkout.
+   */
+  refund: z
+    .object({
+      status: z.enum(['refunded', 'none']),
+      amount: z.number(),
+      currency: z.string().nullable(),
+      payments: z.array(z.object({ payment_id: z.string(), refund_id: z.string(), amount: z.number() })),
+      refunded_at: z.string(),
+    })
+    .nullable(),
   /** `upgrade_link` when a 402 made it for an upgrade; else `checkout`. */
   source: z.enum(['checkout', 'upgrade_link']),
   /**
@@ -79,3 +111,13 @@ export const checkoutSchema = z.object({
   open_url: z.string().nullable(),
   opened_at: z.string().nullable(),
 });
+
+/**
+ * A checkout asked with `if_subscribed: "change"` by a buyer who already has a live subscription: the plan change
+ * made instead (as `POST .../subscription/change` answers it), marked `object: "plan_change"`.
+ */
+export const checkoutAsChangeSchema = changeSchema.extend({
+  object: z.literal('plan_change').describe('This answer is a plan change, not a checkout'),
+});
+/** What a checkout route answers: a checkout, or (with `if_subscribed: "change"`) the plan change made instead. */
+export const checkoutOrChangeSchema = z.union([checkoutAsChangeSchema, checkoutSchema]);

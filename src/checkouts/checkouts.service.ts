@@ -23,10 +23,11 @@ import {
   requireProvider,
   withProvider,
 } from '../payments/payments.service.js';
-import type { ProviderSubscription } from '../payments/provider.js';
+import { ProviderError, type ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
   cancelAtProvider,
+  changeSubscription,
   LiveSubscriptionExists,
   liveSubscription,
   recordSubscription,
@@ -39,7 +40,7 @@ import {
   checkoutWorkflowId,
   type CheckoutWorkflowInput,
 } from '../../workflows/shared.js';
-import { Checkout, type ICheckout } from './checkouts.entities.js';
+import { Checkout, type CheckoutRefund, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 import { presentCheckout } from './checkouts.present.js';
 
@@ -62,6 +63,8 @@ export async function createOfferCheckout(
 ) {
   const o = await findOffer(ctx.em, ctx.app.id, offerId);
   const { terms, providerPlanId } = offerTerms(o, input);
+  const change = await changeInstead(ctx, { ...input, bumps: terms.bumps });
+  if (change) return change;
   await refuseOwnedBumps(ctx.em, ctx.app.id, input.account, terms.bumps);
   return startCheckout(ctx, terms, providerPlanId, input, async (em) => {
     const locked = await em.findOne(
@@ -237,6 +240,45 @@ async function startCheckout(
 }
 
 /**
+ * `if_subscribed: "change"` from a buyer with a live subscription: the purchase becomes a change of that
+ * subscription to the chosen plan and interval (the change route's answer, at the plan's regular price, with the
+ * app's proration policy), so the buyer is never billed by a second subscription. Order bumps cannot ride on a
+ * change (they are one-time orders of a checkout): 409 `bumps_with_change`. Null when the checkout goes ahead.
+ */
+async function changeInstead(
+  ctx: Ctx,
+  input: CheckoutOrigin & {
+    plan: string;
+    interval: 'month' | 'year';
+    account?: string;
+    email?: string;
+    return_url?: string;
+    cancel_url?: string;
+    if_subscribed?: 'refuse' | 'change';
+    bumps: OfferBump[];
+  },
+) {
+  const buyer = input.account ?? input.email;
+  if (input.if_subscribed !== 'change' || !buyer) return null;
+  const live = await liveSubscription(ctx.em, ctx.app.id, buyer);
+  if (!live) return null;
+  if (input.bumps.length)
+    throw cannotBuy(
+      'bumps_with_change',
+      `Account ${buyer} already has a subscription, so this becomes a plan change, which cannot include order bumps; ` +
+        'leave out `bumps`',
+    );
+  const change = await changeSubscription(ctx, buyer, {
+    plan: input.plan,
+    interval: input.interval,
+    return_url: input.return_url ?? ctx.app.checkoutUrl ?? undefined,
+    cancel_url: input.cancel_url,
+    origin: input.origin,
+  });
+  return { object: 'plan_change' as const, ...change };
+}
+
+/**
  * A second purchase by an account with a live subscription is refused (409 naming it and the change route) before
  * anything is created at the provider. Two checkouts started at once both pass here; their completions settle it
  * (one subscription is recorded, the other is cancelled at the provider: `checkCheckout`).
@@ -261,6 +303,8 @@ export async function createPlanCheckout(
   const interval = input.interval ?? (regularPrice(plan, 'month', currency) !== null ? 'month' : 'year');
   const price = regularPrice(plan, interval, currency);
   if (price === null) throw cannotBuy('no_price', `Plan ${planId} has no ${interval}ly price on its pricing card`);
+  const change = await changeInstead(ctx, { ...input, plan: planId, interval, bumps: [] });
+  if (change) return change;
   const { connection, provider } = await requireProvider(ctx);
   const providerPlanId = await ensureRegularProviderPlan(ctx, connection, provider, plan, {
     interval,
@@ -457,17 +501,28 @@ async function supersede(
   const account = buyerAccountId(c);
   const reason = `Account ${account} already has the live subscription ${liveId}: this duplicate was cancelled at the provider`;
   await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
+  // Then the first cycle PayPal charged at activation goes back to the buyer, before the checkout is marked: a crash
+  // anywhere here leaves it `created`, and the next check repeats both (idempotent at PayPal).
+  const refund = c.refund ?? (await refundDuplicate(provider, c, liveId));
   deps.logger.warn(
-    { checkout: c.id, account, duplicate: c.providerSubscriptionId, live: liveId },
-    'an approved checkout duplicated a live subscription; cancelled it at the provider',
+    {
+      checkout: c.id,
+      account,
+      duplicate: c.providerSubscriptionId,
+      live: liveId,
+      refunded: refund.amount,
+      currency: refund.currency,
+    },
+    'an approved checkout duplicated a live subscription; cancelled it at the provider and refunded what it charged',
   );
   const order = c.providerOrderId ? await provider.getOrder(c.providerOrderId) : null;
   await inTransaction(deps, deps.orm.em.fork(), async (t) => {
     const marked = await sql<{ id: string }>(
       t.em,
-      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, updated_at = now()
+      `update checkouts set status = 'cancelled', cancel_reason = $2, bumps_paid = $3, refund = $4::jsonb,
+         updated_at = now()
         where id = $1 and status = 'created' returning id`,
-      [c.id, reason, order?.status === 'COMPLETED'],
+      [c.id, reason, order?.status === 'COMPLETED', JSON.stringify(refund)],
     );
     if (!marked.length || order?.status !== 'COMPLETED') return;
     for (const b of c.bumps)
@@ -478,6 +533,49 @@ async function supersede(
       );
   });
   return { status: 'cancelled', providerStatus: 'CANCELLED' };
+}
+
+/**
+ * Refunds every payment PayPal charged for a duplicate's subscription (the first cycle, charged at activation; a
+ * renewal too if one slipped in): the subscription's transactions since the checkout was made, each completed one
+ * refunded in full with the request id `<checkout>:refund:<payment>`, so a retried activity gets the same refund
+ * back instead of a second one. A payment already refunded in full (by an earlier attempt whose answer was lost)
+ * counts as refunded.
+ */
+async function refundDuplicate(
+  provider: ReturnType<typeof providerFor>,
+  c: ICheckout,
+  liveId: string,
+): Promise<CheckoutRefund> {
+  const from = new Date((c.createdAt ?? new Date()).getTime() - 60_000);
+  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to: new Date() });
+  const done: CheckoutRefund['payments'] = [];
+  let currency: string | null = null;
+  for (const p of payments) {
+    if (p.status !== 'COMPLETED' && p.status !== 'REFUNDED' && p.status !== 'PARTIALLY_REFUNDED') continue;
+    const refundId = await provider
+      .refundPayment(
+        p.id,
+        { note: `A duplicate of your subscription ${liveId}: refunded`, invoiceId: `${c.id}-refund-${p.id}` },
+        `${c.id}:refund:${p.id}`,
+      )
+      .then((r) => r.id)
+      .catch((err: unknown) => {
+        // Refunded in full already (the earlier attempt's answer was lost): nothing is left to give back.
+        if (err instanceof ProviderError && /CAPTURE_FULLY_REFUNDED/.test(err.message)) return 'already_refunded';
+        throw err;
+      });
+    done.push({ payment_id: p.id, refund_id: refundId, amount: p.amount });
+    currency = p.currency;
+  }
+  const amount = Math.round(done.reduce((sum, p) => sum + p.amount, 0) * 100) / 100;
+  return {
+    status: done.length ? 'refunded' : 'none',
+    amount,
+    currency,
+    payments: done,
+    refunded_at: new Date().toISOString(),
+  };
 }
 
 /** The checkout's bumps whose add-ons the account it applies to does not own yet. */

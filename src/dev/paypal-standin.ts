@@ -22,6 +22,8 @@ interface State {
   plans: Record<string, Json>;
   subscriptions: Record<string, Json>;
   orders: Record<string, Json>;
+  /** Payments captured for subscription cycles (their transactions), by capture id, with their refunds. */
+  captures: Record<string, Json>;
   webhooks: Record<string, { id: string; url: string; event_types: { name: string }[]; clientId: string }>;
   idempotency: Record<string, Json>;
 }
@@ -80,6 +82,7 @@ export class PayPalStandIn {
       plans: {},
       subscriptions: {},
       orders: {},
+      captures: {},
       webhooks: {},
       idempotency: {},
     };
@@ -200,11 +203,36 @@ export class PayPalStandIn {
 
   // ---- simulations for tests and demos -------------------------------------------------------------
 
+  /**
+   * A cycle charged for a subscription: a captured payment that the subscription's transactions list shows
+   * (`GET /v1/billing/subscriptions/{id}/transactions`) and that can be refunded by its id
+   * (`POST /v2/payments/captures/{id}/refund`).
+   */
+  private charge(s: Json, amount: { value: string; currency_code: string }) {
+    const capture = {
+      id: id('CAP', 14),
+      subscription: s.id,
+      status: 'COMPLETED',
+      amount,
+      time: now(),
+      refunds: [] as Json[],
+      clientId: s.clientId,
+    };
+    this.state.captures[capture.id] = capture;
+    return capture;
+  }
+
+  /** The captures of a subscription's cycles (tests read the refunds here). */
+  captures(subId: string): Json[] {
+    return Object.values(this.state.captures).filter((c) => c.subscription === subId);
+  }
+
   /** A renewal: the provider charges the next cycle. */
   async renew(subId: string) {
     const s = this.state.subscriptions[subId];
     const plan = this.state.plans[s.plan_id];
     s.billing_info.last_payment = { time: now(), amount: plan.billing_cycles.at(-1).pricing_scheme.fixed_price };
+    this.charge(s, s.billing_info.last_payment.amount);
     s.billing_info.next_billing_time = addInterval(new Date(), plan.billing_cycles.at(-1).frequency.interval_unit);
     s.billing_info.cycle_executions = (s.billing_info.cycle_executions ?? 0) + 1;
     this.save();
@@ -423,6 +451,74 @@ export class PayPalStandIn {
     router.get('/v1/billing/subscriptions/:id', auth, (ctx) => {
       const s = own(ctx, this.state.subscriptions, ctx.params.id);
       if (s) ctx.body = this.presentSubscription(s);
+    });
+    // As PayPal documents it: both times are required (RFC 3339); the answer lists the cycles charged in the range.
+    router.get('/v1/billing/subscriptions/:id/transactions', auth, (ctx) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (!s) return;
+      const [start, end] = [ctx.query.start_time, ctx.query.end_time].map((t) => Date.parse(String(t ?? '')));
+      if (Number.isNaN(start) || Number.isNaN(end))
+        return paypalError(
+          ctx,
+          400,
+          'INVALID_REQUEST',
+          'Request is not well-formed, syntactically incorrect, or violates schema.',
+          'MISSING_REQUIRED_PARAMETER',
+        );
+      const transactions = this.captures(s.id)
+        .filter((c) => Date.parse(c.time) >= start && Date.parse(c.time) <= end)
+        .map((c) => ({
+          status: c.status,
+          id: c.id,
+          amount_with_breakdown: {
+            gross_amount: c.amount,
+            fee_amount: { currency_code: c.amount.currency_code, value: '0.00' },
+            net_amount: c.amount,
+          },
+          payer_name: s.subscriber?.name ?? null,
+          payer_email: s.subscriber?.email_address ?? null,
+          time: c.time,
+        }));
+      ctx.body = {
+        transactions,
+        total_items: transactions.length,
+        total_pages: 1,
+        links: [{ href: `${this.baseUrl}${ctx.url}`, rel: 'self', method: 'GET' }],
+      };
+    });
+    // Refund a captured payment: the whole of it without `amount` (PayPal's default); a capture refunded in full
+    // answers 422 CAPTURE_FULLY_REFUNDED. `PayPal-Request-Id` makes a retry answer the first refund (see `auth`).
+    router.post('/v2/payments/captures/:id/refund', auth, (ctx) => {
+      const c = own(ctx, this.state.captures, ctx.params.id);
+      if (!c) return;
+      if (c.status === 'REFUNDED')
+        return paypalError(
+          ctx,
+          422,
+          'UNPROCESSABLE_ENTITY',
+          'The requested action could not be performed, semantically incorrect, or failed business validation.',
+          'CAPTURE_FULLY_REFUNDED',
+        );
+      const b = body(ctx);
+      const amount = (b.amount as { value: string; currency_code: string } | undefined) ?? c.amount;
+      const refund = {
+        id: id('REF', 14),
+        status: 'COMPLETED',
+        amount,
+        note_to_payer: b.note_to_payer ?? null,
+        create_time: now(),
+        links: [
+          { href: `${this.baseUrl}/v2/payments/refunds/PENDING`, rel: 'self', method: 'GET' },
+          { href: `${this.baseUrl}/v2/payments/captures/${c.id}`, rel: 'up', method: 'GET' },
+        ],
+      };
+      refund.links[0].href = `${this.baseUrl}/v2/payments/refunds/${refund.id}`;
+      c.refunds.push(refund);
+      const refunded = c.refunds.reduce((sum: number, r: Json) => sum + Number(r.amount.value), 0);
+      c.status = refunded >= Number(c.amount.value) ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+      ctx.status = 201;
+      ctx.body = { id: refund.id, status: refund.status, links: refund.links };
+      this.later(0, () => void this.notify(c.clientId, 'PAYMENT.CAPTURE.REFUNDED', { ...refund, links: undefined }));
     });
     router.post('/v1/billing/subscriptions/:id/revise', auth, (ctx) => {
       const s = own(ctx, this.state.subscriptions, ctx.params.id);
@@ -681,6 +777,8 @@ export class PayPalStandIn {
           const plan = this.state.plans[item.plan_id];
           const cycle = plan.billing_cycles[0];
           item.billing_info.last_payment = { time: now(), amount: cycle.pricing_scheme.fixed_price };
+          // PayPal charges the first cycle when the subscription activates.
+          this.charge(item, cycle.pricing_scheme.fixed_price);
           item.billing_info.cycle_executions = 1;
           item.billing_info.next_billing_time = addInterval(new Date(), cycle.frequency.interval_unit);
           this.save();

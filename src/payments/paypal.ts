@@ -3,6 +3,7 @@ import {
   ProviderError,
   type Interval,
   type PaymentProvider,
+  type ProviderPayment,
   type ProviderOrder,
   type ProviderSubscription,
 } from './provider.js';
@@ -289,6 +290,37 @@ export class PayPalProvider implements PaymentProvider {
     return this.toOrder(
       await this.call('POST', `/v2/checkout/orders/${encodeURIComponent(id)}/capture`, {}, idempotencyKey),
     );
+  }
+
+  // https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_transactions
+  async listSubscriptionPayments(id: string, range: { from: Date; to: Date }): Promise<ProviderPayment[]> {
+    const q = new URLSearchParams({ start_time: range.from.toISOString(), end_time: range.to.toISOString() });
+    const r = await this.call<{
+      transactions?: {
+        id: string;
+        status: string;
+        time: string;
+        amount_with_breakdown: { gross_amount: { value: string; currency_code: string } };
+      }[];
+    }>('GET', `/v1/billing/subscriptions/${encodeURIComponent(id)}/transactions?${q}`);
+    return (r.transactions ?? []).map((t) => ({
+      id: t.id,
+      status: t.status,
+      amount: Number(t.amount_with_breakdown.gross_amount.value),
+      currency: t.amount_with_breakdown.gross_amount.currency_code,
+      time: t.time,
+    }));
+  }
+
+  // https://developer.paypal.com/docs/api/payments/v2/#captures_refund (no amount: the whole capture)
+  async refundPayment(paymentId: string, input: { note: string; invoiceId?: string }, idempotencyKey: string) {
+    const r = await this.call<{ id: string; status: string }>(
+      'POST',
+      `/v2/payments/captures/${encodeURIComponent(paymentId)}/refund`,
+      { note_to_payer: input.note.slice(0, 255), ...(input.invoiceId ? { invoice_id: input.invoiceId } : {}) },
+      idempotencyKey,
+    );
+    return { id: r.id, status: r.status };
   }
 
   async registerWebhook(url: string, eventTypes: string[]) {

@@ -24,6 +24,16 @@ export interface ProviderOrder {
   customId: string | null;
 }
 
+/** A payment charged for a subscription cycle (PayPal: a subscription transaction, its id the capture's). */
+export interface ProviderPayment {
+  id: string;
+  /** COMPLETED, DECLINED, PARTIALLY_REFUNDED, PENDING, REFUNDED. */
+  status: string;
+  amount: number;
+  currency: string;
+  time: string;
+}
+
 export interface PaymentProvider {
   readonly name: string;
   /** Fails (ProviderError) when the credentials are not accepted. */
@@ -68,6 +78,14 @@ export interface PaymentProvider {
   /** Replaces the amount (and description) of an order not yet captured (PayPal: PATCH on a CREATED or APPROVED order). */
   updateOrderAmount(id: string, input: { amount: number; currency: string; description: string }): Promise<void>;
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
+  /** The payments charged for a subscription's cycles between two times (PayPal: its transactions). */
+  listSubscriptionPayments(id: string, range: { from: Date; to: Date }): Promise<ProviderPayment[]>;
+  /** Refunds a captured payment in full; the same idempotency key answers the same refund. */
+  refundPayment(
+    paymentId: string,
+    input: { note: string; invoiceId?: string },
+    idempotencyKey: string,
+  ): Promise<{ id: string; status: string }>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
   listWebhooks(): Promise<{ id: string; url: string }[]>;
   /** Asks the provider whether a notification is genuine. */

@@ -64,7 +64,9 @@ export const subscriptionRoutes = [
     method: 'POST',
     path: '/apps/:appId/namespaces/:accountId/subscription/change',
     sdk: 'subscriptions.change',
-    auth: ['S'],
+    // An account token may change its own account's plan (the drop-in pricing table and paywall hold one); the
+    // publishable key may not, as it names no account.
+    auth: ['S', 'T'],
     mcp: {
       tool: 'change_subscription',
       level: 'W',
@@ -94,7 +96,8 @@ export const subscriptionRoutes = [
     tags,
     summary: 'Change to another plan or interval (approved by the buyer at the provider)',
     description:
-      "The way to move a subscribed account to another plan (a second checkout is a 409). The app's " +
+      'The way to move a subscribed account to another plan (a second checkout is a 409); also with an account ' +
+      "token for its own account (the drop-in components). The app's " +
       '`plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies ' +
       'at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; ' +
       '`at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once ' +

@@ -3,7 +3,7 @@ import { expireCheckout } from '../../src/checkouts/checkouts.service.js';
 import { sweepUntracked } from '../../src/subscriptions/untracked.service.js';
 import { checkoutWorkflowId } from '../../workflows/shared.js';
 import { billingApp, createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
-import { get, post } from '../helpers/http.js';
+import { get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -65,6 +65,88 @@ describe('one live subscription per account (issue 30)', function () {
     expect((await buy('ada', 'scale')).status).to.equal(201);
   });
 
+  it('if_subscribed "change": a subscribed buyer\'s checkout answers the plan change instead (secret key only)', async () => {
+    await purchase(app, 'ada'); // Pro at $19 through `launch`
+    const sub = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+    const checkouts = async () => (await get(`${base}/checkouts`, app.api_key)).body.data.length;
+    const made = await checkouts();
+    const before = createdAtProvider();
+    const ask = { plan: 'scale', interval: 'month', account: 'ada', return_url: 'https://shop.example/account' };
+    const { plan: _plan, ...byPlan } = ask; // the plan routes name the plan in the path
+
+    // The publishable key may not start a change of someone's subscription; the default stays the 409.
+    const pub = await post(`${base}/offers/launch/checkout`, app.public_key, { ...ask, if_subscribed: 'change' });
+    expect(pub.status, pub.text).to.equal(403);
+    expect(pub.body.reason).to.equal('change_not_allowed');
+    expect((await post(`${base}/offers/launch/checkout`, app.api_key, ask)).body.reason).to.equal('already_subscribed');
+    const refuse = await post(`${base}/offers/launch/checkout`, app.api_key, { ...ask, if_subscribed: 'refuse' });
+    expect(refuse.status).to.equal(409);
+    const bad = await post(`${base}/offers/launch/checkout`, app.api_key, { ...ask, if_subscribed: 'sometimes' });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error).to.match(/^if_subscribed: /);
+
+    const res = await post(`${base}/offers/launch/checkout`, app.api_key, { ...ask, if_subscribed: 'change' });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body).to.deep.include({
+      object: 'plan_change',
+      id: sub.id,
+      direction: 'upgrade',
+      policy: 'prorate_now',
+    });
+    expect(res.body.approve_url, 'the prorated difference first').to.include('/checkoutnow?token=');
+    expect(res.body.pending_change).to.deep.include({ plan: 'scale', price: 99, scheduled_at: null });
+    expect(await checkouts(), 'no checkout was made').to.equal(made);
+    expect(createdAtProvider(), 'no second provider subscription').to.equal(before);
+    // One change at a time, through either door.
+    const again = await post(`${base}/plans/scale/checkout`, app.api_key, { ...byPlan, if_subscribed: 'change' });
+    expect(again.status).to.equal(409);
+    expect(again.body.reason).to.equal('change_pending');
+
+    // Approved at PayPal, the same subscription moves to Scale.
+    let next = await testEnv().paypal.approve(res.body.approve_url);
+    while (next.includes('/checkoutnow')) next = await testEnv().paypal.approve(next);
+    await get(new URL(next).pathname + new URL(next).search);
+    await eventually(async () => (await get(`${base}/namespaces/ada`, app.api_key)).body.plan === 'scale');
+    expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.deep.include({
+      id: sub.id,
+      plan: 'scale',
+      pending_change: null,
+    });
+    expect(await liveRows('ada')).to.have.length(1);
+
+    // Through the plan route, back down to Pro (at the renewal); for a buyer without a subscription it is a checkout.
+    const down = await post(`${base}/plans/pro/checkout`, app.api_key, { ...byPlan, if_subscribed: 'change' });
+    expect(down.status, down.text).to.equal(201);
+    expect(down.body).to.deep.include({ object: 'plan_change', direction: 'downgrade', effective: 'renewal' });
+    expect(down.body.pending_change).to.deep.include({ plan: 'pro', interval: 'month' });
+    const fresh = await post(`${base}/plans/pro/checkout`, app.api_key, {
+      ...byPlan,
+      account: 'bo',
+      if_subscribed: 'change',
+    });
+    expect(fresh.status, fresh.text).to.equal(201);
+    expect(fresh.body).to.not.have.property('object');
+    expect(fresh.body).to.include({ status: 'created', plan: 'pro', account: 'bo' });
+  });
+
+  it('if_subscribed "change" cannot carry order bumps (409 bumps_with_change); nothing is made', async () => {
+    await purchase(app, 'ada');
+    const withBump = await patch(`${base}/offers/launch`, app.api_key, {
+      bumps: [{ id: 'support', name: 'Priority support', addon: 'priority', price: 9 }],
+    });
+    expect(withBump.status, withBump.text).to.equal(200);
+    const res = await post(`${base}/offers/launch/checkout`, app.api_key, {
+      plan: 'scale',
+      interval: 'month',
+      account: 'ada',
+      bumps: ['support'],
+      if_subscribed: 'change',
+    });
+    expect(res.status, res.text).to.equal(409);
+    expect(res.body.reason).to.equal('bumps_with_change');
+    expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.pending_change).to.equal(null);
+  });
+
   it('concurrent checkouts, all approved, completed at once: one live subscription, the duplicates cancelled at the provider', async () => {
     await createAccount(app, { id: 'tabs', plan: 'free' });
     const made = await Promise.all([buy('tabs'), buy('tabs', 'scale'), buy('tabs'), buy('tabs', 'scale')]);
@@ -83,6 +165,19 @@ describe('one live subscription per account (issue 30)', function () {
     expect(completed, JSON.stringify(settled)).to.have.length(1);
     expect(cancelled).to.have.length(3);
     for (const c of cancelled) expect(c.cancel_reason).to.include('already has the live subscription');
+    // Never charged twice: each duplicate's first cycle (charged by PayPal at activation) was refunded, once, however
+    // many completions raced for it; the kept subscription's payment was not touched.
+    for (const c of cancelled) {
+      expect(c.refund, JSON.stringify(c)).to.deep.include({ status: 'refunded', amount: c.price, currency: 'USD' });
+      const captures = paypal.captures(paypal.subscriptionByApproval(c.approve_url)!.id);
+      expect(captures.map((x) => [x.status, x.refunds.length])).to.deep.equal([['REFUNDED', 1]]);
+      expect(c.refund.payments).to.deep.equal([
+        { payment_id: captures[0].id, refund_id: captures[0].refunds[0].id, amount: c.price },
+      ]);
+    }
+    const kept = paypal.captures(paypal.subscriptionByApproval(completed[0].approve_url)!.id);
+    expect(kept.map((x) => [x.status, x.refunds.length])).to.deep.equal([['COMPLETED', 0]]);
+    expect(completed[0].refund).to.equal(null);
 
     const live = await liveRows('tabs');
     expect(live).to.have.length(1);
@@ -127,7 +222,12 @@ describe('one live subscription per account (issue 30)', function () {
     const loser = winner === a ? b : a;
     expect(providerStatus(winner.approve_url)).to.equal('ACTIVE');
     expect(providerStatus(loser.approve_url)).to.equal('CANCELLED');
-    expect((await get(`${base}/checkouts/${loser.id}`, app.api_key)).body).to.include({ status: 'cancelled' });
+    const settled = (await get(`${base}/checkouts/${loser.id}`, app.api_key)).body;
+    expect(settled).to.include({ status: 'cancelled' });
+    expect(settled.refund).to.deep.include({ status: 'refunded', amount: settled.price });
+    const [capture] = paypal.captures(paypal.subscriptionByApproval(loser.approve_url)!.id);
+    expect(capture.status).to.equal('REFUNDED');
+    expect(capture.refunds).to.have.length(1);
   });
 
   it('the database refuses to put a second provider subscription over a live one, whatever the statement', async () => {

@@ -98,6 +98,51 @@ describe('PayPal REST client against the local PayPal stand-in', () => {
     expect(active.lastPaymentAt).to.be.a('string');
   });
 
+  it("a subscription's transactions (the cycles charged) and a capture's refund, idempotent by PayPal-Request-Id", async () => {
+    const { monthly } = await catalog();
+    const urls = { returnUrl: 'https://shop.example/done', cancelUrl: 'https://shop.example/cancel' };
+    const sub = await paypal.createSubscription({ planId: monthly.id, customId: 'chk_r', ...urls }, 'sub-key-r');
+    const range = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 3_600_000) };
+    expect(await paypal.listSubscriptionPayments(sub.id, range), 'nothing charged before activation').to.deep.equal([]);
+    await standin.approve(sub.approveUrl!);
+    await eventually(async () => (await paypal.getSubscription(sub.id)).status === 'ACTIVE');
+    const [first, ...rest] = await paypal.listSubscriptionPayments(sub.id, range);
+    expect(rest).to.deep.equal([]);
+    expect(first).to.deep.include({ status: 'COMPLETED', amount: 29, currency: 'USD' });
+    // As PayPal documents it, the range is required.
+    const token = (await (
+      await fetch(new URL('/v1/oauth2/token', standin.baseUrl), {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from('client-1:secret-1').toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'client_credentials' }),
+      })
+    ).json()) as { access_token: string };
+    const bare = await fetch(new URL(`/v1/billing/subscriptions/${sub.id}/transactions`, standin.baseUrl), {
+      headers: { authorization: `Bearer ${token.access_token}` },
+    });
+    expect(bare.status).to.equal(400);
+    expect(((await bare.json()) as { details: { issue: string }[] }).details[0].issue).to.equal(
+      'MISSING_REQUIRED_PARAMETER',
+    );
+
+    const refund = await paypal.refundPayment(first.id, { note: 'duplicate' }, 'chk_r:refund');
+    expect(refund.status).to.equal('COMPLETED');
+    const again = await paypal.refundPayment(first.id, { note: 'duplicate' }, 'chk_r:refund');
+    expect(again.id, 'same PayPal-Request-Id, same refund').to.equal(refund.id);
+    expect(standin.captures(sub.id)[0].refunds).to.have.length(1);
+    expect((await paypal.listSubscriptionPayments(sub.id, range))[0].status).to.equal('REFUNDED');
+    const twice = await paypal.refundPayment(first.id, { note: 'x' }, 'another-key').catch((e: unknown) => e);
+    expect(twice).to.be.instanceOf(ProviderError);
+    expect((twice as ProviderError).status).to.equal(422);
+    expect((twice as ProviderError).message).to.include('CAPTURE_FULLY_REFUNDED');
+    // A renewal is a second transaction.
+    await standin.renew(sub.id);
+    expect((await paypal.listSubscriptionPayments(sub.id, range)).map((p) => p.status)).to.deep.equal([
+      'REFUNDED',
+      'COMPLETED',
+    ]);
+  });
+
   it('revise (approved at the provider), suspend, activate, cancel; an invalid move is a provider error', async () => {
     const { monthly, yearly } = await catalog();
     const sub = await paypal.createSubscription(

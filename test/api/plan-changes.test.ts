@@ -51,6 +51,23 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     });
   });
 
+  it("an account token changes its own account's plan; another account's, or the publishable key, is 401", async () => {
+    const tokenOf = async (account: string) =>
+      (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;
+    const body = { plan: 'scale', return_url: 'https://shop.example/account' };
+    await post(`${base}/namespaces`, app.api_key, { id: 'bo' });
+    const other = await post(`${base}/namespaces/ada/subscription/change`, await tokenOf('bo'), body);
+    expect(other.status, 'a token for another account').to.equal(401);
+    expect((await post(`${base}/namespaces/ada/subscription/change`, app.public_key, body)).status).to.equal(401);
+    expect((await sub()).pending_change, 'nothing was requested').to.equal(null);
+
+    const own = await post(`${base}/namespaces/ada/subscription/change`, await tokenOf('ada'), body);
+    expect(own.status, own.text).to.equal(200);
+    expect(own.body).to.deep.include({ direction: 'upgrade', policy: 'prorate_now' });
+    expect(own.body.approve_url).to.include('/checkoutnow?token=');
+    expect((await sub()).pending_change).to.deep.include({ plan: 'scale', scheduled_at: null });
+  });
+
   it('upgrade (prorate_now): nothing until approved; then the plan at once, the difference captured, revised at PayPal', async () => {
     const before = await sub();
     const res = await change({ plan: 'scale' });

@@ -7,7 +7,7 @@ import { seedDemo } from '../../src/dev/demo-seed.js';
 import { closePeople, issueSetupToken, people } from '../../src/people/better-auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, rawRequest, shoot, watch } from '../helpers/console.js';
-import { call, del, get, post } from '../helpers/http.js';
+import { call, del, get, patch, post } from '../helpers/http.js';
 import { pkce, postForm } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
@@ -388,6 +388,100 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await shoot(page, 'offer-editor');
     await page.getByRole('button', { name: 'Archive' }).click();
     await page.getByLabel('Offer status').filter({ hasText: 'archived' }).waitFor();
+  });
+
+  it('shows the offer funnel (prepared, opened, upgrade links) and the 402 upgrade funnel as the API counts them', async () => {
+    const admin = testEnv().adminKey;
+    const base = `/apps/${appId}`;
+    const ok = async (path: string, body: unknown) => {
+      const res = await post(`${base}${path}`, admin, body);
+      expect(res.status, `${path} ${res.text}`).to.be.oneOf([200, 201]);
+      return res.body;
+    };
+    // A blocking limit whose upgrade is an offer; the app has no pricing page, so a 402 makes a PayPal link.
+    expect((await patch(base, admin, { checkout_url: null })).status).to.equal(200);
+    await ok('/entitlements', { id: 'exports', type: 'usage', name: 'Exports', overage: { mode: 'block' } });
+    await ok('/plans', { id: 'basic', name: 'Basic', pricingCard: { monthlyPrice: 5, currency: 'USD' } });
+    await ok('/plans/basic/entitlements', { id: 'exports', max: 1 });
+    await ok('/plans', { id: 'plus', name: 'Plus', pricingCard: { monthlyPrice: 15, currency: 'USD' } });
+    await ok('/plans/plus/entitlements', { id: 'exports', max: 100 });
+    await ok('/offers', {
+      id: 'more_exports',
+      name: 'More exports',
+      plans: [{ plan: 'plus', prices: [{ interval: 'month', amount: 12 }] }],
+    });
+    await ok('/offers/more_exports/publish', {});
+    const limit = await patch(`${base}/entitlements/exports`, admin, {
+      overage: { mode: 'block', offer_id: 'more_exports' },
+    });
+    expect(limit.status, limit.text).to.equal(200);
+    const { public_key } = (await get(base, admin)).body;
+    const links: string[] = [];
+    for (const id of ['ex1', 'ex2', 'ex3']) {
+      await ok('/namespaces', { id, plan: 'basic' });
+      await ok(`/namespaces/${id}/usage/exports/add`, {});
+      const res = await post(`${base}/namespaces/${id}/usage/exports/add`, public_key);
+      expect(res.status, res.text).to.equal(402);
+      links.push(res.body.offer.checkout_url);
+    }
+    // ex1 opens the link and pays; ex2 opens it and leaves; ex3 never opens it.
+    const open = async (link: string) => (await fetch(link, { redirect: 'manual' })).headers.get('location')!;
+    await testEnv().paypal.approve(await open(links[0]));
+    await open(links[1]);
+    const paid = (await get(`${base}/checkouts?offer=more_exports`, admin)).body.data.find(
+      (c: { account: string }) => c.account === 'ex1',
+    );
+    await eventually(
+      async () => (await post(`${base}/checkouts/${paid.id}/complete`, public_key)).body.status === 'completed',
+    );
+    const stats = (await get(`${base}/offers/more_exports/stats`, admin)).body;
+    const funnel = (await get(`${base}/analytics/upgrades?interval=30d`, admin)).body;
+    expect(stats).to.deep.include({ prepared: 3, checkouts: 2, completed: 1 });
+    expect(stats.upgrade_links).to.deep.equal({ prepared: 3, opened: 2, completed: 1 });
+    expect(funnel).to.deep.include({ limit_reached: 3, link_shown: 3, opened: 2, paid: 1 });
+
+    await page.goto(url(`/apps/${appId}/offers/more_exports`));
+    const figure = async (label: string) =>
+      Number((await page.getByLabel(label, { exact: true }).locator('p').nth(1).textContent())?.trim());
+    await page.getByLabel('Checkouts prepared', { exact: true }).waitFor();
+    expect({
+      prepared: await figure('Checkouts prepared'),
+      checkouts: await figure('Checkouts opened'),
+      completed: await figure('Checkouts completed'),
+    }).to.deep.equal({ prepared: stats.prepared, checkouts: stats.checkouts, completed: stats.completed });
+    expect({
+      prepared: await figure('Upgrade links prepared'),
+      opened: await figure('Upgrade links opened'),
+      completed: await figure('Upgrade links completed'),
+    }).to.deep.equal(stats.upgrade_links);
+    expect({
+      limit_reached: await figure('Upgrade funnel limit reached'),
+      link_shown: await figure('Upgrade funnel link shown'),
+      opened: await figure('Upgrade funnel opened'),
+      paid: await figure('Upgrade funnel paid'),
+    }).to.deep.equal({
+      limit_reached: funnel.limit_reached,
+      link_shown: funnel.link_shown,
+      opened: funnel.opened,
+      paid: funnel.paid,
+    });
+    const row = page
+      .getByRole('table', { name: 'Upgrade funnel by entitlement' })
+      .getByRole('row', { name: /exports/ });
+    expect((await row.getByRole('cell').allInnerTexts()).map((t) => t.trim())).to.deep.equal([
+      'exports',
+      ...[funnel.by_entitlement[0].limit_reached, funnel.by_entitlement[0].link_shown, funnel.by_entitlement[0].opened]
+        .concat(funnel.by_entitlement[0].paid)
+        .map(String),
+    ]);
+    expect(await page.getByLabel('Upgrade conversion').textContent()).to.include(`${funnel.revenue.USD} USD`);
+    await page.locator('.recharts-surface').nth(1).waitFor();
+    await shoot(page, 'offer-funnels'); // at 1280 px and 390 px
+
+    // Leave the owner's app as the later tests expect it: no offer, account or subscription of this test.
+    expect((await post(`${base}/namespaces/ex1/subscription/cancel`, admin, {})).status).to.equal(200);
+    for (const id of ['ex1', 'ex2', 'ex3']) expect((await del(`${base}/namespaces/${id}`, admin)).status).to.equal(200);
+    expect((await del(`${base}/offers/more_exports`, admin)).status).to.be.oneOf([200, 204]);
   });
 
   it('edits a cancel flow: a branch for one answer, the offer preview for chosen answers', async () => {

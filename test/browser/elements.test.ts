@@ -345,6 +345,118 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     },
   );
 
+  it(
+    'one account on one page: "Current plan", "Switch" through the change route (paywall and table), the pending ' +
+      'downgrade, and every component showing the new state without a reload',
+    async () => {
+      await connectProvider(app);
+      const offer = await post(`${base}/offers`, app.api_key, {
+        id: 'launch',
+        name: 'Launch',
+        plans: [
+          { plan: 'pro', prices: [{ interval: 'month', amount: 19 }] },
+          { plan: 'scale', prices: [{ interval: 'month', amount: 99 }] },
+        ],
+      });
+      expect(offer.status, offer.text).to.equal(201);
+      expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+      await purchase(app, 'ada'); // Pro at $19/month through `launch`
+      for (let i = 0; i < 5; i++) await post(`${base}/namespaces/ada/usage/seats/add`, app.api_key); // 5 of 5
+      const token = await tokenFor('ada');
+      const sub = async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+      const first = await sub();
+      expectedErrors.push(/status of 402 \(Payment Required\)/); // the blocked usage call
+
+      // The example page shows the cancel flow for the token too: the app's flow, so it has one to show.
+      expect((await post(`${base}/cancel-flows`, app.api_key, { status: 'active', steps: flowSteps })).status).to.equal(
+        201,
+      );
+      // What the host page hears: each component says when it shows a new state of the account.
+      await page.addInitScript(() => {
+        const w = globalThis as any;
+        w.updates = [];
+        w.document.addEventListener('offerkit-account-updated', (e: any) =>
+          w.updates.push({ from: e.target.localName, plan: e.detail.access.plan.id }),
+        );
+      });
+      await page.goto(exampleUrl({ account: 'ada', account_token: token, offer: 'launch', entitlement: 'seats' }));
+      const table = page.locator('offerkit-pricing-table');
+      const meter = page.locator('offerkit-usage-meter');
+      const paywall = page.locator('offerkit-paywall');
+      const pro = table.getByRole('article', { name: /Pro/ });
+      const scale = table.getByRole('article', { name: /Scale/ });
+      await pro.getByText('Current plan', { exact: true }).first().waitFor();
+      expect(await pro.getByRole('button', { name: 'Current plan' }).isDisabled()).to.equal(true);
+      expect(await scale.getByRole('button', { name: 'Switch to Scale' }).isEnabled()).to.equal(true);
+      expect(await table.getByRole('button', { name: /Choose/ }).count(), 'no second purchase offered').to.equal(0);
+      // What each costs this buyer: the current plan what the subscription bills, another its regular price.
+      expect(await pro.locator('.price').innerText()).to.equal('$19.00/month');
+      await meter.getByRole('heading', { name: 'Pro plan' }).waitFor();
+      await shot('44-pricing-current-plan', '#pricing');
+
+      // The sixth seat: a 402; the paywall knows the plan and offers a switch, not a second subscription.
+      await page.getByRole('button', { name: 'Use one' }).click();
+      await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
+      const real = await post(`${base}/namespaces/ada/usage/seats/add`, app.public_key);
+      expect(real.status).to.equal(402);
+      expect(real.body.offer.plan.id).to.equal('scale');
+      expect(await paywall.getByText('Current plan: Pro').isVisible()).to.equal(true);
+      expect(await paywall.getByRole('link').count(), 'no checkout link for a subscribed account').to.equal(0);
+      await shot('52-paywall-switch', '#paywall-demo');
+
+      // Switch from the paywall: the prorated difference's order, then the revision, at the stand-in.
+      await paywall.getByRole('button', { name: 'Switch to Scale' }).click();
+      await page.waitForURL(/\/checkoutnow\?token=/);
+      await page.getByRole('button', { name: /Agree/ }).click();
+      await page.waitForURL(/\/checkoutnow\?ba_token=/);
+      await page.getByRole('button', { name: 'Agree & Subscribe' }).click();
+      await page.waitForURL(/\/elements\?.*subscription_id=/);
+      await paywall.getByText('Your plan is now Scale.').waitFor({ timeout: 40_000 });
+      await scale.getByRole('button', { name: 'Current plan' }).waitFor();
+      await meter.getByRole('heading', { name: 'Scale plan' }).waitFor();
+      expect(await pro.getByRole('button', { name: 'Switch to Pro' }).isEnabled()).to.equal(true);
+      expect(await pro.locator('.price').innerText(), 'a change bills the regular price').to.equal('$29.00/month');
+      await shot('45-pricing-switched', '#pricing');
+      const upgraded = await sub();
+      expect(upgraded, 'the same subscription, revised').to.deep.include({ id: first.id, plan: 'scale', price: 99 });
+      expect((await get(`${base}/checkouts`, app.api_key)).body.data, 'no second checkout').to.have.length(1);
+
+      // Back down to Pro from the table: at the renewal, so Scale stays current and the change is shown.
+      await pro.getByRole('button', { name: 'Switch to Pro' }).click();
+      await page.waitForURL(/\/checkoutnow\?ba_token=/);
+      await page.getByRole('button', { name: 'Agree & Subscribe' }).click();
+      await page.waitForURL(/\/elements\?.*subscription_id=/);
+      await table.getByText('Your plan change is scheduled.').waitFor({ timeout: 40_000 });
+      const scheduled = await sub();
+      expect(scheduled.pending_change).to.deep.include({ plan: 'pro', effective: 'renewal' });
+      const when = await page.evaluate(
+        (iso) => new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric' }),
+        scheduled.renews_at,
+      );
+      expect(await table.locator('.pending').textContent()).to.equal(`Changes to Pro on ${when}`);
+      expect(await scale.getByRole('button', { name: 'Current plan' }).isDisabled()).to.equal(true);
+      expect(await pro.getByRole('button', { name: 'Switch to Pro' }).isDisabled(), 'one change at a time').to.equal(
+        true,
+      );
+      await shot('46-pricing-pending-downgrade', '#pricing');
+
+      // The renewal moves the account to Pro at the provider; the page is not reloaded. One use of a seat (now over
+      // Pro's limit again) refreshes the account once, and every component shows it.
+      await page.evaluate(() => ((globalThis as any).updates.length = 0));
+      await testEnv().paypal.renew(scheduled.id);
+      await eventually(async () => ((await sub()).plan === 'pro' ? true : undefined));
+      await page.getByRole('button', { name: 'Use one' }).click();
+      await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
+      await meter.getByRole('heading', { name: 'Pro plan' }).waitFor();
+      await pro.getByRole('button', { name: 'Current plan' }).waitFor();
+      expect(await table.locator('.pending').count(), 'the change happened').to.equal(0);
+      expect(await paywall.getByText('Current plan: Pro').isVisible()).to.equal(true);
+      const updates = await page.evaluate(() => (globalThis as any).updates as { from: string; plan: string }[]);
+      const heard = new Set(updates.filter((u) => u.plan === 'pro').map((u) => u.from));
+      expect([...heard].sort()).to.deep.equal(['offerkit-paywall', 'offerkit-pricing-table', 'offerkit-usage-meter']);
+    },
+  );
+
   it('usage meter and paywall: bars against limits, then a real 402 shows the upgrade offer and its checkout link', async () => {
     await connectBilling(app);
     await createAccount(app, { id: 'cy', plan: 'free' });

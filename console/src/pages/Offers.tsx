@@ -1,6 +1,7 @@
 // Offers: the list with live status, a new draft, the editor (OfferEditor.tsx: plans, prices, extras, order
-// bumps, a live preview of the public view, publish and archive) and the funnel (views, checkouts, completed;
-// revenue by plan, ref and bump).
+// bumps, a live preview of the public view, publish and archive), the funnel (views, checkouts opened, completed;
+// checkouts prepared and the 402 upgrade links among them; revenue by plan, ref and bump) and the app's 402 upgrade
+// funnel (limit reached, link shown, opened, paid).
 import { BarChart } from '@mantine/charts';
 import {
   Badge,
@@ -18,7 +19,7 @@ import {
   Title,
   VisuallyHidden,
 } from '@mantine/core';
-import type { OffersStatsResponse } from '@offerkit/sdk';
+import type { AnalyticsUpgradesResponse, OffersStatsResponse } from '@offerkit/sdk';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
@@ -224,6 +225,7 @@ function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string;
         api.offers.get(offerId),
         api.offers.stats(offerId),
         Promise.all([api.plans.list(), api.entitlements.list(), api.addons.list(), api.offers.list()]),
+        api.analytics.upgrades({ interval: '30d' }),
       ]),
     [api, offerId],
   );
@@ -245,6 +247,7 @@ function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string;
             readOnly={demo}
           />
           <Funnel stats={data[1]} />
+          <UpgradeFunnel funnel={data[3]} />
         </Stack>
       )}
     </Loading>
@@ -269,6 +272,22 @@ function Funnel({ stats }: { stats: OffersStatsResponse }) {
           </Text>
         </Group>
         <BarChart h={180} data={steps} dataKey="step" series={[{ name: 'count', color: 'indigo.6' }]} />
+        <Figures
+          label="Checkouts"
+          items={[
+            ['Prepared', stats.prepared, 'every checkout made, opened or not'],
+            ['Opened', stats.checkouts, 'a buyer opened the approval link, or paid'],
+            ['Completed', stats.completed, 'paid'],
+          ]}
+        />
+        <Figures
+          label="Upgrade links"
+          items={[
+            ['Prepared', stats.upgrade_links.prepared, 'made by a 402 for this offer'],
+            ['Opened', stats.upgrade_links.opened, 'the buyer opened it'],
+            ['Completed', stats.upgrade_links.completed, 'paid'],
+          ]}
+        />
         <SimpleGrid cols={{ base: 1, sm: 3 }}>
           <Breakdown
             title="By plan"
@@ -280,6 +299,108 @@ function Funnel({ stats }: { stats: OffersStatsResponse }) {
           />
           <Breakdown title="By bump" rows={stats.by_bump.map((r) => [r.bump, '', r.completed, money(r.revenue)])} />
         </SimpleGrid>
+      </Stack>
+    </Card>
+  );
+}
+
+/** A row of labelled figures (each readable by its label: "<group> <name>"). */
+function Figures({ label, items }: { label: string; items: [string, number, string][] }) {
+  return (
+    <Stack gap={4}>
+      <Text fw={600} size="sm">
+        {label}
+      </Text>
+      <SimpleGrid cols={{ base: 3 }} spacing="xs">
+        {items.map(([name, value, hint]) => (
+          <Card key={name} withBorder padding="xs" radius="sm" aria-label={`${label} ${name.toLowerCase()}`}>
+            <Text size="xs" c="dimmed">
+              {name}
+            </Text>
+            <Text fw={700} size="lg">
+              {value}
+            </Text>
+            <Text size="xs" c="dimmed" visibleFrom="sm">
+              {hint}
+            </Text>
+          </Card>
+        ))}
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+/** The app's 402 upgrade funnel (`GET /apps/:appId/analytics/upgrades`): limit reached → link shown → opened → paid. */
+function UpgradeFunnel({ funnel }: { funnel: AnalyticsUpgradesResponse }) {
+  const steps = [
+    { step: 'Limit reached', count: funnel.limit_reached },
+    { step: 'Link shown', count: funnel.link_shown },
+    { step: 'Opened', count: funnel.opened },
+    { step: 'Paid', count: funnel.paid },
+  ];
+  const rate = funnel.limit_reached ? `${((funnel.paid / funnel.limit_reached) * 100).toFixed(1)}%` : '—';
+  return (
+    <Card withBorder>
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap">
+          <Title order={3} size="h5">
+            Upgrade funnel (402), last 30 days
+          </Title>
+          <Text size="sm" aria-label="Upgrade conversion">
+            Limit to paid {rate} · revenue {money(funnel.revenue)}
+          </Text>
+        </Group>
+        <Text size="sm" c="dimmed">
+          Every usage call refused at a blocking limit that offered an upgrade, across the app: whether the answer
+          carried a link, whether the person opened it, and whether they paid.
+        </Text>
+        <BarChart h={180} data={steps} dataKey="step" series={[{ name: 'count', color: 'teal.6' }]} />
+        <SimpleGrid cols={{ base: 2, sm: 4 }} spacing="xs">
+          {steps.map((s) => (
+            <Card
+              key={s.step}
+              withBorder
+              padding="xs"
+              radius="sm"
+              aria-label={`Upgrade funnel ${s.step.toLowerCase()}`}
+            >
+              <Text size="xs" c="dimmed">
+                {s.step}
+              </Text>
+              <Text fw={700} size="lg">
+                {s.count}
+              </Text>
+            </Card>
+          ))}
+        </SimpleGrid>
+        {funnel.by_entitlement.length ? (
+          <Table fz="xs" aria-label="Upgrade funnel by entitlement">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Entitlement</Table.Th>
+                <Table.Th ta="right">Limit reached</Table.Th>
+                <Table.Th ta="right">Link shown</Table.Th>
+                <Table.Th ta="right">Opened</Table.Th>
+                <Table.Th ta="right">Paid</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {funnel.by_entitlement.map((r) => (
+                <Table.Tr key={r.entitlement}>
+                  <Table.Td>{r.entitlement}</Table.Td>
+                  <Table.Td ta="right">{r.limit_reached}</Table.Td>
+                  <Table.Td ta="right">{r.link_shown}</Table.Td>
+                  <Table.Td ta="right">{r.opened}</Table.Td>
+                  <Table.Td ta="right">{r.paid}</Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        ) : (
+          <Text size="sm" c="dimmed">
+            No limit reached in the last 30 days.
+          </Text>
+        )}
       </Stack>
     </Card>
   );

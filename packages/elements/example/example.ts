@@ -26,13 +26,20 @@ set(pricing, {
   ref: get('ref'),
   interval: get('interval'), // a 402's upgrade link names the interval (and the plan)
   'publishable-key': key,
+  // With the account's own token the table knows its subscription: "Current plan", "Switch" and a pending change.
+  'account-token': account && decodeAccountToken(token)?.accountId === account ? token : '',
 });
 const meter = document.querySelector('offerkit-usage-meter')!;
 set(meter, { 'app-id': app, account, 'publishable-key': key });
-set(document.querySelector('offerkit-paywall'), { 'app-id': app, 'publishable-key': key });
+set(document.querySelector('offerkit-paywall'), {
+  'app-id': app,
+  account,
+  'publishable-key': key,
+  'account-token': account && decodeAccountToken(token)?.accountId === account ? token : '',
+});
 set(document.querySelector('offerkit-cancel-flow'), { flow: get('flow'), 'account-token': token });
 
-pricing?.addEventListener('offerkit-checkout-completed', () => meter.refresh());
+// No glue needed after a purchase or plan change: the components of one account share its state on the page.
 
 // Say whose data each part shows: the meter, table and paywall the `account`, the cancel flow the token's.
 const who = (id: string, text: string) => {

@@ -1,11 +1,29 @@
 import { css, LitElement } from 'lit';
 import {
+  accountStore,
   accountTokenClient,
+  decodeAccountToken,
+  isLive,
   publishableClient,
+  type AccountReader,
+  type AccountState,
+  type AccountStore,
   type AccountTokenClient,
   type Connection,
+  type PlanChange,
   type PublishableClient,
 } from './client.js';
+
+/** A plan change sent to the provider for approval, kept across the trip (one per page session). */
+const PENDING_CHANGE = 'offerkit:pending-change';
+interface PendingChange {
+  appId: string;
+  account: string;
+  plan: string;
+  interval: 'month' | 'year';
+  /** The element that asked (its tag): it takes the return when the page has one. */
+  by: string;
+}
 
 /**
  * What every component shares: the connection attributes (`base-url`, `app-id`, `publishable-key` or
@@ -18,6 +36,7 @@ export class OfferkitElement extends LitElement {
     publishableKey: { attribute: 'publishable-key' },
     accountToken: { attribute: 'account-token' },
     client: { attribute: false },
+    accountState: { state: true },
   };
   declare baseUrl: string;
   declare appId: string;
@@ -28,6 +47,8 @@ export class OfferkitElement extends LitElement {
    * headers or fetch) instead of the ones the element makes from its attributes.
    */
   declare client: PublishableClient | AccountTokenClient | null;
+  /** The shared state of the account this element shows (see `bindAccount`), null until read. */
+  declare accountState: AccountState | null;
   private made = new Map<string, PublishableClient | AccountTokenClient>();
 
   constructor() {
@@ -37,6 +58,147 @@ export class OfferkitElement extends LitElement {
     this.publishableKey = '';
     this.accountToken = '';
     this.client = null;
+    this.accountState = null;
+  }
+
+  private store: AccountStore | null = null;
+  private detach: (() => void) | null = null;
+  private bound = '';
+
+  override connectedCallback() {
+    super.connectedCallback();
+    // Back in the page: attach again to the account it showed (the next `bindAccount` call does it).
+    this.bound = '';
+  }
+
+  override disconnectedCallback() {
+    super.disconnectedCallback();
+    this.detach?.();
+    this.detach = null;
+  }
+
+  /** The account named by the token, if any (read, not verified). */
+  protected get tokenAccount(): string {
+    return decodeAccountToken(this.accountToken)?.accountId ?? '';
+  }
+
+  /**
+   * Attaches the element to the page's shared state of `account` (one per service, app and account), so what one
+   * component changes (a purchase, a plan change, usage) every component shows. Called from `updated`; attaching
+   * anew only when the account or the connection changed. Returns the store, or null without an account.
+   */
+  protected bindAccount(account: string): AccountStore | null {
+    const c = this.connection();
+    const key = account ? `${c.baseUrl}|${c.appId}|${c.publishableKey}|${c.accountToken}|${account}` : '';
+    if (key === this.bound && (this.store || !account)) return this.store;
+    this.detach?.();
+    this.detach = null;
+    this.store = null;
+    this.bound = key;
+    if (!account) return null;
+    this.store = accountStore(c, account);
+    this.detach = this.store.attach(this.reader(account), (state) => {
+      this.accountState = state;
+      this.accountChanged(state);
+      this.emit('account-updated', state);
+    });
+    return this.store;
+  }
+
+  /** The bound account's store (null when the element shows no account). */
+  protected get accountStore(): AccountStore | null {
+    return this.store;
+  }
+
+  /** Called with each new state of the bound account, before `offerkit-account-updated` is dispatched. */
+  protected accountChanged(_state: AccountState): void {}
+
+  /** The token when it is the account's own (it reads the subscription too), else the publishable key. */
+  private reader(account: string): AccountReader {
+    const own = () => this.canToken && (!this.accountToken || this.tokenAccount === account);
+    const reader: AccountReader = {
+      access: (a) => (own() ? this.tokenClient() : this.publishable()).access.get(a),
+    };
+    if (own())
+      reader.subscription = async (a) => {
+        try {
+          return await this.tokenClient().subscriptions.get(a);
+        } catch (e) {
+          if ((e as { status?: number }).status === 404) return null;
+          throw e;
+        }
+      };
+    return reader;
+  }
+
+  /** Whether the element can change the bound account's plan: an account token for it, and a live subscription. */
+  protected canSwitch(): boolean {
+    const s = this.accountState;
+    return !!s && this.canToken && isLive(s.subscription) && s.subscription.status === 'active';
+  }
+
+  /**
+   * Requests a plan change through `POST .../subscription/change` with the account token and sends the buyer to
+   * the provider to approve it (after a cancelable `offerkit-plan-change` event). Throws what the service
+   * answered (409 `change_pending`, `same_plan` ...).
+   */
+  protected async switchPlan(plan: string, interval: 'month' | 'year', returnUrl?: string): Promise<PlanChange | null> {
+    const account = this.accountState?.account;
+    if (!account) throw new Error('Set account-token to change the plan');
+    const back = returnUrl || globalThis.location.href.split('#')[0];
+    const change = await this.tokenClient().subscriptions.change(account, {
+      plan,
+      interval,
+      return_url: back,
+      cancel_url: back,
+    });
+    if (!this.emit('plan-change', change, true) || !change.approve_url) return change;
+    const pending: PendingChange = { appId: this.tokenClient().appId, account, plan, interval, by: this.localName };
+    globalThis.sessionStorage?.setItem(PENDING_CHANGE, JSON.stringify(pending));
+    globalThis.location.assign(change.approve_url);
+    return change;
+  }
+
+  /**
+   * Back from the provider with a plan change this page sent there (the first element that sees it takes it):
+   * reads the account until the change applied, was scheduled for the renewal, or was dropped, then dispatches
+   * `offerkit-plan-changed` (every element on the page shows the new state through the shared store). Returns
+   * the outcome, or null when there is nothing to resume.
+   */
+  /** Whether the page was loaded by a buyer coming back from approving a plan change this page asked for. */
+  protected get switchReturning(): boolean {
+    const params = new URL(globalThis.location.href).searchParams;
+    const back = params.has('subscription_id') || params.has('ba_token') || params.has('token');
+    return back && !!globalThis.sessionStorage?.getItem(PENDING_CHANGE);
+  }
+
+  protected async resumeSwitch(): Promise<'changed' | 'scheduled' | 'not_changed' | 'waiting' | null> {
+    const raw = globalThis.sessionStorage?.getItem(PENDING_CHANGE);
+    const store = this.store;
+    if (!raw || !store) return null;
+    const p = JSON.parse(raw) as PendingChange;
+    const params = new URL(globalThis.location.href).searchParams;
+    const back = params.has('subscription_id') || params.has('ba_token') || params.has('token');
+    if (p.account !== store.account || p.appId !== this.tokenClient().appId || !back) return null;
+    if (p.by !== this.localName && globalThis.document?.querySelector(p.by)) return null;
+    sessionStorage.removeItem(PENDING_CHANGE);
+    for (let i = 0; i < 30; i++) {
+      const { subscription: s } = await store.refresh();
+      const outcome =
+        s?.plan === p.plan && s.interval === p.interval && !s.pending_change
+          ? 'changed'
+          : s?.pending_change?.plan === p.plan && s.pending_change.scheduled_at
+            ? 'scheduled'
+            : !s?.pending_change
+              ? 'not_changed'
+              : null;
+      if (outcome) {
+        this.emit('plan-changed', { outcome, subscription: s });
+        return outcome;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return 'waiting';
   }
 
   /** Whether a publishable-key client can be had (the attribute, or a `client` that is one). */
@@ -210,6 +372,24 @@ export class OfferkitElement extends LitElement {
       white-space: nowrap;
     }
   `;
+}
+
+/** "December 26, 2026" in the page's language. */
+export function day(iso: string): string {
+  return new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric' });
+}
+
+/**
+ * The account's plan change still to come, in the buyer's words: "Changes to Basic on December 26, 2026" once
+ * approved for the renewal, else "A change to Basic is waiting for approval"; null when there is none.
+ */
+export function pendingChangeText(state: AccountState | null, nameOf: (plan: string) => string): string | null {
+  const s = state?.subscription;
+  const change = isLive(s) ? s.pending_change : null;
+  if (!s || !change) return null;
+  return change.effective === 'renewal' && change.scheduled_at && s.renews_at
+    ? `Changes to ${nameOf(change.plan)} on ${day(s.renews_at)}`
+    : `A change to ${nameOf(change.plan)} is waiting for approval`;
 }
 
 /** "$14.25" in the page's language. */

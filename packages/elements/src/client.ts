@@ -11,8 +11,10 @@ import {
   type AccessGetResponse,
   type CancelSessionsGetResponse,
   type LimitReachedBody,
-  type OffersCheckoutResponse,
+  type CheckoutsGetResponse,
   type OffersGetPublicResponse,
+  type SubscriptionsChangeResponse,
+  type SubscriptionsGetResponse,
 } from '@offerkit/sdk';
 
 export { AccountTokenClient, PublishableClient };
@@ -22,8 +24,12 @@ export type EffectiveAccess = AccessGetResponse;
 /** The public offer view (`offers.getPublic`). */
 export type PublicOffer = OffersGetPublicResponse;
 export type PublicPlan = PublicOffer['plans'][number];
-/** A checkout (`offers.checkout`, `plans.checkout`, `checkouts.complete`). */
-export type Checkout = OffersCheckoutResponse;
+/** A checkout (`checkouts.get`, `checkouts.complete`; what `offers.checkout` and `plans.checkout` answer). */
+export type Checkout = CheckoutsGetResponse;
+/** An account's subscription (`subscriptions.get`). */
+export type Subscription = SubscriptionsGetResponse;
+/** A requested plan change (`subscriptions.change`). */
+export type PlanChange = SubscriptionsChangeResponse;
 /** The cancel session view every `cancelSessions` call answers. */
 export type CancelSession = CancelSessionsGetResponse;
 export type SessionOffer = NonNullable<CancelSession['offer']>;
@@ -74,3 +80,97 @@ export function limitReachedBody(errorOrBody: unknown): LimitReachedBody | null 
   const body = e && typeof e === 'object' && e.status === 402 && 'body' in e ? e.body : errorOrBody;
   return (body as LimitReachedBody | null)?.error === 'limit_reached' ? (body as LimitReachedBody) : null;
 }
+
+/** What the components on a page know about one account: its access and, when readable, its subscription. */
+export interface AccountState {
+  account: string;
+  access: EffectiveAccess;
+  /** Null when the account has none, or when no component on the page holds an account token to read it. */
+  subscription: Subscription | null;
+}
+
+/** How a component reads an account: its access always; its subscription only with an account token. */
+export interface AccountReader {
+  access(account: string): Promise<EffectiveAccess>;
+  subscription?: (account: string) => Promise<Subscription | null>;
+}
+
+type Listener = (state: AccountState) => void;
+
+/**
+ * One shared state per (service, app, account) on a page: every component showing that account subscribes to it,
+ * and a purchase, a plan change or recorded usage refreshes it once for all of them, so the meter, the paywall and
+ * the pricing table all show the new state without a reload. Refreshes are coalesced: a refresh asked for while
+ * one runs runs once more after it (what it reads may predate the change that asked).
+ */
+export class AccountStore {
+  state: AccountState | null = null;
+  private listeners = new Set<Listener>();
+  private readers = new Set<AccountReader>();
+  private running: Promise<AccountState> | null = null;
+  private again: Promise<AccountState> | null = null;
+
+  constructor(readonly account: string) {}
+
+  /** Adds a component: its reader (used when it is the most capable) and its listener. Returns the detach. */
+  attach(reader: AccountReader, listener: Listener): () => void {
+    this.readers.add(reader);
+    this.listeners.add(listener);
+    if (this.state) listener(this.state);
+    return () => {
+      this.readers.delete(reader);
+      this.listeners.delete(listener);
+    };
+  }
+
+  /** Reads the account again (with an account token when a component has one) and tells every component. */
+  refresh(): Promise<AccountState> {
+    if (this.running) {
+      this.again ??= this.running
+        .catch(() => undefined)
+        .then(() => {
+          this.again = null;
+          return this.refresh();
+        });
+      return this.again;
+    }
+    this.running = this.read().finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async read(): Promise<AccountState> {
+    const readers = [...this.readers];
+    const reader = readers.find((r) => r.subscription) ?? readers[0];
+    if (!reader) throw new Error('No component reads this account');
+    const [access, subscription] = await Promise.all([
+      reader.access(this.account),
+      reader.subscription ? reader.subscription(this.account) : Promise.resolve(this.state?.subscription ?? null),
+    ]);
+    this.state = { account: this.account, access, subscription };
+    for (const l of [...this.listeners]) l(this.state);
+    return this.state;
+  }
+}
+
+const stores = new Map<string, AccountStore>();
+
+/** The page's one store for an account of an app at a service. */
+export function accountStore(c: Connection, account: string): AccountStore {
+  const appId = c.appId || decodeAccountToken(c.accountToken)?.appId || '';
+  const key = `${baseUrlOf(c)}|${appId}|${account}`;
+  let s = stores.get(key);
+  if (!s) stores.set(key, (s = new AccountStore(account)));
+  return s;
+}
+
+/**
+ * Tells every component on the page showing this account to read it again: call it after your own code records
+ * usage or changes the account (the components call it after a purchase or a plan change).
+ */
+export function refreshAccount(c: Connection, account: string): Promise<AccountState> {
+  return accountStore(c, account).refresh();
+}
+
+/** Whether a subscription still bills (active or paused): the one a new plan would replace. */
+export const isLive = (s: Subscription | null | undefined): s is Subscription =>
+  !!s && (s.status === 'active' || s.status === 'paused');

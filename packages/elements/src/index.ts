@@ -3,8 +3,18 @@ export { OfferkitCancelFlow } from './cancel-flow.js';
 export { OfferkitPaywall } from './paywall.js';
 export { OfferkitPricingTable } from './pricing-table.js';
 export { OfferkitUsageMeter } from './usage-meter.js';
-export { decodeAccountToken, limitReachedBody } from './client.js';
-export type { CancelSession, Checkout, EffectiveAccess, PublicOffer, PublicPlan, SessionOffer } from './client.js';
+export { AccountStore, accountStore, decodeAccountToken, limitReachedBody, refreshAccount } from './client.js';
+export type {
+  AccountState,
+  CancelSession,
+  Checkout,
+  PlanChange,
+  Subscription,
+  EffectiveAccess,
+  PublicOffer,
+  PublicPlan,
+  SessionOffer,
+} from './client.js';
 // The SDK the elements are built on, from the same bundle: a page that loads the elements can use it without
 // a second copy (the example page does).
 export {

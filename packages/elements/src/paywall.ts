@@ -1,21 +1,79 @@
-import { css, html, nothing } from 'lit';
-import { OfferkitElement, money } from './base.js';
-import { limitReachedBody, type LimitReachedBody } from './client.js';
+import { css, html, nothing, type PropertyValues } from 'lit';
+import { OfferkitElement, humanize, money, pendingChangeText } from './base.js';
+import { limitReachedBody, type AccountState, type LimitReachedBody } from './client.js';
 
 /**
  * `<offerkit-paywall>`: given the 402 of a usage call (`paywall.show(error)` with the SDK's LimitReachedError,
- * or `paywall.body = error.body`), shows the limit reached, the upgrade offer and its checkout link.
+ * or `paywall.body = error.body`), shows the limit reached, the upgrade offer and its checkout link. With the
+ * `account` (or an `account-token`) it knows the account's plan: a subscribed account switches plan (with its
+ * account token) instead of buying a second subscription, and once the limit no longer blocks (bought, changed,
+ * on any component of the page) it closes itself (`offerkit-resolved`).
  */
 export class OfferkitPaywall extends OfferkitElement {
   static override properties = {
     ...OfferkitElement.properties,
+    account: {},
     body: { attribute: false },
+    busy: { state: true },
+    error: { state: true },
+    status: { state: true },
   };
+  declare account: string;
   declare body: LimitReachedBody | null;
+  declare busy: boolean;
+  declare error: string;
+  declare status: string;
+  private resumed = false;
 
   constructor() {
     super();
+    this.account = '';
     this.body = null;
+    this.busy = false;
+    this.error = '';
+    this.status = '';
+  }
+
+  override updated(changed: PropertyValues<this>) {
+    const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
+    if (!connection.some((k) => changed.has(k)) || !(this.canPublishable || this.canToken)) return;
+    const store = this.bindAccount(this.account || this.tokenAccount);
+    if (store && !this.resumed && this.switchReturning) {
+      this.resumed = true;
+      void this.resumeSwitch().then((outcome) => {
+        const plan = this.accountState?.access.plan.name;
+        if (outcome === 'changed') this.status = plan ? `Your plan is now ${plan}.` : 'Your plan has been changed.';
+        else if (outcome === 'scheduled') this.status = 'Your plan change is scheduled.';
+        else if (outcome === 'not_changed') this.status = 'Your plan was not changed.';
+      });
+    }
+  }
+
+  /** A purchase or plan change anywhere on the page: the limit shown may not block any more. */
+  protected override accountChanged(state: AccountState) {
+    const b = this.body;
+    if (!b) return;
+    const e = state.access.entitlements.find((x) => x.id === b.entitlement.id);
+    const blocked = !e || (e.max !== null && e.usage >= e.max);
+    if (!blocked) {
+      this.body = null;
+      this.emit('resolved', state);
+    }
+  }
+
+  private async switchTo() {
+    const o = this.body?.offer;
+    if (!o || this.busy) return;
+    this.busy = true;
+    this.error = '';
+    try {
+      await this.switchPlan(o.plan.id, o.interval);
+    } catch (e) {
+      this.error = this.errorText(e);
+      this.emit('error', { message: this.error, error: e });
+    } finally {
+      this.busy = false;
+    }
   }
 
   /**
@@ -26,6 +84,10 @@ export class OfferkitPaywall extends OfferkitElement {
     const body = limitReachedBody(errorOrBody);
     if (!body) return false;
     this.body = body;
+    this.status = '';
+    this.error = '';
+    // The usage that hit the limit changed the account: every component showing it reads it again.
+    void this.accountStore?.refresh().catch(() => undefined);
     this.emit('shown', this.body);
     void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('h2')?.focus());
     return true;
@@ -38,7 +100,16 @@ export class OfferkitPaywall extends OfferkitElement {
 
   override render() {
     const b = this.body;
-    if (!b) return nothing;
+    if (!b)
+      return this.status
+        ? html`<section class="card" part="card">
+            <p role="status" class="done">${this.status}</p>
+            <div class="actions"><button type="button" @click=${() => (this.status = '')}>Close</button></div>
+          </section>`
+        : nothing;
+    const st = this.accountState;
+    const current = st?.access.plan.name ?? null;
+    const pending = pendingChangeText(st, (id) => (id === b.offer?.plan.id ? b.offer.plan.name : humanize(id)));
     const o = b.offer;
     const e = b.entitlement;
     return html`<section class="card" part="card" role="region" aria-labelledby="title">
@@ -47,6 +118,8 @@ export class OfferkitPaywall extends OfferkitElement {
         You have used <strong>${e.usage}</strong>${e.max === null ? nothing : html` of <strong>${e.max}</strong>`}
         ${e.name}.
       </p>
+      ${current ? html`<p class="muted" part="current-plan">Current plan: ${current}</p>` : nothing}
+      ${pending ? html`<p class="pending" part="pending-change">${pending}</p>` : nothing}
       ${
         o
           ? html`<div class="offer" part="offer">
@@ -59,12 +132,23 @@ export class OfferkitPaywall extends OfferkitElement {
               <p>${o.new_limit === null ? `Unlimited ${e.name}` : `${o.new_limit} ${e.name}`}</p>
               <div class="actions">
                 ${
-                  o.checkout_url
-                    ? html`<a class="button primary" part="cta" href=${o.checkout_url}>Upgrade to ${o.plan.name}</a>`
-                    : html`<p class="muted">Upgrades are not available right now.</p>`
+                  this.canSwitch()
+                    ? html`<button
+                        type="button"
+                        class="primary"
+                        part="cta"
+                        ?disabled=${this.busy || !!st?.subscription?.pending_change}
+                        @click=${this.switchTo}
+                      >
+                        ${this.busy ? 'Redirecting…' : `Switch to ${o.plan.name}`}
+                      </button>`
+                    : o.checkout_url
+                      ? html`<a class="button primary" part="cta" href=${o.checkout_url}>Upgrade to ${o.plan.name}</a>`
+                      : html`<p class="muted">Upgrades are not available right now.</p>`
                 }
                 <button type="button" @click=${this.dismiss}>Not now</button>
               </div>
+              <p class="error" role="alert">${this.error || nothing}</p>
             </div>`
           : html`<p class="muted">${b.message}</p>
               <div class="actions"><button type="button" @click=${this.dismiss}>Close</button></div>`
@@ -91,6 +175,18 @@ export class OfferkitPaywall extends OfferkitElement {
       }
       h2:focus {
         outline: none;
+      }
+      .pending {
+        border-left: 3px solid var(--_accent);
+        padding-left: 0.6rem;
+      }
+      .done {
+        color: var(--_success);
+        font-weight: 600;
+        margin: 0;
+      }
+      .error:empty {
+        display: none;
       }
     `,
   ];

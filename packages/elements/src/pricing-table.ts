@@ -1,6 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, money } from './base.js';
-import type { Checkout, PublicOffer, PublicPlan } from './client.js';
+import { OfferkitElement, humanize, money, pendingChangeText } from './base.js';
+import { isLive, type Checkout, type PublicOffer, type PublicPlan } from './client.js';
 
 const PENDING = 'offerkit:pending-checkout';
 
@@ -18,7 +18,10 @@ const REASONS: Record<string, string> = {
   targeted: 'This offer is for another account.',
   bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
   already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
+  change_pending: 'A change of plan is already waiting for approval. Approve it or let it lapse before another one.',
+  same_plan: 'You are already on this plan.',
 };
+
 interface Pending {
   id: string;
   appId: string;
@@ -80,13 +83,73 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   override updated(changed: PropertyValues<this>) {
-    const connection = ['offer', 'fallback', 'ref', 'account', 'publishableKey', 'appId', 'baseUrl', 'client'] as const;
+    const connection = [
+      'offer',
+      'fallback',
+      'ref',
+      'account',
+      'accountToken',
+      'publishableKey',
+      'appId',
+      'baseUrl',
+      'client',
+    ] as const;
     if (connection.some((k) => changed.has(k)) && this.canPublishable && this.offer) {
       void this.load();
+      // The account's current plan (and, with its account token, its subscription), shared with the page's other
+      // components.
+      const store = this.bindAccount(this.buyer);
+      if (store) void store.refresh().catch((e) => (this.error = this.errorText(e)));
       if (!this.resumed) {
         this.resumed = true;
         void this.resume();
+        void this.resumeChange();
       }
+    }
+  }
+
+  /** The account buying: the `account` attribute, else the account token's. */
+  private get buyer(): string {
+    return this.account || this.tokenAccount;
+  }
+
+  /** Back from approving a plan change at the provider: say how it ended (the store shows the new state). */
+  private async resumeChange() {
+    if (!this.switchReturning) return;
+    this.busy = 'complete';
+    this.status = 'Confirming your plan change…';
+    try {
+      const outcome = await this.resumeSwitch();
+      this.status =
+        outcome === 'changed'
+          ? 'Your plan has been changed.'
+          : outcome === 'scheduled'
+            ? 'Your plan change is scheduled.'
+            : outcome === 'waiting'
+              ? 'Your plan change is still being confirmed.'
+              : '';
+      if (outcome === 'not_changed') this.error = 'Your plan was not changed.';
+    } catch (e) {
+      this.status = '';
+      this.error = this.errorText(e);
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  private async switchTo(plan: PublicPlan) {
+    if (this.busy) return;
+    this.busy = plan.plan.id;
+    this.error = '';
+    try {
+      await this.switchPlan(plan.plan.id, this.interval, this.returnUrl || undefined);
+    } catch (e) {
+      const reason = (e as { body?: { reason?: string } }).body?.reason;
+      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || this.errorText(e);
+      this.emit('error', { message: this.errorText(e), reason: reason ?? null, error: e });
+      void this.accountStore?.refresh().catch(() => undefined);
+    } finally {
+      this.busy = '';
     }
   }
 
@@ -138,6 +201,8 @@ export class OfferkitPricingTable extends OfferkitElement {
       }
       if (c.status === 'completed') {
         this.status = 'Thank you! Your purchase is complete.';
+        // Every component showing this account (meter, paywall, this table) shows the new plan.
+        await this.accountStore?.refresh().catch(() => undefined);
         this.emit('checkout-completed', c);
         void this.load(); // e.g. bumps for add-ons the account now owns are no longer offered
       } else {
@@ -160,8 +225,8 @@ export class OfferkitPricingTable extends OfferkitElement {
       const back = this.returnUrl || globalThis.location.href.split('#')[0];
       const body = {
         interval: this.interval,
-        account: this.account || undefined,
-        email: this.account ? undefined : this.email || undefined,
+        account: this.buyer || undefined,
+        email: this.buyer ? undefined : this.email || undefined,
         ref: this.ref || undefined,
         return_url: back,
         cancel_url: back,
@@ -175,7 +240,9 @@ export class OfferkitPricingTable extends OfferkitElement {
             bumps: this.bumps.length ? [...new Set(this.bumps)] : undefined,
           })
         : await this.publishable().plans.checkout(plan.plan.id, body);
-      if (!this.emit('checkout', c, true) || !c.approve_url) return;
+      // (A plan change answers only `if_subscribed: "change"`, which this table does not send: it switches plans with
+      // the account token.)
+      if ('object' in c || !this.emit('checkout', c, true) || !c.approve_url) return;
       // The bump order first: the checkout completes on its own once the subscription is active, and takes the
       // bumps only if their order is approved by then.
       // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.
@@ -236,6 +303,7 @@ export class OfferkitPricingTable extends OfferkitElement {
           : nothing
       }
       <p class="status" role="status">${this.status || nothing}</p>
+      ${this.renderPendingChange()}
       <p class="error" role="alert" part="error">${this.error || nothing}</p>
       <div class="plans">${v?.plans.map((p) => this.renderPlan(p)) ?? nothing}</div>
       ${
@@ -264,10 +332,22 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   private renderPlan(p: PublicPlan) {
-    const price = p.prices.find((x) => x.interval === this.interval);
+    const offered = p.prices.find((x) => x.interval === this.interval);
+    // A subscribed account changes plan at the plan's regular price (a change is not a new purchase through the
+    // offer), and its current plan costs what its subscription does: show what the buyer would pay.
+    const sub = this.canSwitch() ? this.accountState!.subscription! : null;
+    const price =
+      offered && sub
+        ? this.isCurrent(p.plan.id)
+          ? { ...offered, price: sub.price, list_price: sub.price, cycles: null }
+          : { ...offered, price: offered.list_price, cycles: null }
+        : offered;
     const extras = new Map(p.extras.entitlements.map((e) => [e.id, e.max]));
-    return html`<article class="plan card" part="plan" aria-labelledby="plan-${p.plan.id}">
-      <h3 id="plan-${p.plan.id}">${p.plan.name}</h3>
+    const current = this.isCurrent(p.plan.id);
+    return html`<article class="plan card ${current ? 'current' : ''}" part="plan" aria-labelledby="plan-${p.plan.id}">
+      <h3 id="plan-${p.plan.id}">
+        ${p.plan.name} ${current ? html`<span class="badge" part="current-badge">Current plan</span>` : nothing}
+      </h3>
       ${p.plan.description ? html`<p class="muted">${p.plan.description}</p>` : nothing}
       ${
         price
@@ -299,11 +379,51 @@ export class OfferkitPricingTable extends OfferkitElement {
           )}
         ${p.extras.addons.map((a) => html`<li>${humanize(a)} <span class="extra">bonus</span></li>`)}
       </ul>
-      ${price?.price === 0 ? html`<p class="muted">No payment needed</p>` : this.renderCta(p, !price)}
+      ${
+        current
+          ? html`<button type="button" part="cta" disabled>Current plan</button>`
+          : price?.price === 0
+            ? html`<p class="muted">No payment needed</p>`
+            : this.renderCta(p, !price)
+      }
     </article>`;
   }
 
+  /**
+   * Whether a card is the account's current plan at the interval shown: its live subscription's plan and interval
+   * (read with an account token), else the plan its access names (a free plan, or one set without payment).
+   */
+  private isCurrent(plan: string): boolean {
+    const st = this.accountState;
+    if (!st) return false;
+    if (isLive(st.subscription)) return st.subscription.plan === plan && st.subscription.interval === this.interval;
+    return st.access.plan.id === plan;
+  }
+
+  /** "Changes to Basic on December 26, 2026", or a change still awaiting the buyer's approval. */
+  private renderPendingChange() {
+    const name = (id: string) => this.view?.plans.find((p) => p.plan.id === id)?.plan.name ?? humanize(id);
+    const text = pendingChangeText(this.accountState, name);
+    return text ? html`<p class="pending" part="pending-change">${text}</p>` : nothing;
+  }
+
   private renderCta(p: PublicPlan, unavailable: boolean) {
+    if (this.canSwitch()) {
+      const sub = this.accountState!.subscription!;
+      const label =
+        sub.plan === p.plan.id
+          ? `Switch to ${this.interval === 'year' ? 'yearly' : 'monthly'}`
+          : `Switch to ${p.plan.name}`;
+      return html`<button
+        type="button"
+        class="primary"
+        part="cta"
+        ?disabled=${unavailable || !!this.busy || !!sub.pending_change}
+        @click=${() => this.switchTo(p)}
+      >
+        ${this.busy === p.plan.id ? 'Redirecting…' : label}
+      </button>`;
+    }
     return html`<button
       type="button"
       class="primary"
@@ -397,6 +517,27 @@ export class OfferkitPricingTable extends OfferkitElement {
         gap: 0.5rem;
         align-items: center;
         min-height: 44px;
+      }
+      .badge {
+        font-size: 0.75rem;
+        font-weight: 600;
+        border-radius: 999px;
+        padding: 0.1rem 0.5rem;
+        margin-left: 0.35rem;
+        vertical-align: middle;
+        background: color-mix(in srgb, var(--_accent) 12%, transparent);
+        color: var(--_accent);
+        white-space: nowrap;
+      }
+      .plan.current {
+        border-color: var(--_accent);
+        border-width: 2px;
+      }
+      .pending {
+        background: var(--_surface);
+        border-left: 3px solid var(--_accent);
+        padding: 0.5rem 0.75rem;
+        border-radius: 4px;
       }
       .status:empty,
       .error:empty {

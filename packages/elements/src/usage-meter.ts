@@ -1,6 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
 import { OfferkitElement } from './base.js';
-import { decodeAccountToken, type EffectiveAccess } from './client.js';
+import type { AccountState, EffectiveAccess } from './client.js';
 
 /**
  * `<offerkit-usage-meter account="alice" publishable-key="pub_...">`: an account's effective access, each
@@ -29,20 +29,27 @@ export class OfferkitUsageMeter extends OfferkitElement {
     if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.refresh();
   }
 
-  /** Reads the account's access again (call it after recording usage). */
+  /**
+   * Reads the account's access again (call it after recording usage): through the page's shared state of the
+   * account, so every component showing it (pricing table, paywall) gets the new state too.
+   */
   async refresh() {
     try {
-      // The token when there is one (it can read only its own account), else the publishable key.
-      const token = this.canToken;
-      const account = this.account || decodeAccountToken(this.accountToken)?.accountId;
+      const account = this.account || this.tokenAccount;
       if (!account) throw new Error('Set account (or an account-token)');
-      this.access = await (token ? this.tokenClient() : this.publishable()).access.get(account);
+      // The token when it is this account's (it reads the subscription too), else the publishable key.
+      await this.bindAccount(account)!.refresh();
       this.error = '';
-      this.emit('loaded', this.access);
     } catch (e) {
       this.error = this.errorText(e);
       this.emit('error', { message: this.error, error: e });
     }
+  }
+
+  protected override accountChanged(state: AccountState) {
+    this.access = state.access;
+    this.error = '';
+    this.emit('loaded', this.access);
   }
 
   override render() {

@@ -35,6 +35,7 @@ import { Migration20261201100000_pending_saves } from './Migration20261201100000
 import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
 import { Migration20261201120000_plan_change_policy } from './Migration20261201120000_plan_change_policy.js';
 import { Migration20261201130000_untracked_subscriptions } from './Migration20261201130000_untracked_subscriptions.js';
+import { Migration20261201140000_checkout_refund } from './Migration20261201140000_checkout_refund.js';
 import { Migration20261202090000_mcp_guardrails } from './Migration20261202090000_mcp_guardrails.js';
 
 export const migrationsList = [
@@ -73,5 +74,6 @@ export const migrationsList = [
   Migration20261201110000_checkout_funnel,
   Migration20261201120000_plan_change_policy,
   Migration20261201130000_untracked_subscriptions,
+  Migration20261201140000_checkout_refund,
   Migration20261202090000_mcp_guardrails,
 ];

@@ -1068,7 +1068,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: true,
     query: false,
     paginated: false,
-    auth: ['S'],
+    auth: ['S', 'T'],
   },
   {
     name: 'subscriptions.sync',
@@ -1898,7 +1898,7 @@ export interface PlansApi {
   /**
    * Start a checkout for a plan at its regular price
    *
-   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it.
+   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
    *
    * `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
    */
@@ -2566,7 +2566,7 @@ export interface OffersApi {
   /**
    * Start a checkout for an offer
    *
-   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
+   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
    *
    * `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
    */
@@ -2618,9 +2618,9 @@ export interface SubscriptionsApi {
   /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
    *
-   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key)
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
    */
   change(
     accountId: string,
@@ -2847,7 +2847,7 @@ export interface PublishableResources {
  */
 export interface AccountTokenResources {
   access: AccessApi;
-  subscriptions: Pick<SubscriptionsApi, 'get'>;
+  subscriptions: Pick<SubscriptionsApi, 'change' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,
     'start' | 'get' | 'answer' | 'back' | 'decline' | 'accept' | 'cancel' | 'close'

@@ -1564,7 +1564,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for an offer
-     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); or when the provider is not connected. A bump listed twice is 400.
+     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1586,7 +1586,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for a plan at its regular price
-     * @description Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it.
+     * @description Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1716,9 +1716,9 @@ export interface paths {
     put?: never;
     /**
      * Change to another plan or interval (approved by the buyer at the provider)
-     * @description The way to move a subscribed account to another plan (a second checkout is a 409). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
      *
-     *     **Credentials:** secret key (`key_...`), admin key.
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
     post: operations['subscriptions.change'];
     delete?: never;
@@ -2786,6 +2786,18 @@ export interface components {
         created_at: string;
         completed_at: string | null;
         cancel_reason: string | null;
+        refund: {
+          /** @enum {string} */
+          status: 'refunded' | 'none';
+          amount: number;
+          currency: string | null;
+          payments: {
+            payment_id: string;
+            refund_id: string;
+            amount: number;
+          }[];
+          refunded_at: string;
+        } | null;
         /** @enum {string} */
         source: 'checkout' | 'upgrade_link';
         open_url: string | null;
@@ -13323,6 +13335,11 @@ export interface operations {
           ref?: string;
           return_url?: string;
           cancel_url?: string;
+          /**
+           * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+           * @enum {string}
+           */
+          if_subscribed?: 'refuse' | 'change';
         };
       };
     };
@@ -13333,45 +13350,120 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            id: string;
-            /** @enum {string} */
-            status: 'created' | 'completed' | 'cancelled' | 'expired';
-            offer: string | null;
-            plan: string;
-            /** @enum {string} */
-            interval: 'month' | 'year';
-            currency: string;
-            price: number;
-            list_price: number;
-            cycles: number | null;
-            extras: {
-              entitlements: {
+          'application/json':
+            | {
                 id: string;
-                max: number | null;
-              }[];
-              addons: string[];
-              cycles: number | null;
-            };
-            bumps: {
-              id: string;
-              name: string;
-              price: number;
-              currency: string;
-            }[];
-            account: string | null;
-            email: string | null;
-            ref: string | null;
-            approve_url: string | null;
-            bump_approve_url: string | null;
-            created_at: string;
-            completed_at: string | null;
-            cancel_reason: string | null;
-            /** @enum {string} */
-            source: 'checkout' | 'upgrade_link';
-            open_url: string | null;
-            opened_at: string | null;
-          };
+                /** @enum {string} */
+                status: 'active' | 'paused' | 'cancelled';
+                offer: string | null;
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                renews_at: string | null;
+                pause: {
+                  paused_at: string | null;
+                  resume_at: string | null;
+                  restore_plan: string | null;
+                  reason: string | null;
+                } | null;
+                cancelled_at: string | null;
+                pending_change: {
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  scheduled_at: string | null;
+                } | null;
+                discount: {
+                  percent: number;
+                  cycles_left: number;
+                  regular_price: number;
+                } | null;
+                provider_status: string | null;
+                last_payment_at: string | null;
+                last_payment_failed_at: string | null;
+                created_at: string;
+                approve_url: string | null;
+                revision_approve_url: string | null;
+                /** @enum {string} */
+                direction: 'upgrade' | 'downgrade';
+                /** @enum {string} */
+                policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                proration: {
+                  amount: number;
+                  currency: string;
+                  months_left: number;
+                } | null;
+                /**
+                 * @description This answer is a plan change, not a checkout
+                 * @constant
+                 */
+                object: 'plan_change';
+              }
+            | {
+                id: string;
+                /** @enum {string} */
+                status: 'created' | 'completed' | 'cancelled' | 'expired';
+                offer: string | null;
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                currency: string;
+                price: number;
+                list_price: number;
+                cycles: number | null;
+                extras: {
+                  entitlements: {
+                    id: string;
+                    max: number | null;
+                  }[];
+                  addons: string[];
+                  cycles: number | null;
+                };
+                bumps: {
+                  id: string;
+                  name: string;
+                  price: number;
+                  currency: string;
+                }[];
+                account: string | null;
+                email: string | null;
+                ref: string | null;
+                approve_url: string | null;
+                bump_approve_url: string | null;
+                created_at: string;
+                completed_at: string | null;
+                cancel_reason: string | null;
+                refund: {
+                  /** @enum {string} */
+                  status: 'refunded' | 'none';
+                  amount: number;
+                  currency: string | null;
+                  payments: {
+                    payment_id: string;
+                    refund_id: string;
+                    amount: number;
+                  }[];
+                  refunded_at: string;
+                } | null;
+                /** @enum {string} */
+                source: 'checkout' | 'upgrade_link';
+                open_url: string | null;
+                opened_at: string | null;
+              };
         };
       };
       /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
@@ -13385,6 +13477,15 @@ export interface operations {
       };
       /** @description Missing or wrong credential, or one not allowed on this route */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not allowed for this credential */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -13481,6 +13582,11 @@ export interface operations {
           ref?: string;
           return_url?: string;
           cancel_url?: string;
+          /**
+           * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+           * @enum {string}
+           */
+          if_subscribed?: 'refuse' | 'change';
         };
       };
     };
@@ -13491,45 +13597,120 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'application/json': {
-            id: string;
-            /** @enum {string} */
-            status: 'created' | 'completed' | 'cancelled' | 'expired';
-            offer: string | null;
-            plan: string;
-            /** @enum {string} */
-            interval: 'month' | 'year';
-            currency: string;
-            price: number;
-            list_price: number;
-            cycles: number | null;
-            extras: {
-              entitlements: {
+          'application/json':
+            | {
                 id: string;
-                max: number | null;
-              }[];
-              addons: string[];
-              cycles: number | null;
-            };
-            bumps: {
-              id: string;
-              name: string;
-              price: number;
-              currency: string;
-            }[];
-            account: string | null;
-            email: string | null;
-            ref: string | null;
-            approve_url: string | null;
-            bump_approve_url: string | null;
-            created_at: string;
-            completed_at: string | null;
-            cancel_reason: string | null;
-            /** @enum {string} */
-            source: 'checkout' | 'upgrade_link';
-            open_url: string | null;
-            opened_at: string | null;
-          };
+                /** @enum {string} */
+                status: 'active' | 'paused' | 'cancelled';
+                offer: string | null;
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                renews_at: string | null;
+                pause: {
+                  paused_at: string | null;
+                  resume_at: string | null;
+                  restore_plan: string | null;
+                  reason: string | null;
+                } | null;
+                cancelled_at: string | null;
+                pending_change: {
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  scheduled_at: string | null;
+                } | null;
+                discount: {
+                  percent: number;
+                  cycles_left: number;
+                  regular_price: number;
+                } | null;
+                provider_status: string | null;
+                last_payment_at: string | null;
+                last_payment_failed_at: string | null;
+                created_at: string;
+                approve_url: string | null;
+                revision_approve_url: string | null;
+                /** @enum {string} */
+                direction: 'upgrade' | 'downgrade';
+                /** @enum {string} */
+                policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                proration: {
+                  amount: number;
+                  currency: string;
+                  months_left: number;
+                } | null;
+                /**
+                 * @description This answer is a plan change, not a checkout
+                 * @constant
+                 */
+                object: 'plan_change';
+              }
+            | {
+                id: string;
+                /** @enum {string} */
+                status: 'created' | 'completed' | 'cancelled' | 'expired';
+                offer: string | null;
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                currency: string;
+                price: number;
+                list_price: number;
+                cycles: number | null;
+                extras: {
+                  entitlements: {
+                    id: string;
+                    max: number | null;
+                  }[];
+                  addons: string[];
+                  cycles: number | null;
+                };
+                bumps: {
+                  id: string;
+                  name: string;
+                  price: number;
+                  currency: string;
+                }[];
+                account: string | null;
+                email: string | null;
+                ref: string | null;
+                approve_url: string | null;
+                bump_approve_url: string | null;
+                created_at: string;
+                completed_at: string | null;
+                cancel_reason: string | null;
+                refund: {
+                  /** @enum {string} */
+                  status: 'refunded' | 'none';
+                  amount: number;
+                  currency: string | null;
+                  payments: {
+                    payment_id: string;
+                    refund_id: string;
+                    amount: number;
+                  }[];
+                  refunded_at: string;
+                } | null;
+                /** @enum {string} */
+                source: 'checkout' | 'upgrade_link';
+                open_url: string | null;
+                opened_at: string | null;
+              };
         };
       };
       /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
@@ -13543,6 +13724,15 @@ export interface operations {
       };
       /** @description Missing or wrong credential, or one not allowed on this route */
       401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not allowed for this credential */
+      403: {
         headers: {
           [name: string]: unknown;
         };
@@ -13672,6 +13862,18 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
               cancel_reason: string | null;
+              refund: {
+                /** @enum {string} */
+                status: 'refunded' | 'none';
+                amount: number;
+                currency: string | null;
+                payments: {
+                  payment_id: string;
+                  refund_id: string;
+                  amount: number;
+                }[];
+                refunded_at: string;
+              } | null;
               /** @enum {string} */
               source: 'checkout' | 'upgrade_link';
               open_url: string | null;
@@ -13772,6 +13974,18 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            refund: {
+              /** @enum {string} */
+              status: 'refunded' | 'none';
+              amount: number;
+              currency: string | null;
+              payments: {
+                payment_id: string;
+                refund_id: string;
+                amount: number;
+              }[];
+              refunded_at: string;
+            } | null;
             /** @enum {string} */
             source: 'checkout' | 'upgrade_link';
             open_url: string | null;
@@ -13872,6 +14086,18 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            refund: {
+              /** @enum {string} */
+              status: 'refunded' | 'none';
+              amount: number;
+              currency: string | null;
+              payments: {
+                payment_id: string;
+                refund_id: string;
+                amount: number;
+              }[];
+              refunded_at: string;
+            } | null;
             /** @enum {string} */
             source: 'checkout' | 'upgrade_link';
             open_url: string | null;
