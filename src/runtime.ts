@@ -17,6 +17,7 @@ import { connectTemporal, ensureSearchAttributes, temporalAuth } from './tempora
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/outbox.js';
 import { createWorker, type WorkerHandle } from './temporal/worker.js';
+import { flushCalls } from './mcp/calls.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
 import { PayPalStandIn } from './payments/standin/server.js';
@@ -189,6 +190,7 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await deps.outbox.stop();
   await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);
+  await flushCalls(deps.orm);
   await deps.orm.close();
 }
 

@@ -1,4 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { errorSchema } from '../http/contract.js';
@@ -6,7 +6,7 @@ import { AppError, forbidden } from '../http/errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
-import { callSchema, callsQuery, listCalls } from './calls.js';
+import { callSchema, callsQuery, flushCalls, listCalls } from './calls.js';
 import {
   connectionSchema,
   deleteConnection,
@@ -14,8 +14,8 @@ import {
   recordKeyConnection,
   touchConnection,
 } from './connections.js';
-import { buildMcpServer } from './server.js';
-import { getSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
+import { dispatch } from './server.js';
+import { cachedSettings, getSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
 import { appCap, toolsOf } from './tools.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
@@ -63,7 +63,7 @@ async function handleMcp(
 ): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
   const { em, deps, app: appRecord, caller } = s;
   const app = appRecord!;
-  const settings = await getSettings(em, app.id);
+  const settings = await cachedSettings(em, deps.credentials, app.id);
   if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
 
   // RFC 8707: an access token works only on the server URL it was issued for.
@@ -77,7 +77,10 @@ async function handleMcp(
       });
   }
 
-  const messages = (Array.isArray(s.body) ? s.body : [s.body]) as Message[];
+  const checked = transportChecks(s.body, s.headers['mcp-protocol-version']);
+  if ('refused' in checked) return checked.refused;
+  const parsed = checked.messages;
+  const messages = parsed as Message[];
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;
@@ -95,7 +98,7 @@ async function handleMcp(
     connectionId = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
   }
 
-  const server = buildMcpServer({
+  const answers = await dispatch(parsed, {
     deps,
     app,
     requestId: s.requestId,
@@ -105,33 +108,44 @@ async function handleMcp(
     connectionId,
     tools: toolsOf(s.routes),
   });
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  try {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
+  const out: Record<string, string> = newSession ? { 'Mcp-Session-Id': newSession } : {};
+  if (!answers.length) return new Reply(202, '', out);
+  return new Reply(200, (Array.isArray(s.body) ? answers : answers[0]) as z.input<typeof mcpAnswer>, out);
+}
+
+/** The transport's refusal, as the SDK's streamable HTTP transport words it: a JSON-RPC error without an id. */
+const refusal = (status: number, code: number, message: string) =>
+  new Reply(status, { jsonrpc: '2.0' as const, error: { code, message }, id: null });
+
+/** Batch limit of the SDK's streamable HTTP transport, kept. */
+const MAX_BATCH = 100;
+
+/**
+ * The checks the SDK's streamable HTTP transport makes on a POST before it hands the messages on, beside the route's
+ * own schema (which took the body as JSON-RPC messages): the batch's size, `initialize` alone, and the
+ * `Mcp-Protocol-Version` header after initialization. A refusal, or the messages.
+ */
+function transportChecks(
+  body: z.output<typeof mcpBody>,
+  version: string | undefined,
+): { refused: Reply<z.input<typeof mcpAnswer>> } | { messages: JSONRPCMessage[] } {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  if (messages.length > MAX_BATCH)
+    return { refused: refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`) };
+  if (messages.some((m) => 'method' in m && m.method === 'initialize')) {
+    if (messages.length > 1)
+      return { refused: refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed') };
+  } else if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return {
+      refused: refusal(
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ` +
+          `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      ),
     };
-    const version = s.headers['mcp-protocol-version'];
-    if (version) headers['mcp-protocol-version'] = version;
-    const request = new Request(`${s.origin}/apps/${encodeURIComponent(app.id)}/mcp`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(s.body),
-    });
-    const response = await transport.handleRequest(request, { parsedBody: s.body });
-    const text = await response.text();
-    const out: Record<string, string> = {};
-    if (newSession && response.ok) out['Mcp-Session-Id'] = newSession;
-    if (!text) return new Reply(response.status, '', out);
-    return new Reply(response.status, JSON.parse(text), out);
-  } finally {
-    await transport.close();
-    await server.close();
   }
+  return { messages };
 }
 
 const notAllowed = () => {
@@ -239,7 +253,10 @@ export const mcpRoutes = [
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
-    handler: (s) => updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+    handler: (s) =>
+      updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name)), (change) =>
+        s.deps.credentials.confirm(change),
+      ),
   }),
   route({
     method: 'GET',
@@ -250,8 +267,15 @@ export const mcpRoutes = [
     summary: 'MCP connections, most recently used first, with calls in the last 7 days',
     params: appIdParams,
     response: z.array(connectionSchema),
-    handler: async (s) =>
-      listConnections(s.em, ctxOf(s).app.id, appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id))),
+    handler: async (s) => {
+      // Its call counts include the calls still queued for the log.
+      await flushCalls(s.deps.orm);
+      return listConnections(
+        s.em,
+        ctxOf(s).app.id,
+        appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
+      );
+    },
   }),
   route({
     method: 'DELETE',
@@ -278,6 +302,9 @@ export const mcpRoutes = [
     params: appIdParams,
     query: callsQuery,
     response: cursorPageSchema(callSchema),
-    handler: (s) => listCalls(s.em, ctxOf(s).app.id, s.query),
+    handler: async (s) => {
+      await flushCalls(s.deps.orm);
+      return listCalls(s.em, ctxOf(s).app.id, s.query);
+    },
   }),
 ];

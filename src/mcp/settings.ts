@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
+import type { CredentialCache } from '../http/credential-cache.js';
 import { badRequest } from '../http/errors.js';
 import type { Level } from './mcp.entities.js';
 
@@ -52,12 +53,21 @@ export async function getSettings(em: EntityManager, appId: string): Promise<Mcp
   return row ?? { enabled: true, access_level: 'write', tool_overrides: {} };
 }
 
+/**
+ * An app's MCP settings for a request: kept beside the app in this process's credential cache while the app is
+ * there (a change reaches every process before its writer is answered), else read.
+ */
+export function cachedSettings(em: EntityManager, credentials: CredentialCache, appId: string) {
+  return credentials.companion(appId, 'mcp.settings', () => getSettings(em, appId));
+}
+
 /** Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map. */
 export async function updateSettings(
   em: EntityManager,
   appId: string,
   patch: z.output<typeof settingsPatch>,
   toolNames: ReadonlySet<string>,
+  confirm: (change: string) => Promise<unknown>,
 ): Promise<McpSettingsView> {
   const unknown = Object.keys(patch.tool_overrides ?? {}).find((name) => !toolNames.has(name));
   if (unknown !== undefined) throw badRequest(`tool_overrides.${unknown}: no tool of that name`);
@@ -65,12 +75,16 @@ export async function updateSettings(
     ...(await getSettings(em, appId)),
     ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
   };
-  await sql(
+  // The settings are kept beside the app in every API process (`cachedSettings`): the table's trigger announces the
+  // change as the app's, and the answer waits until every process dropped the old settings.
+  const [row] = await sql<{ change: string }>(
     em,
     `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, updated_at) values ($1, $2, $3, $4, now())
      on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level,
-       tool_overrides = excluded.tool_overrides, updated_at = now()`,
+       tool_overrides = excluded.tool_overrides, updated_at = now()
+     returning app_id || ' ' || pg_current_xact_id()::text as change`,
     [appId, next.enabled, next.access_level, JSON.stringify(next.tool_overrides)],
   );
+  await confirm(row.change);
   return next;
 }

@@ -35,6 +35,7 @@ import { Migration20261201100000_pending_saves } from './Migration20261201100000
 import { Migration20261201110000_checkout_funnel } from './Migration20261201110000_checkout_funnel.js';
 import { Migration20261201120000_plan_change_policy } from './Migration20261201120000_plan_change_policy.js';
 import { Migration20261201130000_untracked_subscriptions } from './Migration20261201130000_untracked_subscriptions.js';
+import { Migration20261202090000_mcp_settings_notify } from './Migration20261202090000_mcp_settings_notify.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -72,4 +73,5 @@ export const migrationsList = [
   Migration20261201110000_checkout_funnel,
   Migration20261201120000_plan_change_policy,
   Migration20261201130000_untracked_subscriptions,
+  Migration20261202090000_mcp_settings_notify,
 ];
