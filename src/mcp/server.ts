@@ -23,6 +23,7 @@ import { createRequire } from 'node:module';
 import { AppError } from '../http/errors.js';
 import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
+import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
 import { denial, type Tool, type ToolCallContext } from './tools.js';
@@ -190,6 +191,8 @@ function buildMcpServer(): Server {
           inputSchema: t.inputSchema,
           outputSchema: t.outputSchema,
           annotations: t.annotations,
+          // The MCP App page that shows the tool's result (src/mcp/apps.ts), for hosts that support MCP Apps.
+          ...(uiMetaOf(t.name) ? { _meta: uiMetaOf(t.name) } : {}),
         })),
     };
   });
@@ -226,12 +229,22 @@ function buildMcpServer(): Server {
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
     const ctx = contextOf(extra);
     return {
-      resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null).map((r) => ({
-        uri: r.uri,
-        name: r.name,
-        description: r.description,
-        mimeType: 'application/json',
-      })),
+      resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null)
+        .map((r) => ({
+          uri: r.uri,
+          name: r.name,
+          description: r.description,
+          mimeType: 'application/json',
+        }))
+        .concat(
+          // The MCP App pages, while a tool they show is callable.
+          UI_RESOURCES.filter((r) => r.tools.some((t) => readable([t], ctx) === null)).map((r) => ({
+            uri: r.uri,
+            name: r.name,
+            description: r.description,
+            mimeType: RESOURCE_MIME_TYPE,
+          })),
+        ),
     };
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => {
@@ -253,6 +266,12 @@ function buildMcpServer(): Server {
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const ctx = contextOf(extra);
     const uri = request.params.uri;
+    const ui = UI_RESOURCES.find((r) => r.uri === uri);
+    if (ui) {
+      if (!ui.tools.some((t) => readable([t], ctx) === null))
+        throw new McpError(ErrorCode.InvalidRequest, readable(ui.tools.slice(0, 1), ctx)!);
+      return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: uiPage(ui) }] };
+    }
     const account = /^offer:\/\/accounts\/(.+)$/.exec(uri);
     const def = RESOURCES.find((r) => r.uri === uri);
     if (!def && !account) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
