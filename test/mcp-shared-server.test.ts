@@ -92,6 +92,26 @@ describe('MCP server shared by every request', function () {
     expect(calls.body.data.filter((c: { tool: string }) => c.tool === 'get_app')).to.have.length(12);
   });
 
+  it('a tools/call the fast path does not take goes through the SDK: malformed params get the SDK error', async () => {
+    const bad = await mcpPost(a.id, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 5 } }, a.api_key);
+    expect(bad.status, bad.text).to.equal(200);
+    expect(bad.body.id).to.equal(9);
+    // What the SDK answers for params its request schema refuses (as before the fast path existed).
+    expect(bad.body.error.code).to.equal(-32603);
+    // Extra params (here a progress token in _meta and an unknown field) still answer the call.
+    const extra = await mcpPost(
+      a.id,
+      {
+        jsonrpc: '2.0',
+        id: 10,
+        method: 'tools/call',
+        params: { name: 'get_app', arguments: {}, _meta: { progressToken: 1 }, other: true },
+      },
+      a.api_key,
+    );
+    expect(extra.body.result.structuredContent.name, extra.text).to.equal('Shared A');
+  });
+
   it('refuses a second message beside initialize and an unknown protocol version, as the SDK transport does', async () => {
     const two = await mcpPost(
       a.id,

@@ -147,6 +147,33 @@ function readable(tools: string[], ctx: McpRequestContext): string | null {
   return null;
 }
 
+/** A tool call: the route's answer (or the refusal) as the result, logged. */
+async function callTool(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<CallToolResult> {
+  const started = performance.now();
+  const tool = toolNamed(ctx, name);
+  let outcome: Outcome;
+  if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
+  else {
+    const reason = denial(tool, ctx.settings, ctx.level);
+    outcome = reason ? { status: 403, isError: true, text: `Error 403: ${reason}` } : await runTool(tool, args, ctx);
+  }
+  logCall(ctx.deps.orm, ctx.deps.logger, {
+    appId: ctx.app.id,
+    connectionId: ctx.connectionId,
+    tool: name,
+    args,
+    status: outcome.status,
+    isError: outcome.isError,
+    result: outcome.text,
+    durationMs: performance.now() - started,
+  });
+  return {
+    content: [{ type: 'text', text: outcome.text }],
+    ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
+    isError: outcome.isError,
+  };
+}
+
 /** The request's context, handed to the shared server's handlers with each message (see `dispatch`). */
 type Extra = { authInfo?: { extra?: Record<string, unknown> } };
 const contextOf = (extra: Extra) => extra.authInfo!.extra!.mcp as McpRequestContext;
@@ -197,34 +224,9 @@ function buildMcpServer(): Server {
     };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const ctx = contextOf(extra);
-    const started = performance.now();
-    const name = request.params.name;
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    const tool = toolNamed(ctx, name);
-    let outcome: Outcome;
-    if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
-    else {
-      const reason = denial(tool, ctx.settings, ctx.level);
-      outcome = reason ? { status: 403, isError: true, text: `Error 403: ${reason}` } : await runTool(tool, args, ctx);
-    }
-    logCall(ctx.deps.orm, ctx.deps.logger, {
-      appId: ctx.app.id,
-      connectionId: ctx.connectionId,
-      tool: name,
-      args,
-      status: outcome.status,
-      isError: outcome.isError,
-      result: outcome.text,
-      durationMs: performance.now() - started,
-    });
-    return {
-      content: [{ type: 'text', text: outcome.text }],
-      ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
-      isError: outcome.isError,
-    };
-  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, contextOf(extra)),
+  );
 
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
     const ctx = contextOf(extra);
@@ -360,5 +362,33 @@ export async function dispatch(messages: JSONRPCMessage[], ctx: McpRequestContex
     return transport;
   })();
   const transport = await shared;
-  return transport.deliver(messages, { authInfo: { token: '', clientId: '', scopes: [], extra: { mcp: ctx } } });
+  const extra = { authInfo: { token: '', clientId: '', scopes: [], extra: { mcp: ctx } } };
+  // The common case, a plain `tools/call`, is answered here: the SDK would parse the request and our own result
+  // with its schemas again (the route's schema has checked the message; `callTool` builds the result). Anything
+  // else (task-augmented calls, malformed params, every other method) goes through the SDK's server.
+  if (messages.length === 1 && plainToolCall(messages[0])) {
+    const m = messages[0];
+    const p = m.params as { name: string; arguments?: Record<string, unknown> };
+    try {
+      return [{ jsonrpc: '2.0', id: m.id, result: await callTool(p.name, p.arguments ?? {}, ctx) }];
+    } catch (err) {
+      ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
+      return [{ jsonrpc: '2.0', id: m.id, error: { code: ErrorCode.InternalError, message: 'Internal error' } }];
+    }
+  }
+  return transport.deliver(messages, extra);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** A `tools/call` request with a string name, object arguments (or none), and nothing else the SDK handles. */
+function plainToolCall(m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; params: Record<string, unknown> } {
+  if (!isJSONRPCRequest(m) || m.method !== 'tools/call' || !isPlainObject(m.params)) return false;
+  const { name, arguments: args, _meta, ...rest } = m.params;
+  return (
+    typeof name === 'string' &&
+    (args === undefined || isPlainObject(args)) &&
+    (_meta === undefined || isPlainObject(_meta)) &&
+    Object.keys(rest).length === 0
+  );
 }
