@@ -1,4 +1,4 @@
-import { rollUpUsage } from '../src/analytics/rollup.js';
+import { rollUpUsage } from '../src/housekeeping/rollup.js';
 import type { ActivityDeps } from './index.js';
 
 export function analyticsActivities(deps: ActivityDeps) {

@@ -1,4 +1,4 @@
-import { reconcile } from '../src/temporal/reconciler.js';
+import { reconcile } from '../src/housekeeping/reconciler.js';
 import type { ActivityDeps } from './index.js';
 
 export function reconcilerActivities(deps: ActivityDeps) {

@@ -1,4 +1,4 @@
-import { purgeExpired } from '../src/events/retention.js';
+import { purgeExpired } from '../src/housekeeping/retention.js';
 import type { ActivityDeps } from './index.js';
 
 export function retentionActivities(deps: ActivityDeps) {

@@ -19,9 +19,9 @@ import { change, CHANGE_SQL } from '../src/usage/usage.service.js';
 import { setCoalesceInFlight } from '../src/db/coalesce.js';
 import { INGEST_SQL, ingestParams, type IngestEvent } from '../src/usage/ingest.service.js';
 import * as analytics from '../src/analytics/analytics.service.js';
-import { rollUpUsage } from '../src/analytics/rollup.js';
+import { rollUpUsage } from '../src/housekeeping/rollup.js';
 import type { Ctx } from '../src/context.js';
-import { loadApp } from '../src/http/auth.js';
+import { loadApp } from '../src/http/credentials.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
 import { freePort, startTestEnv, stopTestEnv, testEnv } from '../test/helpers/servers.js';
 

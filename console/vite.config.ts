@@ -1,4 +1,4 @@
-// The console is built into console/dist and served by the API at /console (src/console/console.ts).
+// The console is built into console/dist and served by the API at /console (src/console-api/console.ts).
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 

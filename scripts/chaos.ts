@@ -25,8 +25,8 @@ import { loadConfig } from '../src/config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/db/embedded.js';
 import { closeDeps, openDeps } from '../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
-import { createWorker } from '../src/temporal/worker.js';
-import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { createWorker } from '../src/worker-runtime.js';
+import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { freeze, thaw } from '../test/helpers/freeze.js';
 import { freePort } from '../test/helpers/servers.js';
 
@@ -44,7 +44,7 @@ if (MODE === 'soak') {
 }
 if (MODE === 'topology') {
   // `npm run chaos -- topology` (issue 34): the small version of `npm run topology`, on the real Temporal cluster with
-  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/topology.test.ts
+  // its faults (one history service, one worker and one API process SIGKILLed and restarted); test/processes/topology.test.ts
   // runs a smaller one in the suite.
   const small = {
     TOPOLOGY_ACCOUNTS: '60',

@@ -107,7 +107,7 @@ export function ensureTemporalUi(): string | undefined {
  */
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) {
   if (process.argv[2] === 'temporal-server') {
-    // `npm test`'s check that builds the Temporal server for test/topology.test.ts beside the other checks.
+    // `npm test`'s check that builds the Temporal server for test/processes/topology.test.ts beside the other checks.
     const tools = ensureTemporalServer();
     process.stdout.write(`${tools.server}\n`);
     process.exit(0);

@@ -22,6 +22,8 @@ export interface GraphFigures {
 export interface Graph {
   files: string[];
   edges: [string, string][];
+  /** The same imports with how they are made: `import type` only, or a dynamic `import()`. */
+  imports: { from: string; to: string; typeOnly: boolean; dynamic: boolean }[];
 }
 
 export async function importGraph(roots = SOURCE_ROOTS): Promise<Graph> {
@@ -39,12 +41,20 @@ export async function importGraph(roots = SOURCE_ROOTS): Promise<Graph> {
   const output = result.output as ICruiseResult;
   const inside = (p: string) => roots.some((r) => p.startsWith(`${r}/`));
   const files = output.modules.map((m) => m.source).filter(inside);
-  const edges = output.modules
+  const imports = output.modules
     .filter((m) => inside(m.source))
     .flatMap((m) =>
-      m.dependencies.filter((d) => inside(d.resolved)).map((d) => [m.source, d.resolved] as [string, string]),
+      m.dependencies
+        .filter((d) => inside(d.resolved))
+        .map((d) => ({
+          from: m.source,
+          to: d.resolved,
+          typeOnly: d.dependencyTypes.includes('type-only'),
+          dynamic: d.dependencyTypes.includes('dynamic-import'),
+        })),
     );
-  return { files, edges };
+  const edges = imports.map((i) => [i.from, i.to] as [string, string]);
+  return { files, edges, imports };
 }
 
 /** Strongly connected sets of more than one node (Tarjan). */
@@ -106,11 +116,15 @@ export function figures(graph: Graph): GraphFigures {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const f = figures(await importGraph());
-  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify(f, null, 2)}\n`);
+  const { violations } = await import('./boundaries.js');
+  const wrongWay = violations(await importGraph(['src', 'workflows', 'activities']));
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ ...f, wrongWay }, null, 2)}\n`);
   else {
     process.stdout.write(
       `files ${f.files}, imports ${f.imports}, rooms ${f.rooms}, arrows between rooms ${f.arrows}, ` +
-        `rooms importing each other ${f.bothWays} pairs, circles of files: ${f.circles.length ? f.circles.join(', ') : 'none'}\n` +
+        `rooms importing each other ${f.bothWays} pairs, circles of files: ${f.circles.length ? f.circles.join(', ') : 'none'}, ` +
+        `imports running the wrong way (scripts/boundaries.ts): ${wrongWay.length}\n` +
+        wrongWay.map((v) => `  ! ${v}\n`).join('') +
         f.bothWaysPairs.map((p) => `  ${p}\n`).join(''),
     );
   }

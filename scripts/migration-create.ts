@@ -1,5 +1,5 @@
 // Writes a new, blank migration to fill in by hand; then add it to src/db/migrations/index.ts.
-// test/schema.test.ts fails while the entities and the migrated schema disagree, and prints the SQL
+// test/api/schema.test.ts fails while the entities and the migrated schema disagree, and prints the SQL
 // the ORM would run, as a starting point.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildOpenApi } from '../src/http/openapi.js';
-import { routes } from '../src/http/routes.js';
+import { routes } from '../src/routes.js';
 import { toolsOf } from '../src/mcp/tools.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

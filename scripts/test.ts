@@ -2,9 +2,9 @@
 // time, each in a mocha process with real servers of its own (PostgreSQL, the Temporal dev server, the worker, the
 // API), so the run takes about as long as its longer half instead of the sum.
 //
-//   npm test                                   # checks, builds, both halves
-//   TEST_GROUPS=1 npm test                     # checks, builds, the whole suite in one process (as `npx mocha`)
-//   npx mocha test/usage.test.ts               # one file, on servers of its own (no checks)
+//   npm test                                      # checks, builds, both halves
+//   TEST_GROUPS=1 npm test                        # checks, builds, the whole suite in one process (as `npx mocha`)
+//   TEST_FILES=test/api/usage.test.ts npx mocha   # one file (or a glob), on servers of its own (no checks)
 //
 // The first half's output streams as it comes; the second half's is kept in .test-data/test-group-2.log and printed
 // once the first is done. The last lines are the failed tests of both and one `tests: N passed, N failed, N skipped`.
@@ -26,31 +26,31 @@ const FUZZ = 'test/contract/schemathesis.fuzz.ts';
  * counts as 3 s. The fuzzer's passes are shared out too.
  */
 const SECONDS: Record<string, number> = {
-  'test/startup.test.ts': 105,
-  'test/console-browser.test.ts': 95,
-  'test/outages.test.ts': 92,
-  'test/freeze.test.ts': 40,
-  'test/elements-browser.test.ts': 38,
-  'test/webhooks.test.ts': 37,
-  'test/cancel-flows.test.ts': 29,
-  'test/rollup.test.ts': 24,
-  'test/security.test.ts': 20,
-  'test/checkouts.test.ts': 19,
-  'test/subscriptions.test.ts': 12,
-  'test/usage.test.ts': 11,
-  'test/processes.test.ts': 30,
-  'test/credential-cache.test.ts': 10,
-  'test/ingest.test.ts': 10,
-  'test/coalesce.test.ts': 10,
-  'test/reuse-port.test.ts': 12,
-  'test/sdk-pack.test.ts': 10,
-  'test/incentive-expiry.test.ts': 7,
-  'test/reservations.test.ts': 7,
-  'test/demo-receiver.test.ts': 6,
-  'test/sdk-generate.test.ts': 6,
+  'test/processes/startup.test.ts': 105,
+  'test/browser/console.test.ts': 95,
+  'test/processes/outages.test.ts': 92,
+  'test/processes/freeze.test.ts': 40,
+  'test/browser/elements.test.ts': 38,
+  'test/api/webhooks.test.ts': 37,
+  'test/api/cancel-flows.test.ts': 29,
+  'test/api/rollup.test.ts': 24,
+  'test/api/security.test.ts': 20,
+  'test/api/checkouts.test.ts': 19,
+  'test/api/subscriptions.test.ts': 12,
+  'test/api/usage.test.ts': 11,
+  'test/processes/api-and-worker.test.ts': 30,
+  'test/processes/credential-cache.test.ts': 10,
+  'test/api/ingest.test.ts': 10,
+  'test/api/coalesce.test.ts': 10,
+  'test/processes/reuse-port.test.ts': 12,
+  'test/sdk/pack.test.ts': 10,
+  'test/api/incentive-expiry.test.ts': 7,
+  'test/api/reservations.test.ts': 7,
+  'test/api/demo-receiver.test.ts': 6,
+  'test/sdk/generate.test.ts': 6,
   'test/unit/router-buckets.test.ts': 6,
-  'test/helm.test.ts': 2,
-  'test/topology.test.ts': 110,
+  'test/processes/helm.test.ts': 2,
+  'test/processes/topology.test.ts': 110,
   'contract:admin': 150,
   'contract:secret': 40,
   'contract:publishable': 27,
@@ -279,9 +279,9 @@ async function main(): Promise<void> {
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
     // Builds helm into .tools the first time (minutes, beside the other checks; docs/benchmarks.md), then lints and
-    // renders the chart; test/helm.test.ts checks what it renders.
+    // renders the chart; test/processes/helm.test.ts checks what it renders.
     bin('helm: lint, template', 'tsx', 'scripts/go-tools.ts', 'helm-check'),
-    // The Temporal server and its SQL tool for test/topology.test.ts, built the first time (minutes, likewise).
+    // The Temporal server and its SQL tool for test/processes/topology.test.ts, built the first time (minutes, likewise).
     bin('build: temporal server', 'tsx', 'scripts/go-tools.ts', 'temporal-server'),
     // On CI (a fresh clone, after `npm install`): the install changed nothing that is committed, the lockfile above
     // all (a missing optional entry is rewritten by every fresh install).

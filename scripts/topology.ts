@@ -34,7 +34,7 @@ import { pino } from 'pino';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../src/db/embedded.js';
 import { connectTemporal, ensureSearchAttributes } from '../src/temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../src/temporal/devserver.js';
-import { PayPalStandIn } from '../src/payments/standin/server.js';
+import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { startReceiver } from '../test/helpers/receiver.js';
 import { ensureTemporalServer, ensureTemporalUi } from './go-tools.js';
 

@@ -1,14 +1,14 @@
 import cors from '@koa/cors';
 import Koa from 'koa';
-import { consoleFiles } from './console/console.js';
+import { consoleFiles } from './console-api/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { securityHeaders } from './http/headers.js';
 import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter, matchOf } from './http/router.js';
-import { routes as allRoutes } from './http/routes.js';
-import { people } from './people/auth.js';
+import { routes as allRoutes } from './routes.js';
+import { people } from './people/better-auth.js';
 import { identityOf } from './people/workspaces.js';
 import { isMcpTransport, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
 import { admissionFor } from './security/admission.js';

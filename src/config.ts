@@ -175,7 +175,7 @@ export const configSchema = z.object({
   /** New provider approval links a 402 may create per account and hour. */
   UPGRADE_LINKS_PER_HOUR: z.coerce.number().int().min(0).default(3),
   /**
-   * The credential cache (README, "Credential cache"): how long an API process may use an app's keys
+   * The credential cache (docs/operations.md, "Credential cache"): how long an API process may use an app's keys
    * without reading them again, as a safety net behind the invalidation every process gets when keys
    * are regenerated or an app changes or is deleted. 0 turns the cache off (every request reads its app).
    */

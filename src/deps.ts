@@ -1,11 +1,44 @@
 import type { Config } from './config.js';
 import type { Orm } from './db/orm.js';
-import type { EventPublisher } from './events/publish.js';
+import type { EventSink, Tx } from './db/transaction.js';
 import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
-import type { OutboxRelay } from './temporal/outbox.js';
-import type { Resolver } from './webhooks/url-policy.js';
+import type { OutboxRelay } from './temporal/relay.js';
+import type { Caller } from './http/route.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+
+/** DNS lookups (webhook URL checks and sends): the system's, or a test's. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+/** An event already in the log, as the event path hands it to subscribers. */
+export interface RecordedEvent {
+  id: string;
+  appId: string;
+  type: string;
+  data: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** The event path (events/publish.ts implements it): records a change's events, then hands them to subscribers. */
+export interface EventBus extends EventSink {
+  publishRecorded(tx: Tx, event: RecordedEvent): Promise<void>;
+}
+
+/** MCP access tokens (oauth/tokens.ts implements it): the caller a token stands for on an app, or null. */
+export type AccessTokenVerifier = (em: EntityManager, appId: string, token: string) => Promise<Caller | null>;
+
+/**
+ * The demo workspace's built-in webhook receiver (src/dev/demo-receiver.ts), present only where the demo runs:
+ * the one URL that may point at a private address although the policy refuses those, and the receiving itself.
+ */
+export interface DemoReceiver {
+  accepts(url: string, appId: string): boolean;
+  receive(
+    em: EntityManager,
+    request: { pathname: string; headers: Record<string, string | string[] | undefined>; body: string },
+  ): Promise<{ status: number; body: unknown }>;
+}
 
 /** What the API and the worker share: built once per process, passed down explicitly. */
 export interface Deps {
@@ -16,11 +49,15 @@ export interface Deps {
   temporal: TemporalHandle;
   outbox: OutboxRelay;
   /** Where a change's events go before its commit: the event log, then their subscribers (webhooks). */
-  events: EventPublisher;
+  events: EventBus;
   /** App records behind credentials, kept per process and invalidated across processes (API only). */
   credentials: CredentialCache;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
+  /** Checks OAuth access tokens presented to MCP routes. */
+  verifyAccessToken: AccessTokenVerifier;
+  /** The demo workspace's receiver; absent outside development. */
+  demoReceiver?: DemoReceiver;
   /** Under `npm start`: which supervised pieces are down and being restarted (for /health). */
   degraded?: () => string[];
   /**

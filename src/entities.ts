@@ -19,7 +19,7 @@ import { Org } from './orgs/orgs.entities.js';
 import { Subscription } from './subscriptions/subscriptions.entities.js';
 import { PaymentConnection } from './payments/payments.entities.js';
 import { OutboxEntry } from './temporal/outbox.entities.js';
-import { ReconcilerRepair } from './temporal/reconciler.entities.js';
+import { ReconcilerRepair } from './housekeeping/reconciler.entities.js';
 import { UsageCounter, UsageEvent } from './usage/usage.entities.js';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks/webhooks.entities.js';
 import { McpCall, McpConnection, McpSettings } from './mcp/mcp.entities.js';

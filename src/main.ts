@@ -1,9 +1,7 @@
 // Starts the whole service: embedded PostgreSQL and Temporal dev server (unless DATABASE_URL /
 // TEMPORAL_ADDRESS point elsewhere), one worker with the outbox relay, and the API; supervises them.
-import { dashboardUrl } from './console/urls.js';
-import { seedDemo } from './console/demo.js';
+import { dashboardUrl } from './console-api/urls.js';
 import { loadConfig } from './config.js';
-import { prepareElementsExample } from './elements/example.js';
 import { Supervisor, workerPiece } from './supervisor.js';
 import { createLogger } from './logger.js';
 import {
@@ -19,7 +17,7 @@ import {
   type WorkerHandle,
 } from './runtime.js';
 import { markWorkspaceReadOnly } from './apps/apps.service.js';
-import { closePeople, issueSetupToken, people } from './people/auth.js';
+import { closePeople, issueSetupToken, people } from './people/better-auth.js';
 import { DEMO_WORKSPACE_ID } from './people/workspaces.js';
 
 const config = loadConfig();
@@ -83,6 +81,8 @@ async function main() {
     const paypal = standIn
       ? { credentials: STANDIN_CREDENTIALS, approve: (url: string) => standIn.approve(url) }
       : undefined;
+    // Development code (src/dev/), loaded only when the demo workspace is on.
+    const { seedDemo } = await import('./dev/demo-seed.js');
     await seedDemo(`http://127.0.0.1:${config.PORT}`, admin.key, logger, { paypal }).catch((err) =>
       logger.error({ err }, 'could not create the demo workspace'),
     );
@@ -95,6 +95,7 @@ async function main() {
   let elements = '(off: ELEMENTS_EXAMPLE)';
   if (config.elementsExample) {
     const paypal = infra.paypal;
+    const { prepareElementsExample } = await import('./dev/elements-example.js');
     elements = await prepareElementsExample({
       baseUrl: `http://127.0.0.1:${config.PORT}`,
       publicUrl: apiUrl,

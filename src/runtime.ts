@@ -15,12 +15,13 @@ import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
-import { OutboxRelay } from './temporal/outbox.js';
-import { createWorker, type WorkerHandle } from './temporal/worker.js';
+import { OutboxRelay } from './temporal/relay.js';
+import { createWorker, type WorkerHandle } from './worker-runtime.js';
 import { flushCalls } from './mcp/calls.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
-import { PayPalStandIn } from './payments/standin/server.js';
+import type { PayPalStandIn } from './dev/paypal-standin.js';
+import { verifyAccessToken } from './oauth/tokens.js';
 
 /**
  * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in
@@ -87,6 +88,8 @@ export async function startInfrastructure(
       logger,
     });
   const startPaypal = async () => {
+    // Development only: the stand-in's module is loaded when it is started, never by a production start.
+    const { PayPalStandIn } = await import('./dev/paypal-standin.js');
     const standIn = new PayPalStandIn({
       credentials: { [STANDIN_CREDENTIALS.client_id]: STANDIN_CREDENTIALS.client_secret },
       activationDelayMs: 2000,
@@ -177,6 +180,9 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       events,
       credentials,
       resolve: systemResolver,
+      verifyAccessToken,
+      // Development only: the demo workspace's receiver may be a loopback URL (src/dev is not loaded otherwise).
+      demoReceiver: config.demoWorkspace ? (await import('./dev/demo-receiver.js')).demoReceiver(adminKey) : undefined,
     };
     outbox.addSweep('usage event publishing', () => publishPending(deps));
     return deps;

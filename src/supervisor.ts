@@ -2,7 +2,7 @@
 // stand-in) and the in-process worker are checked every second; one that died is logged, restarted
 // with backoff (1 s, doubling, at most 30 s) and reported by /health as degraded until it is back.
 import type { Logger } from './logger.js';
-import type { WorkerHandle } from './temporal/worker.js';
+import type { WorkerHandle } from './worker-runtime.js';
 
 export interface SupervisedPiece {
   name: string;

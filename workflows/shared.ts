@@ -17,7 +17,7 @@ export const DEFAULT_TASK_QUEUE = 'offerkit';
 /**
  * Custom search attributes every workflow of the service may set. The dev-server bootstrap registers
  * them; on an external cluster they are registered at start-up when the credentials allow it
- * (see README, "Temporal search attributes").
+ * (see docs/operations.md, "Temporal search attributes").
  */
 export const SA = {
   AppId: defineSearchAttributeKey('AppId', SearchAttributeType.KEYWORD),

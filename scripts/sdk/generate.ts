@@ -7,10 +7,10 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 import { z } from 'zod';
-import { EVENT_TYPES } from '../../src/events/catalog.js';
+import { EVENT_TYPES } from '../../src/events/event-types.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
-import { routes as liveRoutes } from '../../src/http/routes.js';
+import { routes as liveRoutes } from '../../src/routes.js';
 import { SDK_EXCLUDED, SDK_MODELS } from './names.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 

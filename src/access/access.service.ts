@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { coalesced } from '../db/coalesce.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 
 /**
  * Effective access in one SQL statement (one round trip on the hottest read path).

@@ -10,29 +10,17 @@ import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { changedFields } from '../events/events.service.js';
 import { mintAccountToken } from '../http/account-token.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
 import { outboxSignal, outboxSignalWithStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
 import { incentiveExpiryDef, incentiveExpiryWorkflowId, type IncentiveExpiryInput } from '../../workflows/shared.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import { presentSubscription } from '../subscriptions/subscriptions.service.js';
+import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 import type * as S from './accounts.schemas.js';
+import { presentAccount, presentAccountDetail } from './accounts.present.js';
 
-export function presentAccount(a: IAccount): z.input<typeof S.accountSchema> {
-  return {
-    id: a.id,
-    app_id: a.appId,
-    name: a.name ?? null,
-    plan: a.planId,
-    incentive: a.incentiveId ?? null,
-    incentive_expires_at: iso(a.incentiveExpiresAt),
-    offer: a.offerId ?? null,
-    created_at: iso(a.createdAt)!,
-    updated_at: iso(a.updatedAt)!,
-  };
-}
 export type AccountView = ReturnType<typeof presentAccount>;
 
 /**
@@ -51,13 +39,6 @@ export async function accountDetail(em: EntityManager, a: IAccount) {
   );
 }
 
-export function presentAccountDetail(
-  a: IAccount,
-  addons: string[],
-  subscription: ReturnType<typeof presentSubscription> | null,
-): z.input<typeof S.accountDetailSchema> {
-  return { ...presentAccount(a), addons, subscription };
-}
 export type AccountDetail = Awaited<ReturnType<typeof accountDetail>>;
 
 export async function findAccount(em: EntityManager, appId: string, id: string): Promise<IAccount> {

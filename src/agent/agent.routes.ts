@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { sql } from '../db/sql.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { limitParam } from '../http/pagination.js';
 import { Reply, ctxOf, route } from '../http/route.js';
 import { boundedJson, deleted, deletedSchema } from '../http/schemas.js';

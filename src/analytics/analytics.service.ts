@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
-import { Report, type IReport } from './analytics.entities.js';
+import { Report } from './analytics.entities.js';
 import type * as S from './analytics.schemas.js';
 import type { Interval } from './analytics.schemas.js';
+import { presentReport } from './analytics.present.js';
 
 /** Interval names to PostgreSQL intervals (calendar months and years for 6m and year); alltime has no start. */
 export const WINDOW: Record<Interval, string | null> = {
@@ -234,17 +235,6 @@ export async function usageEvents(ctx: Ctx, q: z.output<typeof S.eventsQuery>) {
 }
 
 // ---- saved reports ------------------------------------------------------------------------------------
-
-export function presentReport(r: IReport): z.input<typeof S.reportSchema> {
-  return {
-    id: r.id,
-    name: r.name,
-    entitlements: r.entitlements ?? null,
-    interval: (r.interval ?? null) as Interval | null,
-    created_at: iso(r.createdAt)!,
-    updated_at: iso(r.updatedAt)!,
-  };
-}
 
 async function findReport(ctx: Ctx, id: string) {
   const r = await ctx.em.findOne(Report, { appId: ctx.app.id, id });

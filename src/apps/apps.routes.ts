@@ -4,6 +4,7 @@ import { route } from '../http/route.js';
 import { deleted, deletedSchema } from '../http/schemas.js';
 import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
 import * as apps from './apps.service.js';
+import { presentApp } from './apps.present.js';
 
 const tags = ['Apps'];
 
@@ -27,7 +28,7 @@ export const appRoutes = [
     body: createAppBody,
     status: 201,
     response: appSchema,
-    handler: async ({ em, body }) => apps.presentApp(await apps.createApp(em, body)),
+    handler: async ({ em, body }) => presentApp(await apps.createApp(em, body)),
   }),
   route({
     method: 'GET',
@@ -45,7 +46,7 @@ export const appRoutes = [
     summary: 'Get the app',
     params: appIdParams,
     response: appSchema,
-    handler: ({ app }) => apps.presentApp(app!),
+    handler: ({ app }) => presentApp(app!),
   }),
   route({
     method: 'PATCH',
@@ -71,7 +72,7 @@ export const appRoutes = [
     handler: async ({ em, app, body, deps }) => {
       const r = await apps.updateApp(em, app!, body);
       await settled(deps, r.change);
-      return apps.presentApp(r.app);
+      return presentApp(r.app);
     },
   }),
   route({

@@ -2,28 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import { longStatements, sql } from '../db/sql.js';
 import { newId } from '../ids.js';
-import { iso } from '../time.js';
 import { App, type IApp } from './apps.entities.js';
-import { DEFAULT_PLAN_CHANGE_POLICY, type appSchema, type createAppBody, type updateAppBody } from './apps.schemas.js';
-
-/** The app's plan change policy per direction, defaults filled in. */
-export const planChangePolicyOf = (app: Pick<IApp, 'planChangePolicy'>) => ({
-  ...DEFAULT_PLAN_CHANGE_POLICY,
-  ...(app.planChangePolicy ?? {}),
-});
-
-export function presentApp(app: IApp): z.input<typeof appSchema> {
-  return {
-    id: app.id,
-    name: app.name,
-    plan: app.plan ?? null,
-    api_key: app.apiKey,
-    public_key: app.publicKey,
-    checkout_url: app.checkoutUrl ?? null,
-    plan_change_policy: planChangePolicyOf(app),
-    created_at: iso(app.createdAt)!,
-  };
-}
+import { type createAppBody, type updateAppBody } from './apps.schemas.js';
 
 export async function createApp(em: EntityManager, input: z.output<typeof createAppBody>): Promise<IApp> {
   const app = em.create(App, {

@@ -1,6 +1,6 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import type { Step } from './cancel-flows.schemas.js';
-import type { SessionOffer } from './offers.js';
+import type { SessionOffer } from './save-offers.js';
 
 export type FlowStatus = 'active' | 'draft';
 

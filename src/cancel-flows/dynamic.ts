@@ -9,7 +9,7 @@ import type { Deps } from '../deps.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FlowSnapshot, GivenAnswer } from './cancel-flows.entities.js';
 import type { DynamicSettings, OfferKind, Step } from './cancel-flows.schemas.js';
-import { applies, kindApplies, type OfferContext, type OfferCopy, type OfferTerms } from './offers.js';
+import { applies, kindApplies, type OfferContext, type OfferCopy, type OfferTerms } from './save-offers.js';
 
 /** Why the model's choice was not used: a code shown in the session, and a detail kept for operators. */
 export type FallbackReason = 'not_applicable' | 'invalid_answer' | 'outside_guardrails' | 'timeout' | 'error';

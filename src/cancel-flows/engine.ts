@@ -1,7 +1,7 @@
 // Moving through a flow's steps: successors, branches, validation of a whole step list, progress.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Incentive, Plan } from '../catalog/catalog.entities.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../errors.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 /** A flow for a new cancel flow created without steps: ask why, offer something, confirm. */

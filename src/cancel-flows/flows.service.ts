@@ -2,30 +2,15 @@ import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../errors.js';
 import { deleted } from '../http/schemas.js';
-import { iso } from '../time.js';
-import { CancelFlow, type GivenAnswer, type ICancelFlow } from './cancel-flows.entities.js';
+import { CancelFlow, type GivenAnswer } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
 import { dynamicConfigured } from './dynamic.js';
 import { stepById, templateSteps, validateSteps } from './engine.js';
-import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './offers.js';
+import { chooseStatic, describeOffer, presentOffer, round2, termsOf } from './save-offers.js';
 import { offerFor } from './sessions.service.js';
-
-export function presentFlow(
-  f: ICancelFlow,
-  recent?: { sessions: number; saves: number },
-): z.input<typeof S.flowSchema> {
-  return {
-    id: f.id,
-    name: f.name,
-    status: f.status,
-    steps: f.steps,
-    ...(recent ? { sessions_30d: recent.sessions, saves_30d: recent.saves } : {}),
-    created_at: iso(f.createdAt)!,
-    updated_at: iso(f.updatedAt)!,
-  };
-}
+import { presentFlow } from './cancel-flows.present.js';
 
 export async function findFlow(ctx: Ctx, id: string) {
   const f = await ctx.em.findOne(CancelFlow, { appId: ctx.app.id, id });

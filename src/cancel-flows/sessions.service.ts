@@ -9,7 +9,7 @@ import { findIncentive, findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors.js';
+import { badRequest, conflict, forbidden, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
@@ -35,25 +35,25 @@ import {
 } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
 import { chooseDynamic, dynamicConfigured, type FallbackReason } from './dynamic.js';
-import { remaining, stepById, successor } from './engine.js';
+import { stepById, successor } from './engine.js';
 import {
   chooseStatic,
   describeOffer,
   discountedPrice,
   loadOfferContext,
-  presentOffer,
   regularPriceOf,
   round2,
   termsOf,
   type OfferContext,
   type SessionOffer,
-} from './offers.js';
+} from './save-offers.js';
 import type { Step } from './cancel-flows.schemas.js';
+import { sessionView, type SessionAccount } from './cancel-flows.present.js';
 
 // ---- presenting --------------------------------------------------------------------------------------
 
 /** `account` of the session view, in one statement: id, plan name, and a live subscription's terms. */
-async function accountSummary(em: EntityManager, appId: string, accountId: string) {
+async function accountSummary(em: EntityManager, appId: string, accountId: string): Promise<SessionAccount> {
   const [r] = await prepared<{
     plan_name: string;
     price: number | null;
@@ -86,39 +86,6 @@ export async function presentSession(em: EntityManager, s: ICancelSession) {
   return sessionView(s, await accountSummary(em, s.appId, s.accountId));
 }
 
-export function sessionView(
-  s: ICancelSession,
-  account: Awaited<ReturnType<typeof accountSummary>>,
-): z.input<typeof S.sessionSchema> {
-  const steps = s.flow.steps;
-  const step = stepById(steps, s.stepId)!;
-  const ended = s.status !== 'open';
-  const total = s.path.length + remaining(steps, s.stepId);
-  return {
-    id: s.id,
-    status: s.status,
-    flow: { id: s.flow.id, name: s.flow.name },
-    step: {
-      id: step.id,
-      type: step.type,
-      title: step.title,
-      decline_label: step.decline_label ?? null,
-      body: step.body ?? null,
-      answers: step.type === 'question' ? (step.answers ?? []).map((a) => ({ id: a.id, label: a.label })) : [],
-      allow_text: step.type === 'question' ? !!step.allow_text : false,
-    },
-    progress: { index: ended ? total : s.path.length + 1, total },
-    can_go_back: !ended && s.path.length > 0,
-    offer: presentOffer(s.offer ?? null),
-    approve_url: s.approveUrl ?? null,
-    result: s.result ?? null,
-    account,
-    answers: s.answers,
-    created_at: iso(s.createdAt)!,
-    updated_at: iso(s.updatedAt)!,
-    ended_at: iso(s.endedAt),
-  };
-}
 export type SessionView = ReturnType<typeof sessionView>;
 
 // ---- offers and moving on ------------------------------------------------------------------------------

@@ -4,8 +4,7 @@ import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import { changedFields } from '../events/events.service.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
-import { iso } from '../time.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import {
   Addon,
   Entitlement,
@@ -19,11 +18,14 @@ import {
 } from './catalog.entities.js';
 import type * as S from './catalog.schemas.js';
 import { META_BYTES } from './catalog.schemas.js';
-
-export interface Limit {
-  id: string;
-  max: number | null;
-}
+import {
+  presentPricingCard,
+  presentPlan,
+  presentEntitlement,
+  presentAddon,
+  presentIncentive,
+} from './catalog.present.js';
+import type { Limit } from './catalog.present.js';
 
 // ---- link tables (plan/incentive -> entitlement/add-on), shared by plans and incentives ----------
 
@@ -164,60 +166,7 @@ async function requireAll(
 
 // ---- presenters -------------------------------------------------------------------------------------
 
-const stamps = (r: { createdAt: Date; updatedAt: Date }) => ({
-  created_at: iso(r.createdAt)!,
-  updated_at: iso(r.updatedAt)!,
-});
-
-export function presentPricingCard(plan: IPlan): z.input<typeof S.pricingCardSchema> | null {
-  if (!plan.pricingCard) return null;
-  return {
-    ...plan.pricingCard,
-    plan_id: plan.id,
-    title: plan.pricingCard.title ?? plan.name,
-    isFree: plan.pricingCard.isFree ?? plan.isFree,
-  };
-}
-
-export function presentPlan(plan: IPlan, entitlements: Limit[], addons: string[]): z.input<typeof S.planSchema> {
-  return {
-    id: plan.id,
-    name: plan.name,
-    description: plan.description ?? null,
-    note: plan.note ?? null,
-    isFree: plan.isFree,
-    pricingCard: presentPricingCard(plan),
-    meta: plan.meta ?? {},
-    privateMetaKeys: plan.privateMetaKeys ?? [],
-    entitlements,
-    addons,
-    ...stamps(plan),
-  };
-}
 export type PlanView = ReturnType<typeof presentPlan>;
-
-export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlementSchema> {
-  return {
-    id: e.id,
-    type: e.type,
-    name: e.name,
-    description: e.description ?? null,
-    overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
-    ...stamps(e),
-  };
-}
-
-export function presentAddon(a: IAddon): z.input<typeof S.addonSchema> {
-  return { id: a.id, name: a.name, description: a.description ?? null, ...stamps(a) };
-}
-
-export function presentIncentive(
-  i: IIncentive,
-  entitlements: Limit[],
-  addons: string[],
-): z.input<typeof S.incentiveSchema> {
-  return { id: i.id, name: i.name, description: i.description ?? null, entitlements, addons, ...stamps(i) };
-}
 
 async function planView(em: EntityManager, plan: IPlan): Promise<PlanView> {
   const [ents, addons] = await Promise.all([
@@ -366,44 +315,6 @@ export function deletePlan(ctx: Ctx, id: string) {
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });
     return view;
-  });
-}
-
-export function attachPlanEntitlement(ctx: Ctx, planId: string, input: z.output<typeof S.limitAttachBody>) {
-  return changePlan(ctx, planId, async (t) => {
-    await findEntitlement(t.em, ctx.app.id, input.id);
-    if (!(await insertLink(t.em, LINKS.planEntitlements, ctx.app.id, planId, input.id, input.max ?? null))) {
-      throw conflict(`Entitlement ${input.id} is already on plan ${planId}`);
-    }
-  });
-}
-
-export function setPlanEntitlementLimit(ctx: Ctx, planId: string, entitlementId: string, max: number | null) {
-  return changePlan(ctx, planId, async (t) => {
-    if (!(await updateLinkMax(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId, max)))
-      throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
-  });
-}
-
-export function detachPlanEntitlement(ctx: Ctx, planId: string, entitlementId: string) {
-  return changePlan(ctx, planId, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.planEntitlements, ctx.app.id, planId, entitlementId)))
-      throw notFound(`Entitlement ${entitlementId} on plan ${planId}`);
-  });
-}
-
-export function attachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
-  return changePlan(ctx, planId, async (t) => {
-    await findAddon(t.em, ctx.app.id, addonId);
-    if (!(await insertLink(t.em, LINKS.planAddons, ctx.app.id, planId, addonId, null)))
-      throw conflict(`Add-on ${addonId} is already on plan ${planId}`);
-  });
-}
-
-export function detachPlanAddon(ctx: Ctx, planId: string, addonId: string) {
-  return changePlan(ctx, planId, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.planAddons, ctx.app.id, planId, addonId)))
-      throw notFound(`Add-on ${addonId} on plan ${planId}`);
   });
 }
 
@@ -602,41 +513,75 @@ export function deleteIncentive(ctx: Ctx, id: string) {
   });
 }
 
-export function attachIncentiveEntitlement(ctx: Ctx, id: string, input: z.output<typeof S.limitAttachBody>) {
-  return changeIncentive(ctx, id, async (t) => {
-    await findEntitlement(t.em, ctx.app.id, input.id);
-    if (!(await insertLink(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, input.id, input.max ?? null))) {
-      throw conflict(`Entitlement ${input.id} already has an override on incentive ${id}`);
-    }
+// ---- links: what a plan or an incentive grants (entitlements with a limit, add-ons) -----------------
+
+/** The owners of links: how each is changed (one `*.updated` event) and named in messages. */
+const OWNERS = {
+  plan: { change: changePlan, links: { entitlement: LINKS.planEntitlements, addon: LINKS.planAddons } },
+  incentive: {
+    change: changeIncentive,
+    links: { entitlement: LINKS.incentiveEntitlements, addon: LINKS.incentiveAddons },
+  },
+} as const;
+export type LinkOwner = keyof typeof OWNERS;
+/** What a link operation answers: the owner as the spec shows it. */
+type OwnerView<O extends LinkOwner> = Awaited<ReturnType<(typeof OWNERS)[O]['change']>>;
+const changeOwner = <O extends LinkOwner>(ctx: Ctx, owner: O, id: string, change: (t: Tx) => Promise<void>) =>
+  OWNERS[owner].change(ctx, id, change) as Promise<OwnerView<O>>;
+export type LinkTarget = 'entitlement' | 'addon';
+
+const TARGETS = {
+  entitlement: { find: findEntitlement, noun: 'Entitlement' },
+  addon: { find: findAddon, noun: 'Add-on' },
+} as const;
+
+/** The 409 of a second attach: an incentive's entitlement link is an override of the plan's limit. */
+const alreadyLinked = (owner: LinkOwner, target: LinkTarget, ref: string, ownerId: string) =>
+  owner === 'incentive' && target === 'entitlement'
+    ? `Entitlement ${ref} already has an override on incentive ${ownerId}`
+    : `${TARGETS[target].noun} ${ref} is already on ${owner} ${ownerId}`;
+
+/** Attaches an entitlement (with its limit, null for unlimited) or an add-on to a plan or an incentive. */
+export function attachLink<O extends LinkOwner>(
+  ctx: Ctx,
+  owner: O,
+  ownerId: string,
+  target: LinkTarget,
+  ref: string,
+  max: number | null = null,
+): Promise<OwnerView<O>> {
+  return changeOwner(ctx, owner, ownerId, async (t) => {
+    await TARGETS[target].find(t.em, ctx.app.id, ref);
+    if (!(await insertLink(t.em, OWNERS[owner].links[target], ctx.app.id, ownerId, ref, max)))
+      throw conflict(alreadyLinked(owner, target, ref, ownerId));
   });
 }
 
-export function setIncentiveEntitlementLimit(ctx: Ctx, id: string, entitlementId: string, max: number | null) {
-  return changeIncentive(ctx, id, async (t) => {
-    if (!(await updateLinkMax(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId, max)))
-      throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
+/** Changes the limit of an entitlement on a plan or an incentive. */
+export function setLinkLimit<O extends LinkOwner>(
+  ctx: Ctx,
+  owner: O,
+  ownerId: string,
+  entitlementId: string,
+  max: number | null,
+): Promise<OwnerView<O>> {
+  return changeOwner(ctx, owner, ownerId, async (t) => {
+    if (!(await updateLinkMax(t.em, OWNERS[owner].links.entitlement, ctx.app.id, ownerId, entitlementId, max)))
+      throw notFound(`Entitlement ${entitlementId} on ${owner} ${ownerId}`);
   });
 }
 
-export function detachIncentiveEntitlement(ctx: Ctx, id: string, entitlementId: string) {
-  return changeIncentive(ctx, id, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.incentiveEntitlements, ctx.app.id, id, entitlementId)))
-      throw notFound(`Entitlement ${entitlementId} on incentive ${id}`);
-  });
-}
-
-export function attachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
-  return changeIncentive(ctx, id, async (t) => {
-    await findAddon(t.em, ctx.app.id, addonId);
-    if (!(await insertLink(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId, null)))
-      throw conflict(`Add-on ${addonId} is already on incentive ${id}`);
-  });
-}
-
-export function detachIncentiveAddon(ctx: Ctx, id: string, addonId: string) {
-  return changeIncentive(ctx, id, async (t) => {
-    if (!(await deleteLinks(t.em, LINKS.incentiveAddons, ctx.app.id, id, addonId)))
-      throw notFound(`Add-on ${addonId} on incentive ${id}`);
+/** Detaches an entitlement or an add-on from a plan or an incentive. */
+export function detachLink<O extends LinkOwner>(
+  ctx: Ctx,
+  owner: O,
+  ownerId: string,
+  target: LinkTarget,
+  ref: string,
+): Promise<OwnerView<O>> {
+  return changeOwner(ctx, owner, ownerId, async (t) => {
+    if (!(await deleteLinks(t.em, OWNERS[owner].links[target], ctx.app.id, ownerId, ref)))
+      throw notFound(`${TARGETS[target].noun} ${ref} on ${owner} ${ownerId}`);
   });
 }
 

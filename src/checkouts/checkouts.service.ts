@@ -8,12 +8,13 @@ import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import { Offer, type IOffer, type OfferBump, type OfferExtras } from '../offers/offers.entities.js';
-import { findOffer, liveStatus, providerPlanKey, regularPrice } from '../offers/offers.service.js';
+import { findOffer, providerPlanKey, regularPrice } from '../offers/offers.service.js';
+import { liveStatus } from '../offers/offers.present.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import {
   asHttpError,
@@ -22,7 +23,6 @@ import {
   requireProvider,
   withProvider,
 } from '../payments/payments.service.js';
-import { iso } from '../time.js';
 import type { ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
@@ -41,33 +41,7 @@ import {
 } from '../../workflows/shared.js';
 import { Checkout, type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
-
-export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> {
-  return {
-    id: c.id,
-    status: c.status,
-    offer: c.offerId ?? null,
-    plan: c.planId,
-    interval: c.interval,
-    currency: c.currency,
-    price: Number(c.price),
-    list_price: Number(c.listPrice),
-    cycles: c.cycles ?? null,
-    extras: c.extras,
-    bumps: c.bumps.map((b) => ({ id: b.id, name: b.name, price: b.price, currency: b.currency })),
-    account: c.accountId ?? null,
-    email: c.email ?? null,
-    ref: c.ref ?? null,
-    approve_url: c.approveUrl ?? null,
-    bump_approve_url: c.bumpApproveUrl ?? null,
-    created_at: iso(c.createdAt)!,
-    completed_at: iso(c.completedAt),
-    cancel_reason: c.cancelReason ?? null,
-    source: c.source ?? 'checkout',
-    open_url: c.openUrl ?? null,
-    opened_at: iso(c.openedAt),
-  };
-}
+import { presentCheckout } from './checkouts.present.js';
 
 const cannotBuy = (reason: string, message: string) => conflict(message, { reason });
 

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { conflict, isUniqueViolation } from '../http/errors.js';
+import { conflict, isUniqueViolation } from '../errors.js';
 
 /** Flushes; a unique-constraint clash (an id that exists) becomes 409 with the given message. */
 export async function flushOrConflict(em: EntityManager, message: string): Promise<void> {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { z } from 'zod';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { htmlCsp } from '../http/headers.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { Reply, route, type RouteDef } from '../http/route.js';

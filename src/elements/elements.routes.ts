@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { assetReply, variantsOf } from '../http/asset.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { Reply, route, type RouteDef } from '../http/route.js';
 
 // The drop-in components (packages/elements), built by `npm run build:elements` (run before `npm start`).

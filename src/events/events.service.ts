@@ -4,25 +4,13 @@ import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { newId } from '../ids.js';
-import { iso } from '../time.js';
 import { Event, type IEvent } from './events.entities.js';
-import type { eventSchema, eventsQuery } from './events.schemas.js';
+import type { eventsQuery } from './events.schemas.js';
+import { presentEvent } from './events.present.js';
 
 /** Writes one event row in the caller's transaction. */
 export function recordEvent(em: EntityManager, appId: string, type: string, data: Record<string, unknown>): IEvent {
   return em.create(Event, { id: newId('event'), appId, type, data, createdAt: new Date() });
-}
-
-/** The envelope sent to webhooks and listed by GET /events. */
-export function presentEvent(e: IEvent, opts: { test?: boolean } = {}): z.input<typeof eventSchema> {
-  return {
-    id: e.id,
-    type: e.type,
-    created_at: iso(e.createdAt)!,
-    app_id: e.appId,
-    data: e.data,
-    ...(opts.test ? { test: true as const } : {}),
-  };
 }
 
 /** `previous` for update events: the old values of the fields that changed. */

@@ -3,15 +3,16 @@
 // which writes deliveries and the outbox rows that start their workflows). This module knows no
 // subscriber: src/runtime.ts passes them in.
 import { sql } from '../db/sql.js';
-import { inTransaction, type EmittedEvent, type EventSink, type TransactionDeps, type Tx } from '../db/transaction.js';
+import { inTransaction, type EmittedEvent, type TransactionDeps, type Tx } from '../db/transaction.js';
 import type { Orm } from '../db/orm.js';
+import type { EventBus } from '../deps.js';
 import type { IEvent } from './events.entities.js';
 import { recordEvent } from './events.service.js';
 
 /** Acts on a published event inside the event's own transaction (e.g. fans it out to webhook endpoints). */
 export type EventSubscriber = (tx: Tx, event: IEvent) => Promise<unknown>;
 
-export class EventPublisher implements EventSink {
+export class EventPublisher implements EventBus {
   constructor(private readonly subscribers: readonly EventSubscriber[]) {}
 
   /** Records each event in the event log, in the transaction, and publishes it. */
@@ -30,7 +31,7 @@ export class EventPublisher implements EventSink {
  * right after such an event is written, and by the relay for any a crash left behind.
  */
 export async function publishPending(
-  deps: TransactionDeps & { events: EventPublisher; orm: Orm },
+  deps: TransactionDeps & { events: EventBus; orm: Orm },
   eventIds?: string[],
 ): Promise<number> {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {

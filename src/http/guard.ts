@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 import { Reply, ROLES, type Caller, type Role, type RouteDef } from './route.js';
 
 /** Whether a route changes anything: its declared fact, else every method but GET. */

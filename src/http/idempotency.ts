@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { deleteInBatches, sql } from '../db/sql.js';
-import { AppError, badRequest, conflict } from './errors.js';
+import { AppError, badRequest, conflict } from '../errors.js';
 import { Reply, type Caller, type RouteDef } from './route.js';
 
 /**

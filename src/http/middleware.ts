@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Logger } from '../logger.js';
-import { AppError } from './errors.js';
+import { AppError } from '../errors.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest } from './errors.js';
+import { badRequest } from '../errors.js';
 
 /**
  * JSON nesting allowed in a request body (objects and arrays, the outermost one counting 1). Deeper input is a

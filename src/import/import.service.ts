@@ -3,7 +3,7 @@ import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import type { Ctx } from '../context.js';
 import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../errors.js';
 import type { importBody } from './import.schemas.js';
 
 type ImportInput = z.output<typeof importBody>;

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
 import type { ConnectionKind, Level } from './mcp.entities.js';

@@ -2,7 +2,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextp
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { errorSchema } from '../http/contract.js';
-import { AppError, forbidden } from '../http/errors.js';
+import { AppError, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';

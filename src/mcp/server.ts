@@ -20,7 +20,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
 import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';

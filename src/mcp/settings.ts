@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
 import type { CredentialCache } from '../http/credential-cache.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../errors.js';
 import type { Level } from './mcp.entities.js';
 
 export const LEVELS = ['read', 'write', 'full'] as const;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import type { IApp } from '../apps/apps.entities.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { checkAnswer } from '../http/contract.js';
 import type { McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';

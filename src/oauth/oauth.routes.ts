@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dashboardUrl } from '../console/urls.js';
-import { AppError, notFound } from '../http/errors.js';
+import { dashboardUrl } from '../console-api/urls.js';
+import { AppError, notFound } from '../errors.js';
 import { staticPageCsp } from '../http/headers.js';
 import { Reply, route, type RawBody, type ReplyDoc, type Scope } from '../http/route.js';
 import { safeEqual } from '../http/secrets.js';

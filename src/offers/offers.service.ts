@@ -7,25 +7,18 @@ import { planEntitlementLimits } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireProvider, withProvider } from '../payments/payments.service.js';
 import type { PaymentProvider } from '../payments/provider.js';
 import { iso } from '../time.js';
 import { Offer, type IOffer, type OfferBump, type OfferPlan } from './offers.entities.js';
 import type * as S from './offers.schemas.js';
+import { presentOffer } from './offers.present.js';
+import { liveStatus } from './offers.present.js';
 
 type OfferInput = z.output<typeof S.createOfferBody>;
 type OfferFields = z.output<typeof S.updateOfferBody>;
-
-export type LiveStatus = 'draft' | 'scheduled' | 'active' | 'expired' | 'archived';
-
-export function liveStatus(o: Pick<IOffer, 'status' | 'startsAt' | 'expiresAt'>, now = new Date()): LiveStatus {
-  if (o.status !== 'active') return o.status;
-  if (o.startsAt && o.startsAt > now) return 'scheduled';
-  if (o.expiresAt && o.expiresAt <= now) return 'expired';
-  return 'active';
-}
 
 /** The plan's regular price for an interval and currency (from its pricing card), or null. */
 export function regularPrice(plan: IPlan, interval: 'month' | 'year', currency: string): number | null {
@@ -120,30 +113,6 @@ export async function redemptions(em: EntityManager, appId: string, offerIds: st
     [appId, offerIds],
   );
   return new Map(rows.map((r) => [r.offer_id, Number(r.n)]));
-}
-
-export function presentOffer(o: IOffer, redeemed = 0): z.input<typeof S.offerSchema> {
-  return {
-    id: o.id,
-    kind: o.kind,
-    account_id: o.accountId ?? null,
-    name: o.name,
-    description: o.description ?? null,
-    status: o.status,
-    live_status: liveStatus(o),
-    plans: o.plans,
-    bumps: o.bumps,
-    starts_at: iso(o.startsAt),
-    expires_at: iso(o.expiresAt),
-    fallback: o.fallbackOfferId ?? null,
-    redemptions: redeemed,
-    views: o.views,
-    published: o.provider.productId !== null,
-    published_at: iso(o.publishedAt),
-    archived_at: iso(o.archivedAt),
-    created_at: iso(o.createdAt)!,
-    updated_at: iso(o.updatedAt)!,
-  };
 }
 
 export async function findOffer(em: EntityManager, appId: string, id: string) {

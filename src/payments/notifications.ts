@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Checkout } from '../checkouts/checkouts.entities.js';
-import { notFound, unauthorized } from '../http/errors.js';
+import { notFound, unauthorized } from '../errors.js';
 import { route } from '../http/route.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';

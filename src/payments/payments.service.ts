@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import type { Config } from '../config.js';
-import { AppError, conflict, providerError } from '../http/errors.js';
-import { iso } from '../time.js';
+import { AppError, conflict, providerError } from '../errors.js';
 import { isPublicAddress } from '../webhooks/url-policy.js';
 import { PaymentConnection, type IPaymentConnection } from './payments.entities.js';
 import type * as S from './payments.schemas.js';
 import { PAYPAL_BASE_URLS, PayPalProvider } from './paypal.js';
 import { ProviderError, type PaymentProvider } from './provider.js';
+import { presentConnection } from './payments.present.js';
 
 /** Provider notifications the service subscribes to when it registers its webhook. */
 export const PROVIDER_EVENT_TYPES = [
@@ -55,26 +55,6 @@ export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw asHttpError(err);
   }
-}
-
-export function presentConnection(c: IPaymentConnection | null): z.input<typeof S.connectionSchema> {
-  if (!c)
-    return {
-      connected: false as const,
-      provider: 'paypal',
-      env: null,
-      client_id: null,
-      webhook: null,
-      connected_at: null,
-    };
-  return {
-    connected: true as const,
-    provider: c.provider,
-    env: c.env,
-    client_id: c.clientId,
-    webhook: c.webhookId ? { id: c.webhookId, url: c.webhookUrl ?? null } : null,
-    connected_at: iso(c.createdAt),
-  };
 }
 
 export async function getConnection(ctx: Ctx) {

@@ -2,10 +2,10 @@
 // spec's org (its id, which nothing renames, holds the app ids in order); `workspace_members` says who belongs with
 // which role; invitations are bound to the invited address. The demo workspace is read by everyone (viewer).
 import { randomBytes } from 'node:crypto';
-import type { Identity } from '../http/auth.js';
-import { conflict, notFound } from '../http/errors.js';
+import type { Identity } from '../http/credentials.js';
+import { conflict, notFound } from '../errors.js';
 import { ROLES, type Person, type Role } from '../http/route.js';
-import { USERS_TABLE, type People } from './auth.js';
+import { USERS_TABLE, type People } from './better-auth.js';
 
 export const DEMO_WORKSPACE_ID = 'demo';
 
@@ -83,7 +83,7 @@ export async function roleInWorkspace(p: People, userId: string, workspaceId: st
   return workspaceId === DEMO_WORKSPACE_ID ? 'viewer' : null;
 }
 
-/** The Identity port the router asks (src/http/auth.ts): sessions through Better Auth, roles from our table. */
+/** The Identity port the router asks (src/http/credentials.ts): sessions through Better Auth, roles from our table. */
 export function identityOf(people: () => Promise<People>): Identity {
   return {
     async person(headers) {

@@ -1,6 +1,6 @@
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import type { Caller } from '../http/route.js';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { keyHash, limitsFor, tooManyRequests } from './rate-limits.js';

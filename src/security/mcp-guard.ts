@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 import { matchOf } from '../http/router.js';
 
 /** Whether the router matched the MCP endpoint itself (a route declaring `transport: 'mcp'`), whatever the method. */

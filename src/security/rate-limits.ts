@@ -3,7 +3,7 @@ import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Deps } from '../deps.js';
-import { AppError } from '../http/errors.js';
+import { AppError } from '../errors.js';
 
 /**
  * Rate limits shared by every API process: `rate-limiter-flexible` with its PostgreSQL store, on the

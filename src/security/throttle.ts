@@ -1,10 +1,10 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../deps.js';
-import { bearer } from '../http/auth.js';
-import { AppError } from '../http/errors.js';
+import { bearer } from '../http/credentials.js';
+import { AppError } from '../errors.js';
 import type { RouteDef } from '../http/route.js';
 import { staticPageCsp } from '../http/headers.js';
-import { errorPage } from '../oauth/consent.js';
+import { errorPage } from '../http/html.js';
 import { keyHash, limitsFor, tooManyRequests } from './rate-limits.js';
 
 /**

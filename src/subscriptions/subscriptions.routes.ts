@@ -14,7 +14,7 @@ import { accountId, callerId, httpUrl } from '../http/schemas.js';
 import { ctxOf, Reply, route } from '../http/route.js';
 import { App } from '../apps/apps.entities.js';
 import { CancelSession } from '../cancel-flows/cancel-flows.entities.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import * as subs from './subscriptions.service.js';
 import { returnFromProvider } from './plan-changes.service.js';
 import { listUntracked } from './untracked.service.js';

@@ -2,14 +2,14 @@ import type { z } from 'zod';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { accountDetail, changeAccount, findAccount, freePlanOf } from '../accounts/accounts.service.js';
-import { planChangePolicyOf } from '../apps/apps.service.js';
+import { planChangePolicyOf } from '../apps/apps.present.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import { regularPrice } from '../offers/offers.service.js';
 import type { Ctx } from '../context.js';
 import { idleInTransactionFor, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { cursorAtSql, cursorPage } from '../http/pagination.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
@@ -31,57 +31,9 @@ import { Subscription, type ISubscription, type PendingChange } from './subscrip
 import {
   SUBSCRIPTION_STATUSES,
   type listSubscriptionsQuery,
-  type subscriptionSchema,
   type subscriptionPageSchema,
 } from './subscriptions.schemas.js';
-
-export function presentSubscription(s: ISubscription): z.input<typeof subscriptionSchema> {
-  return {
-    id: s.providerSubscriptionId,
-    status: s.status,
-    offer: s.offerId ?? null,
-    plan: s.planId,
-    interval: s.interval,
-    price: Number(s.price),
-    currency: s.currency,
-    renews_at: iso(s.renewsAt),
-    pause:
-      s.status === 'paused'
-        ? {
-            paused_at: iso(s.pausedAt),
-            resume_at: iso(s.resumeAt),
-            restore_plan: s.restorePlanId ?? null,
-            reason: s.pauseReason ?? null,
-          }
-        : null,
-    cancelled_at: iso(s.cancelledAt),
-    pending_change: s.pendingChange
-      ? {
-          plan: s.pendingChange.plan,
-          interval: s.pendingChange.interval,
-          price: s.pendingChange.price,
-          currency: s.pendingChange.currency,
-          discount: s.pendingChange.discount
-            ? {
-                percent: s.pendingChange.discount.percent,
-                cycles: s.pendingChange.discount.cycles,
-                regular_price: s.pendingChange.discount.regularPrice,
-              }
-            : null,
-          requested_at: s.pendingChange.requestedAt,
-          effective: s.pendingChange.effective ?? 'now',
-          scheduled_at: s.pendingChange.scheduledAt ?? null,
-        }
-      : null,
-    discount: s.discount
-      ? { percent: s.discount.percent, cycles_left: s.discount.cyclesLeft, regular_price: s.discount.regularPrice }
-      : null,
-    provider_status: s.providerStatus ?? null,
-    last_payment_at: iso(s.lastPaymentAt),
-    last_payment_failed_at: iso(s.lastPaymentFailedAt),
-    created_at: iso(s.createdAt)!,
-  };
-}
+import { presentSubscription } from './subscriptions.present.js';
 
 export async function findSubscription(em: EntityManager, appId: string, accountId: string, lock = false) {
   // Under the lock, the row as it is now (not a copy the transaction's entity manager loaded earlier).

@@ -1,13 +1,11 @@
-import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { providerFor } from '../payments/payments.service.js';
-import { iso } from '../time.js';
-import type { untrackedSchema } from './subscriptions.schemas.js';
 import { cancelAtProvider, liveSubscription } from './subscriptions.service.js';
+import { presentUntracked } from './subscriptions.present.js';
 
 /** Checkouts whose provider subscription is looked at per reconciler run (oldest first). */
 const SWEEP_LIMIT = 50;
@@ -84,18 +82,6 @@ export async function sweepUntracked(deps: Deps): Promise<{ checked: number; can
     await sql(deps.orm.em.fork(), 'update checkouts set provider_checked_at = now() where id = $1', [r.id]);
   }
   return out;
-}
-
-function presentUntracked(r: Record<string, unknown>): z.input<typeof untrackedSchema> {
-  return {
-    id: String(r.provider_subscription_id),
-    account_id: String(r.account_id),
-    checkout_id: (r.checkout_id as string | null) ?? null,
-    provider_status: String(r.provider_status),
-    action: r.action as 'cancelled' | 'reported',
-    live_subscription_id: (r.live_subscription_id as string | null) ?? null,
-    found_at: iso(r.found_at as Date)!,
-  };
 }
 
 /** The untracked provider subscriptions the reconciler found for the app, newest first. */

@@ -1,7 +1,7 @@
 import { ACTIVE_EXTRA, ACTIVE_INCENTIVE } from '../access/access.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 import { publishPending } from '../events/publish.js';
 
 /** The most usage events one batch may carry. */

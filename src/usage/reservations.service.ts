@@ -8,7 +8,7 @@ import type { Ctx } from '../context.js';
 import type { Deps } from '../deps.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
-import { badRequest, conflict, notFound, paymentRequired } from '../http/errors.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import { newId } from '../ids.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';

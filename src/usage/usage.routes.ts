@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { forbidden } from '../http/errors.js';
+import { forbidden } from '../errors.js';
 import { callerId } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
 import {

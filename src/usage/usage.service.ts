@@ -3,7 +3,7 @@ import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/acces
 import type { Ctx } from '../context.js';
 import { coalesced } from '../db/coalesce.js';
 import { prepared } from '../db/sql.js';
-import { badRequest, notFound, paymentRequired } from '../http/errors.js';
+import { badRequest, notFound, paymentRequired } from '../errors.js';
 import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { publishPending } from '../events/publish.js';

@@ -1,7 +1,6 @@
 // Delivery attempts: sending a delivery, recording each attempt, the manual retry, the test send, and
 // what happens to pending deliveries when their endpoint stops taking them. The endpoint
 // administration (endpoints.service.ts) calls into this module; this module never calls it back.
-import { isDemoReceiverUrl } from './demo-receiver.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
@@ -9,39 +8,18 @@ import { prepared, sql } from '../db/sql.js';
 import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import type { eventSchema } from '../events/events.schemas.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
-import { iso } from '../time.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
 import { webhookDeliveryDef, type AttemptReport, type WebhookDeliveryInput } from '../../workflows/shared.js';
 import { sendSigned, type AttemptResult } from './sender.js';
-import { WebhookDelivery, WebhookEndpoint, type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
+import { WebhookDelivery, WebhookEndpoint, type IWebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
+import { presentDelivery } from './webhooks.present.js';
 
 export const GONE_REASON = 'Endpoint returned 410 Gone';
 export const DISABLED_ERROR = 'Endpoint disabled';
-
-export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliverySchema> {
-  return {
-    id: d.id,
-    endpoint_id: d.endpointId,
-    event_id: d.eventId,
-    event_type: d.eventType,
-    status: d.status,
-    attempts: d.attempts,
-    next_attempt_at: iso(d.nextAttemptAt),
-    last_attempt_at: iso(d.lastAttemptAt),
-    response_status: d.responseStatus ?? null,
-    response_body: d.responseBody ?? null,
-    error: d.error ?? null,
-    duration_ms: d.durationMs ?? null,
-    test: d.test,
-    created_at: iso(d.createdAt)!,
-    // Stored as presentEvent wrote it.
-    payload: d.payload as z.input<typeof eventSchema>,
-  };
-}
 
 // ---- the delivery workflow -------------------------------------------------------------------------
 
@@ -144,7 +122,7 @@ function send(deps: Deps, row: DeliveryRow): Promise<AttemptResult> {
     secret: row.secret,
     eventId: row.event_id,
     body: JSON.stringify(row.payload),
-    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS || isDemoReceiverUrl(row.url, row.app_id, deps.adminKey),
+    allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS || deps.demoReceiver?.accepts(row.url, row.app_id) === true,
     resolve: deps.resolve,
   });
 }

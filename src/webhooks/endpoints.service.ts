@@ -1,7 +1,6 @@
 // Webhook endpoint administration: create, read, update, delete, the signing secret, the test send.
 // What an endpoint change means for its deliveries (a disable fails them, a delete stops their
 // workflows) and the sending itself are in deliveries.service.ts.
-import { isDemoReceiverUrl } from './demo-receiver.js';
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
@@ -9,16 +8,18 @@ import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { EVENT_TYPES } from '../events/catalog.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import type { IEvent } from '../events/events.entities.js';
-import { presentEvent } from '../events/events.service.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { presentEvent } from '../events/events.present.js';
+import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { disableEndpoint, sendTestDelivery, stopEndpointDeliveries } from './deliveries.service.js';
 import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
-import { WebhookEndpoint, type IWebhookEndpoint } from './webhooks.entities.js';
+import { WebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
+import { presentEndpoint } from './webhooks.present.js';
+import type { Stats } from './webhooks.present.js';
 
 export const MAX_ENDPOINTS_PER_APP = 25;
 
@@ -26,15 +27,6 @@ const newSecret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
 // ---- presenter -------------------------------------------------------------------------------------
 
-interface Stats {
-  total: number;
-  succeeded: number;
-  failed: number;
-  pending: number;
-  last_delivery_at: string | null;
-  last_status: string | null;
-  last_response_status: number | null;
-}
 const emptyStats = (): Stats => ({
   total: 0,
   succeeded: 0,
@@ -91,33 +83,6 @@ async function statsFor(em: EntityManager, appId: string, endpointIds: string[])
   return out;
 }
 
-export function presentEndpoint(
-  e: IWebhookEndpoint,
-  stats: Stats,
-  withSecret: true,
-): z.input<typeof S.endpointWithSecretSchema>;
-export function presentEndpoint(e: IWebhookEndpoint, stats: Stats, withSecret: false): z.input<typeof S.endpointSchema>;
-export function presentEndpoint(
-  e: IWebhookEndpoint,
-  stats: Stats,
-  withSecret: boolean,
-): z.input<typeof S.endpointSchema> {
-  return {
-    id: e.id,
-    app_id: e.appId,
-    url: e.url,
-    description: e.description ?? null,
-    events: e.events,
-    enabled: e.enabled,
-    source: e.source,
-    ...(withSecret ? { secret: e.secret } : {}),
-    disabled_reason: e.disabledReason ?? null,
-    created_at: iso(e.createdAt)!,
-    updated_at: iso(e.updatedAt)!,
-    stats,
-  };
-}
-
 // ---- endpoints -------------------------------------------------------------------------------------
 
 async function findEndpoint(em: EntityManager, appId: string, id: string) {
@@ -128,7 +93,7 @@ async function findEndpoint(em: EntityManager, appId: string, id: string) {
 
 async function publicUrl(deps: Deps, url: string, appId: string): Promise<string> {
   // The demo workspace's built-in receiver (a loopback URL carrying a token only this service mints).
-  if (isDemoReceiverUrl(url, appId, deps.adminKey)) return new URL(url).toString();
+  if (deps.demoReceiver?.accepts(url, appId)) return new URL(url).toString();
   try {
     return (
       await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })

@@ -5,7 +5,7 @@ import type { Tx } from '../db/transaction.js';
 import { sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
 import type { IEvent } from '../events/events.entities.js';
-import { presentEvent } from '../events/events.service.js';
+import { presentEvent } from '../events/events.present.js';
 import type { EventSubscriber } from '../events/publish.js';
 import { newId } from '../ids.js';
 import { deliveryCommand } from './deliveries.service.js';

@@ -2,8 +2,9 @@ import dns from 'node:dns';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 
-/** Resolves a host name to its addresses (all families). Replaceable for tests. */
-export type Resolver = (host: string) => Promise<string[]>;
+import type { Resolver } from '../deps.js';
+
+export type { Resolver };
 
 export const systemResolver: Resolver = async (host) =>
   (await dns.promises.lookup(host, { all: true, verbatim: true })).map((a) => a.address);

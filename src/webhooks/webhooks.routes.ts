@@ -2,10 +2,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { IApp } from '../apps/apps.entities.js';
 import { sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
-import { isDemoReceiverUrl } from './demo-receiver.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { EVENT_TYPES } from '../events/catalog.js';
+import { EVENT_TYPES } from '../events/event-types.js';
 import { eventSchema, eventsQuery } from '../events/events.schemas.js';
 import * as events from '../events/events.service.js';
 import { cursorPageSchema } from '../http/pagination.js';
@@ -23,7 +22,7 @@ async function toDemoReceiver(s: { em: EntityManager; deps: Deps; app: IApp; par
     s.params.webhookId,
     s.app.id,
   ]);
-  return row !== undefined && isDemoReceiverUrl(row.url, s.app.id, s.deps.adminKey);
+  return row !== undefined && s.deps.demoReceiver?.accepts(row.url, s.app.id) === true;
 }
 
 const tags = ['Webhooks'];

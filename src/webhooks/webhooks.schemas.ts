@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { EVENT_TYPE_NAMES } from '../events/catalog.js';
+import { EVENT_TYPE_NAMES } from '../events/event-types.js';
 import { eventSchema } from '../events/events.schemas.js';
 import { cursorQuery } from '../http/pagination.js';
 import { HTTP_URL_PATTERN } from '../http/schemas.js';

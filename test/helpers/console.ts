@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { CONSOLE_DIST } from '../../src/console/console.js';
+import { CONSOLE_DIST } from '../../src/console-api/console.js';
 
 export const SCREENSHOT_DIR = path.resolve('.test-data/console');
 

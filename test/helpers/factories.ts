@@ -75,14 +75,71 @@ export async function connectProvider(app: TestApp) {
   return res;
 }
 
+/** An app and the path of its routes (`/apps/:appId`). */
+export interface SeededApp {
+  app: TestApp;
+  base: string;
+}
+
+/**
+ * The set-up most API tests start from: a fresh app with the small catalog (seedCatalog), then `accounts` created
+ * in order (each a body for POST /namespaces, such as `{ id: 'a1', plan: 'pro' }`).
+ */
+export async function seededApp(
+  opts: { name?: string; accounts?: Record<string, unknown>[] } = {},
+): Promise<SeededApp> {
+  const app = await createTestApp(opts.name);
+  await seedCatalog(app);
+  for (const account of opts.accounts ?? []) await createAccount(app, account);
+  return { app, base: `/apps/${app.id}` };
+}
+
+/** Sells through the PayPal stand-in: the provider connected and the app's checkout URL (where buyers come back) set. */
+export async function connectBilling(app: TestApp): Promise<void> {
+  await connectProvider(app);
+  const res = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
+  expect(res.status, res.text).to.equal(200);
+}
+
+/** Creates an offer (a body for POST /offers) and publishes it. */
+export async function publishOffer(app: TestApp, offer: { id: string } & Record<string, unknown>): Promise<void> {
+  const base = `/apps/${app.id}`;
+  const made = await post(`${base}/offers`, app.api_key, offer);
+  expect(made.status, made.text).to.equal(201);
+  const published = await post(`${base}/offers/${encodeURIComponent(offer.id)}/publish`, app.api_key);
+  expect(published.status, published.text).to.equal(200);
+}
+
+/**
+ * The billing tests' set-up: a seeded app with `accounts`, selling through the PayPal stand-in (connectBilling),
+ * then `offer` published if given, then plan pro bought (as `purchase` does) for each account in `purchases`.
+ */
+export async function billingApp(
+  opts: {
+    accounts?: Record<string, unknown>[];
+    offer?: { id: string } & Record<string, unknown>;
+    purchases?: string[];
+  } = {},
+): Promise<SeededApp> {
+  const seeded = await seededApp({ accounts: opts.accounts });
+  await connectBilling(seeded.app);
+  if (opts.offer) await publishOffer(seeded.app, opts.offer);
+  for (const account of opts.purchases ?? []) await buyLaunch(seeded.app, account);
+  return seeded;
+}
+
 /**
  * Buys plan pro ($19/month through offer `launch`) for an account as a customer would: connects the
  * provider, publishes the offer, approves at the PayPal stand-in, and waits for the completion.
  */
 export async function purchase(app: TestApp, accountId: string) {
+  await connectBilling(app);
+  return buyLaunch(app, accountId);
+}
+
+/** `purchase` on an app already selling (connectBilling): publishes offer `launch` the first time. */
+async function buyLaunch(app: TestApp, accountId: string) {
   const base = `/apps/${app.id}`;
-  await connectProvider(app);
-  await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   if ((await call('GET', `${base}/offers/launch`, { token: app.api_key })).status === 404) {
     await post(`${base}/offers`, app.api_key, {
       id: 'launch',

@@ -12,7 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db
 import type { Deps } from '../../src/deps.js';
 import { openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
-import { createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
+import { createWorker, type WorkerHandle } from '../../src/worker-runtime.js';
 import { freePort, tempDir, testEnv } from './servers.js';
 
 export interface LogLine {

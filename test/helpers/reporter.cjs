@@ -4,7 +4,7 @@
 // slowest files with their wall time (hooks included), so a suite that grows slow shows where.
 //
 // With TEST_PROGRESS set (scripts/test.ts sets it, and keeps the rest of the output in a log file), it also writes one
-// line per test file as each file ends ("✔ test/usage.test.ts: 18 passed (11.2 s)"), and at the end one JSON line,
+// line per test file as each file ends ("✔ test/api/usage.test.ts: 18 passed (11.2 s)"), and at the end one JSON line,
 // {"result": {passed, failed, skipped, seconds, failures: [...], files: {file: seconds}}}, each on stdout behind the
 // PROGRESS marker, which scripts/test.ts takes off. (Not a descriptor of its own: mocha starts a second Node process
 // for its node options, and passes it only stdin, stdout and stderr.)

@@ -16,8 +16,8 @@ import type { Deps } from '../../src/deps.js';
 import { createLogger } from '../../src/logger.js';
 import { closeDeps, openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../../src/temporal/devserver.js';
-import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/temporal/worker.js';
-import { PayPalStandIn } from '../../src/payments/standin/server.js';
+import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/worker-runtime.js';
+import { PayPalStandIn } from '../../src/dev/paypal-standin.js';
 
 export const PAYPAL_TEST_CREDENTIALS = { 'sandbox-client': 'sandbox-secret' };
 
@@ -130,14 +130,14 @@ export async function startTestEnv(): Promise<TestEnv> {
     PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
     // The shared servers' reconciler runs daily, so it never repairs a row a test left waiting on purpose;
-    // test/outages.test.ts runs it on a stack of its own.
+    // test/processes/outages.test.ts runs it on a stack of its own.
     RECONCILE_EVERY_MS: '86400000',
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     PORT: '0',
     // Request rates stay at their defaults. The suite sends hundreds of wrong credentials and OAuth registrations
-    // from one address on purpose, so those two counters are off here; test/guards.test.ts and
-    // test/security.test.ts cover them, at their defaults too.
+    // from one address on purpose, so those two counters are off here; test/api/guards.test.ts and
+    // test/api/security.test.ts cover them, at their defaults too.
     AUTH_FAILURE_LIMIT: '0',
     OAUTH_REGISTER_LIMIT: '0',
     // A 402 checks the provider each time, so tests that pay and retry need not wait out the interval.

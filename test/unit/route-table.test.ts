@@ -3,7 +3,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { z } from 'zod';
 import { buildOpenApi } from '../../src/http/openapi.js';
-import { routes } from '../../src/http/routes.js';
+import { routes } from '../../src/routes.js';
 import { route } from '../../src/http/route.js';
 import { toolsOf, type Tool } from '../../src/mcp/tools.js';
 

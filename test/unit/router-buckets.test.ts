@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { expect } from 'chai';
 import { CONSOLE_API, RouteMatcher, routeBucket, routeEntries, servedToPeople } from '../../src/http/router.js';
-import { routes } from '../../src/http/routes.js';
+import { routes } from '../../src/routes.js';
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const entries = routeEntries(routes, () => []);

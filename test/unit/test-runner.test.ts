@@ -7,9 +7,9 @@ import { cap, closing, runHalf, split } from '../../scripts/test.js';
 describe('npm test: the suite split in halves (scripts/test.ts)', () => {
   const files = [
     'test/a.test.ts',
-    'test/console-browser.test.ts',
-    'test/outages.test.ts',
-    'test/startup.test.ts',
+    'test/browser/console.test.ts',
+    'test/processes/outages.test.ts',
+    'test/processes/startup.test.ts',
     'test/unit/x.test.ts',
     'test/z.test.ts',
   ];

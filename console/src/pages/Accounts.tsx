@@ -16,7 +16,7 @@ import {
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
-import { useSession } from '../App';
+import { useSession } from '../session';
 import { Loading, useLoad } from '../ui';
 
 export function AccountsPage() {

@@ -15,7 +15,7 @@ import {
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
-import { useSession } from '../App';
+import { useSession } from '../session';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
 /**

@@ -22,7 +22,7 @@ import type { OffersStatsResponse } from '@offerkit/sdk';
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
-import { useDemo } from '../App';
+import { useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { OfferEditor, STATUS_COLORS } from './OfferEditor';
 

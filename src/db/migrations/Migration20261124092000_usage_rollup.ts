@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The daily usage roll-up (src/analytics/rollup.ts): totals per UTC day, kept by an hourly Temporal
+ * The daily usage roll-up (src/housekeeping/rollup.ts): totals per UTC day, kept by an hourly Temporal
  * Schedule, so analytics read whole days from here and only the partial edges from `usage_events`.
  *
  * - `usage_rollups`: per app, `through`, the first day not rolled up (`-infinity`: none yet). Created

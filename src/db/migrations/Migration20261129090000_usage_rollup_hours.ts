@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The roll-up also covers the closed hours of its first open day (src/analytics/rollup.ts), so what a query reads
+ * The roll-up also covers the closed hours of its first open day (src/housekeeping/rollup.ts), so what a query reads
  * raw is at most the last hour or so, whatever the day's volume.
  *
  * - `usage_rollups.rolled_to`: with `through`, the instant before which every usage row is in the roll-up. When it

@@ -1,5 +1,5 @@
 // Every committed migration, in order. Migrations from the second on are hand-written SQL (composite
-// keys, foreign-key actions, partial indexes); test/schema.test.ts checks the entities agree with them.
+// keys, foreign-key actions, partial indexes); test/api/schema.test.ts checks the entities agree with them.
 import { Migration20261121082939_initial } from './Migration20261121082939_initial.js';
 import { Migration20261121090000_catalog } from './Migration20261121090000_catalog.js';
 import { Migration20261121091000_analytics_indexes } from './Migration20261121091000_analytics_indexes.js';

@@ -1,0 +1,95 @@
+// The app's checkouts, newest first, filtered by status.
+import { Badge, Card, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import type { CheckoutsListQuery, CheckoutsListResponse } from '@offerkit/sdk';
+import { useState } from 'react';
+import { useParams } from 'react-router';
+import { appApi } from '../../api';
+import { CursorPager, Loading, useLoad } from '../../ui';
+import { accountLink, CHECKOUT_COLORS, nowrap } from './shared';
+import { day } from './text';
+
+type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
+
+export function Checkouts() {
+  const { appId } = useParams();
+  const api = appApi(appId!);
+  const [status, setStatus] = useState<CheckoutStatus>('all');
+  // The cursors of the pages walked so far: the last one is the page shown (undefined: the first page).
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const checkouts = useLoad(
+    (): PromiseLike<CheckoutsListResponse> =>
+      api.checkouts.list({ limit: 50, ...(status === 'all' ? {} : { status }), ...(cursor ? { cursor } : {}) }),
+    [appId, status, cursor],
+  );
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="wrap">
+          <Title order={3} size="h5">
+            Checkouts
+          </Title>
+          <SegmentedControl
+            aria-label="Checkout status"
+            size="xs"
+            data={['all', 'created', 'completed', 'cancelled', 'expired']}
+            value={status}
+            onChange={(v) => {
+              setStatus(v as CheckoutStatus);
+              setCursors([undefined]);
+            }}
+          />
+        </Group>
+        <Loading error={checkouts.error}>
+          {checkouts.data &&
+            (checkouts.data.data.length === 0 ? (
+              <Text c="dimmed">
+                {status === 'all' && cursors.length === 1
+                  ? 'No checkouts yet. Publish an offer and send buyers to its checkout, or wait for a 402 upgrade.'
+                  : `No ${status} checkouts.`}
+              </Text>
+            ) : (
+              <Table.ScrollContainer minWidth={640}>
+                <Table striped aria-label="Checkouts">
+                  <Table.Thead>
+                    <Table.Tr>
+                      <Table.Th>Created</Table.Th>
+                      <Table.Th>Account</Table.Th>
+                      <Table.Th>Offer</Table.Th>
+                      <Table.Th>Plan</Table.Th>
+                      <Table.Th ta="right">Price</Table.Th>
+                      <Table.Th>Ref</Table.Th>
+                      <Table.Th>Status</Table.Th>
+                    </Table.Tr>
+                  </Table.Thead>
+                  <Table.Tbody>
+                    {checkouts.data.data.map((c) => (
+                      <Table.Tr key={c.id}>
+                        <Table.Td style={nowrap}>{day(c.created_at)}</Table.Td>
+                        <Table.Td>{accountLink(appId!, c.account)}</Table.Td>
+                        <Table.Td>{c.offer ?? 'regular'}</Table.Td>
+                        <Table.Td>
+                          {c.plan} / {c.interval}
+                          {c.bumps.length > 0 && ` + ${c.bumps.map((b) => b.name).join(', ')}`}
+                        </Table.Td>
+                        <Table.Td ta="right" style={nowrap}>
+                          {c.price} {c.currency}
+                        </Table.Td>
+                        <Table.Td>{c.ref ?? '—'}</Table.Td>
+                        <Table.Td>
+                          <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Table.ScrollContainer>
+            ))}
+          {checkouts.data && (
+            <CursorPager cursors={cursors} setCursors={setCursors} next={checkouts.data.next_cursor} />
+          )}
+        </Loading>
+      </Stack>
+    </Card>
+  );
+}

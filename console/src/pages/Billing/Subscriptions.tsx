@@ -1,0 +1,152 @@
+// The app's subscriptions, filtered by status and plan, as a table on a desktop and as cards on a phone.
+import { Badge, Box, Card, Group, Select, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import type { SubscriptionsListQuery, SubscriptionsListResponse } from '@offerkit/sdk';
+import { useState } from 'react';
+import { useParams } from 'react-router';
+import { appApi } from '../../api';
+import { CursorPager, Loading, useLoad } from '../../ui';
+import { accountLink, nowrap, PAGE_SIZE, SUB_COLORS } from './shared';
+import { SubscriptionCards } from './SubscriptionCards';
+import { day, pendingText, resumesText } from './text';
+
+/** `current`: no status sent, so the API lists the subscriptions that have not ended (active and paused). */
+type SubStatus = NonNullable<SubscriptionsListQuery['status']> | 'current';
+const SUB_FILTERS: { value: SubStatus; label: string }[] = [
+  { value: 'current', label: 'Current' },
+  { value: 'active', label: 'Active' },
+  { value: 'paused', label: 'Paused' },
+  { value: 'cancelled', label: 'Cancelled' },
+  { value: 'all', label: 'All' },
+];
+
+export function Subscriptions() {
+  const { appId } = useParams();
+  const api = appApi(appId!);
+  const [status, setStatus] = useState<SubStatus>('current');
+  const [plan, setPlan] = useState<string | null>(null);
+  // The cursors of the pages walked so far: the last one is the page shown (undefined: the first page).
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const plans = useLoad(() => api.plans.list(), [appId]);
+  const subs = useLoad(
+    (): PromiseLike<SubscriptionsListResponse> =>
+      api.subscriptions.list({
+        limit: PAGE_SIZE,
+        ...(status === 'current' ? {} : { status }),
+        ...(plan ? { plan } : {}),
+        ...(cursor ? { cursor } : {}),
+      }),
+    [appId, status, plan, cursor],
+  );
+  const filter = (apply: () => void) => {
+    apply();
+    setCursors([undefined]);
+  };
+  const label = SUB_FILTERS.find((f) => f.value === status)!.label.toLowerCase();
+  const empty =
+    status === 'current' && !plan && cursors.length === 1
+      ? 'No subscriptions yet. They start when a checkout completes: publish an offer on the Offers page and send ' +
+        'buyers to its checkout, or let a 402 upgrade link sell one.'
+      : `No ${status === 'current' || status === 'all' ? '' : `${label} `}subscriptions${plan ? ` to plan ${plan}` : ''}.` +
+        (status === 'paused'
+          ? ' A subscription is paused by a cancel flow’s pause offer or POST …/subscription/pause.'
+          : ' Try another filter.');
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="wrap" gap="xs">
+          <Title order={3} size="h5">
+            Subscriptions and pauses
+          </Title>
+          <Group gap="xs" wrap="wrap">
+            <Select
+              aria-label="Plan"
+              size="xs"
+              w={150}
+              placeholder="Every plan"
+              clearable
+              data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+              value={plan}
+              onChange={(v) => filter(() => setPlan(v))}
+            />
+            <SegmentedControl
+              aria-label="Subscription status"
+              size="xs"
+              data={SUB_FILTERS}
+              value={status}
+              onChange={(v) => filter(() => setStatus(v as SubStatus))}
+            />
+          </Group>
+        </Group>
+        <Loading error={subs.error}>
+          {subs.data &&
+            (subs.data.data.length === 0 ? (
+              <Text c="dimmed">{empty}</Text>
+            ) : (
+              <>
+                <SubscriptionCards appId={appId!} subs={subs.data.data} />
+                <Box visibleFrom="sm">
+                  <Table.ScrollContainer minWidth={720}>
+                    <Table striped aria-label="Subscriptions">
+                      <Table.Thead>
+                        <Table.Tr>
+                          <Table.Th>Account</Table.Th>
+                          <Table.Th>Plan</Table.Th>
+                          <Table.Th ta="right">Price</Table.Th>
+                          <Table.Th>Status</Table.Th>
+                          <Table.Th>Renews</Table.Th>
+                          <Table.Th>Paused until</Table.Th>
+                          <Table.Th>Since</Table.Th>
+                        </Table.Tr>
+                      </Table.Thead>
+                      <Table.Tbody>
+                        {subs.data.data.map((sub) => (
+                          <Table.Tr key={sub.account_id}>
+                            <Table.Td>{accountLink(appId!, sub.account_id)}</Table.Td>
+                            <Table.Td>
+                              {sub.plan} / {sub.interval}
+                              {pendingText(sub) && (
+                                <Text size="xs" c="dimmed">
+                                  {pendingText(sub)}
+                                </Text>
+                              )}
+                            </Table.Td>
+                            <Table.Td ta="right" style={nowrap}>
+                              {sub.price} {sub.currency}
+                              {sub.discount && (
+                                <Text size="xs" c="dimmed">
+                                  −{sub.discount.percent}%, {sub.discount.cycles_left} left
+                                </Text>
+                              )}
+                            </Table.Td>
+                            <Table.Td miw={110}>
+                              <Badge color={SUB_COLORS[sub.status]}>{sub.status}</Badge>
+                            </Table.Td>
+                            <Table.Td style={nowrap}>{sub.status === 'active' ? day(sub.renews_at) : '—'}</Table.Td>
+                            <Table.Td aria-label={sub.pause ? `Resumes ${sub.account_id}` : undefined}>
+                              {sub.pause?.resume_at ? (
+                                <>
+                                  {day(sub.pause.resume_at)}
+                                  <Text size="xs" c="dimmed">
+                                    {resumesText(sub)}
+                                  </Text>
+                                </>
+                              ) : (
+                                '—'
+                              )}
+                            </Table.Td>
+                            <Table.Td style={nowrap}>{day(sub.created_at)}</Table.Td>
+                          </Table.Tr>
+                        ))}
+                      </Table.Tbody>
+                    </Table>
+                  </Table.ScrollContainer>
+                </Box>
+              </>
+            ))}
+          {subs.data && <CursorPager cursors={cursors} setCursors={setCursors} next={subs.data.next_cursor} />}
+        </Loading>
+      </Stack>
+    </Card>
+  );
+}

@@ -1,0 +1,591 @@
+// The console's own actions, as routes of the one table: the same body parsing and limits (413), error shape
+// (400 naming the field), contract tests and OpenAPI entries (tag "Console") as the API. Every `/apps/:appId`
+// route is also served to people at `/console/api/apps/:appId/...` with their session (src/http/router.ts): the
+// console calls the API's own handlers, as the signed-in person, with their role; the browser never holds a key.
+//
+// Credentials here: C a person's session cookie (state changes must come from the console's own origin), or N
+// (setup, invitations, the demo receiver, people's sign-in through Better Auth's three routes the console uses).
+import { z } from 'zod';
+import { presentApp } from '../apps/apps.present.js';
+import * as apps from '../apps/apps.service.js';
+import type { Deps } from '../deps.js';
+import { crossSite } from '../http/credentials.js';
+import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.js';
+import { roleAtLeast } from '../http/guard.js';
+import { Reply, ROLES, route, type Role, type Scope } from '../http/route.js';
+import { safeEqual } from '../http/secrets.js';
+import { getSettings, levelSchema } from '../mcp/settings.js';
+import { appCap, lower, toolsOf } from '../mcp/tools.js';
+import * as oauth from '../oauth/oauth.service.js';
+import {
+  AUTH_BASE_PATH,
+  clearSetupTokens,
+  consumeSetupToken,
+  countOwners,
+  passwordProblem,
+  people,
+  type People,
+} from '../people/better-auth.js';
+import {
+  acceptInvitation,
+  addAppToWorkspace,
+  createWorkspace,
+  freeWorkspaceId,
+  identityOf,
+  invite,
+  pendingInvitation,
+  personExists,
+  roleInWorkspace,
+  workspacesOf,
+} from '../people/workspaces.js';
+import { DEMO_RECEIVER_PATH } from './urls.js';
+
+const tags = ['Console'];
+const API = '/console/api';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200);
+const email = z.email().max(320);
+/** Better Auth's own bound is 128 characters; the strength check (zxcvbn-ts) runs in the handlers. */
+const password = z.string().min(10, 'must be at least 10 characters').max(128);
+const setupBody = z.object({
+  token: z.string().max(200).optional(),
+  name,
+  email,
+  password,
+  workspace: name.default('My workspace'),
+});
+const appBody = z.object({ name });
+const inviteBody = z.object({ email, role: z.enum(['viewer', 'member', 'admin']).default('member') });
+const consentBody = z.object({ access_level: levelSchema, app_id: z.string().min(1).max(255).optional() });
+/** A new person gives a name and password; a person signed in with the invited address gives nothing. */
+const acceptBody = z.object({ name: name.optional(), password: password.optional() });
+const workspaceParams = z.object({ workspaceId: z.string().min(1).max(255) });
+const invitationParams = z.object({ invitationId: z.string().min(1).max(255) });
+const requestParams = z.object({ requestId: z.string().min(1).max(255) });
+const appParams = z.object({ appId: z.string().min(1).max(255) });
+
+const userSchema = z.object({ id: z.string(), name: z.string(), email: z.string() });
+const roleSchema = z.enum(ROLES);
+const meSchema = z.object({
+  user: userSchema.nullable(),
+  setup_needed: z.boolean().optional(),
+  workspaces: z
+    .array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        role: roleSchema,
+        demo: z.boolean(),
+        apps: z.array(z.object({ id: z.string(), name: z.string() })),
+      }),
+    )
+    .optional(),
+  temporal_ui_url: z.string().nullable().optional(),
+});
+const invitationSchema = z.object({ id: z.string(), email: z.string(), role: roleSchema, url: z.string() });
+
+const slugify = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '')
+    .slice(0, 40) || 'workspace';
+
+/** A state change that carries a person's cookie must come from the console's own pages. */
+function sameSite(s: Pick<Scope<unknown, unknown, unknown>, 'headers' | 'origin' | 'deps'>, method = 'POST') {
+  const refused = crossSite(method, s.headers, s.origin, s.deps.config.APP_URL);
+  if (refused) throw new AppError(403, refused);
+}
+
+function personOf(s: Scope<unknown, unknown, unknown>) {
+  if (s.caller.kind !== 'person') throw unauthorized();
+  return s.caller;
+}
+
+/** The person's role in a workspace: 404 when they are not in it, 403 below `least`. */
+async function requireWorkspaceRole(p: People, userId: string, workspaceId: string, least: Role) {
+  const role = await roleInWorkspace(p, userId, workspaceId);
+  if (!role) throw notFound('Workspace');
+  if (!roleAtLeast(role, least) || workspaceId === 'demo')
+    throw new AppError(403, `Only ${least === 'owner' ? 'owners' : 'owners and admins'} of this workspace can do that`);
+  return role;
+}
+
+async function passwordOk(p: string, personal: string[]) {
+  const problem = passwordProblem(p, personal);
+  if (problem) throw badRequest(problem);
+}
+
+/** The people module of these deps (Better Auth and its pool). */
+const peopleOf = (deps: Deps) => people(deps);
+
+/** The person of a request's session cookie, or null. */
+const sessionPerson = (deps: Deps, headers: Record<string, string | undefined>) =>
+  identityOf(() => peopleOf(deps)).person(headers);
+
+/**
+ * One of Better Auth's HTTP routes, answered by Better Auth itself: the request is rebuilt with the client address
+ * Koa read (forwarded headers count only under TRUST_PROXY) and its answer (cookies included) passed back. App keys
+ * are not credentials here (401), as the spec says of `/api/auth/*`.
+ */
+async function betterAuth(
+  s: Scope<unknown, unknown, unknown>,
+  method: 'GET' | 'POST',
+  path: string,
+): Promise<Reply<Record<string, unknown>>> {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(s.headers.authorization ?? '')?.[1];
+  if (bearer !== undefined && !safeEqual(bearer, s.deps.adminKey)) throw unauthorized();
+  const p = await peopleOf(s.deps);
+  const headers = new Headers();
+  for (const name of ['cookie', 'origin', 'referer', 'user-agent', 'sec-fetch-site', 'sec-fetch-mode'])
+    if (s.headers[name]) headers.set(name, s.headers[name]!);
+  // The body was parsed as JSON by the route (or there was none): Better Auth gets it as JSON.
+  if (method === 'POST') headers.set('content-type', 'application/json');
+  if (s.ip) headers.set('x-forwarded-for', s.ip);
+  const res = await p.auth.handler(
+    new Request(`${s.origin}${AUTH_BASE_PATH}${path}`, {
+      method,
+      headers,
+      body: method === 'POST' ? s.rawBody || '{}' : undefined,
+    }),
+  );
+  const text = await res.text();
+  const out: Record<string, string | string[]> = { 'Cache-Control': 'no-store' };
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length) out['Set-Cookie'] = cookies;
+  let body: Record<string, unknown>;
+  try {
+    body = text ? ((JSON.parse(text) as Record<string, unknown> | null) ?? {}) : {};
+  } catch {
+    body = { error: text.slice(0, 200) };
+  }
+  if (res.status >= 400) {
+    const message = typeof body.message === 'string' ? body.message : 'Sign-in refused';
+    return new Reply(
+      res.status,
+      { error: message, ...(typeof body.code === 'string' ? { code: body.code } : {}) },
+      out,
+    );
+  }
+  return new Reply(res.status, body, out);
+}
+
+const authAnswer = z.looseObject({});
+const authError = z.object({ error: z.string(), code: z.string().optional() });
+
+export const consoleRoutes = [
+  route({
+    method: 'GET',
+    path: `${API}/status`,
+    sdk: 'console.status',
+    auth: ['N'],
+    tags,
+    summary: 'Whether the first owner still has to be set up',
+    response: z.object({ setup_needed: z.boolean() }),
+    handler: async ({ deps }) => ({ setup_needed: (await countOwners(await peopleOf(deps))) === 0 }),
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/setup`,
+    sdk: 'console.setup',
+    auth: ['N'],
+    tags,
+    summary: 'Set up the first owner, with the one-time setup link or the admin key',
+    description:
+      "Creates the first owner and their workspace. Takes the setup link's `token` (sent from the console's own " +
+      'origin) or the admin key. 409 once an owner exists.',
+    body: setupBody,
+    status: 201,
+    errors: [403, 409],
+    response: z.object({ user: userSchema, workspace: z.object({ id: z.string(), name: z.string() }) }),
+    handler: async (s) => {
+      const p = await peopleOf(s.deps);
+      const byAdmin = s.caller.kind === 'admin';
+      if (!byAdmin) sameSite(s);
+      if ((await countOwners(p)) > 0) throw conflict('The owner is already set up. Sign in instead.');
+      // Input problems first: a mistyped password must not use up the one-time link.
+      await passwordOk(s.body.password, [s.body.name, s.body.email]);
+      if (await personExists(p, s.body.email)) throw conflict('A person with this email exists: sign in instead');
+      if (!byAdmin && (!s.body.token || !(await consumeSetupToken(p, s.body.token))))
+        throw new AppError(401, 'This setup link is not valid any more. Restart the service for a new one.');
+      const { user } = await p.auth.api.signUpEmail({
+        body: { name: s.body.name, email: s.body.email, password: s.body.password },
+      });
+      const id = await freeWorkspaceId(p, slugify(s.body.workspace));
+      await createWorkspace(p, { id, name: s.body.workspace, ownerId: user.id });
+      await clearSetupTokens(p);
+      return { user: { id: user.id, name: user.name, email: user.email }, workspace: { id, name: s.body.workspace } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/me`,
+    sdk: 'console.me',
+    auth: ['N'],
+    tags,
+    summary: 'The signed-in person, their workspaces (with their role) and apps; `user: null` when signed out',
+    response: meSchema,
+    handler: async ({ deps, headers }) => {
+      const p = await peopleOf(deps);
+      const person = await sessionPerson(deps, headers);
+      if (!person) return { user: null, setup_needed: (await countOwners(p)) === 0 };
+      const workspaces = await workspacesOf(p, person.userId);
+      const ids = [...new Set(workspaces.flatMap((w) => w.app_ids))];
+      const { rows } = await p.pool.query<{ id: string; name: string }>(
+        `select id, name from apps where id = any($1)`,
+        [ids],
+      );
+      const names = new Map(rows.map((r) => [r.id, r.name]));
+      return {
+        user: { id: person.userId, name: person.name, email: person.email },
+        workspaces: workspaces.map((w) => ({
+          id: w.id,
+          name: w.name,
+          role: w.role,
+          demo: w.demo,
+          apps: w.app_ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
+        })),
+        temporal_ui_url: deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null,
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/workspaces/:workspaceId/apps`,
+    sdk: 'console.createApp',
+    auth: ['C'],
+    tags,
+    summary: 'Create an app in a workspace (owners and admins)',
+    params: workspaceParams,
+    body: appBody,
+    status: 201,
+    errors: [403],
+    secretFields: ['api_key'],
+    response: z.object({ id: z.string(), name: z.string(), api_key: z.string(), public_key: z.string() }),
+    handler: async (s) => {
+      const person = personOf(s);
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      const app = await apps.createApp(s.em, { name: s.body.name });
+      await addAppToWorkspace(p, s.params.workspaceId, app.id);
+      s.deps.logger.info({ audit: 'app_created', appId: app.id, userId: person.userId }, 'console: app created');
+      const { id, name: appName, api_key, public_key } = presentApp(app);
+      return { id, name: appName, api_key, public_key };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/apps/:appId/secret-key/reveal`,
+    sdk: 'console.revealSecretKey',
+    auth: ['C'],
+    tags,
+    summary: "Reveal the app's secret key (owners and admins; logged)",
+    description:
+      'The only way the console shows a secret key: never in a list or a page load. Each reveal is logged with the ' +
+      'person who asked.',
+    params: appParams,
+    role: 'admin',
+    writes: false,
+    errors: [403],
+    response: z.object({ api_key: z.string() }),
+    handler: (s) => {
+      const person = personOf(s);
+      s.deps.logger.info(
+        { audit: 'secret_key_revealed', appId: s.app!.id, userId: person.userId, requestId: s.requestId },
+        'console: secret key revealed',
+      );
+      return { api_key: s.app!.apiKey };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/workspaces/:workspaceId/invitations`,
+    sdk: 'console.invite',
+    auth: ['C'],
+    tags,
+    summary: 'Invite an address to a workspace (owners and admins)',
+    description: '409 when the address already belongs to the workspace or has a pending invitation.',
+    params: workspaceParams,
+    body: inviteBody,
+    status: 201,
+    errors: [403, 409],
+    response: invitationSchema,
+    handler: async (s) => {
+      const person = personOf(s);
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      const inv = await invite(p, {
+        workspaceId: s.params.workspaceId,
+        email: s.body.email,
+        role: s.body.role,
+        invitedBy: person.userId,
+      });
+      return { ...inv, url: `${s.origin}/console/invite/${inv.id}` };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/invitations/:invitationId`,
+    sdk: 'console.invitation',
+    auth: ['N'],
+    tags,
+    summary: 'A pending invitation: the invited address and the workspace',
+    params: invitationParams,
+    response: z.object({ email: z.string(), workspace: z.string() }),
+    handler: async ({ deps, params }) => {
+      const inv = await pendingInvitation(await peopleOf(deps), params.invitationId);
+      if (!inv) throw new AppError(404, 'This invitation is not valid any more');
+      return { email: inv.email, workspace: inv.workspace };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/invitations/:invitationId/accept`,
+    sdk: 'console.acceptInvitation',
+    auth: ['N'],
+    tags,
+    summary: 'Accept an invitation: creates the person with the invited address',
+    description:
+      'The person is created with the address the invitation was sent to, never another. Of concurrent accepts one ' +
+      'answers 201 and the others 409.',
+    params: invitationParams,
+    body: acceptBody,
+    status: 201,
+    errors: [403, 409],
+    response: z.object({ user: z.object({ id: z.string(), email: z.string() }) }),
+    handler: async (s) => {
+      sameSite(s);
+      const p = await peopleOf(s.deps);
+      const inv = await pendingInvitation(p, s.params.invitationId);
+      if (!inv) throw new AppError(404, 'This invitation is not valid any more');
+      // Someone who already has an account joins as themselves, signed in with the invited address.
+      const signedIn = await sessionPerson(s.deps, s.headers);
+      if (signedIn && signedIn.email.toLowerCase() === inv.email.toLowerCase())
+        return {
+          user: await acceptInvitation(p, s.params.invitationId, async () => ({
+            id: signedIn.userId,
+            email: signedIn.email,
+          })),
+        };
+      if (await personExists(p, inv.email))
+        throw conflict(`${inv.email} already has an account: sign in as ${inv.email}, then open the link again`);
+      if (!s.body.name) throw badRequest('name: is required');
+      if (!s.body.password) throw badRequest('password: is required');
+      const { name: newName, password: newPassword } = s.body;
+      await passwordOk(newPassword, [newName, inv.email]);
+      const user = await acceptInvitation(p, s.params.invitationId, async (address) => {
+        const made = await p.auth.api
+          .signUpEmail({ body: { name: newName, email: address, password: newPassword } })
+          .catch((err: unknown) => {
+            throw conflict(`Could not create the person: ${(err as Error).message}`);
+          });
+        return { id: made.user.id, email: made.user.email };
+      });
+      return { user };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/mcp-tools`,
+    sdk: 'console.mcpTools',
+    auth: ['C'],
+    tags,
+    summary: "The MCP tools an app's server offers (from the route table), for the MCP page's switches",
+    response: z.array(
+      z.object({ name: z.string(), level: z.string(), method: z.string(), path: z.string(), summary: z.string() }),
+    ),
+    handler: ({ routes }) =>
+      routes
+        .filter((r) => r.mcp)
+        .map((r) => ({ name: r.mcp!.tool, level: r.mcp!.level, method: r.method, path: r.path, summary: r.summary })),
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/oauth/requests/:requestId`,
+    sdk: 'console.oauthRequest',
+    auth: ['C'],
+    tags,
+    summary: 'A pending MCP authorization request, with the apps the person may connect it to',
+    params: requestParams,
+    response: z.object({
+      request: oauth.requestSchema,
+      apps: z.array(z.object({ id: z.string(), name: z.string(), max_level: levelSchema })),
+      user: userSchema,
+    }),
+    handler: async (s) => {
+      const person = personOf(s);
+      const tools = toolsOf(s.routes);
+      const request = await oauth.describeRequest(s.em, s.params.requestId, tools);
+      // The most this person may approve on each app: their role's ceiling, lowered to the app's MCP cap.
+      const apps = await Promise.all(
+        (await consentApps(s.deps, person.userId)).map(async (a) => ({
+          id: a.id,
+          name: a.name,
+          max_level: lower(LEVEL_CEILING[a.role], appCap(tools, await getSettings(s.em, a.id))),
+        })),
+      );
+      return { request, apps, user: userOf(person) };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/oauth/requests/:requestId/approve`,
+    sdk: 'console.approveOAuthRequest',
+    auth: ['C'],
+    tags,
+    summary: 'Approve an MCP authorization request as the signed-in person',
+    params: requestParams,
+    body: consentBody,
+    errors: [403],
+    response: z.object({ redirect_url: z.string() }),
+    handler: async (s) => {
+      const person = personOf(s);
+      const pending = await oauth.describeRequest(s.em, s.params.requestId, toolsOf(s.routes));
+      const appId = pending.app?.id ?? s.body.app_id;
+      const allowed = await consentApps(s.deps, person.userId);
+      const target = allowed.find((a) => a.id === appId);
+      if (appId && !target) throw new AppError(403, 'This app is not in your workspaces: ask its owner to invite you');
+      if (target) {
+        const ceiling = LEVEL_CEILING[target.role];
+        if (LEVELS.indexOf(s.body.access_level) > LEVELS.indexOf(ceiling))
+          throw new AppError(
+            403,
+            `Your role in this workspace (${target.role}) can approve at most ${ceiling} access for an MCP client`,
+          );
+      }
+      return oauth.approveRequest(
+        s.em,
+        s.params.requestId,
+        { user: userOf(person), access_level: s.body.access_level, app_id: s.body.app_id },
+        s.origin,
+        toolsOf(s.routes),
+        true,
+      );
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/oauth/requests/:requestId/deny`,
+    sdk: 'console.denyOAuthRequest',
+    auth: ['C'],
+    tags,
+    summary: 'Deny an MCP authorization request',
+    params: requestParams,
+    errors: [403],
+    response: z.object({ redirect_url: z.string() }),
+    handler: (s) => oauth.denyRequest(s.em, s.params.requestId, s.origin),
+  }),
+  route({
+    method: 'POST',
+    path: `${DEMO_RECEIVER_PATH}/:appId/:mode/:token`,
+    sdk: 'console.demoReceiver',
+    auth: ['N'],
+    tags,
+    summary: "The demo workspace's built-in webhook receiver (its path carries its token)",
+    params: z.object({ appId: z.string(), mode: z.string(), token: z.string() }),
+    idempotency: false,
+    writes: false,
+    // The service's deliveries to itself: a debug line, not a stream of info lines beside the operator's own.
+    log: 'debug',
+    response: z.looseObject({}),
+    replies: { 401: { description: 'The signature did not verify' }, 500: { description: 'The flaky mode failing' } },
+    handler: async (s) => {
+      // Only where the demo runs (Deps.demoReceiver is set): the receiver is development code (src/dev/).
+      if (!s.deps.demoReceiver) return new Reply(404, { error: 'Not found' });
+      const answer = await s.deps.demoReceiver.receive(s.em, {
+        pathname: `${DEMO_RECEIVER_PATH}/${s.params.appId}/${s.params.mode}/${s.params.token}`,
+        headers: s.headers,
+        body: s.rawBody ?? '',
+      });
+      return new Reply(answer.status, answer.body as Record<string, unknown>);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${AUTH_BASE_PATH}/sign-in/email`,
+    sdk: 'console.signIn',
+    auth: ['N'],
+    tags,
+    summary: 'Sign a person in with email and password (sets the HTTP-only session cookie)',
+    description:
+      'Better Auth answers it. Attempts are throttled per address and per account (429 with Retry-After). A wrong ' +
+      'address and a wrong password get the same answer.',
+    body: z.object({
+      email,
+      password: z.string().min(1).max(128),
+      rememberMe: z.boolean().optional(),
+      callbackURL: z.string().max(2000).optional(),
+    }),
+    throttle: ['sign-in'],
+    errors: [401, 403],
+    idempotency: false,
+    writes: false,
+    response: authAnswer,
+    replies: {
+      401: { description: 'Wrong email or password', schema: authError },
+      403: { description: 'Refused origin', schema: authError },
+    },
+    handler: (s) => betterAuth(s, 'POST', '/sign-in/email'),
+  }),
+  route({
+    method: 'POST',
+    path: `${AUTH_BASE_PATH}/sign-out`,
+    sdk: 'console.signOut',
+    auth: ['N'],
+    tags,
+    summary: 'Sign the person out (ends the session and clears its cookie)',
+    errors: [401, 403],
+    idempotency: false,
+    writes: false,
+    response: authAnswer,
+    replies: {
+      401: { description: 'Not signed in', schema: authError },
+      403: { description: 'Refused origin', schema: authError },
+    },
+    handler: (s) => betterAuth(s, 'POST', '/sign-out'),
+  }),
+  route({
+    method: 'GET',
+    path: `${AUTH_BASE_PATH}/get-session`,
+    sdk: 'console.session',
+    auth: ['N'],
+    tags,
+    summary: 'The session of the cookie sent, or an empty object',
+    errors: [401],
+    response: z.looseObject({}),
+    handler: (s) => betterAuth(s, 'GET', '/get-session'),
+  }),
+];
+
+const userOf = (p: { userId: string; name: string; email: string }) => ({ id: p.userId, name: p.name, email: p.email });
+
+/** The apps a person may connect an MCP client to: those of their own workspaces (never the read-only demo's). */
+async function consentApps(deps: Deps, userId: string) {
+  const p = await peopleOf(deps);
+  const workspaces = (await workspacesOf(p, userId)).filter((w) => !w.demo);
+  const ids = [...new Set(workspaces.flatMap((w) => w.app_ids))];
+  const { rows } = await p.pool.query<{ id: string; name: string }>(
+    `select id, name from apps where id = any($1) and not read_only`,
+    [ids],
+  );
+  const roleOf = (id: string) =>
+    workspaces
+      .filter((w) => w.app_ids.includes(id))
+      .map((w) => w.role)
+      .sort((a, b) => ROLES.indexOf(b) - ROLES.indexOf(a))[0];
+  return ids
+    .filter((id) => rows.some((r) => r.id === id))
+    .map((id) => ({ ...rows.find((r) => r.id === id)!, role: roleOf(id) }));
+}
+
+/**
+ * The most an MCP connection a person approves may do: no more than the person may do in the console (a viewer
+ * reads, a member writes, owners and admins may approve full access).
+ */
+const LEVEL_CEILING: Record<Role, 'read' | 'write' | 'full'> = {
+  viewer: 'read',
+  member: 'write',
+  admin: 'full',
+  owner: 'full',
+};
+const LEVELS = ['read', 'write', 'full'] as const;

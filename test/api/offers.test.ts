@@ -1,0 +1,240 @@
+import { expect } from 'chai';
+import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
+import { del, get, patch, post } from '../helpers/http.js';
+import { testEnv } from '../helpers/servers.js';
+
+describe('offers', () => {
+  let app: TestApp;
+  let base: string;
+  beforeEach(async () => {
+    ({ app, base } = await seededApp());
+  });
+  const connect = () => connectProvider(app);
+  const spring = {
+    id: 'Spring Sale',
+    name: 'Spring sale',
+    plans: [
+      {
+        plan: 'pro',
+        prices: [
+          { interval: 'month', amount: 19, currency: 'usd', cycles: 3 },
+          { interval: 'year', amount: 199 },
+        ],
+        extras: { entitlements: [{ id: 'api_calls', max: 5000 }], addons: ['storage'], cycles: 6 },
+      },
+    ],
+    bumps: [{ id: 'priority', name: 'Priority support', addon: 'priority', price: 9 }],
+  };
+
+  it('creates a shareable draft (normalized slug) and a targeted one (unguessable id); 409 for a taken slug', async () => {
+    const res = await post(`${base}/offers`, app.api_key, spring);
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body).to.deep.include({
+      id: 'spring_sale',
+      kind: 'shareable',
+      status: 'draft',
+      live_status: 'draft',
+      redemptions: 0,
+      published: false,
+      account_id: null,
+    });
+    expect(res.body.plans[0].prices).to.deep.equal([
+      { interval: 'month', currency: 'USD', amount: 19, cycles: 3 },
+      { interval: 'year', currency: 'USD', amount: 199, cycles: null },
+    ]);
+    expect((await post(`${base}/offers`, app.api_key, spring)).status).to.equal(409);
+    await createAccount(app, { id: 'vip', plan: 'free' });
+    const targeted = await post(`${base}/offers`, app.api_key, {
+      ...spring,
+      id: undefined,
+      account_id: 'vip',
+      name: 'Just for you',
+    });
+    expect(targeted.status).to.equal(201);
+    expect(targeted.body).to.deep.include({ kind: 'targeted', account_id: 'vip' });
+    expect(targeted.body.id).to.match(/^ofr_[0-9A-Za-z]{20}$/);
+    expect((await get(`${base}/offers`, app.api_key)).body.map((o: { id: string }) => o.id)).to.deep.equal([
+      'spring_sale',
+      targeted.body.id,
+    ]);
+  });
+
+  it('400 naming the problem: both or neither id, unknown plan, add-on or entitlement, intro cycles without a regular price', async () => {
+    const bad = async (body: unknown) => (await post(`${base}/offers`, app.api_key, body)).body.error;
+    expect(await bad({ ...spring, account_id: 'vip' })).to.equal(
+      'id: a shareable offer takes an id, a targeted offer an account_id (not both)',
+    );
+    expect(await bad({ ...spring, id: undefined })).to.equal(
+      'id: a shareable offer takes an id, a targeted offer an account_id (not both)',
+    );
+    expect(await bad({ ...spring, plans: [{ ...spring.plans[0], plan: 'gold' }] })).to.equal(
+      'plans.0.plan: plan gold does not exist',
+    );
+    expect(await bad({ ...spring, bumps: [{ id: 'x', name: 'X', addon: 'nope', price: 1 }] })).to.equal(
+      'bumps.0.addon: add-on nope does not exist',
+    );
+    expect(
+      await bad({ ...spring, plans: [{ plan: 'scale', prices: [{ interval: 'year', amount: 500, cycles: 1 }] }] }),
+    ).to.equal('plans.0.prices.0.cycles: plan scale has no regular yearly USD price to continue at after 1 cycles');
+    expect(
+      await bad({ ...spring, plans: [{ ...spring.plans[0], extras: { entitlements: [{ id: 'ghost' }] } }] }),
+    ).to.equal('plans.0.extras.entitlements.0.id: entitlement ghost does not exist');
+    expect(
+      await bad({
+        ...spring,
+        plans: [
+          {
+            plan: 'pro',
+            prices: [
+              { interval: 'month', amount: 1 },
+              { interval: 'month', amount: 2 },
+            ],
+          },
+        ],
+      }),
+    ).to.equal('plans.0.prices: must not repeat an interval and currency');
+    const targetMissing = await post(`${base}/offers`, app.api_key, { ...spring, id: undefined, account_id: 'ghost' });
+    expect(targetMissing.status).to.equal(404);
+  });
+
+  it('publish needs the provider (409), then creates its product and billing plans there and goes active; archive stops it', async () => {
+    await post(`${base}/offers`, app.api_key, spring);
+    const early = await post(`${base}/offers/spring_sale/publish`, app.api_key);
+    expect(early.status).to.equal(409);
+    expect(early.body).to.deep.equal({ error: 'payment provider not connected' });
+    await connect();
+    const published = await post(`${base}/offers/spring_sale/publish`, app.api_key);
+    expect(published.status, published.text).to.equal(200);
+    expect(published.body).to.deep.include({ status: 'active', live_status: 'active', published: true });
+    expect(published.body.published_at).to.be.a('string');
+    const again = await post(`${base}/offers/spring_sale/publish`, app.api_key);
+    expect(again.body.published_at, 'publishing twice changes nothing').to.equal(published.body.published_at);
+
+    // Editing a live offer adds the provider plan its new price needs.
+    const edited = await patch(`${base}/offers/spring_sale`, app.api_key, {
+      plans: [...spring.plans, { plan: 'scale', prices: [{ interval: 'month', amount: 79 }] }],
+    });
+    expect(edited.status, edited.text).to.equal(200);
+    expect(edited.body.plans).to.have.length(2);
+
+    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
+    const failing = await patch(`${base}/offers/spring_sale`, app.api_key, {
+      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 17 }] }],
+    });
+    expect(failing.status).to.equal(502);
+    expect(failing.body.error).to.equal('PayPal: An internal server error has occurred');
+
+    expect((await post(`${base}/offers/spring_sale/archive`, app.api_key)).body).to.deep.include({
+      status: 'archived',
+      live_status: 'archived',
+    });
+    const republish = await post(`${base}/offers/spring_sale/publish`, app.api_key);
+    expect(republish.status).to.equal(409);
+    expect(republish.body.reason).to.equal('archived');
+  });
+
+  it('public view: the offer, else the fallback in the query, else its own fallback, else regular prices; never 404', async () => {
+    await connect();
+    await post(`${base}/offers`, app.api_key, spring);
+    await post(`${base}/offers`, app.api_key, {
+      ...spring,
+      id: 'evergreen',
+      name: 'Evergreen',
+      plans: [{ plan: 'scale', prices: [{ interval: 'month', amount: 89 }] }],
+    });
+    await post(`${base}/offers/evergreen/publish`, app.api_key);
+    const view = (id: string, q = '') => get(`${base}/offers/${id}/public${q}`, app.public_key);
+
+    const draft = await view('spring_sale');
+    expect(draft.status).to.equal(200);
+    expect(draft.body.source, 'a draft is not shown').to.equal('regular');
+    expect(draft.body.plans.map((p: { plan: { id: string } }) => p.plan.id)).to.deep.equal(['free', 'pro', 'scale']);
+
+    await post(`${base}/offers/spring_sale/publish`, app.api_key);
+    const live = await view('spring_sale', '?ref=newsletter');
+    expect(live.body).to.deep.include({ source: 'offer', ref: 'newsletter' });
+    expect(live.body.offer).to.deep.include({ id: 'spring_sale', name: 'Spring sale' });
+    expect(live.body.plans[0]).to.deep.include({
+      plan: { id: 'pro', name: 'Pro', description: null },
+      prices: [
+        { interval: 'month', currency: 'USD', price: 19, list_price: 29, cycles: 3 },
+        { interval: 'year', currency: 'USD', price: 199, list_price: 290, cycles: null },
+      ],
+    });
+    expect(live.body.plans[0].entitlements).to.deep.include.members([
+      { id: 'api_calls', name: 'API calls', type: 'usage', max: 5000 },
+      { id: 'sso', name: 'SSO', type: 'boolean', max: null },
+    ]);
+    expect(live.body.bumps).to.deep.equal([{ id: 'priority', name: 'Priority support', price: 9, currency: 'USD' }]);
+
+    await post(`${base}/offers/spring_sale/archive`, app.api_key);
+    expect((await view('spring_sale', '?fallback=evergreen')).body).to.deep.include({ source: 'fallback' });
+    expect((await view('spring_sale', '?fallback=evergreen')).body.offer.id).to.equal('evergreen');
+    await patch(`${base}/offers/spring_sale`, app.api_key, { fallback: 'evergreen' });
+    expect((await view('spring_sale')).body.offer.id, 'its own fallback').to.equal('evergreen');
+    expect((await view('no_such_offer')).body.source).to.equal('regular');
+    expect((await get(`${base}/offers/evergreen`, app.api_key)).body.views, 'each time it was shown').to.equal(3);
+
+    await patch(`${base}/offers/evergreen`, app.api_key, { expires_at: '2020-01-01T00:00:00Z' });
+    expect((await view('evergreen')).body.source, 'expired').to.equal('regular');
+    expect((await get(`${base}/offers/evergreen`, app.api_key)).body.live_status).to.equal('expired');
+  });
+
+  it('a targeted offer shows only to its account', async () => {
+    await connect();
+    await createAccount(app, { id: 'vip', plan: 'free' });
+    const t = (await post(`${base}/offers`, app.api_key, { ...spring, id: undefined, account_id: 'vip' })).body;
+    await post(`${base}/offers/${t.id}/publish`, app.api_key);
+    expect((await get(`${base}/offers/${t.id}/public?account=vip`, app.public_key)).body.source).to.equal('offer');
+    expect((await get(`${base}/offers/${t.id}/public?account=someone`, app.public_key)).body.source).to.equal(
+      'regular',
+    );
+    expect((await get(`${base}/offers/${t.id}/public`, app.public_key)).body.source).to.equal('regular');
+  });
+
+  it('draft-preview validates and shows unsaved fields without storing; preview shows changes for an account', async () => {
+    const dp = await post(`${base}/offers/draft-preview`, app.api_key, spring);
+    expect(dp.status).to.equal(200);
+    expect(dp.body.plans[0].prices[0]).to.deep.include({ price: 19, list_price: 29 });
+    expect((await get(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(404);
+    expect(
+      (
+        await post(`${base}/offers/draft-preview`, app.api_key, {
+          ...spring,
+          plans: [{ ...spring.plans[0], plan: 'gold' }],
+        })
+      ).status,
+    ).to.equal(400);
+
+    await post(`${base}/offers`, app.api_key, spring);
+    await createAccount(app, { id: 'a1', plan: 'free' });
+    const pv = await post(`${base}/offers/spring_sale/preview`, app.api_key, { account: 'a1' });
+    expect(pv.body.account).to.deep.equal({ id: 'a1', plan: 'free' });
+    expect(pv.body.plans[0].changes).to.deep.include({ entitlement: 'api_calls', current: 100, new: 5000 });
+    expect(pv.body.plans[0].changes).to.deep.include({ entitlement: 'sso', current: 0, new: null });
+  });
+
+  it('delete removes the offer, any fallback and any entitlement upgrade pointing at it; secret key only', async () => {
+    await post(`${base}/offers`, app.api_key, spring);
+    await post(`${base}/offers`, app.api_key, { ...spring, id: 'other', fallback: 'spring_sale' });
+    const overage = (offer: string) => ({ overage: { mode: 'block', offer_id: offer } });
+    expect((await patch(`${base}/entitlements/api_calls`, app.api_key, overage('spring_sale'))).status).to.equal(200);
+    expect((await patch(`${base}/entitlements/seats`, app.api_key, overage('other'))).status).to.equal(200);
+    expect((await del(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(200);
+    expect((await get(`${base}/offers/spring_sale`, app.api_key)).status).to.equal(404);
+    expect((await get(`${base}/offers/other`, app.api_key)).body.fallback).to.equal(null);
+    // The entitlement keeps its mode and loses only the pointer; another offer's pointer stays.
+    expect((await get(`${base}/entitlements/api_calls`, app.api_key)).body.overage).to.deep.equal({
+      mode: 'block',
+      offer_id: null,
+    });
+    expect((await get(`${base}/entitlements/seats`, app.api_key)).body.overage).to.deep.equal({
+      mode: 'block',
+      offer_id: 'other',
+    });
+    // A new offer with the deleted id does not inherit the pointers.
+    expect((await post(`${base}/offers`, app.api_key, spring)).status).to.equal(201);
+    expect((await get(`${base}/entitlements/api_calls`, app.api_key)).body.overage.offer_id).to.equal(null);
+    expect((await get(`${base}/offers`, app.public_key)).status).to.equal(401);
+  });
+});
