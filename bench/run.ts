@@ -690,54 +690,107 @@ async function webhookBench(base: string, app: { id: string; api_key: string }) 
 
 /**
  * The MCP door beside the REST door onto the same handler: `tools/call get_account_access` (one
- * JSON-RPC request, secret key, a new stateless server per request, logged) against GET /plan.
+ * JSON-RPC request, secret key, stateless, logged) against GET /plan with the same key. BENCH_ROUNDS rounds per
+ * connection count, alternating which door goes first; with more than one round, the median of the MCP/REST p50
+ * ratios (on a shared machine one cell can move 15-20% either way). BENCH_MCP_CONNECTIONS picks the counts (1,16).
  */
 async function mcpBench(base: string, app: { id: string; api_key: string; public_key: string }, account: () => string) {
-  process.stdout.write(`\nMCP tools/call vs the REST route it wraps (effective access), ${DURATION} s per cell:\n`);
-  process.stdout.write('door                    conns      req/s   p50 ms   p99 ms  errors\n');
-  for (const c of [1, 16]) {
-    const rest = await httpLoad(base, c, () => `/apps/${app.id}/namespaces/${account()}/plan`, 'GET', app.api_key);
-    let id = 0;
-    const result = await autocannon({
-      url: base,
-      connections: c,
-      duration: DURATION,
+  process.stdout.write(
+    `\nMCP tools/call vs the REST route it wraps (effective access), ${DURATION} s per cell, ${ROUNDS} round(s):\n`,
+  );
+  process.stdout.write(
+    'door                    conns      req/s   p50 ms   p99 ms  errors  API µs/req  PG µs/req  MCP/REST p50\n',
+  );
+  let id = 0;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const headers = { authorization: `Bearer ${app.api_key}` };
+  // Both doors through the same client (node's http, keep-alive, each request one write), timed to the microsecond:
+  // autocannon reports whole milliseconds, too coarse for a route answered in one.
+  const rest = (c: number) =>
+    loop(c, () => ({ method: 'GET', path: `/apps/${app.id}/namespaces/${account()}/plan`, headers }));
+  const mcp = (c: number) =>
+    loop(c, () => ({
+      method: 'POST',
+      path: `/apps/${app.id}/mcp`,
       headers: {
-        authorization: `Bearer ${app.api_key}`,
+        ...headers,
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
         'mcp-protocol-version': '2025-11-25',
       },
-      requests: [
-        {
-          method: 'POST',
-          setupRequest: (req) => ({
-            ...req,
-            path: `/apps/${app.id}/mcp`,
-            body: JSON.stringify({
-              jsonrpc: '2.0',
-              id: ++id,
-              method: 'tools/call',
-              params: { name: 'get_account_access', arguments: { accountId: account() } },
-            }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'get_account_access', arguments: { accountId: account() } },
+      }),
+    }));
+  const url = new URL(base);
+  async function loop(
+    c: number,
+    next: () => { method: string; path: string; headers: Record<string, string>; body?: string },
+  ): Promise<Stats> {
+    const latencies: number[] = [];
+    let errors = 0;
+    const end = Date.now() + DURATION * 1000;
+    const one = (r: ReturnType<typeof next>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { agent, host: url.hostname, port: url.port, method: r.method, path: r.path, headers: r.headers },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', reject);
+        req.end(r.body);
+      });
+    const [, account] = await cpuAccount(
+      () =>
+        Promise.all(
+          Array.from({ length: c }, async () => {
+            while (Date.now() < end) {
+              const t0 = process.hrtime.bigint();
+              const status = await one(next()).catch(() => 0);
+              if (status !== 200) errors++;
+              latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+            }
           }),
-        },
-      ],
-    });
-    const mcp = {
-      rps: result.requests.average,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      errors: result.non2xx + result.errors,
+        ),
+      () => latencies.length,
+    );
+    latencies.sort((a, b) => a - b);
+    return {
+      rps: latencies.length / DURATION,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      errors,
+      account,
     };
-    for (const [door, r] of [
-      ['REST GET /plan', rest],
-      ['MCP get_account_access', mcp],
-    ] as const) {
-      process.stdout.write(
-        `${door.padEnd(22)} ${String(c).padStart(6)} ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)}  ${r.errors}\n`,
-      );
+  }
+  // Warm-up of both doors (JIT, pools, the credential cache) before anything is counted.
+  await rest(4);
+  await mcp(4);
+  const counts = (process.env.BENCH_MCP_CONNECTIONS ?? '1,16').split(',').map(Number);
+  for (const c of counts) {
+    const ratios: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const cells: [string, Stats][] = [];
+      for (const door of round % 2 ? ['mcp', 'rest'] : ['rest', 'mcp'])
+        cells.push(door === 'rest' ? ['REST GET /plan', await rest(c)] : ['MCP get_account_access', await mcp(c)]);
+      cells.sort((a) => (a[0].startsWith('REST') ? -1 : 1));
+      const ratio = cells[1][1].p50 / cells[0][1].p50;
+      ratios.push(ratio);
+      for (const [door, r] of cells) {
+        process.stdout.write(
+          `${door.padEnd(22)} ${String(c).padStart(6)} ${fmt(r.rps, 0)} ${fmt(r.p50, 2)} ${fmt(r.p99, 2)}  ` +
+            `${String(r.errors).padEnd(6)}${fmt(r.account?.api ?? NaN, 0)}  ${fmt(r.account?.postgres ?? NaN, 0)}` +
+            `    ${door.startsWith('MCP') ? fmt(ratio, 2) : ''}\n`,
+        );
+      }
     }
+    if (ROUNDS > 1)
+      process.stdout.write(`${`${c} conns, median MCP/REST p50`.padEnd(61)}${fmt(medianOf(ratios), 2)}\n`);
   }
 }
 

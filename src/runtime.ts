@@ -17,6 +17,7 @@ import { connectTemporal, ensureSearchAttributes, temporalAuth } from './tempora
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/relay.js';
 import { createWorker, type WorkerHandle } from './worker-runtime.js';
+import { flushCalls } from './mcp/calls.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
 import type { PayPalStandIn } from './dev/paypal-standin.js';
@@ -195,6 +196,7 @@ export async function closeDeps(deps: Deps): Promise<void> {
   await deps.outbox.stop();
   await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);
+  await flushCalls(deps.orm);
   await deps.orm.close();
 }
 

@@ -9,6 +9,8 @@ import * as esbuild from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST_FILE = path.join(here, 'dist', 'offerkit-elements.js');
+/** The MCP App view's script (see mcp-app/view.ts). */
+export const MCP_APP_FILE = path.join(here, 'dist', 'mcp-app-view.js');
 const SDK_SOURCE = path.join(here, '..', 'sdk', 'src', 'index.ts');
 
 export async function build(): Promise<{ file: string; bytes: number; gzip: number }> {
@@ -43,6 +45,19 @@ export async function build(): Promise<{ file: string; bytes: number; gzip: numb
         },
       },
     ],
+    logLevel: 'warning',
+  });
+  // The script of the MCP App UI resources (src/mcp/apps.ts inlines it beside the bundle above): the MCP Apps
+  // client side (@modelcontextprotocol/ext-apps, its dependencies included) and the code that fills the component.
+  await esbuild.build({
+    entryPoints: [path.join(here, 'mcp-app', 'view.ts')],
+    outfile: MCP_APP_FILE,
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    legalComments: 'none',
+    tsconfig: path.join(here, 'tsconfig.json'),
     logLevel: 'warning',
   });
   const code = fs.readFileSync(DIST_FILE);

@@ -31,6 +31,8 @@ export interface CredentialCacheOptions {
 interface Entry {
   app: IApp;
   expires: number;
+  /** Records a domain keeps beside the app (`companion`), dropped with it. */
+  companions: Map<string, unknown>;
 }
 
 /**
@@ -91,10 +93,28 @@ export class CredentialCache {
     const app = await load();
     if (app && this.listening && epoch === this.epoch) {
       this.entries.delete(id);
-      this.entries.set(id, { app: Object.freeze(app), expires: now + this.opts.ttlMs });
+      this.entries.set(id, { app: Object.freeze(app), expires: now + this.opts.ttlMs, companions: new Map() });
       while (this.entries.size > this.opts.maxApps) this.entries.delete(this.entries.keys().next().value!);
     }
     return app;
+  }
+
+  /**
+   * A record kept beside a cached app under `key` (an app's MCP settings, say), under the same rules as the app: used
+   * only while the app is cached and this process listens, kept only if no change was announced while it was read,
+   * dropped whenever the app is. A writer of such a record announces its change on APPS_CHANNEL as a change to the
+   * app (a trigger does it) and waits for `confirm`. Read through (`load`) whenever the app itself is not cached.
+   */
+  async companion<T>(appId: string, key: string, load: () => Promise<T>): Promise<T> {
+    if (!this.enabled || this.closed || !this.listening) return load();
+    const entry = this.entries.get(appId);
+    if (!entry || entry.expires <= Date.now()) return load();
+    if (entry.companions.has(key)) return entry.companions.get(key) as T;
+    const epoch = this.epoch;
+    const value = await load();
+    if (this.listening && epoch === this.epoch && this.entries.get(appId) === entry)
+      entry.companions.set(key, typeof value === 'object' && value !== null ? Object.freeze(value) : value);
+    return value;
   }
 
   /** Starts listening (once; later calls wait for the same start). Resolves when listening. */

@@ -14,6 +14,8 @@ import { covers } from './settings.js';
  * never sends `Mcp-Session-Id` back) cannot add rows without bound.
  */
 export const KEY_SESSIONS_PER_APP = 100;
+/** The class of the advisory lock that orders one app's key-session prunes (the other half is the app id's hash). */
+const KEY_PRUNE_LOCK = 727275;
 
 export const newConnectionId = () => `mcn_${randomToken(20)}`;
 
@@ -152,17 +154,20 @@ export async function recordKeyConnection(
      select id from reused union all select id from made`,
     [newConnectionId(), appId, kind, label, elicitation],
   );
-  // Concurrent initializes prune at once: each skips the rows another is deleting (no waits, no deadlock between
-  // two deletes locking the same rows in another order), and the last to start sees every row made before it, so
-  // exactly the most recent KEY_SESSIONS_PER_APP stay.
-  await sql(
-    em,
-    `delete from mcp_connections where id in (
-       select id from mcp_connections where app_id = $1 and kind <> 'oauth'
-        order by last_used_at desc nulls last, created_at desc offset $2
-        for update skip locked)`,
-    [appId, KEY_SESSIONS_PER_APP],
-  );
+  // Concurrent initializes prune one after another: each takes the app's prune lock (a transaction-scoped advisory
+  // lock), so each delete's snapshot, taken once the lock is held, sees every row committed before it, and exactly
+  // the most recent KEY_SESSIONS_PER_APP stay. (Concurrent deletes with SKIP LOCKED left some over when initializes
+  // arrived close together: a delete skips the rows another has locked, and that other saw fewer rows.)
+  await em.transactional(async (t) => {
+    await sql(t, 'select pg_advisory_xact_lock($1, hashtext($2))', [KEY_PRUNE_LOCK, appId]);
+    await sql(
+      t,
+      `delete from mcp_connections where id in (
+         select id from mcp_connections where app_id = $1 and kind <> 'oauth'
+          order by last_used_at desc nulls last, created_at desc offset $2)`,
+      [appId, KEY_SESSIONS_PER_APP],
+    );
+  });
   return row.id;
 }
 

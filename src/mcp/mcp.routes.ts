@@ -1,4 +1,4 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { errorSchema } from '../http/contract.js';
@@ -6,7 +6,7 @@ import { AppError, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
-import { callSchema, callsQuery, listCalls, logCall } from './calls.js';
+import { callSchema, callsQuery, flushCalls, listCalls, logCall } from './calls.js';
 import {
   connectionSchema,
   deleteConnection,
@@ -19,8 +19,16 @@ import { ask, deliverAnswers, sseEvent } from './elicitation.js';
 import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
 import { sql } from '../db/sql.js';
 import { PassThrough } from 'node:stream';
-import { buildMcpServer } from './server.js';
-import { getSettings, presentSettings, scopeOf, settingsPatch, settingsSchema, updateSettings } from './settings.js';
+import { dispatch, type McpRequestContext } from './server.js';
+import {
+  cachedSettings,
+  getSettings,
+  presentSettings,
+  scopeOf,
+  settingsPatch,
+  settingsSchema,
+  updateSettings,
+} from './settings.js';
 import { appCap, denial, toolsOf, type Tool } from './tools.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 
@@ -71,7 +79,7 @@ async function handleMcp(
 ): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
   const { em, deps, app: appRecord, caller } = s;
   const app = appRecord!;
-  const settings = await getSettings(em, app.id);
+  const settings = await cachedSettings(em, deps.credentials, app.id);
   if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
 
   // RFC 8707: an access token works only on the server URL it was issued for.
@@ -85,7 +93,10 @@ async function handleMcp(
       });
   }
 
-  const messages = (Array.isArray(s.body) ? s.body : [s.body]) as Message[];
+  const checked = transportChecks(s.body, s.headers['mcp-protocol-version']);
+  if ('refused' in checked) return checked.refused;
+  const parsed = checked.messages;
+  const messages = parsed as Message[];
   const initialize = messages.find((m) => m.method === 'initialize');
   let connectionId: string | null = null;
   let newSession: string | null = null;
@@ -122,7 +133,7 @@ async function handleMcp(
   const who = { appId: app.id, connectionId };
   if (messages.every((m) => m.method === undefined) && deliverAnswers(messages, who)) return new Reply(202, '');
 
-  const context = {
+  const context: McpRequestContext = {
     deps,
     app,
     requestId: s.requestId,
@@ -150,47 +161,52 @@ async function handleMcp(
     denial(tool, settings, context.level) === null
   ) {
     const stream = new PassThrough();
-    void confirmThenCall(stream, context, tool, args, s, who).catch((err: unknown) => {
+    void confirmThenCall(stream, context, tool, args, parsed, s, who).catch((err: unknown) => {
       deps.logger.error({ err, requestId: s.requestId }, 'MCP confirmation failed');
       stream.end();
     });
     return new Reply(200, stream, sessionHeader, 'text/event-stream');
   }
-  const { status, text } = await answerJson(context, s);
-  if (!text) return new Reply(status, '', status < 300 ? sessionHeader : {});
-  return new Reply(status, JSON.parse(text), status < 300 ? sessionHeader : {});
+  // Everything else goes to the process's shared server (`dispatch`); a plain `tools/call` is answered there
+  // without the SDK, through the same `callTool` (denials, caps, dry_run, the call log) as the SDK's handler.
+  const answers = await dispatch(parsed, context);
+  if (!answers.length) return new Reply(202, '', sessionHeader);
+  return new Reply(200, (Array.isArray(s.body) ? answers : answers[0]) as z.input<typeof mcpAnswer>, sessionHeader);
 }
 
-/** The MCP SDK's server, for this request only, answering the request's messages as JSON. */
-async function answerJson(
-  context: Parameters<typeof buildMcpServer>[0],
-  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
-): Promise<{ status: number; text: string }> {
-  const { app } = context;
-  const server = buildMcpServer(context);
-  const transport = new WebStandardStreamableHTTPServerTransport({
-    sessionIdGenerator: undefined,
-    enableJsonResponse: true,
-  });
-  await server.connect(transport);
-  try {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
+/** The transport's refusal, as the SDK's streamable HTTP transport words it: a JSON-RPC error without an id. */
+const refusal = (status: number, code: number, message: string) =>
+  new Reply(status, { jsonrpc: '2.0' as const, error: { code, message }, id: null });
+
+/** Batch limit of the SDK's streamable HTTP transport, kept. */
+const MAX_BATCH = 100;
+
+/**
+ * The checks the SDK's streamable HTTP transport makes on a POST before it hands the messages on, beside the route's
+ * own schema (which took the body as JSON-RPC messages): the batch's size, `initialize` alone, and the
+ * `Mcp-Protocol-Version` header after initialization. A refusal, or the messages.
+ */
+function transportChecks(
+  body: z.output<typeof mcpBody>,
+  version: string | undefined,
+): { refused: Reply<z.input<typeof mcpAnswer>> } | { messages: JSONRPCMessage[] } {
+  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  if (messages.length > MAX_BATCH)
+    return { refused: refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`) };
+  if (messages.some((m) => 'method' in m && m.method === 'initialize')) {
+    if (messages.length > 1)
+      return { refused: refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed') };
+  } else if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+    return {
+      refused: refusal(
+        400,
+        -32000,
+        `Bad Request: Unsupported protocol version: ${version} (supported versions: ` +
+          `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      ),
     };
-    const version = s.headers['mcp-protocol-version'];
-    if (version) headers['mcp-protocol-version'] = version;
-    const request = new Request(`${s.origin}/apps/${encodeURIComponent(app.id)}/mcp`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify(s.body),
-    });
-    const response = await transport.handleRequest(request, { parsedBody: s.body });
-    return { status: response.status, text: await response.text() };
-  } finally {
-    await transport.close();
-    await server.close();
   }
+  return { messages };
 }
 
 /**
@@ -199,9 +215,10 @@ async function answerJson(
  */
 async function confirmThenCall(
   stream: PassThrough,
-  context: Parameters<typeof buildMcpServer>[0],
+  context: McpRequestContext,
   tool: Tool,
   args: Record<string, unknown>,
+  messages: JSONRPCMessage[],
   s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
   who: { appId: string; connectionId: string | null },
 ) {
@@ -222,8 +239,9 @@ async function confirmThenCall(
   });
   const id = (s.body as { id?: string | number }).id ?? null;
   if (answer?.action === 'accept' && answer.content?.confirm === true) {
-    const { text } = await answerJson(context, s);
-    stream.end(text ? `event: message\ndata: ${text}\n\n` : '');
+    // The call itself, as any other (`dispatch`: the same denials, caps, dry_run and call log).
+    const [answer] = await dispatch(messages, context);
+    stream.end(answer ? sseEvent(answer) : '');
     return;
   }
   const why =
@@ -233,7 +251,7 @@ async function confirmThenCall(
         ? 'the person did not tick confirm'
         : `the person chose ${answer.action}`;
   const text = `Not done: ${tool.name} needs the person's confirmation and ${why}. Nothing was changed.`;
-  await logCall(context.deps.orm.em.fork(), {
+  logCall(context.deps.orm, context.deps.logger, {
     appId: context.app.id,
     connectionId: context.connectionId,
     tool: tool.name,
@@ -358,7 +376,9 @@ export const mcpRoutes = [
       presentSettings(
         s.em,
         ctxOf(s).app.id,
-        await updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name))),
+        await updateSettings(s.em, ctxOf(s).app.id, s.body, new Set(toolsOf(s.routes).map((t) => t.name)), (change) =>
+          s.deps.credentials.confirm(change),
+        ),
       ),
   }),
   route({
@@ -370,8 +390,15 @@ export const mcpRoutes = [
     summary: 'MCP connections, most recently used first, with calls in the last 7 days',
     params: appIdParams,
     response: z.array(connectionSchema),
-    handler: async (s) =>
-      listConnections(s.em, ctxOf(s).app.id, appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id))),
+    handler: async (s) => {
+      // Its call counts include the calls still queued for the log.
+      await flushCalls(s.deps.orm);
+      return listConnections(
+        s.em,
+        ctxOf(s).app.id,
+        appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
+      );
+    },
   }),
   route({
     method: 'PATCH',
@@ -422,6 +449,9 @@ export const mcpRoutes = [
     params: appIdParams,
     query: callsQuery,
     response: cursorPageSchema(callSchema),
-    handler: (s) => listCalls(s.em, ctxOf(s).app.id, s.query),
+    handler: async (s) => {
+      await flushCalls(s.deps.orm);
+      return listCalls(s.em, ctxOf(s).app.id, s.query);
+    },
   }),
 ];

@@ -1,6 +1,14 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
+  LATEST_PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -15,6 +23,7 @@ import { createRequire } from 'node:module';
 import { AppError } from '../errors.js';
 import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
+import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
 import { denial, type Tool, type ToolCallContext } from './tools.js';
@@ -238,84 +247,133 @@ function readable(tools: string[], ctx: McpRequestContext): string | null {
   return null;
 }
 
-/** One MCP server for one request (stateless): the lists depend only on the app's settings and the caller. */
-export function buildMcpServer(ctx: McpRequestContext): Server {
-  const server = new Server(
-    { name: 'offerkit', title: `offerkit: ${ctx.app.name}`, version },
-    {
-      capabilities: {
-        tools: { listChanged: false },
-        resources: { listChanged: false },
-        prompts: { listChanged: false },
-      },
-      instructions: INSTRUCTIONS,
-    },
-  );
+/** A tool call: the route's answer (or the refusal) as the result, logged. */
+async function callTool(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<CallToolResult> {
+  const started = performance.now();
+  const tool = toolNamed(ctx, name);
+  let outcome: Outcome;
+  if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
+  else {
+    const reason = denial(tool, ctx.settings, ctx.level);
+    outcome = reason ? { status: 403, isError: true, text: `Error 403: ${reason}` } : await runTool(tool, args, ctx);
+  }
+  logCall(ctx.deps.orm, ctx.deps.logger, {
+    appId: ctx.app.id,
+    connectionId: ctx.connectionId,
+    tool: name,
+    args,
+    status: outcome.status,
+    isError: outcome.isError,
+    result: outcome.text,
+    durationMs: performance.now() - started,
+  });
+  return {
+    content: [{ type: 'text', text: outcome.text }],
+    ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
+    isError: outcome.isError,
+  };
+}
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: ctx.tools
-      .filter((t) => denial(t, ctx.settings, ctx.level) === null)
-      .map((t) => ({
-        name: t.name,
-        title: t.title,
-        description: t.description,
-        inputSchema: t.inputSchema,
-        outputSchema: t.outputSchema,
-        annotations: t.annotations,
-      })),
-  }));
+/** The request's context, handed to the shared server's handlers with each message (see `dispatch`). */
+type Extra = { authInfo?: { extra?: Record<string, unknown> } };
+const contextOf = (extra: Extra) => extra.authInfo!.extra!.mcp as McpRequestContext;
 
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const started = performance.now();
-    const name = request.params.name;
-    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    const tool = toolNamed(ctx, name);
-    let outcome: Outcome;
-    if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
-    else {
-      const reason = denial(tool, ctx.settings, ctx.level);
-      outcome = reason ? { status: 403, isError: true, text: `Error 403: ${reason}` } : await runTool(tool, args, ctx);
-    }
-    await logCall(ctx.deps.orm.em.fork(), {
-      appId: ctx.app.id,
-      connectionId: ctx.connectionId,
-      tool: name,
-      args,
-      status: outcome.status,
-      isError: outcome.isError,
-      result: outcome.text,
-      durationMs: performance.now() - started,
-    });
+const CAPABILITIES = {
+  tools: { listChanged: false },
+  resources: { listChanged: false },
+  prompts: { listChanged: false },
+};
+
+/**
+ * The MCP server of this process: one SDK `Server`, built once, whose handlers read the request's context (app,
+ * settings, caller, tools) from the message's `authInfo`. A server and transport per request cost more than the
+ * route a tool wraps (the SDK builds an Ajv instance per server, and closing a transport builds an error for the
+ * handlers still waiting); this one stays connected to `LoopbackTransport`, which gives each request an id of its
+ * own, so concurrent requests with the same JSON-RPC id never meet.
+ */
+function buildMcpServer(): Server {
+  const server = new Server({ name: 'offerkit', version }, { capabilities: CAPABILITIES, instructions: INSTRUCTIONS });
+  // The server's title names the app, which differs per request: `initialize` is answered here, as the SDK does.
+  server.removeRequestHandler('initialize');
+  server.setRequestHandler(InitializeRequestSchema, async (request, extra) => {
+    const ctx = contextOf(extra);
+    const asked = request.params.protocolVersion;
     return {
-      content: [{ type: 'text', text: outcome.text }],
-      ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
-      isError: outcome.isError,
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION,
+      capabilities: CAPABILITIES,
+      serverInfo: { name: 'offerkit', title: `offerkit: ${ctx.app.name}`, version },
+      instructions: INSTRUCTIONS,
     };
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
-    resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null).map((r) => ({
-      uri: r.uri,
-      name: r.name,
-      description: r.description,
-      mimeType: 'application/json',
-    })),
-  }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates:
-      readable(ACCOUNT_TEMPLATE.tools, ctx) === null
-        ? [
-            {
-              uriTemplate: ACCOUNT_TEMPLATE.uriTemplate,
-              name: ACCOUNT_TEMPLATE.name,
-              description: ACCOUNT_TEMPLATE.description,
-              mimeType: 'application/json',
-            },
-          ]
-        : [],
-  }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const ctx = contextOf(extra);
+    return {
+      tools: ctx.tools
+        .filter((t) => denial(t, ctx.settings, ctx.level) === null)
+        .map((t) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: t.inputSchema,
+          outputSchema: t.outputSchema,
+          annotations: t.annotations,
+          // The MCP App page that shows the tool's result (src/mcp/apps.ts), for hosts that support MCP Apps.
+          ...(uiMetaOf(t.name) ? { _meta: uiMetaOf(t.name) } : {}),
+        })),
+    };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    callTool(request.params.name, (request.params.arguments ?? {}) as Record<string, unknown>, contextOf(extra)),
+  );
+
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+    const ctx = contextOf(extra);
+    return {
+      resources: RESOURCES.filter((r) => readable(r.tools, ctx) === null)
+        .map((r) => ({
+          uri: r.uri,
+          name: r.name,
+          description: r.description,
+          mimeType: 'application/json',
+        }))
+        .concat(
+          // The MCP App pages, while a tool they show is callable.
+          UI_RESOURCES.filter((r) => r.tools.some((t) => readable([t], ctx) === null)).map((r) => ({
+            uri: r.uri,
+            name: r.name,
+            description: r.description,
+            mimeType: RESOURCE_MIME_TYPE,
+          })),
+        ),
+    };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => {
+    const ctx = contextOf(extra);
+    return {
+      resourceTemplates:
+        readable(ACCOUNT_TEMPLATE.tools, ctx) === null
+          ? [
+              {
+                uriTemplate: ACCOUNT_TEMPLATE.uriTemplate,
+                name: ACCOUNT_TEMPLATE.name,
+                description: ACCOUNT_TEMPLATE.description,
+                mimeType: 'application/json',
+              },
+            ]
+          : [],
+    };
+  });
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    const ctx = contextOf(extra);
     const uri = request.params.uri;
+    const ui = UI_RESOURCES.find((r) => r.uri === uri);
+    if (ui) {
+      if (!ui.tools.some((t) => readable([t], ctx) === null))
+        throw new McpError(ErrorCode.InvalidRequest, readable(ui.tools.slice(0, 1), ctx)!);
+      return { contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: uiPage(ui) }] };
+    }
     const account = /^offer:\/\/accounts\/(.+)$/.exec(uri);
     const def = RESOURCES.find((r) => r.uri === uri);
     if (!def && !account) throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
@@ -355,4 +413,82 @@ export function buildMcpServer(ctx: McpRequestContext): Server {
     return { description: prompt.description, messages: [promptMessage(prompt.name, args)] };
   });
   return server;
+}
+
+/**
+ * A transport that never leaves the process: `dispatch` hands it a request's messages, each request under an id of
+ * its own, and gets back the server's answers under the ids the client sent. Whatever else the server sends
+ * (notifications, requests to the client) has nowhere to go on a stateless JSON endpoint and is dropped, as the SDK's
+ * transport in JSON mode drops it.
+ */
+class LoopbackTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  private next = 0;
+  private readonly waiting = new Map<RequestId, { id: RequestId; resolve: (m: JSONRPCMessage) => void }>();
+
+  async start() {}
+  async close() {}
+  async send(message: JSONRPCMessage) {
+    if (!('id' in message) || isJSONRPCRequest(message)) return;
+    const waiter = this.waiting.get(message.id as RequestId);
+    if (!waiter) return;
+    this.waiting.delete(message.id as RequestId);
+    waiter.resolve({ ...message, id: waiter.id } as JSONRPCMessage);
+  }
+
+  /** Delivers the messages; resolves with the answers to its requests, in order (notifications have none). */
+  deliver(messages: JSONRPCMessage[], extra: MessageExtraInfo): Promise<JSONRPCMessage[]> {
+    const answers: Promise<JSONRPCMessage>[] = [];
+    for (const message of messages) {
+      if (isJSONRPCRequest(message)) {
+        const own = ++this.next;
+        answers.push(new Promise((resolve) => this.waiting.set(own, { id: message.id, resolve })));
+        this.onmessage?.({ ...message, id: own }, extra);
+      } else this.onmessage?.(message, extra);
+    }
+    return Promise.all(answers);
+  }
+}
+
+let shared: Promise<LoopbackTransport> | null = null;
+
+/** Answers a request's JSON-RPC messages (already checked as such) in the request's context. */
+export async function dispatch(messages: JSONRPCMessage[], ctx: McpRequestContext): Promise<JSONRPCMessage[]> {
+  shared ??= (async () => {
+    const transport = new LoopbackTransport();
+    await buildMcpServer().connect(transport);
+    return transport;
+  })();
+  const transport = await shared;
+  const extra = { authInfo: { token: '', clientId: '', scopes: [], extra: { mcp: ctx } } };
+  // The common case, a plain `tools/call`, is answered here: the SDK would parse the request and our own result
+  // with its schemas again (the route's schema has checked the message; `callTool` builds the result). Anything
+  // else (task-augmented calls, malformed params, every other method) goes through the SDK's server.
+  if (messages.length === 1 && plainToolCall(messages[0])) {
+    const m = messages[0];
+    const p = m.params as { name: string; arguments?: Record<string, unknown> };
+    try {
+      return [{ jsonrpc: '2.0', id: m.id, result: await callTool(p.name, p.arguments ?? {}, ctx) }];
+    } catch (err) {
+      ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
+      return [{ jsonrpc: '2.0', id: m.id, error: { code: ErrorCode.InternalError, message: 'Internal error' } }];
+    }
+  }
+  return transport.deliver(messages, extra);
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** A `tools/call` request with a string name, object arguments (or none), and nothing else the SDK handles. */
+function plainToolCall(m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; params: Record<string, unknown> } {
+  if (!isJSONRPCRequest(m) || m.method !== 'tools/call' || !isPlainObject(m.params)) return false;
+  const { name, arguments: args, _meta, ...rest } = m.params;
+  return (
+    typeof name === 'string' &&
+    (args === undefined || isPlainObject(args)) &&
+    (_meta === undefined || isPlainObject(_meta)) &&
+    Object.keys(rest).length === 0
+  );
 }

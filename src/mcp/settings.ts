@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
+import type { CredentialCache } from '../http/credential-cache.js';
 import { badRequest } from '../errors.js';
 import type { Guardrails, Level } from './mcp.entities.js';
 import { guardrailsInput, guardrailsView, mergeGuardrails, viewGuardrails } from './guardrails.js';
@@ -64,12 +65,24 @@ export async function getSettings(em: EntityManager, appId: string): Promise<Mcp
   return row ?? { enabled: true, access_level: 'write', tool_overrides: {}, key_guardrails: null };
 }
 
-/** Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map. */
+/**
+ * An app's MCP settings for a request: kept beside the app in this process's credential cache while the app is
+ * there (a change reaches every process before its writer is answered), else read.
+ */
+export function cachedSettings(em: EntityManager, credentials: CredentialCache, appId: string) {
+  return credentials.companion(appId, 'mcp.settings', () => getSettings(em, appId));
+}
+
+/**
+ * Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map; `key_guardrails` merges
+ * field by field (`mergeGuardrails`).
+ */
 export async function updateSettings(
   em: EntityManager,
   appId: string,
   patch: z.output<typeof settingsPatch>,
   toolNames: ReadonlySet<string>,
+  confirm: (change: string) => Promise<unknown>,
 ): Promise<McpSettingsView> {
   const unknown = Object.keys(patch.tool_overrides ?? {}).find((name) => !toolNames.has(name));
   if (unknown !== undefined) throw badRequest(`tool_overrides.${unknown}: no tool of that name`);
@@ -80,12 +93,15 @@ export async function updateSettings(
     ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
     key_guardrails: caps === undefined ? current.key_guardrails : mergeGuardrails(current.key_guardrails, caps),
   };
-  await sql(
+  // The settings are kept beside the app in every API process (`cachedSettings`): the table's trigger announces the
+  // change as the app's, and the answer waits until every process dropped the old settings.
+  const [row] = await sql<{ change: string }>(
     em,
     `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, key_guardrails, updated_at)
        values ($1, $2, $3, $4, $5, now())
      on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level,
-       tool_overrides = excluded.tool_overrides, key_guardrails = excluded.key_guardrails, updated_at = now()`,
+       tool_overrides = excluded.tool_overrides, key_guardrails = excluded.key_guardrails, updated_at = now()
+     returning app_id || ' ' || pg_current_xact_id()::text as change`,
     [
       appId,
       next.enabled,
@@ -94,5 +110,6 @@ export async function updateSettings(
       next.key_guardrails ? JSON.stringify(next.key_guardrails) : null,
     ],
   );
+  await confirm(row.change);
   return next;
 }

@@ -35,6 +35,8 @@ function toJson(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema
  * no model needs (2^53 - 1) are left out, the field's description says the rule instead, and the service still
  * checks every rule (a 400 names the field). `nullable` unions of one plain type become a type list.
  */
+const isEmptyObject = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length;
+
 function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
   if (Array.isArray(node)) return node.map((n) => forModel(n, depth, maxDepth));
   if (!node || typeof node !== 'object') return node;
@@ -46,7 +48,8 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(src)) {
     if (k === 'pattern' || k === 'format' || k === 'propertyNames') continue;
-    if (k === 'additionalProperties' && typeof v === 'boolean') continue;
+    // `false` is the service's check to make; `{}` (anything) is what JSON Schema assumes unsaid.
+    if (k === 'additionalProperties' && (typeof v === 'boolean' || isEmptyObject(v))) continue;
     if ((k === 'maxLength' && Number(v) >= 200) || (k === 'minLength' && v === 1) || (k === 'minItems' && v === 1))
       continue;
     if ((k === 'maximum' || k === 'minimum') && typeof v === 'number' && Math.abs(v) >= Number.MAX_SAFE_INTEGER)
@@ -59,13 +62,17 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
     else if (k === 'anyOf' || k === 'oneOf') out[k] = (v as unknown[]).map((n) => forModel(n, depth, maxDepth));
     else out[k] = v;
   }
-  const union = (out.anyOf ?? out.oneOf) as Record<string, unknown>[] | undefined;
-  if (union?.length === 2 && Object.keys(out).length === 1) {
+  // A value the description says what happens without (`Omitted: ...`) needs no `default` beside it.
+  if ('default' in out && typeof out.description === 'string' && /Omitted/.test(out.description)) delete out.default;
+  const unionKey = out.anyOf ? 'anyOf' : 'oneOf';
+  const union = out[unionKey] as Record<string, unknown>[] | undefined;
+  if (union?.length === 2 && Object.keys(out).every((k) => k === unionKey || k === 'description' || k === 'default')) {
     const nul = union.findIndex((u) => u.type === 'null' && Object.keys(u).length === 1);
     const other = union[1 - nul];
     if (nul >= 0 && typeof other.type === 'string') {
+      const { [unionKey]: _union, ...restOut } = out;
       const { type, ...restOther } = other;
-      return { ...restOther, type: [type, 'null'] };
+      return { ...restOut, ...restOther, type: [type, 'null'] };
     }
   }
   return out;
@@ -80,7 +87,11 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
 function outputOf(def: RouteDef): { schema: Tool['outputSchema']; wrap: boolean } {
   if (!def.response) throw new Error(`MCP tool on ${def.method} ${def.path}: the route has no response schema`);
   const full = toJson(def.response, 'output');
-  const list = (items: unknown) => ({ type: 'array', items: forModel(items, 0, 0) });
+  // A list's items: objects with these fields (their types are the single-record tools' to give).
+  const list = (items: unknown) => {
+    const fields = Object.keys((items as JsonSchema).properties ?? {});
+    return { type: 'array', items: fields.length ? { type: 'object', required: fields } : forModel(items, 0, 0) };
+  };
   const wrap = full.type !== 'object';
   let success: JsonSchema;
   if (full.type === 'array') success = { type: 'object', properties: { data: list(full.items) } };
@@ -93,6 +104,30 @@ function outputOf(def: RouteDef): { schema: Tool['outputSchema']; wrap: boolean 
   if (!def.errors?.includes(402)) return { schema: success as Tool['outputSchema'], wrap };
   const limit = forModel(toJson(limitReachedSchema, 'output'), 0, 1) as JsonSchema;
   return { schema: { type: 'object', anyOf: [success, limit] } as Tool['outputSchema'], wrap };
+}
+
+/**
+ * A body field's description speaks of both doors (`Omitted: none on create, unchanged on update.`, `Required on
+ * create.`), as the schema is shared by the create and update routes: a tool is one of them, so it reads only its
+ * half (nested fields too).
+ */
+function forTool(node: unknown, method: string): unknown {
+  if (Array.isArray(node)) return node.map((n) => forTool(n, method));
+  if (!node || typeof node !== 'object') return node;
+  const update = method === 'PATCH' || method === 'PUT';
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === 'description' && typeof v === 'string'
+        ? v
+            .replace(/(Omitted(?: or null)?): (.+?) on create, (.+?) on update/, (_m, lead, create, upd) =>
+              method === 'POST' ? `${lead}: ${create}` : update ? `${lead}: ${upd}` : _m,
+            )
+            .replace(update ? / ?Required on create\./ : /^$/, '')
+            .trim()
+        : forTool(v, method),
+    ]),
+  );
 }
 
 const shapeOf = (schema: z.ZodType | undefined) =>
@@ -182,7 +217,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     Object.assign($defs, json.$defs ?? {});
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
       if (!keep(name)) continue;
-      properties[rename(name)] = forModel(prop);
+      properties[rename(name)] = forTool(forModel(prop), def.method);
       if (json.required?.includes(name)) required.push(rename(name));
     }
   };

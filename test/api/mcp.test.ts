@@ -405,6 +405,9 @@ describe('MCP server', function () {
         'offer://catalog',
         'offer://events',
         'offer://pricing',
+        // The MCP App pages (issue 33, item 6; test/mcp-apps-browser.test.ts).
+        'ui://offerkit/paywall',
+        'ui://offerkit/usage-meter',
       ]);
       const { resourceTemplates } = await client.listResourceTemplates();
       expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{accountId}']);

@@ -37,6 +37,7 @@ import { Migration20261201120000_plan_change_policy } from './Migration202612011
 import { Migration20261201130000_untracked_subscriptions } from './Migration20261201130000_untracked_subscriptions.js';
 import { Migration20261201140000_checkout_refund } from './Migration20261201140000_checkout_refund.js';
 import { Migration20261202090000_mcp_guardrails } from './Migration20261202090000_mcp_guardrails.js';
+import { Migration20261202100000_mcp_settings_notify } from './Migration20261202100000_mcp_settings_notify.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -76,4 +77,5 @@ export const migrationsList = [
   Migration20261201130000_untracked_subscriptions,
   Migration20261201140000_checkout_refund,
   Migration20261202090000_mcp_guardrails,
+  Migration20261202100000_mcp_settings_notify,
 ];

@@ -1,0 +1,162 @@
+/// <reference lib="dom" />
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import * as esbuild from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { build } from '../../packages/elements/build.js';
+import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { post } from '../helpers/http.js';
+import { connectMcp } from '../helpers/mcp.js';
+import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * A host as the MCP Apps extension describes one, in a real browser: the package's own host side (AppBridge and
+ * PostMessageTransport from @modelcontextprotocol/ext-apps/app-bridge), bundled here for the page. It puts the UI
+ * resource's HTML in a sandboxed iframe, waits for the view to initialize, and passes the tool's input and result.
+ */
+const HOST_SCRIPT = `
+import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
+window.mountApp = async (html, args, result) => {
+  const iframe = document.createElement('iframe');
+  iframe.setAttribute('sandbox', 'allow-scripts');
+  iframe.style.width = '600px';
+  iframe.style.height = '400px';
+  document.body.append(iframe);
+  const bridge = new AppBridge(null, { name: 'test-host', version: '1.0.0' }, { openLinks: {}, logging: {} });
+  const initialized = new Promise((resolve) => (bridge.oninitialized = resolve));
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+  iframe.srcdoc = html;
+  await initialized;
+  await bridge.sendToolInput({ arguments: args });
+  await bridge.sendToolResult(result);
+  return true;
+};
+`;
+
+describe('MCP App UI resources in a host (browser)', function () {
+  this.timeout(120_000);
+  let browser: Browser;
+  let host: string;
+  let app: TestApp;
+  let client: Client;
+
+  before(async () => {
+    await build();
+    const out = await esbuild.build({
+      stdin: { contents: HOST_SCRIPT, resolveDir: here, loader: 'js' },
+      bundle: true,
+      format: 'esm',
+      target: 'es2022',
+      write: false,
+      logLevel: 'warning',
+    });
+    host = out.outputFiles[0].text.replace(/<\/script/gi, '<\\/script');
+    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  });
+  after(async () => {
+    await client?.close();
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    app = await createTestApp('MCP Apps');
+    await seedCatalog(app);
+    await createAccount(app, { id: 'alice', plan: 'free' });
+    ({ client } = await connectMcp(app.id, { key: app.api_key }, 'apps-host'));
+  });
+
+  /** Loads a UI resource the way a host does and shows a tool result in it; the frame of the view. */
+  async function show(uri: string, args: Record<string, unknown>, result: unknown): Promise<Page> {
+    const read = await client.readResource({ uri });
+    const [content] = read.contents as { uri: string; mimeType: string; text: string }[];
+    expect(content.mimeType).to.equal('text/html;profile=mcp-app');
+    // Self-contained: nothing is fetched from anywhere (no CDN, not even this server).
+    expect(content.text).not.to.match(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    await page.setContent(`<!doctype html><html><body><script type="module">${host}</script></body></html>`);
+    await page.waitForFunction(() => 'mountApp' in window);
+    await page.evaluate(
+      ([html, a, r]) => (window as unknown as { mountApp: (...x: unknown[]) => Promise<boolean> }).mountApp(html, a, r),
+      [content.text, args, result] as const,
+    );
+    expect(requests.filter((u) => !u.startsWith('about:') && !u.startsWith('data:'))).to.deep.equal([]);
+    return page;
+  }
+
+  /** The rendered text of a component inside the view's frame (its shadow root). */
+  async function componentText(page: Page, element: string, expected: RegExp): Promise<string> {
+    const frame = page.frames().find((f) => f !== page.mainFrame())!;
+    await frame.waitForFunction(
+      ([el, re]) => new RegExp(re).test(document.querySelector(el)?.shadowRoot?.textContent ?? ''),
+      [element, expected.source] as const,
+      { timeout: 20_000 },
+    );
+    return frame.evaluate((el) => document.querySelector(el)!.shadowRoot!.textContent!.replace(/\s+/g, ' '), element);
+  }
+
+  it('lists the pages, links them from the tools, and the usage meter shows the account from get_account_access', async () => {
+    const resources = (await client.listResources()).resources;
+    expect(resources.filter((r) => r.uri.startsWith('ui://')).map((r) => [r.uri, r.mimeType])).to.deep.equal([
+      ['ui://offerkit/usage-meter', 'text/html;profile=mcp-app'],
+      ['ui://offerkit/paywall', 'text/html;profile=mcp-app'],
+    ]);
+    const tools = (await client.listTools()).tools;
+    const meta = (name: string) => tools.find((t) => t.name === name)!._meta as { ui?: { resourceUri: string } };
+    expect(meta('get_account_access').ui!.resourceUri).to.equal('ui://offerkit/usage-meter');
+    expect(meta('increment_usage').ui!.resourceUri).to.equal('ui://offerkit/paywall');
+    expect(meta('list_plans')).to.equal(undefined);
+
+    const used = await post(`/apps/${app.id}/namespaces/alice/usage/api_calls/amount`, app.api_key, { amount: 37 });
+    expect(used.status, used.text).to.equal(200);
+    const result = await client.callTool({ name: 'get_account_access', arguments: { accountId: 'alice' } });
+    expect(result.isError).to.equal(false);
+    const page = await show('ui://offerkit/usage-meter', { accountId: 'alice' }, result);
+    const text = await componentText(page, 'offerkit-usage-meter', /37 of 100 used/);
+    expect(text).to.include('Free plan');
+    expect(text).to.include('API calls');
+    expect(text).to.include('0 of 1 used'); // seats
+    await page.close();
+  });
+
+  it('the paywall shows the 402 of increment_usage: the limit, the usage and the upgrade offer', async () => {
+    const first = await client.callTool({
+      name: 'increment_usage',
+      arguments: { accountId: 'alice', entitlementId: 'seats' },
+    });
+    expect(first.isError).to.equal(false);
+    const refused = await client.callTool({
+      name: 'increment_usage',
+      arguments: { accountId: 'alice', entitlementId: 'seats' },
+    });
+    expect(refused.isError).to.equal(true);
+    expect((refused.structuredContent as { error: string }).error).to.equal('limit_reached');
+    const page = await show('ui://offerkit/paywall', { accountId: 'alice', entitlementId: 'seats' }, refused);
+    const text = await componentText(page, 'offerkit-paywall', /You have reached your Seats limit/);
+    expect(text).to.match(/You have used 1 of 1 Seats/);
+    expect(text).to.include('Pro');
+    expect(text).to.include('$29');
+    expect(text).to.include('5 Seats');
+    await page.close();
+
+    // A call that went through says where the counter stands, and no paywall shows.
+    const ok = await show(
+      'ui://offerkit/paywall',
+      { accountId: 'alice', entitlementId: 'api_calls' },
+      await client.callTool({
+        name: 'increment_usage',
+        arguments: { accountId: 'alice', entitlementId: 'api_calls' },
+      }),
+    );
+    const frame = ok.frames().find((f) => f !== ok.mainFrame())!;
+    await frame.waitForFunction(() => document.getElementById('note')?.textContent === 'api_calls: 1 used');
+    expect(
+      await frame.evaluate(() => document.querySelector('offerkit-paywall')!.shadowRoot!.textContent!.trim()),
+    ).to.equal('');
+    await ok.close();
+  });
+});
