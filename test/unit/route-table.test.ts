@@ -69,8 +69,8 @@ describe('the route table', () => {
     expect(label(byName.create_account.route)).to.equal('POST /apps/:appId/namespaces');
     expect(byName.delete_plan.level).to.equal('full');
     expect(byName.get_account_usage.level).to.equal('read');
-    expect(Object.keys(byName.merge_plan_meta.inputSchema.properties)).to.deep.equal(['planId', 'meta']);
-    expect(Object.keys(byName.update_app.inputSchema.properties)).to.deep.equal(['name']);
+    expect(Object.keys(byName.merge_plan_meta.inputSchema.properties)).to.deep.equal(['planId', 'meta', 'dry_run']);
+    expect(Object.keys(byName.update_app.inputSchema.properties)).to.deep.equal(['name', 'dry_run']);
     expect(Object.keys(byName.list_accounts.inputSchema.properties)).to.not.include('offer');
     expect(byName.send_test_event.annotations.openWorldHint).to.equal(true);
   });
