@@ -1,7 +1,7 @@
 import type { Deps } from '../deps.js';
 import { inTransaction } from '../db/transaction.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
-import { settlePendingSave } from '../cancel-flows/sessions.service.js';
+import { settlePendingSave } from '../cancel-flows/pending-saves.service.js';
 import {
   planChangeDef,
   planChangeWorkflowId,

@@ -26,7 +26,7 @@ import {
   type PlanChangeInput,
 } from '../../workflows/shared.js';
 import { newId } from '../ids.js';
-import { settlePendingSave } from '../cancel-flows/sessions.service.js';
+import { settlePendingSave } from '../cancel-flows/pending-saves.service.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 import {
   SUBSCRIPTION_STATUSES,
