@@ -10,6 +10,17 @@ const email = z
   .max(254)
   .refine((v) => v.indexOf('@') <= 64, 'must be an email address (local part at most 64 characters)');
 
+/** What a checkout for a buyer who already subscribes does (both checkout bodies take it). */
+const ifSubscribed = z
+  .enum(['refuse', 'change'])
+  .optional()
+  .describe(
+    'When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 ' +
+      '`already_subscribed`; `change` answers the plan change to this plan and interval instead (the change ' +
+      'route\'s answer with `object: "plan_change"` and its `approve_url`), billed at the plan\'s regular price; ' +
+      'secret key only (403 with the publishable key).',
+  );
+
 export const offerCheckoutBody = z.object({
   plan: callerId,
   interval: z.enum(['month', 'year']),
@@ -29,15 +40,7 @@ export const offerCheckoutBody = z.object({
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
-  if_subscribed: z
-    .enum(['refuse', 'change'])
-    .optional()
-    .describe(
-      'When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 ' +
-        '`already_subscribed`; `change` answers the plan change to this plan and interval instead (the change ' +
-        'route\'s answer with `object: "plan_change"` and its `approve_url`), billed at the plan\'s regular price; ' +
-        'secret key only (403 with the publishable key).',
-    ),
+  if_subscribed: ifSubscribed,
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
 export const listQuery = cursorQuery(50, 100).extend({
@@ -52,15 +55,7 @@ export const planCheckoutBody = z.object({
   ref: z.string().max(200).optional(),
   return_url: httpUrl.optional(),
   cancel_url: httpUrl.optional(),
-  if_subscribed: z
-    .enum(['refuse', 'change'])
-    .optional()
-    .describe(
-      'When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 ' +
-        '`already_subscribed`; `change` answers the plan change to this plan and interval instead (the change ' +
-        'route\'s answer with `object: "plan_change"` and its `approve_url`), billed at the plan\'s regular price; ' +
-        'secret key only (403 with the publishable key).',
-    ),
+  if_subscribed: ifSubscribed,
 });
 
 /** A checkout, as presentCheckout shows it. */
