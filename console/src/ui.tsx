@@ -24,7 +24,7 @@ export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
 export function ErrorText({ error }: { error: string | null | undefined }) {
   if (!error) return null;
   return (
-    <Alert color="red" role="alert" title="The API said">
+    <Alert color="red" role="alert" title="Not saved">
       {error}
     </Alert>
   );
@@ -41,8 +41,22 @@ export function Loading({ error, children }: { error: string | null; children: R
   return <>{children}</>;
 }
 
-/** Runs an action, keeping its error for display. */
-export function useAction() {
+/**
+ * The field a validation 400 names: the API words every one as `<field>: <problem>` (`plans.1.prices.0.amount:
+ * is required`), so the console can put the problem under the input it concerns. Null for any other error.
+ */
+export function splitFieldError(message: string): { field: string; problem: string } | null {
+  const m = /^([A-Za-z_][\w]*(?:\.[\w]+)*): (.+)$/s.exec(message);
+  return m ? { field: m[1], problem: m[2] } : null;
+}
+
+/**
+ * Runs an action, keeping its error for display. A form passes the field paths it has inputs for (`fields`);
+ * `field(name)` is then the problem for one input (pass it as the input's `error`), matched on the path the API
+ * names or any path under it (`prices` matches `prices.0.amount`), and `error` is only what no input shows (for
+ * `<ErrorText>`). The form's values are the caller's state, so nothing typed is lost on an error.
+ */
+export function useAction(fields: readonly string[] = []) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const run = async (fn: () => Promise<unknown>) => {
@@ -58,7 +72,13 @@ export function useAction() {
       setBusy(false);
     }
   };
-  return { error, busy, run, setError };
+  const split = error ? splitFieldError(error) : null;
+  const under = (name: string) => !!split && (split.field === name || split.field.startsWith(`${name}.`));
+  /** The problem for the input bound to `name` (the API's field path, dotted), or undefined. */
+  const field = (name: string): string | undefined => (under(name) ? split!.problem : undefined);
+  /** The error no input shows (for `<ErrorText>`). */
+  const unclaimed = split && fields.some(under) ? null : error;
+  return { error: unclaimed, rawError: error, busy, run, setError, field };
 }
 
 /**
