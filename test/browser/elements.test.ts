@@ -141,7 +141,19 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     expect(asset.headers.get('content-type')).to.match(/javascript/);
     expect((await fetch(`${testEnv().baseUrl}/elements/assets/nope.js`)).status).to.equal(404);
 
+    // As the browser gets it: compressed, with an ETag to revalidate against.
+    const bundle = page.waitForResponse((r) => r.url().endsWith('/elements/assets/offerkit-elements.js'));
     await page.goto(`${testEnv().baseUrl}/elements`);
+    const got = await bundle;
+    expect(got.status()).to.equal(200);
+    expect(await got.headerValue('content-encoding')).to.equal('br');
+    expect(await got.headerValue('etag')).to.match(/^"[0-9a-f]{32}"$/);
+    expect(await got.headerValue('cache-control')).to.equal('public, max-age=0, must-revalidate');
+    // A page on another origin reads what it needs of the API's answers (CORS).
+    const cors = await fetch(`${testEnv().baseUrl}/health`, { headers: { Origin: 'https://shop.example' } });
+    const exposed = (cors.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    expect(exposed).to.include.members(['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']);
+    expect(exposed).to.include.members(['idempotent-replayed', 'x-request-id']);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('offerkit elements');
     await page.locator('#missing').waitFor();
     expect(await page.getByLabel('Publishable key').isVisible()).to.equal(true);
