@@ -661,6 +661,9 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
           .waitFor({ timeout: 40_000 });
         await meter.getByRole('heading', { name: 'Pro plan' }).waitFor();
         expect(await meter.getByText('1 of 5 used').isVisible()).to.equal(true);
+        // The pricing table on the page too: Pro is the account's plan now.
+        const table = page.locator('offerkit-pricing-table');
+        await table.getByRole('article', { name: /Pro/ }).getByRole('button', { name: 'Current plan' }).waitFor();
         await shot('70-paywall-bought', '#paywall-demo');
         expect(
           await page.evaluate(() => (globalThis as any).sessionStorage.getItem('loads')),
