@@ -274,14 +274,16 @@ export class OfferkitElement extends LitElement {
 
   /**
    * What went wrong, in words a buyer (or the developer embedding the element) can act on: a refused credential
-   * names the attribute to check, an unreachable service the address, a rate limit the wait; other answers carry
+   * (401) names the attribute to check, an unreachable service the address, a rate limit the wait; other answers carry
    * the service's own message (`error`, or `message` for codes such as `limit_reached`). `via` says which
    * credential made the call when the caller knows.
    */
   protected errorText(e: unknown, via?: 'publishable' | 'token'): string {
     const err = e as { status?: number; name?: string; message?: string; headers?: Headers } | null;
     const status = typeof err?.status === 'number' ? err.status : 0;
-    if (status === 401 || status === 403) {
+    // A 401 is a credential the service did not accept; a 403 (allowed in general, not for this, e.g. a read-only
+    // app) keeps the service's words.
+    if (status === 401) {
       const kind =
         via ??
         (this.canToken && !this.canPublishable
