@@ -313,7 +313,6 @@ function buildMcpServer(): Server {
         .filter((t) => denial(t, ctx.settings, ctx.level) === null)
         .map((t) => ({
           name: t.name,
-          title: t.title,
           description: t.description,
           inputSchema: t.inputSchema,
           outputSchema: t.outputSchema,
