@@ -50,7 +50,8 @@ export const INSTRUCTIONS =
   'list_entitlements, ' +
   'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell ' +
   'the user ' +
-  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths.';
+  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths. ' +
+  'Every write tool takes dry_run: true, which answers what the call would do (its result or its refusal) and does nothing.';
 
 export interface McpRequestContext extends ToolCallContext {
   settings: McpSettingsView;
