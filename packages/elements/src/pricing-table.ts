@@ -24,6 +24,8 @@ const REASONS: Record<string, string> = {
  * `<offerkit-pricing-table offer="launch" fallback="regular_prices" publishable-key="pub_..." app-id="app_...">`:
  * the plans and prices of the public offer view, an interval switch, order bumps, and a checkout button that
  * goes to the provider's approval link and, when the buyer is back on this page, completes the checkout.
+ * `table.show(view)` shows a view given rather than loaded (an MCP App page, which calls no API): a button then
+ * only dispatches `offerkit-choose` `{ plan, interval, offer }` for the page to act on.
  */
 export class OfferkitPricingTable extends OfferkitElement {
   static override properties = {
@@ -58,6 +60,8 @@ export class OfferkitPricingTable extends OfferkitElement {
   declare loading: boolean;
   private loadFailed = false;
   private resumed = false;
+  /** A view given with show(): nothing is loaded, and choosing a plan is the page's to act on. */
+  private given = false;
 
   constructor() {
     super();
@@ -201,7 +205,23 @@ export class OfferkitPricingTable extends OfferkitElement {
     }
   }
 
+  /** Shows a public offer view given by the page (no connection needed); false when it is not one. */
+  show(view: unknown): boolean {
+    const v = view as PublicOffer | null;
+    if (!v || !Array.isArray(v.plans) || !Array.isArray(v.bumps)) return false;
+    this.given = true;
+    this.view = v;
+    const intervals = this.intervals();
+    if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
+    this.emit('loaded', v);
+    return true;
+  }
+
   private async choose(plan: PublicPlan) {
+    if (this.given && !this.canPublishable) {
+      this.emit('choose', { plan: plan.plan.id, interval: this.interval, offer: this.view?.offer?.id ?? null });
+      return;
+    }
     if (this.busy) return; // one checkout at a time, even for a click that beats the re-render
     this.busy = plan.plan.id;
     this.error = '';
@@ -241,7 +261,7 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   override render() {
-    if (!this.offer || !this.canPublishable)
+    if (!this.given && (!this.offer || !this.canPublishable))
       return html`<p class="muted" part="table">
         Set <code>offer</code>, <code>app-id</code> and <code>publishable-key</code> to show prices.
       </p>`;
