@@ -13,6 +13,7 @@ import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
 const PERSON = { name: 'Cora Catalog', email: 'catalog@example.com', password: 'catalogs all the way' };
+const VIEWER = { name: 'Vic Viewer', email: 'catalog-viewer@example.com', password: 'only looking here' };
 const WORKSPACE = 'catalog_browser';
 
 describe('the console catalog page in a real browser (headless Chromium)', function () {
@@ -23,6 +24,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
   const allowed: RegExp[] = [];
   const apps: TestApp[] = [];
   let userId: string;
+  let viewerId: string;
 
   before(async function () {
     this.timeout(15 * 60_000);
@@ -49,6 +51,11 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
     const p = await people(testEnv().deps);
     userId = (await p.auth.api.signUpEmail({ body: PERSON })).user.id;
     await createWorkspace(p, { id: WORKSPACE, name: 'Catalogs', ownerId: userId, appIds: apps.map((a) => a.id) });
+    viewerId = (await p.auth.api.signUpEmail({ body: VIEWER })).user.id;
+    await p.pool.query(`insert into workspace_members (org_id, user_id, role) values ($1, $2, 'viewer')`, [
+      WORKSPACE,
+      viewerId,
+    ]);
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     problems = watch(page);
     await page.goto(`${testEnv().baseUrl}/console/`);
@@ -64,10 +71,10 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
     // The workspace and person go, so a console test run after this one still sees a service without an owner.
     const em = testEnv().deps.orm.em.fork();
     await sql(em, 'delete from orgs where id = $1', [WORKSPACE]);
-    if (userId) {
-      await sql(em, 'delete from people_sessions where "userId" = $1', [userId]);
-      await sql(em, 'delete from people_credentials where "userId" = $1', [userId]);
-      await sql(em, 'delete from people_users where id = $1', [userId]);
+    for (const id of [userId, viewerId].filter(Boolean)) {
+      await sql(em, 'delete from people_sessions where "userId" = $1', [id]);
+      await sql(em, 'delete from people_credentials where "userId" = $1', [id]);
+      await sql(em, 'delete from people_users where id = $1', [id]);
     }
     await closePeople(testEnv().deps);
   });
@@ -355,6 +362,36 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
     await page.getByRole('heading', { name: 'Catalog' }).waitFor();
     expect(new URL(page.url()).hash).to.equal('#addons');
     await page.getByRole('form', { name: 'New add-on' }).waitFor();
+  });
+
+  it('a viewer sees the catalog without forms or buttons, its inputs disabled', async () => {
+    const app = apps[0];
+    const base = `/apps/${app.id}`;
+    expect(
+      (await post(`${base}/entitlements`, app.api_key, { id: 'seats', name: 'Seats', type: 'usage' })).status,
+    ).to.equal(201);
+    expect((await post(`${base}/plans/pro/entitlements`, app.api_key, { id: 'seats', max: 3 })).status).to.equal(201);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const viewer = await context.newPage();
+    const seen = watch(viewer);
+    await viewer.goto(`${testEnv().baseUrl}/console/`);
+    await viewer.getByLabel('Email').fill(VIEWER.email);
+    await viewer.getByLabel(/^Password/).fill(VIEWER.password);
+    await viewer.getByRole('button', { name: 'Sign in' }).click();
+    await viewer.getByRole('button', { name: 'Sign out' }).waitFor();
+    await viewer.waitForLoadState('networkidle');
+    await viewer.goto(`${testEnv().baseUrl}/console/apps/${app.id}/catalog`);
+    await viewer.getByText('You are a viewer in this workspace').waitFor();
+    const limit = viewer.getByLabel('Pro × Seats limit');
+    await limit.waitFor();
+    expect(await limit.isDisabled()).to.equal(true);
+    expect(
+      await viewer.getByRole('button', { name: /^(Add plan|Add entitlement|Add add-on|Add incentive)$/ }).count(),
+    ).to.equal(0);
+    expect(await viewer.getByRole('button', { name: /^(Edit|Delete) / }).count()).to.equal(0);
+    await viewer.screenshot({ path: `${SCREENSHOT_DIR}/catalog-viewer.png`, fullPage: true });
+    await context.close();
+    expect(seen, seen.join('\n')).to.deep.equal([]);
   });
 });
 

@@ -4,7 +4,7 @@ import { Button, Card, Group, SimpleGrid, Stack, Text, Textarea, TextInput, Titl
 import { useState, type FormEvent } from 'react';
 import type { Addon } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
-import { EditDialog, names, offersUsing, orNull, RowActions, type SectionProps } from './shared';
+import { EditDialog, Hint, names, offersUsing, orNull, RowActions, type SectionProps } from './shared';
 
 interface AddonForm {
   id: string;
@@ -55,7 +55,7 @@ function AddonFields({
   );
 }
 
-function NewAddon({ api, reload }: Omit<SectionProps, 'catalog'>) {
+function NewAddon({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
   const [form, setForm] = useState<AddonForm>(EMPTY);
   const action = useAction(ADDON_FIELDS);
   const submit = async (e: FormEvent) => {
@@ -152,6 +152,7 @@ export function Addons(props: SectionProps) {
       <Text size="sm" c="dimmed">
         Extras a plan, an incentive or an offer&apos;s order bump grants. Which plans include one: the grid above.
       </Text>
+      {catalog.addons.length === 0 && <Hint>No add-ons yet.</Hint>}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
         {catalog.addons.map((a) => (
           <Card component="section" withBorder key={a.id} aria-label={`Add-on ${a.name}`}>
@@ -163,12 +164,14 @@ export function Addons(props: SectionProps) {
                   {names(catalog.plans.filter((p) => p.addons.includes(a.id)).map((p) => p.name))}
                 </Text>
               </div>
-              <RowActions label={`add-on ${a.name}`} onEdit={() => setEditing(a)} onDelete={() => setDeleting(a)} />
+              {props.canEdit && (
+                <RowActions label={`add-on ${a.name}`} onEdit={() => setEditing(a)} onDelete={() => setDeleting(a)} />
+              )}
             </Group>
             {a.description && <Text size="sm">{a.description}</Text>}
           </Card>
         ))}
-        <NewAddon api={api} reload={reload} />
+        {props.canEdit && <NewAddon api={api} reload={reload} />}
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit add-on ${editing.name}`} onClose={() => setEditing(null)}>

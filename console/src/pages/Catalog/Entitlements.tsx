@@ -233,6 +233,7 @@ export function Entitlements(props: SectionProps) {
       <Title order={3} size="h4" id="entitlements">
         Entitlements
       </Title>
+      {catalog.entitlements.length === 0 && <Hint>No entitlements yet.</Hint>}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
         {catalog.entitlements.map((e) => (
           <Card component="section" withBorder key={e.id} aria-label={`Entitlement ${e.name}`}>
@@ -250,16 +251,18 @@ export function Entitlements(props: SectionProps) {
                   <code>{e.id}</code> · {overageText(e, catalog.offers)}
                 </Text>
               </div>
-              <RowActions
-                label={`entitlement ${e.name}`}
-                onEdit={() => setEditing(e)}
-                onDelete={() => setDeleting(e)}
-              />
+              {props.canEdit && (
+                <RowActions
+                  label={`entitlement ${e.name}`}
+                  onEdit={() => setEditing(e)}
+                  onDelete={() => setDeleting(e)}
+                />
+              )}
             </Group>
             {e.description && <Text size="sm">{e.description}</Text>}
           </Card>
         ))}
-        <NewEntitlement {...props} />
+        {props.canEdit && <NewEntitlement {...props} />}
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit entitlement ${editing.name}`} onClose={() => setEditing(null)}>

@@ -3,9 +3,9 @@ import { Badge, Button, Card, Checkbox, NumberInput, Table, Text } from '@mantin
 import { useState } from 'react';
 import type { AppApi, Entitlement, Plan } from '../../api';
 import { ErrorText, useAction } from '../../ui';
-import type { SectionProps } from './shared';
+import { EditableArea, type SectionProps } from './shared';
 
-export function Grid({ api, catalog, reload }: SectionProps) {
+export function Grid({ api, catalog, reload, canEdit }: SectionProps) {
   const { plans, entitlements, addons } = catalog;
   const action = useAction();
   if (!plans.length || (!entitlements.length && !addons.length))
@@ -19,68 +19,70 @@ export function Grid({ api, catalog, reload }: SectionProps) {
     );
   return (
     <Card withBorder p={0}>
-      <Table.ScrollContainer minWidth={Math.max(420, 160 + plans.length * 150)}>
-        <Table striped withColumnBorders aria-label="Limits per plan">
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Entitlement / add-on</Table.Th>
-              {plans.map((p) => (
-                <Table.Th key={p.id}>
-                  {p.name} {p.isFree && <Badge size="xs">free</Badge>}
-                  <Text size="xs" c="dimmed">
-                    {p.pricingCard?.monthlyPrice !== undefined
-                      ? `${p.pricingCard.monthlyPrice} ${p.pricingCard.currency ?? ''}/mo`
-                      : p.id}
-                  </Text>
-                </Table.Th>
+      <EditableArea canEdit={canEdit}>
+        <Table.ScrollContainer minWidth={Math.max(420, 160 + plans.length * 150)}>
+          <Table striped withColumnBorders aria-label="Limits per plan">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Entitlement / add-on</Table.Th>
+                {plans.map((p) => (
+                  <Table.Th key={p.id}>
+                    {p.name} {p.isFree && <Badge size="xs">free</Badge>}
+                    <Text size="xs" c="dimmed">
+                      {p.pricingCard?.monthlyPrice !== undefined
+                        ? `${p.pricingCard.monthlyPrice} ${p.pricingCard.currency ?? ''}/mo`
+                        : p.id}
+                    </Text>
+                  </Table.Th>
+                ))}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {entitlements.map((e) => (
+                <Table.Tr key={e.id}>
+                  <Table.Th scope="row">
+                    {e.name}
+                    <Text size="xs" c="dimmed">
+                      {e.type}
+                    </Text>
+                  </Table.Th>
+                  {plans.map((p) => (
+                    <Table.Td key={p.id}>
+                      <Cell api={api} plan={p} ent={e} action={action} reload={reload} />
+                    </Table.Td>
+                  ))}
+                </Table.Tr>
               ))}
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {entitlements.map((e) => (
-              <Table.Tr key={e.id}>
-                <Table.Th scope="row">
-                  {e.name}
-                  <Text size="xs" c="dimmed">
-                    {e.type}
-                  </Text>
-                </Table.Th>
-                {plans.map((p) => (
-                  <Table.Td key={p.id}>
-                    <Cell api={api} plan={p} ent={e} action={action} reload={reload} />
-                  </Table.Td>
-                ))}
-              </Table.Tr>
-            ))}
-            {addons.map((a) => (
-              <Table.Tr key={`addon:${a.id}`}>
-                <Table.Th scope="row">
-                  {a.name}
-                  <Text size="xs" c="dimmed">
-                    add-on
-                  </Text>
-                </Table.Th>
-                {plans.map((p) => (
-                  <Table.Td key={p.id}>
-                    <Checkbox
-                      aria-label={`${p.name} × ${a.name} included`}
-                      checked={p.addons.includes(a.id)}
-                      onChange={(e) => {
-                        const on = e.currentTarget.checked;
-                        void action.run(async () => {
-                          if (on) await api.plans.attachAddon(p.id, { id: a.id });
-                          else await api.plans.detachAddon(p.id, a.id);
-                          await reload();
-                        });
-                      }}
-                    />
-                  </Table.Td>
-                ))}
-              </Table.Tr>
-            ))}
-          </Table.Tbody>
-        </Table>
-      </Table.ScrollContainer>
+              {addons.map((a) => (
+                <Table.Tr key={`addon:${a.id}`}>
+                  <Table.Th scope="row">
+                    {a.name}
+                    <Text size="xs" c="dimmed">
+                      add-on
+                    </Text>
+                  </Table.Th>
+                  {plans.map((p) => (
+                    <Table.Td key={p.id}>
+                      <Checkbox
+                        aria-label={`${p.name} × ${a.name} included`}
+                        checked={p.addons.includes(a.id)}
+                        onChange={(e) => {
+                          const on = e.currentTarget.checked;
+                          void action.run(async () => {
+                            if (on) await api.plans.attachAddon(p.id, { id: a.id });
+                            else await api.plans.detachAddon(p.id, a.id);
+                            await reload();
+                          });
+                        }}
+                      />
+                    </Table.Td>
+                  ))}
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      </EditableArea>
       <ErrorText error={action.error} />
     </Card>
   );

@@ -17,7 +17,7 @@ import {
 import { useEffect, useState, type FormEvent } from 'react';
 import type { Incentive } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
-import { EditDialog, Hint, nameOf, names, orNull, RowActions, type SectionProps } from './shared';
+import { EditableArea, EditDialog, Hint, nameOf, names, orNull, RowActions, type SectionProps } from './shared';
 
 interface IncForm {
   id: string;
@@ -68,7 +68,7 @@ function IncFields({
   );
 }
 
-function NewIncentive({ api, reload }: Omit<SectionProps, 'catalog'>) {
+function NewIncentive({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
   const [form, setForm] = useState<IncForm>(EMPTY);
   const action = useAction(INC_FIELDS);
   const submit = async (e: FormEvent) => {
@@ -296,6 +296,7 @@ export function Incentives(props: SectionProps) {
         An incentive overrides limits and grants add-ons on top of a plan (a promotion, a partner deal); apply it to an
         account from the account&apos;s page or the API.
       </Text>
+      {catalog.incentives.length === 0 && <Hint>No incentives yet.</Hint>}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
         {catalog.incentives.map((i) => (
           <Card component="section" withBorder key={i.id} aria-label={`Incentive ${i.name}`}>
@@ -306,13 +307,21 @@ export function Incentives(props: SectionProps) {
                   <code>{i.id}</code>
                 </Text>
               </div>
-              <RowActions label={`incentive ${i.name}`} onEdit={() => setEditing(i)} onDelete={() => setDeleting(i)} />
+              {props.canEdit && (
+                <RowActions
+                  label={`incentive ${i.name}`}
+                  onEdit={() => setEditing(i)}
+                  onDelete={() => setDeleting(i)}
+                />
+              )}
             </Group>
             {i.description && <Text size="sm">{i.description}</Text>}
-            <Grants props={props} inc={i} />
+            <EditableArea canEdit={props.canEdit}>
+              <Grants props={props} inc={i} />
+            </EditableArea>
           </Card>
         ))}
-        <NewIncentive api={api} reload={reload} />
+        {props.canEdit && <NewIncentive api={api} reload={reload} />}
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit incentive ${editing.name}`} onClose={() => setEditing(null)}>

@@ -267,7 +267,7 @@ function PlanFields({
   );
 }
 
-export function NewPlan({ api, reload }: Omit<SectionProps, 'catalog'>) {
+export function NewPlan({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
   const [form, setForm] = useState<PlanForm>(EMPTY);
   const action = useAction(PLAN_FIELDS);
   const submit = async (e: FormEvent) => {
@@ -373,6 +373,7 @@ export function Plans(props: SectionProps) {
       <Title order={3} size="h4" id="plans">
         Plans
       </Title>
+      {catalog.plans.length === 0 && <Hint>No plans yet.</Hint>}
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
         {catalog.plans.map((p) => (
           <Card component="section" withBorder key={p.id} aria-label={`Plan ${p.name}`}>
@@ -385,13 +386,15 @@ export function Plans(props: SectionProps) {
                   <code>{p.id}</code> · {price(p)}
                 </Text>
               </div>
-              <RowActions label={`plan ${p.name}`} onEdit={() => setEditing(p)} onDelete={() => setDeleting(p)} />
+              {props.canEdit && (
+                <RowActions label={`plan ${p.name}`} onEdit={() => setEditing(p)} onDelete={() => setDeleting(p)} />
+              )}
             </Group>
             {p.description && <Text size="sm">{p.description}</Text>}
             {p.note && <Hint>Note: {p.note}</Hint>}
           </Card>
         ))}
-        <NewPlan api={api} reload={reload} />
+        {props.canEdit && <NewPlan api={api} reload={reload} />}
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit plan ${editing.name}`} onClose={() => setEditing(null)}>

@@ -1,9 +1,10 @@
 // The catalog page: the limits grid, then one section per kind of record (plans, entitlements, add-ons,
 // incentives), each listing its records with Edit and Delete and a form for a new one.
-import { Anchor, Group, Stack, Title } from '@mantine/core';
+import { Alert, Anchor, Group, Stack, Title } from '@mantine/core';
 import { useEffect } from 'react';
 import { useLocation, useParams } from 'react-router';
 import { appApi } from '../../api';
+import { useSession } from '../../session';
 import { Loading, useLoad } from '../../ui';
 import { Addons } from './Addons';
 import { Entitlements } from './Entitlements';
@@ -25,7 +26,12 @@ export function CatalogPage() {
     ]);
     return { plans, entitlements, addons, incentives, offers };
   }, [appId]);
-  const props = data && { api, catalog: data, reload };
+  // Viewers read the catalog; members and above change it. The demo workspace (everyone a viewer) keeps its forms
+  // to show what the console does; its writes are refused with the API's words.
+  const { me } = useSession();
+  const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
+  const canEdit = !workspace || workspace.demo || workspace.role !== 'viewer';
+  const props = data && { api, catalog: data, reload, canEdit };
   // A link to a section (`catalog#addons`, from the offer editor) lands on it once the catalog is shown.
   const { hash } = useLocation();
   const loaded = !!data;
@@ -43,6 +49,11 @@ export function CatalogPage() {
           <Anchor href="#incentives">Incentives</Anchor>
         </Group>
       </Group>
+      {!canEdit && (
+        <Alert color="gray" title="View only">
+          You are a viewer in this workspace: a member, admin or owner changes the catalog.
+        </Alert>
+      )}
       <Loading error={error}>
         {props && (
           <>

@@ -17,6 +17,17 @@ export interface SectionProps {
   api: AppApi;
   catalog: Catalog;
   reload: () => Promise<void>;
+  /** False for a viewer: the records are shown without their forms and buttons. */
+  canEdit: boolean;
+}
+
+/** Inputs that a viewer sees disabled (a native fieldset disables every control inside it). */
+export function EditableArea({ canEdit, children }: { canEdit: boolean; children: ReactNode }) {
+  return (
+    <fieldset disabled={!canEdit} style={{ border: 0, padding: 0, margin: 0, minWidth: 0 }}>
+      {children}
+    </fieldset>
+  );
 }
 
 /** A text input's value as the API takes it: empty is null (clears the field). */
