@@ -336,7 +336,11 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       await expected(page, problems, allowed, /^409 from DELETE .*\/plans\/free$/);
       await dialog().getByRole('button', { name: 'Keep it' }).click();
       await dialog().waitFor({ state: 'hidden' });
-      // With the account gone, the plan goes (its limits with it), and then the entitlement.
+      // The limit is taken off the plan in the grid.
+      await page.getByRole('button', { name: 'Exclude Starter × Saved notes' }).click();
+      await landed(app, '/plans/free', (p) => expect(p.entitlements).to.deep.equal([]));
+      await page.getByRole('button', { name: 'Include Starter × Saved notes' }).waitFor();
+      // With the account gone, the plan goes, and then the entitlement.
       expect((await del(`/apps/${app.id}/namespaces/ada`, app.api_key)).status).to.equal(200);
       await confirmDelete('plan Starter', [/Accounts on it:\s*0/]);
       expect((await api(app, '/plans/free')).status).to.equal(404);

@@ -1,5 +1,5 @@
 // The limits grid: plans × entitlements (a limit per usage entitlement, a tick per feature) and plans × add-ons.
-import { Badge, Button, Card, Checkbox, NumberInput, Table, Text } from '@mantine/core';
+import { Badge, Button, Card, Checkbox, CloseButton, Group, NumberInput, Table, Text } from '@mantine/core';
 import { useState } from 'react';
 import type { AppApi, Entitlement, Plan } from '../../api';
 import { ErrorText, useAction } from '../../ui';
@@ -20,7 +20,7 @@ export function Grid({ api, catalog, reload, canEdit }: SectionProps) {
   return (
     <Card withBorder p={0}>
       <EditableArea canEdit={canEdit}>
-        <Table.ScrollContainer minWidth={Math.max(420, 160 + plans.length * 150)}>
+        <Table.ScrollContainer minWidth={Math.max(420, 160 + plans.length * 175)}>
           <Table striped withColumnBorders aria-label="Limits per plan">
             <Table.Thead>
               <Table.Tr>
@@ -142,24 +142,32 @@ function Cell({
       await reload();
     });
   return (
-    <NumberInput
-      aria-label={`${label} limit`}
-      size="xs"
-      min={0}
-      allowDecimal={false}
-      placeholder="Unlimited"
-      value={value}
-      onChange={setValue}
-      onBlur={save}
-      onKeyDown={(e) => e.key === 'Enter' && save()}
-      rightSection={
-        saved ? (
-          <Text size="xs" c="teal">
-            ✓
-          </Text>
-        ) : undefined
-      }
-      w={120}
-    />
+    <Group gap={4} wrap="nowrap">
+      <NumberInput
+        aria-label={`${label} limit`}
+        size="xs"
+        min={0}
+        allowDecimal={false}
+        placeholder="Unlimited"
+        value={value}
+        onChange={setValue}
+        onBlur={save}
+        onKeyDown={(e) => e.key === 'Enter' && save()}
+        rightSection={
+          saved ? (
+            <Text size="xs" c="teal">
+              ✓
+            </Text>
+          ) : undefined
+        }
+        w={120}
+      />
+      <CloseButton
+        size="sm"
+        aria-label={`Exclude ${label}`}
+        title={`Take ${ent.name} off ${plan.name}`}
+        onClick={() => action.run(async () => (await api.plans.detachEntitlement(plan.id, ent.id), await reload()))}
+      />
+    </Group>
   );
 }
