@@ -204,6 +204,8 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
         .waitFor();
       expect(await dialog().getByLabel('Meta (JSON)').getAttribute('aria-invalid')).to.equal('true');
       expect(await dialog().getByLabel('Plan name').inputValue()).to.equal('Starter');
+      const suffix = width === 1280 ? '' : '-phone';
+      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-edit-plan${suffix}.png` });
       await fill(dialog(), 'Meta (JSON)', '{"color": "blue", "cost": 3}');
       await fill(dialog(), 'Private meta keys', 'cost');
       await dialog().getByRole('button', { name: 'Save plan' }).click();
@@ -333,6 +335,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
         .getByRole('alert')
         .filter({ hasText: /account/ })
         .waitFor();
+      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-delete-plan${suffix}.png` });
       await expected(page, problems, allowed, /^409 from DELETE .*\/plans\/free$/);
       await dialog().getByRole('button', { name: 'Keep it' }).click();
       await dialog().waitFor({ state: 'hidden' });

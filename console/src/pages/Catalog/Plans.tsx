@@ -392,6 +392,17 @@ export function Plans(props: SectionProps) {
             </Group>
             {p.description && <Text size="sm">{p.description}</Text>}
             {p.note && <Hint>Note: {p.note}</Hint>}
+            <Hint>
+              Grants:{' '}
+              {names([
+                ...p.entitlements.map((e) => {
+                  const ent = catalog.entitlements.find((x) => x.id === e.id);
+                  const name = ent?.name ?? e.id;
+                  return ent?.type === 'boolean' ? name : `${name} ${e.max ?? 'unlimited'}`;
+                }),
+                ...p.addons.map((a) => nameOf(catalog.addons, a)),
+              ])}
+            </Hint>
           </Card>
         ))}
         {props.canEdit && <NewPlan api={api} reload={reload} />}
