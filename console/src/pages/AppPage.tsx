@@ -5,7 +5,6 @@ import {
   CopyButton,
   Group,
   Modal,
-  Select,
   SimpleGrid,
   Stack,
   Text,
@@ -16,6 +15,7 @@ import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
 import { useSession } from '../session';
+import { MembersSection } from './Members';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
 
 /**
@@ -87,8 +87,12 @@ function KeyRow({
       <Modal opened={confirm} onClose={() => setConfirm(false)} title={`Regenerate the ${label.toLowerCase()}?`}>
         <Stack>
           <Text size="sm">
-            The old key stops working at once{label === 'Secret key' ? ', and so do all account tokens' : ''}. Update
-            every place that uses it.
+            {label === 'Secret key'
+              ? 'The old secret key stops working at once: every server, job and MCP client that calls the API with ' +
+                'it gets 401 until it has the new one, and every account token made with it stops working too.'
+              : 'The old publishable key stops working at once: every page that embeds the components or calls the ' +
+                'API with it (pricing tables, paywalls, usage meters) fails until it has the new one.'}{' '}
+            Update every place that uses it.
           </Text>
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setConfirm(false)}>
@@ -189,81 +193,12 @@ export function AppPage() {
               </form>
             </Card>
             {workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role) && (
-              <Invite workspaceId={workspace.id} />
+              <MembersSection workspaceId={workspace.id} workspaceName={workspace.name} role={workspace.role} />
             )}
           </>
         )}
       </Loading>
     </Stack>
-  );
-}
-
-function Invite({ workspaceId }: { workspaceId: string }) {
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<string>('member');
-  const [link, setLink] = useState<string | null>(null);
-  const action = useAction();
-  return (
-    <Card withBorder>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await action.run(async () => {
-            const inv = await consoleApi.post<{ url: string }>(`/workspaces/${workspaceId}/invitations`, {
-              email,
-              role,
-            });
-            setLink(inv.url);
-          });
-        }}
-      >
-        <Stack>
-          <Title order={3} size="h4">
-            Invite someone
-          </Title>
-          <Text size="sm" c="dimmed">
-            They see every app of this workspace: viewers read, members also edit the catalog, offers and webhooks,
-            admins also manage keys, payments and people. The link works for 48 hours, for this address only.
-          </Text>
-          <TextInput
-            label="Email"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-          />
-          <Select
-            label="Role"
-            data={[
-              { value: 'viewer', label: 'Viewer' },
-              { value: 'member', label: 'Member' },
-              { value: 'admin', label: 'Admin' },
-            ]}
-            value={role}
-            onChange={(v) => setRole(v ?? 'member')}
-            allowDeselect={false}
-          />
-          <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
-            Create invitation link
-          </Button>
-          {link && (
-            <Group gap="xs">
-              <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }} aria-label="Invitation link">
-                {link}
-              </Text>
-              <CopyButton value={link}>
-                {({ copied, copy }) => (
-                  <Button size="xs" variant="default" onClick={copy}>
-                    {copied ? 'Copied' : 'Copy'}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-          )}
-        </Stack>
-      </form>
-    </Card>
   );
 }
 
