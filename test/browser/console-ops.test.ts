@@ -335,4 +335,19 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
       await page.setViewportSize({ width: 1280, height: 860 });
     }
   });
+
+  it('deleting an app (owners) names what goes with it and what keeps running; its keys stop working', async () => {
+    const doomed = await createTestApp('Doomed shop');
+    await addAppToWorkspace(await people(testEnv().deps), made.org, doomed.id);
+    await page.goto(url(`/apps/${doomed.id}`));
+    await page.getByRole('button', { name: 'Delete app' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.getByRole('heading').textContent()).to.contain('Doomed shop');
+    expect(await dialog.textContent()).to.match(/Subscriptions already live keep billing at PayPal/);
+    await dialog.getByRole('button', { name: 'Delete Doomed shop' }).click();
+    await page.waitForURL((u) => !u.pathname.includes(doomed.id));
+    await page.getByRole('heading', { name: 'Ops shop', level: 2 }).waitFor();
+    expect((await call('GET', `/apps/${doomed.id}`, { token: doomed.api_key })).status).to.be.oneOf([401, 404]);
+    expect((await get(`/apps/${app.id}`, app.api_key)).status).to.equal(200);
+  });
 });

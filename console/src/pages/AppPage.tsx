@@ -16,7 +16,7 @@ import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
 import { useSession } from '../session';
 import { MembersSection } from './Members';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 /**
  * A key with its actions. The secret key arrives masked (`[redacted]`): "Reveal" asks the server for it (owners and
@@ -195,10 +195,51 @@ export function AppPage() {
             {workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role) && (
               <MembersSection workspaceId={workspace.id} workspaceName={workspace.name} role={workspace.role} />
             )}
+            {workspace && !workspace.demo && workspace.role === 'owner' && <DeleteApp appId={app.id} name={app.name} />}
           </>
         )}
       </Loading>
     </Stack>
+  );
+}
+
+/** Deleting the app (owners): everything it owns goes with it; the dialog says what, and what keeps running. */
+function DeleteApp({ appId, name }: { appId: string; name: string }) {
+  const [open, setOpen] = useState(false);
+  const { reload } = useSession();
+  const navigate = useNavigate();
+  return (
+    <Card withBorder>
+      <Stack gap="xs">
+        <Title order={3} size="h4">
+          Delete this app
+        </Title>
+        <Text size="sm">Removes the app and everything it owns. Only owners can do this.</Text>
+        <Button color="red" variant="light" w="fit-content" onClick={() => setOpen(true)}>
+          Delete app
+        </Button>
+      </Stack>
+      <ConfirmDialog
+        opened={open}
+        title={`Delete the app ${name}?`}
+        confirmLabel={`Delete ${name}`}
+        onClose={() => setOpen(false)}
+        onConfirm={async () => {
+          await appApi(appId).apps.delete();
+          await reload();
+          navigate('/', { replace: true });
+        }}
+      >
+        <Text size="sm">
+          Deleted at once and for good: its plans, entitlements, add-ons, incentives, accounts with their usage and
+          events, offers, cancel flows, webhook endpoints with their deliveries, the payment connection and the MCP
+          settings. Both keys stop working, so every server and page using them fails.
+        </Text>
+        <Text size="sm" fw={600}>
+          Subscriptions already live keep billing at PayPal: cancel them there first if they should stop.
+        </Text>
+      </ConfirmDialog>
+    </Card>
   );
 }
 

@@ -35,9 +35,10 @@ export function MembersSection({
   workspaceName: string;
   role: string;
 }) {
-  const base = `/workspaces/${encodeURIComponent(workspaceId)}`;
-  const members = useLoad(() => consoleApi.get<Member[]>(`${base}/members`), [workspaceId]);
-  const invitations = useLoad(() => consoleApi.get<Invitation[]>(`${base}/invitations`), [workspaceId]);
+  // The workspace id as it goes in a path; the paths are spelled out so a reader (and the console-coverage test) finds them.
+  const ws = encodeURIComponent(workspaceId);
+  const members = useLoad(() => consoleApi.get<Member[]>(`/workspaces/${ws}/members`), [workspaceId]);
+  const invitations = useLoad(() => consoleApi.get<Invitation[]>(`/workspaces/${ws}/invitations`), [workspaceId]);
   return (
     <Card withBorder>
       <Stack>
@@ -49,13 +50,11 @@ export function MembersSection({
           webhooks, admins also manage keys, payments and people; owners also manage owners.
         </Text>
         <Loading error={members.error}>
-          {members.data && (
-            <Members list={members.data} base={base} canOwn={role === 'owner'} reload={members.reload} />
-          )}
+          {members.data && <Members list={members.data} ws={ws} canOwn={role === 'owner'} reload={members.reload} />}
         </Loading>
-        <Invite base={base} onInvited={invitations.reload} />
+        <Invite ws={ws} onInvited={invitations.reload} />
         <Loading error={invitations.error}>
-          {invitations.data && <Invitations list={invitations.data} base={base} reload={invitations.reload} />}
+          {invitations.data && <Invitations list={invitations.data} ws={ws} reload={invitations.reload} />}
         </Loading>
       </Stack>
     </Card>
@@ -64,12 +63,12 @@ export function MembersSection({
 
 function Members({
   list,
-  base,
+  ws,
   canOwn,
   reload,
 }: {
   list: Member[];
-  base: string;
+  ws: string;
   canOwn: boolean;
   reload: () => Promise<void>;
 }) {
@@ -80,7 +79,6 @@ function Members({
     value: r,
     label: ROLE_LABELS[r],
   }));
-  const path = (m: Member) => `${base}/members/${encodeURIComponent(m.user_id)}`;
   return (
     <Stack gap="xs">
       <Table.ScrollContainer minWidth={0}>
@@ -126,7 +124,9 @@ function Members({
                           v &&
                           v !== m.role &&
                           action.run(async () => {
-                            await consoleApi.patch(path(m), { role: v });
+                            await consoleApi.patch(`/workspaces/${ws}/members/${encodeURIComponent(m.user_id)}`, {
+                              role: v,
+                            });
                             await reload();
                             if (m.user_id === me.user.id) await reloadMe();
                           })
@@ -154,7 +154,7 @@ function Members({
         confirmLabel="Remove"
         onClose={() => setRemoving(null)}
         onConfirm={async () => {
-          await consoleApi.del(path(removing!));
+          await consoleApi.del(`/workspaces/${ws}/members/${encodeURIComponent(removing!.user_id)}`);
           await reload();
           if (removing!.user_id === me.user.id) await reloadMe();
         }}
@@ -168,7 +168,7 @@ function Members({
   );
 }
 
-function Invite({ base, onInvited }: { base: string; onInvited: () => Promise<void> }) {
+function Invite({ ws, onInvited }: { ws: string; onInvited: () => Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('member');
   const [link, setLink] = useState<string | null>(null);
@@ -178,7 +178,7 @@ function Invite({ base, onInvited }: { base: string; onInvited: () => Promise<vo
       onSubmit={async (e) => {
         e.preventDefault();
         const ok = await action.run(async () => {
-          const inv = await consoleApi.post<{ url: string }>(`${base}/invitations`, { email, role });
+          const inv = await consoleApi.post<{ url: string }>(`/workspaces/${ws}/invitations`, { email, role });
           setLink(inv.url);
         });
         if (ok) {
@@ -242,7 +242,7 @@ function Invite({ base, onInvited }: { base: string; onInvited: () => Promise<vo
   );
 }
 
-function Invitations({ list, base, reload }: { list: Invitation[]; base: string; reload: () => Promise<void> }) {
+function Invitations({ list, ws, reload }: { list: Invitation[]; ws: string; reload: () => Promise<void> }) {
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   return (
     <Stack gap="xs">
@@ -294,7 +294,7 @@ function Invitations({ list, base, reload }: { list: Invitation[]; base: string;
         confirmLabel="Revoke"
         onClose={() => setRevoking(null)}
         onConfirm={async () => {
-          await consoleApi.del(`${base}/invitations/${encodeURIComponent(revoking!.id)}`);
+          await consoleApi.del(`/workspaces/${ws}/invitations/${encodeURIComponent(revoking!.id)}`);
           await reload();
         }}
       >
