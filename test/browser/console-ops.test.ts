@@ -12,6 +12,7 @@ import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/c
 import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
+import { connectMcp } from '../helpers/mcp.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -54,6 +55,9 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
     await page.getByRole('textbox', { name: 'Password' }).fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    // Lands on the app's page: let it finish loading (members, invitations) before a test navigates away.
+    await page.getByRole('heading', { name: 'Pending invitations' }).waitFor();
+    await page.waitForLoadState('networkidle');
   });
   after(async () => {
     await browser?.close();
@@ -349,5 +353,25 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
     await page.getByRole('heading', { name: 'Ops shop', level: 2 }).waitFor();
     expect((await call('GET', `/apps/${doomed.id}`, { token: doomed.api_key })).status).to.be.oneOf([401, 404]);
     expect((await get(`/apps/${app.id}`, app.api_key)).status).to.equal(200);
+  });
+
+  it('MCP: removing a connection asks first, naming it', async () => {
+    const { client } = await connectMcp(app.id, { key: app.api_key }, 'Ops agent');
+    await client.close();
+    const list = async () =>
+      (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body as { name: string }[];
+    expect((await list()).map((c) => c.name)).to.include('Ops agent');
+    await page.goto(url(`/apps/${app.id}/mcp`));
+    const row = page.getByRole('table', { name: 'Connections' }).getByRole('row').filter({ hasText: 'Ops agent' });
+    await row.getByRole('button', { name: 'Remove' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.getByRole('heading').textContent()).to.contain('Ops agent');
+    await dialog.getByRole('button', { name: 'Keep it' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await list()).map((c) => c.name)).to.include('Ops agent');
+    await row.getByRole('button', { name: 'Remove' }).click();
+    await dialog.getByRole('button', { name: 'Remove connection' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await list()).map((c) => c.name)).to.not.include('Ops agent');
   });
 });
