@@ -384,8 +384,8 @@ export const consoleRoutes = [
     handler: async (s) => {
       const person = personOf(s);
       const p = await peopleOf(s.deps);
-      const actorRole = await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
-      const member = await changeMember(p, { ...s.params, role: s.body.role, actorRole });
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      const member = await changeMember(p, { ...s.params, role: s.body.role, actorId: person.userId });
       s.deps.logger.info(
         {
           audit: 'member_role_changed',
@@ -415,8 +415,8 @@ export const consoleRoutes = [
     handler: async (s) => {
       const person = personOf(s);
       const p = await peopleOf(s.deps);
-      const actorRole = await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
-      await changeMember(p, { ...s.params, role: null, actorRole });
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      await changeMember(p, { ...s.params, role: null, actorId: person.userId });
       s.deps.logger.info(
         {
           audit: 'member_removed',

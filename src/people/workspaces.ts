@@ -318,25 +318,33 @@ export async function revokeInvitation(p: People, workspaceId: string, id: strin
 }
 
 /**
- * Changes a member's role (`role`) or removes them (`null`), as `actorRole`: admins manage viewers, members and
+ * Changes a member's role (`role`) or removes them (`null`), as the person `actorId`: admins manage viewers, members and
  * admins; only owners make, unmake or remove an owner; a workspace always keeps one owner (409). The workspace's
  * row is locked for the change, so two owners demoting each other at once cannot leave it without one.
  */
 export async function changeMember(
   p: People,
-  input: { workspaceId: string; userId: string; role: Role | null; actorRole: Role },
+  input: { workspaceId: string; userId: string; role: Role | null; actorId: string },
 ): Promise<Member | null> {
   const client = await p.pool.connect();
   try {
     await client.query('begin');
     await client.query(`select 1 from orgs where id = $1 for update`, [input.workspaceId]);
+    // The actor's role as of the lock: an owner stepped down a moment ago acts as what they are now.
+    const actor = await client.query<{ role: Role }>(
+      `select role from workspace_members where org_id = $1 and user_id = $2`,
+      [input.workspaceId, input.actorId],
+    );
+    const actorRole = actor.rows[0]?.role;
+    if (!actorRole || (actorRole !== 'owner' && actorRole !== 'admin'))
+      throw new AppError(403, 'Only owners and admins of this workspace can do that');
     const { rows } = await client.query<{ role: Role }>(
       `select role from workspace_members where org_id = $1 and user_id = $2`,
       [input.workspaceId, input.userId],
     );
     const current = rows[0]?.role;
     if (!current) throw notFound('Member');
-    if ((current === 'owner' || input.role === 'owner') && input.actorRole !== 'owner')
+    if ((current === 'owner' || input.role === 'owner') && actorRole !== 'owner')
       throw new AppError(403, 'Only owners can make, change or remove an owner');
     if (current === 'owner' && input.role !== 'owner') {
       const owners = await client.query(`select 1 from workspace_members where org_id = $1 and role = 'owner'`, [

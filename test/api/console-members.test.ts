@@ -3,6 +3,8 @@
 import { expect } from 'chai';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
+import { presentDelivery } from '../../src/webhooks/webhooks.present.js';
+import type { IWebhookDelivery } from '../../src/webhooks/webhooks.entities.js';
 import { createTestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -159,6 +161,24 @@ describe('workspace members and invitations (console)', function () {
     ).to.not.include(member.email);
   });
 
+  it('two owners stepping each other down at once: one goes through, the other is refused, one owner stays', async () => {
+    const ws = await workspace();
+    const second = await person('owner', ws.id);
+    const path = (u: { id: string }) => `/workspaces/${ws.id}/members/${u.id}`;
+    const answers = await Promise.all([
+      as(ws.owner.cookie, 'PATCH', path(second), { role: 'admin' }),
+      as(second.cookie, 'PATCH', path(ws.owner), { role: 'admin' }),
+    ]);
+    // The second, serialised behind the first, finds either one owner left (409) or itself no longer an owner (403).
+    const [ok, refused] = [...answers].sort((a, b) => a.status - b.status);
+    expect(ok.status).to.equal(200);
+    expect(refused.status).to.be.oneOf([403, 409]);
+    const roles = (
+      await as(answers[0].status === 200 ? ws.owner.cookie : second.cookie, 'GET', `/workspaces/${ws.id}/members`)
+    ).body as { role: string }[];
+    expect(roles.filter((m) => m.role === 'owner')).to.have.length(1);
+  });
+
   it("another workspace's admin gets nothing: 404 on every members and invitations route", async () => {
     const ws = await workspace();
     const other = await workspace();
@@ -220,5 +240,24 @@ describe('a delivery names its Temporal workflow only when there is one', functi
     } finally {
       await r.close();
     }
+  });
+
+  it('a delivery whose start still waits in the outbox, or a test send, names no workflow', async () => {
+    const now = new Date();
+    const d = {
+      id: 'whd_x',
+      endpointId: 'whk_x',
+      eventId: 'evt_x',
+      eventType: 'plan.created',
+      status: 'pending',
+      attempts: 0,
+      test: false,
+      payload: {},
+      createdAt: now,
+      updatedAt: now,
+    } as unknown as IWebhookDelivery;
+    expect(presentDelivery(d).workflow_id).to.equal('whd_x');
+    expect(presentDelivery(d, false).workflow_id).to.equal(null);
+    expect(presentDelivery({ ...d, test: true } as IWebhookDelivery).workflow_id).to.equal(null);
   });
 });
