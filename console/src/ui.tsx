@@ -21,11 +21,13 @@ export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
   return { data, error, reload, setData };
 }
 
-export function ErrorText({ error }: { error: string | null | undefined }) {
+/** An API error as worded; `children` (a link to where it is fixed) follow the words. */
+export function ErrorText({ error, children }: { error: string | null | undefined; children?: ReactNode }) {
   if (!error) return null;
   return (
     <Alert color="red" role="alert" title="Not saved">
       {error}
+      {children && <div>{children}</div>}
     </Alert>
   );
 }

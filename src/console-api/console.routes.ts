@@ -33,8 +33,12 @@ import {
   createWorkspace,
   freeWorkspaceId,
   identityOf,
+  changeMember,
+  invitationsOf,
   invite,
+  membersOf,
   pendingInvitation,
+  revokeInvitation,
   personExists,
   roleInWorkspace,
   workspacesOf,
@@ -88,6 +92,25 @@ const meSchema = z.object({
   temporal_ui_url: z.string().nullable().optional(),
 });
 const invitationSchema = z.object({ id: z.string(), email: z.string(), role: roleSchema, url: z.string() });
+const memberParams = workspaceParams.extend({ userId: z.string().min(1).max(255) });
+const workspaceInvitationParams = workspaceParams.extend({ invitationId: z.string().min(1).max(255) });
+const memberSchema = z.object({
+  user_id: z.string(),
+  name: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  joined_at: z.string(),
+});
+const pendingInvitationSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  invited_by: z.string().nullable().describe('The email of the person who sent it'),
+  url: z.string(),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+const memberRoleBody = z.object({ role: roleSchema });
 
 const slugify = (s: string) =>
   s
@@ -325,6 +348,120 @@ export const consoleRoutes = [
         role: s.body.role,
         invitedBy: person.userId,
       });
+      return { ...inv, url: `${s.origin}/console/invite/${inv.id}` };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/workspaces/:workspaceId/members`,
+    sdk: 'console.members',
+    auth: ['C'],
+    tags,
+    summary: "A workspace's people with their roles (owners and admins)",
+    params: workspaceParams,
+    errors: [403],
+    response: z.array(memberSchema),
+    handler: async (s) => {
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, personOf(s).userId, s.params.workspaceId, 'admin');
+      return membersOf(p, s.params.workspaceId);
+    },
+  }),
+  route({
+    method: 'PATCH',
+    path: `${API}/workspaces/:workspaceId/members/:userId`,
+    sdk: 'console.updateMember',
+    auth: ['C'],
+    tags,
+    summary: "Change a member's role (owners and admins)",
+    description:
+      'Admins set viewer, member or admin; only owners make, change or remove an owner. 409 when it would leave ' +
+      'the workspace without an owner.',
+    params: memberParams,
+    body: memberRoleBody,
+    errors: [403, 409],
+    response: memberSchema,
+    handler: async (s) => {
+      const person = personOf(s);
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      const member = await changeMember(p, { ...s.params, role: s.body.role, actorId: person.userId });
+      s.deps.logger.info(
+        {
+          audit: 'member_role_changed',
+          workspaceId: s.params.workspaceId,
+          memberId: s.params.userId,
+          role: s.body.role,
+          userId: person.userId,
+        },
+        'console: member role changed',
+      );
+      return member!;
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: `${API}/workspaces/:workspaceId/members/:userId`,
+    sdk: 'console.removeMember',
+    auth: ['C'],
+    tags,
+    summary: 'Remove a person from a workspace (owners and admins)',
+    description:
+      'They lose access to every app of the workspace at once; their sign-in stays for other workspaces. Only owners ' +
+      'remove an owner; 409 for the last owner.',
+    params: memberParams,
+    errors: [403, 409],
+    response: z.object({ removed: z.literal(true), user_id: z.string() }),
+    handler: async (s) => {
+      const person = personOf(s);
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      await changeMember(p, { ...s.params, role: null, actorId: person.userId });
+      s.deps.logger.info(
+        {
+          audit: 'member_removed',
+          workspaceId: s.params.workspaceId,
+          memberId: s.params.userId,
+          userId: person.userId,
+        },
+        'console: member removed',
+      );
+      return { removed: true as const, user_id: s.params.userId };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/workspaces/:workspaceId/invitations`,
+    sdk: 'console.invitations',
+    auth: ['C'],
+    tags,
+    summary: "A workspace's pending invitations (owners and admins)",
+    params: workspaceParams,
+    errors: [403],
+    response: z.array(pendingInvitationSchema),
+    handler: async (s) => {
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, personOf(s).userId, s.params.workspaceId, 'admin');
+      return (await invitationsOf(p, s.params.workspaceId)).map((i) => ({
+        ...i,
+        url: `${s.origin}/console/invite/${i.id}`,
+      }));
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: `${API}/workspaces/:workspaceId/invitations/:invitationId`,
+    sdk: 'console.revokeInvitation',
+    auth: ['C'],
+    tags,
+    summary: 'Revoke a pending invitation (owners and admins): its link stops working',
+    params: workspaceInvitationParams,
+    errors: [403],
+    response: pendingInvitationSchema,
+    handler: async (s) => {
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, personOf(s).userId, s.params.workspaceId, 'admin');
+      const inv = await revokeInvitation(p, s.params.workspaceId, s.params.invitationId);
       return { ...inv, url: `${s.origin}/console/invite/${inv.id}` };
     },
   }),

@@ -3,7 +3,7 @@
 // which role; invitations are bound to the invited address. The demo workspace is read by everyone (viewer).
 import { randomBytes } from 'node:crypto';
 import type { Identity } from '../http/credentials.js';
-import { conflict, notFound } from '../errors.js';
+import { AppError, conflict, notFound } from '../errors.js';
 import { ROLES, type Person, type Role } from '../http/route.js';
 import { USERS_TABLE, type People } from './better-auth.js';
 
@@ -233,4 +233,144 @@ export async function acceptInvitation(
 export async function personExists(p: People, email: string): Promise<boolean> {
   const { rowCount } = await p.pool.query(`select 1 from ${USERS_TABLE} where lower(email) = lower($1)`, [email]);
   return (rowCount ?? 0) > 0;
+}
+
+export interface Member {
+  user_id: string;
+  name: string;
+  email: string;
+  role: Role;
+  joined_at: string;
+}
+
+/** The people of a workspace with their roles, owners first, then in the order they joined. */
+export async function membersOf(p: People, workspaceId: string): Promise<Member[]> {
+  const { rows } = await p.pool.query<{ user_id: string; name: string; email: string; role: Role; joined: Date }>(
+    `select m.user_id, u.name, u.email, m.role, m.created_at as joined
+       from workspace_members m join ${USERS_TABLE} u on u.id = m.user_id
+      where m.org_id = $1
+      order by array_position(array['owner','admin','member','viewer'], m.role::text), m.created_at, u.email`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({
+    user_id: r.user_id,
+    name: r.name,
+    email: r.email,
+    role: r.role,
+    joined_at: new Date(r.joined).toISOString(),
+  }));
+}
+
+export interface PendingInvitation {
+  id: string;
+  email: string;
+  role: Role;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A workspace's pending, unexpired invitations, newest first. */
+export async function invitationsOf(p: People, workspaceId: string): Promise<PendingInvitation[]> {
+  const { rows } = await p.pool.query<{
+    id: string;
+    email: string;
+    role: Role;
+    invited_by: string | null;
+    created_at: Date;
+    expires_at: Date;
+  }>(
+    `select i.id, i.email, i.role, u.email as invited_by, i.created_at, i.expires_at
+       from workspace_invitations i left join ${USERS_TABLE} u on u.id = i.invited_by
+      where i.org_id = $1 and i.status = 'pending' and i.expires_at > now()
+      order by i.created_at desc, i.id`,
+    [workspaceId],
+  );
+  return rows.map((r) => ({
+    ...r,
+    created_at: new Date(r.created_at).toISOString(),
+    expires_at: new Date(r.expires_at).toISOString(),
+  }));
+}
+
+/** Revokes a pending invitation of this workspace in one statement: its link stops working. 404 otherwise. */
+export async function revokeInvitation(p: People, workspaceId: string, id: string): Promise<PendingInvitation> {
+  const { rows } = await p.pool.query<{ id: string }>(
+    `update workspace_invitations set status = 'revoked'
+      where id = $1 and org_id = $2 and status = 'pending' and expires_at > now() returning id`,
+    [id, workspaceId],
+  );
+  if (!rows[0]) throw notFound('Invitation');
+  const { rows: full } = await p.pool.query<{
+    id: string;
+    email: string;
+    role: Role;
+    invited_by: string | null;
+    created_at: Date;
+    expires_at: Date;
+  }>(
+    `select i.id, i.email, i.role, u.email as invited_by, i.created_at, i.expires_at
+       from workspace_invitations i left join ${USERS_TABLE} u on u.id = i.invited_by where i.id = $1`,
+    [id],
+  );
+  const r = full[0];
+  return { ...r, created_at: new Date(r.created_at).toISOString(), expires_at: new Date(r.expires_at).toISOString() };
+}
+
+/**
+ * Changes a member's role (`role`) or removes them (`null`), as the person `actorId`: admins manage viewers, members and
+ * admins; only owners make, unmake or remove an owner; a workspace always keeps one owner (409). The workspace's
+ * row is locked for the change, so two owners demoting each other at once cannot leave it without one.
+ */
+export async function changeMember(
+  p: People,
+  input: { workspaceId: string; userId: string; role: Role | null; actorId: string },
+): Promise<Member | null> {
+  const client = await p.pool.connect();
+  try {
+    await client.query('begin');
+    await client.query(`select 1 from orgs where id = $1 for update`, [input.workspaceId]);
+    // The actor's role as of the lock: an owner stepped down a moment ago acts as what they are now.
+    const actor = await client.query<{ role: Role }>(
+      `select role from workspace_members where org_id = $1 and user_id = $2`,
+      [input.workspaceId, input.actorId],
+    );
+    const actorRole = actor.rows[0]?.role;
+    if (!actorRole || (actorRole !== 'owner' && actorRole !== 'admin'))
+      throw new AppError(403, 'Only owners and admins of this workspace can do that');
+    const { rows } = await client.query<{ role: Role }>(
+      `select role from workspace_members where org_id = $1 and user_id = $2`,
+      [input.workspaceId, input.userId],
+    );
+    const current = rows[0]?.role;
+    if (!current) throw notFound('Member');
+    if ((current === 'owner' || input.role === 'owner') && actorRole !== 'owner')
+      throw new AppError(403, 'Only owners can make, change or remove an owner');
+    if (current === 'owner' && input.role !== 'owner') {
+      const owners = await client.query(`select 1 from workspace_members where org_id = $1 and role = 'owner'`, [
+        input.workspaceId,
+      ]);
+      if ((owners.rowCount ?? 0) <= 1)
+        throw conflict('A workspace keeps at least one owner: make someone else an owner first');
+    }
+    if (input.role === null)
+      await client.query(`delete from workspace_members where org_id = $1 and user_id = $2`, [
+        input.workspaceId,
+        input.userId,
+      ]);
+    else
+      await client.query(`update workspace_members set role = $3 where org_id = $1 and user_id = $2`, [
+        input.workspaceId,
+        input.userId,
+        input.role,
+      ]);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+  if (input.role === null) return null;
+  return (await membersOf(p, input.workspaceId)).find((m) => m.user_id === input.userId)!;
 }

@@ -235,16 +235,32 @@ export async function listDeliveries(ctx: Ctx, endpointId: string, q: z.output<t
     filters,
     q,
   );
+  const waiting = await unstarted(
+    ctx.em,
+    page.rows.map((r) => r.id),
+  );
   return {
-    data: page.rows.map((row) => presentDelivery(ctx.em.map(WebhookDelivery, row))),
+    data: page.rows.map((row) => presentDelivery(ctx.em.map(WebhookDelivery, row), !waiting.has(row.id))),
     next_cursor: page.next_cursor,
   };
 }
 
+/** Of these deliveries, those whose workflow start still waits in the outbox (no workflow to link to yet). */
+async function unstarted(em: EntityManager, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await sql<{ workflow_id: string }>(
+    em,
+    `select workflow_id from outbox where kind = 'start' and workflow_id = any($1)`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.workflow_id));
+}
+
 async function reload(ctx: Ctx, id: string) {
-  const d = await ctx.deps.orm.em.fork().findOne(WebhookDelivery, { id });
+  const em = ctx.deps.orm.em.fork();
+  const d = await em.findOne(WebhookDelivery, { id });
   if (!d) throw notFound(`Delivery ${id}`);
-  return presentDelivery(d);
+  return presentDelivery(d, !(await unstarted(em, [id])).has(id));
 }
 
 /**

@@ -5,7 +5,8 @@ import { iso } from '../time.js';
 import { type IWebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
 
-export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliverySchema> {
+/** `started`: whether the delivery's workflow was started (false while its start waits in the outbox). */
+export function presentDelivery(d: IWebhookDelivery, started = true): z.input<typeof S.deliverySchema> {
   return {
     id: d.id,
     endpoint_id: d.endpointId,
@@ -20,6 +21,7 @@ export function presentDelivery(d: IWebhookDelivery): z.input<typeof S.deliveryS
     error: d.error ?? null,
     duration_ms: d.durationMs ?? null,
     test: d.test,
+    workflow_id: d.test || !started ? null : d.id,
     created_at: iso(d.createdAt)!,
     // Stored as presentEvent wrote it.
     payload: d.payload as z.input<typeof eventSchema>,

@@ -104,6 +104,13 @@ export const deliverySchema = z.object({
   error: z.string().nullable(),
   duration_ms: z.number().nullable(),
   test: z.boolean(),
+  workflow_id: z
+    .string()
+    .nullable()
+    .describe(
+      'The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, ' +
+        'and while its start still waits in the outbox.',
+    ),
   created_at: z.string(),
   payload: eventSchema,
 });

@@ -25,6 +25,7 @@ import { CancelFlowsPage } from '../pages/CancelFlows';
 import { CatalogPage } from '../pages/Catalog';
 import { McpPage } from '../pages/Mcp';
 import { OffersPage } from '../pages/Offers';
+import { PaymentsPage } from '../pages/Payments';
 import { ConsentPage } from '../pages/Consent';
 import { InvitePage, SetupPage, SignInPage } from '../pages/SignIn';
 import { WebhooksPage } from '../pages/Webhooks';
@@ -144,6 +145,7 @@ function Shell() {
           <Route path="/apps/:appId/cancel-flows" element={<CancelFlowsPage />} />
           <Route path="/apps/:appId/cancel-flows/:flowId" element={<CancelFlowsPage />} />
           <Route path="/apps/:appId/mcp" element={<McpPage />} />
+          <Route path="/apps/:appId/payments" element={<PaymentsPage />} />
           <Route path="*" element={<Text>Nothing here. Pick an app on the left.</Text>} />
         </Routes>
       </AppShell.Main>
@@ -173,6 +175,7 @@ const SECTIONS: [string, string][] = [
   ['/catalog', 'Catalog'],
   ['/accounts', 'Accounts'],
   ['/analytics', 'Analytics'],
+  ['/payments', 'Payments'],
   ['/offers', 'Offers'],
   ['/billing', 'Checkouts and subscriptions'],
   ['/cancel-flows', 'Cancel flows'],

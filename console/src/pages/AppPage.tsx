@@ -5,7 +5,6 @@ import {
   CopyButton,
   Group,
   Modal,
-  Select,
   SimpleGrid,
   Stack,
   Text,
@@ -16,7 +15,8 @@ import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
 import { useSession } from '../session';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { MembersSection } from './Members';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 /**
  * A key with its actions. The secret key arrives masked (`[redacted]`): "Reveal" asks the server for it (owners and
@@ -87,8 +87,12 @@ function KeyRow({
       <Modal opened={confirm} onClose={() => setConfirm(false)} title={`Regenerate the ${label.toLowerCase()}?`}>
         <Stack>
           <Text size="sm">
-            The old key stops working at once{label === 'Secret key' ? ', and so do all account tokens' : ''}. Update
-            every place that uses it.
+            {label === 'Secret key'
+              ? 'The old secret key stops working at once: every server, job and MCP client that calls the API with ' +
+                'it gets 401 until it has the new one, and every account token made with it stops working too.'
+              : 'The old publishable key stops working at once: every page that embeds the components or calls the ' +
+                'API with it (pricing tables, paywalls, usage meters) fails until it has the new one.'}{' '}
+            Update every place that uses it.
           </Text>
           <Group justify="flex-end">
             <Button variant="default" onClick={() => setConfirm(false)}>
@@ -189,8 +193,9 @@ export function AppPage() {
               </form>
             </Card>
             {workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role) && (
-              <Invite workspaceId={workspace.id} />
+              <MembersSection workspaceId={workspace.id} workspaceName={workspace.name} role={workspace.role} />
             )}
+            {workspace && !workspace.demo && workspace.role === 'owner' && <DeleteApp appId={app.id} name={app.name} />}
           </>
         )}
       </Loading>
@@ -198,71 +203,42 @@ export function AppPage() {
   );
 }
 
-function Invite({ workspaceId }: { workspaceId: string }) {
-  const [email, setEmail] = useState('');
-  const [role, setRole] = useState<string>('member');
-  const [link, setLink] = useState<string | null>(null);
-  const action = useAction();
+/** Deleting the app (owners): everything it owns goes with it; the dialog says what, and what keeps running. */
+function DeleteApp({ appId, name }: { appId: string; name: string }) {
+  const [open, setOpen] = useState(false);
+  const { reload } = useSession();
+  const navigate = useNavigate();
   return (
     <Card withBorder>
-      <form
-        onSubmit={async (e) => {
-          e.preventDefault();
-          await action.run(async () => {
-            const inv = await consoleApi.post<{ url: string }>(`/workspaces/${workspaceId}/invitations`, {
-              email,
-              role,
-            });
-            setLink(inv.url);
-          });
+      <Stack gap="xs">
+        <Title order={3} size="h4">
+          Delete this app
+        </Title>
+        <Text size="sm">Removes the app and everything it owns. Only owners can do this.</Text>
+        <Button color="red" variant="light" w="fit-content" onClick={() => setOpen(true)}>
+          Delete app
+        </Button>
+      </Stack>
+      <ConfirmDialog
+        opened={open}
+        title={`Delete the app ${name}?`}
+        confirmLabel={`Delete ${name}`}
+        onClose={() => setOpen(false)}
+        onConfirm={async () => {
+          await appApi(appId).apps.delete();
+          await reload();
+          navigate('/', { replace: true });
         }}
       >
-        <Stack>
-          <Title order={3} size="h4">
-            Invite someone
-          </Title>
-          <Text size="sm" c="dimmed">
-            They see every app of this workspace: viewers read, members also edit the catalog, offers and webhooks,
-            admins also manage keys, payments and people. The link works for 48 hours, for this address only.
-          </Text>
-          <TextInput
-            label="Email"
-            type="email"
-            required
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-          />
-          <Select
-            label="Role"
-            data={[
-              { value: 'viewer', label: 'Viewer' },
-              { value: 'member', label: 'Member' },
-              { value: 'admin', label: 'Admin' },
-            ]}
-            value={role}
-            onChange={(v) => setRole(v ?? 'member')}
-            allowDeselect={false}
-          />
-          <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
-            Create invitation link
-          </Button>
-          {link && (
-            <Group gap="xs">
-              <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }} aria-label="Invitation link">
-                {link}
-              </Text>
-              <CopyButton value={link}>
-                {({ copied, copy }) => (
-                  <Button size="xs" variant="default" onClick={copy}>
-                    {copied ? 'Copied' : 'Copy'}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-          )}
-        </Stack>
-      </form>
+        <Text size="sm">
+          Deleted at once and for good: its plans, entitlements, add-ons, incentives, accounts with their usage and
+          events, offers, cancel flows, webhook endpoints with their deliveries, the payment connection and the MCP
+          settings. Both keys stop working, so every server and page using them fails.
+        </Text>
+        <Text size="sm" fw={600}>
+          Subscriptions already live keep billing at PayPal: cancel them there first if they should stop.
+        </Text>
+      </ConfirmDialog>
     </Card>
   );
 }

@@ -67,13 +67,16 @@ function Decide({ data }: { data: ConsentRequest }) {
   const name = request.client.name ?? 'An MCP client';
   const decide = (decision: 'approve' | 'deny') =>
     action.run(async () => {
-      const path = `/oauth/requests/${encodeURIComponent(request.id)}/${decision}`;
+      const id = encodeURIComponent(request.id);
       const capped = chosen !== 'read' && (caps.spend_cap !== null || caps.usage_caps.length > 0);
       const body =
         decision === 'approve'
           ? { access_level: chosen, ...(request.app ? {} : { app_id: appId }), ...(capped ? { guardrails: caps } : {}) }
           : {};
-      const { redirect_url } = await consoleApi.post<{ redirect_url: string }>(path, body);
+      const { redirect_url } =
+        decision === 'approve'
+          ? await consoleApi.post<{ redirect_url: string }>(`/oauth/requests/${id}/approve`, body)
+          : await consoleApi.post<{ redirect_url: string }>(`/oauth/requests/${id}/deny`, body);
       window.location.assign(redirect_url);
     });
   const back = new URL(request.redirect_uri);

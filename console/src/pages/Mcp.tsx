@@ -18,7 +18,7 @@ import {
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { adminApi, consoleApi } from '../api';
-import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { capsOf, GuardrailsEditor, GuardrailsSummary, type Guardrails, type GuardrailsView } from './Guardrails';
 
 type Level = 'read' | 'write' | 'full';
@@ -298,6 +298,7 @@ function Connections({
   const { appId } = useParams();
   const action = useAction();
   const [editing, setEditing] = useState<Connection | null>(null);
+  const [removing, setRemoving] = useState<Connection | null>(null);
   return (
     <Card withBorder>
       <Stack gap="xs">
@@ -359,17 +360,7 @@ function Connections({
                     </Table.Td>
                     <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
                     <Table.Td>
-                      <Button
-                        size="compact-xs"
-                        color="red"
-                        variant="subtle"
-                        onClick={() =>
-                          action.run(async () => {
-                            await adminApi(appId!).del(`/mcp/connections/${encodeURIComponent(c.id)}`);
-                            await onChange();
-                          })
-                        }
-                      >
+                      <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRemoving(c)}>
                         Remove
                       </Button>
                     </Table.Td>
@@ -379,6 +370,24 @@ function Connections({
             </Table>
           </Table.ScrollContainer>
         )}
+        <ConfirmDialog
+          opened={!!removing}
+          title={`Remove the connection ${removing?.name ?? ''}?`}
+          confirmLabel="Remove connection"
+          onClose={() => setRemoving(null)}
+          onConfirm={async () => {
+            await adminApi(appId!).del(`/mcp/connections/${encodeURIComponent(removing!.id)}`);
+            await onChange();
+          }}
+        >
+          <Text size="sm">
+            {removing?.kind === 'oauth'
+              ? `${removing.name}${removing.user?.email ? ` (approved by ${removing.user.email})` : ''} loses access ` +
+                'on its next call and its refresh token stops working: it has to sign in and be approved again.'
+              : 'Only this entry goes: a client using the key is listed again when it next connects. To shut key ' +
+                'sessions out, regenerate the key or turn the MCP server off.'}
+          </Text>
+        </ConfirmDialog>
         {editing && (
           <EditGuardrails
             connection={editing}

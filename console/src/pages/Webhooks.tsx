@@ -2,12 +2,14 @@
 // and the event catalog with a sample payload of each type (GET /event-types).
 import {
   Accordion,
+  Anchor,
   Badge,
   Button,
   Card,
   Code,
   CopyButton,
   Group,
+  Modal,
   Select,
   Stack,
   Tabs,
@@ -19,7 +21,8 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
 import { appApi, eventTypes, type AppApi } from '../api';
-import { CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { useSession } from '../session';
+import { ConfirmDialog, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type EventType = WebhooksCreateBody['events'][number];
 
@@ -103,6 +106,7 @@ function Endpoints({ api }: { api: AppApi }) {
                   </Group>
                 </Accordion.Control>
                 <Accordion.Panel>
+                  <EndpointSettings api={api} endpoint={e} onChange={reload} />
                   <Deliveries api={api} endpoint={e} onChange={reload} />
                 </Accordion.Panel>
               </Accordion.Item>
@@ -302,6 +306,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
   const { error, reload } = page;
   const data = page.data?.data;
   const action = useAction();
+  const temporal = useSession().me.temporal_ui_url;
   /** After an action: the page shown again, or the first page, where a new delivery (a test send) shows. */
   const after = async (toFirst = false) => {
     if (toFirst && cursors.length > 1) setCursors([undefined]);
@@ -353,6 +358,16 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                           {d.error}
                         </Text>
                       )}
+                      {temporal && d.workflow_id && (
+                        <Anchor
+                          size="sm"
+                          href={`${temporal}/namespaces/default/workflows/${encodeURIComponent(d.workflow_id)}`}
+                          target="_blank"
+                          rel="noreferrer"
+                        >
+                          Delivery workflow in the Temporal UI
+                        </Anchor>
+                      )}
                       {d.status === 'failed' && (
                         <Button
                           size="xs"
@@ -388,18 +403,24 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
   );
 }
 
+/** `plan.created, account.created` or `*` as the API's list. */
+const eventList = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) as EventType[];
+
 function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void> }) {
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState('*');
-  const action = useAction();
+  const [description, setDescription] = useState('');
+  const action = useAction(['url', 'events', 'description']);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const list = events
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (await action.run(() => api.webhooks.create({ url, events: list as EventType[] }))) {
+    const body = { url, events: eventList(events), ...(description.trim() ? { description } : {}) };
+    if (await action.run(() => api.webhooks.create(body))) {
       setUrl('');
+      setDescription('');
       await reload();
     }
   };
@@ -415,13 +436,22 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
             required
             placeholder="https://example.com/webhooks"
             value={url}
+            error={action.field('url')}
             onChange={(e) => setUrl(e.currentTarget.value)}
           />
           <TextInput
             label="Event types"
             description="Comma-separated, or * for all"
             value={events}
+            error={action.field('events')}
             onChange={(e) => setEvents(e.currentTarget.value)}
+          />
+          <TextInput
+            label="Description"
+            placeholder="CRM sync"
+            value={description}
+            error={action.field('description')}
+            onChange={(e) => setDescription(e.currentTarget.value)}
           />
           <ErrorText error={action.error} />
           <Button type="submit" w="fit-content" loading={action.busy}>
@@ -430,5 +460,177 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
         </Stack>
       </form>
     </Card>
+  );
+}
+
+/**
+ * An endpoint's own actions: edit (URL, events, description), disable or enable, delete, and its signing secret
+ * (revealed on request from `GET /webhooks/:id`, rotated with `POST .../secret/regenerate`: the old one stops at once).
+ */
+function EndpointSettings({
+  api,
+  endpoint,
+  onChange,
+}: {
+  api: AppApi;
+  endpoint: Endpoint;
+  onChange: () => Promise<void>;
+}) {
+  const [editing, setEditing] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const [rotating, setRotating] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const action = useAction();
+  const name = endpoint.description ? `${endpoint.description} (${endpoint.url})` : endpoint.url;
+  return (
+    <Stack gap="xs" mb="sm">
+      <Group gap="xs">
+        <Button size="xs" variant="default" onClick={() => setEditing(true)}>
+          Edit
+        </Button>
+        <Button
+          size="xs"
+          variant="default"
+          loading={action.busy}
+          onClick={() =>
+            action.run(async () => {
+              await api.webhooks.update(endpoint.id, { enabled: !endpoint.enabled });
+              await onChange();
+            })
+          }
+        >
+          {endpoint.enabled ? 'Disable' : 'Enable'}
+        </Button>
+        <Button
+          size="xs"
+          variant="default"
+          onClick={() =>
+            secret
+              ? setSecret(null)
+              : action.run(async () => setSecret((await api.webhooks.get(endpoint.id)).secret ?? null))
+          }
+        >
+          {secret ? 'Hide signing secret' : 'Reveal signing secret'}
+        </Button>
+        <Button size="xs" color="red" variant="light" onClick={() => setRotating(true)}>
+          Rotate secret
+        </Button>
+        <Button size="xs" color="red" variant="light" onClick={() => setDeleting(true)}>
+          Delete
+        </Button>
+      </Group>
+      {!endpoint.enabled && (
+        <Text size="xs" c="dimmed">
+          Disabled: new events are not sent to it{endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}.
+        </Text>
+      )}
+      {secret && (
+        <Group gap="xs">
+          <Code style={{ wordBreak: 'break-all' }} aria-label="Signing secret">
+            {secret}
+          </Code>
+          <CopyButton value={secret}>
+            {({ copied, copy }) => (
+              <Button size="compact-xs" variant="subtle" onClick={copy}>
+                {copied ? 'Copied' : 'Copy'}
+              </Button>
+            )}
+          </CopyButton>
+        </Group>
+      )}
+      <ErrorText error={action.error} />
+      {editing && (
+        <EditEndpoint
+          api={api}
+          endpoint={endpoint}
+          onClose={async (saved) => {
+            setEditing(false);
+            if (saved) await onChange();
+          }}
+        />
+      )}
+      <ConfirmDialog
+        opened={rotating}
+        title={`Rotate the signing secret of ${name}?`}
+        confirmLabel="Rotate now"
+        onClose={() => setRotating(false)}
+        onConfirm={async () => setSecret((await api.webhooks.regenerateSecret(endpoint.id)).secret)}
+      >
+        <Text size="sm">
+          The old secret stops working at once: every later delivery to this endpoint, retries of earlier events
+          included, is signed with the new one. Update the receiver at {endpoint.url} right after.
+        </Text>
+      </ConfirmDialog>
+      <ConfirmDialog
+        opened={deleting}
+        title={`Delete the endpoint ${name}?`}
+        confirmLabel="Delete endpoint"
+        onClose={() => setDeleting(false)}
+        onConfirm={async () => (await api.webhooks.delete(endpoint.id), onChange())}
+      >
+        <Text size="sm">
+          {endpoint.url} gets no more events. Its {endpoint.stats.pending} pending deliver
+          {endpoint.stats.pending === 1 ? 'y stops' : 'ies stop'} without being sent, and its delivery log is deleted
+          with it. This cannot be undone.
+        </Text>
+      </ConfirmDialog>
+    </Stack>
+  );
+}
+
+function EditEndpoint({
+  api,
+  endpoint,
+  onClose,
+}: {
+  api: AppApi;
+  endpoint: Endpoint;
+  onClose: (saved: boolean) => Promise<void>;
+}) {
+  const [url, setUrl] = useState(endpoint.url);
+  const [events, setEvents] = useState(endpoint.events.join(', '));
+  const [description, setDescription] = useState(endpoint.description ?? '');
+  const action = useAction(['url', 'events', 'description']);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const body = { url, events: eventList(events), description: description.trim() ? description : null };
+    if (await action.run(() => api.webhooks.update(endpoint.id, body))) await onClose(true);
+  };
+  return (
+    <Modal opened onClose={() => void onClose(false)} title="Edit endpoint">
+      <form onSubmit={submit}>
+        <Stack gap="xs">
+          <TextInput
+            label="Endpoint URL"
+            required
+            value={url}
+            error={action.field('url')}
+            onChange={(e) => setUrl(e.currentTarget.value)}
+          />
+          <TextInput
+            label="Event types"
+            description="Comma-separated, or * for all"
+            value={events}
+            error={action.field('events')}
+            onChange={(e) => setEvents(e.currentTarget.value)}
+          />
+          <TextInput
+            label="Description"
+            value={description}
+            error={action.field('description')}
+            onChange={(e) => setDescription(e.currentTarget.value)}
+          />
+          <ErrorText error={action.error} />
+          <Group justify="flex-end" gap="xs">
+            <Button variant="default" onClick={() => void onClose(false)}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={action.busy}>
+              Save endpoint
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
   );
 }

@@ -6,6 +6,7 @@
 // checks are the API's own, through draft-preview), and each section of the editor is a component in its own file.
 import {
   Alert,
+  Anchor,
   Badge,
   Button,
   Card,
@@ -20,6 +21,7 @@ import {
 } from '@mantine/core';
 import type { OffersCreateBody, OffersPreviewDraftResponse } from '@offerkit/sdk';
 import { useEffect, useState } from 'react';
+import { Link, useParams } from 'react-router';
 import type { AppApi } from '../../api';
 import { ErrorText, useAction } from '../../ui';
 import { BumpsSection } from './BumpsSection';
@@ -152,7 +154,9 @@ export function OfferEditor({
               <ScheduleSection form={form} catalog={catalog} offerId={offer.id} setForm={setForm} />
             </Stack>
           </Fieldset>
-          <ErrorText error={action.error} />
+          <ErrorText error={action.error}>
+            {/payment provider not connected/.test(action.error ?? '') && <ConnectPaymentsLink />}
+          </ErrorText>
           {readOnly && (
             <Group gap="xs">
               <Text size="sm" c="dimmed" role="status">
@@ -211,5 +215,15 @@ export function OfferEditor({
       </Card>
       <Preview preview={preview} error={previewError} catalog={catalog} />
     </SimpleGrid>
+  );
+}
+
+/** Where a 409 "payment provider not connected" is fixed: the app's Payments page. */
+function ConnectPaymentsLink() {
+  const { appId } = useParams();
+  return (
+    <Anchor component={Link} to={`/apps/${appId}/payments`} size="sm">
+      Connect PayPal on the Payments page
+    </Anchor>
   );
 }

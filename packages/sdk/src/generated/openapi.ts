@@ -11202,6 +11202,8 @@ export interface operations {
             error: string | null;
             duration_ms: number | null;
             test: boolean;
+            /** @description The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, and while its start still waits in the outbox. */
+            workflow_id: string | null;
             created_at: string;
             payload: {
               id: string;
@@ -11329,6 +11331,8 @@ export interface operations {
               error: string | null;
               duration_ms: number | null;
               test: boolean;
+              /** @description The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, and while its start still waits in the outbox. */
+              workflow_id: string | null;
               created_at: string;
               payload: {
                 id: string;
@@ -11422,6 +11426,8 @@ export interface operations {
             error: string | null;
             duration_ms: number | null;
             test: boolean;
+            /** @description The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, and while its start still waits in the outbox. */
+            workflow_id: string | null;
             created_at: string;
             payload: {
               id: string;
