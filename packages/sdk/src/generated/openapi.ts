@@ -10515,7 +10515,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10642,7 +10641,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10655,6 +10653,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -10758,7 +10757,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10771,6 +10769,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -10838,7 +10837,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10958,7 +10956,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -11059,7 +11056,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -11072,6 +11068,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -15228,10 +15225,10 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
+            sessions_30d: number;
+            saves_30d: number;
           }[];
         };
       };
@@ -15403,8 +15400,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
@@ -15578,8 +15573,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
@@ -15813,8 +15806,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
