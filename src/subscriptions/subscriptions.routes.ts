@@ -116,7 +116,7 @@ export const subscriptionRoutes = [
         .optional()
         .describe(
           'Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the ' +
-            "app's checkout_url (required when the app has none).",
+            "app's checkout_url, else the service's hosted return page.",
         ),
       cancel_url: httpUrl
         .optional()

@@ -13330,7 +13330,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
           return_url?: string;
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -13577,7 +13579,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
           return_url?: string;
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -14361,7 +14365,7 @@ export interface operations {
            * @enum {string}
            */
           interval?: 'month' | 'year';
-          /** @description Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the app's checkout_url (required when the app has none). */
+          /** @description Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the app's checkout_url, else the service's hosted return page. */
           return_url?: string;
           /** @description Where the buyer lands after refusing at the provider; when omitted, the return URL. */
           cancel_url?: string;
