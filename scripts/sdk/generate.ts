@@ -87,6 +87,9 @@ export function sdkOperations(routes: readonly RouteDef[]): SdkOperation[] {
     }
     if (!/^[a-z][A-Za-z0-9]*\.[a-z][A-Za-z0-9]*$/.test(name)) throw new Error(`SDK name ${name} is not ns.method`);
     if (seen.has(name)) throw new Error(`SDK name ${name} is used by ${seen.get(name)} and ${routeKey(r)}`);
+    // Each method's documentation starts with a one-line summary (the route's own), then names the route.
+    if (!r.summary?.trim() || /\n/.test(r.summary))
+      throw new Error(`${routeKey(r)}: a one-line \`summary\` is required`);
     seen.set(name, routeKey(r));
     if (!/^\/apps\/:appId(\/|$)/.test(r.path)) throw new Error(`${routeKey(r)}: SDK routes live under /apps/:appId`);
     ops.push({
@@ -211,7 +214,12 @@ function apiModule(ops: SdkOperation[]): string {
   const namespaces = [...new Set(ops.map((o) => o.namespace))];
   const ifaceName = (ns: string) => `${pascal(ns)}Api`;
   for (const ns of namespaces) {
-    out.push(`export interface ${ifaceName(ns)} {`);
+    const mine = ops.filter((o) => o.namespace === ns);
+    const prefixes = [...new Set(mine.map((o) => o.path.split('/').slice(0, 4).join('/')))];
+    out.push(
+      doc([`\`${ns}.*\`: the routes under ${prefixes.map((p) => `\`${p}\``).join(', ')}.`]) +
+        `export interface ${ifaceName(ns)} {`,
+    );
     for (const op of ops.filter((o) => o.namespace === ns)) {
       const base = typeBase(op);
       const args = op.pathParams.map((p) => `${p}: string`);
@@ -225,13 +233,15 @@ function apiModule(ops: SdkOperation[]): string {
             ? `CursorPagePromise<${base}Response>`
             : `APIPromise<${base}Response>`;
       const creds = op.creds.map((c) => ({ S: 'secret key', P: 'publishable key', T: 'account token' })[c]).join(', ');
+      // The summary, then the route (so `accounts.create` reads as `POST /apps/{appId}/namespaces` in an editor's
+      // hover), then the details.
       out.push(
         doc(
           [
             op.route.summary,
-            op.route.description,
             `\`${op.method} ${op.path}\` (${creds})` +
               (op.paginated ? '. Await it for one page, or iterate it with `for await` for every item.' : ''),
+            op.route.description,
           ],
           '  ',
         ) + `  ${op.name.split('.')[1]}(${args.join(', ')}): ${ret};`,

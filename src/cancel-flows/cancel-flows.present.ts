@@ -6,10 +6,15 @@ import { remaining, stepById } from './engine.js';
 import { presentOffer } from './save-offers.js';
 import type * as S from './cancel-flows.schemas.js';
 
+export function presentFlow(f: ICancelFlow): z.input<typeof S.flowSchema>;
+export function presentFlow(
+  f: ICancelFlow,
+  recent: { sessions: number; saves: number },
+): z.input<typeof S.flowListItemSchema>;
 export function presentFlow(
   f: ICancelFlow,
   recent?: { sessions: number; saves: number },
-): z.input<typeof S.flowSchema> {
+): z.input<typeof S.flowSchema> & { sessions_30d?: number; saves_30d?: number } {
   return {
     id: f.id,
     name: f.name,

@@ -45,7 +45,7 @@ export const cancelFlowRoutes = [
     tags,
     summary: 'Every cancel flow, with sessions and saves in the last 30 days',
     params: appIdParams,
-    response: z.array(S.flowSchema),
+    response: z.array(S.flowListItemSchema),
     handler: (s) => flows.listFlows(ctxOf(s)),
   }),
   route({

@@ -114,12 +114,11 @@ export const flowSchema = z.object({
   name: z.string(),
   status: z.enum(['active', 'draft']),
   steps: z.array(z.looseObject({ id: z.string(), type: z.enum(['question', 'text', 'offer', 'confirm']) })),
-  /** In lists: sessions and saves of the last 30 days. */
-  sessions_30d: z.number().optional(),
-  saves_30d: z.number().optional(),
   created_at: z.string(),
   updated_at: z.string(),
 });
+/** A cancel flow in the list: with its sessions and saves of the last 30 days (always there, 0 when none). */
+export const flowListItemSchema = flowSchema.extend({ sessions_30d: z.number(), saves_30d: z.number() });
 /** An offer shown in a session (or a preview): what, from where, its copy and what the customer did. */
 export const sessionOfferSchema = z.object({
   kind: z.string(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { AppError } from '../errors.js';
+import { esc, page } from '../http/html.js';
 import { ctxOf, Reply, route, type Caller } from '../http/route.js';
 import { offerParams } from '../offers/offers.schemas.js';
 import { planParams } from '../catalog/catalog.schemas.js';
@@ -81,21 +82,31 @@ export const checkoutRoutes = [
     sdk: 'checkouts.returnPage',
     auth: ['N'],
     tags,
-    summary: 'Where a buyer lands after approving at the provider (links made for a 402)',
-    description: 'A plain page; it also asks the checkout to complete now.',
+    summary: 'Where a buyer lands after the provider when no return page was given',
+    description:
+      "The page checkouts and plan changes return to when neither the call's `return_url` nor the app's " +
+      '`checkout_url` names one (and the links made for a 402): it asks the checkout to complete now and tells the ' +
+      'buyer they can go back to the app. `outcome=cancelled` is where a buyer who cancelled at the provider lands.',
     params: appIdParams,
-    query: z.object({ subscription_id: z.string().max(255).optional(), token: z.string().max(255).optional() }),
-    replies: { 200: { description: 'A thank-you page', contentType: 'text/html' } },
+    query: z.object({
+      subscription_id: z.string().max(255).optional(),
+      token: z.string().max(255).optional(),
+      outcome: z.enum(['cancelled']).optional(),
+    }),
+    replies: { 200: { description: 'A thank-you (or nothing-was-charged) page', contentType: 'text/html' } },
     handler: async (s) => {
-      await checkouts.nudgeReturnedCheckout(s.deps, s.params.appId, s.query.subscription_id);
-      return new Reply(
-        200,
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Payment ' +
-          'approved</title></head><body><main><h1>Thank you</h1><p>Your payment was approved. Your new limits ' +
-          'apply in a moment; you can close this page.</p></main></body></html>',
-        {},
-        'text/html; charset=utf-8',
-      );
+      const { appName, state } = await checkouts.returnPageState(s.deps, s.params.appId, s.query);
+      const app = appName ? esc(appName) : 'the app';
+      const [title, text] =
+        state === 'cancelled'
+          ? ['Checkout cancelled', `Nothing was charged. You can close this page and return to ${app}.`]
+          : state === 'completed'
+            ? ['Thank you', `Your purchase is complete. You can close this page and return to ${app}.`]
+            : [
+                'Thank you',
+                `Your payment was approved; your new plan applies in a moment. You can close this page and return to ${app}.`,
+              ];
+      return new Reply(200, page(title, `<h1>${esc(title)}</h1>\n<p>${text}</p>`), {}, 'text/html; charset=utf-8');
     },
   }),
   route({

@@ -21,6 +21,20 @@ const ifSubscribed = z
       'secret key only (403 with the publishable key).',
   );
 
+/** Where the buyer lands after the provider (docs/decisions.md, "Where a buyer lands when nobody named a page"). */
+const returnUrl = httpUrl
+  .optional()
+  .describe(
+    "Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, " +
+      "else the service's hosted return page, which completes the checkout and names the app.",
+  );
+const cancelUrl = httpUrl
+  .optional()
+  .describe(
+    "Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, " +
+      "else the service's hosted page saying nothing was charged.",
+  );
+
 export const offerCheckoutBody = z.object({
   plan: callerId,
   interval: z.enum(['month', 'year']),
@@ -38,8 +52,8 @@ export const offerCheckoutBody = z.object({
   account: accountId.optional(),
   email: email.optional(),
   ref: z.string().max(200).optional(),
-  return_url: httpUrl.optional(),
-  cancel_url: httpUrl.optional(),
+  return_url: returnUrl,
+  cancel_url: cancelUrl,
   if_subscribed: ifSubscribed,
 });
 export const checkoutParams = appIdParams.extend({ checkoutId: z.string().min(1).max(255) });
@@ -53,8 +67,8 @@ export const planCheckoutBody = z.object({
   account: accountId.optional(),
   email: email.optional(),
   ref: z.string().max(200).optional(),
-  return_url: httpUrl.optional(),
-  cancel_url: httpUrl.optional(),
+  return_url: returnUrl,
+  cancel_url: cancelUrl,
   if_subscribed: ifSubscribed,
 });
 

@@ -19,6 +19,7 @@ import { PaymentConnection } from '../payments/payments.entities.js';
 import {
   asHttpError,
   ensureRegularProviderPlan,
+  hostedReturnUrl,
   providerFor,
   requireProvider,
   withProvider,
@@ -182,12 +183,15 @@ async function startCheckout(
   input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string } & CheckoutOrigin,
   recheck?: (em: EntityManager) => Promise<void>,
 ) {
-  const returnUrl = input.return_url ?? ctx.app.checkoutUrl;
+  // The caller's page, else the app's checkout_url, else the service's hosted return page (docs/decisions.md).
+  const origin = input.origin || ctx.deps.config.PUBLIC_API_URL;
+  const ownPage = input.return_url ?? ctx.app.checkoutUrl;
+  const returnUrl = ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'approved');
   if (!returnUrl) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
   await refuseSubscribed(ctx.em, ctx.app.id, input);
   const { provider } = await requireProvider(ctx);
   const id = newId('checkout');
-  const cancelUrl = input.cancel_url ?? returnUrl;
+  const cancelUrl = input.cancel_url ?? ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'cancelled') ?? returnUrl;
   const sub = await withProvider(() =>
     provider.createSubscription(
       { planId: providerPlanId, customId: id, returnUrl, cancelUrl, email: input.email },
@@ -691,6 +695,24 @@ export async function applyCheckout(
 }
 
 /** The buyer came back from the provider: make the checkout check now (nothing is revealed either way). */
+/**
+ * What the hosted return page says: the app's name, and the checkout the buyer comes back from (completed now, still
+ * activating, or cancelled at the provider). Asks a waiting checkout to complete first.
+ */
+export async function returnPageState(
+  deps: Deps,
+  appId: string,
+  query: { subscription_id?: string; outcome?: 'cancelled' },
+): Promise<{ appName: string | null; state: 'completed' | 'approved' | 'cancelled' }> {
+  const [app] = await sql<{ name: string }>(deps.orm.em.fork(), 'select name from apps where id = $1', [appId]);
+  if (query.outcome === 'cancelled') return { appName: app?.name ?? null, state: 'cancelled' };
+  await nudgeReturnedCheckout(deps, appId, query.subscription_id);
+  const c = query.subscription_id
+    ? await deps.orm.em.fork().findOne(Checkout, { appId, providerSubscriptionId: query.subscription_id })
+    : null;
+  return { appName: app?.name ?? null, state: c?.status === 'completed' ? 'completed' : 'approved' };
+}
+
 export async function nudgeReturnedCheckout(deps: Deps, appId: string, providerSubscriptionId: string | undefined) {
   if (!providerSubscriptionId) return;
   const c = await deps.orm.em.fork().findOne(Checkout, { appId, providerSubscriptionId });

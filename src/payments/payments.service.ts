@@ -61,6 +61,18 @@ export async function getConnection(ctx: Ctx) {
   return presentConnection(await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id }));
 }
 
+/**
+ * Where a buyer lands after the provider when the caller names no page and the app has no `checkout_url`: the
+ * service's own return page (`GET /apps/:appId/checkouts/return`), which completes the checkout at once and tells the
+ * buyer they can go back to the app; `cancelled` marks the page a buyer reaches by cancelling at the provider.
+ * Null when the service does not know its public origin.
+ */
+export function hostedReturnUrl(origin: string | undefined, appId: string, outcome: 'approved' | 'cancelled') {
+  if (!origin) return null;
+  const url = `${origin.replace(/\/$/, '')}/apps/${encodeURIComponent(appId)}/checkouts/return`;
+  return outcome === 'cancelled' ? `${url}?outcome=cancelled` : url;
+}
+
 /** The app's provider, or 409 `payment provider not connected`. */
 export async function requireProvider(
   ctx: Ctx,

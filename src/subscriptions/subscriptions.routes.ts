@@ -115,7 +115,9 @@ export const subscriptionRoutes = [
       interval: z.enum(['month', 'year']).optional().describe('The new billing interval. Omitted: the current one.'),
       return_url: httpUrl
         .optional()
-        .describe("Where the buyer lands after approving. Omitted: the app's checkout_url (required without one)."),
+        .describe(
+          "Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's hosted return page.",
+        ),
       cancel_url: httpUrl.optional().describe('Where the buyer lands after refusing. Omitted: the return URL.'),
     }),
     errors: [409, 502],

@@ -12,7 +12,13 @@ import type { Deps } from '../deps.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { cursorAtSql, cursorPage } from '../http/pagination.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
-import { ensureRegularProviderPlan, providerFor, requireProvider, withProvider } from '../payments/payments.service.js';
+import {
+  ensureRegularProviderPlan,
+  hostedReturnUrl,
+  providerFor,
+  requireProvider,
+  withProvider,
+} from '../payments/payments.service.js';
 import { iso } from '../time.js';
 import type { PaymentProvider, ProviderSubscription } from '../payments/provider.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
@@ -547,13 +553,16 @@ export async function requestPlanChange(
   } = {},
 ): Promise<{ approveUrl: string | null; pending: PendingChange }> {
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
-  const customerReturn = urls.return_url ?? ctx.app.checkoutUrl;
-  if (!customerReturn) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
-  const customerCancel = urls.cancel_url ?? customerReturn;
-  const id = newId('planChange');
   // The buyer comes back through the service (which checks the provider at once, then sends them on to the
-  // app's pages), so a refusal ("Cancel and return") is known when it happens, not only at expiry.
+  // app's pages), so a refusal ("Cancel and return") is known when it happens, not only at expiry. With no page
+  // of the caller's or the app's, the service's hosted return page (docs/decisions.md).
   const origin = urls.origin || ctx.deps.config.PUBLIC_API_URL;
+  const ownPage = urls.return_url ?? ctx.app.checkoutUrl;
+  const customerReturn = ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'approved');
+  if (!customerReturn) throw badRequest('return_url: is required (the app has no checkout_url to return to)');
+  const customerCancel =
+    urls.cancel_url ?? ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'cancelled') ?? customerReturn;
+  const id = newId('planChange');
   const back = (outcome: 'approved' | 'refused') =>
     origin
       ? `${origin.replace(/\/$/, '')}${planChangeReturnPath(ctx.app.id, id)}?account=${encodeURIComponent(s.accountId)}&outcome=${outcome}`

@@ -38,7 +38,7 @@ export function presentEndpoint(
   e: IWebhookEndpoint,
   stats: Stats,
   withSecret: boolean,
-): z.input<typeof S.endpointSchema> {
+): z.input<typeof S.endpointSchema> & { secret?: string } {
   return {
     id: e.id,
     app_id: e.appId,

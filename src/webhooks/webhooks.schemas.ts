@@ -82,13 +82,15 @@ export const endpointSchema = z.object({
   events: z.array(z.string()),
   enabled: z.boolean(),
   source: z.string(),
-  secret: z.string().optional(),
   disabled_reason: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
   stats,
 });
-/** An endpoint as created, read alone or given a new secret: with its signing secret (the spec's rule). */
+/**
+ * An endpoint as created, read alone or given a new secret: with its signing secret (the spec's rule). Lists,
+ * updates and deletes answer without it (`endpointSchema` has no `secret`, so the SDK's types do not offer one).
+ */
 export const endpointWithSecretSchema = endpointSchema.extend({ secret: z.string() });
 export const deliverySchema = z.object({
   id: z.string(),

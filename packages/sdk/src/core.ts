@@ -1,6 +1,6 @@
 import { APIConnectionError, APIError, APITimeoutError, OfferkitError } from './errors.js';
 import type { Operation } from './generated/api.js';
-import { APIPromise, responseInfo, type ResponseInfo } from './response.js';
+import { APIPromise, responseInfo, type Answer } from './response.js';
 
 /** Options every client takes. */
 export interface ClientOptions {
@@ -90,7 +90,7 @@ export class Core {
     method: string,
     path: string,
     req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions },
-  ): Promise<{ data: unknown; response: ResponseInfo }> {
+  ): Promise<Answer<unknown>> {
     const o = req.options ?? {};
     const url = new URL(this.baseUrl + path);
     for (const [k, v] of Object.entries(req.query ?? {})) {
@@ -124,7 +124,10 @@ export class Core {
         }
         throw err;
       }
-      if (res.ok) return { data: await parseBody(res), response: responseInfo(res) };
+      if (res.ok) {
+        const raw = res.clone();
+        return { data: await parseBody(res), response: responseInfo(res), raw };
+      }
       if (attempt < maxRetries && RETRY_STATUSES.has(res.status)) {
         await res.body?.cancel().catch(() => undefined);
         await sleep(backoff(attempt, res.headers.get('retry-after')));

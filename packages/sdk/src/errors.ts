@@ -1,4 +1,5 @@
 import type { LimitReachedBody } from './generated/api.js';
+import { responseInfo, type ResponseInfo } from './response.js';
 
 /** Every error the SDK throws is an OfferkitError. */
 export class OfferkitError extends Error {
@@ -24,6 +25,8 @@ export class APIError<B = ErrorBody> extends OfferkitError {
   readonly headers: Headers;
   /** The `X-Request-Id` the service logged the request under, when it sent one. */
   readonly requestId: string | null;
+  /** What the headers say, as `.withResponse()` gives it: `retryAfter` and `rateLimit` on a 429, for example. */
+  readonly response: ResponseInfo;
 
   constructor(status: number, body: B, headers: Headers, message?: string) {
     super(message ?? messageOf(status, body));
@@ -31,6 +34,7 @@ export class APIError<B = ErrorBody> extends OfferkitError {
     this.body = body;
     this.headers = headers;
     this.requestId = headers.get('x-request-id');
+    this.response = responseInfo({ status, headers });
   }
 
   /** The subclass for a status: `catch (e) { if (e instanceof NotFoundError) ... }`. */
@@ -83,8 +87,12 @@ export class ConflictError extends APIError<ErrorBody & { reason?: string }> {
     return this.body.reason;
   }
 }
-/** 429: too many requests. */
-export class RateLimitError extends APIError {}
+/** 429: too many requests. `retryAfter`: the seconds the service asks to wait (`Retry-After`), when it says. */
+export class RateLimitError extends APIError {
+  get retryAfter(): number | null {
+    return this.response.retryAfter;
+  }
+}
 /** 5xx: the service failed. */
 export class InternalServerError extends APIError {}
 /** 502: the payment provider returned an error (the message starts with its name). */

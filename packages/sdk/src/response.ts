@@ -8,11 +8,14 @@ export interface ResponseInfo {
   replayed: boolean;
   /** `RateLimit-*` (the publishable key's per-client limit, for example), when the service sent them. */
   rateLimit: { limit: number; remaining: number; resetSeconds: number } | null;
+  /** `Retry-After` in seconds (on a 429 or 503, for example), when the service sent it. */
+  retryAfter: number | null;
 }
 
 export function responseInfo(res: { status: number; headers: Headers }): ResponseInfo {
   const h = res.headers;
   const limit = h.get('ratelimit-limit');
+  const retryAfter = h.get('retry-after');
   return {
     status: res.status,
     headers: h,
@@ -26,17 +29,35 @@ export function responseInfo(res: { status: number; headers: Headers }): Respons
             remaining: Number(h.get('ratelimit-remaining') ?? 0),
             resetSeconds: Number(h.get('ratelimit-reset') ?? 0),
           },
+    retryAfter: retryAfter === null ? null : secondsOf(retryAfter),
   };
+}
+
+/** `Retry-After` as seconds: a number of seconds, or an HTTP date. */
+function secondsOf(value: string): number | null {
+  const s = Number(value);
+  if (value.trim() !== '' && Number.isFinite(s)) return s;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - Date.now()) / 1000)) : null;
+}
+
+/** What the client's transport hands an APIPromise: the parsed body, what the headers say, and the raw answer. */
+export interface Answer<T> {
+  data: T;
+  response: ResponseInfo;
+  /** The answer as fetch gave it, its body unread (a copy: reading it does not disturb `data`). */
+  raw: Response;
 }
 
 /**
  * What every method returns: a promise of the answer's body (`await client.accounts.get('alice')`), which can also
- * give the answer's status and headers: `const { data, response } = await client.usage.add(...).withResponse()`.
+ * give the answer's status and headers: `const { data, response } = await client.usage.add(...).withResponse()`, or
+ * the fetch `Response` itself: `await client.accounts.get('alice').asResponse()`. Either way the call is made once.
  */
 export class APIPromise<T> extends Promise<T> {
   private parsed: Promise<T> | undefined;
 
-  constructor(private readonly answer: Promise<{ data: T; response: ResponseInfo }>) {
+  constructor(private readonly answer: Promise<Answer<T>>) {
     // The executor resolves a placeholder: `then` below reads `answer` instead (so the call runs once).
     super((resolve) => resolve(null as T));
   }
@@ -46,9 +67,17 @@ export class APIPromise<T> extends Promise<T> {
     return Promise;
   }
 
-  /** The body and the answer's status and headers. */
+  /**
+   * The body and what the answer's headers say: `status`, `requestId` (`X-Request-Id`), `replayed`
+   * (`Idempotent-Replayed`), `rateLimit` (`RateLimit-*`), `retryAfter`, and every header as `headers`.
+   */
   withResponse(): Promise<{ data: T; response: ResponseInfo }> {
-    return this.answer;
+    return this.answer.then(({ data, response }) => ({ data, response }));
+  }
+
+  /** The answer as fetch gave it (status, headers, the body unread), like openai-node's `asResponse()`. */
+  asResponse(): Promise<Response> {
+    return this.answer.then((a) => a.raw.clone());
   }
 
   private body(): Promise<T> {

@@ -1742,6 +1742,9 @@ export type App = AppsGetResponse;
 /** The 402 body: the limit that would be passed and the upgrade offer to show (spec, Errors). */
 export type LimitReachedBody = components['schemas']['LimitReachedBody'];
 
+/**
+ * `apps.*`: the routes under `/apps/{appId}`, `/apps/{appId}/keys`, `/apps/{appId}/public-key`.
+ */
 export interface AppsApi {
   /**
    * Get the app
@@ -1752,9 +1755,9 @@ export interface AppsApi {
   /**
    * Update the app
    *
-   * Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
-   *
    * `PATCH /apps/{appId}` (secret key)
+   *
+   * Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
    */
   update(body?: AppsUpdateBody, options?: RequestOptions): APIPromise<AppsUpdateResponse>;
   /**
@@ -1766,9 +1769,9 @@ export interface AppsApi {
   /**
    * Replace the secret key
    *
-   * The old secret key and every account token stop working at once.
-   *
    * `POST /apps/{appId}/keys/regenerate` (secret key)
+   *
+   * The old secret key and every account token stop working at once.
    */
   regenerateSecretKey(options?: RequestOptions): APIPromise<AppsRegenerateSecretKeyResponse>;
   /**
@@ -1779,6 +1782,9 @@ export interface AppsApi {
   regeneratePublicKey(options?: RequestOptions): APIPromise<AppsRegeneratePublicKeyResponse>;
 }
 
+/**
+ * `plans.*`: the routes under `/apps/{appId}/plans`.
+ */
 export interface PlansApi {
   /**
    * List plans (creation order)
@@ -1807,41 +1813,41 @@ export interface PlansApi {
   /**
    * Update a plan (merge)
    *
-   * Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null` removes the card.
-   *
    * `PATCH /apps/{appId}/plans/{planId}` (secret key)
+   *
+   * Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null` removes the card.
    */
   update(planId: string, body?: PlansUpdateBody, options?: RequestOptions): APIPromise<PlansUpdateResponse>;
   /**
    * Delete a plan
    *
-   * 409 while accounts are on the plan.
-   *
    * `DELETE /apps/{appId}/plans/{planId}` (secret key)
+   *
+   * 409 while accounts are on the plan.
    */
   delete(planId: string, options?: RequestOptions): APIPromise<PlansDeleteResponse>;
   /**
    * A plan's pricing card
    *
-   * 404 when the plan has no pricing card.
-   *
    * `GET /apps/{appId}/plans/{planId}/pricing` (secret key, publishable key)
+   *
+   * 404 when the plan has no pricing card.
    */
   getPricingCard(planId: string, options?: RequestOptions): APIPromise<PlansGetPricingCardResponse>;
   /**
    * Merge keys into a plan's meta
    *
-   * The body is the map of keys to merge; a key sent as null is removed.
-   *
    * `PATCH /apps/{appId}/plans/{planId}/meta` (secret key)
+   *
+   * The body is the map of keys to merge; a key sent as null is removed.
    */
   mergeMeta(planId: string, body?: PlansMergeMetaBody, options?: RequestOptions): APIPromise<PlansMergeMetaResponse>;
   /**
    * Attach an entitlement to a plan
    *
-   * `max: null` (or no max) means unlimited.
-   *
    * `POST /apps/{appId}/plans/{planId}/entitlements` (secret key)
+   *
+   * `max: null` (or no max) means unlimited.
    */
   attachEntitlement(
     planId: string,
@@ -1898,13 +1904,16 @@ export interface PlansApi {
   /**
    * Start a checkout for a plan at its regular price
    *
-   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
-   *
    * `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
+   *
+   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
    */
   checkout(planId: string, body?: PlansCheckoutBody, options?: RequestOptions): APIPromise<PlansCheckoutResponse>;
 }
 
+/**
+ * `entitlements.*`: the routes under `/apps/{appId}/entitlements`.
+ */
 export interface EntitlementsApi {
   /**
    * List entitlements (creation order)
@@ -1927,9 +1936,9 @@ export interface EntitlementsApi {
   /**
    * Update an entitlement (name, description, overage)
    *
-   * `overage.mode: block` makes a usage call that would pass the limit return 402. The type cannot change.
-   *
    * `PATCH /apps/{appId}/entitlements/{entitlementId}` (secret key)
+   *
+   * `overage.mode: block` makes a usage call that would pass the limit return 402. The type cannot change.
    */
   update(
     entitlementId: string,
@@ -1939,13 +1948,16 @@ export interface EntitlementsApi {
   /**
    * Delete an entitlement
    *
-   * 409 while it is on a plan or an incentive. Its counters are deleted; usage history stays.
-   *
    * `DELETE /apps/{appId}/entitlements/{entitlementId}` (secret key)
+   *
+   * 409 while it is on a plan or an incentive. Its counters are deleted; usage history stays.
    */
   delete(entitlementId: string, options?: RequestOptions): APIPromise<EntitlementsDeleteResponse>;
 }
 
+/**
+ * `addons.*`: the routes under `/apps/{appId}/addons`.
+ */
 export interface AddonsApi {
   /**
    * List add-ons (creation order)
@@ -1974,13 +1986,16 @@ export interface AddonsApi {
   /**
    * Delete an add-on
    *
-   * 409 while it is on a plan or an incentive or owned by accounts.
-   *
    * `DELETE /apps/{appId}/addons/{addonId}` (secret key)
+   *
+   * 409 while it is on a plan or an incentive or owned by accounts.
    */
   delete(addonId: string, options?: RequestOptions): APIPromise<AddonsDeleteResponse>;
 }
 
+/**
+ * `incentives.*`: the routes under `/apps/{appId}/incentives`.
+ */
 export interface IncentivesApi {
   /**
    * List incentives (creation order)
@@ -2003,9 +2018,9 @@ export interface IncentivesApi {
   /**
    * Update an incentive (merge)
    *
-   * `entitlements` and `addons`, when sent, replace the lists.
-   *
    * `PATCH /apps/{appId}/incentives/{incentiveId}` (secret key)
+   *
+   * `entitlements` and `addons`, when sent, replace the lists.
    */
   update(
     incentiveId: string,
@@ -2015,9 +2030,9 @@ export interface IncentivesApi {
   /**
    * Delete an incentive
    *
-   * 409 while accounts have it.
-   *
    * `DELETE /apps/{appId}/incentives/{incentiveId}` (secret key)
+   *
+   * 409 while accounts have it.
    */
   delete(incentiveId: string, options?: RequestOptions): APIPromise<IncentivesDeleteResponse>;
   /**
@@ -2073,13 +2088,16 @@ export interface IncentivesApi {
   ): APIPromise<IncentivesDetachAddonResponse>;
 }
 
+/**
+ * `accounts.*`: the routes under `/apps/{appId}/namespaces`.
+ */
 export interface AccountsApi {
   /**
    * Search accounts (newest first, paged)
    *
-   * `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that still apply.
-   *
    * `GET /apps/{appId}/namespaces` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that still apply.
    */
   list(query?: AccountsListQuery, options?: RequestOptions): PagePromise<AccountsListResponse>;
   /**
@@ -2100,9 +2118,9 @@ export interface AccountsApi {
   /**
    * Create an account
    *
-   * The id is kept exactly as sent; 409 if it exists. Without `plan` the app's free plan is used.
-   *
    * `POST /apps/{appId}/namespaces` (secret key)
+   *
+   * The id is kept exactly as sent; 409 if it exists. Without `plan` the app's free plan is used.
    */
   create(body: AccountsCreateBody, options?: RequestOptions): APIPromise<AccountsCreateResponse>;
   /**
@@ -2114,17 +2132,17 @@ export interface AccountsApi {
   /**
    * Update an account (merge)
    *
-   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
-   *
    * `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
+   *
+   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
    */
   update(accountId: string, body?: AccountsUpdateBody, options?: RequestOptions): APIPromise<AccountsUpdateResponse>;
   /**
    * Delete an account and its counters
    *
-   * Usage history stays for analytics.
-   *
    * `DELETE /apps/{appId}/namespaces/{accountId}` (secret key)
+   *
+   * Usage history stays for analytics.
    */
   delete(accountId: string, options?: RequestOptions): APIPromise<AccountsDeleteResponse>;
   /**
@@ -2136,9 +2154,9 @@ export interface AccountsApi {
   /**
    * Mint an account token
    *
-   * `ttl_seconds` 60 to 86,400 (default 3,600). Regenerating the secret key invalidates every token.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/token` (secret key)
+   *
+   * `ttl_seconds` 60 to 86,400 (default 3,600). Regenerating the secret key invalidates every token.
    */
   createToken(
     accountId: string,
@@ -2164,9 +2182,9 @@ export interface AccountsApi {
   /**
    * Make a checkout link for an account to buy a plan
    *
-   * Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/upgrade-link` (secret key)
+   *
+   * Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
    */
   upgradeLink(
     accountId: string,
@@ -2175,6 +2193,9 @@ export interface AccountsApi {
   ): APIPromise<AccountsUpgradeLinkResponse>;
 }
 
+/**
+ * `access.*`: the routes under `/apps/{appId}/namespaces`.
+ */
 export interface AccessApi {
   /**
    * Effective access (private meta removed)
@@ -2190,13 +2211,16 @@ export interface AccessApi {
   getPrivate(accountId: string, options?: RequestOptions): APIPromise<AccessGetPrivateResponse>;
 }
 
+/**
+ * `usage.*`: the routes under `/apps/{appId}/namespaces`, `/apps/{appId}/usage`.
+ */
 export interface UsageApi {
   /**
    * All counters of the account
    *
-   * `{ <entitlement_id>: count }` for every usage entitlement the account has.
-   *
    * `GET /apps/{appId}/namespaces/{accountId}/usage` (secret key, publishable key)
+   *
+   * `{ <entitlement_id>: count }` for every usage entitlement the account has.
    */
   list(accountId: string, options?: RequestOptions): APIPromise<UsageListResponse>;
   /**
@@ -2208,9 +2232,9 @@ export interface UsageApi {
   /**
    * Add 1
    *
-   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
+   *
+   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
    */
   add(accountId: string, entitlementId: string, options?: RequestOptions): APIPromise<UsageAddResponse>;
   /**
@@ -2222,9 +2246,9 @@ export interface UsageApi {
   /**
    * Add or subtract an amount
    *
-   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
+   *
+   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
    */
   addAmount(
     accountId: string,
@@ -2235,20 +2259,23 @@ export interface UsageApi {
   /**
    * Ingest a batch of usage events
    *
-   * Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
-   *
    * `POST /apps/{appId}/usage/events` (secret key)
+   *
+   * Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
    */
   ingest(body: UsageIngestBody, options?: RequestOptions): APIPromise<UsageIngestResponse>;
 }
 
+/**
+ * `reservations.*`: the routes under `/apps/{appId}/namespaces`.
+ */
 export interface ReservationsApi {
   /**
    * Reserve an amount
    *
-   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
+   *
+   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
    */
   create(
     accountId: string,
@@ -2265,9 +2292,9 @@ export interface ReservationsApi {
   /**
    * Commit a reservation
    *
-   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
+   *
+   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
    */
   commit(
     accountId: string,
@@ -2278,56 +2305,62 @@ export interface ReservationsApi {
   /**
    * Release a reservation
    *
-   * Frees the hold without adding usage. 409 when it was already committed, released or expired.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable key)
+   *
+   * Frees the hold without adding usage. 409 when it was already committed, released or expired.
    */
   release(accountId: string, reservationId: string, options?: RequestOptions): APIPromise<ReservationsReleaseResponse>;
 }
 
+/**
+ * `analytics.*`: the routes under `/apps/{appId}/analytics`.
+ */
 export interface AnalyticsApi {
   /**
    * Calls and total amount per entitlement
    *
-   * `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
-   *
    * `GET /apps/{appId}/analytics` (secret key)
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
    */
   summary(query: AnalyticsSummaryQuery, options?: RequestOptions): APIPromise<AnalyticsSummaryResponse>;
   /**
    * The 402 upgrade funnel: limit reached, link shown, opened, paid
    *
-   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
-   *
    * `GET /apps/{appId}/analytics/upgrades` (secret key)
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
    */
   upgrades(query: AnalyticsUpgradesQuery, options?: RequestOptions): APIPromise<AnalyticsUpgradesResponse>;
   /**
    * Accounts with the most usage
    *
-   * `limit` 1 to 100 (default 10); anything else is a 400.
-   *
    * `GET /apps/{appId}/analytics/top-namespaces` (secret key)
+   *
+   * `limit` 1 to 100 (default 10); anything else is a 400.
    */
   topAccounts(query: AnalyticsTopAccountsQuery, options?: RequestOptions): APIPromise<AnalyticsTopAccountsResponse>;
   /**
    * Usage over time
    *
-   * Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
-   *
    * `GET /apps/{appId}/analytics/timeseries` (secret key)
+   *
+   * Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
    */
   timeseries(query: AnalyticsTimeseriesQuery, options?: RequestOptions): APIPromise<AnalyticsTimeseriesResponse>;
   /**
    * Usage history, newest first
    *
-   * `limit` default 50, at most 200 (larger values give 200).
-   *
    * `GET /apps/{appId}/analytics/events` (secret key)
+   *
+   * `limit` default 50, at most 200 (larger values give 200).
    */
   events(query?: AnalyticsEventsQuery, options?: RequestOptions): APIPromise<AnalyticsEventsResponse>;
 }
 
+/**
+ * `reports.*`: the routes under `/apps/{appId}/analytics`.
+ */
 export interface ReportsApi {
   /**
    * Saved reports
@@ -2361,6 +2394,9 @@ export interface ReportsApi {
   delete(id: string, options?: RequestOptions): APIPromise<ReportsDeleteResponse>;
 }
 
+/**
+ * `webhooks.*`: the routes under `/apps/{appId}/webhooks`.
+ */
 export interface WebhooksApi {
   /**
    * Webhook endpoints with 7-day delivery stats
@@ -2371,9 +2407,9 @@ export interface WebhooksApi {
   /**
    * Add a webhook endpoint
    *
-   * The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
-   *
    * `POST /apps/{appId}/webhooks` (secret key)
+   *
+   * The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
    */
   create(body: WebhooksCreateBody, options?: RequestOptions): APIPromise<WebhooksCreateResponse>;
   /**
@@ -2385,9 +2421,9 @@ export interface WebhooksApi {
   /**
    * Update a webhook endpoint
    *
-   * `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears `disabled_reason`.
-   *
    * `PATCH /apps/{appId}/webhooks/{webhookId}` (secret key)
+   *
+   * `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears `disabled_reason`.
    */
   update(webhookId: string, body?: WebhooksUpdateBody, options?: RequestOptions): APIPromise<WebhooksUpdateResponse>;
   /**
@@ -2399,17 +2435,17 @@ export interface WebhooksApi {
   /**
    * Replace the signing secret
    *
-   * Every later attempt, retries included, is signed with the new secret.
-   *
    * `POST /apps/{appId}/webhooks/{webhookId}/secret/regenerate` (secret key)
+   *
+   * Every later attempt, retries included, is signed with the new secret.
    */
   regenerateSecret(webhookId: string, options?: RequestOptions): APIPromise<WebhooksRegenerateSecretResponse>;
   /**
    * Send a test event now
    *
-   * One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the delivery.
-   *
    * `POST /apps/{appId}/webhooks/{webhookId}/test` (secret key)
+   *
+   * One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the delivery.
    */
   sendTest(
     webhookId: string,
@@ -2419,9 +2455,9 @@ export interface WebhooksApi {
   /**
    * Deliveries to an endpoint, newest first
    *
-   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
-   *
    * `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
    */
   listDeliveries(
     webhookId: string,
@@ -2431,9 +2467,9 @@ export interface WebhooksApi {
   /**
    * Retry a delivery once, now
    *
-   * One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
-   *
    * `POST /apps/{appId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry` (secret key)
+   *
+   * One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
    */
   retryDelivery(
     webhookId: string,
@@ -2442,44 +2478,53 @@ export interface WebhooksApi {
   ): APIPromise<WebhooksRetryDeliveryResponse>;
 }
 
+/**
+ * `events.*`: the routes under `/apps/{appId}/events`.
+ */
 export interface EventsApi {
   /**
    * Event log of the last 30 days, newest first
    *
-   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
-   *
    * `GET /apps/{appId}/events` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
    */
   list(query?: EventsListQuery, options?: RequestOptions): CursorPagePromise<EventsListResponse>;
 }
 
+/**
+ * `payments.*`: the routes under `/apps/{appId}/payments`.
+ */
 export interface PaymentsApi {
   /**
    * Payment provider connection
    *
-   * Connected flag, environment, client id and webhook registration. The secret is never returned.
-   *
    * `GET /apps/{appId}/payments` (secret key)
+   *
+   * Connected flag, environment, client id and webhook registration. The secret is never returned.
    */
   get(options?: RequestOptions): APIPromise<PaymentsGetResponse>;
   /**
    * Connect the payment provider
    *
-   * Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
-   *
    * `PUT /apps/{appId}/payments` (secret key)
+   *
+   * Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
    */
   connect(body: PaymentsConnectBody, options?: RequestOptions): APIPromise<PaymentsConnectResponse>;
   /**
    * Disconnect the payment provider
    *
-   * Existing subscriptions keep billing at the provider. 409 when not connected.
-   *
    * `DELETE /apps/{appId}/payments` (secret key)
+   *
+   * Existing subscriptions keep billing at the provider. 409 when not connected.
    */
   disconnect(options?: RequestOptions): APIPromise<PaymentsDisconnectResponse>;
 }
 
+/**
+ * `offers.*`: the routes under `/apps/{appId}/offers`.
+ */
 export interface OffersApi {
   /**
    * Offers with live status and completed redemptions
@@ -2490,17 +2535,17 @@ export interface OffersApi {
   /**
    * Create a draft offer
    *
-   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
-   *
    * `POST /apps/{appId}/offers` (secret key)
+   *
+   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
    */
   create(body: OffersCreateBody, options?: RequestOptions): APIPromise<OffersCreateResponse>;
   /**
    * Preview unsaved offer fields as a buyer would see them
    *
-   * Validates like create; stores nothing.
-   *
    * `POST /apps/{appId}/offers/draft-preview` (secret key)
+   *
+   * Validates like create; stores nothing.
    */
   previewDraft(body: OffersPreviewDraftBody, options?: RequestOptions): APIPromise<OffersPreviewDraftResponse>;
   /**
@@ -2512,25 +2557,25 @@ export interface OffersApi {
   /**
    * Edit an offer (future purchases only)
    *
-   * For a live offer, new prices get their provider billing plans at once.
-   *
    * `PATCH /apps/{appId}/offers/{offerId}` (secret key)
+   *
+   * For a live offer, new prices get their provider billing plans at once.
    */
   update(offerId: string, body?: OffersUpdateBody, options?: RequestOptions): APIPromise<OffersUpdateResponse>;
   /**
    * Delete an offer (buyers keep price and extras)
    *
-   * In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
-   *
    * `DELETE /apps/{appId}/offers/{offerId}` (secret key)
+   *
+   * In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
    */
   delete(offerId: string, options?: RequestOptions): APIPromise<OffersDeleteResponse>;
   /**
    * Publish: create the provider billing plans and make the offer active
    *
-   * 409 when the payment provider is not connected or the offer is archived; 502 when the provider fails.
-   *
    * `POST /apps/{appId}/offers/{offerId}/publish` (secret key)
+   *
+   * 409 when the payment provider is not connected or the offer is archived; 502 when the provider fails.
    */
   publish(offerId: string, options?: RequestOptions): APIPromise<OffersPublishResponse>;
   /**
@@ -2554,9 +2599,9 @@ export interface OffersApi {
   /**
    * The offer for a checkout page (never 404)
    *
-   * The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
-   *
    * `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
+   *
+   * The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
    */
   getPublic(
     offerId: string,
@@ -2566,20 +2611,23 @@ export interface OffersApi {
   /**
    * Start a checkout for an offer
    *
-   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
-   *
    * `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
+   *
+   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
    */
   checkout(offerId: string, body: OffersCheckoutBody, options?: RequestOptions): APIPromise<OffersCheckoutResponse>;
 }
 
+/**
+ * `checkouts.*`: the routes under `/apps/{appId}/checkouts`.
+ */
 export interface CheckoutsApi {
   /**
    * Checkouts, newest first
    *
-   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
-   *
    * `GET /apps/{appId}/checkouts` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
    */
   list(query?: CheckoutsListQuery, options?: RequestOptions): CursorPagePromise<CheckoutsListResponse>;
   /**
@@ -2591,36 +2639,39 @@ export interface CheckoutsApi {
   /**
    * Complete a checkout after the buyer approved
    *
-   * Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
-   *
    * `POST /apps/{appId}/checkouts/{checkoutId}/complete` (secret key, publishable key)
+   *
+   * Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
    */
   complete(checkoutId: string, options?: RequestOptions): APIPromise<CheckoutsCompleteResponse>;
 }
 
+/**
+ * `subscriptions.*`: the routes under `/apps/{appId}/subscriptions`, `/apps/{appId}/namespaces`.
+ */
 export interface SubscriptionsApi {
   /**
    * The app's subscriptions, newest first (cursor pages)
    *
-   * Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. Pass `next_cursor` back as `cursor` for the next page (null on the last).
-   *
    * `GET /apps/{appId}/subscriptions` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. Pass `next_cursor` back as `cursor` for the next page (null on the last).
    */
   list(query?: SubscriptionsListQuery, options?: RequestOptions): CursorPagePromise<SubscriptionsListResponse>;
   /**
    * Live provider subscriptions offerkit made but does not track (found by the reconciler)
    *
-   * Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
-   *
    * `GET /apps/{appId}/subscriptions/untracked` (secret key)
+   *
+   * Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
    */
   untracked(options?: RequestOptions): APIPromise<SubscriptionsUntrackedResponse>;
   /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
+   *
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
    */
   change(
     accountId: string,
@@ -2652,9 +2703,9 @@ export interface SubscriptionsApi {
   /**
    * Pause billing for 1 to 12 months
    *
-   * Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
-   *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/pause` (secret key)
+   *
+   * Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
    */
   pause(
     accountId: string,
@@ -2669,6 +2720,9 @@ export interface SubscriptionsApi {
   resume(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsResumeResponse>;
 }
 
+/**
+ * `cancelFlows.*`: the routes under `/apps/{appId}/cancel-flows`.
+ */
 export interface CancelFlowsApi {
   /**
    * Every cancel flow, with sessions and saves in the last 30 days
@@ -2685,9 +2739,9 @@ export interface CancelFlowsApi {
   /**
    * Create a cancel flow (from a template when no steps are sent)
    *
-   * Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).
-   *
    * `POST /apps/{appId}/cancel-flows` (secret key)
+   *
+   * Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).
    */
   create(body?: CancelFlowsCreateBody, options?: RequestOptions): APIPromise<CancelFlowsCreateResponse>;
   /**
@@ -2699,9 +2753,9 @@ export interface CancelFlowsApi {
   /**
    * Change name, status, or the whole step list
    *
-   * `steps` replaces the whole list and is validated as a whole. Open sessions keep the steps they started with.
-   *
    * `PATCH /apps/{appId}/cancel-flows/{flowId}` (secret key)
+   *
+   * `steps` replaces the whole list and is validated as a whole. Open sessions keep the steps they started with.
    */
   update(flowId: string, body?: CancelFlowsUpdateBody, options?: RequestOptions): APIPromise<CancelFlowsUpdateResponse>;
   /**
@@ -2719,9 +2773,9 @@ export interface CancelFlowsApi {
   /**
    * The offer a customer would get for a set of answers, without a session
    *
-   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
-   *
    * `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
+   *
+   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
    */
   previewOffer(
     flowId: string,
@@ -2730,21 +2784,24 @@ export interface CancelFlowsApi {
   ): APIPromise<CancelFlowsPreviewOfferResponse>;
 }
 
+/**
+ * `cancelSessions.*`: the routes under `/apps/{appId}/cancel-sessions`.
+ */
 export interface CancelSessionsApi {
   /**
    * Start a cancel session
    *
-   * With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
-   *
    * `POST /apps/{appId}/cancel-sessions` (secret key, account token)
+   *
+   * With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
    */
   start(body?: CancelSessionsStartBody, options?: RequestOptions): APIPromise<CancelSessionsStartResponse>;
   /**
    * Cancel sessions, newest first
    *
-   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
-   *
    * `GET /apps/{appId}/cancel-sessions` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Pass `next_cursor` back as `cursor` for the next page (null on the last).
    */
   list(query?: CancelSessionsListQuery, options?: RequestOptions): CursorPagePromise<CancelSessionsListResponse>;
   /**
@@ -2756,9 +2813,9 @@ export interface CancelSessionsApi {
   /**
    * Answer the current question (or move past a text step)
    *
-   * `step` must equal the current step (else 409). The answer may branch to another step.
-   *
    * `POST /apps/{appId}/cancel-sessions/{sessionId}/answer` (secret key, account token)
+   *
+   * `step` must equal the current step (else 409). The answer may branch to another step.
    */
   answer(
     sessionId: string,
@@ -2780,9 +2837,9 @@ export interface CancelSessionsApi {
   /**
    * Accept the offer: it is applied, and the session is saved
    *
-   * Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
-   *
    * `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
+   *
+   * Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
    */
   accept(
     sessionId: string,
@@ -2792,9 +2849,9 @@ export interface CancelSessionsApi {
   /**
    * Cancel from the confirm step
    *
-   * Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
-   *
    * `POST /apps/{appId}/cancel-sessions/{sessionId}/cancel` (secret key, account token)
+   *
+   * Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
    */
   cancel(sessionId: string, options?: RequestOptions): APIPromise<CancelSessionsCancelResponse>;
   /**

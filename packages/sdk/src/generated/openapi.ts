@@ -10515,7 +10515,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10642,7 +10641,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10655,6 +10653,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -10758,7 +10757,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10771,6 +10769,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -10838,7 +10837,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -10958,7 +10956,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret?: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -11059,7 +11056,6 @@ export interface operations {
             events: string[];
             enabled: boolean;
             source: string;
-            secret: string;
             disabled_reason: string | null;
             created_at: string;
             updated_at: string;
@@ -11072,6 +11068,7 @@ export interface operations {
               last_status: string | null;
               last_response_status: number | null;
             };
+            secret: string;
           };
         };
       };
@@ -13339,7 +13336,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
           return_url?: string;
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -13586,7 +13585,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
           return_url?: string;
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -14370,7 +14371,7 @@ export interface operations {
            * @enum {string}
            */
           interval?: 'month' | 'year';
-          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url (required without one). */
+          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's hosted return page. */
           return_url?: string;
           /** @description Where the buyer lands after refusing. Omitted: the return URL. */
           cancel_url?: string;
@@ -15234,10 +15235,10 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
+            sessions_30d: number;
+            saves_30d: number;
           }[];
         };
       };
@@ -15409,8 +15410,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
@@ -15584,8 +15583,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
@@ -15819,8 +15816,6 @@ export interface operations {
             } & {
               [key: string]: unknown;
             })[];
-            sessions_30d?: number;
-            saves_30d?: number;
             created_at: string;
             updated_at: string;
           };
