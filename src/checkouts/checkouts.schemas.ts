@@ -26,13 +26,13 @@ const returnUrl = httpUrl
   .optional()
   .describe(
     "Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, " +
-      "else the service's hosted return page, which completes the checkout and names the app.",
+      "else the service's own return page.",
   );
 const cancelUrl = httpUrl
   .optional()
   .describe(
-    "Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, " +
-      "else the service's hosted page saying nothing was charged.",
+    'Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the ' +
+      "service's own page.",
   );
 
 export const offerCheckoutBody = z.object({

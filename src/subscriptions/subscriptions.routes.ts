@@ -72,9 +72,8 @@ export const subscriptionRoutes = [
       level: 'W',
       openWorld: true,
       about:
-        'For an account with an active subscription. By default (`plan_change_policy`) an upgrade applies at ' +
-        'once, charging the prorated difference, a downgrade at `renews_at`. 409 `same_plan`, `change_pending` ' +
-        'or `no_price`.',
+        'By default (`plan_change_policy`) an upgrade applies at once, charging the prorated difference, a ' +
+        'downgrade at `renews_at`. 409 `same_plan`, `change_pending` or `no_price`.',
       use:
         'Use it when a subscribed account wants another plan or interval (create_upgrade_link is for one ' +
         'without a subscription). Returns the change with the approve_url to hand the person; nothing changes ' +
@@ -116,7 +115,7 @@ export const subscriptionRoutes = [
       return_url: httpUrl
         .optional()
         .describe(
-          "Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's hosted return page.",
+          "Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page.",
         ),
       cancel_url: httpUrl.optional().describe('Where the buyer lands after refusing. Omitted: the return URL.'),
     }),
