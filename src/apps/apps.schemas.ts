@@ -53,5 +53,7 @@ export const appSchema = z.object({
   checkout_url: z.string().nullable(),
   /** How plan changes are billed: `prorate_now`, `at_renewal` or `no_proration` per direction (with defaults). */
   plan_change_policy: z.object({ upgrade: planChangePolicy, downgrade: planChangePolicy }),
+  /** The first request made with the publishable key (the components in a page), or null while it was never used. */
+  publishable_first_used_at: z.string().nullable(),
   created_at: z.string(),
 });

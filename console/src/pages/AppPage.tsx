@@ -282,7 +282,7 @@ export function NewAppPage() {
           await action.run(async () => {
             const app = await consoleApi.post<{ id: string }>(`/workspaces/${owned[0].id}/apps`, { name });
             await reload();
-            navigate(`/apps/${app.id}/catalog`);
+            navigate(`/apps/${app.id}`);
           });
         }}
       >

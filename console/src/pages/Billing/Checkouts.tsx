@@ -7,6 +7,7 @@ import { appApi } from '../../api';
 import { CursorPager, Loading, useLoad } from '../../ui';
 import { accountLink, CHECKOUT_COLORS, nowrap } from './shared';
 import { day } from './text';
+import { WorkflowLink } from '../../temporal';
 
 type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
 
@@ -78,6 +79,9 @@ export function Checkouts() {
                         <Table.Td>{c.ref ?? '—'}</Table.Td>
                         <Table.Td>
                           <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
+                          <div>
+                            <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
+                          </div>
                         </Table.Td>
                       </Table.Tr>
                     ))}

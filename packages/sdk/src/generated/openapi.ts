@@ -2173,6 +2173,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2193,6 +2194,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2210,6 +2212,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2231,6 +2234,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2251,6 +2255,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2268,6 +2273,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2292,6 +2298,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2312,6 +2319,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2329,6 +2337,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2350,6 +2359,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2370,6 +2380,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2387,6 +2398,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2411,6 +2423,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2431,6 +2444,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2448,6 +2462,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2472,6 +2487,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2492,6 +2508,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2509,6 +2526,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2533,6 +2551,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2553,6 +2572,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2570,6 +2590,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2786,6 +2807,7 @@ export interface components {
         created_at: string;
         completed_at: string | null;
         cancel_reason: string | null;
+        workflow_id: string | null;
         refund: {
           /** @enum {string} */
           status: 'refunded' | 'none';
@@ -2810,6 +2832,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2830,6 +2853,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2847,6 +2871,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2868,6 +2893,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2888,6 +2914,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2905,6 +2932,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2926,6 +2954,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2946,6 +2975,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2963,6 +2993,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2987,6 +3018,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3007,6 +3039,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3024,6 +3057,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3048,6 +3082,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3068,6 +3103,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3085,6 +3121,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3109,6 +3146,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3129,6 +3167,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3146,6 +3185,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3179,6 +3219,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3199,6 +3240,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3216,6 +3258,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3312,6 +3355,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3332,6 +3376,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3349,6 +3394,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3433,6 +3479,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3453,6 +3500,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3470,6 +3518,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3548,6 +3597,7 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
+            publishable_first_used_at: string | null;
             created_at: string;
           };
         };
@@ -3707,6 +3757,7 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
+            publishable_first_used_at: string | null;
             created_at: string;
           };
         };
@@ -7151,6 +7202,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -7241,6 +7293,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7261,6 +7314,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7278,6 +7332,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7455,6 +7510,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -7528,6 +7584,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7548,6 +7605,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7565,6 +7623,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7642,6 +7701,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7662,6 +7722,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7679,6 +7740,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7769,6 +7831,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7789,6 +7852,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7806,6 +7870,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7901,6 +7966,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7921,6 +7987,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7938,6 +8005,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8300,6 +8368,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -8320,6 +8389,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -8337,6 +8407,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8451,6 +8522,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -8471,6 +8543,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -8488,6 +8561,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8569,6 +8643,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -9222,6 +9297,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9338,6 +9414,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9418,6 +9495,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9528,6 +9606,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -13367,6 +13446,7 @@ export interface operations {
                   resume_at: string | null;
                   restore_plan: string | null;
                   reason: string | null;
+                  workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
                 pending_change: {
@@ -13384,6 +13464,7 @@ export interface operations {
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
                   scheduled_at: string | null;
+                  workflow_id: string | null;
                 } | null;
                 discount: {
                   percent: number;
@@ -13447,6 +13528,7 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                workflow_id: string | null;
                 refund: {
                   /** @enum {string} */
                   status: 'refunded' | 'none';
@@ -13614,6 +13696,7 @@ export interface operations {
                   resume_at: string | null;
                   restore_plan: string | null;
                   reason: string | null;
+                  workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
                 pending_change: {
@@ -13631,6 +13714,7 @@ export interface operations {
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
                   scheduled_at: string | null;
+                  workflow_id: string | null;
                 } | null;
                 discount: {
                   percent: number;
@@ -13694,6 +13778,7 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                workflow_id: string | null;
                 refund: {
                   /** @enum {string} */
                   status: 'refunded' | 'none';
@@ -13862,6 +13947,7 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
               cancel_reason: string | null;
+              workflow_id: string | null;
               refund: {
                 /** @enum {string} */
                 status: 'refunded' | 'none';
@@ -13974,6 +14060,7 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            workflow_id: string | null;
             refund: {
               /** @enum {string} */
               status: 'refunded' | 'none';
@@ -14086,6 +14173,7 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            workflow_id: string | null;
             refund: {
               /** @enum {string} */
               status: 'refunded' | 'none';
@@ -14201,6 +14289,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -14218,6 +14307,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -14394,6 +14484,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14411,6 +14502,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14557,6 +14649,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14574,6 +14667,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14686,6 +14780,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14703,6 +14798,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14797,6 +14893,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14814,6 +14911,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14954,6 +15052,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14971,6 +15070,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -15104,6 +15204,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -15121,6 +15222,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
