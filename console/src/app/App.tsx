@@ -159,9 +159,8 @@ function Home() {
   const ownsEmpty =
     !me.workspaces.some((w) => !w.demo && w.apps.length) &&
     me.workspaces.some((w) => !w.demo && ['owner', 'admin'].includes(w.role));
-  // After setup the owner's workspace has no app yet: they land on the new-app page, not on the demo's app.
-  if (ownsEmpty) return <Navigate to="/new-app" replace />;
-  if (id) return <Navigate to={`/apps/${id}`} replace />;
+  // After setup the owner's own workspace has no app yet: they stay here (create the first app), not on the demo's.
+  if (id && !ownsEmpty) return <Navigate to={`/apps/${id}`} replace />;
   return (
     <Stack maw={560}>
       <Title order={2}>Welcome, {me.user.name}</Title>

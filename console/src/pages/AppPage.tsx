@@ -17,6 +17,7 @@ import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
 import { useSession } from '../session';
 import { ErrorText, Loading, useAction, useLoad } from '../ui';
+import { GettingStarted } from './GettingStarted';
 
 /**
  * A key with its actions. The secret key arrives masked (`[redacted]`): "Reveal" asks the server for it (owners and
@@ -138,6 +139,7 @@ export function AppPage() {
         <Title order={2}>{app?.name ?? 'App'}</Title>
         {workspace && <Badge variant="light">{workspace.demo ? 'Demo workspace (read-only)' : workspace.name}</Badge>}
       </Group>
+      <GettingStarted appId={appId!} />
       <Loading error={error}>
         {app && values && (
           <>
@@ -282,7 +284,7 @@ export function NewAppPage() {
           await action.run(async () => {
             const app = await consoleApi.post<{ id: string }>(`/workspaces/${owned[0].id}/apps`, { name });
             await reload();
-            navigate(`/apps/${app.id}`);
+            navigate(`/apps/${app.id}/catalog`);
           });
         }}
       >
