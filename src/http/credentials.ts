@@ -37,8 +37,8 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   const [r] = await prepared<AppRow>(
     em,
     'app_by_id',
-    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, publishable_first_used_at, created_at, updated_at ' +
-      'from apps where id = $1',
+    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, ' +
+      'publishable_first_used_at, created_at, updated_at from apps where id = $1',
     [id],
   );
   if (!r) return null;
