@@ -12,11 +12,19 @@ export const workflowUrl = (ui: string, workflowId: string) =>
   `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
 
 /** A link to one workflow, or nothing when the record has none (or there is no Temporal UI to open). */
-export function WorkflowLink({ id, children }: { id: string | null | undefined; children: string }) {
+export function WorkflowLink({
+  id,
+  children,
+  size = 'xs',
+}: {
+  id: string | null | undefined;
+  children: string;
+  size?: 'xs' | 'sm';
+}) {
   const ui = useTemporalUi();
   if (!ui || !id) return null;
   return (
-    <Anchor size="xs" href={workflowUrl(ui, id)} target="_blank" rel="noreferrer" aria-label={`${children}: ${id}`}>
+    <Anchor size={size} href={workflowUrl(ui, id)} target="_blank" rel="noreferrer" aria-label={`${children}: ${id}`}>
       {children}
     </Anchor>
   );

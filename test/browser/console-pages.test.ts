@@ -332,9 +332,13 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await fits();
       await shoot(page, 'account-phone');
       await page.setViewportSize({ width: 390, height: 844 });
+      testEnv().deps.config.TEMPORAL_UI_URL = 'http://temporal-ui.test';
       await page.goto(url(`/apps/${app.id}/billing`));
       await page.getByText('ada', { exact: true }).first().waitFor();
       await fits();
+      // The checkout's card keeps its status and workflow link on screen (the table scrolled them out of view).
+      const link = (await page.getByRole('link', { name: /^Workflow: checkout\// }).boundingBox())!;
+      expect(link.x + link.width).to.be.at.most(390);
       await shoot(page, 'billing');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto(url(`/apps/${app.id}/analytics`));

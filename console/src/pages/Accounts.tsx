@@ -213,9 +213,13 @@ export function AccountPage() {
                   </Text>
                   {temporal && (
                     <Group gap="xs">
-                      <WorkflowLink id={data.account.incentive_workflow_id}>Incentive expiry workflow</WorkflowLink>
-                      <WorkflowLink id={data.account.subscription?.pause?.workflow_id}>Pause workflow</WorkflowLink>
-                      <WorkflowLink id={data.account.subscription?.pending_change?.workflow_id}>
+                      <WorkflowLink size="sm" id={data.account.incentive_workflow_id}>
+                        Incentive expiry workflow
+                      </WorkflowLink>
+                      <WorkflowLink size="sm" id={data.account.subscription?.pause?.workflow_id}>
+                        Pause workflow
+                      </WorkflowLink>
+                      <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
                         Plan change workflow
                       </WorkflowLink>
                       <Anchor
