@@ -329,6 +329,8 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.goto(url(`/apps/${app.id}/accounts`));
       await page.getByRole('link', { name: 'Ada' }).click();
       await page.getByRole('heading', { name: 'Ada' }).waitFor();
+      await page.getByText('Usage against limits').waitFor();
+      await page.waitForLoadState('networkidle'); // the account's reads done before the next page
       await fits();
       await shoot(page, 'account-phone');
       await page.setViewportSize({ width: 390, height: 844 });
