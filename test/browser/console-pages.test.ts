@@ -58,6 +58,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
   let problems: string[];
   const allowed: RegExp[] = [];
   let ws: Awaited<ReturnType<typeof owner>>;
+  let inFlight = 0;
   const url = (p: string) => `${testEnv().baseUrl}/console${p}`;
 
   before(async function () {
@@ -75,13 +76,20 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     );
     page = await ctx.newPage();
     problems = watch(page);
+    page.on('request', () => inFlight++);
+    page.on('requestfinished', () => inFlight--);
+    page.on('requestfailed', () => inFlight--);
   });
   after(async () => {
     delete testEnv().deps.config.TEMPORAL_UI_URL;
     await browser?.close();
     await closePeople(testEnv().deps);
   });
+  /** The page's reads are done (a navigation now aborts none). */
+  const settled = () => eventually(async () => inFlight === 0, 10_000).catch(() => undefined);
   afterEach(async function () {
+    // A test ends when its page's reads are done: the next test's navigation must not abort them.
+    await settled();
     if (this.currentTest?.state === 'failed')
       await page.screenshot({ path: `.test-data/console/failed-pages-${this.currentTest.title.slice(0, 40)}.png` });
     const unexpected = problems.filter((p) => !allowed.some((a) => a.test(p)));
@@ -136,12 +144,21 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     await page.getByText('0 of 5 done').waitFor();
     expect(await state()).to.deep.equal(['to do', 'to do', 'to do', 'to do', 'to do']);
     // Each step links to where it is done.
-    expect(await step('Build the catalog').getByRole('link', { name: 'Catalog' }).getAttribute('href')).to.equal(
-      `/console/apps/${app.id}/catalog`,
-    );
-    expect(await step('Connect payments').getByRole('link', { name: 'Payments' }).getAttribute('href')).to.equal(
-      `/console/apps/${app.id}/payments`,
-    );
+    const hrefs = await page
+      .getByLabel('Getting started', { exact: true })
+      .getByRole('list')
+      .getByRole('link')
+      .evaluateAll((as) => as.map((a) => `${a.textContent} ${a.getAttribute('href')}`));
+    const at = `/console/apps/${app.id}`;
+    expect(hrefs).to.deep.equal([
+      `Add plans ${at}/catalog`,
+      `Connect ${at}/payments`,
+      `Create one ${at}/offers`,
+      'See the snippets #getting-started-snippets',
+      `See usage ${at}/analytics`,
+    ]);
+    // Named apart from the navigation: one "Offers" link on the page.
+    expect(await page.getByRole('link', { name: 'Offers' }).count()).to.equal(1);
 
     await seedCatalog(app);
     await connectBilling(app);
@@ -326,6 +343,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     });
 
     it('Accounts, Billing and Analytics (read-only pages) show their records and fit', async () => {
+      await settled();
       await page.goto(url(`/apps/${app.id}/accounts`));
       await page.getByRole('link', { name: 'Ada' }).click();
       await page.getByRole('heading', { name: 'Ada' }).waitFor();
@@ -335,6 +353,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await shoot(page, 'account-phone');
       await page.setViewportSize({ width: 390, height: 844 });
       testEnv().deps.config.TEMPORAL_UI_URL = 'http://temporal-ui.test';
+      await settled();
       await page.goto(url(`/apps/${app.id}/billing`));
       await page.getByText('ada', { exact: true }).first().waitFor();
       await fits();
@@ -343,6 +362,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       expect(link.x + link.width).to.be.at.most(390);
       await shoot(page, 'billing');
       await page.setViewportSize({ width: 390, height: 844 });
+      await settled();
       await page.goto(url(`/apps/${app.id}/analytics`));
       await page.getByRole('heading', { name: 'Analytics' }).waitFor();
       await fits();

@@ -111,6 +111,7 @@ interface Step {
   title: string;
   done: boolean | null;
   detail: string;
+  /** Named apart from the navigation's links (tests and screen readers find "Offers" once). */
   link: { label: string; to: string; external?: boolean };
 }
 
@@ -127,7 +128,7 @@ export function GettingStarted({ appId }: { appId: string }) {
           detail: data.state.plans
             ? `${data.state.plans} plan${data.state.plans === 1 ? '' : 's'}`
             : 'Plans with their prices and the entitlements they include.',
-          link: { label: 'Catalog', to: `${base}/catalog` },
+          link: { label: 'Add plans', to: `${base}/catalog` },
         },
         {
           key: 'payments',
@@ -136,7 +137,7 @@ export function GettingStarted({ appId }: { appId: string }) {
           detail: data.state.paymentsConnected
             ? 'The payment provider is connected.'
             : 'Connect PayPal (sandbox or live) so checkouts can take money.',
-          link: { label: 'Payments', to: `${base}/payments` },
+          link: { label: 'Connect', to: `${base}/payments` },
         },
         {
           key: 'offer',
@@ -145,7 +146,7 @@ export function GettingStarted({ appId }: { appId: string }) {
           detail: data.state.offerPublished
             ? `Offer ${data.state.offerPublished} is published.`
             : 'The prices and extras buyers see in the pricing table.',
-          link: { label: 'Offers', to: `${base}/offers` },
+          link: { label: 'Create one', to: `${base}/offers` },
         },
         {
           key: 'components',
@@ -154,7 +155,7 @@ export function GettingStarted({ appId }: { appId: string }) {
           detail: data.state.componentsUsedAt
             ? `First request with the publishable key on ${new Date(data.state.componentsUsedAt).toLocaleString()}.`
             : 'Paste the snippet below into a page of your site; this step is done at its first request.',
-          link: { label: 'Snippets', to: '#getting-started-snippets', external: true },
+          link: { label: 'See the snippets', to: '#getting-started-snippets', external: true },
         },
         {
           key: 'event',
@@ -163,7 +164,7 @@ export function GettingStarted({ appId }: { appId: string }) {
           detail: data.state.firstEvent
             ? 'Usage or a completed checkout has arrived.'
             : 'Record usage from your product, or let a buyer complete a checkout.',
-          link: { label: 'Analytics', to: `${base}/analytics` },
+          link: { label: 'See usage', to: `${base}/analytics` },
         },
       ]
     : [];
