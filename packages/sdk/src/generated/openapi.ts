@@ -3734,6 +3734,11 @@ export interface operations {
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/public-key/regenerate`)
            */
           public_key?: JsonValue;
+          /**
+           * @deprecated
+           * @description Ignored: set by the service at the first request with the publishable key
+           */
+          publishable_first_used_at?: JsonValue;
         };
       };
     };
