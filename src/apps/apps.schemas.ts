@@ -42,13 +42,10 @@ export const updateAppBody = z.object({
     .optional(),
   api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),
   public_key: ignoredKey('`POST /apps/{appId}/public-key/regenerate`'),
-  publishable_first_used_at: z
-    .unknown()
-    .optional()
-    .meta({
-      deprecated: true,
-      description: 'Ignored: set by the service at the first request with the publishable key',
-    }),
+  publishable_first_used_at: z.unknown().optional().meta({
+    deprecated: true,
+    description: 'Ignored: set by the service at the first request with the publishable key',
+  }),
 });
 
 export const appSchema = z.object({
