@@ -4,9 +4,10 @@ import { mcpPost, TOOLS_LIST } from '../helpers/mcp.js';
 
 /**
  * The compact `tools/list` answer a client receives over HTTP with the secret key (every tool), in characters: 73,812
- * with `dry_run` on every write tool and the MCP App links (docs/decisions.md); not the issue's 45.5k.
+ * with `dry_run` on every write tool and the MCP App links (docs/decisions.md); not the issue's 45.5k. 74,249 with
+ * the records' workflow ids in the output schemas (checkouts, reservations, pauses, plan changes, accounts).
  */
-const BOUND = 74_000;
+const BOUND = 74_500;
 
 type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema; type?: unknown };
 
