@@ -74,6 +74,8 @@ export const configSchema = z.object({
   TEMPORAL_API_KEY: optionalString,
   TEMPORAL_PORT: port(7233),
   TEMPORAL_UI_PORT: port(8233),
+  /** The Temporal UI of an external cluster (e.g. `https://temporal.example.com`): the console's workflow links open it. */
+  TEMPORAL_UI_URL: optionalUrl,
   TEMPORAL_CLI: optionalString,
   ADMIN_API_KEY: optionalString,
   PUBLIC_API_URL: optionalUrl,

@@ -16,6 +16,8 @@ export const App = defineEntity({
     planChangePolicy: p.json<{ upgrade?: PlanChangePolicy; downgrade?: PlanChangePolicy }>().nullable(),
     /** A read-only app (the demo workspace's): every write but the admin key's is refused (src/http/guard.ts). */
     readOnly: p.boolean().default(false),
+    /** The first request made with the publishable key (set once; the console's getting-started checklist). */
+    publishableFirstUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p
       .datetime()

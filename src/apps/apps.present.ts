@@ -14,6 +14,7 @@ export function presentApp(app: IApp): z.input<typeof appSchema> {
     public_key: app.publicKey,
     checkout_url: app.checkoutUrl ?? null,
     plan_change_policy: planChangePolicyOf(app),
+    publishable_first_used_at: iso(app.publishableFirstUsedAt),
     created_at: iso(app.createdAt)!,
   };
 }

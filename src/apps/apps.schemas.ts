@@ -42,6 +42,10 @@ export const updateAppBody = z.object({
     .optional(),
   api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),
   public_key: ignoredKey('`POST /apps/{appId}/public-key/regenerate`'),
+  publishable_first_used_at: z.unknown().optional().meta({
+    deprecated: true,
+    description: 'Ignored: set by the service at the first request with the publishable key',
+  }),
 });
 
 export const appSchema = z.object({
@@ -53,5 +57,7 @@ export const appSchema = z.object({
   checkout_url: z.string().nullable(),
   /** How plan changes are billed: `prorate_now`, `at_renewal` or `no_proration` per direction (with defaults). */
   plan_change_policy: z.object({ upgrade: planChangePolicy, downgrade: planChangePolicy }),
+  /** The first request made with the publishable key (the components in a page), or null while it was never used. */
+  publishable_first_used_at: z.string().nullable(),
   created_at: z.string(),
 });

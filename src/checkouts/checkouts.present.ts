@@ -1,6 +1,7 @@
 // Presenters: entities to the spec's JSON, pure, beside the schemas they produce.
 import type { z } from 'zod';
 import { iso } from '../time.js';
+import { checkoutWorkflowId } from '../../workflows/shared.js';
 import { type ICheckout } from './checkouts.entities.js';
 import type * as S from './checkouts.schemas.js';
 
@@ -25,6 +26,7 @@ export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> 
     created_at: iso(c.createdAt)!,
     completed_at: iso(c.completedAt),
     cancel_reason: c.cancelReason ?? null,
+    workflow_id: checkoutWorkflowId(c.id),
     refund: c.refund ?? null,
     source: c.source ?? 'checkout',
     open_url: c.openUrl ?? null,

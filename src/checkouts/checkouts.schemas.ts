@@ -98,6 +98,8 @@ export const checkoutSchema = z.object({
   completed_at: z.string().nullable(),
   /** Why a checkout ended `cancelled` (the buyer turned it down, or it duplicated a live subscription), else null. */
   cancel_reason: z.string().nullable(),
+  /** The checkout's workflow (`checkout/<id>`): every checkout starts one when it is created. */
+  workflow_id: z.string().nullable(),
   /**
    * A checkout cancelled as the duplicate of a live subscription: what PayPal had charged for it (the first cycle, at
    * activation) and was refunded. Null for every other checkout.

@@ -273,7 +273,9 @@ export const consoleRoutes = [
           demo: w.demo,
           apps: w.app_ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
         })),
-        temporal_ui_url: deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null,
+        temporal_ui_url:
+          deps.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') ??
+          (deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null),
       };
     },
   }),

@@ -337,6 +337,7 @@ export const EVENT_TYPES: EventTypeInfo[] = [
             requested_at: '2026-01-15T10:30:00.000Z',
             effective: 'renewal' as const,
             scheduled_at: '2026-01-15T10:31:00.000Z',
+            workflow_id: `plan-change/${account.appId}/${account.id}/chg_4Rt8WqZ2nLx7Kc3VbMj9`,
           },
         },
       },

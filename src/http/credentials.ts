@@ -26,6 +26,7 @@ interface AppRow {
   read_only: boolean;
   created_at: Date | string;
   updated_at: Date | string;
+  publishable_first_used_at: Date | string | null;
 }
 
 /**
@@ -36,8 +37,8 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   const [r] = await prepared<AppRow>(
     em,
     'app_by_id',
-    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, created_at, updated_at ' +
-      'from apps where id = $1',
+    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, ' +
+      'publishable_first_used_at, created_at, updated_at from apps where id = $1',
     [id],
   );
   if (!r) return null;
@@ -50,9 +51,24 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
     checkoutUrl: r.checkout_url,
     planChangePolicy: r.plan_change_policy ?? null,
     readOnly: r.read_only,
+    publishableFirstUsedAt: r.publishable_first_used_at ? new Date(r.publishable_first_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   } as IApp;
+}
+
+/**
+ * Records the first use of an app's publishable key, once: the update matches only while the column is null (so
+ * concurrent first requests set it once), and the apps trigger then refreshes every process's cached app, after
+ * which this is not called again.
+ */
+async function markPublishableUse(em: EntityManager, appId: string): Promise<void> {
+  await prepared(
+    em,
+    'app_publishable_first_use',
+    'update apps set publishable_first_used_at = now() where id = $1 and publishable_first_used_at is null',
+    [appId],
+  );
 }
 
 /** The app of a request: from the credential cache, which reads it with `loadApp` when it must. */
@@ -173,5 +189,6 @@ export async function authenticate(
   // gets the same 401 but is never counted against anyone.
   if (caller === null) throw new UnrecognizedCredential();
   if (!allowed) throw unauthorized();
+  if (caller.kind === 'publishable' && !app.publishableFirstUsedAt) await markPublishableUse(em, app.id);
   return { caller, app };
 }

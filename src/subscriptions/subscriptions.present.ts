@@ -1,6 +1,7 @@
 // Presenters: entities to the spec's JSON, pure, beside the schemas they produce.
 import type { z } from 'zod';
 import { iso } from '../time.js';
+import { pauseWorkflowId, planChangeWorkflowId } from '../../workflows/shared.js';
 import { type ISubscription } from './subscriptions.entities.js';
 import { type subscriptionSchema } from './subscriptions.schemas.js';
 import type { untrackedSchema } from './subscriptions.schemas.js';
@@ -22,6 +23,7 @@ export function presentSubscription(s: ISubscription): z.input<typeof subscripti
             resume_at: iso(s.resumeAt),
             restore_plan: s.restorePlanId ?? null,
             reason: s.pauseReason ?? null,
+            workflow_id: s.pauseCount > 0 ? pauseWorkflowId(s.appId, s.accountId, s.pauseCount) : null,
           }
         : null,
     cancelled_at: iso(s.cancelledAt),
@@ -41,6 +43,7 @@ export function presentSubscription(s: ISubscription): z.input<typeof subscripti
           requested_at: s.pendingChange.requestedAt,
           effective: s.pendingChange.effective ?? 'now',
           scheduled_at: s.pendingChange.scheduledAt ?? null,
+          workflow_id: s.pendingChange.id ? planChangeWorkflowId(s.appId, s.accountId, s.pendingChange.id) : null,
         }
       : null,
     discount: s.discount

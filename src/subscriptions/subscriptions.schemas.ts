@@ -28,6 +28,8 @@ export const subscriptionSchema = z.object({
       resume_at: z.string().nullable(),
       restore_plan: z.string().nullable(),
       reason: z.string().nullable(),
+      /** The pause's workflow (`pause/<app>/<account>/<n>`), which resumes it at `resume_at`. */
+      workflow_id: z.string().nullable(),
     })
     .nullable(),
   cancelled_at: z.string().nullable(),
@@ -44,6 +46,8 @@ export const subscriptionSchema = z.object({
       effective: z.enum(['now', 'renewal']),
       /** When the provider reported the approval of a change that applies at the renewal; null until then. */
       scheduled_at: z.string().nullable(),
+      /** The workflow awaiting the buyer's approval (`plan-change/<app>/<account>/<chg>`); null when none was started. */
+      workflow_id: z.string().nullable(),
     })
     .nullable(),
   discount: z.object({ percent: z.number(), cycles_left: z.number(), regular_price: z.number() }).nullable(),

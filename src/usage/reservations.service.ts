@@ -74,6 +74,7 @@ hist as (
 select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held`;
 
 interface ReservationRow {
+  app_id: string;
   id: string;
   account_id: string;
   entitlement_id: string;
@@ -95,6 +96,7 @@ export interface ReservationView {
   expires_at: string;
   created_at: string;
   settled_at: string | null;
+  workflow_id: string | null;
 }
 
 const present = (r: ReservationRow): ReservationView => ({
@@ -107,6 +109,7 @@ const present = (r: ReservationRow): ReservationView => ({
   expires_at: iso(new Date(r.expires_at))!,
   created_at: iso(new Date(r.created_at))!,
   settled_at: r.settled_at === null ? null : iso(new Date(r.settled_at)),
+  workflow_id: reservationExpiryWorkflowId(r.app_id, r.id),
 });
 
 export const RESERVATION_DEFAULT_TTL_S = 300;
@@ -126,7 +129,7 @@ export function reservationExpiryCommand(input: ReservationExpiryInput): Tempora
 async function findReservation(em: EntityManager, appId: string, accountId: string, id: string) {
   const [row] = await sql<ReservationRow>(
     em,
-    `select id, account_id, entitlement_id, amount, status, committed, expires_at, created_at, settled_at
+    `select app_id, id, account_id, entitlement_id, amount, status, committed, expires_at, created_at, settled_at
        from usage_reservations where app_id = $1 and account_id = $2 and id = $3`,
     [appId, accountId, id],
   );

@@ -48,6 +48,8 @@ const reservation = z.object({
   expires_at: z.string(),
   created_at: z.string(),
   settled_at: z.string().nullable(),
+  /** The workflow that releases the hold at `expires_at` (`reservation-expiry/<app>/<id>`). */
+  workflow_id: z.string().nullable(),
 });
 const reserveBody = z.object({
   amount: z.number().int().min(1).max(1e12),

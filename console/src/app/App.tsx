@@ -81,8 +81,10 @@ export function App() {
   );
 }
 
+/** The app to open: the first of the person's own workspaces, the read-only demo's only when they have none. */
 function firstApp(me: Me): string | undefined {
-  return me.workspaces.flatMap((w) => w.apps)[0]?.id;
+  const own = me.workspaces.filter((w) => !w.demo).flatMap((w) => w.apps);
+  return (own[0] ?? me.workspaces.flatMap((w) => w.apps)[0])?.id;
 }
 
 function Shell() {
@@ -156,7 +158,11 @@ function Shell() {
 function Home() {
   const { me } = useSession();
   const id = firstApp(me);
-  if (id) return <Navigate to={`/apps/${id}`} replace />;
+  const ownsEmpty =
+    !me.workspaces.some((w) => !w.demo && w.apps.length) &&
+    me.workspaces.some((w) => !w.demo && ['owner', 'admin'].includes(w.role));
+  // After setup the owner's own workspace has no app yet: they stay here (create the first app), not on the demo's.
+  if (id && !ownsEmpty) return <Navigate to={`/apps/${id}`} replace />;
   return (
     <Stack maw={560}>
       <Title order={2}>Welcome, {me.user.name}</Title>

@@ -18,6 +18,7 @@ import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
 import { useSession } from '../session';
 import { Loading, useLoad } from '../ui';
+import { WorkflowLink } from '../temporal';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -146,7 +147,6 @@ export function AccountPage() {
     return { account, access, plan, incentive, events: mine };
   }, [appId, accountId]);
   const temporal = me.temporal_ui_url;
-  const wf = (wid: string) => `${temporal}/namespaces/default/workflows/${encodeURIComponent(wid)}`;
   return (
     <Stack>
       <Anchor component={Link} to={`/apps/${appId}/accounts`} size="sm">
@@ -213,9 +213,15 @@ export function AccountPage() {
                   </Text>
                   {temporal && (
                     <Group gap="xs">
-                      <Anchor size="sm" href={wf(`incentive-expiry/${appId}/${accountId}`)} target="_blank">
+                      <WorkflowLink size="sm" id={data.account.incentive_workflow_id}>
                         Incentive expiry workflow
-                      </Anchor>
+                      </WorkflowLink>
+                      <WorkflowLink size="sm" id={data.account.subscription?.pause?.workflow_id}>
+                        Pause workflow
+                      </WorkflowLink>
+                      <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
+                        Plan change workflow
+                      </WorkflowLink>
                       <Anchor
                         size="sm"
                         href={`${temporal}/namespaces/default/workflows?query=${encodeURIComponent(`AccountId="${accountId}"`)}`}

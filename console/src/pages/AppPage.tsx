@@ -17,6 +17,7 @@ import { appApi, consoleApi } from '../api';
 import { useSession } from '../session';
 import { MembersSection } from './Members';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { GettingStarted } from './GettingStarted';
 
 /**
  * A key with its actions. The secret key arrives masked (`[redacted]`): "Reveal" asks the server for it (owners and
@@ -142,6 +143,7 @@ export function AppPage() {
         <Title order={2}>{app?.name ?? 'App'}</Title>
         {workspace && <Badge variant="light">{workspace.demo ? 'Demo workspace (read-only)' : workspace.name}</Badge>}
       </Group>
+      <GettingStarted appId={appId!} />
       <Loading error={error}>
         {app && values && (
           <>

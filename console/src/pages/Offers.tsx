@@ -55,14 +55,19 @@ export function OffersPage() {
                 <Text>No offers yet. Create one below: it starts as a draft you can preview before publishing.</Text>
               </Card>
             ) : (
-              <Table.ScrollContainer minWidth={520}>
+              // On a phone the counts move under the name, so the row's Delete stays on screen without scrolling.
+              <Table.ScrollContainer minWidth={0}>
                 <Table striped highlightOnHover>
                   <Table.Thead>
                     <Table.Tr>
                       <Table.Th>Offer</Table.Th>
                       <Table.Th>Status</Table.Th>
-                      <Table.Th ta="right">Views</Table.Th>
-                      <Table.Th ta="right">Redemptions</Table.Th>
+                      <Table.Th ta="right" visibleFrom="sm">
+                        Views
+                      </Table.Th>
+                      <Table.Th ta="right" visibleFrom="sm">
+                        Redemptions
+                      </Table.Th>
                       {!demo && (
                         <Table.Th>
                           <VisuallyHidden>Actions</VisuallyHidden>
@@ -78,12 +83,19 @@ export function OffersPage() {
                           <Text size="xs" c="dimmed">
                             {o.id}
                           </Text>
+                          <Text size="xs" c="dimmed" hiddenFrom="sm">
+                            {o.views} views · {o.redemptions} redemptions
+                          </Text>
                         </Table.Td>
                         <Table.Td>
                           <Badge color={STATUS_COLORS[o.live_status]}>{o.live_status}</Badge>
                         </Table.Td>
-                        <Table.Td ta="right">{o.views}</Table.Td>
-                        <Table.Td ta="right">{o.redemptions}</Table.Td>
+                        <Table.Td ta="right" visibleFrom="sm">
+                          {o.views}
+                        </Table.Td>
+                        <Table.Td ta="right" visibleFrom="sm">
+                          {o.redemptions}
+                        </Table.Td>
                         {!demo && (
                           <Table.Td ta="right">
                             <Button
@@ -157,7 +169,7 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
   const navigate = useNavigate();
   const plans = useLoad(() => api.plans.list(), [api]);
   const [form, setForm] = useState({ id: '', name: '', plan: '', price: 10 as number | '' });
-  const action = useAction();
+  const action = useAction(['id', 'name', 'plans.0.plan', 'plans.0.prices']);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await action.run(async () => {
@@ -182,12 +194,14 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
               label="Offer id"
               description="The slug in links"
               required
+              error={action.field('id')}
               value={form.id}
               onChange={(e) => setForm({ ...form, id: e.currentTarget.value })}
             />
             <TextInput
               label="Offer name"
               required
+              error={action.field('name')}
               value={form.name}
               onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
             />
@@ -196,6 +210,7 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
             <Select
               label="Plan"
               required
+              error={action.field('plans.0.plan')}
               data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
               value={form.plan || null}
               onChange={(v) => setForm({ ...form, plan: v ?? '' })}
@@ -203,6 +218,7 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
             <NumberInput
               label="Monthly price (USD)"
               min={0}
+              error={action.field('plans.0.prices')}
               value={form.price}
               onChange={(v) => setForm({ ...form, price: v === '' ? '' : Number(v) })}
             />

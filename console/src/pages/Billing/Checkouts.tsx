@@ -1,5 +1,5 @@
 // The app's checkouts, newest first, filtered by status.
-import { Badge, Card, Group, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Box, Card, Group, Paper, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import type { CheckoutsListQuery, CheckoutsListResponse } from '@offerkit/sdk';
 import { useState } from 'react';
 import { useParams } from 'react-router';
@@ -7,6 +7,7 @@ import { appApi } from '../../api';
 import { CursorPager, Loading, useLoad } from '../../ui';
 import { accountLink, CHECKOUT_COLORS, nowrap } from './shared';
 import { day } from './text';
+import { WorkflowLink } from '../../temporal';
 
 type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
 
@@ -49,41 +50,69 @@ export function Checkouts() {
                   : `No ${status} checkouts.`}
               </Text>
             ) : (
-              <Table.ScrollContainer minWidth={640}>
-                <Table striped aria-label="Checkouts">
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Created</Table.Th>
-                      <Table.Th>Account</Table.Th>
-                      <Table.Th>Offer</Table.Th>
-                      <Table.Th>Plan</Table.Th>
-                      <Table.Th ta="right">Price</Table.Th>
-                      <Table.Th>Ref</Table.Th>
-                      <Table.Th>Status</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {checkouts.data.data.map((c) => (
-                      <Table.Tr key={c.id}>
-                        <Table.Td style={nowrap}>{day(c.created_at)}</Table.Td>
-                        <Table.Td>{accountLink(appId!, c.account)}</Table.Td>
-                        <Table.Td>{c.offer ?? 'regular'}</Table.Td>
-                        <Table.Td>
-                          {c.plan} / {c.interval}
-                          {c.bumps.length > 0 && ` + ${c.bumps.map((b) => b.name).join(', ')}`}
-                        </Table.Td>
-                        <Table.Td ta="right" style={nowrap}>
-                          {c.price} {c.currency}
-                        </Table.Td>
-                        <Table.Td>{c.ref ?? '—'}</Table.Td>
-                        <Table.Td>
-                          <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </Table.ScrollContainer>
+              <>
+                {/* On a phone, cards: the status and the workflow link stay visible without scrolling sideways. */}
+                <Stack gap="xs" hiddenFrom="sm">
+                  {checkouts.data.data.map((c) => (
+                    <Paper key={c.id} withBorder p="xs">
+                      <Group justify="space-between" wrap="nowrap">
+                        {accountLink(appId!, c.account)}
+                        <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
+                      </Group>
+                      <Text size="sm">
+                        {c.plan} / {c.interval} · {c.price} {c.currency} · {c.offer ?? 'regular'}
+                      </Text>
+                      <Group justify="space-between">
+                        <Text size="xs" c="dimmed">
+                          {day(c.created_at)}
+                          {c.ref ? ` · ref ${c.ref}` : ''}
+                        </Text>
+                        <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
+                      </Group>
+                    </Paper>
+                  ))}
+                </Stack>
+                <Box visibleFrom="sm">
+                  <Table.ScrollContainer minWidth={640}>
+                    <Table striped aria-label="Checkouts">
+                      <Table.Thead>
+                        <Table.Tr>
+                          <Table.Th>Created</Table.Th>
+                          <Table.Th>Account</Table.Th>
+                          <Table.Th>Offer</Table.Th>
+                          <Table.Th>Plan</Table.Th>
+                          <Table.Th ta="right">Price</Table.Th>
+                          <Table.Th>Ref</Table.Th>
+                          <Table.Th>Status</Table.Th>
+                        </Table.Tr>
+                      </Table.Thead>
+                      <Table.Tbody>
+                        {checkouts.data.data.map((c) => (
+                          <Table.Tr key={c.id}>
+                            <Table.Td style={nowrap}>{day(c.created_at)}</Table.Td>
+                            <Table.Td>{accountLink(appId!, c.account)}</Table.Td>
+                            <Table.Td>{c.offer ?? 'regular'}</Table.Td>
+                            <Table.Td>
+                              {c.plan} / {c.interval}
+                              {c.bumps.length > 0 && ` + ${c.bumps.map((b) => b.name).join(', ')}`}
+                            </Table.Td>
+                            <Table.Td ta="right" style={nowrap}>
+                              {c.price} {c.currency}
+                            </Table.Td>
+                            <Table.Td>{c.ref ?? '—'}</Table.Td>
+                            <Table.Td>
+                              <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
+                              <div>
+                                <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
+                              </div>
+                            </Table.Td>
+                          </Table.Tr>
+                        ))}
+                      </Table.Tbody>
+                    </Table>
+                  </Table.ScrollContainer>
+                </Box>
+              </>
             ))}
           {checkouts.data && (
             <CursorPager cursors={cursors} setCursors={setCursors} next={checkouts.data.next_cursor} />

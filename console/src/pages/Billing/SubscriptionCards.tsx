@@ -1,6 +1,7 @@
 import { Badge, Group, Paper, Stack, Text } from '@mantine/core';
 import { accountLink, SUB_COLORS } from './shared';
 import { day, pendingText, resumesText, type Sub } from './text';
+import { WorkflowLink } from '../../temporal';
 
 /** The same list as cards, for a phone: the pause and renewal stay visible without scrolling sideways. */
 export function SubscriptionCards({ appId, subs }: { appId: string; subs: Sub[] }) {
@@ -18,7 +19,7 @@ export function SubscriptionCards({ appId, subs }: { appId: string; subs: Sub[] 
           </Text>
           {pendingText(sub) && (
             <Text size="xs" c="dimmed">
-              {pendingText(sub)}
+              {pendingText(sub)} <WorkflowLink id={sub.pending_change?.workflow_id}>Approval workflow</WorkflowLink>
             </Text>
           )}
           <Text size="xs" c="dimmed">
@@ -30,6 +31,7 @@ export function SubscriptionCards({ appId, subs }: { appId: string; subs: Sub[] 
                   ? `Cancelled ${day(sub.cancelled_at)}`
                   : `Since ${day(sub.created_at)}`}
           </Text>
+          <WorkflowLink id={sub.pause?.workflow_id}>Pause workflow</WorkflowLink>
         </Paper>
       ))}
     </Stack>

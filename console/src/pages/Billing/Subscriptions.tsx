@@ -8,6 +8,7 @@ import { CursorPager, Loading, useLoad } from '../../ui';
 import { accountLink, nowrap, PAGE_SIZE, SUB_COLORS } from './shared';
 import { SubscriptionCards } from './SubscriptionCards';
 import { day, pendingText, resumesText } from './text';
+import { WorkflowLink } from '../../temporal';
 
 /** `current`: no status sent, so the API lists the subscriptions that have not ended (active and paused). */
 type SubStatus = NonNullable<SubscriptionsListQuery['status']> | 'current';
@@ -107,7 +108,8 @@ export function Subscriptions() {
                               {sub.plan} / {sub.interval}
                               {pendingText(sub) && (
                                 <Text size="xs" c="dimmed">
-                                  {pendingText(sub)}
+                                  {pendingText(sub)}{' '}
+                                  <WorkflowLink id={sub.pending_change?.workflow_id}>Approval workflow</WorkflowLink>
                                 </Text>
                               )}
                             </Table.Td>
@@ -130,6 +132,7 @@ export function Subscriptions() {
                                   <Text size="xs" c="dimmed">
                                     {resumesText(sub)}
                                   </Text>
+                                  <WorkflowLink id={sub.pause.workflow_id}>Pause workflow</WorkflowLink>
                                 </>
                               ) : (
                                 '—'

@@ -2173,6 +2173,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2193,6 +2194,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2210,6 +2212,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2231,6 +2234,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2251,6 +2255,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2268,6 +2273,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2292,6 +2298,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2312,6 +2319,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2329,6 +2337,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2350,6 +2359,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2370,6 +2380,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2387,6 +2398,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2411,6 +2423,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2431,6 +2444,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2448,6 +2462,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2472,6 +2487,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2492,6 +2508,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2509,6 +2526,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2533,6 +2551,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2553,6 +2572,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2570,6 +2590,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2786,6 +2807,7 @@ export interface components {
         created_at: string;
         completed_at: string | null;
         cancel_reason: string | null;
+        workflow_id: string | null;
         refund: {
           /** @enum {string} */
           status: 'refunded' | 'none';
@@ -2810,6 +2832,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2830,6 +2853,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2847,6 +2871,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2868,6 +2893,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2888,6 +2914,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2905,6 +2932,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2926,6 +2954,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -2946,6 +2975,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -2963,6 +2993,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -2987,6 +3018,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3007,6 +3039,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3024,6 +3057,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3048,6 +3082,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3068,6 +3103,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3085,6 +3121,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3109,6 +3146,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3129,6 +3167,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3146,6 +3185,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3179,6 +3219,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3199,6 +3240,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3216,6 +3258,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3312,6 +3355,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3332,6 +3376,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3349,6 +3394,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3433,6 +3479,7 @@ export interface components {
         plan: string;
         incentive: string | null;
         incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
         offer: string | null;
         created_at: string;
         updated_at: string;
@@ -3453,6 +3500,7 @@ export interface components {
             resume_at: string | null;
             restore_plan: string | null;
             reason: string | null;
+            workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
           pending_change: {
@@ -3470,6 +3518,7 @@ export interface components {
             /** @enum {string} */
             effective: 'now' | 'renewal';
             scheduled_at: string | null;
+            workflow_id: string | null;
           } | null;
           discount: {
             percent: number;
@@ -3548,6 +3597,7 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
+            publishable_first_used_at: string | null;
             created_at: string;
           };
         };
@@ -3684,6 +3734,11 @@ export interface operations {
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/public-key/regenerate`)
            */
           public_key?: JsonValue;
+          /**
+           * @deprecated
+           * @description Ignored: set by the service at the first request with the publishable key
+           */
+          publishable_first_used_at?: JsonValue;
         };
       };
     };
@@ -3707,6 +3762,7 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
+            publishable_first_used_at: string | null;
             created_at: string;
           };
         };
@@ -7151,6 +7207,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -7241,6 +7298,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7261,6 +7319,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7278,6 +7337,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7455,6 +7515,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -7528,6 +7589,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7548,6 +7610,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7565,6 +7628,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7642,6 +7706,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7662,6 +7727,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7679,6 +7745,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7769,6 +7836,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7789,6 +7857,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7806,6 +7875,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -7901,6 +7971,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -7921,6 +7992,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -7938,6 +8010,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8300,6 +8373,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -8320,6 +8394,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -8337,6 +8412,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8451,6 +8527,7 @@ export interface operations {
             plan: string;
             incentive: string | null;
             incentive_expires_at: string | null;
+            incentive_workflow_id: string | null;
             offer: string | null;
             created_at: string;
             updated_at: string;
@@ -8471,6 +8548,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -8488,6 +8566,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -8569,6 +8648,7 @@ export interface operations {
               plan: string;
               incentive: string | null;
               incentive_expires_at: string | null;
+              incentive_workflow_id: string | null;
               offer: string | null;
               created_at: string;
               updated_at: string;
@@ -9222,6 +9302,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9338,6 +9419,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9418,6 +9500,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -9528,6 +9611,7 @@ export interface operations {
             expires_at: string;
             created_at: string;
             settled_at: string | null;
+            workflow_id: string | null;
           };
         };
       };
@@ -13336,9 +13420,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
-          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page. */
           return_url?: string;
-          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -13372,6 +13456,7 @@ export interface operations {
                   resume_at: string | null;
                   restore_plan: string | null;
                   reason: string | null;
+                  workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
                 pending_change: {
@@ -13389,6 +13474,7 @@ export interface operations {
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
                   scheduled_at: string | null;
+                  workflow_id: string | null;
                 } | null;
                 discount: {
                   percent: number;
@@ -13452,6 +13538,7 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                workflow_id: string | null;
                 refund: {
                   /** @enum {string} */
                   status: 'refunded' | 'none';
@@ -13585,9 +13672,9 @@ export interface operations {
           /** Format: email */
           email?: string;
           ref?: string;
-          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's hosted return page, which completes the checkout and names the app. */
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page. */
           return_url?: string;
-          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else the app's `checkout_url`, else the service's hosted page saying nothing was charged. */
+          /** @description Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page. */
           cancel_url?: string;
           /**
            * @description When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
@@ -13621,6 +13708,7 @@ export interface operations {
                   resume_at: string | null;
                   restore_plan: string | null;
                   reason: string | null;
+                  workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
                 pending_change: {
@@ -13638,6 +13726,7 @@ export interface operations {
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
                   scheduled_at: string | null;
+                  workflow_id: string | null;
                 } | null;
                 discount: {
                   percent: number;
@@ -13701,6 +13790,7 @@ export interface operations {
                 created_at: string;
                 completed_at: string | null;
                 cancel_reason: string | null;
+                workflow_id: string | null;
                 refund: {
                   /** @enum {string} */
                   status: 'refunded' | 'none';
@@ -13869,6 +13959,7 @@ export interface operations {
               created_at: string;
               completed_at: string | null;
               cancel_reason: string | null;
+              workflow_id: string | null;
               refund: {
                 /** @enum {string} */
                 status: 'refunded' | 'none';
@@ -13981,6 +14072,7 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            workflow_id: string | null;
             refund: {
               /** @enum {string} */
               status: 'refunded' | 'none';
@@ -14093,6 +14185,7 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
             cancel_reason: string | null;
+            workflow_id: string | null;
             refund: {
               /** @enum {string} */
               status: 'refunded' | 'none';
@@ -14208,6 +14301,7 @@ export interface operations {
                 resume_at: string | null;
                 restore_plan: string | null;
                 reason: string | null;
+                workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
               pending_change: {
@@ -14225,6 +14319,7 @@ export interface operations {
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
                 scheduled_at: string | null;
+                workflow_id: string | null;
               } | null;
               discount: {
                 percent: number;
@@ -14371,7 +14466,7 @@ export interface operations {
            * @enum {string}
            */
           interval?: 'month' | 'year';
-          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's hosted return page. */
+          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page. */
           return_url?: string;
           /** @description Where the buyer lands after refusing. Omitted: the return URL. */
           cancel_url?: string;
@@ -14401,6 +14496,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14418,6 +14514,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14564,6 +14661,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14581,6 +14679,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14693,6 +14792,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14710,6 +14810,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14804,6 +14905,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14821,6 +14923,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -14961,6 +15064,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -14978,6 +15082,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
@@ -15111,6 +15216,7 @@ export interface operations {
               resume_at: string | null;
               restore_plan: string | null;
               reason: string | null;
+              workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
             pending_change: {
@@ -15128,6 +15234,7 @@ export interface operations {
               /** @enum {string} */
               effective: 'now' | 'renewal';
               scheduled_at: string | null;
+              workflow_id: string | null;
             } | null;
             discount: {
               percent: number;
