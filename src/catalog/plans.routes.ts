@@ -50,7 +50,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'create_plan',
-      use: 'Use it to add a plan; attach entitlements and add-ons afterwards. Returns the new plan.',
+      use: 'Attach entitlements and add-ons afterwards. Returns the new plan.',
       level: 'W',
     },
     tags: plans,

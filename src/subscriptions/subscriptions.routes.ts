@@ -76,8 +76,7 @@ export const subscriptionRoutes = [
         'downgrade at `renews_at`. 409 `same_plan`, `change_pending` or `no_price`.',
       use:
         'Use it when a subscribed account wants another plan or interval (create_upgrade_link is for one ' +
-        'without a subscription). Returns the change with the approve_url to hand the person; nothing changes ' +
-        'until they approve.',
+        'without a subscription). Returns the change with the approve_url to hand the person.',
       spends: async (ctx, params, body) => {
         const q = await subs.quotePlanChange(
           ctx,
