@@ -83,6 +83,7 @@ export interface Me {
   user: { id: string; name: string; email: string };
   workspaces: { id: string; name: string; role: string; demo: boolean; apps: { id: string; name: string }[] }[];
   temporal_ui_url: string | null;
+  temporal_namespace?: string;
 }
 import type {
   AccessGetPrivateResponse,

@@ -4,12 +4,16 @@
 import { Anchor } from '@mantine/core';
 import { useSession } from './session';
 
+/** The Temporal UI's page of the service's namespace (`TEMPORAL_NAMESPACE`), or null when there is no UI to open. */
 export function useTemporalUi(): string | null {
-  return useSession().me.temporal_ui_url ?? null;
+  const { temporal_ui_url: ui, temporal_namespace: ns } = useSession().me;
+  return ui ? `${ui}/namespaces/${encodeURIComponent(ns ?? 'default')}` : null;
 }
 
-export const workflowUrl = (ui: string, workflowId: string) =>
-  `${ui}/namespaces/default/workflows/${encodeURIComponent(workflowId)}`;
+export const workflowUrl = (ui: string, workflowId: string) => `${ui}/workflows/${encodeURIComponent(workflowId)}`;
+
+/** The namespace's workflows that match a visibility query (`AccountId="alice"`). */
+export const workflowsQueryUrl = (ui: string, query: string) => `${ui}/workflows?query=${encodeURIComponent(query)}`;
 
 /** A link to one workflow, or nothing when the record has none (or there is no Temporal UI to open). */
 export function WorkflowLink({

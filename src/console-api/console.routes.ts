@@ -90,6 +90,8 @@ const meSchema = z.object({
     )
     .optional(),
   temporal_ui_url: z.string().nullable().optional(),
+  /** The Temporal namespace the service's workflows run in (`TEMPORAL_NAMESPACE`), for links into the UI. */
+  temporal_namespace: z.string().optional(),
 });
 const invitationSchema = z.object({ id: z.string(), email: z.string(), role: roleSchema, url: z.string() });
 const memberParams = workspaceParams.extend({ userId: z.string().min(1).max(255) });
@@ -276,6 +278,7 @@ export const consoleRoutes = [
         temporal_ui_url:
           deps.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') ??
           (deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null),
+        temporal_namespace: deps.config.TEMPORAL_NAMESPACE,
       };
     },
   }),

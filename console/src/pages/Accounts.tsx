@@ -18,7 +18,7 @@ import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
 import { useSession } from '../session';
 import { Loading, useLoad } from '../ui';
-import { WorkflowLink } from '../temporal';
+import { useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -146,7 +146,7 @@ export function AccountPage() {
     );
     return { account, access, plan, incentive, events: mine };
   }, [appId, accountId]);
-  const temporal = me.temporal_ui_url;
+  const temporal = useTemporalUi();
   return (
     <Stack>
       <Anchor component={Link} to={`/apps/${appId}/accounts`} size="sm">
@@ -224,7 +224,7 @@ export function AccountPage() {
                       </WorkflowLink>
                       <Anchor
                         size="sm"
-                        href={`${temporal}/namespaces/default/workflows?query=${encodeURIComponent(`AccountId="${accountId}"`)}`}
+                        href={workflowsQueryUrl(temporal, `AccountId="${accountId}"`)}
                         target="_blank"
                       >
                         All workflows of this account

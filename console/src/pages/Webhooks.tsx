@@ -21,7 +21,7 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
 import { appApi, eventTypes, type AppApi } from '../api';
-import { useSession } from '../session';
+import { useTemporalUi, workflowUrl } from '../temporal';
 import { ConfirmDialog, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type EventType = WebhooksCreateBody['events'][number];
@@ -306,7 +306,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
   const { error, reload } = page;
   const data = page.data?.data;
   const action = useAction();
-  const temporal = useSession().me.temporal_ui_url;
+  const temporal = useTemporalUi();
   /** After an action: the page shown again, or the first page, where a new delivery (a test send) shows. */
   const after = async (toFirst = false) => {
     if (toFirst && cursors.length > 1) setCursors([undefined]);
@@ -361,7 +361,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                       {temporal && d.workflow_id && (
                         <Anchor
                           size="sm"
-                          href={`${temporal}/namespaces/default/workflows/${encodeURIComponent(d.workflow_id)}`}
+                          href={workflowUrl(temporal, d.workflow_id)}
                           target="_blank"
                           rel="noreferrer"
                         >
