@@ -16,7 +16,6 @@ import {
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
-import { useSession } from '../session';
 import { Loading, useLoad } from '../ui';
 import { useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
 
@@ -126,7 +125,6 @@ function layerOf(
 export function AccountPage() {
   const { appId, accountId } = useParams();
   const api = appApi(appId!);
-  const { me } = useSession();
   const id = accountId!;
   const { data, error } = useLoad(async () => {
     const [account, access, events] = await Promise.all([
