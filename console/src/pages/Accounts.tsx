@@ -220,11 +220,7 @@ export function AccountPage() {
                       <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
                         Plan change workflow
                       </WorkflowLink>
-                      <Anchor
-                        size="sm"
-                        href={workflowsQueryUrl(temporal, `AccountId="${accountId}"`)}
-                        target="_blank"
-                      >
+                      <Anchor size="sm" href={workflowsQueryUrl(temporal, `AccountId="${accountId}"`)} target="_blank">
                         All workflows of this account
                       </Anchor>
                     </Group>

@@ -359,12 +359,7 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                         </Text>
                       )}
                       {temporal && d.workflow_id && (
-                        <Anchor
-                          size="sm"
-                          href={workflowUrl(temporal, d.workflow_id)}
-                          target="_blank"
-                          rel="noreferrer"
-                        >
+                        <Anchor size="sm" href={workflowUrl(temporal, d.workflow_id)} target="_blank" rel="noreferrer">
                           Delivery workflow in the Temporal UI
                         </Anchor>
                       )}
