@@ -38,6 +38,7 @@ import { Migration20261201130000_untracked_subscriptions } from './Migration2026
 import { Migration20261201140000_checkout_refund } from './Migration20261201140000_checkout_refund.js';
 import { Migration20261202090000_mcp_guardrails } from './Migration20261202090000_mcp_guardrails.js';
 import { Migration20261202100000_mcp_settings_notify } from './Migration20261202100000_mcp_settings_notify.js';
+import { Migration20261203090000_mcp_elicitations } from './Migration20261203090000_mcp_elicitations.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -78,4 +79,5 @@ export const migrationsList = [
   Migration20261201140000_checkout_refund,
   Migration20261202090000_mcp_guardrails,
   Migration20261202100000_mcp_settings_notify,
+  Migration20261203090000_mcp_elicitations,
 ];
