@@ -21,6 +21,9 @@ export async function build(): Promise<{ file: string; bytes: number; gzip: numb
     format: 'esm',
     target: 'es2022',
     minify: true,
+    // Class names survive minifying: the SDK's errors name themselves after their class (`error.name` is
+    // "AuthenticationError", not "Z"), and so do the components in stack traces.
+    keepNames: true,
     sourcemap: 'linked',
     legalComments: 'none',
     tsconfig: path.join(here, 'tsconfig.json'),

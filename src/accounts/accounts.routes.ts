@@ -18,9 +18,11 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_accounts',
-      use: "Use it to find an account's id by name or plan. Returns a page: data, total, page, per_page.",
+      about: '',
+      use: "Use it to find an account's id by name or plan. Returns a page.",
       level: 'R',
-      omit: ['offer'],
+      // list_accounts_with_incentive is the tool for accounts with an incentive.
+      omit: ['offer', 'has_incentive'],
     },
     tags,
     summary: 'Search accounts (newest first, paged)',
@@ -51,7 +53,7 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_accounts_with_incentive',
-      use: 'Use it to see who a promotion reaches. Returns a page: data, total, page, per_page.',
+      use: 'Use it to see who a promotion reaches. Returns a page.',
       level: 'R',
     },
     tags,
@@ -68,6 +70,7 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'create_account',
+      about: 'The id is kept as sent; 409 if it exists.',
       use: 'Use it when a new user or team starts using the product. Returns the account.',
       rename: { id: 'accountId' },
       level: 'W',
@@ -89,7 +92,7 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_account',
-      use: "Use it to see an account's plan, incentive, subscription and add-ons. Returns the account.",
+      use: 'Returns the account.',
       level: 'R',
     },
     tags,
@@ -105,7 +108,8 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'update_account',
-      use: 'Fields left out stay as they are; to charge for a plan, use create_upgrade_link instead. Returns the account.',
+      about: 'It changes the plan without payment (create_upgrade_link charges for one).',
+      use: 'Returns the account.',
       level: 'W',
     },
     tags,
@@ -174,7 +178,7 @@ export const accountRoutes = [
     mcp: {
       tool: 'get_account_access',
       use:
-        'Use it to answer what an account may do now (plan, incentive and add-ons merged). Returns the ' +
+        'Use it to answer what an account may do now. Returns the ' +
         'entitlements with limits, usage and whether each is allowed.',
       level: 'R',
     },
@@ -191,7 +195,7 @@ export const accountRoutes = [
     auth: ['S', 'T'],
     mcp: {
       tool: 'get_account_access_private',
-      use: 'The same as get_account_access with private meta keys included. Returns the effective access.',
+      use: 'Returns what get_account_access does, private meta keys included.',
       level: 'R',
     },
     tags,
@@ -232,7 +236,7 @@ export const accountRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_plan_accounts',
-      use: 'Use it before deleting or changing a plan. Returns a page: data, total, page, per_page.',
+      use: 'Use it before deleting or changing a plan. Returns a page.',
       level: 'R',
     },
     tags,

@@ -5,7 +5,7 @@ import { accountId, callerId, timestamp } from '../http/schemas.js';
 import { subscriptionSchema } from '../subscriptions/subscriptions.schemas.js';
 
 export const accountParams = appIdParams.extend({
-  accountId: accountId.describe('The account id, as your product names the user or team, e.g. `alice`.'),
+  accountId: accountId.describe('The account id, e.g. `alice`.'),
 });
 const planRef = callerId.describe(
   "The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.",

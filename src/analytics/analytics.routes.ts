@@ -15,7 +15,8 @@ export const analyticsRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_usage_summary',
-      use: 'Use it for totals over a period. Returns the window and one row per entitlement.',
+      about: '',
+      use: 'Returns the window and one row per entitlement.',
       rename: { namespace: 'accountId' },
       level: 'R',
     },
@@ -50,6 +51,7 @@ export const analyticsRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'top_accounts_by_usage',
+      about: '',
       use: 'Use it to find the heaviest users (upgrade candidates). Returns the window and the accounts, most usage first.',
       rename: { namespace: 'accountId' },
       level: 'R',
@@ -88,7 +90,8 @@ export const analyticsRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_usage_events',
-      use: 'Use it to audit individual usage records. Returns the events.',
+      about: '',
+      use: 'Returns the events.',
       rename: { namespace: 'accountId' },
       level: 'R',
     },

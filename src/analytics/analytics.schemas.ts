@@ -4,16 +4,9 @@ import { limitParam } from '../http/pagination.js';
 import { callerId } from '../http/schemas.js';
 
 export const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'] as const;
-export const interval = z.enum(INTERVALS).describe('The time window, e.g. `30d`; `alltime` for everything.');
-const accountFilter = z
-  .string()
-  .min(1)
-  .max(255)
-  .optional()
-  .describe("Only this account's usage, e.g. `alice`. Omitted: every account.");
-const entitlementFilter = callerId
-  .optional()
-  .describe('Only this entitlement, e.g. `api_calls`. Omitted: all of them.');
+export const interval = z.enum(INTERVALS).describe('The time window, e.g. `30d`.');
+const accountFilter = z.string().min(1).max(255).optional().describe('Only this account, e.g. `alice`. Omitted: all.');
+const entitlementFilter = callerId.optional().describe('Only this entitlement, e.g. `api_calls`. Omitted: all.');
 export type Interval = z.output<typeof interval>;
 
 export const summaryQuery = z.object({ interval, namespace: accountFilter });

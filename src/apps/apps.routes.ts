@@ -37,7 +37,7 @@ export const appRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_app',
-      use: "Use it to confirm which app this server manages. Returns the app's id, name, plan and checkout_url; keys are redacted.",
+      use: 'Use it to confirm which app this server manages. Returns the app, keys redacted.',
       level: 'R',
       redact: ['api_key', 'public_key'],
     },
@@ -55,7 +55,8 @@ export const appRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'update_app',
-      use: 'Use it only to rename the app; other fields are not offered. Returns the updated app, keys redacted.',
+      about: '',
+      use: 'Use it to rename the app. Returns the app, keys redacted.',
       level: 'W',
       only: ['name'],
       redact: ['api_key', 'public_key'],

@@ -60,7 +60,7 @@ export const addonRoutes = [
     path: '/apps/:appId/addons/:addonId',
     sdk: 'addons.update',
     auth: ['S'],
-    mcp: { tool: 'update_addon', use: 'Fields left out stay as they are. Returns the updated add-on.', level: 'W' },
+    mcp: { tool: 'update_addon', use: 'Returns the updated add-on.', level: 'W' },
     tags: addons,
     summary: 'Update an add-on',
     params: S.addonParams,

@@ -8,10 +8,10 @@ const text = z.string().max(5000);
 export const META_BYTES = 32_768;
 const metaMap = boundedJson(z.record(z.string().max(200), z.unknown()), META_BYTES);
 
-const planId = callerId.describe('The plan id, e.g. `pro` (list_plans shows them).');
-const entitlementId = callerId.describe('The entitlement id, e.g. `api_calls` (list_entitlements shows them).');
-const addonId = callerId.describe('The add-on id, e.g. `priority` (list_addons shows them).');
-const incentiveId = callerId.describe('The incentive id, e.g. `launch` (list_incentives shows them).');
+const planId = callerId.describe('The plan id, e.g. `pro`.');
+const entitlementId = callerId.describe('The entitlement id, e.g. `api_calls`.');
+const addonId = callerId.describe('The add-on id, e.g. `priority`.');
+const incentiveId = callerId.describe('The incentive id, e.g. `launch`.');
 export const planParams = appIdParams.extend({ planId });
 export const entitlementParams = appIdParams.extend({ entitlementId });
 export const addonParams = appIdParams.extend({ addonId });
@@ -23,9 +23,7 @@ export const incentiveAddonParams = incentiveParams.extend({ addonId });
 
 /** A new record's id: kept lower-case, spaces as `_`, other characters dropped. */
 const newId = (what: string, example: string) =>
-  callerId.describe(
-    `The new ${what}'s id, e.g. \`${example}\`: letters, digits and _ (kept lower-case; spaces become _).`,
-  );
+  callerId.describe(`The new ${what}'s id, e.g. \`${example}\` (letters, digits, _; kept lower-case).`);
 const displayName = name.describe('The display name buyers see, e.g. `Pro`. Required on create.');
 const description = text
   .nullable()
@@ -64,10 +62,7 @@ export const createPlanBody = z.object({
   pricingCard: pricingCardInput
     .nullable()
     .optional()
-    .describe(
-      'What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. ' +
-        'Omitted: no card (the plan cannot be bought); null removes it.',
-    ),
+    .describe('What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it.'),
   meta: metaMap
     .optional()
     .describe('Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.'),
@@ -79,7 +74,7 @@ export const createPlanBody = z.object({
 export const updatePlanBody = createPlanBody.omit({ id: true }).partial();
 /** Keys to merge into `meta`; a key sent as null is removed (JSON merge patch). */
 export const planMetaBody = metaMap.describe(
-  'Keys to merge into the plan meta, e.g. `{ "badge": "popular" }`; a key set to null is removed, others stay.',
+  'Keys to merge into the plan meta, e.g. `{ "badge": "popular" }`; a key set to null is removed.',
 );
 
 const maxValue = limitValue.describe('The limit, e.g. 1000; null for unlimited.');
@@ -88,7 +83,7 @@ export const limitAttachBody = z.object({
   max: maxValue.optional().describe('The limit, e.g. 1000; null for unlimited. Omitted: unlimited.'),
 });
 export const limitBody = z.object({ max: maxValue });
-export const idBody = z.object({ id: callerId.describe('The add-on id, e.g. `priority` (list_addons shows them).') });
+export const idBody = z.object({ id: callerId.describe('The add-on id, e.g. `priority`.') });
 
 export const overageInput = z
   .object({
@@ -129,8 +124,8 @@ const overrides = z
     }),
   )
   .describe(
-    'Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on ' +
-      'create, unchanged on update (sent, it replaces the list).',
+    'Limits over the plan\'s, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, ' +
+      'unchanged on update (sent, it replaces the list).',
   );
 export const createIncentiveBody = z.object({
   id: newId('incentive', 'launch'),

@@ -16,7 +16,7 @@ export const entitlementRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_entitlements',
-      use: 'Use it to learn entitlement ids and types before usage calls or plan changes. Returns every entitlement.',
+      use: 'Use it to learn entitlement ids and types. Returns every entitlement.',
       level: 'R',
     },
     tags: ents,
@@ -66,7 +66,8 @@ export const entitlementRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'update_entitlement',
-      use: 'Fields left out stay as they are. Returns the updated entitlement.',
+      about: 'The type cannot change.',
+      use: 'Returns the updated entitlement.',
       level: 'W',
     },
     tags: ents,
@@ -86,7 +87,7 @@ export const entitlementRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'delete_entitlement',
-      use: 'Detach it from plans and incentives first. Returns the deleted entitlement.',
+      use: 'Returns the deleted entitlement.',
       level: 'F',
     },
     tags: ents,

@@ -68,7 +68,8 @@ export const incentiveRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'update_incentive',
-      use: 'Fields left out stay as they are. Returns the updated incentive.',
+      about: '',
+      use: 'Returns the updated incentive.',
       level: 'W',
     },
     tags: incs,

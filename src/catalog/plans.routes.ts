@@ -16,7 +16,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_plans',
-      use: 'Use it first to learn plan ids, limits and add-ons before changing accounts or plans. Returns every plan.',
+      use: 'Use it first to learn plan ids, limits and add-ons. Returns every plan.',
       level: 'R',
     },
     tags: plans,
@@ -70,7 +70,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_plan',
-      use: "Use it to read one plan's limits, add-ons, pricing card and meta. Returns the plan.",
+      use: 'Returns the plan: its limits, add-ons, pricing card and meta.',
       level: 'R',
     },
     tags: plans,
@@ -85,7 +85,12 @@ export const planRoutes = [
     path: '/apps/:appId/plans/:planId',
     sdk: 'plans.update',
     auth: ['S'],
-    mcp: { tool: 'update_plan', use: 'Fields left out stay as they are. Returns the updated plan.', level: 'W' },
+    mcp: {
+      tool: 'update_plan',
+      about: '`meta` and `privateMetaKeys`, when sent, replace the old values.',
+      use: 'Returns the updated plan.',
+      level: 'W',
+    },
     tags: plans,
     summary: 'Update a plan (merge)',
     description:
@@ -117,7 +122,7 @@ export const planRoutes = [
     path: '/apps/:appId/plans/:planId/pricing',
     sdk: 'plans.getPricingCard',
     auth: ['S', 'P'],
-    mcp: { tool: 'get_pricing_card', use: 'Returns the card: title, monthlyPrice, yearlyPrice, currency.', level: 'R' },
+    mcp: { tool: 'get_pricing_card', about: '', use: 'Returns the card.', level: 'R' },
     tags: plans,
     summary: "A plan's pricing card",
     description: '404 when the plan has no pricing card.',
@@ -133,6 +138,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'merge_plan_meta',
+      about: '',
       use: 'Use it to change some meta keys without resending the rest. Returns the plan.',
       level: 'W',
       bodyArg: 'meta',
@@ -153,6 +159,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'attach_plan_entitlement',
+      about: '',
       use: "Use it to give a plan's accounts a feature or a usage limit. Returns the plan.",
       level: 'W',
     },
@@ -174,7 +181,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'set_plan_entitlement_limit',
-      use: 'Use it to raise or lower a limit every account on the plan gets. Returns the plan.',
+      use: 'Returns the plan.',
       level: 'W',
     },
     tags: plans,
@@ -207,7 +214,7 @@ export const planRoutes = [
     path: '/apps/:appId/plans/:planId/addons',
     sdk: 'plans.attachAddon',
     auth: ['S'],
-    mcp: { tool: 'attach_plan_addon', use: 'Use it to include an add-on in a plan. Returns the plan.', level: 'W' },
+    mcp: { tool: 'attach_plan_addon', use: 'Returns the plan.', level: 'W' },
     tags: plans,
     summary: 'Attach an add-on to a plan',
     params: S.planParams,

@@ -36,7 +36,7 @@ export function limitParam(def: number, max: number) {
     .min(1)
     .default(def)
     .transform((n) => Math.min(n, max))
-    .describe(`How many items, newest first, e.g. 10 (larger than ${max} gives ${max}). Omitted: ${def}.`);
+    .describe(`How many, newest first, up to ${max}. Omitted: ${def}.`);
 }
 
 /**
@@ -90,9 +90,7 @@ export const cursorParam = z
 export function cursorQuery(def: number, max: number) {
   return z.object({
     limit: limitParam(def, max),
-    cursor: cursorParam
-      .optional()
-      .describe("The previous page's `next_cursor`, to read on. Omitted: the first (newest) page."),
+    cursor: cursorParam.optional().describe("The last page's `next_cursor`. Omitted: the first page."),
   });
 }
 

@@ -105,6 +105,11 @@ export interface McpTool {
    * sentences (the tool's description is the three together).
    */
   use: string;
+  /**
+   * For a model, in place of the route's description (written for REST readers) where that says more than a tool
+   * needs or repeats what the input's descriptions say; '' for none.
+   */
+  about?: string;
   /** Input fields left out (filters the tool does not offer, fields it may not change). */
   omit?: string[];
   /** Only these body fields are offered. */

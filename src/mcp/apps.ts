@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/server';
+import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
 
 /**
  * MCP App UI resources (the MCP Apps extension, `@modelcontextprotocol/ext-apps`): components of packages/elements
@@ -34,14 +34,24 @@ export const UI_RESOURCES: UiResource[] = [
     element: 'offerkit-paywall',
     tools: ['increment_usage', 'add_usage_amount'],
   },
+  {
+    uri: 'ui://offerkit/pricing-table',
+    name: 'pricing-table',
+    description: 'The plans and prices a buyer can choose from, from get_offer or list_pricing_cards',
+    element: 'offerkit-pricing-table',
+    tools: ['get_offer', 'list_pricing_cards'],
+  },
 ];
 
 export { RESOURCE_MIME_TYPE };
 
-/** The `_meta` of a tool whose result a UI resource shows (the current key and the extension's older flat one). */
+/**
+ * The `_meta` of a tool whose result a UI resource shows: `ui.resourceUri` (the extension's older flat key,
+ * `ui/resourceUri`, is deprecated and left out: tools/list stays small).
+ */
 export function uiMetaOf(tool: string): Record<string, unknown> | undefined {
   const ui = UI_RESOURCES.find((r) => r.tools.includes(tool));
-  return ui ? { ui: { resourceUri: ui.uri }, [RESOURCE_URI_META_KEY]: ui.uri } : undefined;
+  return ui ? { ui: { resourceUri: ui.uri } } : undefined;
 }
 
 const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../packages/elements/dist');

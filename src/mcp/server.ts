@@ -51,7 +51,8 @@ export const INSTRUCTIONS =
   'list_entitlements, ' +
   'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell ' +
   'the user ' +
-  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths.';
+  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths. ' +
+  'Every write tool takes dry_run: true, which answers what the call would do (its result or its refusal) and does nothing.';
 
 export interface McpRequestContext extends ToolCallContext {
   settings: McpSettingsView;
@@ -347,7 +348,6 @@ function buildMcpServer(): Server {
         .filter((t) => denial(t, ctx.settings, ctx.level) === null)
         .map((t) => ({
           name: t.name,
-          title: t.title,
           description: t.description,
           inputSchema: t.inputSchema,
           outputSchema: t.outputSchema,

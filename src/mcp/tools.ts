@@ -79,31 +79,47 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
 }
 
 /**
- * A tool's output schema, from its route's response schema, kept short: the result's fields with their types, and
- * for a list (or a page's `data`) its items' fields; deeper objects are typed only. MCP's structured content is an
- * object, so a list or another non-object answer is given under `data`. A route that can answer 402 also admits
- * the 402 body (with the offer's fields, `checkout_url` among them), which is then the structured content.
+ * An output schema names the result's fields (`{}` each, typed by nothing: the values say their types, and a model
+ * reads names), a list's items' fields, and one level below a field where the result's meaning lies there (the 402
+ * body's `offer.checkout_url`). Descriptions, bounds and `required` are the input's business.
+ */
+function fieldsOf(node: unknown, depth: number): Record<string, unknown> {
+  const src = (node ?? {}) as JsonSchema & { items?: unknown; anyOf?: unknown[] };
+  const object = [src, ...((src.anyOf as JsonSchema[] | undefined) ?? [])].find((n) => n.properties);
+  if (object)
+    return {
+      properties: Object.fromEntries(
+        Object.entries(object.properties!).map(([k, v]) => [k, depth > 0 ? fieldsOf(v, depth - 1) : {}]),
+      ),
+    };
+  if (src.items && depth > 0) {
+    const items = fieldsOf(src.items, depth - 1);
+    return Object.keys(items).length ? { items } : {};
+  }
+  return {};
+}
+
+/**
+ * A tool's output schema, from its route's response schema, kept short: the result's fields by name, and for a
+ * list (or a page's `data`) its items' fields. MCP's structured content is an object, so a list or another
+ * non-object answer is given under `data`. A route that can answer 402 also admits the 402 body (with the offer's
+ * fields, `checkout_url` among them), which is then the structured content.
  */
 function outputOf(def: RouteDef): { schema: Tool['outputSchema']; wrap: boolean } {
   if (!def.response) throw new Error(`MCP tool on ${def.method} ${def.path}: the route has no response schema`);
   const full = toJson(def.response, 'output');
-  // A list's items: objects with these fields (their types are the single-record tools' to give).
-  const list = (items: unknown) => {
-    const fields = Object.keys((items as JsonSchema).properties ?? {});
-    return { type: 'array', items: fields.length ? { type: 'object', required: fields } : forModel(items, 0, 0) };
-  };
   const wrap = full.type !== 'object';
-  let success: JsonSchema;
-  if (full.type === 'array') success = { type: 'object', properties: { data: list(full.items) } };
-  else if (wrap) success = { type: 'object', properties: { data: forModel(full, 1, 0) } };
+  let success: Record<string, unknown>;
+  if (full.type === 'array') success = { properties: { data: fieldsOf(full, 1) } };
+  else if (wrap) success = { properties: { data: {} } };
   else {
-    success = forModel(full, 0, 0) as JsonSchema;
+    success = fieldsOf(full, 0);
     const data = full.properties?.data as JsonSchema | undefined;
-    if (data?.type === 'array') success.properties!.data = list(data.items);
+    if (data?.type === 'array') (success.properties as Record<string, unknown>).data = fieldsOf(data, 1);
   }
-  if (!def.errors?.includes(402)) return { schema: success as Tool['outputSchema'], wrap };
-  const limit = forModel(toJson(limitReachedSchema, 'output'), 0, 1) as JsonSchema;
-  return { schema: { type: 'object', anyOf: [success, limit] } as Tool['outputSchema'], wrap };
+  if (!def.errors?.includes(402)) return { schema: { type: 'object', ...success }, wrap };
+  const limit = fieldsOf(toJson(limitReachedSchema, 'output'), 1);
+  return { schema: { type: 'object', anyOf: [success, limit] }, wrap };
 }
 
 /**
@@ -123,7 +139,8 @@ function forTool(node: unknown, method: string): unknown {
             .replace(/(Omitted(?: or null)?): (.+?) on create, (.+?) on update/, (_m, lead, create, upd) =>
               method === 'POST' ? `${lead}: ${create}` : update ? `${lead}: ${upd}` : _m,
             )
-            .replace(update ? / ?Required on create\./ : /^$/, '')
+            // The tool's `required` says it: the sentence is for REST readers of the shared schema.
+            .replace(/ ?Required on create\./, '')
             .trim()
         : forTool(v, method),
     ]),
@@ -188,7 +205,7 @@ export interface Tool {
 }
 
 /** The one description of `dry_run`, shared by every write tool (tools/list stays small). */
-export const DRY_RUN_DESCRIPTION = 'true: do nothing, only answer what would happen (the result or the refusal).';
+export const DRY_RUN_DESCRIPTION = 'If true, only preview.';
 
 function redact(value: unknown, keys: string[]): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, keys));
@@ -286,7 +303,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
     .join(' ');
   const sentence = (t: string) => (/[.!?]$/.test(t.trim()) ? t.trim() : `${t.trim()}.`);
-  const description = [def.summary, def.description, spec.use]
+  const description = [def.summary, spec.about ?? def.description, spec.use]
     .filter((t): t is string => !!t)
     .map(sentence)
     .join(' ');
@@ -311,15 +328,12 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
           ? { data: body }
           : (body as Record<string, unknown>),
     // Hints at MCP's defaults (not read-only, destructive, not idempotent, open world) are sent only where they
-    // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing.
+    // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing,
+    // and `idempotentHint` is left at its default (tools/list stays small; nothing is claimed).
     annotations:
       def.method === 'GET'
         ? { readOnlyHint: true, openWorldHint: false }
-        : {
-            destructiveHint: def.method === 'DELETE',
-            ...(def.method === 'DELETE' ? { idempotentHint: true } : {}),
-            openWorldHint: spec.openWorld === true,
-          },
+        : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
     writes: def.method !== 'GET',
     reachesOut: spec.openWorld === true || spec.spends !== undefined,
     async spends(args, ctx) {
@@ -362,6 +376,85 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
   };
 }
 
+/**
+ * Tools that answer the same shape (the ten plan tools answer the plan) name its fields once, in the read tool's
+ * output schema (else the first one's); the others say only that they answer an object, and their description
+ * what it is ("Returns the plan."). tools/list stays small; the structured content is the same.
+ */
+function sameOutputs(tools: Tool[]) {
+  const groups = new Map<string, Tool[]>();
+  for (const t of tools) {
+    const key = JSON.stringify(t.outputSchema);
+    groups.set(key, [...(groups.get(key) ?? []), t]);
+  }
+  // A list of records whose fields another tool's result names (list_plans: get_plan's; list_accounts: get_account
+  // names those and more) names them no more.
+  const fieldsOf = (s: unknown) => Object.keys((s as JsonSchema | undefined)?.properties ?? {});
+  const named = [...groups.values()].map((g) =>
+    fieldsOf((g.find((t) => t.route.method === 'GET') ?? g[0]).outputSchema),
+  );
+  for (const t of tools) {
+    const data = (t.outputSchema.properties as Record<string, JsonSchema> | undefined)?.data as
+      { items?: JsonSchema } | undefined;
+    const items = fieldsOf(data?.items);
+    if (items.length && named.some((f) => f.length > 0 && items.every((k) => f.includes(k)))) delete data!.items;
+  }
+  for (const group of groups.values()) {
+    if (group.length < 2) continue;
+    const named = group.find((t) => t.route.method === 'GET') ?? group[0];
+    for (const t of group) if (t !== named) t.outputSchema = { type: 'object' };
+  }
+}
+
+/** A field description's `Omitted: ...` sentence, and the rest. */
+const omittedOf = (d: string) => {
+  const m = /(?:^|\s)(Omitted[^.]*(?:\([^)]*\))?\.)/.exec(d);
+  return {
+    omitted: m?.[1],
+    rest: d
+      .replace(m?.[1] ?? '\u0000', '')
+      .replace(/ ?Required on create\./, '')
+      .trim(),
+  };
+};
+
+/**
+ * An update tool's field that means what the create tool's does (the same description but for what leaving it
+ * out does) is described once, in the create tool: the update tool's says `As in create_plan.` and what leaving
+ * it out does, and keeps its type (its inner fields are the create tool's to name). tools/list stays small.
+ */
+function sameFields(tools: Tool[]) {
+  for (const update of tools.filter((t) => t.name.startsWith('update_'))) {
+    const create = tools.find((t) => t.name === update.name.replace(/^update_/, 'create_'));
+    if (!create) continue;
+    const props = update.inputSchema.properties as Record<string, Record<string, unknown>>;
+    for (const [name, prop] of Object.entries(props)) {
+      const twin = (create.inputSchema.properties as Record<string, Record<string, unknown>>)[name];
+      if (!twin || name === 'dry_run' || typeof prop.description !== 'string' || typeof twin.description !== 'string')
+        continue;
+      const mine = omittedOf(prop.description);
+      if (!mine.rest || mine.rest !== omittedOf(twin.description).rest) continue;
+      // Left out of an update, a field stays as it is (whatever the create tool's default); null's meaning is kept.
+      const omitted = /unchanged/.test(mine.omitted ?? '')
+        ? mine.omitted
+        : `Omitted: unchanged${/; null [^.]*/.exec(mine.omitted ?? '')?.[0] ?? ''}.`;
+      props[name] = { type: prop.type, description: `As in ${create.name}. ${omitted}` };
+    }
+  }
+}
+
+/**
+ * A long list of allowed values (the 26 event types) is left out of the tools: the description names an example,
+ * and the service's 400 names the field and lists the values (tools/list stays small).
+ */
+function withoutLongEnums(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(withoutLongEnums);
+  if (!node || typeof node !== 'object') return;
+  const n = node as Record<string, unknown>;
+  if (Array.isArray(n.enum) && n.enum.length > 12) delete n.enum;
+  Object.values(n).forEach(withoutLongEnums);
+}
+
 const derived = new WeakMap<readonly RouteDef[], Tool[]>();
 
 /** The tools of a route table: one per route that declares `mcp`, in table order (derived once per table). */
@@ -369,6 +462,9 @@ export function toolsOf(routes: readonly RouteDef[]): Tool[] {
   let tools = derived.get(routes);
   if (!tools) {
     tools = routes.filter((r) => r.mcp).map((r) => deriveTool(r, r.mcp!, routes));
+    sameOutputs(tools);
+    sameFields(tools);
+    for (const t of tools) withoutLongEnums(t.inputSchema);
     const names = tools.map((t) => t.name);
     const twice = names.find((n, i) => names.indexOf(n) !== i);
     if (twice) throw new Error(`MCP tool ${twice} is declared on two routes`);

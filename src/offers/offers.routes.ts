@@ -145,6 +145,18 @@ export const offerRoutes = [
     path: '/apps/:appId/offers/:offerId/public',
     sdk: 'offers.getPublic',
     auth: ['S', 'P'],
+    mcp: {
+      tool: 'get_offer',
+      level: 'R',
+      about:
+        'When it cannot be bought now (by `accountId`, if targeted): `fallback`, its own fallback, else the ' +
+        'regular prices; `source` says which.',
+      use:
+        'Use it to show what a person can buy: the pricing table. Returns the plans and prices; ' +
+        'create_upgrade_link makes the link to pay.',
+      rename: { account: 'accountId' },
+      omit: ['ref'],
+    },
     tags,
     summary: 'The offer for a checkout page (never 404)',
     description:

@@ -77,10 +77,16 @@ export const offerIdParam = z
   .regex(/[A-Za-z0-9_ ]/, 'must contain a letter, a digit or an underscore')
   .meta({ pattern: CALLER_ID_PATTERN })
   .transform((v) => (/^ofr_[A-Za-z0-9]{20}$/.test(v) ? v : normalizeId(v)));
-export const offerParams = appIdParams.extend({ offerId: offerIdParam });
+export const offerParams = appIdParams.extend({
+  offerId: offerIdParam.describe('The offer id, e.g. `spring_sale`; an unknown one shows the regular prices.'),
+});
 export const publicQuery = z.object({
-  fallback: z.string().max(255).optional(),
-  account: z.string().max(255).optional(),
+  fallback: z
+    .string()
+    .max(255)
+    .optional()
+    .describe("Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own fallback."),
+  account: z.string().max(255).optional().describe('The buyer, for a targeted offer, e.g. `alice`. Omitted: anyone.'),
   ref: z.string().max(200).optional(),
 });
 export const previewBody = z.object({ account: accountId.optional() });

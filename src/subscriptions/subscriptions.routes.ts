@@ -71,10 +71,14 @@ export const subscriptionRoutes = [
       tool: 'change_subscription',
       level: 'W',
       openWorld: true,
+      about:
+        'For an account with an active subscription. By default (`plan_change_policy`) an upgrade applies at ' +
+        'once, charging the prorated difference, a downgrade at `renews_at`. 409 `same_plan`, `change_pending` ' +
+        'or `no_price`.',
       use:
-        'Use it when a subscribed account wants another plan or billing interval (create_upgrade_link is for an ' +
-        'account without a subscription). Returns the change with its direction, when it applies and the ' +
-        'approve_url to hand the person: nothing changes until they approve it at the provider.',
+        'Use it when a subscribed account wants another plan or interval (create_upgrade_link is for one ' +
+        'without a subscription). Returns the change with the approve_url to hand the person; nothing changes ' +
+        'until they approve.',
       spends: async (ctx, params, body) => {
         const q = await subs.quotePlanChange(
           ctx,
@@ -108,19 +112,11 @@ export const subscriptionRoutes = [
     params: accountParams,
     body: z.object({
       plan: callerId.describe('The plan to move to, by its id, for example `team`.'),
-      interval: z
-        .enum(['month', 'year'])
-        .optional()
-        .describe('The billing interval of the new plan, `month` or `year`; when omitted, the current interval.'),
+      interval: z.enum(['month', 'year']).optional().describe('The new billing interval. Omitted: the current one.'),
       return_url: httpUrl
         .optional()
-        .describe(
-          'Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the ' +
-            "app's checkout_url (required when the app has none).",
-        ),
-      cancel_url: httpUrl
-        .optional()
-        .describe('Where the buyer lands after refusing at the provider; when omitted, the return URL.'),
+        .describe("Where the buyer lands after approving. Omitted: the app's checkout_url (required without one)."),
+      cancel_url: httpUrl.optional().describe('Where the buyer lands after refusing. Omitted: the return URL.'),
     }),
     errors: [409, 502],
     response: changeSchema,

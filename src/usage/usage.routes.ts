@@ -17,7 +17,7 @@ import { quoteUpgradeLink, upgradeLink } from './upgrade.js';
 
 const tags = ['Usage'];
 const counterParams = accountParams.extend({
-  entitlementId: callerId.describe('The usage entitlement counted, e.g. `api_calls` (list_entitlements shows them).'),
+  entitlementId: callerId.describe('The usage entitlement counted, e.g. `api_calls`.'),
 });
 const counter = z.object({ entitlement: z.string(), count: z.number() });
 const amountBody = z.object({
@@ -79,11 +79,11 @@ const ingestResult = z.object({
 });
 
 const upgradeLinkBody = z.object({
-  plan: callerId.describe('The plan to buy, e.g. `pro` (list_plans shows the ids).'),
+  plan: callerId.describe('The plan to buy, e.g. `pro`.'),
   interval: z
     .enum(['month', 'year'])
     .optional()
-    .describe('Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.'),
+    .describe('Billing interval. Omitted: monthly if priced so, else yearly.'),
   offer: z
     .string()
     .min(1)
@@ -115,7 +115,10 @@ export const usageRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'create_upgrade_link',
-      use: 'Returns the url with the plan, interval and price it charges.',
+      about:
+        "The app's checkout page when it has one, else the provider's approval page; reused for an hour. Nothing " +
+        'is charged until the provider confirms. 409 with `reason` when there is no price or no provider.',
+      use: 'Use it when a person wants to upgrade or hit a limit: hand them `url`. Returns it with the price.',
       level: 'W',
       spends: async (ctx, params, body) => {
         const q = await quoteUpgradeLink(ctx, params.accountId, body as z.output<typeof upgradeLinkBody>);
@@ -149,7 +152,12 @@ export const usageRoutes = [
     path: '/apps/:appId/namespaces/:accountId/usage',
     sdk: 'usage.list',
     auth: ['S', 'P'],
-    mcp: { tool: 'get_account_usage', use: 'Use it to see how much of each limit an account used.', level: 'R' },
+    mcp: {
+      tool: 'get_account_usage',
+      about: '',
+      use: 'Returns `{ <entitlement_id>: count }` for every usage entitlement the account has.',
+      level: 'R',
+    },
     tags,
     summary: 'All counters of the account',
     description: '`{ <entitlement_id>: count }` for every usage entitlement the account has.',
@@ -177,9 +185,10 @@ export const usageRoutes = [
     mcp: {
       tool: 'increment_usage',
       use:
-        'Use it to record one use of a metered feature. Returns `{ entitlement, count }`; on a 402 the ' +
-        'result carries the offer and its checkout_url to hand the person.',
+        'Use it to record one use of a metered feature. Returns `{ entitlement, count }`; a 402 carries the ' +
+        "offer's checkout_url to hand the person.",
       level: 'W',
+      about: '402 when the limit blocks the call; the counter does not move.',
       records: (params) => ({ entitlementId: params.entitlementId, amount: 1 }),
     },
     tags,
@@ -215,9 +224,8 @@ export const usageRoutes = [
     auth: ['S', 'P'],
     mcp: {
       tool: 'add_usage_amount',
-      use:
-        'Use it to record (or correct) several uses at once. Returns `{ entitlement, count }`; on a 402 ' +
-        'the result carries the offer and its checkout_url to hand the person.',
+      about: 'A negative amount subtracts (counters stop at 0). 402 as for increment_usage.',
+      use: 'Use it to record (or correct) several uses at once. Returns `{ entitlement, count }` or the 402.',
       level: 'W',
       records: (params, body) => ({
         entitlementId: params.entitlementId,

@@ -52,9 +52,11 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'create_webhook',
-      use: 'The signing secret is redacted here; read it in the console. Returns the endpoint.',
+      about: 'The URL must be a public http(s) address. At most 25 per app (409).',
+      use: 'Returns the endpoint; its signing secret is redacted (the console shows it).',
       level: 'W',
       redact: ['secret'],
+      omit: ['source'],
     },
     tags,
     summary: 'Add a webhook endpoint',
@@ -76,7 +78,7 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_webhook',
-      use: 'Returns the endpoint with its stats; the secret is redacted here.',
+      use: 'Returns the endpoint with its stats, the secret redacted.',
       level: 'R',
       redact: ['secret'],
     },
@@ -93,7 +95,7 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'update_webhook',
-      use: 'Fields left out stay as they are. Returns the endpoint.',
+      use: 'Returns the endpoint.',
       level: 'W',
       redact: ['secret'],
     },
@@ -139,7 +141,8 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'send_test_event',
-      use: 'Use it to check an endpoint receives and verifies events.',
+      about: 'One attempt, even to a disabled endpoint, with a sample payload marked `test: true`.',
+      use: 'Use it to check an endpoint receives and verifies events. Returns the delivery.',
       level: 'W',
       redact: ['secret'],
       openWorld: true,
@@ -162,7 +165,8 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_webhook_deliveries',
-      use: 'Use it to see why an endpoint fails (status, response, error). Returns a page of deliveries.',
+      about: '',
+      use: 'Use it to see why an endpoint fails. Returns a page of deliveries.',
       level: 'R',
       redact: ['secret'],
     },
@@ -182,7 +186,8 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'retry_webhook_delivery',
-      use: 'Use it after fixing a failing endpoint.',
+      about: 'One attempt, no further retries; to a disabled endpoint it fails at once. 409 while pending.',
+      use: 'Use it after fixing a failing endpoint. Returns the delivery.',
       level: 'W',
       redact: ['secret'],
       openWorld: true,
@@ -204,7 +209,8 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'list_events',
-      use: 'Use it to see what happened recently (account, usage, plan, checkout and subscription events). Returns a page of events.',
+      about: '',
+      use: 'Use it to see what happened recently. Returns a page of events.',
       level: 'R',
     },
     tags: ['Events'],

@@ -14,7 +14,7 @@ const eventOrAll = z.enum(['*', ...EVENT_TYPE_NAMES] as [string, ...string[]], {
 const events = z
   .array(eventOrAll)
   .min(1, 'must list at least one event type, or "*"')
-  .describe('The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too.');
+  .describe('The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.');
 const url = z
   .string()
   .trim()
@@ -34,7 +34,7 @@ const enabled = z
   .describe('false pauses deliveries. Omitted: true on create, unchanged on update.');
 
 export const endpointParams = appIdParams.extend({
-  webhookId: z.string().min(1).describe('The webhook endpoint id, e.g. `whk_...` (list_webhooks shows them).'),
+  webhookId: z.string().min(1).describe('The webhook endpoint id, e.g. `whk_...`.'),
 });
 export const deliveryParams = endpointParams.extend({
   deliveryId: z.string().min(1).describe("The delivery id (list_webhook_deliveries shows an endpoint's deliveries)."),

@@ -24,6 +24,7 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   decrement_usage: 'W',
   add_usage_amount: 'W',
   create_upgrade_link: 'W',
+  get_offer: 'R',
   list_plans: 'R',
   create_plan: 'W',
   get_plan: 'R',
@@ -129,7 +130,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(66);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(67);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -181,10 +182,10 @@ describe('MCP server', function () {
   });
 
   describe('tools', () => {
-    it('lists the 66 tools (the 64 of the spec, create_upgrade_link, change_subscription), levels shown, derived schemas', async () => {
+    it('lists the 67 tools (the 64 of the spec, create_upgrade_link, change_subscription, get_offer), levels, schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(66);
+      expect(tools).to.have.length(67);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];
@@ -201,15 +202,10 @@ describe('MCP server', function () {
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
       expect(byName.get_account.inputSchema.required).to.deep.equal(['accountId']);
       expect(byName.add_usage_amount.inputSchema.required).to.include.members(['accountId', 'entitlementId', 'amount']);
-      expect(byName.list_accounts.inputSchema.properties).to.include.keys(
-        'q',
-        'plan',
-        'incentive',
-        'has_incentive',
-        'page',
-        'per_page',
-      );
+      expect(byName.list_accounts.inputSchema.properties).to.include.keys('q', 'plan', 'incentive', 'page', 'per_page');
+      // Filters left out: `offer`, and `has_incentive` (list_accounts_with_incentive is that tool).
       expect(byName.list_accounts.inputSchema.properties).to.not.have.property('offer');
+      expect(byName.list_accounts.inputSchema.properties).to.not.have.property('has_incentive');
       // Every write tool also takes the shared `dry_run` (test/mcp-guardrails.test.ts).
       expect(Object.keys(byName.update_app.inputSchema.properties ?? {})).to.deep.equal(['name', 'dry_run']);
       expect(byName.merge_plan_meta.inputSchema.required).to.include.members(['planId', 'meta']);
@@ -405,8 +401,9 @@ describe('MCP server', function () {
         'offer://catalog',
         'offer://events',
         'offer://pricing',
-        // The MCP App pages (issue 33, item 6; test/mcp-apps-browser.test.ts).
+        // The MCP App pages (issue 33, item 6; test/browser/mcp-apps.test.ts).
         'ui://offerkit/paywall',
+        'ui://offerkit/pricing-table',
         'ui://offerkit/usage-meter',
       ]);
       const { resourceTemplates } = await client.listResourceTemplates();

@@ -55,6 +55,20 @@ const flowSteps = [
   { id: 'confirm', type: 'confirm', title: 'Confirm cancellation', decline_label: null },
 ];
 
+/** The WCAG contrast ratio of two `rgb(...)` / `rgba(...)` colours (the second opaque). */
+function contrast(a: string, b: string): number {
+  const rgb = (c: string) => (c.match(/[\d.]+/g) ?? []).slice(0, 3).map(Number);
+  const lum = (c: string) => {
+    const [r, g, bl] = rgb(c).map((v) => {
+      const s = v / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
 describe('drop-in components in a real browser (headless Chromium)', function () {
   this.timeout(180_000);
   let browser: Browser;
@@ -70,8 +84,8 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
     const built = await build();
     expect(built.bytes).to.be.greaterThan(10_000);
-    // "Small" as the docs state it (72 kB minified, 19 kB gzipped with Lit and the SDK): a guard, not a target.
-    expect(built.gzip, 'the bundle, gzipped').to.be.below(25_000);
+    // "Small" as the docs state it (about 90 kB minified, 24 kB gzipped with Lit and the SDK): a guard, not a target.
+    expect(built.gzip, 'the bundle, gzipped').to.be.below(27_000);
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
   });
@@ -127,7 +141,19 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     expect(asset.headers.get('content-type')).to.match(/javascript/);
     expect((await fetch(`${testEnv().baseUrl}/elements/assets/nope.js`)).status).to.equal(404);
 
+    // As the browser gets it: compressed, with an ETag to revalidate against.
+    const bundle = page.waitForResponse((r) => r.url().endsWith('/elements/assets/offerkit-elements.js'));
     await page.goto(`${testEnv().baseUrl}/elements`);
+    const got = await bundle;
+    expect(got.status()).to.equal(200);
+    expect(await got.headerValue('content-encoding')).to.equal('br');
+    expect(await got.headerValue('etag')).to.match(/^"[0-9a-f]{32}"$/);
+    expect(await got.headerValue('cache-control')).to.equal('public, max-age=0, must-revalidate');
+    // A page on another origin reads what it needs of the API's answers (CORS).
+    const cors = await fetch(`${testEnv().baseUrl}/health`, { headers: { Origin: 'https://shop.example' } });
+    const exposed = (cors.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    expect(exposed).to.include.members(['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']);
+    expect(exposed).to.include.members(['idempotent-replayed', 'x-request-id']);
     expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('offerkit elements');
     await page.locator('#missing').waitFor();
     expect(await page.getByLabel('Publishable key').isVisible()).to.equal(true);
@@ -237,9 +263,13 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       await flow.getByRole('heading', { name: 'Confirm cancellation' }).waitFor();
       expect(await flow.locator('section').innerText()).to.match(/You are on Pro at \$19\.00 per month/);
       await shot('30-cancel-confirm', '#cancel');
+      const meter = page.locator('offerkit-usage-meter');
+      await meter.getByRole('heading', { name: 'Pro plan' }).waitFor();
       await flow.getByRole('button', { name: 'Cancel subscription' }).focus();
       await page.keyboard.press('Enter');
       await flow.getByRole('heading', { name: 'Your subscription is cancelled' }).waitFor();
+      // The outcome reaches every component of the account on the page, without a reload.
+      await meter.getByRole('heading', { name: 'Free plan' }).waitFor();
       await shot('31-cancel-cancelled', '#cancel');
       expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('free');
       expect((await sub()).status).to.equal('cancelled');
@@ -453,7 +483,13 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       expect(await paywall.getByText('Current plan: Pro').isVisible()).to.equal(true);
       const updates = await page.evaluate(() => (globalThis as any).updates as { from: string; plan: string }[]);
       const heard = new Set(updates.filter((u) => u.plan === 'pro').map((u) => u.from));
-      expect([...heard].sort()).to.deep.equal(['offerkit-paywall', 'offerkit-pricing-table', 'offerkit-usage-meter']);
+      // (The cancel flow shows the token's account, the same one, so it hears it too.)
+      expect([...heard].sort()).to.deep.equal([
+        'offerkit-cancel-flow',
+        'offerkit-paywall',
+        'offerkit-pricing-table',
+        'offerkit-usage-meter',
+      ]);
     },
   );
 
@@ -477,7 +513,7 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     const paywall = page.locator('offerkit-paywall');
     await page.getByRole('button', { name: 'Use one' }).click();
     await page.getByText('seats: 1').waitFor();
-    // The page refreshes the meter after each use.
+    // The page's client (the bundle's) tells the meter after each use; the page does not call meter.refresh().
     const seats = meter.getByRole('meter', { name: 'Seats' });
     await eventually(async () => (await seats.getAttribute('aria-valuenow')) === '1', 10_000);
     await page.getByRole('button', { name: 'Use one' }).click();
@@ -516,6 +552,238 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     expect(thrown).to.deep.equal({ limitReached: true, status: 402, shown: true, offer: real.body.offer.plan.id });
     await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
   });
+  describe('one product on one page: shared state, loading and error states, events, return, focus, numbers', () => {
+    /** Every `offerkit-*` event that reaches the document, as the host page hears it. */
+    const recordEvents = () =>
+      page.addInitScript(() => {
+        const w = globalThis as any;
+        w.heard = [];
+        w.sessionStorage.setItem('loads', String(Number(w.sessionStorage.getItem('loads') ?? 0) + 1));
+        for (const type of [
+          'offerkit-account-updated',
+          'offerkit-loaded',
+          'offerkit-error',
+          'offerkit-shown',
+          'offerkit-resolved',
+          'offerkit-checkout',
+          'offerkit-checkout-completed',
+        ])
+          w.document.addEventListener(type, (e: any) =>
+            w.heard.push({
+              type,
+              from: e.target.localName,
+              bubbles: e.bubbles,
+              composed: e.composed,
+              plan: e.detail?.access?.plan?.id ?? null,
+              seats: e.detail?.access?.entitlements?.find((x: any) => x.id === 'seats')?.usage ?? null,
+              message: e.detail?.message ?? null,
+              status: e.detail?.status ?? null,
+              name: e.detail?.error?.name ?? null,
+            }),
+          );
+      });
+    type Heard = {
+      type: string;
+      from: string;
+      bubbles: boolean;
+      composed: boolean;
+      plan: string | null;
+      seats: number | null;
+      message: string | null;
+      status: number | null;
+      name: string | null;
+    };
+    const heard = () => page.evaluate(() => (globalThis as any).heard as Heard[]);
+    /** Offer `launch`: Pro at $19 a month (its regular price is $29). */
+    const publishLaunch = async () => {
+      const offer = await post(`${base}/offers`, app.api_key, {
+        id: 'launch',
+        name: 'Launch',
+        plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+      });
+      expect(offer.status, offer.text).to.equal(201);
+      expect((await post(`${base}/offers/launch/publish`, app.api_key)).status).to.equal(200);
+    };
+
+    it(
+      "a 402's upgrade bought in the paywall returns to the page that started it, and the meter shows the new " +
+        'plan without a reload; usage through the bundle client updates meter and paywall',
+      async () => {
+        await connectProvider(app); // no app checkout_url: the 402's link is the service's own
+        await createAccount(app, { id: 'dee', plan: 'free' });
+        expectedErrors.push(/status of 402 \(Payment Required\)/);
+        await recordEvents();
+        const start = exampleUrl({ account: 'dee', entitlement: 'seats' });
+        await page.goto(start);
+        const meter = page.locator('offerkit-usage-meter');
+        const paywall = page.locator('offerkit-paywall');
+        await meter.getByRole('heading', { name: 'Free plan' }).waitFor();
+
+        // One seat through the page's client (the bundle's PublishableClient): the meter shows it, nobody called
+        // meter.refresh(); the paywall, bound to the same account, heard the same new state.
+        await page.evaluate(() => ((globalThis as any).heard.length = 0));
+        await page.getByRole('button', { name: 'Use one' }).click();
+        await page.getByText('seats: 1').waitFor();
+        const seats = meter.getByRole('meter', { name: 'Seats' });
+        await eventually(async () => (await seats.getAttribute('aria-valuenow')) === '1', 10_000);
+        const afterUse = await heard();
+        const updatedBy = new Set(
+          afterUse.filter((h) => h.type === 'offerkit-account-updated' && h.seats === 1).map((h) => h.from),
+        );
+        expect([...updatedBy].sort()).to.deep.equal([
+          'offerkit-paywall',
+          'offerkit-pricing-table',
+          'offerkit-usage-meter',
+        ]);
+        expect(
+          afterUse.every((h) => h.bubbles && h.composed),
+          'bubbling, composed events',
+        ).to.equal(true);
+
+        // The second seat is over the free limit: the paywall's upgrade is a checkout of its own.
+        await page.getByRole('button', { name: 'Use one' }).click();
+        await paywall.getByRole('heading', { name: 'You have reached your Seats limit' }).waitFor();
+        expect((await heard()).some((h) => h.type === 'offerkit-shown' && h.from === 'offerkit-paywall')).to.equal(
+          true,
+        );
+        const upgrade = paywall.getByRole('button', { name: 'Upgrade to Pro' });
+        expect(await paywall.getByRole('link').count(), 'not the link to the service page').to.equal(0);
+        await upgrade.click();
+        await page.waitForURL(/\/checkoutnow\?ba_token=/);
+        await page.getByRole('button', { name: 'Agree & Subscribe' }).click();
+        // Back on the page that started it: its own address, with what the provider adds.
+        await page.waitForURL(/\/elements\?.*subscription_id=/);
+        const back = new URL(page.url());
+        for (const k of ['subscription_id', 'ba_token', 'token']) back.searchParams.delete(k);
+        expect(back.toString()).to.equal(start);
+        await paywall
+          .getByText(/Thank you! Your purchase is complete\. Your plan is now Pro\./)
+          .waitFor({ timeout: 40_000 });
+        await meter.getByRole('heading', { name: 'Pro plan' }).waitFor();
+        expect(await meter.getByText('1 of 5 used').isVisible()).to.equal(true);
+        // The pricing table on the page too: Pro is the account's plan now.
+        const table = page.locator('offerkit-pricing-table');
+        await table.getByRole('article', { name: /Pro/ }).getByRole('button', { name: 'Current plan' }).waitFor();
+        await shot('70-paywall-bought', '#paywall-demo');
+        expect(
+          await page.evaluate(() => (globalThis as any).sessionStorage.getItem('loads')),
+          'the first load and the return, no reload',
+        ).to.equal('2');
+        const events = await heard();
+        expect(events.filter((h) => h.type === 'offerkit-checkout-completed').map((h) => h.from)).to.deep.equal([
+          'offerkit-paywall',
+        ]);
+        expect(
+          events.some(
+            (h) => h.type === 'offerkit-account-updated' && h.from === 'offerkit-usage-meter' && h.plan === 'pro',
+          ),
+        ).to.equal(true);
+        expect((await get(`${base}/namespaces/dee`, app.api_key)).body.plan).to.equal('pro');
+        const checkouts = (await get(`${base}/checkouts`, app.api_key)).body.data as { status: string }[];
+        expect(checkouts.filter((c) => c.status === 'completed')).to.have.length(1);
+      },
+    );
+
+    it('a wrong publishable key: each component says so in words, and offerkit-error names the error', async () => {
+      await connectProvider(app);
+      await publishLaunch();
+      expectedErrors.push(/status of 401 \(Unauthorized\)/);
+      await recordEvents();
+      await page.goto(
+        `${testEnv().baseUrl}/elements?${new URLSearchParams({ app: app.id, key: 'pub_not_this_one', account: 'eve' })}`,
+      );
+      const words =
+        "This page's publishable key was not accepted: check the publishable-key (pub_...) and app-id attributes.";
+      const table = page.locator('offerkit-pricing-table');
+      const meter = page.locator('offerkit-usage-meter');
+      await table.getByRole('alert').getByText(words).waitFor();
+      await meter.getByRole('alert').getByText(words).waitFor();
+      expect(await page.getByText('Unauthorized', { exact: true }).count()).to.equal(0);
+      await shot('71-wrong-key', 'main');
+      const errors = (await heard()).filter((h) => h.type === 'offerkit-error');
+      expect(new Set(errors.map((e) => e.from))).to.include.members(['offerkit-pricing-table', 'offerkit-usage-meter']);
+      for (const e of errors) {
+        expect(e).to.include({
+          status: 401,
+          name: 'AuthenticationError',
+          message: words,
+          bubbles: true,
+          composed: true,
+        });
+      }
+    });
+
+    it('loading: the table and the meter say they are loading until the service answers', async () => {
+      await connectProvider(app);
+      await publishLaunch();
+      await createAccount(app, { id: 'fay', plan: 'free' });
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      // Real answers, held back until the loading state has been seen.
+      await page.route(/\/offers\/launch\/public|\/namespaces\/fay\/plan/, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goto(exampleUrl({ account: 'fay' }));
+      const table = page.locator('offerkit-pricing-table');
+      const meter = page.locator('offerkit-usage-meter');
+      await table.getByRole('status').getByText('Loading prices…').waitFor();
+      await meter.getByRole('status').getByText('Loading usage…').waitFor();
+      expect(await table.locator('section').getAttribute('aria-busy')).to.equal('true');
+      await shot('72-loading', 'main');
+      release();
+      await table.getByRole('article', { name: 'Pro' }).waitFor();
+      await meter.getByRole('heading', { name: 'Free plan' }).waitFor();
+      expect(await table.getByText('Loading prices…').count()).to.equal(0);
+      expect(await table.locator('section').getAttribute('aria-busy')).to.equal('false');
+    });
+
+    it('focus ring at 3:1 or better against white and the component background; numbers in the page language or locale', async () => {
+      await connectProvider(app);
+      await publishLaunch();
+      await createAccount(app, { id: 'gus', plan: 'free' });
+      await page.goto(exampleUrl({ account: 'gus' }));
+      const table = page.locator('offerkit-pricing-table');
+      const pro = table.getByRole('article', { name: 'Pro' });
+      await pro.waitFor();
+      // Keyboard focus on the table's first plan button.
+      const cta = pro.getByRole('button', { name: 'Choose Pro' });
+      await cta.focus();
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      const ring = await cta.evaluate((b: any) => {
+        const g = (globalThis as any).getComputedStyle;
+        const st = g(b);
+        const card = b.closest('.card');
+        return {
+          focused: b.matches(':focus-visible'),
+          style: st.outlineStyle,
+          width: parseFloat(st.outlineWidth),
+          color: st.outlineColor,
+          card: g(card).backgroundColor,
+          host: g(b.getRootNode().host.parentElement).backgroundColor,
+        };
+      });
+      expect(ring.focused).to.equal(true);
+      expect(ring.style).to.equal('solid');
+      expect(ring.width).to.be.at.least(2);
+      expect(contrast(ring.color, 'rgb(255, 255, 255)'), `${ring.color} on white`).to.be.at.least(3);
+      expect(contrast(ring.color, ring.card), `${ring.color} on ${ring.card}`).to.be.at.least(3);
+      expect(contrast(ring.color, ring.host), `${ring.color} on the page ${ring.host}`).to.be.at.least(3);
+      await shot('73-focus-ring', '#pricing');
+
+      // Numbers one way: the page's language (en), then the locale attribute (de-DE) on the same page.
+      expect(await pro.locator('.price').innerText()).to.match(/^\$19\.00\/month/);
+      expect(await pro.getByRole('listitem').first().innerText()).to.match(/^1,000 API calls/);
+      await page.evaluate(() => {
+        for (const el of (globalThis as any).document.querySelectorAll('offerkit-pricing-table, offerkit-usage-meter'))
+          el.setAttribute('locale', 'de-DE');
+      });
+      await eventually(async () => /^19,00\s\$\/month/.test(await pro.locator('.price').innerText()), 5000);
+      expect(await pro.getByRole('listitem').first().innerText()).to.match(/^1\.000 API calls/);
+    });
+  });
+
   describe('the example page on example data (the URL `npm start` prints)', () => {
     /** What main.ts passes, on the test servers, with orgs of this test's own (the real ones are global). */
     const options = (): ExampleOptions => {

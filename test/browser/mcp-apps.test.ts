@@ -6,7 +6,7 @@ import * as esbuild from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from '../../packages/elements/build.js';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { post } from '../helpers/http.js';
 import { connectMcp } from '../helpers/mcp.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
@@ -26,7 +26,18 @@ window.mountApp = async (html, args, result) => {
   iframe.style.width = '600px';
   iframe.style.height = '400px';
   document.body.append(iframe);
-  const bridge = new AppBridge(null, { name: 'test-host', version: '1.0.0' }, { openLinks: {}, logging: {} });
+  const bridge = new AppBridge(
+    null,
+    { name: 'test-host', version: '1.0.0' },
+    { openLinks: {}, serverTools: {}, logging: {} },
+  );
+  // The view's calls to the server go through the host (here: the test's MCP client), links it asks to open and
+  // messages it sends are recorded.
+  window.opened = [];
+  window.messages = [];
+  bridge.oncalltool = (params) => window.hostCallTool(params);
+  bridge.onopenlink = async ({ url }) => (window.opened.push(url), {});
+  bridge.onmessage = async (params) => (window.messages.push(params), {});
   const initialized = new Promise((resolve) => (bridge.oninitialized = resolve));
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
   iframe.srcdoc = html;
@@ -76,6 +87,9 @@ describe('MCP App UI resources in a host (browser)', function () {
     // Self-contained: nothing is fetched from anywhere (no CDN, not even this server).
     expect(content.text).not.to.match(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);
     const page = await browser.newPage();
+    await page.exposeFunction('hostCallTool', (params: { name: string; arguments?: Record<string, unknown> }) =>
+      client.callTool(params),
+    );
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
     await page.setContent(`<!doctype html><html><body><script type="module">${host}</script></body></html>`);
@@ -104,11 +118,14 @@ describe('MCP App UI resources in a host (browser)', function () {
     expect(resources.filter((r) => r.uri.startsWith('ui://')).map((r) => [r.uri, r.mimeType])).to.deep.equal([
       ['ui://offerkit/usage-meter', 'text/html;profile=mcp-app'],
       ['ui://offerkit/paywall', 'text/html;profile=mcp-app'],
+      ['ui://offerkit/pricing-table', 'text/html;profile=mcp-app'],
     ]);
     const tools = (await client.listTools()).tools;
     const meta = (name: string) => tools.find((t) => t.name === name)!._meta as { ui?: { resourceUri: string } };
     expect(meta('get_account_access').ui!.resourceUri).to.equal('ui://offerkit/usage-meter');
     expect(meta('increment_usage').ui!.resourceUri).to.equal('ui://offerkit/paywall');
+    expect(meta('get_offer').ui!.resourceUri).to.equal('ui://offerkit/pricing-table');
+    expect(meta('list_pricing_cards').ui!.resourceUri).to.equal('ui://offerkit/pricing-table');
     expect(meta('list_plans')).to.equal(undefined);
 
     const used = await post(`/apps/${app.id}/namespaces/alice/usage/api_calls/amount`, app.api_key, { amount: 37 });
@@ -158,5 +175,60 @@ describe('MCP App UI resources in a host (browser)', function () {
       await frame.evaluate(() => document.querySelector('offerkit-paywall')!.shadowRoot!.textContent!.trim()),
     ).to.equal('');
     await ok.close();
+  });
+
+  /** The frame of the view in a host page. */
+  const viewFrame = (page: Page) => page.frames().find((f) => f !== page.mainFrame())!;
+
+  it("the pricing table shows get_offer's plans; choosing one makes the account's checkout link and opens it", async () => {
+    await connectProvider(app);
+    // No offer by that id: get_offer answers the regular prices (never 404), as the pricing table shows them.
+    const result = await client.callTool({ name: 'get_offer', arguments: { offerId: 'spring', accountId: 'alice' } });
+    expect(result.isError).to.equal(false);
+    expect((result.structuredContent as { source: string }).source).to.equal('regular');
+    const page = await show('ui://offerkit/pricing-table', { offerId: 'spring', accountId: 'alice' }, result);
+    const text = await componentText(page, 'offerkit-pricing-table', /Choose Pro/);
+    expect(text).to.include('$29');
+    expect(text).to.include('Free');
+    expect(text).to.include('No payment needed');
+    expect(text).not.to.include('publishable-key'); // not the "set the attributes" hint
+
+    // The button asks the server, through the host, for alice's link (create_upgrade_link), and the host opens it.
+    await viewFrame(page).evaluate(() =>
+      Array.from(document.querySelector('offerkit-pricing-table')!.shadowRoot!.querySelectorAll('button'))
+        .find((b) => b.textContent!.includes('Choose Pro'))!
+        .click(),
+    );
+    await page.waitForFunction(() => (window as unknown as { opened: string[] }).opened.length === 1, null, {
+      timeout: 20_000,
+    });
+    const [url] = await page.evaluate(() => (window as unknown as { opened: string[] }).opened);
+    expect(url).to.match(/\/checkoutnow\?ba_token=BA-/);
+    await viewFrame(page).waitForFunction(
+      () => document.getElementById('note')?.textContent === 'Checkout for pro opened.',
+    );
+    await page.close();
+  });
+
+  it('the pricing table shows list_pricing_cards; without an account, choosing a plan asks the conversation', async () => {
+    const result = await client.callTool({ name: 'list_pricing_cards', arguments: {} });
+    expect(result.isError).to.equal(false);
+    const page = await show('ui://offerkit/pricing-table', {}, result);
+    const text = await componentText(page, 'offerkit-pricing-table', /Choose Pro/);
+    expect(text).to.include('$29');
+    await viewFrame(page).evaluate(() =>
+      Array.from(document.querySelector('offerkit-pricing-table')!.shadowRoot!.querySelectorAll('button'))
+        .find((b) => b.textContent!.includes('Choose Pro'))!
+        .click(),
+    );
+    await page.waitForFunction(() => (window as unknown as { messages: unknown[] }).messages.length === 1);
+    const [message] = (await page.evaluate(() => (window as unknown as { messages: unknown[] }).messages)) as {
+      role: string;
+      content: { type: string; text: string }[];
+    }[];
+    expect(message.role).to.equal('user');
+    expect(message.content[0].text).to.match(/the pro plan, billed per month/);
+    expect(await page.evaluate(() => (window as unknown as { opened: string[] }).opened)).to.deep.equal([]);
+    await page.close();
   });
 });

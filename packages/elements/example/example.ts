@@ -66,5 +66,6 @@ document.querySelector('#use-one')!.addEventListener('click', async () => {
     const paywall = document.querySelector('offerkit-paywall')!;
     log.textContent = paywall.show(e) ? '402: limit reached' : String((e as Error).message);
   }
-  await meter.refresh();
+  // No `meter.refresh()` needed: the bundle's client tells the components showing the account (meter, paywall,
+  // pricing table) to read it again after the usage call.
 });

@@ -9,6 +9,7 @@ import {
   type AccountState,
   type AccountStore,
   type AccountTokenClient,
+  type Checkout,
   type Connection,
   type PlanChange,
   type PublishableClient,
@@ -25,6 +26,19 @@ interface PendingChange {
   by: string;
 }
 
+/** A checkout sent to the provider for approval, kept across the trip (one per page session). */
+const PENDING_CHECKOUT = 'offerkit:pending-checkout';
+export interface PendingCheckout {
+  id: string;
+  appId: string;
+  /** The subscription's approval link, still to visit after the bump order's. */
+  next: string | null;
+  /** The interval bought, shown again on return. */
+  interval: 'month' | 'year';
+  /** The element that started it (its tag): it completes it when the page has one. */
+  by: string;
+}
+
 /**
  * What every component shares: the connection attributes (`base-url`, `app-id`, `publishable-key` or
  * `account-token`), the SDK clients made from them, and the theme (CSS custom properties with defaults).
@@ -35,6 +49,7 @@ export class OfferkitElement extends LitElement {
     appId: { attribute: 'app-id' },
     publishableKey: { attribute: 'publishable-key' },
     accountToken: { attribute: 'account-token' },
+    locale: {},
     client: { attribute: false },
     accountState: { state: true },
   };
@@ -42,6 +57,11 @@ export class OfferkitElement extends LitElement {
   declare appId: string;
   declare publishableKey: string;
   declare accountToken: string;
+  /**
+   * The language numbers, amounts and dates are written in (a BCP 47 tag such as `de-DE`); default: the nearest
+   * `lang` attribute (the element's own, an ancestor's, the page's), else the browser's language.
+   */
+  declare locale: string;
   /**
    * Set this to an `@offerkit/sdk` PublishableClient or AccountTokenClient of your own (other timeouts, retries,
    * headers or fetch) instead of the ones the element makes from its attributes.
@@ -57,6 +77,7 @@ export class OfferkitElement extends LitElement {
     this.appId = '';
     this.publishableKey = '';
     this.accountToken = '';
+    this.locale = '';
     this.client = null;
     this.accountState = null;
   }
@@ -145,7 +166,7 @@ export class OfferkitElement extends LitElement {
   protected async switchPlan(plan: string, interval: 'month' | 'year', returnUrl?: string): Promise<PlanChange | null> {
     const account = this.accountState?.account;
     if (!account) throw new Error('Set account-token to change the plan');
-    const back = returnUrl || globalThis.location.href.split('#')[0];
+    const back = returnUrl || this.pageUrl();
     const change = await this.tokenClient().subscriptions.change(account, {
       plan,
       interval,
@@ -251,9 +272,155 @@ export class OfferkitElement extends LitElement {
     );
   }
 
-  /** The SDK's errors carry the service's message (`error`, or `message` for codes such as `limit_reached`). */
-  protected errorText(e: unknown): string {
+  /**
+   * What went wrong, in words a buyer (or the developer embedding the element) can act on: a refused credential
+   * (401) names the attribute to check, an unreachable service the address, a rate limit the wait; other answers carry
+   * the service's own message (`error`, or `message` for codes such as `limit_reached`). `via` says which
+   * credential made the call when the caller knows.
+   */
+  protected errorText(e: unknown, via?: 'publishable' | 'token'): string {
+    const err = e as { status?: number; name?: string; message?: string; headers?: Headers } | null;
+    const status = typeof err?.status === 'number' ? err.status : 0;
+    // A 401 is a credential the service did not accept; a 403 (allowed in general, not for this, e.g. a read-only
+    // app) keeps the service's words.
+    if (status === 401) {
+      const kind =
+        via ??
+        (this.canToken && !this.canPublishable
+          ? 'token'
+          : this.canPublishable && !this.canToken
+            ? 'publishable'
+            : null);
+      if (kind === 'token')
+        return "This page's account token was not accepted (it may have expired): reload the page to get a new one.";
+      if (kind === 'publishable')
+        return "This page's publishable key was not accepted: check the publishable-key (pub_...) and app-id attributes.";
+      return (
+        "This page's publishable key or account token was not accepted: check the publishable-key, app-id and " +
+        'account-token attributes.'
+      );
+    }
+    if (status === 429) {
+      const wait = Number(err?.headers?.get?.('retry-after'));
+      return `Too many requests just now: try again${wait > 0 ? ` in ${this.number(wait)} seconds` : ' in a moment'}.`;
+    }
+    if (status >= 500) return 'The service had a problem answering: try again in a moment.';
+    if (err?.name === 'APIConnectionError' || err?.name === 'APITimeoutError' || e instanceof TypeError)
+      return `Could not reach the service${this.baseUrl ? ` at ${this.baseUrl}` : ''}: check the connection and the base-url attribute.`;
     return e instanceof Error ? e.message : String(e);
+  }
+
+  /**
+   * Says what went wrong on the element (its readable text, see `errorText`) and dispatches `offerkit-error`
+   * with `{ message, status, reason, error }`. Returns the text.
+   */
+  protected fail(e: unknown, via?: 'publishable' | 'token'): string {
+    const message = this.errorText(e, via);
+    const err = e as { status?: unknown; body?: { reason?: unknown } } | null;
+    this.emit('error', {
+      message,
+      status: typeof err?.status === 'number' ? err.status : null,
+      reason: typeof err?.body?.reason === 'string' ? err.body.reason : null,
+      error: e,
+    });
+    return message;
+  }
+
+  /**
+   * This page's address, to come back to from the provider: without its fragment and without what the provider
+   * added on an earlier return (`subscription_id`, `ba_token`, `token`).
+   */
+  protected pageUrl(): string {
+    const url = new URL(globalThis.location.href);
+    url.hash = '';
+    for (const k of ['subscription_id', 'ba_token', 'token']) url.searchParams.delete(k);
+    return url.toString();
+  }
+
+  /** The language to write numbers, amounts and dates in (see `locale`). */
+  protected get locales(): string | undefined {
+    const tag = this.locale || this.closest<HTMLElement>('[lang]')?.lang || globalThis.navigator?.language || undefined;
+    try {
+      return tag ? Intl.getCanonicalLocales(tag)[0] : undefined;
+    } catch {
+      return undefined; // an unknown tag: the browser's default
+    }
+  }
+
+  /** "1,234" in the element's language. */
+  protected number(n: number): string {
+    return new Intl.NumberFormat(this.locales).format(n);
+  }
+
+  /** "$14.25" (or "14,25 $") in the element's language. */
+  protected money(amount: number, currency: string): string {
+    return money(amount, currency, this.locales);
+  }
+
+  /** "December 26, 2026" in the element's language. */
+  protected day(iso: string): string {
+    return day(iso, this.locales);
+  }
+
+  /**
+   * Sends the buyer to approve a checkout this element made (after a cancelable `offerkit-checkout` event), keeping
+   * it across the trip so that, back on the page, this element completes it (`resumeCheckout`).
+   */
+  protected goToCheckout(c: Checkout, interval: 'month' | 'year'): boolean {
+    if (!this.emit('checkout', c, true) || !c.approve_url) return false;
+    // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.
+    const approve = c.open_url ?? c.approve_url;
+    // The bump order first: the checkout completes on its own once the subscription is active, and takes the
+    // bumps only if their order is approved by then.
+    const first = c.bump_approve_url ?? approve;
+    const pending: PendingCheckout = {
+      id: c.id,
+      appId: this.publishable().appId,
+      next: c.bump_approve_url ? approve : null,
+      interval,
+      by: this.localName,
+    };
+    globalThis.sessionStorage?.setItem(PENDING_CHECKOUT, JSON.stringify(pending));
+    globalThis.location.assign(first);
+    return true;
+  }
+
+  /**
+   * Back from the provider with a checkout this page started: the element that started it takes it (or the first
+   * that can, when that one is not on the page). Sends the buyer on to the subscription's approval when the bump
+   * order came first (returns null, the page is leaving); else returns what was bought, to `completeCheckout`.
+   */
+  protected takeReturnedCheckout(): PendingCheckout | null {
+    const raw = globalThis.sessionStorage?.getItem(PENDING_CHECKOUT);
+    if (!raw || !this.canPublishable) return null;
+    const p = JSON.parse(raw) as PendingCheckout;
+    const params = new URL(globalThis.location.href).searchParams;
+    if (p.appId !== this.publishable().appId || !(params.has('subscription_id') || params.has('token'))) return null;
+    if (p.by && p.by !== this.localName && globalThis.document?.querySelector(p.by)) return null;
+    if (p.next) {
+      sessionStorage.setItem(PENDING_CHECKOUT, JSON.stringify({ ...p, next: null }));
+      globalThis.location.assign(p.next);
+      return null;
+    }
+    sessionStorage.removeItem(PENDING_CHECKOUT);
+    return p;
+  }
+
+  /**
+   * Completes a returned checkout (asking again while the provider is still activating it); once completed, every
+   * component showing the account reads it again and `offerkit-checkout-completed` is dispatched.
+   */
+  protected async completeCheckout(id: string): Promise<Checkout> {
+    let c: Checkout = await this.publishable().checkouts.complete(id);
+    for (let i = 0; c.status === 'created' && i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      c = await this.publishable().checkouts.complete(id);
+    }
+    if (c.status === 'completed') {
+      await this.accountStore?.refresh().catch(() => undefined);
+      this.emit('checkout-completed', c);
+    }
+    return c;
   }
 
   static baseStyles = css`
@@ -269,7 +436,10 @@ export class OfferkitElement extends LitElement {
       --_success: var(--offerkit-success, #067647);
       --_radius: var(--offerkit-radius, 10px);
       --_font: var(--offerkit-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
-      --_focus: var(--offerkit-focus-ring, 0 0 0 3px color-mix(in srgb, var(--_accent) 40%, transparent));
+      /* A solid ring outside the control, in the accent (4.5:1 or better against white with the default accent): set
+         --offerkit-focus-color to one at 3:1 or better against your background when your accent is light. */
+      --_focus-color: var(--offerkit-focus-color, var(--_accent));
+      --_focus: var(--offerkit-focus-ring, none);
       display: block;
       box-sizing: border-box;
       font-family: var(--_font);
@@ -349,7 +519,8 @@ export class OfferkitElement extends LitElement {
     input:focus-visible,
     textarea:focus-visible,
     [tabindex]:focus-visible {
-      outline: none;
+      outline: 2px solid var(--_focus-color);
+      outline-offset: 2px;
       box-shadow: var(--_focus);
     }
     .actions {
@@ -374,28 +545,32 @@ export class OfferkitElement extends LitElement {
   `;
 }
 
-/** "December 26, 2026" in the page's language. */
-export function day(iso: string): string {
-  return new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric' });
+/** "December 26, 2026" in the given language (default: the browser's). */
+export function day(iso: string, locale?: string): string {
+  return new Date(iso).toLocaleDateString(locale, { year: 'numeric', month: 'long', day: 'numeric' });
 }
 
 /**
  * The account's plan change still to come, in the buyer's words: "Changes to Basic on December 26, 2026" once
  * approved for the renewal, else "A change to Basic is waiting for approval"; null when there is none.
  */
-export function pendingChangeText(state: AccountState | null, nameOf: (plan: string) => string): string | null {
+export function pendingChangeText(
+  state: AccountState | null,
+  nameOf: (plan: string) => string,
+  locale?: string,
+): string | null {
   const s = state?.subscription;
   const change = isLive(s) ? s.pending_change : null;
   if (!s || !change) return null;
   return change.effective === 'renewal' && change.scheduled_at && s.renews_at
-    ? `Changes to ${nameOf(change.plan)} on ${day(s.renews_at)}`
+    ? `Changes to ${nameOf(change.plan)} on ${day(s.renews_at, locale)}`
     : `A change to ${nameOf(change.plan)} is waiting for approval`;
 }
 
-/** "$14.25" in the page's language. */
-export function money(amount: number, currency: string): string {
+/** "$14.25" in the given language (default: the browser's). */
+export function money(amount: number, currency: string, locale?: string): string {
   try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency }).format(amount);
+    return new Intl.NumberFormat(locale, { style: 'currency', currency }).format(amount);
   } catch {
     return `${amount} ${currency}`;
   }

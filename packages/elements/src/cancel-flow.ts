@@ -1,5 +1,5 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, money } from './base.js';
+import { OfferkitElement } from './base.js';
 import type { CancelSession, SessionOffer } from './client.js';
 
 const APPROVAL = 'offerkit:cancel-approval';
@@ -50,6 +50,8 @@ export class OfferkitCancelFlow extends OfferkitElement {
     const connection = changed.has('accountToken') || changed.has('flow') || changed.has('client');
     if (connection && this.canToken && key !== this.startedFor) {
       this.startedFor = key;
+      // The account the token is for: an outcome (paused, discounted, cancelled) is shown by every component of it.
+      this.bindAccount(this.tokenAccount || (this.client as { accountId?: string } | null)?.accountId || '');
       void this.start();
     }
     if (changed.has('session')) {
@@ -89,13 +91,15 @@ export class OfferkitCancelFlow extends OfferkitElement {
       this.emit('step', s);
       // A discount or downgrade waits in `pending` until the provider confirms the approval.
       const accepted = s.status === 'saved' || s.status === 'pending';
+      // An outcome changes the account (paused, a lower price, the free plan): every component showing it reads it
+      // again, before the page hears of the outcome.
+      if (accepted || s.status === 'cancelled') await this.accountStore?.refresh().catch(() => undefined);
       if (accepted && this.approved) this.emit('approved', s);
       else if (accepted) this.onSaved(s);
       else if (s.status === 'cancelled') this.emit('cancelled', s);
       else if (s.status === 'abandoned') this.emit('closed', s);
     } catch (e) {
-      this.error = this.errorText(e);
-      this.emit('error', { message: this.error, error: e });
+      this.error = this.fail(e, 'token');
     } finally {
       this.busy = false;
     }
@@ -134,7 +138,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
   }
 
   private accept() {
-    const back = this.returnUrl || globalThis.location.href;
+    const back = this.returnUrl || this.pageUrl();
     void this.run(() => this.tokenClient().cancelSessions.accept(this.sid, { return_url: back, cancel_url: back }));
   }
 
@@ -145,8 +149,8 @@ export class OfferkitCancelFlow extends OfferkitElement {
         <p class="muted">Set <code>account-token</code> to start.</p>
       </div>`;
     if (!s)
-      return html`<div class="card" part="card" aria-busy="true">
-        <p class="muted" role="status">${this.busy ? 'Loading…' : ''}</p>
+      return html`<div class="card" part="card" aria-busy=${this.error ? 'false' : 'true'}>
+        <p class="muted" role="status" part="loading">${this.error ? '' : 'Loading…'}</p>
         ${this.renderError()}
       </div>`;
     return html`<section class="card" part="card" aria-labelledby="title" aria-busy=${this.busy ? 'true' : 'false'}>
@@ -247,10 +251,8 @@ export class OfferkitCancelFlow extends OfferkitElement {
       content = html`${
           sub
             ? html`<p>
-                You are on <strong>${s.account.plan_name}</strong> at ${money(sub.price, sub.currency)} per
-                ${sub.interval}${
-                  sub.renews_at ? html`, renewing on ${new Date(sub.renews_at).toLocaleDateString()}` : nothing
-                }.
+                You are on <strong>${s.account.plan_name}</strong> at ${this.money(sub.price, sub.currency)} per
+                ${sub.interval}${sub.renews_at ? html`, renewing on ${this.day(sub.renews_at)}` : nothing}.
               </p>`
             : html`<p>You are on <strong>${s.account.plan_name}</strong>.</p>`
         }
@@ -283,14 +285,14 @@ export class OfferkitCancelFlow extends OfferkitElement {
     let terms: unknown = nothing;
     if (o.kind === 'discount' && typeof d.price === 'number')
       terms = html`<p class="terms">
-        <strong>${money(d.price, String(d.currency))}</strong> per ${d.interval} for ${d.cycles}
-        ${d.cycles === 1 ? 'renewal' : 'renewals'}
-        <s class="muted">${money(Number(d.regular_price), String(d.currency))}</s>
+        <strong>${this.money(d.price, String(d.currency))}</strong> per ${d.interval} for
+        ${this.number(Number(d.cycles))} ${d.cycles === 1 ? 'renewal' : 'renewals'}
+        <s class="muted">${this.money(Number(d.regular_price), String(d.currency))}</s>
       </p>`;
     else if (o.kind === 'downgrade' && typeof d.price === 'number')
       terms = html`<p class="terms">
         ${(d.plan as { name?: string })?.name ?? 'A smaller plan'} at
-        <strong>${money(d.price, String(d.currency ?? s.account.subscription?.currency ?? 'USD'))}</strong>
+        <strong>${this.money(d.price, String(d.currency ?? s.account.subscription?.currency ?? 'USD'))}</strong>
       </p>`;
     return html`<div class="offer" part="offer" role="group" aria-labelledby="offer-headline">
         <h3 id="offer-headline">${o.headline}</h3>
@@ -329,8 +331,8 @@ export class OfferkitCancelFlow extends OfferkitElement {
     } else if (r.outcome === 'pause') {
       title = 'Your subscription is paused';
       text = r.resume_at
-        ? `Billing resumes on ${new Date(String(r.resume_at)).toLocaleDateString()}.`
-        : `Billing is paused for ${r.months} ${r.months === 1 ? 'month' : 'months'}.`;
+        ? `Billing resumes on ${this.day(String(r.resume_at))}.`
+        : `Billing is paused for ${this.number(Number(r.months))} ${r.months === 1 ? 'month' : 'months'}.`;
     } else {
       title = 'You are all set';
       text = s.offer ? `${s.offer.headline}: applied.` : 'Your offer is applied.';

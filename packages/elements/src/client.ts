@@ -5,9 +5,11 @@
  * way the components speak of them and makes the clients from an element's connection attributes.
  */
 import {
-  AccountTokenClient,
-  PublishableClient,
+  AccountTokenClient as SdkAccountTokenClient,
+  PublishableClient as SdkPublishableClient,
   decodeAccountToken as decodeToken,
+  type AccountTokenClientOptions,
+  type PublishableClientOptions,
   type AccessGetResponse,
   type CancelSessionsGetResponse,
   type LimitReachedBody,
@@ -17,7 +19,6 @@ import {
   type SubscriptionsGetResponse,
 } from '@offerkit/sdk';
 
-export { AccountTokenClient, PublishableClient };
 export type { LimitReachedBody };
 /** An account's effective access (`access.get`). */
 export type EffectiveAccess = AccessGetResponse;
@@ -56,6 +57,46 @@ export function decodeAccountToken(token: string | undefined): { appId: string; 
 }
 
 const baseUrlOf = (c: Connection) => (c.baseUrl || globalThis.location?.origin || '').replace(/\/+$/, '');
+
+/**
+ * A fetch that, after a write to an account's routes (`/apps/:app/namespaces/:account/...`: usage, plan, add-ons,
+ * subscription) that the service accepted (or answered 402), tells the page's components showing that account to
+ * read it again. The bundle's clients use it, so usage recorded through them updates the meter and the paywall.
+ */
+export function watchingFetch(baseUrl: string, inner?: typeof fetch): typeof fetch {
+  return async (input, init) => {
+    const res = await (inner ?? globalThis.fetch)(input, init);
+    try {
+      const req = typeof input === 'object' && 'method' in input ? input : null;
+      const method = (init?.method ?? req?.method ?? 'GET').toUpperCase();
+      if (method !== 'GET' && method !== 'HEAD' && (res.ok || res.status === 402)) {
+        const url = new URL(typeof input === 'string' ? input : 'href' in input ? input.href : input.url);
+        const m = /\/apps\/([^/]+)\/namespaces\/([^/]+)(\/[^?]*)?$/.exec(url.pathname);
+        if (m && m[3] !== '/token') touched(baseUrl, decodeURIComponent(m[1]), decodeURIComponent(m[2]));
+      }
+    } catch {
+      // Never fail the caller's request over this.
+    }
+    return res;
+  };
+}
+
+/**
+ * `@offerkit/sdk`'s PublishableClient, as the bundle exports it: the same client, whose writes to an account
+ * (`usage.add`, `usage.set` ...) also update every component on the page showing that account.
+ */
+export class PublishableClient extends SdkPublishableClient {
+  constructor(options: PublishableClientOptions) {
+    super({ ...options, fetch: watchingFetch(options.baseUrl, options.fetch) });
+  }
+}
+
+/** `@offerkit/sdk`'s AccountTokenClient, as the bundle exports it (its writes update the page's components too). */
+export class AccountTokenClient extends SdkAccountTokenClient {
+  constructor(options: AccountTokenClientOptions) {
+    super({ ...options, fetch: watchingFetch(options.baseUrl, options.fetch) });
+  }
+}
 
 /** A PublishableClient for the connection (throws when the key or the app is missing). */
 export function publishableClient(c: Connection): PublishableClient {
@@ -112,6 +153,11 @@ export class AccountStore {
 
   constructor(readonly account: string) {}
 
+  /** Whether a component on the page shows this account (it can be read). */
+  get shown(): boolean {
+    return this.readers.size > 0;
+  }
+
   /** Adds a component: its reader (used when it is the most capable) and its listener. Returns the detach. */
   attach(reader: AccountReader, listener: Listener): () => void {
     this.readers.add(reader);
@@ -161,6 +207,12 @@ export function accountStore(c: Connection, account: string): AccountStore {
   let s = stores.get(key);
   if (!s) stores.set(key, (s = new AccountStore(account)));
   return s;
+}
+
+/** After a write to an account through the bundle's clients: the components showing it read it again. */
+function touched(baseUrl: string, appId: string, account: string) {
+  const s = stores.get(`${baseUrl.replace(/\/+$/, '')}|${appId}|${account}`);
+  if (s?.shown) void s.refresh().catch(() => undefined);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, money, pendingChangeText } from './base.js';
+import { OfferkitElement, humanize, pendingChangeText } from './base.js';
 import { limitReachedBody, type AccountState, type LimitReachedBody } from './client.js';
 
 /**
@@ -13,12 +13,15 @@ export class OfferkitPaywall extends OfferkitElement {
   static override properties = {
     ...OfferkitElement.properties,
     account: {},
+    returnUrl: { attribute: 'return-url' },
     body: { attribute: false },
     busy: { state: true },
     error: { state: true },
     status: { state: true },
   };
   declare account: string;
+  /** Where the provider sends the buyer back after an upgrade bought here; default: this page (its URL). */
+  declare returnUrl: string;
   declare body: LimitReachedBody | null;
   declare busy: boolean;
   declare error: string;
@@ -28,6 +31,7 @@ export class OfferkitPaywall extends OfferkitElement {
   constructor() {
     super();
     this.account = '';
+    this.returnUrl = '';
     this.body = null;
     this.busy = false;
     this.error = '';
@@ -38,6 +42,13 @@ export class OfferkitPaywall extends OfferkitElement {
     const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
     if (!connection.some((k) => changed.has(k)) || !(this.canPublishable || this.canToken)) return;
     const store = this.bindAccount(this.account || this.tokenAccount);
+    if (store && !this.resumed && this.canPublishable) {
+      const bought = this.takeReturnedCheckout();
+      if (bought) {
+        this.resumed = true;
+        void this.resumeCheckout(bought.id);
+      }
+    }
     if (store && !this.resumed && this.switchReturning) {
       this.resumed = true;
       void this.resumeSwitch().then((outcome) => {
@@ -61,16 +72,73 @@ export class OfferkitPaywall extends OfferkitElement {
     }
   }
 
+  /** Back on the page from approving the upgrade bought here: complete it; every component shows the new plan. */
+  private async resumeCheckout(id: string) {
+    this.busy = true;
+    this.status = 'Completing your purchase…';
+    try {
+      const c = await this.completeCheckout(id);
+      const plan = this.accountState?.access.plan.name;
+      if (c.status === 'completed')
+        this.status = `Thank you! Your purchase is complete.${plan ? ` Your plan is now ${plan}.` : ''}`;
+      else {
+        this.status = '';
+        this.error = c.status === 'created' ? 'The payment is still being confirmed.' : `Checkout ${c.status}.`;
+      }
+    } catch (e) {
+      this.status = '';
+      this.error = this.fail(e, 'publishable');
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /**
+   * Whether the upgrade is bought here (a checkout made by this element, returning to this page) rather than
+   * through the 402's link: when the element has the publishable key and the account, and the link is the one
+   * the service made for the 402 (`/apps/:app/checkouts/:id/open`, which returns to the service's own page). A link
+   * to the app's own pricing page (the app's `checkout_url`) is followed as it is.
+   */
+  private get buysHere(): boolean {
+    const o = this.body?.offer;
+    if (!o?.checkout_url || !this.canPublishable || !(this.account || this.tokenAccount)) return false;
+    try {
+      return /\/apps\/[^/]+\/checkouts\/[^/]+\/open$/.test(new URL(o.checkout_url).pathname);
+    } catch {
+      return false;
+    }
+  }
+
+  private async buy() {
+    const o = this.body?.offer;
+    if (!o || this.busy) return;
+    this.busy = true;
+    this.error = '';
+    try {
+      const back = this.returnUrl || this.pageUrl();
+      const account = this.account || this.tokenAccount;
+      const body = { interval: o.interval, account, return_url: back, cancel_url: back };
+      const c = o.id
+        ? await this.publishable().offers.checkout(o.id, { ...body, plan: o.plan.id, currency: o.currency })
+        : await this.publishable().plans.checkout(o.plan.id, body);
+      if (!('object' in c)) this.goToCheckout(c, o.interval);
+    } catch (e) {
+      this.error = this.fail(e, 'publishable');
+      void this.accountStore?.refresh().catch(() => undefined);
+    } finally {
+      this.busy = false;
+    }
+  }
+
   private async switchTo() {
     const o = this.body?.offer;
     if (!o || this.busy) return;
     this.busy = true;
     this.error = '';
     try {
-      await this.switchPlan(o.plan.id, o.interval);
+      await this.switchPlan(o.plan.id, o.interval, this.returnUrl || undefined);
     } catch (e) {
-      this.error = this.errorText(e);
-      this.emit('error', { message: this.error, error: e });
+      this.error = this.fail(e, 'token');
     } finally {
       this.busy = false;
     }
@@ -102,20 +170,37 @@ export class OfferkitPaywall extends OfferkitElement {
     const b = this.body;
     if (!b)
       return this.status
-        ? html`<section class="card" part="card">
-            <p role="status" class="done">${this.status}</p>
-            <div class="actions"><button type="button" @click=${() => (this.status = '')}>Close</button></div>
+        ? html`<section class="card" part="card" aria-busy=${this.busy}>
+            <p role="status" class=${this.busy ? 'muted' : 'done'} part="status">${this.status}</p>
+            ${
+              this.busy
+                ? nothing
+                : html`<div class="actions">
+                    <button type="button" @click=${() => (this.status = '')}>Close</button>
+                  </div>`
+            }
           </section>`
-        : nothing;
+        : this.error
+          ? html`<section class="card" part="card">
+              <p class="error" role="alert" part="error">${this.error}</p>
+              <div class="actions"><button type="button" @click=${() => (this.error = '')}>Close</button></div>
+            </section>`
+          : nothing;
     const st = this.accountState;
     const current = st?.access.plan.name ?? null;
-    const pending = pendingChangeText(st, (id) => (id === b.offer?.plan.id ? b.offer.plan.name : humanize(id)));
+    const pending = pendingChangeText(
+      st,
+      (id) => (id === b.offer?.plan.id ? b.offer.plan.name : humanize(id)),
+      this.locales,
+    );
     const o = b.offer;
     const e = b.entitlement;
     return html`<section class="card" part="card" role="region" aria-labelledby="title">
       <h2 id="title" tabindex="-1" part="title">You have reached your ${e.name} limit</h2>
       <p>
-        You have used <strong>${e.usage}</strong>${e.max === null ? nothing : html` of <strong>${e.max}</strong>`}
+        You have used <strong>${this.number(e.usage)}</strong>${
+          e.max === null ? nothing : html` of <strong>${this.number(e.max)}</strong>`
+        }
         ${e.name}.
       </p>
       ${current ? html`<p class="muted" part="current-plan">Current plan: ${current}</p>` : nothing}
@@ -125,11 +210,11 @@ export class OfferkitPaywall extends OfferkitElement {
           ? html`<div class="offer" part="offer">
               <h3>${o.plan.name}${o.name && o.name !== o.plan.name ? html` · ${o.name}` : nothing}</h3>
               <p class="price">
-                <strong>${money(o.price, o.currency)}</strong> per ${o.interval}
-                ${o.list_price > o.price ? html`<s class="muted">${money(o.list_price, o.currency)}</s>` : nothing}
-                ${o.cycles ? html`<span class="muted">for ${o.cycles} ${o.interval}s</span>` : nothing}
+                <strong>${this.money(o.price, o.currency)}</strong> per ${o.interval}
+                ${o.list_price > o.price ? html`<s class="muted">${this.money(o.list_price, o.currency)}</s>` : nothing}
+                ${o.cycles ? html`<span class="muted">for ${this.number(o.cycles)} ${o.interval}s</span>` : nothing}
               </p>
-              <p>${o.new_limit === null ? `Unlimited ${e.name}` : `${o.new_limit} ${e.name}`}</p>
+              <p>${o.new_limit === null ? `Unlimited ${e.name}` : `${this.number(o.new_limit)} ${e.name}`}</p>
               <div class="actions">
                 ${
                   this.canSwitch()
@@ -142,9 +227,15 @@ export class OfferkitPaywall extends OfferkitElement {
                       >
                         ${this.busy ? 'Redirecting…' : `Switch to ${o.plan.name}`}
                       </button>`
-                    : o.checkout_url
-                      ? html`<a class="button primary" part="cta" href=${o.checkout_url}>Upgrade to ${o.plan.name}</a>`
-                      : html`<p class="muted">Upgrades are not available right now.</p>`
+                    : this.buysHere
+                      ? html`<button type="button" class="primary" part="cta" ?disabled=${this.busy} @click=${this.buy}>
+                          ${this.busy ? 'Redirecting…' : `Upgrade to ${o.plan.name}`}
+                        </button>`
+                      : o.checkout_url
+                        ? html`<a class="button primary" part="cta" href=${o.checkout_url}
+                            >Upgrade to ${o.plan.name}</a
+                          >`
+                        : html`<p class="muted">Upgrades are not available right now.</p>`
                 }
                 <button type="button" @click=${this.dismiss}>Not now</button>
               </div>

@@ -1,8 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, money, pendingChangeText } from './base.js';
-import { isLive, type Checkout, type PublicOffer, type PublicPlan } from './client.js';
-
-const PENDING = 'offerkit:pending-checkout';
+import { OfferkitElement, humanize, pendingChangeText } from './base.js';
+import { isLive, type PublicOffer, type PublicPlan } from './client.js';
 
 const CHANGED = 'This offer has changed since the page was loaded. Please check the prices and choose again.';
 /** What a buyer is told when the checkout is refused (409) for a reason; the page gets the service's message. */
@@ -22,19 +20,12 @@ const REASONS: Record<string, string> = {
   same_plan: 'You are already on this plan.',
 };
 
-interface Pending {
-  id: string;
-  appId: string;
-  /** The subscription's approval link, still to visit after the bump order's. */
-  next: string | null;
-  /** The interval bought, shown again on return. */
-  interval: 'month' | 'year';
-}
-
 /**
  * `<offerkit-pricing-table offer="launch" fallback="regular_prices" publishable-key="pub_..." app-id="app_...">`:
  * the plans and prices of the public offer view, an interval switch, order bumps, and a checkout button that
  * goes to the provider's approval link and, when the buyer is back on this page, completes the checkout.
+ * `table.show(view)` shows a view given rather than loaded (an MCP App page, which calls no API): a button then
+ * only dispatches `offerkit-choose` `{ plan, interval, offer }` for the page to act on.
  */
 export class OfferkitPricingTable extends OfferkitElement {
   static override properties = {
@@ -51,6 +42,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     busy: { state: true },
     error: { state: true },
     status: { state: true },
+    loading: { state: true },
   };
   declare offer: string;
   declare fallback: string;
@@ -64,7 +56,12 @@ export class OfferkitPricingTable extends OfferkitElement {
   declare busy: string;
   declare error: string;
   declare status: string;
+  /** While the offer is being read. */
+  declare loading: boolean;
+  private loadFailed = false;
   private resumed = false;
+  /** A view given with show(): nothing is loaded, and choosing a plan is the page's to act on. */
+  private given = false;
 
   constructor() {
     super();
@@ -80,6 +77,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     this.busy = '';
     this.error = '';
     this.status = '';
+    this.loading = false;
   }
 
   override updated(changed: PropertyValues<this>) {
@@ -99,7 +97,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       // The account's current plan (and, with its account token, its subscription), shared with the page's other
       // components.
       const store = this.bindAccount(this.buyer);
-      if (store) void store.refresh().catch((e) => (this.error = this.errorText(e)));
+      if (store) void store.refresh().catch((e) => (this.error = this.fail(e)));
       if (!this.resumed) {
         this.resumed = true;
         void this.resume();
@@ -131,7 +129,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       if (outcome === 'not_changed') this.error = 'Your plan was not changed.';
     } catch (e) {
       this.status = '';
-      this.error = this.errorText(e);
+      this.error = this.fail(e, 'token');
     } finally {
       this.busy = '';
     }
@@ -145,8 +143,8 @@ export class OfferkitPricingTable extends OfferkitElement {
       await this.switchPlan(plan.plan.id, this.interval, this.returnUrl || undefined);
     } catch (e) {
       const reason = (e as { body?: { reason?: string } }).body?.reason;
-      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || this.errorText(e);
-      this.emit('error', { message: this.errorText(e), reason: reason ?? null, error: e });
+      const message = this.fail(e, 'token');
+      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
       void this.accountStore?.refresh().catch(() => undefined);
     } finally {
       this.busy = '';
@@ -154,6 +152,7 @@ export class OfferkitPricingTable extends OfferkitElement {
   }
 
   async load() {
+    this.loading = true;
     try {
       this.view = await this.publishable().offers.getPublic(this.offer, {
         fallback: this.fallback || undefined,
@@ -165,9 +164,14 @@ export class OfferkitPricingTable extends OfferkitElement {
       // A bump chosen on an earlier view that this one no longer has is dropped, not sent.
       const offered = new Set(this.view.offer ? this.view.bumps.map((b) => b.id) : []);
       this.bumps = this.bumps.filter((id) => offered.has(id));
+      if (this.error && this.loadFailed) this.error = '';
+      this.loadFailed = false;
       this.emit('loaded', this.view);
     } catch (e) {
-      this.error = this.errorText(e);
+      this.error = this.fail(e, 'publishable');
+      this.loadFailed = true;
+    } finally {
+      this.loading = false;
     }
   }
 
@@ -176,34 +180,18 @@ export class OfferkitPricingTable extends OfferkitElement {
     return (['month', 'year'] as const).filter((i) => all.has(i));
   }
 
-  /** On return from the provider: the subscription's approval next if the bump order came first, then complete. */
+  /** On return from the provider with a checkout this table started: complete it (the subscription's approval
+   * first when the bump order came before it). */
   private async resume() {
-    const raw = globalThis.sessionStorage?.getItem(PENDING);
-    if (!raw) return;
-    const p = JSON.parse(raw) as Pending;
-    const params = new URL(globalThis.location.href).searchParams;
-    if (p.appId !== this.publishable().appId || !(params.has('subscription_id') || params.has('token'))) return;
-    if (p.next) {
-      sessionStorage.setItem(PENDING, JSON.stringify({ ...p, next: null }));
-      globalThis.location.assign(p.next);
-      return;
-    }
-    sessionStorage.removeItem(PENDING);
+    const p = this.takeReturnedCheckout();
+    if (!p) return;
     if (p.interval) this.interval = p.interval;
     this.busy = 'complete';
     this.status = 'Completing your purchase…';
     try {
-      let c: Checkout = await this.publishable().checkouts.complete(p.id);
-      // `created` while the provider is still activating: ask again shortly.
-      for (let i = 0; c.status === 'created' && i < 30; i++) {
-        await new Promise((r) => setTimeout(r, 1000));
-        c = await this.publishable().checkouts.complete(p.id);
-      }
+      const c = await this.completeCheckout(p.id);
       if (c.status === 'completed') {
         this.status = 'Thank you! Your purchase is complete.';
-        // Every component showing this account (meter, paywall, this table) shows the new plan.
-        await this.accountStore?.refresh().catch(() => undefined);
-        this.emit('checkout-completed', c);
         void this.load(); // e.g. bumps for add-ons the account now owns are no longer offered
       } else {
         this.status = '';
@@ -211,18 +199,34 @@ export class OfferkitPricingTable extends OfferkitElement {
       }
     } catch (e) {
       this.status = '';
-      this.error = this.errorText(e);
+      this.error = this.fail(e, 'publishable');
     } finally {
       this.busy = '';
     }
   }
 
+  /** Shows a public offer view given by the page (no connection needed); false when it is not one. */
+  show(view: unknown): boolean {
+    const v = view as PublicOffer | null;
+    if (!v || !Array.isArray(v.plans) || !Array.isArray(v.bumps)) return false;
+    this.given = true;
+    this.view = v;
+    const intervals = this.intervals();
+    if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
+    this.emit('loaded', v);
+    return true;
+  }
+
   private async choose(plan: PublicPlan) {
+    if (this.given && !this.canPublishable) {
+      this.emit('choose', { plan: plan.plan.id, interval: this.interval, offer: this.view?.offer?.id ?? null });
+      return;
+    }
     if (this.busy) return; // one checkout at a time, even for a click that beats the re-render
     this.busy = plan.plan.id;
     this.error = '';
     try {
-      const back = this.returnUrl || globalThis.location.href.split('#')[0];
+      const back = this.returnUrl || this.pageUrl();
       const body = {
         interval: this.interval,
         account: this.buyer || undefined,
@@ -242,40 +246,28 @@ export class OfferkitPricingTable extends OfferkitElement {
         : await this.publishable().plans.checkout(plan.plan.id, body);
       // (A plan change answers only `if_subscribed: "change"`, which this table does not send: it switches plans with
       // the account token.)
-      if ('object' in c || !this.emit('checkout', c, true) || !c.approve_url) return;
-      // The bump order first: the checkout completes on its own once the subscription is active, and takes the
-      // bumps only if their order is approved by then.
-      // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.
-      const approve = c.open_url ?? c.approve_url;
-      const first = c.bump_approve_url ?? approve;
-      const pending: Pending = {
-        id: c.id,
-        appId: this.publishable().appId,
-        next: c.bump_approve_url ? approve : null,
-        interval: this.interval,
-      };
-      sessionStorage.setItem(PENDING, JSON.stringify(pending));
-      globalThis.location.assign(first);
+      if ('object' in c) return;
+      this.goToCheckout(c, this.interval);
     } catch (e) {
       // 409 with a reason: the offer changed since this view was loaded (a bump or price gone, archived,
       // expired). Say so in the buyer's words and show the current one, so the next click buys what they see.
       const reason = (e as { status?: number; body?: { reason?: string } }).body?.reason;
-      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || this.errorText(e);
+      const message = this.fail(e, 'publishable');
+      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
       if ((e as { status?: number }).status === 409 && reason) await this.load();
-      this.emit('error', { message: this.errorText(e), reason: reason ?? null, error: e });
     } finally {
       this.busy = '';
     }
   }
 
   override render() {
-    if (!this.offer || !this.canPublishable)
+    if (!this.given && (!this.offer || !this.canPublishable))
       return html`<p class="muted" part="table">
         Set <code>offer</code>, <code>app-id</code> and <code>publishable-key</code> to show prices.
       </p>`;
     const v = this.view;
     const intervals = this.intervals();
-    return html`<section part="table" aria-label=${v?.offer?.name ?? 'Pricing'}>
+    return html`<section part="table" aria-label=${v?.offer?.name ?? 'Pricing'} aria-busy=${this.loading && !v}>
       ${
         v?.offer
           ? html`<header>
@@ -305,6 +297,15 @@ export class OfferkitPricingTable extends OfferkitElement {
       <p class="status" role="status">${this.status || nothing}</p>
       ${this.renderPendingChange()}
       <p class="error" role="alert" part="error">${this.error || nothing}</p>
+      ${
+        !v && !this.error
+          ? html`<p class="loading" role="status" part="loading">Loading prices…</p>
+              <div class="plans" aria-hidden="true">
+                <div class="plan card ghost"></div>
+                <div class="plan card ghost"></div>
+              </div>`
+          : nothing
+      }
       <div class="plans">${v?.plans.map((p) => this.renderPlan(p)) ?? nothing}</div>
       ${
         v?.offer && v.bumps.length
@@ -322,7 +323,7 @@ export class OfferkitPricingTable extends OfferkitElement {
                           ...((e.target as HTMLInputElement).checked ? [b.id] : []),
                         ])}
                     />
-                    <span>${b.name}</span> <strong>${money(b.price, b.currency)}</strong>
+                    <span>${b.name}</span> <strong>${this.money(b.price, b.currency)}</strong>
                   </label>`,
               )}
             </fieldset>`
@@ -352,10 +353,12 @@ export class OfferkitPricingTable extends OfferkitElement {
       ${
         price
           ? html`<p class="price">
-                <strong>${money(price.price, price.currency)}</strong><span class="muted">/${price.interval}</span>
+                <strong>${this.money(price.price, price.currency)}</strong><span class="muted">/${price.interval}</span>
                 ${
                   price.list_price > price.price
-                    ? html`<s class="muted" aria-label="regular price">${money(price.list_price, price.currency)}</s>`
+                    ? html`<s class="muted" aria-label="regular price"
+                        >${this.money(price.list_price, price.currency)}</s
+                      >`
                     : nothing
                 }
               </p>
@@ -373,7 +376,7 @@ export class OfferkitPricingTable extends OfferkitElement {
           .map(
             (e) =>
               html`<li>
-                ${e.type === 'boolean' ? e.name : e.max === null ? `Unlimited ${e.name}` : `${e.max.toLocaleString()} ${e.name}`}
+                ${e.type === 'boolean' ? e.name : e.max === null ? `Unlimited ${e.name}` : `${this.number(e.max)} ${e.name}`}
                 ${extras.has(e.id) ? html`<span class="extra">bonus</span>` : nothing}
               </li>`,
           )}
@@ -403,7 +406,7 @@ export class OfferkitPricingTable extends OfferkitElement {
   /** "Changes to Basic on December 26, 2026", or a change still awaiting the buyer's approval. */
   private renderPendingChange() {
     const name = (id: string) => this.view?.plans.find((p) => p.plan.id === id)?.plan.name ?? humanize(id);
-    const text = pendingChangeText(this.accountState, name);
+    const text = pendingChangeText(this.accountState, name, this.locales);
     return text ? html`<p class="pending" part="pending-change">${text}</p>` : nothing;
   }
 
@@ -504,6 +507,8 @@ export class OfferkitPricingTable extends OfferkitElement {
         color: var(--_accent-text);
       }
       .interval input:focus-visible + span {
+        outline: 2px solid var(--_focus-color);
+        outline-offset: 2px;
         box-shadow: var(--_focus);
       }
       .bumps {
@@ -538,6 +543,28 @@ export class OfferkitPricingTable extends OfferkitElement {
         border-left: 3px solid var(--_accent);
         padding: 0.5rem 0.75rem;
         border-radius: 4px;
+      }
+      .loading {
+        color: var(--_muted);
+      }
+      .ghost {
+        min-height: 14rem;
+        background: linear-gradient(90deg, var(--_surface) 30%, var(--_bg) 50%, var(--_surface) 70%);
+        background-size: 300% 100%;
+        animation: shimmer 1.4s linear infinite;
+      }
+      @keyframes shimmer {
+        from {
+          background-position: 100% 0;
+        }
+        to {
+          background-position: 0 0;
+        }
+      }
+      @media (prefers-reduced-motion: reduce) {
+        .ghost {
+          animation: none;
+        }
       }
       .status:empty,
       .error:empty {

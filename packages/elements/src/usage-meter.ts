@@ -41,8 +41,7 @@ export class OfferkitUsageMeter extends OfferkitElement {
       await this.bindAccount(account)!.refresh();
       this.error = '';
     } catch (e) {
-      this.error = this.errorText(e);
-      this.emit('error', { message: this.error, error: e });
+      this.error = this.fail(e);
     }
   }
 
@@ -61,9 +60,15 @@ export class OfferkitUsageMeter extends OfferkitElement {
         </p>
       </div>`;
     if (!a)
-      return html`<div class="card" part="card">
-        <p class="error" role="alert">${this.error || nothing}</p>
-        ${this.error ? nothing : html`<p class="muted" role="status">Loading…</p>`}
+      return html`<div class="card" part="card" aria-busy=${!this.error}>
+        <p class="error" role="alert" part="error">${this.error || nothing}</p>
+        ${
+          this.error
+            ? nothing
+            : html`<p class="muted" role="status" part="loading">Loading usage…</p>
+                <div class="bar ghost" aria-hidden="true"></div>
+                <div class="bar ghost" aria-hidden="true"></div>`
+        }
       </div>`;
     const usage = a.entitlements.filter((e) => e.type === 'usage');
     const features = a.entitlements.filter((e) => e.type === 'boolean');
@@ -73,7 +78,10 @@ export class OfferkitUsageMeter extends OfferkitElement {
         ${usage.map((e) => {
           const pct = e.max === null ? 0 : e.max === 0 ? 100 : Math.min(100, (e.usage / e.max) * 100);
           const level = e.max === null ? 'ok' : pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok';
-          const label = e.max === null ? `${e.usage} used, unlimited` : `${e.usage} of ${e.max} used`;
+          const label =
+            e.max === null
+              ? `${this.number(e.usage)} used, unlimited`
+              : `${this.number(e.usage)} of ${this.number(e.max)} used`;
           return html`<li part="meter">
             <div class="row">
               <span id="m-${e.id}" class="name">${e.name}</span>
@@ -110,7 +118,7 @@ export class OfferkitUsageMeter extends OfferkitElement {
             </ul>`
           : nothing
       }
-      <p class="error" role="alert">${this.error || nothing}</p>
+      <p class="error" role="alert" part="error">${this.error || nothing}</p>
     </section>`;
   }
 
@@ -171,6 +179,17 @@ export class OfferkitUsageMeter extends OfferkitElement {
       }
       .fill.full {
         background: var(--_danger);
+      }
+      .error:empty {
+        display: none;
+      }
+      .card > .error:first-child {
+        margin: 0;
+      }
+      .ghost {
+        width: 100%;
+        margin: 0.85rem 0;
+        background: var(--_surface);
       }
       .features {
         display: flex;

@@ -1,6 +1,7 @@
 // Order bumps: one-off add-ons offered beside the plan at checkout, their names, prices and currency.
-import { Button, CloseButton, Group, NumberInput, Select, Stack, Text, TextInput, Title } from '@mantine/core';
+import { Anchor, Button, CloseButton, Group, NumberInput, Select, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
+import { Link, useParams } from 'react-router';
 import { num, type Num } from '../../forms';
 import { newBump, type BumpForm, type OfferCatalog, type OfferForm } from './form';
 import type { SetForm } from './state';
@@ -16,6 +17,7 @@ export function BumpsSection({
   currency: string;
   setForm: SetForm;
 }) {
+  const { appId } = useParams();
   const [addon, setAddon] = useState<string | null>(null);
   const [price, setPrice] = useState<Num>('');
   const available = catalog.addons.filter((a) => !form.bumps.some((b) => b.addon === a.id));
@@ -107,7 +109,11 @@ export function BumpsSection({
       </Group>
       {!catalog.addons.length && (
         <Text size="xs" c="dimmed">
-          Order bumps sell add-ons: create one in the catalog first.
+          Order bumps sell add-ons: create one{' '}
+          <Anchor component={Link} to={`/apps/${appId}/catalog#addons`} size="xs">
+            in the catalog
+          </Anchor>{' '}
+          first.
         </Text>
       )}
     </Stack>

@@ -4031,7 +4031,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The new plan's id, e.g. `pro`: letters, digits and _ (kept lower-case; spaces become _). */
+          /** @description The new plan's id, e.g. `pro` (letters, digits, _; kept lower-case). */
           id: string;
           /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
@@ -4041,7 +4041,7 @@ export interface operations {
           note?: string | null;
           /** @description Whether this is the free plan accounts get when created without one. Omitted: false. */
           isFree?: boolean;
-          /** @description What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. Omitted: no card (the plan cannot be bought); null removes it. */
+          /** @description What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it. */
           pricingCard?:
             | ({
                 /** @description The card title, e.g. `Pro`. Omitted: the plan name. */
@@ -4453,7 +4453,7 @@ export interface operations {
           note?: string | null;
           /** @description Whether this is the free plan accounts get when created without one. Omitted: false. */
           isFree?: boolean;
-          /** @description What the pricing table shows and checkouts charge, e.g. `{ "monthlyPrice": 29, "currency": "USD" }`. Omitted: no card (the plan cannot be bought); null removes it. */
+          /** @description What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it. */
           pricingCard?:
             | ({
                 /** @description The card title, e.g. `Pro`. Omitted: the plan name. */
@@ -5109,7 +5109,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
+          /** @description The add-on id, e.g. `priority`. */
           id: string;
         };
       };
@@ -5402,7 +5402,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The new entitlement's id, e.g. `api_calls`: letters, digits and _ (kept lower-case; spaces become _). */
+          /** @description The new entitlement's id, e.g. `api_calls` (letters, digits, _; kept lower-case). */
           id: string;
           /**
            * @description `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
@@ -5864,7 +5864,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The new add-on's id, e.g. `priority`: letters, digits and _ (kept lower-case; spaces become _). */
+          /** @description The new add-on's id, e.g. `priority` (letters, digits, _; kept lower-case). */
           id: string;
           /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
@@ -6278,13 +6278,13 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The new incentive's id, e.g. `launch`: letters, digits and _ (kept lower-case; spaces become _). */
+          /** @description The new incentive's id, e.g. `launch` (letters, digits, _; kept lower-case). */
           id: string;
           /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
           /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
-          /** @description Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
+          /** @description Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           entitlements?: {
             /** @description The entitlement, e.g. `api_calls`. */
             id: string;
@@ -6557,7 +6557,7 @@ export interface operations {
           name?: string;
           /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
           description?: string | null;
-          /** @description Limits the incentive gives over the plan, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
+          /** @description Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list). */
           entitlements?: {
             /** @description The entitlement, e.g. `api_calls`. */
             id: string;
@@ -6947,7 +6947,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
+          /** @description The add-on id, e.g. `priority`. */
           id: string;
         };
       };
@@ -8281,7 +8281,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The add-on id, e.g. `priority` (list_addons shows them). */
+          /** @description The add-on id, e.g. `priority`. */
           id: string;
         };
       };
@@ -8633,10 +8633,10 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The plan to buy, e.g. `pro` (list_plans shows the ids). */
+          /** @description The plan to buy, e.g. `pro`. */
           plan: string;
           /**
-           * @description Billing interval. Omitted: monthly when the plan (or offer) has a monthly price, else yearly.
+           * @description Billing interval. Omitted: monthly if priced so, else yearly.
            * @enum {string}
            */
           interval?: 'month' | 'year';
@@ -9728,7 +9728,7 @@ export interface operations {
         content: {
           'application/json': {
             /**
-             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @description The time window, e.g. `30d`.
              * @enum {string}
              */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
@@ -9804,7 +9804,7 @@ export interface operations {
         content: {
           'application/json': {
             /**
-             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @description The time window, e.g. `30d`.
              * @enum {string}
              */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
@@ -9888,7 +9888,7 @@ export interface operations {
         content: {
           'application/json': {
             /**
-             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @description The time window, e.g. `30d`.
              * @enum {string}
              */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
@@ -9964,7 +9964,7 @@ export interface operations {
         content: {
           'application/json': {
             /**
-             * @description The time window, e.g. `30d`; `alltime` for everything.
+             * @description The time window, e.g. `30d`.
              * @enum {string}
              */
             interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
@@ -10586,7 +10586,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too. */
+          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
           events: (
             | '*'
             | 'account.created'
@@ -10907,7 +10907,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url?: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`, or `["*"]` for all, future ones too. */
+          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
           events?: (
             | '*'
             | 'account.created'
@@ -14360,13 +14360,13 @@ export interface operations {
           /** @description The plan to move to, by its id, for example `team`. */
           plan: string;
           /**
-           * @description The billing interval of the new plan, `month` or `year`; when omitted, the current interval.
+           * @description The new billing interval. Omitted: the current one.
            * @enum {string}
            */
           interval?: 'month' | 'year';
-          /** @description Where the buyer lands after approving, for example `https://app.example/billing`; when omitted, the app's checkout_url (required when the app has none). */
+          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url (required without one). */
           return_url?: string;
-          /** @description Where the buyer lands after refusing at the provider; when omitted, the return URL. */
+          /** @description Where the buyer lands after refusing. Omitted: the return URL. */
           cancel_url?: string;
         };
       };

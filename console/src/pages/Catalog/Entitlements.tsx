@@ -1,0 +1,275 @@
+// Entitlements: create (type, overage mode, the upgrade offer of a 402), edit and delete, the confirmation naming
+// the plans and incentives that hold it and the offers that grant it.
+import { Badge, Button, Card, Group, Select, SimpleGrid, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
+import { useState, type FormEvent } from 'react';
+import type { Entitlement } from '../../api';
+import { ConfirmDialog, ErrorText, useAction } from '../../ui';
+import { EditDialog, Hint, names, offersUsing, orNull, RowActions, type Offer, type SectionProps } from './shared';
+
+type Mode = 'allow' | 'block';
+interface EntForm {
+  id: string;
+  name: string;
+  type: 'usage' | 'boolean';
+  description: string;
+  mode: Mode;
+  offerId: string | null;
+}
+const EMPTY: EntForm = { id: '', name: '', type: 'usage', description: '', mode: 'allow', offerId: null };
+const ENT_FIELDS = ['id', 'name', 'type', 'description', 'overage.mode', 'overage.offer_id'] as const;
+
+const MODES = [
+  { value: 'allow', label: 'Allow: count on past the limit (soft limit)' },
+  { value: 'block', label: 'Block: refuse with 402 past the limit (hard limit)' },
+];
+
+/** The overage part of a body: only usage entitlements have limits to pass. */
+const overageOf = (f: EntForm) =>
+  f.type === 'usage' ? { mode: f.mode, offer_id: f.mode === 'block' ? f.offerId : null } : undefined;
+
+function EntFields({
+  form,
+  set,
+  field,
+  offers,
+  isNew,
+}: {
+  form: EntForm;
+  set: (f: EntForm) => void;
+  field: (name: string) => string | undefined;
+  offers: Offer[];
+  isNew: boolean;
+}) {
+  const offerData = offers.map((o) => ({
+    value: o.id,
+    label: `${o.name}${o.live_status === 'active' ? '' : ` (${o.live_status})`}`,
+  }));
+  // An offer the entitlement names that is no longer listed still shows as itself.
+  if (form.offerId && !offers.some((o) => o.id === form.offerId))
+    offerData.push({ value: form.offerId, label: `${form.offerId} (not found)` });
+  return (
+    <Stack gap="xs">
+      {isNew && (
+        <TextInput
+          label="Entitlement id"
+          required
+          value={form.id}
+          error={field('id')}
+          onChange={(e) => set({ ...form, id: e.currentTarget.value })}
+        />
+      )}
+      <TextInput
+        label="Entitlement name"
+        required
+        value={form.name}
+        error={field('name')}
+        onChange={(e) => set({ ...form, name: e.currentTarget.value })}
+      />
+      <Select
+        label="Type"
+        description={isNew ? undefined : 'The type cannot change after creation'}
+        data={[
+          { value: 'usage', label: 'Usage (metered)' },
+          { value: 'boolean', label: 'Boolean (on/off)' },
+        ]}
+        value={form.type}
+        disabled={!isNew}
+        error={field('type')}
+        onChange={(v) => set({ ...form, type: (v ?? 'usage') as EntForm['type'] })}
+        allowDeselect={false}
+      />
+      <Textarea
+        label="Entitlement description"
+        autosize
+        minRows={1}
+        value={form.description}
+        error={field('description')}
+        onChange={(e) => set({ ...form, description: e.currentTarget.value })}
+      />
+      {form.type === 'usage' && (
+        <>
+          <Select
+            label="Past the limit"
+            data={MODES}
+            value={form.mode}
+            error={field('overage.mode')}
+            onChange={(v) => set({ ...form, mode: (v ?? 'allow') as Mode })}
+            allowDeselect={false}
+          />
+          {form.mode === 'block' && (
+            <Select
+              label="Upgrade offer of the 402"
+              description="The offer whose price the refusal's upgrade link uses; none: the plans' regular prices"
+              placeholder={offers.length ? 'Regular prices' : 'No offers yet: regular prices'}
+              data={offerData}
+              value={form.offerId}
+              error={field('overage.offer_id')}
+              onChange={(v) => set({ ...form, offerId: v })}
+              clearable
+            />
+          )}
+          <Hint>Webhook events usage.limit_warning at 80% of a limit and usage.limit_reached at 100% (fixed).</Hint>
+        </>
+      )}
+    </Stack>
+  );
+}
+
+export function NewEntitlement({ api, catalog, reload }: SectionProps) {
+  const [form, setForm] = useState<EntForm>(EMPTY);
+  const action = useAction(ENT_FIELDS);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const body = {
+      id: form.id,
+      name: form.name,
+      type: form.type,
+      description: orNull(form.description),
+      overage: overageOf(form),
+    };
+    if (await action.run(() => api.entitlements.create(body))) {
+      setForm(EMPTY);
+      await reload();
+    }
+  };
+  return (
+    <Card withBorder miw={260}>
+      <form onSubmit={submit} aria-label="New entitlement">
+        <Stack gap="xs">
+          <Title order={3} size="h5">
+            New entitlement
+          </Title>
+          <EntFields form={form} set={setForm} field={action.field} offers={catalog.offers} isNew />
+          <ErrorText error={action.error} />
+          <Button type="submit" w="fit-content" loading={action.busy}>
+            Add entitlement
+          </Button>
+        </Stack>
+      </form>
+    </Card>
+  );
+}
+
+function EditEntitlement({
+  props,
+  ent,
+  onDone,
+}: {
+  props: SectionProps;
+  ent: Entitlement;
+  onDone: () => Promise<void>;
+}) {
+  const [form, setForm] = useState<EntForm>({
+    id: ent.id,
+    name: ent.name,
+    type: ent.type,
+    description: ent.description ?? '',
+    mode: ent.overage.mode,
+    offerId: ent.overage.offer_id,
+  });
+  const action = useAction(ENT_FIELDS);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const body = { name: form.name, description: orNull(form.description), overage: overageOf(form) };
+    if (await action.run(() => props.api.entitlements.update(ent.id, body))) await onDone();
+  };
+  return (
+    <form onSubmit={submit}>
+      <Stack gap="xs">
+        <EntFields form={form} set={setForm} field={action.field} offers={props.catalog.offers} isNew={false} />
+        <ErrorText error={action.error} />
+        <Button type="submit" w="fit-content" loading={action.busy}>
+          Save entitlement
+        </Button>
+      </Stack>
+    </form>
+  );
+}
+
+function DeleteEntitlement({ ent, props, onClose }: { ent: Entitlement; props: SectionProps; onClose: () => void }) {
+  const { api, catalog, reload } = props;
+  const plans = catalog.plans.filter((p) => p.entitlements.some((e) => e.id === ent.id)).map((p) => p.name);
+  const incentives = catalog.incentives.filter((i) => i.entitlements.some((e) => e.id === ent.id)).map((i) => i.name);
+  const offers = offersUsing(catalog.offers, (o) =>
+    o.plans.some((p) => p.extras.entitlements.some((e) => e.id === ent.id)),
+  );
+  return (
+    <ConfirmDialog
+      opened
+      title={`Delete entitlement ${ent.name}?`}
+      confirmLabel={`Delete entitlement ${ent.name}`}
+      onClose={onClose}
+      onConfirm={async () => (await api.entitlements.delete(ent.id), await reload())}
+    >
+      <Text size="sm">
+        Entitlement <strong>{ent.name}</strong> (<code>{ent.id}</code>) is deleted for good
+        {ent.type === 'usage' ? ', with every account’s counter for it (usage history stays)' : ''}.
+      </Text>
+      <Text size="sm">
+        On plans: <strong>{names(plans)}</strong>; on incentives: <strong>{names(incentives)}</strong>
+        {plans.length || incentives.length ? ' — the API refuses while it is on any: detach it there first.' : ''}
+      </Text>
+      <Text size="sm">
+        Offers granting it as an extra: <strong>{names(offers)}</strong>
+        {offers.length ? ' — edit them too.' : ''}
+      </Text>
+    </ConfirmDialog>
+  );
+}
+
+function overageText(e: Entitlement, offers: Offer[]) {
+  if (e.type !== 'usage') return 'on/off';
+  if (e.overage.mode === 'allow') return 'usage · counts on past the limit';
+  const offer = e.overage.offer_id && (offers.find((o) => o.id === e.overage.offer_id)?.name ?? e.overage.offer_id);
+  return `usage · blocks past the limit (402)${offer ? `, upgrade offer ${offer}` : ''}`;
+}
+
+export function Entitlements(props: SectionProps) {
+  const { catalog, reload } = props;
+  const [editing, setEditing] = useState<Entitlement | null>(null);
+  const [deleting, setDeleting] = useState<Entitlement | null>(null);
+  return (
+    <Stack gap="xs">
+      <Title order={3} size="h4" id="entitlements">
+        Entitlements
+      </Title>
+      {catalog.entitlements.length === 0 && <Hint>No entitlements yet.</Hint>}
+      <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
+        {catalog.entitlements.map((e) => (
+          <Card component="section" withBorder key={e.id} aria-label={`Entitlement ${e.name}`}>
+            <Group justify="space-between" wrap="nowrap" align="flex-start">
+              <div>
+                <Text fw={600}>
+                  {e.name}{' '}
+                  {e.type === 'usage' && e.overage.mode === 'block' && (
+                    <Badge size="xs" color="orange">
+                      hard limit
+                    </Badge>
+                  )}
+                </Text>
+                <Text size="xs" c="dimmed">
+                  <code>{e.id}</code> · {overageText(e, catalog.offers)}
+                </Text>
+              </div>
+              {props.canEdit && (
+                <RowActions
+                  label={`entitlement ${e.name}`}
+                  onEdit={() => setEditing(e)}
+                  onDelete={() => setDeleting(e)}
+                />
+              )}
+            </Group>
+            {e.description && <Text size="sm">{e.description}</Text>}
+          </Card>
+        ))}
+        {props.canEdit && <NewEntitlement {...props} />}
+      </SimpleGrid>
+      {editing && (
+        <EditDialog opened title={`Edit entitlement ${editing.name}`} onClose={() => setEditing(null)}>
+          <EditEntitlement props={props} ent={editing} onDone={async () => (setEditing(null), await reload())} />
+        </EditDialog>
+      )}
+      {deleting && <DeleteEntitlement ent={deleting} props={props} onClose={() => setDeleting(null)} />}
+    </Stack>
+  );
+}
