@@ -1,6 +1,7 @@
 import { deleteInBatches, sql } from '../db/sql.js';
 import { purgeIdempotencyKeys } from '../http/idempotency.js';
 import { purgeIdleKeySessions, purgeOldCalls } from '../mcp/calls.js';
+import { purgeOldElicitations } from '../mcp/elicitation.js';
 import { purgeExpiredOAuth } from '../oauth/oauth.service.js';
 import type { Deps } from '../deps.js';
 import { scheduledStart } from '../temporal/client.js';
@@ -28,6 +29,8 @@ export async function purgeExpired(deps: Deps): Promise<RetentionResult> {
   // MCP tool calls are kept 30 days too; expired OAuth requests, codes and tokens go with them.
   const mcpCalls = await purgeOldCalls(em);
   await purgeIdleKeySessions(em);
+  // Questions asked before destructive MCP tools, a day after they closed.
+  await purgeOldElicitations(em);
   await purgeExpiredOAuth(em, deps.config.OAUTH_UNUSED_CLIENT_HOURS);
   // Settled reservations are kept as long as events.
   await deleteInBatches(

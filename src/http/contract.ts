@@ -64,7 +64,12 @@ function typeMatches(doc: ReplyDoc, contentType: string): boolean {
  * 4xx and 5xx), with no field beyond it; a page or file needs a reply documenting its content type.
  */
 export function contractProblem(def: RouteDef | undefined, answer: Answer): string | null {
-  const { status, contentType, body } = answer;
+  const { status, contentType } = answer;
+  // The MCP endpoint sends a tool call's answer as JSON text it serialized itself: checked as the JSON it is.
+  const body =
+    def?.transport === 'mcp' && typeof answer.body === 'string' && contentType.startsWith('application/json')
+      ? (JSON.parse(answer.body) as unknown)
+      : answer.body;
   if (status === 204 || status === 304) return null;
   // An event stream (the MCP endpoint's answer to a call that asks the person first): JSON-RPC messages as events.
   if (body instanceof Readable)

@@ -3,6 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
+import type { IApp } from '../apps/apps.entities.js';
 import { lazyFork } from '../db/lazy-em.js';
 import { authenticate, bearer, type Identity } from './credentials.js';
 import { AppError, badRequest, UnrecognizedCredential } from '../errors.js';
@@ -102,30 +103,44 @@ export async function runRoute(
     admission?: RouteAdmission;
     /** The entity manager to run in (an MCP dry run's rolled-back transaction); else a fresh fork. */
     em?: EntityManager;
+    /**
+     * The app whose secret key `credential` is, already authenticated by the request this one runs inside (an MCP
+     * tool call): the key is not checked again on a route of that app that takes it.
+     */
+    secretOf?: IApp;
   },
   deps: Deps,
 ): Promise<Reply> {
   checkPathParams(input.params);
   const em = input.em ?? lazyFork(deps.orm.em);
   const headers = input.headers ?? {};
-  const { caller, app } = await authenticate(def, input.params, input.credential, em, deps, {
-    surface: input.surface ?? 'api',
-    headers,
-    origin: input.origin,
-    identity: input.identity,
-  }).catch(async (err: unknown) => {
-    // A guess is counted (and past the limit answered 429); a valid credential never reaches this.
-    if (err instanceof UnrecognizedCredential && input.admission && input.credential !== null)
-      await input.admission.unrecognized(input.ip ?? '', input.credential);
-    if (def.challenge && err instanceof AppError && err.status === 401)
-      throw new AppError(401, err.message, err.extra, {
-        'WWW-Authenticate': await def.challenge(input.origin, input.params, input.credential !== null, {
-          em,
-          routes: input.routes,
-        }),
+  const known =
+    input.secretOf !== undefined &&
+    input.surface === undefined &&
+    def.auth.includes('S') &&
+    !def.auth.includes('C') &&
+    input.params.appId === input.secretOf.id &&
+    input.credential === input.secretOf.apiKey;
+  const { caller, app } = known
+    ? { caller: { kind: 'secret' as const }, app: input.secretOf! }
+    : await authenticate(def, input.params, input.credential, em, deps, {
+        surface: input.surface ?? 'api',
+        headers,
+        origin: input.origin,
+        identity: input.identity,
+      }).catch(async (err: unknown) => {
+        // A guess is counted (and past the limit answered 429); a valid credential never reaches this.
+        if (err instanceof UnrecognizedCredential && input.admission && input.credential !== null)
+          await input.admission.unrecognized(input.ip ?? '', input.credential);
+        if (def.challenge && err instanceof AppError && err.status === 401)
+          throw new AppError(401, err.message, err.extra, {
+            'WWW-Authenticate': await def.challenge(input.origin, input.params, input.credential !== null, {
+              em,
+              routes: input.routes,
+            }),
+          });
+        throw err;
       });
-    throw err;
-  });
   // Tenancy is settled by authenticate (the app is the credential's, or in the person's workspace); the read-only
   // app and people's roles here, on the route's declared facts, before any input is looked at.
   await guard(def, { caller, app, em, deps, params: input.params });

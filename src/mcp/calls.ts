@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Orm } from '../db/orm.js';
 import type { Logger } from '../logger.js';
 import { z } from 'zod';
+import { lazyFork } from '../db/lazy-em.js';
 import { deleteInBatches, sql } from '../db/sql.js';
 import { cursorAtSql, cursorPage, cursorQuery } from '../http/pagination.js';
 import { randomToken } from '../ids.js';
@@ -26,7 +27,15 @@ interface CallLog {
   queue: (CallRecord & { at: Date })[];
   /** The write under way, if any. */
   writing: Promise<void> | null;
+  /** Ends the wait before the next batch (`flushCalls`). */
+  wake: (() => void) | null;
 }
+
+/**
+ * How long a logged call waits for others to join its batch: one insert (and its commit) per call cost the
+ * database as much as the route's own statement when calls come one at a time.
+ */
+const LOG_DELAY_MS = 25;
 
 const logs = new WeakMap<Orm, CallLog>();
 /** The most rows one insert carries. */
@@ -34,25 +43,33 @@ const LOG_BATCH = 500;
 
 /**
  * Logs a tool call. The row is queued and written after the answer, with the other calls queued meanwhile, in one
- * statement: a call waits for no write of its own (the log was half of an MCP call's time), and under load the
- * database gets one insert per batch instead of one per call. `flushCalls` waits for the queue (the call list and
+ * statement: a call waits for no write of its own (the log was half of an MCP call's time), and the database gets
+ * one insert per batch (LOG_DELAY_MS) instead of one per call. `flushCalls` waits for the queue (the call list and
  * shutdown do); a row whose app was deleted meanwhile is dropped with it.
  */
 export function logCall(orm: Orm, logger: Logger, c: CallRecord): void {
   let log = logs.get(orm);
-  if (!log) logs.set(orm, (log = { queue: [], writing: null }));
+  if (!log) logs.set(orm, (log = { queue: [], writing: null, wake: null }));
   log.queue.push({ ...c, at: new Date() });
   if (!log.writing) log.writing = writeQueued(orm, log, logger);
 }
 
 async function writeQueued(orm: Orm, log: CallLog, logger: Logger): Promise<void> {
-  // Calls answered in this turn of the event loop join the first batch.
-  await new Promise((resolve) => setImmediate(resolve));
+  // Calls answered meanwhile join the batch.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => wake(), LOG_DELAY_MS);
+    const wake = () => {
+      clearTimeout(timer);
+      log.wake = null;
+      resolve();
+    };
+    log.wake = wake;
+  });
   try {
     while (log.queue.length) {
       const batch = log.queue.splice(0, LOG_BATCH);
       try {
-        await insertCalls(orm.em.fork(), batch);
+        await insertCalls(lazyFork(orm.em), batch);
       } catch (err) {
         logger.warn({ err, calls: batch.length }, 'MCP call log: a batch could not be written and is dropped');
       }
@@ -91,7 +108,10 @@ function insertCalls(em: EntityManager, batch: (CallRecord & { at: Date })[]) {
 /** Waits until every call logged so far in this process is written. */
 export async function flushCalls(orm: Orm): Promise<void> {
   const log = logs.get(orm);
-  while (log?.writing) await log.writing;
+  while (log?.writing) {
+    log.wake?.();
+    await log.writing;
+  }
 }
 
 export const callsQuery = cursorQuery(50, 100).extend({

@@ -19,7 +19,7 @@ import { ask, deliverAnswers, sseEvent } from './elicitation.js';
 import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
 import { sql } from '../db/sql.js';
 import { PassThrough } from 'node:stream';
-import { dispatch, type McpRequestContext } from './server.js';
+import { answerPlainCall, dispatch, type McpRequestContext } from './server.js';
 import {
   cachedSettings,
   getSettings,
@@ -131,7 +131,8 @@ async function handleMcp(
     ]);
   // The person's answer to a question a destructive call asked (a JSON-RPC response): handed to that call.
   const who = { appId: app.id, connectionId };
-  if (messages.every((m) => m.method === undefined) && deliverAnswers(messages, who)) return new Reply(202, '');
+  if (messages.every((m) => m.method === undefined) && (await deliverAnswers(em, deps.orm, deps.logger, messages, who)))
+    return new Reply(202, '');
 
   const context: McpRequestContext = {
     deps,
@@ -167,8 +168,10 @@ async function handleMcp(
     });
     return new Reply(200, stream, sessionHeader, 'text/event-stream');
   }
-  // Everything else goes to the process's shared server (`dispatch`); a plain `tools/call` is answered there
-  // without the SDK, through the same `callTool` (denials, caps, dry_run, the call log) as the SDK's handler.
+  // A plain `tools/call` is answered without the SDK, through the same `callTool` (denials, caps, dry_run, the call
+  // log) as the SDK's handler, serialized once; everything else goes to the process's shared server (`dispatch`).
+  const plain = await answerPlainCall(parsed, context);
+  if (plain !== null) return new Reply(200, plain, sessionHeader, 'application/json');
   const answers = await dispatch(parsed, context);
   if (!answers.length) return new Reply(202, '', sessionHeader);
   return new Reply(200, (Array.isArray(s.body) ? answers : answers[0]) as z.input<typeof mcpAnswer>, sessionHeader);
@@ -225,7 +228,7 @@ async function confirmThenCall(
   const shown = Object.entries(args)
     .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
     .join(', ');
-  const answer = await ask(stream, who, {
+  const answer = await ask(context.deps.orm, context.deps.logger, stream, who, {
     message:
       `An assistant wants to run ${tool.name} (${tool.route.summary ?? tool.title})` +
       `${shown ? ` with ${shown}` : ''} in app ${context.app.name}. This cannot be undone. Allow it?`,

@@ -28,6 +28,7 @@ import { PROMPTS, promptMessage } from './prompts.js';
 import type { McpSettingsView } from './settings.js';
 import { denial, type Tool, type ToolCallContext } from './tools.js';
 import { rolledBack } from '../db/transaction.js';
+import { lazyFork } from '../db/lazy-em.js';
 import type { Guardrails } from './mcp.entities.js';
 import {
   capRefusal,
@@ -77,6 +78,8 @@ export interface Outcome {
   isError: boolean;
   text: string;
   structured?: Record<string, unknown>;
+  /** `structured` as JSON, when it is already at hand (the text, a success's route answer). */
+  structuredJson?: string;
 }
 
 /** The caps a call counts against (its spend is quoted only when there is a spend cap, or for a dry run). */
@@ -162,12 +165,14 @@ async function dryRun(tool: Tool, args: Record<string, unknown>, ctx: McpRequest
 async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
   const { dry_run: dry, ...args } = rawArgs;
   const taken: Charge[] = [];
-  const em = ctx.deps.orm.em.fork();
+  // Forked only if a cap is taken: a fork costs more CPU than a read tool's own statement (src/db/lazy-em.ts).
+  const em = lazyFork(ctx.deps.orm.em);
   try {
     if (dry !== undefined && typeof dry !== 'boolean') throw new AppError(400, 'dry_run: expected true or false');
     if (dry === true && tool.writes) return await dryRun(tool, args, ctx);
     // Each cap is taken before the call, in one statement that refuses to pass it, and given back when it fails.
-    for (const c of await chargesFor(tool, args, ctx)) {
+    // A read tool spends and records nothing, so it has no caps to look up.
+    for (const c of tool.writes ? await chargesFor(tool, args, ctx) : []) {
       const used = await takeFromCap(em, ctx.app.id, ctx.holder, c);
       if (used !== null) throw capRefusal(ctx.app.id, ctx.holder, c, used);
       taken.push(c);
@@ -175,7 +180,17 @@ async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpReq
     const { status, body } = await tool.call(args, ctx);
     taken.length = 0;
     const text = body === null || body === undefined ? '' : JSON.stringify(body);
-    return { status, isError: false, text, structured: tool.structured(body) };
+    const structured = tool.structured(body);
+    // The structured content is the body (or the body under `data`): its JSON is the text's.
+    const structuredJson =
+      structured === undefined
+        ? undefined
+        : structured === body
+          ? text
+          : Object.keys(structured).length === 1 && structured.data === body
+            ? `{"data":${text}}`
+            : undefined;
+    return { status, isError: false, text, structured, structuredJson };
   } catch (err) {
     for (const c of taken) await giveBack(em, ctx.app.id, ctx.holder, c);
     if (err instanceof AppError) return failure(err);
@@ -250,6 +265,29 @@ function readable(tools: string[], ctx: McpRequestContext): string | null {
 
 /** A tool call: the route's answer (or the refusal) as the result, logged. */
 async function callTool(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<CallToolResult> {
+  const outcome = await toolOutcome(name, args, ctx);
+  return {
+    content: [{ type: 'text', text: outcome.text }],
+    ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
+    isError: outcome.isError,
+  };
+}
+
+/**
+ * `callTool`'s result as JSON text, the route's answer serialized once: its JSON is the text block's string and,
+ * as it is, the structured content (a list under `data`), instead of the object serialized a second time.
+ */
+async function callToolJson(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<string> {
+  const outcome = await toolOutcome(name, args, ctx);
+  const structured =
+    outcome.structured === undefined
+      ? ''
+      : `,"structuredContent":${outcome.structuredJson ?? JSON.stringify(outcome.structured)}`;
+  return `{"content":[{"type":"text","text":${JSON.stringify(outcome.text)}}]${structured},"isError":${outcome.isError}}`;
+}
+
+/** A tool call's outcome (the route's answer, or the refusal), logged. */
+async function toolOutcome(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
   const started = performance.now();
   const tool = toolNamed(ctx, name);
   let outcome: Outcome;
@@ -268,11 +306,7 @@ async function callTool(name: string, args: Record<string, unknown>, ctx: McpReq
     result: outcome.text,
     durationMs: performance.now() - started,
   });
-  return {
-    content: [{ type: 'text', text: outcome.text }],
-    ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
-    isError: outcome.isError,
-  };
+  return outcome;
 }
 
 /** The request's context, handed to the shared server's handlers with each message (see `dispatch`). */
@@ -454,6 +488,24 @@ class LoopbackTransport implements Transport {
 
 let shared: Promise<LoopbackTransport> | null = null;
 
+/**
+ * The answer to a request that is one plain `tools/call` (the common case), as JSON text; null for anything else.
+ * Answered here, not by the SDK: it would parse the request and our own result with its schemas again (the route's
+ * schema has checked the message; `callToolJson` builds the result), and the result is serialized once.
+ */
+export async function answerPlainCall(messages: JSONRPCMessage[], ctx: McpRequestContext): Promise<string | null> {
+  if (messages.length !== 1 || !plainToolCall(messages[0])) return null;
+  const m = messages[0];
+  const p = m.params as { name: string; arguments?: Record<string, unknown> };
+  const id = JSON.stringify(m.id);
+  try {
+    return `{"jsonrpc":"2.0","id":${id},"result":${await callToolJson(p.name, p.arguments ?? {}, ctx)}}`;
+  } catch (err) {
+    ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
+    return `{"jsonrpc":"2.0","id":${id},"error":{"code":${ErrorCode.InternalError},"message":"Internal error"}}`;
+  }
+}
+
 /** Answers a request's JSON-RPC messages (already checked as such) in the request's context. */
 export async function dispatch(messages: JSONRPCMessage[], ctx: McpRequestContext): Promise<JSONRPCMessage[]> {
   shared ??= (async () => {
@@ -483,7 +535,10 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeo
 
 /** A `tools/call` request with a string name, object arguments (or none), and nothing else the SDK handles. */
 function plainToolCall(m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; params: Record<string, unknown> } {
-  if (!isJSONRPCRequest(m) || m.method !== 'tools/call' || !isPlainObject(m.params)) return false;
+  // The route's schema has checked the message (a method, and an id that is a string or an integer when present):
+  // a request is one with an id. The SDK's `isJSONRPCRequest` would parse it with its schema once more.
+  if (!('method' in m) || !('id' in m) || m.id === undefined) return false;
+  if (m.method !== 'tools/call' || !isPlainObject(m.params)) return false;
   const { name, arguments: args, _meta, ...rest } = m.params;
   return (
     typeof name === 'string' &&

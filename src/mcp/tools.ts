@@ -224,6 +224,9 @@ function redact(value: unknown, keys: string[]): unknown {
 function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): Tool {
   if (!def.path.startsWith('/apps/:appId'))
     throw new Error(`MCP tool ${spec.tool}: ${def.method} ${def.path} is not a route of an app`);
+  // A read tool's call looks up no caps (src/mcp/server.ts, `runTool`).
+  if (def.method === 'GET' && (spec.spends || spec.records))
+    throw new Error(`MCP tool ${spec.tool}: a GET route cannot spend or record usage`);
   const fullPath = def.path;
   const level = LEVEL[spec.level];
   const omit = new Set(spec.omit ?? []);
@@ -349,7 +352,17 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       const { params, query, body } = requestOf(args, ctx.app.id);
       const reply = await runRoute(
         def,
-        { params, query, body, credential: ctx.app.apiKey, requestId: ctx.requestId, origin: ctx.origin, routes, em },
+        {
+          params,
+          query,
+          body,
+          credential: ctx.app.apiKey,
+          secretOf: ctx.app,
+          requestId: ctx.requestId,
+          origin: ctx.origin,
+          routes,
+          em,
+        },
         ctx.deps,
       );
       if (ctx.deps.config.NODE_ENV === 'test')

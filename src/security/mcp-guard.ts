@@ -24,6 +24,15 @@ export const boundToLoopback = (c: Config) => LOOPBACK.has(c.HOST.trim().toLower
  * bound to a loopback address (DNS rebinding: a page on evil.example that resolves to 127.0.0.1 sends
  * `Host: evil.example`) or when MCP_ALLOWED_HOSTS is set.
  */
+let lastHosts: { key: string; hosts: Set<string> | null } | null = null;
+
+/** `allowedHosts`, worked out again only when the settings it reads change (it is read on every MCP request). */
+function cachedAllowedHosts(c: Config): Set<string> | null {
+  const key = `${c.HOST}\n${c.PUBLIC_API_URL ?? ''}\n${c.MCP_ALLOWED_HOSTS.join('\n')}`;
+  if (lastHosts?.key !== key) lastHosts = { key, hosts: allowedHosts(c) };
+  return lastHosts.hosts;
+}
+
 function allowedHosts(c: Config): Set<string> | null {
   if (!boundToLoopback(c) && c.MCP_ALLOWED_HOSTS.length === 0) return null;
   const hosts = new Set<string>(c.MCP_ALLOWED_HOSTS.map((h) => hostnameOf(h) ?? h));
@@ -55,7 +64,7 @@ export function mcpTransportGuard(config: () => Config): Middleware {
   return async (ctx: Context, next) => {
     if (!isMcpTransport(ctx)) return next();
     const c = config();
-    const hosts = allowedHosts(c);
+    const hosts = cachedAllowedHosts(c);
     if (hosts) {
       const name = hostnameOf(ctx.host);
       if (!name || !hosts.has(name))

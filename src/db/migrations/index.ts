@@ -39,6 +39,7 @@ import { Migration20261201140000_checkout_refund } from './Migration202612011400
 import { Migration20261202090000_mcp_guardrails } from './Migration20261202090000_mcp_guardrails.js';
 import { Migration20261202100000_mcp_settings_notify } from './Migration20261202100000_mcp_settings_notify.js';
 import { Migration20261203090000_publishable_first_use } from './Migration20261203090000_publishable_first_use.js';
+import { Migration20261203100000_mcp_elicitations } from './Migration20261203100000_mcp_elicitations.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -80,4 +81,5 @@ export const migrationsList = [
   Migration20261202090000_mcp_guardrails,
   Migration20261202100000_mcp_settings_notify,
   Migration20261203090000_publishable_first_use,
+  Migration20261203100000_mcp_elicitations,
 ];
