@@ -40,13 +40,18 @@ async function signIn(email: string): Promise<string> {
     .join('; ');
 }
 
+/** The people and workspaces this file makes, removed after it so a later file still sees a service without an owner. */
+const made = { users: [] as string[], orgs: [] as string[] };
+
 /** An owner with a workspace of their own (no app yet), signed in: the session cookie for a browser context. */
 async function owner() {
   const p = await people(testEnv().deps);
   const id = `pages_${++n}_${Date.now()}`;
   const email = `owner-${id}@example.com`;
   const { user } = await p.auth.api.signUpEmail({ body: { name: `Owner ${n}`, email, password: PASSWORD } });
+  made.users.push(user.id);
   await createWorkspace(p, { id, name: `Pages ${n}`, ownerId: user.id });
+  made.orgs.push(id);
   return { id, userId: user.id, cookie: await signIn(email) };
 }
 
@@ -83,6 +88,13 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
   after(async () => {
     delete testEnv().deps.config.TEMPORAL_UI_URL;
     await browser?.close();
+    const p = await people(testEnv().deps);
+    await p.pool.query(`delete from workspace_invitations where org_id = any($1)`, [made.orgs]);
+    await p.pool.query(`delete from workspace_members where org_id = any($1)`, [made.orgs]);
+    await p.pool.query(`delete from orgs where id = any($1)`, [made.orgs]);
+    for (const table of ['people_sessions', 'people_credentials'])
+      await p.pool.query(`delete from ${table} where "userId" = any($1)`, [made.users]);
+    await p.pool.query(`delete from people_users where id = any($1)`, [made.users]);
     await closePeople(testEnv().deps);
   });
   /** The page's reads are done (a navigation now aborts none). */
