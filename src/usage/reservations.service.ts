@@ -136,6 +136,34 @@ async function findReservation(em: EntityManager, appId: string, accountId: stri
   return row ?? null;
 }
 
+/** How many reservations a list answers at most (newest first). */
+export const RESERVATION_LIST_LIMIT = 50;
+
+/**
+ * An account's reservations, newest first (the held ones and the latest settled): what the console's account page
+ * shows, each with its expiry workflow. 404 for an unknown account.
+ */
+export async function listReservations(
+  ctx: Ctx,
+  accountId: string,
+  status?: ReservationView['status'],
+): Promise<ReservationView[]> {
+  const rows = await sql<ReservationRow & { account_exists: boolean }>(
+    ctx.em,
+    `select a.account_exists, r.app_id, r.id, r.account_id, r.entitlement_id, r.amount, r.status, r.committed,
+            r.expires_at, r.created_at, r.settled_at
+       from (select exists (select 1 from accounts where app_id = $1 and id = $2) as account_exists) a
+       left join lateral (
+         select * from usage_reservations
+          where app_id = $1 and account_id = $2 and ($3::text is null or status = $3)
+          order by created_at desc, id desc limit ${RESERVATION_LIST_LIMIT}
+       ) r on true`,
+    [ctx.app.id, accountId, status ?? null],
+  );
+  if (!rows[0]?.account_exists) throw notFound(`Account ${accountId}`);
+  return rows.filter((r) => r.id !== null).map(present);
+}
+
 export async function getReservation(ctx: Ctx, accountId: string, id: string): Promise<ReservationView> {
   const row = await findReservation(ctx.em, ctx.app.id, accountId, id);
   if (!row) throw notFound(`Reservation ${id}`);

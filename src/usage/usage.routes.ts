@@ -7,6 +7,8 @@ import { ctxOf, route, type Scope } from '../http/route.js';
 import {
   finishReservation,
   getReservation,
+  listReservations,
+  RESERVATION_LIST_LIMIT,
   RESERVATION_DEFAULT_TTL_S,
   RESERVATION_MAX_TTL_S,
   reserveUsage,
@@ -268,6 +270,21 @@ export const usageRoutes = [
       reserveUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, s.body.amount, s.body.expires_in, {
         origin: s.origin,
       }),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/namespaces/:accountId/reservations',
+    sdk: 'reservations.list',
+    auth: ['S'],
+    tags,
+    summary: "An account's reservations, newest first",
+    description:
+      `At most ${RESERVATION_LIST_LIMIT}: the held ones and the latest settled, each with the workflow that releases ` +
+      'it at `expires_at`. 404 for an unknown account.',
+    params: accountParams,
+    query: z.object({ status: reservation.shape.status.optional() }),
+    response: z.array(reservation),
+    handler: (s) => listReservations(ctxOf(s), s.params.accountId, s.query.status),
   }),
   route({
     method: 'GET',

@@ -87,6 +87,24 @@ describe('usage reservations (reserve, commit, release, expiry)', function () {
     ).to.equal(404);
   });
 
+  it("lists an account's reservations newest first, by status; 404 for an unknown account; another app's key sees none", async () => {
+    expect((await get(`${acct}/reservations`, app.api_key)).body).to.deep.equal([]);
+    const first = await reserve(1);
+    const second = await reserve(2);
+    await post(`${acct}/reservations/${first.body.id}/release`, app.api_key);
+    const all = await get(`${acct}/reservations`, app.api_key);
+    expect(all.status).to.equal(200);
+    expect(all.body.map((r: { id: string }) => r.id)).to.deep.equal([second.body.id, first.body.id]);
+    expect(all.body[0]).to.deep.include({ status: 'held', amount: 2, workflow_id: second.body.workflow_id });
+    const held = await get(`${acct}/reservations?status=held`, app.api_key);
+    expect(held.body.map((r: { id: string }) => r.id)).to.deep.equal([second.body.id]);
+    expect((await get(`${acct}/reservations?status=nope`, app.api_key)).body.error).to.match(/^status: /);
+    expect((await get(`${base}/namespaces/ghost/reservations`, app.api_key)).status).to.equal(404);
+    const other = (await seededApp({ accounts: [{ id: 'a1', plan: 'pro' }] })).app;
+    expect((await get(`/apps/${other.id}/namespaces/a1/reservations`, other.api_key)).body).to.deep.equal([]);
+    expect((await get(`${acct}/reservations`, other.api_key)).status).to.equal(401);
+  });
+
   it('30 concurrent reserves against 5 free: exactly 5 hold; a racing commit and release settle once', async () => {
     const results = await Promise.all(Array.from({ length: 30 }, () => reserve(1)));
     const held = results.filter((r) => r.status === 201);

@@ -260,6 +260,17 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     await page.getByRole('link', { name: 'All workflows of this account' }).waitFor();
     expect(await page.getByRole('link', { name: /^Incentive expiry workflow/ }).count()).to.equal(0);
     expect(await page.getByRole('link', { name: /^Pause workflow/ }).count()).to.equal(0);
+    await page.getByText('No usage reserved for this account.').waitFor();
+    expect(await page.getByRole('link', { name: /^Expiry workflow/ }).count()).to.equal(0);
+
+    // A reservation names its expiry workflow, listed on the account page.
+    const held = await post(`${base}/namespaces/plain/usage/api_calls/reservations`, app.api_key, { amount: 3 });
+    expect(held.status, held.text).to.equal(201);
+    await page.reload();
+    const expiry = page.getByRole('link', { name: /^Expiry workflow/ });
+    expect(await expiry.getAttribute('href')).to.equal(wf(held.body.workflow_id));
+    expect(held.body.workflow_id).to.equal(`reservation-expiry/${app.id}/${held.body.id}`);
+    await shoot(page, 'account-reservation');
 
     await page.goto(url(`/apps/${app.id}/accounts/timed`));
     const incentive = page.getByRole('link', { name: /^Incentive expiry workflow/ });

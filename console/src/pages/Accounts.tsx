@@ -127,10 +127,11 @@ export function AccountPage() {
   const api = appApi(appId!);
   const id = accountId!;
   const { data, error } = useLoad(async () => {
-    const [account, access, events] = await Promise.all([
+    const [account, access, events, reservations] = await Promise.all([
       api.accounts.get(id),
       api.access.getPrivate(id),
       api.events.list({ limit: 100 }).then((r) => r.data as EventRow[]),
+      api.reservations.list(id),
     ]);
     const [plan, incentive] = await Promise.all([
       api.plans.get(access.plan.id).catch(() => undefined),
@@ -142,7 +143,7 @@ export function AccountPage() {
         e.data?.object?.account_id === accountId ||
         e.data?.account?.id === accountId,
     );
-    return { account, access, plan, incentive, events: mine };
+    return { account, access, plan, incentive, reservations, events: mine };
   }, [appId, accountId]);
   const temporal = useTemporalUi();
   return (
@@ -228,6 +229,35 @@ export function AccountPage() {
                 </Stack>
               </Card>
             </SimpleGrid>
+            <Card withBorder>
+              <Title order={3} size="h4" mb="xs">
+                Reservations
+              </Title>
+              {data.reservations.length === 0 ? (
+                <Text size="sm" c="dimmed">
+                  No usage reserved for this account.
+                </Text>
+              ) : (
+                <Stack gap={6} aria-label="Reservations">
+                  {data.reservations.map((r) => (
+                    <Group key={r.id} gap="xs" wrap="wrap">
+                      <Badge variant="light" color={r.status === 'held' ? 'blue' : 'gray'}>
+                        {r.status}
+                      </Badge>
+                      <Text size="sm">
+                        {r.amount.toLocaleString()} {r.entitlement}
+                        {r.status === 'held'
+                          ? ` until ${new Date(r.expires_at).toLocaleString()}`
+                          : r.committed !== null
+                            ? `, ${r.committed.toLocaleString()} committed`
+                            : ''}
+                      </Text>
+                      <WorkflowLink id={r.workflow_id}>Expiry workflow</WorkflowLink>
+                    </Group>
+                  ))}
+                </Stack>
+              )}
+            </Card>
             <Card withBorder>
               <Title order={3} size="h4" mb="xs">
                 Events

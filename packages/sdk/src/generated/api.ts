@@ -611,6 +611,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S', 'P'],
   },
   {
+    name: 'reservations.list',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/reservations',
+    params: ['accountId'],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'reservations.get',
     method: 'GET',
     path: '/apps/{appId}/namespaces/{accountId}/reservations/{reservationId}',
@@ -1478,6 +1488,11 @@ export type ReservationsCreateBody = NonNullable<
 >['content']['application/json'];
 export type ReservationsCreateResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations']['post']['responses'][201]['content']['application/json'];
+export type ReservationsListQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/reservations']['get']['parameters']['query']
+>;
+export type ReservationsListResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/reservations']['get']['responses'][200]['content']['application/json'];
 export type ReservationsGetResponse =
   paths['/apps/{appId}/namespaces/{accountId}/reservations/{reservationId}']['get']['responses'][200]['content']['application/json'];
 export type ReservationsCommitBody = NonNullable<
@@ -2284,6 +2299,18 @@ export interface ReservationsApi {
     options?: RequestOptions,
   ): APIPromise<ReservationsCreateResponse>;
   /**
+   * An account's reservations, newest first
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/reservations` (secret key)
+   *
+   * At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`. 404 for an unknown account.
+   */
+  list(
+    accountId: string,
+    query?: ReservationsListQuery,
+    options?: RequestOptions,
+  ): APIPromise<ReservationsListResponse>;
+  /**
    * A reservation
    *
    * `GET /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}` (secret key, publishable key)
@@ -2894,7 +2921,7 @@ export interface PublishableResources {
   plans: Pick<PlansApi, 'listPricingCards' | 'getPricingCard' | 'checkout'>;
   access: Pick<AccessApi, 'get'>;
   usage: Pick<UsageApi, 'list' | 'get' | 'add' | 'addAmount'>;
-  reservations: ReservationsApi;
+  reservations: Pick<ReservationsApi, 'create' | 'get' | 'commit' | 'release'>;
   offers: Pick<OffersApi, 'getPublic' | 'checkout'>;
   checkouts: Pick<CheckoutsApi, 'get' | 'complete'>;
 }

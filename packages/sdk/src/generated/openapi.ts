@@ -921,6 +921,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/reservations': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An account's reservations, newest first
+     * @description At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`. 404 for an unknown account.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['reservations.list'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/reservations/{reservationId}': {
     parameters: {
       query?: never;
@@ -9371,6 +9393,79 @@ export interface operations {
       };
       /** @description The `Idempotency-Key` was already used with a different request */
       422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'reservations.list': {
+    parameters: {
+      query?: {
+        status?: 'held' | 'committed' | 'released' | 'expired';
+      };
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            account: string;
+            entitlement: string;
+            amount: number;
+            /** @enum {string} */
+            status: 'held' | 'committed' | 'released' | 'expired';
+            committed: number | null;
+            expires_at: string;
+            created_at: string;
+            settled_at: string | null;
+            workflow_id: string | null;
+          }[];
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
         headers: {
           [name: string]: unknown;
         };
