@@ -22,10 +22,19 @@ export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
 }
 
 /** An API error as worded; `children` (a link to where it is fixed) follow the words. */
-export function ErrorText({ error, children }: { error: string | null | undefined; children?: ReactNode }) {
+/** An error in words; `title` says what did not happen (a save by default). */
+export function ErrorText({
+  error,
+  children,
+  title = 'Not saved',
+}: {
+  error: string | null | undefined;
+  children?: ReactNode;
+  title?: string;
+}) {
   if (!error) return null;
   return (
-    <Alert color="red" role="alert" title="Not saved">
+    <Alert color="red" role="alert" title={title}>
       {error}
       {children && <div>{children}</div>}
     </Alert>
@@ -33,7 +42,7 @@ export function ErrorText({ error, children }: { error: string | null | undefine
 }
 
 export function Loading({ error, children }: { error: string | null; children: ReactNode | undefined }) {
-  if (error) return <ErrorText error={error} />;
+  if (error) return <ErrorText error={error} title="Could not load" />;
   if (children === undefined)
     return (
       <Center p="xl">

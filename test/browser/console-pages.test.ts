@@ -12,7 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
-import { choose, ensureConsoleBuilt, shoot, watch } from '../helpers/console.js';
+import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/console.js';
 import {
   billingApp,
   connectBilling,
@@ -315,6 +315,20 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.getByRole('button', { name: 'Create draft' }).click();
       await page.waitForURL(`**/offers/spring`);
       await page.getByLabel('Name', { exact: true }).fill('Spring sale 2');
+      // A price's currency the API refuses: its 400 (`plans.0.prices.0.currency: ...`) shows under that input, not
+      // as a loose alert, and what was typed stays.
+      const price = page.getByLabel(/^Currency of pro (monthly|yearly) price$/).first();
+      const typed = await price.inputValue();
+      allowed.push(/^400 from POST .*\/offers\/draft-preview/); // the live preview refuses it too
+      await price.fill('ZZ');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await eventually(async () => (await price.getAttribute('aria-invalid')) === 'true', 10_000);
+      expect(await page.getByRole('alert').filter({ hasText: 'currency' }).count()).to.equal(0);
+      expect(await page.getByLabel('Name', { exact: true }).inputValue()).to.equal('Spring sale 2');
+      expect(await price.inputValue()).to.equal('ZZ');
+      await expected(page, problems, allowed, /^400 from PATCH .*\/offers\/spring/);
+      await shoot(page, 'offer-field-error');
+      await price.fill(typed);
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await eventually(
         async () => (await get(`/apps/${app.id}/offers/spring`, app.api_key)).body.name === 'Spring sale 2',

@@ -65,7 +65,7 @@ export function OfferPreview({ api, flow }: { api: AppApi; flow: Flow }) {
                 />
               ))}
             </SimpleGrid>
-            <ErrorText error={error} />
+            <ErrorText error={error} title="No preview" />
             {result && (
               <Card withBorder bg="gray.0" aria-label="Offer preview">
                 {result.offer ? (

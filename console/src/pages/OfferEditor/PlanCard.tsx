@@ -27,6 +27,9 @@ import {
   type PriceForm,
 } from './form';
 
+/** The inputs of one price, by the field names the API's 400 uses. */
+export const PRICE_FIELDS = ['interval', 'amount', 'currency', 'cycles'] as const;
+
 export function PlanCard({
   row,
   plan,
@@ -37,6 +40,7 @@ export function PlanCard({
   onChange,
   onMove,
   onRemove,
+  fieldError,
 }: {
   row: PlanForm;
   plan: CatalogPlan | undefined;
@@ -47,6 +51,8 @@ export function PlanCard({
   onChange: (patch: Partial<PlanForm>) => void;
   onMove: (by: -1 | 1) => void;
   onRemove: () => void;
+  /** The save's problem for a path under this plan (`prices.0.amount`). */
+  fieldError?: (path: string) => string | undefined;
 }) {
   const name = plan?.name ?? row.plan;
   const setPrice = (k: number, patch: Partial<PriceForm>) =>
@@ -103,6 +109,7 @@ export function PlanCard({
                       { value: 'year', label: 'Yearly' },
                     ]}
                     value={x.interval}
+                    error={fieldError?.(`prices.${k}.interval`)}
                     allowDeselect={false}
                     onChange={(v) => v && setPrice(k, { interval: v as Interval })}
                   />
@@ -113,6 +120,7 @@ export function PlanCard({
                     min={0}
                     decimalScale={2}
                     value={x.amount}
+                    error={fieldError?.(`prices.${k}.amount`)}
                     onChange={(v) => setPrice(k, { amount: num(v) })}
                     description={list !== null && list !== x.amount ? `list ${list}` : undefined}
                     inputWrapperOrder={['label', 'input', 'description']}
@@ -123,6 +131,7 @@ export function PlanCard({
                     size="xs"
                     maxLength={3}
                     value={x.currency}
+                    error={fieldError?.(`prices.${k}.currency`)}
                     onChange={(e) => setPrice(k, { currency: e.currentTarget.value.toUpperCase() })}
                   />
                   <NumberInput
@@ -134,6 +143,7 @@ export function PlanCard({
                     max={120}
                     allowDecimal={false}
                     value={x.cycles}
+                    error={fieldError?.(`prices.${k}.cycles`)}
                     onChange={(v) => setPrice(k, { cycles: num(v) })}
                   />
                 </SimpleGrid>

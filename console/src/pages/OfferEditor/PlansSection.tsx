@@ -12,6 +12,7 @@ export function PlansSection({
   setPlan,
   movePlan,
   setForm,
+  fieldError,
 }: {
   form: OfferForm;
   catalog: OfferCatalog;
@@ -19,6 +20,8 @@ export function PlansSection({
   setPlan: (i: number, patch: Partial<PlanForm>) => void;
   movePlan: (i: number, by: -1 | 1) => void;
   setForm: SetForm;
+  /** The save's problem for a field path (`plans.0.prices.1.amount`), shown under its input. */
+  fieldError?: (path: string) => string | undefined;
 }) {
   const [adding, setAdding] = useState<string | null>(null);
   const available = catalog.plans.filter((p) => !form.plans.some((x) => x.plan === p.id));
@@ -52,6 +55,7 @@ export function PlansSection({
           first={i === 0}
           last={i === form.plans.length - 1}
           only={form.plans.length === 1}
+          fieldError={fieldError && ((path) => fieldError(`plans.${i}.${path}`))}
           onChange={(patch) => setPlan(i, patch)}
           onMove={(by) => movePlan(i, by)}
           onRemove={() => setForm((f) => ({ ...f, plans: f.plans.filter((_, j) => j !== i) }))}

@@ -27,7 +27,7 @@ export function Preview({
         <Text size="xs" tt="uppercase" c="dimmed" fw={700}>
           Live preview: what a buyer sees
         </Text>
-        {error && <ErrorText error={error} />}
+        {error && <ErrorText error={error} title="No preview" />}
         {preview && (
           <Stack gap="xs" style={{ opacity: error ? 0.45 : 1 }} aria-busy={!!error}>
             <Title order={4}>{preview.offer?.name ?? 'Regular prices'}</Title>

@@ -37,6 +37,7 @@ import {
   type PlanForm,
 } from './form';
 import { PlansSection } from './PlansSection';
+import { PRICE_FIELDS } from './PlanCard';
 import { Preview } from './Preview';
 import { ScheduleSection } from './ScheduleSection';
 
@@ -67,7 +68,11 @@ export function OfferEditor({
   const [form, setForm] = useState<OfferForm>(() => formOf(offer));
   const [preview, setPreview] = useState<OffersPreviewDraftResponse | null>(null);
   const [previewError, setPreviewError] = useState<string | null>(null);
-  const action = useAction();
+  // A 400 naming a price (`plans.1.prices.0.amount: is required`) lands under that price's input.
+  const priceFields = form.plans.flatMap((p, i) =>
+    p.prices.flatMap((_, k) => PRICE_FIELDS.map((f) => `plans.${i}.prices.${k}.${f}`)),
+  );
+  const action = useAction(['name', 'description', ...priceFields]);
   const body = bodyOf(form, offer);
   const dirty = isDirty(form, offer);
   const archived = offer.status === 'archived';
@@ -132,11 +137,13 @@ export function OfferEditor({
             <Stack gap="sm">
               <TextInput
                 label="Name"
+                error={action.field('name')}
                 value={form.name}
                 onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
               />
               <Textarea
                 label="Description"
+                error={action.field('description')}
                 autosize
                 minRows={2}
                 value={form.description}
@@ -149,6 +156,7 @@ export function OfferEditor({
                 setPlan={setPlan}
                 movePlan={movePlan}
                 setForm={setForm}
+                fieldError={action.field}
               />
               <BumpsSection form={form} catalog={catalog} currency={currency} setForm={setForm} />
               <ScheduleSection form={form} catalog={catalog} offerId={offer.id} setForm={setForm} />
