@@ -95,20 +95,39 @@ const SA_CLI_TYPE: Record<string, string> = {
  * `dbFile` keeps workflow state across restarts (SQLite); without it state lives in memory.
  */
 export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServerHandle> {
-  // The dev server picks some ports of its own (the HTTP API among them) and can lose one to another process
-  // between choosing and binding it. That is worth another try; anything else is not.
+  // The dev server picks some ports of its own (the HTTP API and each service's membership port among them)
+  // and can lose one to another process between choosing and binding it: it then says "address already in
+  // use", or panics while starting (Go's exit code 2). That is worth another try; anything else is not.
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(opts);
     } catch (err) {
-      const lost = err instanceof Error && err.message.includes('address already in use');
-      if (!lost || attempt >= 3 || (await portOpen(opts.port))) throw err;
-      opts.logger.warn({ attempt }, 'Temporal dev server lost a port it picked to another process; starting it again');
+      const retryable =
+        err instanceof StartFailed && (err.code === 2 || err.message.includes('address already in use'));
+      if (!retryable || attempt >= 3 || (await portOpen(opts.port))) throw err;
+      opts.logger.warn(
+        { attempt, exitCode: err.code, firstLine: err.firstLine },
+        'Temporal dev server failed while starting (a port it picked may have been taken); starting it again',
+      );
     }
   }
 }
 
 type DevServerOptions = Parameters<typeof startOnce>[0];
+
+/** The dev server exited before opening its port; the message keeps the start and the end of what it printed. */
+export class StartFailed extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly stderr: { head: string; tail: string },
+  ) {
+    const both = stderr.tail.startsWith(stderr.head) ? stderr.tail : `${stderr.head}\n…\n${stderr.tail}`;
+    super(`temporal server start-dev exited with ${code}: ${both}`);
+  }
+  get firstLine(): string {
+    return this.stderr.head.split('\n').find((l) => l.trim() !== '') ?? '';
+  }
+}
 
 async function startOnce(opts: {
   cli: string;
@@ -147,18 +166,25 @@ async function startOnce(opts: {
   for (const key of Object.values(SA)) args.push('--search-attribute', `${key.name}=${SA_CLI_TYPE[key.type]}`);
   const child: ChildProcess = spawn(opts.cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let exited: number | null | undefined;
+  // A panic's cause is on its first lines and the goroutine dump after it can run to megabytes: keep both ends.
+  let head = '';
   let stderr = '';
   child.on('exit', (code) => {
     exited = code;
   });
   child.stdout?.on('data', (d: Buffer) => log.debug(d.toString().trim()));
   child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
+    if (head.length < 2000) head = (head + d.toString()).slice(0, 2000);
+    stderr = (stderr + d.toString()).slice(-2000);
     log.debug(d.toString().trim());
   });
   const deadline = Date.now() + 60_000;
   while (!(await portOpen(opts.port))) {
-    if (exited !== undefined) throw new Error(`temporal server start-dev exited with ${exited}: ${stderr}`);
+    if (exited !== undefined) {
+      // 'exit' can come before the last of stderr: give the pipes a moment to drain.
+      await new Promise((r) => (child.stderr?.closed ? r(null) : setTimeout(r, 500).unref()));
+      throw new StartFailed(exited, { head, tail: stderr });
+    }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error('temporal server start-dev did not open its port within 60 s');
