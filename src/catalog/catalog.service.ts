@@ -308,9 +308,25 @@ export function mergePlanMeta(ctx: Ctx, id: string, patch: Record<string, unknow
 export function deletePlan(ctx: Ctx, id: string) {
   return tx(ctx, async (t) => {
     const plan = await findPlan(t.em, ctx.app.id, id);
+    // The plan's row is locked until the commit: an offer being published with it (which holds it `for key share`,
+    // src/offers/offers.service.ts) either went first, and is seen below, or waits and then finds it gone.
+    await t.em.execute('select 1 from plans where app_id = ? and id = ? for update', [ctx.app.id, id]);
     const accounts = await accountsUsing(t.em, ctx.app.id, 'plan_id', id);
     if (accounts > 0)
       throw conflict(`Plan ${id} has ${accounts} account(s); move them to another plan first`, { accounts });
+    // A live offer selling it would sell a plan that is gone (its checkout has nothing to grant): take it out of the
+    // offer, or archive the offer, first. Drafts and archived offers do not stop it (publishing a draft checks again).
+    const selling = (
+      await t.em.execute<{ id: string }[]>(
+        `select id from offers where app_id = ? and status = 'active' and plans @> ?::jsonb order by seq`,
+        [ctx.app.id, JSON.stringify([{ plan: id }])],
+      )
+    ).map((r) => r.id);
+    if (selling.length > 0)
+      throw conflict(
+        `Plan ${id} is sold by active offer(s) ${selling.join(', ')}; take the plan out of them or archive them first`,
+        { offers: selling },
+      );
     const view = await planView(t.em, plan);
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });

@@ -183,8 +183,10 @@ async function ensureProviderPlans(ctx: Ctx, o: IOffer, provider: PaymentProvide
       ctx.app.id,
       o.plans.map((p) => p.plan),
     );
-    for (const p of o.plans) {
-      const plan = plans.get(p.plan)!;
+    for (const [i, p] of o.plans.entries()) {
+      // Deleted since the offer was checked (a delete racing the publish): the same 400 the check gives.
+      const plan = plans.get(p.plan);
+      if (!plan) throw badRequest(`plans.${i}.plan: plan ${p.plan} does not exist`);
       for (const price of p.prices) {
         const key = providerPlanKey(p.plan, price);
         if (refs.plans[key]) continue;
@@ -228,8 +230,10 @@ export async function updateOffer(ctx: Ctx, id: string, input: OfferFields) {
   if (input.starts_at !== undefined) o.startsAt = input.starts_at;
   if (input.expires_at !== undefined) o.expiresAt = input.expires_at;
   if (input.fallback !== undefined) o.fallbackOfferId = input.fallback;
-  if (o.status === 'active') await ensureProviderPlans(ctx, o, (await requireProvider(ctx)).provider);
-  await ctx.em.flush();
+  if (o.status === 'active') {
+    await ensureProviderPlans(ctx, o, (await requireProvider(ctx)).provider);
+    await flushSelling(ctx, o);
+  } else await ctx.em.flush();
   return getOffer(ctx, id);
 }
 
@@ -237,14 +241,41 @@ export async function updateOffer(ctx: Ctx, id: string, input: OfferFields) {
 export async function publishOffer(ctx: Ctx, id: string) {
   const o = await findOffer(ctx.em, ctx.app.id, id);
   if (o.status === 'archived') throw conflict(`Offer ${id} is archived`, { reason: 'archived' });
+  // What the draft points at may have gone since it was saved (a plan, an add-on): a 400 naming it, before the
+  // provider is asked for anything.
+  await validate(ctx, { plans: o.plans, bumps: o.bumps, fallback: o.fallbackOfferId, id });
   const { provider } = await requireProvider(ctx);
   await ensureProviderPlans(ctx, o, provider);
   if (o.status !== 'active') {
     o.status = 'active';
     o.publishedAt = new Date();
   }
-  await ctx.em.flush();
+  await flushSelling(ctx, o);
   return getOffer(ctx, id);
+}
+
+/**
+ * Saves an active offer with the plans it sells locked (`for key share`) until the commit: a plan being deleted
+ * meanwhile (which locks its row `for update`, src/catalog/catalog.service.ts) either went first, and this is a 400
+ * naming it, or waits for this commit and then sees the offer selling it (409). A live offer never sells a plan
+ * that is gone.
+ */
+async function flushSelling(ctx: Ctx, o: IOffer) {
+  await ctx.em.transactional(async (em) => {
+    const ids = [...new Set(o.plans.map((p) => p.plan))];
+    const held = new Set(
+      (
+        await sql<{ id: string }>(
+          em,
+          'select id from plans where app_id = $1 and id = any($2::text[]) order by id for key share',
+          [ctx.app.id, ids],
+        )
+      ).map((r) => r.id),
+    );
+    const i = o.plans.findIndex((p) => !held.has(p.plan));
+    if (i >= 0) throw badRequest(`plans.${i}.plan: plan ${o.plans[i].plan} does not exist`);
+    await em.flush();
+  });
 }
 
 /** No new purchases; existing buyers keep their price and extras. */

@@ -237,4 +237,59 @@ describe('offers', () => {
     expect((await get(`${base}/entitlements/api_calls`, app.api_key)).body.overage.offer_id).to.equal(null);
     expect((await get(`${base}/offers`, app.public_key)).status).to.equal(401);
   });
+
+  describe('a plan an offer sells', () => {
+    const selling = (id: string, plan: string) => ({
+      id,
+      name: id,
+      plans: [{ plan, prices: [{ interval: 'month', amount: 5 }] }],
+    });
+    const newPlan = async (id: string) =>
+      expect((await post(`${base}/plans`, app.api_key, { id, name: id, pricingCard: { monthlyPrice: 9 } })).status).to.equal(201);
+
+    it('cannot be deleted while an active offer sells it (409 naming the offers); archived and draft offers do not stop it', async () => {
+      await connect();
+      await newPlan('lite');
+      expect((await post(`${base}/offers`, app.api_key, selling('lite_launch', 'lite'))).status).to.equal(201);
+      expect((await post(`${base}/offers/lite_launch/publish`, app.api_key)).status).to.equal(200);
+      const refused = await del(`${base}/plans/lite`, app.api_key);
+      expect(refused.status).to.equal(409);
+      expect(refused.body.error).to.equal(
+        'Plan lite is sold by active offer(s) lite_launch; take the plan out of them or archive them first',
+      );
+      expect(refused.body.offers).to.deep.equal(['lite_launch']);
+      expect((await get(`${base}/plans/lite`, app.api_key)).status, 'nothing was deleted').to.equal(200);
+      expect((await post(`${base}/offers/lite_launch/archive`, app.api_key)).status).to.equal(200);
+      expect((await post(`${base}/offers`, app.api_key, selling('lite_draft', 'lite'))).status).to.equal(201);
+      expect((await del(`${base}/plans/lite`, app.api_key)).status).to.equal(200);
+    });
+
+    it('a draft whose plan was deleted is not published: 400 naming the plan, not a 500', async () => {
+      await connect();
+      await newPlan('gone');
+      expect((await post(`${base}/offers`, app.api_key, selling('orphan', 'gone'))).status).to.equal(201);
+      expect((await del(`${base}/plans/gone`, app.api_key)).status).to.equal(200);
+      const res = await post(`${base}/offers/orphan/publish`, app.api_key);
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.error).to.equal('plans.0.plan: plan gone does not exist');
+      expect((await get(`${base}/offers/orphan`, app.api_key)).body.status).to.equal('draft');
+    });
+
+    it('publishing and deleting at once: the offer goes live and the plan stays, or the plan goes and the offer stays a draft', async () => {
+      await connect();
+      for (let i = 0; i < 8; i++) {
+        await newPlan(`race_${i}`);
+        expect((await post(`${base}/offers`, app.api_key, selling(`race_${i}`, `race_${i}`))).status).to.equal(201);
+        const [pub, gone] = await Promise.all([
+          post(`${base}/offers/race_${i}/publish`, app.api_key),
+          del(`${base}/plans/race_${i}`, app.api_key),
+        ]);
+        const offer = (await get(`${base}/offers/race_${i}`, app.api_key)).body;
+        const plan = (await get(`${base}/plans/race_${i}`, app.api_key)).status;
+        expect(`${pub.status}/${gone.status}`, `${pub.text} ${gone.text}`).to.be.oneOf(['200/409', '400/200']);
+        if (pub.status === 200) expect([offer.status, plan]).to.deep.equal(['active', 200]);
+        else expect([offer.status, plan]).to.deep.equal(['draft', 404]);
+      }
+    });
+  });
 });

@@ -326,7 +326,7 @@ function price(p: Plan): string {
   return parts.join(' · ') || 'Pricing card without a price';
 }
 
-/** What deleting a plan does: accounts on it stop it (409); its limits and add-on links go with it. */
+/** What deleting a plan does: accounts on it or a live offer selling it stop it (409); its limits and add-on links go with it. */
 function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps; onClose: () => void }) {
   const { api, catalog, reload } = props;
   const [accounts, setAccounts] = useState<number | null>(null);
@@ -336,7 +336,9 @@ function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps;
       () => setAccounts(null),
     );
   }, [api, plan.id]);
-  const offers = offersUsing(catalog.offers, (o) => o.plans.some((p) => p.plan === plan.id));
+  const sells = (o: (typeof catalog.offers)[number]) => o.plans.some((p) => p.plan === plan.id);
+  const live = offersUsing(catalog.offers, (o) => o.status === 'active' && sells(o));
+  const others = offersUsing(catalog.offers, (o) => o.status !== 'active' && sells(o));
   return (
     <ConfirmDialog
       opened
@@ -353,9 +355,17 @@ function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps;
         {accounts ? ' — the API refuses while any account is on it: move them to another plan first.' : ''}
       </Text>
       <Text size="sm">
-        Offers that sell it: <strong>{names(offers)}</strong>
-        {offers.length ? ' — they keep listing it: edit them too.' : ''}
+        Live offers selling it: <strong>{names(live)}</strong>
+        {live.length
+          ? ' — the API refuses while a live offer sells it: take the plan out of them or archive them.'
+          : ''}
       </Text>
+      {others.length > 0 && (
+        <Text size="sm">
+          Draft and archived offers listing it: <strong>{names(others)}</strong> — a draft cannot be published until the
+          plan is taken out of it.
+        </Text>
+      )}
       <Text size="sm">
         Removed with it: its limits ({names(plan.entitlements.map((e) => nameOf(catalog.entitlements, e.id)))}) and
         add-ons ({names(plan.addons.map((a) => nameOf(catalog.addons, a)))}).

@@ -1838,7 +1838,7 @@ export interface PlansApi {
    *
    * `DELETE /apps/{appId}/plans/{planId}` (secret key)
    *
-   * 409 while accounts are on the plan.
+   * A 409 says what holds it: accounts on it, live offers selling it.
    */
   delete(planId: string, options?: RequestOptions): APIPromise<PlansDeleteResponse>;
   /**

@@ -133,7 +133,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a plan
-     * @description 409 while accounts are on the plan.
+     * @description A 409 says what holds it: accounts on it, live offers selling it.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
