@@ -245,7 +245,9 @@ describe('offers', () => {
       plans: [{ plan, prices: [{ interval: 'month', amount: 5 }] }],
     });
     const newPlan = async (id: string) =>
-      expect((await post(`${base}/plans`, app.api_key, { id, name: id, pricingCard: { monthlyPrice: 9 } })).status).to.equal(201);
+      expect(
+        (await post(`${base}/plans`, app.api_key, { id, name: id, pricingCard: { monthlyPrice: 9 } })).status,
+      ).to.equal(201);
 
     it('cannot be deleted while an active offer sells it (409 naming the offers); archived and draft offers do not stop it', async () => {
       await connect();
@@ -275,7 +277,7 @@ describe('offers', () => {
       expect((await get(`${base}/offers/orphan`, app.api_key)).body.status).to.equal('draft');
     });
 
-    it('publishing and deleting at once: the offer goes live and the plan stays, or the plan goes and the offer stays a draft', async () => {
+    it('publishing and deleting at once: live offer and plan kept, or plan gone and offer a draft', async () => {
       await connect();
       for (let i = 0; i < 8; i++) {
         await newPlan(`race_${i}`);
