@@ -1,17 +1,22 @@
 // Small shared pieces: loading data with its error, and showing an API error as the API words it.
 import { Alert, Button, Center, Group, Loader, Modal, Stack, Text } from '@mantine/core';
-import { useCallback, useEffect, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 
+/** Loads data, again when `deps` change; only the latest load's answer is kept (an earlier, slower one is dropped). */
 export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
   const [data, setData] = useState<T | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
+  const latest = useRef(0);
   const run = useCallback(load, deps);
   const reload = useCallback(async () => {
+    const mine = ++latest.current;
     try {
-      setData(await run());
+      const value = await run();
+      if (mine !== latest.current) return;
+      setData(value);
       setError(null);
     } catch (e) {
-      setError((e as Error).message);
+      if (mine === latest.current) setError((e as Error).message);
     }
   }, [run]);
   useEffect(() => {

@@ -46,9 +46,6 @@ const API_ONLY: Record<string, string> = {
   'agentThreads.delete': "the in-product agent's conversation store, written by the agent's client",
   'offers.preview':
     'a read sent as POST (a buyer-side preview of a saved offer with a body); the editor previews with previewDraft',
-  'reports.create': 'saved analytics queries for API clients and agents; the Analytics page picks its view live',
-  'reports.update': 'saved analytics queries for API clients and agents; the Analytics page picks its view live',
-  'reports.delete': 'saved analytics queries for API clients and agents; the Analytics page picks its view live',
   'plans.mergeMeta': "integrators' free-form metadata merge; the plan editor saves `meta` whole through plans.update",
 };
 
