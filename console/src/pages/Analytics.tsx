@@ -105,6 +105,7 @@ export function AnalyticsPage() {
         canEdit={canEdit}
         open={(id, replace = false) => setParams(id ? { report: id } : {}, { replace })}
         discard={() => loaded && setView(viewOf(loaded))}
+        nameOf={(id) => (ents.data ?? []).find((e) => e.id === id)?.name ?? id}
       />
       <Group>
         <SegmentedControl
@@ -141,7 +142,7 @@ export function AnalyticsPage() {
                       {e.amount.toLocaleString()}
                     </Text>
                     <Text size="xs" c="dimmed">
-                      {e.calls.toLocaleString()} calls
+                      {e.calls.toLocaleString()} {e.calls === 1 ? 'call' : 'calls'}
                     </Text>
                   </Card>
                 ))}
@@ -245,6 +246,7 @@ function SavedReports({
   canEdit,
   open,
   discard,
+  nameOf,
 }: {
   api: AppApi;
   reports: { data: Report[] | undefined; error: string | null; reload: () => Promise<void> };
@@ -255,6 +257,7 @@ function SavedReports({
   canEdit: boolean;
   open: (id: string | null, replace?: boolean) => void;
   discard: () => void;
+  nameOf: (entitlementId: string) => string;
 }) {
   const [dialog, setDialog] = useState<'save' | 'rename' | 'delete' | null>(null);
   const update = useAction();
@@ -305,7 +308,7 @@ function SavedReports({
               <Button variant="default" onClick={() => setDialog('rename')}>
                 Rename
               </Button>
-              <Button variant="default" color="red" onClick={() => setDialog('delete')}>
+              <Button variant="light" color="red" onClick={() => setDialog('delete')}>
                 Delete
               </Button>
             </>
@@ -323,10 +326,15 @@ function SavedReports({
               </Badge>
             )}
             <Text size="xs" c="dimmed">
-              {loaded.name}: {viewOf(loaded).interval},{' '}
-              {loaded.entitlements?.length ? loaded.entitlements.join(', ') : 'all entitlements'}
+              {viewOf(loaded).interval} ·{' '}
+              {loaded.entitlements?.length ? loaded.entitlements.map(nameOf).join(', ') : 'all entitlements'}
             </Text>
           </Group>
+        )}
+        {!canEdit && (
+          <Text size="xs" c="dimmed">
+            You are a viewer in this workspace: load any saved report; a member, admin or owner saves them.
+          </Text>
         )}
         {missing && (
           <Alert color="yellow" title="Report not found">
