@@ -10,7 +10,7 @@ import { createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
-import { get, post } from '../helpers/http.js';
+import { del, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -213,6 +213,16 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
     await page.goto(url('/analytics?report=rpt_gone'));
     await page.getByRole('alert').filter({ hasText: 'There is no saved report rpt_gone in this app' }).waitFor();
     await cardsRead(['API calls 65', 'Seats 5']);
+
+    // A report made through the API with a name only: the page's default interval and every entitlement.
+    const bare = await post(`/apps/${app.id}/analytics/reports`, app.api_key, { name: 'Everything' });
+    expect(bare.status, bare.text).to.equal(201);
+    await page.goto(url(`/analytics?report=${bare.body.id}`));
+    await eventually(async () => (await picker().inputValue()) === 'Everything');
+    await page.getByText('30d · all entitlements', { exact: true }).waitFor();
+    expect(await interval('30d').isChecked()).to.equal(true);
+    await cardsRead(['API calls 65', 'Seats 5']);
+    expect((await del(`/apps/${app.id}/analytics/reports/${bare.body.id}`, app.api_key)).status).to.equal(200);
   });
 
   it('changes the loaded view and updates the report; discards a change', async () => {
