@@ -31,6 +31,7 @@ const SECONDS: Record<string, number> = {
   'test/processes/outages.test.ts': 92,
   'test/processes/freeze.test.ts': 40,
   'test/browser/elements.test.ts': 38,
+  'test/browser/console-analytics.test.ts': 35,
   'test/api/webhooks.test.ts': 37,
   'test/api/cancel-flows.test.ts': 29,
   'test/api/rollup.test.ts': 24,
