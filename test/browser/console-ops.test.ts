@@ -169,6 +169,7 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
       expect(await dialog.getByRole('heading').textContent()).to.contain(clientId);
       await phoneShot('payments-disconnect');
       await tap(dialog.getByRole('button', { name: 'Disconnect' }));
+      await dialog.waitFor({ state: 'detached' });
       await page.getByRole('status').filter({ hasText: 'Not connected' }).waitFor();
       expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
       // The menu entry (behind the menu button on a phone).
@@ -445,9 +446,7 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
       await connection(assistant).waitFor();
 
       // Settings: a tool switched off against the level's default, and the default level.
-      await tap(
-        page.locator('.mantine-Switch-body').filter({ has: page.getByRole('switch', { name: 'Tool create_plan' }) }),
-      );
+      await tap(page.getByRole('switch', { name: 'Tool create_plan' }));
       expect(await page.getByRole('switch', { name: 'Tool create_plan' }).isChecked()).to.equal(false);
       await choose(page, page.getByRole('combobox', { name: 'Default access level' }), { name: 'Read only' });
       await tap(page.getByRole('button', { name: 'Save MCP settings' }));

@@ -157,6 +157,8 @@ function SettingsCard({
             <Switch
               key={t.name}
               size="xs"
+              // A row a finger can hit (the label toggles it too): 19 px of text alone is too thin on a phone.
+              styles={{ label: { paddingBlock: 3 } }}
               label={
                 <Text size="xs" span>
                   <Code>{t.name}</Code>{' '}
@@ -327,7 +329,7 @@ function Connections({
                 <Paper key={c.id} withBorder p="xs" role="listitem">
                   <Stack gap={6}>
                     <Group justify="space-between" wrap="nowrap" align="flex-start">
-                      <div style={{ minWidth: 0 }}>
+                      <div style={{ minWidth: 0, flex: 1 }}>
                         <Text size="sm" fw={600} style={{ wordBreak: 'break-word' }}>
                           {c.name}
                           {c.cut_off && (
@@ -341,7 +343,13 @@ function Connections({
                           {c.calls_last_7_days === 1 ? '' : 's'} in 7 days
                         </Text>
                       </div>
-                      <Button size="xs" color="red" variant="subtle" onClick={() => setRemoving(c)}>
+                      <Button
+                        size="xs"
+                        color="red"
+                        variant="subtle"
+                        style={{ flexShrink: 0 }}
+                        onClick={() => setRemoving(c)}
+                      >
                         Remove
                       </Button>
                     </Group>
