@@ -158,7 +158,7 @@ function SettingsCard({
               key={t.name}
               size="xs"
               // A row a finger can hit (the label toggles it too): 19 px of text alone is too thin on a phone.
-              styles={{ label: { paddingBlock: 3 } }}
+              styles={{ body: { alignItems: 'center' }, label: { paddingBlock: 3 } }}
               label={
                 <Text size="xs" span>
                   <Code>{t.name}</Code>{' '}
