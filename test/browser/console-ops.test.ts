@@ -24,7 +24,7 @@ import { eventually } from '../helpers/wait.js';
 
 const PASSWORD = 'correct horse battery staple';
 
-describe('the console’s operations pages (payments, webhook endpoints, keys, people) in Chromium', function () {
+describe('the console’s operations pages (payments, webhook endpoints, MCP, keys, people) in Chromium', function () {
   this.timeout(180_000);
   let browser: Browser;
   let page: Page;
