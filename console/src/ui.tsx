@@ -1,5 +1,5 @@
-// Small shared pieces: loading data with its error, and showing an API error as the API words it.
-import { Alert, Button, Center, Group, Loader, Modal, Stack, Text } from '@mantine/core';
+// Small shared pieces: loading data with its error, showing an API error as the API words it, a value to copy.
+import { Alert, Button, Center, Code, CopyButton, Group, Loader, Modal, Stack, Text } from '@mantine/core';
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 
 /** Loads data, again when `deps` change; only the latest load's answer is kept (an earlier, slower one is dropped). */
@@ -175,6 +175,27 @@ export function CursorPager({
       <Button size="xs" variant="default" disabled={!next} onClick={() => next && setCursors([...cursors, next])}>
         Older
       </Button>
+    </Group>
+  );
+}
+
+/**
+ * A value to copy (a URL PayPal calls, a signing secret, an invitation link): shown whole in monospace, wrapping
+ * anywhere, named `label` (for screen readers and tests), with a Copy button beside it that says Copied for a moment.
+ */
+export function CopyField({ value, label }: { value: string; label: string }) {
+  return (
+    <Group gap="xs" wrap="nowrap" align="flex-start">
+      <Code style={{ wordBreak: 'break-all', flex: 1 }} aria-label={label}>
+        {value}
+      </Code>
+      <CopyButton value={value}>
+        {({ copied, copy }) => (
+          <Button size="xs" variant="default" style={{ flexShrink: 0 }} onClick={copy}>
+            {copied ? 'Copied' : 'Copy'}
+          </Button>
+        )}
+      </CopyButton>
     </Group>
   );
 }

@@ -1,24 +1,30 @@
-// The console's operations pages in a real headless Chromium, at 1280 px and 390 px: payments (connect to the PayPal
-// stand-in, the offer editor's 409 pointing there, disconnect), a webhook endpoint's edit, disable, delete, signing
-// secret (reveal, rotate: the next delivery is signed with the new one) and its delivery's Temporal link, the keys'
-// confirmations, and a workspace's people (invite, revoke, change a role, remove).
+// The console's operations pages in a real headless Chromium. At 1280 px and at 390 px (a phone), each action done as
+// a person would do it (every control checked to be on screen, uncovered and big enough before it is tapped):
+// payments (connect to the PayPal stand-in, the offer editor's 409 pointing there, disconnect), a webhook endpoint's
+// create, edit, disable, delete, signing secret (reveal, rotate: the next delivery is signed with the new one) and its
+// delivery's Temporal link, and the MCP page (settings, key caps, a connection's caps, removing connections). Also
+// the keys' confirmations, deleting an app, and a workspace's people (invite, revoke, change a role, remove).
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Webhook } from 'standardwebhooks';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
-import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/console.js';
+import { choose, ensureConsoleBuilt, expected, reachable, shoot, tap, watch } from '../helpers/console.js';
 import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { connectMcp } from '../helpers/mcp.js';
+import { connectMcp, mcpUrl } from '../helpers/mcp.js';
+import { approveWith, TestOAuthProvider } from '../helpers/oauth.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
 const PASSWORD = 'correct horse battery staple';
 
-describe('the console’s operations pages (payments, webhook endpoints, keys, people) in Chromium', function () {
+describe('the console’s operations pages (payments, webhook endpoints, MCP, keys, people) in Chromium', function () {
   this.timeout(180_000);
   let browser: Browser;
   let page: Page;
@@ -29,6 +35,29 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
   const owner = { email: `ops-owner-${Date.now()}@example.com`, name: 'Olga Ops' };
   const member = { email: `ops-member-${Date.now()}@example.com`, name: 'Max Member', id: '' };
   const url = (p: string) => `${testEnv().baseUrl}/console${p}`;
+  // Each page's create, edit and delete run on a laptop's width and on a phone's.
+  const WIDTHS = [1280, 390] as const;
+  const atWidth = (width: number) => page.setViewportSize({ width, height: width === 1280 ? 860 : 844 });
+  /** A screenshot of a state on the phone (at 1280 px, `shoot` takes the 390 px one of the states it pictures). */
+  const phoneShot = async (name: string) => {
+    if (page.viewportSize()!.width === 390) await shoot(page, name);
+  };
+  const fillIn = async (input: Locator, value: string) => {
+    await reachable(input);
+    await input.fill(value);
+  };
+  /** An MCP client named `name` signs in with OAuth and the owner approves it (write): an OAuth connection. */
+  const approveOAuthClient = async (name: string) => {
+    const provider = new TestOAuthProvider(
+      approveWith('write', { id: 'user_ops', name: owner.name, email: owner.email }, app.id),
+    );
+    Object.defineProperty(provider, 'clientMetadata', { value: { ...provider.clientMetadata, client_name: name } });
+    const transport = new StreamableHTTPClientTransport(mcpUrl(app.id), { authProvider: provider });
+    let refused: unknown;
+    await new Client({ name, version: '1' }).connect(transport).catch((err) => (refused = err));
+    expect(refused).to.be.instanceOf(UnauthorizedError);
+    await transport.finishAuth(provider.code!);
+  };
 
   before(async function () {
     this.timeout(15 * 60_000);
@@ -71,184 +100,208 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
   });
   afterEach(async function () {
     if (this.currentTest?.state === 'failed')
-      await page.screenshot({ path: `.test-data/console/failed-ops-${this.currentTest.title.slice(0, 30)}.png` });
+      await page.screenshot({ path: `.test-data/console/failed-ops-${this.currentTest.title.slice(0, 40)}.png` });
+    await atWidth(1280);
     const unexpected = problems.filter((p) => !allowed.some((a) => a.test(p)));
     problems.length = 0;
     allowed.length = 0;
     if (this.currentTest?.state === 'passed') expect(unexpected, unexpected.join('\n')).to.deep.equal([]);
   });
 
-  it('payments: the offer editor’s 409 links here; connect sandbox (a wrong secret refused under it), disconnect', async () => {
-    const base = `/apps/${app.id}`;
-    const made = await post(`${base}/offers`, app.api_key, {
-      id: 'launch',
-      name: 'Launch',
-      plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+  for (const width of WIDTHS) {
+    it(`payments at ${width} px: the offer editor’s 409 links here; connect sandbox (a wrong secret refused), disconnect`, async () => {
+      await atWidth(width);
+      const base = `/apps/${app.id}`;
+      const offer = `launch${width}`;
+      const made = await post(`${base}/offers`, app.api_key, {
+        id: offer,
+        name: 'Launch',
+        plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 19 }] }],
+      });
+      expect(made.status, made.text).to.equal(201);
+      await page.goto(url(`${base}/offers/${offer}`));
+      await tap(page.getByRole('button', { name: 'Publish', exact: true }));
+      const alert = page.getByRole('alert').filter({ hasText: 'payment provider not connected' });
+      await alert.waitFor();
+      await expected(page, problems, allowed, new RegExp(`^409 from POST .*/offers/${offer}/publish`));
+      await tap(alert.getByRole('link', { name: 'Connect PayPal on the Payments page' }));
+      await page.getByRole('heading', { name: 'Payments', level: 2 }).waitFor();
+      await page.getByRole('status').filter({ hasText: 'Not connected' }).waitFor();
+      // The URL PayPal calls, with a copy button.
+      expect(await page.getByLabel('Notification URL').textContent()).to.equal(
+        `${testEnv().baseUrl}/payments/webhooks/${app.id}`,
+      );
+      await reachable(page.getByRole('button', { name: 'Copy', exact: true }));
+      const [[clientId, clientSecret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
+      await tap(page.getByRole('radio', { name: 'Live' }).locator('xpath=following-sibling::label'));
+      await page.getByText('Real money: buyers are charged.').waitFor();
+      await tap(page.getByRole('radio', { name: 'Sandbox' }).locator('xpath=following-sibling::label'));
+      await fillIn(page.getByRole('textbox', { name: 'Client id' }), clientId);
+      const secretInput = page.getByRole('textbox', { name: 'Client secret' });
+      await fillIn(secretInput, 'not-the-secret');
+      await tap(page.getByRole('button', { name: 'Test and connect' }));
+      // PayPal's refusal lands under the secret, and what was typed stays.
+      // Mantine puts the error under the input, outside any alert: the secret's own error slot.
+      const secretError = page.locator('.mantine-PasswordInput-error');
+      await secretError.waitFor();
+      expect(await secretError.textContent()).to.match(/^PayPal: .*check client_id, client_secret and env/);
+      expect(await page.getByRole('alert').count()).to.equal(0);
+      await expected(page, problems, allowed, /^400 from PUT .*\/payments/);
+      expect(await page.getByRole('textbox', { name: 'Client id' }).inputValue()).to.equal(clientId);
+      expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
+      await phoneShot('payments-refused');
+      await fillIn(secretInput, clientSecret);
+      await tap(page.getByRole('button', { name: 'Test and connect' }));
+      await page.getByRole('status').filter({ hasText: 'PayPal accepted the credentials' }).waitFor();
+      const conn = (await get(`${base}/payments`, app.api_key)).body;
+      expect(conn).to.include({ connected: true, env: 'sandbox', client_id: clientId });
+      expect(await page.getByText('sandbox', { exact: true }).count()).to.equal(1);
+      await shoot(page, width === 1280 ? 'payments' : 'payments-connected');
+
+      // The offer publishes now.
+      const published = await post(`${base}/offers/${offer}/publish`, app.api_key);
+      expect(published.status, published.text).to.equal(200);
+
+      await tap(page.getByRole('button', { name: 'Disconnect PayPal' }));
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText('new checkouts').waitFor();
+      expect(await dialog.textContent()).to.match(/Subscriptions already live keep billing at PayPal/);
+      expect(await dialog.getByRole('heading').textContent()).to.contain(clientId);
+      await phoneShot('payments-disconnect');
+      await tap(dialog.getByRole('button', { name: 'Disconnect' }));
+      await dialog.waitFor({ state: 'detached' });
+      await page.getByRole('status').filter({ hasText: 'Not connected' }).waitFor();
+      expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
+      // The menu entry (behind the menu button on a phone).
+      if (width === 390) await tap(page.getByRole('button', { name: 'Menu' }));
+      const nav = page.getByRole('link', { name: 'Payments' });
+      expect(await nav.getAttribute('href')).to.equal(`/console/apps/${app.id}/payments`);
+      await reachable(nav);
     });
-    expect(made.status, made.text).to.equal(201);
-    await page.goto(url(`${base}/offers/launch`));
-    await page.getByRole('button', { name: 'Publish', exact: true }).click();
-    const alert = page.getByRole('alert').filter({ hasText: 'payment provider not connected' });
-    await alert.waitFor();
-    await expected(page, problems, allowed, /^409 from POST .*\/offers\/launch\/publish/);
-    await alert.getByRole('link', { name: 'Connect PayPal on the Payments page' }).click();
-    await page.getByRole('heading', { name: 'Payments', level: 2 }).waitFor();
-    await page.getByRole('status').filter({ hasText: 'Not connected' }).waitFor();
-    // The URL PayPal calls, with a copy button.
-    expect(await page.getByLabel('Notification URL').textContent()).to.equal(
-      `${testEnv().baseUrl}/payments/webhooks/${app.id}`,
-    );
-    const [[clientId, clientSecret]] = Object.entries(PAYPAL_TEST_CREDENTIALS);
-    await page.getByRole('textbox', { name: 'Client id' }).fill(clientId);
-    await page.getByRole('textbox', { name: 'Client secret' }).fill('not-the-secret');
-    await page.getByRole('button', { name: 'Test and connect' }).click();
-    // PayPal's refusal lands under the secret, and what was typed stays.
-    const secretInput = page.getByRole('textbox', { name: 'Client secret' });
-    // Mantine puts the error under the input, outside any alert: the secret's own error slot.
-    const secretError = page.locator('.mantine-PasswordInput-error');
-    await secretError.waitFor();
-    expect(await secretError.textContent()).to.match(/^PayPal: .*check client_id, client_secret and env/);
-    expect(await page.getByRole('alert').count()).to.equal(0);
-    await expected(page, problems, allowed, /^400 from PUT .*\/payments/);
-    expect(await page.getByRole('textbox', { name: 'Client id' }).inputValue()).to.equal(clientId);
-    expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
-    await secretInput.fill(clientSecret);
-    await page.getByRole('button', { name: 'Test and connect' }).click();
-    await page.getByRole('status').filter({ hasText: 'PayPal accepted the credentials' }).waitFor();
-    const conn = (await get(`${base}/payments`, app.api_key)).body;
-    expect(conn).to.include({ connected: true, env: 'sandbox', client_id: clientId });
-    expect(await page.getByText('sandbox', { exact: true }).count()).to.equal(1);
-    await shoot(page, 'payments');
+  }
 
-    // The offer publishes now.
-    const published = await post(`${base}/offers/launch/publish`, app.api_key);
-    expect(published.status, published.text).to.equal(200);
+  for (const width of WIDTHS) {
+    it(`webhook endpoint at ${width} px: create, edit, disable, enable, reveal and rotate the secret, delete`, async () => {
+      await atWidth(width);
+      const base = `/apps/${app.id}`;
+      const config = testEnv().deps.config as { embeddedTemporal: boolean };
+      const wasEmbedded = config.embeddedTemporal;
+      config.embeddedTemporal = true; // the console then links into the Temporal UI
+      const receiver = await startReceiver();
+      try {
+        await page.goto(url(`${base}/webhooks`));
+        await fillIn(page.getByRole('textbox', { name: 'Endpoint URL' }), receiver.url);
+        await fillIn(page.getByRole('textbox', { name: 'Event types' }), 'plan.created');
+        await fillIn(page.getByRole('textbox', { name: 'Description' }), 'Warehouse');
+        await tap(page.getByRole('button', { name: 'Add endpoint' }));
+        await page.getByText(receiver.url).waitFor();
+        const [ep] = (await get(`${base}/webhooks`, app.api_key)).body;
+        expect(ep).to.include({ url: receiver.url, description: 'Warehouse', enabled: true });
+        await tap(page.getByText(receiver.url));
+        await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
+        await phoneShot('webhook-endpoint-open');
 
-    await page.getByRole('button', { name: 'Disconnect PayPal' }).click();
-    const dialog = page.getByRole('dialog');
-    await dialog.getByText('new checkouts').waitFor();
-    expect(await dialog.textContent()).to.match(/Subscriptions already live keep billing at PayPal/);
-    expect(await dialog.getByRole('heading').textContent()).to.contain(clientId);
-    await dialog.getByRole('button', { name: 'Disconnect' }).click();
-    await page.getByRole('status').filter({ hasText: 'Not connected' }).waitFor();
-    expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
-    // Nav entry.
-    expect(await page.getByRole('link', { name: 'Payments' }).getAttribute('href')).to.equal(
-      `/console/apps/${app.id}/payments`,
-    );
-  });
+        // Edit: the events and the description.
+        await tap(page.getByRole('button', { name: 'Edit', exact: true }));
+        const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
+        await fillIn(edit.getByRole('textbox', { name: 'Event types' }), 'plan.created, plan.updated');
+        await fillIn(edit.getByRole('textbox', { name: 'Description' }), 'Warehouse sync');
+        await fillIn(edit.getByRole('textbox', { name: 'Endpoint URL' }), 'not a url');
+        await tap(edit.getByRole('button', { name: 'Save endpoint' }));
+        // The 400 under the URL input; the other edits kept.
+        await eventually(
+          async () =>
+            (await edit.getByRole('textbox', { name: 'Endpoint URL' }).getAttribute('aria-invalid')) === 'true',
+        );
+        await expected(page, problems, allowed, /^400 from PATCH .*\/webhooks\//);
+        expect(await edit.getByRole('textbox', { name: 'Description' }).inputValue()).to.equal('Warehouse sync');
+        await phoneShot('webhook-edit-error');
+        await fillIn(edit.getByRole('textbox', { name: 'Endpoint URL' }), receiver.url);
+        await tap(edit.getByRole('button', { name: 'Save endpoint' }));
+        await edit.waitFor({ state: 'detached' });
+        const edited = (await get(`${base}/webhooks/${ep.id}`, app.api_key)).body;
+        expect(edited).to.include({ description: 'Warehouse sync' });
+        expect(edited.events).to.deep.equal(['plan.created', 'plan.updated']);
 
-  it('webhook endpoint: create, edit, disable, enable, reveal and rotate the secret (the next delivery uses it), delete', async () => {
-    const base = `/apps/${app.id}`;
-    const config = testEnv().deps.config as { embeddedTemporal: boolean };
-    const wasEmbedded = config.embeddedTemporal;
-    config.embeddedTemporal = true; // the console then links into the Temporal UI
-    const receiver = await startReceiver();
-    try {
-      await page.goto(url(`${base}/webhooks`));
-      await page.getByRole('textbox', { name: 'Endpoint URL' }).fill(receiver.url);
-      await page.getByRole('textbox', { name: 'Event types' }).fill('plan.created');
-      await page.getByRole('textbox', { name: 'Description' }).fill('Warehouse');
-      await page.getByRole('button', { name: 'Add endpoint' }).click();
-      await page.getByText(receiver.url).waitFor();
-      const [ep] = (await get(`${base}/webhooks`, app.api_key)).body;
-      expect(ep).to.include({ url: receiver.url, description: 'Warehouse', enabled: true });
-      await page.getByText(receiver.url).click();
+        // Disable, enable.
+        await tap(page.getByRole('button', { name: 'Disable', exact: true }));
+        await page.getByRole('button', { name: 'Enable', exact: true }).waitFor();
+        expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.enabled).to.equal(false);
+        await tap(page.getByRole('button', { name: 'Enable', exact: true }));
+        await page.getByRole('button', { name: 'Disable', exact: true }).waitFor();
+        expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.enabled).to.equal(true);
 
-      // Edit: the events and the description.
-      await page.getByRole('button', { name: 'Edit', exact: true }).click();
-      const edit = page.getByRole('dialog', { name: 'Edit endpoint' });
-      await edit.getByRole('textbox', { name: 'Event types' }).fill('plan.created, plan.updated');
-      await edit.getByRole('textbox', { name: 'Description' }).fill('Warehouse sync');
-      await edit.getByRole('textbox', { name: 'Endpoint URL' }).fill('not a url');
-      await edit.getByRole('button', { name: 'Save endpoint' }).click();
-      // The 400 under the URL input; the other edits kept.
-      await eventually(
-        async () => (await edit.getByRole('textbox', { name: 'Endpoint URL' }).getAttribute('aria-invalid')) === 'true',
-      );
-      await expected(page, problems, allowed, /^400 from PATCH .*\/webhooks\//);
-      expect(await edit.getByRole('textbox', { name: 'Description' }).inputValue()).to.equal('Warehouse sync');
-      await edit.getByRole('textbox', { name: 'Endpoint URL' }).fill(receiver.url);
-      await edit.getByRole('button', { name: 'Save endpoint' }).click();
-      await edit.waitFor({ state: 'detached' });
-      const edited = (await get(`${base}/webhooks/${ep.id}`, app.api_key)).body;
-      expect(edited).to.include({ description: 'Warehouse sync' });
-      expect(edited.events).to.deep.equal(['plan.created', 'plan.updated']);
+        // Reveal the secret: the one the API holds.
+        await tap(page.getByRole('button', { name: 'Reveal signing secret' }));
+        const shown = page.getByLabel('Signing secret');
+        await shown.waitFor();
+        const oldSecret = (await shown.textContent())!;
+        expect(oldSecret).to.equal(edited.secret);
 
-      // Disable, enable.
-      await page.getByRole('button', { name: 'Disable', exact: true }).click();
-      await page.getByRole('button', { name: 'Enable', exact: true }).waitFor();
-      expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.enabled).to.equal(false);
-      await page.getByRole('button', { name: 'Enable', exact: true }).click();
-      await page.getByRole('button', { name: 'Disable', exact: true }).waitFor();
-      expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.enabled).to.equal(true);
+        // Rotate: the dialog names the endpoint and says the old one stops at once.
+        await tap(page.getByRole('button', { name: 'Rotate secret' }));
+        const rotate = page.getByRole('dialog');
+        expect(await rotate.getByRole('heading').textContent()).to.contain('Warehouse sync');
+        expect(await rotate.textContent()).to.match(/old secret stops working at once/);
+        await phoneShot('webhook-rotate');
+        await tap(rotate.getByRole('button', { name: 'Rotate now' }));
+        await eventually(async () => {
+          const t = await shown.textContent();
+          return t && t !== oldSecret ? t : undefined;
+        });
+        const newSecret = (await shown.textContent())!;
+        expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.secret).to.equal(newSecret);
+        await reachable(page.getByRole('button', { name: 'Copy', exact: true }));
+        await phoneShot('webhook-secret');
+        // The next delivery is signed with the new secret, and not with the old one.
+        expect((await post(`${base}/plans`, app.api_key, { id: `team-${width}`, name: 'Team' })).status).to.equal(201);
+        const [req] = await receiver.waitFor(1);
+        const payload = new Webhook(newSecret).verify(req.body, req.headers as Record<string, string>) as {
+          type: string;
+        };
+        expect(payload.type).to.equal('plan.created');
+        expect(() => new Webhook(oldSecret).verify(req.body, req.headers as Record<string, string>)).to.throw();
 
-      // Reveal the secret: the one the API holds.
-      await page.getByRole('button', { name: 'Reveal signing secret' }).click();
-      const shown = page.getByLabel('Signing secret');
-      await shown.waitFor();
-      const oldSecret = (await shown.textContent())!;
-      expect(oldSecret).to.equal(edited.secret);
+        // The delivery links to its workflow in the Temporal UI; a test send (no workflow) does not.
+        const [delivery] = await eventually(async () => {
+          const list = (await get(`${base}/webhooks/${ep.id}/deliveries`, app.api_key)).body.data;
+          return list[0]?.status === 'succeeded' ? list : undefined;
+        });
+        await tap(page.getByRole('button', { name: 'Send test event' }));
+        await page
+          .getByRole('button', { name: /^Delivery plan\.created succeeded/ })
+          .first()
+          .waitFor();
+        const rows = page.getByRole('button', { name: /^Delivery plan\.created succeeded/ });
+        await eventually(async () => (await rows.count()) === 2);
+        // Newest first: the test send, then the event's delivery.
+        await tap(rows.nth(0));
+        await page.getByText('Response', { exact: true }).first().waitFor();
+        expect(await page.getByRole('link', { name: 'Delivery workflow in the Temporal UI' }).count()).to.equal(0);
+        await tap(rows.nth(1));
+        const link = page.getByRole('link', { name: 'Delivery workflow in the Temporal UI' });
+        await link.waitFor();
+        expect(await link.getAttribute('href')).to.equal(
+          `http://127.0.0.1:${testEnv().deps.config.TEMPORAL_UI_PORT}/namespaces/default/workflows/${delivery.id}`,
+        );
+        await testEnv().deps.temporal.client.workflow.getHandle(delivery.id).describe();
+        await shoot(page, width === 1280 ? 'webhook-endpoint' : 'webhook-delivery');
 
-      // Rotate: the dialog names the endpoint and says the old one stops at once.
-      await page.getByRole('button', { name: 'Rotate secret' }).click();
-      const rotate = page.getByRole('dialog');
-      expect(await rotate.getByRole('heading').textContent()).to.contain('Warehouse sync');
-      expect(await rotate.textContent()).to.match(/old secret stops working at once/);
-      await rotate.getByRole('button', { name: 'Rotate now' }).click();
-      await eventually(async () => {
-        const t = await shown.textContent();
-        return t && t !== oldSecret ? t : undefined;
-      });
-      const newSecret = (await shown.textContent())!;
-      expect((await get(`${base}/webhooks/${ep.id}`, app.api_key)).body.secret).to.equal(newSecret);
-      // The next delivery is signed with the new secret, and not with the old one.
-      expect((await post(`${base}/plans`, app.api_key, { id: 'team', name: 'Team' })).status).to.equal(201);
-      const [req] = await receiver.waitFor(1);
-      const payload = new Webhook(newSecret).verify(req.body, req.headers as Record<string, string>) as {
-        type: string;
-      };
-      expect(payload.type).to.equal('plan.created');
-      expect(() => new Webhook(oldSecret).verify(req.body, req.headers as Record<string, string>)).to.throw();
-
-      // The delivery links to its workflow in the Temporal UI; a test send (no workflow) does not.
-      const [delivery] = await eventually(async () => {
-        const list = (await get(`${base}/webhooks/${ep.id}/deliveries`, app.api_key)).body.data;
-        return list[0]?.status === 'succeeded' ? list : undefined;
-      });
-      await page.getByRole('button', { name: 'Send test event' }).click();
-      await page
-        .getByRole('button', { name: /^Delivery plan\.created succeeded/ })
-        .first()
-        .waitFor();
-      const rows = page.getByRole('button', { name: /^Delivery plan\.created succeeded/ });
-      await eventually(async () => (await rows.count()) === 2);
-      // Newest first: the test send, then the event's delivery.
-      await rows.nth(0).click();
-      await page.getByText('Response', { exact: true }).first().waitFor();
-      expect(await page.getByRole('link', { name: 'Delivery workflow in the Temporal UI' }).count()).to.equal(0);
-      await rows.nth(1).click();
-      const link = page.getByRole('link', { name: 'Delivery workflow in the Temporal UI' });
-      await link.waitFor();
-      expect(await link.getAttribute('href')).to.equal(
-        `http://127.0.0.1:${testEnv().deps.config.TEMPORAL_UI_PORT}/namespaces/default/workflows/${delivery.id}`,
-      );
-      await testEnv().deps.temporal.client.workflow.getHandle(delivery.id).describe();
-      await shoot(page, 'webhook-endpoint');
-
-      // Delete: the dialog names the endpoint and what stops.
-      await page.getByRole('button', { name: 'Delete', exact: true }).click();
-      const del = page.getByRole('dialog');
-      expect(await del.getByRole('heading').textContent()).to.contain(receiver.url);
-      expect(await del.textContent()).to.match(/pending deliver(y|ies) stops? without being sent/);
-      await del.getByRole('button', { name: 'Delete endpoint' }).click();
-      await page.getByText('No endpoints yet.').waitFor();
-      expect((await get(`${base}/webhooks`, app.api_key)).body).to.deep.equal([]);
-    } finally {
-      config.embeddedTemporal = wasEmbedded;
-      await receiver.close();
-    }
-  });
+        // Delete: the dialog names the endpoint and what stops.
+        await tap(page.getByRole('button', { name: 'Delete', exact: true }));
+        const del = page.getByRole('dialog');
+        expect(await del.getByRole('heading').textContent()).to.contain(receiver.url);
+        expect(await del.textContent()).to.match(/pending deliver(y|ies) stops? without being sent/);
+        await phoneShot('webhook-delete');
+        await tap(del.getByRole('button', { name: 'Delete endpoint' }));
+        await page.getByText('No endpoints yet.').waitFor();
+        expect((await get(`${base}/webhooks`, app.api_key)).body).to.deep.equal([]);
+      } finally {
+        config.embeddedTemporal = wasEmbedded;
+        await receiver.close();
+      }
+    });
+  }
 
   it('keys: regenerating the publishable key names what breaks; the old key stops working', async () => {
     const before = (await get(`/apps/${app.id}`, app.api_key)).body.public_key as string;
@@ -355,23 +408,98 @@ describe('the console’s operations pages (payments, webhook endpoints, keys, p
     expect((await get(`/apps/${app.id}`, app.api_key)).status).to.equal(200);
   });
 
-  it('MCP: removing a connection asks first, naming it', async () => {
-    const { client } = await connectMcp(app.id, { key: app.api_key }, 'Ops agent');
-    await client.close();
-    const list = async () =>
-      (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body as { name: string }[];
-    expect((await list()).map((c) => c.name)).to.include('Ops agent');
-    await page.goto(url(`/apps/${app.id}/mcp`));
-    const row = page.getByRole('table', { name: 'Connections' }).getByRole('row').filter({ hasText: 'Ops agent' });
-    await row.getByRole('button', { name: 'Remove' }).click();
-    const dialog = page.getByRole('dialog');
-    expect(await dialog.getByRole('heading').textContent()).to.contain('Ops agent');
-    await dialog.getByRole('button', { name: 'Keep it' }).click();
-    await dialog.waitFor({ state: 'detached' });
-    expect((await list()).map((c) => c.name)).to.include('Ops agent');
-    await row.getByRole('button', { name: 'Remove' }).click();
-    await dialog.getByRole('button', { name: 'Remove connection' }).click();
-    await row.waitFor({ state: 'detached' });
-    expect((await list()).map((c) => c.name)).to.not.include('Ops agent');
-  });
+  for (const width of WIDTHS) {
+    it(`MCP at ${width} px: settings, key caps, a connection's caps; removing one asks first, naming it`, async () => {
+      await atWidth(width);
+      const admin = testEnv().adminKey;
+      const settings = async () => (await get(`/apps/${app.id}/mcp/settings`, admin)).body;
+      const list = async () =>
+        (await get(`/apps/${app.id}/mcp/connections`, admin)).body as {
+          name: string;
+          guardrails: { spend_cap: { amount: number; currency: string } | null } | null;
+        }[];
+      // From the same settings at each width.
+      const reset = await call('PATCH', `/apps/${app.id}/mcp/settings`, {
+        token: admin,
+        body: {
+          enabled: true,
+          access_level: 'write',
+          tool_overrides: {},
+          key_guardrails: { spend_cap: null, usage_caps: [] },
+        },
+      });
+      expect(reset.status, reset.text).to.equal(200);
+      // A client on the secret key, and one a person approved (OAuth: it has caps of its own).
+      const agent = `Ops agent ${width}`;
+      const assistant = `Ops assistant ${width}`;
+      const { client } = await connectMcp(app.id, { key: app.api_key }, agent);
+      await client.close();
+      await approveOAuthClient(assistant);
+      expect((await list()).map((c) => c.name)).to.include.members([agent, assistant]);
+
+      await page.goto(url(`/apps/${app.id}/mcp`));
+      // The connections: a table on a laptop, cards on a phone (nothing to scroll sideways for).
+      const connection = (name: string) =>
+        width === 1280
+          ? page.getByRole('table', { name: 'Connections' }).getByRole('row').filter({ hasText: name })
+          : page.getByRole('list', { name: 'Connections' }).getByRole('listitem').filter({ hasText: name });
+      await connection(assistant).waitFor();
+
+      // Settings: a tool switched off against the level's default, and the default level.
+      await tap(page.getByRole('switch', { name: 'Tool create_plan' }));
+      expect(await page.getByRole('switch', { name: 'Tool create_plan' }).isChecked()).to.equal(false);
+      await choose(page, page.getByRole('combobox', { name: 'Default access level' }), { name: 'Read only' });
+      await tap(page.getByRole('button', { name: 'Save MCP settings' }));
+      await eventually(async () => {
+        const s = await settings();
+        return s.access_level === 'read' && s.tool_overrides.create_plan === false;
+      });
+      await page.getByText('(override)').waitFor();
+      await phoneShot('mcp-settings');
+
+      // The key guard-rails.
+      const keys = page.locator('.mantine-Card-root').filter({ hasText: 'Key guard-rails' });
+      await fillIn(keys.getByLabel('Spend cap amount'), '200');
+      await tap(keys.getByRole('button', { name: 'Add a usage cap' }));
+      await fillIn(keys.getByLabel('Usage cap amount'), '1000');
+      await tap(keys.getByRole('button', { name: 'Save key guard-rails' }));
+      await keys.getByText('Spend: 0 of 200 USD per month (200 left)').waitFor();
+      const caps = (await settings()).key_guardrails;
+      expect(caps.spend_cap).to.include({ amount: 200, currency: 'USD', period: 'month' });
+      expect(caps.usage_caps.map((c: { amount: number }) => c.amount)).to.deep.equal([1000]);
+
+      // The OAuth connection's own caps, in a dialog.
+      await tap(connection(assistant).getByRole('button', { name: 'Edit caps' }));
+      const capsDialog = page.getByRole('dialog', { name: `Guard-rails of ${assistant}` });
+      await fillIn(capsDialog.getByLabel('Spend cap amount'), '25');
+      await fillIn(capsDialog.getByLabel('Spend cap currency'), 'eur');
+      await phoneShot('mcp-connection-caps');
+      await tap(capsDialog.getByRole('button', { name: 'Save guard-rails' }));
+      await capsDialog.waitFor({ state: 'detached' });
+      await connection(assistant).getByText('Spend: 0 of 25 EUR per month (25 left)').waitFor();
+      const saved = (await list()).find((c) => c.name === assistant)!;
+      expect(saved.guardrails?.spend_cap).to.include({ amount: 25, currency: 'EUR' });
+      await phoneShot('mcp-connections');
+
+      // Remove: the dialog names the connection; keeping it keeps it.
+      await tap(connection(agent).getByRole('button', { name: 'Remove' }));
+      const dialog = page.getByRole('dialog');
+      expect(await dialog.getByRole('heading').textContent()).to.contain(agent);
+      await tap(dialog.getByRole('button', { name: 'Keep it' }));
+      await dialog.waitFor({ state: 'detached' });
+      expect((await list()).map((c) => c.name)).to.include(agent);
+      await tap(connection(agent).getByRole('button', { name: 'Remove' }));
+      await tap(dialog.getByRole('button', { name: 'Remove connection' }));
+      await connection(agent).waitFor({ state: 'detached' });
+      expect((await list()).map((c) => c.name)).to.not.include(agent);
+      // The approved one: its dialog says who approved it and that it must sign in again.
+      await tap(connection(assistant).getByRole('button', { name: 'Remove' }));
+      expect(await dialog.getByRole('heading').textContent()).to.contain(assistant);
+      expect(await dialog.textContent()).to.contain(`approved by ${owner.email}`);
+      await phoneShot('mcp-remove');
+      await tap(dialog.getByRole('button', { name: 'Remove connection' }));
+      await connection(assistant).waitFor({ state: 'detached' });
+      expect((await list()).map((c) => c.name)).to.not.include(assistant);
+    });
+  }
 });

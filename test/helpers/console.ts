@@ -49,16 +49,30 @@ export function watch(page: Page) {
  */
 export async function expected(page: Page, problems: string[], allowed: RegExp[], pattern: RegExp): Promise<void> {
   await page.waitForTimeout(200);
-  if (!problems.some((p) => pattern.test(p))) throw new Error(`expected a problem matching ${pattern}`);
+  if (!problems.some((p) => pattern.test(p)))
+    throw new Error(`expected a problem matching ${pattern}; seen: ${problems.join(' | ')}`);
   allowed.push(pattern);
 }
 
-/** A full-page screenshot, at the page's width and at 390 px (a phone), for a person to look at. */
+/**
+ * A full-page screenshot, at the page's width and at 390 px (a phone), for a person to look at. On a page already
+ * 390 px wide (a test driving the phone layout), one picture: `<name>-390.png` (the window alone while a dialog is
+ * open).
+ */
 export async function shoot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const size = page.viewportSize()!;
   // From the top: scrolled, the fixed header and navbar land in the middle of a full-page picture.
   await page.evaluate('window.scrollTo(0, 0)');
+  if (size.width <= 390) {
+    await page.waitForTimeout(300); // an accordion or a dialog done opening
+    // A dialog covers the window, not the page: the window alone then.
+    const fullPage = (await page.getByRole('dialog').count()) === 0;
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage });
+    const wider: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    if (wider > 1) throw new Error(`${name}: the page is ${wider}px wider than a ${size.width}px screen`);
+    return;
+  }
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(150);
@@ -123,3 +137,59 @@ export async function choose(
   }
   await item.click();
 }
+
+/**
+ * Checks that a person could tap the control on the screen as it is, then taps it: scrolled to the middle of the
+ * window, it lies within the window's width (not cut off, not inside something scrolled sideways), its own text is
+ * not clipped (a squeezed button), nothing covers its centre (a header, a neighbour, an overlay), and it is at least
+ * 20 px in both directions unless it is a link in a sentence.
+ */
+export async function tap(control: Locator): Promise<void> {
+  await reachable(control);
+  await control.click();
+}
+
+/** The checks of `tap` alone (before typing into an input, say). */
+export async function reachable(control: Locator): Promise<void> {
+  await control.waitFor();
+  // Given a moment to settle, as a person would: a menu sliding in, a dialog fading out.
+  const until = Date.now() + 2_000;
+  for (;;) {
+    const problem = await control.evaluate(REACHABLE);
+    if (!problem) return;
+    if (Date.now() > until) throw new Error(`${control.toString()}: ${problem}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// Run in the page as written (from a string: the test runner's transpiler would add helpers the page lacks).
+const REACHABLE = new Function(
+  'el',
+  `
+  el.scrollIntoView({ block: 'center', inline: 'nearest' });
+  const r = el.getBoundingClientRect();
+  const width = window.innerWidth;
+  const name = (e) =>
+    e
+      ? '<' + e.tagName.toLowerCase() + ' class="' + (e.getAttribute('class') ?? '') + '"> ' +
+        (e.textContent ?? '').slice(0, 40)
+      : 'nothing';
+  if (r.left < -0.5 || r.right > width + 0.5)
+    return 'cut off: it spans ' + Math.round(r.left) + '..' + Math.round(r.right) + ' px of a ' + width + ' px window';
+  for (let p = el.parentElement; p; p = p.parentElement)
+    if (p.scrollLeft > 0) return 'only reachable by scrolling ' + name(p) + ' sideways';
+  // Text clipped inside it (a button squeezed by its neighbours); an input's own value may scroll.
+  for (const e of [el, ...el.querySelectorAll('*')]) {
+    const clips = ['hidden', 'clip'].includes(getComputedStyle(e).overflowX);
+    const text = [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+    if (clips && text && !['INPUT', 'TEXTAREA'].includes(e.tagName) && e.scrollWidth > e.clientWidth + 1)
+      return 'its text is cut off: ' + name(e);
+  }
+  // A link in a sentence may be as small as the text (WCAG 2.5.8's inline exception).
+  if ((r.width < 20 || r.height < 20) && getComputedStyle(el).display !== 'inline')
+    return 'too small to tap: ' + Math.round(r.width) + ' x ' + Math.round(r.height) + ' px';
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  if (!hit || !(hit === el || el.contains(hit))) return 'covered by ' + name(hit);
+  return null;
+`,
+) as (el: Element) => string | null;

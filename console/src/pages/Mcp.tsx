@@ -2,11 +2,13 @@
 // connection), the connections people approved, and the tool call log.
 import {
   Badge,
+  Box,
   Button,
   Card,
   Code,
   Group,
   Modal,
+  Paper,
   Select,
   SimpleGrid,
   Stack,
@@ -155,6 +157,8 @@ function SettingsCard({
             <Switch
               key={t.name}
               size="xs"
+              // A row a finger can hit (the label toggles it too): 19 px of text alone is too thin on a phone.
+              styles={{ body: { alignItems: 'center' }, label: { paddingBlock: 3 } }}
               label={
                 <Text size="xs" span>
                   <Code>{t.name}</Code>{' '}
@@ -286,6 +290,15 @@ function EditGuardrails({
   );
 }
 
+/** Who approved a connection, or its kind for key sessions. */
+const personOf = (c: Connection) => (c.user ? (c.user.email ?? c.user.name ?? c.user.id) : c.kind.replace('_', ' '));
+
+/** A connection's level as the phone's cards word it. */
+const levelOf = (c: Connection) =>
+  c.effective_level
+    ? `${c.effective_level}${c.access_level && c.effective_level !== c.access_level ? ` (approved ${c.access_level})` : ''}`
+    : 'all tools';
+
 function Connections({
   list,
   entitlements,
@@ -309,66 +322,114 @@ function Connections({
         {list.length === 0 ? (
           <Text c="dimmed">No connections yet. Add the server URL above to an MCP client and sign in from it.</Text>
         ) : (
-          <Table.ScrollContainer minWidth={720}>
-            <Table aria-label="Connections">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Client</Table.Th>
-                  <Table.Th>Person</Table.Th>
-                  <Table.Th>Level</Table.Th>
-                  <Table.Th>Guard-rails</Table.Th>
-                  <Table.Th ta="right">Calls (7 days)</Table.Th>
-                  <Table.Th />
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {list.map((c) => (
-                  <Table.Tr key={c.id}>
-                    <Table.Td>
-                      {c.name}
-                      {c.cut_off && (
-                        <Badge ml="xs" color="red" size="xs">
-                          cut off
-                        </Badge>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      {c.user ? (c.user.email ?? c.user.name ?? c.user.id) : c.kind.replace('_', ' ')}
-                    </Table.Td>
-                    <Table.Td>
-                      {c.effective_level ?? 'all tools'}
-                      {c.access_level && c.effective_level !== c.access_level && (
-                        <Text span size="xs" c="dimmed" title="Approved higher; the app's MCP access level caps it">
-                          {' '}
-                          (approved {c.access_level})
+          <>
+            {/* On a phone, cards: each connection's caps and its Remove stay on screen without scrolling sideways. */}
+            <Stack gap="xs" hiddenFrom="sm" role="list" aria-label="Connections">
+              {list.map((c) => (
+                <Paper key={c.id} withBorder p="xs" role="listitem">
+                  <Stack gap={6}>
+                    <Group justify="space-between" wrap="nowrap" align="flex-start">
+                      <div style={{ minWidth: 0, flex: 1 }}>
+                        <Text size="sm" fw={600} style={{ wordBreak: 'break-word' }}>
+                          {c.name}
+                          {c.cut_off && (
+                            <Badge ml="xs" color="red" size="xs">
+                              cut off
+                            </Badge>
+                          )}
                         </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      {c.kind === 'oauth' ? (
-                        <Stack gap={4} align="flex-start">
-                          <GuardrailsSummary view={c.guardrails} />
-                          <Button size="compact-xs" variant="light" onClick={() => setEditing(c)}>
-                            Edit caps
-                          </Button>
-                        </Stack>
-                      ) : (
-                        <Text size="xs" c="dimmed">
-                          Key guard-rails
+                        <Text size="xs" c="dimmed" style={{ wordBreak: 'break-all' }}>
+                          {personOf(c)} · {levelOf(c)} · {c.calls_last_7_days} call
+                          {c.calls_last_7_days === 1 ? '' : 's'} in 7 days
                         </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
-                    <Table.Td>
-                      <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRemoving(c)}>
+                      </div>
+                      <Button
+                        size="xs"
+                        color="red"
+                        variant="subtle"
+                        style={{ flexShrink: 0 }}
+                        onClick={() => setRemoving(c)}
+                      >
                         Remove
                       </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </Table.ScrollContainer>
+                    </Group>
+                    {c.kind === 'oauth' ? (
+                      <Group justify="space-between" align="flex-end" gap="xs">
+                        <GuardrailsSummary view={c.guardrails} />
+                        <Button size="xs" variant="light" onClick={() => setEditing(c)}>
+                          Edit caps
+                        </Button>
+                      </Group>
+                    ) : (
+                      <Text size="xs" c="dimmed">
+                        Caps: the key guard-rails above
+                      </Text>
+                    )}
+                  </Stack>
+                </Paper>
+              ))}
+            </Stack>
+            <Box visibleFrom="sm">
+              <Table.ScrollContainer minWidth={720}>
+                <Table aria-label="Connections">
+                  <Table.Thead>
+                    <Table.Tr>
+                      <Table.Th>Client</Table.Th>
+                      <Table.Th>Person</Table.Th>
+                      <Table.Th>Level</Table.Th>
+                      <Table.Th>Guard-rails</Table.Th>
+                      <Table.Th ta="right">Calls (7 days)</Table.Th>
+                      <Table.Th />
+                    </Table.Tr>
+                  </Table.Thead>
+                  <Table.Tbody>
+                    {list.map((c) => (
+                      <Table.Tr key={c.id}>
+                        <Table.Td>
+                          {c.name}
+                          {c.cut_off && (
+                            <Badge ml="xs" color="red" size="xs">
+                              cut off
+                            </Badge>
+                          )}
+                        </Table.Td>
+                        <Table.Td>{personOf(c)}</Table.Td>
+                        <Table.Td>
+                          {c.effective_level ?? 'all tools'}
+                          {c.access_level && c.effective_level !== c.access_level && (
+                            <Text span size="xs" c="dimmed" title="Approved higher; the app's MCP access level caps it">
+                              {' '}
+                              (approved {c.access_level})
+                            </Text>
+                          )}
+                        </Table.Td>
+                        <Table.Td>
+                          {c.kind === 'oauth' ? (
+                            <Stack gap={4} align="flex-start">
+                              <GuardrailsSummary view={c.guardrails} />
+                              <Button size="compact-xs" variant="light" onClick={() => setEditing(c)}>
+                                Edit caps
+                              </Button>
+                            </Stack>
+                          ) : (
+                            <Text size="xs" c="dimmed">
+                              Key guard-rails
+                            </Text>
+                          )}
+                        </Table.Td>
+                        <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
+                        <Table.Td>
+                          <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRemoving(c)}>
+                            Remove
+                          </Button>
+                        </Table.Td>
+                      </Table.Tr>
+                    ))}
+                  </Table.Tbody>
+                </Table>
+              </Table.ScrollContainer>
+            </Box>
+          </>
         )}
         <ConfirmDialog
           opened={!!removing}

@@ -4,7 +4,7 @@ import { Badge, Button, Card, CopyButton, Group, Select, Stack, Table, Text, Tex
 import { useState } from 'react';
 import { consoleApi } from '../api';
 import { useSession } from '../session';
-import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, CopyField, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
 interface Member {
@@ -223,20 +223,7 @@ function Invite({ ws, onInvited }: { ws: string; onInvited: () => Promise<void> 
         <Button type="submit" w="fit-content" loading={action.busy}>
           Create invitation link
         </Button>
-        {link && (
-          <Group gap="xs">
-            <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }} aria-label="Invitation link">
-              {link}
-            </Text>
-            <CopyButton value={link}>
-              {({ copied, copy }) => (
-                <Button size="xs" variant="default" onClick={copy}>
-                  {copied ? 'Copied' : 'Copy'}
-                </Button>
-              )}
-            </CopyButton>
-          </Group>
-        )}
+        {link && <CopyField value={link} label="Invitation link" />}
       </Stack>
     </form>
   );

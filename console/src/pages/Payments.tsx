@@ -7,7 +7,6 @@ import {
   Button,
   Card,
   Code,
-  CopyButton,
   Group,
   List,
   PasswordInput,
@@ -22,7 +21,7 @@ import { Link, useParams } from 'react-router';
 import type { PaymentsGetResponse } from '@offerkit/sdk';
 import { appApi } from '../api';
 import { useSession } from '../session';
-import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, CopyField, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type Env = 'sandbox' | 'live';
 
@@ -57,18 +56,7 @@ export function PaymentsPage() {
                   PayPal can reach this address; otherwise add it as a webhook in your PayPal app (developer dashboard)
                   once the service runs at a public address.
                 </Text>
-                <Group gap="xs" wrap="nowrap" align="flex-start">
-                  <Code style={{ wordBreak: 'break-all', flex: 1 }} aria-label="Notification URL">
-                    {notifyUrl}
-                  </Code>
-                  <CopyButton value={notifyUrl}>
-                    {({ copied, copy }) => (
-                      <Button size="xs" variant="default" onClick={copy}>
-                        {copied ? 'Copied' : 'Copy'}
-                      </Button>
-                    )}
-                  </CopyButton>
-                </Group>
+                <CopyField value={notifyUrl} label="Notification URL" />
               </Stack>
             </Card>
             {canManage ? (

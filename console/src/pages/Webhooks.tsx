@@ -22,7 +22,7 @@ import { useParams, useSearchParams } from 'react-router';
 import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
 import { appApi, eventTypes, type AppApi } from '../api';
 import { useTemporalUi, workflowUrl } from '../temporal';
-import { ConfirmDialog, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type EventType = WebhooksCreateBody['events'][number];
 
@@ -519,20 +519,7 @@ function EndpointSettings({
           Disabled: new events are not sent to it{endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}.
         </Text>
       )}
-      {secret && (
-        <Group gap="xs">
-          <Code style={{ wordBreak: 'break-all' }} aria-label="Signing secret">
-            {secret}
-          </Code>
-          <CopyButton value={secret}>
-            {({ copied, copy }) => (
-              <Button size="compact-xs" variant="subtle" onClick={copy}>
-                {copied ? 'Copied' : 'Copy'}
-              </Button>
-            )}
-          </CopyButton>
-        </Group>
-      )}
+      {secret && <CopyField value={secret} label="Signing secret" />}
       <ErrorText error={action.error} />
       {editing && (
         <EditEndpoint
