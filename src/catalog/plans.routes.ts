@@ -114,7 +114,7 @@ export const planRoutes = [
     },
     tags: plans,
     summary: 'Delete a plan',
-    description: 'A 409 says what holds it: accounts on it, live offers selling it.',
+    description: 'A 409 says what holds it: accounts, live offers or open checkouts.',
     errors: [409],
     params: S.planParams,
     response: S.planSchema,
