@@ -77,7 +77,7 @@ export const addonRoutes = [
     mcp: { tool: 'delete_addon', use: 'Returns the deleted add-on.', level: 'F' },
     tags: addons,
     summary: 'Delete an add-on',
-    description: '409 while a plan, an incentive, accounts, a live offer or an open checkout holds it.',
+    description: '409 while plans, incentives, accounts, live offers or open checkouts hold it.',
     errors: [409],
     params: S.addonParams,
     response: S.addonSchema,

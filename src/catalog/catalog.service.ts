@@ -343,6 +343,20 @@ export function deletePlan(ctx: Ctx, id: string) {
           'expire (24 hours)',
         { checkouts: open },
       );
+    // A plan change waiting for its buyer's approval (or approved for the next renewal) moves a subscription to it:
+    // approved after the delete, PayPal would bill the new plan while the change could not apply here.
+    const changing = (
+      await t.em.execute<{ account_id: string }[]>(
+        `select account_id from subscriptions where app_id = ? and pending_change->>'plan' = ? order by account_id`,
+        [ctx.app.id, id],
+      )
+    ).map((r) => r.account_id);
+    if (changing.length > 0)
+      throw conflict(
+        `Plan ${id} is the target of plan change(s) waiting for account(s) ${changing.join(', ')}; wait until they ` +
+          'are approved and applied, refused or expire',
+        { pending_changes: changing },
+      );
     const view = await planView(t.em, plan);
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });

@@ -1838,7 +1838,7 @@ export interface PlansApi {
    *
    * `DELETE /apps/{appId}/plans/{planId}` (secret key)
    *
-   * A 409 says what holds it: accounts, live offers or open checkouts.
+   * 409 names what holds it: accounts, live offers, checkouts, plan changes.
    */
   delete(planId: string, options?: RequestOptions): APIPromise<PlansDeleteResponse>;
   /**
@@ -2003,7 +2003,7 @@ export interface AddonsApi {
    *
    * `DELETE /apps/{appId}/addons/{addonId}` (secret key)
    *
-   * 409 while a plan, an incentive, accounts, a live offer or an open checkout holds it.
+   * 409 while plans, incentives, accounts, live offers or open checkouts hold it.
    */
   delete(addonId: string, options?: RequestOptions): APIPromise<AddonsDeleteResponse>;
 }

@@ -133,7 +133,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a plan
-     * @description A 409 says what holds it: accounts, live offers or open checkouts.
+     * @description 409 names what holds it: accounts, live offers, checkouts, plan changes.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -375,7 +375,7 @@ export interface paths {
     post?: never;
     /**
      * Delete an add-on
-     * @description 409 while a plan, an incentive, accounts, a live offer or an open checkout holds it.
+     * @description 409 while plans, incentives, accounts, live offers or open checkouts hold it.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
