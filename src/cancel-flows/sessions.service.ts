@@ -20,6 +20,7 @@ import {
   findSubscription,
   pauseLocally,
   planChangeCommand,
+  holdChangeTarget,
   requestPlanChange,
   suspendAtProvider,
 } from '../subscriptions/subscriptions.service.js';
@@ -470,6 +471,7 @@ export async function acceptOffer(
             sessionId: s.id,
           });
           return async (tx) => {
+            await holdChangeTarget(tx.em, ctx.app.id, pending.plan);
             const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
             row.pendingChange = pending;
             await tx.em.flush();

@@ -77,7 +77,7 @@ export const addonRoutes = [
     mcp: { tool: 'delete_addon', use: 'Returns the deleted add-on.', level: 'F' },
     tags: addons,
     summary: 'Delete an add-on',
-    description: '409 while it is on a plan or an incentive or owned by accounts.',
+    description: '409 while plans, incentives, accounts, live offers or open checkouts hold it.',
     errors: [409],
     params: S.addonParams,
     response: S.addonSchema,

@@ -327,6 +327,36 @@ export function deletePlan(ctx: Ctx, id: string) {
         `Plan ${id} is sold by active offer(s) ${selling.join(', ')}; take the plan out of them or archive them first`,
         { offers: selling },
       );
+    // A checkout still waiting for its buyer sells it too (a plan's own checkout, or one of an offer archived since):
+    // paid after the delete, it would charge the buyer for a plan that is gone and fail to apply. Checkouts hold
+    // the plan `for key share` while they are recorded (src/checkouts/checkouts.service.ts), so one racing this
+    // delete either is seen here or finds the plan gone.
+    const open = (
+      await t.em.execute<{ id: string }[]>(
+        `select id from checkouts where app_id = ? and plan_id = ? and status = 'created' order by created_at, id`,
+        [ctx.app.id, id],
+      )
+    ).map((r) => r.id);
+    if (open.length > 0)
+      throw conflict(
+        `Plan ${id} has open checkout(s) ${open.join(', ')} a buyer may still pay; wait until they complete or ` +
+          'expire (24 hours)',
+        { checkouts: open },
+      );
+    // A plan change waiting for its buyer's approval (or approved for the next renewal) moves a subscription to it:
+    // approved after the delete, PayPal would bill the new plan while the change could not apply here.
+    const changing = (
+      await t.em.execute<{ account_id: string }[]>(
+        `select account_id from subscriptions where app_id = ? and pending_change->>'plan' = ? order by account_id`,
+        [ctx.app.id, id],
+      )
+    ).map((r) => r.account_id);
+    if (changing.length > 0)
+      throw conflict(
+        `Plan ${id} is the target of plan change(s) waiting for account(s) ${changing.join(', ')}; wait until they ` +
+          'are approved and applied, refused or expire',
+        { pending_changes: changing },
+      );
     const view = await planView(t.em, plan);
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });
@@ -421,27 +451,52 @@ export async function updateAddon(ctx: Ctx, id: string, input: z.output<typeof S
 }
 
 /** An add-on on a plan or incentive, or owned by accounts, is not deleted (409 naming them). */
-export async function deleteAddon(ctx: Ctx, id: string) {
-  const a = await findAddon(ctx.em, ctx.app.id, id);
-  const [plans, incentives, owners] = await Promise.all([
-    ownersOf(ctx.em, LINKS.planAddons, ctx.app.id, id),
-    ownersOf(ctx.em, LINKS.incentiveAddons, ctx.app.id, id),
-    ctx.em.execute<{ n: string }[]>('select count(*) as n from account_addons where app_id = ? and addon_id = ?', [
-      ctx.app.id,
-      id,
-    ]),
-  ]);
-  const accounts = Number(owners[0].n);
-  if (plans.length || incentives.length || accounts) {
-    throw conflict(
-      `Add-on ${id} is still in use (plans: ${plans.join(', ') || 'none'}; incentives: ` +
-        `${incentives.join(', ') || 'none'}; accounts owning it: ${accounts}); remove it there ` +
-        `first`,
-      { plans, incentives, accounts },
-    );
-  }
-  await ctx.em.nativeDelete(Addon, { appId: ctx.app.id, id });
-  return presentAddon(a);
+export function deleteAddon(ctx: Ctx, id: string) {
+  return tx(ctx, async (t) => {
+    const a = await findAddon(t.em, ctx.app.id, id);
+    // Locked until the commit, as a plan is (deletePlan): an offer published or a checkout recorded with it as an
+    // order bump holds it `for key share`, so either went first and is seen below, or finds it gone.
+    await t.em.execute('select 1 from addons where app_id = ? and id = ? for update', [ctx.app.id, id]);
+    const [plans, incentives, owners] = await Promise.all([
+      ownersOf(t.em, LINKS.planAddons, ctx.app.id, id),
+      ownersOf(t.em, LINKS.incentiveAddons, ctx.app.id, id),
+      t.em.execute<{ n: string }[]>('select count(*) as n from account_addons where app_id = ? and addon_id = ?', [
+        ctx.app.id,
+        id,
+      ]),
+    ]);
+    const accounts = Number(owners[0].n);
+    if (plans.length || incentives.length || accounts) {
+      throw conflict(
+        `Add-on ${id} is still in use (plans: ${plans.join(', ') || 'none'}; incentives: ` +
+          `${incentives.join(', ') || 'none'}; accounts owning it: ${accounts}); remove it there ` +
+          `first`,
+        { plans, incentives, accounts },
+      );
+    }
+    // Sold as an order bump by a live offer or a checkout still waiting for its buyer: paid after the delete, the
+    // bump's order would be captured and the purchase then fail to apply (the add-on to grant is gone).
+    const bump = JSON.stringify([{ addon: id }]);
+    const [offers, checkouts] = await Promise.all([
+      t.em.execute<{ id: string }[]>(
+        `select id from offers where app_id = ? and status = 'active' and bumps @> ?::jsonb order by seq`,
+        [ctx.app.id, bump],
+      ),
+      t.em.execute<{ id: string }[]>(
+        `select id from checkouts where app_id = ? and status = 'created' and bumps @> ?::jsonb order by created_at, id`,
+        [ctx.app.id, bump],
+      ),
+    ]);
+    if (offers.length || checkouts.length)
+      throw conflict(
+        `Add-on ${id} is sold as an order bump (active offers: ${offers.map((r) => r.id).join(', ') || 'none'}; ` +
+          `open checkouts: ${checkouts.map((r) => r.id).join(', ') || 'none'}); take it out of the offers or ` +
+          'archive them, and wait for the checkouts to complete or expire (24 hours)',
+        { offers: offers.map((r) => r.id), checkouts: checkouts.map((r) => r.id) },
+      );
+    await t.em.nativeDelete(Addon, { appId: ctx.app.id, id });
+    return presentAddon(a);
+  });
 }
 
 // ---- incentives ---------------------------------------------------------------------------------------

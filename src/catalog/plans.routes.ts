@@ -114,7 +114,7 @@ export const planRoutes = [
     },
     tags: plans,
     summary: 'Delete a plan',
-    description: 'A 409 says what holds it: accounts on it, live offers selling it.',
+    description: '409 names what holds it: accounts, live offers, checkouts, plan changes.',
     errors: [409],
     params: S.planParams,
     response: S.planSchema,

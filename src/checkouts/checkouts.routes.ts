@@ -41,7 +41,8 @@ export const checkoutRoutes = [
       'bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be ' +
       'bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, ' +
       'bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the ' +
-      'checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, ' +
+      'checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change ' +
+      'its plan instead, ' +
       'or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change ' +
       'when it lists bumps); or when the provider is not connected. A bump listed twice is 400.',
     params: offerParams,
@@ -64,8 +65,9 @@ export const checkoutRoutes = [
     summary: 'Start a checkout for a plan at its regular price',
     description:
       'Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the ' +
-      'card has no price for it; `already_subscribed` when the buyer has a live subscription, unless ' +
-      '`if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).',
+      'card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the ' +
+      'buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered ' +
+      'with `object: "plan_change"`).',
     params: planParams,
     body: S.planCheckoutBody,
     status: 201,

@@ -217,6 +217,10 @@ async function startCheckout(
   }
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     await recheck?.(t.em);
+    // The plan (and the bumped add-ons) stay until the commit: a delete racing this checkout (which locks the row
+    // `for update`, src/catalog/catalog.service.ts) either went first, and this is refused, or waits and then sees
+    // the open checkout (409). A buyer never pays for a plan or add-on that is gone.
+    await holdSold(t.em, ctx.app.id, terms);
     const c = t.em.create(Checkout, {
       id,
       appId: ctx.app.id,
@@ -241,6 +245,20 @@ async function startCheckout(
     t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
     return presentCheckout(c);
   });
+}
+
+/** Locks what a checkout sells (`for key share`) until its transaction ends; 409 when it is gone meanwhile. */
+async function holdSold(em: EntityManager, appId: string, terms: Pick<CheckoutTerms, 'planId' | 'bumps'>) {
+  const plan = await sql(em, 'select 1 from plans where app_id = $1 and id = $2 for key share', [appId, terms.planId]);
+  if (!plan.length) throw cannotBuy('plan_deleted', `Plan ${terms.planId} was deleted while the checkout was created`);
+  if (!terms.bumps.length) return;
+  const held = await sql<{ id: string }>(
+    em,
+    'select id from addons where app_id = $1 and id = any($2::text[]) order by id for key share',
+    [appId, terms.bumps.map((b) => b.addon)],
+  );
+  const gone = terms.bumps.find((b) => !held.some((r) => r.id === b.addon));
+  if (gone) throw cannotBuy('bump_not_offered', `The add-on of order bump ${gone.id} (${gone.addon}) was deleted`);
 }
 
 /**

@@ -274,6 +274,20 @@ async function flushSelling(ctx: Ctx, o: IOffer) {
     );
     const i = o.plans.findIndex((p) => !held.has(p.plan));
     if (i >= 0) throw badRequest(`plans.${i}.plan: plan ${o.plans[i].plan} does not exist`);
+    // The add-ons it sells as order bumps likewise (deleteAddon locks its row `for update`).
+    if (o.bumps.length) {
+      const addons = new Set(
+        (
+          await sql<{ id: string }>(
+            em,
+            'select id from addons where app_id = $1 and id = any($2::text[]) order by id for key share',
+            [ctx.app.id, [...new Set(o.bumps.map((b) => b.addon))]],
+          )
+        ).map((r) => r.id),
+      );
+      const j = o.bumps.findIndex((b) => !addons.has(b.addon));
+      if (j >= 0) throw badRequest(`bumps.${j}.addon: add-on ${o.bumps[j].addon} does not exist`);
+    }
     await em.flush();
   });
 }

@@ -182,12 +182,20 @@ export async function invite(
   return { id, email, role: input.role };
 }
 
-/** A pending, unexpired invitation, or null. */
+/**
+ * An invitation holds only while the person who sent it may still invite (an owner or admin of the workspace): one
+ * sent by an admin who was then removed or made a member is not a way back in. Their pending invitations are revoked
+ * with the change (`changeMember`); this condition also covers an invitation sent while the change was being made.
+ */
+const INVITER_STILL_INVITES = `(i.invited_by is null or exists (
+  select 1 from workspace_members w where w.org_id = i.org_id and w.user_id = i.invited_by and w.role in ('owner', 'admin')))`;
+
+/** A pending, unexpired invitation whose sender may still invite, or null. */
 export async function pendingInvitation(p: People, id: string): Promise<Invitation | null> {
   const { rows } = await p.pool.query<Invitation>(
     `select i.id, i.email, i.role, i.org_id as workspace_id, coalesce(o.name, o.id) as workspace
        from workspace_invitations i join orgs o on o.id = i.org_id
-      where i.id = $1 and i.status = 'pending' and i.expires_at > now()`,
+      where i.id = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}`,
     [id],
   );
   return rows[0] ?? null;
@@ -204,9 +212,9 @@ export async function acceptInvitation(
   createPerson: (email: string) => Promise<{ id: string; email: string }>,
 ): Promise<{ id: string; email: string }> {
   const claimed = await p.pool.query<{ email: string; org_id: string; role: Role }>(
-    `update workspace_invitations set status = 'accepted'
-      where id = $1 and status = 'pending' and expires_at > now()
-      returning email, org_id, role`,
+    `update workspace_invitations i set status = 'accepted'
+      where i.id = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}
+      returning i.email, i.org_id, i.role`,
     [id],
   );
   const inv = claimed.rows[0];
@@ -282,7 +290,7 @@ export async function invitationsOf(p: People, workspaceId: string): Promise<Pen
   }>(
     `select i.id, i.email, i.role, u.email as invited_by, i.created_at, i.expires_at
        from workspace_invitations i left join ${USERS_TABLE} u on u.id = i.invited_by
-      where i.org_id = $1 and i.status = 'pending' and i.expires_at > now()
+      where i.org_id = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}
       order by i.created_at desc, i.id`,
     [workspaceId],
   );
@@ -319,7 +327,8 @@ export async function revokeInvitation(p: People, workspaceId: string, id: strin
 
 /**
  * Changes a member's role (`role`) or removes them (`null`), as the person `actorId`: admins manage viewers, members and
- * admins; only owners make, unmake or remove an owner; a workspace always keeps one owner (409). The workspace's
+ * admins; only owners make, unmake or remove an owner; a workspace always keeps one owner (409). Someone made a
+ * member or viewer, or removed, loses the invitations they sent (revoked). The workspace's
  * row is locked for the change, so two owners demoting each other at once cannot leave it without one.
  */
 export async function changeMember(
@@ -353,6 +362,12 @@ export async function changeMember(
       if ((owners.rowCount ?? 0) <= 1)
         throw conflict('A workspace keeps at least one owner: make someone else an owner first');
     }
+    // Someone who may no longer invite takes back what they sent: their pending invitations stop working.
+    if (input.role !== 'owner' && input.role !== 'admin')
+      await client.query(
+        `update workspace_invitations set status = 'revoked' where org_id = $1 and invited_by = $2 and status = 'pending'`,
+        [input.workspaceId, input.userId],
+      );
     if (input.role === null)
       await client.query(`delete from workspace_members where org_id = $1 and user_id = $2`, [
         input.workspaceId,

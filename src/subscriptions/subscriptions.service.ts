@@ -463,6 +463,7 @@ export async function changeSubscription(
     ...(proration.amount > 0 ? { proration: { amount: proration.amount, currency } } : {}),
   });
   const view = await inTransaction(ctx.deps, ctx.em, async (t) => {
+    await holdChangeTarget(t.em, ctx.app.id, pending.plan);
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
     row.pendingChange = pending;
     await t.em.flush();
@@ -482,6 +483,17 @@ export async function changeSubscription(
       ? { amount: pending.proration.amount, currency: pending.proration.currency, months_left: proration.monthsLeft }
       : null,
   };
+}
+
+/**
+ * Locks the plan a change moves to (`for key share`) while the change is recorded: a delete of the plan (which locks
+ * it `for update` and refuses while a change waits for it, src/catalog/catalog.service.ts) either went first, and
+ * this is a 409 `plan_deleted`, or waits and then sees the change. Approved, it would bill a plan that is gone.
+ */
+export async function holdChangeTarget(em: EntityManager, appId: string, planId: string): Promise<void> {
+  const held = await sql(em, 'select 1 from plans where app_id = $1 and id = $2 for key share', [appId, planId]);
+  if (!held.length)
+    throw conflict(`Plan ${planId} was deleted while the change was requested`, { reason: 'plan_deleted' });
 }
 
 const perMonth = (price: number, interval: 'month' | 'year') => (interval === 'year' ? price / 12 : price);

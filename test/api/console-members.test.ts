@@ -161,6 +161,50 @@ describe('workspace members and invitations (console)', function () {
     ).to.not.include(member.email);
   });
 
+  it("an admin's pending invitations stop working once they are made a member or removed", async () => {
+    const ws = await workspace();
+    const open = (id: string) => call('GET', `/console/api/invitations/${id}`);
+    const accept = (id: string) =>
+      call('POST', `/console/api/invitations/${id}/accept`, {
+        body: { name: 'Sock Puppet', password: PASSWORD },
+        headers: { Origin: testEnv().baseUrl },
+      });
+    const sendAs = async (cookie: string) => {
+      const res = await as(cookie, 'POST', `/workspaces/${ws.id}/invitations`, {
+        email: `sock-${++n}-${Date.now()}@example.com`,
+        role: 'admin',
+      });
+      expect(res.status, res.text).to.equal(201);
+      return res.body.id as string;
+    };
+    const member = (u: { id: string }) => `/workspaces/${ws.id}/members/${u.id}`;
+    const demoted = await person('admin', ws.id);
+    const removed = await person('admin', ws.id);
+    const promoted = await person('admin', ws.id);
+    const [a, b, c] = [await sendAs(demoted.cookie), await sendAs(removed.cookie), await sendAs(promoted.cookie)];
+    expect((await as(ws.owner.cookie, 'PATCH', member(demoted), { role: 'member' })).status).to.equal(200);
+    expect((await as(ws.owner.cookie, 'DELETE', member(removed))).status).to.equal(200);
+    // An admin made an owner may still invite: theirs stays.
+    expect((await as(ws.owner.cookie, 'PATCH', member(promoted), { role: 'owner' })).status).to.equal(200);
+    for (const id of [a, b]) {
+      expect((await open(id)).status, id).to.equal(404);
+      expect((await accept(id)).status, id).to.equal(404);
+    }
+    const pending = (await as(ws.owner.cookie, 'GET', `/workspaces/${ws.id}/invitations`)).body as { id: string }[];
+    expect(pending.map((i) => i.id)).to.deep.equal([c]);
+    expect((await open(c)).status).to.equal(200);
+    // One recorded while its sender was being stepped down (so not revoked with the change) does not hold either.
+    const p = await people(testEnv().deps);
+    const raced = `inv_raced_${n}`;
+    await p.pool.query(
+      `insert into workspace_invitations (id, org_id, email, role, invited_by, expires_at)
+       values ($1, $2, 'raced@example.com', 'admin', $3, now() + interval '1 day')`,
+      [raced, ws.id, demoted.id],
+    );
+    expect((await open(raced)).status).to.equal(404);
+    expect((await accept(raced)).status).to.equal(404);
+  });
+
   it('two owners stepping each other down at once: one goes through, the other is refused, one owner stays', async () => {
     const ws = await workspace();
     const second = await person('owner', ws.id);

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
+import { connectBilling, connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
+import { eventually } from '../helpers/wait.js';
 
 describe('offers', () => {
   let app: TestApp;
@@ -275,6 +276,92 @@ describe('offers', () => {
       expect(res.status, res.text).to.equal(400);
       expect(res.body.error).to.equal('plans.0.plan: plan gone does not exist');
       expect((await get(`${base}/offers/orphan`, app.api_key)).body.status).to.equal('draft');
+    });
+
+    it("is held by a checkout waiting for its buyer (its own, or an archived offer's): 409 naming it", async () => {
+      // Paid after a delete, such a checkout charged the buyer for a plan that was gone and then failed to apply.
+      await connectBilling(app);
+      await newPlan('solo');
+      const own = await post(`${base}/plans/solo/checkout`, app.public_key, { interval: 'month', account: 'buyer1' });
+      expect(own.status, own.text).to.equal(201);
+      const refused = await del(`${base}/plans/solo`, app.api_key);
+      expect(refused.status, refused.text).to.equal(409);
+      expect(refused.body.checkouts).to.deep.equal([own.body.id]);
+      // The buyer pays: the purchase applies to the plan, which is still there.
+      await testEnv().paypal.approve(own.body.approve_url);
+      await eventually(
+        async () =>
+          (await post(`${base}/checkouts/${own.body.id}/complete`, app.public_key)).body.status === 'completed',
+      );
+      expect((await get(`${base}/namespaces/buyer1`, app.api_key)).body.plan).to.equal('solo');
+
+      await newPlan('lite');
+      expect((await post(`${base}/offers`, app.api_key, selling('lite_sale', 'lite'))).status).to.equal(201);
+      expect((await post(`${base}/offers/lite_sale/publish`, app.api_key)).status).to.equal(200);
+      const chk = await post(`${base}/offers/lite_sale/checkout`, app.public_key, {
+        plan: 'lite',
+        interval: 'month',
+        account: 'buyer2',
+      });
+      expect(chk.status, chk.text).to.equal(201);
+      expect((await post(`${base}/offers/lite_sale/archive`, app.api_key)).status).to.equal(200);
+      const held = await del(`${base}/plans/lite`, app.api_key);
+      expect(held.status).to.equal(409);
+      expect(held.body.checkouts).to.deep.equal([chk.body.id]);
+      // Once the checkout is over (the buyer's subscription expired at PayPal, unpaid), the plan can go.
+      await testEnv().paypal.expire(String(testEnv().paypal.subscriptionByApproval(chk.body.approve_url)!.id));
+      await eventually(
+        async () =>
+          (await post(`${base}/checkouts/${chk.body.id}/complete`, app.public_key)).body.status === 'cancelled',
+      );
+      expect((await del(`${base}/plans/lite`, app.api_key)).status).to.equal(200);
+    });
+
+    it('a checkout recorded after its plan was deleted (while the provider was asked) is refused', async () => {
+      await connectBilling(app);
+      await newPlan('brief');
+      const hold = testEnv().paypal.holdNext('POST', '/v1/billing/subscriptions');
+      const answer = post(`${base}/plans/brief/checkout`, app.public_key, { interval: 'month', account: 'late' });
+      await hold.reached; // the plan is read and priced; the provider is creating the subscription
+      try {
+        expect((await del(`${base}/plans/brief`, app.api_key)).status).to.equal(200);
+      } finally {
+        hold.release();
+      }
+      const res = await answer;
+      expect(res.status, res.text).to.equal(409);
+      expect(res.body.reason).to.equal('plan_deleted');
+      expect((await get(`${base}/checkouts?account=late`, app.api_key)).body.data).to.deep.equal([]);
+    });
+
+    it('an add-on sold as an order bump (live offer, open checkout) cannot be deleted', async () => {
+      // Its order would be captured, then the purchase fail to apply (the add-on to grant was gone).
+      await connectBilling(app);
+      const bumpy = { ...selling('bumpy', 'pro'), bumps: [{ id: 'st', name: 'Storage', addon: 'storage', price: 3 }] };
+      expect((await post(`${base}/offers`, app.api_key, bumpy)).status).to.equal(201);
+      expect((await post(`${base}/offers/bumpy/publish`, app.api_key)).status).to.equal(200);
+      const live = await del(`${base}/addons/storage`, app.api_key);
+      expect(live.status, live.text).to.equal(409);
+      expect(live.body).to.deep.include({ offers: ['bumpy'], checkouts: [] });
+      const chk = await post(`${base}/offers/bumpy/checkout`, app.public_key, {
+        plan: 'pro',
+        interval: 'month',
+        account: 'b1',
+        bumps: ['st'],
+      });
+      expect(chk.status, chk.text).to.equal(201);
+      expect((await post(`${base}/offers/bumpy/archive`, app.api_key)).status).to.equal(200);
+      const open = await del(`${base}/addons/storage`, app.api_key);
+      expect(open.status).to.equal(409);
+      expect(open.body).to.deep.include({ offers: [], checkouts: [chk.body.id] });
+      // Paid: the bump is granted, as bought.
+      await testEnv().paypal.approve(chk.body.approve_url);
+      await testEnv().paypal.approve(chk.body.bump_approve_url);
+      await eventually(
+        async () =>
+          (await post(`${base}/checkouts/${chk.body.id}/complete`, app.public_key)).body.status === 'completed',
+      );
+      expect((await get(`${base}/namespaces/b1`, app.api_key)).body.addons).to.include('storage');
     });
 
     it('publishing and deleting at once: live offer and plan kept, or plan gone and offer a draft', async () => {

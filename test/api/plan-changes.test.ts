@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { planChangeWorkflowId } from '../../workflows/shared.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
-import { get, patch, post } from '../helpers/http.js';
+import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -49,6 +49,19 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
       upgrade: 'prorate_now',
       downgrade: 'at_renewal',
     });
+  });
+
+  it('the plan a change waits to move to cannot be deleted (409 naming the accounts); once applied, its accounts hold it', async () => {
+    // Deleted meanwhile, the buyer's approval revised the PayPal subscription to the new price while the change
+    // could not apply here (a 500 on sync, the account left on its old plan).
+    const res = await change({ plan: 'scale', interval: 'month' });
+    expect(res.status, res.text).to.equal(200);
+    const held = await del(`${base}/plans/scale`, app.api_key);
+    expect(held.status, held.text).to.equal(409);
+    expect(held.body.pending_changes).to.deep.equal(['ada']);
+    expect((await approveAll(res.body.approve_url)).status).to.be.oneOf([200, 302, 303]);
+    await eventually(async () => (await plan()) === 'scale');
+    expect((await del(`${base}/plans/scale`, app.api_key)).body.accounts).to.equal(1);
   });
 
   it("an account token changes its own account's plan; another account's, or the publishable key, is 401", async () => {

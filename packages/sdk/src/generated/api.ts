@@ -1838,7 +1838,7 @@ export interface PlansApi {
    *
    * `DELETE /apps/{appId}/plans/{planId}` (secret key)
    *
-   * A 409 says what holds it: accounts on it, live offers selling it.
+   * 409 names what holds it: accounts, live offers, checkouts, plan changes.
    */
   delete(planId: string, options?: RequestOptions): APIPromise<PlansDeleteResponse>;
   /**
@@ -1921,7 +1921,7 @@ export interface PlansApi {
    *
    * `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
    *
-   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+   * Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
    */
   checkout(planId: string, body?: PlansCheckoutBody, options?: RequestOptions): APIPromise<PlansCheckoutResponse>;
 }
@@ -2003,7 +2003,7 @@ export interface AddonsApi {
    *
    * `DELETE /apps/{appId}/addons/{addonId}` (secret key)
    *
-   * 409 while it is on a plan or an incentive or owned by accounts.
+   * 409 while plans, incentives, accounts, live offers or open checkouts hold it.
    */
   delete(addonId: string, options?: RequestOptions): APIPromise<AddonsDeleteResponse>;
 }
@@ -2640,7 +2640,7 @@ export interface OffersApi {
    *
    * `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
    *
-   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+   * Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
    */
   checkout(offerId: string, body: OffersCheckoutBody, options?: RequestOptions): APIPromise<OffersCheckoutResponse>;
 }

@@ -133,7 +133,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a plan
-     * @description A 409 says what holds it: accounts on it, live offers selling it.
+     * @description 409 names what holds it: accounts, live offers, checkouts, plan changes.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -375,7 +375,7 @@ export interface paths {
     post?: never;
     /**
      * Delete an add-on
-     * @description 409 while it is on a plan or an incentive or owned by accounts.
+     * @description 409 while plans, incentives, accounts, live offers or open checkouts hold it.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1586,7 +1586,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for an offer
-     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created); already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+     * @description Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1608,7 +1608,7 @@ export interface paths {
     put?: never;
     /**
      * Start a checkout for a plan at its regular price
-     * @description Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+     * @description Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
