@@ -357,6 +357,22 @@ export function deletePlan(ctx: Ctx, id: string) {
           'are approved and applied, refused or expire',
         { pending_changes: changing },
       );
+    // A paused subscription comes back to it when it resumes (the account waits on the free plan meanwhile); the
+    // pause moves the account off the plan and records it to restore in one transaction, so one of the two checks
+    // sees it.
+    const paused = (
+      await t.em.execute<{ account_id: string }[]>(
+        `select account_id from subscriptions where app_id = ? and status = 'paused' and restore_plan_id = ?
+          order by account_id`,
+        [ctx.app.id, id],
+      )
+    ).map((r) => r.account_id);
+    if (paused.length > 0)
+      throw conflict(
+        `Plan ${id} is where paused subscription(s) of account(s) ${paused.join(', ')} resume; wait until they ` +
+          'resume or end',
+        { paused },
+      );
     const view = await planView(t.em, plan);
     await t.em.nativeDelete(Plan, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'plan.deleted', { object: view });

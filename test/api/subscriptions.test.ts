@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
 import { pauseDef, pauseWorkflowId, type PauseState } from '../../workflows/shared.js';
 import { billingApp, purchase, type TestApp } from '../helpers/factories.js';
-import { call, get, post } from '../helpers/http.js';
+import { call, del, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -82,6 +82,19 @@ describe('subscriptions and pauses', function () {
     expect((await post(`${subPath()}/resume`, app.api_key)).status).to.equal(409);
     expect((await eventTypes()).filter((t) => t === 'subscription.resumed')).to.have.length(1);
     expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('pro');
+  });
+
+  it('the plan a paused subscription resumes to is not deleted (409 naming the accounts)', async () => {
+    await purchase(app, 'ada');
+    expect((await post(`${subPath()}/pause`, app.api_key, { months: 1 })).status).to.equal(200);
+    expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('free');
+    expect((await post(`${base}/offers/launch/archive`, app.api_key)).status).to.equal(200);
+    const res = await del(`${base}/plans/pro`, app.api_key);
+    expect(res.status, res.text).to.equal(409);
+    expect(res.body.paused).to.deep.equal(['ada']);
+    expect(res.body.error).to.match(/^Plan pro is where paused subscription\(s\) of account\(s\) ada resume/);
+    expect((await post(`${subPath()}/resume`, app.api_key, {})).status).to.equal(200);
+    expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
   });
 
   it('/pauses/due and /pauses/resume (admin) agree with the workflow: resumed once', async () => {

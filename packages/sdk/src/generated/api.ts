@@ -1838,7 +1838,7 @@ export interface PlansApi {
    *
    * `DELETE /apps/{appId}/plans/{planId}` (secret key)
    *
-   * 409 names what holds it: accounts, live offers, checkouts, plan changes.
+   * 409 names what holds it: accounts, live offers, checkouts, changes, pauses.
    */
   delete(planId: string, options?: RequestOptions): APIPromise<PlansDeleteResponse>;
   /**

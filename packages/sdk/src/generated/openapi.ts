@@ -133,7 +133,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a plan
-     * @description 409 names what holds it: accounts, live offers, checkouts, plan changes.
+     * @description 409 names what holds it: accounts, live offers, checkouts, changes, pauses.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
