@@ -197,6 +197,9 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
         await page.getByText(receiver.url).waitFor();
         const [ep] = (await get(`${base}/webhooks`, app.api_key)).body;
         expect(ep).to.include({ url: receiver.url, description: 'Warehouse', enabled: true });
+        // The form starts over for the next endpoint.
+        expect(await page.getByRole('textbox', { name: 'Event types' }).inputValue()).to.equal('*');
+        expect(await page.getByRole('textbox', { name: 'Endpoint URL' }).inputValue()).to.equal('');
         await tap(page.getByText(receiver.url));
         await page.getByRole('button', { name: 'Edit', exact: true }).waitFor();
         await phoneShot('webhook-endpoint-open');

@@ -414,7 +414,9 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
     e.preventDefault();
     const body = { url, events: eventList(events), ...(description.trim() ? { description } : {}) };
     if (await action.run(() => api.webhooks.create(body))) {
+      // The form starts over for the next endpoint (an error keeps what was typed).
       setUrl('');
+      setEvents('*');
       setDescription('');
       await reload();
     }
