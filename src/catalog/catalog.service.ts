@@ -339,8 +339,8 @@ export function deletePlan(ctx: Ctx, id: string) {
     ).map((r) => r.id);
     if (open.length > 0)
       throw conflict(
-        `Plan ${id} has open checkout(s) ${open.join(', ')} a buyer may still pay; wait until they complete or ` +
-          'expire (24 hours)',
+        `Plan ${id} has open checkout(s) ${open.join(', ')} a buyer may still pay; expire them ` +
+          '(POST .../checkouts/:checkoutId/expire) or wait until they complete or expire (24 hours)',
         { checkouts: open },
       );
     // A plan change waiting for its buyer's approval (or approved for the next renewal) moves a subscription to it:
@@ -507,7 +507,8 @@ export function deleteAddon(ctx: Ctx, id: string) {
       throw conflict(
         `Add-on ${id} is sold as an order bump (active offers: ${offers.map((r) => r.id).join(', ') || 'none'}; ` +
           `open checkouts: ${checkouts.map((r) => r.id).join(', ') || 'none'}); take it out of the offers or ` +
-          'archive them, and wait for the checkouts to complete or expire (24 hours)',
+          'archive them; expire the checkouts (POST .../checkouts/:checkoutId/expire) or wait until they complete or ' +
+          'expire (24 hours)',
         { offers: offers.map((r) => r.id), checkouts: checkouts.map((r) => r.id) },
       );
     await t.em.nativeDelete(Addon, { appId: ctx.app.id, id });

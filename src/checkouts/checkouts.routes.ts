@@ -177,4 +177,20 @@ export const checkoutRoutes = [
     response: checkout,
     handler: (s) => checkouts.completeCheckout(ctxOf(s), s.params.checkoutId),
   }),
+  route({
+    method: 'POST',
+    path: '/apps/:appId/checkouts/:checkoutId/expire',
+    sdk: 'checkouts.expire',
+    auth: ['S'],
+    tags,
+    summary: 'Expire a checkout its buyer has not paid',
+    description:
+      'What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The ' +
+      'provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer ' +
+      'approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.',
+    errors: [409],
+    params: S.checkoutParams,
+    response: checkout,
+    handler: (s) => checkouts.expireCheckoutNow(ctxOf(s), s.params.checkoutId),
+  }),
 ];

@@ -445,6 +445,42 @@ export async function completeCheckout(ctx: Ctx, id: string) {
   return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
 }
 
+/**
+ * Ends a checkout whose buyer has not paid: what the 24-hour expiry does, now (Stripe's "expire a Checkout Session"),
+ * so that, say, the plan it sells can be deleted. The provider is asked first, with the same once-only apply as
+ * `complete`: a checkout its buyer already approved is completed, not expired (409 naming its status). Then the row
+ * moves from `created` to `expired` in one compare-and-set, so a completion racing it wins or loses whole, and the
+ * checkout's workflow is nudged to end (it ends at its next check anyway: it finds the row no longer waiting).
+ * Expiring an expired checkout answers it again.
+ */
+export async function expireCheckoutNow(ctx: Ctx, id: string) {
+  const c = await findCheckout(ctx.em, ctx.app.id, id);
+  if (c.status === 'created') {
+    const seen = await checkCheckout(ctx.deps, { appId: ctx.app.id, checkoutId: id }).catch((e: unknown) => {
+      throw asHttpError(e);
+    });
+    // Still waiting here, but approved at the provider (PayPal activates an approved subscription a moment later):
+    // the buyer has paid or is about to, so it is not expired. Only a subscription the buyer has not approved yet
+    // (or none at all) is.
+    if (seen.status === 'created' && c.providerSubscriptionId && seen.providerStatus !== 'APPROVAL_PENDING')
+      throw conflict(
+        `Checkout ${id} cannot be expired: the provider reports its subscription ${seen.providerStatus}; it ` +
+          'completes once the provider activates it',
+        { reason: 'approved', provider_status: seen.providerStatus },
+      );
+    await expireCheckout(ctx.deps, id);
+    await boundedCall(ctx.deps.temporal.connection, REQUEST_TEMPORAL_TIMEOUT_MS, () =>
+      ctx.deps.temporal.client.workflow.getHandle(checkoutWorkflowId(id)).signal(checkoutDef.signals.providerNotified),
+    ).catch(() => undefined);
+  }
+  const now = await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id);
+  if (now.status !== 'expired')
+    throw conflict(`Checkout ${id} is ${now.status}; only a checkout waiting for its buyer can be expired`, {
+      reason: now.status,
+    });
+  return presentCheckout(now);
+}
+
 /** How long `complete` waits for the checkout workflow's answer before checking by itself. */
 const COMPLETE_WAIT_MS = 8_000;
 

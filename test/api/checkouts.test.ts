@@ -405,6 +405,43 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
     });
   });
 
+  it('expire: a checkout its buyer has not paid ends now (secret key), its workflow ends, the buyer cannot complete it', async () => {
+    await createAccount(app, { id: 'ada', plan: 'free' });
+    const chk = (await buy({ account: 'ada' })).body;
+    expect(chk.status).to.equal('created');
+    expect(
+      (await post(`${base}/checkouts/${chk.id}/expire`, app.public_key)).status,
+      'not with the publishable key',
+    ).to.equal(401);
+    expect((await post(`${base}/checkouts/chk_nothing/expire`, app.api_key)).status).to.equal(404);
+    const res = await post(`${base}/checkouts/${chk.id}/expire`, app.api_key);
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.include({ id: chk.id, status: 'expired' });
+    // Again: the same answer, nothing else happens.
+    expect((await post(`${base}/checkouts/${chk.id}/expire`, app.api_key)).body.status).to.equal('expired');
+    // Its workflow ends (nudged; it finds the checkout no longer waiting).
+    const handle = testEnv().deps.temporal.client.workflow.getHandle(checkoutWorkflowId(chk.id));
+    expect((await handle.result()).status).to.equal('expired');
+    // The buyer can no longer complete it, even after approving at the provider.
+    await testEnv().paypal.approve(chk.approve_url);
+    expect((await complete(chk.id)).body.status).to.equal('expired');
+    expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('free');
+  });
+
+  it('expire: a checkout its buyer already approved is never expired (409): it completes', async () => {
+    await createAccount(app, { id: 'bob', plan: 'free' });
+    const chk = (await buy({ account: 'bob' })).body;
+    await testEnv().paypal.approve(chk.approve_url);
+    // Approved, and either still activating at the provider (409 approved) or applied by the check (409 completed).
+    const res = await post(`${base}/checkouts/${chk.id}/expire`, app.api_key);
+    expect(res.status, res.text).to.equal(409);
+    expect(res.body.reason).to.be.oneOf(['approved', 'completed']);
+    await eventually(async () => (await complete(chk.id)).body.status === 'completed');
+    expect((await get(`${base}/namespaces/bob`, app.api_key)).body.plan).to.equal('pro');
+    const again = await post(`${base}/checkouts/${chk.id}/expire`, app.api_key);
+    expect([again.status, again.body.reason]).to.deep.equal([409, 'completed']);
+  });
+
   it('502 naming the provider when it fails; 409 when it is not connected', async () => {
     testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
     const failed = await buy({ email: 'x@example.com' });

@@ -14,7 +14,7 @@ import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, reachable, shoot, tap, watch } from '../helpers/console.js';
-import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { connectMcp, mcpUrl } from '../helpers/mcp.js';
@@ -302,6 +302,35 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       } finally {
         config.embeddedTemporal = wasEmbedded;
         await receiver.close();
+      }
+    });
+  }
+
+  for (const width of WIDTHS) {
+    it(`checkouts at ${width} px: an open checkout is expired from the console, its dialog naming what it sells`, async () => {
+      await atWidth(width);
+      const base = `/apps/${app.id}`;
+      await connectProvider(app);
+      try {
+        const publicKey = (await get(base, app.api_key)).body.public_key as string;
+        const account = `walk_${width}`;
+        const chk = await post(`${base}/plans/pro/checkout`, publicKey, { interval: 'month', account });
+        expect(chk.status, chk.text).to.equal(201);
+        await page.goto(url(`${base}/billing`));
+        await tap(page.getByRole('button', { name: 'Expire', exact: true }));
+        const dialog = page.getByRole('dialog', { name: `Expire checkout ${chk.body.id}?` });
+        expect(await dialog.textContent()).to.match(
+          new RegExp(`account ${account}\\) can no longer pay for pro / month`),
+        );
+        await phoneShot('checkout-expire');
+        await tap(dialog.getByRole('button', { name: 'Expire checkout' }));
+        await dialog.waitFor({ state: 'detached' });
+        expect((await get(`${base}/checkouts/${chk.body.id}`, app.api_key)).body.status).to.equal('expired');
+        // The list shows it expired, with nothing left to expire.
+        await page.getByText('expired', { exact: true }).first().waitFor();
+        expect(await page.getByRole('button', { name: 'Expire', exact: true }).count()).to.equal(0);
+      } finally {
+        await call('DELETE', `/apps/${app.id}/payments`, { token: app.api_key });
       }
     });
   }

@@ -1,15 +1,51 @@
 // The app's checkouts, newest first, filtered by status.
-import { Badge, Box, Card, Group, Paper, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
+import { Badge, Box, Button, Card, Group, Paper, SegmentedControl, Stack, Table, Text, Title } from '@mantine/core';
 import type { CheckoutsListQuery, CheckoutsListResponse } from '@offerkit/sdk';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { appApi } from '../../api';
-import { CursorPager, Loading, useLoad } from '../../ui';
+import { ConfirmDialog, CursorPager, Loading, useLoad } from '../../ui';
 import { accountLink, CHECKOUT_COLORS, nowrap } from './shared';
 import { day } from './text';
 import { WorkflowLink } from '../../temporal';
 
 type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
+type Checkout = CheckoutsListResponse['data'][number];
+
+/**
+ * Ends a checkout its buyer has not paid (what the 24-hour expiry does), e.g. to delete the plan it sells. One its
+ * buyer already approved at the provider is not expired: the API says so and it completes.
+ */
+function ExpireCheckout({ checkout: c, onDone }: { checkout: Checkout; onDone: () => Promise<void> }) {
+  const { appId } = useParams();
+  const [open, setOpen] = useState(false);
+  return (
+    <>
+      <Button size="compact-xs" variant="light" color="red" onClick={() => setOpen(true)}>
+        Expire
+      </Button>
+      <ConfirmDialog
+        opened={open}
+        title={`Expire checkout ${c.id}?`}
+        confirmLabel="Expire checkout"
+        onClose={() => setOpen(false)}
+        onConfirm={async () => {
+          await appApi(appId!).checkouts.expire(c.id);
+          await onDone();
+        }}
+      >
+        <Text size="sm">
+          The buyer{c.account ? ` (account ${c.account})` : ''} can no longer pay for {c.plan} / {c.interval} at{' '}
+          {c.price} {c.currency} through it, and what it sells can then be deleted.
+        </Text>
+        <Text size="sm">
+          If they already approved it at the payment provider, it is not expired: it completes, and the purchase
+          applies.
+        </Text>
+      </ConfirmDialog>
+    </>
+  );
+}
 
 export function Checkouts() {
   const { appId } = useParams();
@@ -67,7 +103,10 @@ export function Checkouts() {
                           {day(c.created_at)}
                           {c.ref ? ` · ref ${c.ref}` : ''}
                         </Text>
-                        <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
+                        <Group gap="xs">
+                          <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
+                          {c.status === 'created' && <ExpireCheckout checkout={c} onDone={checkouts.reload} />}
+                        </Group>
                       </Group>
                     </Paper>
                   ))}
@@ -105,6 +144,7 @@ export function Checkouts() {
                               <div>
                                 <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
                               </div>
+                              {c.status === 'created' && <ExpireCheckout checkout={c} onDone={checkouts.reload} />}
                             </Table.Td>
                           </Table.Tr>
                         ))}

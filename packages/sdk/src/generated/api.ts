@@ -1051,6 +1051,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S', 'P'],
   },
   {
+    name: 'checkouts.expire',
+    method: 'POST',
+    path: '/apps/{appId}/checkouts/{checkoutId}/expire',
+    params: ['checkoutId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'subscriptions.list',
     method: 'GET',
     path: '/apps/{appId}/subscriptions',
@@ -1638,6 +1648,8 @@ export type CheckoutsGetResponse =
   paths['/apps/{appId}/checkouts/{checkoutId}']['get']['responses'][200]['content']['application/json'];
 export type CheckoutsCompleteResponse =
   paths['/apps/{appId}/checkouts/{checkoutId}/complete']['post']['responses'][200]['content']['application/json'];
+export type CheckoutsExpireResponse =
+  paths['/apps/{appId}/checkouts/{checkoutId}/expire']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsListQuery = NonNullable<paths['/apps/{appId}/subscriptions']['get']['parameters']['query']>;
 export type SubscriptionsListResponse =
   paths['/apps/{appId}/subscriptions']['get']['responses'][200]['content']['application/json'];
@@ -2671,6 +2683,14 @@ export interface CheckoutsApi {
    * Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
    */
   complete(checkoutId: string, options?: RequestOptions): APIPromise<CheckoutsCompleteResponse>;
+  /**
+   * Expire a checkout its buyer has not paid
+   *
+   * `POST /apps/{appId}/checkouts/{checkoutId}/expire` (secret key)
+   *
+   * What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
+   */
+  expire(checkoutId: string, options?: RequestOptions): APIPromise<CheckoutsExpireResponse>;
 }
 
 /**

@@ -1683,6 +1683,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/checkouts/{checkoutId}/expire': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Expire a checkout its buyer has not paid
+     * @description What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['checkouts.expire'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/subscriptions': {
     parameters: {
       query?: never;
@@ -14226,6 +14248,137 @@ export interface operations {
     };
   };
   'checkouts.complete': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        checkoutId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {string} */
+            status: 'created' | 'completed' | 'cancelled' | 'expired';
+            offer: string | null;
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            currency: string;
+            price: number;
+            list_price: number;
+            cycles: number | null;
+            extras: {
+              entitlements: {
+                id: string;
+                max: number | null;
+              }[];
+              addons: string[];
+              cycles: number | null;
+            };
+            bumps: {
+              id: string;
+              name: string;
+              price: number;
+              currency: string;
+            }[];
+            account: string | null;
+            email: string | null;
+            ref: string | null;
+            approve_url: string | null;
+            bump_approve_url: string | null;
+            created_at: string;
+            completed_at: string | null;
+            cancel_reason: string | null;
+            workflow_id: string | null;
+            refund: {
+              /** @enum {string} */
+              status: 'refunded' | 'none';
+              amount: number;
+              currency: string | null;
+              payments: {
+                payment_id: string;
+                refund_id: string;
+                amount: number;
+              }[];
+              refunded_at: string;
+            } | null;
+            /** @enum {string} */
+            source: 'checkout' | 'upgrade_link';
+            open_url: string | null;
+            opened_at: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'checkouts.expire': {
     parameters: {
       query?: never;
       header?: {
