@@ -100,14 +100,20 @@ export const checkoutRoutes = [
       const { appName, state } = await checkouts.returnPageState(s.deps, s.params.appId, s.query);
       const app = appName ? esc(appName) : 'the app';
       const [title, text] =
-        state === 'cancelled'
-          ? ['Checkout cancelled', `Nothing was charged. You can close this page and return to ${app}.`]
-          : state === 'completed'
-            ? ['Thank you', `Your purchase is complete. You can close this page and return to ${app}.`]
-            : [
-                'Thank you',
-                `Your payment was approved; your new plan applies in a moment. You can close this page and return to ${app}.`,
-              ];
+        state === 'duplicate'
+          ? [
+              'You already have a subscription',
+              `${app} already has a subscription for you, so this second one is cancelled and anything it charged is ` +
+                `refunded. To change your plan, do it from ${app}. You can close this page.`,
+            ]
+          : state === 'cancelled'
+            ? ['Checkout cancelled', `Nothing was charged. You can close this page and return to ${app}.`]
+            : state === 'completed'
+              ? ['Thank you', `Your purchase is complete. You can close this page and return to ${app}.`]
+              : [
+                  'Thank you',
+                  `Your payment was approved; your new plan applies in a moment. You can close this page and return to ${app}.`,
+                ];
       return new Reply(200, page(title, `<h1>${esc(title)}</h1>\n<p>${text}</p>`), {}, 'text/html; charset=utf-8');
     },
   }),
@@ -128,13 +134,20 @@ export const checkoutRoutes = [
     },
     errors: [404],
     handler: async (s) => {
-      const to = await checkouts.openCheckout(s.deps, s.params.appId, s.params.checkoutId);
-      if (to) return new Reply(302, null, { Location: to, 'Cache-Control': 'no-store' });
+      const open = await checkouts.openCheckout(s.deps, s.params.appId, s.params.checkoutId);
+      if (open.to) return new Reply(302, null, { Location: open.to, 'Cache-Control': 'no-store' });
+      const [title, text] =
+        'subscribed' in open && open.subscribed
+          ? [
+              'You already have a subscription',
+              'Nothing was charged. This link was made before you subscribed; to change your plan, do it from the app.',
+            ]
+          : ['This checkout is no longer waiting for approval', 'You can close this page.'];
       return new Reply(
         200,
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Checkout</title></head><body><main>' +
-          '<h1>This checkout is no longer waiting for approval</h1><p>You can close this page.</p></main></body></html>',
-        {},
+          `<h1>${title}</h1><p>${text}</p></main></body></html>`,
+        { 'Cache-Control': 'no-store' },
         'text/html; charset=utf-8',
       );
     },

@@ -149,15 +149,31 @@ const openUrlOf = (origin: string | undefined, appId: string, id: string) =>
  * The buyer opened the checkout's approval link: recorded once (the funnel counts it from then on); answers where to
  * send them (the provider's approval page while the checkout waits), or null.
  */
-export async function openCheckout(deps: Deps, appId: string, id: string) {
-  const [row] = await sql<{ approve_url: string | null; status: string }>(
-    deps.orm.em.fork(),
+export async function openCheckout(
+  deps: Deps,
+  appId: string,
+  id: string,
+): Promise<{ to: string } | { to: null; subscribed: boolean }> {
+  const em = deps.orm.em.fork();
+  const [row] = await sql<{
+    approve_url: string | null;
+    status: string;
+    account_id: string | null;
+    email: string | null;
+    provider_subscription_id: string | null;
+  }>(
+    em,
     `update checkouts set opened_at = coalesce(opened_at, now()), updated_at = now()
-      where app_id = $1 and id = $2 returning approve_url, status`,
+      where app_id = $1 and id = $2 returning approve_url, status, account_id, email, provider_subscription_id`,
     [appId, id],
   );
   if (!row) throw notFound(`Checkout ${id}`);
-  return row.status === 'created' ? row.approve_url : null;
+  if (row.status !== 'created' || !row.approve_url) return { to: null, subscribed: false };
+  // An older link (a 402's upgrade link, a page left open) for a buyer who has subscribed since: following it would
+  // make a second subscription, which is then cancelled and refunded. The buyer is told instead, before paying.
+  const live = await liveSubscription(em, appId, buyerAccountId({ id, accountId: row.account_id, email: row.email }));
+  if (live && live.providerSubscriptionId !== row.provider_subscription_id) return { to: null, subscribed: true };
+  return { to: row.approve_url };
 }
 
 interface CheckoutTerms {
@@ -757,14 +773,27 @@ export async function returnPageState(
   deps: Deps,
   appId: string,
   query: { subscription_id?: string; outcome?: 'cancelled' },
-): Promise<{ appName: string | null; state: 'completed' | 'approved' | 'cancelled' }> {
+): Promise<{ appName: string | null; state: 'completed' | 'approved' | 'cancelled' | 'duplicate' }> {
   const [app] = await sql<{ name: string }>(deps.orm.em.fork(), 'select name from apps where id = $1', [appId]);
-  if (query.outcome === 'cancelled') return { appName: app?.name ?? null, state: 'cancelled' };
+  const appName = app?.name ?? null;
+  if (query.outcome === 'cancelled') return { appName, state: 'cancelled' };
   await nudgeReturnedCheckout(deps, appId, query.subscription_id);
+  const em = deps.orm.em.fork();
   const c = query.subscription_id
-    ? await deps.orm.em.fork().findOne(Checkout, { appId, providerSubscriptionId: query.subscription_id })
+    ? await em.findOne(Checkout, { appId, providerSubscriptionId: query.subscription_id })
     : null;
-  return { appName: app?.name ?? null, state: c?.status === 'completed' ? 'completed' : 'approved' };
+  if (c?.status === 'completed') return { appName, state: 'completed' };
+  // The buyer already had a live subscription: this one is (or is about to be) cancelled at the provider and what it
+  // charged refunded (`checkCheckout`), so "your new plan applies" would not be true.
+  if (c && c.providerSubscriptionId) {
+    const live = await liveSubscription(em, appId, buyerAccountId(c));
+    if (
+      (c.status === 'cancelled' && c.refund) ||
+      (c.status === 'created' && live && live.providerSubscriptionId !== c.providerSubscriptionId)
+    )
+      return { appName, state: 'duplicate' };
+  }
+  return { appName, state: c?.status === 'cancelled' ? 'cancelled' : 'approved' };
 }
 
 export async function nudgeReturnedCheckout(deps: Deps, appId: string, providerSubscriptionId: string | undefined) {

@@ -67,6 +67,34 @@ describe('checkouts without return_url: the hosted return page', function () {
     expect((await get(`${base}/namespaces/bo`, app.api_key)).body.plan).to.not.equal('pro');
   });
 
+  it('an older link for a buyer who has subscribed since: open says so before paying; paid anyway, the page says refunded', async () => {
+    // Two checkouts while ada had no subscription (a 402 upgrade link and a pricing page, say); the first is paid.
+    const first = await checkout('ada');
+    const older = await checkout('ada');
+    await testEnv().paypal.approve(first.approve_url);
+    await eventually(
+      async () => (await post(`${base}/checkouts/${first.id}/complete`, app.public_key)).body.status === 'completed',
+    );
+    // The older link no longer leads to the provider: a page says why, and nothing was charged.
+    const opened = await get(`${base}/checkouts/${older.id}/open`, null);
+    expect(opened.status).to.equal(200);
+    expect(opened.text).to.include('You already have a subscription');
+    expect(opened.text).to.include('Nothing was charged');
+    // The provider's own approval link still works (it is PayPal's): paid that way, the page does not say "your
+    // new plan applies" but that the second subscription is cancelled and refunded, which it then is.
+    const landed = new URL(await testEnv().paypal.approve(older.approve_url));
+    const page = await get(landed.pathname + landed.search, null);
+    expect(page.text).to.include('You already have a subscription');
+    expect(page.text).to.include('cancelled and anything it charged is refunded');
+    expect(page.text).not.to.include('your new plan applies');
+    const settled = await eventually(async () => {
+      const c = (await post(`${base}/checkouts/${older.id}/complete`, app.public_key)).body;
+      return c.status === 'cancelled' ? c : undefined;
+    });
+    expect(settled.refund).to.not.equal(null);
+    expect((await get(landed.pathname + landed.search, null)).text).to.include('You already have a subscription');
+  });
+
   it("the app's checkout_url, once set, wins over the hosted page; a call's return_url wins over both", async () => {
     expect(
       (await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/done' })).status,

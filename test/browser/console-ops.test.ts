@@ -14,6 +14,7 @@ import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, reachable, shoot, tap, watch } from '../helpers/console.js';
+import { sql } from '../../src/db/sql.js';
 import { connectProvider, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
@@ -329,6 +330,20 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
         // The list shows it expired, with nothing left to expire.
         await page.getByText('expired', { exact: true }).first().waitFor();
         expect(await page.getByRole('button', { name: 'Expire', exact: true }).count()).to.equal(0);
+        // A checkout cancelled as a duplicate says why and what was refunded, not only "cancelled".
+        const dup = await post(`${base}/plans/pro/checkout`, publicKey, { interval: 'month', account: `dup_${width}` });
+        const refund = { status: 'refunded', amount: 29, currency: 'USD', payments: [], refunded_at: '2026-11-26' };
+        await sql(
+          testEnv().deps.orm.em.fork(),
+          `update checkouts set status = 'cancelled', cancel_reason = $2, refund = $3::jsonb where id = $1`,
+          [dup.body.id, 'The account already had a subscription.', JSON.stringify(refund)],
+        );
+        await page.reload();
+        await page
+          .getByText('The account already had a subscription. Refunded 29 USD.')
+          .locator('visible=true')
+          .first()
+          .waitFor();
       } finally {
         await call('DELETE', `/apps/${app.id}/payments`, { token: app.api_key });
       }

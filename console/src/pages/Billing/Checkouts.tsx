@@ -12,6 +12,17 @@ import { WorkflowLink } from '../../temporal';
 type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
 type Checkout = CheckoutsListResponse['data'][number];
 
+/** Why a checkout ended without applying, and any refund: "cancelled" alone says too little. */
+function Ended({ checkout: c }: { checkout: Checkout }) {
+  if (c.status !== 'cancelled' || (!c.cancel_reason && !c.refund)) return null;
+  return (
+    <Text size="xs" c="dimmed">
+      {c.cancel_reason}
+      {c.refund?.status === 'refunded' && ` Refunded ${c.refund.amount} ${c.refund.currency ?? ''}.`}
+    </Text>
+  );
+}
+
 /**
  * Ends a checkout its buyer has not paid (what the 24-hour expiry does), e.g. to delete the plan it sells. One its
  * buyer already approved at the provider is not expired: the API says so and it completes.
@@ -98,6 +109,7 @@ export function Checkouts() {
                       <Text size="sm">
                         {c.plan} / {c.interval} · {c.price} {c.currency} · {c.offer ?? 'regular'}
                       </Text>
+                      <Ended checkout={c} />
                       <Group justify="space-between">
                         <Text size="xs" c="dimmed">
                           {day(c.created_at)}
@@ -141,6 +153,7 @@ export function Checkouts() {
                             <Table.Td>{c.ref ?? '—'}</Table.Td>
                             <Table.Td>
                               <Badge color={CHECKOUT_COLORS[c.status]}>{c.status}</Badge>
+                              <Ended checkout={c} />
                               <div>
                                 <WorkflowLink id={c.workflow_id}>Workflow</WorkflowLink>
                               </div>
