@@ -99,10 +99,17 @@ async function publicUrl(deps: Deps, url: string, appId: string): Promise<string
       await checkWebhookUrl(url, { allowPrivate: deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS, resolve: deps.resolve })
     ).toString();
   } catch (err) {
-    if (err instanceof UrlPolicyError) throw badRequest(`url: ${err.message}`);
-    throw err;
+    if (!(err instanceof UrlPolicyError)) throw err;
+    // A developer trying a local receiver (the usual first endpoint) learns which setting allows it.
+    const local = /^must be a public address|does not resolve$/.test(err.message);
+    throw badRequest(`url: ${err.message}${local ? PRIVATE_URLS_HINT : ''}`);
   }
 }
+
+/** Said after a refused private or unresolvable address. */
+export const PRIVATE_URLS_HINT =
+  '; to deliver to a local or private receiver (while developing), start the service with ' +
+  'WEBHOOKS_ALLOW_PRIVATE_URLS=true';
 
 export async function listEndpoints(ctx: Ctx) {
   const list = await ctx.em.find(WebhookEndpoint, { appId: ctx.app.id }, { orderBy: { createdAt: 'asc', id: 'asc' } });

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { Resolver } from '../../src/webhooks/url-policy.js';
 import { demoReceiverToken, demoReceiverUrl, isDemoReceiverUrl } from '../../src/dev/demo-receiver.js';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
+import { PRIVATE_URLS_HINT } from '../../src/webhooks/endpoints.service.js';
 import { call, get, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -75,11 +76,11 @@ describe('the demo receiver: webhook deliveries with no internet, the private-UR
     // The first demo's endpoint could not be saved on a machine without DNS, and a private one is refused.
     const placeholder = await post(`${base}/webhooks`, app.api_key, { url: 'https://example.com/x', events: ['*'] });
     expect(placeholder.status).to.equal(400);
-    expect(placeholder.body.error).to.equal('url: host example.com does not resolve');
+    expect(placeholder.body.error).to.equal(`url: host example.com does not resolve${PRIVATE_URLS_HINT}`);
     const local = await startReceiver();
     try {
       const refusedLocal = await post(`${base}/webhooks`, app.api_key, { url: local.url, events: ['*'] });
-      expect(refusedLocal.body.error).to.equal('url: must be a public address (127.0.0.1 is not)');
+      expect(refusedLocal.body.error).to.equal(`url: must be a public address (127.0.0.1 is not)${PRIVATE_URLS_HINT}`);
       // The receiver's path with a token of the app's own making is an ordinary private URL.
       const guessed = demoReceiverUrl(testEnv().baseUrl, app.api_key, app.id);
       expect((await post(`${base}/webhooks`, app.api_key, { url: guessed, events: ['*'] })).status).to.equal(400);

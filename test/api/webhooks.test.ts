@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { sql } from '../../src/db/sql.js';
 import { routes } from '../../src/routes.js';
 import { sendSigned } from '../../src/webhooks/sender.js';
+import { PRIVATE_URLS_HINT } from '../../src/webhooks/endpoints.service.js';
 import { fanOut } from '../../src/webhooks/fanout.js';
 import { recordEvent } from '../../src/events/events.service.js';
 import { enqueueTemporal } from '../../src/temporal/outbox.js';
@@ -141,7 +142,7 @@ describe('webhooks', function () {
         ]) {
           const res = await create(url);
           expect(res.status, url).to.equal(400);
-          expect(res.body.error, url).to.equal(reason);
+          expect(res.body.error, url).to.equal(reason.includes('public address') ? reason + PRIVATE_URLS_HINT : reason);
         }
         expect((await create('https://public.example/hook')).status).to.equal(201);
         // The system resolver: "localhost" is a host name that resolves to 127.0.0.1.
@@ -154,7 +155,7 @@ describe('webhooks', function () {
           });
           expect(res.status).to.equal(400);
           expect(res.body.error).to.match(
-            /^url: must be a public address \(localhost resolves to (127\.0\.0\.1|::1)\)$/,
+            /^url: must be a public address \(localhost resolves to (127\.0\.0\.1|::1)\); to deliver to a local/,
           );
         } finally {
           await real.close();
