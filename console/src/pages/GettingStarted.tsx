@@ -256,8 +256,11 @@ export function GettingStarted({ appId }: { appId: string }) {
                 <Tabs.Panel value="sdk" pt="xs">
                   <Stack gap={4}>
                     <Text size="xs" c="dimmed">
-                      On your server (<Code>npm install @offerkit/sdk</Code>), with the secret key in the
-                      OFFERKIT_SECRET_KEY environment variable (reveal it above). Never ship it to a browser.
+                      On your server, with the secret key in the OFFERKIT_SECRET_KEY environment variable (reveal it
+                      above); never ship it to a browser. The SDK is not on the npm registry yet: install it from your
+                      offerkit checkout, where npm start built it:{' '}
+                      <Code>npm install /path/to/offerkit/packages/sdk</Code> (or the tarball <Code>npm pack</Code>{' '}
+                      makes in packages/sdk).
                     </Text>
                     <Snippet label="SDK snippet" code={sdkSnippet(origin, data.app.id)} />
                   </Stack>
