@@ -258,7 +258,11 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     const wf = (id: string) => `http://temporal-ui.test/namespaces/default/workflows/${encodeURIComponent(id)}`;
 
     await page.goto(url(`/apps/${app.id}/accounts/plain`));
-    await page.getByRole('link', { name: 'All workflows of this account' }).waitFor();
+    // The search for the account's workflows names its app too: account ids are unique only within an app.
+    const search = page.getByRole('link', { name: "Search this account's workflows in Temporal" });
+    expect(await search.getAttribute('href')).to.equal(
+      `http://temporal-ui.test/namespaces/default/workflows?query=${encodeURIComponent(`AppId="${app.id}" AND AccountId="plain"`)}`,
+    );
     expect(await page.getByRole('link', { name: /^Incentive expiry workflow/ }).count()).to.equal(0);
     expect(await page.getByRole('link', { name: /^Pause workflow/ }).count()).to.equal(0);
     await page.getByText('No usage reserved for this account.').waitFor();

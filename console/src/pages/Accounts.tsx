@@ -17,7 +17,7 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
 import { Loading, useLoad } from '../ui';
-import { useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
+import { accountWorkflowsQuery, useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -221,8 +221,13 @@ export function AccountPage() {
                       <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
                         Plan change workflow
                       </WorkflowLink>
-                      <Anchor size="sm" href={workflowsQueryUrl(temporal, `AccountId="${accountId}"`)} target="_blank">
-                        All workflows of this account
+                      <Anchor
+                        size="sm"
+                        href={workflowsQueryUrl(temporal, accountWorkflowsQuery(appId!, accountId!))}
+                        target="_blank"
+                        rel="noreferrer"
+                      >
+                        Search this account&apos;s workflows in Temporal
                       </Anchor>
                     </Group>
                   )}
