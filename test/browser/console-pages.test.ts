@@ -316,9 +316,23 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.getByRole('heading', { name: 'New offer' }).waitFor();
       await page.getByLabel(/^Offer id/).fill('spring');
       await page.getByLabel(/^Offer name/).fill('Spring sale');
+      // The monthly price starts at the picked plan's regular monthly price and follows the plan until one is typed.
+      const monthly = page.getByLabel(/^Monthly price/);
+      expect(await monthly.inputValue()).to.equal('');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Scale' });
+      expect(await monthly.inputValue()).to.equal('99');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Internal' }); // no pricing card
+      expect(await monthly.inputValue()).to.equal('');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
+      expect(await monthly.inputValue()).to.equal('29');
+      await monthly.fill('25');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Scale' });
+      expect(await monthly.inputValue()).to.equal('25');
       await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
       await page.getByRole('button', { name: 'Create draft' }).click();
       await page.waitForURL(`**/offers/spring`);
+      const created = (await get(`/apps/${app.id}/offers/spring`, app.api_key)).body;
+      expect(created.plans[0].prices[0]).to.include({ interval: 'month', amount: 25 });
       await page.getByLabel('Name', { exact: true }).fill('Spring sale 2');
       // A price's currency the API refuses: its 400 (`plans.0.prices.0.currency: ...`) shows under that input, not
       // as a loose alert, and what was typed stays.
