@@ -129,12 +129,33 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       expect(new URL(page.url()).pathname).to.equal('/console/');
       const me: any = await page.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
       expect(me.workspaces.some((w: { demo: boolean; apps: unknown[] }) => w.demo && w.apps.length)).to.equal(true);
-      await page.getByRole('link', { name: 'Create your first app' }).waitFor();
+      // The app picker does not preselect the demo's app (the demo stays pickable), and no app's sections lead into
+      // the demo implicitly.
+      const picker = page.getByRole('textbox', { name: 'App' }).or(page.getByRole('combobox', { name: 'App' }));
+      expect(await picker.first().inputValue()).to.equal('');
+      expect(await picker.first().getAttribute('placeholder')).to.equal('Pick an app');
+      const nav = page.getByRole('navigation');
+      expect(await nav.getByRole('link', { name: 'Catalog' }).count()).to.equal(0);
+      await shoot(page, 'welcome-no-app');
+      const demo = me.workspaces.find((w: { demo: boolean; apps: unknown[] }) => w.demo && w.apps.length).apps[0];
+      await choose(page, picker.first(), { name: demo.name });
+      await page.waitForURL(`**/console/apps/${demo.id}`);
+      await nav.getByRole('link', { name: 'Catalog' }).waitFor();
 
-      const app = await ownApp();
+      // Creating the first app lands on its home, the getting-started checklist, not on its catalog.
       await page.goto(url('/'));
-      await page.waitForURL(`**/console/apps/${app.id}`);
-      await page.getByRole('heading', { name: app.name }).waitFor();
+      await page.getByRole('link', { name: 'Create your first app' }).click();
+      await page.getByLabel(/^App name/).fill('First app');
+      await page.getByRole('button', { name: 'Create app' }).click();
+      await page.waitForURL(/\/console\/apps\/[^/]+$/);
+      const created = new URL(page.url()).pathname.split('/').pop()!;
+      await page.getByLabel('Getting started', { exact: true }).waitFor();
+      await page.getByRole('heading', { name: 'First app' }).waitFor();
+      expect(await picker.first().inputValue()).to.equal('First app');
+
+      await page.goto(url('/'));
+      await page.waitForURL(`**/console/apps/${created}`);
+      await page.getByRole('heading', { name: 'First app' }).waitFor();
     } finally {
       if (!hadDemo) await call('DELETE', '/orgs/demo', { token: testEnv().adminKey });
     }
