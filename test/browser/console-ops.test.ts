@@ -371,6 +371,18 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       const members = section.getByRole('table', { name: 'Members' });
       await members.getByText(member.email).waitFor();
       expect(await members.getByText(owner.email).count()).to.equal(1);
+      // The only owner can be neither removed nor demoted: the controls are disabled, and the row says why.
+      const ownerRow = members.getByRole('row').filter({ hasText: owner.email });
+      expect(await ownerRow.getByRole('button', { name: 'Remove' }).isDisabled()).to.equal(true);
+      expect(
+        await section
+          .getByRole('textbox', { name: `Role of ${owner.email}` })
+          .or(section.getByRole('combobox', { name: `Role of ${owner.email}` }))
+          .first()
+          .isDisabled(),
+      ).to.equal(true);
+      await ownerRow.getByText('A workspace keeps at least one owner').waitFor();
+      await shoot(page, 'people-only-owner');
 
       await section.getByRole('textbox', { name: 'Email' }).fill('not-an-email');
       await section.getByRole('button', { name: 'Create invitation link' }).click();
