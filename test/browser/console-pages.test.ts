@@ -422,6 +422,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     it('Accounts, Billing and Analytics (read-only pages) show their records and fit', async () => {
       await settled();
       await page.goto(url(`/apps/${app.id}/accounts`));
+      await page.getByText('1 account', { exact: true }).waitFor(); // not "1 accounts"
       await page.getByRole('link', { name: 'Ada' }).click();
       await page.getByRole('heading', { name: 'Ada' }).waitFor();
       await page.getByText('Usage against limits').waitFor();

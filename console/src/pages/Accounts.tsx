@@ -18,6 +18,7 @@ import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
 import { Loading, useLoad } from '../ui';
 import { accountWorkflowsQuery, useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
+import { plural } from '../plural';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -51,7 +52,7 @@ export function AccountsPage() {
           ) : (
             <>
               <Text size="sm" c="dimmed">
-                {data.total} accounts
+                {plural(data.total, 'account')}
               </Text>
               <Table.ScrollContainer minWidth={480}>
                 <Table striped highlightOnHover>

@@ -26,6 +26,7 @@ import { appApi, type AppApi } from '../api';
 import { useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { OfferEditor, STATUS_COLORS } from './OfferEditor';
+import { plural } from '../plural';
 
 const money = (r: Record<string, number>) =>
   Object.entries(r)
@@ -84,7 +85,7 @@ export function OffersPage() {
                             {o.id}
                           </Text>
                           <Text size="xs" c="dimmed" hiddenFrom="sm">
-                            {o.views} views · {o.redemptions} redemptions
+                            {plural(o.views, 'view')} · {plural(o.redemptions, 'redemption')}
                           </Text>
                         </Table.Td>
                         <Table.Td>

@@ -23,6 +23,7 @@ import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResp
 import { appApi, eventTypes, type AppApi } from '../api';
 import { useTemporalUi, workflowUrl } from '../temporal';
 import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { plural } from '../plural';
 
 type EventType = WebhooksCreateBody['events'][number];
 
@@ -553,9 +554,10 @@ function EndpointSettings({
         onConfirm={async () => (await api.webhooks.delete(endpoint.id), onChange())}
       >
         <Text size="sm">
-          {endpoint.url} gets no more events. Its {endpoint.stats.pending} pending deliver
-          {endpoint.stats.pending === 1 ? 'y stops' : 'ies stop'} without being sent, and its delivery log is deleted
-          with it. This cannot be undone.
+          {endpoint.url} gets no more events. Its{' '}
+          {plural(endpoint.stats.pending, 'pending delivery', 'pending deliveries')}{' '}
+          {endpoint.stats.pending === 1 ? 'stops' : 'stop'} without being sent, and its delivery log is deleted with it.
+          This cannot be undone.
         </Text>
       </ConfirmDialog>
     </Stack>
