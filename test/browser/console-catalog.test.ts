@@ -7,7 +7,7 @@ import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
-import { createTestApp, type TestApp } from '../helpers/factories.js';
+import { connectBilling, createTestApp, type TestApp } from '../helpers/factories.js';
 import { del, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -250,7 +250,11 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       const seventh = await post(`/apps/${app.id}/namespaces/ada/usage/notes/add`, app.api_key, {});
       expect(seventh.status, seventh.text).to.equal(200);
       await page.getByRole('button', { name: 'Edit entitlement Saved notes' }).click();
-      await choose(page, dialog().getByRole('combobox', { name: 'Past the limit' }), { name: /^Block/ });
+      const pastLimit = dialog().getByRole('combobox', { name: 'Past the limit' });
+      await choose(page, pastLimit, { name: /^Block/ });
+      // The chosen mode reads whole in its input (it used to be cut: "Block: refuse with 402 past the limi").
+      expect(await pastLimit.inputValue()).to.equal('Block: refuse with 402 (hard limit)');
+      expect(await pastLimit.evaluate((el) => el.scrollWidth <= el.clientWidth)).to.equal(true);
       await choose(page, dialog().getByRole('combobox', { name: 'Upgrade offer of the 402' }), { name: /Pro upgrade/ });
       await dialog().getByRole('button', { name: 'Save entitlement' }).click();
       await dialog().waitFor({ state: 'hidden' });
@@ -350,8 +354,27 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       // Pro is sold by the offer: its dialog says so.
       await page.getByRole('button', { name: 'Delete plan Pro' }).click();
       await dialog().getByText('Pro upgrade').waitFor();
+      // A draft does not stop the delete (the API does not refuse): the button stays enabled.
+      await dialog()
+        .getByText(/Accounts on it:\s*0/)
+        .waitFor();
+      expect(await dialog().getByRole('button', { name: 'Delete plan Pro' }).isEnabled()).to.equal(true);
+      expect(
+        await dialog()
+          .getByText(/Cannot delete it/)
+          .count(),
+      ).to.equal(0);
+      await dialog().getByRole('button', { name: 'Keep it' }).click();
+      await dialog().waitFor({ state: 'hidden' });
+      // Once the offer is live, the API would refuse: the button is disabled, the reason by it.
+      await connectBilling(app);
+      const live = await post(`/apps/${app.id}/offers/pro_upgrade/publish`, app.api_key);
+      expect(live.status, live.text).to.equal(200);
+      await page.reload();
+      await page.getByRole('button', { name: 'Delete plan Pro' }).click();
       await dialog().getByText('Cannot delete it while it has 1 live offer selling it.').waitFor();
       expect(await dialog().getByRole('button', { name: 'Delete plan Pro' }).isDisabled()).to.equal(true);
+      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-delete-plan-live${suffix}.png` });
       await dialog().getByRole('button', { name: 'Keep it' }).click();
       await dialog().waitFor({ state: 'hidden' });
       await confirmDelete('entitlement Saved notes', [/On plans: none/]);

@@ -190,6 +190,14 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       const receiver = await startReceiver();
       try {
         await page.goto(url(`${base}/webhooks`));
+        // The event log's words are true: the usage threshold events are recorded only while an endpoint listens.
+        await tap(page.getByRole('tab', { name: 'Event log' }));
+        await page
+          .getByText(
+            /usage\.limit_warning, usage\.limit_reached\) are recorded only while an enabled endpoint subscribes/,
+          )
+          .waitFor();
+        await tap(page.getByRole('tab', { name: 'Endpoints' }));
         await fillIn(page.getByRole('textbox', { name: 'Endpoint URL' }), receiver.url);
         await fillIn(page.getByRole('textbox', { name: 'Event types' }), 'plan.created');
         await fillIn(page.getByRole('textbox', { name: 'Description' }), 'Warehouse');
@@ -327,7 +335,8 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
         await dialog.waitFor({ state: 'detached' });
         expect((await get(`${base}/checkouts/${chk.body.id}`, app.api_key)).body.status).to.equal('expired');
         // The list shows it expired, with nothing left to expire.
-        await page.getByText('expired', { exact: true }).first().waitFor();
+        // (The status badge shown at this width: the filter's label is "Expired" now.)
+        await page.getByText('expired', { exact: true }).filter({ visible: true }).first().waitFor();
         expect(await page.getByRole('button', { name: 'Expire', exact: true }).count()).to.equal(0);
       } finally {
         await call('DELETE', `/apps/${app.id}/payments`, { token: app.api_key });

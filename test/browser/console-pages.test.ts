@@ -434,6 +434,10 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await settled();
       await page.goto(url(`/apps/${app.id}/billing`));
       await page.getByText('ada', { exact: true }).first().waitFor();
+      // The checkout status filter is capitalised like the subscriptions' filter.
+      const filter = page.getByLabel('Checkout status');
+      for (const label of ['All', 'Created', 'Completed', 'Cancelled', 'Expired'])
+        await filter.getByText(label, { exact: true }).waitFor();
       await fits();
       // The checkout's card keeps its status and workflow link on screen (the table scrolled them out of view).
       const link = (await page.getByRole('link', { name: /^Workflow: checkout\// }).boundingBox())!;
@@ -453,6 +457,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await fits();
       await page.getByRole('tab', { name: 'SDK' }).click();
       await page.getByTestId('SDK snippet').waitFor();
+      await page.getByRole('button', { name: 'Copy SDK snippet' }).waitFor();
       await fits();
       await page.screenshot({ path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
     });

@@ -178,7 +178,9 @@ function EventLog({ api, appId }: { api: AppApi; appId: string }) {
               Event log
             </Title>
             <Text size="xs" c="dimmed">
-              Every event of the last 30 days, newest first, whether or not an endpoint received it.
+              Every event of the last 30 days, newest first, whether or not an endpoint received it. The usage threshold
+              events (usage.limit_warning, usage.limit_reached) are recorded only while an enabled endpoint subscribes
+              to them.
             </Text>
           </div>
           <Select
