@@ -457,7 +457,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await fits();
       await page.getByRole('tab', { name: 'SDK' }).click();
       await page.getByTestId('SDK snippet').waitFor();
-      await page.getByRole('button', { name: 'Copy SDK snippet' }).waitFor();
+      await page.getByRole('button', { name: 'Copy SDK snippet', exact: true }).waitFor();
       await fits();
       await page.screenshot({ path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
     });
