@@ -255,6 +255,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       // The chosen mode reads whole in its input (it used to be cut: "Block: refuse with 402 past the limi").
       expect(await pastLimit.inputValue()).to.equal('Block: refuse with 402 (hard limit)');
       expect(await pastLimit.evaluate((el) => el.scrollWidth <= el.clientWidth)).to.equal(true);
+      await shot(width === 1280 ? 'catalog-past-the-limit' : 'catalog-past-the-limit-phone');
       await choose(page, dialog().getByRole('combobox', { name: 'Upgrade offer of the 402' }), { name: /Pro upgrade/ });
       await dialog().getByRole('button', { name: 'Save entitlement' }).click();
       await dialog().waitFor({ state: 'hidden' });

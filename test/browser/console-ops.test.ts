@@ -197,6 +197,7 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
             /usage\.limit_warning, usage\.limit_reached\) are recorded only while an enabled endpoint subscribes/,
           )
           .waitFor();
+        if (width === 1280) await shoot(page, 'event-log'); // at 1280 px, then 390 px
         await tap(page.getByRole('tab', { name: 'Endpoints' }));
         await fillIn(page.getByRole('textbox', { name: 'Endpoint URL' }), receiver.url);
         await fillIn(page.getByRole('textbox', { name: 'Event types' }), 'plan.created');

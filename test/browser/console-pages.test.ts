@@ -346,6 +346,10 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       expect(await monthly.inputValue()).to.equal('');
       await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
       expect(await monthly.inputValue()).to.equal('29');
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.waitForTimeout(300); // the navbar done sliding back in
+      await shoot(page, 'new-offer'); // at 1280 px, then 390 px
+      await page.setViewportSize({ width: 390, height: 844 });
       await monthly.fill('25');
       await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Scale' });
       expect(await monthly.inputValue()).to.equal('25');
