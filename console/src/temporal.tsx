@@ -12,8 +12,18 @@ export function useTemporalUi(): string | null {
 
 export const workflowUrl = (ui: string, workflowId: string) => `${ui}/workflows/${encodeURIComponent(workflowId)}`;
 
-/** The namespace's workflows that match a visibility query (`AccountId="alice"`). */
+/** The namespace's workflows that match a visibility query (`AppId="app_1" AND AccountId="alice"`). */
 export const workflowsQueryUrl = (ui: string, query: string) => `${ui}/workflows?query=${encodeURIComponent(query)}`;
+
+/** A visibility query's string literal: quotes and backslashes escaped. */
+const literal = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+/**
+ * The visibility query for one account's workflows. Account ids are unique only within an app, and every workflow
+ * carries its app's `AppId` search attribute, so the query names both.
+ */
+export const accountWorkflowsQuery = (appId: string, accountId: string) =>
+  `AppId=${literal(appId)} AND AccountId=${literal(accountId)}`;
 
 /** A link to one workflow, or nothing when the record has none (or there is no Temporal UI to open). */
 export function WorkflowLink({

@@ -1,6 +1,6 @@
 // Small shared pieces: loading data with its error, showing an API error as the API words it, a value to copy.
 import { Alert, Button, Center, Code, CopyButton, Group, Loader, Modal, Stack, Text } from '@mantine/core';
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 
 /** Loads data, again when `deps` change; only the latest load's answer is kept (an earlier, slower one is dropped). */
 export function useLoad<T>(load: () => PromiseLike<T>, deps: unknown[]) {
@@ -108,6 +108,7 @@ export function ConfirmDialog({
   onConfirm,
   onClose,
   children,
+  blocked,
 }: {
   opened: boolean;
   title: string;
@@ -115,8 +116,11 @@ export function ConfirmDialog({
   onConfirm: () => Promise<unknown>;
   onClose: () => void;
   children: ReactNode;
+  /** Why the page already knows the API would refuse: the confirm button is disabled and this is shown by it. */
+  blocked?: string | null;
 }) {
   const action = useAction();
+  const reasonId = useId();
   const close = () => {
     action.setError(null);
     onClose();
@@ -126,6 +130,11 @@ export function ConfirmDialog({
       <Stack>
         {children}
         <ErrorText error={action.error} />
+        {blocked && (
+          <Text size="sm" c="red" id={reasonId}>
+            {blocked}
+          </Text>
+        )}
         <Group justify="flex-end" gap="xs">
           <Button variant="default" onClick={close} disabled={action.busy}>
             Keep it
@@ -133,6 +142,8 @@ export function ConfirmDialog({
           <Button
             color="red"
             loading={action.busy}
+            disabled={!!blocked}
+            aria-describedby={blocked ? reasonId : undefined}
             onClick={async () => {
               if (await action.run(onConfirm)) onClose();
             }}

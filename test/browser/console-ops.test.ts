@@ -191,6 +191,15 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       const receiver = await startReceiver();
       try {
         await page.goto(url(`${base}/webhooks`));
+        // The event log's words are true: the usage threshold events are recorded only while an endpoint listens.
+        await tap(page.getByRole('tab', { name: 'Event log' }));
+        await page
+          .getByText(
+            /usage\.limit_warning, usage\.limit_reached\) are recorded only while an enabled endpoint subscribes/,
+          )
+          .waitFor();
+        if (width === 1280) await shoot(page, 'event-log'); // at 1280 px, then 390 px
+        await tap(page.getByRole('tab', { name: 'Endpoints' }));
         await fillIn(page.getByRole('textbox', { name: 'Endpoint URL' }), receiver.url);
         await fillIn(page.getByRole('textbox', { name: 'Event types' }), 'plan.created');
         await fillIn(page.getByRole('textbox', { name: 'Description' }), 'Warehouse');
@@ -328,7 +337,8 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
         await dialog.waitFor({ state: 'detached' });
         expect((await get(`${base}/checkouts/${chk.body.id}`, app.api_key)).body.status).to.equal('expired');
         // The list shows it expired, with nothing left to expire.
-        await page.getByText('expired', { exact: true }).first().waitFor();
+        // (The status badge shown at this width: the filter's label is "Expired" now.)
+        await page.getByText('expired', { exact: true }).filter({ visible: true }).first().waitFor();
         expect(await page.getByRole('button', { name: 'Expire', exact: true }).count()).to.equal(0);
         // A checkout cancelled as a duplicate says why and what was refunded, not only "cancelled".
         const dup = await post(`${base}/plans/pro/checkout`, publicKey, { interval: 'month', account: `dup_${width}` });
@@ -386,6 +396,18 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       const members = section.getByRole('table', { name: 'Members' });
       await members.getByText(member.email).waitFor();
       expect(await members.getByText(owner.email).count()).to.equal(1);
+      // The only owner can be neither removed nor demoted: the controls are disabled, and the row says why.
+      const ownerRow = members.getByRole('row').filter({ hasText: owner.email });
+      expect(await ownerRow.getByRole('button', { name: 'Remove' }).isDisabled()).to.equal(true);
+      expect(
+        await section
+          .getByRole('textbox', { name: `Role of ${owner.email}` })
+          .or(section.getByRole('combobox', { name: `Role of ${owner.email}` }))
+          .first()
+          .isDisabled(),
+      ).to.equal(true);
+      await ownerRow.getByText('A workspace keeps at least one owner').waitFor();
+      await shoot(page, 'people-only-owner');
 
       await section.getByRole('textbox', { name: 'Email' }).fill('not-an-email');
       await section.getByRole('button', { name: 'Create invitation link' }).click();

@@ -129,12 +129,33 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       expect(new URL(page.url()).pathname).to.equal('/console/');
       const me: any = await page.evaluate(() => fetch('/console/api/me').then((r) => r.json()));
       expect(me.workspaces.some((w: { demo: boolean; apps: unknown[] }) => w.demo && w.apps.length)).to.equal(true);
-      await page.getByRole('link', { name: 'Create your first app' }).waitFor();
+      // The app picker does not preselect the demo's app (the demo stays pickable), and no app's sections lead into
+      // the demo implicitly.
+      const picker = page.getByRole('textbox', { name: 'App' }).or(page.getByRole('combobox', { name: 'App' }));
+      expect(await picker.first().inputValue()).to.equal('');
+      expect(await picker.first().getAttribute('placeholder')).to.equal('Pick an app');
+      const nav = page.getByRole('navigation');
+      expect(await nav.getByRole('link', { name: 'Catalog' }).count()).to.equal(0);
+      await shoot(page, 'welcome-no-app');
+      const demo = me.workspaces.find((w: { demo: boolean; apps: unknown[] }) => w.demo && w.apps.length).apps[0];
+      await choose(page, picker.first(), { name: demo.name });
+      await page.waitForURL(`**/console/apps/${demo.id}`);
+      await nav.getByRole('link', { name: 'Catalog' }).waitFor();
 
-      const app = await ownApp();
+      // Creating the first app lands on its home, the getting-started checklist, not on its catalog.
       await page.goto(url('/'));
-      await page.waitForURL(`**/console/apps/${app.id}`);
-      await page.getByRole('heading', { name: app.name }).waitFor();
+      await page.getByRole('link', { name: 'Create your first app' }).click();
+      await page.getByLabel(/^App name/).fill('First app');
+      await page.getByRole('button', { name: 'Create app' }).click();
+      await page.waitForURL(/\/console\/apps\/[^/]+$/);
+      const created = new URL(page.url()).pathname.split('/').pop()!;
+      await page.getByLabel('Getting started', { exact: true }).waitFor();
+      await page.getByRole('heading', { name: 'First app' }).waitFor();
+      expect(await picker.first().inputValue()).to.equal('First app');
+
+      await page.goto(url('/'));
+      await page.waitForURL(`**/console/apps/${created}`);
+      await page.getByRole('heading', { name: 'First app' }).waitFor();
     } finally {
       if (!hadDemo) await call('DELETE', '/orgs/demo', { token: testEnv().adminKey });
     }
@@ -258,7 +279,11 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     const wf = (id: string) => `http://temporal-ui.test/namespaces/default/workflows/${encodeURIComponent(id)}`;
 
     await page.goto(url(`/apps/${app.id}/accounts/plain`));
-    await page.getByRole('link', { name: 'All workflows of this account' }).waitFor();
+    // The search for the account's workflows names its app too: account ids are unique only within an app.
+    const search = page.getByRole('link', { name: "Search this account's workflows in Temporal" });
+    expect(await search.getAttribute('href')).to.equal(
+      `http://temporal-ui.test/namespaces/default/workflows?query=${encodeURIComponent(`AppId="${app.id}" AND AccountId="plain"`)}`,
+    );
     expect(await page.getByRole('link', { name: /^Incentive expiry workflow/ }).count()).to.equal(0);
     expect(await page.getByRole('link', { name: /^Pause workflow/ }).count()).to.equal(0);
     await page.getByText('No usage reserved for this account.').waitFor();
@@ -312,9 +337,27 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.getByRole('heading', { name: 'New offer' }).waitFor();
       await page.getByLabel(/^Offer id/).fill('spring');
       await page.getByLabel(/^Offer name/).fill('Spring sale');
+      // The monthly price starts at the picked plan's regular monthly price and follows the plan until one is typed.
+      const monthly = page.getByLabel(/^Monthly price/);
+      expect(await monthly.inputValue()).to.equal('');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Scale' });
+      expect(await monthly.inputValue()).to.equal('99');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Internal' }); // no pricing card
+      expect(await monthly.inputValue()).to.equal('');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
+      expect(await monthly.inputValue()).to.equal('29');
+      await page.setViewportSize({ width: 1280, height: 860 });
+      await page.waitForTimeout(300); // the navbar done sliding back in
+      await shoot(page, 'new-offer'); // at 1280 px, then 390 px
+      await page.setViewportSize({ width: 390, height: 844 });
+      await monthly.fill('25');
+      await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Scale' });
+      expect(await monthly.inputValue()).to.equal('25');
       await choose(page, page.getByRole('combobox', { name: /^Plan/ }), { name: 'Pro' });
       await page.getByRole('button', { name: 'Create draft' }).click();
       await page.waitForURL(`**/offers/spring`);
+      const created = (await get(`/apps/${app.id}/offers/spring`, app.api_key)).body;
+      expect(created.plans[0].prices[0]).to.include({ interval: 'month', amount: 25 });
       await page.getByLabel('Name', { exact: true }).fill('Spring sale 2');
       // A price's currency the API refuses: its 400 (`plans.0.prices.0.currency: ...`) shows under that input, not
       // as a loose alert, and what was typed stays.
@@ -383,6 +426,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     it('Accounts, Billing and Analytics (read-only pages) show their records and fit', async () => {
       await settled();
       await page.goto(url(`/apps/${app.id}/accounts`));
+      await page.getByText('1 account', { exact: true }).waitFor(); // not "1 accounts"
       await page.getByRole('link', { name: 'Ada' }).click();
       await page.getByRole('heading', { name: 'Ada' }).waitFor();
       await page.getByText('Usage against limits').waitFor();
@@ -394,6 +438,10 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await settled();
       await page.goto(url(`/apps/${app.id}/billing`));
       await page.getByText('ada', { exact: true }).first().waitFor();
+      // The checkout status filter is capitalised like the subscriptions' filter.
+      const filter = page.getByLabel('Checkout status');
+      for (const label of ['All', 'Created', 'Completed', 'Cancelled', 'Expired'])
+        await filter.getByText(label, { exact: true }).waitFor();
       await fits();
       // The checkout's card keeps its status and workflow link on screen (the table scrolled them out of view).
       const link = (await page.getByRole('link', { name: /^Workflow: checkout\// }).boundingBox())!;
@@ -413,6 +461,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await fits();
       await page.getByRole('tab', { name: 'SDK' }).click();
       await page.getByTestId('SDK snippet').waitFor();
+      await page.getByRole('button', { name: 'Copy SDK snippet', exact: true }).waitFor();
       await fits();
       await page.screenshot({ path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
     });

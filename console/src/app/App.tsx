@@ -87,6 +87,11 @@ function firstApp(me: Me): string | undefined {
   return (own[0] ?? me.workspaces.flatMap((w) => w.apps)[0])?.id;
 }
 
+/** The first app of the person's own workspaces: the one the app picker shows when the address names none. */
+function ownFirstApp(me: Me): string | undefined {
+  return me.workspaces.filter((w) => !w.demo).flatMap((w) => w.apps)[0]?.id;
+}
+
 function Shell() {
   const { me } = useSession();
   const [opened, { toggle, close }] = useDisclosure();
@@ -194,7 +199,10 @@ function Nav() {
   const { appId } = useParams();
   const navigate = useNavigate();
   const location = useLocation();
-  const current = appId ?? firstApp(me);
+  // Without an app in the address, the picker shows the person's own first app, never the demo's implicitly: with no
+  // app of their own it shows its placeholder, and the app's sections wait until one is picked (the demo stays
+  // pickable).
+  const current = appId ?? ownFirstApp(me);
   const owns = me.workspaces.some((w) => !w.demo && ['owner', 'admin'].includes(w.role));
   return (
     <Stack gap="xs">
@@ -209,7 +217,7 @@ function Nav() {
           }))}
         onChange={(v) => v && navigate(`/apps/${v}`)}
         allowDeselect={false}
-        placeholder="No app yet"
+        placeholder="Pick an app"
       />
       {current &&
         SECTIONS.map(([suffix, label]) => {

@@ -17,7 +17,8 @@ import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { appApi, type Incentive, type Plan } from '../api';
 import { Loading, useLoad } from '../ui';
-import { useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
+import { accountWorkflowsQuery, useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
+import { plural } from '../plural';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -51,7 +52,7 @@ export function AccountsPage() {
           ) : (
             <>
               <Text size="sm" c="dimmed">
-                {data.total} accounts
+                {plural(data.total, 'account')}
               </Text>
               <Table.ScrollContainer minWidth={480}>
                 <Table striped highlightOnHover>
@@ -221,8 +222,13 @@ export function AccountPage() {
                       <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
                         Plan change workflow
                       </WorkflowLink>
-                      <Anchor size="sm" href={workflowsQueryUrl(temporal, `AccountId="${accountId}"`)} target="_blank">
-                        All workflows of this account
+                      <Anchor
+                        size="sm"
+                        href={workflowsQueryUrl(temporal, accountWorkflowsQuery(appId!, accountId!))}
+                        target="_blank"
+                        rel="noreferrer"
+                      >
+                        Search this account&apos;s workflows in Temporal
                       </Anchor>
                     </Group>
                   )}

@@ -250,7 +250,7 @@ export function NewAppPage() {
   const navigate = useNavigate();
   const owned = me.workspaces.filter((w) => !w.demo && ['owner', 'admin'].includes(w.role));
   const [name, setName] = useState('');
-  const action = useAction();
+  const action = useAction(['name']);
   if (!owned.length) return <Text>Only workspace owners and admins create apps.</Text>;
   return (
     <Card withBorder maw={520}>
@@ -260,7 +260,8 @@ export function NewAppPage() {
           await action.run(async () => {
             const app = await consoleApi.post<{ id: string }>(`/workspaces/${owned[0].id}/apps`, { name });
             await reload();
-            navigate(`/apps/${app.id}/catalog`);
+            // The new app's home: its getting-started checklist says what to do first (the catalog is its first step).
+            navigate(`/apps/${app.id}`);
           });
         }}
       >
@@ -268,7 +269,13 @@ export function NewAppPage() {
           <Title order={2} size="h3">
             New app in {owned[0].name}
           </Title>
-          <TextInput label="App name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+          <TextInput
+            label="App name"
+            required
+            error={action.field('name')}
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+          />
           <ErrorText error={action.error} />
           <Button type="submit" w="fit-content" loading={action.busy}>
             Create app

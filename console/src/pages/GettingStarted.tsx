@@ -98,7 +98,7 @@ function Snippet({ code, label }: { code: string; label: string }) {
       <CopyButton value={code}>
         {({ copied, copy }) => (
           <Button size="xs" variant="default" w="fit-content" onClick={copy}>
-            {copied ? 'Copied' : `Copy ${label.toLowerCase()}`}
+            {copied ? 'Copied' : `Copy ${label.replace(/^[A-Z][a-z]/, (w) => w.toLowerCase())}`}
           </Button>
         )}
       </CopyButton>

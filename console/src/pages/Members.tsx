@@ -94,6 +94,9 @@ function Members({
             {list.map((m) => {
               // Owners are changed by owners only; the server decides, the controls follow.
               const locked = m.role === 'owner' && !canOwn;
+              // The only owner can be neither removed nor demoted (the server refuses): said before the click.
+              const onlyOwner = m.role === 'owner' && list.filter((x) => x.role === 'owner').length === 1;
+              const why = `only-owner-${m.user_id}`;
               return (
                 <Table.Tr key={m.user_id}>
                   <Table.Td>
@@ -119,6 +122,8 @@ function Members({
                         w={120}
                         data={roles}
                         value={m.role}
+                        disabled={onlyOwner}
+                        aria-describedby={onlyOwner ? why : undefined}
                         allowDeselect={false}
                         onChange={(v) =>
                           v &&
@@ -136,9 +141,21 @@ function Members({
                   </Table.Td>
                   <Table.Td>
                     {!locked && (
-                      <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRemoving(m)}>
+                      <Button
+                        size="compact-xs"
+                        color="red"
+                        variant="subtle"
+                        disabled={onlyOwner}
+                        aria-describedby={onlyOwner ? why : undefined}
+                        onClick={() => setRemoving(m)}
+                      >
                         Remove
                       </Button>
+                    )}
+                    {onlyOwner && (
+                      <Text size="xs" c="dimmed" id={why}>
+                        A workspace keeps at least one owner
+                      </Text>
                     )}
                   </Table.Td>
                 </Table.Tr>

@@ -26,6 +26,7 @@ import { appApi, type AppApi } from '../api';
 import { useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { OfferEditor, STATUS_COLORS } from './OfferEditor';
+import { plural } from '../plural';
 
 const money = (r: Record<string, number>) =>
   Object.entries(r)
@@ -84,7 +85,7 @@ export function OffersPage() {
                             {o.id}
                           </Text>
                           <Text size="xs" c="dimmed" hiddenFrom="sm">
-                            {o.views} views · {o.redemptions} redemptions
+                            {plural(o.views, 'view')} · {plural(o.redemptions, 'redemption')}
                           </Text>
                         </Table.Td>
                         <Table.Td>
@@ -168,7 +169,11 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
   const { appId } = useParams();
   const navigate = useNavigate();
   const plans = useLoad(() => api.plans.list(), [api]);
-  const [form, setForm] = useState({ id: '', name: '', plan: '', price: 10 as number | '' });
+  // The price starts as the picked plan's regular monthly price (its pricing card's), empty when it has none, and
+  // follows the plan picked until the person types a price of their own.
+  const [form, setForm] = useState({ id: '', name: '', plan: '', price: '' as number | '', typed: false });
+  const regularPrice = (planId: string): number | '' =>
+    plans.data?.find((p) => p.id === planId)?.pricingCard?.monthlyPrice ?? '';
   const action = useAction(['id', 'name', 'plans.0.plan', 'plans.0.prices']);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -213,14 +218,17 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
               error={action.field('plans.0.plan')}
               data={(plans.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
               value={form.plan || null}
-              onChange={(v) => setForm({ ...form, plan: v ?? '' })}
+              onChange={(v) =>
+                setForm({ ...form, plan: v ?? '', price: form.typed ? form.price : regularPrice(v ?? '') })
+              }
             />
             <NumberInput
               label="Monthly price (USD)"
               min={0}
               error={action.field('plans.0.prices')}
               value={form.price}
-              onChange={(v) => setForm({ ...form, price: v === '' ? '' : Number(v) })}
+              description="Starts at the plan's regular monthly price"
+              onChange={(v) => setForm({ ...form, price: v === '' ? '' : Number(v), typed: v !== '' })}
             />
           </Group>
           <ErrorText error={action.error} />

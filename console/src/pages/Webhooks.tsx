@@ -23,6 +23,7 @@ import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResp
 import { appApi, eventTypes, type AppApi } from '../api';
 import { useTemporalUi, workflowUrl } from '../temporal';
 import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { plural } from '../plural';
 
 type EventType = WebhooksCreateBody['events'][number];
 
@@ -177,7 +178,9 @@ function EventLog({ api, appId }: { api: AppApi; appId: string }) {
               Event log
             </Title>
             <Text size="xs" c="dimmed">
-              Every event of the last 30 days, newest first, whether or not an endpoint received it.
+              Every event of the last 30 days, newest first, whether or not an endpoint received it. The usage threshold
+              events (usage.limit_warning, usage.limit_reached) are recorded only while an enabled endpoint subscribes
+              to them.
             </Text>
           </div>
           <Select
@@ -553,9 +556,10 @@ function EndpointSettings({
         onConfirm={async () => (await api.webhooks.delete(endpoint.id), onChange())}
       >
         <Text size="sm">
-          {endpoint.url} gets no more events. Its {endpoint.stats.pending} pending deliver
-          {endpoint.stats.pending === 1 ? 'y stops' : 'ies stop'} without being sent, and its delivery log is deleted
-          with it. This cannot be undone.
+          {endpoint.url} gets no more events. Its{' '}
+          {plural(endpoint.stats.pending, 'pending delivery', 'pending deliveries')}{' '}
+          {endpoint.stats.pending === 1 ? 'stops' : 'stop'} without being sent, and its delivery log is deleted with it.
+          This cannot be undone.
         </Text>
       </ConfirmDialog>
     </Stack>

@@ -10,6 +10,15 @@ import { day } from './text';
 import { WorkflowLink } from '../../temporal';
 
 type CheckoutStatus = NonNullable<CheckoutsListQuery['status']> | 'all';
+
+/** The status filter: labels capitalised like the subscriptions' filter, values as the API spells them. */
+const CHECKOUT_FILTERS: { value: CheckoutStatus; label: string }[] = [
+  { value: 'all', label: 'All' },
+  { value: 'created', label: 'Created' },
+  { value: 'completed', label: 'Completed' },
+  { value: 'cancelled', label: 'Cancelled' },
+  { value: 'expired', label: 'Expired' },
+];
 type Checkout = CheckoutsListResponse['data'][number];
 
 /** Why a checkout ended without applying, and any refund: "cancelled" alone says too little. */
@@ -80,7 +89,7 @@ export function Checkouts() {
           <SegmentedControl
             aria-label="Checkout status"
             size="xs"
-            data={['all', 'created', 'completed', 'cancelled', 'expired']}
+            data={CHECKOUT_FILTERS}
             value={status}
             onChange={(v) => {
               setStatus(v as CheckoutStatus);

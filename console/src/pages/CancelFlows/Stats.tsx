@@ -2,6 +2,7 @@
 import { BarChart, DonutChart } from '@mantine/charts';
 import { Card, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import type { AppApi } from '../../api';
+import { plural } from '../../plural';
 
 export function Stats({ stats }: { stats: Awaited<ReturnType<AppApi['cancelFlows']['stats']>> }) {
   const outcomes = [
@@ -15,10 +16,10 @@ export function Stats({ stats }: { stats: Awaited<ReturnType<AppApi['cancelFlows
       <Stack gap="sm">
         <Group justify="space-between" wrap="wrap">
           <Title order={3} size="h5">
-            Last {stats.days} days
+            Last {plural(stats.days, 'day')}
           </Title>
           <Text size="sm" aria-label="Save rate">
-            {stats.sessions} sessions · save rate {(stats.save_rate * 100).toFixed(0)}%
+            {plural(stats.sessions, 'session')} · save rate {(stats.save_rate * 100).toFixed(0)}%
             {stats.revenue_kept.map((r) => ` · ${r.monthly} ${r.currency}/month kept`).join('')}
           </Text>
         </Group>

@@ -9,6 +9,7 @@ import { useDemo } from '../../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../../ui';
 import { FlowDetail } from './FlowDetail';
 import { NewFlow } from './NewFlow';
+import { plural } from '../../plural';
 
 export function CancelFlowsPage() {
   const { appId, flowId } = useParams();
@@ -61,7 +62,7 @@ export function CancelFlowsPage() {
                       // A long name wraps inside its button instead of pushing the page sideways on a phone.
                       styles={{ inner: { minHeight: 20 }, label: { whiteSpace: 'normal', lineHeight: 1.3 } }}
                     >
-                      {f.name} · {f.sessions_30d ?? 0} sessions, {f.saves_30d ?? 0} saved
+                      {f.name} · {plural(f.sessions_30d ?? 0, 'session')}, {f.saves_30d ?? 0} saved
                     </Button>
                   ))}
                 </Group>

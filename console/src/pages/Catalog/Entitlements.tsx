@@ -19,8 +19,8 @@ const EMPTY: EntForm = { id: '', name: '', type: 'usage', description: '', mode:
 const ENT_FIELDS = ['id', 'name', 'type', 'description', 'overage.mode', 'overage.offer_id'] as const;
 
 const MODES = [
-  { value: 'allow', label: 'Allow: count on past the limit (soft limit)' },
-  { value: 'block', label: 'Block: refuse with 402 past the limit (hard limit)' },
+  { value: 'allow', label: 'Allow: keep counting (soft limit)' },
+  { value: 'block', label: 'Block: refuse with 402 (hard limit)' },
 ];
 
 /** The overage part of a body: only usage entitlements have limits to pass. */

@@ -17,6 +17,7 @@ import {
 import { useEffect, useState, type FormEvent } from 'react';
 import type { PlansUpdateBody } from '@offerkit/sdk';
 import type { Plan } from '../../api';
+import { plural } from '../../plural';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
 import {
   EditDialog,
@@ -329,7 +330,8 @@ function price(p: Plan): string {
 /** What deleting a plan does: accounts on it or a live offer selling it stop it (409); its limits and add-on links go with it. */
 function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps; onClose: () => void }) {
   const { api, catalog, reload } = props;
-  const [accounts, setAccounts] = useState<number | null>(null);
+  // undefined while counting; null when the count could not be read (the API still refuses if any are on it).
+  const [accounts, setAccounts] = useState<number | null | undefined>(undefined);
   useEffect(() => {
     api.plans.listAccounts(plan.id, { per_page: 1 }).then(
       (p) => setAccounts(p.total),
@@ -339,9 +341,23 @@ function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps;
   const sells = (o: (typeof catalog.offers)[number]) => o.plans.some((p) => p.plan === plan.id);
   const live = offersUsing(catalog.offers, (o) => o.status === 'active' && sells(o));
   const others = offersUsing(catalog.offers, (o) => o.status !== 'active' && sells(o));
+  // What the API would refuse, said before the click: the delete button stays disabled with the reason by it.
+  const refusals = [
+    accounts ? `${plural(accounts, 'account')} on it` : null,
+    live.length ? `${plural(live.length, 'live offer')} selling it` : null,
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  const blocked =
+    accounts === undefined
+      ? 'Counting the accounts on it…'
+      : refusals
+        ? `Cannot delete it while it has ${refusals}.`
+        : null;
   return (
     <ConfirmDialog
       opened
+      blocked={blocked}
       title={`Delete plan ${plan.name}?`}
       confirmLabel={`Delete plan ${plan.name}`}
       onClose={onClose}
@@ -351,7 +367,7 @@ function DeletePlan({ plan, props, onClose }: { plan: Plan; props: SectionProps;
         Plan <strong>{plan.name}</strong> (<code>{plan.id}</code>) is deleted for good.
       </Text>
       <Text size="sm">
-        Accounts on it: <strong>{accounts ?? '…'}</strong>
+        Accounts on it: <strong>{accounts === undefined ? '…' : (accounts ?? 'unknown')}</strong>
         {accounts ? ' — the API refuses while any account is on it: move them to another plan first.' : ''}
       </Text>
       <Text size="sm">
