@@ -54,6 +54,13 @@ exec ${real} "$@"
     return { cli: script, attempts: () => Number(fs.readFileSync(count, 'utf8')) };
   };
 
+  /** The error a start with this CLI fails with (undefined if it started). */
+  const startFailure = async (cli: string) =>
+    startTemporalDevServer({ cli, port: await freePort(), uiPort: null, namespace: 'default', logger }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
   it('a panic while starting is tried again, and the server then starts', async () => {
     const { cli, attempts } = fakeCli('panics-once', 1, 'panic');
     const dev = await startTemporalDevServer({
@@ -76,16 +83,7 @@ exec ${real} "$@"
 
   it('three panics in a row are reported, with the panic’s first line and the end of its dump', async () => {
     const { cli, attempts } = fakeCli('always-panics', 99, 'panic');
-    const err = await startTemporalDevServer({
-      cli,
-      port: await freePort(),
-      uiPort: null,
-      namespace: 'default',
-      logger,
-    }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await startFailure(cli);
     expect(err).to.be.instanceOf(StartFailed);
     expect(attempts()).to.equal(3);
     const message = (err as Error).message;
@@ -96,16 +94,7 @@ exec ${real} "$@"
 
   it('any other failure is reported at once, not tried again', async () => {
     const { cli, attempts } = fakeCli('bad-flag', 99, 'flag');
-    const err = await startTemporalDevServer({
-      cli,
-      port: await freePort(),
-      uiPort: null,
-      namespace: 'default',
-      logger,
-    }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await startFailure(cli);
     expect(err).to.be.instanceOf(StartFailed);
     expect((err as StartFailed).code).to.equal(1);
     expect((err as Error).message).to.include('unknown flag: --no-such-flag');
