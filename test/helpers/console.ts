@@ -36,7 +36,12 @@ export function watch(page: Page) {
       problems.push(`console: ${m.text()}`);
   });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on('requestfailed', (r) => {
+    // A read the browser dropped because the test moved on (the next page's navigation cancels the last page's
+    // loads) is not a page problem; a write cancelled, or a read that failed any other way, is.
+    if (r.method() === 'GET' && r.failure()?.errorText === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${r.method()} ${r.url()} ${r.failure()?.errorText}`);
+  });
   page.on('response', (r) => {
     if (r.status() >= 400) problems.push(`${r.status()} from ${r.request().method()} ${r.url()}`);
   });
