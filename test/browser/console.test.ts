@@ -94,8 +94,11 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByRole('link', { name: 'Create your first app' }).click();
     await page.getByLabel('App name').fill('Notes');
     await page.getByRole('button', { name: 'Create app' }).click();
+    // A new app opens on its home, the getting-started checklist; the catalog is its first step.
+    await page.getByLabel('Getting started').waitFor();
+    appId = /\/apps\/([^/?#]+)$/.exec(new URL(page.url()).pathname)![1];
+    await page.getByRole('link', { name: 'Catalog', exact: true }).first().click();
     await page.getByRole('heading', { name: 'Catalog' }).waitFor();
-    appId = /\/apps\/([^/]+)\/catalog/.exec(page.url())![1];
     // The app belongs to the owner's workspace (the spec's org, app_ids in order).
     const org = await get('/orgs/acme', testEnv().adminKey);
     expect(org.body.app_ids).to.deep.equal([appId]);
@@ -1025,11 +1028,17 @@ describe('the operator console in a real browser (headless Chromium)', function 
       const cancelled = page.waitForResponse(
         (r) => r.url().includes('/subscriptions?') && r.url().includes('status=cancelled'),
       );
-      await page.getByRole('radio', { name: 'Cancelled', exact: true }).dispatchEvent('click');
+      await page
+        .locator('[aria-label="Subscription status"]')
+        .getByRole('radio', { name: 'Cancelled', exact: true })
+        .dispatchEvent('click');
       expect((await (await cancelled).json()).data).to.have.length(2);
       await table.getByText('cancelled').nth(1).waitFor();
       expect(await table.locator('tbody tr').count()).to.equal(2);
-      await page.getByRole('radio', { name: 'Current', exact: true }).dispatchEvent('click');
+      await page
+        .locator('[aria-label="Subscription status"]')
+        .getByRole('radio', { name: 'Current', exact: true })
+        .dispatchEvent('click');
       await table.getByText('paused').first().waitFor();
     });
 
