@@ -166,8 +166,30 @@ function watchStatements(pool: Pool, bounds: DbBounds): void {
 }
 
 function end(client: Client, w: Watched, message: string): void {
+  const q = inFlight(client) as { text?: unknown } | null;
+  const text = typeof q?.text === 'string' ? q.text : '';
   w.seen = null;
-  destroy(client, message);
+  destroy(client, outcomeUnknown(client, text) ? `${message}; ${OUTCOME_UNKNOWN}` : message);
+}
+
+/** Said of a statement dropped unanswered that the server may still apply (`isOutcomeUnknown`, unavailable.ts). */
+export const OUTCOME_UNKNOWN = 'it had been sent a commit, so whether it applied is unknown';
+
+/**
+ * Whether the server may still apply a statement whose answer never came. A COMMIT (or END) may already be under
+ * way on the server: PostgreSQL holds interrupts while it commits, so no timeout of its own stops one it has
+ * read, and once its commit record is written nothing can. A statement outside a transaction block commits by
+ * itself, and a frozen server still reads it from its socket when it resumes. Any other statement inside a
+ * transaction is harmless: the transaction can no longer commit (the connection is gone), so nothing applies.
+ * Reads outside a transaction (`select`, `show`) and transaction control change nothing.
+ */
+function outcomeUnknown(client: Client, text: string): boolean {
+  const head = text.trimStart().toLowerCase();
+  // The status of the last ReadyForQuery: 'I' outside a transaction block, 'T' in one, 'E' in a failed one.
+  const status = (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
+  if (/^(commit|end)\b/.test(head)) return status !== 'E'; // a failed transaction's COMMIT rolls back
+  if (status !== 'I') return false;
+  return !/^(select|show|set|reset|discard|begin|start\s+transaction|rollback|abort|savepoint|release)\b/.test(head);
 }
 
 /** Closes the connection's socket: its statements fail with `message` (code `ETIMEDOUT`), the client ends. */

@@ -1,5 +1,6 @@
 // Telling "PostgreSQL is not there" apart from every other error, so the API can answer 503 and
 // workers can wait instead of failing.
+import { OUTCOME_UNKNOWN } from './pool-guard.js';
 
 /** Node socket errors seen when the server is down, restarting or unreachable. */
 const NETWORK_CODES = new Set([
@@ -47,6 +48,19 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
     // AggregateError (a connect to several addresses that all refused)
     if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x))) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/**
+ * True when the database stopped answering after it had been sent a COMMIT or a statement that commits by itself
+ * (pool-guard.ts): the change may or may not have been applied, so the caller must not be told it was not.
+ */
+export function isOutcomeUnknown(err: unknown): boolean {
+  let e = err as { message?: unknown; cause?: unknown } | undefined;
+  for (let i = 0; e && typeof e === 'object' && i < 6; i++) {
+    if (typeof e.message === 'string' && e.message.includes(OUTCOME_UNKNOWN)) return true;
     e = e.cause as typeof e;
   }
   return false;

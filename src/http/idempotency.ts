@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { deleteInBatches, sql } from '../db/sql.js';
+import { isOutcomeUnknown } from '../db/unavailable.js';
 import { AppError, badRequest, conflict } from '../errors.js';
 import { Reply, type Caller, type RouteDef } from './route.js';
 
@@ -187,9 +188,11 @@ export async function withIdempotency(
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         await complete(em, key, err.status, errorBody(err));
-      } else {
+      } else if (!isOutcomeUnknown(err)) {
         await release(em, key);
       }
+      // A change whose commit went unanswered keeps the claim: freeing it would let a retry apply it twice. The
+      // retry is answered 409 (in progress, then "outcome unknown" once the claim is stale).
       throw err;
     }
     if (replayable(reply)) await complete(em, key, reply.status, reply.body);

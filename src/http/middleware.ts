@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isDatabaseUnavailable, isOutcomeUnknown } from '../db/unavailable.js';
 import type { Logger } from '../logger.js';
 import { AppError } from '../errors.js';
 
@@ -122,7 +122,14 @@ function respondWithError(
     outage.failed(err, requestId);
     ctx.status = 503;
     ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
-    ctx.body = { error: 'Service unavailable: the database cannot be reached; retry shortly' };
+    ctx.body = isOutcomeUnknown(err)
+      ? {
+          error:
+            'Service unavailable: the database stopped answering while it committed this change, so whether it was ' +
+            'applied is unknown; look before repeating it (a retry with the same Idempotency-Key never applies it twice)',
+          outcome: 'unknown',
+        }
+      : { error: 'Service unavailable: the database cannot be reached; retry shortly' };
     return;
   }
   logger.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');

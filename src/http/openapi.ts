@@ -134,12 +134,29 @@ const TOO_MANY = {
 
 const UNAVAILABLE = {
   description:
-    'The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests ' +
-    'that only need the database answer again as soon as it is back, without a restart.',
+    'The database cannot be reached (an outage); retry after `Retry-After` seconds. Requests that only need the ' +
+    'database answer again as soon as it is back, without a restart. With `outcome: "unknown"` the database stopped ' +
+    'answering while it committed the change, which may have been applied: look before repeating it, or retry with ' +
+    'the same `Idempotency-Key` (never applied twice).',
   headers: {
     'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
   },
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        properties: {
+          error: { type: 'string' },
+          outcome: {
+            type: 'string',
+            enum: ['unknown'],
+            description: 'Present when the change may have been applied (its commit went unanswered)',
+          },
+        },
+        required: ['error'],
+      },
+    },
+  },
 };
 
 /** OpenAPI 3.1, derived from the route table and its zod schemas (the same ones the router validates with). */

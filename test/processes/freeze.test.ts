@@ -10,7 +10,7 @@ import type { Pool } from 'pg';
 import { createLogger } from '../../src/logger.js';
 import { boundedPool } from '../../src/db/bounds.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
-import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
+import { isDatabaseUnavailable, isOutcomeUnknown } from '../../src/db/unavailable.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
 import { startApi, stopped, type Started } from '../helpers/processes.js';
 import { freeze, thaw } from '../helpers/freeze.js';
@@ -240,6 +240,8 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
         unfenced.release(true);
         expect(commits[0]).to.match(/did not answer within 1000 ms/);
         expect(commits[1]).to.match(/did not answer within 1000 ms/);
+        // The caller cannot tell the two apart, so neither is told "not applied" (an HTTP 503 says `outcome: unknown`).
+        for (const message of commits) expect(isOutcomeUnknown(new Error(message)), message).to.equal(true);
         const ids = await until(async () => {
           const { rows } = await pool.query<{ id: string }>('select id from freeze_fence order by id');
           return rows;
@@ -253,6 +255,53 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
       } finally {
         await lax.end();
       }
+    });
+
+    it('a statement dropped unanswered: inside a transaction nothing applies; sent alone it may (outcome unknown)', async () => {
+      // A COMMIT the server has read cannot be stopped by any timeout (interrupts are held while it commits), and a
+      // statement outside a transaction block commits by itself: both are "outcome unknown". Any other statement of
+      // an open transaction is not: its connection is gone, so the transaction can never commit.
+      await pool.query('create table if not exists freeze_doubt (id text primary key)');
+      await pool.query('delete from freeze_doubt');
+      const inside = await pool.connect();
+      const alone = await pool.connect();
+      const reader = await pool.connect();
+      await inside.query('begin');
+      const pids = freezeNow(postgres.pid);
+      const [insideErr, aloneErr, readErr] = await Promise.all([
+        inside.query("insert into freeze_doubt (id) values ('inside')").then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        alone.query("insert into freeze_doubt (id) values ('alone')").then(
+          () => null,
+          (e: unknown) => e,
+        ),
+        reader.query('select 1').then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      ]);
+      thawNow(pids);
+      for (const c of [inside, alone, reader]) c.release(true);
+      for (const err of [insideErr, aloneErr, readErr]) {
+        expect(String((err as Error)?.message)).to.match(/did not answer within 1000 ms/);
+        expect(isDatabaseUnavailable(err)).to.equal(true);
+      }
+      expect(isOutcomeUnknown(insideErr), 'a statement inside a transaction').to.equal(false);
+      expect(isOutcomeUnknown(readErr), 'a read outside one').to.equal(false);
+      expect(isOutcomeUnknown(aloneErr), 'a write outside one').to.equal(true);
+      // The resumed server reads what its sockets hold: the lone insert applies, the other never does.
+      const rows = await until(async () => {
+        const { rows } = await pool.query<{ id: string }>('select id from freeze_doubt order by id');
+        return rows.length > 0 ? rows : undefined;
+      }, 'the lone insert after the thaw');
+      await sleep(500);
+      const { rows: after } = await pool.query<{ id: string }>('select id from freeze_doubt order by id');
+      expect(
+        after.map((r) => r.id),
+        `seen first: ${JSON.stringify(rows)}`,
+      ).to.deep.equal(['alone']);
     });
 
     it('a frozen server: waiting for a connection is bounded too', async () => {
@@ -350,7 +399,8 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
 
     it(
       'PostgreSQL frozen: /health answers within 2 s naming it, reads and writes 503 with Retry-After within 5 s; ' +
-        'everything recovers by itself after SIGCONT, and no write answered 503 commits later',
+        'everything recovers by itself after SIGCONT, and no write answered 503 commits later ' +
+        'unless its answer says the outcome is unknown',
       async () => {
         // Writers in flight when it freezes (some mid-transaction), and on through the freeze.
         const writes: (Answer & { id: string })[] = [];
@@ -400,7 +450,12 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
         expect(writes.filter((w) => ![201, 503].includes(w.status)).map((w) => `${w.status} ${w.text}`)).to.deep.equal(
           [],
         );
-        const refused = writes.filter((w) => w.status === 503).map((w) => w.id);
+        const refused = writes.filter((w) => w.status === 503 && w.body?.outcome !== 'unknown').map((w) => w.id);
+        // Writes whose COMMIT was sent when the server froze: it may have been committing one already, and then
+        // nothing can stop it (src/db/pool-guard.ts). They say so, and there is at most one per writer.
+        const unknown = writes.filter((w) => w.status === 503 && w.body?.outcome === 'unknown');
+        for (const w of unknown) expect(w.body?.error, w.id).to.match(/whether it was applied is unknown/);
+        expect(unknown.length, 'at most the writes in flight when it froze').to.be.at.most(4);
         expect(refused.length, 'writes refused while it was frozen').to.be.at.least(4);
 
         // By itself: no restart, no operator.
@@ -414,13 +469,70 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
         const created = writes.filter((w) => w.status === 201).map((w) => w.id);
         expect((await accountsAmong(created)).size, 'every 201 committed').to.equal(created.length);
         expect([...(await accountsAmong(refused))], 'no write answered 503 committed later').to.deep.equal([]);
+        const unknownApplied = await accountsAmong(unknown.map((w) => w.id));
         process.stdout.write(
           `      (frozen ${probes.write.length} rounds: /health ${probes.health.map((h) => h.ms).join('/')} ms, ` +
             `read ${probes.read.map((h) => h.ms).join('/')} ms, write ${probes.write.map((h) => h.ms).join('/')} ms; ` +
-            `${created.length} writes 201, ${refused.length} 503, none of those committed)\n`,
+            `${created.length} writes 201, ${refused.length} 503, none of those committed; ${unknown.length} 503 ` +
+            `"outcome unknown", ${unknownApplied.size} of those committed)\n`,
         );
       },
     );
+
+    it('a write frozen while PostgreSQL runs its COMMIT: 503 "outcome unknown", and its Idempotency-Key stays claimed', async () => {
+      // A deferred trigger makes one account's COMMIT take 400 ms on the server, so the freeze lands inside it.
+      const pg = (await import('pg')).default;
+      const c = new pg.Client({ connectionString: postgres.url });
+      await c.connect();
+      const post = (id: string, key: string) =>
+        fetch(`${base}/apps/${app.id}/namespaces`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${app.api_key}`,
+            'Content-Type': 'application/json',
+            'Idempotency-Key': key,
+          },
+          body: JSON.stringify({ id }),
+          signal: AbortSignal.timeout(20_000),
+        });
+      try {
+        await c.query(`create or replace function freeze_slow_commit() returns trigger language plpgsql as
+          $$ begin perform pg_sleep(0.4); return null; end $$`);
+        await c.query(`create constraint trigger freeze_slow_commit after insert on accounts
+          deferrable initially deferred for each row when (new.id like 'slow%') execute function freeze_slow_commit()`);
+        const answer = post('slow1', 'key-slow1');
+        await until(
+          async () => {
+            const { rows } = await c.query(
+              `select 1 from pg_stat_activity where state = 'active' and query ilike 'commit%' and wait_event = 'PgSleep'`,
+            );
+            return rows.length > 0;
+          },
+          'the COMMIT running on the server',
+          10_000,
+        );
+        const pids = freezeNow(postgres.pid);
+        const res = await answer;
+        thawNow(pids);
+        const body = (await res.json()) as { error?: string; outcome?: string };
+        expect(res.status, JSON.stringify(body)).to.equal(503);
+        expect(res.headers.get('retry-after')).to.equal('5');
+        expect(body.outcome).to.equal('unknown');
+        expect(body.error).to.match(/whether it was applied is unknown/);
+        await until(async () => (await health()).status === 200, '/health ok again', 15_000);
+        // Not freed for a retry to run it again: the retry is told it is in progress (409), never a second run.
+        const { rows: claims } = await c.query(
+          'select status from idempotency_keys where app_id = $1 and status is null',
+          [app.id],
+        );
+        expect(claims, 'the claim of the key is kept').to.have.length(1);
+        const retry = await post('slow1', 'key-slow1');
+        expect(retry.status, await retry.text()).to.equal(409);
+      } finally {
+        await c.query('drop trigger if exists freeze_slow_commit on accounts').catch(() => undefined);
+        await c.end();
+      }
+    });
 
     it('PostgreSQL refusing connections (stopped): 503 with Retry-After at once; back by itself when it starts', async () => {
       await postgres.stop();

@@ -3589,7 +3589,7 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
-    /** @description The database cannot be reached (an outage): nothing was done; retry after `Retry-After` seconds. Requests that only need the database answer again as soon as it is back, without a restart. */
+    /** @description The database cannot be reached (an outage); retry after `Retry-After` seconds. Requests that only need the database answer again as soon as it is back, without a restart. With `outcome: "unknown"` the database stopped answering while it committed the change, which may have been applied: look before repeating it, or retry with the same `Idempotency-Key` (never applied twice). */
     ServiceUnavailable: {
       headers: {
         /** @description Seconds to wait before trying again */
@@ -3597,7 +3597,14 @@ export interface components {
         [name: string]: unknown;
       };
       content: {
-        'application/json': components['schemas']['Error'];
+        'application/json': {
+          error: string;
+          /**
+           * @description Present when the change may have been applied (its commit went unanswered)
+           * @enum {string}
+           */
+          outcome?: 'unknown';
+        };
       };
     };
   };
