@@ -185,7 +185,13 @@ export class CredentialCache {
     (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
     void client.end().catch(() => undefined);
     if (!this.closed) {
-      this.opts.logger.warn({ err }, 'credential cache: listener connection lost; not caching until it is back');
+      // 57P01: PostgreSQL ended the session on purpose (it is shutting down, as on a Ctrl-C of `npm start`, which
+      // reaches the embedded server too, or an administrator ended it): expected, so not a warning.
+      if ((err as { code?: unknown } | null)?.code === '57P01')
+        this.opts.logger.info(
+          'credential cache: PostgreSQL ended the listener connection; not caching until it is back',
+        );
+      else this.opts.logger.warn({ err }, 'credential cache: listener connection lost; not caching until it is back');
       this.scheduleRetry();
     }
   }

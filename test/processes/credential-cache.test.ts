@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { Writable } from 'node:stream';
 import pg from 'pg';
+import { pino } from 'pino';
 import { sql } from '../../src/db/sql.js';
 import { loadApp } from '../../src/http/credentials.js';
 import { ACK_CHANNEL, APPS_CHANNEL, CredentialCache, LISTENER_LOCK } from '../../src/http/credential-cache.js';
@@ -283,6 +285,36 @@ describe('credential cache (one process, direct)', () => {
       expect(pids).to.include(acks.find((m) => m.payload === 'app_none 1')!.processId);
     } finally {
       await probe.end();
+      await cache.close();
+    }
+  });
+
+  it('a listener PostgreSQL ends on purpose (a shutdown, pg_terminate_backend) is an info line, not a warning', async () => {
+    const records: { level: number; msg: string }[] = [];
+    const capture = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) records.push(JSON.parse(line));
+        done();
+      },
+    });
+    const cache = new CredentialCache({
+      databaseUrl: testEnv().config.databaseUrl,
+      ttlMs: 60_000,
+      maxApps: 2,
+      confirmMs: 2000,
+      logger: pino({ level: 'info' }, capture),
+    });
+    try {
+      const before = await listeners();
+      await cache.start();
+      const mine = (await listeners()).filter((p) => !before.includes(p));
+      expect(mine).to.have.length(1);
+      await sql(em(), 'select pg_terminate_backend($1)', [mine[0]]);
+      await until(async () => (await listeners()).some((p) => !before.includes(p) && p !== mine[0]), 'listening again');
+      expect(records.map((r) => [r.level, r.msg])).to.deep.equal([
+        [30, 'credential cache: PostgreSQL ended the listener connection; not caching until it is back'],
+      ]);
+    } finally {
       await cache.close();
     }
   });
