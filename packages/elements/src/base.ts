@@ -203,6 +203,7 @@ export class OfferkitElement extends LitElement {
     if (p.account !== store.account || p.appId !== this.tokenClient().appId || !back) return null;
     if (p.by !== this.localName && globalThis.document?.querySelector(p.by)) return null;
     sessionStorage.removeItem(PENDING_CHANGE);
+    this.forgetProviderReturn();
     for (let i = 0; i < 30; i++) {
       const { subscription: s } = await store.refresh();
       const outcome =
@@ -331,10 +332,20 @@ export class OfferkitElement extends LitElement {
    * added on an earlier return (`subscription_id`, `ba_token`, `token`).
    */
   protected pageUrl(): string {
-    const url = new URL(globalThis.location.href);
+    const url = new URL(withoutProviderReturn(globalThis.location.href));
     url.hash = '';
-    for (const k of ['subscription_id', 'ba_token', 'token']) url.searchParams.delete(k);
     return url.toString();
+  }
+
+  /**
+   * Once a return from the provider is taken: the page's address loses what the provider added, so a reload, a
+   * bookmark or a shared link is the page itself (the history entry is replaced, nothing is loaded).
+   */
+  protected forgetProviderReturn(): void {
+    const href = globalThis.location?.href;
+    if (!href) return;
+    const clean = withoutProviderReturn(href);
+    if (clean !== href) globalThis.history?.replaceState(globalThis.history.state, '', clean);
   }
 
   /** The language to write numbers, amounts and dates in (see `locale`). */
@@ -403,6 +414,7 @@ export class OfferkitElement extends LitElement {
       return null;
     }
     sessionStorage.removeItem(PENDING_CHECKOUT);
+    this.forgetProviderReturn();
     return p;
   }
 
@@ -582,4 +594,14 @@ export function humanize(id: string): string {
   // Short first words are most often acronyms: api_calls → API calls, sso → SSO.
   const head = first.length <= 3 ? first.toUpperCase() : first.charAt(0).toUpperCase() + first.slice(1);
   return [head, ...rest].join(' ');
+}
+
+/** What the provider adds to the return address (PayPal: `subscription_id`, `ba_token`, `token`, `PayerID`). */
+const PROVIDER_RETURN_PARAMS = ['subscription_id', 'ba_token', 'token', 'PayerID'];
+
+/** `href` without the parameters the provider added on its return. */
+function withoutProviderReturn(href: string): string {
+  const url = new URL(href);
+  for (const k of PROVIDER_RETURN_PARAMS) url.searchParams.delete(k);
+  return url.toString();
 }

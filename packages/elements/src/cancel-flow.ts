@@ -72,6 +72,7 @@ export class OfferkitCancelFlow extends OfferkitElement {
       const { id, token } = JSON.parse(pending) as { id: string; token: string };
       if (token === this.who()) {
         sessionStorage.removeItem(APPROVAL);
+        this.forgetProviderReturn();
         this.approved = true;
         await this.run(() => this.tokenClient().cancelSessions.get(id));
         return;
