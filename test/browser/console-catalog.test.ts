@@ -198,6 +198,10 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
         .getByLabel(/^Free plan/)
         .uncheck();
       await fill(dialog(), 'Yearly price', '0');
+      // What a price change reaches, said where the price is changed.
+      await dialog()
+        .getByText(/Current subscribers keep what they pay, and offers keep their own prices/)
+        .waitFor();
       await fill(dialog(), 'Meta (JSON)', '{"color": ');
       await dialog().getByRole('button', { name: 'Save plan' }).click();
       await dialog()

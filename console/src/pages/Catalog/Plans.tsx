@@ -229,6 +229,13 @@ function PlanFields({
                 onChange={text('currency')}
               />
             </Group>
+            {!isNew && (
+              <Text size="xs" c="dimmed">
+                A new price applies from now on: to checkouts at regular prices, to upgrades from a limit without an
+                offer, and as the price offers show crossed out. Current subscribers keep what they pay, and offers keep
+                their own prices.
+              </Text>
+            )}
             <Checkbox
               label="Shown as free on the card"
               checked={form.cardFree}
