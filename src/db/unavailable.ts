@@ -65,3 +65,14 @@ export function isOutcomeUnknown(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * The same outage without the doubt, for a statement whose effect the caller did not ask for (a rate-limit counter):
+ * its answer must not say the request's change may have been applied when the request never reached it.
+ */
+export function withoutDoubt(err: unknown): unknown {
+  if (!isOutcomeUnknown(err)) return err;
+  return Object.assign(new Error('PostgreSQL did not answer within its bound (a rate-limit counter)'), {
+    code: 'ETIMEDOUT',
+  });
+}

@@ -122,14 +122,16 @@ function respondWithError(
     outage.failed(err, requestId);
     ctx.status = 503;
     ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
-    ctx.body = isOutcomeUnknown(err)
-      ? {
-          error:
-            'Service unavailable: the database stopped answering while it committed this change, so whether it was ' +
-            'applied is unknown; look before repeating it (a retry with the same Idempotency-Key never applies it twice)',
-          outcome: 'unknown',
-        }
-      : { error: 'Service unavailable: the database cannot be reached; retry shortly' };
+    // A read changes nothing, whatever statement of its was left unanswered.
+    ctx.body =
+      isOutcomeUnknown(err) && !['GET', 'HEAD'].includes(ctx.method)
+        ? {
+            error:
+              'Service unavailable: the database stopped answering while it committed this change, so whether it was ' +
+              'applied is unknown; look before repeating it (a retry with the same Idempotency-Key never applies it twice)',
+            outcome: 'unknown',
+          }
+        : { error: 'Service unavailable: the database cannot be reached; retry shortly' };
     return;
   }
   logger.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PostgreSqlConnection } from '@mikro-orm/postgresql';
 import type { Pool } from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { withoutDoubt } from '../db/unavailable.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../errors.js';
 
@@ -64,14 +65,14 @@ class Limits {
     } catch (err) {
       if (err instanceof RateLimiterRes)
         return { ok: false, limit: points, retryAfterSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
-      throw err;
+      throw withoutDoubt(err);
     }
   }
 
   /** Gives back `points` taken from `key`'s window (an attempt that turned out not to count). */
   async reward(name: string, key: string, points: number, seconds: number, cost = 1): Promise<void> {
     const l = await this.limiter(name, points, seconds);
-    await l.reward(key, cost);
+    await l.reward(key, cost).catch((err: unknown) => Promise.reject(withoutDoubt(err)));
   }
 
   /** Whether `key`'s window is used up, without taking a point. */
