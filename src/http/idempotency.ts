@@ -188,11 +188,13 @@ export async function withIdempotency(
     } catch (err) {
       if (err instanceof AppError && err.status < 500) {
         await complete(em, key, err.status, errorBody(err));
-      } else if (!isOutcomeUnknown(err)) {
+      } else if (isOutcomeUnknown(err)) {
+        // A change whose commit went unanswered keeps the claim: freeing it would let a retry apply it twice. Once
+        // the database answers again, the key's answer says what is known (a 409 every retry gets at once).
+        void recordUnknown(em.fork(), key);
+      } else {
         await release(em, key);
       }
-      // A change whose commit went unanswered keeps the claim: freeing it would let a retry apply it twice. The
-      // retry is answered 409 (in progress, then "outcome unknown" once the claim is stale).
       throw err;
     }
     if (replayable(reply)) await complete(em, key, reply.status, reply.body);
@@ -207,6 +209,34 @@ async function complete(em: EntityManager, key: IdempotencyKey, status: number, 
     status,
     JSON.stringify(body ?? null),
   ]);
+}
+
+/** The answer of a key whose first request's commit went unanswered (`recordUnknown`). */
+export const OUTCOME_UNKNOWN_ANSWER =
+  'The first request with this Idempotency-Key was committing when the database stopped answering, so whether it ' +
+  'was applied is unknown; check the resource, then retry with a new key';
+
+/** How long a process keeps trying to record that answer (past it, the claim goes stale: the same 409). */
+const RECORD_UNKNOWN_FOR_MS = 60_000;
+
+/**
+ * Records 409 `OUTCOME_UNKNOWN_ANSWER` as the key's answer, trying once a second while the database does not answer
+ * (the request has been answered 503 already). Until then, or if this process dies first, a retry waits and is
+ * told the first is in progress, and a claim older than `IDEMPOTENCY_STALE_MS` says the outcome is unknown.
+ */
+async function recordUnknown(em: EntityManager, key: IdempotencyKey): Promise<void> {
+  const until = Date.now() + RECORD_UNKNOWN_FOR_MS;
+  while (Date.now() < until) {
+    try {
+      await sql(em, 'update idempotency_keys set status = 409, body = $2 where digest = $1 and status is null', [
+        key.digest,
+        JSON.stringify({ error: OUTCOME_UNKNOWN_ANSWER }),
+      ]);
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 1000).unref());
+    }
+  }
 }
 
 async function release(em: EntityManager, key: IdempotencyKey) {
