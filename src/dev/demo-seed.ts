@@ -1,7 +1,7 @@
 // The demo workspace: on first start (DEMO_WORKSPACE, on by default outside production) one app filled
 // with realistic data through the public API, so a newcomer sees populated pages at once. The spec's org
 // `demo` holds it; writes with its secret key get 403 (src/console-api/console.ts).
-import { PublishableClient, SecretClient } from '@offerkit/sdk';
+import { LimitReachedError, PublishableClient, SecretClient } from '@offerkit/sdk';
 import type { Logger } from '../logger.js';
 import { DEMO_WORKSPACE_ID } from '../people/workspaces.js';
 import { demoReceiverUrl, parseDemoReceiverPath } from './demo-receiver.js';
@@ -343,6 +343,8 @@ async function offersAndCheckouts(input: {
     }
   }
 
+  const upgrades = await limitUpgrades(sdk, pub, buyers.slice(10, 16), opts.paypal.approve);
+
   // Cancel sessions of paying customers: a discount accepted, a pause accepted, two who cancel anyway.
   const walks: { answer: string; text?: string; then: 'accept' | 'cancel' }[] = [
     { answer: 'too_expensive', then: 'accept' },
@@ -367,5 +369,42 @@ async function offersAndCheckouts(input: {
     const atConfirm = atOffer.step?.type === 'offer' ? await sdk.cancelSessions.decline(s.id) : atOffer;
     if (atConfirm.step?.type === 'confirm') await sdk.cancelSessions.cancel(s.id);
   }
-  logger.info({ checkouts: paid.length }, 'demo: offers, checkouts and cancel sessions created');
+  logger.info({ checkouts: paid.length, upgrades }, 'demo: offers, checkouts and cancel sessions created');
+}
+
+/**
+ * The 402 upgrade funnel: PDF exports now stop at the free plan's limit and offer the spring sale's Pro. Each of
+ * `accounts` goes past it (a 402 with its upgrade link); the first three open the link, the first two pay.
+ */
+async function limitUpgrades(
+  sdk: SecretClient,
+  pub: PublishableClient,
+  accounts: string[],
+  approve: (approveUrl: string) => Promise<string>,
+): Promise<number> {
+  await sdk.entitlements.update('exports', { overage: { mode: 'block', offer_id: 'spring_sale' } });
+  let paid = 0;
+  for (const [i, account] of accounts.entries()) {
+    const refused = await sdk.usage.addAmount(account, 'exports', { amount: 25 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    const link = refused instanceof LimitReachedError ? refused.offer?.checkout_url : null;
+    if (!link) throw new Error(`demo: ${account} past its export limit got no upgrade link (${String(refused)})`);
+    if (i >= 3) continue; // saw the upgrade, did not open it
+    const opened = await fetch(link, { redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    const approveUrl = opened.headers.get('location');
+    if (i >= 2 || !approveUrl) continue; // opened the approval page and left
+    await approve(approveUrl);
+    const id = /\/checkouts\/([^/]+)\/open/.exec(new URL(link).pathname)?.[1];
+    if (!id) throw new Error(`demo: no checkout in the upgrade link ${link}`);
+    for (let t = 0; t < 40; t++) {
+      if ((await pub.checkouts.complete(id)).status === 'completed') {
+        paid++;
+        break;
+      }
+      await sleep(250);
+    }
+  }
+  return paid;
 }

@@ -871,7 +871,12 @@ describe('the operator console in a real browser (headless Chromium)', function 
       expect(write.body.error).to.match(/demo/);
       // Offers with views and completed checkouts, the funnel's numbers.
       const stats = (await get(`/apps/${demoAppId}/offers/spring_sale/stats`, app.api_key)).body;
-      expect(stats).to.include({ views: 48, checkouts: 10, completed: 8 });
+      // Ten bought from the offer (eight paid), three opened a 402's upgrade link to it (two paid).
+      expect(stats).to.include({ views: 48, checkouts: 13, completed: 10 });
+      // The 402 upgrade funnel: six customers past the free plan's export limit, three opened the link, two paid.
+      const upgrades = (await get(`/apps/${demoAppId}/analytics/upgrades?interval=30d`, app.api_key)).body;
+      expect(upgrades).to.include({ limit_reached: 6, link_shown: 6, opened: 3, paid: 2 });
+      expect(upgrades.revenue, 'two yearly Pro at the sale price').to.deep.equal({ USD: 180 });
       const offers = (await get(`/apps/${demoAppId}/offers`, app.api_key)).body;
       expect(offers.map((o: { id: string; status: string }) => [o.id, o.status])).to.deep.equal([
         ['spring_sale', 'active'],
@@ -905,7 +910,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await eventually(async () => {
         const d = await deliveries(warehouse.id);
         const live = d.filter((x) => !x.test);
-        return live.length === 8 && live.every((x) => x.status === 'succeeded' && x.attempts === 2);
+        return live.length === 10 && live.every((x) => x.status === 'succeeded' && x.attempts === 2);
       }, 30_000);
       const [testSend] = (await deliveries(warehouse.id)).filter((x) => x.test);
       expect(testSend).to.include({ status: 'failed', response_status: 503 });
@@ -971,10 +976,16 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.goto(url(`/apps/${demoAppId}/offers/spring_sale`));
       await page
         .getByLabel('Conversion')
-        .getByText(/Conversion 16\.7%/)
+        .getByText(/Conversion 20\.8%/)
         .waitFor();
       await page.getByRole('table', { name: 'By ref' }).waitFor();
       await page.getByLabel('Live preview').getByText('Spring sale').waitFor();
+      // And the app's 402 upgrade funnel: six refusals at the free plan's export limit, two of them paid.
+      await page
+        .getByLabel('Upgrade conversion')
+        .filter({ hasText: /Limit to paid 33\.3% · revenue 180(\.00)? USD/ })
+        .waitFor();
+      await shoot(page, 'demo-offer');
       await shoot(page, 'offers');
       expect(await page.getByRole('button', { name: /^Delete offer/ }).count()).to.equal(0);
       // The editor says up front that nothing is saved here, and offers no Save, Publish or Archive.
@@ -1086,7 +1097,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       await page.getByText('Busy: this demo receiver refuses').first().waitFor();
       await page.getByRole('button', { name: 'Retry' }).click();
       await failed.waitFor({ state: 'detached' });
-      expect(await page.getByRole('button', { name: 'Delivery checkout.completed succeeded' }).count()).to.equal(9);
+      expect(await page.getByRole('button', { name: 'Delivery checkout.completed succeeded' }).count()).to.equal(11);
       await shoot(page, 'demo-webhooks');
 
       // The event log: newest first, the envelope as sent, older pages through the cursor.
