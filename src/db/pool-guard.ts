@@ -2,6 +2,7 @@
 // whose server stopped answering must be dropped, or it holds its caller for ever.
 import type { Client, Pool, PoolClient } from 'pg';
 import type { DbBounds } from './bounds.js';
+import { isDatabaseUnavailable, markOutcomeUnknown } from './unavailable.js';
 
 /** How much longer than a statement's `statement_timeout` the client waits for its answer. */
 export const ANSWER_MARGIN_MS = 500;
@@ -153,7 +154,13 @@ function watchStatements(pool: Pool, bounds: DbBounds): void {
       const config = args[0] as string | { text?: unknown } | undefined;
       const text = typeof config === 'string' ? config : typeof config?.text === 'string' ? config.text : null;
       if (text !== null && SETTING.test(text)) noted(w, text);
-      return query.apply(this, args);
+      const result = query.apply(this, args);
+      // A statement the server may have applied although no answer came says so (`isOutcomeUnknown`).
+      if (text === null || !(result instanceof Promise)) return result;
+      return result.catch((err: unknown) => {
+        if (lostAnswer(err) && outcomeUnknown(client, text)) markOutcomeUnknown(err);
+        throw err;
+      });
     } as typeof query;
     timer ??= setInterval(tick, TICK_MS).unref();
   });
@@ -166,30 +173,44 @@ function watchStatements(pool: Pool, bounds: DbBounds): void {
 }
 
 function end(client: Client, w: Watched, message: string): void {
-  const q = inFlight(client) as { text?: unknown } | null;
-  const text = typeof q?.text === 'string' ? q.text : '';
   w.seen = null;
-  destroy(client, outcomeUnknown(client, text) ? `${message}; ${OUTCOME_UNKNOWN}` : message);
+  destroy(client, message);
 }
 
-/** Said of a statement dropped unanswered that the server may still apply (`isOutcomeUnknown`, unavailable.ts). */
-export const OUTCOME_UNKNOWN = 'it had been sent a commit, so whether it applied is unknown';
+/**
+ * An error that leaves a statement's fate open: the connection was lost or dropped, or the server ended the session
+ * (a shutdown's 57P01 can come after a COMMIT it finished). Not a statement the server cancelled itself (57014) or a
+ * session it ended for idling in a transaction (25P03): those applied nothing.
+ */
+const lostAnswer = (err: unknown) =>
+  isDatabaseUnavailable(err) && !['57014', '25P03'].includes(String((err as { code?: unknown })?.code));
 
 /**
- * Whether the server may still apply a statement whose answer never came. A COMMIT (or END) may already be under
- * way on the server: PostgreSQL holds interrupts while it commits, so no timeout of its own stops one it has
- * read, and once its commit record is written nothing can. A statement outside a transaction block commits by
- * itself, and a frozen server still reads it from its socket when it resumes. Any other statement inside a
- * transaction is harmless: the transaction can no longer commit (the connection is gone), so nothing applies.
- * Reads outside a transaction (`select`, `show`) and transaction control change nothing.
+ * SQL functions that write, called from a `select` (`select ... from usage_ingest_batch(...)`): such a select is a
+ * write. `test/unit/outcome-unknown.test.ts` fails on a function of the migrations that writes and is missing here.
  */
-function outcomeUnknown(client: Client, text: string): boolean {
+export const WRITING_FUNCTIONS = ['usage_ingest', 'usage_ingest_batch'];
+const CALLS_WRITER = new RegExp(`\\b(${WRITING_FUNCTIONS.join('|')})\\s*\\(`, 'i');
+
+/** Statements that change nothing outside a transaction block: reads, settings, transaction control, PREPARE. */
+const NO_CHANGE =
+  /^(select|show|set|reset|discard|begin|start\s+transaction|rollback|abort|savepoint|release|prepare|deallocate|listen|unlisten)\b/;
+
+/**
+ * Whether the server may have applied, or may still apply, a statement whose answer never came. A COMMIT (or END)
+ * may already be under way on the server: PostgreSQL holds interrupts while it commits, so no timeout of its own
+ * stops one it has read, and once its commit record is written nothing can. A statement outside a transaction
+ * block commits by itself, and a frozen server still reads it from its socket when it resumes. Any other statement
+ * inside a transaction is harmless: the transaction can no longer commit (the connection is gone), so nothing
+ * applies. Statements that change nothing (`NO_CHANGE`, a `select` calling no `WRITING_FUNCTIONS`) are harmless too.
+ */
+export function outcomeUnknown(client: Pick<Client, 'getTransactionStatus'>, text: string): boolean {
   const head = text.trimStart().toLowerCase();
   // The status of the last ReadyForQuery: 'I' outside a transaction block, 'T' in one, 'E' in a failed one.
-  const status = (client as unknown as { getTransactionStatus?: () => string | null }).getTransactionStatus?.();
+  const status = client.getTransactionStatus?.();
   if (/^(commit|end)\b/.test(head)) return status !== 'E'; // a failed transaction's COMMIT rolls back
   if (status !== 'I') return false;
-  return !/^(select|show|set|reset|discard|begin|start\s+transaction|rollback|abort|savepoint|release)\b/.test(head);
+  return !NO_CHANGE.test(head) || (head.startsWith('select') && CALLS_WRITER.test(text));
 }
 
 /** Closes the connection's socket: its statements fail with `message` (code `ETIMEDOUT`), the client ends. */

@@ -62,6 +62,7 @@ export async function inTransaction<T>(
     await inner.flush();
     return value;
   });
+  if (!outer) committed.add(em);
   if (!outer && entries.length > 0) {
     // Entries without an id were never flushed (a nested part failed before its flush and the
     // outer change went on). One that was flushed and then rolled back to its savepoint is gone from
@@ -97,3 +98,9 @@ export async function rolledBack<T>(em: EntityManager, fn: (em: EntityManager) =
 
 /** Outbox entries of each open outermost transaction, by its transaction context. */
 const outerEntries = new WeakMap<object, { id: number }[]>();
+
+/** Entity managers (a request's) in which a change has committed: a later outage may follow an applied change. */
+const committed = new WeakSet<EntityManager>();
+
+/** Whether a change made with `inTransaction` on `em` has committed. */
+export const hasCommitted = (em: EntityManager): boolean => committed.has(em);

@@ -1,6 +1,5 @@
 // Telling "PostgreSQL is not there" apart from every other error, so the API can answer 503 and
 // workers can wait instead of failing.
-import { OUTCOME_UNKNOWN } from './pool-guard.js';
 
 /** Node socket errors seen when the server is down, restarting or unreachable. */
 const NETWORK_CODES = new Set([
@@ -51,6 +50,15 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     e = e.cause as typeof e;
   }
   return false;
+}
+
+/** Said of an outage after which a change may have been applied (`isOutcomeUnknown`). */
+export const OUTCOME_UNKNOWN = 'the change may have been applied (outcome unknown)';
+
+/** Marks `err` (its message) as leaving the outcome unknown; once. */
+export function markOutcomeUnknown(err: unknown): void {
+  if (err instanceof Error && !err.message.includes(OUTCOME_UNKNOWN))
+    err.message = `${err.message}; ${OUTCOME_UNKNOWN}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { deleteInBatches, sql } from '../db/sql.js';
-import { isOutcomeUnknown } from '../db/unavailable.js';
+import { isOutcomeUnknown, withoutDoubt } from '../db/unavailable.js';
 import { AppError, badRequest, conflict } from '../errors.js';
 import { Reply, type Caller, type RouteDef } from './route.js';
 
@@ -147,23 +147,28 @@ export async function withIdempotency(
   run: () => Promise<Reply>,
 ): Promise<Reply> {
   if (!key) return run();
+  // The key's own statements are bookkeeping: an outage in one never leaves the change's outcome in doubt.
+  const own = <T>(p: Promise<T>) => p.catch((err: unknown) => Promise.reject(withoutDoubt(err)));
   // An expired row (kept until the hourly purge) is no longer the key's: free it.
-  await sql(em, 'delete from idempotency_keys where digest = $1 and created_at <= now() - make_interval(hours => $2)', [
-    key.digest,
-    IDEMPOTENCY_TTL_HOURS,
-  ]);
+  await own(
+    sql(em, 'delete from idempotency_keys where digest = $1 and created_at <= now() - make_interval(hours => $2)', [
+      key.digest,
+      IDEMPOTENCY_TTL_HOURS,
+    ]),
+  );
 
   if (def.idempotency === 'atomic') {
-    const stored = await storedAnswer(em, key);
+    const stored = await own(storedAnswer(em, key));
     if (stored) return stored;
     try {
       // The handler writes the key with its change (one statement) when it succeeds.
       return await run();
     } catch (err) {
-      if (err instanceof IdempotentReplay) return (await storedAnswer(em, key)) ?? Promise.reject(err);
+      if (err instanceof IdempotentReplay) return (await own(storedAnswer(em, key))) ?? Promise.reject(err);
       if (err instanceof AppError && err.status < 500) {
-        // Another request under the key may have won meanwhile: its answer is the key's.
-        const stored = await recordOnce(em, key, err.status, errorBody(err));
+        // Another request under the key may have won meanwhile: its answer is the key's. Not recorded (the database
+        // is away): this answer stands, and a retry runs again, which is refused the same way.
+        const stored = await recordOnce(em, key, err.status, errorBody(err)).catch(() => null);
         if (stored) return stored;
       }
       throw err;
@@ -176,9 +181,13 @@ export async function withIdempotency(
       `insert into idempotency_keys (digest, app_id, request_hash) values ($1, $2, $3)
        on conflict (digest) do nothing returning 1`,
       [key.digest, key.appId, key.requestHash],
-    );
+    ).catch((err: unknown) => {
+      // The claim may have been made, by a server that stopped answering: nothing ran, so free it once it answers.
+      if (isOutcomeUnknown(err)) void eventually(() => release(em.fork(), key));
+      return Promise.reject(withoutDoubt(err));
+    });
     if (claimed.length === 0) {
-      const stored = await storedAnswer(em, key);
+      const stored = await own(storedAnswer(em, key));
       if (stored) return stored;
       continue; // freed meanwhile (the first failed with a 5xx): claim again
     }
@@ -186,20 +195,42 @@ export async function withIdempotency(
     try {
       reply = await run();
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) {
-        await complete(em, key, err.status, errorBody(err));
-      } else if (isOutcomeUnknown(err)) {
+      if (err instanceof AppError && err.status < 500)
+        await settle(em, (e) => complete(e, key, err.status, errorBody(err)));
+      else if (isOutcomeUnknown(err)) {
         // A change whose commit went unanswered keeps the claim: freeing it would let a retry apply it twice. Once
         // the database answers again, the key's answer says what is known (a 409 every retry gets at once).
-        void recordUnknown(em.fork(), key);
-      } else {
-        await release(em, key);
-      }
+        void eventually(() => recordUnknown(em.fork(), key));
+      } else await settle(em, (e) => release(e, key));
       throw err;
     }
-    if (replayable(reply)) await complete(em, key, reply.status, reply.body);
-    else await release(em, key);
+    // The change is done: its answer goes to the caller even when the key cannot record it now.
+    await settle(em, (e) => (replayable(reply) ? complete(e, key, reply.status, reply.body) : release(e, key)));
     return reply;
+  }
+}
+
+/** How long a process keeps trying to settle a key in the background (past it, the claim goes stale). */
+const SETTLE_FOR_MS = 60_000;
+
+/**
+ * Settles a key's row now, or, while the database does not answer, in the background (`eventually`): an outage in
+ * the key's bookkeeping never replaces the request's own answer.
+ */
+async function settle(em: EntityManager, write: (em: EntityManager) => Promise<unknown>): Promise<void> {
+  await write(em).catch(() => void eventually(() => write(em.fork())));
+}
+
+/** Runs `write` until it succeeds, once a second, for `SETTLE_FOR_MS` at most. */
+async function eventually(write: () => Promise<unknown>): Promise<void> {
+  const until = Date.now() + SETTLE_FOR_MS;
+  while (Date.now() < until) {
+    try {
+      await write();
+      return;
+    } catch {
+      await new Promise((r) => setTimeout(r, 1000).unref());
+    }
   }
 }
 
@@ -216,27 +247,16 @@ export const OUTCOME_UNKNOWN_ANSWER =
   'The first request with this Idempotency-Key was committing when the database stopped answering, so whether it ' +
   'was applied is unknown; check the resource, then retry with a new key';
 
-/** How long a process keeps trying to record that answer (past it, the claim goes stale: the same 409). */
-const RECORD_UNKNOWN_FOR_MS = 60_000;
-
 /**
- * Records 409 `OUTCOME_UNKNOWN_ANSWER` as the key's answer, trying once a second while the database does not answer
- * (the request has been answered 503 already). Until then, or if this process dies first, a retry waits and is
- * told the first is in progress, and a claim older than `IDEMPOTENCY_STALE_MS` says the outcome is unknown.
+ * Records 409 `OUTCOME_UNKNOWN_ANSWER` as the key's answer (`eventually`, while the database does not answer: the
+ * request has been answered 503 already). Until then, or if this process dies first, a retry waits and is told the
+ * first is in progress, and a claim older than `IDEMPOTENCY_STALE_MS` says the outcome is unknown.
  */
 async function recordUnknown(em: EntityManager, key: IdempotencyKey): Promise<void> {
-  const until = Date.now() + RECORD_UNKNOWN_FOR_MS;
-  while (Date.now() < until) {
-    try {
-      await sql(em, 'update idempotency_keys set status = 409, body = $2 where digest = $1 and status is null', [
-        key.digest,
-        JSON.stringify({ error: OUTCOME_UNKNOWN_ANSWER }),
-      ]);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 1000).unref());
-    }
-  }
+  await sql(em, 'update idempotency_keys set status = 409, body = $2 where digest = $1 and status is null', [
+    key.digest,
+    JSON.stringify({ error: OUTCOME_UNKNOWN_ANSWER }),
+  ]);
 }
 
 async function release(em: EntityManager, key: IdempotencyKey) {

@@ -122,19 +122,26 @@ function respondWithError(
     outage.failed(err, requestId);
     ctx.status = 503;
     ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
-    // A read changes nothing, whatever statement of its was left unanswered.
-    ctx.body =
-      isOutcomeUnknown(err) && !['GET', 'HEAD'].includes(ctx.method)
-        ? {
-            error:
-              'Service unavailable: the database stopped answering while it committed this change, so whether it was ' +
-              'applied is unknown; look before repeating it (a retry with the same Idempotency-Key never applies it twice)',
-            outcome: 'unknown',
-          }
-        : { error: 'Service unavailable: the database cannot be reached; retry shortly' };
+    ctx.body = databaseUnavailableBody(err, ctx.method);
     return;
   }
   logger.error({ err, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
   ctx.status = 500;
   ctx.body = { error: 'Internal server error' };
+}
+
+/**
+ * The 503 body of a database outage: `outcome: "unknown"` when the change may have been applied (a read changes
+ * nothing, whatever statement of its was left unanswered; only a POST takes an Idempotency-Key).
+ */
+export function databaseUnavailableBody(err: unknown, method: string): { error: string; outcome?: 'unknown' } {
+  if (!isOutcomeUnknown(err) || method === 'GET' || method === 'HEAD')
+    return { error: 'Service unavailable: the database cannot be reached; retry shortly' };
+  return {
+    error:
+      'Service unavailable: the database stopped answering while it committed this change, so whether it was ' +
+      'applied is unknown; look before repeating it' +
+      (method === 'POST' ? ' (a retry with the same Idempotency-Key never applies it twice)' : ''),
+    outcome: 'unknown',
+  };
 }

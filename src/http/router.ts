@@ -5,6 +5,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
 import type { IApp } from '../apps/apps.entities.js';
 import { lazyFork } from '../db/lazy-em.js';
+import { hasCommitted } from '../db/transaction.js';
+import { isDatabaseUnavailable, markOutcomeUnknown } from '../db/unavailable.js';
 import { authenticate, bearer, type Identity } from './credentials.js';
 import { AppError, badRequest, UnrecognizedCredential } from '../errors.js';
 import { guard, redactSecrets } from './guard.js';
@@ -185,7 +187,14 @@ export async function runRoute(
   const key = idempotencyKeyOf(def, { ...parsed, caller, appId: app?.id ?? null }, scope.headers);
   scope.idempotency = key;
   const reply = await withIdempotency(em, def, key, async () => {
-    const result = await def.handler(scope as never);
+    const result = await Promise.resolve()
+      .then(() => def.handler(scope as never))
+      .catch((err: unknown) => {
+        // The database went away after this request's change committed (a read for the answer, a second step): the
+        // change is there, so the answer must not say it is not.
+        if (hasCommitted(em) && isDatabaseUnavailable(err)) markOutcomeUnknown(err);
+        throw err;
+      });
     if (result instanceof Reply) return result;
     if (result === undefined) return new Reply(204, null);
     return new Reply(def.status ?? 200, result);

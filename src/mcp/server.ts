@@ -21,6 +21,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
 import { AppError } from '../errors.js';
+import { isDatabaseUnavailable, isOutcomeUnknown } from '../db/unavailable.js';
+import { DATABASE_RETRY_AFTER_S, databaseUnavailableBody } from '../http/middleware.js';
 import { logCall } from './calls.js';
 import type { Level } from './mcp.entities.js';
 import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';
@@ -192,8 +194,16 @@ async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpReq
             : undefined;
     return { status, isError: false, text, structured, structuredJson };
   } catch (err) {
-    for (const c of taken) await giveBack(em, ctx.app.id, ctx.holder, c);
+    // What the call may have spent stays spent while its outcome is unknown; a cap given back later than it could be
+    // (the database is away) only errs toward less.
+    if (!isOutcomeUnknown(err))
+      for (const c of taken) await giveBack(em, ctx.app.id, ctx.holder, c).catch(() => undefined);
     if (err instanceof AppError) return failure(err);
+    if (isDatabaseUnavailable(err)) {
+      // As over REST: a 503 the agent can retry, saying when the change may have been applied.
+      const body = databaseUnavailableBody(err, tool.writes ? 'POST' : 'GET');
+      return { status: 503, isError: true, text: `Error 503: ${body.error} (retry after ${DATABASE_RETRY_AFTER_S} s)` };
+    }
     ctx.deps.logger.error({ err, requestId: ctx.requestId, tool: tool.name }, 'MCP tool failed');
     return { status: 500, isError: true, text: 'Error 500: Internal server error' };
   }

@@ -539,6 +539,45 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
       }
     });
 
+    it('an MCP tool call while PostgreSQL is frozen is a 503 the agent can retry, never "Error 500"', async () => {
+      const mcp = () =>
+        fetch(`${base}/apps/${app.id}/mcp`, {
+          method: 'POST',
+          headers: {
+            Authorization: `Bearer ${app.api_key}`,
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'create_account', arguments: { accountId: `mcp_${Date.now()}` } },
+          }),
+          signal: AbortSignal.timeout(8000),
+        });
+      expect((await mcp()).status, 'answered before the freeze').to.equal(200); // the credential is cached now
+      const pids = freezeNow(postgres.pid);
+      const started = Date.now();
+      const res = await mcp();
+      const text = await res.text();
+      const ms = Date.now() - started;
+      thawNow(pids);
+      expect(ms, 'within 5 s').to.be.below(5000);
+      // Refused before the tool (the HTTP layer's 503), or by the tool: a 503 in words either way.
+      if (res.status === 503) expect(res.headers.get('retry-after')).to.equal('5');
+      else {
+        expect(res.status, text).to.equal(200);
+        const result = (JSON.parse(text) as { result: { isError: boolean; content: { text: string }[] } }).result;
+        expect(result.isError).to.equal(true);
+        expect(result.content[0].text).to.match(
+          /^Error 503: Service unavailable: the database .* \(retry after 5 s\)$/,
+        );
+      }
+      expect(text).to.not.match(/Error 500|Internal server error/);
+      await until(async () => (await health()).status === 200, '/health ok again', 15_000);
+    });
+
     it('PostgreSQL refusing connections (stopped): 503 with Retry-After at once; back by itself when it starts', async () => {
       await postgres.stop();
       try {

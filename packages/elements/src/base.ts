@@ -28,6 +28,10 @@ interface PendingChange {
 
 /** A checkout sent to the provider for approval, kept across the trip (one per page session). */
 const PENDING_CHECKOUT = 'offerkit:pending-checkout';
+/** A cancel flow's save offer waiting for its approval at the provider (cancel-flow.ts). */
+export const CANCEL_APPROVAL = 'offerkit:cancel-approval';
+/** Returns from the provider a page may be waiting for, each taken by one element. */
+const RETURN_KEYS = [PENDING_CHANGE, PENDING_CHECKOUT, CANCEL_APPROVAL];
 export interface PendingCheckout {
   id: string;
   appId: string;
@@ -344,8 +348,15 @@ export class OfferkitElement extends LitElement {
   protected forgetProviderReturn(): void {
     const href = globalThis.location?.href;
     if (!href) return;
+    // Another return this page started (a checkout, a plan change, a cancel flow's approval) is still to be taken by
+    // its element, which reads the same parameters: the last one taken cleans the address.
+    if (RETURN_KEYS.some((k) => globalThis.sessionStorage?.getItem(k))) return;
     const clean = withoutProviderReturn(href);
-    if (clean !== href) globalThis.history?.replaceState(globalThis.history.state, '', clean);
+    try {
+      if (clean !== href) globalThis.history?.replaceState(globalThis.history.state, '', clean);
+    } catch {
+      // A page whose history refuses it (a sandboxed frame) keeps its address: nothing is taken twice anyway.
+    }
   }
 
   /** The language to write numbers, amounts and dates in (see `locale`). */

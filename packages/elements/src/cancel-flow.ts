@@ -1,8 +1,8 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement } from './base.js';
+import { CANCEL_APPROVAL, OfferkitElement } from './base.js';
 import type { CancelSession, SessionOffer } from './client.js';
 
-const APPROVAL = 'offerkit:cancel-approval';
+const APPROVAL = CANCEL_APPROVAL;
 
 /**
  * `<offerkit-cancel-flow account-token="act_..." flow="default">`: drives a cancel session through its

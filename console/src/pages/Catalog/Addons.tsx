@@ -175,7 +175,7 @@ export function Addons(props: SectionProps) {
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit add-on ${editing.name}`} onClose={() => setEditing(null)}>
-          <EditAddon props={props} addon={editing} onDone={async () => (setEditing(null), await reload())} />
+          <EditAddon props={props} addon={editing} onDone={async () => (await reload(), setEditing(null))} />
         </EditDialog>
       )}
       {deleting && <DeleteAddon addon={deleting} props={props} onClose={() => setDeleting(null)} />}

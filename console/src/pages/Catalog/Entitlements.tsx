@@ -266,7 +266,7 @@ export function Entitlements(props: SectionProps) {
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit entitlement ${editing.name}`} onClose={() => setEditing(null)}>
-          <EditEntitlement props={props} ent={editing} onDone={async () => (setEditing(null), await reload())} />
+          <EditEntitlement props={props} ent={editing} onDone={async () => (await reload(), setEditing(null))} />
         </EditDialog>
       )}
       {deleting && <DeleteEntitlement ent={deleting} props={props} onClose={() => setDeleting(null)} />}

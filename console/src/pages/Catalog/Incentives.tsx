@@ -325,7 +325,7 @@ export function Incentives(props: SectionProps) {
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit incentive ${editing.name}`} onClose={() => setEditing(null)}>
-          <EditIncentive props={props} inc={editing} onDone={async () => (setEditing(null), await reload())} />
+          <EditIncentive props={props} inc={editing} onDone={async () => (await reload(), setEditing(null))} />
         </EditDialog>
       )}
       {deleting && <DeleteIncentive inc={deleting} props={props} onClose={() => setDeleting(null)} />}

@@ -442,7 +442,7 @@ export function Plans(props: SectionProps) {
       </SimpleGrid>
       {editing && (
         <EditDialog opened title={`Edit plan ${editing.name}`} onClose={() => setEditing(null)}>
-          <EditPlan api={api} plan={editing} onDone={async () => (setEditing(null), await reload())} />
+          <EditPlan api={api} plan={editing} onDone={async () => (await reload(), setEditing(null))} />
         </EditDialog>
       )}
       {deleting && <DeletePlan plan={deleting} props={props} onClose={() => setDeleting(null)} />}
