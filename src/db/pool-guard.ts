@@ -154,11 +154,22 @@ function watchStatements(pool: Pool, bounds: DbBounds): void {
       const config = args[0] as string | { text?: unknown } | undefined;
       const text = typeof config === 'string' ? config : typeof config?.text === 'string' ? config.text : null;
       if (text !== null && SETTING.test(text)) noted(w, text);
+      if (text === null) return query.apply(this, args);
+      // A statement the server may have applied although no answer came says so (`isOutcomeUnknown`), in both of
+      // pg's forms: a callback (the pool's own `query`) and a promise.
+      const mark = (err: unknown) => {
+        if (err && lostAnswer(err) && outcomeUnknown(client, text)) markOutcomeUnknown(err);
+      };
+      const last = args.length - 1;
+      const cb = args[last];
+      if (typeof cb === 'function') {
+        args[last] = (err: unknown, res: unknown) => (mark(err), (cb as (e: unknown, r: unknown) => void)(err, res));
+        return query.apply(this, args);
+      }
       const result = query.apply(this, args);
-      // A statement the server may have applied although no answer came says so (`isOutcomeUnknown`).
-      if (text === null || !(result instanceof Promise)) return result;
+      if (!(result instanceof Promise)) return result;
       return result.catch((err: unknown) => {
-        if (lostAnswer(err) && outcomeUnknown(client, text)) markOutcomeUnknown(err);
+        mark(err);
         throw err;
       });
     } as typeof query;

@@ -304,6 +304,23 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
       ).to.deep.equal(['alone']);
     });
 
+    it("a write sent with the pool's own query (pg's callback form) is marked the same way", async () => {
+      await pool.query('create table if not exists freeze_doubt (id text primary key)');
+      await pool.query("delete from freeze_doubt where id = 'pooled'"); // and an idle connection to reuse
+      const pids = freezeNow(postgres.pid);
+      const err = await pool.query("insert into freeze_doubt (id) values ('pooled')").then(
+        () => null,
+        (e: unknown) => e,
+      );
+      thawNow(pids);
+      expect(String((err as Error)?.message)).to.match(/did not answer within 1000 ms/);
+      expect(isOutcomeUnknown(err)).to.equal(true);
+      await until(async () => {
+        const { rows } = await pool.query("select id from freeze_doubt where id = 'pooled'");
+        return rows.length === 1;
+      }, 'the pooled insert after the thaw');
+    });
+
     it('a frozen server: waiting for a connection is bounded too', async () => {
       const held = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
       const started = Date.now();
