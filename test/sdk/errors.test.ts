@@ -24,7 +24,7 @@ interface Seen {
   url: string;
   headers: http.IncomingHttpHeaders;
 }
-type Fault = (n: number, req: Seen) => { status?: number; delayMs?: number } | undefined;
+type Fault = (n: number, req: Seen) => { status?: number; delayMs?: number; body?: unknown } | undefined;
 
 /** A proxy to the test API that answers with a fault when `fault` says so, and records every request. */
 async function startProxy(fault: Fault) {
@@ -40,7 +40,7 @@ async function startProxy(fault: Fault) {
       if (res.destroyed) return;
       if (f?.status) {
         res.writeHead(f.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: `injected ${f.status}` }));
+        res.end(JSON.stringify(f.body ?? { error: `injected ${f.status}` }));
         return;
       }
       const headers = { ...req.headers } as Record<string, string>;
@@ -187,6 +187,23 @@ describe('SDK: errors, timeouts and retries', function () {
       fail = 5;
       expect(await rejection(client.accounts.get('bob', { maxRetries: 1 }))).to.include({ status: 503 });
       expect(proxy.seen, 'maxRetries per call').to.have.length(2);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a 503 saying the outcome is unknown is not retried: the caller sees it, not a later plainer answer', async () => {
+    const unknown = {
+      error: 'Service unavailable: the database stopped answering while it committed this change, ...',
+      outcome: 'unknown',
+    };
+    const proxy = await startProxy(() => ({ status: 503, body: unknown }));
+    try {
+      const client = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: proxy.url, maxRetries: 2 });
+      const err = await rejection(client.accounts.create({ id: 'maybe' }));
+      expect(err).to.be.instanceOf(InternalServerError).and.include({ status: 503 });
+      expect((err as InternalServerError).body).to.deep.equal(unknown);
+      expect(proxy.seen, 'sent once, though POSTs with a key are retried').to.have.length(1);
     } finally {
       await proxy.close();
     }

@@ -10,7 +10,8 @@ export interface ClientOptions {
   timeout?: number;
   /**
    * Retries after a connection failure, a timeout, or a 408, 429, 500, 502, 503 or 504, for calls that are safe to
-   * repeat: GET, PUT and DELETE, and POSTs that carry an idempotency key (default 2).
+   * repeat: GET, PUT and DELETE, and POSTs that carry an idempotency key (default 2). A 503 whose body says
+   * `outcome: "unknown"` (the change may have been applied) is not retried.
    */
   maxRetries?: number;
   /**
@@ -129,6 +130,13 @@ export class Core {
         return { data: await parseBody(res), response: responseInfo(res), raw };
       }
       if (attempt < maxRetries && RETRY_STATUSES.has(res.status)) {
+        // The database stopped answering while it committed the change: it may be applied. Not retried, so the
+        // caller sees that answer rather than a later, plainer one (`body.outcome === 'unknown'`).
+        if (res.status === 503) {
+          const body = await parseBody(res.clone());
+          if ((body as { outcome?: unknown } | null)?.outcome === 'unknown')
+            throw APIError.from(res.status, body, res.headers);
+        }
         await res.body?.cancel().catch(() => undefined);
         await sleep(backoff(attempt, res.headers.get('retry-after')));
         continue;
