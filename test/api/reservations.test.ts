@@ -144,6 +144,8 @@ describe('usage reservations (reserve, commit, release, expiry)', function () {
     const c = await reserve(1, 600);
     await post(`${acct}/reservations/${c.body.id}/commit`, app.api_key, { amount: 1 });
     const hc = testEnv().deps.temporal.client.workflow.getHandle(reservationExpiryWorkflowId(app.id, c.body.id));
+    // Started through the outbox after the answer (a CI run asked for its result before the start had gone out).
+    await eventually(() => hc.describe());
     expect(((await hc.result()) as ReservationExpiryState).outcome).to.equal('settled');
     expect(await counter()).to.deep.equal({ count: 1, held: 0 });
   });
