@@ -200,7 +200,7 @@ export async function withIdempotency(
       else if (isOutcomeUnknown(err)) {
         // A change whose commit went unanswered keeps the claim: freeing it would let a retry apply it twice. Once
         // the database answers again, the key's answer says what is known (a 409 every retry gets at once).
-        void eventually(() => recordUnknown(em.fork(), key));
+        void eventually(() => complete(em.fork(), key, 409, { error: OUTCOME_UNKNOWN_ANSWER }));
       } else await settle(em, (e) => release(e, key));
       throw err;
     }
@@ -234,30 +234,23 @@ async function eventually(write: () => Promise<unknown>): Promise<void> {
   }
 }
 
+/** Records the answer of a key's claim (once: an answer already there stays). */
 async function complete(em: EntityManager, key: IdempotencyKey, status: number, body: unknown) {
-  await sql(em, 'update idempotency_keys set status = $2, body = $3 where digest = $1', [
+  await sql(em, 'update idempotency_keys set status = $2, body = $3 where digest = $1 and status is null', [
     key.digest,
     status,
     JSON.stringify(body ?? null),
   ]);
 }
 
-/** The answer of a key whose first request's commit went unanswered (`recordUnknown`). */
-export const OUTCOME_UNKNOWN_ANSWER =
+/**
+ * The answer (409) of a key whose first request's commit went unanswered, recorded once the database answers again:
+ * until then, or if this process dies first, a retry waits and is told the first is in progress, and a claim older
+ * than `IDEMPOTENCY_STALE_MS` says the outcome is unknown.
+ */
+const OUTCOME_UNKNOWN_ANSWER =
   'The first request with this Idempotency-Key was committing when the database stopped answering, so whether it ' +
   'was applied is unknown; check the resource, then retry with a new key';
-
-/**
- * Records 409 `OUTCOME_UNKNOWN_ANSWER` as the key's answer (`eventually`, while the database does not answer: the
- * request has been answered 503 already). Until then, or if this process dies first, a retry waits and is told the
- * first is in progress, and a claim older than `IDEMPOTENCY_STALE_MS` says the outcome is unknown.
- */
-async function recordUnknown(em: EntityManager, key: IdempotencyKey): Promise<void> {
-  await sql(em, 'update idempotency_keys set status = 409, body = $2 where digest = $1 and status is null', [
-    key.digest,
-    JSON.stringify({ error: OUTCOME_UNKNOWN_ANSWER }),
-  ]);
-}
 
 async function release(em: EntityManager, key: IdempotencyKey) {
   await sql(em, 'delete from idempotency_keys where digest = $1 and status is null', [key.digest]);
