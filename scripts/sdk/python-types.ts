@@ -73,13 +73,35 @@ function literal(v: unknown): string {
   throw new Error(`python SDK: no Python literal for ${JSON.stringify(v)}`);
 }
 
-/** A docstring's text, indented, with what would end it early escaped. */
+/** A line cut at spaces to fit `width`; continuation lines get `hang` more spaces than the line's own indent. */
+export function wrap(line: string, width: number, hang = 0): string[] {
+  const indent = line.match(/^ */)![0];
+  const out: string[] = [];
+  let rest = line;
+  let prefix = indent;
+  while (rest.length > width) {
+    const cut = rest.lastIndexOf(' ', width);
+    if (cut <= prefix.length) break;
+    out.push(rest.slice(0, cut).trimEnd());
+    prefix = indent + ' '.repeat(hang);
+    rest = prefix + rest.slice(cut + 1).trimStart();
+  }
+  out.push(rest);
+  return out;
+}
+
+/** A docstring's text, indented and wrapped at 120 columns, with what would end it early escaped. */
 export function docstring(text: string, indent: string): string {
   const body = text.replace(/\\/g, '\\\\').replace(/"""/g, '\\"\\"\\"').trim();
-  if (!body.includes('\n') && body.length + indent.length < 110) return `${indent}"""${body}"""\n`;
-  const lines = body.split('\n').map((l) => (l.trim() ? `${indent}${l}` : ''));
+  if (!body.includes('\n') && body.length + indent.length + 6 <= 120) return `${indent}"""${body}"""\n`;
+  const lines = body
+    .split('\n')
+    .flatMap((l) => (l.trim() ? wrap(`${indent}${l}`, 117, l.startsWith(' ') ? 4 : 0) : ['']));
   return `${indent}"""${lines.join('\n').slice(indent.length)}\n${indent}"""\n`;
 }
+
+/** Python source without its docstrings and comments: what a name must appear in to need its import. */
+export const codeOnly = (text: string) => text.replace(/"""[\s\S]*?"""/g, '').replace(/#.*$/gm, '');
 
 /** The schema without the keys that do not change its Python type (recursively), as a stable key. */
 function shapeKey(s: unknown): string {
@@ -176,7 +198,8 @@ export class PyTypes {
       case 'integer':
         return 'int';
       case 'number':
-        return 'float';
+        // A JSON number keeps what it was in an answer (`29`, not `29.0`); any number is accepted as input.
+        return this.kind === 'model' ? 'int | float' : 'float';
       case 'boolean':
         return 'bool';
       case 'null':

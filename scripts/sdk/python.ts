@@ -10,7 +10,7 @@ import type { RouteDef } from '../../src/http/route.js';
 import type { SdkOperation } from './generate.js';
 import { SDK_MODELS } from './names.js';
 import { pythonResources, type PyOp } from './python-resources.js';
-import { PyTypes, docstring, pascal, pyName, pyStr, snake, type Schema } from './python-types.js';
+import { PyTypes, codeOnly, docstring, pascal, pyName, pyStr, snake, type Schema } from './python-types.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 
 export const PYTHON_PACKAGE = 'packages/sdk-python/src/offerkit/_generated';
@@ -184,12 +184,12 @@ function modelsModule(
     '"""The answers of every operation, the 402 body and the webhook events, as pydantic models.\n\n',
     'Fields keep the API\'s names. Each model accepts fields this version does not know (a newer service).\n"""\n\n',
     'from __future__ import annotations\n\n',
-    'from typing import Any, Literal, Union\n\n',
+    '{typing}',
     '{pydantic}',
     'from typing_extensions import TypeAlias\n\n',
     'from .._models import OfferkitModel\n\n',
     '__all__ = [\n',
-    ...[
+    ...sortAll([
       ...models.names,
       ...aliases.map((a) => a.split(':')[0]),
       'WebhookEventBase',
@@ -199,7 +199,7 @@ function modelsModule(
       'WebhookEventType',
       'WEBHOOK_EVENT_TYPES',
       'WEBHOOK_EVENT_MODELS',
-    ].map((n) => `    ${pyStr(n)},\n`),
+    ]).map((n) => `    ${pyStr(n)},\n`),
     ']\n\n',
   ];
   for (const block of models.blocks) out.push('\n', block, '\n');
@@ -230,9 +230,9 @@ function modelsModule(
     '    type: str\n',
     '    data: dict[str, object]\n',
     '\n\n#: Every event: check which with `isinstance` (or `match`), and `data` is typed.\n',
-    'WebhookEvent: TypeAlias = Union[\n',
-    ...events.map((e) => `    ${e.cls},\n`),
-    '    UnknownWebhookEvent,\n]\n\n',
+    'WebhookEvent: TypeAlias = (\n',
+    ...events.map((e, i) => `    ${i ? '| ' : ''}${e.cls}\n`),
+    '    | UnknownWebhookEvent\n)\n\n',
     '#: The event types this version knows, in catalog order.\n',
     `WebhookEventType: TypeAlias = Literal[\n${events.map((e) => `    ${pyStr(e.type)},\n`).join('')}]\n\n`,
     `WEBHOOK_EVENT_TYPES: tuple[WebhookEventType, ...] = (\n${events.map((e) => `    ${pyStr(e.type)},\n`).join('')})\n\n`,
@@ -242,8 +242,19 @@ function modelsModule(
     '}\n',
   );
   const text = out.join('');
-  const pydantic = ['Field', 'JsonValue'].filter((n) => new RegExp(`\\b${n}\\b`).test(text.split('__all__')[1]));
-  return text.replace('{pydantic}', pydantic.length ? `from pydantic import ${pydantic.join(', ')}\n` : '');
+  const code = codeOnly(text.split('__all__')[1]);
+  const pick = (names: string[]) => names.filter((n) => new RegExp(`\\b${n}\\b`).test(code));
+  const typing = pick(['Any', 'Literal']);
+  const pydantic = pick(['Field', 'JsonValue']);
+  return text
+    .replace('{typing}', typing.length ? `from typing import ${typing.join(', ')}\n\n` : '')
+    .replace('{pydantic}', pydantic.length ? `from pydantic import ${pydantic.join(', ')}\n` : '');
+}
+
+/** `__all__` in the order ruff (RUF022) keeps it: constants, then classes, then the rest, each alphabetical. */
+function sortAll(names: string[]): string[] {
+  const rank = (n: string) => (/^[A-Z0-9_]+$/.test(n) ? 0 : /^[A-Z]/.test(n) ? 1 : 2);
+  return [...names].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 function paramsModule(params: PyTypes): string {
@@ -253,12 +264,12 @@ function paramsModule(params: PyTypes): string {
     'from __future__ import annotations\n\n',
     '{imports}',
     '__all__ = [\n',
-    ...params.names.map((n) => `    ${pyStr(n)},\n`),
+    ...sortAll(params.names).map((n) => `    ${pyStr(n)},\n`),
     ']\n\n',
   ];
   for (const block of params.blocks) out.push('\n', block, '\n');
   const text = out.join('');
-  const body = params.blocks.join('');
+  const body = codeOnly(params.blocks.join(''));
   const pick = (names: string[]) => names.filter((n) => new RegExp(`\\b${n}\\b`).test(body));
   const line = (from: string, names: string[]) => (names.length ? `from ${from} import ${names.join(', ')}\n` : '');
   const imports =

@@ -30,8 +30,8 @@ from ._errors import (
     RateLimitError,
     WebhookVerificationError,
 )
-from ._generated.models import UnknownWebhookEvent, WebhookEvent, WebhookEventType, WEBHOOK_EVENT_TYPES
 from ._generated import names as _names
+from ._generated.models import WEBHOOK_EVENT_TYPES, UnknownWebhookEvent, WebhookEvent, WebhookEventType
 from ._generated.names import *  # noqa: F403
 from ._generated.operations import OPERATIONS
 from ._models import OfferkitModel
@@ -43,6 +43,9 @@ from ._version import __version__
 from ._webhooks import HeadersLike, sign_webhook, verify_webhook
 
 __all__ = [
+    "NOT_GIVEN",
+    "OPERATIONS",
+    "WEBHOOK_EVENT_TYPES",
     "APIConnectionError",
     "APIError",
     "APIResponse",
@@ -62,10 +65,8 @@ __all__ = [
     "HeadersLike",
     "InternalServerError",
     "LimitReachedError",
-    "NOT_GIVEN",
     "NotFoundError",
     "NotGiven",
-    "OPERATIONS",
     "OfferkitError",
     "OfferkitModel",
     "Operation",
@@ -78,7 +79,6 @@ __all__ = [
     "ResponseInfo",
     "SecretClient",
     "UnknownWebhookEvent",
-    "WEBHOOK_EVENT_TYPES",
     "WebhookEvent",
     "WebhookEventType",
     "WebhookVerificationError",

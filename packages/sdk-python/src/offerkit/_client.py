@@ -11,9 +11,8 @@ from datetime import datetime, timezone
 from types import TracebackType
 from typing import Literal
 
-from typing_extensions import Self
-
 import httpx
+from typing_extensions import Self
 
 from ._core import AsyncCore, ClientOptions, SyncCore
 from ._errors import OfferkitError

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -105,9 +106,10 @@ class BaseCore:
     def path_of(self, op: Operation, args: Sequence[str]) -> str:
         """The operation's path with the app id and the method's path arguments filled in."""
         path = op.path.replace("{appId}", quote(self.app_id, safe=""))
-        for name, value in zip(op.params, args):
+        for name, value in zip(op.params, args, strict=True):
             if not isinstance(value, str) or not value:
-                raise OfferkitError(f"{op.python_name}: {name} is required")
+                python_name = re.sub(r"[A-Z]", lambda m: "_" + m.group(0).lower(), name)
+                raise OfferkitError(f"{op.python_name}: {python_name} is required")
             path = path.replace("{" + name + "}", quote(value, safe=""))
         return path
 
@@ -246,7 +248,9 @@ class SyncCore(BaseCore):
         options: RequestOptions,
     ) -> Page[T]:
         def fetch(number: object) -> Page[T]:
-            model: Any = self.request(op, args, body=None, query={**query, "page": number}, cast_to=page, options=options)
+            model: Any = self.request(
+                op, args, body=None, query={**query, "page": number}, cast_to=page, options=options
+            )
             return Page(list(model.data), model.total, model.page, model.per_page, fetch)
 
         return fetch(query.get("page"))
@@ -366,4 +370,3 @@ class AsyncCore(BaseCore):
             return AsyncCursorPage(list(model.data), model.next_cursor, fetch)
 
         return AsyncPaginator(lambda: fetch(query.get("cursor")))
-

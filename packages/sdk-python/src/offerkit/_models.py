@@ -21,8 +21,8 @@ class OfferkitModel(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=())
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as the API sent it (its JSON field names), nested records included."""
-        return self.model_dump(by_alias=True, mode="json")
+        """The record as the API sent it: its JSON field names, only the fields it had, nested records included."""
+        return self.model_dump(by_alias=True, mode="json", exclude_unset=True)
 
 
 def strict_default() -> bool:

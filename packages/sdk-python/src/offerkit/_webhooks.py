@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Protocol, Union, cast
+from typing import Any, Protocol, TypeAlias, cast
 
 from ._errors import WebhookVerificationError
 from ._generated.models import WEBHOOK_EVENT_MODELS, UnknownWebhookEvent, WebhookEvent
@@ -27,7 +27,7 @@ class SupportsItems(Protocol):
     def items(self) -> Iterable[tuple[str, Any]]: ...
 
 
-HeadersLike = Union[Mapping[str, str], SupportsItems]
+HeadersLike: TypeAlias = Mapping[str, str] | SupportsItems
 
 
 def _header(headers: HeadersLike, name: str) -> str | None:

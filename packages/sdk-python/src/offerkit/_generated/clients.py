@@ -4,60 +4,65 @@
 from __future__ import annotations
 
 from .._core import AsyncCore, SyncCore
-from .resources.access import AccessResource
-from .resources.access import AsyncAccessResource
-from .resources.access import AsyncPublishableAccessResource
-from .resources.access import PublishableAccessResource
-from .resources.accounts import AccountsResource
-from .resources.accounts import AsyncAccountsResource
-from .resources.addons import AddonsResource
-from .resources.addons import AsyncAddonsResource
-from .resources.analytics import AnalyticsResource
-from .resources.analytics import AsyncAnalyticsResource
-from .resources.apps import AppsResource
-from .resources.apps import AsyncAppsResource
-from .resources.cancel_flows import AsyncCancelFlowsResource
-from .resources.cancel_flows import CancelFlowsResource
-from .resources.cancel_sessions import AccountTokenCancelSessionsResource
-from .resources.cancel_sessions import AsyncAccountTokenCancelSessionsResource
-from .resources.cancel_sessions import AsyncCancelSessionsResource
-from .resources.cancel_sessions import CancelSessionsResource
-from .resources.checkouts import AsyncCheckoutsResource
-from .resources.checkouts import AsyncPublishableCheckoutsResource
-from .resources.checkouts import CheckoutsResource
-from .resources.checkouts import PublishableCheckoutsResource
-from .resources.entitlements import AsyncEntitlementsResource
-from .resources.entitlements import EntitlementsResource
-from .resources.events import AsyncEventsResource
-from .resources.events import EventsResource
-from .resources.incentives import AsyncIncentivesResource
-from .resources.incentives import IncentivesResource
-from .resources.offers import AsyncOffersResource
-from .resources.offers import AsyncPublishableOffersResource
-from .resources.offers import OffersResource
-from .resources.offers import PublishableOffersResource
-from .resources.payments import AsyncPaymentsResource
-from .resources.payments import PaymentsResource
-from .resources.plans import AsyncPlansResource
-from .resources.plans import AsyncPublishablePlansResource
-from .resources.plans import PlansResource
-from .resources.plans import PublishablePlansResource
-from .resources.reports import AsyncReportsResource
-from .resources.reports import ReportsResource
-from .resources.reservations import AsyncPublishableReservationsResource
-from .resources.reservations import AsyncReservationsResource
-from .resources.reservations import PublishableReservationsResource
-from .resources.reservations import ReservationsResource
-from .resources.subscriptions import AccountTokenSubscriptionsResource
-from .resources.subscriptions import AsyncAccountTokenSubscriptionsResource
-from .resources.subscriptions import AsyncSubscriptionsResource
-from .resources.subscriptions import SubscriptionsResource
-from .resources.usage import AsyncPublishableUsageResource
-from .resources.usage import AsyncUsageResource
-from .resources.usage import PublishableUsageResource
-from .resources.usage import UsageResource
-from .resources.webhooks import AsyncWebhooksResource
-from .resources.webhooks import WebhooksResource
+from .resources.access import (
+    AccessResource,
+    AsyncAccessResource,
+    AsyncPublishableAccessResource,
+    PublishableAccessResource,
+)
+from .resources.accounts import AccountsResource, AsyncAccountsResource
+from .resources.addons import AddonsResource, AsyncAddonsResource
+from .resources.analytics import AnalyticsResource, AsyncAnalyticsResource
+from .resources.apps import AppsResource, AsyncAppsResource
+from .resources.cancel_flows import AsyncCancelFlowsResource, CancelFlowsResource
+from .resources.cancel_sessions import (
+    AccountTokenCancelSessionsResource,
+    AsyncAccountTokenCancelSessionsResource,
+    AsyncCancelSessionsResource,
+    CancelSessionsResource,
+)
+from .resources.checkouts import (
+    AsyncCheckoutsResource,
+    AsyncPublishableCheckoutsResource,
+    CheckoutsResource,
+    PublishableCheckoutsResource,
+)
+from .resources.entitlements import AsyncEntitlementsResource, EntitlementsResource
+from .resources.events import AsyncEventsResource, EventsResource
+from .resources.incentives import AsyncIncentivesResource, IncentivesResource
+from .resources.offers import (
+    AsyncOffersResource,
+    AsyncPublishableOffersResource,
+    OffersResource,
+    PublishableOffersResource,
+)
+from .resources.payments import AsyncPaymentsResource, PaymentsResource
+from .resources.plans import (
+    AsyncPlansResource,
+    AsyncPublishablePlansResource,
+    PlansResource,
+    PublishablePlansResource,
+)
+from .resources.reports import AsyncReportsResource, ReportsResource
+from .resources.reservations import (
+    AsyncPublishableReservationsResource,
+    AsyncReservationsResource,
+    PublishableReservationsResource,
+    ReservationsResource,
+)
+from .resources.subscriptions import (
+    AccountTokenSubscriptionsResource,
+    AsyncAccountTokenSubscriptionsResource,
+    AsyncSubscriptionsResource,
+    SubscriptionsResource,
+)
+from .resources.usage import (
+    AsyncPublishableUsageResource,
+    AsyncUsageResource,
+    PublishableUsageResource,
+    UsageResource,
+)
+from .resources.webhooks import AsyncWebhooksResource, WebhooksResource
 
 
 class SecretResources:

@@ -6,7 +6,7 @@ Fields keep the API's names. Each model accepts fields this version does not kno
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import Field
 from typing_extensions import TypeAlias
@@ -14,160 +14,160 @@ from typing_extensions import TypeAlias
 from .._models import OfferkitModel
 
 __all__ = [
-    "SubscriptionPause",
-    "SubscriptionPendingChangeDiscount",
-    "SubscriptionPendingChange",
-    "SubscriptionDiscount",
-    "Subscription",
-    "Account",
-    "AccessPlan",
-    "AccessEntitlement",
+    "WEBHOOK_EVENT_MODELS",
+    "WEBHOOK_EVENT_TYPES",
     "Access",
-    "PricingCard",
-    "PlanEntitlement",
-    "Plan",
-    "EntitlementOverage",
-    "Entitlement",
-    "Addon",
-    "Incentive",
-    "UsageCounter",
-    "OfferPlanPrice",
-    "OfferPlanExtras",
-    "OfferPlan",
-    "OfferBump",
-    "Offer",
-    "PublicOfferOffer",
-    "PublicOfferPlanPlan",
-    "PublicOfferPlanPrice",
-    "PublicOfferPlanEntitlement",
-    "PublicOfferPlan",
-    "PublicOfferBump",
-    "PublicOffer",
-    "CheckoutRefundPayment",
-    "CheckoutRefund",
-    "Checkout",
-    "CancelFlowStep",
-    "CancelFlow",
-    "CancelSessionFlow",
-    "CancelSessionStepAnswer",
-    "CancelSessionStep",
-    "CancelSessionProgress",
-    "CancelSessionOffer",
-    "CancelSessionAccountSubscription",
-    "CancelSessionAccount",
-    "CancelSessionAnswersValue",
-    "CancelSession",
-    "WebhookEndpointStats",
-    "WebhookEndpoint",
-    "AppPlanChangePolicy",
-    "App",
-    "LimitReachedEntitlement",
-    "LimitReachedOffer",
-    "LimitReachedBody",
-    "AppsDeleteResponse",
-    "AppsRegenerateSecretKeyResponse",
-    "AppsRegeneratePublicKeyResponse",
-    "AccountsListItem",
-    "AccountsListResponse",
+    "AccessEntitlement",
+    "AccessPlan",
+    "Account",
+    "AccountAddonGrantedEvent",
+    "AccountAddonGrantedEventData",
+    "AccountCreatedEvent",
+    "AccountCreatedEventData",
+    "AccountDeletedEvent",
+    "AccountIncentiveAppliedEvent",
+    "AccountIncentiveAppliedEventData",
+    "AccountIncentiveAppliedEventDataPrevious",
+    "AccountIncentiveRemovedEvent",
+    "AccountPlanChangedEvent",
+    "AccountPlanChangedEventData",
+    "AccountPlanChangedEventDataPrevious",
+    "AccountUpdatedEvent",
+    "AccountUpdatedEventData",
     "AccountsCountResponse",
     "AccountsCreateTokenResponse",
+    "AccountsListItem",
+    "AccountsListResponse",
     "AccountsUpgradeLinkResponse",
-    "ReservationsCreateResponse",
-    "UsageIngestResult",
-    "UsageIngestResponse",
-    "AnalyticsSummaryEntitlement",
-    "AnalyticsSummaryResponse",
-    "AnalyticsUpgradesByEntitlementItem",
-    "AnalyticsUpgradesResponse",
-    "AnalyticsTopAccountsItem",
-    "AnalyticsTopAccountsResponse",
-    "AnalyticsTimeseriesPoint",
-    "AnalyticsTimeseriesResponse",
+    "Addon",
     "AnalyticsEventsItem",
     "AnalyticsEventsResponse",
-    "ReportsListItem",
-    "WebhooksListItem",
-    "WebhooksSendTestPayload",
-    "WebhooksSendTestResponse",
-    "WebhooksListDeliveriesResponse",
+    "AnalyticsSummaryEntitlement",
+    "AnalyticsSummaryResponse",
+    "AnalyticsTimeseriesPoint",
+    "AnalyticsTimeseriesResponse",
+    "AnalyticsTopAccountsItem",
+    "AnalyticsTopAccountsResponse",
+    "AnalyticsUpgradesByEntitlementItem",
+    "AnalyticsUpgradesResponse",
+    "App",
+    "AppPlanChangePolicy",
+    "AppsDeleteResponse",
+    "AppsRegeneratePublicKeyResponse",
+    "AppsRegenerateSecretKeyResponse",
+    "CancelFlow",
+    "CancelFlowCancelledEvent",
+    "CancelFlowSavedEvent",
+    "CancelFlowSavedEventData",
+    "CancelFlowStep",
+    "CancelFlowsCapabilitiesResponse",
+    "CancelFlowsListItem",
+    "CancelFlowsPreviewOfferResponse",
+    "CancelFlowsStatsOffer",
+    "CancelFlowsStatsReason",
+    "CancelFlowsStatsResponse",
+    "CancelFlowsStatsRevenueKeptItem",
+    "CancelSession",
+    "CancelSessionAccount",
+    "CancelSessionAccountSubscription",
+    "CancelSessionAnswersValue",
+    "CancelSessionFlow",
+    "CancelSessionOffer",
+    "CancelSessionProgress",
+    "CancelSessionStep",
+    "CancelSessionStepAnswer",
+    "CancelSessionsListResponse",
+    "Checkout",
+    "CheckoutCompletedEvent",
+    "CheckoutCompletedEventData",
+    "CheckoutRefund",
+    "CheckoutRefundPayment",
+    "CheckoutsListResponse",
+    "Entitlement",
+    "EntitlementOverage",
     "EventsListResponse",
-    "PaymentsGetWebhook",
-    "PaymentsGetResponse",
+    "Incentive",
+    "IncentiveCreatedEvent",
+    "IncentiveCreatedEventData",
+    "IncentiveDeletedEvent",
+    "IncentiveUpdatedEvent",
+    "IncentiveUpdatedEventData",
+    "LimitReachedBody",
+    "LimitReachedEntitlement",
+    "LimitReachedOffer",
+    "Offer",
+    "OfferBump",
+    "OfferPlan",
+    "OfferPlanExtras",
+    "OfferPlanPrice",
     "OffersPreviewAccount",
-    "OffersPreviewPlanChange",
     "OffersPreviewPlan",
+    "OffersPreviewPlanChange",
     "OffersPreviewResponse",
-    "OffersStatsUpgradeLinks",
+    "OffersStatsByBumpItem",
     "OffersStatsByPlanItem",
     "OffersStatsByRefItem",
-    "OffersStatsByBumpItem",
     "OffersStatsResponse",
-    "PlanChangeProration",
+    "OffersStatsUpgradeLinks",
+    "PaymentsGetResponse",
+    "PaymentsGetWebhook",
+    "Plan",
     "PlanChange",
-    "CheckoutsListResponse",
+    "PlanChangeProration",
+    "PlanCreatedEvent",
+    "PlanCreatedEventData",
+    "PlanDeletedEvent",
+    "PlanEntitlement",
+    "PlanUpdatedEvent",
+    "PlanUpdatedEventData",
+    "PricingCard",
+    "PublicOffer",
+    "PublicOfferBump",
+    "PublicOfferOffer",
+    "PublicOfferPlan",
+    "PublicOfferPlanEntitlement",
+    "PublicOfferPlanPlan",
+    "PublicOfferPlanPrice",
+    "ReportsListItem",
+    "ReservationsCreateResponse",
+    "Subscription",
+    "SubscriptionCancelledEvent",
+    "SubscriptionChangeScheduledEvent",
+    "SubscriptionChangedEvent",
+    "SubscriptionChangedEventData",
+    "SubscriptionChangedEventDataPrevious",
+    "SubscriptionChangedEventDataProration",
+    "SubscriptionDiscount",
+    "SubscriptionPause",
+    "SubscriptionPausedEvent",
+    "SubscriptionPendingChange",
+    "SubscriptionPendingChangeDiscount",
+    "SubscriptionRenewedEvent",
+    "SubscriptionResumedEvent",
+    "SubscriptionUntrackedEvent",
+    "SubscriptionUntrackedEventData",
+    "SubscriptionsChangeResponse",
     "SubscriptionsListItem",
     "SubscriptionsListResponse",
     "SubscriptionsUntrackedItem",
     "SubscriptionsUntrackedResponse",
-    "SubscriptionsChangeResponse",
-    "CancelFlowsListItem",
-    "CancelFlowsCapabilitiesResponse",
-    "CancelFlowsStatsRevenueKeptItem",
-    "CancelFlowsStatsReason",
-    "CancelFlowsStatsOffer",
-    "CancelFlowsStatsResponse",
-    "CancelFlowsPreviewOfferResponse",
-    "CancelSessionsListResponse",
-    "AccountCreatedEventData",
-    "AccountUpdatedEventData",
-    "AccountPlanChangedEventDataPrevious",
-    "AccountPlanChangedEventData",
-    "AccountIncentiveAppliedEventDataPrevious",
-    "AccountIncentiveAppliedEventData",
-    "AccountAddonGrantedEventData",
-    "UsageLimitWarningEventDataObject",
-    "UsageLimitWarningEventData",
-    "PlanCreatedEventData",
-    "PlanUpdatedEventData",
-    "IncentiveCreatedEventData",
-    "IncentiveUpdatedEventData",
-    "CheckoutCompletedEventData",
-    "SubscriptionChangedEventDataPrevious",
-    "SubscriptionChangedEventDataProration",
-    "SubscriptionChangedEventData",
-    "SubscriptionUntrackedEventData",
-    "CancelFlowSavedEventData",
-    "WebhookEventBase",
-    "AccountCreatedEvent",
-    "AccountUpdatedEvent",
-    "AccountDeletedEvent",
-    "AccountPlanChangedEvent",
-    "AccountIncentiveAppliedEvent",
-    "AccountIncentiveRemovedEvent",
-    "AccountAddonGrantedEvent",
-    "UsageLimitWarningEvent",
-    "UsageLimitReachedEvent",
-    "PlanCreatedEvent",
-    "PlanUpdatedEvent",
-    "PlanDeletedEvent",
-    "IncentiveCreatedEvent",
-    "IncentiveUpdatedEvent",
-    "IncentiveDeletedEvent",
-    "CheckoutCompletedEvent",
-    "SubscriptionRenewedEvent",
-    "SubscriptionCancelledEvent",
-    "SubscriptionPausedEvent",
-    "SubscriptionResumedEvent",
-    "SubscriptionChangedEvent",
-    "SubscriptionUntrackedEvent",
-    "SubscriptionChangeScheduledEvent",
-    "CancelFlowSavedEvent",
-    "CancelFlowCancelledEvent",
     "UnknownWebhookEvent",
+    "UsageCounter",
+    "UsageIngestResponse",
+    "UsageIngestResult",
+    "UsageLimitReachedEvent",
+    "UsageLimitWarningEvent",
+    "UsageLimitWarningEventData",
+    "UsageLimitWarningEventDataObject",
+    "WebhookEndpoint",
+    "WebhookEndpointStats",
     "WebhookEvent",
+    "WebhookEventBase",
     "WebhookEventType",
-    "WEBHOOK_EVENT_TYPES",
-    "WEBHOOK_EVENT_MODELS",
+    "WebhooksListDeliveriesResponse",
+    "WebhooksListItem",
+    "WebhooksSendTestPayload",
+    "WebhooksSendTestResponse",
 ]
 
 
@@ -180,15 +180,15 @@ class SubscriptionPause(OfferkitModel):
 
 
 class SubscriptionPendingChangeDiscount(OfferkitModel):
-    percent: float
-    cycles: float
-    regular_price: float
+    percent: int | float
+    cycles: int | float
+    regular_price: int | float
 
 
 class SubscriptionPendingChange(OfferkitModel):
     plan: str
     interval: Literal["month", "year"]
-    price: float
+    price: int | float
     currency: str
     discount: SubscriptionPendingChangeDiscount | None
     requested_at: str
@@ -198,9 +198,9 @@ class SubscriptionPendingChange(OfferkitModel):
 
 
 class SubscriptionDiscount(OfferkitModel):
-    percent: float
-    cycles_left: float
-    regular_price: float
+    percent: int | float
+    cycles_left: int | float
+    regular_price: int | float
 
 
 class Subscription(OfferkitModel):
@@ -209,7 +209,7 @@ class Subscription(OfferkitModel):
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
-    price: float
+    price: int | float
     currency: str
     renews_at: str | None
     pause: SubscriptionPause | None
@@ -250,9 +250,9 @@ class AccessEntitlement(OfferkitModel):
     feature: str
     name: str
     type: Literal["usage", "boolean"]
-    usage: float
-    max: float | None
-    left: float | None
+    usage: int | float
+    max: int | float | None
+    left: int | float | None
     can: bool
 
 
@@ -267,15 +267,15 @@ class Access(OfferkitModel):
 class PricingCard(OfferkitModel):
     plan_id: str
     title: str
-    monthlyPrice: float | None = None
-    yearlyPrice: float | None = None
+    monthlyPrice: int | float | None = None
+    yearlyPrice: int | float | None = None
     currency: str | None = None
     isFree: bool
 
 
 class PlanEntitlement(OfferkitModel):
     id: str
-    max: float | None
+    max: int | float | None
 
 
 class Plan(OfferkitModel):
@@ -328,20 +328,20 @@ class Incentive(OfferkitModel):
 
 class UsageCounter(OfferkitModel):
     entitlement: str
-    count: float
+    count: int | float
 
 
 class OfferPlanPrice(OfferkitModel):
     interval: Literal["month", "year"]
     currency: str
-    amount: float
-    cycles: float | None
+    amount: int | float
+    cycles: int | float | None
 
 
 class OfferPlanExtras(OfferkitModel):
     entitlements: list[PlanEntitlement]
     addons: list[str]
-    cycles: float | None
+    cycles: int | float | None
 
 
 class OfferPlan(OfferkitModel):
@@ -353,7 +353,7 @@ class OfferPlan(OfferkitModel):
 class OfferBump(OfferkitModel):
     id: str
     name: str
-    price: float
+    price: int | float
     currency: str
     addon: str
 
@@ -371,8 +371,8 @@ class Offer(OfferkitModel):
     starts_at: str | None
     expires_at: str | None
     fallback: str | None
-    redemptions: float
-    views: float
+    redemptions: int | float
+    views: int | float
     published: bool
     published_at: str | None
     archived_at: str | None
@@ -396,16 +396,16 @@ class PublicOfferPlanPlan(OfferkitModel):
 class PublicOfferPlanPrice(OfferkitModel):
     interval: Literal["month", "year"]
     currency: str
-    price: float
-    list_price: float
-    cycles: float | None
+    price: int | float
+    list_price: int | float
+    cycles: int | float | None
 
 
 class PublicOfferPlanEntitlement(OfferkitModel):
     id: str
     name: str
     type: Literal["usage", "boolean"]
-    max: float | None
+    max: int | float | None
 
 
 class PublicOfferPlan(OfferkitModel):
@@ -418,7 +418,7 @@ class PublicOfferPlan(OfferkitModel):
 class PublicOfferBump(OfferkitModel):
     id: str
     name: str
-    price: float
+    price: int | float
     currency: str
 
 
@@ -433,12 +433,12 @@ class PublicOffer(OfferkitModel):
 class CheckoutRefundPayment(OfferkitModel):
     payment_id: str
     refund_id: str
-    amount: float
+    amount: int | float
 
 
 class CheckoutRefund(OfferkitModel):
     status: Literal["refunded", "none"]
-    amount: float
+    amount: int | float
     currency: str | None
     payments: list[CheckoutRefundPayment]
     refunded_at: str
@@ -451,9 +451,9 @@ class Checkout(OfferkitModel):
     plan: str
     interval: Literal["month", "year"]
     currency: str
-    price: float
-    list_price: float
-    cycles: float | None
+    price: int | float
+    list_price: int | float
+    cycles: int | float | None
     extras: OfferPlanExtras
     bumps: list[PublicOfferBump]
     account: str | None
@@ -506,8 +506,8 @@ class CancelSessionStep(OfferkitModel):
 
 
 class CancelSessionProgress(OfferkitModel):
-    index: float
-    total: float
+    index: int | float
+    total: int | float
 
 
 class CancelSessionOffer(OfferkitModel):
@@ -522,7 +522,7 @@ class CancelSessionOffer(OfferkitModel):
 
 
 class CancelSessionAccountSubscription(OfferkitModel):
-    price: float
+    price: int | float
     currency: str
     interval: str
     renews_at: str | None
@@ -557,13 +557,13 @@ class CancelSession(OfferkitModel):
 
 
 class WebhookEndpointStats(OfferkitModel):
-    total: float
-    succeeded: float
-    failed: float
-    pending: float
+    total: int | float
+    succeeded: int | float
+    failed: int | float
+    pending: int | float
     last_delivery_at: str | None
     last_status: str | None
-    last_response_status: float | None
+    last_response_status: int | float | None
 
 
 class WebhookEndpoint(OfferkitModel):
@@ -601,8 +601,8 @@ class App(OfferkitModel):
 class LimitReachedEntitlement(OfferkitModel):
     id: str
     name: str
-    usage: float
-    max: float
+    usage: int | float
+    max: int | float
 
 
 class LimitReachedOffer(OfferkitModel):
@@ -611,10 +611,10 @@ class LimitReachedOffer(OfferkitModel):
     plan: CancelSessionFlow
     interval: Literal["month", "year"]
     currency: str
-    price: float
-    list_price: float
-    cycles: float | None
-    new_limit: float | None
+    price: int | float
+    list_price: int | float
+    cycles: int | float | None
+    new_limit: int | float | None
     checkout_url: str | None
     expires_at: str | None
 
@@ -655,13 +655,13 @@ class AccountsListItem(OfferkitModel):
 
 class AccountsListResponse(OfferkitModel):
     data: list[AccountsListItem]
-    total: float
-    page: float
-    per_page: float
+    total: int | float
+    page: int | float
+    per_page: int | float
 
 
 class AccountsCountResponse(OfferkitModel):
-    count: float
+    count: int | float
 
 
 class AccountsCreateTokenResponse(OfferkitModel):
@@ -676,7 +676,7 @@ class AccountsUpgradeLinkResponse(OfferkitModel):
     offer: str | None
     interval: Literal["month", "year"]
     currency: str
-    price: float
+    price: int | float
     kind: Literal["pricing_page", "provider_approval"]
     url: str
     checkout: str | None
@@ -686,9 +686,9 @@ class ReservationsCreateResponse(OfferkitModel):
     id: str
     account: str
     entitlement: str
-    amount: float
+    amount: int | float
     status: Literal["held", "committed", "released", "expired"]
-    committed: float | None
+    committed: int | float | None
     expires_at: str
     created_at: str
     settled_at: str | None
@@ -698,7 +698,7 @@ class ReservationsCreateResponse(OfferkitModel):
 class UsageIngestResult(OfferkitModel):
     id: str
     status: Literal["applied", "blocked", "error"]
-    count: float | None
+    count: int | float | None
     error: str | None
     duplicate: bool
 
@@ -710,8 +710,8 @@ class UsageIngestResponse(OfferkitModel):
 class AnalyticsSummaryEntitlement(OfferkitModel):
     id: str
     name: str | None
-    calls: float
-    amount: float
+    calls: int | float
+    amount: int | float
 
 
 class AnalyticsSummaryResponse(OfferkitModel):
@@ -725,10 +725,10 @@ class AnalyticsSummaryResponse(OfferkitModel):
 
 class AnalyticsUpgradesByEntitlementItem(OfferkitModel):
     entitlement: str
-    limit_reached: float
-    link_shown: float
-    opened: float
-    paid: float
+    limit_reached: int | float
+    link_shown: int | float
+    opened: int | float
+    paid: int | float
 
 
 class AnalyticsUpgradesResponse(OfferkitModel):
@@ -736,18 +736,18 @@ class AnalyticsUpgradesResponse(OfferkitModel):
     """The time window, e.g. `30d`."""
     from_: str | None = Field(alias="from")
     to: str
-    limit_reached: float
-    link_shown: float
-    opened: float
-    paid: float
-    revenue: dict[str, float]
+    limit_reached: int | float
+    link_shown: int | float
+    opened: int | float
+    paid: int | float
+    revenue: dict[str, int | float]
     by_entitlement: list[AnalyticsUpgradesByEntitlementItem]
 
 
 class AnalyticsTopAccountsItem(OfferkitModel):
     account_id: str
-    calls: float
-    amount: float
+    calls: int | float
+    amount: int | float
 
 
 class AnalyticsTopAccountsResponse(OfferkitModel):
@@ -761,8 +761,8 @@ class AnalyticsTopAccountsResponse(OfferkitModel):
 
 class AnalyticsTimeseriesPoint(OfferkitModel):
     start: str
-    calls: float
-    amount: float
+    calls: int | float
+    amount: int | float
 
 
 class AnalyticsTimeseriesResponse(OfferkitModel):
@@ -778,8 +778,8 @@ class AnalyticsEventsItem(OfferkitModel):
     id: str
     account_id: str
     entitlement_id: str
-    amount: float
-    count: float | None
+    amount: int | float
+    count: int | float | None
     created_at: str
 
 
@@ -826,16 +826,17 @@ class WebhooksSendTestResponse(OfferkitModel):
     event_id: str
     event_type: str
     status: Literal["pending", "succeeded", "failed"]
-    attempts: float
+    attempts: int | float
     next_attempt_at: str | None
     last_attempt_at: str | None
-    response_status: float | None
+    response_status: int | float | None
     response_body: str | None
     error: str | None
-    duration_ms: float | None
+    duration_ms: int | float | None
     test: bool
     workflow_id: str | None
-    """The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, and while its start still waits in the outbox.
+    """The Temporal workflow that delivers it (the delivery id); null for a test delivery, sent at once without one, and
+    while its start still waits in the outbox.
     """
     created_at: str
     payload: WebhooksSendTestPayload
@@ -874,8 +875,8 @@ class OffersPreviewAccount(OfferkitModel):
 
 class OffersPreviewPlanChange(OfferkitModel):
     entitlement: str
-    current: float | None
-    new: float | None
+    current: int | float | None
+    new: int | float | None
 
 
 class OffersPreviewPlan(OfferkitModel):
@@ -893,49 +894,49 @@ class OffersPreviewResponse(OfferkitModel):
 
 
 class OffersStatsUpgradeLinks(OfferkitModel):
-    prepared: float
-    opened: float
-    completed: float
+    prepared: int | float
+    opened: int | float
+    completed: int | float
 
 
 class OffersStatsByPlanItem(OfferkitModel):
     plan: str
-    checkouts: float
-    completed: float
-    revenue: dict[str, float]
+    checkouts: int | float
+    completed: int | float
+    revenue: dict[str, int | float]
 
 
 class OffersStatsByRefItem(OfferkitModel):
     ref: str
-    checkouts: float
-    completed: float
-    revenue: dict[str, float]
+    checkouts: int | float
+    completed: int | float
+    revenue: dict[str, int | float]
 
 
 class OffersStatsByBumpItem(OfferkitModel):
     bump: str
-    completed: float
-    revenue: dict[str, float]
+    completed: int | float
+    revenue: dict[str, int | float]
 
 
 class OffersStatsResponse(OfferkitModel):
     offer: str
-    views: float
-    checkouts: float
-    completed: float
-    conversion: float
-    prepared: float
+    views: int | float
+    checkouts: int | float
+    completed: int | float
+    conversion: int | float
+    prepared: int | float
     upgrade_links: OffersStatsUpgradeLinks
-    revenue: dict[str, float]
+    revenue: dict[str, int | float]
     by_plan: list[OffersStatsByPlanItem]
     by_ref: list[OffersStatsByRefItem]
     by_bump: list[OffersStatsByBumpItem]
 
 
 class PlanChangeProration(OfferkitModel):
-    amount: float
+    amount: int | float
     currency: str
-    months_left: float
+    months_left: int | float
 
 
 class PlanChange(OfferkitModel):
@@ -944,7 +945,7 @@ class PlanChange(OfferkitModel):
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
-    price: float
+    price: int | float
     currency: str
     renews_at: str | None
     pause: SubscriptionPause | None
@@ -978,7 +979,7 @@ class SubscriptionsListItem(OfferkitModel):
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
-    price: float
+    price: int | float
     currency: str
     renews_at: str | None
     pause: SubscriptionPause | None
@@ -1017,7 +1018,7 @@ class SubscriptionsChangeResponse(OfferkitModel):
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
-    price: float
+    price: int | float
     currency: str
     renews_at: str | None
     pause: SubscriptionPause | None
@@ -1043,8 +1044,8 @@ class CancelFlowsListItem(OfferkitModel):
     steps: list[CancelFlowStep]
     created_at: str
     updated_at: str
-    sessions_30d: float
-    saves_30d: float
+    sessions_30d: int | float
+    saves_30d: int | float
 
 
 class CancelFlowsCapabilitiesResponse(OfferkitModel):
@@ -1057,39 +1058,39 @@ class CancelFlowsCapabilitiesResponse(OfferkitModel):
 
 class CancelFlowsStatsRevenueKeptItem(OfferkitModel):
     currency: str
-    monthly: float
-    saves: float
+    monthly: int | float
+    saves: int | float
 
 
 class CancelFlowsStatsReason(OfferkitModel):
     step: str
     answer: str
     label: str
-    count: float
+    count: int | float
 
 
 class CancelFlowsStatsOffer(OfferkitModel):
     kind: str
     source: str
-    shown: float
-    accepted: float
-    declined: float
-    acceptance_rate: float
+    shown: int | float
+    accepted: int | float
+    declined: int | float
+    acceptance_rate: int | float
 
 
 class CancelFlowsStatsResponse(OfferkitModel):
     flow: CancelSessionFlow
-    days: float
-    sessions: float
-    open: float
-    saved: float
-    cancelled: float
-    abandoned: float
-    save_rate: float
+    days: int | float
+    sessions: int | float
+    open: int | float
+    saved: int | float
+    cancelled: int | float
+    abandoned: int | float
+    save_rate: int | float
     revenue_kept: list[CancelFlowsStatsRevenueKeptItem]
     reasons: list[CancelFlowsStatsReason]
     offers: list[CancelFlowsStatsOffer]
-    dynamic_fallbacks: dict[str, float]
+    dynamic_fallbacks: dict[str, int | float]
 
 
 class CancelFlowsPreviewOfferResponse(OfferkitModel):
@@ -1175,12 +1176,12 @@ class CheckoutCompletedEventData(OfferkitModel):
 
 class SubscriptionChangedEventDataPrevious(OfferkitModel):
     plan: str
-    price: float
+    price: int | float
     interval: Literal["month", "year"]
 
 
 class SubscriptionChangedEventDataProration(OfferkitModel):
-    amount: float
+    amount: int | float
     currency: str
     status: Literal["captured", "not_approved"]
 
@@ -1332,7 +1333,8 @@ class SubscriptionRenewedEvent(WebhookEventBase):
 
 
 class SubscriptionCancelledEvent(WebhookEventBase):
-    """`subscription.cancelled`: A subscription was cancelled or expired; the account moved to the free plan if there is one.
+    """`subscription.cancelled`: A subscription was cancelled or expired; the account moved to the free plan if there is
+    one.
     """
 
     type: Literal["subscription.cancelled"]
@@ -1354,7 +1356,9 @@ class SubscriptionResumedEvent(WebhookEventBase):
 
 
 class SubscriptionChangedEvent(WebhookEventBase):
-    """`subscription.changed`: A plan change the buyer approved at the provider was applied: at once (an upgrade, with its prorated difference when the policy is prorate_now) or at the renewal (a downgrade). Also a cancel flow discount or downgrade, once approved.
+    """`subscription.changed`: A plan change the buyer approved at the provider was applied: at once (an upgrade, with
+    its prorated difference when the policy is prorate_now) or at the renewal (a downgrade). Also a cancel flow
+    discount or downgrade, once approved.
     """
 
     type: Literal["subscription.changed"]
@@ -1362,7 +1366,9 @@ class SubscriptionChangedEvent(WebhookEventBase):
 
 
 class SubscriptionUntrackedEvent(WebhookEventBase):
-    """`subscription.untracked`: The reconciler found a live provider subscription offerkit made but does not track as the account's: a duplicate of its live subscription (cancelled at the provider) or one approved after its checkout expired (reported).
+    """`subscription.untracked`: The reconciler found a live provider subscription offerkit made but does not track as
+    the account's: a duplicate of its live subscription (cancelled at the provider) or one approved after its
+    checkout expired (reported).
     """
 
     type: Literal["subscription.untracked"]
@@ -1370,7 +1376,8 @@ class SubscriptionUntrackedEvent(WebhookEventBase):
 
 
 class SubscriptionChangeScheduledEvent(WebhookEventBase):
-    """`subscription.change_scheduled`: The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
+    """`subscription.change_scheduled`: The buyer approved a plan change that applies at the next renewal (a downgrade
+    by default): the account keeps its plan until then; the subscription's pending_change says what comes.
     """
 
     type: Literal["subscription.change_scheduled"]
@@ -1385,7 +1392,8 @@ class CancelFlowSavedEvent(WebhookEventBase):
 
 
 class CancelFlowCancelledEvent(WebhookEventBase):
-    """`cancel_flow.cancelled`: A customer finished a cancel flow and cancelled; provider subscriptions are already cancelled.
+    """`cancel_flow.cancelled`: A customer finished a cancel flow and cancelled; provider subscriptions are already
+    cancelled.
     """
 
     type: Literal["cancel_flow.cancelled"]
@@ -1400,34 +1408,34 @@ class UnknownWebhookEvent(WebhookEventBase):
 
 
 #: Every event: check which with `isinstance` (or `match`), and `data` is typed.
-WebhookEvent: TypeAlias = Union[
-    AccountCreatedEvent,
-    AccountUpdatedEvent,
-    AccountDeletedEvent,
-    AccountPlanChangedEvent,
-    AccountIncentiveAppliedEvent,
-    AccountIncentiveRemovedEvent,
-    AccountAddonGrantedEvent,
-    UsageLimitWarningEvent,
-    UsageLimitReachedEvent,
-    PlanCreatedEvent,
-    PlanUpdatedEvent,
-    PlanDeletedEvent,
-    IncentiveCreatedEvent,
-    IncentiveUpdatedEvent,
-    IncentiveDeletedEvent,
-    CheckoutCompletedEvent,
-    SubscriptionRenewedEvent,
-    SubscriptionCancelledEvent,
-    SubscriptionPausedEvent,
-    SubscriptionResumedEvent,
-    SubscriptionChangedEvent,
-    SubscriptionUntrackedEvent,
-    SubscriptionChangeScheduledEvent,
-    CancelFlowSavedEvent,
-    CancelFlowCancelledEvent,
-    UnknownWebhookEvent,
-]
+WebhookEvent: TypeAlias = (
+    AccountCreatedEvent
+    | AccountUpdatedEvent
+    | AccountDeletedEvent
+    | AccountPlanChangedEvent
+    | AccountIncentiveAppliedEvent
+    | AccountIncentiveRemovedEvent
+    | AccountAddonGrantedEvent
+    | UsageLimitWarningEvent
+    | UsageLimitReachedEvent
+    | PlanCreatedEvent
+    | PlanUpdatedEvent
+    | PlanDeletedEvent
+    | IncentiveCreatedEvent
+    | IncentiveUpdatedEvent
+    | IncentiveDeletedEvent
+    | CheckoutCompletedEvent
+    | SubscriptionRenewedEvent
+    | SubscriptionCancelledEvent
+    | SubscriptionPausedEvent
+    | SubscriptionResumedEvent
+    | SubscriptionChangedEvent
+    | SubscriptionUntrackedEvent
+    | SubscriptionChangeScheduledEvent
+    | CancelFlowSavedEvent
+    | CancelFlowCancelledEvent
+    | UnknownWebhookEvent
+)
 
 #: The event types this version knows, in catalog order.
 WebhookEventType: TypeAlias = Literal[

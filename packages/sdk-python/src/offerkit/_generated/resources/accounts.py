@@ -45,9 +45,11 @@ class AccountsResource(SyncResource):
     ) -> Page[AccountsListItem]:
         """Search accounts (newest first, paged)
 
-        `GET /apps/{appId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`page` / `per_page`).
 
-        `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that still apply.
+        `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that
+        still apply.
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -55,7 +57,8 @@ class AccountsResource(SyncResource):
             q: Text found in the id or name (any case), e.g. `ali`. Omitted: all.
             plan: Only accounts on this plan, e.g. `pro`. Omitted: any plan.
             incentive: Only accounts with this incentive, e.g. `launch`. Omitted: any.
-            has_incentive: `true`: only accounts whose incentive still applies; `false`: only those without. Omitted: both.
+            has_incentive: `true`: only accounts whose incentive still applies; `false`: only those without. Omitted:
+                both.
         """
         return self._core.page_list(
             OPS["accounts.list"],
@@ -101,7 +104,8 @@ class AccountsResource(SyncResource):
     ) -> Page[AccountsListItem]:
         """Accounts whose incentive applies (paged)
 
-        `GET /apps/{appId}/namespaces/with-incentive` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/namespaces/with-incentive` (secret key). The first page, already fetched; iterate it for
+        every item of every page (`page` / `per_page`).
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -140,8 +144,10 @@ class AccountsResource(SyncResource):
             id: The new account's id, your product's user or team id, e.g. `alice` (kept as sent).
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
-            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end.
+            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
+                update.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
+                it does not end.
         """
         return cast(
             Account,
@@ -198,13 +204,16 @@ class AccountsResource(SyncResource):
 
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
-        Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
-            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end.
+            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
+                update.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
+                it does not end.
         """
         return cast(
             Account,
@@ -375,12 +384,17 @@ class AccountsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/upgrade-link` (secret key)
 
-        Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
+        Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the
+        app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment
+        provider's approval page (`kind: provider_approval`), reused for the same account and selection within an
+        hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan
+        or offer has no price at that interval or the provider is not connected.
 
         Args:
             plan: The plan to buy, e.g. `pro`.
             interval: Billing interval. Omitted: monthly if priced so, else yearly.
-            offer: An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price.
+            offer: An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular
+                price.
         """
         return cast(
             AccountsUpgradeLinkResponse,
@@ -437,9 +451,11 @@ class AsyncAccountsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncPage[AccountsListItem], AccountsListItem]:
         """Search accounts (newest first, paged)
 
-        `GET /apps/{appId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`page` / `per_page`).
 
-        `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that still apply.
+        `q` matches the id or the name (case-insensitive substring). `has_incentive` counts only incentives that
+        still apply.
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -447,7 +463,8 @@ class AsyncAccountsResource(AsyncResource):
             q: Text found in the id or name (any case), e.g. `ali`. Omitted: all.
             plan: Only accounts on this plan, e.g. `pro`. Omitted: any plan.
             incentive: Only accounts with this incentive, e.g. `launch`. Omitted: any.
-            has_incentive: `true`: only accounts whose incentive still applies; `false`: only those without. Omitted: both.
+            has_incentive: `true`: only accounts whose incentive still applies; `false`: only those without. Omitted:
+                both.
         """
         return self._core.page_list(
             OPS["accounts.list"],
@@ -493,7 +510,8 @@ class AsyncAccountsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncPage[AccountsListItem], AccountsListItem]:
         """Accounts whose incentive applies (paged)
 
-        `GET /apps/{appId}/namespaces/with-incentive` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/namespaces/with-incentive` (secret key). The first page, already fetched; iterate it for
+        every item of every page (`page` / `per_page`).
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -532,8 +550,10 @@ class AsyncAccountsResource(AsyncResource):
             id: The new account's id, your product's user or team id, e.g. `alice` (kept as sent).
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
-            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end.
+            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
+                update.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
+                it does not end.
         """
         return cast(
             Account,
@@ -590,13 +610,16 @@ class AsyncAccountsResource(AsyncResource):
 
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
-        Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
-            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end.
+            incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
+                update.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
+                it does not end.
         """
         return cast(
             Account,
@@ -767,12 +790,17 @@ class AsyncAccountsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/upgrade-link` (secret key)
 
-        Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment provider's approval page (`kind: provider_approval`), reused for the same account and selection within an hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan or offer has no price at that interval or the provider is not connected.
+        Use it when a person wants to upgrade (or hit a limit) and needs a page to pay on: hand them `url`. It is the
+        app's checkout page with the selection (`kind: pricing_page`) when the app has one, else the payment
+        provider's approval page (`kind: provider_approval`), reused for the same account and selection within an
+        hour. Nothing is charged until the person approves and the provider confirms. 409 with `reason` when the plan
+        or offer has no price at that interval or the provider is not connected.
 
         Args:
             plan: The plan to buy, e.g. `pro`.
             interval: Billing interval. Omitted: monthly if priced so, else yearly.
-            offer: An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular price.
+            offer: An offer's id to buy the plan at the offer's price, e.g. `spring_sale`. Omitted: the regular
+                price.
         """
         return cast(
             AccountsUpgradeLinkResponse,

@@ -71,7 +71,9 @@ class AnalyticsResource(SyncResource):
 
         `GET /apps/{appId}/analytics/upgrades` (secret key)
 
-        `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+        `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402
+        answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval
+        links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -252,7 +254,9 @@ class AsyncAnalyticsResource(AsyncResource):
 
         `GET /apps/{appId}/analytics/upgrades` (secret key)
 
-        `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402 answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
+        `interval`: 7d, 30d, 60d, 6m, year or alltime; `entitlement` narrows to one limit. `limit_reached` counts 402
+        answers that offered an upgrade, `link_shown` those with a checkout link, `opened` the provider approval
+        links a 402 made that a buyer opened, `paid` those completed (with their first payments in `revenue`).
 
         Args:
             interval: The time window, e.g. `30d`.

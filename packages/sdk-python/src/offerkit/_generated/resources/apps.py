@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import cast
 
 from pydantic import JsonValue
 
@@ -71,7 +71,8 @@ class AppsResource(SyncResource):
 
         `PATCH /apps/{appId}` (secret key)
 
-        Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
+        Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored:
+        the keys change only through their regenerate routes. Any other field is a 400 naming it.
 
         Args:
             name: The app's new name, e.g. `Acme Cloud`. Omitted: unchanged.
@@ -227,7 +228,8 @@ class AsyncAppsResource(AsyncResource):
 
         `PATCH /apps/{appId}` (secret key)
 
-        Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored: the keys change only through their regenerate routes. Any other field is a 400 naming it.
+        Merges the sent fields (`name`, `plan`, `checkout_url`). Key fields (`api_key`, `public_key`) are ignored:
+        the keys change only through their regenerate routes. Any other field is a 400 naming it.
 
         Args:
             name: The app's new name, e.g. `Acme Cloud`. Omitted: unchanged.

@@ -91,7 +91,9 @@ class CancelFlowsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-flows` (secret key)
 
-        Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).
+        Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from
+        a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft`
+        unless `status` says `active`. Steps are validated as a whole (400 naming the step).
         """
         return cast(
             CancelFlow,
@@ -230,7 +232,8 @@ class CancelFlowsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
 
-        With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+        With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers
+        are on); without it, the first static offer matching the answers.
         """
         return cast(
             CancelFlowsPreviewOfferResponse,
@@ -329,7 +332,9 @@ class AsyncCancelFlowsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-flows` (secret key)
 
-        Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft` unless `status` says `active`. Steps are validated as a whole (400 naming the step).
+        Without `id` the flow is `default` (the flow sessions use when none is named). Without `steps` it starts from
+        a template: a reason question, a save offer chosen by the answer, and a confirm step. New flows are `draft`
+        unless `status` says `active`. Steps are validated as a whole (400 naming the step).
         """
         return cast(
             CancelFlow,
@@ -468,7 +473,8 @@ class AsyncCancelFlowsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
 
-        With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+        With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers
+        are on); without it, the first static offer matching the answers.
         """
         return cast(
             CancelFlowsPreviewOfferResponse,

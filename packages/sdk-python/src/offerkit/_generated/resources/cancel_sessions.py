@@ -36,7 +36,9 @@ class CancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions` (secret key, account token)
 
-        With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
+        With an account token the account comes from the token (naming another is 403) and only active flows start.
+        Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is
+        skipped.
         """
         return cast(
             CancelSession,
@@ -64,7 +66,8 @@ class CancelSessionsResource(SyncResource):
     ) -> CursorPage[CancelSession]:
         """Cancel sessions, newest first
 
-        `GET /apps/{appId}/cancel-sessions` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/cancel-sessions` (secret key). The first page, already fetched; iterate it for every item
+        of every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -205,7 +208,8 @@ class CancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
+        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
         """
         return cast(
             CancelSession,
@@ -233,7 +237,8 @@ class CancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/cancel` (secret key, account token)
 
-        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
+        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere
+        is only marked (`result.billing` is `external`).
         """
         return cast(
             CancelSession,
@@ -311,7 +316,9 @@ class AsyncCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions` (secret key, account token)
 
-        With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
+        With an account token the account comes from the token (naming another is 403) and only active flows start.
+        Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is
+        skipped.
         """
         return cast(
             CancelSession,
@@ -339,7 +346,8 @@ class AsyncCancelSessionsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncCursorPage[CancelSession], CancelSession]:
         """Cancel sessions, newest first
 
-        `GET /apps/{appId}/cancel-sessions` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/cancel-sessions` (secret key). The first page, already fetched; iterate it for every item
+        of every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -480,7 +488,8 @@ class AsyncCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
+        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
         """
         return cast(
             CancelSession,
@@ -508,7 +517,8 @@ class AsyncCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/cancel` (secret key, account token)
 
-        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
+        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere
+        is only marked (`result.billing` is `external`).
         """
         return cast(
             CancelSession,
@@ -586,7 +596,9 @@ class AccountTokenCancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions` (secret key, account token)
 
-        With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
+        With an account token the account comes from the token (naming another is 403) and only active flows start.
+        Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is
+        skipped.
         """
         return cast(
             CancelSession,
@@ -724,7 +736,8 @@ class AccountTokenCancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
+        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
         """
         return cast(
             CancelSession,
@@ -752,7 +765,8 @@ class AccountTokenCancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/cancel` (secret key, account token)
 
-        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
+        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere
+        is only marked (`result.billing` is `external`).
         """
         return cast(
             CancelSession,
@@ -829,7 +843,9 @@ class AsyncAccountTokenCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions` (secret key, account token)
 
-        With an account token the account comes from the token (naming another is 403) and only active flows start. Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is skipped.
+        With an account token the account comes from the token (naming another is 403) and only active flows start.
+        Without `flow`: `default`, else the first active flow. An offer step with no offer for the account is
+        skipped.
         """
         return cast(
             CancelSession,
@@ -967,7 +983,8 @@ class AsyncAccountTokenCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
+        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
         """
         return cast(
             CancelSession,
@@ -995,7 +1012,8 @@ class AsyncAccountTokenCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/cancel` (secret key, account token)
 
-        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere is only marked (`result.billing` is `external`).
+        Cancels the subscription at the provider and moves the account to the free plan; an account billed elsewhere
+        is only marked (`result.billing` is `external`).
         """
         return cast(
             CancelSession,

@@ -35,7 +35,8 @@ class CheckoutsResource(SyncResource):
     ) -> CursorPage[Checkout]:
         """Checkouts, newest first
 
-        `GET /apps/{appId}/checkouts` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/checkouts` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -91,7 +92,8 @@ class CheckoutsResource(SyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/complete` (secret key, publishable key)
 
-        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
+        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is
+        still activating (call again shortly).
         """
         return cast(
             Checkout,
@@ -119,7 +121,9 @@ class CheckoutsResource(SyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/expire` (secret key)
 
-        What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
+        What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The
+        provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer
+        approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
         """
         return cast(
             Checkout,
@@ -165,7 +169,8 @@ class AsyncCheckoutsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncCursorPage[Checkout], Checkout]:
         """Checkouts, newest first
 
-        `GET /apps/{appId}/checkouts` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/checkouts` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -221,7 +226,8 @@ class AsyncCheckoutsResource(AsyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/complete` (secret key, publishable key)
 
-        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
+        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is
+        still activating (call again shortly).
         """
         return cast(
             Checkout,
@@ -249,7 +255,9 @@ class AsyncCheckoutsResource(AsyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/expire` (secret key)
 
-        What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
+        What the 24-hour expiry does, now: the buyer can no longer complete it, and what it sells can be deleted. The
+        provider is asked first: an approved checkout is completed instead (409 with `reason: "completed"`). A buyer
+        approving at the provider afterwards is reported by the reconciler, as after the 24-hour expiry.
         """
         return cast(
             Checkout,
@@ -321,7 +329,8 @@ class PublishableCheckoutsResource(SyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/complete` (secret key, publishable key)
 
-        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
+        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is
+        still activating (call again shortly).
         """
         return cast(
             Checkout,
@@ -391,7 +400,8 @@ class AsyncPublishableCheckoutsResource(AsyncResource):
 
         `POST /apps/{appId}/checkouts/{checkoutId}/complete` (secret key, publishable key)
 
-        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is still activating (call again shortly).
+        Checks the payment with the provider and applies it exactly once; answers `created` while the provider is
+        still activating (call again shortly).
         """
         return cast(
             Checkout,

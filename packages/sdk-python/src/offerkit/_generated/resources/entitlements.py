@@ -67,7 +67,8 @@ class EntitlementsResource(SyncResource):
             type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.
+            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
+                update.
         """
         return cast(
             Entitlement,
@@ -128,7 +129,8 @@ class EntitlementsResource(SyncResource):
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.
+            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
+                update.
         """
         return cast(
             Entitlement,
@@ -235,7 +237,8 @@ class AsyncEntitlementsResource(AsyncResource):
             type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.
+            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
+                update.
         """
         return cast(
             Entitlement,
@@ -296,7 +299,8 @@ class AsyncEntitlementsResource(AsyncResource):
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.
+            overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
+                update.
         """
         return cast(
             Entitlement,

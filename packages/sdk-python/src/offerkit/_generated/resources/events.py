@@ -33,7 +33,8 @@ class EventsResource(SyncResource):
     ) -> CursorPage[WebhooksSendTestPayload]:
         """Event log of the last 30 days, newest first
 
-        `GET /apps/{appId}/events` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/events` (secret key). The first page, already fetched; iterate it for every item of every
+        page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -79,7 +80,8 @@ class AsyncEventsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncCursorPage[WebhooksSendTestPayload], WebhooksSendTestPayload]:
         """Event log of the last 30 days, newest first
 
-        `GET /apps/{appId}/events` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/events` (secret key). The first page, already fetched; iterate it for every item of every
+        page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 

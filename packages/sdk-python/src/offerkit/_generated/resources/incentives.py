@@ -66,8 +66,10 @@ class IncentivesResource(SyncResource):
             id: The new incentive's id, e.g. `launch` (letters, digits, _; kept lower-case).
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
-            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
+            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on
+                create, unchanged on update (sent, it replaces the list).
+            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update
+                (sent, it replaces the list).
         """
         return cast(
             Incentive,
@@ -129,8 +131,10 @@ class IncentivesResource(SyncResource):
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
-            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
+            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on
+                create, unchanged on update (sent, it replaces the list).
+            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update
+                (sent, it replaces the list).
         """
         return cast(
             Incentive,
@@ -388,8 +392,10 @@ class AsyncIncentivesResource(AsyncResource):
             id: The new incentive's id, e.g. `launch` (letters, digits, _; kept lower-case).
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
-            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
+            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on
+                create, unchanged on update (sent, it replaces the list).
+            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update
+                (sent, it replaces the list).
         """
         return cast(
             Incentive,
@@ -451,8 +457,10 @@ class AsyncIncentivesResource(AsyncResource):
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
-            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
-            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update (sent, it replaces the list).
+            entitlements: Limits over the plan's, e.g. `[{ "id": "api_calls", "max": 5000 }]`. Omitted: none on
+                create, unchanged on update (sent, it replaces the list).
+            addons: Add-ons the incentive grants, e.g. `["priority"]`. Omitted: none on create, unchanged on update
+                (sent, it replaces the list).
         """
         return cast(
             Incentive,

@@ -73,7 +73,9 @@ class OffersResource(SyncResource):
 
         `POST /apps/{appId}/offers` (secret key)
 
-        Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+        Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
+        Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
+        price.
         """
         return cast(
             Offer,
@@ -196,7 +198,8 @@ class OffersResource(SyncResource):
 
         `DELETE /apps/{appId}/offers/{offerId}` (secret key)
 
-        In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
+        In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it
+        was lose their `overage.offer_id` (the upgrade then uses regular prices).
         """
         return cast(
             Offer,
@@ -332,10 +335,13 @@ class OffersResource(SyncResource):
 
         `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
 
-        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
+        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own
+        fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already
+        owns are left out.
 
         Args:
-            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own fallback.
+            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own
+                fallback.
             account: The buyer, for a targeted offer, e.g. `alice`. Omitted: anyone.
         """
         return cast(
@@ -374,12 +380,23 @@ class OffersResource(SyncResource):
 
         `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
 
-        Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+        Prices the selection on the server and creates the provider subscription (and a one-time order for order
+        bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought:
+        not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered,
+        bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout
+        was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan
+        instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`,
+        bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -464,7 +481,9 @@ class AsyncOffersResource(AsyncResource):
 
         `POST /apps/{appId}/offers` (secret key)
 
-        Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+        Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
+        Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
+        price.
         """
         return cast(
             Offer,
@@ -587,7 +606,8 @@ class AsyncOffersResource(AsyncResource):
 
         `DELETE /apps/{appId}/offers/{offerId}` (secret key)
 
-        In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it was lose their `overage.offer_id` (the upgrade then uses regular prices).
+        In the same transaction, offers falling back to it lose their fallback and entitlements whose 402 upgrade it
+        was lose their `overage.offer_id` (the upgrade then uses regular prices).
         """
         return cast(
             Offer,
@@ -723,10 +743,13 @@ class AsyncOffersResource(AsyncResource):
 
         `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
 
-        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
+        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own
+        fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already
+        owns are left out.
 
         Args:
-            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own fallback.
+            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own
+                fallback.
             account: The buyer, for a targeted offer, e.g. `alice`. Omitted: anyone.
         """
         return cast(
@@ -765,12 +788,23 @@ class AsyncOffersResource(AsyncResource):
 
         `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
 
-        Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+        Prices the selection on the server and creates the provider subscription (and a one-time order for order
+        bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought:
+        not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered,
+        bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout
+        was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan
+        instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`,
+        bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -827,10 +861,13 @@ class PublishableOffersResource(SyncResource):
 
         `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
 
-        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
+        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own
+        fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already
+        owns are left out.
 
         Args:
-            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own fallback.
+            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own
+                fallback.
             account: The buyer, for a targeted offer, e.g. `alice`. Omitted: anyone.
         """
         return cast(
@@ -869,12 +906,23 @@ class PublishableOffersResource(SyncResource):
 
         `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
 
-        Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+        Prices the selection on the server and creates the provider subscription (and a one-time order for order
+        bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought:
+        not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered,
+        bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout
+        was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan
+        instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`,
+        bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -921,10 +969,13 @@ class AsyncPublishableOffersResource(AsyncResource):
 
         `GET /apps/{appId}/offers/{offerId}/public` (secret key, publishable key)
 
-        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already owns are left out.
+        The offer when it can be bought now (by `account`, for a targeted one), else `fallback`, else the offer's own
+        fallback, else regular prices. `source` says which. With `account`, bumps for add-ons that account already
+        owns are left out.
 
         Args:
-            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own fallback.
+            fallback: Another offer's id, shown when this one cannot be bought now. Omitted: the offer's own
+                fallback.
             account: The buyer, for a targeted offer, e.g. `alice`. Omitted: anyone.
         """
         return cast(
@@ -963,12 +1014,23 @@ class AsyncPublishableOffersResource(AsyncResource):
 
         `POST /apps/{appId}/offers/{offerId}/checkout` (secret key, publishable key)
 
-        Prices the selection on the server and creates the provider subscription (and a one-time order for order bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought: not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered, bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`, bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
+        Prices the selection on the server and creates the provider subscription (and a one-time order for order
+        bumps). 201 with `approve_url` (and `bump_approve_url`). 409 with `reason` when the offer cannot be bought:
+        not_published, archived, expired, not_started, targeted, plan_not_offered, interval_not_offered,
+        bump_not_offered, bump_owned (the account already owns that add-on), offer_changed (edited while the checkout
+        was being created), plan_deleted; already_subscribed (the buyer has a live subscription: change its plan
+        instead, or send `if_subscribed: "change"` to get that plan change here, `object: "plan_change"`,
+        bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,

@@ -104,9 +104,11 @@ class PlansResource(SyncResource):
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             note: An internal note, never shown to buyers. Omitted: none on create, unchanged on update.
             isFree: Whether this is the free plan accounts get when created without one. Omitted: false.
-            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it.
+            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null
+                removes it.
             meta: Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.
-            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none.
+            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted:
+                none.
         """
         return cast(
             Plan,
@@ -166,16 +168,19 @@ class PlansResource(SyncResource):
 
         `PATCH /apps/{appId}/plans/{planId}` (secret key)
 
-        Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null` removes the card.
+        Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null`
+        removes the card.
 
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             note: An internal note, never shown to buyers. Omitted: none on create, unchanged on update.
             isFree: Whether this is the free plan accounts get when created without one. Omitted: false.
-            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it.
+            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null
+                removes it.
             meta: Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.
-            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none.
+            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted:
+                none.
         """
         return cast(
             Plan,
@@ -435,7 +440,8 @@ class PlansResource(SyncResource):
     ) -> Page[AccountsListItem]:
         """Accounts on a plan (paged)
 
-        `GET /apps/{appId}/plans/{planId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/plans/{planId}/namespaces` (secret key). The first page, already fetched; iterate it for
+        every item of every page (`page` / `per_page`).
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -471,12 +477,20 @@ class PlansResource(SyncResource):
 
         `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
 
-        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the
+        card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the
+        buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered
+        with `object: "plan_change"`).
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -592,9 +606,11 @@ class AsyncPlansResource(AsyncResource):
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             note: An internal note, never shown to buyers. Omitted: none on create, unchanged on update.
             isFree: Whether this is the free plan accounts get when created without one. Omitted: false.
-            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it.
+            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null
+                removes it.
             meta: Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.
-            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none.
+            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted:
+                none.
         """
         return cast(
             Plan,
@@ -654,16 +670,19 @@ class AsyncPlansResource(AsyncResource):
 
         `PATCH /apps/{appId}/plans/{planId}` (secret key)
 
-        Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null` removes the card.
+        Merges the sent fields. `meta` and `privateMetaKeys`, when sent, replace the old values; `pricingCard: null`
+        removes the card.
 
         Args:
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             note: An internal note, never shown to buyers. Omitted: none on create, unchanged on update.
             isFree: Whether this is the free plan accounts get when created without one. Omitted: false.
-            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null removes it.
+            pricingCard: What the pricing table shows and checkouts charge. Omitted: no card (not for sale); null
+                removes it.
             meta: Free-form JSON read with the plan, e.g. `{ "color": "blue" }`, at most 32 KB. Omitted: `{}`.
-            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted: none.
+            privateMetaKeys: Meta keys hidden from the publishable key and public reads, e.g. `["cost"]`. Omitted:
+                none.
         """
         return cast(
             Plan,
@@ -923,7 +942,8 @@ class AsyncPlansResource(AsyncResource):
     ) -> AsyncPaginator[AsyncPage[AccountsListItem], AccountsListItem]:
         """Accounts on a plan (paged)
 
-        `GET /apps/{appId}/plans/{planId}/namespaces` (secret key). The first page, already fetched; iterate it for every item of every page (`page` / `per_page`).
+        `GET /apps/{appId}/plans/{planId}/namespaces` (secret key). The first page, already fetched; iterate it for
+        every item of every page (`page` / `per_page`).
 
         Args:
             page: Page number, from 1, e.g. 2. Omitted: 1.
@@ -959,12 +979,20 @@ class AsyncPlansResource(AsyncResource):
 
         `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
 
-        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the
+        card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the
+        buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered
+        with `object: "plan_change"`).
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -1079,12 +1107,20 @@ class PublishablePlansResource(SyncResource):
 
         `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
 
-        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the
+        card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the
+        buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered
+        with `object: "plan_change"`).
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,
@@ -1187,12 +1223,20 @@ class AsyncPublishablePlansResource(AsyncResource):
 
         `POST /apps/{appId}/plans/{planId}/checkout` (secret key, publishable key)
 
-        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered with `object: "plan_change"`).
+        Monthly when the pricing card has a monthly price (or as `interval` says). 409 `reason: no_price` when the
+        card has no price for it; `plan_deleted` when the plan is deleted meanwhile; `already_subscribed` when the
+        buyer has a live subscription, unless `if_subscribed: "change"` asks for the plan change instead (answered
+        with `object: "plan_change"`).
 
         Args:
-            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page.
-            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else `checkout_url`, else the service's own page.
-            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the plan's regular price; secret key only (403 with the publishable key).
+            return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
+                `checkout_url`, else the service's own return page.
+            cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
+                `checkout_url`, else the service's own page.
+            if_subscribed: When the buyer (`account`, or `email`) already has a live subscription: `refuse` (the
+                default) answers 409 `already_subscribed`; `change` answers the plan change to this plan and interval
+                instead (the change route's answer with `object: "plan_change"` and its `approve_url`), billed at the
+                plan's regular price; secret key only (403 with the publishable key).
         """
         return cast(
             PlanChange | Checkout,

@@ -38,7 +38,10 @@ class ReservationsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
 
-        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
+        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
+        `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
+        86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
+        limit; nothing is held.
         """
         return cast(
             ReservationsCreateResponse,
@@ -66,7 +69,8 @@ class ReservationsResource(SyncResource):
 
         `GET /apps/{appId}/namespaces/{accountId}/reservations` (secret key)
 
-        At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`. 404 for an unknown account.
+        At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`.
+        404 for an unknown account.
         """
         return cast(
             List[ReservationsCreateResponse],
@@ -122,7 +126,8 @@ class ReservationsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
-        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
+        reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -149,7 +154,8 @@ class ReservationsResource(SyncResource):
     ) -> ReservationsCreateResponse:
         """Release a reservation
 
-        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable key)
+        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
+        key)
 
         Frees the hold without adding usage. 409 when it was already committed, released or expired.
         """
@@ -202,7 +208,10 @@ class AsyncReservationsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
 
-        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
+        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
+        `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
+        86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
+        limit; nothing is held.
         """
         return cast(
             ReservationsCreateResponse,
@@ -230,7 +239,8 @@ class AsyncReservationsResource(AsyncResource):
 
         `GET /apps/{appId}/namespaces/{accountId}/reservations` (secret key)
 
-        At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`. 404 for an unknown account.
+        At most 50: the held ones and the latest settled, each with the workflow that releases it at `expires_at`.
+        404 for an unknown account.
         """
         return cast(
             List[ReservationsCreateResponse],
@@ -286,7 +296,8 @@ class AsyncReservationsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
-        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
+        reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -313,7 +324,8 @@ class AsyncReservationsResource(AsyncResource):
     ) -> ReservationsCreateResponse:
         """Release a reservation
 
-        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable key)
+        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
+        key)
 
         Frees the hold without adding usage. 409 when it was already committed, released or expired.
         """
@@ -366,7 +378,10 @@ class PublishableReservationsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
 
-        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
+        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
+        `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
+        86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
+        limit; nothing is held.
         """
         return cast(
             ReservationsCreateResponse,
@@ -422,7 +437,8 @@ class PublishableReservationsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
-        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
+        reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -449,7 +465,8 @@ class PublishableReservationsResource(SyncResource):
     ) -> ReservationsCreateResponse:
         """Release a reservation
 
-        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable key)
+        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
+        key)
 
         Frees the hold without adding usage. 409 when it was already committed, released or expired.
         """
@@ -501,7 +518,10 @@ class AsyncPublishableReservationsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
 
-        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held.
+        Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
+        `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
+        86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
+        limit; nothing is held.
         """
         return cast(
             ReservationsCreateResponse,
@@ -557,7 +577,8 @@ class AsyncPublishableReservationsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
-        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+        Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
+        reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -584,7 +605,8 @@ class AsyncPublishableReservationsResource(AsyncResource):
     ) -> ReservationsCreateResponse:
         """Release a reservation
 
-        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable key)
+        `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
+        key)
 
         Frees the hold without adding usage. 409 when it was already committed, released or expired.
         """

@@ -41,14 +41,19 @@ class SubscriptionsResource(SyncResource):
     ) -> CursorPage[SubscriptionsListItem]:
         """The app's subscriptions, newest first (cursor pages)
 
-        `GET /apps/{appId}/subscriptions` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/subscriptions` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`limit` / `cursor`).
 
-        Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. Pass `next_cursor` back as `cursor` for the next page (null on the last).
+        Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its
+        `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended
+        (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan.
+        Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
             cursor: The last page's `next_cursor`. Omitted: the first page.
-            status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and paused)
+            status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and
+                paused)
             plan: Only subscriptions to this plan (the paid plan, also while paused)
         """
         return self._core.cursor_list(
@@ -71,7 +76,10 @@ class SubscriptionsResource(SyncResource):
 
         `GET /apps/{appId}/subscriptions/untracked` (secret key)
 
-        Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+        Each was made through a checkout and is live at the provider without being an account's tracked subscription:
+        `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider),
+        `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one
+        also emits `subscription.untracked`.
         """
         return cast(
             SubscriptionsUntrackedResponse,
@@ -103,12 +111,21 @@ class SubscriptionsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
 
-        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token
+        for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price
+        per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the
+        difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the
+        current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
+        the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
+        changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
+        active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
             interval: The new billing interval. Omitted: the current one.
-            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page.
+            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
+                own page.
             cancel_url: Where the buyer lands after refusing. Omitted: the return URL.
         """
         return cast(
@@ -217,7 +234,8 @@ class SubscriptionsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/pause` (secret key)
 
-        Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+        Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow
+        that resumes it at `resume_at`.
         """
         return cast(
             Subscription,
@@ -293,14 +311,19 @@ class AsyncSubscriptionsResource(AsyncResource):
     ) -> AsyncPaginator[AsyncCursorPage[SubscriptionsListItem], SubscriptionsListItem]:
         """The app's subscriptions, newest first (cursor pages)
 
-        `GET /apps/{appId}/subscriptions` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/subscriptions` (secret key). The first page, already fetched; iterate it for every item of
+        every page (`limit` / `cursor`).
 
-        Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan. Pass `next_cursor` back as `cursor` for the next page (null on the last).
+        Each item is the account's subscription view (as `GET .../namespaces/:accountId/subscription`) with its
+        `account_id`; a paused one carries `pause.resume_at`. Without `status`, the subscriptions that have not ended
+        (active and paused), as Stripe lists them; `status=all` for every one. `plan` keeps those of one paid plan.
+        Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
             cursor: The last page's `next_cursor`. Omitted: the first page.
-            status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and paused)
+            status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and
+                paused)
             plan: Only subscriptions to this plan (the paid plan, also while paused)
         """
         return self._core.cursor_list(
@@ -323,7 +346,10 @@ class AsyncSubscriptionsResource(AsyncResource):
 
         `GET /apps/{appId}/subscriptions/untracked` (secret key)
 
-        Each was made through a checkout and is live at the provider without being an account's tracked subscription: `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider), `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one also emits `subscription.untracked`.
+        Each was made through a checkout and is live at the provider without being an account's tracked subscription:
+        `cancelled` when it duplicated the account's live subscription (the reconciler cancelled it at the provider),
+        `reported` otherwise (for example approved after its checkout expired). Newest first, at most 500. Each one
+        also emits `subscription.untracked`.
         """
         return cast(
             SubscriptionsUntrackedResponse,
@@ -355,12 +381,21 @@ class AsyncSubscriptionsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
 
-        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token
+        for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price
+        per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the
+        difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the
+        current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
+        the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
+        changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
+        active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
             interval: The new billing interval. Omitted: the current one.
-            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page.
+            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
+                own page.
             cancel_url: Where the buyer lands after refusing. Omitted: the return URL.
         """
         return cast(
@@ -469,7 +504,8 @@ class AsyncSubscriptionsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/pause` (secret key)
 
-        Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+        Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow
+        that resumes it at `resume_at`.
         """
         return cast(
             Subscription,
@@ -525,7 +561,8 @@ class AsyncSubscriptionsWithResponse:
 
 
 class AccountTokenSubscriptionsResource(SyncResource):
-    """`subscriptions.*` as a account token may call it: the routes under `/apps/{appId}/subscriptions`, `/apps/{appId}/namespaces`.
+    """`subscriptions.*` as a account token may call it: the routes under `/apps/{appId}/subscriptions`,
+    `/apps/{appId}/namespaces`.
     """
 
     @property
@@ -551,12 +588,21 @@ class AccountTokenSubscriptionsResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
 
-        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token
+        for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price
+        per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the
+        difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the
+        current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
+        the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
+        changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
+        active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
             interval: The new billing interval. Omitted: the current one.
-            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page.
+            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
+                own page.
             cancel_url: Where the buyer lands after refusing. Omitted: the return URL.
         """
         return cast(
@@ -606,7 +652,8 @@ class AccountTokenSubscriptionsWithResponse:
 
 
 class AsyncAccountTokenSubscriptionsResource(AsyncResource):
-    """`subscriptions.*` as a account token may call it: the routes under `/apps/{appId}/subscriptions`, `/apps/{appId}/namespaces`.
+    """`subscriptions.*` as a account token may call it: the routes under `/apps/{appId}/subscriptions`,
+    `/apps/{appId}/namespaces`.
     """
 
     @property
@@ -632,12 +679,21 @@ class AsyncAccountTokenSubscriptionsResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
 
-        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+        The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token
+        for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price
+        per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the
+        difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the
+        current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
+        the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
+        changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
+        active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
             interval: The new billing interval. Omitted: the current one.
-            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page.
+            return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
+                own page.
             cancel_url: Where the buyer lands after refusing. Omitted: the return URL.
         """
         return cast(

@@ -30,7 +30,7 @@ class UsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Dict[str, float]:
+    ) -> Dict[str, int | float]:
         """All counters of the account
 
         `GET /apps/{appId}/namespaces/{accountId}/usage` (secret key, publishable key)
@@ -38,13 +38,13 @@ class UsageResource(SyncResource):
         `{ <entitlement_id>: count }` for every usage entitlement the account has.
         """
         return cast(
-            Dict[str, float],
+            Dict[str, int | float],
             self._core.request(
                 OPS["usage.list"],
                 (account_id,),
                 body=None,
                 query=None,
-                cast_to=Dict[str, float],
+                cast_to=Dict[str, int | float],
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
         )
@@ -90,7 +90,8 @@ class UsageResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
-        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
+        counter does not move.
         """
         return cast(
             UsageCounter,
@@ -147,7 +148,9 @@ class UsageResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
-        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
+        the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
+        does not move.
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
@@ -177,7 +180,12 @@ class UsageResource(SyncResource):
 
         `POST /apps/{appId}/usage/events` (secret key)
 
-        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
+        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
+        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The
+        answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit;
+        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate
+        for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
+        dates the history row (analytics); it defaults to now.
         """
         return cast(
             UsageIngestResponse,
@@ -220,7 +228,7 @@ class AsyncUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Dict[str, float]:
+    ) -> Dict[str, int | float]:
         """All counters of the account
 
         `GET /apps/{appId}/namespaces/{accountId}/usage` (secret key, publishable key)
@@ -228,13 +236,13 @@ class AsyncUsageResource(AsyncResource):
         `{ <entitlement_id>: count }` for every usage entitlement the account has.
         """
         return cast(
-            Dict[str, float],
+            Dict[str, int | float],
             await self._core.request(
                 OPS["usage.list"],
                 (account_id,),
                 body=None,
                 query=None,
-                cast_to=Dict[str, float],
+                cast_to=Dict[str, int | float],
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
         )
@@ -280,7 +288,8 @@ class AsyncUsageResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
-        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
+        counter does not move.
         """
         return cast(
             UsageCounter,
@@ -337,7 +346,9 @@ class AsyncUsageResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
-        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
+        the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
+        does not move.
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
@@ -367,7 +378,12 @@ class AsyncUsageResource(AsyncResource):
 
         `POST /apps/{appId}/usage/events` (secret key)
 
-        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
+        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
+        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The
+        answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit;
+        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate
+        for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
+        dates the history row (analytics); it defaults to now.
         """
         return cast(
             UsageIngestResponse,
@@ -411,7 +427,7 @@ class PublishableUsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Dict[str, float]:
+    ) -> Dict[str, int | float]:
         """All counters of the account
 
         `GET /apps/{appId}/namespaces/{accountId}/usage` (secret key, publishable key)
@@ -419,13 +435,13 @@ class PublishableUsageResource(SyncResource):
         `{ <entitlement_id>: count }` for every usage entitlement the account has.
         """
         return cast(
-            Dict[str, float],
+            Dict[str, int | float],
             self._core.request(
                 OPS["usage.list"],
                 (account_id,),
                 body=None,
                 query=None,
-                cast_to=Dict[str, float],
+                cast_to=Dict[str, int | float],
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
         )
@@ -471,7 +487,8 @@ class PublishableUsageResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
-        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
+        counter does not move.
         """
         return cast(
             UsageCounter,
@@ -501,7 +518,9 @@ class PublishableUsageResource(SyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
-        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
+        the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
+        does not move.
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
@@ -546,7 +565,7 @@ class AsyncPublishableUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> Dict[str, float]:
+    ) -> Dict[str, int | float]:
         """All counters of the account
 
         `GET /apps/{appId}/namespaces/{accountId}/usage` (secret key, publishable key)
@@ -554,13 +573,13 @@ class AsyncPublishableUsageResource(AsyncResource):
         `{ <entitlement_id>: count }` for every usage entitlement the account has.
         """
         return cast(
-            Dict[str, float],
+            Dict[str, int | float],
             await self._core.request(
                 OPS["usage.list"],
                 (account_id,),
                 body=None,
                 query=None,
-                cast_to=Dict[str, float],
+                cast_to=Dict[str, int | float],
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
         )
@@ -606,7 +625,8 @@ class AsyncPublishableUsageResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
-        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
+        counter does not move.
         """
         return cast(
             UsageCounter,
@@ -636,7 +656,9 @@ class AsyncPublishableUsageResource(AsyncResource):
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
-        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+        A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
+        the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
+        does not move.
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).

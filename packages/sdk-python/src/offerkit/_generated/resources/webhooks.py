@@ -68,7 +68,9 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks` (secret key)
 
-        The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
+        The URL must be a public http(s) address (checked again at every send). `events` lists event types from
+        `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing
+        secret.
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -132,7 +134,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         `PATCH /apps/{appId}/webhooks/{webhookId}` (secret key)
 
-        `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears `disabled_reason`.
+        `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears
+        `disabled_reason`.
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -221,7 +224,9 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/test` (secret key)
 
-        One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the delivery.
+        One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or
+        the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the
+        delivery.
 
         Args:
             type: The sample event's type, e.g. `account.created`. Omitted: the endpoint's first subscribed type.
@@ -252,7 +257,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
     ) -> CursorPage[WebhooksSendTestResponse]:
         """Deliveries to an endpoint, newest first
 
-        `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). The first page, already fetched; iterate it
+        for every item of every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -285,7 +291,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry` (secret key)
 
-        One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
+        One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at
+        once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
         """
         return cast(
             WebhooksSendTestResponse,
@@ -363,7 +370,9 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks` (secret key)
 
-        The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
+        The URL must be a public http(s) address (checked again at every send). `events` lists event types from
+        `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing
+        secret.
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -427,7 +436,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         `PATCH /apps/{appId}/webhooks/{webhookId}` (secret key)
 
-        `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears `disabled_reason`.
+        `enabled: false` fails its pending deliveries with `Endpoint disabled`; `enabled: true` clears
+        `disabled_reason`.
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -516,7 +526,9 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/test` (secret key)
 
-        One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the delivery.
+        One attempt, even to a disabled endpoint, with a sample payload marked `test: true`; not in the event log or
+        the stats. Without `type`, the endpoint's first subscribed type (`account.created` for `*`). Returns the
+        delivery.
 
         Args:
             type: The sample event's type, e.g. `account.created`. Omitted: the endpoint's first subscribed type.
@@ -547,7 +559,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
     ) -> AsyncPaginator[AsyncCursorPage[WebhooksSendTestResponse], WebhooksSendTestResponse]:
         """Deliveries to an endpoint, newest first
 
-        `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). The first page, already fetched; iterate it for every item of every page (`limit` / `cursor`).
+        `GET /apps/{appId}/webhooks/{webhookId}/deliveries` (secret key). The first page, already fetched; iterate it
+        for every item of every page (`limit` / `cursor`).
 
         Pass `next_cursor` back as `cursor` for the next page (null on the last).
 
@@ -580,7 +593,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/deliveries/{deliveryId}/retry` (secret key)
 
-        One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
+        One attempt, returning the delivery with its result; no further retries. To a disabled endpoint it fails at
+        once with `Endpoint disabled` and nothing is sent. 409 while the delivery is still pending.
         """
         return cast(
             WebhooksSendTestResponse,
