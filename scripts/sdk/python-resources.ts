@@ -21,7 +21,7 @@ const MIXINS: Record<string, { name: string; from: string }> = {
 };
 
 /** Names of the clients' own members, which no namespace may take. */
-const CLIENT_MEMBERS = new Set(['app_id', 'base_url', 'account_id', 'expires_at', 'request', 'close', 'with_options']);
+const CLIENT_MEMBERS = new Set(['app_id', 'base_url', 'account_id', 'expires_at', 'request', 'close']);
 
 /** One operation as a Python method. */
 export interface PyOp {
