@@ -87,7 +87,13 @@ function methodDoc(p: PyOp): string {
 }
 
 function call(p: PyOp, isAsync: boolean): string {
-  const fields = (xs: PyField[]) => `{${xs.map((f) => `${pyStr(f.key)}: ${f.name}`).join(', ')}}`;
+  // One line when it fits, else a key per line (at the depth of `body=`: 16 spaces in a request, 12 in a list).
+  const fields = (xs: PyField[]) => {
+    const items = xs.map((f) => `${pyStr(f.key)}: ${f.name}`);
+    const line = `{${items.join(', ')}}`;
+    const depth = p.page ? '            ' : '                ';
+    return line.length <= 80 ? line : `{\n${items.map((i) => `${depth}    ${i},\n`).join('')}${depth}}`;
+  };
   const names = p.pathParams.map((a) => a.name);
   const path = `(${names.join(', ')}${names.length === 1 ? ',' : ''})`;
   const body = p.body.kind === 'fields' ? fields(p.body.fields) : p.body.kind === 'mapping' ? 'body' : 'None';

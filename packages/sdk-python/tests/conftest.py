@@ -175,6 +175,7 @@ class Fault:
     status: int | None = None
     delay: float = 0.0
     body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -207,7 +208,7 @@ def proxy(base_url: str) -> Iterator[Proxy]:
                 time.sleep(fault.delay)
             if fault and fault.status:
                 payload = json.dumps(fault.body or {"error": f"injected {fault.status}"}).encode()
-                self.answer(fault.status, "application/json", payload)
+                self.answer(fault.status, "application/json", payload, fault.headers)
                 return
             headers = {
                 k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")
@@ -219,7 +220,10 @@ def proxy(base_url: str) -> Iterator[Proxy]:
             try:
                 self.send_response(status)
                 self.send_header("content-type", content_type)
-                for name in ("x-request-id", "retry-after", "idempotent-replayed"):
+                for name in ("x-request-id", "retry-after", "idempotent-replayed", "ratelimit-limit"):
+                    if extra is not None and name in extra:
+                        self.send_header(name, extra[name])
+                for name in ("ratelimit-remaining", "ratelimit-reset"):
                     if extra is not None and name in extra:
                         self.send_header(name, extra[name])
                 self.send_header("content-length", str(len(payload)))

@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 class OfferkitModel(BaseModel):
     """A record of the API. Fields keep the API's names; unknown fields are kept (`model_extra`)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=())
+    # defer_build: a model builds its validator when first used, not at import (two hundred models).
+    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=(), defer_build=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The record as the API sent it: its JSON field names, only the fields it had, nested records included."""

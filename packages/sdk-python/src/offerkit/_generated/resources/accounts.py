@@ -63,7 +63,15 @@ class AccountsResource(SyncResource):
         return self._core.page_list(
             OPS["accounts.list"],
             (),
-            query={"page": page, "per_page": per_page, "q": q, "plan": plan, "incentive": incentive, "offer": offer, "has_incentive": has_incentive},
+            query={
+                "page": page,
+                "per_page": per_page,
+                "q": q,
+                "plan": plan,
+                "incentive": incentive,
+                "offer": offer,
+                "has_incentive": has_incentive,
+            },
             item=AccountsListItem,
             page=AccountsListResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),
@@ -154,7 +162,13 @@ class AccountsResource(SyncResource):
             self._core.request(
                 OPS["accounts.create"],
                 (),
-                body={"id": id, "name": name, "plan": plan, "incentive": incentive, "incentive_expires_at": incentive_expires_at},
+                body={
+                    "id": id,
+                    "name": name,
+                    "plan": plan,
+                    "incentive": incentive,
+                    "incentive_expires_at": incentive_expires_at,
+                },
                 query=None,
                 cast_to=Account,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -220,7 +234,12 @@ class AccountsResource(SyncResource):
             self._core.request(
                 OPS["accounts.update"],
                 (account_id,),
-                body={"name": name, "plan": plan, "incentive": incentive, "incentive_expires_at": incentive_expires_at},
+                body={
+                    "name": name,
+                    "plan": plan,
+                    "incentive": incentive,
+                    "incentive_expires_at": incentive_expires_at,
+                },
                 query=None,
                 cast_to=Account,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -469,7 +488,15 @@ class AsyncAccountsResource(AsyncResource):
         return self._core.page_list(
             OPS["accounts.list"],
             (),
-            query={"page": page, "per_page": per_page, "q": q, "plan": plan, "incentive": incentive, "offer": offer, "has_incentive": has_incentive},
+            query={
+                "page": page,
+                "per_page": per_page,
+                "q": q,
+                "plan": plan,
+                "incentive": incentive,
+                "offer": offer,
+                "has_incentive": has_incentive,
+            },
             item=AccountsListItem,
             page=AccountsListResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),
@@ -560,7 +587,13 @@ class AsyncAccountsResource(AsyncResource):
             await self._core.request(
                 OPS["accounts.create"],
                 (),
-                body={"id": id, "name": name, "plan": plan, "incentive": incentive, "incentive_expires_at": incentive_expires_at},
+                body={
+                    "id": id,
+                    "name": name,
+                    "plan": plan,
+                    "incentive": incentive,
+                    "incentive_expires_at": incentive_expires_at,
+                },
                 query=None,
                 cast_to=Account,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -626,7 +659,12 @@ class AsyncAccountsResource(AsyncResource):
             await self._core.request(
                 OPS["accounts.update"],
                 (account_id,),
-                body={"name": name, "plan": plan, "incentive": incentive, "incentive_expires_at": incentive_expires_at},
+                body={
+                    "name": name,
+                    "plan": plan,
+                    "incentive": incentive,
+                    "incentive_expires_at": incentive_expires_at,
+                },
                 query=None,
                 cast_to=Account,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

@@ -85,7 +85,15 @@ class AppsResource(SyncResource):
             self._core.request(
                 OPS["apps.update"],
                 (),
-                body={"name": name, "plan": plan, "checkout_url": checkout_url, "plan_change_policy": plan_change_policy, "api_key": api_key, "public_key": public_key, "publishable_first_used_at": publishable_first_used_at},
+                body={
+                    "name": name,
+                    "plan": plan,
+                    "checkout_url": checkout_url,
+                    "plan_change_policy": plan_change_policy,
+                    "api_key": api_key,
+                    "public_key": public_key,
+                    "publishable_first_used_at": publishable_first_used_at,
+                },
                 query=None,
                 cast_to=App,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -242,7 +250,15 @@ class AsyncAppsResource(AsyncResource):
             await self._core.request(
                 OPS["apps.update"],
                 (),
-                body={"name": name, "plan": plan, "checkout_url": checkout_url, "plan_change_policy": plan_change_policy, "api_key": api_key, "public_key": public_key, "publishable_first_used_at": publishable_first_used_at},
+                body={
+                    "name": name,
+                    "plan": plan,
+                    "checkout_url": checkout_url,
+                    "plan_change_policy": plan_change_policy,
+                    "api_key": api_key,
+                    "public_key": public_key,
+                    "publishable_first_used_at": publishable_first_used_at,
+                },
                 query=None,
                 cast_to=App,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

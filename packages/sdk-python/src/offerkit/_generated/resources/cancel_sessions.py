@@ -78,7 +78,13 @@ class CancelSessionsResource(SyncResource):
         return self._core.cursor_list(
             OPS["cancelSessions.list"],
             (),
-            query={"limit": limit, "cursor": cursor, "flow": flow, "account": account, "status": status},
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "flow": flow,
+                "account": account,
+                "status": status,
+            },
             item=CancelSession,
             page=CancelSessionsListResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),
@@ -358,7 +364,13 @@ class AsyncCancelSessionsResource(AsyncResource):
         return self._core.cursor_list(
             OPS["cancelSessions.list"],
             (),
-            query={"limit": limit, "cursor": cursor, "flow": flow, "account": account, "status": status},
+            query={
+                "limit": limit,
+                "cursor": cursor,
+                "flow": flow,
+                "account": account,
+                "status": status,
+            },
             item=CancelSession,
             page=CancelSessionsListResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),

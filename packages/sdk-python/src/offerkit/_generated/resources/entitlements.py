@@ -75,7 +75,13 @@ class EntitlementsResource(SyncResource):
             self._core.request(
                 OPS["entitlements.create"],
                 (),
-                body={"id": id, "type": type, "name": name, "description": description, "overage": overage},
+                body={
+                    "id": id,
+                    "type": type,
+                    "name": name,
+                    "description": description,
+                    "overage": overage,
+                },
                 query=None,
                 cast_to=Entitlement,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -245,7 +251,13 @@ class AsyncEntitlementsResource(AsyncResource):
             await self._core.request(
                 OPS["entitlements.create"],
                 (),
-                body={"id": id, "type": type, "name": name, "description": description, "overage": overage},
+                body={
+                    "id": id,
+                    "type": type,
+                    "name": name,
+                    "description": description,
+                    "overage": overage,
+                },
                 query=None,
                 cast_to=Entitlement,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

@@ -76,7 +76,13 @@ class IncentivesResource(SyncResource):
             self._core.request(
                 OPS["incentives.create"],
                 (),
-                body={"id": id, "name": name, "description": description, "entitlements": entitlements, "addons": addons},
+                body={
+                    "id": id,
+                    "name": name,
+                    "description": description,
+                    "entitlements": entitlements,
+                    "addons": addons,
+                },
                 query=None,
                 cast_to=Incentive,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -141,7 +147,12 @@ class IncentivesResource(SyncResource):
             self._core.request(
                 OPS["incentives.update"],
                 (incentive_id,),
-                body={"name": name, "description": description, "entitlements": entitlements, "addons": addons},
+                body={
+                    "name": name,
+                    "description": description,
+                    "entitlements": entitlements,
+                    "addons": addons,
+                },
                 query=None,
                 cast_to=Incentive,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -402,7 +413,13 @@ class AsyncIncentivesResource(AsyncResource):
             await self._core.request(
                 OPS["incentives.create"],
                 (),
-                body={"id": id, "name": name, "description": description, "entitlements": entitlements, "addons": addons},
+                body={
+                    "id": id,
+                    "name": name,
+                    "description": description,
+                    "entitlements": entitlements,
+                    "addons": addons,
+                },
                 query=None,
                 cast_to=Incentive,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -467,7 +484,12 @@ class AsyncIncentivesResource(AsyncResource):
             await self._core.request(
                 OPS["incentives.update"],
                 (incentive_id,),
-                body={"name": name, "description": description, "entitlements": entitlements, "addons": addons},
+                body={
+                    "name": name,
+                    "description": description,
+                    "entitlements": entitlements,
+                    "addons": addons,
+                },
                 query=None,
                 cast_to=Incentive,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

@@ -133,7 +133,12 @@ class SubscriptionsResource(SyncResource):
             self._core.request(
                 OPS["subscriptions.change"],
                 (account_id,),
-                body={"plan": plan, "interval": interval, "return_url": return_url, "cancel_url": cancel_url},
+                body={
+                    "plan": plan,
+                    "interval": interval,
+                    "return_url": return_url,
+                    "cancel_url": cancel_url,
+                },
                 query=None,
                 cast_to=SubscriptionsChangeResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -403,7 +408,12 @@ class AsyncSubscriptionsResource(AsyncResource):
             await self._core.request(
                 OPS["subscriptions.change"],
                 (account_id,),
-                body={"plan": plan, "interval": interval, "return_url": return_url, "cancel_url": cancel_url},
+                body={
+                    "plan": plan,
+                    "interval": interval,
+                    "return_url": return_url,
+                    "cancel_url": cancel_url,
+                },
                 query=None,
                 cast_to=SubscriptionsChangeResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -610,7 +620,12 @@ class AccountTokenSubscriptionsResource(SyncResource):
             self._core.request(
                 OPS["subscriptions.change"],
                 (account_id,),
-                body={"plan": plan, "interval": interval, "return_url": return_url, "cancel_url": cancel_url},
+                body={
+                    "plan": plan,
+                    "interval": interval,
+                    "return_url": return_url,
+                    "cancel_url": cancel_url,
+                },
                 query=None,
                 cast_to=SubscriptionsChangeResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -701,7 +716,12 @@ class AsyncAccountTokenSubscriptionsResource(AsyncResource):
             await self._core.request(
                 OPS["subscriptions.change"],
                 (account_id,),
-                body={"plan": plan, "interval": interval, "return_url": return_url, "cancel_url": cancel_url},
+                body={
+                    "plan": plan,
+                    "interval": interval,
+                    "return_url": return_url,
+                    "cancel_url": cancel_url,
+                },
                 query=None,
                 cast_to=SubscriptionsChangeResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

@@ -84,7 +84,13 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
             self._core.request(
                 OPS["webhooks.create"],
                 (),
-                body={"url": url, "events": events, "description": description, "source": source, "enabled": enabled},
+                body={
+                    "url": url,
+                    "events": events,
+                    "description": description,
+                    "source": source,
+                    "enabled": enabled,
+                },
                 query=None,
                 cast_to=WebhookEndpoint,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -386,7 +392,13 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
             await self._core.request(
                 OPS["webhooks.create"],
                 (),
-                body={"url": url, "events": events, "description": description, "source": source, "enabled": enabled},
+                body={
+                    "url": url,
+                    "events": events,
+                    "description": description,
+                    "source": source,
+                    "enabled": enabled,
+                },
                 query=None,
                 cast_to=WebhookEndpoint,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
