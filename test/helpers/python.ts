@@ -86,6 +86,9 @@ export async function ensurePythonSdkVenv(): Promise<string> {
         );
     }
     fs.writeFileSync(path.join(tmp, '.installed'), fs.readFileSync(REQUIREMENTS));
+    // A directory without its marker was left by hand (renames are whole): it is replaced.
+    if (fs.existsSync(dir) && !fs.existsSync(path.join(dir, '.installed')))
+      fs.rmSync(dir, { recursive: true, force: true });
     try {
       fs.renameSync(tmp, dir);
     } catch (err) {

@@ -106,10 +106,14 @@ describe('Python SDK: packages/sdk-python against the real servers', function ()
 
   it('pytest: the package against the real service (sync and async clients, errors, retries, webhooks)', async () => {
     const junit = path.join(dir, 'pytest.xml');
-    const res = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', `--junitxml=${junit}`], {
-      cwd: PY_SDK,
-      env,
-    });
+    const res = await run(
+      python,
+      ['-m', 'pytest', '-q', '--tb=short', '-p', 'no:cacheprovider', `--junitxml=${junit}`],
+      {
+        cwd: PY_SDK,
+        env,
+      },
+    );
     expect(res.code, tail(res)).to.equal(0);
     const suite = fs.readFileSync(junit, 'utf8').match(/<testsuite [^>]*>/)?.[0] ?? '';
     const count = (name: string) => Number(suite.match(new RegExp(`\\b${name}="(\\d+)"`))?.[1] ?? NaN);
