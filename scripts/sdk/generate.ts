@@ -12,6 +12,7 @@ import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
 import { routes as liveRoutes } from '../../src/routes.js';
 import { SDK_EXCLUDED, SDK_MODELS } from './names.js';
+import { generatePython } from './python.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -345,7 +346,8 @@ export async function generateSdk(routes: readonly RouteDef[] = liveRoutes): Pro
     'packages/sdk/src/generated/api.ts': apiModule(ops),
   };
   for (const [file, text] of Object.entries(files)) files[file] = await format(text, path.join(root, file));
-  return files;
+  // The Python SDK, from the same operations (scripts/sdk/python.ts).
+  return { ...files, ...generatePython(routes, ops) };
 }
 
 /** Files whose committed contents differ from what the generator makes now. */
@@ -369,8 +371,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.log('SDK up to date');
   } else {
     const files = await generateSdk();
-    fs.mkdirSync(GENERATED_DIR, { recursive: true });
-    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(root, file), text);
+    for (const [file, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), text);
+    }
     console.log(`Wrote ${Object.keys(files).join(', ')}`);
   }
   process.exit(0);
