@@ -64,7 +64,7 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect((await del(`${base}/plans/scale`, app.api_key)).body.accounts).to.equal(1);
   });
 
-  it('to the free plan: 409 free_plan saying how (cancel, then the free plan); the access view says whether there is a subscription', async () => {
+  it('to the free plan: 409 free_plan saying how (cancel, then the free plan); the access view says if it has one', async () => {
     const status = async (account: string) =>
       (await get(`${base}/namespaces/${account}/plan`, app.public_key)).body.subscription_status;
     await post(`${base}/namespaces`, app.api_key, { id: 'bo' });

@@ -18,6 +18,7 @@ const REASONS: Record<string, string> = {
   already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
   change_pending: 'A change of plan is already waiting for approval. Approve it or let it lapse before another one.',
   same_plan: 'You are already on this plan.',
+  free_plan: 'To move to the free plan, cancel your subscription: your account then moves to the free plan.',
 };
 
 /**
