@@ -100,10 +100,8 @@ export const accessSchema = z.object({
   }),
   incentive: z.string().nullable(),
   offer: z.string().nullable(),
-  subscription_status: z
-    .enum(['active', 'paused', 'cancelled'])
-    .nullable()
-    .describe("The account's subscription's status; null when it has none (GET .../subscription is 404 then)"),
+  /** The status of the account's subscription; null when it has none (GET .../subscription is 404 then). */
+  subscription_status: z.enum(['active', 'paused', 'cancelled']).nullable(),
   addons: z.array(z.string()),
   entitlements: z.array(entry),
 });

@@ -73,8 +73,7 @@ export const subscriptionRoutes = [
       openWorld: true,
       about:
         'By default (`plan_change_policy`) an upgrade applies at once, charging the prorated difference, a ' +
-        'downgrade at `renews_at`. 409 `same_plan`, `change_pending`, `no_price`, or `free_plan` (the free plan is ' +
-        'reached by cancelling the subscription, POST .../subscription/cancel, then the account moves to it).',
+        'downgrade at `renews_at`. 409 `same_plan`, `change_pending` or `no_price`.',
       use:
         'Use it when a subscribed account wants another plan or interval (create_upgrade_link is for one ' +
         'without a subscription). Returns the change with the approve_url to hand the person.',

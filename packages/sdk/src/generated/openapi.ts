@@ -8264,7 +8264,6 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            /** @description The account's subscription's status; null when it has none (GET .../subscription is 404 then) */
             subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
@@ -8349,7 +8348,6 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            /** @description The account's subscription's status; null when it has none (GET .../subscription is 404 then) */
             subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
