@@ -112,9 +112,10 @@ export class OfferkitCancelFlow extends OfferkitElement {
 
   private onSaved(s: CancelSession) {
     // Discounts and downgrades need the customer's approval at the provider: go there unless the page handles it.
-    if (this.emit('saved', s, true) && s.approve_url && this.trip) {
-      const approval: Approval = { ...this.trip, id: s.id, token: this.who() };
-      keepTrip(APPROVAL, approval);
+    if (this.emit('saved', s, true) && s.approve_url) {
+      // The trip of the accept that asked for this approval: back on the page, its return is this element's.
+      const approval: Approval | null = this.trip && { ...this.trip, id: s.id, token: this.who() };
+      if (approval) keepTrip(APPROVAL, approval);
       globalThis.location.assign(s.approve_url);
     }
   }
