@@ -261,7 +261,6 @@ class Access(OfferkitModel):
     incentive: str | None
     offer: str | None
     subscription_status: Literal["active", "paused", "cancelled"] | None
-    """The account's subscription's status; null when it has none (GET .../subscription is 404 then)"""
     addons: list[str]
     entitlements: list[AccessEntitlement]
 
