@@ -106,7 +106,9 @@ export const subscriptionRoutes = [
       'without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). ' +
       'Send the buyer to `approve_url`; nothing changes until the provider reports the approval ' +
       '(`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 ' +
-      '`same_plan`, `change_pending`, `no_price`, or a subscription that is not active.',
+      '`same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is not bought: cancel the subscription ' +
+      'with `POST .../subscription/cancel`, and the account then moves to the free plan), or a subscription that is ' +
+      'not active.',
     params: accountParams,
     body: z.object({
       plan: callerId.describe('The plan to move to, by its id, for example `team`.'),

@@ -426,6 +426,15 @@ export async function quotePlanChange(
   const currency = (plan.pricingCard?.currency ?? s.currency).toUpperCase();
   const interval = input.interval ?? s.interval;
   const price = regularPrice(plan, interval, currency);
+  // The free plan is not bought: leaving a paid plan for it is a cancellation, which the provider has no revision
+  // for. Say how, rather than a bare `no_price` (issue 39; a change at the renewal is a later issue's).
+  if (plan.isFree && plan.id !== s.planId)
+    throw conflict(
+      `Plan ${plan.id} is the free plan, which is not bought: to move account ${accountId} to it, cancel the ` +
+        `subscription (POST /apps/${ctx.app.id}/namespaces/${accountId}/subscription/cancel, or the customer's ` +
+        'cancel flow); the account then moves to the free plan.',
+      { reason: 'free_plan' },
+    );
   if (price === null)
     throw conflict(`Plan ${input.plan} has no ${interval}ly price on its pricing card`, { reason: 'no_price' });
   if (s.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${s.status}, not active`);

@@ -64,6 +64,30 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect((await del(`${base}/plans/scale`, app.api_key)).body.accounts).to.equal(1);
   });
 
+  it('to the free plan: 409 free_plan saying how (cancel, then the free plan); the access view says if it has one', async () => {
+    const status = async (account: string) =>
+      (await get(`${base}/namespaces/${account}/plan`, app.public_key)).body.subscription_status;
+    await post(`${base}/namespaces`, app.api_key, { id: 'bo' });
+    expect(await status('bo'), 'none: GET .../subscription would be 404').to.equal(null);
+    expect((await get(`${base}/namespaces/bo/subscription`, app.api_key)).status).to.equal(404);
+    expect(await status('ada')).to.equal('active');
+
+    const token = (await post(`${base}/namespaces/ada/token`, app.api_key, {})).body.token as string;
+    for (const credential of [app.api_key, token]) {
+      const res = await post(`${base}/namespaces/ada/subscription/change`, credential, { plan: 'free' });
+      expect(res.status, res.text).to.equal(409);
+      expect(res.body.reason).to.equal('free_plan');
+      expect(res.body.error).to.include(`POST /apps/${app.id}/namespaces/ada/subscription/cancel`);
+      expect(res.body.error).to.match(/the account then moves to the free plan\.$/);
+    }
+    expect((await sub()).pending_change, 'nothing was requested').to.equal(null);
+    // As the answer says: a cancel moves the account to the free plan.
+    const cancelled = await post(`${base}/namespaces/ada/subscription/cancel`, app.api_key, {});
+    expect(cancelled.status, cancelled.text).to.equal(200);
+    expect(await plan()).to.equal('free');
+    expect(await status('ada')).to.equal('cancelled');
+  });
+
   it("an account token changes its own account's plan; another account's, or the publishable key, is 401", async () => {
     const tokenOf = async (account: string) =>
       (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;

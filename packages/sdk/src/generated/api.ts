@@ -1770,6 +1770,132 @@ export type App = AppsGetResponse;
 export type LimitReachedBody = components['schemas']['LimitReachedBody'];
 
 /**
+ * Why a 409 was answered (`ConflictError.reason`, the body's `reason`): every reason the service's code gives a 409
+ * (src/errors.ts `CONFLICT_REASONS`). A 409 without a reason (an id that exists, a state that forbids the call) has
+ * none.
+ */
+export type ConflictReason =
+  /**
+   * the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)
+   */
+  | 'already_subscribed'
+  /**
+   * a checkout to expire is approved at the provider: it completes once the provider activates it
+   */
+  | 'approved'
+  /**
+   * the offer is archived
+   */
+  | 'archived'
+  /**
+   * an order bump asked for is not (or no longer) part of the offer
+   */
+  | 'bump_not_offered'
+  /**
+   * the account already owns the add-on of an order bump asked for
+   */
+  | 'bump_owned'
+  /**
+   * a checkout that becomes a plan change (`if_subscribed: "change"`) cannot include order bumps
+   */
+  | 'bumps_with_change'
+  /**
+   * a checkout to expire was cancelled
+   */
+  | 'cancelled'
+  /**
+   * the subscription already has a plan change waiting for approval or the renewal
+   */
+  | 'change_pending'
+  /**
+   * a checkout to expire is completed
+   */
+  | 'completed'
+  /**
+   * a checkout to expire is still waiting for its buyer at the provider
+   */
+  | 'created'
+  /**
+   * the offer has ended
+   */
+  | 'expired'
+  /**
+   * a plan change to the free plan: cancel the subscription (POST .../subscription/cancel); the account then moves to the free plan
+   */
+  | 'free_plan'
+  /**
+   * the offer (or plan) has no price for the interval asked
+   */
+  | 'interval_not_offered'
+  /**
+   * the payment provider gave no approval link
+   */
+  | 'no_link'
+  /**
+   * the plan has no price for the interval on its pricing card
+   */
+  | 'no_price'
+  /**
+   * the offer cannot be bought by this account now
+   */
+  | 'not_available'
+  /**
+   * the offer is a draft, or has no provider plan for this price yet
+   */
+  | 'not_published'
+  /**
+   * the offer has not started yet
+   */
+  | 'not_started'
+  /**
+   * the offer was edited or deleted while the checkout was being created: load it again
+   */
+  | 'offer_changed'
+  /**
+   * the plan was deleted while the checkout or change was being made
+   */
+  | 'plan_deleted'
+  /**
+   * the offer does not offer the plan asked
+   */
+  | 'plan_not_offered'
+  /**
+   * the account is already on that plan and interval
+   */
+  | 'same_plan'
+  /**
+   * the offer is for another account
+   */
+  | 'targeted';
+
+/** Every `ConflictReason`, in alphabetical order. */
+export const CONFLICT_REASONS: readonly ConflictReason[] = [
+  'already_subscribed',
+  'approved',
+  'archived',
+  'bump_not_offered',
+  'bump_owned',
+  'bumps_with_change',
+  'cancelled',
+  'change_pending',
+  'completed',
+  'created',
+  'expired',
+  'free_plan',
+  'interval_not_offered',
+  'no_link',
+  'no_price',
+  'not_available',
+  'not_published',
+  'not_started',
+  'offer_changed',
+  'plan_deleted',
+  'plan_not_offered',
+  'same_plan',
+  'targeted',
+];
+
+/**
  * `apps.*`: the routes under `/apps/{appId}`, `/apps/{appId}/keys`, `/apps/{appId}/public-key`.
  */
 export interface AppsApi {
@@ -2718,7 +2844,7 @@ export interface SubscriptionsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the free plan), or a subscription that is not active.
    */
   change(
     accountId: string,

@@ -1760,7 +1760,7 @@ export interface paths {
     put?: never;
     /**
      * Change to another plan or interval (approved by the buyer at the provider)
-     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the free plan), or a subscription that is not active.
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -2818,6 +2818,11 @@ export interface components {
     };
     'EventData:checkout.completed': {
       object: {
+        /**
+         * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+         * @constant
+         */
+        object: 'checkout';
         id: string;
         /** @enum {string} */
         status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -3339,7 +3344,8 @@ export interface components {
         };
         step: {
           id: string;
-          type: string;
+          /** @enum {string} */
+          type: 'question' | 'text' | 'offer' | 'confirm';
           title: string;
           decline_label: string | null;
           body: string | null;
@@ -3355,7 +3361,8 @@ export interface components {
         };
         can_go_back: boolean;
         offer: {
-          kind: string;
+          /** @enum {string} */
+          kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
           /** @enum {string} */
           source: 'static' | 'dynamic';
           details: {
@@ -3378,7 +3385,8 @@ export interface components {
           subscription: {
             price: number;
             currency: string;
-            interval: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
             renews_at: string | null;
           } | null;
         };
@@ -3463,7 +3471,8 @@ export interface components {
         };
         step: {
           id: string;
-          type: string;
+          /** @enum {string} */
+          type: 'question' | 'text' | 'offer' | 'confirm';
           title: string;
           decline_label: string | null;
           body: string | null;
@@ -3479,7 +3488,8 @@ export interface components {
         };
         can_go_back: boolean;
         offer: {
-          kind: string;
+          /** @enum {string} */
+          kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
           /** @enum {string} */
           source: 'static' | 'dynamic';
           details: {
@@ -3502,7 +3512,8 @@ export interface components {
           subscription: {
             price: number;
             currency: string;
-            interval: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
             renews_at: string | null;
           } | null;
         };
@@ -8253,6 +8264,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
+            subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -8336,6 +8348,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
+            subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -13629,6 +13642,11 @@ export interface operations {
                 object: 'plan_change';
               }
             | {
+                /**
+                 * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+                 * @constant
+                 */
+                object: 'checkout';
                 id: string;
                 /** @enum {string} */
                 status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -13881,6 +13899,11 @@ export interface operations {
                 object: 'plan_change';
               }
             | {
+                /**
+                 * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+                 * @constant
+                 */
+                object: 'checkout';
                 id: string;
                 /** @enum {string} */
                 status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -14050,6 +14073,11 @@ export interface operations {
         content: {
           'application/json': {
             data: {
+              /**
+               * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+               * @constant
+               */
+              object: 'checkout';
               id: string;
               /** @enum {string} */
               status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -14163,6 +14191,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -14276,6 +14309,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -14407,6 +14445,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -16283,8 +16326,10 @@ export interface operations {
               count: number;
             }[];
             offers: {
-              kind: string;
-              source: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
+              /** @enum {string} */
+              source: 'static' | 'dynamic';
               shown: number;
               accepted: number;
               declined: number;
@@ -16368,7 +16413,8 @@ export interface operations {
           'application/json': {
             step: string;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -16492,7 +16538,8 @@ export interface operations {
               };
               step: {
                 id: string;
-                type: string;
+                /** @enum {string} */
+                type: 'question' | 'text' | 'offer' | 'confirm';
                 title: string;
                 decline_label: string | null;
                 body: string | null;
@@ -16508,7 +16555,8 @@ export interface operations {
               };
               can_go_back: boolean;
               offer: {
-                kind: string;
+                /** @enum {string} */
+                kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
                 /** @enum {string} */
                 source: 'static' | 'dynamic';
                 details: {
@@ -16531,7 +16579,8 @@ export interface operations {
                 subscription: {
                   price: number;
                   currency: string;
-                  interval: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
                   renews_at: string | null;
                 } | null;
               };
@@ -16625,7 +16674,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -16641,7 +16691,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -16664,7 +16715,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -16791,7 +16843,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -16807,7 +16860,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -16830,7 +16884,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -16923,7 +16978,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -16939,7 +16995,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -16962,7 +17019,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -17083,7 +17141,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -17099,7 +17158,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -17122,7 +17182,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -17225,7 +17286,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -17241,7 +17303,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -17264,7 +17327,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -17374,7 +17438,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -17390,7 +17455,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -17413,7 +17479,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -17543,7 +17610,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -17559,7 +17627,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -17582,7 +17651,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -17694,7 +17764,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -17710,7 +17781,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -17733,7 +17805,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };

@@ -260,6 +260,7 @@ class Access(OfferkitModel):
     plan: AccessPlan
     incentive: str | None
     offer: str | None
+    subscription_status: Literal["active", "paused", "cancelled"] | None
     addons: list[str]
     entitlements: list[AccessEntitlement]
 
@@ -445,6 +446,8 @@ class CheckoutRefund(OfferkitModel):
 
 
 class Checkout(OfferkitModel):
+    object: Literal["checkout"]
+    """This answer is a checkout (a plan change says `object: "plan_change"`)"""
     id: str
     status: Literal["created", "completed", "cancelled", "expired"]
     offer: str | None
@@ -497,7 +500,7 @@ class CancelSessionStepAnswer(OfferkitModel):
 
 class CancelSessionStep(OfferkitModel):
     id: str
-    type: str
+    type: Literal["question", "text", "offer", "confirm"]
     title: str
     decline_label: str | None
     body: str | None
@@ -511,7 +514,7 @@ class CancelSessionProgress(OfferkitModel):
 
 
 class CancelSessionOffer(OfferkitModel):
-    kind: str
+    kind: Literal["discount", "downgrade", "pause", "incentive"]
     source: Literal["static", "dynamic"]
     details: dict[str, Any]
     headline: str
@@ -524,7 +527,7 @@ class CancelSessionOffer(OfferkitModel):
 class CancelSessionAccountSubscription(OfferkitModel):
     price: int | float
     currency: str
-    interval: str
+    interval: Literal["month", "year"]
     renews_at: str | None
 
 
@@ -1070,8 +1073,8 @@ class CancelFlowsStatsReason(OfferkitModel):
 
 
 class CancelFlowsStatsOffer(OfferkitModel):
-    kind: str
-    source: str
+    kind: Literal["discount", "downgrade", "pause", "incentive"]
+    source: Literal["static", "dynamic"]
     shown: int | float
     accepted: int | float
     declined: int | float

@@ -118,8 +118,9 @@ class SubscriptionsResource(SyncResource):
         current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
         the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
         changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
-        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
-        active.
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is
+        not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the
+        free plan), or a subscription that is not active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
@@ -393,8 +394,9 @@ class AsyncSubscriptionsResource(AsyncResource):
         current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
         the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
         changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
-        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
-        active.
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is
+        not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the
+        free plan), or a subscription that is not active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
@@ -605,8 +607,9 @@ class AccountTokenSubscriptionsResource(SyncResource):
         current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
         the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
         changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
-        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
-        active.
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is
+        not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the
+        free plan), or a subscription that is not active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
@@ -701,8 +704,9 @@ class AsyncAccountTokenSubscriptionsResource(AsyncResource):
         current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills
         the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing
         changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled`
-        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not
-        active.
+        for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is
+        not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the
+        free plan), or a subscription that is not active.
 
         Args:
             plan: The plan to move to, by its id, for example `team`.
