@@ -291,7 +291,11 @@ async function confirmThenCall(
     result: text,
     durationMs: 0,
   });
-  stream.end(sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } }));
+  // Structured as every tool error is (`{ error, status }`, matching the tool's output schema), with the reason.
+  const structuredContent = { error: text, status: 403, reason: 'not_confirmed' };
+  stream.end(
+    sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], structuredContent, isError: true } }),
+  );
 }
 
 const notAllowed = () => {

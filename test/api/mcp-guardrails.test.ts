@@ -505,6 +505,8 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         expect(resultText(r)).to.equal(
           `Not done: delete_account needs the person's confirmation and ${why}. Nothing was changed.`,
         );
+        // Structured as any tool error (the SDK client checked it against the tool's output schema).
+        expect(r.structuredContent).to.deep.equal({ error: resultText(r), status: 403, reason: 'not_confirmed' });
         expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(200);
       }
       const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
