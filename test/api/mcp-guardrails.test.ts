@@ -188,13 +188,19 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
         key_guardrails: { spend_cap: { amount: 1000, currency: 'EUR', period: 'day' } },
       });
-      const euro = await client.callTool({ name: 'create_upgrade_link', arguments: { namespaceId: 'f1', plan: 'pro' } });
+      const euro = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { namespaceId: 'f1', plan: 'pro' },
+      });
       expect(resultText(euro)).to.match(
         /^Error 403: Spend cap: this call would start a charge in USD, and the spend cap is in EUR/,
       );
       // Without a cap nothing is counted.
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { key_guardrails: { spend_cap: null } });
-      const free = await client.callTool({ name: 'create_upgrade_link', arguments: { namespaceId: 'f1', plan: 'pro' } });
+      const free = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { namespaceId: 'f1', plan: 'pro' },
+      });
       expect(free.isError, resultText(free)).to.equal(false);
     });
   });
