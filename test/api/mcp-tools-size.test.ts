@@ -16,7 +16,7 @@ type Schema = { description?: string; properties?: Record<string, Schema>; items
 describe('MCP tools/list size and descriptions', function () {
   this.timeout(60_000);
 
-  it(`what a model reads is under ${BOUND.toLocaleString('en-US')} characters, and every tool and input property is described`, async () => {
+  it(`a model reads under ${BOUND.toLocaleString('en-US')} characters; every tool and input property is described`, async () => {
     const app = await createTestApp('Tool list size');
     const res = await mcpPost(app.id, TOOLS_LIST, app.api_key);
     expect(res.status, res.text).to.equal(200);
