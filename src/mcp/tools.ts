@@ -291,9 +291,10 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     for (const k of queryKeys) {
       const v = args[renamed(k)];
       if (v !== undefined && v !== null && !['string', 'number', 'boolean'].includes(typeof v))
+        // A query value travels as text in the URL: a list or an object has no spelling there.
         return new AppError(
           400,
-          `${renamed(k)}: expected a ${String((properties[renamed(k)] as JsonSchema)?.type ?? 'string')}`,
+          `${renamed(k)}: expected a single value, not ${Array.isArray(v) ? 'a list' : 'an object'}`,
         );
     }
     return null;
