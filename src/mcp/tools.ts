@@ -198,7 +198,7 @@ const list = (names: string[]) => names.map((n) => `\`${n}\``).join(', ');
 function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): Tool {
   if (!def.path.startsWith('/apps/:appId'))
     throw new Error(`MCP tool ${spec.tool}: ${def.method} ${def.path} is not a route of an app`);
-  // A read tool's call looks up no caps (src/mcp/server.ts, `runTool`).
+  // A read tool's call looks up no caps (src/mcp/run-tool.ts, `runTool`).
   if (def.method === 'GET' && (spec.spends || spec.records))
     throw new Error(`MCP tool ${spec.tool}: a GET route cannot spend or record usage`);
   // A dry run of a call that reaches outside checks what the route would refuse before describing it.
