@@ -156,8 +156,9 @@ export async function runRoute(
   await guard(def, { caller, app, em, deps, params: input.params });
   let rate: Record<string, string>;
   try {
-    // A write the read-only app allowed anyway (the guard let it through): bounded per caller, as nobody owns it.
-    if (input.admission && app?.readOnly && writes(def) && caller.kind !== 'admin')
+    // A write the read-only app allowed its readers anyway (the guard let it through): bounded per caller, as nobody
+    // owns it. Open routes (the provider's notifications) are nobody's reading, and are throttled on their own.
+    if (input.admission && app?.readOnly && writes(def) && caller.kind !== 'admin' && !def.auth.includes('N'))
       await input.admission.readOnlyWrite(caller, app, input.ip ?? '');
     rate = input.admission ? await input.admission.admit(caller, app, input.ip ?? '') : {};
   } catch (err) {
