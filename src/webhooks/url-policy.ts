@@ -49,10 +49,10 @@ export function isPublicAddress(address: string): boolean {
   return addressRange(address)?.range === 'unicast';
 }
 
-/** Why an address is not public, for the caller: `10.0.0.5 is not`, `::7f00:1 is not: it stands for 127.0.0.1`. */
-function notPublic(address: string): string {
-  const reaches = addressRange(address)?.reaches;
-  return reaches ? `${address} is not: it stands for ${reaches}, ${addressRange(address)!.range}` : `${address} is not`;
+/** What an address that carries an IPv4 address stands for (`: it stands for 127.0.0.1, loopback`), else ''. */
+function standsFor(address: string): string {
+  const r = addressRange(address);
+  return r?.reaches ? `: it stands for ${r.reaches}, ${r.range}` : '';
 }
 
 export class UrlPolicyError extends Error {}
@@ -77,7 +77,7 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
   if (opts.allowPrivate) return url;
   const host = hostOf(url);
   if (net.isIP(host)) {
-    if (!isPublicAddress(host)) throw new UrlPolicyError(`must be a public address (${notPublic(host)})`);
+    if (!isPublicAddress(host)) throw new UrlPolicyError(`must be a public address (${host} is not${standsFor(host)})`);
     return url;
   }
   let addresses: string[];
@@ -89,7 +89,7 @@ export async function checkWebhookUrl(raw: string, opts: { allowPrivate: boolean
   const bad = addresses.find((a) => !isPublicAddress(a));
   if (bad || addresses.length === 0)
     throw new UrlPolicyError(
-      `must be a public address (${host} resolves to ${bad ? notPublic(bad).replace(/ is not$/, '') : 'nothing'})`,
+      `must be a public address (${host} resolves to ${bad ? `${bad}${standsFor(bad)}` : 'nothing'})`,
     );
   return url;
 }
