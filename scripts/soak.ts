@@ -5,8 +5,10 @@
 // receiver, and account creations. Every CHAOS_SOAK_SAMPLE_S seconds (default 30) it samples the memory (PSS: RSS
 // with shared pages split between their processes) of the main process, of the Temporal dev server and of
 // PostgreSQL (each process tree), and at the end says
-// whether each levelled off: the slope of a least-squares line through the second half of the samples, in MB per 10
-// minutes, under CHAOS_SOAK_FLAT_MB (default 5).
+// whether each levelled off (scripts/soak-judge.ts): growth only counts (a falling slope is memory given back), the
+// slope of a least-squares line through the second half of the samples and through the last quarter, in MB per 10
+// minutes, against CHAOS_SOAK_FLAT_MB (default 5); a run shorter than CHAOS_SOAK_JUDGE_MIN minutes (default 30) gives
+// no verdict, because caches (PostgreSQL's shared buffers, Temporal's) are still filling in a short run's second half.
 // Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,13 +17,17 @@ import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { embeddedDatabaseUrl } from '../src/config.js';
 import { freePort } from '../test/helpers/servers.js';
+import { judgeSoak } from './soak-judge.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MINUTES = Number(process.env.CHAOS_SOAK_MIN ?? 30);
 const RPS = Number(process.env.CHAOS_SOAK_RPS ?? 100);
 const SAMPLE_S = Number(process.env.CHAOS_SOAK_SAMPLE_S ?? 30);
 const FLAT_MB = Number(process.env.CHAOS_SOAK_FLAT_MB ?? 5);
+const JUDGE_MIN = Number(process.env.CHAOS_SOAK_JUDGE_MIN ?? 30);
 const ADMIN = 'adm_soak_0123456789abcdef';
 const ACCOUNTS = 500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,21 +72,11 @@ function sample(mainPid: number): { main: number; temporal: number; postgres: nu
   return { main: ps.get(mainPid)?.rss ?? 0, temporal: sum(/temporal/), postgres: sum(/postgres/) };
 }
 
-/** Slope (kB per minute) of the least-squares line through (minute, kB). */
-function slope(points: [number, number][]): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, [x]) => s + x, 0) / n;
-  const my = points.reduce((s, [, y]) => s + y, 0) / n;
-  const num = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
-  const den = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
-  return den ? num / den : 0;
-}
-
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offerkit-soak-'));
   fs.chmodSync(dir, 0o755);
   const port = await freePort();
+  const pgPort = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
   // The webhook receiver: counts deliveries.
@@ -105,7 +101,7 @@ async function main() {
       DATA_DIR: dir,
       HOST: '127.0.0.1',
       PORT: String(port),
-      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+      EMBEDDED_POSTGRES_PORT: String(pgPort),
       TEMPORAL_PORT: String(await freePort()),
       TEMPORAL_UI_PORT: String(await freePort()),
       PAYPAL_STANDIN_PORT: String(await freePort()),
@@ -193,18 +189,36 @@ async function main() {
     };
     const workers = Array.from({ length: WORKERS }, load);
 
+    // What PostgreSQL's memory is made of: its shared buffers (128 MB by default) count in the PSS of the backends
+    // that touched them, so PostgreSQL's share grows until the buffers are all in use, then levels off.
+    const db = new pg.Client({ connectionString: embeddedDatabaseUrl(pgPort) });
+    await db.connect();
+    await db.query('create extension if not exists pg_buffercache');
+    const buffers = async () =>
+      (
+        await db.query<{ used: string; total: string; size: string }>(
+          `select (select count(*) from pg_buffercache where relfilenode is not null) * 8192 / 1048576 as used,
+                  (select setting::bigint * 8192 / 1048576 from pg_settings where name = 'shared_buffers') as total,
+                  pg_database_size(current_database()) / 1048576 as size`,
+        )
+      ).rows[0];
+
     const t0 = Date.now();
     const samples: { min: number; main: number; temporal: number; postgres: number }[] = [];
     say('memory is PSS (RSS with shared pages split between the processes sharing them)');
-    say('  min   main MB  Temporal MB  PostgreSQL MB   requests  errors  deliveries  waiting');
+    say(
+      '  min   main MB  Temporal MB  PostgreSQL MB   requests  errors  deliveries  waiting  PG buffers used  PG data MB',
+    );
     while (Date.now() - t0 < MINUTES * 60_000) {
       const s = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
       samples.push(s);
       const requests = counts.usage + counts.access + counts.update + counts.create;
+      const b = await buffers().catch(() => ({ used: '?', total: '?', size: '?' }));
       say(
         `${s.min.toFixed(1).padStart(5)}   ${mb(s.main)}     ${mb(s.temporal)}         ${mb(s.postgres)}     ` +
           `${String(requests).padStart(8)}  ${String(counts.errors).padStart(6)}  ${String(delivered).padStart(10)}` +
-          `  ${String(Math.max(0, ACCOUNTS + counts.update + counts.create - delivered)).padStart(7)}`,
+          `  ${String(Math.max(0, ACCOUNTS + counts.update + counts.create - delivered)).padStart(7)}` +
+          `  ${`${b.used} of ${b.total} MB`.padStart(15)}  ${String(b.size).padStart(10)}`,
       );
       await sleep(SAMPLE_S * 1000);
     }
@@ -221,20 +235,22 @@ async function main() {
         `(${((Date.now() - caughtUp) / 1000).toFixed(0)} s after the load stopped)`,
     );
 
-    const second = samples.slice(Math.floor(samples.length / 2));
     say(
       `\nrequests: ${counts.usage} usage adds, ${counts.access} access reads, ${counts.update} account updates, ` +
         `${counts.create} account creations; ${counts.errors} errors; ${delivered} webhook deliveries received`,
     );
-    say(`memory (MB): first sample, peak, last, and the second half's slope (MB per 10 minutes):`);
-    let flat = true;
-    for (const k of ['main', 'temporal', 'postgres'] as const) {
-      const perTen = (slope(second.map((s) => [s.min, s[k]])) * 10) / 1024;
-      const levels = Math.abs(perTen) < FLAT_MB;
-      flat &&= levels;
+    const keys = ['main', 'temporal', 'postgres'] as const;
+    const judged = judgeSoak(samples, [...keys], { flatMb: FLAT_MB, minMinutes: JUDGE_MIN });
+    say(
+      'memory (MB): first sample, peak, last; the slopes (MB per 10 minutes) through the second half and the last ' +
+        'quarter:',
+    );
+    const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(1)}`;
+    for (const j of judged.processes) {
+      const k = j.process as (typeof keys)[number];
       say(
         `  ${k.padEnd(9)} ${mb(samples[0][k])} ${mb(Math.max(...samples.map((s) => s[k])))} ${mb(samples.at(-1)![k])}` +
-          `   ${perTen >= 0 ? '+' : ''}${perTen.toFixed(1)} MB/10 min: ${levels ? 'levels off' : 'still growing'}`,
+          `   ${signed(j.secondHalf)} / ${signed(j.lastQuarter)} MB/10 min: ${j.verdict}`,
       );
     }
     // Deliveries that fell behind are work held in Temporal (open workflows) and PostgreSQL (pending rows): growth
@@ -242,8 +258,14 @@ async function main() {
     const behind = expected - delivered;
     if (behind > expected / 10)
       say(`note: ${behind} deliveries were still waiting: the load was more than this machine delivers`);
-    say(flat ? 'verdict: memory levels off' : 'verdict: memory still grows in the second half');
-    if (!flat) process.exitCode = 1;
+    if (!judged.longEnough)
+      say(
+        `verdict: none: ${MINUTES} minutes is too short to judge (caches fill for tens of minutes); ` +
+          `run at least ${JUDGE_MIN} (CHAOS_SOAK_MIN)`,
+      );
+    else say(judged.flat ? 'verdict: memory levels off' : 'verdict: memory still grows at the end of the run');
+    if (judged.longEnough && !judged.flat) process.exitCode = 1;
+    await db.end();
   } finally {
     await stop();
     receiver.close();

@@ -26,6 +26,47 @@ interface State {
   captures: Record<string, Json>;
   webhooks: Record<string, { id: string; url: string; event_types: { name: string }[]; clientId: string }>;
   idempotency: Record<string, Json>;
+  /** Notifications a webhook did not accept, waiting for their next attempt (by event id and webhook id). */
+  redeliveries: Record<string, Redelivery>;
+}
+
+interface Redelivery {
+  webhookId: string;
+  event: Json;
+  /** The attempt to make next (2 is the first retry). */
+  attempt: number;
+  /** When it is due (ms since the epoch). */
+  dueAt: number;
+}
+
+/**
+ * PayPal's redelivery: "Any non-2xx status code will cause PayPal to reattempt delivery up to 25 times over the
+ * course of 3 days or until it receives a 2xx success code" (developer.paypal.com/api/rest/webhooks/). PayPal does not
+ * publish the intervals; the stand-in backs off exponentially from `firstMs`, doubling up to a cap chosen so that the
+ * 25 retries end 3 days after the first attempt.
+ */
+export const NOTIFICATION_RETRIES = 25;
+export const NOTIFICATION_RETRY_SPAN_MS = 3 * 86_400_000;
+export const NOTIFICATION_RETRY_FIRST_MS = 30_000;
+
+/** The delays before retries 1..`times`: `firstMs` doubling, capped so that they add up to `spanMs`. */
+export function notificationRetryDelays(
+  firstMs = NOTIFICATION_RETRY_FIRST_MS,
+  times = NOTIFICATION_RETRIES,
+  spanMs = NOTIFICATION_RETRY_SPAN_MS,
+): number[] {
+  const delays = (cap: number) => Array.from({ length: times }, (_, i) => Math.min(firstMs * 2 ** i, cap));
+  const total = (cap: number) => delays(cap).reduce((a, b) => a + b, 0);
+  // The sum grows with the cap: find the cap that spends the span (or none needed when doubling alone is shorter).
+  let lo = firstMs;
+  let hi = spanMs;
+  if (total(hi) <= spanMs) return delays(hi);
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (total(mid) > spanMs) hi = mid;
+    else lo = mid;
+  }
+  return delays(lo).map(Math.round);
 }
 
 export interface StandInOptions {
@@ -37,6 +78,12 @@ export interface StandInOptions {
   statePath?: string;
   port?: number;
   host?: string;
+  /**
+   * Redelivery of notifications a webhook did not accept (an answer other than 2xx, or none), as PayPal does
+   * (`notificationRetryDelays`): `firstMs` (default 30 s) is the delay before the first retry, which tests and demos
+   * shorten; `times` (default 25) how many retries; `spanMs` (default 3 days) what they add up to.
+   */
+  notificationRetry?: { firstMs?: number; times?: number; spanMs?: number };
 }
 
 const id = (prefix: string, n = 17) =>
@@ -68,8 +115,9 @@ export class PayPalStandIn {
   private holds: { route: string; arrived: () => void; released: Promise<void> }[] = [];
   private timers = new Set<NodeJS.Timeout>();
   baseUrl = '';
-  /** Every notification sent, for tests. */
-  readonly sent: { url: string; event: Json; status: number | null }[] = [];
+  /** Every notification sent (each attempt: 1, then retries), for tests. */
+  readonly sent: { url: string; event: Json; status: number | null; attempt: number }[] = [];
+  private readonly retryDelays: number[];
   /** The last 10,000 API calls received (method and path), for tests that count what the service asked. */
   readonly received: { method: string; path: string }[] = [];
   private delays: { pathIncludes: string; ms: number }[] = [];
@@ -85,11 +133,14 @@ export class PayPalStandIn {
       captures: {},
       webhooks: {},
       idempotency: {},
+      redeliveries: {},
     };
     if (opts.statePath && fs.existsSync(opts.statePath)) {
       this.state = { ...fresh, ...(JSON.parse(fs.readFileSync(opts.statePath, 'utf8')) as State) };
       Object.assign(this.state.credentials, opts.credentials ?? {});
     } else this.state = fresh;
+    const r = opts.notificationRetry ?? {};
+    this.retryDelays = notificationRetryDelays(r.firstMs, r.times, r.spanMs);
   }
 
   /** Accepts these credentials from now on. */
@@ -156,7 +207,11 @@ export class PayPalStandIn {
       .digest('base64');
   }
 
-  /** Sends an event to every webhook of the client subscribed to its type, signed. */
+  /**
+   * Sends an event to every webhook of the client subscribed to its type, signed. A webhook that does not accept it
+   * (no 2xx) gets it again later, as PayPal redelivers (`notificationRetryDelays`): the same event, a new
+   * transmission. Resolves after the first attempts.
+   */
   async notify(clientId: string, eventType: string, resource: Json, summary = eventType) {
     const event = {
       id: id('WH-', 17),
@@ -167,38 +222,62 @@ export class PayPalStandIn {
       summary,
       resource,
     };
-    const body = JSON.stringify(event);
     const hooks = Object.values(this.state.webhooks).filter(
       (w) => w.clientId === clientId && w.event_types.some((t) => t.name === eventType || t.name === '*'),
     );
-    await Promise.all(
-      hooks.map(async (w) => {
-        const transmissionId = randomUUID();
-        const time = now();
-        let status: number | null;
-        try {
-          const res = await fetch(w.url, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'paypal-transmission-id': transmissionId,
-              'paypal-transmission-time': time,
-              'paypal-transmission-sig': this.signature(transmissionId, time, w.id, body),
-              'paypal-cert-url': `${this.baseUrl}/v1/notifications/certs/standin`,
-              'paypal-auth-algo': 'SHA256withRSA',
-            },
-            body,
-            signal: AbortSignal.timeout(10_000),
-          });
-          status = res.status;
-          await res.arrayBuffer();
-        } catch {
-          status = null;
-        }
-        this.sent.push({ url: w.url, event, status });
-      }),
-    );
+    await Promise.all(hooks.map((w) => this.deliver(w.id, event, 1)));
     return event;
+  }
+
+  /** One attempt of one notification to one webhook; schedules the next attempt when it was not accepted. */
+  private async deliver(webhookId: string, event: Json, attempt: number): Promise<void> {
+    const key = `${String(event.id)}:${webhookId}`;
+    const w = this.state.webhooks[webhookId];
+    if (!w) {
+      // The webhook was deleted meanwhile: PayPal has nowhere to send it.
+      delete this.state.redeliveries[key];
+      return;
+    }
+    const body = JSON.stringify(event);
+    const transmissionId = randomUUID();
+    const time = now();
+    let status: number | null;
+    try {
+      const res = await fetch(w.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'paypal-transmission-id': transmissionId,
+          'paypal-transmission-time': time,
+          'paypal-transmission-sig': this.signature(transmissionId, time, w.id, body),
+          'paypal-cert-url': `${this.baseUrl}/v1/notifications/certs/standin`,
+          'paypal-auth-algo': 'SHA256withRSA',
+        },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      status = res.status;
+      await res.arrayBuffer();
+    } catch {
+      status = null;
+    }
+    this.sent.push({ url: w.url, event, status, attempt });
+    if (this.sent.length > 10_000) this.sent.shift();
+    const accepted = status !== null && status >= 200 && status < 300;
+    if (accepted || attempt > this.retryDelays.length) delete this.state.redeliveries[key];
+    else {
+      const r = { webhookId, event, attempt: attempt + 1, dueAt: Date.now() + this.retryDelays[attempt - 1] };
+      this.state.redeliveries[key] = r;
+      // A stopped stand-in keeps it in its state (file) for its next start.
+      if (this.server) this.scheduleRedelivery(key, r);
+    }
+    this.save();
+  }
+
+  private scheduleRedelivery(key: string, r: Redelivery) {
+    this.later(Math.max(0, r.dueAt - Date.now()), () => {
+      if (this.state.redeliveries[key] === r) void this.deliver(r.webhookId, r.event, r.attempt);
+    });
   }
 
   // ---- simulations for tests and demos -------------------------------------------------------------
@@ -831,16 +910,20 @@ export class PayPalStandIn {
     });
     const { port } = this.server.address() as net.AddressInfo;
     this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
+    // Redeliveries a stopped stand-in still owed (its state file keeps them), each at its time or at once if past.
+    for (const [key, r] of Object.entries(this.state.redeliveries)) this.scheduleRedelivery(key, r);
     return this.baseUrl;
   }
 
   async stop(): Promise<void> {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    if (!this.server) return;
+    const server = this.server;
+    if (!server) return;
+    this.server = null; // an attempt under way schedules no retry now (its state keeps it for the next start)
     await new Promise<void>((resolve) => {
-      this.server!.close(() => resolve());
-      this.server!.closeAllConnections();
+      server.close(() => resolve());
+      server.closeAllConnections();
     });
   }
 }
