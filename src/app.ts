@@ -4,7 +4,7 @@ import { consoleFiles } from './console-api/console.js';
 import type { Deps } from './deps.js';
 import { contractCheck } from './http/contract.js';
 import { securityHeaders } from './http/headers.js';
-import { DatabaseOutage, requestLifecycle } from './http/middleware.js';
+import { requestLifecycle } from './http/middleware.js';
 import type { RouteDef } from './http/route.js';
 import { buildRouter, matchOf } from './http/router.js';
 import { routes as allRoutes } from './routes.js';
@@ -23,7 +23,7 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   // The MCP endpoint's refusals as JSON-RPC errors: outside the error handler, so it sees every refusal's answer.
   app.use(mcpJsonRpcErrors());
-  const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
+  const outage = deps.dbOutage;
   // The start-up work's own requests (the demo seed) and loopback routes (the demo's receiver) log at debug level.
   app.use(requestLifecycle(deps.logger, outage, (ctx) => deps.starting === true || matchOf(ctx)?.def?.log === 'debug'));
   // The router first: it finds the route once (one canonical spelling of each path; see src/http/router.ts), and

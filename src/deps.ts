@@ -1,5 +1,6 @@
 import type { Config } from './config.js';
 import type { Orm } from './db/orm.js';
+import type { DatabaseOutage } from './db/outage.js';
 import type { EventSink, Tx } from './db/transaction.js';
 import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
@@ -45,6 +46,12 @@ export interface Deps {
   config: Config;
   logger: Logger;
   orm: Orm;
+  /**
+   * The process's view of a database outage: told by the first request or activity that cannot reach PostgreSQL,
+   * it probes until the database answers, then wakes the activities waiting on it and runs the work registered for
+   * the recovery.
+   */
+  dbOutage: DatabaseOutage;
   adminKey: string;
   temporal: TemporalHandle;
   outbox: OutboxRelay;

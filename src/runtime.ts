@@ -6,6 +6,7 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { dbBounds } from './db/bounds.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from './db/embedded.js';
+import { DatabaseOutage } from './db/outage.js';
 import { setCoalesceInFlight } from './db/coalesce.js';
 import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
@@ -22,6 +23,7 @@ import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
 import type { PayPalStandIn } from './dev/paypal-standin.js';
 import { verifyAccessToken } from './oauth/tokens.js';
+import { recheckAwaitingProvider } from './payments/recheck.service.js';
 
 /**
  * The admin credential: ADMIN_API_KEY, else (outside production) a key generated once and kept in
@@ -170,10 +172,12 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
     // The event path: a change records its events; publishing hands them to these subscribers in the
     // change's transaction; their outbox rows start the workflows after the commit.
     const events = new EventPublisher([webhookFanOut({ config })]);
+    const dbOutage = new DatabaseOutage(logger, () => orm.em.fork().getConnection().execute('select 1'));
     const deps: Deps = {
       config,
       logger,
       orm,
+      dbOutage,
       adminKey,
       temporal,
       outbox,
@@ -185,6 +189,9 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       demoReceiver: config.demoWorkspace ? (await import('./dev/demo-receiver.js')).demoReceiver(adminKey) : undefined,
     };
     outbox.addSweep('usage event publishing', () => publishPending(deps));
+    // A provider notification refused with a 503 during the outage is not sent again soon (PayPal retries over
+    // days): whatever waits on the provider checks again now.
+    dbOutage.onRecovered((downForMs) => recheckAwaitingProvider(deps, downForMs));
     return deps;
   } catch (err) {
     await orm.close();
@@ -193,6 +200,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
 }
 
 export async function closeDeps(deps: Deps): Promise<void> {
+  deps.dbOutage.stop();
   await deps.outbox.stop();
   await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);

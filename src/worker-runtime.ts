@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.js';
 import type { Deps } from './deps.js';
 import { installTemporalLogging } from './temporal/runtime-logger.js';
 import { temporalAuth } from './temporal/client.js';
+import { waitForDatabase } from './temporal/wait-for-database.js';
 import { ensureRetentionSchedule } from './housekeeping/retention.js';
 import { ensureRollupSchedule } from './housekeeping/rollup.js';
 import { ensureReconcileSchedule } from './housekeeping/reconciler.js';
@@ -38,6 +39,8 @@ export async function createWorker(deps: Deps, opts: { workflowBundle?: Workflow
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ ...deps, logger: deps.logger.child({ component: 'activity' }) }),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    // An activity that cannot reach PostgreSQL waits for it here and goes on when it is back.
+    interceptors: { activity: [waitForDatabase(deps.dbOutage)] },
     shutdownGraceTime: '10s',
   });
   await ensureRetentionSchedule(deps);

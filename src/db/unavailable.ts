@@ -52,6 +52,21 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+/**
+ * The server answered: it cancelled a statement at its `statement_timeout` (57014) or ended a session that idled
+ * inside a transaction (25P03). A 503 all the same, but not an outage: PostgreSQL is there, and waiting for it to
+ * "come back" would only run the same slow work again at once.
+ */
+export function isServerBound(err: unknown): boolean {
+  let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let i = 0; e && typeof e === 'object' && i < 6; i++) {
+    if (e.code === '57014' || e.code === '25P03') return true;
+    if (typeof e.message === 'string' && /statement timeout|idle-in-transaction timeout/i.test(e.message)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
 /** Said of an outage after which a change may have been applied (`isOutcomeUnknown`). */
 export const OUTCOME_UNKNOWN = 'the change may have been applied (outcome unknown)';
 

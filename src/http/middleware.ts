@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { isDatabaseUnavailable, isOutcomeUnknown } from '../db/unavailable.js';
+import { DatabaseOutage } from '../db/outage.js';
+import { isDatabaseUnavailable, isOutcomeUnknown, isServerBound } from '../db/unavailable.js';
 import type { Logger } from '../logger.js';
 import { AppError } from '../errors.js';
 
@@ -8,58 +9,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Seconds a client is asked to wait before retrying while the database is unreachable. */
 export const DATABASE_RETRY_AFTER_S = 5;
-
-/**
- * Tracks a database outage as the API sees it: the first failed request logs one line and starts a
- * probe; requests during the outage answer 503 without logging each; when the probe succeeds one
- * line says the database is back and for how long it was gone.
- */
-export class DatabaseOutage {
-  private since: number | null = null;
-  private probing: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly logger: Logger,
-    private readonly probe?: () => Promise<unknown>,
-    private readonly probeEveryMs = 1000,
-  ) {}
-
-  get down(): boolean {
-    return this.since !== null;
-  }
-
-  /** A request failed because the database is unreachable. */
-  failed(err: unknown, requestId: string): void {
-    if (this.since !== null) return;
-    this.since = Date.now();
-    this.logger.error(
-      { err: String((err as Error)?.message ?? err), requestId },
-      'database unreachable: answering 503 until it is back',
-    );
-    if (!this.probe) return;
-    const probe = this.probe;
-    const check = () => {
-      probe().then(
-        () => this.recovered(),
-        () => {
-          if (this.since !== null) this.probing = setTimeout(check, this.probeEveryMs).unref();
-        },
-      );
-    };
-    this.probing = setTimeout(check, this.probeEveryMs).unref();
-  }
-
-  private recovered(): void {
-    if (this.since === null) return;
-    this.logger.info({ downForMs: Date.now() - this.since }, 'database reachable again');
-    this.since = null;
-    if (this.probing) clearTimeout(this.probing);
-  }
-
-  stop(): void {
-    if (this.probing) clearTimeout(this.probing);
-  }
-}
 
 /**
  * Request id (kept from `X-Request-Id` when sane), one structured log line per request (at debug level when `quiet`
@@ -118,8 +67,9 @@ function respondWithError(
     return;
   }
   if (isDatabaseUnavailable(err)) {
-    // An outage is not a bug: one log line per outage (not per request), and a status clients retry.
-    outage.failed(err, requestId);
+    // An outage is not a bug: one log line per outage (not per request), and a status clients retry. A statement the
+    // server cancelled at its bound is a 503 too, but the server is there: no outage.
+    if (!isServerBound(err)) outage.failed(err, { requestId });
     ctx.status = 503;
     ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
     ctx.body = databaseUnavailableBody(err, ctx.method);

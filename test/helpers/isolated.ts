@@ -13,6 +13,7 @@ import type { Deps } from '../../src/deps.js';
 import { openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
 import { createWorker, type WorkerHandle } from '../../src/worker-runtime.js';
+import { freeze, thaw } from './freeze.js';
 import { freePort, tempDir, testEnv } from './servers.js';
 
 export interface LogLine {
@@ -32,6 +33,8 @@ export interface IsolatedStack {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
+  /** Freezes PostgreSQL (SIGSTOP of the server and its backends, test/helpers/freeze.ts); returns what thaws it. */
+  freezePostgres(): () => void;
   stopTemporal(): Promise<void>;
   startTemporal(): Promise<void>;
   close(): Promise<void>;
@@ -72,6 +75,7 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
       logger: quiet,
     });
   let temporal: DevServerHandle | null = await startTemporal();
+  const frozen: number[][] = [];
   const shared = testEnv();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -130,6 +134,15 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
     async startPostgres() {
       postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
     },
+    freezePostgres() {
+      if (!postgres?.pid) throw new Error('no PostgreSQL process of its own to freeze');
+      const pids = freeze(postgres.pid);
+      frozen.push(pids);
+      return () => {
+        thaw(pids);
+        frozen.splice(frozen.indexOf(pids), 1);
+      };
+    },
     async stopTemporal() {
       await temporal?.stop();
       temporal = null;
@@ -138,6 +151,7 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
       temporal = await startTemporal();
     },
     async close() {
+      for (const pids of frozen.splice(0)) thaw(pids); // a failed test must not leave it frozen
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
