@@ -140,7 +140,9 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
       }
       const unavailable = Object.values(statuses).filter((x) => x === 503).length;
       expect(unavailable, JSON.stringify(statuses)).to.be.greaterThan(routes.length / 2);
-      const outageLines = s.logs.filter((l) => l.msg === 'database unreachable: requests answer 503 and workflow activities wait until it is back');
+      const outageLines = s.logs.filter(
+        (l) => l.msg === 'database unreachable: requests answer 503 and workflow activities wait until it is back',
+      );
       expect(outageLines, 'one line per outage, not one per request').to.have.length(1);
       expect(s.logs.filter((l) => l.msg === 'unhandled error')).to.have.length(0);
 
