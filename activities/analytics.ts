@@ -4,6 +4,7 @@ import type { ActivityDeps } from './index.js';
 export function analyticsActivities(deps: ActivityDeps) {
   return {
     /** Idempotent: each day is computed from the history as a whole, in one transaction per app and chunk. */
-    rollUpUsage: () => rollUpUsage(deps),
+    /** Every app, or one (`appId`). */
+    rollUpUsage: (opts: { appId?: string } = {}) => rollUpUsage(deps, { appId: opts.appId }),
   };
 }

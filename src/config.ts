@@ -48,6 +48,11 @@ export const configSchema = z.object({
    */
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   /**
+   * The most usage rows an analytics request reads from the history the roll-up has not reached yet (beyond its
+   * normal lag of a few hours); past it the request answers 503 with `Retry-After` while the roll-up catches up.
+   */
+  ANALYTICS_UNROLLED_ROWS_MAX: z.coerce.number().int().min(1).default(250_000),
+  /**
    * Runs of one hot statement (usage add, effective access) each API process has at the database at once; the
    * requests that arrive meanwhile go together as one batch (src/db/coalesce.ts). 0: every request alone.
    */

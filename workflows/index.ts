@@ -7,5 +7,5 @@ export { checkoutWorkflow } from './checkout.js';
 export { pauseWorkflow } from './pause.js';
 export { planChangeWorkflow } from './plan-change.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
-export { usageRollupWorkflow } from './usage-rollup.js';
+export { usageRollupAppWorkflow, usageRollupWorkflow } from './usage-rollup.js';
 export { reconcileWorkflow } from './reconcile.js';

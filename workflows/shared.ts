@@ -198,6 +198,12 @@ export interface UsageRollupResult {
   done: boolean;
 }
 export const usageRollupDef = defineWorkflow('usageRollupWorkflow');
+/** One app's roll-up, at once: after an import, or when analytics found a window the roll-up had not reached. */
+export interface UsageRollupAppInput {
+  appId: string;
+}
+export const usageRollupAppWorkflowId = (appId: string) => `usage-rollup/app/${appId}`;
+export const usageRollupAppDef = defineWorkflow('usageRollupAppWorkflow');
 
 // ---- checkout completion -----------------------------------------------------------------------
 export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId}`;
@@ -359,6 +365,7 @@ export const WORKFLOW_DEFINITIONS: readonly WorkflowDefinition[] = [
   planChangeDef,
   reservationExpiryDef,
   usageRollupDef,
+  usageRollupAppDef,
   reconcileDef,
 ];
 

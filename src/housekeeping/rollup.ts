@@ -138,11 +138,11 @@ async function step(deps: Deps, appId: string, upTo: { upTo: string; day: string
  * Rolls usage up for every app: into daily totals from each app's `through` to the last closed day, and the
  * closed hours of the day after it (up to the start of the current hour); folds late rows in. Catches up after
  * any downtime (it starts where the last run stopped); stops after `budgetMs` with `done: false` so the workflow
- * can call it again. `before` (tests) stops earlier than the current hour.
+ * can call it again. `before` (tests) stops earlier than the current hour; `appId` rolls up that app alone.
  */
 export async function rollUpUsage(
   deps: Deps,
-  opts: { budgetMs?: number; before?: Date } = {},
+  opts: { budgetMs?: number; before?: Date; appId?: string } = {},
 ): Promise<UsageRollupResult> {
   const budgetMs = opts.budgetMs ?? 5 * 60_000;
   const started = Date.now();
@@ -153,12 +153,13 @@ export async function rollUpUsage(
     // An app with no usage between its rolled-up instant and upTo is left where it is: its raw part is empty, so
     // reading it costs an index probe, and a run costs no transaction per idle app per hour.
     `select r.app_id from usage_rollups r
-      where exists (select 1 from usage_events u
-                     where u.app_id = r.app_id and u.created_at >= usage_rolled_to(r.through, r.rolled_to)
-                       and u.created_at < $1::timestamptz)
-         or exists (select 1 from usage_rollup_late l where l.app_id = r.app_id)
+      where ($2::text is null or r.app_id = $2)
+        and (exists (select 1 from usage_events u
+                      where u.app_id = r.app_id and u.created_at >= usage_rolled_to(r.through, r.rolled_to)
+                        and u.created_at < $1::timestamptz)
+             or exists (select 1 from usage_rollup_late l where l.app_id = r.app_id))
       order by r.app_id`,
-    [upTo.upTo],
+    [upTo.upTo, opts.appId ?? null],
   );
   const result: UsageRollupResult = {
     apps: 0,

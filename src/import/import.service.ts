@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
+import { usageRollupAppCommand } from '../analytics/analytics.service.js';
 import type { Ctx } from '../context.js';
 import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
@@ -11,7 +12,8 @@ type ImportInput = z.output<typeof importBody>;
 /**
  * Backdated accounts and usage in one transaction, validated as a whole first: the first bad row is
  * a 400 naming it and nothing is written. Imported usage goes into the history and the counters
- * (no limit checks: it already happened). No events and no webhooks; incentive expiries are scheduled.
+ * (no limit checks: it already happened). No events and no webhooks; incentive expiries are scheduled, and so is a
+ * run of the app's analytics roll-up when usage came in.
  */
 export async function importData(ctx: Ctx, input: ImportInput) {
   const result = await importRows(ctx, input);
@@ -158,6 +160,18 @@ function importRows(ctx: Ctx, input: ImportInput) {
           where c.app_id = $1 and c.account_id = s.account and c.entitlement_id = s.entitlement`,
         [appId, ...cols.slice(0, 3)],
       );
+      // History past where the app's roll-up has reached (older than its normal lag of a few hours) is rolled up by
+      // a run of its own now, not at the next hourly one: a year imported into a new app would otherwise be read row
+      // by row by analytics requests until then. Rows older than that point were recorded as late rows, which
+      // analytics read by day and the next run folds in.
+      const [beyond] = await sql<{ beyond: boolean }>(
+        t.em,
+        `select exists (select 1 from unnest($2::timestamptz[]) as u(created) join usage_rollups r on r.app_id = $1
+                          where u.created >= usage_rolled_to(r.through, r.rolled_to)
+                            and u.created < now() - interval '3 hours') as beyond`,
+        [appId, cols[3]],
+      );
+      if (beyond?.beyond) t.temporal(usageRollupAppCommand(appId));
     }
     return { accounts: accounts.length, usage_events: input.usage.length };
   });
