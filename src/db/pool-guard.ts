@@ -253,9 +253,17 @@ class Liveness {
   private async answers(): Promise<boolean> {
     const { Client: ClientClass, options } = this.pool as unknown as {
       Client: new (options: object) => Client;
-      options: object;
+      options: { password?: unknown };
     };
-    const client = new ClientClass({ ...options, connectionTimeoutMillis: this.connectMs, statement_timeout: 1000 });
+    // pg-pool keeps the password as a non-enumerable property (so it stays out of logs): a spread leaves it behind,
+    // and a pool given its password apart from a URL (MikroORM's) would get a probe that never signs in, so that every
+    // long statement was ended as soon as it passed the ordinary bound.
+    const client = new ClientClass({
+      ...options,
+      password: options.password,
+      connectionTimeoutMillis: this.connectMs,
+      statement_timeout: 1000,
+    });
     client.on('error', () => undefined);
     const timer = setTimeout(() => destroy(client, 'no answer'), this.connectMs + 1500);
     try {

@@ -9,6 +9,9 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { createLogger } from '../../src/logger.js';
 import { boundedPool } from '../../src/db/bounds.js';
+import { openOrm } from '../../src/db/orm.js';
+import { longStatements, sql } from '../../src/db/sql.js';
+import { entities } from '../../src/entities.js';
 import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/db/embedded.js';
 import { isDatabaseUnavailable, isOutcomeUnknown } from '../../src/db/unavailable.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from '../../src/temporal/devserver.js';
@@ -141,6 +144,22 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
         expect(pool.totalCount).to.equal(1);
       } finally {
         client.release();
+      }
+    });
+
+    it("long work through the ORM's own pool (its password given apart from a URL) runs past the ordinary bound", async () => {
+      // pg-pool hides the password from a spread of its options: the guard's probe of a new connection could not
+      // sign in, so every long statement on MikroORM's pool was ended at once past 2.5 s (a roll-up, an import).
+      const orm = await openOrm(postgres.url, entities, 2, bounds);
+      try {
+        const started = Date.now();
+        await orm.em.fork().transactional(async (em) => {
+          await longStatements(em);
+          await sql(em, 'select pg_sleep(2.5)');
+        });
+        expect(Date.now() - started).to.be.at.least(2400);
+      } finally {
+        await orm.close();
       }
     });
 
