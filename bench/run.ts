@@ -1068,7 +1068,7 @@ async function analyticsBench(base: string, pool: pg.Pool) {
   queries.forEach(([name, , pinned], i) => {
     const b = before[i];
     const was =
-      b.status === 503 ? `503 in ${fmt(b.median, 1)} ms (Retry-After ${b.retryAfter})` : `${fmt(b.median, 1)} ms`;
+      b.status === 503 ? `  503 in ${b.median.toFixed(1)} ms, Retry-After ${b.retryAfter}` : `${fmt(b.median, 1)} ms`;
     process.stdout.write(
       `  ${name.padEnd(34)} ${pinned ? `${fmt(history[i].ms, 1)} ms` : '        -   '}   ${was.padEnd(32)}` +
         `${fmt(after[i].median, 1)} ms   ${pinned ? (history[i].answer === pinnedAfter[i] ? 'yes' : 'NO') : '-'}\n`,
