@@ -101,20 +101,19 @@ async function main() {
   const paypal = new PayPalStandIn({ credentials: { chaos: 'chaos-secret' }, activationDelayMs: 500 });
   await paypal.start();
 
-  // The receiver: counts every webhook by its id.
-  const received: { id: string; type: string; account?: string; at: number }[] = [];
+  // The receiver: counts every webhook by its id. The first attempt for an account `fzw...` is refused (500), so its
+  // second attempt comes due while PostgreSQL is frozen (the freeze scenario).
+  const received: { id: string; type: string; account?: string; at: number; status: number }[] = [];
   const receiver = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const e = JSON.parse(body) as { type: string; data?: { object?: { id?: string } } };
-      received.push({
-        id: String(req.headers['webhook-id']),
-        type: e.type,
-        account: e.data?.object?.id,
-        at: Date.now(),
-      });
-      res.writeHead(200).end('ok');
+      const id = String(req.headers['webhook-id']);
+      const account = e.data?.object?.id;
+      const status = account?.startsWith('fzw') && !received.some((r) => r.id === id) ? 500 : 200;
+      received.push({ id, type: e.type, account, at: Date.now(), status });
+      res.writeHead(status).end(status === 200 ? 'ok' : 'not now');
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
@@ -131,7 +130,7 @@ async function main() {
     PAYPAL_BASE_URL: paypal.baseUrl,
     OUTBOX_POLL_MS: '500',
     WEBHOOK_RETRY_SCHEDULE_MS: '2000,2000,2000,2000,2000,2000',
-    ACTIVITY_RETRY_MAX_MS: '2000',
+    // The activities' backoff at its shipped cap (a minute): what waited on an outage must resume by itself.
     DB_POOL_MAX: '10',
     PORT: '0',
     // The shipped throttling defaults: a backend's secret key is not rate limited.
@@ -290,7 +289,7 @@ async function main() {
   }
 
   if (MODE !== 'stop') {
-    await frozenPostgres({ base, app, pid: pg.pid, count });
+    await frozenPostgres({ base, app, pid: pg.pid, count, paypal, received });
     await frozenTemporal({ base, app, pid: temporal.pid, count, received });
   }
 
@@ -347,9 +346,15 @@ const tally = (xs: Probe[]) => {
 
 interface FreezeContext {
   base: string;
-  app: { id: string; api_key: string };
+  app: { id: string; api_key: string; public_key?: string };
   pid: number | null;
   count: (q: string, params?: unknown[]) => Promise<number>;
+}
+
+/** What the PostgreSQL freeze also follows: webhook attempts and a checkout that wait on it (issue 39). */
+interface WaitingWork {
+  paypal: PayPalStandIn;
+  received: { id: string; account?: string; at: number; status: number }[];
 }
 
 /**
@@ -358,12 +363,45 @@ interface FreezeContext {
  * statements; their callers give up after 5 s). What matters: probes answered within 5 s, and writes that
  * committed although their caller got an error or gave up.
  */
-async function frozenPostgres(ctx: FreezeContext) {
+async function frozenPostgres(ctx: FreezeContext & WaitingWork) {
   say(`\n3. PostgreSQL frozen ${PG_FREEZE_S} s (SIGSTOP of the server and its backends), then resumed`);
   const { base, app } = ctx;
   const A = `${base}/apps/${app.id}`;
   await timed(`${A}/plans/free/entitlements`, 'POST', app.api_key, { id: 'calls' });
   await timed(`${A}/namespaces`, 'POST', app.api_key, { id: 'meter' });
+  // Work that will wait on the freeze: a checkout past its first scheduled checks (the next one is a minute away),
+  // approved once PostgreSQL is frozen (its notification meets a 503), and 20 deliveries whose first attempt the
+  // receiver refuses, so their second comes due during the freeze.
+  await timed(`${A}/payments`, 'PUT', app.api_key, {
+    client_id: 'chaos',
+    client_secret: 'chaos-secret',
+    env: 'sandbox',
+  });
+  await timed(A, 'PATCH', app.api_key, { checkout_url: 'https://shop.example/pricing' });
+  await timed(`${A}/plans`, 'POST', app.api_key, {
+    id: 'frz',
+    name: 'Frozen',
+    pricingCard: { monthlyPrice: 9, currency: 'USD' },
+  });
+  await timed(`${A}/offers`, 'POST', app.api_key, {
+    id: 'frz',
+    name: 'Frz',
+    plans: [{ plan: 'frz', prices: [{ interval: 'month', amount: 9 }] }],
+  });
+  await timed(`${A}/offers/frz/publish`, 'POST', app.api_key);
+  const chkRes = await fetch(`${A}/offers/frz/checkout`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${app.api_key}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ plan: 'frz', interval: 'month', account: 'frozen-buyer' }),
+  });
+  const chk = (await chkRes.json()) as { id?: string; approve_url?: string; error?: string };
+  if (!chk.id) throw new Error(`checkout: ${chkRes.status} ${chk.error}`);
+  await sleep(25_000); // its checks at 0, 2, 7 and 22 s; the next at 82 s
+  for (let i = 0; i < 20; i++) await timed(`${A}/namespaces`, 'POST', app.api_key, { id: `fzw${i}` });
+  await until(
+    async () => ctx.received.filter((r) => r.account?.startsWith('fzw') && r.status === 500).length >= 20,
+    60_000,
+  );
   const usage = () =>
     ctx.count(`select coalesce(sum(count), 0) as n from usage_counters where app_id = ? and account_id = 'meter'`, [
       app.id,
@@ -400,13 +438,27 @@ async function frozenPostgres(ctx: FreezeContext) {
       await sleep(1000);
     }
   })();
-  await sleep(3000);
+  await sleep(1000);
   const pids = freeze(ctx.pid!);
   frozenNow = true;
+  await ctx.paypal.approve(chk.approve_url!);
   await sleep(PG_FREEZE_S * 1000);
   frozenNow = false;
   thaw(pids);
   const thawedAt = Date.now();
+  // What waited: when the last of the 20 second attempts arrived, and when the checkout completed.
+  const waited = (async () => {
+    const delivered = await until(async () => {
+      const ok = ctx.received.filter((r) => r.account?.startsWith('fzw') && r.status === 200);
+      return ok.length >= 20 ? Math.max(...ok.map((r) => r.at)) : undefined;
+    }, 300_000).catch(() => null);
+    const completed = await until(async () => {
+      const res = await fetch(`${A}/checkouts/${chk.id}`, { headers: { Authorization: `Bearer ${app.api_key}` } });
+      return res.ok && ((await res.json()) as { status: string }).status === 'completed' ? Date.now() : undefined;
+    }, 300_000).catch(() => null);
+    const notes = ctx.paypal.sent.filter((n) => n.url.endsWith(`/payments/webhooks/${app.id}`));
+    return { delivered, completed, notes: notes.map((n) => n.status ?? 'none').join(', ') };
+  })();
   let backMs = -1;
   for (;;) {
     const h = await timed(`${base}/health`);
@@ -452,6 +504,13 @@ async function frozenPostgres(ctx: FreezeContext) {
       `${applied - answered} applied after their caller got an error or gave up`,
   );
   say(`   /health answered 200 again ${backMs} ms after SIGCONT (nothing restarted)`);
+  const w = await waited;
+  const after = (at: number | null) => (at === null ? 'never (5 minutes)' : `${((at - thawedAt) / 1000).toFixed(1)} s`);
+  say(
+    `   waited on the freeze: 20 webhook attempts due during it, the last delivered ${after(w.delivered)} after ` +
+      `SIGCONT; a checkout approved during it (provider notifications answered ${w.notes}), completed ` +
+      `${after(w.completed)} after SIGCONT`,
+  );
 }
 
 /** Temporal frozen while accounts are created (each a webhook delivery start through the outbox). */

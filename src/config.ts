@@ -214,8 +214,9 @@ export const configSchema = z.object({
    */
   CREDENTIAL_CACHE_CONFIRM_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   /**
-   * Cap of the backoff between retries of a workflow activity that cannot reach PostgreSQL or the
-   * provider (they retry for as long as the business rule allows). Default 1 min; tests shorten it.
+   * Cap of the backoff between retries of a workflow activity that failed (the provider unreachable: they retry for
+   * as long as the business rule allows). Default 1 min; tests shorten it. One that cannot reach PostgreSQL waits for
+   * it in the worker instead (src/temporal/wait-for-database.ts) and retries a second after each wait.
    */
   ACTIVITY_RETRY_MAX_MS: z.coerce.number().int().min(10).optional(),
   /** How often the reconciler Schedule looks for waiting rows whose workflow is gone (spec: 10 minutes). */
