@@ -24,6 +24,11 @@ export class DatabaseOutage {
     return this.since !== null;
   }
 
+  /** How many are waiting for the database to answer again (activities in the worker), for the log and tests. */
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /**
    * Something failed because the database is unreachable: the first failure of an outage logs one line and starts
    * the probe; later ones add nothing.
@@ -77,7 +82,7 @@ export class DatabaseOutage {
   private recovered(): void {
     if (this.since === null) return;
     const downForMs = Date.now() - this.since;
-    this.logger.info({ downForMs, waiting: this.waiters.size }, 'database reachable again');
+    this.logger.info({ downForMs, waiting: this.waiting }, 'database reachable again');
     this.since = null;
     if (this.probing) clearTimeout(this.probing);
     for (const wake of [...this.waiters]) wake(true);
