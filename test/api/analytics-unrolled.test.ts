@@ -2,7 +2,9 @@
 // within the statement bound by saying when it will be ready (503 with Retry-After), the import starts the app's
 // roll-up, and once it has run the same request answers from it. The limit of rows read from the history is lowered
 // for the test (ANALYTICS_UNROLLED_ROWS_MAX), so a few thousand rows stand for millions.
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
+import { sql } from '../../src/db/sql.js';
 import { usageRollupAppWorkflowId } from '../../workflows/shared.js';
 import { seededApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
@@ -10,6 +12,24 @@ import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
 const HOUR = 3_600_000;
+
+/** Whether the app's own roll-up run was asked for: its start waiting in the outbox, or the workflow there. */
+async function rollupAskedFor(appId: string): Promise<boolean> {
+  const id = usageRollupAppWorkflowId(appId);
+  const rows = await sql<{ n: string }>(
+    testEnv().deps.orm.em.fork(),
+    'select count(*) as n from outbox where workflow_id = $1',
+    [id],
+  );
+  if (Number(rows[0].n) > 0) return true;
+  try {
+    await testEnv().deps.temporal.client.workflow.getHandle(id).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
 
 describe('analytics over history the roll-up has not reached', function () {
   this.timeout(120_000);
@@ -37,6 +57,7 @@ describe('analytics over history the roll-up has not reached', function () {
     try {
       const imported = await post(`/apps/${app.id}/import`, testEnv().adminKey, { usage });
       expect(imported.status, imported.text).to.equal(201);
+      expect(await rollupAskedFor(app.id), 'the import itself asks for the roll-up').to.equal(true);
       const refused = await get(`/apps/${app.id}/analytics/timeseries?interval=year`, app.api_key);
       expect(refused.status, refused.text).to.equal(503);
       expect(Number(refused.headers.get('retry-after'))).to.be.within(10, 3600);
@@ -68,5 +89,42 @@ describe('analytics over history the roll-up has not reached', function () {
     expect(total, 'every imported call in the year, once').to.equal(
       usage.filter((u) => Date.parse(u.created_at) >= Date.parse(series.body.from as string)).length,
     );
+  });
+  it('history written past the roll-up without an import: the first 503 starts the roll-up run, then it answers', async () => {
+    const { app } = await seededApp({ accounts: Array.from({ length: 10 }, (_, i) => ({ id: `acct-${i}` })) });
+    // An import of recent usage only (within the roll-up's normal lag) asks for no run of its own.
+    const recent = Array.from({ length: 5 }, (_, i) => ({
+      account_id: 'acct-1',
+      entitlement_id: 'api_calls',
+      amount: 1,
+      created_at: new Date(Date.now() - (i + 1) * 60_000).toISOString(),
+    }));
+    expect((await post(`/apps/${app.id}/import`, testEnv().adminKey, { usage: recent })).status).to.equal(201);
+    expect(await rollupAskedFor(app.id), 'recent usage needs no roll-up now').to.equal(false);
+    // 3,000 rows of history over the last year, written straight into the table (as a roll-up that fell behind, or
+    // ingest with past timestamps into a new app, leaves them): no import, so nothing has asked for the roll-up.
+    await sql(
+      testEnv().deps.orm.em.fork(),
+      `insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
+         select $1, 'acct-' || (g % 10), 'api_calls', 1, null, now() - interval '4 hours' - g * interval '2 hours'
+           from generate_series(1, 3000) g`,
+      [app.id],
+    );
+    expect(await rollupAskedFor(app.id)).to.equal(false);
+    const refused = await get(`/apps/${app.id}/analytics?interval=alltime`, app.api_key);
+    expect(refused.status, refused.text).to.equal(503);
+    expect(Number(refused.headers.get('retry-after'))).to.be.within(10, 3600);
+    // The refusal started the app's own run (in the background: the answer did not wait for it).
+    const run = await eventually(async () => {
+      const handle = testEnv().deps.temporal.client.workflow.getHandle(usageRollupAppWorkflowId(app.id));
+      await handle.describe();
+      return handle;
+    });
+    expect((await run.result()) as { done: boolean; apps: number }).to.deep.include({ done: true, apps: 1 });
+    const ready = await eventually(async () => {
+      const r = await get(`/apps/${app.id}/analytics?interval=alltime`, app.api_key);
+      return r.status === 200 ? r : undefined;
+    });
+    expect(ready.body.entitlements).to.deep.equal([{ id: 'api_calls', name: 'API calls', calls: 3005, amount: 3005 }]);
   });
 });
