@@ -6,6 +6,11 @@ import * as analytics from './analytics.service.js';
 import { upgradeFunnel } from './upgrades.service.js';
 
 const tags = ['Analytics'];
+/** The rule every window over the usage history shares (src/analytics/analytics.service.ts, `refuseUnrolled`). */
+const UNROLLED =
+  ' A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached ' +
+  '(a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and ' +
+  "starts the app's roll-up.";
 
 export const analyticsRoutes = [
   route({
@@ -22,7 +27,7 @@ export const analyticsRoutes = [
     },
     tags,
     summary: 'Calls and total amount per entitlement',
-    description: '`interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.',
+    description: '`interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.' + UNROLLED,
     params: appIdParams,
     query: S.summaryQuery,
     response: S.summarySchema,
@@ -58,7 +63,7 @@ export const analyticsRoutes = [
     },
     tags,
     summary: 'Accounts with the most usage',
-    description: '`limit` 1 to 100 (default 10); anything else is a 400.',
+    description: '`limit` 1 to 100 (default 10); anything else is a 400.' + UNROLLED,
     params: appIdParams,
     query: S.topQuery,
     response: S.topSchema,
@@ -77,7 +82,7 @@ export const analyticsRoutes = [
     },
     tags,
     summary: 'Usage over time',
-    description: 'Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.',
+    description: 'Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.' + UNROLLED,
     params: appIdParams,
     query: S.timeseriesQuery,
     response: S.timeseriesSchema,

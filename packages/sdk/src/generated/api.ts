@@ -2486,7 +2486,7 @@ export interface AnalyticsApi {
    *
    * `GET /apps/{appId}/analytics` (secret key)
    *
-   * `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
    */
   summary(query: AnalyticsSummaryQuery, options?: RequestOptions): APIPromise<AnalyticsSummaryResponse>;
   /**
@@ -2502,7 +2502,7 @@ export interface AnalyticsApi {
    *
    * `GET /apps/{appId}/analytics/top-namespaces` (secret key)
    *
-   * `limit` 1 to 100 (default 10); anything else is a 400.
+   * `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
    */
   topAccounts(query: AnalyticsTopAccountsQuery, options?: RequestOptions): APIPromise<AnalyticsTopAccountsResponse>;
   /**
@@ -2510,7 +2510,7 @@ export interface AnalyticsApi {
    *
    * `GET /apps/{appId}/analytics/timeseries` (secret key)
    *
-   * Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
+   * Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
    */
   timeseries(query: AnalyticsTimeseriesQuery, options?: RequestOptions): APIPromise<AnalyticsTimeseriesResponse>;
   /**

@@ -1038,7 +1038,7 @@ export interface paths {
     };
     /**
      * Calls and total amount per entitlement
-     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1082,7 +1082,7 @@ export interface paths {
     };
     /**
      * Accounts with the most usage
-     * @description `limit` 1 to 100 (default 10); anything else is a 400.
+     * @description `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1104,7 +1104,7 @@ export interface paths {
     };
     /**
      * Usage over time
-     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
+     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */

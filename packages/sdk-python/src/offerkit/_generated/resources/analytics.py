@@ -40,7 +40,10 @@ class AnalyticsResource(SyncResource):
 
         `GET /apps/{appId}/analytics` (secret key)
 
-        `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
+        `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than
+        `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage
+        with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's
+        roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -105,7 +108,9 @@ class AnalyticsResource(SyncResource):
 
         `GET /apps/{appId}/analytics/top-namespaces` (secret key)
 
-        `limit` 1 to 100 (default 10); anything else is a 400.
+        `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX`
+        (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers
+        503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -138,7 +143,10 @@ class AnalyticsResource(SyncResource):
 
         `GET /apps/{appId}/analytics/timeseries` (secret key)
 
-        Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
+        Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than
+        `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage
+        with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's
+        roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -223,7 +231,10 @@ class AsyncAnalyticsResource(AsyncResource):
 
         `GET /apps/{appId}/analytics` (secret key)
 
-        `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
+        `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than
+        `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage
+        with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's
+        roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -288,7 +299,9 @@ class AsyncAnalyticsResource(AsyncResource):
 
         `GET /apps/{appId}/analytics/top-namespaces` (secret key)
 
-        `limit` 1 to 100 (default 10); anything else is a 400.
+        `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX`
+        (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers
+        503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
@@ -321,7 +334,10 @@ class AsyncAnalyticsResource(AsyncResource):
 
         `GET /apps/{appId}/analytics/timeseries` (secret key)
 
-        Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
+        Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than
+        `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage
+        with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's
+        roll-up.
 
         Args:
             interval: The time window, e.g. `30d`.
