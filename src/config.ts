@@ -238,6 +238,24 @@ export const configSchema = z.object({
   /** Signs the console's session cookies; derived from the admin key when unset. */
   CONSOLE_AUTH_SECRET: optionalString,
   /**
+   * Where the service sends email (invitation links): an SMTP URL, `smtp://user:pass@host:587` (STARTTLS when the
+   * server offers it) or `smtps://user:pass@host:465`. Unset outside production, `npm start` runs a local mail
+   * catcher (MailDev) and sends there; unset in production, no email is sent (docs/security.md, "Invitations").
+   */
+  SMTP_URL: optionalUrl.refine(
+    (v) => v === undefined || /^smtps?:$/.test(new URL(v).protocol),
+    'must be smtp:// or smtps://',
+  ),
+  /** The sender of the service's email. */
+  MAIL_FROM: z.string().default('offerkit <no-reply@offerkit.localhost>'),
+  /**
+   * The local mail catcher `npm start` runs while SMTP_URL is unset (development only): its SMTP and web ports; `false`
+   * turns it off (invitation links are then only in the service's log).
+   */
+  MAIL_CATCHER: z.enum(['true', 'false', '1', '0', '']).optional(),
+  MAIL_CATCHER_SMTP_PORT: port(1025),
+  MAIL_CATCHER_PORT: port(1080),
+  /**
    * The demo workspace: on first start `npm start` creates it with an app full of realistic data.
    * Default: on outside production.
    */

@@ -18,6 +18,7 @@ import {
 } from './runtime.js';
 import { markWorkspaceReadOnly } from './apps/apps.service.js';
 import { closePeople, issueSetupToken, people } from './people/better-auth.js';
+import { closeMail } from './people/mail.js';
 import { DEMO_WORKSPACE_ID } from './people/workspaces.js';
 
 const config = loadConfig();
@@ -135,6 +136,9 @@ async function main() {
         ? `  PayPal       local stand-in at ${infra.paypal.baseUrl} (no money moves): ` +
           `client_id ${STANDIN_CREDENTIALS.client_id}, client_secret ${STANDIN_CREDENTIALS.client_secret}`
         : `  PayPal       ${config.PAYPAL_BASE_URL ?? 'api-m.paypal.com / api-m.sandbox.paypal.com, per connection'}`,
+      infra.mail
+        ? `  Mail         ${infra.mail.webUrl}   (MailDev: the email the service sends, invitation links included)`
+        : `  Mail         ${config.SMTP_URL ? 'SMTP_URL' : '(no SMTP_URL: no email is sent; see docs/security.md, Invitations)'}`,
       `  MCP          ${apiUrl}/apps/<app id>/mcp   (OAuth consent: ${dashboardUrl(config, apiUrl)}/oauth/consent)`,
       config.OPENAI_API_KEY
         ? `  Models       dynamic cancel-flow offers on (${config.OPENAI_MODEL})`
@@ -149,6 +153,7 @@ async function main() {
     supervisor.stop();
     await closeServer(server);
     await closePeople(deps);
+    closeMail(deps);
     await worker.shutdown().catch(() => undefined);
     await closeDeps(deps);
     await infra.stop();

@@ -21,6 +21,7 @@ import { createWorker, type WorkerHandle } from './worker-runtime.js';
 import { flushCalls } from './mcp/calls.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
+import type { MailCatcher } from './dev/mail-catcher.js';
 import type { PayPalStandIn } from './dev/paypal-standin.js';
 import { verifyAccessToken } from './oauth/tokens.js';
 import { recheckAwaitingProvider } from './payments/recheck.service.js';
@@ -50,6 +51,8 @@ export interface Infrastructure {
   temporal: DevServerHandle | null;
   /** The local PayPal stand-in (development, when PAYPAL_BASE_URL is not set). */
   paypal: PayPalStandIn | null;
+  /** The local mail catcher (development, when SMTP_URL is not set and MAIL_CATCHER is not `false`). */
+  mail: MailCatcher | null;
   /** Start an embedded piece again after it died (`npm start` supervision); same ports and files. */
   restartPostgres(): Promise<void>;
   restartTemporal(): Promise<void>;
@@ -69,7 +72,9 @@ export async function startInfrastructure(
   let postgres: EmbeddedPostgresHandle | null = null;
   let temporal: DevServerHandle | null = null;
   let paypal: PayPalStandIn | null = null;
+  let mail: MailCatcher | null = null;
   const stop = async () => {
+    await mail?.stop().catch((err) => logger.warn({ err }, 'stopping the mail catcher'));
     await paypal?.stop().catch((err) => logger.warn({ err }, 'stopping the PayPal stand-in'));
     await temporal?.stop().catch((err) => logger.warn({ err }, 'stopping Temporal dev server'));
     await postgres?.stop().catch((err) => logger.warn({ err }, 'stopping PostgreSQL'));
@@ -114,6 +119,17 @@ export async function startInfrastructure(
       paypal = started.standIn;
       config.PAYPAL_BASE_URL = started.url;
     }
+    if (!config.SMTP_URL && config.NODE_ENV !== 'production' && !['false', '0'].includes(config.MAIL_CATCHER ?? '')) {
+      // Development only, as the stand-in: invitation links arrive by email here, as they would in production.
+      const { startMailCatcher } = await import('./dev/mail-catcher.js');
+      mail = await startMailCatcher({
+        smtpPort: config.MAIL_CATCHER_SMTP_PORT,
+        webPort: config.MAIL_CATCHER_PORT,
+        directory: path.join(config.dataDir, 'mail'),
+        logger,
+      });
+      config.SMTP_URL = mail.smtpUrl;
+    }
   } catch (err) {
     await stop();
     throw err;
@@ -127,6 +143,9 @@ export async function startInfrastructure(
     },
     get paypal() {
       return paypal;
+    },
+    get mail() {
+      return mail;
     },
     async restartPostgres() {
       await postgres?.stop().catch(() => undefined);

@@ -3,6 +3,7 @@ import { effectiveAccess } from '../access/access.service.js';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { planParams, idBody } from '../catalog/catalog.schemas.js';
 import { pageQuery } from '../http/pagination.js';
+import { audit } from '../http/audit.js';
 import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
@@ -168,7 +169,12 @@ export const accountRoutes = [
     status: 201,
     errors: [409],
     response: S.tokenSchema,
-    handler: (s) => accounts.createAccountToken(ctxOf(s), s.params.accountId, s.body.ttl_seconds),
+    handler: async (s) => {
+      const token = await accounts.createAccountToken(ctxOf(s), s.params.accountId, s.body.ttl_seconds);
+      // A credential handed to a person's browser: logged with who asked (keys' own calls are the backend's).
+      if (s.caller.kind === 'person') audit(s, 'account_token_minted', { accountId: s.params.accountId });
+      return token;
+    },
   }),
   route({
     method: 'GET',

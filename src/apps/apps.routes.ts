@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../deps.js';
+import { audit } from '../http/audit.js';
 import { route } from '../http/route.js';
 import { deleted, deletedSchema } from '../http/schemas.js';
 import { appIdParams, appSchema, createAppBody, updateAppBody } from './apps.schemas.js';
@@ -99,12 +100,18 @@ export const appRoutes = [
     auth: ['S'],
     tags,
     summary: 'Replace the secret key',
-    description: 'The old secret key and every account token stop working at once.',
+    description:
+      'The old secret key and every account token stop working at once. Through the console the new key is answered ' +
+      'as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each ' +
+      'regeneration is logged with who asked (the person, or the credential).',
     params: appIdParams,
+    // A person's browser holds a key only through the explicit, logged reveal.
+    secretFields: ['api_key'],
     response: z.object({ api_key: z.string() }),
-    handler: async ({ em, app, deps }) => {
-      const r = await apps.regenerateSecretKey(em, app!);
-      await settled(deps, r.change);
+    handler: async (s) => {
+      const r = await apps.regenerateSecretKey(s.em, s.app!);
+      await settled(s.deps, r.change);
+      audit(s, 'secret_key_regenerated');
       return { api_key: r.key };
     },
   }),
@@ -116,11 +123,13 @@ export const appRoutes = [
     auth: ['S'],
     tags,
     summary: 'Replace the publishable key',
+    description: 'The old publishable key stops working at once. Each regeneration is logged with who asked.',
     params: appIdParams,
     response: z.object({ public_key: z.string() }),
-    handler: async ({ em, app, deps }) => {
-      const r = await apps.regeneratePublicKey(em, app!);
-      await settled(deps, r.change);
+    handler: async (s) => {
+      const r = await apps.regeneratePublicKey(s.em, s.app!);
+      await settled(s.deps, r.change);
+      audit(s, 'publishable_key_regenerated');
       return { public_key: r.key };
     },
   }),

@@ -11,8 +11,12 @@ import * as apps from '../apps/apps.service.js';
 import type { Deps } from '../deps.js';
 import { crossSite } from '../http/credentials.js';
 import { AppError, badRequest, conflict, notFound, unauthorized } from '../errors.js';
-import { roleAtLeast } from '../http/guard.js';
-import { Reply, ROLES, route, type Role, type Scope } from '../http/route.js';
+import { audit } from '../http/audit.js';
+import { requiredRole, roleAtLeast, writes } from '../http/guard.js';
+import { ctxOf, Reply, ROLES, route, type Role, type RouteDef, type Scope } from '../http/route.js';
+import { servedToPeople } from '../http/router.js';
+import * as webhookEndpoints from '../webhooks/endpoints.service.js';
+import { endpointParams } from '../webhooks/webhooks.schemas.js';
 import { safeEqual } from '../http/secrets.js';
 import { getSettings, levelSchema } from '../mcp/settings.js';
 import { guardrailsInput } from '../mcp/guardrails.js';
@@ -38,12 +42,14 @@ import {
   invite,
   membersOf,
   pendingInvitation,
+  renewInvitationToken,
   revokeInvitation,
   personExists,
   roleInWorkspace,
   workspacesOf,
 } from '../people/workspaces.js';
-import { DEMO_RECEIVER_PATH } from './urls.js';
+import { sendInvitation } from '../people/invitation-mail.js';
+import { dashboardUrl, DEMO_RECEIVER_PATH } from './urls.js';
 
 const tags = ['Console'];
 const API = '/console/api';
@@ -66,10 +72,11 @@ const consentBody = z.object({
   app_id: z.string().min(1).max(255).optional(),
   guardrails: guardrailsInput.optional(),
 });
-/** A new person gives a name and password; a person signed in with the invited address gives nothing. */
-const acceptBody = z.object({ name: name.optional(), password: password.optional() });
+/** An accept link's secret: sent to the invited address only (the link is `<console>/invite?token=...`). */
+const token = z.string().min(1).max(200);
+/** A new person gives a name and password; a person signed in with the invited address gives nothing more. */
+const acceptBody = z.object({ token, name: name.optional(), password: password.optional() });
 const workspaceParams = z.object({ workspaceId: z.string().min(1).max(255) });
-const invitationParams = z.object({ invitationId: z.string().min(1).max(255) });
 const requestParams = z.object({ requestId: z.string().min(1).max(255) });
 const appParams = z.object({ appId: z.string().min(1).max(255) });
 
@@ -93,7 +100,18 @@ const meSchema = z.object({
   /** The Temporal namespace the service's workflows run in (`TEMPORAL_NAMESPACE`), for links into the UI. */
   temporal_namespace: z.string().optional(),
 });
-const invitationSchema = z.object({ id: z.string(), email: z.string(), role: roleSchema, url: z.string() });
+/**
+ * An invitation as its sender sees it: never its accept link, which goes by email to the invited address only
+ * (docs/security.md, "Invitations"); whether the email went, and what to do when it did not, in `message`.
+ */
+const invitationSchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  expires_at: z.string(),
+  email_sent: z.boolean(),
+  message: z.string(),
+});
 const memberParams = workspaceParams.extend({ userId: z.string().min(1).max(255) });
 const workspaceInvitationParams = workspaceParams.extend({ invitationId: z.string().min(1).max(255) });
 const memberSchema = z.object({
@@ -108,7 +126,6 @@ const pendingInvitationSchema = z.object({
   email: z.string(),
   role: roleSchema,
   invited_by: z.string().nullable().describe('The email of the person who sent it'),
-  url: z.string(),
   created_at: z.string(),
   expires_at: z.string(),
 });
@@ -286,6 +303,8 @@ export const consoleRoutes = [
     method: 'POST',
     path: `${API}/workspaces/:workspaceId/apps`,
     sdk: 'console.createApp',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: 'Create an app in a workspace (owners and admins)',
@@ -322,22 +341,63 @@ export const consoleRoutes = [
     errors: [403],
     response: z.object({ api_key: z.string() }),
     handler: (s) => {
-      const person = personOf(s);
-      s.deps.logger.info(
-        { audit: 'secret_key_revealed', appId: s.app!.id, userId: person.userId, requestId: s.requestId },
-        'console: secret key revealed',
-      );
+      personOf(s);
+      audit(s, 'secret_key_revealed');
       return { api_key: s.app!.apiKey };
     },
   }),
   route({
     method: 'POST',
-    path: `${API}/workspaces/:workspaceId/invitations`,
-    sdk: 'console.invite',
+    path: `${API}/apps/:appId/webhooks/:webhookId/secret/reveal`,
+    sdk: 'console.revealWebhookSecret',
     auth: ['C'],
     tags,
-    summary: 'Invite an address to a workspace (owners and admins)',
-    description: '409 when the address already belongs to the workspace or has a pending invitation.',
+    summary: "Reveal a webhook endpoint's signing secret (members and above; logged)",
+    description:
+      'The only way the console shows a signing secret: the endpoint reads answer it as `[redacted]` to people. ' +
+      'Each reveal is logged with the person who asked. Viewers get 403: with the secret anyone can sign events ' +
+      "the app's receiver trusts.",
+    params: endpointParams,
+    role: 'member',
+    writes: false,
+    errors: [403],
+    response: z.object({ secret: z.string() }),
+    handler: async (s) => {
+      personOf(s);
+      const { secret } = await webhookEndpoints.getEndpoint(ctxOf(s), s.params.webhookId);
+      audit(s, 'webhook_secret_revealed', { webhookId: s.params.webhookId });
+      return { secret };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: `${API}/roles`,
+    sdk: 'console.roles',
+    auth: ['N'],
+    tags,
+    summary: 'The least role each console action needs, from the route table',
+    description:
+      'For every route a person may call through the console (by its SDK name): the least workspace role it ' +
+      'takes, whether it changes anything, and whether the read-only demo allows it anyway. The console shows an ' +
+      'action only to the roles this names; the server decides on the same table.',
+    response: z.object({
+      routes: z.record(z.string(), z.object({ role: roleSchema, writes: z.boolean(), read_only_exempt: z.boolean() })),
+    }),
+    handler: ({ routes }) => ({ routes: consoleRoles(routes) }),
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/workspaces/:workspaceId/invitations`,
+    sdk: 'console.invite',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
+    auth: ['C'],
+    tags,
+    summary: 'Invite an address to a workspace (owners and admins): the link goes to that address by email',
+    description:
+      'The accept link is emailed to the invited address (SMTP_URL) and is never in this answer: whoever accepts ' +
+      'has shown they read that mail. `email_sent` and `message` say whether the email went. 409 when the address ' +
+      'already belongs to the workspace or has a pending invitation.',
     params: workspaceParams,
     body: inviteBody,
     status: 201,
@@ -353,13 +413,69 @@ export const consoleRoutes = [
         role: s.body.role,
         invitedBy: person.userId,
       });
-      return { ...inv, url: `${s.origin}/console/invite/${inv.id}` };
+      return mailInvitation(s, p, inv, person.name);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/workspaces/:workspaceId/invitations/:invitationId/resend`,
+    sdk: 'console.resendInvitation',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
+    auth: ['C'],
+    tags,
+    summary: 'Send a pending invitation again (owners and admins): a new link by email, the older one stops',
+    params: workspaceInvitationParams,
+    errors: [403],
+    response: invitationSchema,
+    handler: async (s) => {
+      const person = personOf(s);
+      const p = await peopleOf(s.deps);
+      await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
+      const inv = await renewInvitationToken(p, s.params.workspaceId, { id: s.params.invitationId });
+      return mailInvitation(s, p, inv, person.name);
+    },
+  }),
+  route({
+    method: 'POST',
+    path: `${API}/workspaces/:workspaceId/invitations/link`,
+    sdk: 'console.invitationLink',
+    auth: ['A'],
+    tags,
+    summary: "A pending invitation's accept link, for the operator (admin key only): a new link, the older one stops",
+    description:
+      'For a deployment that sends no email (no SMTP_URL): the operator runs this from their own terminal with the ' +
+      'admin key and hands the link to the invited person themselves. Never served to a person in the console. ' +
+      'Logged with the address.',
+    params: workspaceParams,
+    body: z.object({ email }),
+    errors: [404],
+    response: z.object({
+      id: z.string(),
+      email: z.string(),
+      role: roleSchema,
+      expires_at: z.string(),
+      url: z.string(),
+    }),
+    handler: async (s) => {
+      const p = await peopleOf(s.deps);
+      const inv = await renewInvitationToken(p, s.params.workspaceId, { email: s.body.email });
+      audit(s, 'invitation_link_issued', { workspaceId: s.params.workspaceId, invitationId: inv.id, to: inv.email });
+      return {
+        id: inv.id,
+        email: inv.email,
+        role: inv.role,
+        expires_at: inv.expires_at,
+        url: acceptLink(s, inv.token),
+      };
     },
   }),
   route({
     method: 'GET',
     path: `${API}/workspaces/:workspaceId/members`,
     sdk: 'console.members',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: "A workspace's people with their roles (owners and admins)",
@@ -376,6 +492,8 @@ export const consoleRoutes = [
     method: 'PATCH',
     path: `${API}/workspaces/:workspaceId/members/:userId`,
     sdk: 'console.updateMember',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: "Change a member's role (owners and admins)",
@@ -408,12 +526,15 @@ export const consoleRoutes = [
     method: 'DELETE',
     path: `${API}/workspaces/:workspaceId/members/:userId`,
     sdk: 'console.removeMember',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: 'Remove a person from a workspace (owners and admins)',
     description:
-      'They lose access to every app of the workspace at once; their sign-in stays for other workspaces. Only owners ' +
-      'remove an owner; 409 for the last owner.',
+      'They lose access to every app of the workspace at once; their sign-in stays for other workspaces. A person ' +
+      'made through an invitation who is in no other workspace is deleted (sessions and password too), so the ' +
+      'address can be invited afresh. Only owners remove an owner; 409 for the last owner.',
     params: memberParams,
     errors: [403, 409],
     response: z.object({ removed: z.literal(true), user_id: z.string() }),
@@ -438,6 +559,8 @@ export const consoleRoutes = [
     method: 'GET',
     path: `${API}/workspaces/:workspaceId/invitations`,
     sdk: 'console.invitations',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: "A workspace's pending invitations (owners and admins)",
@@ -447,16 +570,15 @@ export const consoleRoutes = [
     handler: async (s) => {
       const p = await peopleOf(s.deps);
       await requireWorkspaceRole(p, personOf(s).userId, s.params.workspaceId, 'admin');
-      return (await invitationsOf(p, s.params.workspaceId)).map((i) => ({
-        ...i,
-        url: `${s.origin}/console/invite/${i.id}`,
-      }));
+      return invitationsOf(p, s.params.workspaceId);
     },
   }),
   route({
     method: 'DELETE',
     path: `${API}/workspaces/:workspaceId/invitations/:invitationId`,
     sdk: 'console.revokeInvitation',
+    // Checked by the handler in the workspace of the path (no app here): declared for the console's buttons.
+    role: 'admin',
     auth: ['C'],
     tags,
     summary: 'Revoke a pending invitation (owners and admins): its link stops working',
@@ -466,36 +588,41 @@ export const consoleRoutes = [
     handler: async (s) => {
       const p = await peopleOf(s.deps);
       await requireWorkspaceRole(p, personOf(s).userId, s.params.workspaceId, 'admin');
-      const inv = await revokeInvitation(p, s.params.workspaceId, s.params.invitationId);
-      return { ...inv, url: `${s.origin}/console/invite/${inv.id}` };
+      return revokeInvitation(p, s.params.workspaceId, s.params.invitationId);
     },
   }),
   route({
-    method: 'GET',
-    path: `${API}/invitations/:invitationId`,
+    method: 'POST',
+    path: `${API}/invitations/lookup`,
     sdk: 'console.invitation',
     auth: ['N'],
     tags,
-    summary: 'A pending invitation: the invited address and the workspace',
-    params: invitationParams,
+    summary: "A pending invitation, by its accept link's secret: the invited address and the workspace",
+    description:
+      'The secret travels in the body (the link carries it in its query string, which request logs leave out). 404 ' +
+      'when the link is not valid any more (accepted, revoked, sent again since, expired, or its sender may no ' +
+      'longer invite).',
+    body: z.object({ token }),
+    writes: false,
+    idempotency: false,
     response: z.object({ email: z.string(), workspace: z.string() }),
-    handler: async ({ deps, params }) => {
-      const inv = await pendingInvitation(await peopleOf(deps), params.invitationId);
+    handler: async ({ deps, body }) => {
+      const inv = await pendingInvitation(await peopleOf(deps), body.token);
       if (!inv) throw new AppError(404, 'This invitation is not valid any more');
       return { email: inv.email, workspace: inv.workspace };
     },
   }),
   route({
     method: 'POST',
-    path: `${API}/invitations/:invitationId/accept`,
+    path: `${API}/invitations/accept`,
     sdk: 'console.acceptInvitation',
     auth: ['N'],
     tags,
-    summary: 'Accept an invitation: creates the person with the invited address',
+    summary: "Accept an invitation with its accept link's secret: creates the person with the invited address",
     description:
-      'The person is created with the address the invitation was sent to, never another. Of concurrent accepts one ' +
-      'answers 201 and the others 409.',
-    params: invitationParams,
+      'The secret was emailed to the invited address only, so whoever accepts reads its mail. The person is created ' +
+      'with that address, never another; someone who already has an account with it joins signed in as themselves. ' +
+      'Of concurrent accepts one answers 201 and the others 409.',
     body: acceptBody,
     status: 201,
     errors: [403, 409],
@@ -503,16 +630,18 @@ export const consoleRoutes = [
     handler: async (s) => {
       sameSite(s);
       const p = await peopleOf(s.deps);
-      const inv = await pendingInvitation(p, s.params.invitationId);
+      const inv = await pendingInvitation(p, s.body.token);
       if (!inv) throw new AppError(404, 'This invitation is not valid any more');
       // Someone who already has an account joins as themselves, signed in with the invited address.
       const signedIn = await sessionPerson(s.deps, s.headers);
       if (signedIn && signedIn.email.toLowerCase() === inv.email.toLowerCase())
         return {
-          user: await acceptInvitation(p, s.params.invitationId, async () => ({
-            id: signedIn.userId,
-            email: signedIn.email,
-          })),
+          user: await acceptInvitation(
+            p,
+            s.body.token,
+            async () => ({ id: signedIn.userId, email: signedIn.email }),
+            false,
+          ),
         };
       if (await personExists(p, inv.email))
         throw conflict(`${inv.email} already has an account: sign in as ${inv.email}, then open the link again`);
@@ -520,14 +649,19 @@ export const consoleRoutes = [
       if (!s.body.password) throw badRequest('password: is required');
       const { name: newName, password: newPassword } = s.body;
       await passwordOk(newPassword, [newName, inv.email]);
-      const user = await acceptInvitation(p, s.params.invitationId, async (address) => {
-        const made = await p.auth.api
-          .signUpEmail({ body: { name: newName, email: address, password: newPassword } })
-          .catch((err: unknown) => {
-            throw conflict(`Could not create the person: ${(err as Error).message}`);
-          });
-        return { id: made.user.id, email: made.user.email };
-      });
+      const user = await acceptInvitation(
+        p,
+        s.body.token,
+        async (address) => {
+          const made = await p.auth.api
+            .signUpEmail({ body: { name: newName, email: address, password: newPassword } })
+            .catch((err: unknown) => {
+              throw conflict(`Could not create the person: ${(err as Error).message}`);
+            });
+          return { id: made.user.id, email: made.user.email };
+        },
+        true,
+      );
       return { user };
     },
   }),
@@ -578,6 +712,8 @@ export const consoleRoutes = [
     method: 'POST',
     path: `${API}/oauth/requests/:requestId/approve`,
     sdk: 'console.approveOAuthRequest',
+    // Any person approves for their own apps, up to their role's ceiling (LEVEL_CEILING).
+    role: 'viewer',
     auth: ['C'],
     tags,
     summary: 'Approve an MCP authorization request as the signed-in person',
@@ -619,6 +755,8 @@ export const consoleRoutes = [
     method: 'POST',
     path: `${API}/oauth/requests/:requestId/deny`,
     sdk: 'console.denyOAuthRequest',
+    // Any person approves for their own apps, up to their role's ceiling (LEVEL_CEILING).
+    role: 'viewer',
     auth: ['C'],
     tags,
     summary: 'Deny an MCP authorization request',
@@ -709,6 +847,51 @@ export const consoleRoutes = [
     handler: (s) => betterAuth(s, 'GET', '/get-session'),
   }),
 ];
+
+/** The accept link of an invitation's secret, on the console people use (APP_URL, else this service's). */
+const acceptLink = (s: Pick<Scope<unknown, unknown, unknown>, 'deps' | 'origin'>, secret: string) =>
+  `${dashboardUrl(s.deps.config, s.origin)}/invite?token=${encodeURIComponent(secret)}`;
+
+/** Emails an invitation's accept link to the invited address; the answer to its sender carries no link. */
+async function mailInvitation(
+  s: Scope<{ workspaceId: string }, unknown, unknown>,
+  p: People,
+  inv: { id: string; email: string; role: Role; expires_at: string; token: string },
+  inviter: string,
+) {
+  const { rows } = await p.pool.query<{ name: string }>(`select coalesce(name, id) as name from orgs where id = $1`, [
+    s.params.workspaceId,
+  ]);
+  const sent = await sendInvitation(s.deps, {
+    to: inv.email,
+    workspace: rows[0]?.name ?? s.params.workspaceId,
+    role: inv.role,
+    inviter,
+    url: acceptLink(s, inv.token),
+    expiresAt: inv.expires_at,
+  });
+  return {
+    id: inv.id,
+    email: inv.email,
+    role: inv.role,
+    expires_at: inv.expires_at,
+    email_sent: sent.sent,
+    message: sent.message,
+  };
+}
+
+/**
+ * What the console shows to whom, from the route table: each route a person may call (every `/apps/:appId` route
+ * served under `/console/api`, and the console's own routes that take a session), by SDK name, with the least role
+ * it takes (`requiredRole`, the guard's own rule), whether it writes, and whether the read-only demo allows it.
+ */
+export function consoleRoles(routes: readonly RouteDef[]) {
+  const out: Record<string, { role: Role; writes: boolean; read_only_exempt: boolean }> = {};
+  for (const def of routes)
+    if (servedToPeople(def) || def.auth.includes('C'))
+      out[def.sdk] = { role: requiredRole(def), writes: writes(def), read_only_exempt: !!def.readOnlyExempt };
+  return out;
+}
 
 const userOf = (p: { userId: string; name: string; email: string }) => ({ id: p.userId, name: p.name, email: p.email });
 

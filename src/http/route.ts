@@ -231,7 +231,11 @@ export interface RouteDef<
    * writes; admin-only app routes: admin for writes).
    */
   role?: Role;
-  /** Response fields a person sees only through an explicit reveal action (the secret key): sent as `[redacted]`. */
+  /**
+   * Response fields that are credentials (the secret key, a webhook signing secret): sent as `[redacted]` to every
+   * person through the console (they see one only through an explicit, logged reveal route whose `role` says who
+   * may) and in every MCP tool's result. Keys of the app itself see them (docs/security.md, "Who sees which secret").
+   */
   secretFields?: string[];
   /**
    * On a read-only app (the demo): whether this write is allowed anyway (a test send to the demo's built-in

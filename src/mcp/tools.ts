@@ -432,7 +432,9 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
           contentType: reply.contentType ?? 'application/json',
           body: reply.body,
         });
-      return { status: reply.status, body: spec.redact ? redact(reply.body, spec.redact) : reply.body };
+      // A tool never hands out a secret: the tool's own list and the fields the route keeps from people.
+      const hidden = [...(spec.redact ?? []), ...(def.secretFields ?? [])];
+      return { status: reply.status, body: hidden.length ? redact(reply.body, hidden) : reply.body };
     },
   };
 }

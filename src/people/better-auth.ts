@@ -187,3 +187,6 @@ export async function clearSetupTokens(p: People): Promise<void> {
 
 /** The people table's name, for the modules that read it beside Better Auth. */
 export const USERS_TABLE = TABLES.user;
+/** Sessions and passwords, deleted with a person made through an invitation (src/people/workspaces.ts). */
+export const SESSIONS_TABLE = TABLES.session;
+export const CREDENTIALS_TABLE = TABLES.account;

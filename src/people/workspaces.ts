@@ -1,11 +1,12 @@
 // Workspaces and who belongs to them, in the service's own tables (migration 20261130120000): a workspace is the
 // spec's org (its id, which nothing renames, holds the app ids in order); `workspace_members` says who belongs with
 // which role; invitations are bound to the invited address. The demo workspace is read by everyone (viewer).
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Identity } from '../http/credentials.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import { ROLES, type Person, type Role } from '../http/route.js';
-import { USERS_TABLE, type People } from './better-auth.js';
+import type pg from 'pg';
+import { CREDENTIALS_TABLE, SESSIONS_TABLE, USERS_TABLE, type People } from './better-auth.js';
 
 export const DEMO_WORKSPACE_ID = 'demo';
 
@@ -150,14 +151,22 @@ export interface Invitation {
   workspace: string;
 }
 
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+/**
+ * The secret of an invitation's accept link: sent to the invited address only (src/people/invitations.ts), stored as
+ * its SHA-256, never shown to anyone in the workspace. Whoever accepts has read the address's mail.
+ */
+const newToken = () => randomBytes(32).toString('base64url');
+
 /**
  * Invites an address to a workspace: 409 when a person with that address already belongs to it, or when an
- * invitation for it is pending (the unique index decides under concurrency).
+ * invitation for it is pending (the unique index decides under concurrency). Returns the accept link's secret.
  */
 export async function invite(
   p: People,
   input: { workspaceId: string; email: string; role: Role; invitedBy: string },
-): Promise<{ id: string; email: string; role: Role }> {
+): Promise<{ id: string; email: string; role: Role; expires_at: string; token: string }> {
   const email = input.email.trim();
   const member = await p.pool.query(
     `select 1 from workspace_members m join ${USERS_TABLE} u on u.id = m.user_id
@@ -172,14 +181,38 @@ export async function invite(
     [input.workspaceId, email],
   );
   const id = `inv_${randomBytes(16).toString('base64url')}`;
-  const inserted = await p.pool.query(
-    `insert into workspace_invitations (id, org_id, email, role, invited_by, expires_at)
-     values ($1, $2, $3, $4, $5, now() + make_interval(days => $6))
-     on conflict (org_id, lower(email)) where status = 'pending' do nothing`,
-    [id, input.workspaceId, email, input.role, input.invitedBy, INVITATION_DAYS],
+  const token = newToken();
+  const inserted = await p.pool.query<{ expires_at: Date }>(
+    `insert into workspace_invitations (id, org_id, email, role, invited_by, expires_at, token_hash)
+     values ($1, $2, $3, $4, $5, now() + make_interval(days => $6), $7)
+     on conflict (org_id, lower(email)) where status = 'pending' do nothing
+     returning expires_at`,
+    [id, input.workspaceId, email, input.role, input.invitedBy, INVITATION_DAYS, sha256(token)],
   );
   if (!inserted.rowCount) throw conflict(`${email} already has a pending invitation to this workspace`);
-  return { id, email, role: input.role };
+  return { id, email, role: input.role, expires_at: new Date(inserted.rows[0].expires_at).toISOString(), token };
+}
+
+/**
+ * A new secret for a pending, unexpired invitation of this workspace (sending the link again, or the operator's
+ * admin-key route): the older link stops working. 404 otherwise.
+ */
+export async function renewInvitationToken(
+  p: People,
+  workspaceId: string,
+  which: { id: string } | { email: string },
+): Promise<{ id: string; email: string; role: Role; expires_at: string; token: string }> {
+  const token = newToken();
+  const byId = 'id' in which;
+  const { rows } = await p.pool.query<{ id: string; email: string; role: Role; expires_at: Date }>(
+    `update workspace_invitations i set token_hash = $3
+      where i.org_id = $1 and ${byId ? 'i.id = $2' : 'lower(i.email) = lower($2)'}
+        and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}
+      returning i.id, i.email, i.role, i.expires_at`,
+    [workspaceId, byId ? which.id : which.email, sha256(token)],
+  );
+  if (!rows[0]) throw notFound('Invitation');
+  return { ...rows[0], expires_at: new Date(rows[0].expires_at).toISOString(), token };
 }
 
 /**
@@ -190,36 +223,39 @@ export async function invite(
 const INVITER_STILL_INVITES = `(i.invited_by is null or exists (
   select 1 from workspace_members w where w.org_id = i.org_id and w.user_id = i.invited_by and w.role in ('owner', 'admin')))`;
 
-/** A pending, unexpired invitation whose sender may still invite, or null. */
-export async function pendingInvitation(p: People, id: string): Promise<Invitation | null> {
+/** The pending, unexpired invitation of an accept link's secret whose sender may still invite, or null. */
+export async function pendingInvitation(p: People, token: string): Promise<Invitation | null> {
   const { rows } = await p.pool.query<Invitation>(
     `select i.id, i.email, i.role, i.org_id as workspace_id, coalesce(o.name, o.id) as workspace
        from workspace_invitations i join orgs o on o.id = i.org_id
-      where i.id = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}`,
-    [id],
+      where i.token_hash = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}`,
+    [sha256(token)],
   );
   return rows[0] ?? null;
 }
 
 /**
- * Accepts an invitation for a new person with the invited address: the invitation is claimed in one statement
- * (so of concurrent accepts one goes on and the others get 409), then the person is made through `createPerson`
- * and added; when making the person fails the claim is given back.
+ * Accepts an invitation by its link's secret: the invitation is claimed in one statement (so of concurrent accepts
+ * one goes on and the others get 409), then the person is made through `createPerson` (or is the signed-in person
+ * with the invited address) and added; when that fails the claim is given back. `madePerson` records that the
+ * acceptance created the person, who is then deleted when removed from their last workspace (`changeMember`).
  */
 export async function acceptInvitation(
   p: People,
-  id: string,
+  token: string,
   createPerson: (email: string) => Promise<{ id: string; email: string }>,
+  madePerson: boolean,
 ): Promise<{ id: string; email: string }> {
-  const claimed = await p.pool.query<{ email: string; org_id: string; role: Role }>(
+  const hash = sha256(token);
+  const claimed = await p.pool.query<{ id: string; email: string; org_id: string; role: Role }>(
     `update workspace_invitations i set status = 'accepted'
-      where i.id = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}
-      returning i.email, i.org_id, i.role`,
-    [id],
+      where i.token_hash = $1 and i.status = 'pending' and i.expires_at > now() and ${INVITER_STILL_INVITES}
+      returning i.id, i.email, i.org_id, i.role`,
+    [hash],
   );
   const inv = claimed.rows[0];
   if (!inv) {
-    const known = await p.pool.query(`select status from workspace_invitations where id = $1`, [id]);
+    const known = await p.pool.query(`select status from workspace_invitations where token_hash = $1`, [hash]);
     if (known.rows[0]?.status === 'accepted') throw conflict('This invitation has already been accepted: sign in');
     throw notFound('Invitation');
   }
@@ -229,10 +265,14 @@ export async function acceptInvitation(
       `insert into workspace_members (org_id, user_id, role) values ($1, $2, $3) on conflict do nothing`,
       [inv.org_id, user.id, inv.role],
     );
-    await p.pool.query(`update workspace_invitations set accepted_by = $2 where id = $1`, [id, user.id]);
+    await p.pool.query(`update workspace_invitations set accepted_by = $2, made_person = $3 where id = $1`, [
+      inv.id,
+      user.id,
+      madePerson,
+    ]);
     return user;
   } catch (err) {
-    await p.pool.query(`update workspace_invitations set status = 'pending' where id = $1`, [id]);
+    await p.pool.query(`update workspace_invitations set status = 'pending' where id = $1`, [inv.id]);
     throw err;
   }
 }
@@ -267,6 +307,24 @@ export async function membersOf(p: People, workspaceId: string): Promise<Member[
     role: r.role,
     joined_at: new Date(r.joined).toISOString(),
   }));
+}
+
+/**
+ * A person made through an invitation, removed from their last workspace, is deleted with their sessions and
+ * password: the address is free for a later, real invitation, and whoever set that password (someone who opened a
+ * link not meant for them) keeps nothing. People made by the owner setup, or who belong to another workspace, stay.
+ * In the removal's transaction, after the membership is gone.
+ */
+async function deleteIfOnlyInvited(client: pg.PoolClient, userId: string): Promise<void> {
+  const { rowCount } = await client.query(
+    `select 1 where not exists (select 1 from workspace_members where user_id = $1)
+        and exists (select 1 from workspace_invitations where accepted_by = $1 and made_person)`,
+    [userId],
+  );
+  if (!rowCount) return;
+  for (const table of [SESSIONS_TABLE, CREDENTIALS_TABLE])
+    await client.query(`delete from ${table} where "userId" = $1`, [userId]);
+  await client.query(`delete from ${USERS_TABLE} where id = $1`, [userId]);
 }
 
 export interface PendingInvitation {
@@ -328,7 +386,8 @@ export async function revokeInvitation(p: People, workspaceId: string, id: strin
 /**
  * Changes a member's role (`role`) or removes them (`null`), as the person `actorId`: admins manage viewers, members and
  * admins; only owners make, unmake or remove an owner; a workspace always keeps one owner (409). Someone made a
- * member or viewer, or removed, loses the invitations they sent (revoked). The workspace's
+ * member or viewer, or removed, loses the invitations they sent (revoked); someone made through an invitation and
+ * removed from their last workspace is deleted (`deleteIfOnlyInvited`). The workspace's
  * row is locked for the change, so two owners demoting each other at once cannot leave it without one.
  */
 export async function changeMember(
@@ -368,12 +427,13 @@ export async function changeMember(
         `update workspace_invitations set status = 'revoked' where org_id = $1 and invited_by = $2 and status = 'pending'`,
         [input.workspaceId, input.userId],
       );
-    if (input.role === null)
+    if (input.role === null) {
       await client.query(`delete from workspace_members where org_id = $1 and user_id = $2`, [
         input.workspaceId,
         input.userId,
       ]);
-    else
+      await deleteIfOnlyInvited(client, input.userId);
+    } else
       await client.query(`update workspace_members set role = $3 where org_id = $1 and user_id = $2`, [
         input.workspaceId,
         input.userId,

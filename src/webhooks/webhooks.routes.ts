@@ -8,6 +8,7 @@ import { EVENT_TYPES } from '../events/event-types.js';
 import { eventSchema, eventsQuery } from '../events/events.schemas.js';
 import * as events from '../events/events.service.js';
 import { cursorPageSchema } from '../http/pagination.js';
+import { audit } from '../http/audit.js';
 import { ctxOf, route } from '../http/route.js';
 import * as deliveries from './deliveries.service.js';
 import * as endpoints from './endpoints.service.js';
@@ -63,11 +64,12 @@ export const webhookRoutes = [
     description:
       'The URL must be a public http(s) address (checked again at every send). `events` lists event types from ' +
       '`/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing ' +
-      'secret.',
+      'secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).',
     params: appIdParams,
     body: S.createEndpointBody,
     status: 201,
     errors: [409],
+    secretFields: ['secret'],
     response: S.endpointWithSecretSchema,
     handler: (s) => endpoints.createEndpoint(ctxOf(s), s.body),
   }),
@@ -84,7 +86,12 @@ export const webhookRoutes = [
     },
     tags,
     summary: 'A webhook endpoint, with its secret',
+    description:
+      'With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`: ' +
+      'members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`, ' +
+      'logged), viewers never see it.',
     params: S.endpointParams,
+    secretFields: ['secret'],
     response: S.endpointWithSecretSchema,
     handler: (s) => endpoints.getEndpoint(ctxOf(s), s.params.webhookId),
   }),
@@ -128,10 +135,17 @@ export const webhookRoutes = [
     auth: ['S'],
     tags,
     summary: 'Replace the signing secret',
-    description: 'Every later attempt, retries included, is signed with the new secret.',
+    description:
+      'Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the ' +
+      'console the new secret is answered as `[redacted]` (reveal it on purpose).',
     params: S.endpointParams,
+    secretFields: ['secret'],
     response: S.endpointWithSecretSchema,
-    handler: (s) => endpoints.regenerateSecret(ctxOf(s), s.params.webhookId),
+    handler: async (s) => {
+      const endpoint = await endpoints.regenerateSecret(ctxOf(s), s.params.webhookId);
+      audit(s, 'webhook_secret_regenerated', { webhookId: s.params.webhookId });
+      return endpoint;
+    },
   }),
   route({
     method: 'POST',

@@ -18,6 +18,7 @@ import { closeDeps, openDeps } from '../../src/runtime.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../../src/temporal/devserver.js';
 import { bundleWorkflows, createWorker, type WorkerHandle } from '../../src/worker-runtime.js';
 import { PayPalStandIn } from '../../src/dev/paypal-standin.js';
+import { startMailCatcher, type MailCatcher } from '../../src/dev/mail-catcher.js';
 
 export const PAYPAL_TEST_CREDENTIALS = { 'sandbox-client': 'sandbox-secret' };
 
@@ -48,6 +49,8 @@ export interface TestEnv {
   worker: WorkerHandle;
   /** The local PayPal stand-in every test app's provider connection talks to. */
   paypal: PayPalStandIn;
+  /** The mail catcher (MailDev) the service sends its email to over SMTP (SMTP_URL), as `npm start` does. */
+  mail: MailCatcher;
   /** Restart the worker (e.g. after simulating a crash). */
   restartWorker(): Promise<void>;
   /** Stop the worker (a crash, as far as Temporal can tell) and start it again later. */
@@ -114,6 +117,10 @@ export async function startTestEnv(): Promise<TestEnv> {
   await paypal.start();
   cleanups.push(() => paypal.stop());
 
+  // Email: real SMTP to a local catcher, read back through its API (test/helpers/mail.ts).
+  const mail = await startMailCatcher({ smtpPort: 0, webPort: 0, directory: path.join(workDir, 'mail'), logger });
+  cleanups.push(() => mail.stop());
+
   const adminKey = `adm_test_${process.pid}`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -126,6 +133,7 @@ export async function startTestEnv(): Promise<TestEnv> {
     ADMIN_API_KEY: adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: paypal.baseUrl,
+    SMTP_URL: mail.smtpUrl,
     // A pause "month" lasts 2 seconds in tests.
     PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
@@ -174,6 +182,7 @@ export async function startTestEnv(): Promise<TestEnv> {
     adminKey,
     workflowBundle,
     paypal,
+    mail,
     get worker() {
       return worker;
     },
