@@ -109,6 +109,7 @@ export function ConfirmDialog({
   onClose,
   children,
   blocked,
+  route,
 }: {
   opened: boolean;
   title: string;
@@ -118,6 +119,8 @@ export function ConfirmDialog({
   children: ReactNode;
   /** Why the page already knows the API would refuse: the confirm button is disabled and this is shown by it. */
   blocked?: string | null;
+  /** The action the confirm button calls (its SDK name), for the role walk's check (`data-route`). */
+  route?: string;
 }) {
   const action = useAction();
   const reasonId = useId();
@@ -144,6 +147,7 @@ export function ConfirmDialog({
             loading={action.busy}
             disabled={!!blocked}
             aria-describedby={blocked ? reasonId : undefined}
+            data-route={route}
             onClick={async () => {
               if (await action.run(onConfirm)) onClose();
             }}

@@ -44,7 +44,7 @@ export const updateAppBody = z.object({
   public_key: ignoredKey('`POST /apps/{appId}/public-key/regenerate`'),
   publishable_first_used_at: z.unknown().optional().meta({
     deprecated: true,
-    description: 'Ignored: set by the service at the first request with the publishable key',
+    description: 'Ignored: set by the service at the first request with the publishable key from a web page',
   }),
 });
 
@@ -57,7 +57,12 @@ export const appSchema = z.object({
   checkout_url: z.string().nullable(),
   /** How plan changes are billed: `prorate_now`, `at_renewal` or `no_proration` per direction (with defaults). */
   plan_change_policy: z.object({ upgrade: planChangePolicy, downgrade: planChangePolicy }),
-  /** The first request made with the publishable key (the components in a page), or null while it was never used. */
-  publishable_first_used_at: z.string().nullable(),
+  publishable_first_used_at: z
+    .string()
+    .nullable()
+    .describe(
+      'The first request made with the publishable key from a web page (a browser sending an `Origin` of another ' +
+        "site than this service's: the components embedded), or null until then. Server-side calls do not count.",
+    ),
   created_at: z.string(),
 });

@@ -71,6 +71,18 @@ async function markPublishableUse(em: EntityManager, appId: string): Promise<voi
   );
 }
 
+/**
+ * Whether a publishable-key request came from a page that embeds the components: a browser sends `Origin` with the
+ * page's http(s) origin on every cross-origin request, and a page embedding them is on the operator's own site, never
+ * on this service's origin. A server-side call (the SDK from a backend, curl) sends no Origin, and a sandboxed frame
+ * or a file sends `null`: neither counts (the getting-started checklist's "components embedded" step).
+ */
+export function embeddedIn(headers: Record<string, string | undefined>, ownOrigin: string): boolean {
+  const origin = headers.origin;
+  if (!origin || !/^https?:\/\/[^/\s]+$/i.test(origin)) return false;
+  return origin.toLowerCase() !== ownOrigin.toLowerCase();
+}
+
 /** The app of a request: from the credential cache, which reads it with `loadApp` when it must. */
 export function requestApp(em: EntityManager, deps: Deps, id: string): Promise<IApp | null> {
   return deps.credentials.app(id, () => loadApp(em, id));
@@ -189,6 +201,7 @@ export async function authenticate(
   // gets the same 401 but is never counted against anyone.
   if (caller === null) throw new UnrecognizedCredential();
   if (!allowed) throw unauthorized();
-  if (caller.kind === 'publishable' && !app.publishableFirstUsedAt) await markPublishableUse(em, app.id);
+  if (caller.kind === 'publishable' && !app.publishableFirstUsedAt && embeddedIn(how.headers, how.origin))
+    await markPublishableUse(em, app.id);
   return { caller, app };
 }

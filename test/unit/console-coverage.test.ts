@@ -46,6 +46,8 @@ const API_ONLY: Record<string, string> = {
   'agentThreads.delete': "the in-product agent's conversation store, written by the agent's client",
   'offers.preview':
     'a read sent as POST (a buyer-side preview of a saved offer with a body); the editor previews with previewDraft',
+  'console.invitationLink':
+    "the operator's own terminal, with the admin key, where no email is sent: never a person's browser",
   'plans.mergeMeta': "integrators' free-form metadata merge; the plan editor saves `meta` whole through plans.update",
 };
 

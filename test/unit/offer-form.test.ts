@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import {
   bodyOf,
+  errorInWords,
   formOf,
   isDirty,
   listPrice,
@@ -14,6 +15,7 @@ import {
   regularPrices,
   type CatalogPlan,
   type Offer,
+  type OfferCatalog,
   type PlanForm,
 } from '../../console/src/pages/OfferEditor/form.js';
 
@@ -192,5 +194,30 @@ describe('offer editor form: prices and bumps the editor adds', () => {
     expect(offerCurrency(form)).to.equal('USD');
     expect(offerCurrency({ ...form, plans: [], bumps: [{ ...form.bumps[0], currency: 'EUR' }] })).to.equal('EUR');
     expect(offerCurrency({ ...form, plans: [], bumps: [] })).to.equal('USD');
+  });
+
+  it("words the API's field paths as the editor names them (the preview's refusal, item 7)", () => {
+    const form = formOf(offer());
+    const catalog = {
+      plans: [{ id: 'pro', name: 'Pro' }],
+      entitlements: [],
+      addons: [],
+      offers: [],
+    } as unknown as OfferCatalog;
+    expect(errorInWords('plans.0.prices.0.amount: is required', form, catalog)).to.equal(
+      'Pro, monthly price: is required',
+    );
+    expect(errorInWords('plans.0.prices.1.currency: must be a three-letter code', form, catalog)).to.equal(
+      'Pro, yearly price (currency): must be a three-letter code',
+    );
+    expect(errorInWords('plans.0.extras.entitlements.0.id: unknown entitlement', form, catalog)).to.equal(
+      'Pro, offer extras: unknown entitlement',
+    );
+    expect(errorInWords('bumps.0.price: must be positive', form, catalog)).to.equal(
+      'Order bump Boost (price): must be positive',
+    );
+    expect(errorInWords('name: must not be empty', form, catalog)).to.equal('Name: must not be empty');
+    // A message that names no field stays as the API words it.
+    expect(errorInWords('Plan pro has no monthly price', form, catalog)).to.equal('Plan pro has no monthly price');
   });
 });

@@ -29,15 +29,20 @@ import { PaymentsPage } from '../pages/Payments';
 import { ConsentPage } from '../pages/Consent';
 import { InvitePage, SetupPage, SignInPage } from '../pages/SignIn';
 import { WebhooksPage } from '../pages/Webhooks';
-import { SessionProvider, useSession } from '../session';
+import { atLeast, SessionProvider, useSession, type Role, type Session } from '../session';
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
+  const [roles, setRoles] = useState<Session['roles']>({});
   const [setupNeeded, setSetupNeeded] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
     try {
-      const me = await consoleApi.get<Me | { user: null; setup_needed: boolean }>('/me');
+      const [me, table] = await Promise.all([
+        consoleApi.get<Me | { user: null; setup_needed: boolean }>('/me'),
+        consoleApi.get<{ routes: Session['roles'] }>('/roles'),
+      ]);
+      setRoles(table.routes);
       if (me.user) setMe(me as Me);
       else {
         setSetupNeeded((me as { setup_needed: boolean }).setup_needed);
@@ -67,12 +72,12 @@ export function App() {
     return (
       <Routes>
         <Route path="/setup" element={<SetupPage onDone={load} />} />
-        <Route path="/invite/:id" element={<InvitePage onDone={load} />} />
+        <Route path="/invite" element={<InvitePage onDone={load} />} />
         <Route path="*" element={setupNeeded ? <SetupPage onDone={load} /> : <SignInPage onDone={load} />} />
       </Routes>
     );
   return (
-    <SessionProvider session={{ me, reload: load }}>
+    <SessionProvider session={{ me, roles, reload: load }}>
       <Routes>
         <Route path="/oauth/consent" element={<ConsentPage />} />
         <Route path="*" element={<Shell />} />
@@ -93,7 +98,7 @@ function ownFirstApp(me: Me): string | undefined {
 }
 
 function Shell() {
-  const { me } = useSession();
+  const { me, reload } = useSession();
   const [opened, { toggle, close }] = useDisclosure();
   const location = useLocation();
   useEffect(close, [location.pathname, close]);
@@ -138,7 +143,7 @@ function Shell() {
         <Routes>
           <Route path="/" element={<Home />} />
           <Route path="/setup" element={<Home />} />
-          <Route path="/invite/:id" element={<Home />} />
+          <Route path="/invite" element={<InvitePage onDone={reload} />} />
           <Route path="/new-app" element={<NewAppPage />} />
           <Route path="/apps/:appId" element={<AppPage />} />
           <Route path="/apps/:appId/catalog" element={<CatalogPage />} />
@@ -161,11 +166,11 @@ function Shell() {
 }
 
 function Home() {
-  const { me } = useSession();
+  const { me, roles } = useSession();
   const id = firstApp(me);
   const ownsEmpty =
     !me.workspaces.some((w) => !w.demo && w.apps.length) &&
-    me.workspaces.some((w) => !w.demo && ['owner', 'admin'].includes(w.role));
+    me.workspaces.some((w) => !w.demo && atLeast(w.role as Role, roles['console.createApp']?.role ?? 'owner'));
   // After setup the owner's own workspace has no app yet: they stay here (create the first app), not on the demo's.
   if (id && !ownsEmpty) return <Navigate to={`/apps/${id}`} replace />;
   return (
@@ -203,7 +208,10 @@ function Nav() {
   // app of their own it shows its placeholder, and the app's sections wait until one is picked (the demo stays
   // pickable).
   const current = appId ?? ownFirstApp(me);
-  const owns = me.workspaces.some((w) => !w.demo && ['owner', 'admin'].includes(w.role));
+  const { roles } = useSession();
+  const owns = me.workspaces.some(
+    (w) => !w.demo && atLeast(w.role as Role, roles['console.createApp']?.role ?? 'owner'),
+  );
   return (
     <Stack gap="xs">
       <Select

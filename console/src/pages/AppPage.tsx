@@ -14,7 +14,7 @@ import {
 import { useState, type FormEvent } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { appApi, consoleApi } from '../api';
-import { useSession } from '../session';
+import { atLeast, useCan, useCanInWorkspace, useSession, type Role } from '../session';
 import { MembersSection } from './Members';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { GettingStarted } from './GettingStarted';
@@ -27,25 +27,29 @@ function KeyRow({
   label,
   value,
   reveal,
-  canManage,
+  canReveal,
+  regenerate,
   onRegenerate,
 }: {
   label: string;
   value: string;
-  reveal?: () => Promise<string>;
-  canManage: boolean;
+  reveal?: { action: string; run: () => Promise<string> };
+  canReveal: boolean;
+  /** The regenerate action's name when the person may use it (the button shows only then). */
+  regenerate: string | null;
   onRegenerate: () => Promise<unknown>;
 }) {
   const [shown, setShown] = useState(false);
   const [revealed, setRevealed] = useState<string | null>(null);
   const [confirm, setConfirm] = useState(false);
+  const [renewed, setRenewed] = useState(false);
   const action = useAction();
   const known = reveal ? revealed : value;
   const toggle = async () => {
     if (shown) return setShown(false);
     if (reveal && revealed === null) {
       let key: string | null = null;
-      if (!(await action.run(async () => (key = await reveal())))) return;
+      if (!(await action.run(async () => (key = await reveal.run())))) return;
       setRevealed(key);
     }
     setShown(true);
@@ -58,8 +62,14 @@ function KeyRow({
           {shown && known ? known : `${(known ?? 'key_').slice(0, 4)}${'•'.repeat(20)}`}
         </Text>
         <Group gap="xs">
-          {(!reveal || canManage) && (
-            <Button size="xs" variant="default" onClick={() => void toggle()} loading={action.busy && !confirm}>
+          {(!reveal || canReveal) && (
+            <Button
+              size="xs"
+              variant="default"
+              data-route={reveal && !revealed ? reveal.action : undefined}
+              onClick={() => void toggle()}
+              loading={action.busy && !confirm}
+            >
               {shown ? 'Hide' : 'Reveal'}
             </Button>
           )}
@@ -72,15 +82,20 @@ function KeyRow({
               )}
             </CopyButton>
           )}
-          {canManage && (
-            <Button size="xs" color="red" variant="light" onClick={() => setConfirm(true)}>
+          {regenerate && (
+            <Button size="xs" color="red" variant="light" data-route={regenerate} onClick={() => setConfirm(true)}>
               Regenerate
             </Button>
           )}
         </Group>
-        {reveal && !canManage && (
+        {reveal && !canReveal && (
           <Text size="xs" c="dimmed">
             Only owners and admins of the workspace can reveal or regenerate the secret key.
+          </Text>
+        )}
+        {reveal && renewed && !shown && (
+          <Text size="xs" c="dimmed" role="status">
+            A new secret key is in place. Reveal it to copy it: the page never receives a key you did not ask to see.
           </Text>
         )}
         <ErrorText error={action.error} />
@@ -102,8 +117,9 @@ function KeyRow({
             <Button
               color="red"
               loading={action.busy}
+              data-route={regenerate ?? undefined}
               onClick={async () => {
-                await action.run(onRegenerate);
+                if (await action.run(onRegenerate)) setRenewed(true);
                 setRevealed(null);
                 setShown(false);
                 setConfirm(false);
@@ -123,8 +139,9 @@ export function AppPage() {
   const api = appApi(appId!);
   const { me } = useSession();
   const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
-  // What the server allows each role (docs/security.md); the buttons follow it, the server decides.
-  const canManage = !!workspace && !workspace.demo && (workspace.role === 'owner' || workspace.role === 'admin');
+  // What the server allows each role (the route table, docs/security.md); the buttons follow it, the server decides.
+  const can = useCan(appId);
+  const canPeople = useCanInWorkspace(workspace?.id);
   const { data: app, error, reload } = useLoad(() => api.apps.get(), [appId]);
   const save = useAction();
   const [form, setForm] = useState<{ name: string; checkout_url: string } | null>(null);
@@ -154,17 +171,25 @@ export function AppPage() {
               <KeyRow
                 label="Secret key"
                 value={app.api_key}
-                canManage={canManage}
-                reveal={async () =>
-                  (await consoleApi.post<{ api_key: string }>(`/apps/${encodeURIComponent(app.id)}/secret-key/reveal`))
-                    .api_key
-                }
+                canReveal={can('console.revealSecretKey')}
+                reveal={{
+                  action: 'console.revealSecretKey',
+                  run: async () =>
+                    (
+                      await consoleApi.post<{ api_key: string }>(
+                        `/apps/${encodeURIComponent(app.id)}/secret-key/reveal`,
+                      )
+                    ).api_key,
+                }}
+                regenerate={can('apps.regenerateSecretKey') ? 'apps.regenerateSecretKey' : null}
+                // The answer is `[redacted]` to a person: the new key is read only through the logged reveal.
                 onRegenerate={async () => (await api.apps.regenerateSecretKey(), reload())}
               />
               <KeyRow
                 label="Publishable key"
                 value={app.public_key}
-                canManage={canManage}
+                canReveal
+                regenerate={can('apps.regeneratePublicKey') ? 'apps.regeneratePublicKey' : null}
                 onRegenerate={async () => (await api.apps.regeneratePublicKey(), reload())}
               />
             </SimpleGrid>
@@ -174,9 +199,17 @@ export function AppPage() {
                   <Title order={3} size="h4">
                     Settings
                   </Title>
+                  {!can('apps.update') && (
+                    <Text size="sm" c="dimmed">
+                      {workspace?.demo
+                        ? 'The demo workspace is read-only.'
+                        : 'Members, admins and owners change these settings; you can read them.'}
+                    </Text>
+                  )}
                   <TextInput
                     label="Name"
                     required
+                    readOnly={!can('apps.update')}
                     value={values.name}
                     onChange={(e) => setForm({ ...values, name: e.currentTarget.value })}
                   />
@@ -184,20 +217,23 @@ export function AppPage() {
                     label="Checkout page URL"
                     description="Your pricing page; upgrade links in 402 answers point here."
                     placeholder="https://example.com/pricing"
+                    readOnly={!can('apps.update')}
                     value={values.checkout_url}
                     onChange={(e) => setForm({ ...values, checkout_url: e.currentTarget.value })}
                   />
                   <ErrorText error={save.error} />
-                  <Button type="submit" w="fit-content" loading={save.busy}>
-                    Save settings
-                  </Button>
+                  {can('apps.update') && (
+                    <Button type="submit" w="fit-content" loading={save.busy} data-route="apps.update">
+                      Save settings
+                    </Button>
+                  )}
                 </Stack>
               </form>
             </Card>
-            {workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role) && (
+            {workspace && canPeople('console.members') && (
               <MembersSection workspaceId={workspace.id} workspaceName={workspace.name} role={workspace.role} />
             )}
-            {workspace && !workspace.demo && workspace.role === 'owner' && <DeleteApp appId={app.id} name={app.name} />}
+            {can('apps.delete') && <DeleteApp appId={app.id} name={app.name} />}
           </>
         )}
       </Loading>
@@ -217,12 +253,13 @@ function DeleteApp({ appId, name }: { appId: string; name: string }) {
           Delete this app
         </Title>
         <Text size="sm">Removes the app and everything it owns. Only owners can do this.</Text>
-        <Button color="red" variant="light" w="fit-content" onClick={() => setOpen(true)}>
+        <Button color="red" variant="light" w="fit-content" data-route="apps.delete" onClick={() => setOpen(true)}>
           Delete app
         </Button>
       </Stack>
       <ConfirmDialog
         opened={open}
+        route="apps.delete"
         title={`Delete the app ${name}?`}
         confirmLabel={`Delete ${name}`}
         onClose={() => setOpen(false)}
@@ -246,9 +283,10 @@ function DeleteApp({ appId, name }: { appId: string; name: string }) {
 }
 
 export function NewAppPage() {
-  const { me, reload } = useSession();
+  const { me, roles, reload } = useSession();
   const navigate = useNavigate();
-  const owned = me.workspaces.filter((w) => !w.demo && ['owner', 'admin'].includes(w.role));
+  const least = roles['console.createApp']?.role ?? 'owner';
+  const owned = me.workspaces.filter((w) => !w.demo && atLeast(w.role as Role, least));
   const [name, setName] = useState('');
   const action = useAction(['name']);
   if (!owned.length) return <Text>Only workspace owners and admins create apps.</Text>;
@@ -277,7 +315,7 @@ export function NewAppPage() {
             onChange={(e) => setName(e.currentTarget.value)}
           />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="console.createApp">
             Create app
           </Button>
         </Stack>

@@ -153,8 +153,11 @@ export function GettingStarted({ appId }: { appId: string }) {
           title: 'Embed the components',
           done: !!data.state.componentsUsedAt,
           detail: data.state.componentsUsedAt
-            ? `First request with the publishable key on ${new Date(data.state.componentsUsedAt).toLocaleString()}.`
-            : 'Paste the snippet below into a page of your site; this step is done at its first request.',
+            ? `First request from a web page with the publishable key on ${new Date(
+                data.state.componentsUsedAt,
+              ).toLocaleString()}.`
+            : 'Paste the snippet below into a page of your site; this step is done when a browser first loads it ' +
+              '(a call from a server does not count).',
           link: { label: 'See the snippets', to: '#getting-started-snippets', external: true },
         },
         {

@@ -20,7 +20,9 @@ import {
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { adminApi, consoleApi } from '../api';
+import { useCan } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { EditableArea } from './Catalog/shared';
 import { capsOf, GuardrailsEditor, GuardrailsSummary, type Guardrails, type GuardrailsView } from './Guardrails';
 
 type Level = 'read' | 'write' | 'full';
@@ -68,6 +70,7 @@ const GROUP_LABEL = { R: 'Read', W: 'Write', F: 'Full' } as const;
 export function McpPage() {
   const { appId } = useParams();
   const admin = adminApi(appId!);
+  const can = useCan(appId);
   const { data, error, reload } = useLoad(
     () =>
       Promise.all([
@@ -87,17 +90,35 @@ export function McpPage() {
         <Code style={{ wordBreak: 'break-all' }}>{`${window.location.origin}/apps/${appId}/mcp`}</Code>; people approve
         them on the consent page.
       </Text>
+      {!can('mcp.updateSettings') && (
+        <Text size="sm" c="dimmed">
+          Owners and admins change the MCP settings and connections; you can read them.
+        </Text>
+      )}
       <Loading error={error}>
         {data && (
           <>
-            <SettingsCard key={JSON.stringify(data[0])} settings={data[0]} tools={data[1]} onSaved={reload} />
+            <SettingsCard
+              canEdit={can('mcp.updateSettings')}
+              key={JSON.stringify(data[0])}
+              settings={data[0]}
+              tools={data[1]}
+              onSaved={reload}
+            />
             <KeyGuardrailsCard
+              canEdit={can('mcp.updateSettings')}
               key={`keys${JSON.stringify(data[0].key_guardrails)}`}
               view={data[0].key_guardrails}
               entitlements={idsOf(data[4])}
               onSaved={reload}
             />
-            <Connections list={data[2]} entitlements={idsOf(data[4])} onChange={reload} />
+            <Connections
+              list={data[2]}
+              entitlements={idsOf(data[4])}
+              onChange={reload}
+              canEdit={can('mcp.updateConnection')}
+              canRemove={can('mcp.deleteConnection')}
+            />
             <Calls calls={data[3].data} connections={data[2]} />
           </>
         )}
@@ -110,10 +131,12 @@ function SettingsCard({
   settings,
   tools,
   onSaved,
+  canEdit,
 }: {
   settings: Settings;
   tools: Tool[];
   onSaved: () => Promise<void>;
+  canEdit: boolean;
 }) {
   const { appId } = useParams();
   const [s, setS] = useState(settings);
@@ -128,76 +151,81 @@ function SettingsCard({
   };
   return (
     <Card withBorder>
-      <Stack gap="sm">
-        <Group justify="space-between" wrap="wrap">
-          <Switch
-            label="MCP server on"
-            checked={s.enabled}
-            onChange={(e) => setS({ ...s, enabled: e.currentTarget.checked })}
-          />
-          <Select
-            label="Default access level"
-            allowDeselect={false}
-            w={200}
-            data={[
-              { value: 'read', label: 'Read only' },
-              { value: 'write', label: 'Read and write' },
-              { value: 'full', label: 'Full access' },
-            ]}
-            value={s.access_level}
-            onChange={(v) => v && setS({ ...s, access_level: v as Level })}
-          />
-        </Group>
-        <Text size="xs" c="dimmed">
-          The level switches tools on by default; a switch below overrides it for every OAuth connection. A connection
-          also needs its own level to cover the tool.
-        </Text>
-        <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing={4}>
-          {tools.map((t) => (
+      <EditableArea canEdit={canEdit}>
+        <Stack gap="sm">
+          <Group justify="space-between" wrap="wrap">
             <Switch
-              key={t.name}
-              size="xs"
-              // A row a finger can hit (the label toggles it too): 19 px of text alone is too thin on a phone.
-              styles={{ body: { alignItems: 'center' }, label: { paddingBlock: 3 } }}
-              label={
-                <Text size="xs" span>
-                  <Code>{t.name}</Code>{' '}
-                  <Badge
-                    size="xs"
-                    variant="light"
-                    color={t.level === 'F' ? 'red' : t.level === 'W' ? 'orange' : 'teal'}
-                  >
-                    {GROUP_LABEL[t.level]}
-                  </Badge>
-                  {s.tool_overrides[t.name] !== undefined && (
-                    <Text span size="xs" c="indigo">
-                      {' '}
-                      (override)
-                    </Text>
-                  )}
-                </Text>
-              }
-              aria-label={`Tool ${t.name}`}
-              checked={on(t)}
-              onChange={(e) => toggle(t, e.currentTarget.checked)}
+              label="MCP server on"
+              checked={s.enabled}
+              onChange={(e) => setS({ ...s, enabled: e.currentTarget.checked })}
             />
-          ))}
-        </SimpleGrid>
-        <ErrorText error={action.error} />
-        <Button
-          w="fit-content"
-          loading={action.busy}
-          onClick={() =>
-            action.run(async () => {
-              const { enabled, access_level, tool_overrides } = s;
-              await adminApi(appId!).patch('/mcp/settings', { enabled, access_level, tool_overrides });
-              await onSaved();
-            })
-          }
-        >
-          Save MCP settings
-        </Button>
-      </Stack>
+            <Select
+              label="Default access level"
+              allowDeselect={false}
+              w={200}
+              data={[
+                { value: 'read', label: 'Read only' },
+                { value: 'write', label: 'Read and write' },
+                { value: 'full', label: 'Full access' },
+              ]}
+              value={s.access_level}
+              onChange={(v) => v && setS({ ...s, access_level: v as Level })}
+            />
+          </Group>
+          <Text size="xs" c="dimmed">
+            The level switches tools on by default; a switch below overrides it for every OAuth connection. A connection
+            also needs its own level to cover the tool.
+          </Text>
+          <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} spacing={4}>
+            {tools.map((t) => (
+              <Switch
+                key={t.name}
+                size="xs"
+                // A row a finger can hit (the label toggles it too): 19 px of text alone is too thin on a phone.
+                styles={{ body: { alignItems: 'center' }, label: { paddingBlock: 3 } }}
+                label={
+                  <Text size="xs" span>
+                    <Code>{t.name}</Code>{' '}
+                    <Badge
+                      size="xs"
+                      variant="light"
+                      color={t.level === 'F' ? 'red' : t.level === 'W' ? 'orange' : 'teal'}
+                    >
+                      {GROUP_LABEL[t.level]}
+                    </Badge>
+                    {s.tool_overrides[t.name] !== undefined && (
+                      <Text span size="xs" c="indigo">
+                        {' '}
+                        (override)
+                      </Text>
+                    )}
+                  </Text>
+                }
+                aria-label={`Tool ${t.name}`}
+                checked={on(t)}
+                onChange={(e) => toggle(t, e.currentTarget.checked)}
+              />
+            ))}
+          </SimpleGrid>
+          <ErrorText error={action.error} />
+          {canEdit && (
+            <Button
+              w="fit-content"
+              loading={action.busy}
+              data-route="mcp.updateSettings"
+              onClick={() =>
+                action.run(async () => {
+                  const { enabled, access_level, tool_overrides } = s;
+                  await adminApi(appId!).patch('/mcp/settings', { enabled, access_level, tool_overrides });
+                  await onSaved();
+                })
+              }
+            >
+              Save MCP settings
+            </Button>
+          )}
+        </Stack>
+      </EditableArea>
     </Card>
   );
 }
@@ -210,10 +238,12 @@ function KeyGuardrailsCard({
   view,
   entitlements,
   onSaved,
+  canEdit,
 }: {
   view: GuardrailsView;
   entitlements: string[];
   onSaved: () => Promise<void>;
+  canEdit: boolean;
 }) {
   const { appId } = useParams();
   const [caps, setCaps] = useState<Guardrails>(capsOf(view));
@@ -229,20 +259,25 @@ function KeyGuardrailsCard({
           would pass a cap is refused with which cap, what is left and where to raise it.
         </Text>
         <GuardrailsSummary view={view} />
-        <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
-        <ErrorText error={action.error} />
-        <Button
-          w="fit-content"
-          loading={action.busy}
-          onClick={() =>
-            action.run(async () => {
-              await adminApi(appId!).patch('/mcp/settings', { key_guardrails: caps });
-              await onSaved();
-            })
-          }
-        >
-          Save key guard-rails
-        </Button>
+        {canEdit && (
+          <>
+            <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
+            <ErrorText error={action.error} />
+            <Button
+              w="fit-content"
+              loading={action.busy}
+              data-route="mcp.updateSettings"
+              onClick={() =>
+                action.run(async () => {
+                  await adminApi(appId!).patch('/mcp/settings', { key_guardrails: caps });
+                  await onSaved();
+                })
+              }
+            >
+              Save key guard-rails
+            </Button>
+          </>
+        )}
       </Stack>
     </Card>
   );
@@ -273,6 +308,7 @@ function EditGuardrails({
           </Button>
           <Button
             loading={action.busy}
+            data-route="mcp.updateConnection"
             onClick={() =>
               action.run(async () => {
                 await adminApi(appId!).patch(`/mcp/connections/${encodeURIComponent(connection.id)}`, {
@@ -303,10 +339,14 @@ function Connections({
   list,
   entitlements,
   onChange,
+  canEdit,
+  canRemove,
 }: {
   list: Connection[];
   entitlements: string[];
   onChange: () => Promise<void>;
+  canEdit: boolean;
+  canRemove: boolean;
 }) {
   const { appId } = useParams();
   const action = useAction();
@@ -343,22 +383,32 @@ function Connections({
                           {c.calls_last_7_days === 1 ? '' : 's'} in 7 days
                         </Text>
                       </div>
-                      <Button
-                        size="xs"
-                        color="red"
-                        variant="subtle"
-                        style={{ flexShrink: 0 }}
-                        onClick={() => setRemoving(c)}
-                      >
-                        Remove
-                      </Button>
+                      {canRemove && (
+                        <Button
+                          size="xs"
+                          color="red"
+                          variant="subtle"
+                          style={{ flexShrink: 0 }}
+                          data-route="mcp.deleteConnection"
+                          onClick={() => setRemoving(c)}
+                        >
+                          Remove
+                        </Button>
+                      )}
                     </Group>
                     {c.kind === 'oauth' ? (
                       <Group justify="space-between" align="flex-end" gap="xs">
                         <GuardrailsSummary view={c.guardrails} />
-                        <Button size="xs" variant="light" onClick={() => setEditing(c)}>
-                          Edit caps
-                        </Button>
+                        {canEdit && (
+                          <Button
+                            size="xs"
+                            variant="light"
+                            data-route="mcp.updateConnection"
+                            onClick={() => setEditing(c)}
+                          >
+                            Edit caps
+                          </Button>
+                        )}
                       </Group>
                     ) : (
                       <Text size="xs" c="dimmed">
@@ -407,9 +457,16 @@ function Connections({
                           {c.kind === 'oauth' ? (
                             <Stack gap={4} align="flex-start">
                               <GuardrailsSummary view={c.guardrails} />
-                              <Button size="compact-xs" variant="light" onClick={() => setEditing(c)}>
-                                Edit caps
-                              </Button>
+                              {canEdit && (
+                                <Button
+                                  size="compact-xs"
+                                  variant="light"
+                                  data-route="mcp.updateConnection"
+                                  onClick={() => setEditing(c)}
+                                >
+                                  Edit caps
+                                </Button>
+                              )}
                             </Stack>
                           ) : (
                             <Text size="xs" c="dimmed">
@@ -419,9 +476,17 @@ function Connections({
                         </Table.Td>
                         <Table.Td ta="right">{c.calls_last_7_days}</Table.Td>
                         <Table.Td>
-                          <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRemoving(c)}>
-                            Remove
-                          </Button>
+                          {canRemove && (
+                            <Button
+                              size="compact-xs"
+                              color="red"
+                              variant="subtle"
+                              data-route="mcp.deleteConnection"
+                              onClick={() => setRemoving(c)}
+                            >
+                              Remove
+                            </Button>
+                          )}
                         </Table.Td>
                       </Table.Tr>
                     ))}
@@ -433,6 +498,7 @@ function Connections({
         )}
         <ConfirmDialog
           opened={!!removing}
+          route="mcp.deleteConnection"
           title={`Remove the connection ${removing?.name ?? ''}?`}
           confirmLabel="Remove connection"
           onClose={() => setRemoving(null)}

@@ -1,10 +1,10 @@
 // The people of a workspace, for its owners and admins: members with their roles (change, remove), the invitation
 // form, and pending invitations (revoke). The routes are the console's own (/console/api/workspaces/:id/...).
-import { Badge, Button, Card, CopyButton, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { Alert, Badge, Button, Card, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useState } from 'react';
 import { consoleApi } from '../api';
 import { useSession } from '../session';
-import { ConfirmDialog, CopyField, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type Role = 'owner' | 'admin' | 'member' | 'viewer';
 interface Member {
@@ -19,9 +19,14 @@ interface Invitation {
   email: string;
   role: Role;
   invited_by: string | null;
-  url: string;
   created_at: string;
   expires_at: string;
+}
+/** What became of an invitation's email: the link itself goes to the invited address only, never to this page. */
+interface Sent {
+  email: string;
+  email_sent: boolean;
+  message: string;
 }
 
 const ROLE_LABELS: Record<Role, string> = { owner: 'Owner', admin: 'Admin', member: 'Member', viewer: 'Viewer' };
@@ -124,6 +129,7 @@ function Members({
                         value={m.role}
                         disabled={onlyOwner}
                         aria-describedby={onlyOwner ? why : undefined}
+                        data-route="console.updateMember"
                         allowDeselect={false}
                         onChange={(v) =>
                           v &&
@@ -147,6 +153,7 @@ function Members({
                         variant="subtle"
                         disabled={onlyOwner}
                         aria-describedby={onlyOwner ? why : undefined}
+                        data-route="console.removeMember"
                         onClick={() => setRemoving(m)}
                       >
                         Remove
@@ -167,6 +174,7 @@ function Members({
       <ErrorText error={action.rawError} />
       <ConfirmDialog
         opened={!!removing}
+        route="console.removeMember"
         title={`Remove ${removing?.name ?? ''} from the workspace?`}
         confirmLabel="Remove"
         onClose={() => setRemoving(null)}
@@ -178,7 +186,8 @@ function Members({
       >
         <Text size="sm">
           {removing?.email} loses access to every app of this workspace at once. Their sign-in stays for other
-          workspaces; invite them again to bring them back.
+          workspaces; someone who joined through an invitation and is in no other workspace is deleted. Invite them
+          again to bring them back.
         </Text>
       </ConfirmDialog>
     </Stack>
@@ -188,15 +197,15 @@ function Members({
 function Invite({ ws, onInvited }: { ws: string; onInvited: () => Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<string>('member');
-  const [link, setLink] = useState<string | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
   const action = useAction(['email', 'role']);
   return (
     <form
       onSubmit={async (e) => {
         e.preventDefault();
+        setSent(null);
         const ok = await action.run(async () => {
-          const inv = await consoleApi.post<{ url: string }>(`/workspaces/${ws}/invitations`, { email, role });
-          setLink(inv.url);
+          setSent(await consoleApi.post<Sent>(`/workspaces/${ws}/invitations`, { email, role }));
         });
         if (ok) {
           setEmail('');
@@ -209,7 +218,8 @@ function Invite({ ws, onInvited }: { ws: string; onInvited: () => Promise<void> 
           Invite someone
         </Title>
         <Text size="xs" c="dimmed">
-          The link works for 48 hours, for this address only.
+          The invitation link goes to this address by email and works for 48 hours, for this address only: whoever joins
+          has read its mail.
         </Text>
         <Group align="flex-start" gap="xs" wrap="wrap">
           <TextInput
@@ -237,17 +247,28 @@ function Invite({ ws, onInvited }: { ws: string; onInvited: () => Promise<void> 
           />
         </Group>
         <ErrorText error={action.error} />
-        <Button type="submit" w="fit-content" loading={action.busy}>
-          Create invitation link
+        <Button type="submit" w="fit-content" loading={action.busy} data-route="console.invite">
+          Send invitation
         </Button>
-        {link && <CopyField value={link} label="Invitation link" />}
+        {sent && <SentNote sent={sent} />}
       </Stack>
     </form>
   );
 }
 
+/** Whether the email went; when it did not, what to do (the message is the server's). */
+function SentNote({ sent }: { sent: Sent }) {
+  return (
+    <Alert color={sent.email_sent ? 'teal' : 'yellow'} role="status" title={sent.email_sent ? 'Sent' : 'Not sent'}>
+      {sent.message}
+    </Alert>
+  );
+}
+
 function Invitations({ list, ws, reload }: { list: Invitation[]; ws: string; reload: () => Promise<void> }) {
   const [revoking, setRevoking] = useState<Invitation | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
+  const action = useAction();
   return (
     <Stack gap="xs">
       <Title order={4} size="h5">
@@ -274,14 +295,30 @@ function Invitations({ list, ws, reload }: { list: Invitation[]; ws: string; rel
                   </Table.Td>
                   <Table.Td>
                     <Group gap={4} justify="flex-end" wrap="wrap">
-                      <CopyButton value={i.url}>
-                        {({ copied, copy }) => (
-                          <Button size="compact-xs" variant="subtle" onClick={copy}>
-                            {copied ? 'Copied' : 'Copy link'}
-                          </Button>
-                        )}
-                      </CopyButton>
-                      <Button size="compact-xs" color="red" variant="subtle" onClick={() => setRevoking(i)}>
+                      <Button
+                        size="compact-xs"
+                        variant="subtle"
+                        aria-label={`Send the invitation of ${i.email} again`}
+                        data-route="console.resendInvitation"
+                        onClick={() =>
+                          action.run(async () =>
+                            setSent(
+                              await consoleApi.post<Sent>(
+                                `/workspaces/${ws}/invitations/${encodeURIComponent(i.id)}/resend`,
+                              ),
+                            ),
+                          )
+                        }
+                      >
+                        Send again
+                      </Button>
+                      <Button
+                        size="compact-xs"
+                        color="red"
+                        variant="subtle"
+                        data-route="console.revokeInvitation"
+                        onClick={() => setRevoking(i)}
+                      >
                         Revoke
                       </Button>
                     </Group>
@@ -292,8 +329,11 @@ function Invitations({ list, ws, reload }: { list: Invitation[]; ws: string; rel
           </Table>
         </Table.ScrollContainer>
       )}
+      {sent && <SentNote sent={sent} />}
+      <ErrorText error={action.error} title="Not sent" />
       <ConfirmDialog
         opened={!!revoking}
+        route="console.revokeInvitation"
         title={`Revoke the invitation of ${revoking?.email ?? ''}?`}
         confirmLabel="Revoke"
         onClose={() => setRevoking(null)}

@@ -23,7 +23,7 @@ import type { AnalyticsUpgradesResponse, OffersStatsResponse } from '@offerkit/s
 import { useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi, type AppApi } from '../api';
-import { useDemo } from '../session';
+import { useCan, useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { OfferEditor, STATUS_COLORS } from './OfferEditor';
 import { plural } from '../plural';
@@ -37,7 +37,7 @@ export function OffersPage() {
   const { appId, offerId } = useParams();
   const api = appApi(appId!);
   const { data, error, reload } = useLoad(() => api.offers.list(), [appId]);
-  const demo = useDemo(appId);
+  const can = useCan(appId);
   const navigate = useNavigate();
   const [deleting, setDeleting] = useState<string | null>(null);
   const doomed = data?.find((o) => o.id === deleting);
@@ -69,7 +69,7 @@ export function OffersPage() {
                       <Table.Th ta="right" visibleFrom="sm">
                         Redemptions
                       </Table.Th>
-                      {!demo && (
+                      {can('offers.delete') && (
                         <Table.Th>
                           <VisuallyHidden>Actions</VisuallyHidden>
                         </Table.Th>
@@ -97,13 +97,14 @@ export function OffersPage() {
                         <Table.Td ta="right" visibleFrom="sm">
                           {o.redemptions}
                         </Table.Td>
-                        {!demo && (
+                        {can('offers.delete') && (
                           <Table.Td ta="right">
                             <Button
                               size="compact-xs"
                               variant="subtle"
                               color="red"
                               aria-label={`Delete offer ${o.name}`}
+                              data-route="offers.delete"
                               onClick={() => {
                                 setDeleting(o.id);
                                 void entitlements.reload();
@@ -122,11 +123,12 @@ export function OffersPage() {
             {offerId ? (
               <OfferDetail key={offerId} api={api} offerId={offerId} onChange={reload} />
             ) : (
-              !demo && <NewOffer api={api} onCreated={reload} />
+              can('offers.create') && <NewOffer api={api} onCreated={reload} />
             )}
             {doomed && (
               <ConfirmDialog
                 opened
+                route="offers.delete"
                 title={`Delete the offer ${doomed.name}?`}
                 confirmLabel="Delete the offer"
                 onClose={() => setDeleting(null)}
@@ -232,7 +234,7 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
             />
           </Group>
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="offers.create">
             Create draft
           </Button>
         </Stack>
@@ -242,7 +244,9 @@ function NewOffer({ api, onCreated }: { api: AppApi; onCreated: () => Promise<vo
 }
 
 function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string; onChange: () => Promise<void> }) {
-  const demo = useDemo(useParams().appId);
+  const { appId } = useParams();
+  const demo = useDemo(appId);
+  const can = useCan(appId);
   const { data, error, reload } = useLoad(
     () =>
       Promise.all([
@@ -268,7 +272,8 @@ function OfferDetail({ api, offerId, onChange }: { api: AppApi; offerId: string;
             offer={data[0]}
             catalog={{ plans: data[2][0], entitlements: data[2][1], addons: data[2][2], offers: data[2][3] }}
             onSaved={refresh}
-            readOnly={demo}
+            readOnly={demo ? 'demo' : can('offers.update') ? false : 'role'}
+            can={can}
           />
           <Funnel stats={data[1]} />
           <UpgradeFunnel funnel={data[3]} />

@@ -20,7 +20,7 @@ import { useState, type FormEvent } from 'react';
 import { Link, useParams } from 'react-router';
 import type { PaymentsGetResponse } from '@offerkit/sdk';
 import { appApi } from '../api';
-import { useSession } from '../session';
+import { useCan } from '../session';
 import { ConfirmDialog, CopyField, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 type Env = 'sandbox' | 'live';
@@ -28,9 +28,7 @@ type Env = 'sandbox' | 'live';
 export function PaymentsPage() {
   const { appId } = useParams();
   const api = appApi(appId!);
-  const { me } = useSession();
-  const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
-  const canManage = !!workspace && !workspace.demo && ['owner', 'admin'].includes(workspace.role);
+  const can = useCan(appId);
   const { data, error, setData } = useLoad(() => api.payments.get(), [appId]);
   const [disconnecting, setDisconnecting] = useState(false);
   const notifyUrl = data?.webhook?.url ?? `${window.location.origin}/payments/webhooks/${appId}`;
@@ -59,14 +57,14 @@ export function PaymentsPage() {
                 <CopyField value={notifyUrl} label="Notification URL" />
               </Stack>
             </Card>
-            {canManage ? (
+            {can('payments.connect') ? (
               <Connect appId={appId!} connection={data} onSaved={setData} />
             ) : (
               <Text size="sm" c="dimmed">
                 Only owners and admins of the workspace can connect or disconnect the payment provider.
               </Text>
             )}
-            {canManage && data.connected && (
+            {can('payments.disconnect') && data.connected && (
               <Card withBorder>
                 <Stack gap="xs">
                   <Title order={3} size="h4">
@@ -75,7 +73,13 @@ export function PaymentsPage() {
                   <Text size="sm">
                     Forgets the credentials. Subscriptions already live keep billing at PayPal: nothing is cancelled.
                   </Text>
-                  <Button color="red" variant="light" w="fit-content" onClick={() => setDisconnecting(true)}>
+                  <Button
+                    color="red"
+                    variant="light"
+                    w="fit-content"
+                    data-route="payments.disconnect"
+                    onClick={() => setDisconnecting(true)}
+                  >
                     Disconnect PayPal
                   </Button>
                 </Stack>
@@ -83,6 +87,7 @@ export function PaymentsPage() {
             )}
             <ConfirmDialog
               opened={disconnecting}
+              route="payments.disconnect"
               title={`Disconnect PayPal (${data.env ?? ''} ${data.client_id ?? ''})?`}
               confirmLabel="Disconnect"
               onClose={() => setDisconnecting(false)}
@@ -243,7 +248,7 @@ function Connect({
               </Anchor>
             </Text>
           )}
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="payments.connect">
             {connection.connected ? 'Test and reconnect' : 'Test and connect'}
           </Button>
         </Stack>

@@ -1,6 +1,6 @@
 import { Anchor, Button, Card, Center, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
-import { useParams, useSearchParams } from 'react-router';
+import { useNavigate, useSearchParams } from 'react-router';
 import { consoleApi } from '../api';
 import { authClient } from '../auth';
 import { ErrorText, useAction } from '../ui';
@@ -58,7 +58,7 @@ export function SignInPage({ onDone }: { onDone: () => Promise<void> }) {
         </Stack>
       </form>
       <Text size="sm" c="dimmed">
-        No account? Ask a workspace owner for an invitation link.
+        No account? Ask a workspace owner to invite your email address.
       </Text>
     </Frame>
   );
@@ -123,8 +123,13 @@ export function SetupPage({ onDone }: { onDone: () => Promise<void> }) {
   );
 }
 
+/**
+ * The accept page of an invitation link (`/console/invite?token=...`, sent by email to the invited address only). The
+ * secret goes to the server in request bodies; the address bar drops it once the page has read it.
+ */
 export function InvitePage({ onDone }: { onDone: () => Promise<void> }) {
-  const { id } = useParams();
+  const [token] = useState(() => new URLSearchParams(window.location.search).get('token') ?? '');
+  const navigate = useNavigate();
   const [invite, setInvite] = useState<{ email: string; workspace: string } | null>(null);
   // Signed in already with the invited address: joining needs no new account.
   const [signedInAs, setSignedInAs] = useState<string | null>(null);
@@ -132,16 +137,18 @@ export function InvitePage({ onDone }: { onDone: () => Promise<void> }) {
   const [password, setPassword] = useState('');
   const action = useAction();
   useEffect(() => {
+    window.history.replaceState(null, '', window.location.pathname);
     void action.run(async () => {
-      setInvite(await consoleApi.get(`/invitations/${id}`));
+      if (!token) throw new Error('This link has no invitation in it: open the link from the email again.');
+      setInvite(await consoleApi.post('/invitations/lookup', { token }));
       const me = await consoleApi.get<{ user: { email: string } | null }>('/me');
       setSignedInAs(me.user?.email ?? null);
     });
-  }, [id]);
+  }, [token]);
   const joinAsMe = async () => {
     await action.run(async () => {
-      await consoleApi.post(`/invitations/${id}/accept`, {});
-      window.history.replaceState(null, '', '/console/');
+      await consoleApi.post('/invitations/accept', { token });
+      navigate('/', { replace: true });
       await onDone();
     });
   };
@@ -149,10 +156,10 @@ export function InvitePage({ onDone }: { onDone: () => Promise<void> }) {
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await action.run(async () => {
-      await consoleApi.post(`/invitations/${id}/accept`, { name, password });
+      await consoleApi.post('/invitations/accept', { token, name, password });
       const { error } = await authClient.signIn.email({ email: invite!.email, password });
       if (error) throw new Error(error.message ?? 'Sign-in failed');
-      window.history.replaceState(null, '', '/console/');
+      navigate('/', { replace: true });
       await onDone();
     });
   };

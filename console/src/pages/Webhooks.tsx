@@ -20,7 +20,8 @@ import {
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
-import { appApi, eventTypes, type AppApi } from '../api';
+import { appApi, consoleApi, eventTypes, type AppApi } from '../api';
+import { useCan } from '../session';
 import { useTemporalUi, workflowUrl } from '../temporal';
 import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
 import { plural } from '../plural';
@@ -60,7 +61,7 @@ export function WebhooksPage() {
           <Tabs.Tab value="types">Event types</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="endpoints">
-          <Endpoints api={api} />
+          <Endpoints api={api} appId={appId!} />
         </Tabs.Panel>
         <Tabs.Panel value="events">
           <EventLog api={api} appId={appId!} />
@@ -73,8 +74,9 @@ export function WebhooksPage() {
   );
 }
 
-function Endpoints({ api }: { api: AppApi }) {
+function Endpoints({ api, appId }: { api: AppApi; appId: string }) {
   const { data, error, reload } = useLoad(() => api.webhooks.list(), [api]);
+  const can = useCan(appId);
   return (
     <Loading error={error}>
       {data && (
@@ -82,8 +84,10 @@ function Endpoints({ api }: { api: AppApi }) {
           {data.length === 0 && (
             <Card withBorder>
               <Text>
-                No endpoints yet. Add the URL of your receiver below: every event is signed (Standard Webhooks), and the
-                Event types tab shows what each one carries.
+                {can('webhooks.create')
+                  ? 'No endpoints yet. Add the URL of your receiver below: every event is signed (Standard Webhooks), ' +
+                    'and the Event types tab shows what each one carries.'
+                  : 'No endpoints yet. A member, admin or owner of the workspace adds them.'}
               </Text>
             </Card>
           )}
@@ -107,13 +111,13 @@ function Endpoints({ api }: { api: AppApi }) {
                   </Group>
                 </Accordion.Control>
                 <Accordion.Panel>
-                  <EndpointSettings api={api} endpoint={e} onChange={reload} />
-                  <Deliveries api={api} endpoint={e} onChange={reload} />
+                  <EndpointSettings api={api} appId={appId} endpoint={e} onChange={reload} />
+                  <Deliveries api={api} appId={appId} endpoint={e} onChange={reload} />
                 </Accordion.Panel>
               </Accordion.Item>
             ))}
           </Accordion>
-          <NewEndpoint api={api} reload={reload} />
+          {can('webhooks.create') && <NewEndpoint api={api} reload={reload} />}
         </Stack>
       )}
     </Loading>
@@ -297,7 +301,18 @@ function EventTypes() {
 
 const DELIVERY_PAGE = 50;
 
-function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoint; onChange: () => Promise<void> }) {
+function Deliveries({
+  api,
+  appId,
+  endpoint,
+  onChange,
+}: {
+  api: AppApi;
+  appId: string;
+  endpoint: Endpoint;
+  onChange: () => Promise<void>;
+}) {
+  const can = useCan(appId);
   // The cursors of the pages walked so far: the last one is the page shown (undefined: the first page).
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
@@ -322,16 +337,19 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
         Events: {endpoint.events.join(', ')}
         {endpoint.disabled_reason && ` · disabled: ${endpoint.disabled_reason}`}
       </Text>
-      <Group gap="xs">
-        <Button
-          size="xs"
-          variant="default"
-          loading={action.busy}
-          onClick={() => action.run(async () => (await api.webhooks.sendTest(endpoint.id, {}), after(true)))}
-        >
-          Send test event
-        </Button>
-      </Group>
+      {can('webhooks.sendTest') && (
+        <Group gap="xs">
+          <Button
+            size="xs"
+            variant="default"
+            loading={action.busy}
+            data-route="webhooks.sendTest"
+            onClick={() => action.run(async () => (await api.webhooks.sendTest(endpoint.id, {}), after(true)))}
+          >
+            Send test event
+          </Button>
+        </Group>
+      )}
       <ErrorText error={action.error} />
       <Loading error={error}>
         {data &&
@@ -366,10 +384,11 @@ function Deliveries({ api, endpoint, onChange }: { api: AppApi; endpoint: Endpoi
                           Delivery workflow in the Temporal UI
                         </Anchor>
                       )}
-                      {d.status === 'failed' && (
+                      {d.status === 'failed' && can('webhooks.retryDelivery') && (
                         <Button
                           size="xs"
                           w="fit-content"
+                          data-route="webhooks.retryDelivery"
                           onClick={() =>
                             action.run(async () => (await api.webhooks.retryDelivery(endpoint.id, d.id), after()))
                           }
@@ -454,7 +473,7 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
             onChange={(e) => setDescription(e.currentTarget.value)}
           />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="webhooks.create">
             Add endpoint
           </Button>
         </Stack>
@@ -464,18 +483,30 @@ function NewEndpoint({ api, reload }: { api: AppApi; reload: () => Promise<void>
 }
 
 /**
- * An endpoint's own actions: edit (URL, events, description), disable or enable, delete, and its signing secret
- * (revealed on request from `GET /webhooks/:id`, rotated with `POST .../secret/regenerate`: the old one stops at once).
+ * An endpoint's own actions, each shown only to the roles the route table lets through: edit (URL, events,
+ * description), disable or enable, delete, and its signing secret: revealed on request through the console's logged
+ * reveal (members and above; the endpoint reads answer it `[redacted]` to people), rotated with
+ * `POST .../secret/regenerate` (the old one stops at once; the new one is revealed the same way).
  */
 function EndpointSettings({
   api,
+  appId,
   endpoint,
   onChange,
 }: {
   api: AppApi;
+  appId: string;
   endpoint: Endpoint;
   onChange: () => Promise<void>;
 }) {
+  const can = useCan(appId);
+  const [rotated, setRotated] = useState(false);
+  const reveal = async () =>
+    (
+      await consoleApi.post<{ secret: string }>(
+        `/apps/${encodeURIComponent(appId)}/webhooks/${encodeURIComponent(endpoint.id)}/secret/reveal`,
+      )
+    ).secret;
   const [editing, setEditing] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const [rotating, setRotating] = useState(false);
@@ -485,40 +516,67 @@ function EndpointSettings({
   return (
     <Stack gap="xs" mb="sm">
       <Group gap="xs">
-        <Button size="xs" variant="default" onClick={() => setEditing(true)}>
-          Edit
-        </Button>
-        <Button
-          size="xs"
-          variant="default"
-          loading={action.busy}
-          onClick={() =>
-            action.run(async () => {
-              await api.webhooks.update(endpoint.id, { enabled: !endpoint.enabled });
-              await onChange();
-            })
-          }
-        >
-          {endpoint.enabled ? 'Disable' : 'Enable'}
-        </Button>
-        <Button
-          size="xs"
-          variant="default"
-          onClick={() =>
-            secret
-              ? setSecret(null)
-              : action.run(async () => setSecret((await api.webhooks.get(endpoint.id)).secret ?? null))
-          }
-        >
-          {secret ? 'Hide signing secret' : 'Reveal signing secret'}
-        </Button>
-        <Button size="xs" color="red" variant="light" onClick={() => setRotating(true)}>
-          Rotate secret
-        </Button>
-        <Button size="xs" color="red" variant="light" onClick={() => setDeleting(true)}>
-          Delete
-        </Button>
+        {can('webhooks.update') && (
+          <Button size="xs" variant="default" data-route="webhooks.update" onClick={() => setEditing(true)}>
+            Edit
+          </Button>
+        )}
+        {can('webhooks.update') && (
+          <Button
+            size="xs"
+            variant="default"
+            loading={action.busy}
+            data-route="webhooks.update"
+            onClick={() =>
+              action.run(async () => {
+                await api.webhooks.update(endpoint.id, { enabled: !endpoint.enabled });
+                await onChange();
+              })
+            }
+          >
+            {endpoint.enabled ? 'Disable' : 'Enable'}
+          </Button>
+        )}
+        {can('console.revealWebhookSecret') && (
+          <Button
+            size="xs"
+            variant="default"
+            data-route={secret ? undefined : 'console.revealWebhookSecret'}
+            onClick={() =>
+              secret ? setSecret(null) : action.run(async () => (setSecret(await reveal()), setRotated(false)))
+            }
+          >
+            {secret ? 'Hide signing secret' : 'Reveal signing secret'}
+          </Button>
+        )}
+        {can('webhooks.regenerateSecret') && (
+          <Button
+            size="xs"
+            color="red"
+            variant="light"
+            data-route="webhooks.regenerateSecret"
+            onClick={() => setRotating(true)}
+          >
+            Rotate secret
+          </Button>
+        )}
+        {can('webhooks.delete') && (
+          <Button size="xs" color="red" variant="light" data-route="webhooks.delete" onClick={() => setDeleting(true)}>
+            Delete
+          </Button>
+        )}
       </Group>
+      {!can('console.revealWebhookSecret') && (
+        <Text size="xs" c="dimmed">
+          The signing secret is shown to members, admins and owners only: with it anyone can sign events your receiver
+          trusts.
+        </Text>
+      )}
+      {rotated && !secret && (
+        <Text size="xs" c="dimmed" role="status">
+          The secret was rotated. Reveal the new one to update the receiver.
+        </Text>
+      )}
       {!endpoint.enabled && (
         <Text size="xs" c="dimmed">
           Disabled: new events are not sent to it{endpoint.disabled_reason ? ` (${endpoint.disabled_reason})` : ''}.
@@ -541,7 +599,9 @@ function EndpointSettings({
         title={`Rotate the signing secret of ${name}?`}
         confirmLabel="Rotate now"
         onClose={() => setRotating(false)}
-        onConfirm={async () => setSecret((await api.webhooks.regenerateSecret(endpoint.id)).secret)}
+        route="webhooks.regenerateSecret"
+        // The new secret is answered `[redacted]` to a person: shown only when revealed on purpose.
+        onConfirm={async () => (await api.webhooks.regenerateSecret(endpoint.id), setSecret(null), setRotated(true))}
       >
         <Text size="sm">
           The old secret stops working at once: every later delivery to this endpoint, retries of earlier events
@@ -550,6 +610,7 @@ function EndpointSettings({
       </ConfirmDialog>
       <ConfirmDialog
         opened={deleting}
+        route="webhooks.delete"
         title={`Delete the endpoint ${name}?`}
         confirmLabel="Delete endpoint"
         onClose={() => setDeleting(false)}
@@ -613,7 +674,7 @@ function EditEndpoint({
             <Button variant="default" onClick={() => void onClose(false)}>
               Cancel
             </Button>
-            <Button type="submit" loading={action.busy}>
+            <Button type="submit" loading={action.busy} data-route="webhooks.update">
               Save endpoint
             </Button>
           </Group>

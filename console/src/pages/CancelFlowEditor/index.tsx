@@ -38,8 +38,11 @@ export function CancelFlowEditor({
   flow: Flow;
   catalog: FlowCatalog;
   onSaved: () => Promise<void>;
-  /** The demo workspace: the steps can be explored and changed on screen, and nothing offers to save them. */
-  readOnly?: boolean;
+  /**
+   * The demo workspace, or a role that may not change flows (a viewer): the steps can be explored and changed on
+   * screen, and nothing offers to save them.
+   */
+  readOnly?: false | 'demo' | 'role';
 }) {
   const [form, setForm] = useState<FlowForm>(() => formOf(flow));
   const action = useAction();
@@ -105,12 +108,15 @@ export function CancelFlowEditor({
         <Group gap="xs">
           {readOnly ? (
             <Text size="sm" c="dimmed" role="status">
-              The demo workspace is read-only: changes here are not saved.
+              {readOnly === 'demo'
+                ? 'The demo workspace is read-only: changes here are not saved.'
+                : 'Viewers try changes here; members, admins and owners save them.'}
             </Text>
           ) : (
             <Button
               loading={action.busy}
               disabled={!dirty || problems.size > 0}
+              data-route="cancelFlows.update"
               onClick={() =>
                 action.run(async () => {
                   await api.cancelFlows.update(flow.id, body);

@@ -2,7 +2,7 @@
 import { Stack } from '@mantine/core';
 import { useParams } from 'react-router';
 import type { AppApi } from '../../api';
-import { useDemo } from '../../session';
+import { useCan, useDemo } from '../../session';
 import { Loading, useLoad } from '../../ui';
 import { CancelFlowEditor } from '../CancelFlowEditor';
 import { OfferPreview } from './OfferPreview';
@@ -10,7 +10,9 @@ import { Sessions } from './Sessions';
 import { Stats } from './Stats';
 
 export function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: string; onChange: () => Promise<void> }) {
-  const demo = useDemo(useParams().appId);
+  const { appId } = useParams();
+  const demo = useDemo(appId);
+  const can = useCan(appId);
   const { data, error, reload } = useLoad(
     () =>
       Promise.all([
@@ -35,7 +37,7 @@ export function FlowDetail({ api, flowId, onChange }: { api: AppApi; flowId: str
               await reload();
               await onChange();
             }}
-            readOnly={demo}
+            readOnly={demo ? 'demo' : can('cancelFlows.update') ? false : 'role'}
           />
           <OfferPreview key={`preview-${flow.updated_at}`} api={api} flow={flow} />
           <Stats stats={stats} />

@@ -71,7 +71,12 @@ export function NewFlow({
             <Button variant="default" onClick={close} disabled={action.busy}>
               Cancel
             </Button>
-            <Button type="submit" loading={action.busy} disabled={!form.name.trim() || !finalId || clash}>
+            <Button
+              type="submit"
+              loading={action.busy}
+              disabled={!form.name.trim() || !finalId || clash}
+              data-route="cancelFlows.create"
+            >
               Create flow
             </Button>
           </Group>

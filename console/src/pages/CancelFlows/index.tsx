@@ -5,7 +5,7 @@ import { Button, Card, Code, Group, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { appApi } from '../../api';
-import { useDemo } from '../../session';
+import { useCan, useDemo } from '../../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../../ui';
 import { FlowDetail } from './FlowDetail';
 import { NewFlow } from './NewFlow';
@@ -15,6 +15,7 @@ export function CancelFlowsPage() {
   const { appId, flowId } = useParams();
   const api = appApi(appId!);
   const demo = useDemo(appId);
+  const can = useCan(appId);
   const navigate = useNavigate();
   const { data, error, reload } = useLoad(() => api.cancelFlows.list(), [appId]);
   const action = useAction();
@@ -35,11 +36,16 @@ export function CancelFlowsPage() {
                     No cancel flow yet.{' '}
                     {demo
                       ? 'The demo workspace is read-only.'
-                      : 'Start from the template: ask why, offer a discount or a pause, then confirm.'}
+                      : can('cancelFlows.create')
+                        ? 'Start from the template: ask why, offer a discount or a pause, then confirm.'
+                        : 'A member, admin or owner of the workspace creates one.'}
                   </Text>
                   <ErrorText error={action.error} />
-                  {!demo && (
-                    <Button onClick={() => action.run(async () => (await api.cancelFlows.create({}), await reload()))}>
+                  {can('cancelFlows.create') && (
+                    <Button
+                      data-route="cancelFlows.create"
+                      onClick={() => action.run(async () => (await api.cancelFlows.create({}), await reload()))}
+                    >
                       Create from the template
                     </Button>
                   )}
@@ -66,18 +72,24 @@ export function CancelFlowsPage() {
                     </Button>
                   ))}
                 </Group>
-                {!demo && (
-                  <Group gap="xs">
-                    <Button size="xs" variant="light" onClick={() => setCreating(true)}>
+                <Group gap="xs">
+                  {can('cancelFlows.create') && (
+                    <Button size="xs" variant="light" data-route="cancelFlows.create" onClick={() => setCreating(true)}>
                       New flow
                     </Button>
-                    {flow && (
-                      <Button size="xs" variant="light" color="red" onClick={() => setDeleting(true)}>
-                        Delete this flow
-                      </Button>
-                    )}
-                  </Group>
-                )}
+                  )}
+                  {flow && can('cancelFlows.delete') && (
+                    <Button
+                      size="xs"
+                      variant="light"
+                      color="red"
+                      data-route="cancelFlows.delete"
+                      onClick={() => setDeleting(true)}
+                    >
+                      Delete this flow
+                    </Button>
+                  )}
+                </Group>
               </Group>
             )}
             {current && <FlowDetail key={current} api={api} flowId={current} onChange={reload} />}
@@ -95,6 +107,7 @@ export function CancelFlowsPage() {
             {flow && (
               <ConfirmDialog
                 opened={deleting}
+                route="cancelFlows.delete"
                 title={`Delete the cancel flow ${flow.name}?`}
                 confirmLabel="Delete the flow"
                 onClose={() => setDeleting(false)}

@@ -4,7 +4,7 @@ import { Button, Card, Group, SimpleGrid, Stack, Text, Textarea, TextInput, Titl
 import { useState, type FormEvent } from 'react';
 import type { Addon } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
-import { EditDialog, Hint, names, offersUsing, orNull, RowActions, type SectionProps } from './shared';
+import { EditDialog, Hint, names, offersUsing, orNull, RowActions, deleteRefusal, type SectionProps } from './shared';
 
 interface AddonForm {
   id: string;
@@ -75,7 +75,7 @@ function NewAddon({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
           </Title>
           <AddonFields form={form} set={setForm} field={action.field} isNew />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="addons.create">
             Add add-on
           </Button>
         </Stack>
@@ -101,7 +101,7 @@ function EditAddon({ props, addon, onDone }: { props: SectionProps; addon: Addon
       <Stack gap="xs">
         <AddonFields form={form} set={setForm} field={action.field} isNew={false} />
         <ErrorText error={action.error} />
-        <Button type="submit" w="fit-content" loading={action.busy}>
+        <Button type="submit" w="fit-content" loading={action.busy} data-route="addons.update">
           Save add-on
         </Button>
       </Stack>
@@ -165,7 +165,13 @@ export function Addons(props: SectionProps) {
                 </Text>
               </div>
               {props.canEdit && (
-                <RowActions label={`add-on ${a.name}`} onEdit={() => setEditing(a)} onDelete={() => setDeleting(a)} />
+                <RowActions
+                  kind="addons"
+                  blocked={deleteRefusal('addons', a.id, catalog)}
+                  label={`add-on ${a.name}`}
+                  onEdit={() => setEditing(a)}
+                  onDelete={() => setDeleting(a)}
+                />
               )}
             </Group>
             {a.description && <Text size="sm">{a.description}</Text>}

@@ -4,7 +4,17 @@ import { Badge, Button, Card, Group, Select, SimpleGrid, Stack, Text, Textarea, 
 import { useState, type FormEvent } from 'react';
 import type { Entitlement } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
-import { EditDialog, Hint, names, offersUsing, orNull, RowActions, type Offer, type SectionProps } from './shared';
+import {
+  EditDialog,
+  Hint,
+  names,
+  offersUsing,
+  orNull,
+  RowActions,
+  deleteRefusal,
+  type Offer,
+  type SectionProps,
+} from './shared';
 
 type Mode = 'allow' | 'block';
 interface EntForm {
@@ -141,7 +151,7 @@ export function NewEntitlement({ api, catalog, reload }: SectionProps) {
           </Title>
           <EntFields form={form} set={setForm} field={action.field} offers={catalog.offers} isNew />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="entitlements.create">
             Add entitlement
           </Button>
         </Stack>
@@ -178,7 +188,7 @@ function EditEntitlement({
       <Stack gap="xs">
         <EntFields form={form} set={setForm} field={action.field} offers={props.catalog.offers} isNew={false} />
         <ErrorText error={action.error} />
-        <Button type="submit" w="fit-content" loading={action.busy}>
+        <Button type="submit" w="fit-content" loading={action.busy} data-route="entitlements.update">
           Save entitlement
         </Button>
       </Stack>
@@ -253,6 +263,9 @@ export function Entitlements(props: SectionProps) {
               </div>
               {props.canEdit && (
                 <RowActions
+                  kind="entitlements"
+                  blocked={deleteRefusal('entitlements', e.id, catalog)}
+
                   label={`entitlement ${e.name}`}
                   onEdit={() => setEditing(e)}
                   onDelete={() => setDeleting(e)}

@@ -17,7 +17,17 @@ import {
 import { useEffect, useState, type FormEvent } from 'react';
 import type { Incentive } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
-import { EditableArea, EditDialog, Hint, nameOf, names, orNull, RowActions, type SectionProps } from './shared';
+import {
+  EditableArea,
+  EditDialog,
+  Hint,
+  nameOf,
+  names,
+  orNull,
+  RowActions,
+  deleteRefusal,
+  type SectionProps,
+} from './shared';
 
 interface IncForm {
   id: string;
@@ -88,7 +98,7 @@ function NewIncentive({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
           </Title>
           <IncFields form={form} set={setForm} field={action.field} isNew />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="incentives.create">
             Add incentive
           </Button>
         </Stack>
@@ -110,7 +120,7 @@ function EditIncentive({ props, inc, onDone }: { props: SectionProps; inc: Incen
       <Stack gap="xs">
         <IncFields form={form} set={setForm} field={action.field} isNew={false} />
         <ErrorText error={action.error} />
-        <Button type="submit" w="fit-content" loading={action.busy}>
+        <Button type="submit" w="fit-content" loading={action.busy} data-route="incentives.update">
           Save incentive
         </Button>
       </Stack>
@@ -309,6 +319,9 @@ export function Incentives(props: SectionProps) {
               </div>
               {props.canEdit && (
                 <RowActions
+                  kind="incentives"
+                  blocked={deleteRefusal('incentives', i.id, catalog)}
+
                   label={`incentive ${i.name}`}
                   onEdit={() => setEditing(i)}
                   onDelete={() => setDeleting(i)}

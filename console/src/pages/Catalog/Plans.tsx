@@ -28,6 +28,7 @@ import {
   offersUsing,
   orNull,
   RowActions,
+  deleteRefusal,
   type SectionProps,
 } from './shared';
 
@@ -294,7 +295,7 @@ export function NewPlan({ api, reload }: Pick<SectionProps, 'api' | 'reload'>) {
           </Title>
           <PlanFields form={form} set={setForm} field={action.field} isNew />
           <ErrorText error={action.error} />
-          <Button type="submit" w="fit-content" loading={action.busy}>
+          <Button type="submit" w="fit-content" loading={action.busy} data-route="plans.create">
             Add plan
           </Button>
         </Stack>
@@ -315,7 +316,7 @@ function EditPlan({ api, plan, onDone }: { api: SectionProps['api']; plan: Plan;
       <Stack gap="xs">
         <PlanFields form={form} set={setForm} field={action.field} isNew={false} />
         <ErrorText error={action.error} />
-        <Button type="submit" w="fit-content" loading={action.busy}>
+        <Button type="submit" w="fit-content" loading={action.busy} data-route="plans.update">
           Save plan
         </Button>
       </Stack>
@@ -420,7 +421,13 @@ export function Plans(props: SectionProps) {
                 </Text>
               </div>
               {props.canEdit && (
-                <RowActions label={`plan ${p.name}`} onEdit={() => setEditing(p)} onDelete={() => setDeleting(p)} />
+                <RowActions
+                  kind="plans"
+                  blocked={deleteRefusal('plans', p.id, catalog)}
+                  label={`plan ${p.name}`}
+                  onEdit={() => setEditing(p)}
+                  onDelete={() => setDeleting(p)}
+                />
               )}
             </Group>
             {p.description && <Text size="sm">{p.description}</Text>}

@@ -4,7 +4,7 @@ import { Alert, Anchor, Group, Stack, Title } from '@mantine/core';
 import { useEffect } from 'react';
 import { useLocation, useParams } from 'react-router';
 import { appApi } from '../../api';
-import { useSession } from '../../session';
+import { useCan, useDemo } from '../../session';
 import { Loading, useLoad } from '../../ui';
 import { Addons } from './Addons';
 import { Entitlements } from './Entitlements';
@@ -24,13 +24,34 @@ export function CatalogPage() {
       api.incentives.list(),
       api.offers.list(),
     ]);
-    return { plans, entitlements, addons, incentives, offers };
+    // How many accounts hold each plan and incentive: the API refuses to delete one while any does, and the page
+    // says so before the click (a count that cannot be read leaves the button to the API's answer).
+    const count = (p: PromiseLike<{ total: number }>) =>
+      Promise.resolve(p).then(
+        (r) => r.total,
+        () => null,
+      );
+    const [planAccounts, incentiveAccounts] = await Promise.all([
+      Promise.all(plans.map((p) => count(api.plans.listAccounts(p.id, { per_page: 1 })))),
+      Promise.all(incentives.map((i) => count(api.accounts.listWithIncentive({ incentive: i.id, per_page: 1 })))),
+    ]);
+    return {
+      plans,
+      entitlements,
+      addons,
+      incentives,
+      offers,
+      accounts: {
+        plans: Object.fromEntries(plans.map((p, i) => [p.id, planAccounts[i]])),
+        incentives: Object.fromEntries(incentives.map((x, i) => [x.id, incentiveAccounts[i]])),
+      },
+    };
   }, [appId]);
   // Viewers read the catalog; members and above change it. The demo workspace (everyone a viewer) keeps its forms
   // to show what the console does; its writes are refused with the API's words.
-  const { me } = useSession();
-  const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
-  const canEdit = !workspace || workspace.demo || workspace.role !== 'viewer';
+  const demo = useDemo(appId);
+  const can = useCan(appId);
+  const canEdit = demo || can('plans.update');
   const props = data && { api, catalog: data, reload, canEdit };
   // A link to a section (`catalog#addons`, from the offer editor) lands on it once the catalog is shown.
   const { hash } = useLocation();

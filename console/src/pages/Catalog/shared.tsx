@@ -1,6 +1,7 @@
 // What the catalog's sections share: the loaded catalog, and small helpers for forms and lists.
-import { Button, Group, Modal, Text } from '@mantine/core';
-import { type ReactNode } from 'react';
+import { Button, Group, Modal, Stack, Text } from '@mantine/core';
+import { useId, type ReactNode } from 'react';
+import { plural } from '../../plural';
 import type { Addon, AppApi, Entitlement, Incentive, Plan } from '../../api';
 
 export type Offer = Awaited<ReturnType<AppApi['offers']['list']>>[number];
@@ -11,6 +12,46 @@ export interface Catalog {
   addons: Addon[];
   incentives: Incentive[];
   offers: Offer[];
+  /** Accounts on each plan and with each incentive (null: could not be counted; absent: not loaded). */
+  accounts?: { plans: Record<string, number | null>; incentives: Record<string, number | null> };
+}
+
+export type Kind = 'plans' | 'entitlements' | 'addons' | 'incentives';
+
+/**
+ * Why the API would refuse to delete a record, from what the page already loaded, or null: the same rules as the
+ * service's deletes (src/catalog/catalog.service.ts). What the page cannot see (open checkouts, paused subscriptions
+ * that come back to a plan, accounts owning an add-on) still comes back as the API's 409 in the dialog.
+ */
+export function deleteRefusal(kind: Kind, id: string, c: Catalog): string | null {
+  const live = c.offers.filter((o) => o.status === 'active');
+  const list = (things: string[]) => things.join(', ');
+  const reasons: string[] = [];
+  if (kind === 'plans') {
+    const accounts = c.accounts?.plans[id];
+    if (accounts) reasons.push(`${plural(accounts, 'account')} on it`);
+    const selling = live.filter((o) => o.plans.some((p) => p.plan === id)).map((o) => o.name);
+    if (selling.length) reasons.push(`live offer ${list(selling)} selling it`);
+  }
+  if (kind === 'entitlements' || kind === 'addons') {
+    const onPlans = c.plans
+      .filter((p) => (kind === 'addons' ? p.addons.includes(id) : p.entitlements.some((e) => e.id === id)))
+      .map((p) => p.name);
+    const onIncentives = c.incentives
+      .filter((i) => (kind === 'addons' ? i.addons.includes(id) : i.entitlements.some((e) => e.id === id)))
+      .map((i) => i.name);
+    if (onPlans.length) reasons.push(`on plan ${list(onPlans)}`);
+    if (onIncentives.length) reasons.push(`on incentive ${list(onIncentives)}`);
+  }
+  if (kind === 'addons') {
+    const bumping = live.filter((o) => o.bumps.some((b) => b.addon === id)).map((o) => o.name);
+    if (bumping.length) reasons.push(`sold as an order bump by live offer ${list(bumping)}`);
+  }
+  if (kind === 'incentives') {
+    const accounts = c.accounts?.incentives[id];
+    if (accounts) reasons.push(`applied to ${plural(accounts, 'account')}`);
+  }
+  return reasons.length ? `Cannot delete: ${reasons.join('; ')}.` : null;
 }
 
 export interface SectionProps {
@@ -67,17 +108,55 @@ export function EditDialog({
   );
 }
 
-/** Edit and Delete buttons for one record, named after it for screen readers and tests. */
-export function RowActions({ label, onEdit, onDelete }: { label: string; onEdit: () => void; onDelete: () => void }) {
+/**
+ * Edit and Delete buttons for one record, named after it for screen readers and tests. When the page already knows
+ * the API would refuse the delete (`blocked`), Delete is disabled with the reason beside it.
+ */
+export function RowActions({
+  label,
+  kind,
+  onEdit,
+  onDelete,
+  blocked,
+}: {
+  label: string;
+  kind: Kind;
+  onEdit: () => void;
+  onDelete: () => void;
+  blocked?: string | null;
+}) {
+  const reasonId = useId();
   return (
-    <Group gap={4} wrap="nowrap">
-      <Button size="compact-sm" variant="light" aria-label={`Edit ${label}`} onClick={onEdit}>
-        Edit
-      </Button>
-      <Button size="compact-sm" variant="subtle" color="red" aria-label={`Delete ${label}`} onClick={onDelete}>
-        Delete
-      </Button>
-    </Group>
+    <Stack gap={2} align="flex-end">
+      <Group gap={4} wrap="nowrap">
+        <Button
+          size="compact-sm"
+          variant="light"
+          aria-label={`Edit ${label}`}
+          data-route={`${kind}.update`}
+          onClick={onEdit}
+        >
+          Edit
+        </Button>
+        <Button
+          size="compact-sm"
+          variant="subtle"
+          color="red"
+          aria-label={`Delete ${label}`}
+          data-route={`${kind}.delete`}
+          disabled={!!blocked}
+          aria-describedby={blocked ? reasonId : undefined}
+          onClick={onDelete}
+        >
+          Delete
+        </Button>
+      </Group>
+      {blocked && (
+        <Text size="xs" c="dimmed" ta="right" maw={220} id={reasonId}>
+          {blocked}
+        </Text>
+      )}
+    </Stack>
   );
 }
 

@@ -8,10 +8,14 @@ import type { OfferCatalog } from './form';
 export function Preview({
   preview,
   error,
+  marked = false,
   catalog,
 }: {
   preview: OffersPreviewDraftResponse | null;
+  /** What is wrong with the unsaved fields, in words (the field named as the editor names it). */
   error: string | null;
+  /** Whether the field the error concerns shows it under its input too. */
+  marked?: boolean;
   catalog: OfferCatalog;
 }) {
   const addonName = (id: string) => catalog.addons.find((a) => a.id === id)?.name ?? id;
@@ -27,7 +31,7 @@ export function Preview({
         <Text size="xs" tt="uppercase" c="dimmed" fw={700}>
           Live preview: what a buyer sees
         </Text>
-        {error && <ErrorText error={error} title="No preview" />}
+        {error && <ErrorText error={marked ? `${error} (marked in the editor)` : error} title="No preview" />}
         {preview && (
           <Stack gap="xs" style={{ opacity: error ? 0.45 : 1 }} aria-busy={!!error}>
             <Title order={4}>{preview.offer?.name ?? 'Regular prices'}</Title>

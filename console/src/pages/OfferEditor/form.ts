@@ -182,3 +182,45 @@ export function newBump(
   // Bumps are paid as one order, so they share the first bump's currency (else the offer's).
   return { id, name: addon.name, addon: addon.id, price, currency: bumps[0]?.currency ?? currency };
 }
+
+const PRICE_FIELD_WORDS: Record<string, string> = { interval: 'interval', currency: 'currency', cycles: 'cycles' };
+const TOP_FIELD_WORDS: Record<string, string> = {
+  name: 'Name',
+  description: 'Description',
+  fallback: 'Fallback offer',
+  starts_at: 'Starts',
+  expires_at: 'Ends',
+};
+
+/**
+ * A field the API names by its path (`plans.0.prices.1.amount`) in the editor's own words: the plan by name, the
+ * price by its interval (`Pro, yearly price`), an order bump by its name, so a person reads where the problem is.
+ */
+export function fieldInWords(path: string, f: OfferForm, catalog: OfferCatalog): string {
+  const [head, index, part, subIndex, field] = path.split('.');
+  const at = (s: string | undefined) => (s !== undefined && /^\d+$/.test(s) ? Number(s) : null);
+  if (head === 'plans' && at(index) !== null) {
+    const row = f.plans[at(index)!];
+    const plan = catalog.plans.find((p) => p.id === row?.plan)?.name ?? row?.plan ?? `Plan ${at(index)! + 1}`;
+    if (part === 'prices' && at(subIndex) !== null) {
+      const price = row?.prices[at(subIndex)!];
+      const which = price ? `${intervalWord(price.interval)} price` : `price ${at(subIndex)! + 1}`;
+      return `${plan}, ${which}${field && PRICE_FIELD_WORDS[field] ? ` (${PRICE_FIELD_WORDS[field]})` : ''}`;
+    }
+    if (part === 'extras') return `${plan}, offer extras`;
+    return plan;
+  }
+  if (head === 'bumps' && at(index) !== null) {
+    const bump = f.bumps[at(index)!];
+    return `Order bump ${bump?.name || bump?.id || at(index)! + 1}${part === 'price' ? ' (price)' : ''}`;
+  }
+  if (head === 'plans') return 'Plans';
+  if (head === 'bumps') return 'Order bumps';
+  return TOP_FIELD_WORDS[head] ?? path.replace(/\./g, ' › ');
+}
+
+/** An API error about a field (`<path>: <problem>`) with the field in words; any other message as it is. */
+export function errorInWords(message: string, f: OfferForm, catalog: OfferCatalog): string {
+  const m = /^([A-Za-z_][\w]*(?:\.[\w]+)*): (.+)$/s.exec(message);
+  return m ? `${fieldInWords(m[1], f, catalog)}: ${m[2]}` : message;
+}

@@ -23,10 +23,11 @@ import type { OffersCreateBody, OffersPreviewDraftResponse } from '@offerkit/sdk
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import type { AppApi } from '../../api';
-import { ErrorText, useAction } from '../../ui';
+import { ErrorText, splitFieldError, useAction } from '../../ui';
 import { BumpsSection } from './BumpsSection';
 import {
   bodyOf,
+  errorInWords,
   formOf,
   isDirty,
   offerCurrency,
@@ -57,13 +58,19 @@ export function OfferEditor({
   catalog,
   onSaved,
   readOnly = false,
+  can = () => true,
 }: {
   api: AppApi;
   offer: Offer;
   catalog: OfferCatalog;
   onSaved: () => Promise<void>;
-  /** The demo workspace: edits still show in the preview, and nothing offers to save them (the API would 403). */
-  readOnly?: boolean;
+  /**
+   * The demo workspace, or a role that may not change offers (a viewer): edits still show in the preview, and nothing
+   * offers to save them (the API would 403).
+   */
+  readOnly?: false | 'demo' | 'role';
+  /** Whether the person may use an action (its SDK name): the route table's roles (session.tsx). */
+  can?: (action: string) => boolean;
 }) {
   const [form, setForm] = useState<OfferForm>(() => formOf(offer));
   const [preview, setPreview] = useState<OffersPreviewDraftResponse | null>(null);
@@ -73,6 +80,14 @@ export function OfferEditor({
     p.prices.flatMap((_, k) => PRICE_FIELDS.map((f) => `plans.${i}.prices.${k}.${f}`)),
   );
   const action = useAction(['name', 'description', ...priceFields]);
+  // The live preview's refusal names a field too (`plans.0.prices.0.amount: is required`): shown under that input,
+  // like a save's, and in words in the preview.
+  const previewField = previewError ? splitFieldError(previewError) : null;
+  const fieldError = (name: string) =>
+    action.field(name) ??
+    (previewField && (previewField.field === name || previewField.field.startsWith(`${name}.`))
+      ? previewField.problem
+      : undefined);
   const body = bodyOf(form, offer);
   const dirty = isDirty(form, offer);
   const archived = offer.status === 'archived';
@@ -137,13 +152,13 @@ export function OfferEditor({
             <Stack gap="sm">
               <TextInput
                 label="Name"
-                error={action.field('name')}
+                error={fieldError('name')}
                 value={form.name}
                 onChange={(e) => setForm({ ...form, name: e.currentTarget.value })}
               />
               <Textarea
                 label="Description"
-                error={action.field('description')}
+                error={fieldError('description')}
                 autosize
                 minRows={2}
                 value={form.description}
@@ -156,7 +171,7 @@ export function OfferEditor({
                 setPlan={setPlan}
                 movePlan={movePlan}
                 setForm={setForm}
-                fieldError={action.field}
+                fieldError={fieldError}
               />
               <BumpsSection form={form} catalog={catalog} currency={currency} setForm={setForm} />
               <ScheduleSection form={form} catalog={catalog} offerId={offer.id} setForm={setForm} />
@@ -168,7 +183,9 @@ export function OfferEditor({
           {readOnly && (
             <Group gap="xs">
               <Text size="sm" c="dimmed" role="status">
-                The demo workspace is read-only: edits show in the preview and are not saved.
+                {readOnly === 'demo'
+                  ? 'The demo workspace is read-only: edits show in the preview and are not saved.'
+                  : 'Viewers try changes in the preview; members, admins and owners save them.'}
               </Text>
               {dirty && (
                 <Button variant="default" onClick={() => setForm(formOf(offer))}>
@@ -183,6 +200,7 @@ export function OfferEditor({
                 onClick={() => action.run(async () => (await save(), await onSaved()))}
                 loading={action.busy}
                 disabled={!dirty}
+                data-route="offers.update"
               >
                 Save
               </Button>
@@ -191,10 +209,11 @@ export function OfferEditor({
                   Discard changes
                 </Button>
               )}
-              {offer.status === 'draft' && (
+              {offer.status === 'draft' && can('offers.publish') && (
                 <Button
                   color="teal"
                   disabled={action.busy}
+                  data-route="offers.publish"
                   onClick={() =>
                     action.run(async () => {
                       // What is published is what the person sees: unsaved edits are saved first.
@@ -207,11 +226,12 @@ export function OfferEditor({
                   {dirty ? 'Save and publish' : 'Publish'}
                 </Button>
               )}
-              {offer.status === 'active' && (
+              {offer.status === 'active' && can('offers.archive') && (
                 <Button
                   color="red"
                   variant="light"
                   disabled={action.busy}
+                  data-route="offers.archive"
                   onClick={() => action.run(async () => (await api.offers.archive(offer.id), await onSaved()))}
                 >
                   Archive
@@ -221,7 +241,12 @@ export function OfferEditor({
           )}
         </Stack>
       </Card>
-      <Preview preview={preview} error={previewError} catalog={catalog} />
+      <Preview
+        preview={preview}
+        error={previewError && errorInWords(previewError, form, catalog)}
+        marked={!!previewField && [...priceFields, 'name', 'description'].includes(previewField.field)}
+        catalog={catalog}
+      />
     </SimpleGrid>
   );
 }
