@@ -17,6 +17,7 @@ import { choose, ensureConsoleBuilt, expected, reachable, shoot, tap, watch } fr
 import { sql } from '../../src/db/sql.js';
 import { connectProvider, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
+import { inbox, invitationToken } from '../helpers/mail.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { connectMcp, mcpUrl } from '../helpers/mcp.js';
 import { approveWith, TestOAuthProvider } from '../helpers/oauth.js';
@@ -410,13 +411,16 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       await shoot(page, 'people-only-owner');
 
       await section.getByRole('textbox', { name: 'Email' }).fill('not-an-email');
-      await section.getByRole('button', { name: 'Create invitation link' }).click();
+      await section.getByRole('button', { name: 'Send invitation' }).click();
       // The browser's own check stops it first; then a real address with a role.
       await section.getByRole('textbox', { name: 'Email' }).fill('newbie@example.com');
       await choose(page, section.getByRole('combobox', { name: 'Role', exact: true }), { name: 'Viewer' });
-      await section.getByRole('button', { name: 'Create invitation link' }).click();
-      const link = section.getByLabel('Invitation link');
-      await link.waitFor();
+      const before = (await inbox('newbie@example.com')).length;
+      await section.getByRole('button', { name: 'Send invitation' }).click();
+      // Sent by email to the address; the page shows that it went, never the link.
+      await section.getByRole('status').filter({ hasText: 'The invitation was sent to newbie@example.com.' }).waitFor();
+      const token = await invitationToken('newbie@example.com', before);
+      expect(await section.textContent()).to.not.contain(token);
       const pending = section.getByRole('table', { name: 'Pending invitations' });
       await pending.getByText('newbie@example.com').waitFor();
       expect(await pending.textContent()).to.contain('Viewer');
@@ -425,15 +429,20 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
         made.org,
       ]);
       expect(inv.rows).to.deep.equal([{ id: inv.rows[0].id, role: 'viewer', status: 'pending' }]);
-      expect(await link.textContent()).to.contain(inv.rows[0].id);
       await shoot(page, 'people-invited');
+      // Sent again: a new link by email, the older one stops.
+      await pending.getByRole('button', { name: 'Send the invitation of newbie@example.com again' }).click();
+      const again = await invitationToken('newbie@example.com', before + 1);
+      expect(again).to.not.equal(token);
+      const lookup = (t: string) => call('POST', '/console/api/invitations/lookup', { body: { token: t } });
+      expect((await lookup(token)).status).to.equal(404);
 
       await pending.getByRole('button', { name: 'Revoke' }).click();
       const dialog = page.getByRole('dialog');
       expect(await dialog.getByRole('heading').textContent()).to.contain('newbie@example.com');
       await dialog.getByRole('button', { name: 'Revoke' }).click();
       await section.getByText('None.').waitFor();
-      expect((await call('GET', `/console/api/invitations/${inv.rows[0].id}`)).status).to.equal(404);
+      expect((await lookup(again)).status).to.equal(404);
 
       // Change the member's role.
       await choose(page, section.getByRole('combobox', { name: `Role of ${member.email}` }), { name: 'Admin' });

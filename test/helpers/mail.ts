@@ -27,15 +27,18 @@ export function acceptLinkIn(m: CaughtMail): { url: string; token: string } | nu
 }
 
 /**
- * The accept link's secret of the newest invitation mailed to an address, once it holds more than `seen` messages
- * (the count before the action that sends it; waits for the message).
+ * The accept link of the newest invitation mailed to an address, once it holds more than `seen` messages (the count
+ * before the action that sends it; waits for the message).
  */
-export async function invitationToken(address: string, seen = 0): Promise<string> {
+export async function invitationLink(address: string, seen = 0): Promise<{ url: string; token: string }> {
   const mail = await eventually(async () => {
     const mine = await inbox(address);
     return mine.length > seen ? mine.at(-1) : undefined;
   }, 10_000);
   const link = acceptLinkIn(mail);
   if (!link) throw new Error(`no accept link in the message to ${address}: ${mail.text}`);
-  return link.token;
+  return link;
 }
+
+/** The secret of that link. */
+export const invitationToken = async (address: string, seen = 0) => (await invitationLink(address, seen)).token;

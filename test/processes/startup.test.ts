@@ -176,6 +176,8 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       TEMPORAL_UI_PORT: String(ports.ui),
       TEMPORAL_TASK_QUEUE: `offerkit-startup-${process.pid}`,
       PAYPAL_STANDIN_PORT: String(await freePort()),
+      MAIL_CATCHER_SMTP_PORT: String(await freePort()),
+      MAIL_CATCHER_PORT: String(await freePort()),
       ...(external ? { TEMPORAL_ADDRESS: external } : {}),
     };
   });
@@ -242,6 +244,11 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       body: 'grant_type=client_credentials',
     });
     expect(token.status).to.equal(200);
+    // The local mail catcher (MailDev) is up where the banner says: invitation links land there.
+    const mailUrl = `http://127.0.0.1:${env.MAIL_CATCHER_PORT}`;
+    expect(first.output()).to.match(new RegExp(`Mail\\s+${mailUrl.replace(/\./g, '\\.')}\\s`));
+    expect((await fetch(`${mailUrl}/api/email`)).status).to.equal(200);
+    expect((await fetch(mailUrl, { headers: { Accept: 'text/html' } })).status).to.equal(200);
 
     // The printed example page of the drop-in components works on the console's demo workspace (on by default).
     expect(first.output()).to.match(new RegExp(`Console\\s+http://127\\.0\\.0\\.1:${ports.api}/console/`));

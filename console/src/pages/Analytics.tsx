@@ -23,7 +23,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { useParams, useSearchParams } from 'react-router';
 import type { AnalyticsSummaryQuery, ReportsGetResponse } from '@offerkit/sdk';
 import { appApi, type AppApi } from '../api';
-import { useSession } from '../session';
+import { useCan, useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
 
 const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'];
@@ -66,11 +66,10 @@ export function AnalyticsPage() {
   }, [loaded, applied, reportId]);
   const dirty = !!loaded && !sameView(view, viewOf(loaded));
 
-  // Viewers read and load reports; members and above save them. The demo workspace (everyone a viewer) keeps the
-  // controls to show what the console does; its writes are refused with the API's words (as on the Catalog).
-  const { me } = useSession();
-  const workspace = me.workspaces.find((w) => w.apps.some((a) => a.id === appId));
-  const canEdit = !workspace || workspace.demo || workspace.role !== 'viewer';
+  // Viewers read and load reports; members and above save them (the route table's roles). The read-only demo offers
+  // no save: the server would refuse it.
+  const can = useCan(appId);
+  const canEdit = can('reports.create');
 
   const picked = [...view.entitlements].sort().join(',');
   const { data, error } = useLoad(async () => {
@@ -259,6 +258,7 @@ function SavedReports({
   discard: () => void;
   nameOf: (entitlementId: string) => string;
 }) {
+  const demo = useDemo(useParams().appId);
   const [dialog, setDialog] = useState<'save' | 'rename' | 'delete' | null>(null);
   const update = useAction();
   const list = reports.data ?? [];
@@ -283,6 +283,7 @@ function SavedReports({
           {loaded && dirty && canEdit && (
             <Button
               loading={update.busy}
+              data-route="reports.update"
               onClick={() =>
                 update.run(async () => {
                   await api.reports.update(loaded.id, bodyOf(view));
@@ -299,16 +300,20 @@ function SavedReports({
             </Button>
           )}
           {canEdit && (
-            <Button variant={loaded && dirty ? 'default' : 'light'} onClick={() => setDialog('save')}>
+            <Button
+              variant={loaded && dirty ? 'default' : 'light'}
+              data-route="reports.create"
+              onClick={() => setDialog('save')}
+            >
               Save as report
             </Button>
           )}
           {loaded && canEdit && (
             <>
-              <Button variant="default" onClick={() => setDialog('rename')}>
+              <Button variant="default" data-route="reports.update" onClick={() => setDialog('rename')}>
                 Rename
               </Button>
-              <Button variant="light" color="red" onClick={() => setDialog('delete')}>
+              <Button variant="light" color="red" data-route="reports.delete" onClick={() => setDialog('delete')}>
                 Delete
               </Button>
             </>
@@ -333,7 +338,9 @@ function SavedReports({
         )}
         {!canEdit && (
           <Text size="xs" c="dimmed">
-            You are a viewer in this workspace: load any saved report; a member, admin or owner saves them.
+            {demo
+              ? 'The demo workspace is read-only: load any saved report; nothing is saved here.'
+              : 'You are a viewer in this workspace: load any saved report; a member, admin or owner saves them.'}
           </Text>
         )}
         {missing && (
@@ -346,6 +353,7 @@ function SavedReports({
       </Stack>
       <NameDialog
         opened={dialog === 'save'}
+        route="reports.create"
         title="Save this view as a report"
         initial=""
         confirmLabel="Save report"
@@ -359,6 +367,7 @@ function SavedReports({
       {loaded && (
         <NameDialog
           opened={dialog === 'rename'}
+          route="reports.update"
           title={`Rename the report “${loaded.name}”`}
           initial={loaded.name}
           confirmLabel="Rename"
@@ -372,6 +381,7 @@ function SavedReports({
       {loaded && (
         <ConfirmDialog
           opened={dialog === 'delete'}
+          route="reports.delete"
           title={`Delete the report “${loaded.name}”?`}
           confirmLabel="Delete report"
           onClose={() => setDialog(null)}
@@ -399,8 +409,10 @@ function NameDialog({
   confirmLabel,
   onSubmit,
   onClose,
+  route,
 }: {
   opened: boolean;
+  route: string;
   title: string;
   initial: string;
   confirmLabel: string;
@@ -437,7 +449,7 @@ function NameDialog({
             <Button variant="default" onClick={onClose} disabled={act.busy}>
               Cancel
             </Button>
-            <Button type="submit" loading={act.busy}>
+            <Button type="submit" loading={act.busy} data-route={route}>
               {confirmLabel}
             </Button>
           </Group>

@@ -4,6 +4,7 @@ import type { CheckoutsListQuery, CheckoutsListResponse } from '@offerkit/sdk';
 import { useState } from 'react';
 import { useParams } from 'react-router';
 import { appApi } from '../../api';
+import { useCan } from '../../session';
 import { ConfirmDialog, CursorPager, Loading, useLoad } from '../../ui';
 import { accountLink, CHECKOUT_COLORS, nowrap } from './shared';
 import { day } from './text';
@@ -39,13 +40,17 @@ function Ended({ checkout: c }: { checkout: Checkout }) {
 function ExpireCheckout({ checkout: c, onDone }: { checkout: Checkout; onDone: () => Promise<void> }) {
   const { appId } = useParams();
   const [open, setOpen] = useState(false);
+  // Expiring changes the checkout: members and above (the route table's roles); viewers and the demo see none.
+  const can = useCan(appId);
+  if (!can('checkouts.expire')) return null;
   return (
     <>
-      <Button size="compact-xs" variant="light" color="red" onClick={() => setOpen(true)}>
+      <Button size="compact-xs" variant="light" color="red" data-route="checkouts.expire" onClick={() => setOpen(true)}>
         Expire
       </Button>
       <ConfirmDialog
         opened={open}
+        route="checkouts.expire"
         title={`Expire checkout ${c.id}?`}
         confirmLabel="Expire checkout"
         onClose={() => setOpen(false)}

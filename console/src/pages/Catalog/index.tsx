@@ -47,11 +47,11 @@ export function CatalogPage() {
       },
     };
   }, [appId]);
-  // Viewers read the catalog; members and above change it. The demo workspace (everyone a viewer) keeps its forms
-  // to show what the console does; its writes are refused with the API's words.
+  // Viewers read the catalog; members and above change it (the route table's roles). The read-only demo workspace
+  // shows its records and no form, since the server would refuse every change.
   const demo = useDemo(appId);
   const can = useCan(appId);
-  const canEdit = demo || can('plans.update');
+  const canEdit = can('plans.update');
   const props = data && { api, catalog: data, reload, canEdit };
   // A link to a section (`catalog#addons`, from the offer editor) lands on it once the catalog is shown.
   const { hash } = useLocation();
@@ -72,7 +72,9 @@ export function CatalogPage() {
       </Group>
       {!canEdit && (
         <Alert color="gray" title="View only">
-          You are a viewer in this workspace: a member, admin or owner changes the catalog.
+          {demo
+            ? 'The demo workspace is read-only: its catalog can be read, not changed.'
+            : 'You are a viewer in this workspace: a member, admin or owner changes the catalog.'}
         </Alert>
       )}
       <Loading error={error}>

@@ -1924,13 +1924,15 @@ export interface AppsApi {
    *
    * `POST /apps/{appId}/keys/regenerate` (secret key)
    *
-   * The old secret key and every account token stop working at once.
+   * The old secret key and every account token stop working at once. Through the console the new key is answered as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each regeneration is logged with who asked (the person, or the credential).
    */
   regenerateSecretKey(options?: RequestOptions): APIPromise<AppsRegenerateSecretKeyResponse>;
   /**
    * Replace the publishable key
    *
    * `POST /apps/{appId}/public-key/regenerate` (secret key)
+   *
+   * The old publishable key stops working at once. Each regeneration is logged with who asked.
    */
   regeneratePublicKey(options?: RequestOptions): APIPromise<AppsRegeneratePublicKeyResponse>;
 }
@@ -2574,13 +2576,15 @@ export interface WebhooksApi {
    *
    * `POST /apps/{appId}/webhooks` (secret key)
    *
-   * The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
+   * The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).
    */
   create(body: WebhooksCreateBody, options?: RequestOptions): APIPromise<WebhooksCreateResponse>;
   /**
    * A webhook endpoint, with its secret
    *
    * `GET /apps/{appId}/webhooks/{webhookId}` (secret key)
+   *
+   * With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`: members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`, logged), viewers never see it.
    */
   get(webhookId: string, options?: RequestOptions): APIPromise<WebhooksGetResponse>;
   /**
@@ -2602,7 +2606,7 @@ export interface WebhooksApi {
    *
    * `POST /apps/{appId}/webhooks/{webhookId}/secret/regenerate` (secret key)
    *
-   * Every later attempt, retries included, is signed with the new secret.
+   * Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the console the new secret is answered as `[redacted]` (reveal it on purpose).
    */
   regenerateSecret(webhookId: string, options?: RequestOptions): APIPromise<WebhooksRegenerateSecretResponse>;
   /**
