@@ -80,6 +80,8 @@ export const webhookRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'get_webhook',
+      // The description is about people and keys; a tool never shows the secret.
+      about: '',
       use: 'Returns the endpoint with its stats, the secret redacted.',
       level: 'R',
       redact: ['secret'],
