@@ -598,6 +598,9 @@ class App(OfferkitModel):
     checkout_url: str | None
     plan_change_policy: AppPlanChangePolicy
     publishable_first_used_at: str | None
+    """The first request made with the publishable key from a web page (a browser sending an `Origin` of another site
+    than this service's: the components embedded), or null until then. Server-side calls do not count.
+    """
     created_at: str
 
 

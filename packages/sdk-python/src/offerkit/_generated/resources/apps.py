@@ -78,7 +78,8 @@ class AppsResource(SyncResource):
             name: The app's new name, e.g. `Acme Cloud`. Omitted: unchanged.
             api_key: Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
             public_key: Ignored: the key is not changed (replace it with `POST /apps/{appId}/public-key/regenerate`)
-            publishable_first_used_at: Ignored: set by the service at the first request with the publishable key
+            publishable_first_used_at: Ignored: set by the service at the first request with the publishable key from
+                a web page
         """
         return cast(
             App,
@@ -136,7 +137,9 @@ class AppsResource(SyncResource):
 
         `POST /apps/{appId}/keys/regenerate` (secret key)
 
-        The old secret key and every account token stop working at once.
+        The old secret key and every account token stop working at once. Through the console the new key is answered
+        as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each
+        regeneration is logged with who asked (the person, or the credential).
         """
         return cast(
             AppsRegenerateSecretKeyResponse,
@@ -161,6 +164,8 @@ class AppsResource(SyncResource):
         """Replace the publishable key
 
         `POST /apps/{appId}/public-key/regenerate` (secret key)
+
+        The old publishable key stops working at once. Each regeneration is logged with who asked.
         """
         return cast(
             AppsRegeneratePublicKeyResponse,
@@ -243,7 +248,8 @@ class AsyncAppsResource(AsyncResource):
             name: The app's new name, e.g. `Acme Cloud`. Omitted: unchanged.
             api_key: Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
             public_key: Ignored: the key is not changed (replace it with `POST /apps/{appId}/public-key/regenerate`)
-            publishable_first_used_at: Ignored: set by the service at the first request with the publishable key
+            publishable_first_used_at: Ignored: set by the service at the first request with the publishable key from
+                a web page
         """
         return cast(
             App,
@@ -301,7 +307,9 @@ class AsyncAppsResource(AsyncResource):
 
         `POST /apps/{appId}/keys/regenerate` (secret key)
 
-        The old secret key and every account token stop working at once.
+        The old secret key and every account token stop working at once. Through the console the new key is answered
+        as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each
+        regeneration is logged with who asked (the person, or the credential).
         """
         return cast(
             AppsRegenerateSecretKeyResponse,
@@ -326,6 +334,8 @@ class AsyncAppsResource(AsyncResource):
         """Replace the publishable key
 
         `POST /apps/{appId}/public-key/regenerate` (secret key)
+
+        The old publishable key stops working at once. Each regeneration is logged with who asked.
         """
         return cast(
             AppsRegeneratePublicKeyResponse,

@@ -70,7 +70,7 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         The URL must be a public http(s) address (checked again at every send). `events` lists event types from
         `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing
-        secret.
+        secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -109,6 +109,10 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
         """A webhook endpoint, with its secret
 
         `GET /apps/{appId}/webhooks/{webhookId}` (secret key)
+
+        With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`:
+        members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`,
+        logged), viewers never see it.
         """
         return cast(
             WebhookEndpoint,
@@ -201,7 +205,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/secret/regenerate` (secret key)
 
-        Every later attempt, retries included, is signed with the new secret.
+        Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the
+        console the new secret is answered as `[redacted]` (reveal it on purpose).
         """
         return cast(
             WebhookEndpoint,
@@ -378,7 +383,7 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         The URL must be a public http(s) address (checked again at every send). `events` lists event types from
         `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing
-        secret.
+        secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
@@ -417,6 +422,10 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
         """A webhook endpoint, with its secret
 
         `GET /apps/{appId}/webhooks/{webhookId}` (secret key)
+
+        With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`:
+        members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`,
+        logged), viewers never see it.
         """
         return cast(
             WebhookEndpoint,
@@ -509,7 +518,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         `POST /apps/{appId}/webhooks/{webhookId}/secret/regenerate` (secret key)
 
-        Every later attempt, retries included, is signed with the new secret.
+        Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the
+        console the new secret is answered as `[redacted]` (reveal it on purpose).
         """
         return cast(
             WebhookEndpoint,
