@@ -181,7 +181,8 @@ describe('invitations: the accept link goes by email to the invited address only
     const w = await workspace();
     const email = unique('cfo');
     await as(w.admin.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email, role: 'admin' });
-    const joined = await accept(await invitationToken(email), { name: 'Cara Fo', password: PASSWORD });
+    const first = await invitationToken(email);
+    const joined = await accept(first, { name: 'Cara Fo', password: PASSWORD });
     expect(joined.status, joined.text).to.equal(201);
     const cfo = joined.body.user.id as string;
     const cfoCookie = await signIn(email);
@@ -201,12 +202,98 @@ describe('invitations: the accept link goes by email to the invited address only
       headers: { Origin: testEnv().baseUrl },
     });
     expect(old.status).to.equal(401);
+    // The link that made the identity does not make it again: it was used.
+    const reused = await accept(first, { name: 'Cara Fo', password: PASSWORD });
+    expect(reused.status, reused.text).to.equal(404);
+    expect(await count('people_users', 'id')).to.equal(0);
+    expect(
+      (await p.pool.query(`select 1 from people_users where lower(email) = lower($1)`, [email])).rowCount,
+    ).to.equal(0);
     // Invited again for real, the address's owner makes their own account (no 409 "already has an account").
     await as(w.owner.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email, role: 'admin' });
     const real = await accept(await invitationToken(email, 1), { name: 'The real CFO', password: `${PASSWORD} 2` });
     expect(real.status, real.text).to.equal(201);
     made.users.push(real.body.user.id);
     expect(real.body.user.id).to.not.equal(cfo);
+  });
+
+  it('a removed admin: their accept links, their sending again and their session open nothing', async () => {
+    const w = await workspace();
+    const p = await people(testEnv().deps);
+    // The admin invites an address they read themselves, and one they do not; then the owner removes them.
+    const theirs = unique('mine');
+    const real = unique('real');
+    for (const email of [theirs, real])
+      expect(
+        (await as(w.admin.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email, role: 'admin' })).status,
+      ).to.equal(201);
+    const pending = (await as(w.owner.cookie, 'GET', `/workspaces/${w.id}/invitations`)).body as {
+      id: string;
+      email: string;
+    }[];
+    const idOf = (email: string) => pending.find((i) => i.email === email)!.id;
+    const link = await invitationToken(theirs);
+    expect((await as(w.owner.cookie, 'DELETE', `/workspaces/${w.id}/members/${w.admin.id}`)).status).to.equal(200);
+    // Their own account (not made by an invitation) stays, and so does their session: it reaches nothing here.
+    expect((await p.pool.query(`select 1 from people_users where id = $1`, [w.admin.id])).rowCount).to.equal(1);
+    for (const [method, path] of [
+      ['GET', `/workspaces/${w.id}/invitations`],
+      ['POST', `/workspaces/${w.id}/invitations/${idOf(real)}/resend`],
+      ['POST', `/workspaces/${w.id}/invitations/${idOf(theirs)}/resend`],
+      ['GET', `/apps/${w.app.id}`],
+    ]) {
+      const res = await as(w.admin.cookie, method, path);
+      expect(res.status, `${method} ${path}`).to.be.oneOf([403, 404]);
+    }
+    // The link they read: dead, whether opened as a new person or signed in as themselves.
+    expect((await call('POST', '/console/api/invitations/lookup', { body: { token: link } })).status).to.equal(404);
+    expect((await accept(link, { name: 'Back Door', password: PASSWORD })).status).to.equal(404);
+    expect((await accept(link, {}, undefined, w.admin.cookie)).status).to.equal(404);
+    // Neither invitation is pending any more, so the owner's "Send again" mails nothing: invite afresh instead.
+    expect((await as(w.owner.cookie, 'GET', `/workspaces/${w.id}/invitations`)).body).to.deep.equal([]);
+    const before = (await inbox(theirs)).length;
+    for (const email of [theirs, real])
+      expect(
+        (await as(w.owner.cookie, 'POST', `/workspaces/${w.id}/invitations/${idOf(email)}/resend`)).status,
+      ).to.equal(404);
+    expect(await inbox(theirs)).to.have.length(before);
+    const members = (await as(w.owner.cookie, 'GET', `/workspaces/${w.id}/members`)).body as { email: string }[];
+    expect(members.map((m) => m.email)).to.deep.equal([w.owner.email]);
+  });
+
+  it('sending again: only a pending invitation, never one accepted or revoked, and the newest link alone works', async () => {
+    const w = await workspace();
+    const send = (id: string) => as(w.owner.cookie, 'POST', `/workspaces/${w.id}/invitations/${id}/resend`);
+    // Accepted: sending again would make a second way in for the same invitation.
+    const used = unique('used');
+    const a = await as(w.owner.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email: used });
+    const joined = await accept(await invitationToken(used), { name: 'Used Once', password: PASSWORD });
+    expect(joined.status, joined.text).to.equal(201);
+    made.users.push(joined.body.user.id);
+    expect((await send(a.body.id)).status).to.equal(404);
+    expect(await inbox(used)).to.have.length(1);
+    // Revoked: it stays revoked.
+    const gone = unique('gone');
+    const b = await as(w.owner.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email: gone });
+    const revokedLink = await invitationToken(gone);
+    expect((await as(w.owner.cookie, 'DELETE', `/workspaces/${w.id}/invitations/${b.body.id}`)).status).to.equal(200);
+    expect((await send(b.body.id)).status).to.equal(404);
+    expect(await inbox(gone)).to.have.length(1);
+    expect((await accept(revokedLink, { name: 'Too Late', password: PASSWORD })).status).to.equal(404);
+    // Pending, sent three times: only the third link works, once.
+    const thrice = unique('thrice');
+    const c = await as(w.admin.cookie, 'POST', `/workspaces/${w.id}/invitations`, { email: thrice });
+    for (let i = 0; i < 2; i++) expect((await send(c.body.id)).status).to.equal(200);
+    await invitationToken(thrice, 2);
+    const links = (await inbox(thrice)).map((m) => acceptLinkIn(m)!.token);
+    expect(links).to.have.length(3);
+    expect(new Set(links).size).to.equal(3);
+    for (const old of links.slice(0, 2))
+      expect((await accept(old, { name: 'Old Link', password: PASSWORD })).status).to.equal(404);
+    const last = await accept(links[2], { name: 'Newest Link', password: PASSWORD });
+    expect(last.status, last.text).to.equal(201);
+    made.users.push(last.body.user.id);
+    expect((await send(c.body.id)).status).to.equal(404);
   });
 
   it('a person with an account of their own (or in another workspace) keeps it when removed', async () => {

@@ -11,7 +11,7 @@ import { routes } from '../../src/routes.js';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
 import { mcpPost, mcpUrl } from '../helpers/mcp.js';
-import { approveWith, pkce, postForm, REDIRECT } from '../helpers/oauth.js';
+import { approveWith, openAuthorization, pkce, postForm, REDIRECT } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -225,6 +225,97 @@ describe('who sees which secret, through every door', function () {
         expect(text).to.not.match(/whsec_|key_[A-Za-z0-9_-]{20}|pub_[A-Za-z0-9_-]{20}/);
       }
     }
+  });
+
+  it('a viewer tries every door to a signing secret: REST with their session, the console, their own MCP connection', async () => {
+    const { app, people: who } = await workspace();
+    const viewer = who.viewer.cookie;
+    const hook = (await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['*'] })).body;
+    const secret = hook.secret as string;
+    expect(secret).to.match(/^whsec_/);
+    // REST: a session cookie is no key, on the endpoint's own path or its rotation.
+    for (const [method, p] of [
+      ['GET', `/apps/${app.id}/webhooks/${hook.id}`],
+      ['GET', `/apps/${app.id}/webhooks`],
+      ['POST', `/apps/${app.id}/webhooks/${hook.id}/secret/regenerate`],
+    ]) {
+      const res = await call(method, p, { headers: { Cookie: viewer, Origin: testEnv().baseUrl } });
+      expect(res.status, `${method} ${p}`).to.equal(401);
+      expect(res.text).to.not.contain(secret);
+    }
+    // The console: every read redacted, the reveal and the rotation refused, an endpoint of their own refused too.
+    for (const p of [`/apps/${app.id}/webhooks/${hook.id}`, `/apps/${app.id}/webhooks`])
+      expect((await as(viewer, 'GET', p)).text, p).to.not.contain(secret);
+    for (const [p, body] of [
+      [`/apps/${app.id}/webhooks/${hook.id}/secret/reveal`, undefined],
+      [`/apps/${app.id}/webhooks/${hook.id}/secret/regenerate`, undefined],
+      [`/apps/${app.id}/webhooks`, { url: receiver.url, events: ['*'] }],
+    ] as const) {
+      const res = await as(viewer, 'POST', p, body);
+      expect(res.status, p).to.equal(403);
+      expect(res.text).to.not.contain('whsec_');
+    }
+    // MCP: a connection the viewer approves in the console is read-only at most, and its tools redact the secret.
+    await call('PATCH', `/apps/${app.id}/mcp/settings`, { token: testEnv().adminKey, body: { access_level: 'full' } });
+    const client = (await post('/oauth/register', null, { redirect_uris: [REDIRECT] })).body;
+    const { verifier, challenge } = pkce();
+    const authorize = new URL(`${testEnv().baseUrl}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      resource: mcpUrl(app.id).toString(),
+    }))
+      authorize.searchParams.set(k, v);
+    const requestId = await openAuthorization(authorize);
+    for (const level of ['write', 'full']) {
+      const refused = await as(viewer, 'POST', `/oauth/requests/${requestId}/approve`, {
+        access_level: level,
+        app_id: app.id,
+      });
+      expect(refused.status, level).to.equal(403);
+      expect(refused.body.error).to.match(/viewer.*at most read/);
+    }
+    const approved = await as(viewer, 'POST', `/oauth/requests/${requestId}/approve`, {
+      access_level: 'read',
+      app_id: app.id,
+    });
+    expect(approved.status, approved.text).to.equal(200);
+    const tokens = await postForm('/oauth/token', {
+      grant_type: 'authorization_code',
+      code: new URL(approved.body.redirect_url).searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      client_id: client.client_id,
+      code_verifier: verifier,
+      resource: mcpUrl(app.id).toString(),
+    });
+    expect(tokens.status, JSON.stringify(tokens.body)).to.equal(200);
+    const access = tokens.body.access_token as string;
+    let id = 0;
+    const rpc = async (method: string, params: Record<string, unknown>) => {
+      const res = await mcpPost(app.id, { jsonrpc: '2.0', id: ++id, method, params }, access);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.text).to.not.contain(secret);
+      expect(res.text).to.not.contain('whsec_');
+      return res.body;
+    };
+    const listed = (await rpc('tools/list', {})).result.tools.map((t: { name: string }) => t.name) as string[];
+    expect(listed).to.include.members(['get_webhook', 'list_webhooks']);
+    expect(listed).to.not.include.members(['create_webhook', 'update_webhook', 'delete_webhook']);
+    const read = await rpc('tools/call', { name: 'get_webhook', arguments: { webhookId: hook.id } });
+    expect(read.result.isError, JSON.stringify(read)).to.not.equal(true);
+    expect(read.result.structuredContent.secret).to.equal('[redacted]');
+    // A write the connection's level does not reach is refused, and the endpoint keeps its secret.
+    const moved = await rpc('tools/call', {
+      name: 'update_webhook',
+      arguments: { webhookId: hook.id, url: `${receiver.url}/elsewhere` },
+    });
+    expect(moved.error ?? moved.result.isError, JSON.stringify(moved)).to.be.ok;
+    await rpc('resources/read', { uri: 'offer://events' });
+    const after = (await get(`/apps/${app.id}/webhooks/${hook.id}`, app.api_key)).body;
+    expect(after).to.include({ secret, url: receiver.url });
   });
 
   it('GET /console/api/roles is the route table: each console action with the least role the guard asks', async () => {
