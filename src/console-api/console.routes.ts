@@ -918,10 +918,10 @@ async function consentApps(deps: Deps, userId: string) {
  * The most an MCP connection a person approves may do: no more than the person may do in the console (a viewer
  * reads, a member writes, owners and admins may approve full access).
  */
-const LEVEL_CEILING: Record<Role, 'read' | 'write' | 'full'> = {
+export const LEVEL_CEILING: Record<Role, 'read' | 'write' | 'full'> = {
   viewer: 'read',
   member: 'write',
   admin: 'full',
   owner: 'full',
 };
-const LEVELS = ['read', 'write', 'full'] as const;
+export const LEVELS = ['read', 'write', 'full'] as const;

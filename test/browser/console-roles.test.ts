@@ -1,10 +1,12 @@
 // The console shows each person only what the server lets their role do. A viewer, a member, an admin and an owner
-// each walk every page of one app in Chromium; every request the page makes is matched to the route table and checked
-// against the role that route declares (the guard's own rule, `requiredRole`), every control that names its route
-// (`data-route`) is checked the same way, and every other button on the page is pressed (a dialog's confirm too) while
-// the walk answers writes itself, so nothing changes and anything shown that the server would refuse is found.
+// each walk every page of one app, the new-app page and the MCP consent page in Chromium; every request the page
+// makes is matched to the route table and checked against the role that route declares (the guard's own rule,
+// `requiredRole`), every control that names its route (`data-route`) is checked the same way, and every other button
+// on the page is pressed (a dialog's confirm too) while the walk answers writes itself, so nothing changes and
+// anything shown that the server would refuse is found. The consent page offers the levels the role may approve.
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
+import { LEVEL_CEILING, LEVELS } from '../../src/console-api/console.routes.js';
 import { requiredRole, roleAtLeast, writes } from '../../src/http/guard.js';
 import type { Role, RouteDef } from '../../src/http/route.js';
 import { CONSOLE_API, servedToPeople } from '../../src/http/router.js';
@@ -15,7 +17,8 @@ import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { ensureConsoleBuilt, shoot } from '../helpers/console.js';
 import { billingApp, createAccount, type TestApp } from '../helpers/factories.js';
 import { call, post } from '../helpers/http.js';
-import { mcpPost } from '../helpers/mcp.js';
+import { mcpPost, mcpUrl } from '../helpers/mcp.js';
+import { openAuthorization, pkce, REDIRECT } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
 
@@ -103,6 +106,12 @@ describe('each role sees only what the server lets it do, on every console page 
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'walk', version: '1' } },
     };
     expect((await mcpPost(app.id, init, app.api_key)).status).to.equal(200);
+    // OAuth connections may have any level on this app, so the consent page offers each role its own ceiling.
+    const opened = await call('PATCH', `${base}/mcp/settings`, {
+      token: testEnv().adminKey,
+      body: { access_level: 'full' },
+    });
+    expect(opened.status, opened.text).to.equal(200);
 
     const p = await people(testEnv().deps);
     for (const role of [...ROLES].reverse()) {
@@ -173,6 +182,27 @@ describe('each role sees only what the server lets it do, on every console page 
           refusals.push(...(await namedControls(page, role, seen.shown)).map((r) => `${where}: ${r}`));
           seen.pressed += await pressEverything(page, url, role, refusals, () => where);
         }
+        // The workspace's page outside any app: a new app (owners and admins; the others are told who may).
+        where = '/new-app';
+        const newApp = `${testEnv().baseUrl}/console/new-app`;
+        await open(page, newApp);
+        refusals.push(...(await namedControls(page, role, seen.shown)).map((r) => `${where}: ${r}`));
+        seen.pressed += await pressEverything(page, newApp, role, refusals, () => where);
+        // The MCP consent page: the levels offered are those the server lets this role approve, and approving
+        // sends what the walk checks against the table.
+        where = '/oauth/consent';
+        await page.goto(
+          `${testEnv().baseUrl}/console/oauth/consent?request=${encodeURIComponent(await authorizationRequest())}`,
+        );
+        const approve = page.getByRole('button', { name: 'Approve' });
+        await approve.waitFor();
+        const offered = await page.getByRole('radio').evaluateAll((els) => els.map((e) => e.getAttribute('value')));
+        expect(offered, `levels offered to a ${role}`).to.deep.equal(
+          LEVELS.slice(0, LEVELS.indexOf(LEVEL_CEILING[role]) + 1),
+        );
+        await approve.click();
+        await settle(page);
+        expect(seen.routes.has('console.approveOAuthRequest')).to.equal(true);
       } finally {
         await context.close();
       }
@@ -188,11 +218,30 @@ describe('each role sees only what the server lets it do, on every console page 
         'console.revealSecretKey',
         'payments.connect',
         'apps.delete',
+        'console.createApp',
       ]) {
         const def = routes.find((r) => r.sdk === action)!;
         expect(seen.shown.has(action), `${action} offered to a ${role}`).to.equal(roleAtLeast(role, requiredRole(def)));
       }
     });
+  }
+
+  /** A pending MCP authorization request for the app, as an outside client starts one: its id. */
+  async function authorizationRequest(): Promise<string> {
+    const client = await post('/oauth/register', null, { redirect_uris: [REDIRECT], client_name: 'Role walk' });
+    expect(client.status, client.text).to.equal(201);
+    const authorize = new URL(`${testEnv().baseUrl}/oauth/authorize`);
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: client.body.client_id as string,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      scope: 'mcp:full',
+      resource: mcpUrl(app.id).toString(),
+    }))
+      authorize.searchParams.set(k, v);
+    return openAuthorization(authorize);
   }
 
   /** The person's session in the browser. */

@@ -179,7 +179,7 @@ function Home() {
       <Text>
         Your workspace has no app yet. An app is one product: it owns plans, accounts, usage, offers and webhooks.
       </Text>
-      <Button component={Link} to="/new-app" w="fit-content">
+      <Button component={Link} to="/new-app" w="fit-content" data-route="console.createApp">
         Create your first app
       </Button>
     </Stack>
@@ -233,7 +233,15 @@ function Nav() {
           const active = suffix === '' ? location.pathname === to : location.pathname.startsWith(to);
           return <NavLink key={label} component={Link} to={to} label={label} active={active} />;
         })}
-      {owns && <NavLink component={Link} to="/new-app" label="+ New app" active={location.pathname === '/new-app'} />}
+      {owns && (
+        <NavLink
+          component={Link}
+          to="/new-app"
+          label="+ New app"
+          active={location.pathname === '/new-app'}
+          data-route="console.createApp"
+        />
+      )}
     </Stack>
   );
 }
