@@ -12,9 +12,9 @@ import { changedFields } from '../events/events.service.js';
 import { mintAccountToken } from '../http/account-token.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
-import { outboxSignal, outboxSignalWithStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
-import { incentiveExpiryDef, incentiveExpiryWorkflowId, type IncentiveExpiryInput } from '../../workflows/shared.js';
+import type { IncentiveExpiryInput } from '../../workflows/shared.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.present.js';
@@ -52,28 +52,7 @@ export async function freePlanOf(em: EntityManager, appId: string) {
   return em.findOne(Plan, { appId, isFree: true }, { orderBy: { seq: 'asc' } });
 }
 
-// ---- incentive expiry (Temporal) ------------------------------------------------------------------
-
-export function incentiveExpiryCommand(
-  appId: string,
-  accountId: string,
-  incentiveId: string,
-  expiresAt: Date,
-): TemporalCommand {
-  const input: IncentiveExpiryInput = { appId, accountId, incentiveId, expiresAt: expiresAt.toISOString() };
-  return outboxSignalWithStart(
-    incentiveExpiryDef,
-    incentiveExpiryWorkflowId(appId, accountId),
-    input,
-    incentiveExpiryDef.signals.retarget,
-    [{ incentiveId, expiresAt: input.expiresAt }],
-    {
-      searchAttributes: { AppId: appId, AccountId: accountId, IncentiveId: incentiveId },
-      summary: `Incentive expiry: account ${accountId}`,
-      details: `Removes the incentive of account **${accountId}** (app ${appId}) when \`incentive_expires_at\` passes.`,
-    },
-  );
-}
+// ---- incentive expiry (the account actor) ----------------------------------------------------------------
 
 interface IncentiveTiming {
   incentiveId: string | null;
@@ -84,7 +63,10 @@ const timingOf = (a: IAccount): IncentiveTiming => ({
   expiresAt: a.incentiveExpiresAt ?? null,
 });
 
-/** Queues the Temporal command that follows a change of an account's incentive: (re)target, or stop. */
+/**
+ * After a change of an account's incentive or its expiry: the account's actor, which removes the incentive at its
+ * end, hears of it (a fact through the outbox) and re-targets its date, or stops waiting for it.
+ */
 function scheduleExpiry(
   t: Tx,
   appId: string,
@@ -93,22 +75,13 @@ function scheduleExpiry(
   after: IncentiveTiming | null,
 ) {
   const wasTimed = !!(before?.incentiveId && before.expiresAt);
-  if (after?.incentiveId && after.expiresAt) {
-    const same =
-      wasTimed &&
-      before!.incentiveId === after.incentiveId &&
-      before!.expiresAt!.getTime() === after.expiresAt.getTime();
-    if (!same) t.temporal(incentiveExpiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
-  } else if (wasTimed) {
-    t.temporal(
-      outboxSignal(
-        incentiveExpiryDef,
-        incentiveExpiryWorkflowId(appId, accountId),
-        incentiveExpiryDef.signals.retarget,
-        null,
-      ),
-    );
-  }
+  const isTimed = !!(after?.incentiveId && after.expiresAt);
+  const same =
+    wasTimed &&
+    isTimed &&
+    before!.incentiveId === after!.incentiveId &&
+    before!.expiresAt!.getTime() === after!.expiresAt!.getTime();
+  if ((wasTimed || isTimed) && !same) t.temporal(actorFact(appId, accountId, { kind: 'account_changed' }));
 }
 
 /**
@@ -228,8 +201,8 @@ export function deleteAccount(ctx: Ctx, id: string) {
 }
 
 /**
- * Called by the incentive expiry workflow at `expiresAt`: removes the incentive only if the account
- * still has exactly that incentive and expiry (a later change re-targets the workflow instead).
+ * Called by the account actor at `expiresAt`: removes the incentive only if the account still has exactly that
+ * incentive and expiry (a later change re-targets the actor instead).
  */
 export async function expireAccountIncentive(deps: Deps, input: IncentiveExpiryInput): Promise<{ removed: boolean }> {
   const ctx = { em: deps.orm.em.fork(), deps, app: { id: input.appId } };

@@ -14,16 +14,15 @@ import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
 import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
+import { findSubscription } from '../subscriptions/subscriptions.service.js';
 import {
   cancelAtProvider,
   cancelLocally,
-  findSubscription,
   pauseLocally,
-  planChangeCommand,
-  holdChangeTarget,
-  requestPlanChange,
-  suspendAtProvider,
-} from '../subscriptions/subscriptions.service.js';
+  suspendForPause,
+} from '../subscriptions/lifecycle.service.js';
+import { holdChangeTarget, requestPlanChange } from '../subscriptions/plan-changes.service.js';
+import { askActor } from '../subscriptions/actor-client.js';
 import {
   CancelFlow,
   CancelSession,
@@ -419,6 +418,49 @@ async function finish(
   }
 }
 
+/**
+ * Accepting an offer is an intent of the account's actor (it meets the account's other intents there): the session
+ * is checked here (visible to the caller, at its offer step), then the actor applies it (`acceptOffer`).
+ */
+export async function acceptThroughActor(
+  ctx: Ctx,
+  caller: Caller,
+  requestId: string,
+  id: string,
+  urls: z.output<typeof S.acceptBody> & { origin?: string },
+) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'offer', 'only an offer can be accepted');
+  const kind = (s.offer as SessionOffer | null)?.terms.kind;
+  if (!kind)
+    throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
+  return askActor(
+    ctx,
+    s.accountId,
+    {
+      kind: 'accept_save',
+      sessionId: s.id,
+      offer: kind,
+      ...(urls.return_url ? { returnUrl: urls.return_url } : {}),
+      ...(urls.cancel_url ? { cancelUrl: urls.cancel_url } : {}),
+      ...(urls.origin ? { origin: urls.origin } : {}),
+    },
+    { caller, requestId },
+  ) as Promise<SessionView>;
+}
+
+/** The confirm step's cancellation, as an intent of the account's actor (`cancelAtConfirm` runs there). */
+export async function cancelThroughActor(ctx: Ctx, caller: Caller, requestId: string, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'confirm', 'a session is cancelled from its confirm step');
+  return askActor(
+    ctx,
+    s.accountId,
+    { kind: 'cancel', at: 'now', sessionId: s.id, reason: `Cancel flow ${s.flowId}, session ${s.id}` },
+    { caller, requestId },
+  ) as Promise<SessionView>;
+}
+
 export async function acceptOffer(
   ctx: Ctx,
   caller: Caller,
@@ -466,16 +508,22 @@ export async function acceptOffer(
               price,
             };
           }
-          const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, {
-            ...urls,
-            sessionId: s.id,
-          });
+          const { approveUrl, pending } = await requestPlanChange(
+            ctx,
+            sub,
+            target,
+            { ...urls, sessionId: s.id },
+            // The spec's outcomes: a discount applies once the provider reports it, a downgrade at the renewal.
+            t.kind === 'downgrade'
+              ? { kind: 'downgrade', direction: 'downgrade', policy: 'at_renewal', effective: 'renewal' }
+              : { kind: 'discount', effective: 'now' },
+          );
           return async (tx) => {
             await holdChangeTarget(tx.em, ctx.app.id, pending.plan);
             const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
+            if (row.pendingChange) throw conflict(`The subscription of account ${accountId} already has a change waiting`);
             row.pendingChange = pending;
             await tx.em.flush();
-            tx.temporal(planChangeCommand(ctx.app.id, accountId, pending));
             return {
               awaitsProvider: true,
               result: {
@@ -493,7 +541,7 @@ export async function acceptOffer(
           };
         }
         case 'pause': {
-          await suspendAtProvider(ctx, accountId, t.months, reason);
+          await suspendForPause(ctx, accountId, t.months, reason);
           return async (tx) => {
             const sub = await pauseLocally(tx, ctx.deps, ctx.app.id, accountId, t.months, reason);
             return {

@@ -27,12 +27,15 @@ import {
 import { ProviderError, type ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
-  cancelAtProvider,
-  changeSubscription,
   LiveSubscriptionExists,
   liveSubscription,
   recordSubscription,
 } from '../subscriptions/subscriptions.service.js';
+import { cancelAtProvider } from '../subscriptions/lifecycle.service.js';
+import { appNow } from '../apps/clock.js';
+import type { changeSubscription } from '../subscriptions/plan-changes.service.js';
+import { askActor } from '../subscriptions/actor-client.js';
+import type { Caller } from '../http/route.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { outboxStart } from '../temporal/outbox.js';
 import {
@@ -139,6 +142,8 @@ async function refuseOwnedBumps(em: EntityManager, appId: string, account: strin
 export interface CheckoutOrigin {
   origin?: string;
   upgrade?: { entitlement: string };
+  /** Who asked (a purchase that becomes a plan change is an intent of the account's actor). */
+  who?: { caller?: Caller; requestId?: string };
 }
 
 /** The approval link through the service (`GET .../checkouts/:id/open`), when the API's origin is known. */
@@ -214,6 +219,9 @@ async function startCheckout(
       `${id}:subscription`,
     ),
   );
+  // An app whose test clock was moved: the provider's stand-in bills this subscription on the app's clock too.
+  if (Number(ctx.app.clockOffsetMs ?? 0) > 0)
+    await withProvider(() => provider.setTestClock([sub.id], appNow(ctx.app), 'align'));
   let order: { id: string; approveUrl: string | null } | null = null;
   if (terms.bumps.length) {
     const total = terms.bumps.reduce((sum, b) => sum + b.price, 0);
@@ -306,14 +314,21 @@ async function changeInstead(
       `Account ${buyer} already has a subscription, so this becomes a plan change, which cannot include order bumps; ` +
         'leave out `bumps`',
     );
-  const change = await changeSubscription(ctx, buyer, {
-    plan: input.plan,
-    interval: input.interval,
-    return_url: input.return_url ?? ctx.app.checkoutUrl ?? undefined,
-    cancel_url: input.cancel_url,
-    origin: input.origin,
-  });
-  return { object: 'plan_change' as const, ...change };
+  const returnUrl = input.return_url ?? ctx.app.checkoutUrl ?? undefined;
+  const change = await askActor(
+    ctx,
+    buyer,
+    {
+      kind: 'change',
+      plan: input.plan,
+      interval: input.interval,
+      ...(returnUrl ? { returnUrl } : {}),
+      ...(input.cancel_url ? { cancelUrl: input.cancel_url } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
+    },
+    input.who ?? {},
+  );
+  return { object: 'plan_change' as const, ...(change as Awaited<ReturnType<typeof changeSubscription>>) };
 }
 
 /**

@@ -44,6 +44,7 @@ import {
   workspacesOf,
 } from '../people/workspaces.js';
 import { DEMO_RECEIVER_PATH } from './urls.js';
+import { temporalUiUrl } from '../temporal/ui.js';
 
 const tags = ['Console'];
 const API = '/console/api';
@@ -275,9 +276,7 @@ export const consoleRoutes = [
           demo: w.demo,
           apps: w.app_ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
         })),
-        temporal_ui_url:
-          deps.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') ??
-          (deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null),
+        temporal_ui_url: temporalUiUrl(deps.config),
         temporal_namespace: deps.config.TEMPORAL_NAMESPACE,
       };
     },

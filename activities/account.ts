@@ -1,0 +1,64 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { AppError } from '../src/errors.js';
+import { loadSnapshot } from '../src/subscriptions/snapshot.service.js';
+import { runFacts, runIntent, runTimer } from '../src/subscriptions/intents.service.js';
+import { withBillingScope } from '../src/timeline/scope.js';
+import { APP_ERROR_FAILURE, type AccountFact, type AppErrorDetails } from '../workflows/shared.js';
+import type { Intent, TimerKind } from '../workflows/billing-rules.js';
+import type { ActivityDeps } from './index.js';
+
+interface Target {
+  appId: string;
+  accountId: string;
+}
+
+/**
+ * Runs one of the actor's steps in its billing scope (the timeline names the actor's run) and turns an answered
+ * error into a failure the workflow passes on as it is: a refusal or a missing record (4xx) always, and for an
+ * intent also a provider's error (502), which its caller hears instead of a retry.
+ */
+async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: boolean, fn: () => Promise<T>) {
+  const info = Context.current().info;
+  try {
+    return await withBillingScope(
+      {
+        by,
+        workflowId: info.workflowExecution?.workflowId ?? null,
+        runId: info.workflowExecution?.runId ?? null,
+        requestId: null,
+      },
+      fn,
+    );
+  } catch (err) {
+    if (err instanceof AppError && (err.status < 500 || (answerProvider && err.status === 502))) {
+      const details: AppErrorDetails = {
+        status: err.status,
+        message: err.message,
+        ...(err.extra ? { extra: err.extra } : {}),
+        ...(err.headers ? { headers: err.headers } : {}),
+      };
+      throw ApplicationFailure.create({ type: APP_ERROR_FAILURE, message: err.message, nonRetryable: true, details: [details] });
+    }
+    throw err;
+  }
+}
+
+/** The account actor's activities (workflows/account.ts): each reads or changes the record and answers its snapshot. */
+export function accountActorActivities(deps: ActivityDeps) {
+  return {
+    loadBillingSnapshot: (t: Target) => loadSnapshot(deps.orm.em.fork(), t.appId, t.accountId),
+    applyBillingIntent: (input: Target & { intent: Intent }) =>
+      step(input, input.intent.by, true, () =>
+        runIntent(deps, input.appId, input.accountId, input.intent, Context.current().info.attempt === 1),
+      ),
+    applyBillingFacts: (input: Target & { facts: AccountFact[] }) =>
+      step(input, { kind: 'system', id: null, name: 'provider' }, false, () =>
+        runFacts(deps, input.appId, input.accountId, input.facts),
+      ),
+    applyBillingTimer: (input: Target & { timer: { kind: TimerKind; key: string; at: number; asOf: string } }) =>
+      step(input, { kind: 'system', id: null, name: 'account actor' }, false, () =>
+        runTimer(deps, input.appId, input.accountId, input.timer),
+      ),
+  };
+}
