@@ -231,7 +231,9 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
         });
     }
     const seen = wake;
-    const woken = () => wake !== seen || facts.length > 0;
+    // Also wake to end once the last handler (an advanceClock answering) has finished, when nothing is left.
+    const ending = snap !== null && !hasAnythingOverTime(snap);
+    const woken = () => wake !== seen || facts.length > 0 || (ending && !busy && allHandlersFinished());
     if (timer) await condition(woken, Math.max(1, timer.at - appNow()));
     else await condition(woken);
   }

@@ -62,7 +62,7 @@ export const accountSchema = z.object({
   plan: z.string(),
   incentive: z.string().nullable(),
   incentive_expires_at: z.string().nullable(),
-  /** The workflow that removes the incentive at `incentive_expires_at` (`incentive-expiry/<app>/<account>`); null when it does not end. */
+  /** The account's actor (`account/<app>/<account>`), which removes the incentive at `incentive_expires_at`; null when it does not end. */
   incentive_workflow_id: z.string().nullable(),
   offer: z.string().nullable(),
   created_at: z.string(),

@@ -193,9 +193,12 @@ export function deleteAccount(ctx: Ctx, id: string) {
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const account = await findAccount(t.em, ctx.app.id, id);
     const view = await accountDetail(t.em, account);
+    const billed = await t.em.findOne(Subscription, { appId: ctx.app.id, accountId: id }, { fields: ['status'] });
     await t.em.nativeDelete(Account, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'account.deleted', { object: view });
-    scheduleExpiry(t, ctx.app.id, id, timingOf(account), null);
+    // Its actor (if it has one) hears of it and ends: the account has nothing over time any more.
+    if ((billed && billed.status !== 'cancelled') || account.incentiveExpiresAt)
+      t.temporal(actorFact(ctx.app.id, id, { kind: 'account_changed' }));
     return view;
   });
 }

@@ -106,6 +106,8 @@ async function approved(t: Tx, deps: Deps, s: ISubscription, remotePlanId: strin
   if (s.scheduledChange) await dropChange(t, s, s.scheduledChange, 'replaced');
   s.scheduledChange = { ...change, scheduledAt: appNowOf(t).toISOString(), expiresAt: undefined };
   s.pendingChange = null;
+  // A cancel flow's downgrade is a save from the approval on: the customer committed to it at the provider.
+  if (change.sessionId) await settlePendingSave(t, change.sessionId, 'applied');
   await emitSubscriptionEvent(t, s, 'subscription.change_scheduled');
 }
 

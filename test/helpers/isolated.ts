@@ -83,7 +83,6 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
     ADMIN_API_KEY: shared.adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: shared.paypal.baseUrl,
-    PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     ACTIVITY_RETRY_MAX_MS: '200',
