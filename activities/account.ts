@@ -38,7 +38,12 @@ async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: 
         ...(err.extra ? { extra: err.extra } : {}),
         ...(err.headers ? { headers: err.headers } : {}),
       };
-      throw ApplicationFailure.create({ type: APP_ERROR_FAILURE, message: err.message, nonRetryable: true, details: [details] });
+      throw ApplicationFailure.create({
+        type: APP_ERROR_FAILURE,
+        message: err.message,
+        nonRetryable: true,
+        details: [details],
+      });
     }
     throw err;
   }

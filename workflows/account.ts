@@ -59,7 +59,12 @@ function answeredError(err: unknown): ApplicationFailure | null {
   const cause = err.cause;
   if (cause instanceof ApplicationFailure && cause.type === APP_ERROR_FAILURE) {
     const d = cause.details?.[0] as AppErrorDetails | undefined;
-    return ApplicationFailure.create({ type: APP_ERROR_FAILURE, message: cause.message, nonRetryable: true, details: [d] });
+    return ApplicationFailure.create({
+      type: APP_ERROR_FAILURE,
+      message: cause.message,
+      nonRetryable: true,
+      details: [d],
+    });
   }
   return null;
 }
@@ -199,7 +204,13 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
         const still = snap && timersOf(snap).some((t) => t.key === timer.key);
         if (!still) return;
         try {
-          take(await durable.applyBillingTimer({ appId, accountId, timer: { ...timer, asOf: new Date(timer.at).toISOString() } }));
+          take(
+            await durable.applyBillingTimer({
+              appId,
+              accountId,
+              timer: { ...timer, asOf: new Date(timer.at).toISOString() },
+            }),
+          );
         } catch (err) {
           // An answered error (the account went meanwhile): read again, the timer decides on the new record.
           if (!answeredError(err)) throw err;
@@ -216,9 +227,12 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
       continue;
     }
     processedThrough = appNow();
-    for (const key of Object.keys(backoff)) if (!snap || !timersOf(snap).some((t) => t.key === key)) delete backoff[key];
+    for (const key of Object.keys(backoff))
+      if (!snap || !timersOf(snap).some((t) => t.key === key)) delete backoff[key];
     if (snap && !hasAnythingOverTime(snap) && facts.length === 0 && !busy && allHandlersFinished()) {
-      setCurrentDetails(describe(snap) + '\n\nNothing over time is left: this actor ends (the next intent or fact starts it again).');
+      setCurrentDetails(
+        describe(snap) + '\n\nNothing over time is left: this actor ends (the next intent or fact starts it again).',
+      );
       return state();
     }
     if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT) && !busy) {

@@ -106,7 +106,12 @@ export type Intent = IntentBase &
         prorationDate?: string;
       } & ReturnUrls)
     | ({ kind: 'withdraw_change' } & ReturnUrls)
-    | { kind: 'cancel'; at: 'now' | 'period_end'; reason?: string; /** From a cancel flow's confirm step. */ sessionId?: string }
+    | {
+        kind: 'cancel';
+        at: 'now' | 'period_end';
+        reason?: string;
+        /** From a cancel flow's confirm step. */ sessionId?: string;
+      }
     | { kind: 'pause'; months: number; reason?: string; sessionId?: string }
     | { kind: 'resume' }
     | ({ kind: 'accept_save'; sessionId: string; offer: 'discount' | 'downgrade' | 'pause' | 'incentive' } & ReturnUrls)
@@ -418,8 +423,11 @@ export function describe(s: BillingSnapshot): string {
     if (sub.pause) lines.push(`Paused until ${day(sub.pause.resumeAt)}, then back to ${sub.pause.restorePlan}.`);
     if (sub.cancelAt) lines.push(`Cancelled at the end of its period: ${day(sub.cancelAt)}.`);
     if (sub.pending)
-      lines.push(`Waiting for the buyer to approve ${sub.pending.kind} to ${sub.pending.planName} until ${sub.pending.expiresAt}.`);
-    if (sub.scheduled) lines.push(`Scheduled at the renewal: ${sub.scheduled.direction ?? 'change'} to ${sub.scheduled.planName}.`);
+      lines.push(
+        `Waiting for the buyer to approve ${sub.pending.kind} to ${sub.pending.planName} until ${sub.pending.expiresAt}.`,
+      );
+    if (sub.scheduled)
+      lines.push(`Scheduled at the renewal: ${sub.scheduled.direction ?? 'change'} to ${sub.scheduled.planName}.`);
     if (sub.dunning)
       lines.push(
         `Payment failed ${sub.dunning.failures} time(s) since ${day(sub.dunning.since)}; grace ends ${day(sub.dunning.graceEndsAt)}, ` +

@@ -118,7 +118,10 @@ async function step(ctx: Ctx, at: number, deadline: number) {
  * Moves the app's clock forward to `to`, stepping through its dates. 200 once every timer due by then ran; 202 when
  * that took longer than ADVANCE_WAIT_MS (the steps go on in the background; the clock reaches `to`).
  */
-export async function advanceClock(ctx: Ctx, to: Date): Promise<{ status: 200 | 202; body: Awaited<ReturnType<typeof readClock>> & { pending: boolean } }> {
+export async function advanceClock(
+  ctx: Ctx,
+  to: Date,
+): Promise<{ status: 200 | 202; body: Awaited<ReturnType<typeof readClock>> & { pending: boolean } }> {
   const clock = await clockOf(ctx.em, ctx.app);
   if (clock.live)
     throw conflict(
@@ -129,7 +132,8 @@ export async function advanceClock(ctx: Ctx, to: Date): Promise<{ status: 200 | 
     );
   const now = appNow(clock);
   if (to.getTime() <= now.getTime()) throw badRequest(`to: must be after the clock's now (${now.toISOString()})`);
-  if (to.getTime() - now.getTime() > MAX_ADVANCE_MS) throw badRequest('to: may be at most five years ahead of the clock');
+  if (to.getTime() - now.getTime() > MAX_ADVANCE_MS)
+    throw badRequest('to: may be at most five years ahead of the clock');
   const deadline = Date.now() + ADVANCE_WAIT_MS;
   const dates = [...(await datesBetween(ctx, now, to)), to.getTime()];
   const run = (async () => {
@@ -139,6 +143,10 @@ export async function advanceClock(ctx: Ctx, to: Date): Promise<{ status: 200 | 
     run.then(() => true),
     new Promise<false>((r) => setTimeout(() => r(false), Math.max(0, deadline - Date.now()))),
   ]);
-  if (!finished) run.catch((err: unknown) => ctx.deps.logger.warn({ err, app: ctx.app.id }, 'test clock: advance failed'));
-  return { status: finished ? 200 : 202, body: { ...(await readClock({ ...ctx, em: ctx.em.fork() })), pending: !finished } };
+  if (!finished)
+    run.catch((err: unknown) => ctx.deps.logger.warn({ err, app: ctx.app.id }, 'test clock: advance failed'));
+  return {
+    status: finished ? 200 : 202,
+    body: { ...(await readClock({ ...ctx, em: ctx.em.fork() })), pending: !finished },
+  };
 }

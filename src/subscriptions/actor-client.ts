@@ -2,11 +2,7 @@
 // by the actor at once against its state (a conflict is a 409 naming what is pending) and answered with the result.
 // The caller hears within 5 s whether Temporal took it: if not, 503 and nothing changes (the intent carries a
 // deadline, and the actor refuses one delivered after it).
-import {
-  WithStartWorkflowOperation,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateStage,
-} from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Ctx } from '../context.js';
 import { AppError } from '../errors.js';
@@ -26,6 +22,7 @@ import {
 } from '../../workflows/shared.js';
 import { actorStart } from './actor-facts.js';
 import { refusalError } from './plan-changes.service.js';
+import { recordTimeline } from '../timeline/timeline.service.js';
 
 /** How long a request waits for Temporal to take an intent (a 503 with `Retry-After` after it). */
 export const ACCEPT_TIMEOUT_MS = 5_000;
@@ -67,11 +64,15 @@ const unavailable = () =>
   );
 
 /** The actor's answer to a refused or failed intent, as the route's error. */
-function answered(err: unknown): AppError | null {
+function answered(err: unknown, refused?: (r: Refusal) => void): AppError | null {
   if (!(err instanceof WorkflowUpdateFailedError)) return null;
   const cause = err.cause;
   if (cause instanceof ApplicationFailure) {
-    if (cause.type === REFUSAL_FAILURE) return refusalError(cause.details?.[0] as Refusal);
+    if (cause.type === REFUSAL_FAILURE) {
+      const r = cause.details?.[0] as Refusal;
+      refused?.(r);
+      return refusalError(r);
+    }
     if (cause.type === APP_ERROR_FAILURE) {
       const d = cause.details?.[0] as AppErrorDetails;
       return new AppError(d.status, d.message, d.extra, d.headers);
@@ -115,6 +116,20 @@ export async function askActor(
     staticDetails: start.details,
   });
   const connection = deps.temporal.connection;
+  // A refusal by the actor's rules (before anything ran) is a line of the account's timeline too, written here.
+  let noted: Promise<unknown> = Promise.resolve();
+  const refused = (r: Refusal) =>
+    (noted = recordTimeline(deps.orm.em.fork(), {
+      appId: app.id,
+      accountId,
+      kind: 'refusal',
+      type: body.kind,
+      summary: `Refused (${r.status} ${r.reason}): ${r.message}`,
+      by: intent.by,
+      data: { reason: r.reason, request_id: requestId, ...(r.pending ? { pending: r.pending } : {}) },
+      workflowId: accountWorkflowId(app.id, accountId),
+      runId: null,
+    }).catch(() => undefined));
   let handle;
   try {
     handle = await boundedCall(connection, ACCEPT_TIMEOUT_MS, () =>
@@ -126,20 +141,23 @@ export async function askActor(
       }),
     );
   } catch (err) {
-    throw answered(err) ?? unavailable();
+    const e = answered(err, refused) ?? unavailable();
+    await noted;
+    throw e;
   }
   try {
     return await boundedCall(connection, RESULT_TIMEOUT_MS, () => handle.result());
   } catch (err) {
-    throw (
-      answered(err) ??
+    const e =
+      answered(err, refused) ??
       new AppError(
         503,
         'Service unavailable: the billing change was accepted and is still running; look at the subscription and its ' +
           'timeline for its outcome before repeating it',
         { outcome: 'unknown' },
         { 'Retry-After': '5' },
-      )
-    );
+      );
+    await noted;
+    throw e;
   }
 }

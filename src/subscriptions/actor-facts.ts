@@ -13,7 +13,7 @@ export const actorStart = (appId: string, accountId: string) => ({
   details:
     `The one owner of account **${accountId}**'s billing over time (app ${appId}): it takes the intents (change, ` +
     'pause, resume, cancel, save offers), hears the provider, and wakes up at the dates (renewals, pause ends, ' +
-    'scheduled changes, incentive ends, dunning) on the app\'s clock.',
+    "scheduled changes, incentive ends, dunning) on the app's clock.",
 });
 
 export function actorFact(appId: string, accountId: string, fact: AccountFact): TemporalCommand {

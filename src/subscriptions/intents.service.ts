@@ -42,7 +42,9 @@ export function describeIntent(intent: Intent): string {
     case 'withdraw_change':
       return 'Withdraw the waiting or scheduled change';
     case 'cancel':
-      return intent.at === 'period_end' ? 'Cancel at the end of the period' : `Cancel now${intent.sessionId ? ` (cancel session ${intent.sessionId})` : ''}`;
+      return intent.at === 'period_end'
+        ? 'Cancel at the end of the period'
+        : `Cancel now${intent.sessionId ? ` (cancel session ${intent.sessionId})` : ''}`;
     case 'pause':
       return `Pause for ${intent.months} month(s)`;
     case 'resume':

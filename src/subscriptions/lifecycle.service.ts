@@ -56,7 +56,10 @@ export async function emitSubscriptionEvent(
 ) {
   await t.em.flush();
   const account = await findAccount(t.em, s.appId, s.accountId);
-  t.emit(s.appId, type, { object: { ...(await accountDetail(t.em, account)), subscription: presentSubscription(s) }, ...extra });
+  t.emit(s.appId, type, {
+    object: { ...(await accountDetail(t.em, account)), subscription: presentSubscription(s) },
+    ...extra,
+  });
 }
 
 export type DropReason = 'refused' | 'expired' | 'withdrawn' | 'replaced' | 'cancelled';
@@ -152,7 +155,8 @@ export async function cancelAtPeriodEnd(ctx: Ctx, accountId: string, reason: str
   return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {
     await withClock(t, ctx.app.id);
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
-    if (row.status !== 'active') throw conflict(`The subscription of account ${accountId} is ${row.status}, not active`);
+    if (row.status !== 'active')
+      throw conflict(`The subscription of account ${accountId} is ${row.status}, not active`);
     if (row.scheduledChange) await dropChange(t, row, row.scheduledChange, 'cancelled');
     row.cancelAt = row.renewsAt;
     row.pauseReason = reason ?? null;
@@ -301,8 +305,7 @@ export async function endGrace(ctx: Ctx, accountId: string) {
   if (s.status !== 'past_due') return presentSubscription(s);
   if ((s.dunningAfter ?? 'cancel') === 'cancel') {
     const conn = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
-    if (conn)
-      await cancelAtProvider(providerFor(ctx.deps.config, conn), s.providerSubscriptionId, 'Payment failed');
+    if (conn) await cancelAtProvider(providerFor(ctx.deps.config, conn), s.providerSubscriptionId, 'Payment failed');
     return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
   }
   return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {

@@ -117,9 +117,11 @@ export async function quotePlanChange(ctx: Ctx, accountId: string, input: Change
     currency: s.currency,
     renews_at: s.renewsAt ? new Date(s.renewsAt).toISOString() : null,
   };
-  const replaces = input.replace && s.scheduledChange ? { id: s.scheduledChange.id ?? null, plan: s.scheduledChange.plan } : null;
+  const replaces =
+    input.replace && s.scheduledChange ? { id: s.scheduledChange.id ?? null, plan: s.scheduledChange.plan } : null;
   if (plan.isFree) {
-    if (plan.id === s.planId) throw conflict(`Account ${accountId} is already on plan ${plan.id}`, { reason: 'same_plan' });
+    if (plan.id === s.planId)
+      throw conflict(`Account ${accountId} is already on plan ${plan.id}`, { reason: 'same_plan' });
     return {
       s,
       plan,
@@ -251,7 +253,10 @@ export async function recordPending(ctx: Ctx, accountId: string, pending: Pendin
   return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {
     await holdChangeTarget(t.em, ctx.app.id, pending.plan);
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
-    if (row.pendingChange) throw conflict(`The subscription of account ${accountId} already has a change waiting`, { reason: 'change_pending' });
+    if (row.pendingChange)
+      throw conflict(`The subscription of account ${accountId} already has a change waiting`, {
+        reason: 'change_pending',
+      });
     row.pendingChange = pending;
     await t.em.flush();
     return presentSubscription(row);
@@ -425,7 +430,13 @@ export async function withdrawChange(
  * (its offer step, where the customer can accept again, decline, or go on to cancel), and
  * `subscription.change_dropped` says so.
  */
-export async function dropPendingChange(deps: Deps, appId: string, accountId: string, changeId: string, why: 'refused' | 'expired') {
+export async function dropPendingChange(
+  deps: Deps,
+  appId: string,
+  accountId: string,
+  changeId: string,
+  why: 'refused' | 'expired',
+) {
   return inTransaction(deps, deps.orm.em.fork(), async (t) => {
     await withClock(t, appId);
     const s = await findSubscription(t.em, appId, accountId, true);

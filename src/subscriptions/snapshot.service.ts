@@ -10,7 +10,10 @@ import { iso } from '../time.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
 
 /** The app's clock: its offset, and whether it is live (live payments or the read-only demo: it cannot move). */
-export async function clockOf(em: EntityManager, app: Pick<IApp, 'id' | 'clockOffsetMs' | 'readOnly'>): Promise<AppClock> {
+export async function clockOf(
+  em: EntityManager,
+  app: Pick<IApp, 'id' | 'clockOffsetMs' | 'readOnly'>,
+): Promise<AppClock> {
   const conn = await em.findOne(PaymentConnection, { appId: app.id }, { fields: ['env'] });
   return { offsetMs: Number(app.clockOffsetMs ?? 0), live: app.readOnly || conn?.env === 'live' };
 }
@@ -46,7 +49,10 @@ export function subscriptionSnapshot(s: ISubscription, planName: string): Subscr
     price: Number(s.price),
     currency: s.currency,
     renewsAt: iso(s.renewsAt),
-    pause: s.status === 'paused' ? { n: s.pauseCount, resumeAt: iso(s.resumeAt), restorePlan: s.restorePlanId ?? null } : null,
+    pause:
+      s.status === 'paused'
+        ? { n: s.pauseCount, resumeAt: iso(s.resumeAt), restorePlan: s.restorePlanId ?? null }
+        : null,
     pending: change(s.pendingChange, 'awaiting_approval'),
     scheduled: change(s.scheduledChange, 'scheduled'),
     cancelAt: s.status === 'active' ? iso(s.cancelAt) : null,
@@ -59,7 +65,8 @@ export function subscriptionSnapshot(s: ISubscription, planName: string): Subscr
             graceEndsAt: iso(s.graceEndsAt ?? s.pastDueSince)!,
             after: s.dunningAfter ?? 'cancel',
             onFreePlan: !!s.dunningRestorePlanId,
-            outstanding: s.outstandingBalance === null || s.outstandingBalance === undefined ? null : Number(s.outstandingBalance),
+            outstanding:
+              s.outstandingBalance === null || s.outstandingBalance === undefined ? null : Number(s.outstandingBalance),
           }
         : null,
     discount: s.discount ? { percent: s.discount.percent, cyclesLeft: s.discount.cyclesLeft } : null,

@@ -49,8 +49,11 @@ const ACTOR =
   'intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when ' +
   'Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.';
 /** The account's actor's answer as a route's (typed by the route's response schema). */
-const ask = <T>(s: Parameters<typeof ctxOf>[0] & { caller: Caller; requestId: string }, accountId: string, body: IntentBody) =>
-  askActor(ctxOf(s), accountId, body, { caller: s.caller, requestId: s.requestId }) as Promise<T>;
+const ask = <T>(
+  s: Parameters<typeof ctxOf>[0] & { caller: Caller; requestId: string },
+  accountId: string,
+  body: IntentBody,
+) => askActor(ctxOf(s), accountId, body, { caller: s.caller, requestId: s.requestId }) as Promise<T>;
 
 export const subscriptionRoutes = [
   route({
@@ -102,7 +105,7 @@ export const subscriptionRoutes = [
     tags,
     summary: 'What a plan change would charge now and from when, without asking the provider',
     description:
-      'Takes the change\'s body and answers what the change would be: the new price and interval, `amount_due_now` ' +
+      "Takes the change's body and answers what the change would be: the new price and interval, `amount_due_now` " +
       '(the prorated difference an upgrade charges when the buyer approves, under `prorate_now`), when it applies ' +
       '(`effective_at`), its direction and policy, and `proration_date`: send that back with the change (within 30 ' +
       'minutes) and the provider is asked for exactly `amount_due_now`. The same 409s as the change (`same_plan`, ' +
@@ -163,8 +166,8 @@ export const subscriptionRoutes = [
     params: accountParams,
     body: changeBody.extend({
       ...returnUrls,
-      proration_date: z
-        .iso.datetime({ offset: true })
+      proration_date: z.iso
+        .datetime({ offset: true })
         .optional()
         .describe("A quote's `proration_date` (at most 30 minutes old): the prorated amount is the quote's."),
     }),
@@ -314,7 +317,7 @@ export const subscriptionRoutes = [
     summary: 'Pause billing for 1 to 12 months',
     description:
       "Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it " +
-      'at `resume_at` (on the app\'s clock). A change scheduled for the renewal stays and applies at the first ' +
+      "at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first " +
       'renewal after the pause; one waiting for approval is a 409 `change_pending`.' +
       ACTOR,
     params: accountParams,
@@ -350,7 +353,7 @@ export const subscriptionRoutes = [
     sdk: 'subscriptions.retryPayment',
     auth: ['S'],
     tags,
-    summary: 'Charge a past-due subscription\'s outstanding balance now',
+    summary: "Charge a past-due subscription's outstanding balance now",
     description:
       'For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now ' +
       '(PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it ' +

@@ -38,7 +38,13 @@ async function happenings(
     const payments = await list(from, new Date(lastPaid + 1000)).catch(() => null);
     const paid = (payments ?? []).filter((p) => p.status === 'COMPLETED' && Date.parse(p.time) > since);
     if (paid.length === 0)
-      paid.push({ id: 'last', status: 'COMPLETED', amount: Number(pre.price), currency: pre.currency, time: remote.lastPaymentAt! });
+      paid.push({
+        id: 'last',
+        status: 'COMPLETED',
+        amount: Number(pre.price),
+        currency: pre.currency,
+        time: remote.lastPaymentAt!,
+      });
     for (const p of paid) out.push({ at: Date.parse(p.time), kind: 'paid', payment: p });
   }
   const lastFailed = remote.lastFailedPaymentAt ? Date.parse(remote.lastFailedPaymentAt) : 0;
@@ -47,7 +53,14 @@ async function happenings(
 }
 
 /** Applies an approved change now: the plan, price and terms move, the account follows (or its restore plan while paused). */
-async function applyChange(t: Tx, deps: Deps, s: ISubscription, change: PendingChange, providerPlanId: string, proration: Proration) {
+async function applyChange(
+  t: Tx,
+  deps: Deps,
+  s: ISubscription,
+  change: PendingChange,
+  providerPlanId: string,
+  proration: Proration,
+) {
   if (change.id)
     s.lastChange = {
       id: change.id,
@@ -237,7 +250,9 @@ export async function retryPayment(deps: Deps, appId: string, accountId: string)
   const em = deps.orm.em.fork();
   const s = await findSubscription(em, appId, accountId);
   if (s.status !== 'past_due')
-    throw conflict(`The subscription of account ${accountId} has no failed payment to retry`, { reason: 'not_past_due' });
+    throw conflict(`The subscription of account ${accountId} has no failed payment to retry`, {
+      reason: 'not_past_due',
+    });
   const conn = await em.findOne(PaymentConnection, { appId });
   if (!conn) throw conflict('payment provider not connected');
   const provider = providerFor(deps.config, conn);
@@ -260,6 +275,9 @@ export async function retryPayment(deps: Deps, appId: string, accountId: string)
 
 /** Whether the subscription row exists (for the actor's facts: an account without one has nothing to read). */
 export async function hasSubscription(deps: Deps, appId: string, accountId: string): Promise<boolean> {
-  const r = await sql(deps.orm.em.fork(), 'select 1 from subscriptions where app_id = $1 and account_id = $2', [appId, accountId]);
+  const r = await sql(deps.orm.em.fork(), 'select 1 from subscriptions where app_id = $1 and account_id = $2', [
+    appId,
+    accountId,
+  ]);
   return r.length > 0;
 }

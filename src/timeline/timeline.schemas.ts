@@ -22,7 +22,10 @@ export const timelineEntrySchema = z.object({
   type: z.string().describe('The intent (`change`, `pause`, ...), the provider event, the timer, or the event type.'),
   summary: z.string(),
   by: requesterSchema.nullable().describe('Who asked (intents and refusals), or the provider or the actor.'),
-  amount: z.object({ value: z.number(), currency: z.string() }).nullable().describe('What was charged, when money moved.'),
+  amount: z
+    .object({ value: z.number(), currency: z.string() })
+    .nullable()
+    .describe('What was charged, when money moved.'),
   event: z.object({ id: z.string(), type: z.string() }).nullable().describe('The event sent (outcomes).'),
   workflow: z
     .object({ id: z.string(), run_id: z.string().nullable(), url: z.string().nullable() })

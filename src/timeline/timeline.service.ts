@@ -77,7 +77,8 @@ function accountOf(event: IEvent): string | null {
   return null;
 }
 
-const BILLING_EVENT = /^(subscription\.|checkout\.completed$|cancel_flow\.|account\.(plan_changed|incentive_applied|incentive_removed|addon_granted)$|credits\.)/;
+const BILLING_EVENT =
+  /^(subscription\.|checkout\.completed$|cancel_flow\.|account\.(plan_changed|incentive_applied|incentive_removed|addon_granted)$|credits\.)/;
 
 function money(event: IEvent): { value: number; currency: string } | null {
   const d = event.data;
@@ -197,4 +198,3 @@ export async function listTimeline(
   const page = cursorPage(rows, q.limit, (r) => ({ at: r.cursor_at, id: String(r.id) }));
   return { data: page.rows.map((r) => present(ctx.deps.config, r)), next_cursor: page.next_cursor };
 }
-

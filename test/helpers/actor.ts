@@ -12,7 +12,11 @@ export const actorHandle = (app: TestApp, accountId: string) =>
 
 /** The actor's state (its query), once it runs. */
 export const actorState = (app: TestApp, accountId: string): Promise<AccountActorState> =>
-  eventually(() => actorHandle(app, accountId).query(accountDef.queries.state).catch(() => undefined));
+  eventually(() =>
+    actorHandle(app, accountId)
+      .query(accountDef.queries.state)
+      .catch(() => undefined),
+  );
 
 export const searchAttributes = (d: WorkflowExecutionDescription) =>
   Object.fromEntries(d.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value])) as Record<string, unknown>;
