@@ -4,8 +4,7 @@
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { badRequest, conflict } from '../errors.js';
-import { PaymentConnection } from '../payments/payments.entities.js';
-import { providerFor } from '../payments/payments.service.js';
+import { connectedProvider } from '../payments/payments.service.js';
 import { boundedCall } from '../temporal/client.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { accountDef, accountWorkflowId } from '../../workflows/shared.js';
@@ -84,15 +83,15 @@ async function step(ctx: Ctx, at: number, deadline: number) {
     ctx.app.id,
     offset,
   ]);
-  const conn = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
-  if (conn) {
+  const provider = await connectedProvider(ctx);
+  if (provider) {
     const subs = await sql<{ provider_subscription_id: string }>(
       ctx.em,
       `select provider_subscription_id from subscriptions where app_id = $1 and status in ('active', 'paused', 'past_due')`,
       [ctx.app.id],
     );
     if (subs.length)
-      await providerFor(ctx.deps.config, conn).setTestClock(
+      await provider.setTestClock(
         subs.map((s) => s.provider_subscription_id),
         new Date(at),
         'advance',

@@ -73,6 +73,12 @@ export function hostedReturnUrl(origin: string | undefined, appId: string, outco
   return outcome === 'cancelled' ? `${url}?outcome=cancelled` : url;
 }
 
+/** The app's provider, or null when payments are not connected. */
+export async function connectedProvider(ctx: Pick<Ctx, 'em' | 'deps' | 'app'>): Promise<PaymentProvider | null> {
+  const connection = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
+  return connection ? providerFor(ctx.deps.config, connection) : null;
+}
+
 /** The app's provider, or 409 `payment provider not connected`. */
 export async function requireProvider(
   ctx: Ctx,

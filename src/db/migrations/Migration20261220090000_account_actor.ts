@@ -1,4 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
+import { accountDef } from '../../../workflows/shared.js';
+
+const ACTOR = accountDef.name;
+const FACT = accountDef.signals.fact.name;
 
 /**
  * One owner per account over time (issue 40): the account actor (`account/<app>/<account>`).
@@ -58,12 +62,12 @@ export class Migration20261220090000_account_actor extends Migration {
 
     // Adoption: an actor for every account with something over time.
     this.addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
-      select 'signalWithStart', 'accountWorkflow', 'account/' || a.app_id || '/' || a.id,
+      select 'signalWithStart', '${ACTOR}', 'account/' || a.app_id || '/' || a.id,
         jsonb_build_object(
-          'kind', 'signalWithStart', 'workflowType', 'accountWorkflow',
+          'kind', 'signalWithStart', 'workflowType', '${ACTOR}',
           'workflowId', 'account/' || a.app_id || '/' || a.id,
           'args', jsonb_build_array(jsonb_build_object('appId', a.app_id, 'accountId', a.id)),
-          'signal', 'accountFact', 'signalArgs', jsonb_build_array(jsonb_build_object('kind', 'adopted')),
+          'signal', '${FACT}', 'signalArgs', jsonb_build_array(jsonb_build_object('kind', 'adopted')),
           'searchAttributes', jsonb_build_object('AppId', a.app_id, 'AccountId', a.id),
           'summary', 'Account ' || a.id || ': billing over time'),
         now(), now()
