@@ -4,6 +4,7 @@ import type { IApp } from '../apps/apps.entities.js';
 import { AppError } from '../errors.js';
 import { checkAnswer } from '../http/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { writes } from '../http/guard.js';
 import type { McpSpend, McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
 import { limitReachedSchema } from '../usage/upgrade.js';
@@ -330,11 +331,10 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     // Hints at MCP's defaults (not read-only, destructive, not idempotent, open world) are sent only where they
     // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing,
     // and `idempotentHint` is left at its default (tools/list stays small; nothing is claimed).
-    annotations:
-      def.method === 'GET'
-        ? { readOnlyHint: true, openWorldHint: false }
-        : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
-    writes: def.method !== 'GET',
+    annotations: !writes(def)
+      ? { readOnlyHint: true, openWorldHint: false }
+      : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
+    writes: writes(def),
     reachesOut: spec.openWorld === true || spec.spends !== undefined,
     async spends(args, ctx) {
       if (!spec.spends) return null;

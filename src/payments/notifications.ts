@@ -70,7 +70,7 @@ export const notificationRoutes = [
             appId: app.id,
             accountId: subscription.accountId,
             kind: 'fact',
-            type: `provider.${body.event_type}`.slice(0, 128),
+            type: `provider.${body.event_type}`.slice(0, 255),
             summary: `The provider notified ${body.event_type}`,
             by: { kind: 'system', id: null, name: 'provider' },
             data: { notification_id: body.id ?? null },

@@ -147,7 +147,8 @@ export async function runFacts(
   accountId: string,
   facts: AccountFact[],
 ): Promise<BillingSnapshot> {
-  const needsProvider = facts.some((f) => f.kind !== 'account_changed');
+  // A subscription just recorded from the provider's own answer (a checkout applied) needs no second read.
+  const needsProvider = facts.some((f) => f.kind !== 'account_changed' && f.kind !== 'subscription_started');
   if (needsProvider && (await hasSubscription(deps, appId, accountId))) {
     const conn = await deps.orm.em.fork().findOne(PaymentConnection, { appId }, { fields: ['appId'] });
     if (conn) {

@@ -94,6 +94,8 @@ export const subscriptionRoutes = [
     path: '/apps/:appId/namespaces/:accountId/subscription/change/quote',
     sdk: 'subscriptions.quote',
     auth: ['S', 'T'],
+    // Stores nothing: a read for roles, the read-only demo and MCP levels.
+    writes: false,
     mcp: {
       tool: 'quote_subscription_change',
       level: 'R',

@@ -49,7 +49,7 @@ export async function recordTimeline(em: EntityManager, line: TimelineLine): Pro
       line.appId,
       line.accountId,
       line.kind,
-      line.type.slice(0, 128),
+      line.type.slice(0, 255),
       line.summary,
       JSON.stringify(line.by === undefined ? (scope?.by ?? null) : line.by),
       line.amount ? JSON.stringify(line.amount) : null,

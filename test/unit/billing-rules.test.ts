@@ -1,5 +1,7 @@
 // The account actor's rules as a table: every intent in every state of a subscription, with the answer it gets
 // (accepted, or refused with a reason). docs/billing.md shows the same table; a change to the rules changes both.
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import {
   billingStatusOf,
@@ -236,6 +238,21 @@ describe("the account actor's rules (workflows/billing-rules.ts)", () => {
         got[name][state] = refusalOf(snapshot(sub), asIntent(body))?.reason ?? 'ok';
     }
     expect(got).to.deep.equal(TABLE);
+  });
+
+  it("docs/billing.md shows the same table", () => {
+    const doc = fs.readFileSync(path.join(import.meta.dirname, '../../docs/billing.md'), 'utf8');
+    const block = doc.slice(doc.indexOf('<!-- actor-rules:start -->'), doc.indexOf('<!-- actor-rules:end -->'));
+    const rows = block.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('|---'));
+    const [head, ...body] = rows.map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+    const states = head.slice(1);
+    const shown = Object.fromEntries(
+      body.map(([intent, ...cells]) => [
+        intent,
+        Object.fromEntries(cells.map((c, i) => [states[i], c === '✓' ? 'ok' : c])),
+      ]),
+    );
+    expect(shown).to.deep.equal(TABLE);
   });
 
   it('a refusal names what is pending, until when, and the calls that resolve it', () => {

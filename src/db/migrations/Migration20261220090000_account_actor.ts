@@ -36,7 +36,7 @@ export class Migration20261220090000_account_actor extends Migration {
       add column "next_payment_retry_at" timestamptz null,
       add column "outstanding_balance" double precision null,
       add column "grace_ends_at" timestamptz null,
-      add column "dunning_after" varchar(16) null check ("dunning_after" in ('cancel', 'free_plan')),
+      add column "dunning_after" varchar(255) null check ("dunning_after" in ('cancel', 'free_plan')),
       add column "dunning_restore_plan_id" varchar(255) null;`);
     // An approved change that waits for the renewal moves to its own slot.
     this.addSql(`update "subscriptions" set "scheduled_change" = "pending_change", "pending_change" = null
@@ -48,8 +48,8 @@ export class Migration20261220090000_account_actor extends Migration {
       "account_id" varchar(255) not null,
       "at" timestamptz not null default now(),
       "app_time" timestamptz not null,
-      "kind" varchar(16) not null check ("kind" in ('intent', 'refusal', 'fact', 'timer', 'outcome')),
-      "type" varchar(128) not null,
+      "kind" varchar(255) not null check ("kind" in ('intent', 'refusal', 'fact', 'timer', 'outcome')),
+      "type" varchar(255) not null,
       "summary" text not null,
       "by" jsonb null,
       "amount" jsonb null,
