@@ -1081,9 +1081,29 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'subscriptions.quote',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/change/quote',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
     name: 'subscriptions.change',
     method: 'POST',
     path: '/apps/{appId}/namespaces/{accountId}/subscription/change',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
+    name: 'subscriptions.withdrawChange',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw',
     params: ['accountId'],
     body: true,
     query: false,
@@ -1136,6 +1156,46 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/subscription/resume',
     params: ['accountId'],
     body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'subscriptions.retryPayment',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/retry-payment',
+    params: ['accountId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'accounts.timeline',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/timeline',
+    params: ['accountId'],
+    body: false,
+    query: true,
+    paginated: 'cursor',
+    auth: ['S'],
+  },
+  {
+    name: 'testClock.get',
+    method: 'GET',
+    path: '/apps/{appId}/test-clock',
+    params: [],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'testClock.advance',
+    method: 'POST',
+    path: '/apps/{appId}/test-clock/advance',
+    params: [],
+    body: true,
     query: false,
     paginated: false,
     auth: ['S'],
@@ -1655,11 +1715,21 @@ export type SubscriptionsListResponse =
   paths['/apps/{appId}/subscriptions']['get']['responses'][200]['content']['application/json'];
 export type SubscriptionsUntrackedResponse =
   paths['/apps/{appId}/subscriptions/untracked']['get']['responses'][200]['content']['application/json'];
+export type SubscriptionsQuoteBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/quote']['post']['requestBody']
+>['content']['application/json'];
+export type SubscriptionsQuoteResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/quote']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsChangeBody = NonNullable<
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['requestBody']
 >['content']['application/json'];
 export type SubscriptionsChangeResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['responses'][200]['content']['application/json'];
+export type SubscriptionsWithdrawChangeBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw']['post']['requestBody']
+>['content']['application/json'];
+export type SubscriptionsWithdrawChangeResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsSyncResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/sync']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsGetResponse =
@@ -1676,6 +1746,20 @@ export type SubscriptionsPauseResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/pause']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsResumeResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/resume']['post']['responses'][200]['content']['application/json'];
+export type SubscriptionsRetryPaymentResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/retry-payment']['post']['responses'][200]['content']['application/json'];
+export type AccountsTimelineQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/timeline']['get']['parameters']['query']
+>;
+export type AccountsTimelineResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/timeline']['get']['responses'][200]['content']['application/json'];
+export type TestClockGetResponse =
+  paths['/apps/{appId}/test-clock']['get']['responses'][200]['content']['application/json'];
+export type TestClockAdvanceBody = NonNullable<
+  paths['/apps/{appId}/test-clock/advance']['post']['requestBody']
+>['content']['application/json'];
+export type TestClockAdvanceResponse =
+  paths['/apps/{appId}/test-clock/advance']['post']['responses'][200]['content']['application/json'];
 export type CancelFlowsListResponse =
   paths['/apps/{appId}/cancel-flows']['get']['responses'][200]['content']['application/json'];
 export type CancelFlowsCapabilitiesResponse =
@@ -2218,6 +2302,18 @@ export interface AccountsApi {
     body: AccountsUpgradeLinkBody,
     options?: RequestOptions,
   ): APIPromise<AccountsUpgradeLinkResponse>;
+  /**
+   * The account's billing timeline, newest first
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/timeline` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Every intent (who asked for a change, pause, resume, cancellation, save offer), refusal (and why), fact (a provider notification, the buyer back from approving), date the account's actor woke up at (renewals, pause ends, scheduled changes, incentive ends, dunning) and outcome (each billing event sent, with what was charged), with the workflow that ran it and its Temporal UI page. Kept while the account exists. Pass `next_cursor` back as `cursor` for the next page.
+   */
+  timeline(
+    accountId: string,
+    query?: AccountsTimelineQuery,
+    options?: RequestOptions,
+  ): CursorPagePromise<AccountsTimelineResponse>;
 }
 
 /**
@@ -2714,11 +2810,23 @@ export interface SubscriptionsApi {
    */
   untracked(options?: RequestOptions): APIPromise<SubscriptionsUntrackedResponse>;
   /**
+   * What a plan change would charge now and from when, without asking the provider
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change/quote` (secret key, account token)
+   *
+   * Takes the change's body and answers what the change would be: the new price and interval, `amount_due_now` (the prorated difference an upgrade charges when the buyer approves, under `prorate_now`), when it applies (`effective_at`), its direction and policy, and `proration_date`: send that back with the change (within 30 minutes) and the provider is asked for exactly `amount_due_now`. The same 409s as the change (`same_plan`, `no_price`, `change_pending`, `change_scheduled`, ...); a free plan answers `cancels_at_renewal: true`.
+   */
+  quote(
+    accountId: string,
+    body: SubscriptionsQuoteBody,
+    options?: RequestOptions,
+  ): APIPromise<SubscriptionsQuoteResponse>;
+  /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
    */
   change(
     accountId: string,
@@ -2726,9 +2834,23 @@ export interface SubscriptionsApi {
     options?: RequestOptions,
   ): APIPromise<SubscriptionsChangeResponse>;
   /**
+   * Withdraw a change waiting for approval, or one scheduled for the renewal
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change/withdraw` (secret key, account token)
+   *
+   * A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+   */
+  withdrawChange(
+    accountId: string,
+    body?: SubscriptionsWithdrawChangeBody,
+    options?: RequestOptions,
+  ): APIPromise<SubscriptionsWithdrawChangeResponse>;
+  /**
    * Re-read the subscription from the provider and apply what changed
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/sync` (secret key)
+   *
+   * Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
    */
   sync(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsSyncResponse>;
   /**
@@ -2738,9 +2860,11 @@ export interface SubscriptionsApi {
    */
   get(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsGetResponse>;
   /**
-   * Cancel at the provider; the account moves to the free plan
+   * Cancel at the provider (now, or at the end of the paid period); the account moves to the free plan
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/cancel` (secret key)
+   *
+   * `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
    */
   cancel(
     accountId: string,
@@ -2752,7 +2876,7 @@ export interface SubscriptionsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/pause` (secret key)
    *
-   * Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+   * Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
    */
   pause(
     accountId: string,
@@ -2760,11 +2884,43 @@ export interface SubscriptionsApi {
     options?: RequestOptions,
   ): APIPromise<SubscriptionsPauseResponse>;
   /**
-   * End a pause now
+   * End a pause now (or undo a cancellation at the end of the period)
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/resume` (secret key)
+   *
+   * A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
    */
   resume(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsResumeResponse>;
+  /**
+   * Charge a past-due subscription's outstanding balance now
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/retry-payment` (secret key)
+   *
+   * For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+   */
+  retryPayment(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsRetryPaymentResponse>;
+}
+
+/**
+ * `testClock.*`: the routes under `/apps/{appId}/test-clock`.
+ */
+export interface TestClockApi {
+  /**
+   * The app's clock
+   *
+   * `GET /apps/{appId}/test-clock` (secret key)
+   *
+   * An app that is not live (payments not connected, PayPal's sandbox, or the local stand-in; never the demo, never live payments) has a test clock that can be moved forward; everything time-based follows it.
+   */
+  get(options?: RequestOptions): APIPromise<TestClockGetResponse>;
+  /**
+   * Move the app's clock forward, running every date due by then
+   *
+   * `POST /apps/{appId}/test-clock/advance` (secret key)
+   *
+   * Steps through the app's dates up to `to` in order: at each, the provider stand-in bills the subscriptions' cycles due (its notifications arrive as they would from PayPal), then every account actor runs what is due (renewals, scheduled changes, pause ends, cancellations at the period end, save-offer cycles, incentive ends, dunning). 200 once all of it ran; 202 when that takes longer than 20 s (it goes on, and the clock's `now` reaches `to` within a minute). With PayPal's own sandbox only offerkit's dates move (PayPal bills at its pace). 409 `live_app` for live apps and the demo; 400 when `to` is not after `now` or more than five years ahead.
+   */
+  advance(body: TestClockAdvanceBody, options?: RequestOptions): APIPromise<TestClockAdvanceResponse>;
 }
 
 /**
@@ -2886,7 +3042,7 @@ export interface CancelSessionsApi {
    *
    * `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
    *
-   * Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+   * Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
    */
   accept(
     sessionId: string,
@@ -2930,6 +3086,7 @@ export interface SecretResources {
   offers: OffersApi;
   checkouts: CheckoutsApi;
   subscriptions: SubscriptionsApi;
+  testClock: TestClockApi;
   cancelFlows: CancelFlowsApi;
   cancelSessions: CancelSessionsApi;
 }
@@ -2951,7 +3108,7 @@ export interface PublishableResources {
  */
 export interface AccountTokenResources {
   access: AccessApi;
-  subscriptions: Pick<SubscriptionsApi, 'change' | 'get'>;
+  subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,
     'start' | 'get' | 'answer' | 'back' | 'decline' | 'accept' | 'cancel' | 'close'

@@ -1749,6 +1749,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/subscription/change/quote': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What a plan change would charge now and from when, without asking the provider
+     * @description Takes the change's body and answers what the change would be: the new price and interval, `amount_due_now` (the prorated difference an upgrade charges when the buyer approves, under `prorate_now`), when it applies (`effective_at`), its direction and policy, and `proration_date`: send that back with the change (within 30 minutes) and the provider is asked for exactly `amount_due_now`. The same 409s as the change (`same_plan`, `no_price`, `change_pending`, `change_scheduled`, ...); a free plan answers `cancels_at_renewal: true`.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['subscriptions.quote'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/subscription/change': {
     parameters: {
       query?: never;
@@ -1760,11 +1782,33 @@ export interface paths {
     put?: never;
     /**
      * Change to another plan or interval (approved by the buyer at the provider)
-     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, or a subscription that is not active.
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
     post: operations['subscriptions.change'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Withdraw a change waiting for approval, or one scheduled for the renewal
+     * @description A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['subscriptions.withdrawChange'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1782,7 +1826,9 @@ export interface paths {
     put?: never;
     /**
      * Re-read the subscription from the provider and apply what changed
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.sync'];
     delete?: never;
@@ -1821,8 +1867,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Cancel at the provider; the account moves to the free plan
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * Cancel at the provider (now, or at the end of the paid period); the account moves to the free plan
+     * @description `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.cancel'];
     delete?: never;
@@ -1842,7 +1890,7 @@ export interface paths {
     put?: never;
     /**
      * Pause billing for 1 to 12 months
-     * @description Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+     * @description Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1863,10 +1911,100 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * End a pause now
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * End a pause now (or undo a cancellation at the end of the period)
+     * @description A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.resume'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/subscription/retry-payment': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Charge a past-due subscription's outstanding balance now
+     * @description For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['subscriptions.retryPayment'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/timeline': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's billing timeline, newest first
+     * @description Every intent (who asked for a change, pause, resume, cancellation, save offer), refusal (and why), fact (a provider notification, the buyer back from approving), date the account's actor woke up at (renewals, pause ends, scheduled changes, incentive ends, dunning) and outcome (each billing event sent, with what was charged), with the workflow that ran it and its Temporal UI page. Kept while the account exists. Pass `next_cursor` back as `cursor` for the next page.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['accounts.timeline'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/test-clock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The app's clock
+     * @description An app that is not live (payments not connected, PayPal's sandbox, or the local stand-in; never the demo, never live payments) has a test clock that can be moved forward; everything time-based follows it.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['testClock.get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/test-clock/advance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Move the app's clock forward, running every date due by then
+     * @description Steps through the app's dates up to `to` in order: at each, the provider stand-in bills the subscriptions' cycles due (its notifications arrive as they would from PayPal), then every account actor runs what is due (renewals, scheduled changes, pause ends, cancellations at the period end, save-offer cycles, incentive ends, dunning). 200 once all of it ran; 202 when that takes longer than 20 s (it goes on, and the clock's `now` reaches `to` within a minute). With PayPal's own sandbox only offerkit's dates move (PayPal bills at its pace). 409 `live_app` for live apps and the demo; 400 when `to` is not after `now` or more than five years ahead.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['testClock.advance'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2112,7 +2250,7 @@ export interface paths {
     put?: never;
     /**
      * Accept the offer: it is applied, and the session is saved
-     * @description Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+     * @description Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -2225,7 +2363,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2241,12 +2379,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2255,9 +2400,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2286,7 +2467,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2302,12 +2483,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2316,9 +2504,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2350,7 +2574,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2366,12 +2590,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2380,9 +2611,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2411,7 +2678,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2427,12 +2694,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2441,9 +2715,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2475,7 +2785,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2491,12 +2801,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2505,9 +2822,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2539,7 +2892,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2555,12 +2908,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2569,9 +2929,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2603,7 +2999,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2619,12 +3015,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2633,9 +3036,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2884,7 +3323,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2900,12 +3339,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2914,9 +3360,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2945,7 +3427,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2961,12 +3443,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2975,9 +3464,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3006,7 +3531,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3022,12 +3547,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3036,9 +3568,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3070,7 +3638,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3086,12 +3654,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3100,9 +3675,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3134,7 +3745,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3150,12 +3761,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3164,9 +3782,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3198,7 +3852,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3214,12 +3868,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3228,9 +3889,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3271,7 +3968,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3287,12 +3984,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3301,9 +4005,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3407,7 +4147,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3423,12 +4163,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3437,9 +4184,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3531,7 +4314,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3547,12 +4330,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3561,9 +4351,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -7357,7 +8183,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7373,12 +8199,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7387,9 +8220,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7648,7 +8517,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7664,12 +8533,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7678,9 +8554,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7765,7 +8677,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7781,12 +8693,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7795,9 +8714,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7895,7 +8850,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7911,12 +8866,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7925,9 +8887,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8030,7 +9028,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8046,12 +9044,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8060,9 +9065,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8432,7 +9473,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8448,12 +9489,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8462,9 +9510,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8586,7 +9670,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8602,12 +9686,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8616,9 +9707,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -13567,7 +14694,7 @@ export interface operations {
             | {
                 id: string;
                 /** @enum {string} */
-                status: 'active' | 'paused' | 'cancelled';
+                status: 'active' | 'paused' | 'past_due' | 'cancelled';
                 offer: string | null;
                 plan: string;
                 /** @enum {string} */
@@ -13583,12 +14710,19 @@ export interface operations {
                   workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
+                cancel_at: string | null;
                 pending_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                   plan: string;
                   /** @enum {string} */
                   interval: 'month' | 'year';
                   price: number;
                   currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
                   discount: {
                     percent: number;
                     cycles: number;
@@ -13597,9 +14731,45 @@ export interface operations {
                   requested_at: string;
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
+                  expires_at: string | null;
                   scheduled_at: string | null;
                   workflow_id: string | null;
                 } | null;
+                scheduled_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  expires_at: string | null;
+                  scheduled_at: string | null;
+                  workflow_id: string | null;
+                } | null;
+                dunning: {
+                  since: string;
+                  failures: number;
+                  next_retry_at: string | null;
+                  grace_ends_at: string;
+                  /** @enum {string} */
+                  after: 'cancel' | 'free_plan';
+                  outstanding: number | null;
+                  on_free_plan: boolean;
+                } | null;
+                workflow_id: string;
                 discount: {
                   percent: number;
                   cycles_left: number;
@@ -13622,6 +14792,7 @@ export interface operations {
                   currency: string;
                   months_left: number;
                 } | null;
+                effective_at: string | null;
                 /**
                  * @description This answer is a plan change, not a checkout
                  * @constant
@@ -13819,7 +14990,7 @@ export interface operations {
             | {
                 id: string;
                 /** @enum {string} */
-                status: 'active' | 'paused' | 'cancelled';
+                status: 'active' | 'paused' | 'past_due' | 'cancelled';
                 offer: string | null;
                 plan: string;
                 /** @enum {string} */
@@ -13835,12 +15006,19 @@ export interface operations {
                   workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
+                cancel_at: string | null;
                 pending_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                   plan: string;
                   /** @enum {string} */
                   interval: 'month' | 'year';
                   price: number;
                   currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
                   discount: {
                     percent: number;
                     cycles: number;
@@ -13849,9 +15027,45 @@ export interface operations {
                   requested_at: string;
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
+                  expires_at: string | null;
                   scheduled_at: string | null;
                   workflow_id: string | null;
                 } | null;
+                scheduled_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  expires_at: string | null;
+                  scheduled_at: string | null;
+                  workflow_id: string | null;
+                } | null;
+                dunning: {
+                  since: string;
+                  failures: number;
+                  next_retry_at: string | null;
+                  grace_ends_at: string;
+                  /** @enum {string} */
+                  after: 'cancel' | 'free_plan';
+                  outstanding: number | null;
+                  on_free_plan: boolean;
+                } | null;
+                workflow_id: string;
                 discount: {
                   percent: number;
                   cycles_left: number;
@@ -13874,6 +15088,7 @@ export interface operations {
                   currency: string;
                   months_left: number;
                 } | null;
+                effective_at: string | null;
                 /**
                  * @description This answer is a plan change, not a checkout
                  * @constant
@@ -14521,7 +15736,7 @@ export interface operations {
       query?: {
         limit?: number;
         cursor?: string;
-        status?: 'active' | 'paused' | 'cancelled' | 'all';
+        status?: 'active' | 'paused' | 'past_due' | 'cancelled' | 'all';
         plan?: string;
       };
       header?: never;
@@ -14543,7 +15758,7 @@ export interface operations {
               account_id: string;
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -14559,12 +15774,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -14573,9 +15795,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -14698,6 +15956,154 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'subscriptions.quote': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal. */
+          plan: string;
+          /**
+           * @description The new billing interval. Omitted: the current one.
+           * @enum {string}
+           */
+          interval?: 'month' | 'year';
+          /** @description Replace a change already scheduled for the renewal (it stands until the buyer approves this one). */
+          replace?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            plan: {
+              id: string;
+              name: string;
+            };
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            currency: string;
+            price: number;
+            amount_due_now: number;
+            /** @enum {string} */
+            direction: 'upgrade' | 'downgrade';
+            /** @enum {string} */
+            policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            effective_at: string | null;
+            proration: {
+              amount: number;
+              currency: string;
+              months_left: number;
+            } | null;
+            proration_date: string;
+            current: {
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              renews_at: string | null;
+            };
+            cancels_at_renewal: boolean;
+            replaces: {
+              id: string | null;
+              plan: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'subscriptions.change': {
     parameters: {
       query?: never;
@@ -14714,17 +16120,24 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The plan to move to, by its id, for example `team`. */
+          /** @description The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal. */
           plan: string;
           /**
            * @description The new billing interval. Omitted: the current one.
            * @enum {string}
            */
           interval?: 'month' | 'year';
+          /** @description Replace a change already scheduled for the renewal (it stands until the buyer approves this one). */
+          replace?: boolean;
           /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page. */
           return_url?: string;
           /** @description Where the buyer lands after refusing. Omitted: the return URL. */
           cancel_url?: string;
+          /**
+           * Format: date-time
+           * @description A quote's `proration_date` (at most 30 minutes old): the prorated amount is the quote's.
+           */
+          proration_date?: string;
         };
       };
     };
@@ -14738,7 +16151,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -14754,12 +16167,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -14768,9 +16188,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -14793,6 +16249,7 @@ export interface operations {
               currency: string;
               months_left: number;
             } | null;
+            effective_at: string | null;
           };
         };
       };
@@ -14876,7 +16333,228 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'subscriptions.withdrawChange': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page. */
+          return_url?: string;
+          /** @description Where the buyer lands after refusing. Omitted: the return URL. */
+          cancel_url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {string} */
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
+            offer: string | null;
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            renews_at: string | null;
+            pause: {
+              paused_at: string | null;
+              resume_at: string | null;
+              restore_plan: string | null;
+              reason: string | null;
+              workflow_id: string | null;
+            } | null;
+            cancelled_at: string | null;
+            cancel_at: string | null;
+            pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
+            discount: {
+              percent: number;
+              cycles_left: number;
+              regular_price: number;
+            } | null;
+            provider_status: string | null;
+            last_payment_at: string | null;
+            last_payment_failed_at: string | null;
+            created_at: string;
+            approve_url: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.sync': {
@@ -14903,7 +16581,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -14919,12 +16597,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -14933,9 +16618,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15010,7 +16731,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.get': {
@@ -15034,7 +16763,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15050,12 +16779,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15064,9 +16800,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15134,6 +16906,11 @@ export interface operations {
       content: {
         'application/json': {
           reason?: string;
+          /**
+           * @description When the cancellation applies (default `now`).
+           * @enum {string}
+           */
+          at?: 'now' | 'period_end';
         };
       };
     };
@@ -15147,7 +16924,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15163,12 +16940,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15177,9 +16961,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15272,7 +17092,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.pause': {
@@ -15306,7 +17134,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15322,12 +17150,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15336,9 +17171,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15431,7 +17302,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.resume': {
@@ -15458,7 +17337,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15474,12 +17353,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15488,9 +17374,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15564,6 +17486,505 @@ export interface operations {
         content: {
           'application/json': components['schemas']['Error'];
         };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'subscriptions.retryPayment': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {string} */
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
+            offer: string | null;
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            renews_at: string | null;
+            pause: {
+              paused_at: string | null;
+              resume_at: string | null;
+              restore_plan: string | null;
+              reason: string | null;
+              workflow_id: string | null;
+            } | null;
+            cancelled_at: string | null;
+            cancel_at: string | null;
+            pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
+            discount: {
+              percent: number;
+              cycles_left: number;
+              regular_price: number;
+            } | null;
+            provider_status: string | null;
+            last_payment_at: string | null;
+            last_payment_failed_at: string | null;
+            created_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'accounts.timeline': {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        kind?: 'intent' | 'refusal' | 'fact' | 'timer' | 'outcome';
+      };
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              /** @description Increasing within the account: a later line has a larger id. */
+              id: string;
+              /** @description When it was recorded (real time). */
+              at: string;
+              /** @description The app's time then: differs from `at` once a test clock was moved. */
+              app_time: string;
+              /**
+               * @description `intent`: someone asked for a change; `refusal`: it was refused; `fact`: something arrived (a provider notification); `timer`: the account actor woke up at one of its dates; `outcome`: an event the change emitted.
+               * @enum {string}
+               */
+              kind: 'intent' | 'refusal' | 'fact' | 'timer' | 'outcome';
+              /** @description The intent (`change`, `pause`, ...), the provider event, the timer, or the event type. */
+              type: string;
+              summary: string;
+              /** @description Who asked (intents and refusals), or the provider or the actor. */
+              by: {
+                /** @enum {string} */
+                kind: 'secret_key' | 'admin_key' | 'account_token' | 'publishable_key' | 'person' | 'mcp' | 'system';
+                id: string | null;
+                name: string | null;
+              } | null;
+              /** @description What was charged, when money moved. */
+              amount: {
+                value: number;
+                currency: string;
+              } | null;
+              /** @description The event sent (outcomes). */
+              event: {
+                id: string;
+                type: string;
+              } | null;
+              /** @description The workflow that ran it, with its Temporal UI page when the service knows the UI. */
+              workflow: {
+                id: string;
+                run_id: string | null;
+                url: string | null;
+              } | null;
+              data: {
+                [key: string]: unknown;
+              } | null;
+            }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'testClock.get': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'testClock.advance': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description The app time to move to (ISO 8601).
+           */
+          to: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+            /** @description True on a 202: dates are still running. */
+            pending: boolean;
+          };
+        };
+      };
+      /** @description Still running after 20 s: the clock reaches `to` within a minute */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+            pending: boolean;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       503: components['responses']['ServiceUnavailable'];
     };
@@ -17509,7 +19930,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'cancelSessions.cancel': {
@@ -17660,7 +20089,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'cancelSessions.close': {
