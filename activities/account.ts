@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AppError } from '../src/errors.js';
+import { providerRefused } from '../src/payments/payments.service.js';
 import { loadSnapshot } from '../src/subscriptions/snapshot.service.js';
 import { runFacts, runIntent, runTimer } from '../src/subscriptions/intents.service.js';
 import { withBillingScope } from '../src/timeline/scope.js';
@@ -31,7 +32,9 @@ async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: 
       fn,
     );
   } catch (err) {
-    if (err instanceof AppError && (err.status < 500 || (answerProvider && err.status === 502))) {
+    // A provider that refuses for good (a 4xx) is answered too: retrying a fact or a date for ever would stall the
+    // actor; its outages and 5xx are retried.
+    if (err instanceof AppError && (err.status < 500 || (err.status === 502 && (answerProvider || providerRefused(err))))) {
       const details: AppErrorDetails = {
         status: err.status,
         message: err.message,

@@ -37,7 +37,13 @@ export interface IsolatedStack {
   close(): Promise<void>;
 }
 
-export async function startIsolatedStack(env: Record<string, string> = {}): Promise<IsolatedStack> {
+export async function startIsolatedStack(
+  env: Record<string, string> = {},
+  opts: {
+    /** Runs once PostgreSQL and Temporal are up, before the service migrates and starts (an upgrade's old state). */
+    beforeStart?: (servers: { databaseUrl: string; temporalAddress: string; taskQueue: string }) => Promise<void>;
+  } = {},
+): Promise<IsolatedStack> {
   const dir = tempDir('offerkit-isolated-');
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -72,6 +78,8 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
       logger: quiet,
     });
   let temporal: DevServerHandle | null = await startTemporal();
+  const taskQueue = `offerkit-isolated-${process.pid}-${pgPort}`;
+  await opts.beforeStart?.({ databaseUrl: postgres.url, temporalAddress: temporal.address, taskQueue });
   const shared = testEnv();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -79,7 +87,7 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
     DATA_DIR: dir,
     DATABASE_URL: postgres.url,
     TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: `offerkit-isolated-${process.pid}-${pgPort}`,
+    TEMPORAL_TASK_QUEUE: taskQueue,
     ADMIN_API_KEY: shared.adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: shared.paypal.baseUrl,
