@@ -121,16 +121,27 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
   };
 
   /** A new snapshot: the clock it carries, the search attributes and the details the Temporal UI shows. */
+  let shown = '';
   function take(next: BillingSnapshot) {
     snap = next;
     offsetMs = Math.max(offsetMs, next.clock.offsetMs);
     const sub = next.subscription;
-    upsertSearchAttributes([
-      { key: SA.BillingStatus, value: billingStatusOf(next) },
-      { key: SA.RenewsAt, value: sub?.renewsAt && sub.status !== 'cancelled' ? new Date(sub.renewsAt) : null },
-      { key: SA.ResumeAt, value: sub?.pause?.resumeAt ? new Date(sub.pause.resumeAt) : null },
-      { key: SA.IncentiveId, value: next.account?.incentive?.id ?? null },
-    ]);
+    const attributes = {
+      status: billingStatusOf(next),
+      renewsAt: sub?.renewsAt && sub.status !== 'cancelled' ? sub.renewsAt : null,
+      resumeAt: sub?.pause?.resumeAt ?? null,
+      incentive: next.account?.incentive?.id ?? null,
+    };
+    // Only a change is written (each upsert is an event of the history).
+    if (JSON.stringify(attributes) !== shown) {
+      shown = JSON.stringify(attributes);
+      upsertSearchAttributes([
+        { key: SA.BillingStatus, value: attributes.status },
+        { key: SA.RenewsAt, value: attributes.renewsAt ? new Date(attributes.renewsAt) : null },
+        { key: SA.ResumeAt, value: attributes.resumeAt ? new Date(attributes.resumeAt) : null },
+        { key: SA.IncentiveId, value: attributes.incentive },
+      ]);
+    }
     const t = nextTimer();
     setCurrentDetails(describe(next) + (t ? `\n\nNext: ${t.kind} at ${new Date(t.at).toISOString()} (app time).` : ''));
     wake++;
@@ -235,14 +246,20 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
       );
       return state();
     }
-    if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_LIMIT) && !busy) {
-      await condition(allHandlersFinished);
-      if (facts.length === 0 && !busy)
+    const limit = input.historyLimit ?? HISTORY_LIMIT;
+    if ((workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > limit) && !busy) {
+      // Hand over once no handler is running; a fact or a clock move first is taken first (an advanceClock update
+      // waits for this loop, so waiting only for the handlers could wait for ever).
+      const before = wake;
+      await condition(() => allHandlersFinished() || wake !== before || facts.length > 0);
+      if (allHandlersFinished() && facts.length === 0 && !busy)
         await continueAsNew<typeof accountWorkflow>({
           appId,
           accountId,
           carried: { snapshot: snap!, offsetMs, facts, backoff },
+          ...(input.historyLimit ? { historyLimit: input.historyLimit } : {}),
         });
+      continue;
     }
     const seen = wake;
     // Also wake to end once the last handler (an advanceClock answering) has finished, when nothing is left.

@@ -317,6 +317,8 @@ export interface AccountActorInput {
   accountId: string;
   /** What a run hands to the next when it continues as new. */
   carried?: AccountActorCarry;
+  /** The history length past which a run continues as new (default 2,000; tests lower it). */
+  historyLimit?: number;
 }
 export interface AccountActorState {
   snapshot: BillingSnapshot | null;

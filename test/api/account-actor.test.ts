@@ -3,7 +3,7 @@
 // real Temporal, the app's test clock.
 import { expect } from 'chai';
 import { accountDef, accountWorkflowId } from '../../workflows/shared.js';
-import { billingApp, type TestApp } from '../helpers/factories.js';
+import { billingApp, purchase, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -319,6 +319,35 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
       (await post(`${base}${subPath}/change/quote`, token, { plan: 'lite' })).status,
       'the account token may quote',
     ).to.equal(409);
+  });
+
+  it('keeps its history short: continues as new, carrying its state, and goes on taking intents', async () => {
+    // The actor of another account, started by hand with a low history limit before its first intent.
+    const client = testEnv().deps.temporal.client.workflow;
+    await post(`${base}/namespaces`, app.api_key, { id: 'bea', plan: 'free' });
+    await purchase(app, 'bea');
+    const first = (await client.getHandle(accountWorkflowId(app.id, 'bea')).describe()).runId;
+    await client.getHandle(accountWorkflowId(app.id, 'bea')).terminate('test: restart with a low history limit');
+    await client.start('accountWorkflow', {
+      taskQueue: testEnv().deps.temporal.taskQueue,
+      workflowId: accountWorkflowId(app.id, 'bea'),
+      args: [{ appId: app.id, accountId: 'bea', historyLimit: 40 }],
+    });
+    const beaPath = `${base}/namespaces/bea/subscription`;
+    for (let i = 0; i < 4; i++) {
+      expect((await post(`${beaPath}/pause`, app.api_key, { months: 1 })).status).to.equal(200);
+      expect((await post(`${beaPath}/resume`, app.api_key)).status).to.equal(200);
+    }
+    const handle = client.getHandle(accountWorkflowId(app.id, 'bea'));
+    const runs = new Set<string>();
+    for await (const w of client.list({ query: `WorkflowId = "${accountWorkflowId(app.id, 'bea')}"` }))
+      runs.add(w.runId);
+    expect(runs.size, 'more than one run: it continued as new').to.be.greaterThan(2);
+    expect(runs.has(first)).to.equal(true);
+    const state = await handle.query(accountDef.queries.state);
+    expect(state.snapshot?.subscription).to.deep.include({ status: 'active' });
+    expect(state.nextTimer?.kind).to.equal('renewal');
+    expect((await events('subscription.resumed')).length).to.equal(4);
   });
 
   it('the timeline: who asked, what arrived, the actor, what was sent; newest first, in pages', async () => {
