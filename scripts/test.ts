@@ -14,6 +14,7 @@ import path from 'node:path';
 import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
 import { ensureChromium } from '../test/helpers/chromium.js';
+import { ensurePythonSdkVenv } from '../test/helpers/python.js';
 import { PASS_NAMES } from './contract.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -49,6 +50,8 @@ const SECONDS: Record<string, number> = {
   'test/api/reservations.test.ts': 7,
   'test/api/demo-receiver.test.ts': 6,
   'test/sdk/generate.test.ts': 6,
+  'test/sdk/python.test.ts': 45,
+  'test/sdk/python-generate.test.ts': 5,
   'test/unit/router-buckets.test.ts': 6,
   'test/processes/helm.test.ts': 2,
   'test/processes/topology.test.ts': 110,
@@ -265,6 +268,11 @@ async function main(): Promise<void> {
     command: path.join(BIN, 'tsx'),
     args: ['scripts/contract.ts', '--install'],
   });
+  // The Python SDK's pinned environment (test/sdk/python.test.ts would make it too), beside the checks.
+  const python = ensurePythonSdkVenv().then(
+    () => ({ code: 0, output: '' }),
+    (err: unknown) => ({ code: 1, output: err instanceof Error ? err.message : String(err) }),
+  );
 
   const sdk = await run(npm('the SDK', 'sdk:build'));
   if (sdk.code !== 0) {
@@ -292,7 +300,9 @@ async function main(): Promise<void> {
   ]);
   const installed = await tools;
   if (installed.code !== 0) process.stdout.write(cap(installed.output, 4000, 'the output of `npm run contract`'));
-  if (!ok || installed.code !== 0) {
+  const venv = await python;
+  if (venv.code !== 0) process.stdout.write(cap(venv.output, 4000, 'the Python SDK environment'));
+  if (!ok || installed.code !== 0 || venv.code !== 0) {
     process.stderr.write('\nnpm test: a check or build failed (see above); the suite did not run\n');
     process.exit(1);
   }

@@ -13,8 +13,22 @@ export const DIST_FILE = path.join(here, 'dist', 'offerkit-elements.js');
 export const MCP_APP_FILE = path.join(here, 'dist', 'mcp-app-view.js');
 const SDK_SOURCE = path.join(here, '..', 'sdk', 'src', 'index.ts');
 
-export async function build(): Promise<{ file: string; bytes: number; gzip: number }> {
-  await esbuild.build({
+/**
+ * The bundle's size: minified bytes, gzipped (level 9) and brotli (zlib's default quality, as the service compresses)
+ * bytes, and the minified bytes of the SDK and of Lit in it.
+ */
+export interface BuildSize {
+  file: string;
+  bytes: number;
+  gzip: number;
+  brotli: number;
+  sdk: number;
+  lit: number;
+}
+
+export async function build(): Promise<BuildSize> {
+  const main = await esbuild.build({
+    metafile: true,
     entryPoints: [path.join(here, 'src', 'index.ts')],
     outfile: DIST_FILE,
     bundle: true,
@@ -64,14 +78,30 @@ export async function build(): Promise<{ file: string; bytes: number; gzip: numb
     logLevel: 'warning',
   });
   const code = fs.readFileSync(DIST_FILE);
-  return { file: DIST_FILE, bytes: code.length, gzip: zlib.gzipSync(code, { level: 9 }).length };
+  // Each input's share of the minified output (esbuild's metafile), summed for the SDK's sources and Lit's packages.
+  const out = Object.entries(main.metafile.outputs).find(([f]) => f.endsWith('offerkit-elements.js'))![1];
+  const share = (test: (input: string) => boolean) =>
+    Object.entries(out.inputs)
+      .filter(([input]) => test(input))
+      .reduce((n, [, v]) => n + v.bytesInOutput, 0);
+  return {
+    file: DIST_FILE,
+    bytes: code.length,
+    gzip: zlib.gzipSync(code, { level: 9 }).length,
+    brotli: zlib.brotliCompressSync(code).length,
+    sdk: share((i) => i.includes('packages/sdk/src/')),
+    lit: share((i) => /node_modules\/(lit|lit-html|lit-element|@lit)\//.test(i)),
+  };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   // No top-level await: the tests load this module with require(), which cannot load modules that use it.
-  void build().then(({ file, bytes, gzip }) =>
+  // The figures packages/elements/README.md states ("Size"): kB of 1,024 bytes, gzip at level 9.
+  const kb = (n: number) => `${(n / 1024).toFixed(1)} kB`;
+  void build().then(({ file, bytes, gzip, brotli, sdk, lit }) =>
     console.log(
-      `${path.relative(process.cwd(), file)}: ${(bytes / 1024).toFixed(1)} kB, ${(gzip / 1024).toFixed(1)} kB gzipped`,
+      `${path.relative(process.cwd(), file)}: ${kb(bytes)}, ${kb(gzip)} gzipped, ${kb(brotli)} brotli (of the ` +
+        `minified size: the SDK ${kb(sdk)}, Lit ${kb(lit)})`,
     ),
   );
 }

@@ -7,11 +7,13 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import * as prettier from 'prettier';
 import { z } from 'zod';
+import { CONFLICT_REASONS } from '../../src/errors.js';
 import { EVENT_TYPES } from '../../src/events/event-types.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
 import { routes as liveRoutes } from '../../src/routes.js';
-import { SDK_EXCLUDED, SDK_MODELS } from './names.js';
+import { CLOSED_FIELDS, SDK_EXCLUDED, SDK_MODELS } from './names.js';
+import { generatePython } from './python.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -208,6 +210,20 @@ function apiModule(ops: SdkOperation[]): string {
     '/** The 402 body: the limit that would be passed and the upgrade offer to show (spec, Errors). */',
     "export type LimitReachedBody = components['schemas']['LimitReachedBody'];",
     '',
+    '/**',
+    " * Why a 409 was answered (`ConflictError.reason`, the body's `reason`): every reason the service's code gives a 409",
+    ' * (src/errors.ts `CONFLICT_REASONS`). A 409 without a reason (an id that exists, a state that forbids the call) has',
+    ' * none.',
+    ' */',
+    'export type ConflictReason =',
+    ...Object.entries(CONFLICT_REASONS).map(([reason, about]) => doc([about], '  ') + `  | '${reason}'`),
+    ';',
+    '',
+    '/** Every `ConflictReason`, in alphabetical order. */',
+    `export const CONFLICT_REASONS: readonly ConflictReason[] = [${Object.keys(CONFLICT_REASONS)
+      .map((r) => `'${r}'`)
+      .join(', ')}];`,
+    '',
   );
 
   // Resource interfaces: every operation of a namespace, then what each credential sees of it.
@@ -330,13 +346,76 @@ function recursiveJson(ts: string): string {
   );
 }
 
+type JsonSchemaNode = {
+  $ref?: string;
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+  anyOf?: JsonSchemaNode[];
+  oneOf?: JsonSchemaNode[];
+  allOf?: JsonSchemaNode[];
+};
+
+/**
+ * Fields of the SDK's answers named like a closed set (`status`, `interval`, `direction` ... CLOSED_FIELDS) whose
+ * schema is a plain string, as `<operation> <path>`: each must be a `z.enum` (or `z.literal`) in its zod schema, so
+ * the type is the literal union the API documents.
+ */
+export function plainClosedFields(doc: {
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, unknown> }>>;
+  components: { schemas: Record<string, unknown> };
+}): string[] {
+  const found = new Set<string>();
+  const schemas = doc.components.schemas as Record<string, JsonSchemaNode>;
+  const plain = (s: JsonSchemaNode): boolean => {
+    const r = s.$ref ? schemas[s.$ref.split('/').pop()!] : s;
+    if (!r) return false;
+    if (r.anyOf || r.oneOf) return (r.anyOf ?? r.oneOf)!.some(plain);
+    const t = Array.isArray(r.type) ? r.type : [r.type];
+    return t.includes('string') && r.enum === undefined && r.const === undefined;
+  };
+  const walk = (s: JsonSchemaNode | undefined, at: string, seen: Set<string>) => {
+    if (!s) return;
+    if (s.$ref) {
+      const name = s.$ref.split('/').pop()!;
+      if (seen.has(name)) return;
+      return walk(schemas[name], at, new Set([...seen, name]));
+    }
+    for (const b of [...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])]) walk(b, at, seen);
+    if (s.items) walk(s.items, `${at}[]`, seen);
+    for (const [k, v] of Object.entries(s.properties ?? {})) {
+      if ((CLOSED_FIELDS as readonly string[]).includes(k) && plain(v)) found.add(`${at}.${k}`);
+      walk(v, `${at}.${k}`, seen);
+    }
+  };
+  for (const ops of Object.values(doc.paths))
+    for (const op of Object.values(ops))
+      for (const res of Object.values(op.responses ?? {})) {
+        const schema = (res as { content?: Record<string, { schema?: JsonSchemaNode }> }).content?.['application/json']
+          ?.schema;
+        walk(schema, op.operationId ?? '?', new Set());
+      }
+  for (const [name, schema] of Object.entries(schemas))
+    if (name.startsWith('EventData:')) walk(schema as JsonSchemaNode, name, new Set([name]));
+  return [...found].sort();
+}
+
 /** The generated files (path relative to the repository, contents), from the given route table. */
 export async function generateSdk(routes: readonly RouteDef[] = liveRoutes): Promise<Record<string, string>> {
   const ops = sdkOperations(routes);
   const missingEvents = EVENT_TYPES.map((e) => e.type).filter((t) => !eventDataSchemas(routes)[t]);
   if (missingEvents.length)
     throw new Error(`SDK generator: describe the data of ${missingEvents.join(', ')} in scripts/sdk/schemas.ts`);
-  const ast = await openapiTS(openApiDocument(routes, ops) as never, { alphabetize: false });
+  const document = openApiDocument(routes, ops);
+  const loose = plainClosedFields(document as never);
+  if (loose.length)
+    throw new Error(
+      'SDK generator: these answer fields name a closed set but their schema is a plain string; make each a ' +
+        `z.enum (or z.literal) so the SDK types the values:\n  ${loose.join('\n  ')}`,
+    );
+  const ast = await openapiTS(document as never, { alphabetize: false });
   const header =
     '// Generated by scripts/sdk/generate.ts (openapi-typescript) from the OpenAPI document of the route table.\n' +
     '// Do not edit.\n';
@@ -345,7 +424,8 @@ export async function generateSdk(routes: readonly RouteDef[] = liveRoutes): Pro
     'packages/sdk/src/generated/api.ts': apiModule(ops),
   };
   for (const [file, text] of Object.entries(files)) files[file] = await format(text, path.join(root, file));
-  return files;
+  // The Python SDK, from the same operations (scripts/sdk/python.ts).
+  return { ...files, ...generatePython(routes, ops) };
 }
 
 /** Files whose committed contents differ from what the generator makes now. */
@@ -369,8 +449,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.log('SDK up to date');
   } else {
     const files = await generateSdk();
-    fs.mkdirSync(GENERATED_DIR, { recursive: true });
-    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(root, file), text);
+    for (const [file, text] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), text);
+    }
     console.log(`Wrote ${Object.keys(files).join(', ')}`);
   }
   process.exit(0);

@@ -25,3 +25,9 @@ export const SDK_MODELS: Record<string, string> = {
   WebhookEndpoint: 'webhooks.get',
   App: 'apps.get',
 };
+
+/**
+ * Answer fields that always name one of a closed set of values: the generator refuses to type one as a plain
+ * `string` (make it a `z.enum` or `z.literal` in its zod schema), so the SDK offers the literal union.
+ */
+export const CLOSED_FIELDS = ['object', 'status', 'interval', 'direction', 'effective', 'policy', 'kind'] as const;

@@ -55,6 +55,7 @@ adds as (
 )
 select p.id as plan_id, p.name as plan_name, p.description as plan_description, p.is_free, p.meta, p.private_meta_keys,
        acc.incentive_id, acc.offer_id,
+       (select s.status from subscriptions s where s.app_id = ${app} and s.account_id = ${account}) as subscription_status,
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage,
          'held', held)
          order by seq), '[]'::json) from ents) as entitlements,
@@ -82,6 +83,7 @@ interface AccessRow {
   private_meta_keys: string[];
   incentive_id: string | null;
   offer_id: string | null;
+  subscription_status: 'active' | 'paused' | 'cancelled' | null;
   entitlements: {
     id: string;
     name: string;
@@ -108,6 +110,11 @@ export interface EffectiveAccess {
   plan: { id: string; name: string; description: string | null; isFree: boolean; meta: Record<string, unknown> };
   incentive: string | null;
   offer: string | null;
+  /**
+   * The status of the account's subscription, null when it has none: whether `GET .../subscription` has one to show
+   * (the drop-in components read it only then, so a customer without one costs no 404).
+   */
+  subscription_status: 'active' | 'paused' | 'cancelled' | null;
   addons: string[];
   entitlements: AccessEntry[];
 }
@@ -162,6 +169,7 @@ export async function effectiveAccess(
     plan: { id: row.plan_id, name: row.plan_name, description: row.plan_description, isFree: row.is_free, meta },
     incentive: row.incentive_id,
     offer: row.offer_id,
+    subscription_status: row.subscription_status,
     addons: row.addons,
     entitlements: row.entitlements.map(accessEntry),
   };

@@ -30,7 +30,7 @@ export function presentFlow(
 export interface SessionAccount {
   id: string;
   plan_name: string;
-  subscription: { price: number; currency: string; interval: string; renews_at: string | null } | null;
+  subscription: { price: number; currency: string; interval: 'month' | 'year'; renews_at: string | null } | null;
 }
 
 export function sessionView(s: ICancelSession, account: SessionAccount): z.input<typeof S.sessionSchema> {

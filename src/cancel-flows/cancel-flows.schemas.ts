@@ -121,7 +121,7 @@ export const flowSchema = z.object({
 export const flowListItemSchema = flowSchema.extend({ sessions_30d: z.number(), saves_30d: z.number() });
 /** An offer shown in a session (or a preview): what, from where, its copy and what the customer did. */
 export const sessionOfferSchema = z.object({
-  kind: z.string(),
+  kind: offerKind,
   source: z.enum(['static', 'dynamic']),
   details: z.record(z.string(), z.unknown()),
   headline: z.string(),
@@ -138,7 +138,7 @@ export const sessionSchema = z.object({
   flow: z.object({ id: z.string(), name: z.string() }),
   step: z.object({
     id: z.string(),
-    type: z.string(),
+    type: z.enum(['question', 'text', 'offer', 'confirm']),
     title: z.string(),
     decline_label: z.string().nullable(),
     body: z.string().nullable(),
@@ -155,7 +155,12 @@ export const sessionSchema = z.object({
     id: z.string(),
     plan_name: z.string(),
     subscription: z
-      .object({ price: z.number(), currency: z.string(), interval: z.string(), renews_at: z.string().nullable() })
+      .object({
+        price: z.number(),
+        currency: z.string(),
+        interval: z.enum(['month', 'year']),
+        renews_at: z.string().nullable(),
+      })
       .nullable(),
   }),
   /** The answers given so far, by question step. */
@@ -190,8 +195,8 @@ export const flowStatsSchema = z.object({
   reasons: z.array(z.object({ step: z.string(), answer: z.string(), label: z.string(), count: z.number() })),
   offers: z.array(
     z.object({
-      kind: z.string(),
-      source: z.string(),
+      kind: offerKind,
+      source: z.enum(['static', 'dynamic']),
       shown: z.number(),
       accepted: z.number(),
       declined: z.number(),

@@ -108,7 +108,7 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
         group by 1, 2 order by 3 desc, 1, 2`,
       args,
     ),
-    sql<{ kind: string; source: string; status: string; n: string }>(
+    sql<{ kind: S.OfferKind; source: 'static' | 'dynamic'; status: string; n: string }>(
       ctx.em,
       `select o->>'kind' as kind, o->>'source' as source, o->>'status' as status, count(*) as n
          from cancel_sessions s, jsonb_array_elements(s.offers) o
@@ -132,7 +132,7 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
     stepById(f.steps, step)?.answers?.find((a) => a.id === answer)?.label ?? answer;
   const offerRows = new Map<
     string,
-    { kind: string; source: string; shown: number; accepted: number; declined: number }
+    { kind: S.OfferKind; source: 'static' | 'dynamic'; shown: number; accepted: number; declined: number }
   >();
   for (const o of offers) {
     const key = `${o.kind}:${o.source}`;

@@ -17,7 +17,7 @@ async function accountSummary(em: EntityManager, appId: string, accountId: strin
     plan_name: string;
     price: number | null;
     currency: string | null;
-    interval: string | null;
+    interval: 'month' | 'year' | null;
     renews_at: Date | null;
     status: string | null;
   }>(

@@ -7,6 +7,7 @@ import type * as S from './checkouts.schemas.js';
 
 export function presentCheckout(c: ICheckout): z.input<typeof S.checkoutSchema> {
   return {
+    object: 'checkout',
     id: c.id,
     status: c.status,
     offer: c.offerId ?? null,

@@ -74,6 +74,8 @@ export const planCheckoutBody = z.object({
 
 /** A checkout, as presentCheckout shows it. */
 export const checkoutSchema = z.object({
+  /** What the answer is: tells a checkout from the plan change a checkout route may answer instead. */
+  object: z.literal('checkout').describe('This answer is a checkout (a plan change says `object: "plan_change"`)'),
   id: z.string(),
   status: z.enum(['created', 'completed', 'cancelled', 'expired']),
   offer: z.string().nullable(),

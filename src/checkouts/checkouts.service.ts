@@ -8,7 +8,7 @@ import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, notFound, type ConflictReason } from '../errors.js';
 import { newestFirstPage } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { findPlan } from '../catalog/catalog.service.js';
@@ -48,7 +48,7 @@ import { Checkout, type CheckoutRefund, type ICheckout } from './checkouts.entit
 import type * as S from './checkouts.schemas.js';
 import { presentCheckout } from './checkouts.present.js';
 
-const cannotBuy = (reason: string, message: string) => conflict(message, { reason });
+const cannotBuy = (reason: ConflictReason, message: string) => conflict(message, { reason });
 
 /**
  * Prices the selection on the server from the offer, then creates the provider subscription (and a

@@ -30,9 +30,12 @@ import { cancelAtPeriodEnd, dropChange, withClock, appNowOf } from './lifecycle.
 
 /** A refusal of the actor's rules as the answer the route gives (409 with reason, pending and next steps). */
 export function refusalError(r: Refusal): AppError {
-  const { status, message, ...extra } = r;
-  return new AppError(status, message, extra, status === 503 ? { 'Retry-After': '5' } : undefined);
+  const { status, message, reason, ...extra } = r;
+  if (status === 409) return conflict(message, { ...extra, reason: reason as Exclude<typeof reason, NotConflict> });
+  return new AppError(status, message, { reason, ...extra }, status === 503 ? { 'Retry-After': '5' } : undefined);
 }
+/** The refusal reasons that are not 409s (a missing subscription is a 404, a late request a 503). */
+type NotConflict = 'not_subscribed' | 'expired_request' | 'not_active';
 
 /** The actor's state checks, on the row as it is: the quote answers what the change would. */
 function checkState(s: ISubscription, intent: { plan: string; replace?: boolean }) {

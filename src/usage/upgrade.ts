@@ -245,7 +245,7 @@ async function providerLink(
           upgrade: { entitlement },
         });
     // (Never a plan change: no `if_subscribed` is sent, so a subscribed account gets a 409, caught below.)
-    if ('object' in chk) return chk.approve_url;
+    if (chk.object === 'plan_change') return chk.approve_url;
     // Through the service, so the funnel sees the link opened (it redirects to the provider's approval page).
     return chk.open_url ?? chk.approve_url;
   } catch (err) {

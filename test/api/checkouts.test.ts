@@ -47,6 +47,7 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
       expect(res.status, res.text).to.equal(201);
       const chk = res.body;
       expect(chk).to.deep.include({
+        object: 'checkout', // as a plan change says `plan_change` (issue 39): every answer of the union says which
         status: 'created',
         offer: 'spring',
         plan: 'pro',

@@ -125,7 +125,7 @@ describe('one live subscription per account (issue 30)', function () {
       if_subscribed: 'change',
     });
     expect(fresh.status, fresh.text).to.equal(201);
-    expect(fresh.body).to.not.have.property('object');
+    expect(fresh.body.object, 'a checkout, not a plan change').to.equal('checkout');
     expect(fresh.body).to.include({ status: 'created', plan: 'pro', account: 'bo' });
   });
 

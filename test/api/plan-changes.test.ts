@@ -59,6 +59,25 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect((await del(`${base}/plans/scale`, app.api_key)).body.accounts).to.equal(1);
   });
 
+  it('to the free plan: a cancellation at the renewal, then the free plan; the access view says if it has one', async () => {
+    const status = async (account: string) =>
+      (await get(`${base}/namespaces/${account}/plan`, app.public_key)).body.subscription_status;
+    await post(`${base}/namespaces`, app.api_key, { id: 'bo' });
+    expect(await status('bo'), 'none: GET .../subscription would be 404').to.equal(null);
+    expect((await get(`${base}/namespaces/bo/subscription`, app.api_key)).status).to.equal(404);
+    expect(await status('ada')).to.equal('active');
+
+    const token = (await post(`${base}/namespaces/ada/token`, app.api_key, {})).body.token as string;
+    const res = await post(`${base}/namespaces/ada/subscription/change`, token, { plan: 'free' });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.deep.include({ approve_url: null, effective: 'renewal', direction: 'downgrade' });
+    expect(res.body.cancel_at).to.equal(res.body.renews_at);
+    expect(await plan(), 'kept until the end of the period').to.equal('pro');
+    expect(await status('ada')).to.equal('active');
+    const again = await post(`${base}/namespaces/ada/subscription/change`, app.api_key, { plan: 'free' });
+    expect(again.body.reason).to.equal('cancel_scheduled');
+  });
+
   it("an account token changes its own account's plan; another account's, or the publishable key, is 401", async () => {
     const tokenOf = async (account: string) =>
       (await post(`${base}/namespaces/${account}/token`, app.api_key, {})).body.token as string;

@@ -84,7 +84,8 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
     const built = await build();
     expect(built.bytes).to.be.greaterThan(10_000);
-    // "Small" as the docs state it (about 90 kB minified, 24 kB gzipped with Lit and the SDK): a guard, not a target.
+    // "Small" as the docs state it (packages/elements/README.md, checked against the build in elements-returns.test.ts):
+    // a guard, not a target.
     expect(built.gzip, 'the bundle, gzipped').to.be.below(27_000);
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });

@@ -72,6 +72,29 @@ describe('SDK: generated from the route table', function () {
     expect(files['packages/sdk/src/generated/openapi.ts']).to.include('reservation: string');
   });
 
+  it('a field named like a closed set (status, direction, policy ...) typed as a plain string stops the generator', async () => {
+    const loose = {
+      method: 'GET',
+      path: '/apps/:appId/namespaces/:accountId/renewal',
+      auth: ['S'],
+      sdk: 'accounts.renewal',
+      summary: 'The renewal',
+      tags: ['Accounts'],
+      params: z.object({ accountId: z.string() }),
+      response: z.object({ when: z.string(), change: z.object({ direction: z.string(), policy: z.string() }) }),
+      handler: () => ({}),
+    } as unknown as RouteDef;
+    let refused: unknown = null;
+    await generateSdk([...routes, loose]).catch((e: unknown) => (refused = e));
+    expect(String(refused)).to.match(/closed set[\s\S]*accounts\.renewal\.change\.direction[\s\S]*change\.policy/);
+    const typed = {
+      ...loose,
+      response: z.object({ change: z.object({ direction: z.enum(['upgrade', 'downgrade']), policy: z.literal('x') }) }),
+    } as RouteDef;
+    const files = await generateSdk([...routes, typed]);
+    expect(files['packages/sdk/src/generated/openapi.ts']).to.include("direction: 'upgrade' | 'downgrade'");
+  });
+
   it("every event type of the catalog is typed, and each type's sample fits its data type", () => {
     const schemas = eventDataSchemas(routes);
     const catalog = EVENT_TYPES.map((e) => e.type);

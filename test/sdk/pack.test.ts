@@ -112,6 +112,7 @@ describe('SDK: the packed tarball installed into an empty project', function () 
         JSON.stringify({
           compilerOptions: {
             strict: true,
+            exactOptionalPropertyTypes: true,
             noEmit: true,
             module: 'nodenext',
             moduleResolution: 'nodenext',

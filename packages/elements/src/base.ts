@@ -1,5 +1,16 @@
 import { css, LitElement } from 'lit';
 import {
+  forgetReturn,
+  isReturnOf,
+  keepTrip,
+  keptTrip,
+  newTrip,
+  restoredAddress,
+  returnedNonce,
+  RETURN_PARAM,
+  type Trip,
+} from './returns.js';
+import {
   accountStore,
   accountTokenClient,
   decodeAccountToken,
@@ -17,7 +28,7 @@ import {
 
 /** A plan change sent to the provider for approval, kept across the trip (one per page session). */
 const PENDING_CHANGE = 'offerkit:pending-change';
-interface PendingChange {
+interface PendingChange extends Trip {
   appId: string;
   account: string;
   plan: string;
@@ -30,9 +41,9 @@ interface PendingChange {
 const PENDING_CHECKOUT = 'offerkit:pending-checkout';
 /** A cancel flow's save offer waiting for its approval at the provider (cancel-flow.ts). */
 export const CANCEL_APPROVAL = 'offerkit:cancel-approval';
-/** Returns from the provider a page may be waiting for, each taken by one element. */
-const RETURN_KEYS = [PENDING_CHANGE, PENDING_CHECKOUT, CANCEL_APPROVAL];
-export interface PendingCheckout {
+/** The trips a page may be coming back from, each taken by one element. */
+const TRIP_KEYS = [PENDING_CHANGE, PENDING_CHECKOUT, CANCEL_APPROVAL];
+export interface PendingCheckout extends Trip {
   id: string;
   appId: string;
   /** The subscription's approval link, still to visit after the bump order's. */
@@ -170,18 +181,31 @@ export class OfferkitElement extends LitElement {
   protected async switchPlan(plan: string, interval: 'month' | 'year', returnUrl?: string): Promise<PlanChange | null> {
     const account = this.accountState?.account;
     if (!account) throw new Error('Set account-token to change the plan');
-    const back = returnUrl || this.pageUrl();
+    // The return address is marked as this trip's, so only this return is taken (and cleaned) on the way back.
+    const { url, ...trip } = this.newTrip(returnUrl);
     const change = await this.tokenClient().subscriptions.change(account, {
       plan,
       interval,
-      return_url: back,
-      cancel_url: back,
+      return_url: url,
+      cancel_url: url,
     });
     if (!this.emit('plan-change', change, true) || !change.approve_url) return change;
-    const pending: PendingChange = { appId: this.tokenClient().appId, account, plan, interval, by: this.localName };
-    globalThis.sessionStorage?.setItem(PENDING_CHANGE, JSON.stringify(pending));
+    const pending: PendingChange = {
+      ...trip,
+      appId: this.tokenClient().appId,
+      account,
+      plan,
+      interval,
+      by: this.localName,
+    };
+    keepTrip(PENDING_CHANGE, pending);
     globalThis.location.assign(change.approve_url);
     return change;
+  }
+
+  /** Whether the page was loaded by a buyer coming back from approving a plan change this page asked for. */
+  protected get switchReturning(): boolean {
+    return isReturnOf(keptTrip<PendingChange>(PENDING_CHANGE));
   }
 
   /**
@@ -190,24 +214,14 @@ export class OfferkitElement extends LitElement {
    * `offerkit-plan-changed` (every element on the page shows the new state through the shared store). Returns
    * the outcome, or null when there is nothing to resume.
    */
-  /** Whether the page was loaded by a buyer coming back from approving a plan change this page asked for. */
-  protected get switchReturning(): boolean {
-    const params = new URL(globalThis.location.href).searchParams;
-    const back = params.has('subscription_id') || params.has('ba_token') || params.has('token');
-    return back && !!globalThis.sessionStorage?.getItem(PENDING_CHANGE);
-  }
-
   protected async resumeSwitch(): Promise<'changed' | 'scheduled' | 'not_changed' | 'waiting' | null> {
-    const raw = globalThis.sessionStorage?.getItem(PENDING_CHANGE);
+    const p = keptTrip<PendingChange>(PENDING_CHANGE);
     const store = this.store;
-    if (!raw || !store) return null;
-    const p = JSON.parse(raw) as PendingChange;
-    const params = new URL(globalThis.location.href).searchParams;
-    const back = params.has('subscription_id') || params.has('ba_token') || params.has('token');
-    if (p.account !== store.account || p.appId !== this.tokenClient().appId || !back) return null;
+    if (!p || !store || !isReturnOf(p)) return null;
+    if (p.account !== store.account || p.appId !== this.tokenClient().appId) return null;
     if (p.by !== this.localName && globalThis.document?.querySelector(p.by)) return null;
     sessionStorage.removeItem(PENDING_CHANGE);
-    this.forgetProviderReturn();
+    forgetReturn(p);
     for (let i = 0; i < 30; i++) {
       const { subscription: s } = await store.refresh();
       const outcome =
@@ -332,31 +346,17 @@ export class OfferkitElement extends LitElement {
   }
 
   /**
-   * This page's address, to come back to from the provider: without its fragment and without what the provider
-   * added on an earlier return (`subscription_id`, `ba_token`, `token`).
+   * This page's address, to come back to from the provider: without its fragment, and, while it is still the return
+   * of an earlier trip, as it was before that trip (returns.ts). Every parameter of the host page stays.
    */
   protected pageUrl(): string {
-    const url = new URL(withoutProviderReturn(globalThis.location.href));
+    const href = globalThis.location.href;
+    const nonce = returnedNonce(href);
+    const earlier = nonce ? TRIP_KEYS.map((k) => keptTrip(k)).find((t) => t?.nonce === nonce) : null;
+    const url = new URL(earlier ? restoredAddress(href, earlier.back) : href);
+    url.searchParams.delete(RETURN_PARAM);
     url.hash = '';
     return url.toString();
-  }
-
-  /**
-   * Once a return from the provider is taken: the page's address loses what the provider added, so a reload, a
-   * bookmark or a shared link is the page itself (the history entry is replaced, nothing is loaded).
-   */
-  protected forgetProviderReturn(): void {
-    const href = globalThis.location?.href;
-    if (!href) return;
-    // Another return this page started (a checkout, a plan change, a cancel flow's approval) is still to be taken by
-    // its element, which reads the same parameters: the last one taken cleans the address.
-    if (RETURN_KEYS.some((k) => globalThis.sessionStorage?.getItem(k))) return;
-    const clean = withoutProviderReturn(href);
-    try {
-      if (clean !== href) globalThis.history?.replaceState(globalThis.history.state, '', clean);
-    } catch {
-      // A page whose history refuses it (a sandboxed frame) keeps its address: nothing is taken twice anyway.
-    }
   }
 
   /** The language to write numbers, amounts and dates in (see `locale`). */
@@ -388,7 +388,7 @@ export class OfferkitElement extends LitElement {
    * Sends the buyer to approve a checkout this element made (after a cancelable `offerkit-checkout` event), keeping
    * it across the trip so that, back on the page, this element completes it (`resumeCheckout`).
    */
-  protected goToCheckout(c: Checkout, interval: 'month' | 'year'): boolean {
+  protected goToCheckout(c: Checkout, interval: 'month' | 'year', trip: Trip): boolean {
     if (!this.emit('checkout', c, true) || !c.approve_url) return false;
     // The approval link through the service (`open_url`) when there is one, so the offer funnel sees it opened.
     const approve = c.open_url ?? c.approve_url;
@@ -396,13 +396,14 @@ export class OfferkitElement extends LitElement {
     // bumps only if their order is approved by then.
     const first = c.bump_approve_url ?? approve;
     const pending: PendingCheckout = {
+      ...trip,
       id: c.id,
       appId: this.publishable().appId,
       next: c.bump_approve_url ? approve : null,
       interval,
       by: this.localName,
     };
-    globalThis.sessionStorage?.setItem(PENDING_CHECKOUT, JSON.stringify(pending));
+    keepTrip(PENDING_CHECKOUT, pending);
     globalThis.location.assign(first);
     return true;
   }
@@ -413,20 +414,25 @@ export class OfferkitElement extends LitElement {
    * order came first (returns null, the page is leaving); else returns what was bought, to `completeCheckout`.
    */
   protected takeReturnedCheckout(): PendingCheckout | null {
-    const raw = globalThis.sessionStorage?.getItem(PENDING_CHECKOUT);
-    if (!raw || !this.canPublishable) return null;
-    const p = JSON.parse(raw) as PendingCheckout;
-    const params = new URL(globalThis.location.href).searchParams;
-    if (p.appId !== this.publishable().appId || !(params.has('subscription_id') || params.has('token'))) return null;
+    const p = keptTrip<PendingCheckout>(PENDING_CHECKOUT);
+    if (!p || !this.canPublishable || !isReturnOf(p) || p.appId !== this.publishable().appId) return null;
     if (p.by && p.by !== this.localName && globalThis.document?.querySelector(p.by)) return null;
     if (p.next) {
-      sessionStorage.setItem(PENDING_CHECKOUT, JSON.stringify({ ...p, next: null }));
+      keepTrip(PENDING_CHECKOUT, { ...p, next: null } as PendingCheckout);
       globalThis.location.assign(p.next);
       return null;
     }
     sessionStorage.removeItem(PENDING_CHECKOUT);
-    this.forgetProviderReturn();
+    forgetReturn(p);
     return p;
+  }
+
+  /**
+   * A return address for a trip to the provider (`returnUrl`, else this page), marked as the trip's own: pass `url`
+   * to the provider and the trip to `goToCheckout`.
+   */
+  protected newTrip(returnUrl?: string): Trip & { url: string } {
+    return newTrip(returnUrl || this.pageUrl());
   }
 
   /**
@@ -605,14 +611,4 @@ export function humanize(id: string): string {
   // Short first words are most often acronyms: api_calls → API calls, sso → SSO.
   const head = first.length <= 3 ? first.toUpperCase() : first.charAt(0).toUpperCase() + first.slice(1);
   return [head, ...rest].join(' ');
-}
-
-/** What the provider adds to the return address (PayPal: `subscription_id`, `ba_token`, `token`, `PayerID`). */
-const PROVIDER_RETURN_PARAMS = ['subscription_id', 'ba_token', 'token', 'PayerID'];
-
-/** `href` without the parameters the provider added on its return. */
-function withoutProviderReturn(href: string): string {
-  const url = new URL(href);
-  for (const k of PROVIDER_RETURN_PARAMS) url.searchParams.delete(k);
-  return url.toString();
 }

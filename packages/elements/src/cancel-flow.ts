@@ -1,8 +1,14 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
 import { CANCEL_APPROVAL, OfferkitElement } from './base.js';
 import type { CancelSession, SessionOffer } from './client.js';
+import { forgetReturn, isReturnOf, keepTrip, keptTrip, type Trip } from './returns.js';
 
 const APPROVAL = CANCEL_APPROVAL;
+/** A save offer sent to the provider for approval: the session and who it is for, kept across the trip. */
+interface Approval extends Trip {
+  id: string;
+  token: string;
+}
 
 /**
  * `<offerkit-cancel-flow account-token="act_..." flow="default">`: drives a cancel session through its
@@ -32,6 +38,8 @@ export class OfferkitCancelFlow extends OfferkitElement {
   private startedFor = '';
   /** Answers chosen in this session, so Back shows them chosen again. */
   private chosen: Record<string, string> = {};
+  /** The trip of the save offer accepted last, whose approval the provider may ask for. */
+  private trip: Trip | null = null;
 
   constructor() {
     super();
@@ -66,17 +74,13 @@ export class OfferkitCancelFlow extends OfferkitElement {
    * approving a saved offer at the provider, shows that session again.
    */
   async start() {
-    const pending = globalThis.sessionStorage?.getItem(APPROVAL);
-    const back = new URL(globalThis.location.href).searchParams;
-    if (pending && (back.has('subscription_id') || back.has('ba_token'))) {
-      const { id, token } = JSON.parse(pending) as { id: string; token: string };
-      if (token === this.who()) {
-        sessionStorage.removeItem(APPROVAL);
-        this.forgetProviderReturn();
-        this.approved = true;
-        await this.run(() => this.tokenClient().cancelSessions.get(id));
-        return;
-      }
+    const pending = keptTrip<Approval>(APPROVAL);
+    if (isReturnOf(pending) && pending.token === this.who()) {
+      sessionStorage.removeItem(APPROVAL);
+      forgetReturn(pending);
+      this.approved = true;
+      await this.run(() => this.tokenClient().cancelSessions.get(pending.id));
+      return;
     }
     await this.run(() => this.tokenClient().cancelSessions.start(this.flow ? { flow: this.flow } : {}));
   }
@@ -109,7 +113,9 @@ export class OfferkitCancelFlow extends OfferkitElement {
   private onSaved(s: CancelSession) {
     // Discounts and downgrades need the customer's approval at the provider: go there unless the page handles it.
     if (this.emit('saved', s, true) && s.approve_url) {
-      sessionStorage.setItem(APPROVAL, JSON.stringify({ id: s.id, token: this.who() }));
+      // The trip of the accept that asked for this approval: back on the page, its return is this element's.
+      const approval: Approval | null = this.trip && { ...this.trip, id: s.id, token: this.who() };
+      if (approval) keepTrip(APPROVAL, approval);
       globalThis.location.assign(s.approve_url);
     }
   }
@@ -139,8 +145,10 @@ export class OfferkitCancelFlow extends OfferkitElement {
   }
 
   private accept() {
-    const back = this.returnUrl || this.pageUrl();
-    void this.run(() => this.tokenClient().cancelSessions.accept(this.sid, { return_url: back, cancel_url: back }));
+    // The return address is marked as this approval's trip, so only its return is taken on the way back.
+    const { url, ...trip } = this.newTrip(this.returnUrl);
+    this.trip = trip;
+    void this.run(() => this.tokenClient().cancelSessions.accept(this.sid, { return_url: url, cancel_url: url }));
   }
 
   override render() {

@@ -38,11 +38,11 @@ export type SessionOffer = NonNullable<CancelSession['offer']>;
 /** An element's connection attributes. */
 export interface Connection {
   /** The service's address; default: the page's origin. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** The app, `app_...`; read from the account token when not given. */
-  appId?: string;
-  publishableKey?: string;
-  accountToken?: string;
+  appId?: string | undefined;
+  publishableKey?: string | undefined;
+  accountToken?: string | undefined;
 }
 
 /** The app and account an account token names (read, not verified: only the service can verify it), or null. */
@@ -109,7 +109,11 @@ export function publishableClient(c: Connection): PublishableClient {
 /** An AccountTokenClient for the connection (throws when the token is missing or unreadable). */
 export function accountTokenClient(c: Connection): AccountTokenClient {
   if (!c.accountToken) throw new Error('Set account-token');
-  return new AccountTokenClient({ baseUrl: baseUrlOf(c), accountToken: c.accountToken, appId: c.appId || undefined });
+  return new AccountTokenClient({
+    baseUrl: baseUrlOf(c),
+    accountToken: c.accountToken,
+    ...(c.appId ? { appId: c.appId } : {}),
+  });
 }
 
 /**
@@ -141,15 +145,24 @@ type Listener = (state: AccountState) => void;
 /**
  * One shared state per (service, app, account) on a page: every component showing that account subscribes to it,
  * and a purchase, a plan change or recorded usage refreshes it once for all of them, so the meter, the paywall and
- * the pricing table all show the new state without a reload. Refreshes are coalesced: a refresh asked for while
- * one runs runs once more after it (what it reads may predate the change that asked).
+ * the pricing table all show the new state without a reload.
+ *
+ * Reads: the access view first; the subscription (account token only) when the access view says there is one
+ * (`subscription_status`), so a customer without one costs no request the service answers 404. On load, `load()`:
+ * the components of a page that attach in the same moment share one read (it starts once they have attached). After
+ * a change, `refresh()`: a refresh asked for while one runs runs once more after it (what it reads may predate the
+ * change that asked).
  */
 export class AccountStore {
   state: AccountState | null = null;
   private listeners = new Set<Listener>();
   private readers = new Set<AccountReader>();
   private running: Promise<AccountState> | null = null;
+  /** The reader the running read uses, once it has started (null while it waits for the page's components). */
+  private runningWith: AccountReader | null = null;
   private again: Promise<AccountState> | null = null;
+  /** Whether `state` was read with a reader that reads the subscription. */
+  private stateWithSubscription = false;
 
   constructor(readonly account: string) {}
 
@@ -169,6 +182,23 @@ export class AccountStore {
     };
   }
 
+  /** Whether a component on the page can read the subscription (it holds the account's token). */
+  private get wantsSubscription(): boolean {
+    return [...this.readers].some((r) => r.subscription);
+  }
+
+  /**
+   * The account as the page's components need it on load: the read already running or done when it serves them
+   * (one read for every component of the page), else a new one.
+   */
+  load(): Promise<AccountState> {
+    const wants = this.wantsSubscription;
+    if (this.again) return this.again;
+    if (this.running && (!this.runningWith || this.runningWith.subscription || !wants)) return this.running;
+    if (this.state && !this.running && (this.stateWithSubscription || !wants)) return Promise.resolve(this.state);
+    return this.refresh();
+  }
+
   /** Reads the account again (with an account token when a component has one) and tells every component. */
   refresh(): Promise<AccountState> {
     if (this.running) {
@@ -180,19 +210,30 @@ export class AccountStore {
         });
       return this.again;
     }
-    this.running = this.read().finally(() => (this.running = null));
+    this.running = this.read().finally(() => {
+      this.running = null;
+      this.runningWith = null;
+    });
     return this.running;
   }
 
   private async read(): Promise<AccountState> {
+    // Let the page's other components attach first (they are upgraded and updated in the same moment), so one read
+    // serves them all, with the most capable reader among them.
+    await new Promise((r) => setTimeout(r, 0));
     const readers = [...this.readers];
     const reader = readers.find((r) => r.subscription) ?? readers[0];
     if (!reader) throw new Error('No component reads this account');
-    const [access, subscription] = await Promise.all([
-      reader.access(this.account),
-      reader.subscription ? reader.subscription(this.account) : Promise.resolve(this.state?.subscription ?? null),
-    ]);
+    this.runningWith = reader;
+    const access = await reader.access(this.account);
+    // Without an account token the subscription last read stays (as long as the access view says there is one).
+    const subscription = !access.subscription_status
+      ? null
+      : reader.subscription
+        ? await reader.subscription(this.account)
+        : (this.state?.subscription ?? null);
     this.state = { account: this.account, access, subscription };
+    this.stateWithSubscription = !!reader.subscription;
     for (const l of [...this.listeners]) l(this.state);
     return this.state;
   }

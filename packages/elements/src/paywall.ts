@@ -115,13 +115,14 @@ export class OfferkitPaywall extends OfferkitElement {
     this.busy = true;
     this.error = '';
     try {
-      const back = this.returnUrl || this.pageUrl();
+      // The return address is marked as this checkout's trip, so only its return is taken on the way back.
+      const { url, ...trip } = this.newTrip(this.returnUrl);
       const account = this.account || this.tokenAccount;
-      const body = { interval: o.interval, account, return_url: back, cancel_url: back };
+      const body = { interval: o.interval, account, return_url: url, cancel_url: url };
       const c = o.id
         ? await this.publishable().offers.checkout(o.id, { ...body, plan: o.plan.id, currency: o.currency })
         : await this.publishable().plans.checkout(o.plan.id, body);
-      if (!('object' in c)) this.goToCheckout(c, o.interval);
+      if (c.object === 'checkout') this.goToCheckout(c, o.interval, trip);
     } catch (e) {
       this.error = this.fail(e, 'publishable');
       void this.accountStore?.refresh().catch(() => undefined);

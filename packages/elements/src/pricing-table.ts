@@ -17,6 +17,10 @@ const REASONS: Record<string, string> = {
   bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
   already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
   change_pending: 'A change of plan is already waiting for approval. Approve it or let it lapse before another one.',
+  change_scheduled: 'A change of plan is already scheduled for your renewal.',
+  cancel_scheduled: 'Your subscription ends at the end of this period. Resume it before changing plans.',
+  past_due: 'Your last payment did not go through. Update your payment before changing plans.',
+  paused: 'Your subscription is paused. Resume it before changing plans.',
   same_plan: 'You are already on this plan.',
 };
 
@@ -97,7 +101,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       // The account's current plan (and, with its account token, its subscription), shared with the page's other
       // components.
       const store = this.bindAccount(this.buyer);
-      if (store) void store.refresh().catch((e) => (this.error = this.fail(e)));
+      if (store) void store.load().catch((e) => (this.error = this.fail(e)));
       if (!this.resumed) {
         this.resumed = true;
         void this.resume();
@@ -155,9 +159,9 @@ export class OfferkitPricingTable extends OfferkitElement {
     this.loading = true;
     try {
       this.view = await this.publishable().offers.getPublic(this.offer, {
-        fallback: this.fallback || undefined,
-        account: this.account || undefined,
-        ref: this.ref || undefined,
+        ...(this.fallback ? { fallback: this.fallback } : {}),
+        ...(this.account ? { account: this.account } : {}),
+        ...(this.ref ? { ref: this.ref } : {}),
       });
       const intervals = this.intervals();
       if (!intervals.includes(this.interval) && intervals.length) this.interval = intervals[0];
@@ -226,14 +230,14 @@ export class OfferkitPricingTable extends OfferkitElement {
     this.busy = plan.plan.id;
     this.error = '';
     try {
-      const back = this.returnUrl || this.pageUrl();
+      // The return address is marked as this checkout's trip, so only its return is taken on the way back.
+      const { url, ...trip } = this.newTrip(this.returnUrl);
       const body = {
         interval: this.interval,
-        account: this.buyer || undefined,
-        email: this.buyer ? undefined : this.email || undefined,
-        ref: this.ref || undefined,
-        return_url: back,
-        cancel_url: back,
+        ...(this.buyer ? { account: this.buyer } : this.email ? { email: this.email } : {}),
+        ...(this.ref ? { ref: this.ref } : {}),
+        return_url: url,
+        cancel_url: url,
       };
       const v = this.view!;
       const c = v.offer
@@ -241,13 +245,13 @@ export class OfferkitPricingTable extends OfferkitElement {
             ...body,
             plan: plan.plan.id,
             interval: this.interval,
-            bumps: this.bumps.length ? [...new Set(this.bumps)] : undefined,
+            ...(this.bumps.length ? { bumps: [...new Set(this.bumps)] } : {}),
           })
         : await this.publishable().plans.checkout(plan.plan.id, body);
       // (A plan change answers only `if_subscribed: "change"`, which this table does not send: it switches plans with
       // the account token.)
-      if ('object' in c) return;
-      this.goToCheckout(c, this.interval);
+      if (c.object === 'plan_change') return;
+      this.goToCheckout(c, this.interval, trip);
     } catch (e) {
       // 409 with a reason: the offer changed since this view was loaded (a bump or price gone, archived,
       // expired). Say so in the buyer's words and show the current one, so the next click buys what they see.

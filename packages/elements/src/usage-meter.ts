@@ -26,7 +26,8 @@ export class OfferkitUsageMeter extends OfferkitElement {
 
   override updated(changed: PropertyValues<this>) {
     const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
-    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.refresh();
+    // On load, the read the page's other components of this account share (one read for all of them).
+    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.read('load');
   }
 
   /**
@@ -34,11 +35,16 @@ export class OfferkitUsageMeter extends OfferkitElement {
    * account, so every component showing it (pricing table, paywall) gets the new state too.
    */
   async refresh() {
+    await this.read('refresh');
+  }
+
+  private async read(how: 'load' | 'refresh') {
     try {
       const account = this.account || this.tokenAccount;
       if (!account) throw new Error('Set account (or an account-token)');
       // The token when it is this account's (it reads the subscription too), else the publishable key.
-      await this.bindAccount(account)!.refresh();
+      const store = this.bindAccount(account)!;
+      await (how === 'load' ? store.load() : store.refresh());
       this.error = '';
     } catch (e) {
       this.error = this.fail(e);

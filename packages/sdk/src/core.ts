@@ -82,7 +82,7 @@ export class Core {
   request(
     method: string,
     path: string,
-    req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions } = {},
+    req: { body?: unknown; query?: Record<string, unknown> | undefined; options?: RequestOptions | undefined } = {},
   ): APIPromise<unknown> {
     return new APIPromise(this.send(method, path, req));
   }
@@ -90,7 +90,7 @@ export class Core {
   private async send(
     method: string,
     path: string,
-    req: { body?: unknown; query?: Record<string, unknown>; options?: RequestOptions },
+    req: { body?: unknown; query?: Record<string, unknown> | undefined; options?: RequestOptions | undefined },
   ): Promise<Answer<unknown>> {
     const o = req.options ?? {};
     const url = new URL(this.baseUrl + path);
@@ -116,7 +116,7 @@ export class Core {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await this.attempt(url, { method, headers, body: payload }, timeout, o.signal);
+        res = await this.attempt(url, { method, headers, body: payload ?? null }, timeout, o.signal);
       } catch (err) {
         if (isAbort(err) && o.signal?.aborted) throw err;
         if (attempt < maxRetries) {

@@ -1,4 +1,4 @@
-import type { LimitReachedBody } from './generated/api.js';
+import type { ConflictReason, LimitReachedBody } from './generated/api.js';
 import { responseInfo, type ResponseInfo } from './response.js';
 
 /** Every error the SDK throws is an OfferkitError. */
@@ -81,9 +81,12 @@ export class AuthenticationError extends APIError {}
 export class PermissionDeniedError extends APIError {}
 /** 404: a record in the path (or named by the body) does not exist. */
 export class NotFoundError extends APIError {}
-/** 409: conflicts with the current state; offers that cannot be bought add `reason`. */
-export class ConflictError extends APIError<ErrorBody & { reason?: string }> {
-  get reason(): string | undefined {
+/**
+ * 409: conflicts with the current state. `reason` says why when the caller can act on it (an offer that cannot be
+ * bought, a plan change refused, ...): one of `ConflictReason`, so a `switch` on it is checked by the compiler.
+ */
+export class ConflictError extends APIError<ErrorBody & { reason?: ConflictReason }> {
+  get reason(): ConflictReason | undefined {
     return this.body.reason;
   }
 }

@@ -1854,6 +1854,172 @@ export type App = AppsGetResponse;
 export type LimitReachedBody = components['schemas']['LimitReachedBody'];
 
 /**
+ * Why a 409 was answered (`ConflictError.reason`, the body's `reason`): every reason the service's code gives a 409
+ * (src/errors.ts `CONFLICT_REASONS`). A 409 without a reason (an id that exists, a state that forbids the call) has
+ * none.
+ */
+export type ConflictReason =
+  /**
+   * the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)
+   */
+  | 'already_subscribed'
+  /**
+   * a checkout to expire is approved at the provider: it completes once the provider activates it
+   */
+  | 'approved'
+  /**
+   * the offer is archived
+   */
+  | 'archived'
+  /**
+   * an order bump asked for is not (or no longer) part of the offer
+   */
+  | 'bump_not_offered'
+  /**
+   * the account already owns the add-on of an order bump asked for
+   */
+  | 'bump_owned'
+  /**
+   * a checkout that becomes a plan change (`if_subscribed: "change"`) cannot include order bumps
+   */
+  | 'bumps_with_change'
+  /**
+   * the subscription already has a save-offer discount
+   */
+  | 'already_discounted'
+  /**
+   * the subscription is cancelled at the end of its period: undo it with POST .../subscription/resume
+   */
+  | 'cancel_scheduled'
+  /**
+   * a checkout to expire was cancelled, or the subscription is cancelled
+   */
+  | 'cancelled'
+  /**
+   * a plan change waits for the buyer's approval: it ends when approved or refused, or withdraw it
+   */
+  | 'change_pending'
+  /**
+   * a plan change is scheduled for the renewal: withdraw it (POST .../subscription/change/withdraw) or replace it (`replace: true`)
+   */
+  | 'change_scheduled'
+  /**
+   * a checkout to expire is completed
+   */
+  | 'completed'
+  /**
+   * a checkout to expire is still waiting for its buyer at the provider
+   */
+  | 'created'
+  /**
+   * the offer has ended
+   */
+  | 'expired'
+  /**
+   * the offer (or plan) has no price for the interval asked
+   */
+  | 'interval_not_offered'
+  /**
+   * a live app (live payments, or the demo) has no test clock
+   */
+  | 'live_app'
+  /**
+   * there is no plan change waiting or scheduled to withdraw
+   */
+  | 'no_change'
+  /**
+   * the payment provider gave no approval link
+   */
+  | 'no_link'
+  /**
+   * the plan has no price for the interval on its pricing card
+   */
+  | 'no_price'
+  /**
+   * the offer cannot be bought by this account now
+   */
+  | 'not_available'
+  /**
+   * the subscription has no failed payment to retry
+   */
+  | 'not_past_due'
+  /**
+   * the subscription is neither paused nor cancelled at the end of its period
+   */
+  | 'not_paused'
+  /**
+   * the offer is a draft, or has no provider plan for this price yet
+   */
+  | 'not_published'
+  /**
+   * the offer has not started yet
+   */
+  | 'not_started'
+  /**
+   * the offer was edited or deleted while the checkout was being created: load it again
+   */
+  | 'offer_changed'
+  /**
+   * the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry
+   */
+  | 'past_due'
+  /**
+   * the subscription is paused: resume it first (POST .../subscription/resume)
+   */
+  | 'paused'
+  /**
+   * the plan was deleted while the checkout or change was being made
+   */
+  | 'plan_deleted'
+  /**
+   * the offer does not offer the plan asked
+   */
+  | 'plan_not_offered'
+  /**
+   * the account is already on that plan and interval
+   */
+  | 'same_plan'
+  /**
+   * the offer is for another account
+   */
+  | 'targeted';
+
+/** Every `ConflictReason`, in alphabetical order. */
+export const CONFLICT_REASONS: readonly ConflictReason[] = [
+  'already_subscribed',
+  'approved',
+  'archived',
+  'bump_not_offered',
+  'bump_owned',
+  'bumps_with_change',
+  'already_discounted',
+  'cancel_scheduled',
+  'cancelled',
+  'change_pending',
+  'change_scheduled',
+  'completed',
+  'created',
+  'expired',
+  'interval_not_offered',
+  'live_app',
+  'no_change',
+  'no_link',
+  'no_price',
+  'not_available',
+  'not_past_due',
+  'not_paused',
+  'not_published',
+  'not_started',
+  'offer_changed',
+  'past_due',
+  'paused',
+  'plan_deleted',
+  'plan_not_offered',
+  'same_plan',
+  'targeted',
+];
+
+/**
  * `apps.*`: the routes under `/apps/{appId}`, `/apps/{appId}/keys`, `/apps/{appId}/public-key`.
  */
 export interface AppsApi {

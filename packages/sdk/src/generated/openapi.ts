@@ -3257,6 +3257,11 @@ export interface components {
     };
     'EventData:checkout.completed': {
       object: {
+        /**
+         * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+         * @constant
+         */
+        object: 'checkout';
         id: string;
         /** @enum {string} */
         status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -4079,7 +4084,8 @@ export interface components {
         };
         step: {
           id: string;
-          type: string;
+          /** @enum {string} */
+          type: 'question' | 'text' | 'offer' | 'confirm';
           title: string;
           decline_label: string | null;
           body: string | null;
@@ -4095,7 +4101,8 @@ export interface components {
         };
         can_go_back: boolean;
         offer: {
-          kind: string;
+          /** @enum {string} */
+          kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
           /** @enum {string} */
           source: 'static' | 'dynamic';
           details: {
@@ -4118,7 +4125,8 @@ export interface components {
           subscription: {
             price: number;
             currency: string;
-            interval: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
             renews_at: string | null;
           } | null;
         };
@@ -4246,7 +4254,8 @@ export interface components {
         };
         step: {
           id: string;
-          type: string;
+          /** @enum {string} */
+          type: 'question' | 'text' | 'offer' | 'confirm';
           title: string;
           decline_label: string | null;
           body: string | null;
@@ -4262,7 +4271,8 @@ export interface components {
         };
         can_go_back: boolean;
         offer: {
-          kind: string;
+          /** @enum {string} */
+          kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
           /** @enum {string} */
           source: 'static' | 'dynamic';
           details: {
@@ -4285,7 +4295,8 @@ export interface components {
           subscription: {
             price: number;
             currency: string;
-            interval: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
             renews_at: string | null;
           } | null;
         };
@@ -9294,6 +9305,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
+            subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -9377,6 +9389,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
+            subscription_status: ('active' | 'paused' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -14800,6 +14813,11 @@ export interface operations {
                 object: 'plan_change';
               }
             | {
+                /**
+                 * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+                 * @constant
+                 */
+                object: 'checkout';
                 id: string;
                 /** @enum {string} */
                 status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -15096,6 +15114,11 @@ export interface operations {
                 object: 'plan_change';
               }
             | {
+                /**
+                 * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+                 * @constant
+                 */
+                object: 'checkout';
                 id: string;
                 /** @enum {string} */
                 status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -15265,6 +15288,11 @@ export interface operations {
         content: {
           'application/json': {
             data: {
+              /**
+               * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+               * @constant
+               */
+              object: 'checkout';
               id: string;
               /** @enum {string} */
               status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -15378,6 +15406,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -15491,6 +15524,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -15622,6 +15660,11 @@ export interface operations {
         };
         content: {
           'application/json': {
+            /**
+             * @description This answer is a checkout (a plan change says `object: "plan_change"`)
+             * @constant
+             */
+            object: 'checkout';
             id: string;
             /** @enum {string} */
             status: 'created' | 'completed' | 'cancelled' | 'expired';
@@ -18704,8 +18747,10 @@ export interface operations {
               count: number;
             }[];
             offers: {
-              kind: string;
-              source: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
+              /** @enum {string} */
+              source: 'static' | 'dynamic';
               shown: number;
               accepted: number;
               declined: number;
@@ -18789,7 +18834,8 @@ export interface operations {
           'application/json': {
             step: string;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -18913,7 +18959,8 @@ export interface operations {
               };
               step: {
                 id: string;
-                type: string;
+                /** @enum {string} */
+                type: 'question' | 'text' | 'offer' | 'confirm';
                 title: string;
                 decline_label: string | null;
                 body: string | null;
@@ -18929,7 +18976,8 @@ export interface operations {
               };
               can_go_back: boolean;
               offer: {
-                kind: string;
+                /** @enum {string} */
+                kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
                 /** @enum {string} */
                 source: 'static' | 'dynamic';
                 details: {
@@ -18952,7 +19000,8 @@ export interface operations {
                 subscription: {
                   price: number;
                   currency: string;
-                  interval: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
                   renews_at: string | null;
                 } | null;
               };
@@ -19046,7 +19095,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19062,7 +19112,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19085,7 +19136,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19212,7 +19264,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19228,7 +19281,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19251,7 +19305,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19344,7 +19399,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19360,7 +19416,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19383,7 +19440,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19504,7 +19562,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19520,7 +19579,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19543,7 +19603,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19646,7 +19707,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19662,7 +19724,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19685,7 +19748,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19795,7 +19859,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19811,7 +19876,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -19834,7 +19900,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -19972,7 +20039,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -19988,7 +20056,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -20011,7 +20080,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
@@ -20131,7 +20201,8 @@ export interface operations {
             };
             step: {
               id: string;
-              type: string;
+              /** @enum {string} */
+              type: 'question' | 'text' | 'offer' | 'confirm';
               title: string;
               decline_label: string | null;
               body: string | null;
@@ -20147,7 +20218,8 @@ export interface operations {
             };
             can_go_back: boolean;
             offer: {
-              kind: string;
+              /** @enum {string} */
+              kind: 'discount' | 'downgrade' | 'pause' | 'incentive';
               /** @enum {string} */
               source: 'static' | 'dynamic';
               details: {
@@ -20170,7 +20242,8 @@ export interface operations {
               subscription: {
                 price: number;
                 currency: string;
-                interval: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
                 renews_at: string | null;
               } | null;
             };
