@@ -101,7 +101,7 @@ export const accessSchema = z.object({
   incentive: z.string().nullable(),
   offer: z.string().nullable(),
   /** The status of the account's subscription; null when it has none (GET .../subscription is 404 then). */
-  subscription_status: z.enum(['active', 'paused', 'cancelled']).nullable(),
+  subscription_status: z.enum(['active', 'paused', 'past_due', 'cancelled']).nullable(),
   addons: z.array(z.string()),
   entitlements: z.array(entry),
 });

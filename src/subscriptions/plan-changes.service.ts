@@ -19,7 +19,7 @@ import {
 } from '../payments/payments.service.js';
 import { regularPrice } from '../offers/offers.service.js';
 import { PLAN_CHANGE_TTL_MS } from '../../workflows/shared.js';
-import { refusalOf, type BillingSnapshot, type Refusal } from '../../workflows/billing-rules.js';
+import { refusalOf, type BillingSnapshot, type Refusal, type RefusalReason } from '../../workflows/billing-rules.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { AppError } from '../errors.js';
 import { type ISubscription, type PendingChange } from './subscriptions.entities.js';
@@ -31,11 +31,14 @@ import { cancelAtPeriodEnd, dropChange, withClock, appNowOf } from './lifecycle.
 /** A refusal of the actor's rules as the answer the route gives (409 with reason, pending and next steps). */
 export function refusalError(r: Refusal): AppError {
   const { status, message, reason, ...extra } = r;
-  if (status === 409) return conflict(message, { ...extra, reason: reason as Exclude<typeof reason, NotConflict> });
+  if (status === 409 && isConflictReason(reason)) return conflict(message, { ...extra, reason });
   return new AppError(status, message, { reason, ...extra }, status === 503 ? { 'Retry-After': '5' } : undefined);
 }
 /** The refusal reasons that are not 409s (a missing subscription is a 404, a late request a 503). */
-type NotConflict = 'not_subscribed' | 'expired_request' | 'not_active';
+const NOT_CONFLICTS = ['not_subscribed', 'expired_request', 'not_active'] as const;
+type NotConflict = (typeof NOT_CONFLICTS)[number];
+const isConflictReason = (r: RefusalReason): r is Exclude<RefusalReason, NotConflict> =>
+  !(NOT_CONFLICTS as readonly string[]).includes(r);
 
 /** The actor's state checks, on the row as it is: the quote answers what the change would. */
 function checkState(s: ISubscription, intent: { plan: string; replace?: boolean }) {

@@ -45,9 +45,11 @@ export type Direction = Assert<Equal<SubscriptionsChangeResponse['direction'], '
 export type Effective = Assert<Equal<SubscriptionsChangeResponse['effective'], 'now' | 'renewal'>>;
 export type Policy = Assert<Equal<SubscriptionsChangeResponse['policy'], 'prorate_now' | 'at_renewal' | 'no_proration'>>;
 export type Pending = Assert<Equal<NonNullable<Subscription['pending_change']>['effective'], 'now' | 'renewal'>>;
-export type Status = Assert<Equal<Subscription['status'], 'active' | 'paused' | 'cancelled'>>;
+export type Status = Assert<Equal<Subscription['status'], 'active' | 'paused' | 'past_due' | 'cancelled'>>;
 export type CheckoutStatus = Assert<Equal<Checkout['status'], 'created' | 'completed' | 'cancelled' | 'expired'>>;
-export type AccessSubscription = Assert<Equal<Access['subscription_status'], 'active' | 'paused' | 'cancelled' | null>>;
+export type AccessSubscription = Assert<
+  Equal<Access['subscription_status'], 'active' | 'paused' | 'past_due' | 'cancelled' | null>
+>;
 export type StepType = Assert<Equal<CancelSession['step']['type'], 'question' | 'text' | 'offer' | 'confirm'>>;
 export type OfferKind = Assert<
   Equal<NonNullable<CancelSession['offer']>['kind'], 'discount' | 'downgrade' | 'pause' | 'incentive'>

@@ -32,7 +32,7 @@ describe('409 reasons: the list the SDK is generated from is what the code gives
       'listed but given nowhere',
     ).to.deep.equal([]);
     // Spot checks: a literal, a helper's argument, a narrowed status, the account actor's refusals.
-    expect(reasons.get('same_plan')?.[0]).to.match(/subscriptions\.service\.ts:\d+$/);
+    expect(reasons.get('same_plan')?.[0]).to.match(/plan-changes\.service\.ts:\d+$/);
     expect(reasons.get('bump_owned')?.[0]).to.match(/checkouts\.service\.ts:\d+$/);
     expect(reasons.has('completed') && reasons.has('cancelled')).to.equal(true);
     expect(reasons.has('change_scheduled') && reasons.has('past_due')).to.equal(true);

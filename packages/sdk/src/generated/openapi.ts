@@ -9305,7 +9305,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            subscription_status: ('active' | 'paused' | 'cancelled') | null;
+            subscription_status: ('active' | 'paused' | 'past_due' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -9389,7 +9389,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            subscription_status: ('active' | 'paused' | 'cancelled') | null;
+            subscription_status: ('active' | 'paused' | 'past_due' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;

@@ -292,7 +292,7 @@ class Access(OfferkitModel):
     plan: AccessPlan
     incentive: str | None
     offer: str | None
-    subscription_status: Literal["active", "paused", "cancelled"] | None
+    subscription_status: Literal["active", "paused", "past_due", "cancelled"] | None
     addons: list[str]
     entitlements: list[AccessEntitlement]
 
