@@ -297,7 +297,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     if (!params.success || !body.success) return null;
     return { params: params.data as Record<string, string>, body: body.data };
   };
-  if (def.method !== 'GET') properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
+  if (writes(def)) properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
 
   const title = spec.tool
     .split('_')
