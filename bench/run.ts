@@ -722,7 +722,7 @@ async function mcpBench(base: string, app: { id: string; api_key: string; public
         jsonrpc: '2.0',
         id: ++id,
         method: 'tools/call',
-        params: { name: 'get_account_access', arguments: { accountId: account() } },
+        params: { name: 'get_account_access', arguments: { namespaceId: account() } },
       }),
     }));
   const url = new URL(base);

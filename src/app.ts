@@ -10,7 +10,7 @@ import { buildRouter, matchOf } from './http/router.js';
 import { routes as allRoutes } from './routes.js';
 import { people } from './people/better-auth.js';
 import { identityOf } from './people/workspaces.js';
-import { isMcpTransport, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
+import { isMcpTransport, mcpJsonRpcErrors, mcpOriginAllowed, mcpTransportGuard } from './security/mcp-guard.js';
 import { admissionFor } from './security/admission.js';
 import { throttleFor } from './security/throttle.js';
 
@@ -21,6 +21,8 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   // Tests hold every answer to its route's documents (response schema, replies, error schema).
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
+  // The MCP endpoint's refusals as JSON-RPC errors: outside the error handler, so it sees every refusal's answer.
+  app.use(mcpJsonRpcErrors());
   const outage = new DatabaseOutage(deps.logger, () => deps.orm.em.fork().getConnection().execute('select 1'));
   // The start-up work's own requests (the demo seed) and loopback routes (the demo's receiver) log at debug level.
   app.use(requestLifecycle(deps.logger, outage, (ctx) => deps.starting === true || matchOf(ctx)?.def?.log === 'debug'));

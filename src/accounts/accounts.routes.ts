@@ -3,7 +3,7 @@ import { effectiveAccess } from '../access/access.service.js';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { planParams, idBody } from '../catalog/catalog.schemas.js';
 import { pageQuery } from '../http/pagination.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
 
@@ -72,7 +72,7 @@ export const accountRoutes = [
       tool: 'create_account',
       about: 'The id is kept as sent; 409 if it exists.',
       use: 'Use it when a new user or team starts using the product. Returns the account.',
-      rename: { id: 'accountId' },
+      rename: { id: MCP_ACCOUNT_ARG },
       level: 'W',
     },
     tags,

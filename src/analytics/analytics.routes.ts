@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './analytics.schemas.js';
 import * as analytics from './analytics.service.js';
 import { upgradeFunnel } from './upgrades.service.js';
@@ -17,7 +17,7 @@ export const analyticsRoutes = [
       tool: 'get_usage_summary',
       about: '',
       use: 'Returns the window and one row per entitlement.',
-      rename: { namespace: 'accountId' },
+      rename: { namespace: MCP_ACCOUNT_ARG },
       level: 'R',
     },
     tags,
@@ -53,7 +53,7 @@ export const analyticsRoutes = [
       tool: 'top_accounts_by_usage',
       about: '',
       use: 'Use it to find the heaviest users (upgrade candidates). Returns the window and the accounts, most usage first.',
-      rename: { namespace: 'accountId' },
+      rename: { namespace: MCP_ACCOUNT_ARG },
       level: 'R',
     },
     tags,
@@ -72,7 +72,7 @@ export const analyticsRoutes = [
     mcp: {
       tool: 'get_usage_timeseries',
       use: 'Use it for trends. Returns the window and the buckets.',
-      rename: { namespace: 'accountId' },
+      rename: { namespace: MCP_ACCOUNT_ARG },
       level: 'R',
     },
     tags,
@@ -92,7 +92,7 @@ export const analyticsRoutes = [
       tool: 'list_usage_events',
       about: '',
       use: 'Returns the events.',
-      rename: { namespace: 'accountId' },
+      rename: { namespace: MCP_ACCOUNT_ARG },
       level: 'R',
     },
     tags,

@@ -103,6 +103,7 @@ export const incentiveRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'attach_incentive_entitlement',
+      rename: { id: 'entitlementId' },
       use: 'Use it to raise a limit for accounts with the incentive. Returns the incentive.',
       level: 'W',
     },
@@ -155,7 +156,7 @@ export const incentiveRoutes = [
     path: '/apps/:appId/incentives/:incentiveId/addons',
     sdk: 'incentives.attachAddon',
     auth: ['S'],
-    mcp: { tool: 'attach_incentive_addon', use: 'Returns the incentive.', level: 'W' },
+    mcp: { tool: 'attach_incentive_addon', use: 'Returns the incentive.', level: 'W', rename: { id: 'addonId' } },
     tags: incs,
     summary: 'Add an add-on to an incentive',
     params: S.incentiveParams,

@@ -163,6 +163,7 @@ export const planRoutes = [
     auth: ['S'],
     mcp: {
       tool: 'attach_plan_entitlement',
+      rename: { id: 'entitlementId' },
       about: '',
       use: "Use it to give a plan's accounts a feature or a usage limit. Returns the plan.",
       level: 'W',
@@ -218,7 +219,7 @@ export const planRoutes = [
     path: '/apps/:appId/plans/:planId/addons',
     sdk: 'plans.attachAddon',
     auth: ['S'],
-    mcp: { tool: 'attach_plan_addon', use: 'Returns the plan.', level: 'W' },
+    mcp: { tool: 'attach_plan_addon', use: 'Returns the plan.', level: 'W', rename: { id: 'addonId' } },
     tags: plans,
     summary: 'Attach an add-on to a plan',
     params: S.planParams,

@@ -95,6 +95,12 @@ export interface ReplyDoc {
  * MCP exposure: the route is also a tool of each app's MCP server. Everything else about the tool
  * (description, input schema, the call itself) is derived from the route.
  */
+/**
+ * The account id's name in every MCP tool's arguments, resource template and prompt: `namespaceId`, as the spec's MCP
+ * section names it (rule 4: "with the account id as `namespaceId`"; its tool table: `/namespaces/:namespaceId`).
+ */
+export const MCP_ACCOUNT_ARG = 'namespaceId';
+
 export interface McpTool {
   /** The tool name of the spec's tool table. */
   tool: string;
@@ -115,8 +121,10 @@ export interface McpTool {
   /** Only these body fields are offered. */
   only?: string[];
   /**
-   * Query or body fields the tool's arguments name otherwise, so one thing has one name across tools (the account
-   * id is `accountId`, as in the paths): `{ namespace: 'accountId' }`. REST and the SDK keep the route's names.
+   * Query or body fields the tool's arguments name otherwise, so one thing has one name across tools: the account id
+   * is `namespaceId` (the spec's name; the path parameter `accountId` is renamed by the MCP layer itself), and a body
+   * `id` naming another record takes the name its sibling tools give it (`{ id: 'entitlementId' }`). REST and the
+   * SDK keep the route's names; errors name the tool's argument.
    */
   rename?: Record<string, string>;
   /** The whole body is taken from this argument (merge_plan_meta's `meta`). */
@@ -125,6 +133,12 @@ export interface McpTool {
   redact?: string[];
   /** Calls URLs outside the service (webhook endpoints, the payment provider): a dry run describes the call. */
   openWorld?: boolean;
+  /**
+   * What a call that reaches outside (`openWorld`, without `spends`) would do, for its dry run: the route's lookups
+   * (a missing record's 404, a state's 409) as the route makes them, then a sentence saying what would be sent where.
+   * Runs after the route's guards and validation; makes no call and changes nothing.
+   */
+  preview?: (ctx: Ctx, params: Record<string, string>, body: unknown) => Promise<string>;
   /**
    * Money the call starts (a checkout or a plan change), from its parsed input: counted against an MCP connection's
    * spend cap, and what a dry run describes instead of calling the payment provider. Throws the route's own error

@@ -25,6 +25,9 @@ export function requestOrigin(ctx: Context, deps: Deps): string {
   return `${ctx.protocol}://${ctx.host}`;
 }
 
+/** The 400 of a body that is not JSON (the MCP endpoint answers it as JSON-RPC's parse error, -32700). */
+export const INVALID_JSON_BODY = 'Invalid JSON body';
+
 function jsonBody(limit: string, form = false): Middleware {
   const parse = bodyParser({
     enableTypes: form ? ['json', 'form'] : ['json'],
@@ -37,7 +40,7 @@ function jsonBody(limit: string, form = false): Middleware {
         throw new AppError(413, `Request body too large (limit ${limit})`);
       if (err.status === 415 || err.type === 'encoding.unsupported')
         throw new AppError(415, 'Unsupported body encoding');
-      throw new AppError(400, 'Invalid JSON body');
+      throw new AppError(400, INVALID_JSON_BODY);
     },
   });
   return async (ctx, next) => {
@@ -110,6 +113,11 @@ export async function runRoute(
      * tool call): the key is not checked again on a route of that app that takes it.
      */
     secretOf?: IApp;
+    /**
+     * Run in place of the route's handler, after its authentication, guards and validation (an MCP dry run of a call
+     * that reaches outside: the route's own checks, then a description instead of the call).
+     */
+    handler?: (scope: Scope<Record<string, string>, unknown, unknown>) => Promise<Reply>;
   },
   deps: Deps,
 ): Promise<Reply> {
@@ -187,8 +195,9 @@ export async function runRoute(
   const key = idempotencyKeyOf(def, { ...parsed, caller, appId: app?.id ?? null }, scope.headers);
   scope.idempotency = key;
   const reply = await withIdempotency(em, def, key, async () => {
+    const handler = (input.handler ?? def.handler) as (s: never) => unknown;
     const result = await Promise.resolve()
-      .then(() => def.handler(scope as never))
+      .then(() => handler(scope as never))
       .catch((err: unknown) => {
         // The database went away after this request's change committed (a read for the answer, a second step): the
         // change is there, so the answer must not say it is not.

@@ -1,7 +1,6 @@
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { errorSchema } from '../http/contract.js';
 import { AppError, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
@@ -66,8 +65,13 @@ const rpcResult = z.object({ jsonrpc: z.literal('2.0'), id: rpcId, result: z.rec
 const rpcResponse = z.union([rpcResult, rpcError]);
 /** The answer to a request, or to a batch (one entry per request in it). */
 const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
-/** The transport refuses a message it cannot take with a JSON-RPC error; validation answers `{ error }`. */
-const refused = (description: string) => ({ description, schema: z.union([errorSchema, rpcError]) });
+/**
+ * Every refusal of the endpoint is a JSON-RPC error (src/security/mcp-guard.ts, `mcpJsonRpcErrors`), as MCP clients
+ * read it: -32700 for a body that is not JSON, -32600 for one that is not a message the server takes, -32000 for the
+ * transport's and the app's refusals (the server turned off, a Host, Origin or Accept it does not take), -32603 for
+ * a fault. Only the 401 keeps `{ error }` (the spec's Authentication section) with its `WWW-Authenticate`.
+ */
+const refused = (description: string) => ({ description, schema: rpcError });
 
 type Message = { method?: string; params?: Record<string, unknown> };
 
@@ -159,7 +163,9 @@ async function handleMcp(
     elicits &&
     tool?.annotations.destructiveHint === true &&
     args.dry_run !== true &&
-    denial(tool, settings, context.level) === null
+    denial(tool, settings, context.level) === null &&
+    // Arguments the call refuses are answered (400) without asking the person about a call that cannot run.
+    tool.argumentError(args) === null
   ) {
     const stream = new PassThrough();
     void confirmThenCall(stream, context, tool, args, parsed, s, who).catch((err: unknown) => {
@@ -185,15 +191,36 @@ const refusal = (status: number, code: number, message: string) =>
 const MAX_BATCH = 100;
 
 /**
+ * The protocol version a request speaks: its `Mcp-Protocol-Version` header, which a client MUST send after
+ * initialization from 2025-06-18 on; without it, 2025-03-26, as MCP's transport page tells a server to assume.
+ */
+export const requestProtocolVersion = (header: string | undefined) => header ?? '2025-03-26';
+
+/** The first protocol version without JSON-RPC batches (2025-03-26 added them; 2025-06-18 removed them). */
+export const BATCHES_REMOVED_IN = '2025-06-18';
+
+/**
  * The checks the SDK's streamable HTTP transport makes on a POST before it hands the messages on, beside the route's
  * own schema (which took the body as JSON-RPC messages): the batch's size, `initialize` alone, and the
- * `Mcp-Protocol-Version` header after initialization. A refusal, or the messages.
+ * `Mcp-Protocol-Version` header after initialization. A batch is taken only in the protocol versions that had them
+ * (2025-03-26, and 2024-11-05's JSON-RPC 2.0): from 2025-06-18 on it is an Invalid Request. A refusal, or the
+ * messages.
  */
 function transportChecks(
   body: z.output<typeof mcpBody>,
   version: string | undefined,
 ): { refused: Reply<z.input<typeof mcpAnswer>> } | { messages: JSONRPCMessage[] } {
   const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+  const speaks = requestProtocolVersion(version);
+  if (Array.isArray(body) && SUPPORTED_PROTOCOL_VERSIONS.includes(speaks) && speaks >= BATCHES_REMOVED_IN)
+    return {
+      refused: refusal(
+        400,
+        -32600,
+        `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${speaks} (they were removed in ` +
+          `${BATCHES_REMOVED_IN}); send one message per request`,
+      ),
+    };
   if (messages.length > MAX_BATCH)
     return { refused: refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`) };
   if (messages.some((m) => 'method' in m && m.method === 'initialize')) {
@@ -264,7 +291,11 @@ async function confirmThenCall(
     result: text,
     durationMs: 0,
   });
-  stream.end(sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], isError: true } }));
+  // Structured as every tool error is (`{ error, status }`, matching the tool's output schema), with the reason.
+  const structuredContent = { error: text, status: 403, reason: 'not_confirmed' };
+  stream.end(
+    sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], structuredContent, isError: true } }),
+  );
 }
 
 const notAllowed = () => {
@@ -288,22 +319,31 @@ export const mcpRoutes = [
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
     description:
-      'One JSON-RPC message or a batch per request; notifications get an empty 202. Protocol versions 2025-11-25, ' +
-      '2025-06-18, 2025-03-26 and 2024-11-05. ' +
+      'One JSON-RPC message per request; a batch only under protocol versions 2025-03-26 and 2024-11-05 (the ' +
+      '`Mcp-Protocol-Version` header, 2025-03-26 when it is absent): from 2025-06-18 on a batch is refused with ' +
+      '-32600. Notifications get an empty 202. Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05. ' +
       'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls ' +
       'are logged under it. ' +
-      'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; 403 while the server is ' +
-      'turned off. A destructive tool called by a client that declared elicitation is answered as an event stream: ' +
+      'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; every other refusal is a ' +
+      'JSON-RPC error (-32700 not JSON, -32600 not a message the server takes, -32000 with 403 while the server is ' +
+      'turned off). A destructive tool called by a client that declared elicitation is answered as an event stream: ' +
       '`elicitation/create` first, then the result once the person confirms (their answer is POSTed here).',
     params: appIdParams,
     body: mcpBody,
-    errors: [403],
     response: mcpAnswer,
     replies: {
       202: { description: 'Notifications and responses only: accepted, no body' },
-      400: refused('Not a JSON-RPC message the server takes'),
-      406: refused('The Accept header does not take application/json and text/event-stream'),
-      415: refused('Not JSON'),
+      400: refused(
+        'Not JSON (-32700), or not a JSON-RPC message the server takes (-32600: not a message, `initialize` beside ' +
+          'another message, a batch under protocol version 2025-06-18 or later, an unsupported version)',
+      ),
+      403: refused("The app's MCP server is turned off, or a Host or Origin that may not call it (-32000)"),
+      404: refused('The app does not exist (-32000)'),
+      406: refused('The Accept header does not take application/json (-32000)'),
+      413: refused('Request body too large (-32000)'),
+      415: refused('Not JSON: Content-Type must be application/json (-32000)'),
+      500: refused('A fault of the service (-32603)'),
+      503: refused('The database cannot be reached; retry after `Retry-After` seconds (-32000)'),
       429: {
         description:
           'Throttled (the per-connection request rate): a JSON-RPC error per request with `data.retry_after` ' +

@@ -1,3 +1,5 @@
+import { MCP_ACCOUNT_ARG } from '../http/route.js';
+
 /** The four prompts: each expands to one user message naming the tools to use. */
 export const PROMPTS = [
   {
@@ -12,7 +14,7 @@ export const PROMPTS = [
     name: 'investigate_account',
     title: 'Investigate an account',
     description: "Explain an account's plan, incentive, add-ons, usage and recent events",
-    arguments: [{ name: 'accountId', description: 'The account id', required: true }],
+    arguments: [{ name: MCP_ACCOUNT_ARG, description: 'The account id', required: true }],
   },
   {
     name: 'launch_incentive',
@@ -46,7 +48,8 @@ export function promptMessage(name: string, args: Record<string, string>) {
       break;
     case 'investigate_account':
       text =
-        `Investigate the account ${JSON.stringify(args.accountId)}. Call get_account, get_account_access and get_account_usage, ` +
+        `Investigate the account ${JSON.stringify(args[MCP_ACCOUNT_ARG])}. Call get_account, get_account_access and ` +
+        `get_account_usage with ${MCP_ACCOUNT_ARG} ${JSON.stringify(args[MCP_ACCOUNT_ARG])}, ` +
         'then list_usage_events and list_events for its recent history, and get_plan for its plan. Explain its ' +
         'plan, incentive, add-ons, usage against each limit, and anything unusual.';
       break;

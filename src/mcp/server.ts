@@ -17,32 +17,20 @@ import {
   McpError,
   ErrorCode,
   ReadResourceRequestSchema,
+  PingRequestSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { createRequire } from 'node:module';
 import { AppError } from '../errors.js';
-import { isDatabaseUnavailable, isOutcomeUnknown } from '../db/unavailable.js';
-import { DATABASE_RETRY_AFTER_S, databaseUnavailableBody } from '../http/middleware.js';
 import { logCall } from './calls.js';
-import type { Level } from './mcp.entities.js';
 import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';
 import { PROMPTS, promptMessage } from './prompts.js';
-import type { McpSettingsView } from './settings.js';
-import { denial, type Tool, type ToolCallContext } from './tools.js';
-import { rolledBack } from '../db/transaction.js';
-import { lazyFork } from '../db/lazy-em.js';
-import type { Guardrails } from './mcp.entities.js';
-import {
-  capRefusal,
-  chargesOf,
-  currencyRefusal,
-  giveBack,
-  takeFromCap,
-  usedOf,
-  type Charge,
-  type Holder,
-} from './guardrails.js';
+import { denial } from './tools.js';
+import { refusal, runTool, type McpRequestContext, type Outcome } from './run-tool.js';
+
+export type { McpRequestContext } from './run-tool.js';
 import { decodeComponent } from '../http/validate.js';
+import { MCP_ACCOUNT_ARG } from '../http/route.js';
 
 const require = createRequire(import.meta.url);
 const { version } = require('../../package.json') as { version: string };
@@ -53,161 +41,11 @@ export const INSTRUCTIONS =
   'list_entitlements, ' +
   'list_addons and list_incentives) so you use existing ids. Before creating, changing or deleting anything, tell ' +
   'the user ' +
-  'exactly what you are about to do and wait for their confirmation. Account ids are called accountId, as in the REST paths. ' +
+  'exactly what you are about to do and wait for their confirmation. The account id is the argument namespaceId in ' +
+  'every tool (the REST paths call it accountId). ' +
   'Every write tool takes dry_run: true, which answers what the call would do (its result or its refusal) and does nothing.';
 
-export interface McpRequestContext extends ToolCallContext {
-  settings: McpSettingsView;
-  /** The OAuth connection's level; null for the secret and admin keys (everything allowed). */
-  level: Level | null;
-  connectionId: string | null;
-  /** The tools of the route table the request is served from. */
-  tools: Tool[];
-  /** Who holds the caps (the OAuth connection, or the app's key-based use) and the caps it holds. */
-  holder: Holder;
-  guardrails: Guardrails;
-}
-
 const toolNamed = (ctx: McpRequestContext, name: string) => ctx.tools.find((t) => t.name === name);
-
-/**
- * A tool's outcome as the client sees it: the route's JSON as text and as `structuredContent`, or
- * `Error <status>: <message>`. An error whose body says more than its code (a 402's `message` names the upgrade
- * and its link) shows that message, and its whole body (offer, prices, `checkout_url`) is the structured content.
- */
-export interface Outcome {
-  status: number;
-  isError: boolean;
-  text: string;
-  structured?: Record<string, unknown>;
-  /** `structured` as JSON, when it is already at hand (the text, a success's route answer). */
-  structuredJson?: string;
-}
-
-/** The caps a call counts against (its spend is quoted only when there is a spend cap, or for a dry run). */
-async function chargesFor(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext, quote?: McpSpendQuote) {
-  const spend = quote ?? (ctx.guardrails.spend_cap ? await tool.spends(args, ctx) : null);
-  const charges = chargesOf(ctx.guardrails, spend, tool.records(args));
-  if (!Array.isArray(charges)) throw currencyRefusal(ctx.app.id, ctx.holder, ctx.guardrails, charges.wrongCurrency);
-  return charges;
-}
-type McpSpendQuote = Awaited<ReturnType<Tool['spends']>>;
-
-/** A refusal's outcome: `Error <status>: <message>`; a 402's or a cap's body is the structured content. */
-function failure(err: AppError): Outcome {
-  const detail = typeof err.extra?.message === 'string' ? err.extra.message : err.message;
-  const structured = err.status === 402 || err.extra?.cap_reached !== undefined;
-  return {
-    status: err.status,
-    isError: true,
-    text: `Error ${err.status}: ${detail}`,
-    ...(structured ? { structured: { error: err.message, ...err.extra } } : {}),
-  };
-}
-
-/**
- * A dry run: what the call would do, with nothing done. Calls that reach outside (the payment provider, a webhook
- * URL) are described (with their quote, checked against the caps); the others run through their route in a
- * transaction that is rolled back (no outbox, events or workflows survive it). Either way the caps are only read.
- */
-async function dryRun(tool: Tool, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
-  const said = (would: Record<string, unknown>, text: string): Outcome => ({
-    status: 200,
-    isError: false,
-    text: `Dry run, nothing was done. ${text}`,
-    structured: { dry_run: would },
-  });
-  const refused = (err: AppError, what: string) => {
-    const f = failure(err);
-    return said(
-      { would: 'fail', status: err.status, error: f.structured ?? { error: err.message, ...err.extra } },
-      `${what}the call would be refused: ${f.text}`,
-    );
-  };
-  try {
-    const quote = await tool.spends(args, ctx);
-    for (const c of await chargesFor(tool, args, ctx, quote)) {
-      const used = await usedOf(ctx.deps.orm.em.fork(), ctx.app.id, ctx.holder, c);
-      if (used + c.amount > c.limit) return refused(capRefusal(ctx.app.id, ctx.holder, c, used), '');
-    }
-    if (tool.reachesOut) {
-      const description =
-        quote?.description ??
-        `Would call ${tool.route.method} ${tool.route.path} (${tool.route.summary ?? tool.name}), which reaches ` +
-          'outside offerkit (a webhook URL or the payment provider), so a dry run does not make the call.';
-      return said(
-        { would: 'call', description, ...(quote ? { amount: quote.amount, currency: quote.currency } : {}) },
-        description,
-      );
-    }
-    const records = tool.records(args);
-    const { status, body } = await rolledBack(ctx.deps.orm.em.fork(), (em) => tool.call(args, ctx, em));
-    const counted =
-      records && body && typeof body === 'object' && 'count' in body
-        ? `Would record ${records.amount} of ${records.entitlementId}; the count would become ${String(body.count)}. `
-        : '';
-    const answer = body === null || body === undefined ? '(no body)' : JSON.stringify(body);
-    return said(
-      { would: 'succeed', status, result: tool.structured(body) ?? null },
-      `${counted}The call would succeed (${status}) and answer: ${answer}`,
-    );
-  } catch (err) {
-    if (!(err instanceof AppError)) throw err;
-    const records = tool.records(args);
-    const limit = err.extra?.entitlement as { usage?: number; max?: number } | undefined;
-    const counted =
-      err.status === 402 && records && typeof limit?.usage === 'number'
-        ? `Would record ${records.amount} of ${records.entitlementId}; the count would become ` +
-          `${limit.usage + records.amount} of ${limit.max}, so `
-        : '';
-    return refused(err, counted);
-  }
-}
-
-async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
-  const { dry_run: dry, ...args } = rawArgs;
-  const taken: Charge[] = [];
-  // Forked only if a cap is taken: a fork costs more CPU than a read tool's own statement (src/db/lazy-em.ts).
-  const em = lazyFork(ctx.deps.orm.em);
-  try {
-    if (dry !== undefined && typeof dry !== 'boolean') throw new AppError(400, 'dry_run: expected true or false');
-    if (dry === true && tool.writes) return await dryRun(tool, args, ctx);
-    // Each cap is taken before the call, in one statement that refuses to pass it, and given back when it fails.
-    // A read tool spends and records nothing, so it has no caps to look up.
-    for (const c of tool.writes ? await chargesFor(tool, args, ctx) : []) {
-      const used = await takeFromCap(em, ctx.app.id, ctx.holder, c);
-      if (used !== null) throw capRefusal(ctx.app.id, ctx.holder, c, used);
-      taken.push(c);
-    }
-    const { status, body } = await tool.call(args, ctx);
-    taken.length = 0;
-    const text = body === null || body === undefined ? '' : JSON.stringify(body);
-    const structured = tool.structured(body);
-    // The structured content is the body (or the body under `data`): its JSON is the text's.
-    const structuredJson =
-      structured === undefined
-        ? undefined
-        : structured === body
-          ? text
-          : Object.keys(structured).length === 1 && structured.data === body
-            ? `{"data":${text}}`
-            : undefined;
-    return { status, isError: false, text, structured, structuredJson };
-  } catch (err) {
-    // What the call may have spent stays spent while its outcome is unknown; a cap given back later than it could be
-    // (the database is away) only errs toward less.
-    if (!isOutcomeUnknown(err))
-      for (const c of taken) await giveBack(em, ctx.app.id, ctx.holder, c).catch(() => undefined);
-    if (err instanceof AppError) return failure(err);
-    if (isDatabaseUnavailable(err)) {
-      // As over REST: a 503 the agent can retry, saying when the change may have been applied.
-      const body = databaseUnavailableBody(err, tool.writes ? 'POST' : 'GET');
-      return { status: 503, isError: true, text: `Error 503: ${body.error} (retry after ${DATABASE_RETRY_AFTER_S} s)` };
-    }
-    ctx.deps.logger.error({ err, requestId: ctx.requestId, tool: tool.name }, 'MCP tool failed');
-    return { status: 500, isError: true, text: 'Error 500: Internal server error' };
-  }
-}
 
 interface ResourceDef {
   uri: string;
@@ -259,7 +97,7 @@ const RESOURCES: ResourceDef[] = [
 ];
 
 const ACCOUNT_TEMPLATE = {
-  uriTemplate: 'offer://accounts/{accountId}',
+  uriTemplate: `offer://accounts/{${MCP_ACCOUNT_ARG}}`,
   name: 'account',
   description: "An account's resolved plan, incentive, add-ons and live usage",
   tools: ['get_account', 'get_account_access', 'get_account_usage'],
@@ -284,6 +122,19 @@ async function callTool(name: string, args: Record<string, unknown>, ctx: McpReq
 }
 
 /**
+ * A tool the server does not have is a protocol error (JSON-RPC -32602, as MCP's tools page words it), not a tool
+ * result: there is no tool whose output schema it could match.
+ */
+const unknownTool = (name: string) =>
+  new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name} (tools/list names the tools this connection can call)`);
+
+/** A JSON-RPC error answer, as text, for a request the plain path answers. */
+const rpcErrorJson = (id: string, err: unknown) =>
+  err instanceof McpError
+    ? `{"jsonrpc":"2.0","id":${id},"error":{"code":${err.code},"message":${JSON.stringify(err.message)}}}`
+    : `{"jsonrpc":"2.0","id":${id},"error":{"code":${ErrorCode.InternalError},"message":"Internal error"}}`;
+
+/**
  * `callTool`'s result as JSON text, the route's answer serialized once: its JSON is the text block's string and,
  * as it is, the structured content (a list under `data`), instead of the object serialized a second time.
  */
@@ -301,11 +152,12 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
   const started = performance.now();
   const tool = toolNamed(ctx, name);
   let outcome: Outcome;
-  if (!tool) outcome = { status: 404, isError: true, text: `Error 404: Unknown tool ${name}` };
+  if (!tool) outcome = refusal(404, `Unknown tool ${name}`);
   else {
     const reason = denial(tool, ctx.settings, ctx.level);
-    outcome = reason ? { status: 403, isError: true, text: `Error 403: ${reason}` } : await runTool(tool, args, ctx);
+    outcome = reason ? refusal(403, reason) : await runTool(tool, args, ctx);
   }
+  // Logged all the same (an agent calling a tool that is not there is worth an operator's look).
   logCall(ctx.deps.orm, ctx.deps.logger, {
     appId: ctx.app.id,
     connectionId: ctx.connectionId,
@@ -316,6 +168,7 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
     result: outcome.text,
     durationMs: performance.now() - started,
   });
+  if (!tool) throw unknownTool(name);
   return outcome;
 }
 
@@ -428,13 +281,14 @@ function buildMcpServer(): Server {
     try {
       if (def) data = await def.read(ctx, {});
       else {
-        const accountId = decodeComponent(account![1]);
-        if (accountId === null || accountId.includes('\u0000'))
+        const id = decodeComponent(account![1]);
+        if (id === null || id.includes('\u0000'))
           throw new McpError(ErrorCode.InvalidParams, `Unknown resource ${uri}`);
+        const args = { [MCP_ACCOUNT_ARG]: id };
         const [detail, access, usage] = [
-          await viaTool('get_account', { accountId }, ctx),
-          await viaTool('get_account_access', { accountId }, ctx),
-          await viaTool('get_account_usage', { accountId }, ctx),
+          await viaTool('get_account', args, ctx),
+          await viaTool('get_account_access', args, ctx),
+          await viaTool('get_account_usage', args, ctx),
         ];
         data = { account: detail, access, usage };
       }
@@ -511,8 +365,8 @@ export async function answerPlainCall(messages: JSONRPCMessage[], ctx: McpReques
   try {
     return `{"jsonrpc":"2.0","id":${id},"result":${await callToolJson(p.name, p.arguments ?? {}, ctx)}}`;
   } catch (err) {
-    ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
-    return `{"jsonrpc":"2.0","id":${id},"error":{"code":${ErrorCode.InternalError},"message":"Internal error"}}`;
+    if (!(err instanceof McpError)) ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
+    return rpcErrorJson(id, err);
   }
 }
 
@@ -534,11 +388,56 @@ export async function dispatch(messages: JSONRPCMessage[], ctx: McpRequestContex
     try {
       return [{ jsonrpc: '2.0', id: m.id, result: await callTool(p.name, p.arguments ?? {}, ctx) }];
     } catch (err) {
+      if (err instanceof McpError)
+        return [{ jsonrpc: '2.0', id: m.id, error: { code: err.code, message: err.message } }];
       ctx.deps.logger.error({ err, requestId: ctx.requestId }, 'MCP tools/call failed');
       return [{ jsonrpc: '2.0', id: m.id, error: { code: ErrorCode.InternalError, message: 'Internal error' } }];
     }
   }
-  return transport.deliver(messages, extra);
+  // Params a method's request schema refuses are JSON-RPC's -32602 (the SDK would answer -32603, an internal error,
+  // for a request it could not parse), each under its own id; the rest go to the SDK's server.
+  const refused = messages.map(invalidParams);
+  const answers = await transport.deliver(
+    messages.filter((_, i) => !refused[i]),
+    extra,
+  );
+  return messages.flatMap((m, i) => refused[i] ?? (isRequest(m) ? [answers.shift()!] : []));
+}
+
+/** The SDK's request schema of each method this server answers. */
+const REQUEST_SCHEMAS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } } }> =
+  {
+    initialize: InitializeRequestSchema,
+    ping: PingRequestSchema,
+    'tools/list': ListToolsRequestSchema,
+    'tools/call': CallToolRequestSchema,
+    'resources/list': ListResourcesRequestSchema,
+    'resources/templates/list': ListResourceTemplatesRequestSchema,
+    'resources/read': ReadResourceRequestSchema,
+    'prompts/list': ListPromptsRequestSchema,
+    'prompts/get': GetPromptRequestSchema,
+  };
+
+const isRequest = (m: JSONRPCMessage) => 'method' in m && 'id' in m && m.id !== undefined;
+
+/** A request whose params its method's schema refuses: the -32602 answer naming the first problem; else null. */
+function invalidParams(m: JSONRPCMessage): JSONRPCMessage[] | null {
+  if (!isRequest(m)) return null;
+  const { method, id } = m as { method: string; id: RequestId };
+  const parsed = REQUEST_SCHEMAS[method]?.safeParse(m);
+  if (!parsed || parsed.success) return null;
+  const issue = parsed.error!.issues[0] as { path: PropertyKey[]; message: string };
+  const at = issue.path.map(String).join('.');
+  return [
+    {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code: ErrorCode.InvalidParams,
+        message: `Invalid params for ${method}: ${at ? `${at}: ` : ''}${issue.message}`,
+      },
+    },
+  ];
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);

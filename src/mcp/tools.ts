@@ -4,17 +4,22 @@ import type { IApp } from '../apps/apps.entities.js';
 import { AppError } from '../errors.js';
 import { checkAnswer } from '../http/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { writes } from '../http/guard.js';
+import { writes as isWrite } from '../http/guard.js';
 import type { McpSpend, McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
-import { limitReachedSchema } from '../usage/upgrade.js';
+import { ctxOf, MCP_ACCOUNT_ARG, Reply } from '../http/route.js';
+import { outputOf } from './output-schemas.js';
 import type { Level } from './mcp.entities.js';
 import { covers, type McpSettingsView } from './settings.js';
 
 const LEVEL: Record<McpTool['level'], Level> = { R: 'read', W: 'write', F: 'full' };
 
-/** Path parameters keep the route's names (`accountId`, `planId`, ...), as in the REST paths and the SDK. */
-const argName = (param: string) => param;
+/**
+ * The account id is `namespaceId` in every tool (the spec's MCP rule 4 and its tool table,
+ * `/namespaces/:namespaceId`); the other path parameters keep the route's names (`planId`, `entitlementId`, ...).
+ */
+const PATH_ARGS: Record<string, string> = { accountId: MCP_ACCOUNT_ARG };
+const argName = (param: string) => PATH_ARGS[param] ?? param;
 
 type JsonSchema = Record<string, unknown> & {
   properties?: Record<string, unknown>;
@@ -22,9 +27,9 @@ type JsonSchema = Record<string, unknown> & {
   $defs?: Record<string, unknown>;
 };
 
-function toJson(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
+function toJson(schema: z.ZodType): JsonSchema {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
-    io,
+    io: 'input',
     target: 'draft-07',
     unrepresentable: 'any',
   }) as JsonSchema;
@@ -38,14 +43,10 @@ function toJson(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema
  */
 const isEmptyObject = (v: unknown) => !!v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length;
 
-function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
-  if (Array.isArray(node)) return node.map((n) => forModel(n, depth, maxDepth));
+function forModel(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map((n) => forModel(n));
   if (!node || typeof node !== 'object') return node;
   const src = node as Record<string, unknown>;
-  if (depth > maxDepth) {
-    const types = [src, ...((src.anyOf as Record<string, unknown>[] | undefined) ?? [])].flatMap((n) => n.type ?? []);
-    return types.length ? { type: types.length === 1 ? types[0] : [...new Set(types)] } : {};
-  }
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(src)) {
     if (k === 'pattern' || k === 'format' || k === 'propertyNames') continue;
@@ -55,12 +56,10 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
       continue;
     if ((k === 'maximum' || k === 'minimum') && typeof v === 'number' && Math.abs(v) >= Number.MAX_SAFE_INTEGER)
       continue;
-    // An output schema names the fields and their types: bounds and `required` are the input's business.
-    if (maxDepth !== Infinity && /^(max|min)(Length|imum|Items)$|^required$|^description$/.test(k)) continue;
     if (k === 'properties' && v && typeof v === 'object')
-      out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, forModel(p, depth + 1, maxDepth)]));
-    else if (k === 'items' || k === 'additionalProperties') out[k] = forModel(v, depth + 1, maxDepth);
-    else if (k === 'anyOf' || k === 'oneOf') out[k] = (v as unknown[]).map((n) => forModel(n, depth, maxDepth));
+      out[k] = Object.fromEntries(Object.entries(v).map(([name, p]) => [name, forModel(p)]));
+    else if (k === 'items' || k === 'additionalProperties') out[k] = forModel(v);
+    else if (k === 'anyOf' || k === 'oneOf') out[k] = (v as unknown[]).map((n) => forModel(n));
     else out[k] = v;
   }
   // A value the description says what happens without (`Omitted: ...`) needs no `default` beside it.
@@ -77,50 +76,6 @@ function forModel(node: unknown, depth = 0, maxDepth = Infinity): unknown {
     }
   }
   return out;
-}
-
-/**
- * An output schema names the result's fields (`{}` each, typed by nothing: the values say their types, and a model
- * reads names), a list's items' fields, and one level below a field where the result's meaning lies there (the 402
- * body's `offer.checkout_url`). Descriptions, bounds and `required` are the input's business.
- */
-function fieldsOf(node: unknown, depth: number): Record<string, unknown> {
-  const src = (node ?? {}) as JsonSchema & { items?: unknown; anyOf?: unknown[] };
-  const object = [src, ...((src.anyOf as JsonSchema[] | undefined) ?? [])].find((n) => n.properties);
-  if (object)
-    return {
-      properties: Object.fromEntries(
-        Object.entries(object.properties!).map(([k, v]) => [k, depth > 0 ? fieldsOf(v, depth - 1) : {}]),
-      ),
-    };
-  if (src.items && depth > 0) {
-    const items = fieldsOf(src.items, depth - 1);
-    return Object.keys(items).length ? { items } : {};
-  }
-  return {};
-}
-
-/**
- * A tool's output schema, from its route's response schema, kept short: the result's fields by name, and for a
- * list (or a page's `data`) its items' fields. MCP's structured content is an object, so a list or another
- * non-object answer is given under `data`. A route that can answer 402 also admits the 402 body (with the offer's
- * fields, `checkout_url` among them), which is then the structured content.
- */
-function outputOf(def: RouteDef): { schema: Tool['outputSchema']; wrap: boolean } {
-  if (!def.response) throw new Error(`MCP tool on ${def.method} ${def.path}: the route has no response schema`);
-  const full = toJson(def.response, 'output');
-  const wrap = full.type !== 'object';
-  let success: Record<string, unknown>;
-  if (full.type === 'array') success = { properties: { data: fieldsOf(full, 1) } };
-  else if (wrap) success = { properties: { data: {} } };
-  else {
-    success = fieldsOf(full, 0);
-    const data = full.properties?.data as JsonSchema | undefined;
-    if (data?.type === 'array') (success.properties as Record<string, unknown>).data = fieldsOf(data, 1);
-  }
-  if (!def.errors?.includes(402)) return { schema: { type: 'object', ...success }, wrap };
-  const limit = fieldsOf(toJson(limitReachedSchema, 'output'), 1);
-  return { schema: { type: 'object', anyOf: [success, limit] }, wrap };
 }
 
 /**
@@ -151,12 +106,6 @@ function forTool(node: unknown, method: string): unknown {
 const shapeOf = (schema: z.ZodType | undefined) =>
   (schema as unknown as { shape?: Record<string, z.ZodType> } | undefined)?.shape;
 
-export interface ToolResult {
-  status: number;
-  isError: boolean;
-  text: string;
-}
-
 export interface ToolCallContext {
   deps: Deps;
   app: IApp;
@@ -174,10 +123,14 @@ export interface Tool {
     type: 'object';
     properties: Record<string, unknown>;
     required?: string[];
+    additionalProperties: false;
     $defs?: Record<string, unknown>;
   };
-  /** The route's response schema as JSON Schema (lists under `data`; with the 402 body where the route has one). */
-  outputSchema: { type: 'object'; [key: string]: unknown };
+  /**
+   * Every structured content the tool answers, typed to its fields (src/mcp/output-schemas.ts): the route's answer
+   * (a list under `data`), the 402 body where the route has one, a refusal, and a dry run for a write tool.
+   */
+  outputSchema: { type: 'object'; anyOf: Record<string, unknown>[] };
   /** The structured content of a successful result (the route's JSON, a list under `data`). */
   structured(body: unknown): Record<string, unknown> | undefined;
   annotations: {
@@ -188,6 +141,12 @@ export interface Tool {
   };
   /** Whether the tool changes something (it takes `dry_run`). */
   writes: boolean;
+  /**
+   * Why these arguments cannot make a call (an argument the tool does not take, a path parameter missing or not a
+   * string, a query value that is not one), as the 400 the call answers; null when they can. The route checks the
+   * rest and its 400 names the tool's argument.
+   */
+  argumentError(args: Record<string, unknown>): AppError | null;
   /** Money the call would start (a checkout or plan change; the route's error when it would fail); null: none. */
   spends(args: Record<string, unknown>, ctx: ToolCallContext): Promise<McpSpend | null>;
   /** Usage the call would record; null when none (or its input is not valid: the route answers the 400). */
@@ -195,14 +154,27 @@ export interface Tool {
   /** Whether the call reaches outside the service (the payment provider, webhook URLs): a dry run only describes it. */
   reachesOut: boolean;
   /**
-   * Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error; in `em` when
-   * given (a dry run's rolled-back transaction).
+   * For a call that reaches outside, what it would do: the route's authentication, guards (the read-only demo's
+   * 403), validation and lookups (a 404, a 409), then a description (and, for money, the quote) instead of the call.
+   * Throws the route's error, naming the tool's arguments.
+   */
+  preview(args: Record<string, unknown>, ctx: ToolCallContext): Promise<Preview>;
+  /**
+   * Runs the route's own handler (through runRoute) and returns its JSON, redacted, or the error (naming the tool's
+   * arguments); in `em` when given (a dry run's rolled-back transaction).
    */
   call(
     args: Record<string, unknown>,
     ctx: ToolCallContext,
     em?: EntityManager,
   ): Promise<{ status: number; body: unknown }>;
+}
+
+/** What a dry run says of a call that reaches outside: a sentence, and the money it would start. */
+export interface Preview {
+  description: string;
+  amount?: number;
+  currency?: string;
 }
 
 /** The one description of `dry_run`, shared by every write tool (tools/list stays small). */
@@ -221,32 +193,40 @@ function redact(value: unknown, keys: string[]): unknown {
   return value;
 }
 
+const list = (names: string[]) => names.map((n) => `\`${n}\``).join(', ');
+
 /** The tool a route declares (`mcp` on the route): the route's own schemas become its input. */
 function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): Tool {
   if (!def.path.startsWith('/apps/:appId'))
     throw new Error(`MCP tool ${spec.tool}: ${def.method} ${def.path} is not a route of an app`);
-  // A read tool's call looks up no caps (src/mcp/server.ts, `runTool`).
+  // A read tool's call looks up no caps (src/mcp/run-tool.ts, `runTool`).
   if (def.method === 'GET' && (spec.spends || spec.records))
     throw new Error(`MCP tool ${spec.tool}: a GET route cannot spend or record usage`);
-  const fullPath = def.path;
+  // A dry run of a call that reaches outside checks what the route would refuse before describing it.
+  if (spec.openWorld && !spec.spends && !spec.preview)
+    throw new Error(`MCP tool ${spec.tool}: a tool that reaches outside needs a preview for its dry run`);
   const level = LEVEL[spec.level];
   const omit = new Set(spec.omit ?? []);
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   const $defs: Record<string, unknown> = {};
+  /** The tool's argument for each of the route's field names (path, query, body), for its error messages. */
+  const argOf = new Map<string, string>();
   const add = (json: JsonSchema, keep: (name: string) => boolean, rename: (name: string) => string = (n) => n) => {
     Object.assign($defs, json.$defs ?? {});
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
       if (!keep(name)) continue;
       properties[rename(name)] = forTool(forModel(prop), def.method);
+      argOf.set(name, rename(name));
       if (json.required?.includes(name)) required.push(rename(name));
     }
   };
 
-  const pathParams = (fullPath.match(/:(\w+)/g) ?? []).map((m) => m.slice(1)).filter((p) => p !== 'appId');
+  const pathParams = (def.path.match(/:(\w+)/g) ?? []).map((m) => m.slice(1)).filter((p) => p !== 'appId');
   const paramsJson = def.params ? toJson(def.params) : { properties: {} };
   for (const p of pathParams) {
     properties[argName(p)] = forModel(paramsJson.properties?.[p] ?? { type: 'string' });
+    argOf.set(p, argName(p));
     required.push(argName(p));
   }
   const renamed = (n: string) => spec.rename?.[n] ?? n;
@@ -258,6 +238,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     const { $defs: inner, ...bodySchema } = toJson(def.body);
     Object.assign($defs, inner ?? {});
     properties[spec.bodyArg] = forModel(bodySchema);
+    argOf.set('body', spec.bodyArg);
     required.push(spec.bodyArg);
   } else if (def.body) {
     const shape = shapeOf(def.body);
@@ -265,15 +246,67 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     bodyKeys = Object.keys(shape).filter((k) => !omit.has(k) && (!spec.only || spec.only.includes(k)));
     add(toJson(def.body), (n) => bodyKeys.includes(n), renamed);
   }
+  if (isWrite(def)) properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
+  const names = Object.keys(properties);
+  for (const [from, to] of argOf) if (from !== to && names.includes(from)) argOf.delete(from);
+
+  /**
+   * A route's message in the tool's words: a message about a field (`id: is required`, `accountId: ...`,
+   * `body.x: ...`) names the tool's argument (`entitlementId: is required`, `namespaceId: ...`, `meta.x: ...`).
+   */
+  const inToolWords = (message: string) => {
+    const m = /^([A-Za-z_][\w]*)((?:[.[][^:\s]*)?): /.exec(message);
+    if (!m) return message;
+    const [whole, field, rest] = m;
+    let arg = argOf.get(field);
+    // A body taken whole from one argument (merge_plan_meta's `meta`): its fields are that argument's.
+    if (!arg && spec.bodyArg && !pathParams.includes(field))
+      arg = field === spec.bodyArg ? field : `${spec.bodyArg}.${field}`;
+    return arg ? `${arg}${rest}: ${message.slice(whole.length)}` : message;
+  };
+  const reworded = (err: unknown) =>
+    err instanceof AppError && err.status === 400 && inToolWords(err.message) !== err.message
+      ? new AppError(err.status, inToolWords(err.message), err.extra, err.headers)
+      : err;
+
+  const argumentError = (args: Record<string, unknown>): AppError | null => {
+    const unknown = Object.keys(args).filter((k) => !names.includes(k));
+    if (unknown.length) {
+      // A route's own name for an argument the tool names otherwise (`accountId`, a body's `id`): say which.
+      const hints = unknown
+        .map((k) => [k, argOf.get(k) ?? (PATH_ARGS[k] && names.includes(PATH_ARGS[k]) ? PATH_ARGS[k] : undefined)])
+        .filter(([k, to]) => to !== undefined && to !== k)
+        .map(([k, to]) => `\`${k}\` is \`${to}\` here`);
+      return new AppError(
+        400,
+        `Unknown argument${unknown.length > 1 ? 's' : ''} ${list(unknown)}: ${spec.tool} ` +
+          (names.length ? `takes ${list(names)}` : 'takes no arguments') +
+          (hints.length ? ` (${hints.join('; ')})` : ''),
+      );
+    }
+    for (const p of pathParams) {
+      const v = args[argName(p)];
+      if (v === undefined || v === null) return new AppError(400, `${argName(p)}: is required`);
+      if (typeof v !== 'string' && typeof v !== 'number') return new AppError(400, `${argName(p)}: expected a string`);
+    }
+    for (const k of queryKeys) {
+      const v = args[renamed(k)];
+      if (v !== undefined && v !== null && !['string', 'number', 'boolean'].includes(typeof v))
+        // A query value travels as text in the URL: a list or an object has no spelling there.
+        return new AppError(
+          400,
+          `${renamed(k)}: expected a single value, not ${Array.isArray(v) ? 'a list' : 'an object'}`,
+        );
+    }
+    return null;
+  };
 
   /** The route's request from a tool's arguments: path parameters, query (as strings, as in a URL) and body. */
   const requestOf = (args: Record<string, unknown>, appId: string) => {
+    const problem = argumentError(args);
+    if (problem) throw problem;
     const params: Record<string, string> = { appId };
-    for (const p of pathParams) {
-      const v = args[argName(p)];
-      if (typeof v !== 'string' && typeof v !== 'number') throw new AppError(400, `${argName(p)}: is required`);
-      params[p] = String(v);
-    }
+    for (const p of pathParams) params[p] = String(args[argName(p)]);
     const query: Record<string, string> = {};
     for (const k of queryKeys) {
       const v = args[renamed(k)];
@@ -297,7 +330,31 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     if (!params.success || !body.success) return null;
     return { params: params.data as Record<string, string>, body: body.data };
   };
-  if (writes(def)) properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
+  /** The route run for a tool call: as the app's own secret key, in `em` when given. */
+  const run = async (
+    args: Record<string, unknown>,
+    ctx: ToolCallContext,
+    extra: { em?: EntityManager; handler?: Parameters<typeof runRoute>[1]['handler'] } = {},
+  ) => {
+    const { params, query, body } = requestOf(args, ctx.app.id);
+    return runRoute(
+      def,
+      {
+        params,
+        query,
+        body,
+        credential: ctx.app.apiKey,
+        secretOf: ctx.app,
+        requestId: ctx.requestId,
+        origin: ctx.origin,
+        routes,
+        ...extra,
+      },
+      ctx.deps,
+    ).catch((err: unknown) => {
+      throw reworded(err);
+    });
+  };
 
   const title = spec.tool
     .split('_')
@@ -308,7 +365,9 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     .filter((t): t is string => !!t)
     .map(sentence)
     .join(' ');
-  const output = outputOf(def);
+  // A POST that stores nothing (a quote, a preview) is a read: no dry_run, a read-only hint.
+  const writes = isWrite(def);
+  const output = outputOf(def, { writes, capped: !!(spec.spends || spec.records) });
   return {
     name: spec.tool,
     title,
@@ -319,6 +378,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       type: 'object',
       properties,
       ...(required.length ? { required } : {}),
+      additionalProperties: false,
       ...(Object.keys($defs).length ? { $defs: forModel($defs) as Record<string, unknown> } : {}),
     },
     outputSchema: output.schema,
@@ -331,16 +391,21 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     // Hints at MCP's defaults (not read-only, destructive, not idempotent, open world) are sent only where they
     // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing,
     // and `idempotentHint` is left at its default (tools/list stays small; nothing is claimed).
-    annotations: !writes(def)
+    annotations: !writes
       ? { readOnlyHint: true, openWorldHint: false }
       : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
-    writes: writes(def),
+    writes,
     reachesOut: spec.openWorld === true || spec.spends !== undefined,
+    argumentError,
     async spends(args, ctx) {
       if (!spec.spends) return null;
       const input = parsed(args, ctx);
       return input
-        ? spec.spends({ em: ctx.deps.orm.em.fork(), deps: ctx.deps, app: ctx.app }, input.params, input.body)
+        ? spec
+            .spends({ em: ctx.deps.orm.em.fork(), deps: ctx.deps, app: ctx.app }, input.params, input.body)
+            .catch((err: unknown) => {
+              throw reworded(err);
+            })
         : null;
     },
     records(args) {
@@ -348,23 +413,20 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       const input = parsed(args, null);
       return input ? spec.records(input.params, input.body) : null;
     },
-    async call(args, ctx, em) {
-      const { params, query, body } = requestOf(args, ctx.app.id);
-      const reply = await runRoute(
-        def,
-        {
-          params,
-          query,
-          body,
-          credential: ctx.app.apiKey,
-          secretOf: ctx.app,
-          requestId: ctx.requestId,
-          origin: ctx.origin,
-          routes,
-          em,
+    async preview(args, ctx) {
+      const reply = await run(args, ctx, {
+        handler: async (s) => {
+          const c = ctxOf(s);
+          const quote = spec.spends
+            ? await spec.spends(c, s.params, s.body)
+            : { description: await spec.preview!(c, s.params, s.body) };
+          return new Reply(200, quote);
         },
-        ctx.deps,
-      );
+      });
+      return reply.body as Preview;
+    },
+    async call(args, ctx, em) {
+      const reply = await run(args, ctx, { em });
       if (ctx.deps.config.NODE_ENV === 'test')
         checkAnswer(def, ctx.requestId, `MCP tool ${spec.tool} (${def.method} ${def.path})`, {
           status: reply.status,
@@ -374,36 +436,6 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       return { status: reply.status, body: spec.redact ? redact(reply.body, spec.redact) : reply.body };
     },
   };
-}
-
-/**
- * Tools that answer the same shape (the ten plan tools answer the plan) name its fields once, in the read tool's
- * output schema (else the first one's); the others say only that they answer an object, and their description
- * what it is ("Returns the plan."). tools/list stays small; the structured content is the same.
- */
-function sameOutputs(tools: Tool[]) {
-  const groups = new Map<string, Tool[]>();
-  for (const t of tools) {
-    const key = JSON.stringify(t.outputSchema);
-    groups.set(key, [...(groups.get(key) ?? []), t]);
-  }
-  // A list of records whose fields another tool's result names (list_plans: get_plan's; list_accounts: get_account
-  // names those and more) names them no more.
-  const fieldsOf = (s: unknown) => Object.keys((s as JsonSchema | undefined)?.properties ?? {});
-  const named = [...groups.values()].map((g) =>
-    fieldsOf((g.find((t) => t.route.method === 'GET') ?? g[0]).outputSchema),
-  );
-  for (const t of tools) {
-    const data = (t.outputSchema.properties as Record<string, JsonSchema> | undefined)?.data as
-      { items?: JsonSchema } | undefined;
-    const items = fieldsOf(data?.items);
-    if (items.length && named.some((f) => f.length > 0 && items.every((k) => f.includes(k)))) delete data!.items;
-  }
-  for (const group of groups.values()) {
-    if (group.length < 2) continue;
-    const named = group.find((t) => t.route.method === 'GET') ?? group[0];
-    for (const t of group) if (t !== named) t.outputSchema = { type: 'object' };
-  }
 }
 
 /** A field description's `Omitted: ...` sentence, and the rest. */
@@ -462,7 +494,6 @@ export function toolsOf(routes: readonly RouteDef[]): Tool[] {
   let tools = derived.get(routes);
   if (!tools) {
     tools = routes.filter((r) => r.mcp).map((r) => deriveTool(r, r.mcp!, routes));
-    sameOutputs(tools);
     sameFields(tools);
     for (const t of tools) withoutLongEnums(t.inputSchema);
     const names = tools.map((t) => t.name);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
-import { ctxOf, route } from '../http/route.js';
+import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './offers.schemas.js';
 import * as offers from './offers.service.js';
 
@@ -149,12 +149,12 @@ export const offerRoutes = [
       tool: 'get_offer',
       level: 'R',
       about:
-        'When it cannot be bought now (by `accountId`, if targeted): `fallback`, its own fallback, else the ' +
+        'When it cannot be bought now (by `namespaceId`, if targeted): `fallback`, its own fallback, else the ' +
         'regular prices; `source` says which.',
       use:
         'Use it to show what a person can buy: the pricing table. Returns the plans and prices; ' +
         'create_upgrade_link makes the link to pay.',
-      rename: { account: 'accountId' },
+      rename: { account: MCP_ACCOUNT_ARG },
       omit: ['ref'],
     },
     tags,

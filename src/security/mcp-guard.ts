@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { matchOf } from '../http/router.js';
+import { INVALID_JSON_BODY, matchOf } from '../http/router.js';
 
 /** Whether the router matched the MCP endpoint itself (a route declaring `transport: 'mcp'`), whatever the method. */
 export const isMcpTransport = (ctx: Context) => matchOf(ctx)?.transport === 'mcp';
@@ -76,5 +76,50 @@ export function mcpTransportGuard(config: () => Config): Middleware {
     if (ctx.method === 'POST' && ctx.get('Accept') && !ctx.accepts('application/json'))
       throw new AppError(406, 'Not Acceptable: the client must accept application/json');
     await next();
+  };
+}
+
+/** JSON-RPC error codes the MCP endpoint answers with (JSON-RPC 2.0; -32000 is its server-error range). */
+export const JSONRPC = { parseError: -32700, invalidRequest: -32600, internalError: -32603, serverError: -32000 };
+
+const isErrorBody = (body: unknown): body is { error: string } & Record<string, unknown> =>
+  !!body && typeof body === 'object' && typeof (body as { error?: unknown }).error === 'string';
+
+/**
+ * Every refusal of the MCP endpoint (`POST` on the route declaring `transport: 'mcp'`) as a JSON-RPC error, which is
+ * what an MCP client reads: a body that is not JSON is -32700 (Parse error), one that is not a message the server
+ * takes -32600 (Invalid Request), the transport's and the app's refusals (403 while the server is off, 404, 406,
+ * 413, 415, 503) -32000 with the route's message and its other fields under `data`, a fault -32603. The status stays
+ * the one the spec names (403 while the server is off). A 401 keeps `{ error: "Unauthorized" }` and its
+ * `WWW-Authenticate` (the spec's Authentication section; clients act on the header). Answers already in JSON-RPC
+ * (the transport's own refusals, a throttled request's) are left as they are. Runs outside the error handler, so it
+ * sees the answer every refusal ends as.
+ */
+export function mcpJsonRpcErrors(): Middleware {
+  return async (ctx: Context, next) => {
+    await next();
+    if (ctx.method !== 'POST' || !isMcpTransport(ctx) || ctx.status < 400 || ctx.status === 401) return;
+    const body = ctx.body;
+    if (!isErrorBody(body)) return;
+    const { error, ...data } = body;
+    const code =
+      ctx.status === 400
+        ? error === INVALID_JSON_BODY
+          ? JSONRPC.parseError
+          : JSONRPC.invalidRequest
+        : ctx.status >= 500 && ctx.status !== 503
+          ? JSONRPC.internalError
+          : JSONRPC.serverError;
+    const sent = (ctx.request as { body?: unknown }).body;
+    const id = code === JSONRPC.parseError || !sent || typeof sent !== 'object' ? null : (sent as { id?: unknown }).id;
+    ctx.body = {
+      jsonrpc: '2.0',
+      id: typeof id === 'string' || typeof id === 'number' ? id : null,
+      error: {
+        code,
+        message: code === JSONRPC.parseError ? `Parse error: ${error}` : error,
+        ...(Object.keys(data).length ? { data } : {}),
+      },
+    };
   };
 }

@@ -292,6 +292,26 @@ export async function retryDelivery(ctx: Ctx, endpointId: string, deliveryId: st
 }
 
 /**
+ * What `retryDelivery` would do, for an MCP dry run: the same lookups and refusals (404, 409 while pending), then a
+ * sentence instead of the attempt. Reads only.
+ */
+export async function previewRetry(ctx: Ctx, endpointId: string, deliveryId: string): Promise<string> {
+  const e = await endpointOf(ctx.em, ctx.app.id, endpointId);
+  const d = await ctx.em.findOne(WebhookDelivery, { id: deliveryId, endpointId });
+  if (!d) throw notFound(`Delivery ${deliveryId}`);
+  if (d.status === 'pending') throw conflict(`Delivery ${deliveryId} is still being delivered`);
+  const what = `delivery ${d.id} (${d.eventType}${d.test ? ', a test' : ''}, ${d.status} after ${d.attempts} attempt${
+    d.attempts === 1 ? '' : 's'
+  })`;
+  if (!e.enabled)
+    return `The endpoint ${e.id} is disabled: a retry would mark ${what} failed with "${DISABLED_ERROR}" at once and send nothing.`;
+  return (
+    `Would send ${what} to ${e.url} once more, signed with the endpoint's secret, as attempt ${d.attempts + 1} ` +
+    'with no further retries, and answer the delivery with its result. A dry run does not make the call.'
+  );
+}
+
+/**
  * Sends an event envelope marked `test: true` to the endpoint once, even when it is disabled, and
  * keeps it as a test delivery (never in the event log or the stats). A 410 does not disable the endpoint.
  */

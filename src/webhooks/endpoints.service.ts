@@ -195,9 +195,22 @@ export async function regenerateSecret(ctx: Ctx, id: string) {
  * Sends a sample event of one type to the endpoint once, even when it is disabled. The payload has
  * `test: true`; it is not in the event log or the stats.
  */
+const testTypeOf = (e: { events: string[] }, input: z.output<typeof S.testBody>) =>
+  input.type ?? (e.events[0] === '*' || !e.events[0] ? 'account.created' : e.events[0]);
+
+/** What `sendTestEvent` would do, for an MCP dry run: the same lookup (404), then a sentence instead of the send. */
+export async function previewTestEvent(ctx: Ctx, endpointId: string, input: z.output<typeof S.testBody>) {
+  const e = await findEndpoint(ctx.em, ctx.app.id, endpointId);
+  return (
+    `Would send one test ${testTypeOf(e, input)} event (a sample payload marked test: true) to ${e.url}` +
+    `${e.enabled ? '' : ' (the endpoint is disabled; a test is sent all the same)'}, signed with the endpoint's ` +
+    'secret, and answer the delivery with its result. A dry run does not make the call.'
+  );
+}
+
 export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.output<typeof S.testBody>) {
   const e = await findEndpoint(ctx.em, ctx.app.id, endpointId);
-  const type = input.type ?? (e.events[0] === '*' || !e.events[0] ? 'account.created' : e.events[0]);
+  const type = testTypeOf(e, input);
   const info = EVENT_TYPES.find((t) => t.type === type)!;
   const event = { id: newId('event'), appId: ctx.app.id, type, data: info.sample(), createdAt: new Date() } as IEvent;
   return sendTestDelivery(ctx, e, { ...presentEvent(event), test: true });

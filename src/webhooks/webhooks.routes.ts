@@ -146,6 +146,8 @@ export const webhookRoutes = [
       level: 'W',
       redact: ['secret'],
       openWorld: true,
+      preview: (ctx, params, body) =>
+        endpoints.previewTestEvent(ctx, params.webhookId, body as Parameters<typeof endpoints.sendTestEvent>[2]),
     },
     tags,
     summary: 'Send a test event now',
@@ -191,6 +193,7 @@ export const webhookRoutes = [
       level: 'W',
       redact: ['secret'],
       openWorld: true,
+      preview: (ctx, params) => deliveries.previewRetry(ctx, params.webhookId, params.deliveryId),
     },
     tags,
     summary: 'Retry a delivery once, now',

@@ -79,7 +79,7 @@ describe('MCP read tool call path', function () {
         jsonrpc: '2.0',
         id: 1,
         method: 'tools/call',
-        params: { name: 'get_account_access', arguments: { accountId: 'acc-1' } },
+        params: { name: 'get_account_access', arguments: { namespaceId: 'acc-1' } },
       },
       app.api_key,
     );
@@ -124,7 +124,7 @@ describe('MCP read tool call path', function () {
             appId: app.id,
             connectionId: null,
             tool: 'get_account_access',
-            args: { accountId: 'acc-1' },
+            args: { namespaceId: 'acc-1' },
             status: 200,
             isError: false,
             result: '{}',

@@ -70,7 +70,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         Array.from({ length: 20 }, (_, i) =>
           client.callTool({
             name: i % 2 ? 'increment_usage' : 'add_usage_amount',
-            arguments: { accountId: 'a1', entitlementId: 'api_calls', ...(i % 2 ? {} : { amount: 1 }) },
+            arguments: { namespaceId: 'a1', entitlementId: 'api_calls', ...(i % 2 ? {} : { amount: 1 }) },
           }),
         ),
       );
@@ -89,13 +89,13 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       // A decrement is not counted, and records nothing against the cap.
       const down = await client.callTool({
         name: 'decrement_usage',
-        arguments: { accountId: 'a1', entitlementId: 'api_calls' },
+        arguments: { namespaceId: 'a1', entitlementId: 'api_calls' },
       });
       expect(down.isError, resultText(down)).to.equal(false);
       // Another entitlement has no cap.
       const seats = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'seats', amount: 2 },
+        arguments: { namespaceId: 'a1', entitlementId: 'seats', amount: 2 },
       });
       expect(seats.isError, resultText(seats)).to.equal(false);
       const view = (await get(`/apps/${app.id}/mcp/settings`, testEnv().adminKey)).body.key_guardrails;
@@ -106,12 +106,12 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       });
       const again = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'api_calls', amount: 3 },
+        arguments: { namespaceId: 'a1', entitlementId: 'api_calls', amount: 3 },
       });
       expect(again.isError, resultText(again)).to.equal(false);
       const over = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'api_calls', amount: 1 },
+        arguments: { namespaceId: 'a1', entitlementId: 'api_calls', amount: 1 },
       });
       expect(resultText(over)).to.include('10 recorded today, 0 left, this call would record 1');
     });
@@ -123,12 +123,12 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       const client = await connect();
       const blocked = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'seats', amount: 6 },
+        arguments: { namespaceId: 'a1', entitlementId: 'seats', amount: 6 },
       });
       expect(resultText(blocked)).to.match(/^Error 402: /);
       const ok = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'seats', amount: 5 },
+        arguments: { namespaceId: 'a1', entitlementId: 'seats', amount: 5 },
       });
       expect(ok.isError, resultText(ok)).to.equal(false);
       const view = (await get(`/apps/${app.id}/mcp/settings`, testEnv().adminKey)).body.key_guardrails;
@@ -162,7 +162,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       // Scale is 99 a month: of five at once, exactly one fits in 100.
       const links = await Promise.all(
         Array.from({ length: 5 }, () =>
-          client.callTool({ name: 'create_upgrade_link', arguments: { accountId: 'f1', plan: 'scale' } }),
+          client.callTool({ name: 'create_upgrade_link', arguments: { namespaceId: 'f1', plan: 'scale' } }),
         ),
       );
       expect(links.filter((r) => !r.isError)).to.have.length(1);
@@ -179,7 +179,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       // A failed call (no price) takes nothing.
       const noPrice = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'internal' },
+        arguments: { namespaceId: 'f1', plan: 'internal' },
       });
       expect(resultText(noPrice)).to.match(/^Error 409: /);
       const view = (await get(`/apps/${app.id}/mcp/settings`, testEnv().adminKey)).body.key_guardrails;
@@ -188,13 +188,19 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
         key_guardrails: { spend_cap: { amount: 1000, currency: 'EUR', period: 'day' } },
       });
-      const euro = await client.callTool({ name: 'create_upgrade_link', arguments: { accountId: 'f1', plan: 'pro' } });
+      const euro = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { namespaceId: 'f1', plan: 'pro' },
+      });
       expect(resultText(euro)).to.match(
         /^Error 403: Spend cap: this call would start a charge in USD, and the spend cap is in EUR/,
       );
       // Without a cap nothing is counted.
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { key_guardrails: { spend_cap: null } });
-      const free = await client.callTool({ name: 'create_upgrade_link', arguments: { accountId: 'f1', plan: 'pro' } });
+      const free = await client.callTool({
+        name: 'create_upgrade_link',
+        arguments: { namespaceId: 'f1', plan: 'pro' },
+      });
       expect(free.isError, resultText(free)).to.equal(false);
     });
   });
@@ -227,7 +233,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       const add = (amount: number) =>
         client.callTool({
           name: 'add_usage_amount',
-          arguments: { accountId: 'a1', entitlementId: 'api_calls', amount },
+          arguments: { namespaceId: 'a1', entitlementId: 'api_calls', amount },
         });
       expect((await add(2)).isError).to.equal(false);
       const refused = await add(1);
@@ -240,7 +246,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       const keyClient = await connect();
       const byKey = await keyClient.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'a1', entitlementId: 'api_calls', amount: 50 },
+        arguments: { namespaceId: 'a1', entitlementId: 'api_calls', amount: 50 },
       });
       expect(byKey.isError, resultText(byKey)).to.equal(false);
       // The operator raises the cap and adds a spend cap; the usage caps stay when only the spend cap is sent.
@@ -256,7 +262,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       expect((await add(3)).isError).to.equal(false);
       const link = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'a1', plan: 'scale' },
+        arguments: { namespaceId: 'a1', plan: 'scale' },
       });
       expect(resultText(link)).to.match(
         /^Error 403: Spend cap reached: this connection may start .* worth 10 USD per day/,
@@ -300,7 +306,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         const client = await connect();
         const dry = await client.callTool({
           name: 'add_usage_amount',
-          arguments: { accountId: 'f1', entitlementId: 'api_calls', amount: 100, dry_run: true },
+          arguments: { namespaceId: 'f1', entitlementId: 'api_calls', amount: 100, dry_run: true },
         });
         expect(dry.isError).to.equal(false);
         expect(resultText(dry)).to.match(
@@ -310,7 +316,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         expect(structured(dry).dry_run!.result).to.deep.equal({ entitlement: 'api_calls', count: 100 });
         const seats = await client.callTool({
           name: 'add_usage_amount',
-          arguments: { accountId: 'f1', entitlementId: 'seats', amount: 5, dry_run: true },
+          arguments: { namespaceId: 'f1', entitlementId: 'seats', amount: 5, dry_run: true },
         });
         expect(resultText(seats)).to.match(
           /^Dry run, nothing was done\. Would record 5 of seats; the count would become 5 of 1, so the call would be refused: Error 402: /,
@@ -324,12 +330,12 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         });
         const capped = await client.callTool({
           name: 'increment_usage',
-          arguments: { accountId: 'f1', entitlementId: 'api_calls', dry_run: true },
+          arguments: { namespaceId: 'f1', entitlementId: 'api_calls', dry_run: true },
         });
         expect(structured(capped).dry_run!.would).to.equal('succeed');
         const over = await client.callTool({
           name: 'add_usage_amount',
-          arguments: { accountId: 'f1', entitlementId: 'api_calls', amount: 11, dry_run: true },
+          arguments: { namespaceId: 'f1', entitlementId: 'api_calls', amount: 11, dry_run: true },
         });
         expect(resultText(over)).to.match(
           /the call would be refused: Error 403: Usage cap reached: .* 0 recorded today, 10 left, this call would record 11/,
@@ -343,7 +349,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         // The real call does record (and the same count the dry run said).
         const real = await client.callTool({
           name: 'add_usage_amount',
-          arguments: { accountId: 'f1', entitlementId: 'api_calls', amount: 5 },
+          arguments: { namespaceId: 'f1', entitlementId: 'api_calls', amount: 5 },
         });
         expect(real.structuredContent).to.deep.equal({ entitlement: 'api_calls', count: 5 });
       } finally {
@@ -379,7 +385,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         expect((await get(`/apps/${app.id}/plans/scale`, app.api_key)).status).to.equal(200);
         const delAccount = await client.callTool({
           name: 'delete_account',
-          arguments: { accountId: 'a1', dry_run: true },
+          arguments: { namespaceId: 'a1', dry_run: true },
         });
         expect(structured(delAccount).dry_run!.would, resultText(delAccount)).to.equal('succeed');
         expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(200);
@@ -404,7 +410,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         const client = await connect();
         const link = await client.callTool({
           name: 'create_upgrade_link',
-          arguments: { accountId: 'f1', plan: 'pro', interval: 'year', dry_run: true },
+          arguments: { namespaceId: 'f1', plan: 'pro', interval: 'year', dry_run: true },
         });
         expect(link.isError, resultText(link)).to.equal(false);
         expect(structured(link).dry_run).to.deep.include({ would: 'call', amount: 290, currency: 'USD' });
@@ -413,12 +419,12 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         );
         const noPrice = await client.callTool({
           name: 'create_upgrade_link',
-          arguments: { accountId: 'f1', plan: 'internal', dry_run: true },
+          arguments: { namespaceId: 'f1', plan: 'internal', dry_run: true },
         });
         expect(structured(noPrice).dry_run).to.deep.include({ would: 'fail', status: 409 });
         const change = await client.callTool({
           name: 'change_subscription',
-          arguments: { accountId: 'f1', plan: 'pro', dry_run: true },
+          arguments: { namespaceId: 'f1', plan: 'pro', dry_run: true },
         });
         expect(structured(change).dry_run).to.deep.include({ would: 'fail', status: 404 });
         await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, {
@@ -426,7 +432,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         });
         const capped = await client.callTool({
           name: 'create_upgrade_link',
-          arguments: { accountId: 'f1', plan: 'scale', dry_run: true },
+          arguments: { namespaceId: 'f1', plan: 'scale', dry_run: true },
         });
         expect(resultText(capped)).to.match(
           /would be refused: Error 403: Spend cap reached: .* 0 started today, 50 left, this call would start 99/,
@@ -448,7 +454,7 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
       const client = await connect();
       const r = await client.callTool({
         name: 'increment_usage',
-        arguments: { accountId: 'a1', entitlementId: 'api_calls', dry_run: 'yes' },
+        arguments: { namespaceId: 'a1', entitlementId: 'api_calls', dry_run: 'yes' },
       });
       expect(resultText(r)).to.equal('Error 400: dry_run: expected true or false');
       expect(await count('a1', 'api_calls')).to.equal(0);
@@ -499,19 +505,21 @@ describe('MCP agent guard-rails: caps, dry runs', function () {
         [{ action: 'accept', content: { confirm: false } }, 'the person did not tick confirm'],
       ] as [ElicitResult, string][]) {
         const { client, asked } = await asking(() => answer);
-        const r = await client.callTool({ name: 'delete_account', arguments: { accountId: 'a1' } });
+        const r = await client.callTool({ name: 'delete_account', arguments: { namespaceId: 'a1' } });
         expect(asked).to.have.length(1);
         expect(r.isError).to.equal(true);
         expect(resultText(r)).to.equal(
           `Not done: delete_account needs the person's confirmation and ${why}. Nothing was changed.`,
         );
+        // Structured as any tool error (the SDK client checked it against the tool's output schema).
+        expect(r.structuredContent).to.deep.equal({ error: resultText(r), status: 403, reason: 'not_confirmed' });
         expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(200);
       }
       const [logged] = (await get(`/apps/${app.id}/mcp/calls?limit=1`, testEnv().adminKey)).body.data;
       expect(logged).to.include({ tool: 'delete_account', status: 403, is_error: true });
       // A client that did not declare elicitation is not asked (its host confirms by the destructive hint).
       const plain = await connect();
-      const done = await plain.callTool({ name: 'delete_account', arguments: { accountId: 'a1' } });
+      const done = await plain.callTool({ name: 'delete_account', arguments: { namespaceId: 'a1' } });
       expect(done.isError, resultText(done)).to.equal(false);
       expect((await get(`/apps/${app.id}/namespaces/a1`, app.api_key)).status).to.equal(404);
     });

@@ -32,7 +32,7 @@ describe('MCP server shared by every request', function () {
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, i) => {
         const app = i % 2 ? b : a;
-        return mcpPost(app.id, callTool(7, 'get_account', { accountId: 'same-id' }), app.api_key).then((r) => ({
+        return mcpPost(app.id, callTool(7, 'get_account', { namespaceId: 'same-id' }), app.api_key).then((r) => ({
           app,
           r,
         }));
@@ -49,7 +49,7 @@ describe('MCP server shared by every request', function () {
   it('a batch answers each request under its own id, in order; initialize names the app it was sent to', async () => {
     const batch = await mcpPost(
       a.id,
-      [callTool('x', 'get_account', { accountId: 'same-id' }), callTool(3, 'get_app', {})],
+      [callTool('x', 'get_account', { namespaceId: 'same-id' }), callTool(3, 'get_app', {})],
       a.api_key,
     );
     expect(batch.status, batch.text).to.equal(200);
@@ -92,12 +92,12 @@ describe('MCP server shared by every request', function () {
     expect(calls.body.data.filter((c: { tool: string }) => c.tool === 'get_app')).to.have.length(12);
   });
 
-  it('a tools/call the fast path does not take goes through the SDK: malformed params get the SDK error', async () => {
+  it('a tools/call the fast path does not take goes through the SDK: malformed params are -32602', async () => {
     const bad = await mcpPost(a.id, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 5 } }, a.api_key);
     expect(bad.status, bad.text).to.equal(200);
     expect(bad.body.id).to.equal(9);
-    // What the SDK answers for params its request schema refuses (as before the fast path existed).
-    expect(bad.body.error.code).to.equal(-32603);
+    // Params the method's request schema refuses: JSON-RPC's Invalid params (the SDK alone would say -32603).
+    expect(bad.body.error.code).to.equal(-32602);
     // Extra params (here a progress token in _meta and an unknown field) still answer the call.
     const extra = await mcpPost(
       a.id,

@@ -3,30 +3,34 @@ import { createTestApp } from '../helpers/factories.js';
 import { mcpPost, TOOLS_LIST } from '../helpers/mcp.js';
 
 /**
- * The compact `tools/list` answer a client receives over HTTP with the secret key (every tool), in characters: 44,959
- * for 67 tools with the records' workflow ids (73,812 for 66 before output schemas named fields only once;
- * docs/decisions.md), under the 45.5k the issue was filed with.
+ * What a model reads of the compact `tools/list` answer a client receives over HTTP with the secret key (every tool):
+ * names, descriptions, input schemas and annotations, in characters (41.4k for 67 tools). Output schemas are for the
+ * client, which checks structured content against them: since issue 39 they are typed to every field and admit the
+ * tool's error and dry-run answers, so the whole answer is larger (132.4k; docs/decisions.md), held by TOTAL_BOUND.
  */
-// Raised from 45,000 for the account actor's read tools (quote, timeline); issue 43 brings the default list under
-// 20,000 characters with toolsets.
-const BOUND = 49_000;
+// What a model reads; raised from 45,000 for the account actor's read tools (quote, timeline). Issue 43 brings the
+// default list under 20,000 characters with toolsets.
+const BOUND = 47_000;
+const TOTAL_BOUND = 145_000;
 
 type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema; type?: unknown };
 
 describe('MCP tools/list size and descriptions', function () {
   this.timeout(60_000);
 
-  it(`is under ${BOUND.toLocaleString('en-US')} characters, and every tool and input property is described`, async () => {
+  it(`a model reads under ${BOUND.toLocaleString('en-US')} characters; every tool and input property is described`, async () => {
     const app = await createTestApp('Tool list size');
     const res = await mcpPost(app.id, TOOLS_LIST, app.api_key);
     expect(res.status, res.text).to.equal(200);
-    expect(res.text.length, 'tools/list characters').to.be.below(BOUND);
+    expect(res.text.length, 'tools/list characters').to.be.below(TOTAL_BOUND);
     const tools = res.body.result.tools as {
       name: string;
       description?: string;
       inputSchema: Schema;
       outputSchema: Schema;
     }[];
+    const read = JSON.stringify(tools.map(({ outputSchema: _client, ...forModel }) => forModel));
+    expect(read.length, 'tools/list characters without output schemas').to.be.below(BOUND);
     expect(tools.length).to.be.above(60);
     const undescribed: string[] = [];
     const walk = (s: Schema, at: string) => {
@@ -69,20 +73,25 @@ describe('MCP tools/list size and descriptions', function () {
     );
   });
 
-  it('names a shape once: the read tool names its fields, the other tools answering it say only "object"', async () => {
+  it('types every output schema: each plan tool answers the plan, typed; lists type their items; the 402 body stays', async () => {
     const app = await createTestApp('Tool list shapes');
-    type Listed = { name: string; title?: string; outputSchema: Schema; _meta?: Record<string, unknown> };
+    type Listed = { name: string; title?: string; outputSchema: Schema & { anyOf?: Schema[] }; _meta?: unknown };
     const tools = (await mcpPost(app.id, TOOLS_LIST, app.api_key)).body.result.tools as Listed[];
-    const out = (name: string) => tools.find((t) => t.name === name)!.outputSchema;
-    expect(Object.keys(out('get_plan').properties!)).to.include.members(['id', 'name', 'pricingCard', 'entitlements']);
-    // Fields are named, not typed (the values say their types).
-    expect(out('get_plan').properties!.id).to.deep.equal({});
+    const answer = (name: string) => tools.find((t) => t.name === name)!.outputSchema.anyOf![0];
+    expect(Object.keys(answer('get_plan').properties!)).to.include.members([
+      'id',
+      'name',
+      'pricingCard',
+      'entitlements',
+    ]);
+    expect(answer('get_plan').properties!.id).to.deep.equal({ type: 'string' });
+    // Every tool answering the plan says so itself (no bare object pointing at another tool).
     for (const name of ['create_plan', 'update_plan', 'delete_plan', 'attach_plan_addon'])
-      expect(out(name), name).to.deep.equal({ type: 'object' });
-    // A list of records another tool names: its items are not named again.
-    expect(out('list_plans')).to.deep.equal({ type: 'object', properties: { data: {} } });
+      expect(answer(name), name).to.deep.equal(answer('get_plan'));
+    // A list is under `data`, its items typed.
+    expect(answer('list_plans').properties!.data.items).to.deep.equal({ type: 'object', ...answer('get_plan') });
     // The 402 body stays in the usage tool's schema: the agent hands over offer.checkout_url.
-    expect(JSON.stringify(out('increment_usage'))).to.include('"checkout_url"');
+    expect(JSON.stringify(tools.find((t) => t.name === 'increment_usage')!.outputSchema)).to.include('"checkout_url"');
     // No default titles, no deprecated flat ui/resourceUri key.
     expect(tools.filter((t) => t.title !== undefined).map((t) => t.name)).to.deep.equal([]);
     expect(tools.find((t) => t.name === 'get_offer')!._meta).to.deep.equal({

@@ -161,9 +161,11 @@ describe('MCP server', function () {
             cred === null ? pointer : `${pointer}, error="invalid_token"`,
           );
         }
+        // Anything else the endpoint refuses is a JSON-RPC error (test/api/mcp-spec-names.test.ts).
         const bad = await raw(app, { hello: 'world' });
         expect(bad.status).to.equal(400);
-        expect(bad.body.error).to.match(/^body/);
+        expect(bad.body.error.code).to.equal(-32600);
+        expect(bad.body.error.message).to.match(/^body/);
         const unsupported = await raw(app, rpc('tools/list'), app.api_key, { 'Mcp-Protocol-Version': '1999-01-01' });
         expect(unsupported.status).to.equal(400);
       },
@@ -176,7 +178,7 @@ describe('MCP server', function () {
       for (const cred of [app.api_key, testEnv().adminKey]) {
         const res = await raw(app, rpc('tools/list'), cred);
         expect(res.status).to.equal(403);
-        expect(res.body.error).to.match(/turned off/);
+        expect(res.body.error.message).to.match(/turned off/);
       }
       await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: true });
       expect((await raw(app, rpc('tools/list'))).status).to.equal(200);
@@ -202,8 +204,12 @@ describe('MCP server', function () {
         expect(t.inputSchema.properties ?? {}, t.name).to.not.have.property('appId');
       }
       const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-      expect(byName.get_account.inputSchema.required).to.deep.equal(['accountId']);
-      expect(byName.add_usage_amount.inputSchema.required).to.include.members(['accountId', 'entitlementId', 'amount']);
+      expect(byName.get_account.inputSchema.required).to.deep.equal(['namespaceId']);
+      expect(byName.add_usage_amount.inputSchema.required).to.include.members([
+        'namespaceId',
+        'entitlementId',
+        'amount',
+      ]);
       expect(byName.list_accounts.inputSchema.properties).to.include.keys('q', 'plan', 'incentive', 'page', 'per_page');
       // Filters left out: `offer`, and `has_incentive` (list_accounts_with_incentive is that tool).
       expect(byName.list_accounts.inputSchema.properties).to.not.have.property('offer');
@@ -222,13 +228,13 @@ describe('MCP server', function () {
         return resultJson(r);
       };
       // Accounts and usage
-      expect((await tool('create_account', { accountId: 'alice', plan: 'pro' })).plan).to.equal('pro');
+      expect((await tool('create_account', { namespaceId: 'alice', plan: 'pro' })).plan).to.equal('pro');
       expect((await tool('count_accounts')).count).to.equal(1);
-      expect((await tool('increment_usage', { accountId: 'alice', entitlementId: 'api_calls' })).count).to.equal(1);
+      expect((await tool('increment_usage', { namespaceId: 'alice', entitlementId: 'api_calls' })).count).to.equal(1);
       expect(
-        (await tool('add_usage_amount', { accountId: 'alice', entitlementId: 'api_calls', amount: 4 })).count,
+        (await tool('add_usage_amount', { namespaceId: 'alice', entitlementId: 'api_calls', amount: 4 })).count,
       ).to.equal(5);
-      const access = await tool('get_account_access', { accountId: 'alice' });
+      const access = await tool('get_account_access', { namespaceId: 'alice' });
       expect(JSON.stringify(access)).to.include('api_calls');
       expect(
         (await tool('list_accounts', { q: 'ali', per_page: 5 })).data.map((a: { id: string }) => a.id),
@@ -242,7 +248,7 @@ describe('MCP server', function () {
       // Beside the text, the same JSON as structuredContent (a list under `data`, as MCP wants an object).
       const plans = await client.callTool({ name: 'list_plans', arguments: {} });
       expect(plans.structuredContent).to.deep.equal({ data: resultJson(plans) });
-      const acct = await client.callTool({ name: 'get_account', arguments: { accountId: 'alice' } });
+      const acct = await client.callTool({ name: 'get_account', arguments: { namespaceId: 'alice' } });
       expect(acct.structuredContent).to.deep.equal(resultJson(acct));
       expect((await tool('get_pricing_card', { planId: 'pro' })).monthlyPrice).to.equal(29);
       // Entitlements, add-ons, incentives
@@ -252,7 +258,8 @@ describe('MCP server', function () {
       expect((await tool('get_addon', { addonId: 'priority' })).name).to.equal('Priority support');
       expect((await tool('create_incentive', { id: 'launch', name: 'Launch' })).id).to.equal('launch');
       expect(
-        (await tool('attach_incentive_entitlement', { incentiveId: 'launch', id: 'api_calls', max: 5000 })).id,
+        (await tool('attach_incentive_entitlement', { incentiveId: 'launch', entitlementId: 'api_calls', max: 5000 }))
+          .id,
       ).to.equal('launch');
       // Analytics
       const summary = await tool('get_usage_summary', { interval: '7d' });
@@ -260,8 +267,13 @@ describe('MCP server', function () {
       // App: keys redacted, only the name changes
       const got = await tool('get_app');
       expect(got).to.include({ id: app.id, api_key: '[redacted]', public_key: '[redacted]' });
-      const renamed = await tool('update_app', { name: 'Renamed', checkout_url: 'https://evil.example/x' });
+      const renamed = await tool('update_app', { name: 'Renamed' });
       expect(renamed).to.include({ name: 'Renamed', api_key: '[redacted]', checkout_url: null });
+      const other = await client.callTool({
+        name: 'update_app',
+        arguments: { checkout_url: 'https://evil.example/x' },
+      });
+      expect(resultText(other)).to.match(/^Error 400: Unknown argument `checkout_url`: update_app takes `name`/);
       // Deletes
       expect((await tool('delete_entitlement', { entitlementId: 'exports' })).id).to.equal('exports');
       expect(
@@ -276,8 +288,9 @@ describe('MCP server', function () {
       expect(resultText(invalid)).to.match(/^Error 400: id: /);
       const limit = await client.callTool({ name: 'top_accounts_by_usage', arguments: { interval: '7d', limit: 500 } });
       expect(resultText(limit)).to.match(/^Error 400: limit/);
-      const unknown = await client.callTool({ name: 'delete_app', arguments: {} });
-      expect(unknown.isError).to.equal(true);
+      // A tool the server does not have is a JSON-RPC error (-32602), not a result.
+      const unknown = await client.callTool({ name: 'delete_app', arguments: {} }).catch((e: { code: number }) => e);
+      expect(unknown).to.include({ code: -32602 });
     });
 
     it('a 402 keeps "Error 402: <message>" naming the upgrade and its link; structuredContent carries the whole body', async () => {
@@ -287,12 +300,12 @@ describe('MCP server', function () {
       // The SDK client checks structuredContent against each tool's outputSchema (the 402 body is admitted).
       const ok = await client.callTool({
         name: 'increment_usage',
-        arguments: { accountId: 'f1', entitlementId: 'seats' },
+        arguments: { namespaceId: 'f1', entitlementId: 'seats' },
       });
       expect(ok.structuredContent).to.deep.equal({ entitlement: 'seats', count: 1 });
       const r = await client.callTool({
         name: 'increment_usage',
-        arguments: { accountId: 'f1', entitlementId: 'seats' },
+        arguments: { namespaceId: 'f1', entitlementId: 'seats' },
       });
       expect(r.isError).to.equal(true);
       const link = 'https://shop.example/pricing?plan=pro&interval=month&account=f1';
@@ -301,11 +314,12 @@ describe('MCP server', function () {
       );
       const rest = await post(`/apps/${app.id}/namespaces/f1/usage/seats/add`, app.api_key);
       expect(rest.status).to.equal(402);
-      expect(r.structuredContent).to.deep.equal(rest.body);
+      // The route's 402 body, with the status as every tool error's structured content has it.
+      expect(r.structuredContent).to.deep.equal({ ...rest.body, status: 402 });
       expect((r.structuredContent as { offer: { checkout_url: string } }).offer.checkout_url).to.equal(link);
       const amount = await client.callTool({
         name: 'add_usage_amount',
-        arguments: { accountId: 'f1', entitlementId: 'seats', amount: 3 },
+        arguments: { namespaceId: 'f1', entitlementId: 'seats', amount: 3 },
       });
       expect((amount.structuredContent as { error: string }).error).to.equal('limit_reached');
     });
@@ -315,14 +329,14 @@ describe('MCP server', function () {
       const { client } = await connect();
       const noProvider = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'pro' },
+        arguments: { namespaceId: 'f1', plan: 'pro' },
       });
       expect(noProvider.isError).to.equal(true);
       expect(resultText(noProvider)).to.match(/^Error 409: /);
       await connectProvider(app);
       const first = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'pro', interval: 'year' },
+        arguments: { namespaceId: 'f1', plan: 'pro', interval: 'year' },
       });
       expect(first.isError, resultText(first)).to.equal(false);
       expect(first.structuredContent).to.include({
@@ -335,7 +349,7 @@ describe('MCP server', function () {
       expect((first.structuredContent as { url: string }).url).to.match(/\/checkoutnow\?ba_token=BA-/);
       const again = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'pro', interval: 'year' },
+        arguments: { namespaceId: 'f1', plan: 'pro', interval: 'year' },
       });
       expect((again.structuredContent as { url: string }).url, 'reused').to.equal(
         (first.structuredContent as { url: string }).url,
@@ -344,7 +358,7 @@ describe('MCP server', function () {
       await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
       const page = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'scale' },
+        arguments: { namespaceId: 'f1', plan: 'scale' },
       });
       expect(page.structuredContent).to.include({
         kind: 'pricing_page',
@@ -353,12 +367,12 @@ describe('MCP server', function () {
       });
       const missing = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'nobody', plan: 'pro' },
+        arguments: { namespaceId: 'nobody', plan: 'pro' },
       });
       expect(resultText(missing)).to.equal('Error 404: Account nobody not found');
       const noPrice = await client.callTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: 'f1', plan: 'internal' },
+        arguments: { namespaceId: 'f1', plan: 'internal' },
       });
       expect(resultText(noPrice)).to.match(/^Error 409: Plan internal has no yearly price/);
     });
@@ -409,7 +423,7 @@ describe('MCP server', function () {
         'ui://offerkit/usage-meter',
       ]);
       const { resourceTemplates } = await client.listResourceTemplates();
-      expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{accountId}']);
+      expect(resourceTemplates.map((t) => t.uriTemplate)).to.deep.equal(['offer://accounts/{namespaceId}']);
       const read = async (uri: string) =>
         JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text);
       expect(await read('offer://app')).to.deep.equal({ id: app.id, name: app.name });
@@ -441,9 +455,9 @@ describe('MCP server', function () {
         'review_catalog',
       ]);
       expect(prompts.find((p) => p.name === 'investigate_account')!.arguments).to.deep.equal([
-        { name: 'accountId', description: 'The account id', required: true },
+        { name: 'namespaceId', description: 'The account id', required: true },
       ]);
-      const p = await client.getPrompt({ name: 'investigate_account', arguments: { accountId: 'alice' } });
+      const p = await client.getPrompt({ name: 'investigate_account', arguments: { namespaceId: 'alice' } });
       expect(p.messages).to.have.length(1);
       expect((p.messages[0].content as { text: string }).text)
         .to.include('"alice"')

@@ -280,7 +280,9 @@ describe('security hardening', function () {
       const port = new URL(local.base).port;
       const rebinding = await send({ Host: `evil.example.com:${port}`, Origin: `http://evil.example.com:${port}` });
       expect(rebinding.status).to.equal(403);
-      expect(rebinding.body.error).to.match(/^Host not allowed/);
+      // As a JSON-RPC error, as every refusal of the MCP endpoint but its 401 (src/security/mcp-guard.ts).
+      expect(rebinding.body.error).to.deep.include({ code: -32000 });
+      expect(rebinding.body.error.message).to.match(/^Host not allowed/);
       expect((await send({ Host: 'evil.example.com' }, 'POST')).status).to.equal(403);
       const noKey = await rawRequest(`${local.base}/apps/${app.id}/mcp`, {
         method: 'POST',
@@ -294,7 +296,7 @@ describe('security hardening', function () {
       }
       const foreignOrigin = await send({ Origin: 'https://evil.example' });
       expect(foreignOrigin.status).to.equal(403);
-      expect(foreignOrigin.body.error).to.match(/^Origin not allowed/);
+      expect(foreignOrigin.body.error.message).to.match(/^Origin not allowed/);
     });
 
     it('on any binding a foreign Origin is refused; CORS on the MCP path reflects only allowed origins', async () => {

@@ -146,7 +146,12 @@ describe('Invalid Unicode text (lone surrogates) in request bodies', () => {
       app.api_key,
     );
     expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.deep.equal({ error: message('params.arguments.name') });
+    // A JSON-RPC Invalid Request under the request's id, as the MCP endpoint answers every refusal but its 401.
+    expect(res.body).to.deep.equal({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32600, message: message('params.arguments.name') },
+    });
     expect((await get(`${base}/plans/via_mcp`, app.api_key)).status).to.equal(404);
     // Refused before the MCP server saw it: no tool call was made or logged.
     const calls = (await get(`${base}/mcp/calls`, testEnv().adminKey)).body.data;

@@ -130,9 +130,9 @@ describe('MCP App UI resources in a host (browser)', function () {
 
     const used = await post(`/apps/${app.id}/namespaces/alice/usage/api_calls/amount`, app.api_key, { amount: 37 });
     expect(used.status, used.text).to.equal(200);
-    const result = await client.callTool({ name: 'get_account_access', arguments: { accountId: 'alice' } });
+    const result = await client.callTool({ name: 'get_account_access', arguments: { namespaceId: 'alice' } });
     expect(result.isError).to.equal(false);
-    const page = await show('ui://offerkit/usage-meter', { accountId: 'alice' }, result);
+    const page = await show('ui://offerkit/usage-meter', { namespaceId: 'alice' }, result);
     const text = await componentText(page, 'offerkit-usage-meter', /37 of 100 used/);
     expect(text).to.include('Free plan');
     expect(text).to.include('API calls');
@@ -143,16 +143,16 @@ describe('MCP App UI resources in a host (browser)', function () {
   it('the paywall shows the 402 of increment_usage: the limit, the usage and the upgrade offer', async () => {
     const first = await client.callTool({
       name: 'increment_usage',
-      arguments: { accountId: 'alice', entitlementId: 'seats' },
+      arguments: { namespaceId: 'alice', entitlementId: 'seats' },
     });
     expect(first.isError).to.equal(false);
     const refused = await client.callTool({
       name: 'increment_usage',
-      arguments: { accountId: 'alice', entitlementId: 'seats' },
+      arguments: { namespaceId: 'alice', entitlementId: 'seats' },
     });
     expect(refused.isError).to.equal(true);
     expect((refused.structuredContent as { error: string }).error).to.equal('limit_reached');
-    const page = await show('ui://offerkit/paywall', { accountId: 'alice', entitlementId: 'seats' }, refused);
+    const page = await show('ui://offerkit/paywall', { namespaceId: 'alice', entitlementId: 'seats' }, refused);
     const text = await componentText(page, 'offerkit-paywall', /You have reached your Seats limit/);
     expect(text).to.match(/You have used 1 of 1 Seats/);
     expect(text).to.include('Pro');
@@ -163,10 +163,10 @@ describe('MCP App UI resources in a host (browser)', function () {
     // A call that went through says where the counter stands, and no paywall shows.
     const ok = await show(
       'ui://offerkit/paywall',
-      { accountId: 'alice', entitlementId: 'api_calls' },
+      { namespaceId: 'alice', entitlementId: 'api_calls' },
       await client.callTool({
         name: 'increment_usage',
-        arguments: { accountId: 'alice', entitlementId: 'api_calls' },
+        arguments: { namespaceId: 'alice', entitlementId: 'api_calls' },
       }),
     );
     const frame = ok.frames().find((f) => f !== ok.mainFrame())!;
@@ -183,10 +183,10 @@ describe('MCP App UI resources in a host (browser)', function () {
   it("the pricing table shows get_offer's plans; choosing one makes the account's checkout link and opens it", async () => {
     await connectProvider(app);
     // No offer by that id: get_offer answers the regular prices (never 404), as the pricing table shows them.
-    const result = await client.callTool({ name: 'get_offer', arguments: { offerId: 'spring', accountId: 'alice' } });
+    const result = await client.callTool({ name: 'get_offer', arguments: { offerId: 'spring', namespaceId: 'alice' } });
     expect(result.isError).to.equal(false);
     expect((result.structuredContent as { source: string }).source).to.equal('regular');
-    const page = await show('ui://offerkit/pricing-table', { offerId: 'spring', accountId: 'alice' }, result);
+    const page = await show('ui://offerkit/pricing-table', { offerId: 'spring', namespaceId: 'alice' }, result);
     const text = await componentText(page, 'offerkit-pricing-table', /Choose Pro/);
     expect(text).to.include('$29');
     expect(text).to.include('Free');

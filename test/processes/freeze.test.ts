@@ -569,7 +569,7 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
             jsonrpc: '2.0',
             id: 1,
             method: 'tools/call',
-            params: { name: 'create_account', arguments: { accountId: `mcp_${Date.now()}` } },
+            params: { name: 'create_account', arguments: { namespaceId: `mcp_${Date.now()}` } },
           }),
           signal: AbortSignal.timeout(8000),
         });

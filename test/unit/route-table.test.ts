@@ -88,12 +88,52 @@ describe('the route table', () => {
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
     expect(toolsOf(routes).length).to.equal(69);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
-    // One name for one thing: the account id is `accountId` wherever a tool takes one.
+    // The spec's names (MCP rule 4): the account id is `namespaceId` wherever a tool takes one, and one name for one
+    // thing across sibling tools (no bare `id` naming another record beside a path parameter).
     const names = toolsOf(routes).flatMap((t) => Object.keys(t.inputSchema.properties));
-    expect(names).to.include('accountId');
-    expect(names.filter((n) => ['namespaceId', 'namespace', 'account'].includes(n))).to.deep.equal([]);
+    expect(names).to.include('namespaceId');
+    expect(names.filter((n) => ['accountId', 'namespace', 'account', 'account_id'].includes(n))).to.deep.equal([]);
     const create = toolsOf(routes).find((t) => t.name === 'create_account')!;
-    expect(create.inputSchema.required).to.deep.equal(['accountId']);
+    expect(create.inputSchema.required).to.deep.equal(['namespaceId']);
+    for (const t of toolsOf(routes).filter((x) => x.name.startsWith('attach_')))
+      expect(Object.keys(t.inputSchema.properties), t.name).to.not.include('id');
+  });
+
+  it('types every output schema to its fields: no bare object, no untyped field; errors and dry runs included', () => {
+    type Node = Record<string, unknown> & { properties?: Record<string, Node>; items?: Node; anyOf?: Node[] };
+    const untyped: string[] = [];
+    const bare: string[] = [];
+    const typedNode = (n: Node) => n.type !== undefined || n.anyOf !== undefined || 'const' in n || 'enum' in n;
+    const walk = (n: Node, at: string) => {
+      for (const [k, v] of Object.entries(n.properties ?? {})) {
+        if (!typedNode(v)) untyped.push(`${at}.${k}`);
+        walk(v, `${at}.${k}`);
+      }
+      if (n.items) {
+        if (!typedNode(n.items)) untyped.push(`${at}[]`);
+        walk(n.items, `${at}[]`);
+      }
+      for (const b of n.anyOf ?? []) walk(b, at);
+    };
+    for (const t of toolsOf(routes)) {
+      const branches = t.outputSchema.anyOf as Node[];
+      // The answer, a refusal, and a dry run for a write tool (the 402 body beside them for the usage tools).
+      // A map (get_account_usage: entitlement id to count) types its values instead of naming fields.
+      const named = (b: Node) =>
+        Object.keys(b.properties ?? {}).length > 0 || typedNode((b.additionalProperties ?? {}) as Node);
+      if (!branches.length || !branches.every(named)) bare.push(t.name);
+      expect(
+        branches.some((b) => b.properties?.error && b.properties?.status),
+        `${t.name}: an error branch`,
+      ).to.equal(true);
+      expect(
+        branches.some((b) => b.properties?.dry_run),
+        `${t.name}: a dry-run branch`,
+      ).to.equal(t.writes);
+      walk(t.outputSchema as Node, t.name);
+    }
+    expect(bare, 'output schemas with a branch naming no fields').to.deep.equal([]);
+    expect(untyped, 'output fields typed as anything ({})').to.deep.equal([]);
   });
 
   it('fails a tool whose input property has no description (the check above is not vacuous)', () => {

@@ -54,6 +54,11 @@ function show(result: Result) {
   const note = document.getElementById('note')!;
   note.textContent = '';
   if (!data) return;
+  // A refusal other than a 402 (whose body the paywall shows) is said as it is: every tool result is structured.
+  if (typeof data.error === 'string' && data.error !== 'limit_reached') {
+    note.textContent = data.error;
+    return;
+  }
   const meter = document.querySelector<OfferkitUsageMeter>('offerkit-usage-meter');
   if (meter && Array.isArray(data.entitlements)) meter.access = data as unknown as OfferkitUsageMeter['access'];
   const table = document.querySelector<OfferkitPricingTable>('offerkit-pricing-table');
@@ -79,7 +84,7 @@ document.addEventListener('offerkit-choose', (e) => {
   const note = document.getElementById('note')!;
   void (async () => {
     try {
-      if (typeof args.accountId !== 'string') {
+      if (typeof args.namespaceId !== 'string') {
         await app.sendMessage({
           role: 'user',
           content: [
@@ -92,7 +97,7 @@ document.addEventListener('offerkit-choose', (e) => {
       note.textContent = 'Making your checkout link…';
       const made = (await app.callServerTool({
         name: 'create_upgrade_link',
-        arguments: { accountId: args.accountId, plan, interval, ...(offer ? { offer } : {}) },
+        arguments: { namespaceId: args.namespaceId, plan, interval, ...(offer ? { offer } : {}) },
       })) as Result & { isError?: boolean };
       const link = dataOf(made);
       if (made.isError || typeof link?.url !== 'string')
