@@ -11,7 +11,7 @@ import { mcpPost, TOOLS_LIST } from '../helpers/mcp.js';
 // What a model reads; raised from 45,000 for the account actor's read tools (quote, timeline). Issue 43 brings the
 // default list under 20,000 characters with toolsets.
 const BOUND = 47_000;
-const TOTAL_BOUND = 145_000;
+const TOTAL_BOUND = 155_000;
 
 type Schema = { description?: string; properties?: Record<string, Schema>; items?: Schema; type?: unknown };
 

@@ -715,7 +715,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       });
       expect(off.status).to.equal(200);
       const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).to.have.length(55);
+      expect(names).to.have.length(57);
       expect(names).to.not.include('list_plans');
       const refused = await client.callTool({ name: 'list_plans', arguments: {} });
       expect(refused.isError).to.equal(true);
