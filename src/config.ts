@@ -105,6 +105,11 @@ export const configSchema = z.object({
   /** Port of the local PayPal stand-in that `npm start` runs (embedded default). */
   PAYPAL_STANDIN_PORT: port(8900),
   /**
+   * How often the local stand-in bills the cycles that came due in real time (so a long-running `npm start` renews);
+   * 0 turns the tick off (cycles then bill only when a test clock moves).
+   */
+  PAYPAL_STANDIN_TICK_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /**
    * Reverse proxies in front of the API whose forwarded headers are believed: unset, `false` or `0`
    * trusts none (the socket address and the Host header are used); `true` means one proxy; a number
    * is how many proxies append to `X-Forwarded-For`. Only then do `X-Forwarded-Proto`,
