@@ -55,6 +55,7 @@ export const CONFLICT_REASONS = {
   completed: 'a checkout to expire is completed',
   created: 'a checkout to expire is still waiting for its buyer at the provider',
   expired: 'the offer has ended',
+  advancing: "another advance of the app's test clock is still running: try again once it is done",
   interval_not_offered: 'the offer (or plan) has no price for the interval asked',
   live_app: 'a live app (live payments, or the demo) has no test clock',
   no_change: 'there is no plan change waiting or scheduled to withdraw',
@@ -68,6 +69,8 @@ export const CONFLICT_REASONS = {
   offer_changed: 'the offer was edited or deleted while the checkout was being created: load it again',
   past_due: 'the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider\'s retry',
   paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
+  payment_declined:
+    'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',
   plan_deleted: 'the plan was deleted while the checkout or change was being made',
   plan_not_offered: 'the offer does not offer the plan asked',
   same_plan: 'the account is already on that plan and interval',
