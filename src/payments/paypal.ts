@@ -358,11 +358,16 @@ export class PayPalProvider implements PaymentProvider {
 
   // Not PayPal's API: offerkit's stand-in serves it (src/dev/paypal-standin.ts); PayPal answers 404 (no test clock).
   async setTestClock(subscriptionIds: string[], now: Date, mode: 'align' | 'advance') {
-    if (/(^|\.)paypal\.com$/.test(new URL(this.opts.baseUrl).hostname)) return;
+    if (/(^|\.)paypal\.com$/.test(new URL(this.opts.baseUrl).hostname)) return [];
     try {
-      await this.call('POST', '/v1/dev/clock', { subscription_ids: subscriptionIds, now: now.toISOString(), mode });
+      const r = await this.call<{ subscriptions?: { id: string; billed?: number }[] }>('POST', '/v1/dev/clock', {
+        subscription_ids: subscriptionIds,
+        now: now.toISOString(),
+        mode,
+      });
+      return (r?.subscriptions ?? []).map((s) => ({ id: s.id, billed: s.billed ?? 0 }));
     } catch (err) {
-      if (err instanceof ProviderError && err.status === 404) return;
+      if (err instanceof ProviderError && err.status === 404) return [];
       throw err;
     }
   }

@@ -235,9 +235,8 @@ export async function pauseLocally(
   });
   sub.status = 'paused';
   sub.pausedAt = now;
-  sub.resumeAt = deps.config.PAUSE_MONTH_SECONDS
-    ? new Date(now.getTime() + months * deps.config.PAUSE_MONTH_SECONDS * 1000)
-    : addMonths(now, months);
+  // Calendar months on the app's clock: tests move a test clock to the end of a pause rather than shorten months.
+  sub.resumeAt = addMonths(now, months);
   sub.restorePlanId = restore;
   sub.pauseReason = reason ?? null;
   sub.pauseCount += 1;
