@@ -308,6 +308,7 @@ export async function endGrace(ctx: Ctx, accountId: string) {
     return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {
       const row = await findSubscription(t.em, ctx.app.id, accountId, true);
       if (row.status !== 'past_due') return presentSubscription(row);
+      if (conn) row.providerStatus = 'CANCELLED';
       // Said first, so a reader of the events sees why the cancellation that follows happened.
       await emitSubscriptionEvent(t, row, 'subscription.grace_ended', {
         after: 'cancel',
