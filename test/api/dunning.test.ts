@@ -203,6 +203,18 @@ describe('dunning: a failed renewal, its grace period and recovery', function ()
       'subscription.recovered',
       'subscription.renewed',
     ]);
+    // The catalog's samples (GET /event-types) are shaped like these real events.
+    const catalog = (await get('/event-types')).body as { type: string; sample: any }[];
+    for (const type of ['past_due', 'payment_failed', 'grace_ended', 'recovered', 'renewed'].map(
+      (t) => `subscription.${t}`,
+    )) {
+      const [real] = await of(type);
+      const { sample } = catalog.find((t) => t.type === type)!;
+      expect(Object.keys(sample).sort(), type).to.deep.equal(Object.keys(real).sort());
+      expect(Object.keys(sample.object.subscription).sort(), type).to.deep.equal(
+        Object.keys(real.object.subscription).sort(),
+      );
+    }
     expect(attempts().map(([status, amount]) => `${status} ${amount}`)).to.deep.equal([
       'COMPLETED 19',
       'DECLINED 19',
