@@ -603,7 +603,8 @@ async function supersede(
   await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
   // Then the first cycle PayPal charged at activation goes back to the buyer, before the checkout is marked: a crash
   // anywhere here leaves it `created`, and the next check repeats both (idempotent at PayPal).
-  const refund = c.refund ?? (await refundDuplicate(provider, c, liveId));
+  const refund =
+    c.refund ?? (await refundDuplicate(provider, c, liveId, await clockOffsetOf(deps.orm.em.fork(), c.appId)));
   deps.logger.warn(
     {
       checkout: c.id,
@@ -646,9 +647,12 @@ async function refundDuplicate(
   provider: ReturnType<typeof providerFor>,
   c: ICheckout,
   liveId: string,
+  /** The app's clock offset (a test clock): the provider charged on the app's time. */
+  offsetMs: number,
 ): Promise<CheckoutRefund> {
   const from = new Date((c.createdAt ?? new Date()).getTime() - 60_000);
-  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to: new Date() });
+  const to = new Date(Date.now() + offsetMs + 60_000);
+  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to });
   const done: CheckoutRefund['payments'] = [];
   let currency: string | null = null;
   for (const p of payments) {
