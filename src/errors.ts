@@ -38,6 +38,7 @@ export const methodNotAllowed = () => new AppError(405, 'Method not allowed');
  * gives a 409 a reason this list lacks (or the list keeps one no code gives).
  */
 export const CONFLICT_REASONS = {
+  advancing: "another advance of the app's test clock is still running: try again once it is done",
   already_subscribed:
     'the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)',
   approved: 'a checkout to expire is approved at the provider: it completes once the provider activates it',
@@ -55,7 +56,6 @@ export const CONFLICT_REASONS = {
   completed: 'a checkout to expire is completed',
   created: 'a checkout to expire is still waiting for its buyer at the provider',
   expired: 'the offer has ended',
-  advancing: "another advance of the app's test clock is still running: try again once it is done",
   interval_not_offered: 'the offer (or plan) has no price for the interval asked',
   live_app: 'a live app (live payments, or the demo) has no test clock',
   no_change: 'there is no plan change waiting or scheduled to withdraw',

@@ -70,7 +70,7 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
       object: account,
       change: z.object({
         id: z.string().nullable(),
-        kind: z.string(),
+        kind: z.enum(['change', 'discount', 'downgrade', 'withdrawal']),
         plan: z.string(),
         price: z.number(),
         currency: z.string(),
