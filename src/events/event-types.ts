@@ -446,7 +446,7 @@ export const EVENT_TYPES: EventTypeInfo[] = [
   {
     type: 'subscription.grace_ended',
     description:
-      "The grace period of a past-due subscription ended with the payment still failing: with `after: cancel` " +
+      'The grace period of a past-due subscription ended with the payment still failing: with `after: cancel` ' +
       '`subscription.cancelled` follows; with `after: free_plan` the account is on the free plan and the ' +
       'subscription stays past due until a payment succeeds (`subscription.recovered`).',
     sample: () => ({
