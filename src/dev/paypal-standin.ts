@@ -611,7 +611,7 @@ export class PayPalStandIn {
     });
 
     // ---- not PayPal's API: the stand-in's test clock and failure switch (a sandbox's "negative testing") ----
-    // Both take the merchant's token like the rest; ids of another merchant's subscriptions are 404.
+    // Both take the merchant's token like the rest; another merchant's subscriptions are not found.
     router.post('/v1/dev/clock', auth, async (ctx) => {
       const b = body(ctx);
       const ids = b.subscription_ids as unknown;
@@ -629,8 +629,13 @@ export class PayPalStandIn {
           'subscription_ids (an array of ids), now (RFC 3339) and mode (align or advance) are required.',
           'MISSING_REQUIRED_PARAMETER',
         );
-      for (const subId of ids as string[]) if (!own(ctx, this.state.subscriptions, subId)) return;
-      ctx.body = { subscriptions: await this.setClock(ids as string[], new Date(to), b.mode) };
+      // Ids the caller does not own (unknown, or another merchant's) are listed apart and left alone, so one stale id
+      // does not stop the clock of the others.
+      const mine = (ids as string[]).filter((i) => this.state.subscriptions[i]?.clientId === ctx.state.clientId);
+      ctx.body = {
+        subscriptions: await this.setClock(mine, new Date(to), b.mode),
+        not_found: (ids as string[]).filter((i) => !mine.includes(i)),
+      };
     });
     router.post('/v1/dev/subscriptions/:id/fail-payments', auth, (ctx) => {
       const s = own(ctx, this.state.subscriptions, ctx.params.id);

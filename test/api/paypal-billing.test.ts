@@ -267,7 +267,7 @@ describe('PayPal stand-in: billing cycles, payment failures and the test clock',
     expect((await transactions(s.id)).map((t) => t.status)).to.deep.equal(['COMPLETED', 'COMPLETED']);
   });
 
-  it('the dev endpoints take the merchant token: another merchant gets 404, a bad body 400', async () => {
+  it("the dev endpoints take the merchant token: another merchant's subscription is not found, a bad body 400", async () => {
     const s = await subscribe();
     expect(
       (await api('POST', '/v1/dev/clock', { subscription_ids: [s.id], now: 'not a date', mode: 'advance' })).status,
@@ -285,7 +285,8 @@ describe('PayPal stand-in: billing cycles, payment failures and the test clock',
       { subscription_ids: [s.id], now: new Date(Date.now() + 90 * DAY).toISOString(), mode: 'advance' },
       theirs,
     );
-    expect(foreign.status).to.equal(404);
+    expect(foreign.status).to.equal(200);
+    expect(foreign.body).to.deep.equal({ subscriptions: [], not_found: [s.id] });
     expect((await api('POST', `/v1/dev/subscriptions/${s.id}/fail-payments`, { count: 1 }, theirs)).status).to.equal(
       404,
     );
