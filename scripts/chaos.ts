@@ -51,7 +51,6 @@ if (MODE === 'topology') {
     TOPOLOGY_USAGE: '120',
     TOPOLOGY_CHECKOUTS: '5',
     TOPOLOGY_EXPIRY_S: '30',
-    TOPOLOGY_PAUSE_S: '15',
   };
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/topology.ts'], {
     cwd: path.resolve(import.meta.dirname, '..'),

@@ -38,6 +38,7 @@ export const methodNotAllowed = () => new AppError(405, 'Method not allowed');
  * gives a 409 a reason this list lacks (or the list keeps one no code gives).
  */
 export const CONFLICT_REASONS = {
+  advancing: "another advance of the app's test clock is still running: try again once it is done",
   already_subscribed:
     'the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)',
   approved: 'a checkout to expire is approved at the provider: it completes once the provider activates it',
@@ -68,6 +69,8 @@ export const CONFLICT_REASONS = {
   offer_changed: 'the offer was edited or deleted while the checkout was being created: load it again',
   past_due: 'the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider\'s retry',
   paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
+  payment_declined:
+    'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',
   plan_deleted: 'the plan was deleted while the checkout or change was being made',
   plan_not_offered: 'the offer does not offer the plan asked',
   same_plan: 'the account is already on that plan and interval',

@@ -96,6 +96,7 @@ export async function startInfrastructure(
       activationDelayMs: 2000,
       statePath: path.join(config.dataDir, 'paypal-standin.json'),
       port: config.PAYPAL_STANDIN_PORT,
+      tickMs: config.PAYPAL_STANDIN_TICK_SECONDS * 1000,
     });
     const url = await standIn.start();
     return { standIn, url };

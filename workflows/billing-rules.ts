@@ -386,7 +386,8 @@ export function timersOf(s: BillingSnapshot): Timer[] {
     else add('renewal', sub.renewsAt);
     if (sub.status === 'past_due' && sub.dunning) {
       add('payment_retry', sub.dunning.nextRetryAt);
-      add('grace_end', sub.dunning.graceEndsAt);
+      // Once the grace period moved the account to the free plan, its end has run: only a payment changes things.
+      if (!sub.dunning.onFreePlan) add('grace_end', sub.dunning.graceEndsAt);
     }
   }
   add('incentive_end', s.account?.incentive?.expiresAt);

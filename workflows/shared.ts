@@ -207,8 +207,13 @@ export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId
 export interface CheckoutWorkflowInput {
   appId: string;
   checkoutId: string;
-  /** When the checkout expires (ISO 8601); default 24 h after the workflow started. */
+  /** When the checkout expires (ISO 8601, app time); default 24 h after the workflow started. */
   expiresAt?: string;
+  /**
+   * The app's clock when the workflow started (its offset from real time: a test clock moved forward); the
+   * `clockMoved` signal brings a later one. The deadline is on that clock.
+   */
+  offsetMs?: number;
   /** Cap of the backoff between retries of a check our infrastructure or the provider failed (default 1 min). */
   retryMaxIntervalMs?: number;
 }
@@ -221,8 +226,12 @@ export interface CheckoutState {
   nextCheckAt: string | null;
 }
 export const checkoutDef = defineWorkflow('checkoutWorkflow', {
-  /** The provider sent a notification about this checkout, or the buyer came back: check now. */
-  signals: { providerNotified: defineSignal('providerNotified') },
+  signals: {
+    /** The provider sent a notification about this checkout, or the buyer came back: check now. */
+    providerNotified: defineSignal('providerNotified'),
+    /** The app's test clock moved: its new offset from real time (the deadline is on the app's clock). */
+    clockMoved: defineSignal<[number], 'checkoutClockMoved'>('checkoutClockMoved'),
+  },
   queries: { state: defineQuery<CheckoutState>('checkoutState') },
   /** Check with the provider now and answer the checkout's status (POST .../complete). */
   updates: { checkNow: defineUpdate<CheckoutState>('checkNow') },
@@ -364,8 +373,10 @@ export interface ReservationExpiryInput {
   entitlementId: string;
   reservationId: string;
   amount: number;
-  /** ISO 8601 */
+  /** ISO 8601, app time. */
   expiresAt: string;
+  /** The app's clock offset when it started (a test clock); the `clockMoved` signal brings a later one. */
+  offsetMs?: number;
 }
 export interface ReservationExpiryState {
   reservationId: string;
@@ -373,8 +384,12 @@ export interface ReservationExpiryState {
   outcome: 'expired' | 'settled' | null;
 }
 export const reservationExpiryDef = defineWorkflow('reservationExpiryWorkflow', {
-  /** The reservation was committed or released; stop waiting. */
-  signals: { settled: defineSignal<['committed' | 'released'], 'reservationSettled'>('reservationSettled') },
+  signals: {
+    /** The reservation was committed or released; stop waiting. */
+    settled: defineSignal<['committed' | 'released'], 'reservationSettled'>('reservationSettled'),
+    /** The app's test clock moved: its new offset from real time (the deadline is on the app's clock). */
+    clockMoved: defineSignal<[number], 'reservationClockMoved'>('reservationClockMoved'),
+  },
   queries: { state: defineQuery<ReservationExpiryState>('reservationExpiryState') },
 });
 

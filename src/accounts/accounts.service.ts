@@ -281,7 +281,10 @@ export async function createAccountToken(ctx: Ctx, id: string, ttlSeconds: numbe
 
 // ---- lists -----------------------------------------------------------------------------------------------
 
-const ACTIVE = `incentive_id is not null and (incentive_expires_at is null or incentive_expires_at > now())`;
+// On the app's clock ($1 is the app): an incentive whose end a test clock passed is over, even before the account's
+// actor removes it.
+const ACTIVE = `incentive_id is not null and (incentive_expires_at is null or incentive_expires_at >
+  now() + make_interval(secs => (select clock_offset_ms from apps where id = $1) / 1000.0))`;
 
 async function pageAccounts(em: EntityManager, appId: string, where: string[], params: unknown[], q: PageQuery) {
   const clause = ['app_id = $1', ...where].join(' and ');

@@ -33,19 +33,23 @@ export const testClockRoutes = [
     tags,
     summary: "Move the app's clock forward, running every date due by then",
     description:
-      "Steps through the app's dates up to `to` in order: at each, the provider stand-in bills the subscriptions' " +
-      'cycles due (its notifications arrive as they would from PayPal), then every account actor runs what is due ' +
-      '(renewals, scheduled changes, pause ends, cancellations at the period end, save-offer cycles, incentive ends, ' +
-      "dunning). 200 once all of it ran; 202 when that takes longer than 20 s (it goes on, and the clock's `now` " +
-      "reaches `to` within a minute). With PayPal's own sandbox only offerkit's dates move (PayPal bills at its pace). " +
-      '409 `live_app` for live apps and the demo; 400 when `to` is not after `now` or more than five years ahead.',
+      "Steps through the app's dates up to `to` in order (renewals, the provider's payment retries, ends of grace " +
+      'periods and pauses, cancellations at the period end, approvals that expire, incentive ends), looking each next ' +
+      'one up again after the step before: at each, the PayPal stand-in bills the cycles and retries due by then and ' +
+      "sends its notifications, the app's clock moves there, and every account actor runs what is due (a renewal " +
+      'applies a scheduled change and counts down a save-offer discount; a failed payment starts dunning). Then ' +
+      'reservation and checkout expiry follow the new time. 200 once all of it ran; 202 when that takes longer than ' +
+      "`TEST_CLOCK_WAIT_MS` (20 s): it goes on, and the clock's `now` reaches `to` within a minute. With PayPal's own " +
+      "sandbox only offerkit's dates move (PayPal bills at its own pace). 409 `live_app` for live apps and the demo, " +
+      '409 `advancing` while another advance of the app runs; 400 when `to` is not after `now` or more than five ' +
+      'years after it; 502 when the provider fails.',
     params: appIdParams,
     body: z.object({ to: z.iso.datetime({ offset: true }).describe('The app time to move to (ISO 8601).') }),
-    errors: [409],
+    errors: [409, 502],
     response: clockSchema.extend({ pending: z.boolean().describe('True on a 202: dates are still running.') }),
     replies: {
       202: {
-        description: 'Still running after 20 s: the clock reaches `to` within a minute',
+        description: 'Still running after `TEST_CLOCK_WAIT_MS` (20 s): the clock reaches `to` within a minute',
         schema: clockSchema.extend({ pending: z.boolean() }),
       },
     },

@@ -4,6 +4,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { z } from 'zod';
 import { accountDetail, changeAccount, findAccount } from '../accounts/accounts.service.js';
+import { addMonths } from '../apps/clock.js';
+import { freshAppNow } from '../apps/clock.service.js';
 import { findIncentive, findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
@@ -558,8 +560,8 @@ export async function acceptOffer(
         case 'incentive': {
           await findIncentive(ctx.em, ctx.app.id, t.incentive);
           return async (tx) => {
-            const expires = new Date();
-            expires.setUTCMonth(expires.getUTCMonth() + t.months);
+            // Months on the app's clock (a test clock moved forward counts): the actor ends it then.
+            const expires = addMonths(await freshAppNow(tx.em, ctx.app.id), t.months);
             const after = await changeAccount(
               { em: tx.em, deps: ctx.deps, app: ctx.app },
               accountId,

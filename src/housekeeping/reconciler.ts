@@ -130,19 +130,28 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
         offer_id: string | null;
         plan_id: string;
         created_at: Date;
+        expires_at: Date | null;
+        clock_offset_ms: string;
       }>(
         em(),
-        `select id, app_id, account_id, offer_id, plan_id, created_at from checkouts where id = $1 and status = 'created'`,
+        `select c.id, c.app_id, c.account_id, c.offer_id, c.plan_id, c.created_at, c.expires_at, a.clock_offset_ms
+           from checkouts c join apps a on a.id = c.app_id where c.id = $1 and c.status = 'created'`,
         [id],
       );
       if (!c) return null;
-      return checkoutWorkflowStart(deps, c.app_id, {
-        id: c.id,
-        accountId: c.account_id,
-        offerId: c.offer_id,
-        planId: c.plan_id,
-        createdAt: new Date(c.created_at),
-      });
+      return checkoutWorkflowStart(
+        deps,
+        c.app_id,
+        {
+          id: c.id,
+          accountId: c.account_id,
+          offerId: c.offer_id,
+          planId: c.plan_id,
+          createdAt: new Date(c.created_at),
+          expiresAt: c.expires_at ? new Date(c.expires_at) : null,
+        },
+        Number(c.clock_offset_ms),
+      );
     });
   }
 
@@ -189,18 +198,26 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
   // since the deadline passed).
   const reservations = await sql<{ app_id: string; id: string }>(
     em(),
-    `select r.app_id, r.id from usage_reservations r
-      where r.status = 'held' and r.expires_at < now() - make_interval(secs => $1)
+    `select r.app_id, r.id from usage_reservations r join apps a on a.id = r.app_id
+      where r.status = 'held'
+        and r.expires_at < now() + make_interval(secs => a.clock_offset_ms / 1000.0) - make_interval(secs => $1)
         and ${noOutbox(`'reservation-expiry/' || r.app_id || '/' || r.id`)}
       order by r.expires_at limit $2`,
     [graceS, BATCH],
   );
   for (const r of reservations) {
     await repair('reservations', reservationExpiryWorkflowId(r.app_id, r.id), async () => {
-      const [row] = await sql<{ account_id: string; entitlement_id: string; amount: string; expires_at: Date }>(
+      const [row] = await sql<{
+        account_id: string;
+        entitlement_id: string;
+        amount: string;
+        expires_at: Date;
+        clock_offset_ms: string;
+      }>(
         em(),
-        `select account_id, entitlement_id, amount, expires_at from usage_reservations
-          where app_id = $1 and id = $2 and status = 'held'`,
+        `select r.account_id, r.entitlement_id, r.amount, r.expires_at, a.clock_offset_ms
+           from usage_reservations r join apps a on a.id = r.app_id
+          where r.app_id = $1 and r.id = $2 and r.status = 'held'`,
         [r.app_id, r.id],
       );
       if (!row) return null;
@@ -211,6 +228,7 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
         reservationId: r.id,
         amount: Number(row.amount),
         expiresAt: new Date(row.expires_at).toISOString(),
+        ...(Number(row.clock_offset_ms) ? { offsetMs: Number(row.clock_offset_ms) } : {}),
       });
     });
   }

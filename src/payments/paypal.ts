@@ -183,8 +183,7 @@ export class PayPalProvider implements PaymentProvider {
       failedPaymentsCount: b?.failed_payments_count ?? 0,
       lastFailedPaymentAt: b?.last_failed_payment?.time ?? null,
       nextPaymentRetryAt: b?.last_failed_payment?.next_payment_retry_time ?? null,
-      outstandingBalance:
-        owed > 0 ? { amount: owed, currency: b!.outstanding_balance!.currency_code ?? 'USD' } : null,
+      outstandingBalance: owed > 0 ? { amount: owed, currency: b!.outstanding_balance!.currency_code ?? 'USD' } : null,
     };
   }
 
@@ -311,7 +310,9 @@ export class PayPalProvider implements PaymentProvider {
     input: { amount: number; currency: string; note: string },
     idempotencyKey: string,
   ) {
-    const r = await this.call<{ id: string; status: string }>(
+    // 200 with the transaction (COMPLETED, or DECLINED), or 202 with no body: accepted, its outcome shows in the
+    // subscription's transactions and billing info later.
+    const r = await this.call<{ id?: string; status?: string } | null>(
       'POST',
       `/v1/billing/subscriptions/${encodeURIComponent(id)}/capture`,
       {
@@ -321,7 +322,7 @@ export class PayPalProvider implements PaymentProvider {
       },
       idempotencyKey,
     );
-    return { id: r.id, status: r.status };
+    return { id: r?.id ?? '', status: r?.status ?? 'PENDING' };
   }
 
   // https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_transactions
@@ -357,11 +358,16 @@ export class PayPalProvider implements PaymentProvider {
 
   // Not PayPal's API: offerkit's stand-in serves it (src/dev/paypal-standin.ts); PayPal answers 404 (no test clock).
   async setTestClock(subscriptionIds: string[], now: Date, mode: 'align' | 'advance') {
-    if (/(^|\.)paypal\.com$/.test(new URL(this.opts.baseUrl).hostname)) return;
+    if (/(^|\.)paypal\.com$/.test(new URL(this.opts.baseUrl).hostname)) return [];
     try {
-      await this.call('POST', '/v1/dev/clock', { subscription_ids: subscriptionIds, now: now.toISOString(), mode });
+      const r = await this.call<{ subscriptions?: { id: string; billed?: number }[] }>('POST', '/v1/dev/clock', {
+        subscription_ids: subscriptionIds,
+        now: now.toISOString(),
+        mode,
+      });
+      return (r?.subscriptions ?? []).map((s) => ({ id: s.id, billed: s.billed ?? 0 }));
     } catch (err) {
-      if (err instanceof ProviderError && err.status === 404) return;
+      if (err instanceof ProviderError && err.status === 404) return [];
       throw err;
     }
   }

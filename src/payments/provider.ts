@@ -85,7 +85,8 @@ export interface PaymentProvider {
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
   /**
    * Charges what a subscription owes after failed payments (PayPal: capture the outstanding balance); the charge's
-   * outcome shows in the subscription's payments and billing info.
+   * outcome shows in the subscription's payments and billing info. `status`: COMPLETED, DECLINED, or PENDING when
+   * the provider only accepted the request (PayPal's 202).
    */
   captureOutstanding(
     id: string,
@@ -103,9 +104,14 @@ export interface PaymentProvider {
   /**
    * A test clock at the provider, where it has one (offerkit's PayPal stand-in; PayPal's own sandbox has none, and
    * this does nothing there): `align` sets these subscriptions' clock to `now` without billing (one made after the
-   * app's clock moved), `advance` moves it forward and bills every cycle due by then, sending the notifications.
+   * app's clock moved), `advance` moves it forward and bills every cycle due by then, sending the notifications
+   * before it answers. Answers how many payment attempts each subscription had (none where there is no test clock).
    */
-  setTestClock(subscriptionIds: string[], now: Date, mode: 'align' | 'advance'): Promise<void>;
+  setTestClock(
+    subscriptionIds: string[],
+    now: Date,
+    mode: 'align' | 'advance',
+  ): Promise<{ id: string; billed: number }[]>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
   listWebhooks(): Promise<{ id: string; url: string }[]>;
   /** Asks the provider whether a notification is genuine. */

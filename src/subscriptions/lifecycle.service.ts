@@ -235,9 +235,8 @@ export async function pauseLocally(
   });
   sub.status = 'paused';
   sub.pausedAt = now;
-  sub.resumeAt = deps.config.PAUSE_MONTH_SECONDS
-    ? new Date(now.getTime() + months * deps.config.PAUSE_MONTH_SECONDS * 1000)
-    : addMonths(now, months);
+  // Calendar months on the app's clock: tests move a test clock to the end of a pause rather than shorten months.
+  sub.resumeAt = addMonths(now, months);
   sub.restorePlanId = restore;
   sub.pauseReason = reason ?? null;
   sub.pauseCount += 1;
@@ -306,7 +305,18 @@ export async function endGrace(ctx: Ctx, accountId: string) {
   if ((s.dunningAfter ?? 'cancel') === 'cancel') {
     const conn = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
     if (conn) await cancelAtProvider(providerFor(ctx.deps.config, conn), s.providerSubscriptionId, 'Payment failed');
-    return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
+    return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {
+      const row = await findSubscription(t.em, ctx.app.id, accountId, true);
+      if (row.status !== 'past_due') return presentSubscription(row);
+      if (conn) row.providerStatus = 'CANCELLED';
+      // Said first, so a reader of the events sees why the cancellation that follows happened.
+      await emitSubscriptionEvent(t, row, 'subscription.grace_ended', {
+        after: 'cancel',
+        outstanding: row.outstandingBalance ?? null,
+        summary: 'Grace period over with the payment still failing: the subscription is cancelled',
+      });
+      return cancelLocally(t, ctx.deps, ctx.app.id, accountId);
+    });
   }
   return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), async (t) => {
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
@@ -319,6 +329,7 @@ export async function endGrace(ctx: Ctx, accountId: string) {
     row.graceEndsAt = row.graceEndsAt ?? appNow(ctx.app);
     await emitSubscriptionEvent(t, row, 'subscription.grace_ended', {
       after: 'free_plan',
+      outstanding: row.outstandingBalance ?? null,
       summary: 'Grace period over: the account is on the free plan until a payment succeeds',
     });
     return presentSubscription(row);

@@ -21,8 +21,15 @@ import { appNowOf, cancelLocally, dropChange, emitSubscriptionEvent, withClock }
 type Proration = 'captured' | 'not_approved' | null;
 
 /** What happened at the provider since the record last looked, in time order. */
-type Happening = { at: number; kind: 'paid'; payment: ProviderPayment } | { at: number; kind: 'failed' };
+type Happening =
+  | { at: number; kind: 'paid'; payment: ProviderPayment }
+  | { at: number; kind: 'failed'; payment: ProviderPayment | null; nextRetryAt: string | null };
 
+/**
+ * The payments charged and the attempts declined since the record last looked, oldest first: each from the
+ * subscription's transactions (a test clock may jump over several cycles and retries), each failure with when the
+ * provider tries again (the next attempt's time, or for the last one what the provider reports).
+ */
 async function happenings(
   pre: ISubscription,
   remote: ProviderSubscription,
@@ -30,25 +37,41 @@ async function happenings(
 ): Promise<Happening[]> {
   const since = pre.lastPaymentAt ? new Date(pre.lastPaymentAt).getTime() : 0;
   const failedSince = pre.lastPaymentFailedAt ? new Date(pre.lastPaymentFailedAt).getTime() : 0;
-  const out: Happening[] = [];
   const lastPaid = remote.lastPaymentAt ? Date.parse(remote.lastPaymentAt) : 0;
-  if (lastPaid > since) {
-    // Every cycle charged since the last one recorded (a test clock may jump several), oldest first.
-    const from = new Date(since || new Date(pre.createdAt).getTime() - 86_400_000);
-    const payments = await list(from, new Date(lastPaid + 1000)).catch(() => null);
-    const paid = (payments ?? []).filter((p) => p.status === 'COMPLETED' && Date.parse(p.time) > since);
-    if (paid.length === 0)
-      paid.push({
+  const lastFailed = remote.lastFailedPaymentAt ? Date.parse(remote.lastFailedPaymentAt) : 0;
+  const newPayment = lastPaid > since;
+  const newFailure = lastFailed > failedSince;
+  if (!newPayment && !newFailure) return [];
+  const created = new Date(pre.createdAt).getTime() - 86_400_000;
+  const from = new Date(Math.min(since || created, failedSince || created));
+  const listed = (await list(from, new Date(Math.max(lastPaid, lastFailed) + 1000)).catch(() => null)) ?? [];
+  const attempts = listed
+    .filter((p) => p.status === 'COMPLETED' || p.status === 'DECLINED')
+    .sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+  const out: Happening[] = [];
+  attempts.forEach((p, i) => {
+    const at = Date.parse(p.time);
+    if (p.status === 'COMPLETED' && at > since) out.push({ at, kind: 'paid', payment: p });
+    if (p.status === 'DECLINED' && at > failedSince) {
+      const next = attempts[i + 1];
+      out.push({ at, kind: 'failed', payment: p, nextRetryAt: next ? next.time : (remote.nextPaymentRetryAt ?? null) });
+    }
+  });
+  // A provider whose transactions did not answer (or list no attempt): what its billing info says, once each.
+  if (newPayment && !out.some((h) => h.kind === 'paid'))
+    out.push({
+      at: lastPaid,
+      kind: 'paid',
+      payment: {
         id: 'last',
         status: 'COMPLETED',
         amount: Number(pre.price),
         currency: pre.currency,
         time: remote.lastPaymentAt!,
-      });
-    for (const p of paid) out.push({ at: Date.parse(p.time), kind: 'paid', payment: p });
-  }
-  const lastFailed = remote.lastFailedPaymentAt ? Date.parse(remote.lastFailedPaymentAt) : 0;
-  if (lastFailed > failedSince) out.push({ at: lastFailed, kind: 'failed' });
+      },
+    });
+  if (newFailure && !out.some((h) => h.kind === 'failed'))
+    out.push({ at: lastFailed, kind: 'failed', payment: null, nextRetryAt: remote.nextPaymentRetryAt ?? null });
   return out.sort((a, b) => a.at - b.at);
 }
 
@@ -163,11 +186,18 @@ async function paid(t: Tx, deps: Deps, s: ISubscription, p: ProviderPayment, fir
 }
 
 /** A renewal payment failed: past due (once), and `subscription.payment_failed` each time. */
-async function failed(t: Tx, s: ISubscription, remote: ProviderSubscription, at: number, app: Pick<IApp, 'dunning'>) {
+async function failed(
+  t: Tx,
+  s: ISubscription,
+  remote: ProviderSubscription,
+  e: Extract<Happening, { kind: 'failed' }>,
+  app: Pick<IApp, 'dunning'>,
+) {
+  const at = e.at;
   s.lastPaymentFailedAt = new Date(at);
   s.paymentFailures = (s.status === 'past_due' ? s.paymentFailures : 0) + 1;
-  s.nextPaymentRetryAt = remote.nextPaymentRetryAt ? new Date(remote.nextPaymentRetryAt) : null;
-  s.outstandingBalance = remote.outstandingBalance?.amount ?? Number(s.price);
+  s.nextPaymentRetryAt = e.nextRetryAt ? new Date(e.nextRetryAt) : null;
+  s.outstandingBalance = remote.outstandingBalance?.amount ?? e.payment?.amount ?? Number(s.price);
   if (s.status === 'active' && !s.cancelAt) {
     const d = dunningOf(app);
     s.status = 'past_due';
@@ -175,11 +205,16 @@ async function failed(t: Tx, s: ISubscription, remote: ProviderSubscription, at:
     s.graceEndsAt = new Date(at + d.grace_days * 86_400_000);
     s.dunningAfter = d.after;
     await emitSubscriptionEvent(t, s, 'subscription.past_due', {
+      grace_ends_at: s.graceEndsAt.toISOString(),
+      after: d.after,
       summary: `Past due: the renewal payment failed; grace until ${s.graceEndsAt.toISOString().slice(0, 10)}`,
     });
   }
   await emitSubscriptionEvent(t, s, 'subscription.payment_failed', {
     attempt: s.paymentFailures,
+    payment: e.payment
+      ? { id: e.payment.id, amount: e.payment.amount, currency: e.payment.currency, time: e.payment.time }
+      : { id: null, amount: s.outstandingBalance, currency: s.currency, time: new Date(at).toISOString() },
     next_retry_at: s.nextPaymentRetryAt?.toISOString() ?? null,
     outstanding: s.outstandingBalance,
     summary: `Payment failed (attempt ${s.paymentFailures})`,
@@ -233,11 +268,13 @@ export async function syncSubscription(deps: Deps, appId: string, accountId: str
         await paid(t, deps, s, e.payment, !s.lastPaymentAt);
       } else {
         if (s.lastPaymentFailedAt && e.at <= new Date(s.lastPaymentFailedAt).getTime()) continue;
-        await failed(t, s, remote, e.at, app);
+        await failed(t, s, remote, e, app);
       }
     }
     if (s.status === 'past_due') {
-      s.nextPaymentRetryAt = remote.nextPaymentRetryAt ? new Date(remote.nextPaymentRetryAt) : s.nextPaymentRetryAt;
+      // The provider's word on its next retry: none once a cycle's retries are spent (the actor then waits for the
+      // next cycle or the end of the grace period, not for a retry that will not come).
+      s.nextPaymentRetryAt = remote.nextPaymentRetryAt ? new Date(remote.nextPaymentRetryAt) : null;
       if (remote.outstandingBalance) s.outstandingBalance = remote.outstandingBalance.amount;
     }
     await t.em.flush();
@@ -263,14 +300,23 @@ export async function retryPayment(deps: Deps, appId: string, accountId: string)
   };
   // One capture per failure: a retry of this call (or of the activity) answers the same capture.
   const key = `retry:${s.providerSubscriptionId}:${s.paymentFailures}:${new Date(s.lastPaymentFailedAt ?? 0).getTime()}`;
-  await withProvider(() =>
+  const capture = await withProvider(() =>
     provider.captureOutstanding(
       s.providerSubscriptionId,
       { amount: owed.amount, currency: owed.currency, note: 'Retry of a failed payment' },
       key,
     ),
   );
-  return syncSubscription(deps, appId, accountId);
+  // The outcome is recorded either way (a decline is one more failure, with its event); a decline is the caller's
+  // answer too, so nobody reads a 200 as "paid".
+  const after = await syncSubscription(deps, appId, accountId);
+  if (capture.status === 'DECLINED')
+    throw conflict(
+      `The provider declined the payment of ${owed.amount.toFixed(2)} ${owed.currency}; the subscription of account ` +
+        `${accountId} stays past due (grace until ${after.dunning?.grace_ends_at?.slice(0, 10) ?? 'its end'})`,
+      { reason: 'payment_declined', subscription: after },
+    );
+  return after;
 }
 
 /** Whether the subscription row exists (for the actor's facts: an account without one has nothing to read). */

@@ -41,6 +41,7 @@ import { Migration20261202100000_mcp_settings_notify } from './Migration20261202
 import { Migration20261203090000_publishable_first_use } from './Migration20261203090000_publishable_first_use.js';
 import { Migration20261203100000_mcp_elicitations } from './Migration20261203100000_mcp_elicitations.js';
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
+import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -84,4 +85,5 @@ export const migrationsList = [
   Migration20261203090000_publishable_first_use,
   Migration20261203100000_mcp_elicitations,
   Migration20261220090000_account_actor,
+  Migration20261221090000_checkout_expiry,
 ];

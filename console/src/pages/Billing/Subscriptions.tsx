@@ -20,7 +20,8 @@ const SUB_FILTERS: { value: SubStatus; label: string }[] = [
   { value: 'all', label: 'All' },
 ];
 
-export function Subscriptions() {
+/** `version`: bumped when the app's test clock moved (renewals, pause ends): the list is read again. */
+export function Subscriptions({ version = 0 }: { version?: number }) {
   const { appId } = useParams();
   const api = appApi(appId!);
   const [status, setStatus] = useState<SubStatus>('current');
@@ -37,7 +38,7 @@ export function Subscriptions() {
         ...(plan ? { plan } : {}),
         ...(cursor ? { cursor } : {}),
       }),
-    [appId, status, plan, cursor],
+    [appId, status, plan, cursor, version],
   );
   const filter = (apply: () => void) => {
     apply();

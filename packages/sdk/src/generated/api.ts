@@ -1860,6 +1860,10 @@ export type LimitReachedBody = components['schemas']['LimitReachedBody'];
  */
 export type ConflictReason =
   /**
+   * another advance of the app's test clock is still running: try again once it is done
+   */
+  | 'advancing'
+  /**
    * the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)
    */
   | 'already_subscribed'
@@ -1968,6 +1972,10 @@ export type ConflictReason =
    */
   | 'paused'
   /**
+   * the provider declined the retried payment: the subscription stays past due (one more failure), retry later
+   */
+  | 'payment_declined'
+  /**
    * the plan was deleted while the checkout or change was being made
    */
   | 'plan_deleted'
@@ -1986,6 +1994,7 @@ export type ConflictReason =
 
 /** Every `ConflictReason`, in alphabetical order. */
 export const CONFLICT_REASONS: readonly ConflictReason[] = [
+  'advancing',
   'already_subscribed',
   'approved',
   'archived',
@@ -2013,6 +2022,7 @@ export const CONFLICT_REASONS: readonly ConflictReason[] = [
   'offer_changed',
   'past_due',
   'paused',
+  'payment_declined',
   'plan_deleted',
   'plan_not_offered',
   'same_plan',
@@ -3084,7 +3094,7 @@ export interface TestClockApi {
    *
    * `POST /apps/{appId}/test-clock/advance` (secret key)
    *
-   * Steps through the app's dates up to `to` in order: at each, the provider stand-in bills the subscriptions' cycles due (its notifications arrive as they would from PayPal), then every account actor runs what is due (renewals, scheduled changes, pause ends, cancellations at the period end, save-offer cycles, incentive ends, dunning). 200 once all of it ran; 202 when that takes longer than 20 s (it goes on, and the clock's `now` reaches `to` within a minute). With PayPal's own sandbox only offerkit's dates move (PayPal bills at its pace). 409 `live_app` for live apps and the demo; 400 when `to` is not after `now` or more than five years ahead.
+   * Steps through the app's dates up to `to` in order (renewals, the provider's payment retries, ends of grace periods and pauses, cancellations at the period end, approvals that expire, incentive ends), looking each next one up again after the step before: at each, the PayPal stand-in bills the cycles and retries due by then and sends its notifications, the app's clock moves there, and every account actor runs what is due (a renewal applies a scheduled change and counts down a save-offer discount; a failed payment starts dunning). Then reservation and checkout expiry follow the new time. 200 once all of it ran; 202 when that takes longer than `TEST_CLOCK_WAIT_MS` (20 s): it goes on, and the clock's `now` reaches `to` within a minute. With PayPal's own sandbox only offerkit's dates move (PayPal bills at its own pace). 409 `live_app` for live apps and the demo, 409 `advancing` while another advance of the app runs; 400 when `to` is not after `now` or more than five years after it; 502 when the provider fails.
    */
   advance(body: TestClockAdvanceBody, options?: RequestOptions): APIPromise<TestClockAdvanceResponse>;
 }
@@ -3348,7 +3358,7 @@ export interface WebhookEventData {
    */
   'checkout.completed': components['schemas']['EventData:checkout.completed'];
   /**
-   * The payment provider charged a renewal.
+   * The payment provider charged a renewal (`payment`): a change scheduled for it has applied and a save-offer discount counted down one cycle by then.
    */
   'subscription.renewed': components['schemas']['EventData:subscription.renewed'];
   /**
@@ -3375,6 +3385,34 @@ export interface WebhookEventData {
    * The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
    */
   'subscription.change_scheduled': components['schemas']['EventData:subscription.change_scheduled'];
+  /**
+   * A plan change that will not apply any more: one waiting for the buyer was refused, expired, withdrawn or replaced, or a scheduled one was withdrawn, replaced or dropped by a cancellation. A cancel-flow save it carried goes back to open. `reason` says why.
+   */
+  'subscription.change_dropped': components['schemas']['EventData:subscription.change_dropped'];
+  /**
+   * The subscription is cancelled at the end of its paid period (`cancel_at`): billing stopped at the provider; the account keeps its plan until then, when `subscription.cancelled` follows (unless it is undone).
+   */
+  'subscription.cancel_scheduled': components['schemas']['EventData:subscription.cancel_scheduled'];
+  /**
+   * A cancellation at the end of the period was undone: the subscription bills again as before.
+   */
+  'subscription.cancel_undone': components['schemas']['EventData:subscription.cancel_undone'];
+  /**
+   * A payment of the subscription failed at the provider: a renewal, one of its retries (PayPal retries 5 and 10 days later) or a retry asked with `retry-payment`. `attempt` counts the failures since it fell past due; `next_retry_at` is when the provider tries again (null: not before the next cycle); `outstanding` is what is owed.
+   */
+  'subscription.payment_failed': components['schemas']['EventData:subscription.payment_failed'];
+  /**
+   * A renewal payment failed: the subscription is past due and keeps its plan for the app's grace period (`dunning.grace_days`, until `grace_ends_at`) while the provider retries; then the app's `dunning.after` applies. Sent once, before the first `subscription.payment_failed`.
+   */
+  'subscription.past_due': components['schemas']['EventData:subscription.past_due'];
+  /**
+   * A payment of a past-due subscription succeeded (a retry at the provider, `retry-payment`, or the next cycle): it is active again, and an account the grace period had moved to the free plan has its plan back. `subscription.renewed` follows for the cycle it paid.
+   */
+  'subscription.recovered': components['schemas']['EventData:subscription.recovered'];
+  /**
+   * The grace period of a past-due subscription ended with the payment still failing: with `after: cancel` `subscription.cancelled` follows; with `after: free_plan` the account is on the free plan and the subscription stays past due until a payment succeeds (`subscription.recovered`).
+   */
+  'subscription.grace_ended': components['schemas']['EventData:subscription.grace_ended'];
   /**
    * A customer accepted a save offer in a cancel flow.
    */
@@ -3412,6 +3450,13 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'subscription.changed',
   'subscription.untracked',
   'subscription.change_scheduled',
+  'subscription.change_dropped',
+  'subscription.cancel_scheduled',
+  'subscription.cancel_undone',
+  'subscription.payment_failed',
+  'subscription.past_due',
+  'subscription.recovered',
+  'subscription.grace_ended',
   'cancel_flow.saved',
   'cancel_flow.cancelled',
 ];

@@ -2000,7 +2000,7 @@ export interface paths {
     put?: never;
     /**
      * Move the app's clock forward, running every date due by then
-     * @description Steps through the app's dates up to `to` in order: at each, the provider stand-in bills the subscriptions' cycles due (its notifications arrive as they would from PayPal), then every account actor runs what is due (renewals, scheduled changes, pause ends, cancellations at the period end, save-offer cycles, incentive ends, dunning). 200 once all of it ran; 202 when that takes longer than 20 s (it goes on, and the clock's `now` reaches `to` within a minute). With PayPal's own sandbox only offerkit's dates move (PayPal bills at its pace). 409 `live_app` for live apps and the demo; 400 when `to` is not after `now` or more than five years ahead.
+     * @description Steps through the app's dates up to `to` in order (renewals, the provider's payment retries, ends of grace periods and pauses, cancellations at the period end, approvals that expire, incentive ends), looking each next one up again after the step before: at each, the PayPal stand-in bills the cycles and retries due by then and sends its notifications, the app's clock moves there, and every account actor runs what is due (a renewal applies a scheduled change and counts down a save-offer discount; a failed payment starts dunning). Then reservation and checkout expiry follow the new time. 200 once all of it ran; 202 when that takes longer than `TEST_CLOCK_WAIT_MS` (20 s): it goes on, and the clock's `now` reaches `to` within a minute. With PayPal's own sandbox only offerkit's dates move (PayPal bills at its own pace). 409 `live_app` for live apps and the demo, 409 `advancing` while another advance of the app runs; 400 when `to` is not after `now` or more than five years after it; 502 when the provider fails.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -3519,6 +3519,12 @@ export interface components {
           created_at: string;
         } | null;
       };
+      payment?: {
+        id: string;
+        amount: number;
+        currency: string;
+        time: string;
+      };
     };
     'EventData:subscription.cancelled': {
       object: {
@@ -4061,6 +4067,777 @@ export interface components {
         } | null;
       };
     };
+    'EventData:subscription.change_dropped': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      change: {
+        id: string | null;
+        /** @enum {string} */
+        kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+        plan: string;
+        price: number;
+        currency: string;
+        /** @enum {string} */
+        interval: 'month' | 'year';
+        /** @enum {string} */
+        status: 'awaiting_approval' | 'scheduled';
+      };
+      /** @enum {string} */
+      reason: 'refused' | 'expired' | 'withdrawn' | 'replaced' | 'cancelled';
+      summary: string;
+    };
+    'EventData:subscription.cancel_scheduled': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      cancel_at: string | null;
+      summary: string;
+    };
+    'EventData:subscription.cancel_undone': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      summary: string;
+    };
+    'EventData:subscription.payment_failed': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      attempt: number;
+      payment: {
+        id: string | null;
+        amount: number | null;
+        currency: string;
+        time: string;
+      };
+      next_retry_at: string | null;
+      outstanding: number | null;
+      summary: string;
+    };
+    'EventData:subscription.past_due': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      grace_ends_at: string;
+      /** @enum {string} */
+      after: 'cancel' | 'free_plan';
+      summary: string;
+    };
+    'EventData:subscription.recovered': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      payment: {
+        id: string;
+        amount: number;
+        currency: string;
+        time: string;
+      };
+      summary: string;
+    };
+    'EventData:subscription.grace_ended': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      /** @enum {string} */
+      after: 'cancel' | 'free_plan';
+      outstanding: number | null;
+      summary: string;
+    };
     'EventData:subscription.untracked': {
       object: {
         id: string;
@@ -4485,6 +5262,11 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
+            dunning: {
+              grace_days: number;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+            };
             publishable_first_used_at: string | null;
             created_at: string;
           };
@@ -4612,6 +5394,15 @@ export interface operations {
             /** @enum {string} */
             downgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
           } | null;
+          dunning?: {
+            /** @description Days a past-due subscription keeps its plan while the provider retries (PayPal: 5 and 10 days after the failure), 1 to 60; default 14. */
+            grace_days?: number;
+            /**
+             * @description At the end of the grace period with the payment still failing: `cancel` (default: cancelled at the provider, the account on the free plan) or `free_plan` (the account on the free plan, the subscription kept past due: its plan comes back when a later payment succeeds).
+             * @enum {string}
+             */
+            after?: 'cancel' | 'free_plan';
+          } | null;
           /**
            * @deprecated
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
@@ -4649,6 +5440,11 @@ export interface operations {
               upgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
+            };
+            dunning: {
+              grace_days: number;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
             };
             publishable_first_used_at: string | null;
             created_at: string;
@@ -11959,6 +12755,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -12279,6 +13082,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -12520,6 +13330,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled';
         };
@@ -17941,7 +18758,7 @@ export interface operations {
           };
         };
       };
-      /** @description Still running after 20 s: the clock reaches `to` within a minute */
+      /** @description Still running after `TEST_CLOCK_WAIT_MS` (20 s): the clock reaches `to` within a minute */
       202: {
         headers: {
           [name: string]: unknown;
@@ -18028,6 +18845,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
       };
       503: components['responses']['ServiceUnavailable'];
     };

@@ -57,6 +57,7 @@ __all__ = [
     "AnalyticsUpgradesByEntitlementItem",
     "AnalyticsUpgradesResponse",
     "App",
+    "AppDunning",
     "AppPlanChangePolicy",
     "AppsDeleteResponse",
     "AppsRegeneratePublicKeyResponse",
@@ -137,7 +138,14 @@ __all__ = [
     "ReportsListItem",
     "ReservationsCreateResponse",
     "Subscription",
+    "SubscriptionCancelScheduledEvent",
+    "SubscriptionCancelScheduledEventData",
+    "SubscriptionCancelUndoneEvent",
+    "SubscriptionCancelUndoneEventData",
     "SubscriptionCancelledEvent",
+    "SubscriptionChangeDroppedEvent",
+    "SubscriptionChangeDroppedEventData",
+    "SubscriptionChangeDroppedEventDataChange",
     "SubscriptionChangeScheduledEvent",
     "SubscriptionChangedEvent",
     "SubscriptionChangedEventData",
@@ -145,11 +153,22 @@ __all__ = [
     "SubscriptionChangedEventDataProration",
     "SubscriptionDiscount",
     "SubscriptionDunning",
+    "SubscriptionGraceEndedEvent",
+    "SubscriptionGraceEndedEventData",
+    "SubscriptionPastDueEvent",
+    "SubscriptionPastDueEventData",
     "SubscriptionPause",
     "SubscriptionPausedEvent",
+    "SubscriptionPaymentFailedEvent",
+    "SubscriptionPaymentFailedEventData",
+    "SubscriptionPaymentFailedEventDataPayment",
     "SubscriptionPendingChange",
     "SubscriptionPendingChangeDiscount",
+    "SubscriptionRecoveredEvent",
+    "SubscriptionRecoveredEventData",
     "SubscriptionRenewedEvent",
+    "SubscriptionRenewedEventData",
+    "SubscriptionRenewedEventDataPayment",
     "SubscriptionResumedEvent",
     "SubscriptionUntrackedEvent",
     "SubscriptionUntrackedEventData",
@@ -621,6 +640,11 @@ class AppPlanChangePolicy(OfferkitModel):
     downgrade: Literal["prorate_now", "at_renewal", "no_proration"]
 
 
+class AppDunning(OfferkitModel):
+    grace_days: int
+    after: Literal["cancel", "free_plan"]
+
+
 class App(OfferkitModel):
     id: str
     name: str
@@ -629,6 +653,7 @@ class App(OfferkitModel):
     public_key: str
     checkout_url: str | None
     plan_change_policy: AppPlanChangePolicy
+    dunning: AppDunning
     publishable_first_used_at: str | None
     created_at: str
 
@@ -1350,6 +1375,18 @@ class CheckoutCompletedEventData(OfferkitModel):
     account: Account
 
 
+class SubscriptionRenewedEventDataPayment(OfferkitModel):
+    id: str
+    amount: int | float
+    currency: str
+    time: str
+
+
+class SubscriptionRenewedEventData(OfferkitModel):
+    object: Account
+    payment: SubscriptionRenewedEventDataPayment | None = None
+
+
 class SubscriptionChangedEventDataPrevious(OfferkitModel):
     plan: str
     price: int | float
@@ -1370,6 +1407,70 @@ class SubscriptionChangedEventData(OfferkitModel):
 
 class SubscriptionUntrackedEventData(OfferkitModel):
     object: SubscriptionsUntrackedItem
+
+
+class SubscriptionChangeDroppedEventDataChange(OfferkitModel):
+    id: str | None
+    kind: Literal["change", "discount", "downgrade", "withdrawal"]
+    plan: str
+    price: int | float
+    currency: str
+    interval: Literal["month", "year"]
+    status: Literal["awaiting_approval", "scheduled"]
+
+
+class SubscriptionChangeDroppedEventData(OfferkitModel):
+    object: Account
+    change: SubscriptionChangeDroppedEventDataChange
+    reason: Literal["refused", "expired", "withdrawn", "replaced", "cancelled"]
+    summary: str
+
+
+class SubscriptionCancelScheduledEventData(OfferkitModel):
+    object: Account
+    cancel_at: str | None
+    summary: str
+
+
+class SubscriptionCancelUndoneEventData(OfferkitModel):
+    object: Account
+    summary: str
+
+
+class SubscriptionPaymentFailedEventDataPayment(OfferkitModel):
+    id: str | None
+    amount: int | float | None
+    currency: str
+    time: str
+
+
+class SubscriptionPaymentFailedEventData(OfferkitModel):
+    object: Account
+    attempt: int
+    payment: SubscriptionPaymentFailedEventDataPayment
+    next_retry_at: str | None
+    outstanding: int | float | None
+    summary: str
+
+
+class SubscriptionPastDueEventData(OfferkitModel):
+    object: Account
+    grace_ends_at: str
+    after: Literal["cancel", "free_plan"]
+    summary: str
+
+
+class SubscriptionRecoveredEventData(OfferkitModel):
+    object: Account
+    payment: SubscriptionRenewedEventDataPayment
+    summary: str
+
+
+class SubscriptionGraceEndedEventData(OfferkitModel):
+    object: Account
+    after: Literal["cancel", "free_plan"]
+    outstanding: int | float | None
+    summary: str
 
 
 class CancelFlowSavedEventData(OfferkitModel):
@@ -1502,10 +1603,12 @@ class CheckoutCompletedEvent(WebhookEventBase):
 
 
 class SubscriptionRenewedEvent(WebhookEventBase):
-    """`subscription.renewed`: The payment provider charged a renewal."""
+    """`subscription.renewed`: The payment provider charged a renewal (`payment`): a change scheduled for it has applied
+    and a save-offer discount counted down one cycle by then.
+    """
 
     type: Literal["subscription.renewed"]
-    data: AccountCreatedEventData
+    data: SubscriptionRenewedEventData
 
 
 class SubscriptionCancelledEvent(WebhookEventBase):
@@ -1560,6 +1663,76 @@ class SubscriptionChangeScheduledEvent(WebhookEventBase):
     data: AccountCreatedEventData
 
 
+class SubscriptionChangeDroppedEvent(WebhookEventBase):
+    """`subscription.change_dropped`: A plan change that will not apply any more: one waiting for the buyer was refused,
+    expired, withdrawn or replaced, or a scheduled one was withdrawn, replaced or dropped by a cancellation. A
+    cancel-flow save it carried goes back to open. `reason` says why.
+    """
+
+    type: Literal["subscription.change_dropped"]
+    data: SubscriptionChangeDroppedEventData
+
+
+class SubscriptionCancelScheduledEvent(WebhookEventBase):
+    """`subscription.cancel_scheduled`: The subscription is cancelled at the end of its paid period (`cancel_at`):
+    billing stopped at the provider; the account keeps its plan until then, when `subscription.cancelled` follows
+    (unless it is undone).
+    """
+
+    type: Literal["subscription.cancel_scheduled"]
+    data: SubscriptionCancelScheduledEventData
+
+
+class SubscriptionCancelUndoneEvent(WebhookEventBase):
+    """`subscription.cancel_undone`: A cancellation at the end of the period was undone: the subscription bills again as
+    before.
+    """
+
+    type: Literal["subscription.cancel_undone"]
+    data: SubscriptionCancelUndoneEventData
+
+
+class SubscriptionPaymentFailedEvent(WebhookEventBase):
+    """`subscription.payment_failed`: A payment of the subscription failed at the provider: a renewal, one of its
+    retries (PayPal retries 5 and 10 days later) or a retry asked with `retry-payment`. `attempt` counts the failures
+    since it fell past due; `next_retry_at` is when the provider tries again (null: not before the next cycle);
+    `outstanding` is what is owed.
+    """
+
+    type: Literal["subscription.payment_failed"]
+    data: SubscriptionPaymentFailedEventData
+
+
+class SubscriptionPastDueEvent(WebhookEventBase):
+    """`subscription.past_due`: A renewal payment failed: the subscription is past due and keeps its plan for the app's
+    grace period (`dunning.grace_days`, until `grace_ends_at`) while the provider retries; then the app's
+    `dunning.after` applies. Sent once, before the first `subscription.payment_failed`.
+    """
+
+    type: Literal["subscription.past_due"]
+    data: SubscriptionPastDueEventData
+
+
+class SubscriptionRecoveredEvent(WebhookEventBase):
+    """`subscription.recovered`: A payment of a past-due subscription succeeded (a retry at the provider,
+    `retry-payment`, or the next cycle): it is active again, and an account the grace period had moved to the free
+    plan has its plan back. `subscription.renewed` follows for the cycle it paid.
+    """
+
+    type: Literal["subscription.recovered"]
+    data: SubscriptionRecoveredEventData
+
+
+class SubscriptionGraceEndedEvent(WebhookEventBase):
+    """`subscription.grace_ended`: The grace period of a past-due subscription ended with the payment still failing:
+    with `after: cancel` `subscription.cancelled` follows; with `after: free_plan` the account is on the free plan
+    and the subscription stays past due until a payment succeeds (`subscription.recovered`).
+    """
+
+    type: Literal["subscription.grace_ended"]
+    data: SubscriptionGraceEndedEventData
+
+
 class CancelFlowSavedEvent(WebhookEventBase):
     """`cancel_flow.saved`: A customer accepted a save offer in a cancel flow."""
 
@@ -1608,6 +1781,13 @@ WebhookEvent: TypeAlias = (
     | SubscriptionChangedEvent
     | SubscriptionUntrackedEvent
     | SubscriptionChangeScheduledEvent
+    | SubscriptionChangeDroppedEvent
+    | SubscriptionCancelScheduledEvent
+    | SubscriptionCancelUndoneEvent
+    | SubscriptionPaymentFailedEvent
+    | SubscriptionPastDueEvent
+    | SubscriptionRecoveredEvent
+    | SubscriptionGraceEndedEvent
     | CancelFlowSavedEvent
     | CancelFlowCancelledEvent
     | UnknownWebhookEvent
@@ -1638,6 +1818,13 @@ WebhookEventType: TypeAlias = Literal[
     "subscription.changed",
     "subscription.untracked",
     "subscription.change_scheduled",
+    "subscription.change_dropped",
+    "subscription.cancel_scheduled",
+    "subscription.cancel_undone",
+    "subscription.payment_failed",
+    "subscription.past_due",
+    "subscription.recovered",
+    "subscription.grace_ended",
     "cancel_flow.saved",
     "cancel_flow.cancelled",
 ]
@@ -1666,6 +1853,13 @@ WEBHOOK_EVENT_TYPES: tuple[WebhookEventType, ...] = (
     "subscription.changed",
     "subscription.untracked",
     "subscription.change_scheduled",
+    "subscription.change_dropped",
+    "subscription.cancel_scheduled",
+    "subscription.cancel_undone",
+    "subscription.payment_failed",
+    "subscription.past_due",
+    "subscription.recovered",
+    "subscription.grace_ended",
     "cancel_flow.saved",
     "cancel_flow.cancelled",
 )
@@ -1695,6 +1889,13 @@ WEBHOOK_EVENT_MODELS: dict[str, type[WebhookEventBase]] = {
     "subscription.changed": SubscriptionChangedEvent,
     "subscription.untracked": SubscriptionUntrackedEvent,
     "subscription.change_scheduled": SubscriptionChangeScheduledEvent,
+    "subscription.change_dropped": SubscriptionChangeDroppedEvent,
+    "subscription.cancel_scheduled": SubscriptionCancelScheduledEvent,
+    "subscription.cancel_undone": SubscriptionCancelUndoneEvent,
+    "subscription.payment_failed": SubscriptionPaymentFailedEvent,
+    "subscription.past_due": SubscriptionPastDueEvent,
+    "subscription.recovered": SubscriptionRecoveredEvent,
+    "subscription.grace_ended": SubscriptionGraceEndedEvent,
     "cancel_flow.saved": CancelFlowSavedEvent,
     "cancel_flow.cancelled": CancelFlowCancelledEvent,
 }
