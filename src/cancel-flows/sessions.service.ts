@@ -17,12 +17,7 @@ import { newId } from '../ids.js';
 import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { findSubscription } from '../subscriptions/subscriptions.service.js';
-import {
-  cancelAtProvider,
-  cancelLocally,
-  pauseLocally,
-  suspendForPause,
-} from '../subscriptions/lifecycle.service.js';
+import { cancelAtProvider, cancelLocally, pauseLocally, suspendForPause } from '../subscriptions/lifecycle.service.js';
 import { holdChangeTarget, requestPlanChange } from '../subscriptions/plan-changes.service.js';
 import { askActor } from '../subscriptions/actor-client.js';
 import {
@@ -435,7 +430,9 @@ export async function acceptThroughActor(
   mustBeAt(s, 'offer', 'only an offer can be accepted');
   const kind = (s.offer as SessionOffer | null)?.terms.kind;
   if (!kind)
-    throw conflict(`Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`);
+    throw conflict(
+      `Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`,
+    );
   return askActor(
     ctx,
     s.accountId,
@@ -523,7 +520,8 @@ export async function acceptOffer(
           return async (tx) => {
             await holdChangeTarget(tx.em, ctx.app.id, pending.plan);
             const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
-            if (row.pendingChange) throw conflict(`The subscription of account ${accountId} already has a change waiting`);
+            if (row.pendingChange)
+              throw conflict(`The subscription of account ${accountId} already has a change waiting`);
             row.pendingChange = pending;
             await tx.em.flush();
             return {
@@ -612,7 +610,7 @@ export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
         await cancelAtProvider(provider, sub.providerSubscriptionId, `Cancel flow ${s.flowId}, session ${s.id}`);
       }
       return async (tx) => {
-        if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId);
+        if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId, { providerStatus: 'CANCELLED' });
         const account = await findAccount(tx.em, ctx.app.id, accountId);
         return {
           result: { outcome: 'cancelled', billing: billedHere ? 'provider' : 'external', plan: account.planId },

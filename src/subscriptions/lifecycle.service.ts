@@ -106,7 +106,9 @@ export async function cancelNow(ctx: Ctx, accountId: string, reason: string | un
   if (s.status === 'cancelled') throw conflict(`The subscription of account ${accountId} is already cancelled`);
   const { provider } = await requireProvider(ctx);
   await cancelAtProvider(provider, s.providerSubscriptionId, reason ?? 'Cancelled by the customer');
-  return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
+  return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) =>
+    cancelLocally(t, ctx.deps, ctx.app.id, accountId, { providerStatus: 'CANCELLED' }),
+  );
 }
 
 /**
@@ -114,10 +116,18 @@ export async function cancelNow(ctx: Ctx, accountId: string, reason: string | un
  * subscription ends, changes it waited on are dropped (evented), the account moves to the free plan if the app
  * has one, and `subscription.cancelled` is emitted. Once only (the row is read under its lock).
  */
-export async function cancelLocally(t: Tx, deps: Deps, appId: string, accountId: string) {
+export async function cancelLocally(
+  t: Tx,
+  deps: Deps,
+  appId: string,
+  accountId: string,
+  opts: { providerStatus?: string } = {},
+) {
   await withClock(t, appId);
   const sub = await findSubscription(t.em, appId, accountId, true);
   if (sub.status === 'cancelled') return presentSubscription(sub);
+  // What the provider says now, when this change was made there (its notification records it too, later).
+  if (opts.providerStatus) sub.providerStatus = opts.providerStatus;
   for (const c of [sub.pendingChange, sub.scheduledChange]) if (c) await dropChange(t, sub, c, 'cancelled');
   sub.status = 'cancelled';
   sub.cancelledAt = appNowOf(t);
@@ -175,7 +185,9 @@ export async function finishCancelAtPeriodEnd(ctx: Ctx, accountId: string) {
   const conn = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
   if (conn)
     await cancelAtProvider(providerFor(ctx.deps.config, conn), s.providerSubscriptionId, 'End of the paid period');
-  return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) => cancelLocally(t, ctx.deps, ctx.app.id, accountId));
+  return inTransaction(ctx.deps, ctx.deps.orm.em.fork(), (t) =>
+    cancelLocally(t, ctx.deps, ctx.app.id, accountId, conn ? { providerStatus: 'CANCELLED' } : {}),
+  );
 }
 
 /** Undoes a cancellation at the end of the period: billing starts again at the provider, nothing else changed. */
