@@ -140,11 +140,13 @@ export const configSchema = z.object({
   OAUTH_REGISTER_LIMIT: z.coerce.number().int().min(0).default(20),
   OAUTH_REGISTER_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   /**
-   * Failed console sign-ins per account (email) within SIGN_IN_FAILURE_WINDOW_SECONDS before that account's sign-in
-   * answers 429; the client address counts against AUTH_FAILURE_LIMIT too. 0 turns it off.
+   * Failed console sign-ins within SIGN_IN_FAILURE_WINDOW_SECONDS: per account (email) from browsers that have not
+   * signed in to it before, and per browser that has (its sign-in device cookie); 0 turns it off.
    */
   SIGN_IN_FAILURE_LIMIT: z.coerce.number().int().min(0).default(10),
   SIGN_IN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Failed console sign-ins per client address (not API credentials: those are AUTH_FAILURE_LIMIT's); 0: off. */
+  SIGN_IN_FAILURE_LIMIT_PER_ADDRESS: z.coerce.number().int().min(0).default(20),
   /**
    * Checkouts opened with a publishable key (each makes objects at the payment provider), per account and per
    * client address within PUBLIC_CHECKOUT_WINDOW_SECONDS; 0 turns either off.
@@ -154,6 +156,23 @@ export const configSchema = z.object({
   PUBLIC_CHECKOUT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
   /** Registered OAuth clients that never completed a sign-in are removed after this many hours. */
   OAUTH_UNUSED_CLIENT_HOURS: z.coerce.number().int().min(1).default(24),
+  /** Authorization requests (`GET /oauth/authorize`) per client address and window; 0 turns it off. */
+  OAUTH_AUTHORIZE_LIMIT: z.coerce.number().int().min(0).default(60),
+  OAUTH_AUTHORIZE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Client ID Metadata Document fetches (cache misses) per client address and window; 0 turns it off. */
+  OAUTH_METADATA_FETCH_LIMIT: z.coerce.number().int().min(0).default(10),
+  OAUTH_METADATA_FETCH_WINDOW_SECONDS: z.coerce.number().int().min(1).default(3600),
+  /** Clients made from metadata documents that have not completed a sign-in, in all; 0 turns the cap off. */
+  OAUTH_METADATA_CLIENT_LIMIT: z.coerce.number().int().min(0).default(1000),
+  /** Failed grants at `POST /oauth/token` per client address and window, then 429; 0 turns it off. */
+  OAUTH_TOKEN_FAILURE_LIMIT: z.coerce.number().int().min(0).default(20),
+  OAUTH_TOKEN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Payment provider notifications that fail verification, per client address and window; 0 turns it off. */
+  NOTIFICATION_FAILURE_LIMIT: z.coerce.number().int().min(0).default(30),
+  NOTIFICATION_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(900),
+  /** Writes a read-only (demo) app allows anyway (test sends, retries), per caller and app and window; 0: off. */
+  DEMO_SEND_LIMIT: z.coerce.number().int().min(0).default(20),
+  DEMO_SEND_WINDOW_SECONDS: z.coerce.number().int().min(1).default(600),
   /** Browser origins allowed to call `/apps/:appId/mcp` besides PUBLIC_API_URL's (comma-separated). */
   MCP_ALLOWED_ORIGINS: z
     .string()

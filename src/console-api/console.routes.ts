@@ -659,8 +659,9 @@ export const consoleRoutes = [
     tags,
     summary: 'Sign a person in with email and password (sets the HTTP-only session cookie)',
     description:
-      'Better Auth answers it. Attempts are throttled per address and per account (429 with Retry-After). A wrong ' +
-      'address and a wrong password get the same answer.',
+      'Better Auth answers it. Failed attempts are counted (429 with Retry-After past a limit): from a browser that ' +
+      'has signed in to the account before (its HTTP-only sign-in device cookie), on that browser alone; else per ' +
+      'account and per client address. A wrong address and a wrong password get the same answer.',
     body: z.object({
       email,
       password: z.string().min(1).max(128),

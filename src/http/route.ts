@@ -244,7 +244,15 @@ export interface RouteDef<
     params: Record<string, string>;
   }) => Promise<boolean>;
   /** Throttles this route takes besides the credential ones (src/security/throttle.ts). */
-  throttle?: ('register' | 'consent-sign-in' | 'sign-in' | 'public-checkout')[];
+  throttle?: (
+    | 'register'
+    | 'authorize'
+    | 'consent-sign-in'
+    | 'token-grant'
+    | 'sign-in'
+    | 'public-checkout'
+    | 'provider-notification'
+  )[];
   /** The MCP transport endpoint: Host and Origin are checked (DNS rebinding) and CORS reflects allowed origins only. */
   transport?: 'mcp';
   /** Not served to people under `/console/api` (default: every `/apps/:appId` route but open ones is). */

@@ -9,7 +9,7 @@ import { hasCommitted } from '../db/transaction.js';
 import { isDatabaseUnavailable, markOutcomeUnknown } from '../db/unavailable.js';
 import { authenticate, bearer, type Identity } from './credentials.js';
 import { AppError, badRequest, UnrecognizedCredential } from '../errors.js';
-import { guard, redactSecrets } from './guard.js';
+import { guard, redactSecrets, writes } from './guard.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
 import { illFormedMessage, jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
@@ -156,6 +156,10 @@ export async function runRoute(
   await guard(def, { caller, app, em, deps, params: input.params });
   let rate: Record<string, string>;
   try {
+    // A write the read-only app allowed its readers anyway (the guard let it through): bounded per caller, as nobody
+    // owns it. Open routes (the provider's notifications) are nobody's reading, and are throttled on their own.
+    if (input.admission && app?.readOnly && writes(def) && caller.kind !== 'admin' && !def.auth.includes('N'))
+      await input.admission.readOnlyWrite(caller, app, input.ip ?? '');
     rate = input.admission ? await input.admission.admit(caller, app, input.ip ?? '') : {};
   } catch (err) {
     // The MCP endpoint answers in JSON-RPC, throttled too: an error per request with the retry time.
@@ -222,6 +226,11 @@ export interface RouteAdmission {
     app: Scope<unknown, unknown, unknown>['app'],
     ip: string,
   ): Promise<Record<string, string>>;
+  readOnlyWrite(
+    caller: Scope<unknown, unknown, unknown>['caller'],
+    app: NonNullable<Scope<unknown, unknown, unknown>['app']>,
+    ip: string,
+  ): Promise<void>;
 }
 
 /** Where a route is served: to credentials (the API), or to signed-in people under `/console/api` (the console). */
@@ -392,6 +401,8 @@ export function buildRouter(
   };
   return {
     match: (ctx, next) => {
+      // Every answer under the console's API is a person's own data: no cache keeps it (errors and 404s included).
+      if (ctx.path === CONSOLE_API || ctx.path.startsWith(`${CONSOLE_API}/`)) ctx.set('Cache-Control', 'no-store');
       const found = matcher.match(ctx.path, ctx.method);
       if (found) {
         const m: Match = {

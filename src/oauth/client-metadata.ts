@@ -3,6 +3,7 @@ import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { sql } from '../db/sql.js';
 import type { Deps } from '../deps.js';
+import { limitsFor } from '../security/rate-limits.js';
 import { checkWebhookUrl, guardedLookup, UrlPolicyError, type Resolver } from '../webhooks/url-policy.js';
 
 /**
@@ -65,11 +66,34 @@ function agentFor(allowPrivate: boolean, resolve: Resolver): Agent {
   return agent;
 }
 
-interface Cached {
-  until: number;
+/**
+ * A fetch a bound refused (per address, or the cap on clients waiting for a first sign-in): the authorization
+ * endpoint answers it as a page with `Retry-After`.
+ */
+export class MetadataThrottled extends Error {
+  constructor(
+    message: string,
+    readonly status: 429 | 503,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
 }
-/** Per process: when each document was last fetched and stored (the oauth_clients row is the document). */
-const fresh = new Map<string, Cached>();
+
+/**
+ * Per process: URLs whose document could not be used, with the reason, for FAILED_FOR_S, so a failing URL is not
+ * fetched again at once (the oldest are dropped past FAILED_MAX). Documents that could be used are cached in their
+ * oauth_clients row (`metadata_fresh_until`), for every process.
+ */
+const failed = new Map<string, { until: number; message: string }>();
+const FAILED_FOR_S = 60;
+const FAILED_MAX = 10_000;
+
+function rememberFailure(clientId: string, message: string) {
+  failed.delete(clientId);
+  if (failed.size >= FAILED_MAX) failed.delete(failed.keys().next().value!);
+  failed.set(clientId, { until: Date.now() + FAILED_FOR_S * 1000, message });
+}
 
 function maxAge(cacheControl: string | string[] | undefined): number {
   const value = Array.isArray(cacheControl) ? cacheControl.join(',') : (cacheControl ?? '');
@@ -133,22 +157,77 @@ async function fetchDocument(deps: Deps, clientId: string, allowPrivate: boolean
 
 /**
  * Makes sure the client of a metadata document URL is known: fetched (and stored as an oauth_clients row whose
- * id is the URL) unless this process fetched it within its cache lifetime. Throws ClientMetadataError with a
- * reason the sign-in page shows.
+ * id is the URL) unless its row is still fresh. Throws ClientMetadataError with a reason the sign-in page shows, or
+ * MetadataThrottled when a fetch would pass a bound: OAUTH_METADATA_FETCH_LIMIT per client address (only fetches
+ * count: a fresh row or a remembered failure costs nothing) and, for a URL with no row yet,
+ * OAUTH_METADATA_CLIENT_LIMIT clients made from documents that have not completed a sign-in.
  */
 export async function loadMetadataClient(
   deps: Deps,
   em: EntityManager,
   clientId: string,
   checkRedirectUri: (uri: string) => string | null,
+  ip: string,
 ): Promise<void> {
-  const cached = fresh.get(clientId);
-  if (cached && cached.until > Date.now()) {
-    const [row] = await sql(em, 'select 1 from oauth_clients where id = $1', [clientId]);
-    if (row) return;
-  }
   const problem = urlProblem(clientId);
   if (problem) throw new ClientMetadataError(`The client_id URL ${problem}.`);
+  const [row] = await sql<{ fresh: boolean | null }>(
+    em,
+    'select metadata_fresh_until > now() as fresh from oauth_clients where id = $1',
+    [clientId],
+  );
+  if (row?.fresh) return;
+  const miss = failed.get(clientId);
+  if (miss && miss.until > Date.now()) throw new ClientMetadataError(miss.message);
+  const c = deps.config;
+  if (!row && c.OAUTH_METADATA_CLIENT_LIMIT > 0) {
+    const [waiting] = await sql<{ n: number }>(
+      em,
+      `select count(*)::int as n from (select 1 from oauth_clients where signed_in_at is null and
+         metadata_fresh_until is not null limit $1) w`,
+      [c.OAUTH_METADATA_CLIENT_LIMIT],
+    );
+    if (waiting.n >= c.OAUTH_METADATA_CLIENT_LIMIT) {
+      deps.logger.warn(
+        { limit: c.OAUTH_METADATA_CLIENT_LIMIT },
+        'OAuth: too many clients from metadata documents wait for a first sign-in; new ones are refused',
+      );
+      throw new MetadataThrottled(
+        'Too many new clients are waiting for their first sign-in here. Try again later.',
+        503,
+        3600,
+      );
+    }
+  }
+  if (c.OAUTH_METADATA_FETCH_LIMIT > 0) {
+    const r = await limitsFor(deps).consume(
+      'metadata-fetch',
+      ip,
+      c.OAUTH_METADATA_FETCH_LIMIT,
+      c.OAUTH_METADATA_FETCH_WINDOW_SECONDS,
+    );
+    if (!r.ok)
+      throw new MetadataThrottled(
+        `Too many client metadata documents were fetched for sign-ins from this address. Try again in ` +
+          `${Math.ceil(r.retryAfterSeconds / 60)} minutes.`,
+        429,
+        r.retryAfterSeconds,
+      );
+  }
+  try {
+    await fetchAndStore(deps, em, clientId, checkRedirectUri);
+  } catch (err) {
+    if (err instanceof ClientMetadataError) rememberFailure(clientId, err.message);
+    throw err;
+  }
+}
+
+async function fetchAndStore(
+  deps: Deps,
+  em: EntityManager,
+  clientId: string,
+  checkRedirectUri: (uri: string) => string | null,
+): Promise<void> {
   const allowPrivate = deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS;
   const { json, ttl } = await fetchDocument(deps, clientId, allowPrivate);
   const parsed = documentSchema.safeParse(json);
@@ -171,22 +250,23 @@ export async function loadMetadataClient(
   const httpUrl = (v: string | undefined) => (v && URL.canParse(v) && /^https?:$/.test(new URL(v).protocol) ? v : null);
   await sql(
     em,
-    `insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, client_uri, logo_uri)
-      values ($1, $2, $3, 'none', $4, $5)
+    `insert into oauth_clients (id, client_name, redirect_uris, token_endpoint_auth_method, client_uri, logo_uri,
+       metadata_fresh_until) values ($1, $2, $3, 'none', $4, $5, now() + make_interval(secs => $6))
      on conflict (id) do update set client_name = excluded.client_name, redirect_uris = excluded.redirect_uris,
-       client_uri = excluded.client_uri, logo_uri = excluded.logo_uri`,
+       client_uri = excluded.client_uri, logo_uri = excluded.logo_uri,
+       metadata_fresh_until = excluded.metadata_fresh_until`,
     [
       clientId,
       doc.client_name ?? new URL(clientId).host,
       JSON.stringify(doc.redirect_uris),
       httpUrl(doc.client_uri),
       httpUrl(doc.logo_uri),
+      ttl,
     ],
   );
-  fresh.set(clientId, { until: Date.now() + ttl * 1000 });
 }
 
-/** Forgets what this process fetched (tests). */
+/** Forgets the failures this process remembered (tests). */
 export function clearMetadataCache() {
-  fresh.clear();
+  failed.clear();
 }

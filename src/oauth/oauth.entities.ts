@@ -13,6 +13,8 @@ export const OAuthClient = defineEntity({
     logoUri: p.text().nullable(),
     /** First completed sign-in (approval); clients that never get one are purged. */
     signedInAt: p.datetime().nullable(),
+    /** A metadata document client: until when its document is used without fetching it again. */
+    metadataFreshUntil: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
   },
 });

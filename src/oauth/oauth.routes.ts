@@ -175,6 +175,7 @@ export const oauthRoutes = [
   route({
     method: 'GET',
     path: '/oauth/authorize',
+    throttle: ['authorize'],
     sdk: 'oauth.authorize',
     auth: ['N'],
     tags,
@@ -192,16 +193,25 @@ export const oauthRoutes = [
           'redirect URI with `error` and `error_description` (RFC 6749 4.1.2.1)',
       ),
       400: page('The client or its redirect URI is not valid (an HTML page; nothing is sent back to the client)'),
+      429: page(
+        'Too many authorization requests, or client metadata document fetches, from this address (an HTML page, ' +
+          'with Retry-After)',
+      ),
+      503: page('Too many clients from metadata documents are waiting for their first sign-in (with Retry-After)'),
     },
-    handler: async ({ em, deps, origin, query }) => {
+    handler: async ({ em, deps, origin, query, ip }) => {
       try {
-        const id = await oauth.saveAuthorizationRequest(deps, em, origin, query);
+        const id = await oauth.saveAuthorizationRequest(deps, em, origin, query, ip);
         const consent = new URL(`${dashboardUrl(deps.config, origin)}/oauth/consent`);
         consent.searchParams.set('request', id);
         return redirect(consent.toString());
       } catch (err) {
         if (err instanceof oauth.AuthorizeError) return html(400, errorPage('Sign-in cannot continue', err.message));
         if (err instanceof oauth.AuthorizeRedirect) return redirect(err.location(origin));
+        if (err instanceof oauth.MetadataThrottled)
+          return html(err.status, errorPage('Sign-in cannot continue now', err.message), {
+            'Retry-After': String(err.retryAfterSeconds),
+          });
         throw err;
       }
     },
@@ -209,13 +219,16 @@ export const oauthRoutes = [
   route({
     method: 'POST',
     path: '/oauth/token',
+    throttle: ['token-grant'],
     sdk: 'oauth.token',
     auth: ['N'],
     tags,
     summary: 'Token endpoint: authorization_code (with code_verifier) or refresh_token',
     description:
       'Access tokens `mcp_at_...` last 1 hour; refresh tokens `mcp_rt_...` 30 days and rotate: each refresh ' +
-      'replaces both, and the old pair stops working.',
+      'replaces both, and the old pair stops working. ' +
+      'Past OAUTH_TOKEN_FAILURE_LIMIT failed grants (invalid_grant, invalid_client) from an address, further failures ' +
+      'are 429 `too_many_requests` with Retry-After; a valid grant is never refused.',
     oauth: true,
     body: oauth.tokenBody,
     response: oauth.tokenSchema,
@@ -314,6 +327,7 @@ export const oauthRoutes = [
       303: seeOther('Signed in: back to the consent page'),
       401: page('The sign-in form again: wrong admin key'),
       403: page('Sent from another origin'),
+      429: page('Too many wrong admin keys from this address (with Retry-After); the right key is never refused'),
     },
     handler: async (s) => {
       const requestId = s.body.request ?? '';

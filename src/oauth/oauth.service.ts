@@ -25,6 +25,7 @@ import {
 import { decodeComponent } from '../http/validate.js';
 import { appCap, lower, type Tool } from '../mcp/tools.js';
 import { ClientMetadataError, isMetadataDocumentId, loadMetadataClient } from './client-metadata.js';
+export { MetadataThrottled } from './client-metadata.js';
 
 /** An OAuth error (RFC 6749 section 5.2): `{ error, error_description }`. */
 export const oauthError = (status: number, error: string, description: string, headers?: Record<string, string>) =>
@@ -266,13 +267,14 @@ export async function saveAuthorizationRequest(
   em: EntityManager,
   origin: string,
   q: z.output<typeof authorizeQuery>,
+  ip: string,
 ): Promise<string> {
   const untrusted = (['client_id', 'redirect_uri'] as const).find((k) => q[k] === REPEATED);
   if (untrusted) throw new AuthorizeError(`The parameter ${untrusted} is sent more than once.`);
   if (!q.client_id) throw new AuthorizeError('The request names no client (client_id is missing).');
   if (isMetadataDocumentId(q.client_id, deps.config.WEBHOOKS_ALLOW_PRIVATE_URLS)) {
     try {
-      await loadMetadataClient(deps, em, q.client_id, redirectUriProblem);
+      await loadMetadataClient(deps, em, q.client_id, redirectUriProblem, ip);
     } catch (err) {
       if (err instanceof ClientMetadataError) throw new AuthorizeError(err.message);
       throw err;

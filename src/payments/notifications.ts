@@ -20,11 +20,15 @@ export const notificationRoutes = [
   route({
     method: 'POST',
     path: '/payments/webhooks/:appId',
+    throttle: ['provider-notification'],
     sdk: 'payments.notify',
     auth: ['N'],
     tags: ['Payment provider'],
     summary: 'Payment provider notifications',
-    description: 'Verified with the provider; 401 when it does not vouch for the notification.',
+    description:
+      'Verified with the provider; 401 when it does not vouch for the notification. Past NOTIFICATION_FAILURE_LIMIT ' +
+      'failed verifications from an address, 429 with Retry-After before the provider is asked (the provider sends ' +
+      'a refused notification again).',
     errors: [401],
     // The provider's word, not a caller's write: a read-only app (the demo) still learns that a checkout its admin
     // opened was approved. The handler verifies the notification with the provider before it changes anything.

@@ -21,6 +21,15 @@ const approveLink = (links?: Link[]) =>
   links?.find((l) => l.rel === 'approve' || l.rel === 'payer-action')?.href ?? null;
 const money = (value: number) => value.toFixed(2);
 
+/** The headers PayPal signs a notification with (each is needed to verify it). */
+const SIGNATURE_HEADERS = [
+  'paypal-auth-algo',
+  'paypal-cert-url',
+  'paypal-transmission-id',
+  'paypal-transmission-sig',
+  'paypal-transmission-time',
+];
+
 /**
  * PayPal REST: OAuth2 client credentials, catalog products, billing plans and subscriptions,
  * orders, webhooks and their verification. The base URL is configurable (sandbox, live, or a
@@ -387,6 +396,8 @@ export class PayPalProvider implements PaymentProvider {
 
   async verifyNotification(input: { headers: Record<string, string | undefined>; body: unknown; webhookId: string }) {
     const h = (k: string) => input.headers[k] ?? input.headers[k.toLowerCase()];
+    // PayPal signs every notification: one without its signature headers is refused without asking PayPal.
+    if (SIGNATURE_HEADERS.some((k) => !h(k))) return false;
     const r = await this.call<{ verification_status: string }>('POST', '/v1/notifications/verify-webhook-signature', {
       auth_algo: h('paypal-auth-algo'),
       cert_url: h('paypal-cert-url'),

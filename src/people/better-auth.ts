@@ -99,8 +99,14 @@ export function people(deps: Deps): Promise<People> {
   if (!p) {
     p = (async () => {
       const pool = boundedPool(deps.config.databaseUrl, { max: 5, bounds: dbBounds(deps.config) });
-      // An idle connection the server ended (a restart, a dropped test database) is not a crash.
-      pool.on('error', (err) => deps.logger.warn({ err }, 'people: idle database connection ended'));
+      // An idle connection the server ended is not a crash. 57P01: PostgreSQL ended it on purpose (it is shutting
+      // down, as on a Ctrl-C of `npm start`, which reaches the embedded server too, or an administrator ended it):
+      // expected, so an info line without a stack; anything else is a warning.
+      pool.on('error', (err) => {
+        if ((err as { code?: unknown }).code === '57P01')
+          deps.logger.info('people: PostgreSQL ended an idle connection; the next request opens a new one');
+        else deps.logger.warn({ err }, 'people: idle database connection ended');
+      });
       const auth = buildAuth(deps, pool);
       const { runMigrations } = await getMigrations(auth.options);
       await runMigrations();

@@ -18,10 +18,17 @@ import { keyHash, limitsFor, tooManyRequests } from './rate-limits.js';
  *   publishable key per app and client address, account tokens per account, OAuth connections per connection
  *   (RATE_LIMIT_PER_SECOND); secret and admin keys only when SECRET_KEY_RATE_LIMIT_PER_SECOND is set (a backend
  *   calls on its own users' behalf and must not feel a limit). Several API processes each count their own.
+ * - `readOnlyWrite`: the writes a read-only app (the demo workspace's) allows anyway (a test send or a retry to the
+ *   demo's receiver, open to every signed-in person), per caller and app, in PostgreSQL: past DEMO_SEND_LIMIT in
+ *   DEMO_SEND_WINDOW_SECONDS, 429. Nobody else's sends count against a caller.
+ *
+ * Console sign-ins are not API credentials: their failures have counters of their own (src/security/throttle.ts),
+ * so failed passwords never refuse a valid key and failed keys never refuse a correct password.
  */
 export interface Admission {
   unrecognized(ip: string, credential: string): Promise<void>;
   admit(caller: Caller, app: IApp | null, ip: string): Promise<Record<string, string>>;
+  readOnlyWrite(caller: Caller, app: IApp, ip: string): Promise<void>;
 }
 
 export function admissionFor(deps: Deps): Admission {
@@ -49,6 +56,23 @@ export function admissionFor(deps: Deps): Admission {
           `Too many failed credentials from this address or with this credential; try again in ` +
             `${refused.retryAfterSeconds} seconds`,
           refused.retryAfterSeconds,
+        );
+    },
+    async readOnlyWrite(caller, app, ip) {
+      const c = deps.config;
+      if (c.DEMO_SEND_LIMIT <= 0) return;
+      const who = caller.kind === 'person' ? `person:${caller.userId}` : (bucketOf(caller, app, ip)?.key ?? `ip:${ip}`);
+      const r = await limitsFor(deps).consume(
+        'demo-send',
+        `${app.id}:${keyHash(who)}`,
+        c.DEMO_SEND_LIMIT,
+        c.DEMO_SEND_WINDOW_SECONDS,
+      );
+      if (!r.ok)
+        throw tooManyRequests(
+          `Too many test sends and retries on this read-only app (at most ${c.DEMO_SEND_LIMIT} per ` +
+            `${c.DEMO_SEND_WINDOW_SECONDS} seconds each); try again in ${r.retryAfterSeconds} seconds`,
+          r.retryAfterSeconds,
         );
     },
     async admit(caller, app, ip): Promise<Record<string, string>> {

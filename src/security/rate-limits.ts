@@ -74,15 +74,6 @@ class Limits {
     const l = await this.limiter(name, points, seconds);
     await l.reward(key, cost).catch((err: unknown) => Promise.reject(withoutDoubt(err)));
   }
-
-  /** Whether `key`'s window is used up, without taking a point. */
-  async exhausted(name: string, key: string, points: number, seconds: number): Promise<Outcome> {
-    const l = await this.limiter(name, points, seconds);
-    const r = await l.get(key);
-    if (r && r.consumedPoints >= points)
-      return { ok: false, limit: points, retryAfterSeconds: Math.max(1, Math.ceil(r.msBeforeNext / 1000)) };
-    return { ok: true, limit: points, remaining: points - (r?.consumedPoints ?? 0), resetMs: r?.msBeforeNext ?? 0 };
-  }
 }
 
 const byOrm = new WeakMap<object, Limits>();

@@ -98,6 +98,11 @@ export async function startIsolatedStack(
     // As on the shared servers: tests send many wrong credentials and registrations from one address.
     AUTH_FAILURE_LIMIT: '0',
     OAUTH_REGISTER_LIMIT: '0',
+    SIGN_IN_FAILURE_LIMIT_PER_ADDRESS: '0',
+    OAUTH_AUTHORIZE_LIMIT: '0',
+    OAUTH_METADATA_FETCH_LIMIT: '0',
+    OAUTH_TOKEN_FAILURE_LIMIT: '0',
+    NOTIFICATION_FAILURE_LIMIT: '0',
     UPGRADE_SETTLE_INTERVAL_SECONDS: '0',
     ...env,
   });

@@ -133,11 +133,17 @@ export async function startTestEnv(): Promise<TestEnv> {
     // Webhook retries every 300 ms instead of 1 min ... 24 h; tests that need longer waits set it on deps.config.
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     PORT: '0',
-    // Request rates stay at their defaults. The suite sends hundreds of wrong credentials and OAuth registrations
-    // from one address on purpose, so those two counters are off here; test/api/guards.test.ts and
-    // test/api/security.test.ts cover them, at their defaults too.
+    // Request rates stay at their defaults. The suite sends hundreds of wrong credentials, sign-ins, OAuth
+    // registrations, authorizations and grants, and forged notifications from one address on purpose, so those
+    // per-address counters are off here; test/api/guards.test.ts, test/api/security.test.ts and
+    // test/api/counters.test.ts cover them, at their defaults too.
     AUTH_FAILURE_LIMIT: '0',
     OAUTH_REGISTER_LIMIT: '0',
+    SIGN_IN_FAILURE_LIMIT_PER_ADDRESS: '0',
+    OAUTH_AUTHORIZE_LIMIT: '0',
+    OAUTH_METADATA_FETCH_LIMIT: '0',
+    OAUTH_TOKEN_FAILURE_LIMIT: '0',
+    NOTIFICATION_FAILURE_LIMIT: '0',
     // A 402 checks the provider each time, so tests that pay and retry need not wait out the interval.
     UPGRADE_SETTLE_INTERVAL_SECONDS: '0',
   });

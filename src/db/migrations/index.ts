@@ -40,6 +40,7 @@ import { Migration20261202090000_mcp_guardrails } from './Migration2026120209000
 import { Migration20261202100000_mcp_settings_notify } from './Migration20261202100000_mcp_settings_notify.js';
 import { Migration20261203090000_publishable_first_use } from './Migration20261203090000_publishable_first_use.js';
 import { Migration20261203100000_mcp_elicitations } from './Migration20261203100000_mcp_elicitations.js';
+import { Migration20261210090000_oauth_metadata_fresh } from './Migration20261210090000_oauth_metadata_fresh.js';
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
 import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
 
@@ -84,6 +85,7 @@ export const migrationsList = [
   Migration20261202100000_mcp_settings_notify,
   Migration20261203090000_publishable_first_use,
   Migration20261203100000_mcp_elicitations,
+  Migration20261210090000_oauth_metadata_fresh,
   Migration20261220090000_account_actor,
   Migration20261221090000_checkout_expiry,
 ];
