@@ -314,6 +314,9 @@ export const mcpRoutes = [
     transport: 'mcp',
     consoleHidden: true,
     writes: false,
+    // One HTTP request carries JSON-RPC messages with their own ids: the HTTP `Idempotency-Key` is ignored here
+    // (a replayed answer would carry another request's JSON-RPC id, and refusals must stay JSON-RPC errors).
+    idempotency: false,
     sdk: 'mcp.post',
     auth: ['S', 'O'],
     tags,

@@ -112,6 +112,18 @@ describe('MCP server shared by every request', function () {
     expect(extra.body.result.structuredContent.name, extra.text).to.equal('Shared A');
   });
 
+  it('a request with members JSON-RPC does not define is -32600 under its id, never an answer left out', async () => {
+    // Found by the contract fuzzer: the SDK's strict request schema took this for no request and answered nothing.
+    const odd = { jsonrpc: '2.0', id: '', method: '0', params: {}, '': { '': {} } };
+    const batch = await mcpPost(a.id, [odd, callTool(2, 'get_app', {})], a.api_key);
+    expect(batch.status, batch.text).to.equal(200);
+    expect(batch.body).to.have.length(2);
+    expect(batch.body[0]).to.include({ id: '' });
+    expect(batch.body[0].error.code).to.equal(-32600);
+    expect(batch.body[0].error.message).to.match(/Unrecognized key/);
+    expect(batch.body[1].result.structuredContent.name).to.equal('Shared A');
+  });
+
   it('refuses a second message beside initialize and an unknown protocol version, as the SDK transport does', async () => {
     const two = await mcpPost(
       a.id,
