@@ -34,7 +34,10 @@ async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: 
   } catch (err) {
     // A provider that refuses for good (a 4xx) is answered too: retrying a fact or a date for ever would stall the
     // actor; its outages and 5xx are retried.
-    if (err instanceof AppError && (err.status < 500 || (err.status === 502 && (answerProvider || providerRefused(err))))) {
+    if (
+      err instanceof AppError &&
+      (err.status < 500 || (err.status === 502 && (answerProvider || providerRefused(err))))
+    ) {
       const details: AppErrorDetails = {
         status: err.status,
         message: err.message,

@@ -49,7 +49,7 @@ export const CONFLICT_REASONS = {
   already_discounted: 'the subscription already has a save-offer discount',
   cancel_scheduled: 'the subscription is cancelled at the end of its period: undo it with POST .../subscription/resume',
   cancelled: 'a checkout to expire was cancelled, or the subscription is cancelled',
-  change_pending: 'a plan change waits for the buyer\'s approval: it ends when approved or refused, or withdraw it',
+  change_pending: "a plan change waits for the buyer's approval: it ends when approved or refused, or withdraw it",
   change_scheduled:
     'a plan change is scheduled for the renewal: withdraw it (POST .../subscription/change/withdraw) or replace it ' +
     '(`replace: true`)',
@@ -67,7 +67,8 @@ export const CONFLICT_REASONS = {
   not_published: 'the offer is a draft, or has no provider plan for this price yet',
   not_started: 'the offer has not started yet',
   offer_changed: 'the offer was edited or deleted while the checkout was being created: load it again',
-  past_due: 'the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider\'s retry',
+  past_due:
+    "the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry",
   paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
   payment_declined:
     'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',

@@ -208,8 +208,8 @@ export const cancelFlowRoutes = [
       provider: true,
       description:
         'Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once ' +
-        'the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account\'s actor; ' +
-        'an incentive is set with `incentive_expires_at`. Runs through the account\'s actor: an offer that meets a ' +
+        "the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; " +
+        "an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a " +
         'change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).',
     },
   ),

@@ -188,7 +188,13 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     const drift = await billingDrift(deps, l.app_id, l.account_id).catch(() => null);
     if (!drift) continue;
     await inTransaction(deps, em(), async (t) =>
-      t.temporal(actorFact(l.app_id, l.account_id, { kind: 'provider_notified', eventType: 'RECONCILER.DRIFT', notificationId: null })),
+      t.temporal(
+        actorFact(l.app_id, l.account_id, {
+          kind: 'provider_notified',
+          eventType: 'RECONCILER.DRIFT',
+          notificationId: null,
+        }),
+      ),
     );
     result.repaired.billing++;
     log.warn({ app: l.app_id, account: l.account_id, drift }, 'reconciler: a subscription differs from the provider');

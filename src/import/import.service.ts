@@ -120,8 +120,7 @@ function importRows(ctx: Ctx, input: ImportInput) {
         ],
       );
       for (const a of accounts) {
-        if (a.incentive && a.incentive_expires_at)
-          t.temporal(actorFact(appId, a.id, { kind: 'account_changed' }));
+        if (a.incentive && a.incentive_expires_at) t.temporal(actorFact(appId, a.id, { kind: 'account_changed' }));
       }
     }
     if (input.usage.length) {

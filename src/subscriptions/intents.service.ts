@@ -38,7 +38,10 @@ const snapshot = (deps: Deps, appId: string, accountId: string) => loadSnapshot(
 export function describeIntent(intent: Intent): string {
   switch (intent.kind) {
     case 'change':
-      return `Change to plan ${intent.plan}${intent.interval ? ` (${intent.interval}ly)` : ''}${intent.replace ? ', replacing the scheduled change' : ''}`;
+      return (
+        `Change to plan ${intent.plan}${intent.interval ? ` (${intent.interval}ly)` : ''}` +
+        (intent.replace ? ', replacing the scheduled change' : '')
+      );
     case 'withdraw_change':
       return 'Withdraw the waiting or scheduled change';
     case 'cancel':

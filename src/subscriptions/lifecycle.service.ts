@@ -84,7 +84,9 @@ export async function dropChange(t: Tx, s: ISubscription, c: PendingChange, reas
       status: c.scheduledAt ? 'scheduled' : 'awaiting_approval',
     },
     reason,
-    summary: `${c.scheduledAt ? 'Scheduled' : 'Waiting'} ${c.kind === 'withdrawal' ? 'withdrawal' : `change to ${c.planName ?? c.plan}`} dropped (${reason})`,
+    summary:
+      `${c.scheduledAt ? 'Scheduled' : 'Waiting'} ` +
+      `${c.kind === 'withdrawal' ? 'withdrawal' : `change to ${c.planName ?? c.plan}`} dropped (${reason})`,
   });
 }
 

@@ -101,7 +101,10 @@ function summaryOf(event: IEvent): string {
   const prev = obj(d.previous);
   switch (event.type) {
     case 'subscription.changed':
-      return `Plan changed from ${prev?.plan ?? '?'} to ${sub?.plan ?? o?.plan ?? '?'} (${sub?.price ?? '?'} ${sub?.currency ?? ''}/${sub?.interval ?? ''})`;
+      return (
+        `Plan changed from ${prev?.plan ?? '?'} to ${sub?.plan ?? o?.plan ?? '?'} ` +
+        `(${sub?.price ?? '?'} ${sub?.currency ?? ''}/${sub?.interval ?? ''})`
+      );
     case 'subscription.renewed':
       return `Renewed: ${sub?.price ?? '?'} ${sub?.currency ?? ''} charged`;
     case 'subscription.cancelled':

@@ -73,7 +73,10 @@ describe("workflow ids on records (checkout, the account's actor for pauses, cha
     const refused = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
     expect(refused.status, 'no pause while a change waits for approval').to.equal(409);
     expect(refused.body).to.deep.include({ reason: 'change_pending' });
-    expect(refused.body.next[0]).to.deep.include({ method: 'POST', path: `${base}/namespaces/ada/subscription/change/withdraw` });
+    expect(refused.body.next[0]).to.deep.include({
+      method: 'POST',
+      path: `${base}/namespaces/ada/subscription/change/withdraw`,
+    });
     expect((await post(refused.body.next[0].path, app.api_key, {})).status).to.equal(200);
 
     const paused = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });

@@ -240,11 +240,16 @@ describe("the account actor's rules (workflows/billing-rules.ts)", () => {
     expect(got).to.deep.equal(TABLE);
   });
 
-  it("docs/billing.md shows the same table", () => {
+  it('docs/billing.md shows the same table', () => {
     const doc = fs.readFileSync(path.join(import.meta.dirname, '../../docs/billing.md'), 'utf8');
     const block = doc.slice(doc.indexOf('<!-- actor-rules:start -->'), doc.indexOf('<!-- actor-rules:end -->'));
     const rows = block.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('|---'));
-    const [head, ...body] = rows.map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+    const [head, ...body] = rows.map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
     const states = head.slice(1);
     const shown = Object.fromEntries(
       body.map(([intent, ...cells]) => [

@@ -56,7 +56,9 @@ describe('the route table', () => {
     }
   });
 
-  it('derives the 69 MCP tools (the 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline, get_offer), once each', () => {
+  // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
+  // get_offer.
+  it('derives the 69 MCP tools, once each', () => {
     const tools = toolsOf(routes);
     expect(tools).to.have.length(69);
     expect(new Set(tools.map((t) => t.name)).size).to.equal(69);

@@ -615,7 +615,9 @@ export function quoteText(
   const when = q.effective_at ? fmt.date(q.effective_at) : null;
   if (q.cancels_at_renewal)
     return {
-      summary: `Your subscription ends${when ? ` on ${when}` : ' at the end of this period'}; then you are on ${planName} and nothing more is charged.`,
+      summary:
+        `Your subscription ends${when ? ` on ${when}` : ' at the end of this period'}; ` +
+        `then you are on ${planName} and nothing more is charged.`,
       confirm: `Switch to ${planName}`,
     };
   if (q.amount_due_now > 0)

@@ -58,10 +58,13 @@ export class Migration20261220090000_account_actor extends Migration {
       "run_id" text null,
       "data" jsonb null,
       foreign key ("app_id", "account_id") references "accounts" ("app_id", "id") on delete cascade);`);
-    this.addSql(`create index "account_timeline_account_index" on "account_timeline" ("app_id", "account_id", "id" desc);`);
+    this.addSql(
+      `create index "account_timeline_account_index" on "account_timeline" ("app_id", "account_id", "id" desc);`,
+    );
 
     // Adoption: an actor for every account with something over time.
-    this.addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
+    this
+      .addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
       select 'signalWithStart', '${ACTOR}', 'account/' || a.app_id || '/' || a.id,
         jsonb_build_object(
           'kind', 'signalWithStart', 'workflowType', '${ACTOR}',
@@ -78,16 +81,19 @@ export class Migration20261220090000_account_actor extends Migration {
     const terminate = (idSql: string) =>
       `select 'terminate', null, ${idSql}, jsonb_build_object('kind', 'terminate', 'workflowId', ${idSql},
          'reason', 'Adopted by the account actor account/' || a.app_id || '/' || a.id), now(), now()`;
-    this.addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
+    this
+      .addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
       ${terminate(`'pause/' || a.app_id || '/' || a.id || '/' || s.pause_count`)}
       from "accounts" a join "subscriptions" s on s.app_id = a.app_id and s.account_id = a.id
       where s.status = 'paused' and s.pause_count > 0;`);
-    this.addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
+    this
+      .addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
       ${terminate(`'plan-change/' || a.app_id || '/' || a.id || '/' || (c->>'id')`)}
       from "accounts" a join "subscriptions" s on s.app_id = a.app_id and s.account_id = a.id
       cross join lateral (values (s.pending_change), (s.scheduled_change)) as v(c)
       where c->>'id' is not null;`);
-    this.addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
+    this
+      .addSql(`insert into "outbox" ("kind", "workflow_type", "workflow_id", "payload", "next_attempt_at", "created_at")
       ${terminate(`'incentive-expiry/' || a.app_id || '/' || a.id`)}
       from "accounts" a where a.incentive_id is not null and a.incentive_expires_at is not null;`);
   }
