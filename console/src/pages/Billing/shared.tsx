@@ -1,4 +1,4 @@
-// What the subscriptions and checkouts lists share: the status colours, the account link, the page size.
+// What the subscriptions and checkouts lists share: the checkouts' status colours, the account link, the page size.
 import { Anchor } from '@mantine/core';
 import { Link } from 'react-router';
 
@@ -8,7 +8,6 @@ export const CHECKOUT_COLORS: Record<string, string> = {
   cancelled: 'gray',
   expired: 'gray',
 };
-export const SUB_COLORS: Record<string, string> = { active: 'teal', paused: 'blue', cancelled: 'gray' };
 export const PAGE_SIZE = 20;
 
 export const accountLink = (appId: string, a: string | null) =>
