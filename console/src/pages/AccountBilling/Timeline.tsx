@@ -49,9 +49,9 @@ export function BillingTimeline({ appId, accountId, version }: { appId: string; 
         </Text>
       )}
       {lines && lines.length > 0 && (
-        <Timeline bulletSize={12} lineWidth={2} aria-label="Billing timeline">
+        <Timeline bulletSize={12} lineWidth={2} role="list" aria-label="Billing timeline">
           {lines.map((l) => (
-            <Timeline.Item key={l.id} title={<Line line={l} />} />
+            <Timeline.Item key={l.id} role="listitem" aria-label={`Timeline line ${l.id}`} title={<Line line={l} />} />
           ))}
         </Timeline>
       )}
@@ -70,7 +70,7 @@ function Line({ line: l }: { line: TimelineLine }) {
   const by = requesterText(l.by);
   const appTime = appTimeText(l);
   return (
-    <Stack gap={2} aria-label={`Timeline line ${l.id}`}>
+    <Stack gap={2}>
       <Group gap="xs" wrap="wrap" align="center">
         <Badge size="sm" variant="light" color={KIND_COLORS[l.kind]}>
           {l.kind}

@@ -89,7 +89,7 @@ export function SubscriptionCard({
     onStep: (s) => setOpen(stepDialog(s)),
   };
   return (
-    <Card withBorder aria-label="Subscription">
+    <Card withBorder component="section" aria-label="Subscription">
       <Stack gap={6}>
         <Group justify="space-between" gap="xs">
           <Title order={3} size="h4">
@@ -127,7 +127,7 @@ export function SubscriptionCard({
           Account actor workflow
         </WorkflowLink>
         {mayAsk && offered.intents.size > 0 && (
-          <Group gap="xs" mt="xs" aria-label="Subscription actions">
+          <Group gap="xs" mt="xs" role="group" aria-label="Subscription actions">
             {can('change') && (
               <Button
                 size="xs"

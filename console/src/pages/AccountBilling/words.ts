@@ -2,7 +2,7 @@
 // which intents a subscription's state takes (the account actor's rules, docs/billing.md "When intents meet"), a
 // refusal in words with the steps that resolve it, who asked for a line of the timeline, and a quote in words.
 import type { AccountsTimelineResponse, Subscription, SubscriptionsQuoteResponse } from '@offerkit/sdk';
-import { day, dayTime } from '../Billing/text';
+import { day, dayTime } from '../Billing/text.js';
 
 export type TimelineLine = AccountsTimelineResponse['data'][number];
 export type Quote = SubscriptionsQuoteResponse;
