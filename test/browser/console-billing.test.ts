@@ -118,10 +118,10 @@ describe("the account page's billing: intents with their quote, refusals in word
     await p.pool.query(`delete from people_users where id = any($1)`, [made.users]);
   });
   afterEach(async function () {
-    for (const s of sessions) {
+    for (const [i, s] of sessions.entries()) {
       if (this.currentTest?.state === 'failed')
         await s.page.screenshot({
-          path: `.test-data/console/failed-billing-${this.currentTest.title.slice(0, 40)}.png`,
+          path: `.test-data/console/failed-billing-${i}-${this.currentTest.title.slice(0, 40)}.png`,
         });
       await s.page.setViewportSize({ width: 1280, height: 860 });
       const unexpected = s.problems.filter((p) => !s.allowed.some((a) => a.test(p)) && !/ net::ERR_ABORTED$/.test(p));
@@ -199,6 +199,49 @@ describe("the account page's billing: intents with their quote, refusals in word
     await shoot(page, 'account-billing');
   });
 
+  it("a stale page's refused change says what is pending in words, with its steps; the list says scheduled for <date>", async () => {
+    await openAccount('bob');
+    // Meanwhile the customer downgrades to Lite at the renewal and approves it at PayPal.
+    const down = await post(`${base}/namespaces/bob/subscription/change`, app.api_key, { plan: 'lite' });
+    expect(down.status, down.text).to.equal(200);
+    await approveAll(down.body.approve_url);
+    const scheduled = await eventually(async () => ((await sub('bob')).scheduled_change ? sub('bob') : undefined));
+    const renewal = new Date(scheduled.renews_at).toLocaleDateString('en-CA');
+
+    await tap(card().getByRole('button', { name: 'Change plan' }));
+    await choose(page, dialog().getByRole('combobox', { name: 'New plan' }), { name: /^Scale/ });
+    const refusal = dialog().getByRole('alert');
+    await refusal.getByText(`A downgrade to Lite is scheduled for ${scheduled.renews_at.slice(0, 10)}.`).waitFor();
+    expect(await refusal.textContent()).to.not.include('POST');
+    await expected(page, problems, allowed, /^409 from POST .*\/subscription\/change\/quote$/);
+    expect(await refusal.getByRole('button').allTextContents()).to.deep.equal(['Withdraw it', 'Replace it']);
+    expect(await dialog().getByRole('button', { name: 'Confirm change' }).isDisabled()).to.equal(true);
+    await shoot(page, 'account-billing-refused');
+    // Replace it: quoted again as a replacement of the scheduled change, then asked for.
+    await tap(refusal.getByRole('button', { name: 'Replace it' }));
+    await dialog()
+      .getByRole('table', { name: 'Quote' })
+      .getByText('The change to lite scheduled for the renewal')
+      .waitFor();
+    await tap(dialog().getByRole('button', { name: 'Confirm change' }));
+    await dialog().getByLabel('Approval link').waitFor();
+    await tap(dialog().getByRole('button', { name: 'Done' }));
+    const changes = card().getByLabel('Plan change');
+    await changes.nth(1).waitFor();
+    expect(await changes.allTextContents()).to.satisfy(
+      (t: string[]) =>
+        /^→ scale .*awaiting approval until/.test(t[0]) && t[1] === `→ lite / month at 9 USD, scheduled for ${renewal}`,
+    );
+
+    // The app's list: the approved change is scheduled for the renewal date, the replacement awaits approval.
+    await page.goto(url(`/apps/${app.id}/billing`));
+    const row = page.getByRole('table', { name: 'Subscriptions' }).getByRole('row').filter({ hasText: 'bob' });
+    await row.getByText(`→ lite / month at 9 USD, scheduled for ${renewal}`).waitFor();
+    await row.getByText(/^→ scale \/ month at 99 USD, awaiting approval until /).waitFor();
+    expect(await row.textContent()).to.not.match(/lite[^→]*awaiting approval/);
+    await shoot(page, 'billing-scheduled');
+  });
+
   it('at 390 px: pauses and resumes, cancels at the period end and undoes it; the lines carry the moved clock', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     // The app's clock a day ahead: every line written from now on says the app's time beside the real one.
@@ -261,49 +304,6 @@ describe("the account page's billing: intents with their quote, refusals in word
     expect(at('Cancel at the end of the period')).to.be.lessThan(at('Pause for 2 month(s)'));
   });
 
-  it("a stale page's refused change says what is pending in words, with its steps; the list says scheduled for <date>", async () => {
-    await openAccount('bob');
-    // Meanwhile the customer downgrades to Lite at the renewal and approves it at PayPal.
-    const down = await post(`${base}/namespaces/bob/subscription/change`, app.api_key, { plan: 'lite' });
-    expect(down.status, down.text).to.equal(200);
-    await approveAll(down.body.approve_url);
-    const scheduled = await eventually(async () => ((await sub('bob')).scheduled_change ? sub('bob') : undefined));
-    const renewal = new Date(scheduled.renews_at).toLocaleDateString('en-CA');
-
-    await tap(card().getByRole('button', { name: 'Change plan' }));
-    await choose(page, dialog().getByRole('combobox', { name: 'New plan' }), { name: /^Scale/ });
-    const refusal = dialog().getByRole('alert');
-    await refusal.getByText(`A downgrade to Lite is scheduled for ${scheduled.renews_at.slice(0, 10)}.`).waitFor();
-    expect(await refusal.textContent()).to.not.include('POST');
-    await expected(page, problems, allowed, /^409 from POST .*\/subscription\/change\/quote$/);
-    expect(await refusal.getByRole('button').allTextContents()).to.deep.equal(['Withdraw it', 'Replace it']);
-    expect(await dialog().getByRole('button', { name: 'Confirm change' }).isDisabled()).to.equal(true);
-    await shoot(page, 'account-billing-refused');
-    // Replace it: quoted again as a replacement of the scheduled change, then asked for.
-    await tap(refusal.getByRole('button', { name: 'Replace it' }));
-    await dialog()
-      .getByRole('table', { name: 'Quote' })
-      .getByText('The change to lite scheduled for the renewal')
-      .waitFor();
-    await tap(dialog().getByRole('button', { name: 'Confirm change' }));
-    await dialog().getByLabel('Approval link').waitFor();
-    await tap(dialog().getByRole('button', { name: 'Done' }));
-    const changes = card().getByLabel('Plan change');
-    await changes.nth(1).waitFor();
-    expect(await changes.allTextContents()).to.satisfy(
-      (t: string[]) =>
-        /^→ scale .*awaiting approval until/.test(t[0]) && t[1] === `→ lite / month at 9 USD, scheduled for ${renewal}`,
-    );
-
-    // The app's list: the approved change is scheduled for the renewal date, the replacement awaits approval.
-    await page.goto(url(`/apps/${app.id}/billing`));
-    const row = page.getByRole('table', { name: 'Subscriptions' }).getByRole('row').filter({ hasText: 'bob' });
-    await row.getByText(`→ lite / month at 9 USD, scheduled for ${renewal}`).waitFor();
-    await row.getByText(/^→ scale \/ month at 99 USD, awaiting approval until /).waitFor();
-    expect(await row.textContent()).to.not.match(/lite[^→]*awaiting approval/);
-    await shoot(page, 'billing-scheduled');
-  });
-
   it('a past-due subscription says since when, the next retry and the grace end, and offers the retry', async () => {
     await sql(
       testEnv().deps.orm.em.fork(),
@@ -357,7 +357,12 @@ describe("the account page's billing: intents with their quote, refusals in word
       .waitFor();
     expect(await page.locator('main [data-route]').count(), 'no control of an intent').to.equal(0);
     expect(await card().getByRole('button').count()).to.equal(0);
-    // The timeline pages on with its cursor: a first page of 20 lines, then the rest.
+    // The timeline pages on with its cursor: a first page of 20 lines, then the rest. Three refusals of the secret
+    // key (nothing to resume) make sure there is more than a page.
+    for (let i = 0; i < 3; i++)
+      expect((await post(`${base}/namespaces/ada/subscription/resume`, app.api_key)).status).to.equal(409);
+    await page.reload();
+    await timeline().getByText('by the secret key').first().waitFor();
     const all = (await get(`${base}/namespaces/ada/timeline?limit=200`, app.api_key)).body.data;
     expect(all.length, 'more lines than a page').to.be.greaterThan(20);
     expect(await timeline().getByRole('listitem').count()).to.equal(20);

@@ -58,7 +58,12 @@ export function ChangePlanDialog(props: DialogProps & { replace: boolean }) {
       .quote(accountId, { plan, ...(at ? { interval: at } : {}), ...(replace ? { replace: true } : {}) })
       .then(
         (q) => mine === latest.current && setQuote(q),
-        (e) => mine === latest.current && setRefusal(refusedOf(e)),
+        (e) => {
+          if (mine !== latest.current) return;
+          setRefusal(refusedOf(e));
+          // Refused: the subscription moved since the page read it (the customer, another tab).
+          props.onChanged();
+        },
       );
   }, [opened, plan, at, replace, accountId]);
   const choices = (plans.data ?? []).filter((p) => p.isFree || intervalsOf(p).length > 0);
