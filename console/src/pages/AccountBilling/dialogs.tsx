@@ -54,17 +54,16 @@ export function ChangePlanDialog(props: DialogProps & { replace: boolean }) {
     setRefusal(null);
     if (!opened || !plan) return;
     const mine = ++latest.current;
-    api.subscriptions
-      .quote(accountId, { plan, ...(at ? { interval: at } : {}), ...(replace ? { replace: true } : {}) })
-      .then(
-        (q) => mine === latest.current && setQuote(q),
-        (e) => {
-          if (mine !== latest.current) return;
-          setRefusal(refusedOf(e));
-          // Refused: the subscription moved since the page read it (the customer, another tab).
-          props.onChanged();
-        },
-      );
+    const body = { plan, ...(at ? { interval: at } : {}), ...(replace ? { replace: true } : {}) };
+    api.subscriptions.quote(accountId, body).then(
+      (q) => mine === latest.current && setQuote(q),
+      (e) => {
+        if (mine !== latest.current) return;
+        setRefusal(refusedOf(e));
+        // Refused: the subscription moved since the page read it (the customer, another tab).
+        props.onChanged();
+      },
+    );
   }, [opened, plan, at, replace, accountId]);
   const choices = (plans.data ?? []).filter((p) => p.isFree || intervalsOf(p).length > 0);
   const label = (p: Plan) =>
