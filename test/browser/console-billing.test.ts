@@ -233,6 +233,19 @@ describe("the account page's billing: intents with their quote, refusals in word
         /^→ scale .*awaiting approval until/.test(t[0]) && t[1] === `→ lite / month at 9 USD, scheduled for ${renewal}`,
     );
 
+    // Cancelling would drop both changes, each said once; at the period end is not offered while one waits.
+    await tap(card().getByRole('button', { name: 'Cancel subscription' }));
+    await dialog()
+      .getByText('The change to scale is dropped. The change to lite is dropped.', { exact: true })
+      .waitFor();
+    expect(
+      await dialog()
+        .getByRole('radio', { name: /^At the end of the period/ })
+        .isDisabled(),
+    ).to.equal(true);
+    await tap(dialog().getByRole('button', { name: 'Keep the subscription' }));
+    await dialog().waitFor({ state: 'detached' });
+
     // The app's list: the approved change is scheduled for the renewal date, the replacement awaits approval.
     await page.goto(url(`/apps/${app.id}/billing`));
     const row = page.getByRole('table', { name: 'Subscriptions' }).getByRole('row').filter({ hasText: 'bob' });

@@ -57,7 +57,7 @@ describe('billing page words', () => {
     // The list: an approved downgrade at the renewal is scheduled, not "awaiting approval".
     const scheduled = { ...change, status: 'scheduled', expires_at: null };
     const approved = changeTexts(sub({ renews_at, pending_change: scheduled, scheduled_change: scheduled }));
-    expect(approved).to.have.length(1);
+    expect(approved, 'the scheduled change once, though both fields carry it').to.have.length(1);
     expect(approved[0]).to.match(/^→ basic \/ month at 9 USD, scheduled for 2030-03-2[789]$/);
     // A change waiting to replace the scheduled one is listed with it; undoing it says so.
     const both = changeTexts(

@@ -5,7 +5,7 @@ import type { Plan, Subscription } from '@offerkit/sdk';
 import { useEffect, useRef, useState } from 'react';
 import { appApi } from '../../api';
 import { useLoad } from '../../ui';
-import { day } from '../Billing/text';
+import { changesOf, day } from '../Billing/text';
 import { ApproveLink, IntentDialog } from './IntentDialog';
 import { quoteRows, refusedOf, type Offered, type Quote, type Refused, type Step } from './words';
 
@@ -269,7 +269,7 @@ export function CancelDialog(props: DialogProps) {
   const periodEnd = offered.intents.has('cancel_period_end');
   const [at, setAt] = useState<'now' | 'period_end'>(periodEnd ? 'period_end' : 'now');
   const [reason, setReason] = useState('');
-  const changes = [sub.pending_change, sub.scheduled_change].filter((c, i, all) => c && all.indexOf(c) === i);
+  const changes = changesOf(sub);
   return (
     <IntentDialog
       {...props}

@@ -49,11 +49,17 @@ export function changeText(sub: Pick<Sub, 'renews_at'>, c: Change): string {
  * scheduled one is listed with it.
  */
 export function changeTexts(sub: Pick<Sub, 'renews_at' | 'pending_change' | 'scheduled_change'>): string[] {
-  const lines: string[] = [];
-  if (sub.pending_change) lines.push(changeText(sub, sub.pending_change));
-  if (sub.scheduled_change && sub.pending_change?.status !== 'scheduled')
-    lines.push(changeText(sub, sub.scheduled_change));
-  return lines;
+  return changesOf(sub).map((c) => changeText(sub, c));
+}
+
+/**
+ * The subscription's changes, each once: `pending_change` is the one waiting for approval, else the scheduled one
+ * (which `scheduled_change` then repeats).
+ */
+export function changesOf(sub: Pick<Sub, 'pending_change' | 'scheduled_change'>): Change[] {
+  const changes: Change[] = sub.pending_change ? [sub.pending_change] : [];
+  if (sub.scheduled_change && sub.pending_change?.status !== 'scheduled') changes.push(sub.scheduled_change);
+  return changes;
 }
 
 /** When a paused subscription resumes, and on which plan. */
