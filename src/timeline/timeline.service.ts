@@ -109,8 +109,16 @@ function summaryOf(event: IEvent): string {
       return `Renewed: ${sub?.price ?? '?'} ${sub?.currency ?? ''} charged`;
     case 'subscription.cancelled':
       return `Subscription cancelled; account on ${o?.plan ?? '?'}`;
-    case 'subscription.paused':
-      return `Paused until ${obj(sub?.pause)?.resume_at ?? '?'}`;
+    case 'subscription.paused': {
+      // The day, as the other summaries write dates (the exact time is in the event's data).
+      const resumeAt = obj(sub?.pause)?.resume_at;
+      return `Paused until ${typeof resumeAt === 'string' ? resumeAt.slice(0, 10) : '?'}`;
+    }
+    case 'subscription.change_scheduled': {
+      const change = obj(sub?.scheduled_change) ?? obj(sub?.pending_change);
+      const renewsAt = sub?.renews_at;
+      return `Change to ${change?.plan ?? '?'} scheduled${typeof renewsAt === 'string' ? ` for ${renewsAt.slice(0, 10)}` : ''}`;
+    }
     case 'subscription.resumed':
       return `Resumed; back on ${o?.plan ?? '?'}`;
     case 'account.plan_changed':
