@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'react';
 import { appApi } from '../../api';
 import { ErrorText } from '../../ui';
 import { WorkflowLink } from '../../temporal';
+import { Dated, nowrap } from '../Billing/shared';
 import { dayTime } from '../Billing/text';
 import { appTimeText, KIND_COLORS, requesterText, type TimelineLine } from './words';
 
@@ -76,12 +77,17 @@ function Line({ line: l }: { line: TimelineLine }) {
           {l.kind}
         </Badge>
         <Text size="sm" fw={500} style={{ overflowWrap: 'anywhere' }}>
-          {l.summary}
+          <Dated text={l.summary} />
         </Text>
       </Group>
       <Text size="xs" c="dimmed" style={{ overflowWrap: 'anywhere' }}>
-        {dayTime(l.at)}
-        {appTime && ` · app time ${appTime}`}
+        <span style={nowrap}>{dayTime(l.at)}</span>
+        {appTime && (
+          <>
+            {' · app time '}
+            <span style={nowrap}>{appTime}</span>
+          </>
+        )}
         {by && ` · by ${by}`}
         {l.amount && ` · ${l.amount.value} ${l.amount.currency} charged`}
       </Text>

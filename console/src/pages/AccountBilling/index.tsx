@@ -7,6 +7,7 @@ import type { Subscription } from '@offerkit/sdk';
 import { useState } from 'react';
 import { useDemo, useSession } from '../../session';
 import { WorkflowLink } from '../../temporal';
+import { Dated } from '../Billing/shared';
 import { changeTexts, datesText, shownStatus, STATUS_COLORS } from '../Billing/text';
 import {
   CancelDialog,
@@ -104,7 +105,7 @@ export function SubscriptionCard({
           {sub.discount && ` (−${sub.discount.percent}%, ${sub.discount.cycles_left} renewals left)`}
         </Text>
         <Text size="sm" aria-label="Subscription dates">
-          {datesText(sub)}
+          <Dated text={datesText(sub)} />
         </Text>
         {sub.pause?.reason && (
           <Text size="xs" c="dimmed">
@@ -120,7 +121,7 @@ export function SubscriptionCard({
         )}
         {changeTexts(sub).map((t) => (
           <Text key={t} size="sm" aria-label="Plan change">
-            {t}
+            <Dated text={t} />
           </Text>
         ))}
         <WorkflowLink id={sub.workflow_id} size="sm">

@@ -1,5 +1,5 @@
 import { Badge, Group, Paper, Stack, Text } from '@mantine/core';
-import { accountLink } from './shared';
+import { accountLink, Dated } from './shared';
 import { changeTexts, datesText, shownStatus, STATUS_COLORS, type Sub } from './text';
 import { WorkflowLink } from '../../temporal';
 
@@ -19,11 +19,11 @@ export function SubscriptionCards({ appId, subs }: { appId: string; subs: Sub[] 
           </Text>
           {changeTexts(sub).map((t) => (
             <Text key={t} size="xs" c="dimmed" aria-label={`Plan change of ${sub.account_id}`}>
-              {t}
+              <Dated text={t} />
             </Text>
           ))}
           <Text size="xs" c="dimmed">
-            {datesText(sub)}
+            <Dated text={datesText(sub)} />
           </Text>
           <WorkflowLink id={sub.workflow_id}>Account actor workflow</WorkflowLink>
         </Paper>

@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { appApi } from '../../api';
 import { CursorPager, Loading, useLoad } from '../../ui';
-import { accountLink, nowrap, PAGE_SIZE } from './shared';
+import { accountLink, Dated, nowrap, PAGE_SIZE } from './shared';
 import { SubscriptionCards } from './SubscriptionCards';
 import { changeTexts, day, resumesText, shownStatus, STATUS_COLORS, type Sub } from './text';
 import { WorkflowLink } from '../../temporal';
@@ -84,9 +84,21 @@ export function Subscriptions({ version = 0 }: { version?: number }) {
             <SegmentedControl
               aria-label="Subscription status"
               size="xs"
+              visibleFrom="sm"
               data={SUB_FILTERS}
               value={status}
               onChange={(v) => filter(() => setStatus(v as SubStatus))}
+            />
+            {/* Six statuses do not fit a phone's width side by side: a list there. */}
+            <Select
+              aria-label="Subscription status"
+              size="xs"
+              w={150}
+              hiddenFrom="sm"
+              allowDeselect={false}
+              data={SUB_FILTERS}
+              value={status}
+              onChange={(v) => v && filter(() => setStatus(v as SubStatus))}
             />
           </Group>
         </Group>
@@ -119,7 +131,7 @@ export function Subscriptions({ version = 0 }: { version?: number }) {
                               {sub.plan} / {sub.interval}
                               {changeTexts(sub).map((t) => (
                                 <Text key={t} size="xs" c="dimmed" aria-label={`Plan change of ${sub.account_id}`}>
-                                  {t}
+                                  <Dated text={t} />
                                 </Text>
                               ))}
                               {sub.pending_change && (
