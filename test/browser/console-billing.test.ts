@@ -2,19 +2,20 @@
 // the quote and its confirm step (and gets the link the customer approves it at), withdraws it, pauses and resumes,
 // cancels at the period end and undoes it, and sees the timeline grow with their email as who asked; a stale page's
 // refused change says what is pending in words with its steps; the subscriptions list says "scheduled for <date>"; a
-// past-due subscription says since when, its next retry and grace end; a viewer sees all of it and no action. The
-// real account actor, PayPal stand-in and test clock; screenshots at 1280 and 390 px.
+// renewal that the stand-in declines makes the subscription past due (since when, its next retry and grace end), a
+// retry the provider declines again is said in words and one that goes through recovers it; a viewer sees all of it
+// and no action. The real account actor, PayPal stand-in and test clock; screenshots at 1280 and 390 px of each
+// state (active, a scheduled downgrade, paused, cancelling, past due).
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
-import { sql } from '../../src/db/sql.js';
-import { accountDef, accountWorkflowId } from '../../workflows/shared.js';
+import { accountWorkflowId } from '../../workflows/shared.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, shoot, tap, watch } from '../helpers/console.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
-import { actorState, advanceClock, DAY } from '../helpers/actor.js';
+import { advanceClock, DAY, HOUR } from '../helpers/actor.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -57,6 +58,12 @@ describe("the account page's billing: intents with their quote, refusals in word
     while (next.includes('/checkoutnow')) next = await testEnv().paypal.approve(next);
     const back = new URL(next);
     return get(back.pathname + back.search);
+  };
+  /** From a test driving the phone layout: the page at 1280 and 390 px, then back to the phone. */
+  const shootBoth = async (name: string) => {
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await shoot(page, name);
+    await page.setViewportSize({ width: 390, height: 844 });
   };
   const openAccount = async (account: string) => {
     await page.goto(url(`/apps/${app.id}/accounts/${account}`));
@@ -207,6 +214,26 @@ describe("the account page's billing: intents with their quote, refusals in word
     await approveAll(down.body.approve_url);
     const scheduled = await eventually(async () => ((await sub('bob')).scheduled_change ? sub('bob') : undefined));
     const renewal = new Date(scheduled.renews_at).toLocaleDateString('en-CA');
+    // A page opened now says the approved downgrade is scheduled for the renewal, and offers what that state takes.
+    const fresh = await page.context().newPage();
+    const freshProblems = watch(fresh);
+    await fresh.goto(url(`/apps/${app.id}/accounts/bob`));
+    const freshCard = fresh.getByLabel('Subscription', { exact: true });
+    await freshCard.getByText(`→ lite / month at 9 USD, scheduled for ${renewal}`, { exact: true }).waitFor();
+    await freshCard.getByText(`Renews ${renewal}`, { exact: true }).waitFor();
+    await fresh
+      .getByRole('list', { name: 'Billing timeline' })
+      .getByText(`Change to lite scheduled for ${scheduled.renews_at.slice(0, 10)}`, { exact: true })
+      .waitFor();
+    expect(await freshCard.getByLabel('Subscription actions').getByRole('button').allTextContents()).to.deep.equal([
+      'Change plan',
+      'Withdraw the change',
+      'Pause',
+      'Cancel subscription',
+    ]);
+    await shoot(fresh, 'account-billing-scheduled');
+    await fresh.close();
+    expect(freshProblems, freshProblems.join('\n')).to.deep.equal([]);
 
     await tap(card().getByRole('button', { name: 'Change plan' }));
     await choose(page, dialog().getByRole('combobox', { name: 'New plan' }), { name: /^Scale/ });
@@ -270,7 +297,17 @@ describe("the account page's billing: intents with their quote, refusals in word
       .getByText(/^Paused until \d{4}-\d\d-\d\d: resumes in 2 months on pro$/)
       .waitFor();
     await card().getByText('Reason: Travelling').waitFor();
-    expect((await sub('ada')).status).to.equal('paused');
+    const paused = await sub('ada');
+    expect(paused.status).to.equal('paused');
+    expect(await card().getByLabel('Subscription actions').getByRole('button').allTextContents()).to.deep.equal([
+      'Resume',
+      'Cancel subscription',
+    ]);
+    // The event's line says the day it resumes, as the card does.
+    await timeline()
+      .getByText(`Paused until ${paused.pause.resume_at.slice(0, 10)}`, { exact: true })
+      .waitFor();
+    await shootBoth('account-billing-paused');
     const pauseLine = timeline().getByRole('listitem').filter({ hasText: 'Pause for 2 month(s)' });
     await pauseLine.getByText(`by ${member.email}`).waitFor();
     await pauseLine.getByText(/app time \d{4}-\d\d-\d\d/).waitFor();
@@ -300,7 +337,7 @@ describe("the account page's billing: intents with their quote, refusals in word
       .waitFor();
     expect(await card().getByLabel('Subscription status').textContent()).to.equal('cancelling');
     expect((await sub('ada')).cancel_at.slice(0, 10)).to.equal(renews);
-    await shoot(page, 'account-billing-cancelling');
+    await shootBoth('account-billing-cancelling');
 
     await tap(card().getByRole('button', { name: 'Undo cancellation' }));
     await tap(dialog().getByRole('button', { name: 'Undo the cancellation' }));
@@ -317,26 +354,22 @@ describe("the account page's billing: intents with their quote, refusals in word
     expect(at('Cancel at the end of the period')).to.be.lessThan(at('Pause for 2 month(s)'));
   });
 
-  it('a past-due subscription says since when, the next retry and the grace end, and offers the retry', async () => {
-    await sql(
-      testEnv().deps.orm.em.fork(),
-      `update subscriptions set status = 'past_due', past_due_since = now(), payment_failures = 1,
-         last_payment_failed_at = now(), next_payment_retry_at = now() + interval '5 days',
-         grace_ends_at = now() + interval '14 days', dunning_after = 'cancel', outstanding_balance = 19
-       where app_id = $1 and account_id = 'cy'`,
-      [app.id],
-    );
-    await testEnv()
-      .deps.temporal.client.workflow.getHandle(accountWorkflowId(app.id, 'cy'))
-      .signal(accountDef.signals.fact, { kind: 'account_changed' });
-    await eventually(async () =>
-      (await actorState(app, 'cy')).snapshot?.subscription?.status === 'past_due' ? true : undefined,
-    );
+  it('a declined renewal: past due with its dates; a retry declined again is said in words, the next one recovers it', async () => {
+    // The stand-in declines Cy's renewal and the first retry, as PayPal's sandbox can; the app's clock moves past the
+    // renewal (Ada's and Bob's renew too).
+    const before = await sub('cy');
+    testEnv().paypal.failPayments(before.id, 2);
+    await advanceClock(app, new Date(Date.parse(before.renews_at) + HOUR));
+    const due = await sub('cy');
+    expect(due.status, JSON.stringify(due)).to.equal('past_due');
+    const d = (iso: string) => new Date(iso).toLocaleDateString('en-CA');
     await openAccount('cy');
     expect(await card().getByLabel('Subscription status').textContent()).to.equal('past due');
     await card()
       .getByText(
-        /^Past due since \d{4}-\d\d-\d\d, next retry \d{4}-\d\d-\d\d, grace ends \d{4}-\d\d-\d\d \(then it is cancelled\)$/,
+        `Past due since ${d(due.dunning.since)}, next retry ${d(due.dunning.next_retry_at)}, grace ends ` +
+          `${d(due.dunning.grace_ends_at)} (then it is cancelled)`,
+        { exact: true },
       )
       .waitFor();
     await card().getByText('1 failed payment, 19 USD outstanding').waitFor();
@@ -344,20 +377,50 @@ describe("the account page's billing: intents with their quote, refusals in word
       'Retry payment',
       'Cancel subscription',
     ]);
-    await tap(card().getByRole('button', { name: 'Retry payment' }));
-    await dialog()
-      .getByText(/charge the outstanding 19 USD now/)
-      .waitFor();
-    await tap(dialog().getByRole('button', { name: 'Close' }));
-    // The list shows it too, under its own filter.
+    await timeline().getByText('subscription.payment_failed').first().waitFor();
+    await shoot(page, 'account-billing-past-due');
+
+    // The list shows it under its own filter, the renewal column saying since when.
     await page.goto(url(`/apps/${app.id}/billing`));
     await page
       .locator('[aria-label="Subscription status"]')
       .getByRole('radio', { name: 'Past due', exact: true })
       .dispatchEvent('click');
     const table = page.getByRole('table', { name: 'Subscriptions' });
-    await table.getByText(/^past due since \d{4}-\d\d-\d\d$/).waitFor();
+    await table.getByText(`past due since ${d(due.dunning.since)}`, { exact: true }).waitFor();
     expect(await table.locator('tbody tr').count()).to.equal(1);
+
+    // The first retry: the provider declines it, the dialog says so in words, and the card counts one more failure.
+    await openAccount('cy');
+    await tap(card().getByRole('button', { name: 'Retry payment' }));
+    await dialog()
+      .getByText(/charge the outstanding 19 USD now/)
+      .waitFor();
+    await tap(dialog().getByRole('button', { name: 'Retry the payment' }));
+    const refusal = dialog().getByRole('alert');
+    await refusal
+      .getByText(/^The provider declined the payment of 19\.00 USD; the subscription of account cy stays past due/)
+      .waitFor();
+    await expected(page, problems, allowed, /^409 from POST .*\/subscription\/retry-payment$/);
+    expect(await dialog().getByRole('button', { name: 'Retry the payment' }).isDisabled()).to.equal(true);
+    await shoot(page, 'account-billing-retry-declined');
+    await tap(dialog().getByRole('button', { name: 'Close' }));
+    await card().getByText('2 failed payments, 19 USD outstanding').waitFor();
+    expect((await sub('cy')).status).to.equal('past_due');
+
+    // The second goes through: active again, renewing, and the timeline says it recovered.
+    await tap(card().getByRole('button', { name: 'Retry payment' }));
+    await tap(dialog().getByRole('button', { name: 'Retry the payment' }));
+    await dialog().waitFor({ state: 'detached' });
+    await card()
+      .getByText(/^Renews \d{4}-\d\d-\d\d$/)
+      .waitFor();
+    expect(await card().getByLabel('Subscription status').textContent()).to.equal('active');
+    const recovered = await sub('cy');
+    expect(recovered).to.deep.include({ status: 'active', dunning: null });
+    await timeline().getByText('subscription.recovered').first().waitFor();
+    const retried = timeline().getByRole('listitem').filter({ hasText: /Retry/ }).first();
+    await retried.getByText(`by ${member.email}`).waitFor();
   });
 
   it('a viewer sees the subscription and the timeline, and no action', async () => {
