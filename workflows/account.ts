@@ -38,11 +38,18 @@ import {
   type AppErrorDetails,
 } from './shared.js';
 
-// Facts and timers must happen, whatever the outage: retried with capped backoff for as long as it takes.
-const durable = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: infraRetry() });
-// An intent has a caller waiting: a few tries, then the caller hears why (a refusal or error is not retried).
+// Facts and timers must happen, whatever the outage: retried with capped backoff for as long as it takes. The
+// activities heartbeat every 2 s (activities/account.ts): a killed worker's step is retried within 10 s.
+const durable = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: infraRetry(),
+});
+// An intent has a caller waiting: a few tries, then the caller hears why (a refusal or error is not retried). A retry
+// whose first attempt committed answers what it did (src/subscriptions/intents.service.ts).
 const asked = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
   scheduleToCloseTimeout: '80 seconds',
   retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [APP_ERROR_FAILURE] },
 });
