@@ -283,8 +283,11 @@ export async function runBillingChaos(): Promise<number> {
     const faultLog: string[] = [];
     const freezeFigures: string[] = [];
     const chaosStart = Date.now();
+    /** The intents in flight at a kill (recorded, and said on the fault's line). */
     const hit = () => {
-      for (const k of [...customers.inFlight.values(), ...dunning.inFlight.values()]) hits.push(k);
+      const now = [...customers.inFlight.values(), ...dunning.inFlight.values()];
+      hits.push(...now);
+      return now.length ? `${now.length} intents in flight (${fmt(count(now))})` : 'no intent in flight';
     };
     const restart = async (procs: Proc[]) => {
       for (const p of procs)
@@ -298,20 +301,21 @@ export async function runBillingChaos(): Promise<number> {
           await freezeTemporal();
         }
         await sleep(Math.max(0, chaosStart + f.at - Date.now()));
-        hit();
-        const at = secs(Date.now() - chaosStart);
+        const inFlight = hit();
+        const killedAt = Date.now();
+        const at = secs(killedAt - chaosStart);
         if (f.kind === 'worker') {
           const w = workers[Math.floor(rand() * workers.length)];
           await w.kill('SIGKILL');
           await sleep(1000 + rand() * 3000);
           await restart([w]);
-          faultLog.push(`+${at}: ${w.name} SIGKILLed, ready again after ${secs(Date.now() - chaosStart - f.at)}`);
+          faultLog.push(`+${at}: ${w.name} SIGKILLed, ${inFlight}; ready again after ${secs(Date.now() - killedAt)}`);
         } else {
           await Promise.all(all.map((p) => p.kill('SIGKILL')));
           await sleep(2000 + rand() * 3000);
           await Promise.all(all.map((p) => restart([p])));
           faultLog.push(
-            `+${at}: the whole service SIGKILLed, ready again after ${secs(Date.now() - chaosStart - f.at)}`,
+            `+${at}: the whole service SIGKILLed, ${inFlight}; ready again after ${secs(Date.now() - killedAt)}`,
           );
         }
       }
