@@ -93,14 +93,14 @@ export async function billingBench(base: string) {
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let a = queue.shift(); a; a = queue.shift()) {
-        const chk = await setup('POST', `${A}/offers/launch/checkout`, app.public_key, {
+        const chk = await setup('POST', `${A}/offers/launch/checkout`, key, {
           plan: 'team',
           interval: 'month',
           account: a,
         });
         await paypal.approve(chk.approve_url);
         for (let i = 0; ; i++) {
-          const done = await setup('POST', `${A}/checkouts/${chk.id}/complete`, app.public_key);
+          const done = await setup('POST', `${A}/checkouts/${chk.id}/complete`, key);
           if (done.status === 'completed') break;
           if (i > 200) throw new Error(`checkout of ${a} did not complete`);
           await new Promise((r) => setTimeout(r, 100));

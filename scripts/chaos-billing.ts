@@ -206,8 +206,8 @@ export async function runBillingChaos(): Promise<number> {
     const workers = Array.from({ length: S.workers }, (_, i) => serviceProc(`worker-${i + 1}`, 'worker', env, dir));
     const all = [...apis, ...workers];
     // The first API applies the migrations; then the others.
-    await apis[0].start();
-    await Promise.all(all.slice(1).map((p) => p.start()));
+    await apis[0].startRetrying();
+    await Promise.all(all.slice(1).map((p) => p.startRetrying()));
     cleanup.push(() => Promise.all(all.map((p) => p.kill('SIGTERM'))));
     const base = () => `http://127.0.0.1:${port}`;
     const config = loadConfig({
@@ -234,7 +234,6 @@ export async function runBillingChaos(): Promise<number> {
       base,
       appId: x.app.id,
       key: x.app.api_key,
-      publicKey: x.app.public_key,
       paypal,
       ladder: x.ladder,
     });
@@ -291,7 +290,7 @@ export async function runBillingChaos(): Promise<number> {
     };
     const restart = async (procs: Proc[]) => {
       for (const p of procs)
-        await p.start().catch((err: unknown) => faultLog.push(`${p.name} did not start: ${String(err)}`));
+        await p.startRetrying().catch((err: unknown) => faultLog.push(`${p.name} did not start: ${String(err)}`));
     };
     const faults = (async () => {
       let froze = false;

@@ -56,6 +56,21 @@ export class Proc {
     }
   }
 
+  /**
+   * `start`, again when the process exits while starting (on a machine this busy a start-up's first connection to
+   * PostgreSQL can time out): at most `tries` times.
+   */
+  async startRetrying(tries = 3, timeoutMs?: number): Promise<void> {
+    for (let i = 1; ; i++) {
+      try {
+        return await this.start(timeoutMs);
+      } catch (err) {
+        if (i >= tries || this.alive) throw err;
+        await sleep(1000);
+      }
+    }
+  }
+
   kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = this.child;
     if (!child || !this.alive) return Promise.resolve();
