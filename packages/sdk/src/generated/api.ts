@@ -1920,6 +1920,10 @@ export type ConflictReason =
    */
   | 'expired'
   /**
+   * a billing intent reached the account actor after the API had answered its caller 503 (nothing was changed): refused, and only the timeline sees it
+   */
+  | 'expired_request'
+  /**
    * the offer (or plan) has no price for the interval asked
    */
   | 'interval_not_offered'
@@ -2009,6 +2013,7 @@ export const CONFLICT_REASONS: readonly ConflictReason[] = [
   'completed',
   'created',
   'expired',
+  'expired_request',
   'interval_not_offered',
   'live_app',
   'no_change',
