@@ -198,7 +198,9 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     const undone = await intent('/resume');
     expect(undone.status, undone.text).to.equal(200);
     expect(undone.body).to.deep.include({ cancel_at: null, renews_at: res.body.renews_at });
-    expect(undone.body.scheduled_change, 'the downgrade applies at the renewal again').to.deep.include({ plan: 'lite' });
+    expect(undone.body.scheduled_change, 'the downgrade applies at the renewal again').to.deep.include({
+      plan: 'lite',
+    });
     expect(testEnv().paypal.subscription(res.body.id)!.status).to.equal('ACTIVE');
     expect(await events('subscription.cancel_undone')).to.have.length(1);
 
