@@ -19,15 +19,26 @@ interface Target {
  * error into a failure the workflow passes on as it is: a refusal or a missing record (4xx) always, and for an
  * intent also a provider's error (502), which its caller hears instead of a retry.
  */
-async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: boolean, fn: () => Promise<T>) {
-  const info = Context.current().info;
+async function step<T>(
+  target: Target,
+  by: Intent['by'] | null,
+  answerProvider: boolean,
+  fn: () => Promise<T>,
+  requestId: string | null = null,
+) {
+  const ctx = Context.current();
+  const info = ctx.info;
+  // A heartbeat every 2 s while the step runs: a worker that is killed is noticed by Temporal within the actor's
+  // heartbeat timeout, and the step is retried on another worker then, not after its whole start-to-close timeout.
+  const beat = setInterval(() => ctx.heartbeat(), 2_000);
   try {
     return await withBillingScope(
       {
         by,
         workflowId: info.workflowExecution?.workflowId ?? null,
         runId: info.workflowExecution?.runId ?? null,
-        requestId: null,
+        // An intent's outcomes name the request that asked for them (its timeline lines, its retry's check).
+        requestId,
       },
       fn,
     );
@@ -52,6 +63,8 @@ async function step<T>(target: Target, by: Intent['by'] | null, answerProvider: 
       });
     }
     throw err;
+  } finally {
+    clearInterval(beat);
   }
 }
 
@@ -60,8 +73,12 @@ export function accountActorActivities(deps: ActivityDeps) {
   return {
     loadBillingSnapshot: (t: Target) => loadSnapshot(deps.orm.em.fork(), t.appId, t.accountId),
     applyBillingIntent: (input: Target & { intent: Intent }) =>
-      step(input, input.intent.by, true, () =>
-        runIntent(deps, input.appId, input.accountId, input.intent, Context.current().info.attempt === 1),
+      step(
+        input,
+        input.intent.by,
+        true,
+        () => runIntent(deps, input.appId, input.accountId, input.intent, Context.current().info.attempt === 1),
+        input.intent.requestId,
       ),
     applyBillingFacts: (input: Target & { facts: AccountFact[] }) =>
       step(input, { kind: 'system', id: null, name: 'provider' }, false, () =>

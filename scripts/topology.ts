@@ -23,7 +23,7 @@
 // TOPOLOGY_UI=0 runs without the Temporal UI server (built once too, when it builds), TOPOLOGY_KEEP=1 keeps the
 // data folder (.test-data/topology-<pid>) and the processes' logs.
 import { pingDef } from '../workflows/shared.js';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -37,6 +37,7 @@ import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from 
 import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { startReceiver } from '../test/helpers/receiver.js';
 import { ensureTemporalServer, ensureTemporalUi } from './go-tools.js';
+import { Proc, ROOT, serviceProc } from './procs.js';
 
 /** True when nothing listens on the port (on the loopback address). */
 function portFree(port: number): Promise<boolean> {
@@ -62,7 +63,6 @@ async function freePort(): Promise<number> {
   }
 }
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const args = new Set(process.argv.slice(2));
 const DEV = args.has('--dev');
 const FAULTS = !args.has('--no-faults') && !DEV;
@@ -128,61 +128,6 @@ const cpuOf = (pids: number[]) => pids.flatMap(tree).reduce((n, p) => n + cpuSec
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
-}
-
-/** A child process the topology supervises: started, SIGKILLed and started again with the same settings. */
-class Proc {
-  child: ChildProcess | null = null;
-  starts = 0;
-  constructor(
-    readonly name: string,
-    private readonly command: string,
-    private readonly argv: string[],
-    private readonly env: Record<string, string>,
-    private readonly logFile: string,
-    private readonly ready: RegExp | null,
-  ) {}
-
-  get alive() {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** Starts it and waits for its ready line (when it has one), at most `timeoutMs`. */
-  async start(timeoutMs = 180_000): Promise<void> {
-    const log = fs.createWriteStream(this.logFile, { flags: 'a' });
-    log.write(`\n---- start ${++this.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(this.command, this.argv, {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    let seen = '';
-    const watch = (d: Buffer) => {
-      log.write(d);
-      if (this.ready && seen.length < 200_000) seen += d.toString();
-    };
-    child.stdout!.on('data', watch);
-    child.stderr!.on('data', watch);
-    child.on('exit', () => log.end());
-    if (!this.ready) return;
-    const end = Date.now() + timeoutMs;
-    while (!this.ready.test(seen)) {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`${this.name} exited while starting; its log is ${this.logFile}`);
-      if (Date.now() > end) throw new Error(`${this.name} did not start within ${timeoutMs} ms; see ${this.logFile}`);
-      await sleep(100);
-    }
-  }
-
-  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child;
-    if (!child || !this.alive) return Promise.resolve();
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill(signal);
-    });
-  }
 }
 
 interface Cluster {
@@ -487,29 +432,8 @@ async function main() {
       DB_POOL_MAX: '10',
       // A backend's calls: the scenario sends the secret key, which the shipped defaults do not rate limit.
     };
-    const node = process.execPath;
-    const apis = [1, 2].map(
-      (i) =>
-        new Proc(
-          `api-${i}`,
-          node,
-          ['--import', 'tsx', 'src/api.ts'],
-          serviceEnv,
-          path.join(dir, `api-${i}.log`),
-          /API listening/,
-        ),
-    );
-    const workers = [1, 2].map(
-      (i) =>
-        new Proc(
-          `worker-${i}`,
-          node,
-          ['--import', 'tsx', 'src/worker.ts'],
-          serviceEnv,
-          path.join(dir, `worker-${i}.log`),
-          /worker running/,
-        ),
-    );
+    const apis = [1, 2].map((i) => serviceProc(`api-${i}`, 'api', serviceEnv, dir));
+    const workers = [1, 2].map((i) => serviceProc(`worker-${i}`, 'worker', serviceEnv, dir));
     const t3 = Date.now();
     // The first of each starts alone (it applies the migrations), the second beside it.
     await apis[0].start();

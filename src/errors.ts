@@ -56,6 +56,9 @@ export const CONFLICT_REASONS = {
   completed: 'a checkout to expire is completed',
   created: 'a checkout to expire is still waiting for its buyer at the provider',
   expired: 'the offer has ended',
+  expired_request:
+    'a billing intent reached the account actor after the API had answered its caller 503 (nothing was changed): ' +
+    'refused, and only the timeline sees it',
   interval_not_offered: 'the offer (or plan) has no price for the interval asked',
   live_app: 'a live app (live payments, or the demo) has no test clock',
   no_change: 'there is no plan change waiting or scheduled to withdraw',

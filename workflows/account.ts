@@ -38,13 +38,21 @@ import {
   type AppErrorDetails,
 } from './shared.js';
 
-// Facts and timers must happen, whatever the outage: retried with capped backoff for as long as it takes.
-const durable = proxyActivities<Activities>({ startToCloseTimeout: '2 minutes', retry: infraRetry() });
-// An intent has a caller waiting: a few tries, then the caller hears why (a refusal or error is not retried).
+// Facts and timers must happen, whatever the outage: retried with capped backoff for as long as it takes. The
+// activities heartbeat every 2 s (activities/account.ts): a killed worker's step is retried within 10 s.
+const durable = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: infraRetry(),
+});
+// An intent the actor accepted is carried out: its step is retried until it runs (workers killed, our database away;
+// its caller stops waiting after 90 s, hears "outcome unknown" and finds the outcome on the timeline). A refusal or
+// answered error is not retried; a retry whose first attempt committed answers what it did
+// (src/subscriptions/intents.service.ts).
 const asked = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  scheduleToCloseTimeout: '80 seconds',
-  retry: { initialInterval: '1 second', maximumAttempts: 3, nonRetryableErrorTypes: [APP_ERROR_FAILURE] },
+  heartbeatTimeout: '10 seconds',
+  retry: { ...infraRetry(), nonRetryableErrorTypes: [APP_ERROR_FAILURE] },
 });
 
 /** The history length past which a run hands over to a new one (when nothing is in flight). */

@@ -18,7 +18,7 @@ import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { findSubscription } from '../subscriptions/subscriptions.service.js';
 import { cancelAtProvider, cancelLocally, pauseLocally, suspendForPause } from '../subscriptions/lifecycle.service.js';
-import { holdChangeTarget, requestPlanChange } from '../subscriptions/plan-changes.service.js';
+import { holdChangeTarget, notePendingChange, requestPlanChange } from '../subscriptions/plan-changes.service.js';
 import { askActor } from '../subscriptions/actor-client.js';
 import {
   CancelFlow,
@@ -524,6 +524,7 @@ export async function acceptOffer(
               throw conflict(`The subscription of account ${accountId} already has a change waiting`);
             row.pendingChange = pending;
             await tx.em.flush();
+            await notePendingChange(tx, ctx.app.id, accountId, pending);
             return {
               awaitsProvider: true,
               result: {

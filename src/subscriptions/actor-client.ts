@@ -21,6 +21,7 @@ import {
   type WorkflowOf,
 } from '../../workflows/shared.js';
 import { actorStart } from './actor-facts.js';
+import { abandonIntent } from './intent-claims.js';
 import { refusalError } from './plan-changes.service.js';
 import { recordTimeline } from '../timeline/timeline.service.js';
 
@@ -89,6 +90,38 @@ function answered(err: unknown, refused?: (r: Refusal) => void): AppError | null
   );
 }
 
+/** The answer whose outcome the caller cannot know (accepted, or maybe accepted, and not waited for). */
+const outcomeUnknown = (what: string) =>
+  new AppError(
+    503,
+    `Service unavailable: the billing change ${what}; look at the subscription and its timeline for its outcome ` +
+      'before repeating it',
+    { outcome: 'unknown' },
+    { 'Retry-After': '5' },
+  );
+
+/**
+ * Temporal did not take the intent within 5 s. It may still have been accepted just before its deadline (the news
+ * late on a slow machine): the API claims it as abandoned, and says "nothing was changed" only when the actor had not
+ * taken it first (src/subscriptions/intent-claims.ts); then the actor refuses it whenever it arrives.
+ */
+async function gaveUp(ctx: Ctx, accountId: string, type: string, intent: Intent): Promise<AppError> {
+  try {
+    const claim = await abandonIntent(ctx.deps.orm.em.fork(), {
+      appId: ctx.app.id,
+      accountId,
+      requestId: intent.requestId,
+      type,
+      by: intent.by,
+      workflowId: accountWorkflowId(ctx.app.id, accountId),
+    });
+    return claim === 'abandoned' ? unavailable() : outcomeUnknown('was accepted and is still running');
+  } catch {
+    // The database did not answer either: whether the actor will take it is unknown.
+    return outcomeUnknown('may have been accepted');
+  }
+}
+
 /** Asks the account's actor for `body`; answers its result, or throws the route's error. */
 export async function askActor(
   ctx: Ctx,
@@ -141,22 +174,14 @@ export async function askActor(
       }),
     );
   } catch (err) {
-    const e = answered(err, refused) ?? unavailable();
+    const e = answered(err, refused) ?? (await gaveUp(ctx, accountId, body.kind, intent));
     await noted;
     throw e;
   }
   try {
     return await boundedCall(connection, RESULT_TIMEOUT_MS, () => handle.result());
   } catch (err) {
-    const e =
-      answered(err, refused) ??
-      new AppError(
-        503,
-        'Service unavailable: the billing change was accepted and is still running; look at the subscription and its ' +
-          'timeline for its outcome before repeating it',
-        { outcome: 'unknown' },
-        { 'Retry-After': '5' },
-      );
+    const e = answered(err, refused) ?? outcomeUnknown('was accepted and is still running');
     await noted;
     throw e;
   }

@@ -5,11 +5,12 @@ import { App } from '../apps/apps.entities.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import type { Ctx } from '../context.js';
 import type { Deps } from '../deps.js';
-import { AppError, notFound } from '../errors.js';
-import { acceptOffer, cancelAtConfirm } from '../cancel-flows/sessions.service.js';
+import { AppError, conflict, notFound } from '../errors.js';
+import { acceptOffer, cancelAtConfirm, getSession } from '../cancel-flows/sessions.service.js';
 import { recordTimeline } from '../timeline/timeline.service.js';
-import type { AccountFact, IntentAnswer } from '../../workflows/shared.js';
+import { accountWorkflowId, type AccountFact, type IntentAnswer } from '../../workflows/shared.js';
 import type { BillingSnapshot, Intent, TimerKind } from '../../workflows/billing-rules.js';
+import { takeIntent } from './intent-claims.js';
 import { loadSnapshot } from './snapshot.service.js';
 import {
   cancelAtPeriodEnd,
@@ -75,16 +76,23 @@ export async function runIntent(
     ...('cancelUrl' in intent && intent.cancelUrl ? { cancel_url: intent.cancelUrl } : {}),
     ...('origin' in intent && intent.origin ? { origin: intent.origin } : {}),
   };
-  if (firstAttempt)
-    await recordTimeline(deps.orm.em.fork(), {
-      appId,
-      accountId,
-      kind: 'intent',
-      type: intent.kind,
-      summary: describeIntent(intent),
-      by: intent.by,
-      data: { request_id: intent.requestId },
+  // The intent line, once, unless the API already told its caller that nothing was changed (it gave up waiting).
+  const { claim, applied } = await takeIntent(deps.orm.em.fork(), {
+    appId,
+    accountId,
+    requestId: intent.requestId,
+    type: intent.kind,
+    summary: describeIntent(intent),
+    by: intent.by,
+    workflowId: accountWorkflowId(appId, accountId),
+  });
+  if (claim === 'abandoned')
+    throw conflict('The caller was answered 503 (not taken within 5 s) before the actor took it; nothing was changed', {
+      reason: 'expired_request',
     });
+  // A retry whose first attempt committed (and died before it could report): answer what it did, not a refusal.
+  if (applied && !firstAttempt)
+    return { answer: await answerApplied(ctx, accountId, intent), snapshot: await snapshot(deps, appId, accountId) };
   let answer: unknown;
   try {
     switch (intent.kind) {
@@ -128,19 +136,68 @@ export async function runIntent(
         break;
     }
   } catch (err) {
-    if (err instanceof AppError && err.status < 500)
+    // An answered error (a refusal, the provider's 502) is the intent's outcome: on the timeline with its request.
+    if (err instanceof AppError && (err.status < 500 || err.status === 502) && err.extra?.reason !== 'expired_request')
       await recordTimeline(deps.orm.em.fork(), {
         appId,
         accountId,
         kind: 'refusal',
         type: intent.kind,
-        summary: `Refused (${err.status}): ${err.message}`,
+        summary: `${err.status < 500 ? 'Refused' : 'Failed'} (${err.status}): ${err.message}`,
         by: intent.by,
-        data: { status: err.status, ...(err.extra?.reason ? { reason: err.extra.reason } : {}) },
+        data: {
+          status: err.status,
+          ...(err.extra?.reason ? { reason: err.extra.reason } : {}),
+          request_id: intent.requestId,
+        },
       }).catch(() => undefined);
     throw err;
   }
   return { answer: answer as IntentAnswer, snapshot: await snapshot(deps, appId, accountId) };
+}
+
+/**
+ * The answer of an intent that already applied (a retried activity whose first attempt committed): the account as it
+ * is now, with the approval links of the change it asked for, or its cancel session.
+ */
+async function answerApplied(ctx: Ctx, accountId: string, intent: Intent): Promise<IntentAnswer> {
+  if (intent.kind === 'accept_save' || (intent.kind === 'cancel' && intent.sessionId))
+    return (await getSession(ctx, { kind: 'secret' }, intent.sessionId!)) as unknown as IntentAnswer;
+  const s = await findSubscription(ctx.deps.orm.em.fork(), ctx.app.id, accountId);
+  const view = presentSubscription(s);
+  const mine = s.pendingChange?.requestId === intent.requestId ? s.pendingChange : null;
+  if (intent.kind === 'withdraw_change') return { ...view, approve_url: mine?.approveUrl ?? null } as IntentAnswer;
+  if (intent.kind !== 'change') return view as IntentAnswer;
+  if (!mine)
+    // A change to the free plan: a cancellation at the end of the period.
+    return {
+      ...view,
+      approve_url: null,
+      revision_approve_url: null,
+      direction: 'downgrade',
+      policy: 'at_renewal',
+      effective: 'renewal',
+      proration: null,
+      effective_at: view.cancel_at,
+    } as IntentAnswer;
+  const renews = s.renewsAt ? new Date(s.renewsAt).getTime() : 0;
+  const monthsLeft = Math.max(0, renews - Date.parse(mine.requestedAt)) / ((365.25 / 12) * 86_400_000);
+  return {
+    ...view,
+    approve_url: mine.proration?.approveUrl ?? mine.approveUrl ?? null,
+    revision_approve_url: mine.approveUrl ?? null,
+    direction: mine.direction ?? 'upgrade',
+    policy: mine.policy ?? 'prorate_now',
+    effective: mine.effective ?? 'now',
+    proration: mine.proration
+      ? {
+          amount: mine.proration.amount,
+          currency: mine.proration.currency,
+          months_left: Math.round(monthsLeft * 1000) / 1000,
+        }
+      : null,
+    effective_at: mine.effective === 'renewal' ? view.renews_at : null,
+  } as IntentAnswer;
 }
 
 /** The facts that arrived: the provider is read again (a refused approval drops its change). */

@@ -156,7 +156,8 @@ export async function cancelLocally(
 /**
  * Cancels at the end of the paid period: billing stops at the provider now (suspended: nothing more can be
  * charged, and it can still be undone), the plan stays until `renews_at`, when the actor cancels for good. A change
- * scheduled for that renewal is dropped (it would never apply).
+ * scheduled for that renewal stays: the provider already bills its plan from then, so if the cancellation is undone
+ * it applies at the renewal; if not, it is dropped with the cancellation (`cancelLocally`).
  */
 export async function cancelAtPeriodEnd(ctx: Ctx, accountId: string, reason: string | undefined) {
   const s = await findSubscription(ctx.em, ctx.app.id, accountId);
@@ -169,7 +170,6 @@ export async function cancelAtPeriodEnd(ctx: Ctx, accountId: string, reason: str
     const row = await findSubscription(t.em, ctx.app.id, accountId, true);
     if (row.status !== 'active')
       throw conflict(`The subscription of account ${accountId} is ${row.status}, not active`);
-    if (row.scheduledChange) await dropChange(t, row, row.scheduledChange, 'cancelled');
     row.cancelAt = row.renewsAt;
     row.pauseReason = reason ?? null;
     await emitSubscriptionEvent(t, row, 'subscription.cancel_scheduled', {

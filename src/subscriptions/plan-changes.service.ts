@@ -7,7 +7,7 @@ import { appNow } from '../apps/clock.js';
 import { findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { inTransaction } from '../db/transaction.js';
+import { inTransaction, type Tx } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { badRequest, conflict } from '../errors.js';
 import { newId } from '../ids.js';
@@ -27,6 +27,8 @@ import { presentSubscription } from './subscriptions.present.js';
 import { findSubscription } from './subscriptions.service.js';
 import { subscriptionSnapshot } from './snapshot.service.js';
 import { cancelAtPeriodEnd, dropChange, withClock, appNowOf } from './lifecycle.service.js';
+import { billingScope } from '../timeline/scope.js';
+import { recordTimeline } from '../timeline/timeline.service.js';
 
 /** A refusal of the actor's rules as the answer the route gives (409 with reason, pending and next steps). */
 export function refusalError(r: Refusal): AppError {
@@ -265,7 +267,31 @@ export async function recordPending(ctx: Ctx, accountId: string, pending: Pendin
       });
     row.pendingChange = pending;
     await t.em.flush();
+    await notePendingChange(t, ctx.app.id, accountId, pending);
     return presentSubscription(row);
+  });
+}
+
+/**
+ * The timeline's line for a change now waiting for the buyer, written in the transaction that records it: no event
+ * says so until the provider reports the approval, and this line is the intent's outcome (with its request).
+ */
+export async function notePendingChange(t: Tx, appId: string, accountId: string, pending: PendingChange) {
+  const what =
+    pending.kind === 'withdrawal'
+      ? 'undoing the scheduled change'
+      : `${pending.kind === 'change' || !pending.kind ? 'change' : pending.kind} to ${pending.planName ?? pending.plan} ` +
+        `(${pending.price} ${pending.currency}/${pending.interval})`;
+  await recordTimeline(t.em, {
+    appId,
+    accountId,
+    kind: 'outcome',
+    type: 'change_requested',
+    summary: `Waiting for the buyer's approval at the provider until ${pending.expiresAt ?? '?'}: ${what} (${pending.id})`,
+    data: {
+      change_id: pending.id ?? null,
+      ...(pending.requestId ? { request_id: pending.requestId } : {}),
+    },
   });
 }
 
@@ -386,6 +412,8 @@ export async function requestPlanChange(
     providerPlanId,
     requestedAt: now.toISOString(),
     ...(d ? { discount: { percent: d.percent, cycles: d.cycles, regularPrice: target.price } } : {}),
+    approveUrl: revision.approveUrl,
+    requestId: billingScope()?.requestId ?? null,
   };
   return { approveUrl: revision.approveUrl, pending };
 }

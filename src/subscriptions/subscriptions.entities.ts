@@ -44,6 +44,10 @@ export interface PendingChange {
   requestedAt: string;
   /** A cancel-flow discount: `price` is billed for `cycles` renewals, then `regularPrice`. */
   discount?: { percent: number; cycles: number; regularPrice: number };
+  /** The revision's approval page at the provider (what the intent answered as `revision_approve_url`). */
+  approveUrl?: string | null;
+  /** The request of the intent that asked for it (a retried intent finds its own change by it). */
+  requestId?: string | null;
 }
 
 /** How the subscription's last plan change awaiting approval ended. */

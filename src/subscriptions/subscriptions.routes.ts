@@ -47,7 +47,8 @@ const returnUrls = {
 const ACTOR =
   " Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting " +
   'intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when ' +
-  'Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.';
+  'Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": ' +
+  '"unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account\'s timeline.';
 /** The account's actor's answer as a route's (typed by the route's response schema). */
 const ask = <T>(
   s: Parameters<typeof ctxOf>[0] & { caller: Caller; requestId: string },

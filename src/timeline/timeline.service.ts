@@ -128,6 +128,16 @@ function summaryOf(event: IEvent): string {
   }
 }
 
+/** An outcome line's data: the event's reason, and the request of the intent that caused it (when one did). */
+function outcomeData(event: IEvent): Record<string, unknown> | null {
+  const requestId = billingScope()?.requestId ?? null;
+  const data = {
+    ...(typeof event.data.reason === 'string' ? { reason: event.data.reason } : {}),
+    ...(requestId ? { request_id: requestId } : {}),
+  };
+  return Object.keys(data).length ? data : null;
+}
+
 /** The event subscriber: each billing event of an account becomes an outcome line, in the event's transaction. */
 export async function timelineSubscriber(tx: Tx, event: IEvent): Promise<void> {
   if (!BILLING_EVENT.test(event.type)) return;
@@ -141,7 +151,7 @@ export async function timelineSubscriber(tx: Tx, event: IEvent): Promise<void> {
     summary: summaryOf(event),
     amount: money(event),
     eventId: event.id,
-    data: typeof event.data.reason === 'string' ? { reason: event.data.reason } : null,
+    data: outcomeData(event),
   });
 }
 

@@ -185,8 +185,10 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     const res = await intent('/cancel', { at: 'period_end' });
     expect(res.status, res.text).to.equal(200);
     expect(res.body.cancel_at).to.equal(res.body.renews_at);
-    expect(res.body).to.deep.include({ status: 'active', scheduled_change: null });
-    expect((await events('subscription.change_dropped'))[0].data.reason).to.equal('cancelled');
+    // The scheduled change stays (PayPal bills Lite from the renewal if the cancellation is undone).
+    expect(res.body).to.deep.include({ status: 'active' });
+    expect(res.body.scheduled_change).to.deep.include({ plan: 'lite' });
+    expect(await events('subscription.change_dropped')).to.have.length(0);
     expect(await events('subscription.cancel_scheduled')).to.have.length(1);
     expect(testEnv().paypal.subscription(res.body.id)!.status, 'nothing more can be charged').to.equal('SUSPENDED');
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
@@ -196,13 +198,17 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     const undone = await intent('/resume');
     expect(undone.status, undone.text).to.equal(200);
     expect(undone.body).to.deep.include({ cancel_at: null, renews_at: res.body.renews_at });
+    expect(undone.body.scheduled_change, 'the downgrade applies at the renewal again').to.deep.include({
+      plan: 'lite',
+    });
     expect(testEnv().paypal.subscription(res.body.id)!.status).to.equal('ACTIVE');
     expect(await events('subscription.cancel_undone')).to.have.length(1);
 
     const again = await intent('/cancel', { at: 'period_end' });
     expect(again.status).to.equal(200);
     await advanceClock(app, new Date(Date.parse(again.body.cancel_at) + HOUR));
-    expect(await sub()).to.deep.include({ status: 'cancelled' });
+    expect(await sub()).to.deep.include({ status: 'cancelled', scheduled_change: null });
+    expect((await events('subscription.change_dropped')).map((e) => e.data.reason)).to.deep.equal(['cancelled']);
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('free');
     expect(testEnv().paypal.subscription(res.body.id)!.status).to.equal('CANCELLED');
   });

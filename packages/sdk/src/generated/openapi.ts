@@ -1782,7 +1782,7 @@ export interface paths {
     put?: never;
     /**
      * Change to another plan or interval (approved by the buyer at the provider)
-     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -1804,7 +1804,7 @@ export interface paths {
     put?: never;
     /**
      * Withdraw a change waiting for approval, or one scheduled for the renewal
-     * @description A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -1826,7 +1826,7 @@ export interface paths {
     put?: never;
     /**
      * Re-read the subscription from the provider and apply what changed
-     * @description Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1868,7 +1868,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel at the provider (now, or at the end of the paid period); the account moves to the free plan
-     * @description `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1890,7 +1890,7 @@ export interface paths {
     put?: never;
     /**
      * Pause billing for 1 to 12 months
-     * @description Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1912,7 +1912,7 @@ export interface paths {
     put?: never;
     /**
      * End a pause now (or undo a cancellation at the end of the period)
-     * @description A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1934,7 +1934,7 @@ export interface paths {
     put?: never;
     /**
      * Charge a past-due subscription's outstanding balance now
-     * @description For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+     * @description For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */

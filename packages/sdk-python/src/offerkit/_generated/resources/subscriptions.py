@@ -168,7 +168,8 @@ class SubscriptionsResource(SyncResource):
         `proration_date` to be charged exactly the quoted amount. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             plan: The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal.
@@ -220,7 +221,8 @@ class SubscriptionsResource(SyncResource):
         carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`.
         Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
@@ -256,7 +258,8 @@ class SubscriptionsResource(SyncResource):
         Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>`
         in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets,
         until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with
-        `Retry-After` and nothing changes.
+        `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was
+        not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -317,7 +320,8 @@ class SubscriptionsResource(SyncResource):
         `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs
         through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             at: When the cancellation applies (default `now`).
@@ -355,7 +359,8 @@ class SubscriptionsResource(SyncResource):
         renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -387,7 +392,8 @@ class SubscriptionsResource(SyncResource):
         of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through
         the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a
         409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when
-        Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -420,7 +426,8 @@ class SubscriptionsResource(SyncResource):
         (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the
         account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409
         with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal
-        does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"`
+        was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -598,7 +605,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         `proration_date` to be charged exactly the quoted amount. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             plan: The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal.
@@ -650,7 +658,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`.
         Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
@@ -686,7 +695,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>`
         in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets,
         until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with
-        `Retry-After` and nothing changes.
+        `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was
+        not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -747,7 +757,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs
         through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             at: When the cancellation applies (default `now`).
@@ -785,7 +796,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -817,7 +829,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through
         the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a
         409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when
-        Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -850,7 +863,8 @@ class AsyncSubscriptionsResource(AsyncResource):
         (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the
         account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409
         with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal
-        does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"`
+        was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
         """
         return cast(
             Subscription,
@@ -965,7 +979,8 @@ class AccountTokenSubscriptionsResource(SyncResource):
         `proration_date` to be charged exactly the quoted amount. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             plan: The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal.
@@ -1017,7 +1032,8 @@ class AccountTokenSubscriptionsResource(SyncResource):
         carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`.
         Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
@@ -1155,7 +1171,8 @@ class AsyncAccountTokenSubscriptionsResource(AsyncResource):
         `proration_date` to be charged exactly the quoted amount. Runs through the account's actor
         (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`,
         `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it
-        within 5 s, 503 with `Retry-After` and nothing changes.
+        within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just
+        then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             plan: The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal.
@@ -1207,7 +1224,8 @@ class AsyncAccountTokenSubscriptionsResource(AsyncResource):
         carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`.
         Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting
         intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it);
-        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes.
+        when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome":
+        "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
 
         Args:
             return_url: Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's
