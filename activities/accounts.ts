@@ -1,10 +1,12 @@
-import { expireAccountIncentive } from '../src/accounts/accounts.service.js';
 import type { IncentiveExpiryInput } from '../workflows/shared.js';
 import type { ActivityDeps } from './index.js';
 
-export function accountActivities(deps: ActivityDeps) {
+export function accountActivities(_deps: ActivityDeps) {
   return {
-    /** Idempotent: removes the incentive only while the account still has exactly this one and expiry. */
-    expireAccountIncentive: (input: IncentiveExpiryInput) => expireAccountIncentive(deps, input),
+    /**
+     * The previous release's incentive expiry workflow, until the migration terminates it: the account actor owns
+     * incentive ends now, so this removes nothing (nothing is applied twice).
+     */
+    expireAccountIncentive: async (_input: IncentiveExpiryInput) => ({ removed: false }),
   };
 }

@@ -1,5 +1,6 @@
 import type { Deps } from '../src/deps.js';
 import { accountActivities } from './accounts.js';
+import { accountActorActivities } from './account.js';
 import { analyticsActivities } from './analytics.js';
 import { checkoutActivities } from './checkouts.js';
 import { diagnosticsActivities } from './diagnostics.js';
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...diagnosticsActivities(deps),
     ...accountActivities(deps),
+    ...accountActorActivities(deps),
     ...webhookActivities(deps),
     ...retentionActivities(deps),
     ...checkoutActivities(deps),

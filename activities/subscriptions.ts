@@ -1,16 +1,15 @@
-import { resumePause } from '../src/subscriptions/subscriptions.service.js';
-import { checkPlanChange, expirePlanChange } from '../src/subscriptions/plan-changes.service.js';
-import type { PlanChangeInput } from '../workflows/shared.js';
+import type { PlanChangeInput, PlanChangeOutcome } from '../workflows/shared.js';
 import type { ActivityDeps } from './index.js';
 
-export function subscriptionActivities(deps: ActivityDeps) {
+/**
+ * The previous release's one-shot billing workflows (pause, plan change) may still run after an upgrade until the
+ * migration's outbox terminates them: their dates belong to the account actor now, so their activities do nothing
+ * (nothing is applied twice) and answer that someone else owns it.
+ */
+export function subscriptionActivities(_deps: ActivityDeps) {
   return {
-    /** Once-only: does nothing when this pause was already resumed (or replaced by another). */
-    resumePausedSubscription: (input: { appId: string; accountId: string; pause: number }) =>
-      resumePause(deps, input.appId, input.accountId, { pause: input.pause, by: 'timer' }),
-    /** Reads the provider; applies an approved plan change (and the save it carries) once. */
-    checkPlanChange: (input: PlanChangeInput) => checkPlanChange(deps, input),
-    /** Drops a change not approved in time (applied instead if the provider reports it approved). */
-    expirePlanChange: (input: PlanChangeInput) => expirePlanChange(deps, input),
+    resumePausedSubscription: async (_input: { appId: string; accountId: string; pause: number }) => false,
+    checkPlanChange: async (_input: PlanChangeInput): Promise<PlanChangeOutcome | 'pending'> => 'replaced',
+    expirePlanChange: async (_input: PlanChangeInput): Promise<PlanChangeOutcome | 'pending'> => 'replaced',
   };
 }

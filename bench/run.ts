@@ -25,6 +25,7 @@ import { usageRollupAppWorkflowId } from '../workflows/shared.js';
 import type { Ctx } from '../src/context.js';
 import { loadApp } from '../src/http/credentials.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
+import { billingBench } from './billing.js';
 import { freePort, startTestEnv, stopTestEnv, testEnv } from '../test/helpers/servers.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -303,7 +304,8 @@ const cpu = (h: Stats) => (h.apiCpu === undefined ? '' : fmt(h.apiCpu, 0));
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
 /**
  * Sections to run, comma-separated (all when unset): `hot` (usage add and effective access beside raw SQL),
- * `metering` (batch ingest beside raw, idempotent replay), `mcp`, `cancel`, `webhooks`, `analytics`.
+ * `metering` (batch ingest beside raw, idempotent replay), `mcp`, `cancel`, `webhooks`, `analytics`, `billing`
+ * (intents of the account actor: a quote, pause and resume round trips, a refusal; bench/billing.ts).
  */
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
@@ -1097,6 +1099,8 @@ async function main() {
         TEMPORAL_TASK_QUEUE: env.config.TEMPORAL_TASK_QUEUE,
         ADMIN_API_KEY: env.adminKey,
         WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+        // The billing section's intents reach the test servers' PayPal stand-in.
+        PAYPAL_BASE_URL: env.paypal.baseUrl,
         HOST: '127.0.0.1',
         PORT: String(port),
         // The shipped defaults: the secret key is not rate limited, and a valid key reads no throttle state.
@@ -1231,6 +1235,7 @@ async function main() {
     if (want('cancel')) await cancelSessionBench(base, app);
     if (want('webhooks')) await webhookBench(base, app);
     if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool);
+    if (want('billing')) await billingBench(base);
   } finally {
     for (const a of apis) a.kill('SIGTERM');
     await pool.end();

@@ -53,9 +53,10 @@ try {
   await shot(page, 'analytics', () => page.getByRole('heading', { name: 'Analytics' }).waitFor());
   await at('/catalog');
   await shot(page, 'catalog', () => page.getByRole('heading', { name: 'Catalog' }).waitFor());
-  await at('/accounts');
-  await page.getByRole('table').getByRole('link').first().click();
-  await shot(page, 'account', () => page.getByText('Usage against limits').waitFor());
+  // A subscribed account (from the subscriptions list): its subscription, usage and billing timeline.
+  await at('/billing');
+  await page.getByRole('table', { name: 'Subscriptions' }).getByRole('link').first().click();
+  await shot(page, 'account', () => page.getByRole('list', { name: 'Billing timeline' }).waitFor());
   await at('/webhooks');
   await shot(page, 'webhooks', () => page.getByRole('heading', { name: 'Webhooks' }).waitFor());
   await at('/offers');

@@ -8,9 +8,9 @@
 //     a webhook receiver;
 // then runs a scenario: a burst of account creations (each a webhook delivery, each with an incentive that expires
 // on a short timer) and usage adds with idempotency keys, checkouts approved at the stand-in then paused for a
-// short "month", while it SIGKILLs one history service, one worker and one API process at random points and
-// restarts them. It prints what was acknowledged and applied, delivered (with duplicates), fired, stuck, and the
-// time to converge; exit code 1 when a target is missed.
+// month that ends when the scenario moves the app's test clock on, while it SIGKILLs one history service, one worker
+// and one API process at random points and restarts them. It prints what was acknowledged and applied, delivered
+// (with duplicates), fired, stuck, and the time to converge; exit code 1 when a target is missed.
 //
 //   npm run topology                         # the cluster, with the faults
 //   npm run topology -- --no-faults          # the cluster, nothing killed (the throughput figure)
@@ -18,12 +18,12 @@
 //
 // Settings: TOPOLOGY_ACCOUNTS (default 300), TOPOLOGY_USAGE (default 600), TOPOLOGY_CHECKOUTS (default 20),
 // TOPOLOGY_CONCURRENCY (requests in flight, default 16), TOPOLOGY_EXPIRY_S (incentives expire this long after the
-// burst starts, default 40), TOPOLOGY_PAUSE_S (a paused "month", default 20), TOPOLOGY_SEED (the fault times),
+// burst starts, default 40), TOPOLOGY_SEED (the fault times),
 // TOPOLOGY_DEV_MEMORY=1 runs the dev server in memory (as the tests do) instead of on a file (as `npm start` does),
 // TOPOLOGY_UI=0 runs without the Temporal UI server (built once too, when it builds), TOPOLOGY_KEEP=1 keeps the
 // data folder (.test-data/topology-<pid>) and the processes' logs.
 import { pingDef } from '../workflows/shared.js';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -37,6 +37,7 @@ import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from 
 import { PayPalStandIn } from '../src/dev/paypal-standin.js';
 import { startReceiver } from '../test/helpers/receiver.js';
 import { ensureTemporalServer, ensureTemporalUi } from './go-tools.js';
+import { Proc, ROOT, serviceProc } from './procs.js';
 
 /** True when nothing listens on the port (on the loopback address). */
 function portFree(port: number): Promise<boolean> {
@@ -62,7 +63,6 @@ async function freePort(): Promise<number> {
   }
 }
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const args = new Set(process.argv.slice(2));
 const DEV = args.has('--dev');
 const FAULTS = !args.has('--no-faults') && !DEV;
@@ -73,7 +73,6 @@ export const SETTINGS = {
   checkouts: num('TOPOLOGY_CHECKOUTS', 20),
   concurrency: num('TOPOLOGY_CONCURRENCY', 16),
   expiryS: num('TOPOLOGY_EXPIRY_S', 40),
-  pauseS: num('TOPOLOGY_PAUSE_S', 20),
   seed: num('TOPOLOGY_SEED', Date.now() % 100_000),
   convergeS: num('TOPOLOGY_CONVERGE_S', 300),
 };
@@ -129,61 +128,6 @@ const cpuOf = (pids: number[]) => pids.flatMap(tree).reduce((n, p) => n + cpuSec
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : 0;
-}
-
-/** A child process the topology supervises: started, SIGKILLed and started again with the same settings. */
-class Proc {
-  child: ChildProcess | null = null;
-  starts = 0;
-  constructor(
-    readonly name: string,
-    private readonly command: string,
-    private readonly argv: string[],
-    private readonly env: Record<string, string>,
-    private readonly logFile: string,
-    private readonly ready: RegExp | null,
-  ) {}
-
-  get alive() {
-    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
-  }
-
-  /** Starts it and waits for its ready line (when it has one), at most `timeoutMs`. */
-  async start(timeoutMs = 180_000): Promise<void> {
-    const log = fs.createWriteStream(this.logFile, { flags: 'a' });
-    log.write(`\n---- start ${++this.starts} at ${new Date().toISOString()}\n`);
-    const child = spawn(this.command, this.argv, {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    let seen = '';
-    const watch = (d: Buffer) => {
-      log.write(d);
-      if (this.ready && seen.length < 200_000) seen += d.toString();
-    };
-    child.stdout!.on('data', watch);
-    child.stderr!.on('data', watch);
-    child.on('exit', () => log.end());
-    if (!this.ready) return;
-    const end = Date.now() + timeoutMs;
-    while (!this.ready.test(seen)) {
-      if (child.exitCode !== null || child.signalCode !== null)
-        throw new Error(`${this.name} exited while starting; its log is ${this.logFile}`);
-      if (Date.now() > end) throw new Error(`${this.name} did not start within ${timeoutMs} ms; see ${this.logFile}`);
-      await sleep(100);
-    }
-  }
-
-  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const child = this.child;
-    if (!child || !this.alive) return Promise.resolve();
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill(signal);
-    });
-  }
 }
 
 interface Cluster {
@@ -482,36 +426,14 @@ async function main() {
       API_REUSE_PORT: 'true',
       WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
       PAYPAL_BASE_URL: paypal.baseUrl,
-      PAUSE_MONTH_SECONDS: String(SETTINGS.pauseS),
       WEBHOOK_RETRY_SCHEDULE_MS: '2000,2000,2000,2000,2000,2000',
       ACTIVITY_RETRY_MAX_MS: '2000',
       OUTBOX_POLL_MS: '500',
       DB_POOL_MAX: '10',
       // A backend's calls: the scenario sends the secret key, which the shipped defaults do not rate limit.
     };
-    const node = process.execPath;
-    const apis = [1, 2].map(
-      (i) =>
-        new Proc(
-          `api-${i}`,
-          node,
-          ['--import', 'tsx', 'src/api.ts'],
-          serviceEnv,
-          path.join(dir, `api-${i}.log`),
-          /API listening/,
-        ),
-    );
-    const workers = [1, 2].map(
-      (i) =>
-        new Proc(
-          `worker-${i}`,
-          node,
-          ['--import', 'tsx', 'src/worker.ts'],
-          serviceEnv,
-          path.join(dir, `worker-${i}.log`),
-          /worker running/,
-        ),
-    );
+    const apis = [1, 2].map((i) => serviceProc(`api-${i}`, 'api', serviceEnv, dir));
+    const workers = [1, 2].map((i) => serviceProc(`worker-${i}`, 'worker', serviceEnv, dir));
     const t3 = Date.now();
     // The first of each starts alone (it applies the migrations), the second beside it.
     await apis[0].start();
@@ -724,6 +646,14 @@ async function main() {
     await pauseJobs();
     await Promise.all(faultRuns);
     for (const f of faults) say(`fault: ${f}`);
+    // The pauses end a month on, on the app's test clock (issue 40); moved once the incentives' own deadline passed in
+    // real time, so their expiry is measured as before. A retry whose first try moved it already answers 400 or 409.
+    await sleep(Math.max(0, expiresAt.getTime() + 1000 - Date.now()));
+    const moved = await send('POST', `${A}/test-clock/advance`, key, {
+      to: new Date(Date.now() + 32 * 86_400_000).toISOString(),
+    });
+    const advancedAt = Date.now();
+    say(`test clock: moved 32 days on (${moved.status}, ${moved.tries} tries)`);
     const quietFrom = Math.max(lastRestart, Date.now());
 
     // ---- convergence -------------------------------------------------------------------------------------------
@@ -763,7 +693,7 @@ async function main() {
       s = await state();
     }
     const convergedAt = Date.now();
-    const lastTimer = Math.max(expiresAt.getTime(), ...[...pausedAt.values()].map((t) => t + SETTINGS.pauseS * 1000));
+    const lastTimer = Math.max(expiresAt.getTime(), advancedAt);
 
     // ---- the figures -------------------------------------------------------------------------------------------
     const eventsByType = async (type: string) =>

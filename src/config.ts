@@ -103,12 +103,18 @@ export const configSchema = z.object({
    * unset outside production, `npm start` runs the local PayPal stand-in and uses it.
    */
   PAYPAL_BASE_URL: optionalUrl,
-  /**
-   * Length of one pause "month" in seconds, for tests and demos; unset means calendar months.
-   */
-  PAUSE_MONTH_SECONDS: z.coerce.number().int().min(1).optional(),
   /** Port of the local PayPal stand-in that `npm start` runs (embedded default). */
   PAYPAL_STANDIN_PORT: port(8900),
+  /**
+   * How often the local stand-in bills the cycles that came due in real time (so a long-running `npm start` renews);
+   * 0 turns the tick off (cycles then bill only when a test clock moves).
+   */
+  PAYPAL_STANDIN_TICK_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
+  /**
+   * How long `POST /apps/:appId/test-clock/advance` waits for everything due by its `to` to run before it answers
+   * 202 (the rest goes on, and the clock reaches `to` within a minute).
+   */
+  TEST_CLOCK_WAIT_MS: z.coerce.number().int().min(0).max(120_000).default(20_000),
   /**
    * Reverse proxies in front of the API whose forwarded headers are believed: unset, `false` or `0`
    * trusts none (the socket address and the Host header are used); `true` means one proxy; a number

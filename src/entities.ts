@@ -25,6 +25,7 @@ import { WebhookDelivery, WebhookEndpoint } from './webhooks/webhooks.entities.j
 import { McpCall, McpConnection, McpSettings } from './mcp/mcp.entities.js';
 import { OAuthClient, OAuthCode, OAuthRequest, OAuthToken } from './oauth/oauth.entities.js';
 import { AgentThread } from './agent/agent.entities.js';
+import { TimelineEntry } from './timeline/timeline.entities.js';
 
 /** Every entity, registered explicitly (no folder discovery). */
 export const entities = [
@@ -53,6 +54,7 @@ export const entities = [
   Offer,
   Checkout,
   Subscription,
+  TimelineEntry,
   CancelFlow,
   CancelSession,
   McpSettings,

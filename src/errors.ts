@@ -38,6 +38,7 @@ export const methodNotAllowed = () => new AppError(405, 'Method not allowed');
  * gives a 409 a reason this list lacks (or the list keeps one no code gives).
  */
 export const CONFLICT_REASONS = {
+  advancing: "another advance of the app's test clock is still running: try again once it is done",
   already_subscribed:
     'the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)',
   approved: 'a checkout to expire is approved at the provider: it completes once the provider activates it',
@@ -45,21 +46,35 @@ export const CONFLICT_REASONS = {
   bump_not_offered: 'an order bump asked for is not (or no longer) part of the offer',
   bump_owned: 'the account already owns the add-on of an order bump asked for',
   bumps_with_change: 'a checkout that becomes a plan change (`if_subscribed: "change"`) cannot include order bumps',
-  cancelled: 'a checkout to expire was cancelled',
-  change_pending: 'the subscription already has a plan change waiting for approval or the renewal',
+  already_discounted: 'the subscription already has a save-offer discount',
+  cancel_scheduled: 'the subscription is cancelled at the end of its period: undo it with POST .../subscription/resume',
+  cancelled: 'a checkout to expire was cancelled, or the subscription is cancelled',
+  change_pending: "a plan change waits for the buyer's approval: it ends when approved or refused, or withdraw it",
+  change_scheduled:
+    'a plan change is scheduled for the renewal: withdraw it (POST .../subscription/change/withdraw) or replace it ' +
+    '(`replace: true`)',
   completed: 'a checkout to expire is completed',
   created: 'a checkout to expire is still waiting for its buyer at the provider',
   expired: 'the offer has ended',
-  free_plan:
-    'a plan change to the free plan: cancel the subscription (POST .../subscription/cancel); the account then ' +
-    'moves to the free plan',
+  expired_request:
+    'a billing intent reached the account actor after the API had answered its caller 503 (nothing was changed): ' +
+    'refused, and only the timeline sees it',
   interval_not_offered: 'the offer (or plan) has no price for the interval asked',
+  live_app: 'a live app (live payments, or the demo) has no test clock',
+  no_change: 'there is no plan change waiting or scheduled to withdraw',
   no_link: 'the payment provider gave no approval link',
   no_price: 'the plan has no price for the interval on its pricing card',
   not_available: 'the offer cannot be bought by this account now',
+  not_past_due: 'the subscription has no failed payment to retry',
+  not_paused: 'the subscription is neither paused nor cancelled at the end of its period',
   not_published: 'the offer is a draft, or has no provider plan for this price yet',
   not_started: 'the offer has not started yet',
   offer_changed: 'the offer was edited or deleted while the checkout was being created: load it again',
+  past_due:
+    "the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry",
+  paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
+  payment_declined:
+    'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',
   plan_deleted: 'the plan was deleted while the checkout or change was being made',
   plan_not_offered: 'the offer does not offer the plan asked',
   same_plan: 'the account is already on that plan and interval',

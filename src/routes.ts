@@ -14,6 +14,8 @@ import { notificationRoutes } from './payments/notifications.js';
 import { paymentRoutes } from './payments/payments.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { subscriptionRoutes } from './subscriptions/subscriptions.routes.js';
+import { timelineRoutes } from './timeline/timeline.routes.js';
+import { testClockRoutes } from './apps/test-clock.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 import { agentRoutes } from './agent/agent.routes.js';
@@ -39,6 +41,8 @@ export const routes: RouteDef[] = [
   ...checkoutRoutes,
   ...notificationRoutes,
   ...subscriptionRoutes,
+  ...timelineRoutes,
+  ...testClockRoutes,
   ...cancelFlowRoutes,
   ...mcpRoutes,
   ...oauthRoutes,

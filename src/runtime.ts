@@ -12,6 +12,7 @@ import { migrate, openOrm } from './db/orm.js';
 import type { Deps } from './deps.js';
 import { entities } from './entities.js';
 import { EventPublisher, publishPending } from './events/publish.js';
+import { timelineSubscriber } from './timeline/timeline.service.js';
 import { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
@@ -102,6 +103,7 @@ export async function startInfrastructure(
       activationDelayMs: 2000,
       statePath: path.join(config.dataDir, 'paypal-standin.json'),
       port: config.PAYPAL_STANDIN_PORT,
+      tickMs: config.PAYPAL_STANDIN_TICK_SECONDS * 1000,
     });
     const url = await standIn.start();
     return { standIn, url };
@@ -189,8 +191,9 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       logger: logger.child({ component: 'credential-cache' }),
     });
     // The event path: a change records its events; publishing hands them to these subscribers in the
-    // change's transaction; their outbox rows start the workflows after the commit.
-    const events = new EventPublisher([webhookFanOut({ config })]);
+    // change's transaction; their outbox rows start the workflows after the commit. The billing events of an
+    // account also become lines of its timeline.
+    const events = new EventPublisher([webhookFanOut({ config }), timelineSubscriber]);
     const dbOutage = new DatabaseOutage(logger, () => orm.em.fork().getConnection().execute('select 1'));
     const deps: Deps = {
       config,

@@ -38,7 +38,15 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     nextCheckAt: null,
   };
   let nudges = 0;
+  // The deadline is on the app's clock: real time plus its offset, which a test clock moves forward (a signal).
+  let offsetMs = input.offsetMs ?? 0;
+  const appNow = () => Date.now() + offsetMs;
   setHandler(checkoutDef.signals.providerNotified, () => {
+    nudges++;
+  });
+  setHandler(checkoutDef.signals.clockMoved, (offset) => {
+    if (offset <= offsetMs) return;
+    offsetMs = offset;
     nudges++;
   });
   setHandler(checkoutDef.updates.checkNow, async () => {
@@ -54,12 +62,12 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
     await condition(allHandlersFinished);
     return state;
   };
-  const deadline = input.expiresAt ? Date.parse(input.expiresAt) : Date.now() + CHECKOUT_TTL_MS;
+  const deadline = input.expiresAt ? Date.parse(input.expiresAt) : appNow() + CHECKOUT_TTL_MS;
   const { expireCheckoutNow } = activities(input.retryMaxIntervalMs);
   // A check runs at most until the deadline (at least a minute), then the loop decides.
   const { checkCheckoutWithProvider } = proxyActivities<Activities>({
     startToCloseTimeout: '1 minute',
-    scheduleToCloseTimeout: Math.max(60_000, deadline - Date.now()),
+    scheduleToCloseTimeout: Math.max(60_000, deadline - appNow()),
     retry: infraRetry(input.retryMaxIntervalMs),
   });
 
@@ -89,13 +97,13 @@ export async function checkoutWorkflow(input: CheckoutWorkflowInput): Promise<Ch
       );
       return finish();
     }
-    if (Date.now() >= deadline) {
+    if (appNow() >= deadline) {
       await expireCheckoutNow(input.checkoutId);
       state.status = 'expired';
       setCurrentDetails('Expired: the buyer did not approve within 24 hours.');
       return finish();
     }
-    const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - Date.now());
+    const delay = Math.min(CHECKOUT_POLL_MS[Math.min(round, CHECKOUT_POLL_MS.length - 1)], deadline - appNow());
     state.nextCheckAt = new Date(Date.now() + delay).toISOString();
     upsertSearchAttributes([{ key: SA.BillingStatus, value: `awaiting ${result.providerStatus ?? 'provider'}` }]);
     setCurrentDetails(

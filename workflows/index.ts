@@ -9,3 +9,4 @@ export { planChangeWorkflow } from './plan-change.js';
 export { reservationExpiryWorkflow } from './reservation-expiry.js';
 export { usageRollupAppWorkflow, usageRollupWorkflow } from './usage-rollup.js';
 export { reconcileWorkflow } from './reconcile.js';
+export { accountWorkflow } from './account.js';

@@ -21,8 +21,17 @@ const { expireReservation } = proxyActivities<Activities>({
 export async function reservationExpiryWorkflow(input: ReservationExpiryInput): Promise<ReservationExpiryState> {
   const state: ReservationExpiryState = { reservationId: input.reservationId, phase: 'waiting', outcome: null };
   let settledAs: string | null = null;
+  // The deadline is on the app's clock: real time plus its offset, which a test clock moves forward (a signal).
+  let offsetMs = input.offsetMs ?? 0;
+  let moved = 0;
   setHandler(reservationExpiryDef.signals.settled, (status) => {
     settledAs = status;
+  });
+  setHandler(reservationExpiryDef.signals.clockMoved, (offset) => {
+    if (offset > offsetMs) {
+      offsetMs = offset;
+      moved++;
+    }
   });
   setHandler(reservationExpiryDef.queries.state, () => state);
   const what = `**${input.amount}** of **${input.entitlementId}** for account **${input.accountId}** (app ${input.appId})`;
@@ -30,12 +39,17 @@ export async function reservationExpiryWorkflow(input: ReservationExpiryInput): 
     `Reservation **${input.reservationId}** holds ${what} until ${input.expiresAt}. Unless it is committed or ` +
       'released before then, this workflow releases the hold at that time.',
   );
-  const waitMs = Date.parse(input.expiresAt) - Date.now();
-  if (waitMs > 0 && (await condition(() => settledAs !== null, waitMs))) {
-    state.phase = 'done';
-    state.outcome = 'settled';
-    setCurrentDetails(`Reservation **${input.reservationId}** (${what}) was ${settledAs} before its deadline.`);
-    return state;
+  for (let waitMs = Date.parse(input.expiresAt) - (Date.now() + offsetMs); waitMs > 0;) {
+    const seen = moved;
+    if (await condition(() => settledAs !== null || moved !== seen, waitMs)) {
+      if (settledAs !== null) {
+        state.phase = 'done';
+        state.outcome = 'settled';
+        setCurrentDetails(`Reservation **${input.reservationId}** (${what}) was ${settledAs} before its deadline.`);
+        return state;
+      }
+    }
+    waitMs = Date.parse(input.expiresAt) - (Date.now() + offsetMs);
   }
   state.phase = 'expiring';
   setCurrentDetails(

@@ -11,6 +11,7 @@ import {
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 // Types only (erased): the workflow functions, so a definition's name and input are checked against them.
 import type * as Workflows from './index.js';
+import type { BillingSnapshot, Intent } from './billing-rules.js';
 
 export const DEFAULT_TASK_QUEUE = 'offerkit';
 
@@ -30,6 +31,8 @@ export const SA = {
   IncentiveId: defineSearchAttributeKey('IncentiveId', SearchAttributeType.KEYWORD),
   BillingStatus: defineSearchAttributeKey('BillingStatus', SearchAttributeType.KEYWORD),
   ResumeAt: defineSearchAttributeKey('ResumeAt', SearchAttributeType.DATETIME),
+  /** The account actor's next renewal (app time). */
+  RenewsAt: defineSearchAttributeKey('RenewsAt', SearchAttributeType.DATETIME),
 } as const;
 
 export type SearchAttributeName = keyof typeof SA;
@@ -210,8 +213,13 @@ export const checkoutWorkflowId = (checkoutId: string) => `checkout/${checkoutId
 export interface CheckoutWorkflowInput {
   appId: string;
   checkoutId: string;
-  /** When the checkout expires (ISO 8601); default 24 h after the workflow started. */
+  /** When the checkout expires (ISO 8601, app time); default 24 h after the workflow started. */
   expiresAt?: string;
+  /**
+   * The app's clock when the workflow started (its offset from real time: a test clock moved forward); the
+   * `clockMoved` signal brings a later one. The deadline is on that clock.
+   */
+  offsetMs?: number;
   /** Cap of the backoff between retries of a check our infrastructure or the provider failed (default 1 min). */
   retryMaxIntervalMs?: number;
 }
@@ -224,8 +232,12 @@ export interface CheckoutState {
   nextCheckAt: string | null;
 }
 export const checkoutDef = defineWorkflow('checkoutWorkflow', {
-  /** The provider sent a notification about this checkout, or the buyer came back: check now. */
-  signals: { providerNotified: defineSignal('providerNotified') },
+  signals: {
+    /** The provider sent a notification about this checkout, or the buyer came back: check now. */
+    providerNotified: defineSignal('providerNotified'),
+    /** The app's test clock moved: its new offset from real time (the deadline is on the app's clock). */
+    clockMoved: defineSignal<[number], 'checkoutClockMoved'>('checkoutClockMoved'),
+  },
   queries: { state: defineQuery<CheckoutState>('checkoutState') },
   /** Check with the provider now and answer the checkout's status (POST .../complete). */
   updates: { checkNow: defineUpdate<CheckoutState>('checkNow') },
@@ -294,6 +306,69 @@ export const PLAN_CHANGE_POLL_MS = [30_000, 120_000, 600_000, 1_800_000];
 /** How long a buyer has to approve a plan change at the provider (PayPal's approval links last about 3 hours). */
 export const PLAN_CHANGE_TTL_MS = 3 * 3_600_000;
 
+// ---- the account actor -----------------------------------------------------------------------------
+/**
+ * One long-lived workflow per account with anything over time (a subscription, a change, a pause, a timed
+ * incentive): it takes the intents (updates), hears the facts (signals through the outbox) and wakes up at the
+ * account's dates on the app's clock. workflows/billing-rules.ts holds its rules.
+ */
+export const accountWorkflowId = (appId: string, accountId: string) => `account/${appId}/${accountId}`;
+/** A fact recorded in PostgreSQL first that the actor hears through the outbox: it re-reads the record and provider. */
+export type AccountFact =
+  | { kind: 'adopted' }
+  | { kind: 'subscription_started'; checkoutId: string }
+  | { kind: 'provider_notified'; eventType: string; notificationId: string | null }
+  | { kind: 'buyer_returned'; changeId: string; outcome: 'approved' | 'refused' }
+  | { kind: 'account_changed' }
+  | { kind: 'refunded'; checkoutId: string };
+export interface AccountActorCarry {
+  snapshot: BillingSnapshot;
+  offsetMs: number;
+  facts: AccountFact[];
+  backoff: Record<string, { tries: number; notBefore: number }>;
+}
+export interface AccountActorInput {
+  appId: string;
+  accountId: string;
+  /** What a run hands to the next when it continues as new. */
+  carried?: AccountActorCarry;
+  /** The history length past which a run continues as new (default 2,000; tests lower it). */
+  historyLimit?: number;
+}
+export interface AccountActorState {
+  snapshot: BillingSnapshot | null;
+  /** App time up to which every due timer has run. */
+  processedThrough: string | null;
+  queuedFacts: number;
+  busy: boolean;
+  nextTimer: { kind: string; at: string } | null;
+}
+export interface AdvanceClockInput {
+  offsetMs: number;
+  /** App time (ISO) every timer due by which must have run before the update answers. */
+  to: string;
+}
+/** The outcome of an intent: the route's answer (JSON), as the activity made it. */
+export type IntentAnswer = Record<string, unknown>;
+export const accountDef = defineWorkflow('accountWorkflow', {
+  signals: { fact: defineSignal<[AccountFact], 'accountFact'>('accountFact') },
+  queries: { state: defineQuery<AccountActorState>('accountState') },
+  updates: {
+    intent: defineUpdate<IntentAnswer, [Intent], 'accountIntent'>('accountIntent'),
+    advanceClock: defineUpdate<AccountActorState, [AdvanceClockInput], 'advanceClock'>('advanceClock'),
+  },
+});
+/** The ApplicationFailure type of a refused intent (details: [Refusal]) and of an error the activity answered. */
+export const REFUSAL_FAILURE = 'Refusal';
+export const APP_ERROR_FAILURE = 'AppError';
+/** The details of an APP_ERROR_FAILURE: what the route answers (status, message, extra fields). */
+export interface AppErrorDetails {
+  status: number;
+  message: string;
+  extra?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
 // ---- usage reservation expiry ---------------------------------------------------------------------
 /** One workflow per reservation: it releases the held amount at the deadline unless committed or released first. */
 export const reservationExpiryWorkflowId = (appId: string, reservationId: string) =>
@@ -304,8 +379,10 @@ export interface ReservationExpiryInput {
   entitlementId: string;
   reservationId: string;
   amount: number;
-  /** ISO 8601 */
+  /** ISO 8601, app time. */
   expiresAt: string;
+  /** The app's clock offset when it started (a test clock); the `clockMoved` signal brings a later one. */
+  offsetMs?: number;
 }
 export interface ReservationExpiryState {
   reservationId: string;
@@ -313,8 +390,12 @@ export interface ReservationExpiryState {
   outcome: 'expired' | 'settled' | null;
 }
 export const reservationExpiryDef = defineWorkflow('reservationExpiryWorkflow', {
-  /** The reservation was committed or released; stop waiting. */
-  signals: { settled: defineSignal<['committed' | 'released'], 'reservationSettled'>('reservationSettled') },
+  signals: {
+    /** The reservation was committed or released; stop waiting. */
+    settled: defineSignal<['committed' | 'released'], 'reservationSettled'>('reservationSettled'),
+    /** The app's test clock moved: its new offset from real time (the deadline is on the app's clock). */
+    clockMoved: defineSignal<[number], 'reservationClockMoved'>('reservationClockMoved'),
+  },
   queries: { state: defineQuery<ReservationExpiryState>('reservationExpiryState') },
 });
 
@@ -341,7 +422,7 @@ export function infraRetry(maxIntervalMs: number = INFRA_RETRY_MAX_INTERVAL_MS) 
  * check) and restarts or finishes the ones whose workflow is missing, failed or ended.
  */
 export const RECONCILE_SCHEDULE_ID = 'reconciler/waiting-rows';
-export type ReconcileKind = 'deliveries' | 'checkouts' | 'pauses' | 'incentives' | 'reservations' | 'outbox';
+export type ReconcileKind = 'deliveries' | 'checkouts' | 'actors' | 'billing' | 'reservations' | 'outbox';
 export interface ReconcileResult {
   /** Waiting rows looked at, per kind. */
   checked: Record<ReconcileKind, number>;
@@ -367,6 +448,7 @@ export const WORKFLOW_DEFINITIONS: readonly WorkflowDefinition[] = [
   usageRollupDef,
   usageRollupAppDef,
   reconcileDef,
+  accountDef,
 ];
 
 /** The definition of a workflow type named by text (an outbox row), or undefined when this build has none. */

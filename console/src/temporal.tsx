@@ -10,7 +10,9 @@ export function useTemporalUi(): string | null {
   return ui ? `${ui}/namespaces/${encodeURIComponent(ns ?? 'default')}` : null;
 }
 
-export const workflowUrl = (ui: string, workflowId: string) => `${ui}/workflows/${encodeURIComponent(workflowId)}`;
+/** One workflow's page (its latest run), or one run's history (as the API's `workflow.url`, src/temporal/ui.ts). */
+export const workflowUrl = (ui: string, workflowId: string, runId?: string | null) =>
+  `${ui}/workflows/${encodeURIComponent(workflowId)}` + (runId ? `/${encodeURIComponent(runId)}/history` : '');
 
 /** The namespace's workflows that match a visibility query (`AppId="app_1" AND AccountId="alice"`). */
 export const workflowsQueryUrl = (ui: string, query: string) => `${ui}/workflows?query=${encodeURIComponent(query)}`;
@@ -25,20 +27,31 @@ const literal = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')
 export const accountWorkflowsQuery = (appId: string, accountId: string) =>
   `AppId=${literal(appId)} AND AccountId=${literal(accountId)}`;
 
-/** A link to one workflow, or nothing when the record has none (or there is no Temporal UI to open). */
+/**
+ * A link to one workflow (or one of its runs, given `runId`), or nothing when the record has none (or there is no
+ * Temporal UI to open).
+ */
 export function WorkflowLink({
   id,
+  runId,
   children,
   size = 'xs',
 }: {
   id: string | null | undefined;
+  runId?: string | null;
   children: string;
   size?: 'xs' | 'sm';
 }) {
   const ui = useTemporalUi();
   if (!ui || !id) return null;
   return (
-    <Anchor size={size} href={workflowUrl(ui, id)} target="_blank" rel="noreferrer" aria-label={`${children}: ${id}`}>
+    <Anchor
+      size={size}
+      href={workflowUrl(ui, id, runId)}
+      target="_blank"
+      rel="noreferrer"
+      aria-label={`${children}: ${id}`}
+    >
       {children}
     </Anchor>
   );

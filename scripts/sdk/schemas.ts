@@ -21,6 +21,10 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
   const previous = z.record(z.string(), z.unknown());
   const previousPlan = z.object({ plan: z.string().nullable() });
   const previousIncentive = z.object({ incentive: z.string().nullable() });
+  /** A payment the provider charged (a renewal, a recovery). */
+  const payment = z.object({ id: z.string(), amount: z.number(), currency: z.string(), time: z.string() });
+  /** One line for the account's timeline. */
+  const summary = z.string();
   const usage = z.object({
     object: z.object({
       account_id: z.string(),
@@ -49,7 +53,7 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
     'incentive.updated': z.object({ object: incentive, previous }),
     'incentive.deleted': z.object({ object: incentive }),
     'checkout.completed': z.object({ object: checkout, account }),
-    'subscription.renewed': z.object({ object: account }),
+    'subscription.renewed': z.object({ object: account, payment: payment.optional() }),
     'subscription.cancelled': z.object({ object: account, previous: previousPlan }),
     'subscription.paused': z.object({ object: account, previous: previousPlan }),
     'subscription.resumed': z.object({ object: account, previous: previousPlan }),
@@ -62,6 +66,50 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
         .optional(),
     }),
     'subscription.change_scheduled': z.object({ object: account }),
+    'subscription.change_dropped': z.object({
+      object: account,
+      change: z.object({
+        id: z.string().nullable(),
+        kind: z.enum(['change', 'discount', 'downgrade', 'withdrawal']),
+        plan: z.string(),
+        price: z.number(),
+        currency: z.string(),
+        interval: z.enum(['month', 'year']),
+        status: z.enum(['awaiting_approval', 'scheduled']),
+      }),
+      reason: z.enum(['refused', 'expired', 'withdrawn', 'replaced', 'cancelled']),
+      summary,
+    }),
+    'subscription.cancel_scheduled': z.object({ object: account, cancel_at: z.string().nullable(), summary }),
+    'subscription.cancel_undone': z.object({ object: account, summary }),
+    'subscription.payment_failed': z.object({
+      object: account,
+      /** Failures since the subscription fell past due (1 for the renewal's own). */
+      attempt: z.number().int(),
+      payment: z.object({
+        id: z.string().nullable(),
+        amount: z.number().nullable(),
+        currency: z.string(),
+        time: z.string(),
+      }),
+      /** When the provider tries again; null: not before the next cycle. */
+      next_retry_at: z.string().nullable(),
+      outstanding: z.number().nullable(),
+      summary,
+    }),
+    'subscription.past_due': z.object({
+      object: account,
+      grace_ends_at: z.string(),
+      after: z.enum(['cancel', 'free_plan']),
+      summary,
+    }),
+    'subscription.recovered': z.object({ object: account, payment, summary }),
+    'subscription.grace_ended': z.object({
+      object: account,
+      after: z.enum(['cancel', 'free_plan']),
+      outstanding: z.number().nullable(),
+      summary,
+    }),
     'subscription.untracked': z.object({ object: untrackedSchema }),
     'cancel_flow.saved': z.object({ object: session, account }),
     'cancel_flow.cancelled': z.object({ object: session, account }),

@@ -83,7 +83,7 @@ interface AccessRow {
   private_meta_keys: string[];
   incentive_id: string | null;
   offer_id: string | null;
-  subscription_status: 'active' | 'paused' | 'cancelled' | null;
+  subscription_status: 'active' | 'paused' | 'past_due' | 'cancelled' | null;
   entitlements: {
     id: string;
     name: string;
@@ -114,7 +114,7 @@ export interface EffectiveAccess {
    * The status of the account's subscription, null when it has none: whether `GET .../subscription` has one to show
    * (the drop-in components read it only then, so a customer without one costs no 404).
    */
-  subscription_status: 'active' | 'paused' | 'cancelled' | null;
+  subscription_status: 'active' | 'paused' | 'past_due' | 'cancelled' | null;
   addons: string[];
   entitlements: AccessEntry[];
 }

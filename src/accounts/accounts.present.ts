@@ -1,7 +1,7 @@
 // Presenters: entities to the spec's JSON, pure, beside the schemas they produce.
 import type { z } from 'zod';
 import { iso } from '../time.js';
-import { incentiveExpiryWorkflowId } from '../../workflows/shared.js';
+import { accountWorkflowId } from '../../workflows/shared.js';
 import { type IAccount } from './accounts.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 import type * as S from './accounts.schemas.js';
@@ -14,7 +14,7 @@ export function presentAccount(a: IAccount): z.input<typeof S.accountSchema> {
     plan: a.planId,
     incentive: a.incentiveId ?? null,
     incentive_expires_at: iso(a.incentiveExpiresAt),
-    incentive_workflow_id: a.incentiveId && a.incentiveExpiresAt ? incentiveExpiryWorkflowId(a.appId, a.id) : null,
+    incentive_workflow_id: a.incentiveId && a.incentiveExpiresAt ? accountWorkflowId(a.appId, a.id) : null,
     offer: a.offerId ?? null,
     created_at: iso(a.createdAt)!,
     updated_at: iso(a.updatedAt)!,

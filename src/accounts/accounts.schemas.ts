@@ -62,7 +62,7 @@ export const accountSchema = z.object({
   plan: z.string(),
   incentive: z.string().nullable(),
   incentive_expires_at: z.string().nullable(),
-  /** The workflow that removes the incentive at `incentive_expires_at` (`incentive-expiry/<app>/<account>`); null when it does not end. */
+  /** The account's actor (`account/<app>/<account>`), which removes the incentive at `incentive_expires_at`; null when it does not end. */
   incentive_workflow_id: z.string().nullable(),
   offer: z.string().nullable(),
   created_at: z.string(),
@@ -101,7 +101,7 @@ export const accessSchema = z.object({
   incentive: z.string().nullable(),
   offer: z.string().nullable(),
   /** The status of the account's subscription; null when it has none (GET .../subscription is 404 then). */
-  subscription_status: z.enum(['active', 'paused', 'cancelled']).nullable(),
+  subscription_status: z.enum(['active', 'paused', 'past_due', 'cancelled']).nullable(),
   addons: z.array(z.string()),
   entitlements: z.array(entry),
 });

@@ -12,9 +12,9 @@ import { changedFields } from '../events/events.service.js';
 import { mintAccountToken } from '../http/account-token.js';
 import { badRequest, conflict, notFound } from '../errors.js';
 import { pageOf, pageOffset, type PageQuery } from '../http/pagination.js';
-import { outboxSignal, outboxSignalWithStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
-import { incentiveExpiryDef, incentiveExpiryWorkflowId, type IncentiveExpiryInput } from '../../workflows/shared.js';
+import type { IncentiveExpiryInput } from '../../workflows/shared.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
 import { Account, AccountAddon, type IAccount } from './accounts.entities.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
 import { presentSubscription } from '../subscriptions/subscriptions.present.js';
@@ -52,28 +52,7 @@ export async function freePlanOf(em: EntityManager, appId: string) {
   return em.findOne(Plan, { appId, isFree: true }, { orderBy: { seq: 'asc' } });
 }
 
-// ---- incentive expiry (Temporal) ------------------------------------------------------------------
-
-export function incentiveExpiryCommand(
-  appId: string,
-  accountId: string,
-  incentiveId: string,
-  expiresAt: Date,
-): TemporalCommand {
-  const input: IncentiveExpiryInput = { appId, accountId, incentiveId, expiresAt: expiresAt.toISOString() };
-  return outboxSignalWithStart(
-    incentiveExpiryDef,
-    incentiveExpiryWorkflowId(appId, accountId),
-    input,
-    incentiveExpiryDef.signals.retarget,
-    [{ incentiveId, expiresAt: input.expiresAt }],
-    {
-      searchAttributes: { AppId: appId, AccountId: accountId, IncentiveId: incentiveId },
-      summary: `Incentive expiry: account ${accountId}`,
-      details: `Removes the incentive of account **${accountId}** (app ${appId}) when \`incentive_expires_at\` passes.`,
-    },
-  );
-}
+// ---- incentive expiry (the account actor) ----------------------------------------------------------------
 
 interface IncentiveTiming {
   incentiveId: string | null;
@@ -84,7 +63,10 @@ const timingOf = (a: IAccount): IncentiveTiming => ({
   expiresAt: a.incentiveExpiresAt ?? null,
 });
 
-/** Queues the Temporal command that follows a change of an account's incentive: (re)target, or stop. */
+/**
+ * After a change of an account's incentive or its expiry: the account's actor, which removes the incentive at its
+ * end, hears of it (a fact through the outbox) and re-targets its date, or stops waiting for it.
+ */
 function scheduleExpiry(
   t: Tx,
   appId: string,
@@ -93,22 +75,13 @@ function scheduleExpiry(
   after: IncentiveTiming | null,
 ) {
   const wasTimed = !!(before?.incentiveId && before.expiresAt);
-  if (after?.incentiveId && after.expiresAt) {
-    const same =
-      wasTimed &&
-      before!.incentiveId === after.incentiveId &&
-      before!.expiresAt!.getTime() === after.expiresAt.getTime();
-    if (!same) t.temporal(incentiveExpiryCommand(appId, accountId, after.incentiveId, after.expiresAt));
-  } else if (wasTimed) {
-    t.temporal(
-      outboxSignal(
-        incentiveExpiryDef,
-        incentiveExpiryWorkflowId(appId, accountId),
-        incentiveExpiryDef.signals.retarget,
-        null,
-      ),
-    );
-  }
+  const isTimed = !!(after?.incentiveId && after.expiresAt);
+  const same =
+    wasTimed &&
+    isTimed &&
+    before!.incentiveId === after!.incentiveId &&
+    before!.expiresAt!.getTime() === after!.expiresAt!.getTime();
+  if ((wasTimed || isTimed) && !same) t.temporal(actorFact(appId, accountId, { kind: 'account_changed' }));
 }
 
 /**
@@ -220,16 +193,19 @@ export function deleteAccount(ctx: Ctx, id: string) {
   return inTransaction(ctx.deps, ctx.em, async (t) => {
     const account = await findAccount(t.em, ctx.app.id, id);
     const view = await accountDetail(t.em, account);
+    const billed = await t.em.findOne(Subscription, { appId: ctx.app.id, accountId: id }, { fields: ['status'] });
     await t.em.nativeDelete(Account, { appId: ctx.app.id, id });
     t.emit(ctx.app.id, 'account.deleted', { object: view });
-    scheduleExpiry(t, ctx.app.id, id, timingOf(account), null);
+    // Its actor (if it has one) hears of it and ends: the account has nothing over time any more.
+    if ((billed && billed.status !== 'cancelled') || account.incentiveExpiresAt)
+      t.temporal(actorFact(ctx.app.id, id, { kind: 'account_changed' }));
     return view;
   });
 }
 
 /**
- * Called by the incentive expiry workflow at `expiresAt`: removes the incentive only if the account
- * still has exactly that incentive and expiry (a later change re-targets the workflow instead).
+ * Called by the account actor at `expiresAt`: removes the incentive only if the account still has exactly that
+ * incentive and expiry (a later change re-targets the actor instead).
  */
 export async function expireAccountIncentive(deps: Deps, input: IncentiveExpiryInput): Promise<{ removed: boolean }> {
   const ctx = { em: deps.orm.em.fork(), deps, app: { id: input.appId } };
@@ -305,7 +281,10 @@ export async function createAccountToken(ctx: Ctx, id: string, ttlSeconds: numbe
 
 // ---- lists -----------------------------------------------------------------------------------------------
 
-const ACTIVE = `incentive_id is not null and (incentive_expires_at is null or incentive_expires_at > now())`;
+// On the app's clock ($1 is the app): an incentive whose end a test clock passed is over, even before the account's
+// actor removes it.
+const ACTIVE = `incentive_id is not null and (incentive_expires_at is null or incentive_expires_at >
+  now() + make_interval(secs => (select clock_offset_ms from apps where id = $1) / 1000.0))`;
 
 async function pageAccounts(em: EntityManager, appId: string, where: string[], params: unknown[], q: PageQuery) {
   const clause = ['app_id = $1', ...where].join(' and ');

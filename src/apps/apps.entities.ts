@@ -16,6 +16,10 @@ export const App = defineEntity({
     planChangePolicy: p.json<{ upgrade?: PlanChangePolicy; downgrade?: PlanChangePolicy }>().nullable(),
     /** A read-only app (the demo workspace's): every write but the admin key's is refused (src/http/guard.ts). */
     readOnly: p.boolean().default(false),
+    /** The test clock: the app's time is real time plus this (0 on live apps; only ever moves forward). */
+    clockOffsetMs: p.bigint('number').default(0),
+    /** What a failed renewal payment leads to: grace days, then `cancel` or `free_plan` (null: the defaults). */
+    dunning: p.json<{ grace_days?: number; after?: 'cancel' | 'free_plan' }>().nullable(),
     /** The first request made with the publishable key (set once; the console's getting-started checklist). */
     publishableFirstUsedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),

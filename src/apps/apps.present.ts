@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { iso } from '../time.js';
 import { type IApp } from './apps.entities.js';
+import { dunningOf } from './clock.js';
 import { type appSchema } from './apps.schemas.js';
 import { DEFAULT_PLAN_CHANGE_POLICY } from './apps.schemas.js';
 
@@ -14,6 +15,7 @@ export function presentApp(app: IApp): z.input<typeof appSchema> {
     public_key: app.publicKey,
     checkout_url: app.checkoutUrl ?? null,
     plan_change_policy: planChangePolicyOf(app),
+    dunning: dunningOf(app),
     publishable_first_used_at: iso(app.publishableFirstUsedAt),
     created_at: iso(app.createdAt)!,
   };

@@ -24,6 +24,10 @@ const planChangePolicy = z.enum(PLAN_CHANGE_POLICIES);
 /** Defaults, as Stripe's and Paddle's sellers most often set them: upgrades now with proration, downgrades at renewal. */
 export const DEFAULT_PLAN_CHANGE_POLICY = { upgrade: 'prorate_now', downgrade: 'at_renewal' } as const;
 
+export const DUNNING_AFTER = ['cancel', 'free_plan'] as const;
+/** How many days of grace a past-due subscription gets at most (PayPal's own retries end after 10). */
+export const MAX_GRACE_DAYS = 60;
+
 /** Merge: only the sent fields change; the key fields are ignored; any other unknown field is a 400. */
 export const updateAppBody = z.object({
   name: z
@@ -38,6 +42,30 @@ export const updateAppBody = z.object({
   /** Per direction; a direction left out keeps its setting, null restores the defaults. */
   plan_change_policy: z
     .object({ upgrade: planChangePolicy.optional(), downgrade: planChangePolicy.optional() })
+    .nullable()
+    .optional(),
+  /** What a failed renewal payment leads to; a field left out keeps its setting, null restores the defaults. */
+  dunning: z
+    .object({
+      grace_days: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_GRACE_DAYS)
+        .optional()
+        .describe(
+          'Days a past-due subscription keeps its plan while the provider retries (PayPal: 5 and 10 days after the ' +
+            'failure), 1 to 60; default 14.',
+        ),
+      after: z
+        .enum(DUNNING_AFTER)
+        .optional()
+        .describe(
+          'At the end of the grace period with the payment still failing: `cancel` (default: cancelled at the ' +
+            'provider, the account on the free plan) or `free_plan` (the account on the free plan, the subscription ' +
+            'kept past due: its plan comes back when a later payment succeeds).',
+        ),
+    })
     .nullable()
     .optional(),
   api_key: ignoredKey('`POST /apps/{appId}/keys/regenerate`'),
@@ -57,6 +85,11 @@ export const appSchema = z.object({
   checkout_url: z.string().nullable(),
   /** How plan changes are billed: `prorate_now`, `at_renewal` or `no_proration` per direction (with defaults). */
   plan_change_policy: z.object({ upgrade: planChangePolicy, downgrade: planChangePolicy }),
+  /**
+   * Dunning: how long a subscription whose renewal payment failed keeps its plan (`grace_days`), and what follows
+   * (`after`); applies to subscriptions that fall past due from then on.
+   */
+  dunning: z.object({ grace_days: z.number().int(), after: z.enum(DUNNING_AFTER) }),
   publishable_first_used_at: z
     .string()
     .nullable()

@@ -14,6 +14,7 @@ export async function createApp(em: EntityManager, input: z.output<typeof create
     publicKey: newId('publicKey'),
     checkoutUrl: null,
     planChangePolicy: null,
+    dunning: null,
   });
   await em.flush();
   return app;
@@ -38,6 +39,11 @@ export async function updateApp(
     if (input.name !== undefined) app.name = input.name;
     if (input.plan !== undefined) app.plan = input.plan;
     if (input.checkout_url !== undefined) app.checkoutUrl = input.checkout_url;
+    if (input.dunning !== undefined)
+      app.dunning = input.dunning && {
+        ...(app.dunning ?? {}),
+        ...Object.fromEntries(Object.entries(input.dunning).filter(([, v]) => v !== undefined)),
+      };
     if (input.plan_change_policy !== undefined)
       app.planChangePolicy = input.plan_change_policy && {
         ...(app.planChangePolicy ?? {}),

@@ -30,7 +30,7 @@ function action<BS extends z.ZodType = z.ZodObject<Record<string, never>>>(
     description: opts.description,
     params: S.sessionParams,
     body: opts.body,
-    errors: opts.provider ? [409, 502] : [409],
+    errors: opts.provider ? [409, 502, 503] : [409],
     response: session,
     handler: handler as (s: SessionScope<unknown>) => Promise<z.input<typeof session>>,
   });
@@ -201,20 +201,22 @@ export const cancelFlowRoutes = [
   action(
     'accept',
     'Accept the offer: it is applied, and the session is saved',
-    (s) => sessions.acceptOffer(ctxOf(s), s.caller, s.params.sessionId, { ...s.body, origin: s.origin }),
+    (s) =>
+      sessions.acceptThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId, { ...s.body, origin: s.origin }),
     {
       body: S.acceptBody,
       provider: true,
       description:
-        'Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the ' +
-        'provider reports the approval); a pause starts the pause workflow; an incentive is set with ' +
-        '`incentive_expires_at`.',
+        'Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once ' +
+        "the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; " +
+        "an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a " +
+        'change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).',
     },
   ),
   action(
     'cancel',
     'Cancel from the confirm step',
-    (s) => sessions.cancelAtConfirm(ctxOf(s), s.caller, s.params.sessionId),
+    (s) => sessions.cancelThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId),
     {
       provider: true,
       description:

@@ -94,7 +94,12 @@ export const round2 = (n: number) => Math.round(n * 100) / 100;
 /** The price after a discount of `percent`, to the cent. */
 export const discountedPrice = (regular: number, percent: number) => round2((regular * (100 - percent)) / 100);
 const billable = (c: OfferContext): ISubscription | null =>
-  c.subscription?.status === 'active' && c.providerConnected ? c.subscription : null;
+  c.subscription?.status === 'active' && !c.subscription.cancelAt && c.providerConnected ? c.subscription : null;
+/**
+ * No change waits for approval or is scheduled for the renewal: a price or plan offer would meet it (the account
+ * actor refuses such an accept with a 409, workflows/billing-rules.ts), so it is not offered.
+ */
+const changeFree = (sub: ISubscription) => !sub.pendingChange && !sub.scheduledChange;
 /** What the subscription costs without a discount in force (a cancel-flow discount lowers `price` for a while). */
 export const regularPriceOf = (sub: ISubscription) => Number(sub.discount?.regularPrice ?? sub.price);
 /** A discount in force, or one waiting for the buyer's approval: no second discount on top of it. */
@@ -105,7 +110,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 function downgradePrice(c: OfferContext, planId: string): number | null {
   const sub = billable(c);
   const plan = c.plans.get(planId);
-  if (!sub || !plan || plan.id === sub.planId) return null;
+  if (!sub || !changeFree(sub) || !plan || plan.id === sub.planId) return null;
   const price = regularPrice(plan, sub.interval, sub.currency);
   return price !== null && price < Number(sub.price) ? price : null;
 }
@@ -118,12 +123,14 @@ export function applies(t: OfferTerms, c: OfferContext): boolean {
   switch (t.kind) {
     case 'discount': {
       const sub = billable(c);
-      return !!sub && !discounted(sub) && regularPriceOf(sub) > 0;
+      return !!sub && changeFree(sub) && !discounted(sub) && regularPriceOf(sub) > 0;
     }
     case 'downgrade':
       return downgradePrice(c, t.plan) !== null;
-    case 'pause':
-      return billable(c) !== null;
+    case 'pause': {
+      const sub = billable(c);
+      return sub !== null && !sub.pendingChange;
+    }
     case 'incentive':
       return c.incentives.has(t.incentive) && c.account.incentiveId !== t.incentive;
   }

@@ -4,6 +4,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { z } from 'zod';
 import { accountDetail, changeAccount, findAccount } from '../accounts/accounts.service.js';
+import { addMonths } from '../apps/clock.js';
+import { freshAppNow } from '../apps/clock.service.js';
 import { findIncentive, findPlan } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
@@ -14,16 +16,10 @@ import type { Caller } from '../http/route.js';
 import { newId } from '../ids.js';
 import { requireProvider } from '../payments/payments.service.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import {
-  cancelAtProvider,
-  cancelLocally,
-  findSubscription,
-  pauseLocally,
-  planChangeCommand,
-  holdChangeTarget,
-  requestPlanChange,
-  suspendAtProvider,
-} from '../subscriptions/subscriptions.service.js';
+import { findSubscription } from '../subscriptions/subscriptions.service.js';
+import { cancelAtProvider, cancelLocally, pauseLocally, suspendForPause } from '../subscriptions/lifecycle.service.js';
+import { holdChangeTarget, notePendingChange, requestPlanChange } from '../subscriptions/plan-changes.service.js';
+import { askActor } from '../subscriptions/actor-client.js';
 import {
   CancelFlow,
   CancelSession,
@@ -419,6 +415,51 @@ async function finish(
   }
 }
 
+/**
+ * Accepting an offer is an intent of the account's actor (it meets the account's other intents there): the session
+ * is checked here (visible to the caller, at its offer step), then the actor applies it (`acceptOffer`).
+ */
+export async function acceptThroughActor(
+  ctx: Ctx,
+  caller: Caller,
+  requestId: string,
+  id: string,
+  urls: z.output<typeof S.acceptBody> & { origin?: string },
+) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'offer', 'only an offer can be accepted');
+  const kind = (s.offer as SessionOffer | null)?.terms.kind;
+  if (!kind)
+    throw conflict(
+      `Cancel session ${s.id} has no offer for this account at step ${s.stepId} any more; decline to go on`,
+    );
+  return askActor(
+    ctx,
+    s.accountId,
+    {
+      kind: 'accept_save',
+      sessionId: s.id,
+      offer: kind,
+      ...(urls.return_url ? { returnUrl: urls.return_url } : {}),
+      ...(urls.cancel_url ? { cancelUrl: urls.cancel_url } : {}),
+      ...(urls.origin ? { origin: urls.origin } : {}),
+    },
+    { caller, requestId },
+  ) as Promise<SessionView>;
+}
+
+/** The confirm step's cancellation, as an intent of the account's actor (`cancelAtConfirm` runs there). */
+export async function cancelThroughActor(ctx: Ctx, caller: Caller, requestId: string, id: string) {
+  const s = await visibleSession(ctx, caller, id);
+  mustBeAt(s, 'confirm', 'a session is cancelled from its confirm step');
+  return askActor(
+    ctx,
+    s.accountId,
+    { kind: 'cancel', at: 'now', sessionId: s.id, reason: `Cancel flow ${s.flowId}, session ${s.id}` },
+    { caller, requestId },
+  ) as Promise<SessionView>;
+}
+
 export async function acceptOffer(
   ctx: Ctx,
   caller: Caller,
@@ -466,16 +507,24 @@ export async function acceptOffer(
               price,
             };
           }
-          const { approveUrl, pending } = await requestPlanChange(ctx, sub, target, {
-            ...urls,
-            sessionId: s.id,
-          });
+          const { approveUrl, pending } = await requestPlanChange(
+            ctx,
+            sub,
+            target,
+            { ...urls, sessionId: s.id },
+            // The spec's outcomes: a discount applies once the provider reports it, a downgrade at the renewal.
+            t.kind === 'downgrade'
+              ? { kind: 'downgrade', direction: 'downgrade', policy: 'at_renewal', effective: 'renewal' }
+              : { kind: 'discount', effective: 'now' },
+          );
           return async (tx) => {
             await holdChangeTarget(tx.em, ctx.app.id, pending.plan);
             const row = await findSubscription(tx.em, ctx.app.id, accountId, true);
+            if (row.pendingChange)
+              throw conflict(`The subscription of account ${accountId} already has a change waiting`);
             row.pendingChange = pending;
             await tx.em.flush();
-            tx.temporal(planChangeCommand(ctx.app.id, accountId, pending));
+            await notePendingChange(tx, ctx.app.id, accountId, pending);
             return {
               awaitsProvider: true,
               result: {
@@ -493,7 +542,7 @@ export async function acceptOffer(
           };
         }
         case 'pause': {
-          await suspendAtProvider(ctx, accountId, t.months, reason);
+          await suspendForPause(ctx, accountId, t.months, reason);
           return async (tx) => {
             const sub = await pauseLocally(tx, ctx.deps, ctx.app.id, accountId, t.months, reason);
             return {
@@ -510,8 +559,8 @@ export async function acceptOffer(
         case 'incentive': {
           await findIncentive(ctx.em, ctx.app.id, t.incentive);
           return async (tx) => {
-            const expires = new Date();
-            expires.setUTCMonth(expires.getUTCMonth() + t.months);
+            // Months on the app's clock (a test clock moved forward counts): the actor ends it then.
+            const expires = addMonths(await freshAppNow(tx.em, ctx.app.id), t.months);
             const after = await changeAccount(
               { em: tx.em, deps: ctx.deps, app: ctx.app },
               accountId,
@@ -562,7 +611,7 @@ export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
         await cancelAtProvider(provider, sub.providerSubscriptionId, `Cancel flow ${s.flowId}, session ${s.id}`);
       }
       return async (tx) => {
-        if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId);
+        if (billedHere) await cancelLocally(tx, ctx.deps, ctx.app.id, accountId, { providerStatus: 'CANCELLED' });
         const account = await findAccount(tx.em, ctx.app.id, accountId);
         return {
           result: { outcome: 'cancelled', billing: billedHere ? 'provider' : 'external', plan: account.planId },

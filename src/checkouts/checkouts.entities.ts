@@ -36,6 +36,8 @@ export const Checkout = defineEntity({
       .onCreate(() => new Date())
       .onUpdate(() => new Date()),
     completedAt: p.datetime().nullable(),
+    /** When it expires unpaid, on the app's clock (null for checkouts made before: 24 h after `createdAt`). */
+    expiresAt: p.datetime().nullable(),
     /** Why it ended `cancelled`: the provider reports it so, or it duplicated the account's live subscription. */
     cancelReason: p.text().nullable(),
     /** A duplicate's first cycle refunded at the provider (see CheckoutRefund), null otherwise. */

@@ -52,7 +52,11 @@ export const checkoutRoutes = [
     response: S.checkoutOrChangeSchema,
     handler: (s) => {
       refusePublishableChange(s.caller, s.body);
-      return checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, { ...s.body, origin: s.origin });
+      return checkouts.createOfferCheckout(ctxOf(s), s.params.offerId, {
+        ...s.body,
+        origin: s.origin,
+        who: { caller: s.caller, requestId: s.requestId },
+      });
     },
   }),
   route({
@@ -75,7 +79,11 @@ export const checkoutRoutes = [
     response: S.checkoutOrChangeSchema,
     handler: (s) => {
       refusePublishableChange(s.caller, s.body);
-      return checkouts.createPlanCheckout(ctxOf(s), s.params.planId, { ...s.body, origin: s.origin });
+      return checkouts.createPlanCheckout(ctxOf(s), s.params.planId, {
+        ...s.body,
+        origin: s.origin,
+        who: { caller: s.caller, requestId: s.requestId },
+      });
     },
   }),
   route({

@@ -27,12 +27,15 @@ import {
 import { ProviderError, type ProviderSubscription } from '../payments/provider.js';
 import {
   alreadySubscribed,
-  cancelAtProvider,
-  changeSubscription,
   LiveSubscriptionExists,
   liveSubscription,
   recordSubscription,
 } from '../subscriptions/subscriptions.service.js';
+import { cancelAtProvider } from '../subscriptions/lifecycle.service.js';
+import { clockOffsetOf } from '../apps/clock.service.js';
+import type { changeSubscription } from '../subscriptions/plan-changes.service.js';
+import { askActor } from '../subscriptions/actor-client.js';
+import type { Caller } from '../http/route.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { outboxStart } from '../temporal/outbox.js';
 import {
@@ -139,6 +142,8 @@ async function refuseOwnedBumps(em: EntityManager, appId: string, account: strin
 export interface CheckoutOrigin {
   origin?: string;
   upgrade?: { entitlement: string };
+  /** Who asked (a purchase that becomes a plan change is an intent of the account's actor). */
+  who?: { caller?: Caller; requestId?: string };
 }
 
 /** The approval link through the service (`GET .../checkouts/:id/open`), when the API's origin is known. */
@@ -214,6 +219,9 @@ async function startCheckout(
       `${id}:subscription`,
     ),
   );
+  // An app whose test clock was moved: the provider's stand-in bills this subscription on the app's clock too.
+  const offset = await clockOffsetOf(ctx.em, ctx.app.id);
+  if (offset > 0) await withProvider(() => provider.setTestClock([sub.id], new Date(Date.now() + offset), 'align'));
   let order: { id: string; approveUrl: string | null } | null = null;
   if (terms.bumps.length) {
     const total = terms.bumps.reduce((sum, b) => sum + b.price, 0);
@@ -257,8 +265,10 @@ async function startCheckout(
       openedAt: null,
       bumpsPaid: false,
       completedAt: null,
+      // On the app's clock: a test clock moved forward expires it when the app's time passes this.
+      expiresAt: new Date(Date.now() + offset + CHECKOUT_TTL_MS),
     });
-    t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
+    t.temporal(checkoutWorkflowStart(ctx.deps, ctx.app.id, c, offset));
     return presentCheckout(c);
   });
 }
@@ -306,14 +316,21 @@ async function changeInstead(
       `Account ${buyer} already has a subscription, so this becomes a plan change, which cannot include order bumps; ` +
         'leave out `bumps`',
     );
-  const change = await changeSubscription(ctx, buyer, {
-    plan: input.plan,
-    interval: input.interval,
-    return_url: input.return_url ?? ctx.app.checkoutUrl ?? undefined,
-    cancel_url: input.cancel_url,
-    origin: input.origin,
-  });
-  return { object: 'plan_change' as const, ...change };
+  const returnUrl = input.return_url ?? ctx.app.checkoutUrl ?? undefined;
+  const change = await askActor(
+    ctx,
+    buyer,
+    {
+      kind: 'change',
+      plan: input.plan,
+      interval: input.interval,
+      ...(returnUrl ? { returnUrl } : {}),
+      ...(input.cancel_url ? { cancelUrl: input.cancel_url } : {}),
+      ...(input.origin ? { origin: input.origin } : {}),
+    },
+    input.who ?? {},
+  );
+  return { object: 'plan_change' as const, ...(change as Awaited<ReturnType<typeof changeSubscription>>) };
 }
 
 /**
@@ -370,13 +387,20 @@ export async function createPlanCheckout(
 export function checkoutWorkflowStart(
   deps: Pick<Deps, 'config'>,
   appId: string,
-  c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId' | 'createdAt'>,
+  c: Pick<ICheckout, 'id' | 'accountId' | 'offerId' | 'planId' | 'createdAt' | 'expiresAt'>,
+  /** The app's clock offset now (a test clock); the workflow hears of later moves by a signal. */
+  offsetMs: number,
 ) {
   const input: CheckoutWorkflowInput = {
     appId,
     checkoutId: c.id,
-    // From the checkout's creation, so a run restarted by the reconciler keeps the same deadline.
-    expiresAt: new Date((c.createdAt ?? new Date()).getTime() + CHECKOUT_TTL_MS).toISOString(),
+    // Recorded with the checkout (app time), so a run restarted by the reconciler keeps the same deadline; older
+    // checkouts: 24 hours from their creation.
+    expiresAt: (c.expiresAt
+      ? new Date(c.expiresAt)
+      : new Date((c.createdAt ?? new Date()).getTime() + CHECKOUT_TTL_MS)
+    ).toISOString(),
+    ...(offsetMs ? { offsetMs } : {}),
     ...(deps.config.ACTIVITY_RETRY_MAX_MS ? { retryMaxIntervalMs: deps.config.ACTIVITY_RETRY_MAX_MS } : {}),
   };
   return outboxStart(checkoutDef, checkoutWorkflowId(c.id), input, {
@@ -440,7 +464,9 @@ export async function completeCheckout(ctx: Ctx, id: string) {
     // Its start still waits in the outbox (it runs after the answer that created the checkout): start
     // it now with the same command (the outbox row then finds it there), and ask it.
     try {
-      await ctx.deps.outbox.carryOut(checkoutWorkflowStart(ctx.deps, ctx.app.id, c));
+      await ctx.deps.outbox.carryOut(
+        checkoutWorkflowStart(ctx.deps, ctx.app.id, c, await clockOffsetOf(ctx.em, ctx.app.id)),
+      );
       await ask();
       return presentCheckout(await findCheckout(ctx.deps.orm.em.fork(), ctx.app.id, id));
     } catch (err) {
@@ -577,7 +603,8 @@ async function supersede(
   await cancelAtProvider(provider, c.providerSubscriptionId!, `Duplicate of subscription ${liveId}`);
   // Then the first cycle PayPal charged at activation goes back to the buyer, before the checkout is marked: a crash
   // anywhere here leaves it `created`, and the next check repeats both (idempotent at PayPal).
-  const refund = c.refund ?? (await refundDuplicate(provider, c, liveId));
+  const refund =
+    c.refund ?? (await refundDuplicate(provider, c, liveId, await clockOffsetOf(deps.orm.em.fork(), c.appId)));
   deps.logger.warn(
     {
       checkout: c.id,
@@ -620,9 +647,12 @@ async function refundDuplicate(
   provider: ReturnType<typeof providerFor>,
   c: ICheckout,
   liveId: string,
+  /** The app's clock offset (a test clock): the provider charged on the app's time. */
+  offsetMs: number,
 ): Promise<CheckoutRefund> {
   const from = new Date((c.createdAt ?? new Date()).getTime() - 60_000);
-  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to: new Date() });
+  const to = new Date(Date.now() + offsetMs + 60_000);
+  const payments = await provider.listSubscriptionPayments(c.providerSubscriptionId!, { from, to });
   const done: CheckoutRefund['payments'] = [];
   let currency: string | null = null;
   for (const p of payments) {

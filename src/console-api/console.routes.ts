@@ -50,6 +50,7 @@ import {
 } from '../people/workspaces.js';
 import { sendInvitation } from '../people/invitation-mail.js';
 import { dashboardUrl, DEMO_RECEIVER_PATH } from './urls.js';
+import { temporalUiUrl } from '../temporal/ui.js';
 
 const tags = ['Console'];
 const API = '/console/api';
@@ -292,9 +293,7 @@ export const consoleRoutes = [
           demo: w.demo,
           apps: w.app_ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! })),
         })),
-        temporal_ui_url:
-          deps.config.TEMPORAL_UI_URL?.replace(/\/+$/, '') ??
-          (deps.config.embeddedTemporal ? `http://127.0.0.1:${deps.config.TEMPORAL_UI_PORT}` : null),
+        temporal_ui_url: temporalUiUrl(deps.config),
         temporal_namespace: deps.config.TEMPORAL_NAMESPACE,
       };
     },

@@ -10,6 +10,17 @@ import zlib from 'node:zlib';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import Koa, { type Context } from 'koa';
+import {
+  activate,
+  addInterval,
+  billDue,
+  billEvent,
+  captureOutstanding,
+  clockOf,
+  moveClock,
+  outstandingOf,
+  type BillingHost,
+} from './paypal-billing.js';
 
 // The stand-in juggles PayPal's loosely typed JSON documents.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -76,6 +87,11 @@ export interface StandInOptions {
   activationDelayMs?: number;
   /** Keep state in this JSON file across restarts (the embedded default). */
   statePath?: string;
+  /**
+   * How often the cycles due in real time are billed (each subscription on its own clock), so a long-running stand-in
+   * renews; 0 or unset: only when asked (`POST /v1/dev/clock`, `renew`).
+   */
+  tickMs?: number;
   port?: number;
   host?: string;
   /**
@@ -89,12 +105,18 @@ export interface StandInOptions {
 const id = (prefix: string, n = 17) =>
   `${prefix}${randomBytes(n).toString('base64url').replace(/[-_]/g, '').slice(0, n).toUpperCase()}`;
 const now = () => new Date().toISOString();
-const addInterval = (from: Date, unit: string) => {
-  const d = new Date(from);
-  if (unit === 'YEAR') d.setUTCFullYear(d.getUTCFullYear() + 1);
-  else d.setUTCMonth(d.getUTCMonth() + 1);
-  return d.toISOString();
-};
+/** The subscription's time (its test clock), ISO. */
+const subNow = (s: Json) => clockOf(s).toISOString();
+/** Fields of a subscription the stand-in keeps for itself: never shown. */
+const INTERNAL = [
+  'clientId',
+  'application_context',
+  'pending',
+  'clock_offset_ms',
+  'fail_next',
+  'retry',
+  'cycles_plan_id',
+];
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function paypalError(ctx: Context, status: number, name: string, message: string, issue?: string) {
@@ -114,6 +136,9 @@ export class PayPalStandIn {
   private failures: { status: number; name: string; message: string }[] = [];
   private holds: { route: string; arrived: () => void; released: Promise<void> }[] = [];
   private timers = new Set<NodeJS.Timeout>();
+  private ticker: NodeJS.Timeout | null = null;
+  /** Billing runs one call at a time (a clock move, a tick, a capture), so events bill once and in order. */
+  private billing: Promise<unknown> = Promise.resolve();
   baseUrl = '';
   /** Every notification sent (each attempt: 1, then retries), for tests. */
   readonly sent: { url: string; event: Json; status: number | null; attempt: number }[] = [];
@@ -283,17 +308,17 @@ export class PayPalStandIn {
   // ---- simulations for tests and demos -------------------------------------------------------------
 
   /**
-   * A cycle charged for a subscription: a captured payment that the subscription's transactions list shows
-   * (`GET /v1/billing/subscriptions/{id}/transactions`) and that can be refunded by its id
-   * (`POST /v2/payments/captures/{id}/refund`).
+   * A payment attempt for a subscription: a transaction that the subscription's transactions list shows
+   * (`GET /v1/billing/subscriptions/{id}/transactions`: COMPLETED, or DECLINED for a failed one), and that can be
+   * refunded by its id when it was captured (`POST /v2/payments/captures/{id}/refund`).
    */
-  private charge(s: Json, amount: { value: string; currency_code: string }) {
+  private record(s: Json, attempt: { status: 'COMPLETED' | 'DECLINED'; amount: Json; time: string }) {
     const capture = {
-      id: id('CAP', 14),
+      id: id(attempt.status === 'COMPLETED' ? 'CAP' : 'DCL', 14),
       subscription: s.id,
-      status: 'COMPLETED',
-      amount,
-      time: now(),
+      status: attempt.status,
+      amount: attempt.amount,
+      time: attempt.time,
       refunds: [] as Json[],
       clientId: s.clientId,
     };
@@ -301,35 +326,82 @@ export class PayPalStandIn {
     return capture;
   }
 
-  /** The captures of a subscription's cycles (tests read the refunds here). */
+  /** What billing (src/dev/paypal-billing.ts) calls back. */
+  private readonly host: BillingHost = {
+    plan: (planId) => this.state.plans[planId],
+    record: (s, attempt) => this.record(s, attempt),
+    notify: (s, eventType, resource, summary) => this.notify(s.clientId, eventType, resource, summary),
+    present: (s) => this.presentSubscription(s),
+  };
+
+  /** Runs billing calls one at a time. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.billing.then(fn, fn);
+    this.billing = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The payment attempts of a subscription (captured and declined; tests read the refunds here). */
   captures(subId: string): Json[] {
     return Object.values(this.state.captures).filter((c) => c.subscription === subId);
   }
 
-  /** A renewal: the provider charges the next cycle. */
+  /**
+   * Bills the next cycle now, whatever its date (an early renewal, for tests that do not move a clock): the next
+   * one is due an interval later. Its notifications are sent before it returns.
+   */
   async renew(subId: string) {
-    const s = this.state.subscriptions[subId];
-    const plan = this.state.plans[s.plan_id];
-    s.billing_info.last_payment = { time: now(), amount: plan.billing_cycles.at(-1).pricing_scheme.fixed_price };
-    this.charge(s, s.billing_info.last_payment.amount);
-    s.billing_info.next_billing_time = addInterval(new Date(), plan.billing_cycles.at(-1).frequency.interval_unit);
-    s.billing_info.cycle_executions = (s.billing_info.cycle_executions ?? 0) + 1;
-    this.save();
-    await this.notify(s.clientId, 'PAYMENT.SALE.COMPLETED', {
-      id: id('SALE-'),
-      billing_agreement_id: s.id,
-      custom: s.custom_id,
-      amount: {
-        total: s.billing_info.last_payment.amount.value,
-        currency: s.billing_info.last_payment.amount.currency_code,
-      },
-      state: 'completed',
+    await this.serial(async () => {
+      const s = this.state.subscriptions[subId];
+      const at = clockOf(s);
+      s.billing_info.next_billing_time = at.toISOString();
+      await billEvent(this.host, s, { at: at.getTime(), kind: 'cycle' });
+      this.save();
     });
   }
 
-  async failPayment(subId: string) {
+  /** The next `count` payment attempts of the subscription fail (renewals, retries, captures), as a sandbox can. */
+  failPayments(subId: string, count: number) {
     const s = this.state.subscriptions[subId];
-    await this.notify(s.clientId, 'BILLING.SUBSCRIPTION.PAYMENT.FAILED', this.presentSubscription(s));
+    s.fail_next = count;
+    this.save();
+  }
+
+  /** A renewal whose payment fails now (PayPal retries it 5 days later). */
+  async failPayment(subId: string) {
+    this.failPayments(subId, (this.state.subscriptions[subId].fail_next ?? 0) + 1);
+    await this.renew(subId);
+  }
+
+  /**
+   * The test clock of these subscriptions (`POST /v1/dev/clock`): `align` moves their clocks to `to` without
+   * billing; `advance` moves them there billing every cycle and retry due by then, oldest first, with the
+   * notifications. Clocks only move forward. Answers what each subscription billed.
+   */
+  async setClock(subIds: string[], to: Date, mode: 'align' | 'advance') {
+    return this.serial(async () => {
+      const subs = subIds.map((i) => this.state.subscriptions[i]).filter(Boolean);
+      let billed = new Map<string, number>();
+      if (mode === 'align') for (const s of subs) moveClock(s, to);
+      else billed = await billDue(this.host, subs, to);
+      this.save();
+      return subs.map((s) => ({
+        id: s.id,
+        status: s.status,
+        now: subNow(s),
+        next_billing_time: s.billing_info.next_billing_time ?? null,
+        billed: billed.get(s.id) ?? 0,
+      }));
+    });
+  }
+
+  /** Bills what is due on each subscription's own clock (the real-time tick). */
+  async tick() {
+    await this.serial(async () => {
+      const due = Object.values(this.state.subscriptions).filter((s) => s.status === 'ACTIVE');
+      const billed = await billDue(this.host, due);
+      if ([...billed.values()].some((n) => n > 0)) this.save();
+    });
   }
 
   async expire(subId: string) {
@@ -342,7 +414,7 @@ export class PayPalStandIn {
   // ---- the API ---------------------------------------------------------------------------------------
 
   private presentSubscription(s: Json) {
-    const { clientId: _c, application_context: _a, pending: _p, ...rest } = s;
+    const rest = Object.fromEntries(Object.entries(s).filter(([k]) => !INTERNAL.includes(k)));
     const links =
       s.status === 'APPROVAL_PENDING'
         ? [{ rel: 'approve', href: `${this.baseUrl}/checkoutnow?ba_token=${s.approval_token}`, method: 'GET' }]
@@ -350,6 +422,22 @@ export class PayPalStandIn {
     return {
       ...rest,
       links: [...links, { rel: 'self', href: `${this.baseUrl}/v1/billing/subscriptions/${s.id}`, method: 'GET' }],
+    };
+  }
+
+  /** A subscription's transaction as PayPal shows it (the transactions list, a capture's answer). */
+  private presentTransaction(s: Json, c: Json) {
+    return {
+      status: c.status,
+      id: c.id,
+      amount_with_breakdown: {
+        gross_amount: c.amount,
+        fee_amount: { currency_code: c.amount.currency_code, value: '0.00' },
+        net_amount: c.amount,
+      },
+      payer_name: s.subscriber?.name ?? null,
+      payer_email: s.subscriber?.email_address ?? null,
+      time: c.time,
     };
   }
 
@@ -513,9 +601,11 @@ export class PayPalStandIn {
         custom_id: b.custom_id ?? null,
         subscriber: b.subscriber ?? null,
         billing_info: {
+          outstanding_balance: { currency_code: 'USD', value: '0.00' },
+          cycle_executions: [] as Json[],
           next_billing_time: null as string | null,
           last_payment: null as Json | null,
-          cycle_executions: 0,
+          failed_payments_count: 0,
         },
         create_time: now(),
         status_update_time: now(),
@@ -546,18 +636,8 @@ export class PayPalStandIn {
         );
       const transactions = this.captures(s.id)
         .filter((c) => Date.parse(c.time) >= start && Date.parse(c.time) <= end)
-        .map((c) => ({
-          status: c.status,
-          id: c.id,
-          amount_with_breakdown: {
-            gross_amount: c.amount,
-            fee_amount: { currency_code: c.amount.currency_code, value: '0.00' },
-            net_amount: c.amount,
-          },
-          payer_name: s.subscriber?.name ?? null,
-          payer_email: s.subscriber?.email_address ?? null,
-          time: c.time,
-        }));
+        .sort((a, b) => Date.parse(a.time) - Date.parse(b.time))
+        .map((c) => this.presentTransaction(s, c));
       ctx.body = {
         transactions,
         total_items: transactions.length,
@@ -565,11 +645,101 @@ export class PayPalStandIn {
         links: [{ href: `${this.baseUrl}${ctx.url}`, rel: 'self', method: 'GET' }],
       };
     });
+    // Capture the outstanding balance of a subscription whose payments failed, as PayPal documents it
+    // (https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_capture): `note`, `capture_type`
+    // (OUTSTANDING_BALANCE) and `amount` are required; the subscription must be active, suspended or expired, owe
+    // something, in that currency, at least the amount. 200 with the transaction: COMPLETED, or DECLINED when the
+    // payment fails (then it is one more failed payment, notified as such).
+    router.post('/v1/billing/subscriptions/:id/capture', auth, async (ctx) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (!s) return;
+      const b = body(ctx);
+      const value = Number(b.amount?.value);
+      if (!b.note || b.capture_type !== 'OUTSTANDING_BALANCE' || !b.amount?.currency_code || !(value > 0))
+        return paypalError(
+          ctx,
+          400,
+          'INVALID_REQUEST',
+          'Request is not well-formed, syntactically incorrect, or violates schema.',
+          b.note && b.capture_type && b.amount ? 'INVALID_PARAMETER_VALUE' : 'MISSING_REQUIRED_PARAMETER',
+        );
+      const unprocessable = (issue: string, description: string) =>
+        paypalError(ctx, 422, 'UNPROCESSABLE_ENTITY', description, issue);
+      if (!['ACTIVE', 'SUSPENDED', 'EXPIRED'].includes(s.status))
+        return unprocessable(
+          'SUBSCRIPTION_STATUS_INVALID',
+          'Invalid subscription status for capture action; subscription status should be active or suspended or expired.',
+        );
+      const owed = outstandingOf(s);
+      if (owed <= 0)
+        return unprocessable('ZERO_OUTSTANDING_BALANCE', 'Current outstanding balance should be greater than zero.');
+      if (b.amount.currency_code !== s.billing_info.outstanding_balance.currency_code)
+        return unprocessable(
+          'CURRENCY_MISMATCH',
+          "The currency code is different from the subscription's currency code.",
+        );
+      if (value > owed + 0.004)
+        return unprocessable(
+          'AMOUNT_GREATER_THAN_OUTSTANDING_BALANCE',
+          'The capture amount can not be greater than the current outstanding balance.',
+        );
+      const tx = await this.serial(() =>
+        captureOutstanding(this.host, s, { currency_code: b.amount.currency_code, value: value.toFixed(2) }),
+      );
+      ctx.body = this.presentTransaction(s, tx);
+    });
+
+    // ---- not PayPal's API: the stand-in's test clock and failure switch (a sandbox's "negative testing") ----
+    // Both take the merchant's token like the rest; another merchant's subscriptions are not found.
+    router.post('/v1/dev/clock', auth, async (ctx) => {
+      const b = body(ctx);
+      const ids = b.subscription_ids as unknown;
+      const to = Date.parse(String(b.now ?? ''));
+      if (
+        !Array.isArray(ids) ||
+        !ids.every((i) => typeof i === 'string') ||
+        Number.isNaN(to) ||
+        !['align', 'advance'].includes(b.mode)
+      )
+        return paypalError(
+          ctx,
+          400,
+          'INVALID_REQUEST',
+          'subscription_ids (an array of ids), now (RFC 3339) and mode (align or advance) are required.',
+          'MISSING_REQUIRED_PARAMETER',
+        );
+      // Ids the caller does not own (unknown, or another merchant's) are listed apart and left alone, so one stale id
+      // does not stop the clock of the others.
+      const mine = (ids as string[]).filter((i) => this.state.subscriptions[i]?.clientId === ctx.state.clientId);
+      ctx.body = {
+        subscriptions: await this.setClock(mine, new Date(to), b.mode),
+        not_found: (ids as string[]).filter((i) => !mine.includes(i)),
+      };
+    });
+    router.post('/v1/dev/subscriptions/:id/fail-payments', auth, (ctx) => {
+      const s = own(ctx, this.state.subscriptions, ctx.params.id);
+      if (!s) return;
+      const count = Number(body(ctx).count ?? 1);
+      if (!Number.isInteger(count) || count < 0 || count > 1000)
+        return paypalError(ctx, 400, 'INVALID_REQUEST', 'count: an integer from 0 to 1000.', 'INVALID_PARAMETER_VALUE');
+      this.failPayments(s.id, count);
+      ctx.body = { id: s.id, fail_next: count };
+    });
+
     // Refund a captured payment: the whole of it without `amount` (PayPal's default); a capture refunded in full
     // answers 422 CAPTURE_FULLY_REFUNDED. `PayPal-Request-Id` makes a retry answer the first refund (see `auth`).
     router.post('/v2/payments/captures/:id/refund', auth, (ctx) => {
       const c = own(ctx, this.state.captures, ctx.params.id);
       if (!c) return;
+      // A declined attempt captured nothing: PayPal knows no capture by that id.
+      if (c.status === 'DECLINED')
+        return paypalError(
+          ctx,
+          404,
+          'RESOURCE_NOT_FOUND',
+          'The specified resource does not exist.',
+          'INVALID_RESOURCE_ID',
+        );
       if (c.status === 'REFUNDED')
         return paypalError(
           ctx,
@@ -639,12 +809,15 @@ export class PayPalStandIn {
           'SUBSCRIPTION_STATUS_INVALID',
         );
       s.status = to;
-      s.status_update_time = now();
-      if (to === 'ACTIVE')
+      s.status_update_time = subNow(s);
+      // Activated again (a pause ends, a cancellation at the period end is undone): a next billing time still ahead
+      // stays (the buyer paid up to it); one that passed while billing was suspended is an interval from now.
+      const next = s.billing_info.next_billing_time ? Date.parse(s.billing_info.next_billing_time) : 0;
+      if (to === 'ACTIVE' && next <= clockOf(s).getTime())
         s.billing_info.next_billing_time = addInterval(
-          new Date(),
+          clockOf(s),
           this.state.plans[s.plan_id].billing_cycles.at(-1).frequency.interval_unit,
-        );
+        ).toISOString();
       ctx.status = 204;
       this.later(0, () => void this.notify(s.clientId, eventType, this.presentSubscription(s)));
     };
@@ -848,18 +1021,11 @@ export class PayPalStandIn {
       back.searchParams.set('ba_token', item.approval_token);
       if (approve) {
         item.status = 'APPROVED';
-        item.status_update_time = now();
+        item.status_update_time = subNow(item);
         this.later(this.opts.activationDelayMs ?? 0, () => {
           if (item.status !== 'APPROVED') return;
-          item.status = 'ACTIVE';
-          item.status_update_time = now();
-          const plan = this.state.plans[item.plan_id];
-          const cycle = plan.billing_cycles[0];
-          item.billing_info.last_payment = { time: now(), amount: cycle.pricing_scheme.fixed_price };
-          // PayPal charges the first cycle when the subscription activates.
-          this.charge(item, cycle.pricing_scheme.fixed_price);
-          item.billing_info.cycle_executions = 1;
-          item.billing_info.next_billing_time = addInterval(new Date(), cycle.frequency.interval_unit);
+          // PayPal charges the first cycle when the subscription activates (on the subscription's clock).
+          activate(this.host, item);
           this.save();
           void this.notify(item.clientId, 'BILLING.SUBSCRIPTION.ACTIVATED', this.presentSubscription(item));
         });
@@ -868,7 +1034,7 @@ export class PayPalStandIn {
       back.searchParams.set('subscription_id', item.id);
       if (approve) {
         item.plan_id = item.pending.plan_id;
-        item.status_update_time = now();
+        item.status_update_time = subNow(item);
         void this.notify(item.clientId, 'BILLING.SUBSCRIPTION.UPDATED', this.presentSubscription(item));
       }
       delete item.pending;
@@ -912,10 +1078,16 @@ export class PayPalStandIn {
     this.baseUrl = `http://${this.opts.host ?? '127.0.0.1'}:${port}`;
     // Redeliveries a stopped stand-in still owed (its state file keeps them), each at its time or at once if past.
     for (const [key, r] of Object.entries(this.state.redeliveries)) this.scheduleRedelivery(key, r);
+    if (this.opts.tickMs) {
+      this.ticker = setInterval(() => void this.tick().catch(() => undefined), this.opts.tickMs);
+      this.ticker.unref();
+    }
     return this.baseUrl;
   }
 
   async stop(): Promise<void> {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     const server = this.server;

@@ -50,7 +50,7 @@ const sampleAccount = (over: Partial<IAccount> = {}) =>
   presentAccountDetail({ ...account, ...over } as IAccount, ['priority'], null);
 
 /** The account of a `subscription.*` event carries its subscription, presented as real events present it. */
-const subscription = (status: 'active' | 'paused' | 'cancelled') =>
+const subscription = (status: 'active' | 'paused' | 'cancelled' | 'past_due', over: Partial<ISubscription> = {}) =>
   presentSubscription({
     appId: account.appId,
     accountId: account.id,
@@ -75,13 +75,33 @@ const subscription = (status: 'active' | 'paused' | 'cancelled') =>
     lastPaymentFailedAt: null,
     pendingChange: null,
     discount: null,
+    ...(status === 'past_due'
+      ? {
+          pastDueSince: at,
+          paymentFailures: 1,
+          nextPaymentRetryAt: new Date('2026-01-20T10:30:00.000Z'),
+          outstandingBalance: 29,
+          graceEndsAt: new Date('2026-01-29T10:30:00.000Z'),
+          dunningAfter: 'cancel',
+          dunningRestorePlanId: null,
+          lastPaymentAt: new Date('2025-12-15T10:30:00.000Z'),
+          lastPaymentFailedAt: at,
+        }
+      : {}),
     createdAt: new Date('2025-12-15T10:30:00.000Z'),
     updatedAt: at,
+    ...over,
   } as unknown as ISubscription);
-const subscribed = (status: 'active' | 'paused' | 'cancelled', over: Partial<IAccount> = {}) => ({
+const subscribed = (
+  status: 'active' | 'paused' | 'cancelled' | 'past_due',
+  over: Partial<IAccount> = {},
+  sub: Partial<ISubscription> = {},
+) => ({
   ...sampleAccount(over),
-  subscription: subscription(status),
+  subscription: subscription(status, sub),
 });
+/** A payment as the dunning events carry it (the provider's transaction). */
+const payment = (time: string, amount = 29) => ({ id: 'CAP5JW8Q3N2XK4L', amount, currency: 'USD', time });
 const plan = {
   appId: account.appId,
   id: 'pro',
@@ -267,8 +287,10 @@ export const EVENT_TYPES: EventTypeInfo[] = [
   },
   {
     type: 'subscription.renewed',
-    description: 'The payment provider charged a renewal.',
-    sample: () => ({ object: subscribed('active') }),
+    description:
+      'The payment provider charged a renewal (`payment`): a change scheduled for it has applied and a save-offer ' +
+      'discount counted down one cycle by then.',
+    sample: () => ({ object: subscribed('active'), payment: payment('2026-01-15T10:30:00.000Z') }),
   },
   {
     type: 'subscription.cancelled',
@@ -341,6 +363,97 @@ export const EVENT_TYPES: EventTypeInfo[] = [
           },
         },
       },
+    }),
+  },
+  {
+    type: 'subscription.change_dropped',
+    description:
+      'A plan change that will not apply any more: one waiting for the buyer was refused, expired, withdrawn or ' +
+      'replaced, or a scheduled one was withdrawn, replaced or dropped by a cancellation. A cancel-flow save it ' +
+      'carried goes back to open. `reason` says why.',
+    sample: () => ({
+      object: subscribed('active'),
+      change: {
+        id: 'chg_4Rt8WqZ2nLx7Kc3VbMj9',
+        kind: 'change',
+        plan: 'lite',
+        price: 9,
+        currency: 'USD',
+        interval: 'month',
+        status: 'scheduled',
+      },
+      reason: 'cancelled',
+      summary: 'Scheduled change to Lite dropped (cancelled)',
+    }),
+  },
+  {
+    type: 'subscription.cancel_scheduled',
+    description:
+      'The subscription is cancelled at the end of its paid period (`cancel_at`): billing stopped at the provider; ' +
+      'the account keeps its plan until then, when `subscription.cancelled` follows (unless it is undone).',
+    sample: () => ({
+      object: subscribed('active', {}, { cancelAt: new Date('2026-02-15T10:30:00.000Z'), providerStatus: 'SUSPENDED' }),
+      cancel_at: '2026-02-15T10:30:00.000Z',
+      summary: 'Cancellation scheduled for 2026-02-15',
+    }),
+  },
+  {
+    type: 'subscription.cancel_undone',
+    description: 'A cancellation at the end of the period was undone: the subscription bills again as before.',
+    sample: () => ({ object: subscribed('active'), summary: 'Cancellation undone' }),
+  },
+  {
+    type: 'subscription.payment_failed',
+    description:
+      'A payment of the subscription failed at the provider: a renewal, one of its retries (PayPal retries 5 and 10 ' +
+      'days later) or a retry asked with `retry-payment`. `attempt` counts the failures since it fell past due; ' +
+      '`next_retry_at` is when the provider tries again (null: not before the next cycle); `outstanding` is what is ' +
+      'owed.',
+    sample: () => ({
+      object: subscribed('past_due'),
+      attempt: 1,
+      payment: payment('2026-01-15T10:30:00.000Z'),
+      next_retry_at: '2026-01-20T10:30:00.000Z',
+      outstanding: 29,
+      summary: 'Payment failed (attempt 1)',
+    }),
+  },
+  {
+    type: 'subscription.past_due',
+    description:
+      "A renewal payment failed: the subscription is past due and keeps its plan for the app's grace period " +
+      "(`dunning.grace_days`, until `grace_ends_at`) while the provider retries; then the app's `dunning.after` " +
+      'applies. Sent once, before the first `subscription.payment_failed`.',
+    sample: () => ({
+      object: subscribed('past_due'),
+      grace_ends_at: '2026-01-29T10:30:00.000Z',
+      after: 'cancel',
+      summary: 'Past due: the renewal payment failed; grace until 2026-01-29',
+    }),
+  },
+  {
+    type: 'subscription.recovered',
+    description:
+      'A payment of a past-due subscription succeeded (a retry at the provider, `retry-payment`, or the next cycle): ' +
+      'it is active again, and an account the grace period had moved to the free plan has its plan back. ' +
+      '`subscription.renewed` follows for the cycle it paid.',
+    sample: () => ({
+      object: subscribed('active'),
+      payment: payment('2026-01-20T10:30:00.000Z'),
+      summary: 'Payment recovered: 29 USD',
+    }),
+  },
+  {
+    type: 'subscription.grace_ended',
+    description:
+      'The grace period of a past-due subscription ended with the payment still failing: with `after: cancel` ' +
+      '`subscription.cancelled` follows; with `after: free_plan` the account is on the free plan and the ' +
+      'subscription stays past due until a payment succeeds (`subscription.recovered`).',
+    sample: () => ({
+      object: subscribed('past_due', { planId: 'free' }, { dunningAfter: 'free_plan', dunningRestorePlanId: 'pro' }),
+      after: 'free_plan',
+      outstanding: 29,
+      summary: 'Grace period over: the account is on the free plan until a payment succeeds',
     }),
   },
   {

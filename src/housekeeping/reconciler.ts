@@ -6,19 +6,18 @@
 // `created`, a pause already resumed, an incentive already changed, a reservation no longer held) make a
 // repeated repair harmless.
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import { checkoutWorkflowStart } from '../checkouts/checkouts.service.js';
 import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
-import { pauseCommand } from '../subscriptions/subscriptions.service.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
+import { billingDrift } from '../subscriptions/drift.service.js';
 import { sweepUntracked } from '../subscriptions/untracked.service.js';
 import { reservationExpiryCommand } from '../usage/reservations.service.js';
 import { deliveryCommand } from '../webhooks/deliveries.service.js';
 import {
+  accountWorkflowId,
   checkoutWorkflowId,
-  incentiveExpiryWorkflowId,
-  pauseWorkflowId,
   RECONCILE_SCHEDULE_ID,
   reconcileDef,
   reservationExpiryWorkflowId,
@@ -49,8 +48,8 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
   const zero = (): Record<ReconcileKind, number> => ({
     deliveries: 0,
     checkouts: 0,
-    pauses: 0,
-    incentives: 0,
+    actors: 0,
+    billing: 0,
     reservations: 0,
     outbox: 0,
   });
@@ -131,107 +130,100 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
         offer_id: string | null;
         plan_id: string;
         created_at: Date;
+        expires_at: Date | null;
+        clock_offset_ms: string;
       }>(
         em(),
-        `select id, app_id, account_id, offer_id, plan_id, created_at from checkouts where id = $1 and status = 'created'`,
+        `select c.id, c.app_id, c.account_id, c.offer_id, c.plan_id, c.created_at, c.expires_at, a.clock_offset_ms
+           from checkouts c join apps a on a.id = c.app_id where c.id = $1 and c.status = 'created'`,
         [id],
       );
       if (!c) return null;
-      return checkoutWorkflowStart(deps, c.app_id, {
-        id: c.id,
-        accountId: c.account_id,
-        offerId: c.offer_id,
-        planId: c.plan_id,
-        createdAt: new Date(c.created_at),
-      });
-    });
-  }
-
-  // Due pauses: still paused past `resume_at` (the spec's due-pause check).
-  const pauses = await sql<{ app_id: string; account_id: string; pause_count: number }>(
-    em(),
-    `select s.app_id, s.account_id, s.pause_count from subscriptions s
-      where s.status = 'paused' and s.resume_at < now() - make_interval(secs => $1)
-      order by s.resume_at limit $2`,
-    [graceS, BATCH],
-  );
-  for (const p of pauses) {
-    const workflowId = pauseWorkflowId(p.app_id, p.account_id, p.pause_count);
-    const [queued] = await sql<{ n: number }>(em(), 'select count(*)::int as n from outbox where workflow_id = $1', [
-      workflowId,
-    ]);
-    if (queued.n > 0) continue;
-    await repair('pauses', workflowId, async () => {
-      const [s] = await sql<{
-        paused_at: Date;
-        resume_at: Date;
-        restore_plan_id: string | null;
-        pause_reason: string | null;
-        plan_id: string;
-      }>(
-        em(),
-        `select s.paused_at, s.resume_at, s.restore_plan_id, s.pause_reason, a.plan_id
-          from subscriptions s join accounts a on a.app_id = s.app_id and a.id = s.account_id
-          where s.app_id = $1 and s.account_id = $2 and s.status = 'paused' and s.pause_count = $3`,
-        [p.app_id, p.account_id, p.pause_count],
-      );
-      if (!s) return null;
-      return pauseCommand(
+      return checkoutWorkflowStart(
+        deps,
+        c.app_id,
         {
-          appId: p.app_id,
-          accountId: p.account_id,
-          pause: p.pause_count,
-          resumeAt: new Date(s.resume_at).toISOString(),
-          restorePlan: s.restore_plan_id ?? s.plan_id,
-          pausedAt: new Date(s.paused_at).toISOString(),
+          id: c.id,
+          accountId: c.account_id,
+          offerId: c.offer_id,
+          planId: c.plan_id,
+          createdAt: new Date(c.created_at),
+          expiresAt: c.expires_at ? new Date(c.expires_at) : null,
         },
-        s.pause_reason,
+        Number(c.clock_offset_ms),
       );
     });
   }
 
-  // Incentives past their expiry that are still on the account.
-  const incentives = await sql<{ app_id: string; id: string }>(
+  // Accounts with anything over time (a live subscription, a timed incentive) each have their actor running; one
+  // that is gone (terminated by hand, failed, or never started because its fact was lost) is started again, and it
+  // reads the record and the provider at once (its dates that passed meanwhile run then: the spec's due pauses).
+  const owners = await sql<{ app_id: string; account_id: string }>(
     em(),
-    `select a.app_id, a.id from accounts a
-      where a.incentive_id is not null and a.incentive_expires_at < now() - make_interval(secs => $1)
-      order by a.incentive_expires_at limit $2`,
+    `select a.app_id, a.id as account_id from accounts a
+       left join subscriptions s on s.app_id = a.app_id and s.account_id = a.id
+      where (s.status in ('active', 'paused', 'past_due') or (a.incentive_id is not null and a.incentive_expires_at is not null))
+        and a.created_at < now() - make_interval(secs => $1)
+        and ${noOutbox(`'account/' || a.app_id || '/' || a.id`)}
+      order by a.app_id, a.id limit $2`,
     [graceS, BATCH],
   );
-  for (const a of incentives) {
-    const workflowId = incentiveExpiryWorkflowId(a.app_id, a.id);
-    const [queued] = await sql<{ n: number }>(em(), 'select count(*)::int as n from outbox where workflow_id = $1', [
-      workflowId,
-    ]);
-    if (queued.n > 0) continue;
-    await repair('incentives', workflowId, async () => {
-      const [row] = await sql<{ incentive_id: string | null; incentive_expires_at: Date | null }>(
-        em(),
-        `select incentive_id, incentive_expires_at from accounts
-          where app_id = $1 and id = $2 and incentive_id is not null and incentive_expires_at < now()`,
-        [a.app_id, a.id],
-      );
-      if (!row?.incentive_id || !row.incentive_expires_at) return null;
-      return incentiveExpiryCommand(a.app_id, a.id, row.incentive_id, new Date(row.incentive_expires_at));
-    });
+  for (const o of owners)
+    await repair('actors', accountWorkflowId(o.app_id, o.account_id), async () =>
+      actorFact(o.app_id, o.account_id, { kind: 'adopted' }),
+    );
+
+  // The record against the provider: a live subscription whose provider status says otherwise (a notification that
+  // never came) makes its actor read the provider again. A bounded batch per run, the least recently compared first.
+  const live = await sql<{ app_id: string; account_id: string }>(
+    em(),
+    `select s.app_id, s.account_id from subscriptions s
+       join payment_connections c on c.app_id = s.app_id
+      where s.status in ('active', 'paused', 'past_due') and s.updated_at < now() - make_interval(secs => $1)
+      order by s.updated_at limit $2`,
+    [graceS, Math.min(BATCH, 100)],
+  );
+  for (const l of live) {
+    result.checked.billing++;
+    const drift = await billingDrift(deps, l.app_id, l.account_id).catch(() => null);
+    if (!drift) continue;
+    await inTransaction(deps, em(), async (t) =>
+      t.temporal(
+        actorFact(l.app_id, l.account_id, {
+          kind: 'provider_notified',
+          eventType: 'RECONCILER.DRIFT',
+          notificationId: null,
+        }),
+      ),
+    );
+    result.repaired.billing++;
+    log.warn({ app: l.app_id, account: l.account_id, drift }, 'reconciler: a subscription differs from the provider');
   }
 
   // Reservations still held past their deadline: their expiry workflow releases the hold (at once,
   // since the deadline passed).
   const reservations = await sql<{ app_id: string; id: string }>(
     em(),
-    `select r.app_id, r.id from usage_reservations r
-      where r.status = 'held' and r.expires_at < now() - make_interval(secs => $1)
+    `select r.app_id, r.id from usage_reservations r join apps a on a.id = r.app_id
+      where r.status = 'held'
+        and r.expires_at < now() + make_interval(secs => a.clock_offset_ms / 1000.0) - make_interval(secs => $1)
         and ${noOutbox(`'reservation-expiry/' || r.app_id || '/' || r.id`)}
       order by r.expires_at limit $2`,
     [graceS, BATCH],
   );
   for (const r of reservations) {
     await repair('reservations', reservationExpiryWorkflowId(r.app_id, r.id), async () => {
-      const [row] = await sql<{ account_id: string; entitlement_id: string; amount: string; expires_at: Date }>(
+      const [row] = await sql<{
+        account_id: string;
+        entitlement_id: string;
+        amount: string;
+        expires_at: Date;
+        clock_offset_ms: string;
+      }>(
         em(),
-        `select account_id, entitlement_id, amount, expires_at from usage_reservations
-          where app_id = $1 and id = $2 and status = 'held'`,
+        `select r.account_id, r.entitlement_id, r.amount, r.expires_at, a.clock_offset_ms
+           from usage_reservations r join apps a on a.id = r.app_id
+          where r.app_id = $1 and r.id = $2 and r.status = 'held'`,
         [r.app_id, r.id],
       );
       if (!row) return null;
@@ -242,6 +234,7 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
         reservationId: r.id,
         amount: Number(row.amount),
         expiresAt: new Date(row.expires_at).toISOString(),
+        ...(Number(row.clock_offset_ms) ? { offsetMs: Number(row.clock_offset_ms) } : {}),
       });
     });
   }
@@ -312,8 +305,9 @@ export async function ensureReconcileSchedule(deps: Deps): Promise<void> {
       action,
       memo: {
         description:
-          'Every 10 minutes: pending deliveries, open checkouts, due pauses, expired incentives, reservations held ' +
-          'past their deadline and overdue outbox commands whose workflow is gone are restarted or finished, once.',
+          'Every 10 minutes: pending deliveries, open checkouts, account actors (due pauses, expired incentives), ' +
+          'reservations held past their deadline and overdue outbox commands whose workflow is gone are restarted or ' +
+          'finished, once; live subscriptions that differ from the provider are read again.',
       },
     });
     deps.logger.info({ scheduleId: RECONCILE_SCHEDULE_ID, everyMs: every }, 'created the reconciler schedule');

@@ -24,6 +24,8 @@ interface AppRow {
   checkout_url: string | null;
   plan_change_policy: IApp['planChangePolicy'];
   read_only: boolean;
+  clock_offset_ms: string | number;
+  dunning: IApp['dunning'];
   created_at: Date | string;
   updated_at: Date | string;
   publishable_first_used_at: Date | string | null;
@@ -37,8 +39,8 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
   const [r] = await prepared<AppRow>(
     em,
     'app_by_id',
-    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, ' +
-      'publishable_first_used_at, created_at, updated_at from apps where id = $1',
+    'select id, name, plan, api_key, public_key, checkout_url, plan_change_policy, read_only, clock_offset_ms, ' +
+      'dunning, publishable_first_used_at, created_at, updated_at from apps where id = $1',
     [id],
   );
   if (!r) return null;
@@ -51,6 +53,10 @@ export async function loadApp(em: EntityManager, id: string): Promise<IApp | nul
     checkoutUrl: r.checkout_url,
     planChangePolicy: r.plan_change_policy ?? null,
     readOnly: r.read_only,
+    // The test clock and dunning settings: a request's services compute app time from the record (a moved clock
+    // reaches every process's cache before the move answers).
+    clockOffsetMs: Number(r.clock_offset_ms ?? 0),
+    dunning: r.dunning ?? null,
     publishableFirstUsedAt: r.publishable_first_used_at ? new Date(r.publishable_first_used_at) : null,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),

@@ -262,12 +262,18 @@ export const matchOf = (ctx: Context): Match | null => (ctx.state.match as Match
 
 /**
  * The bucket of a path or a route pattern: its third segment under `/apps/:appId/...` (after the console's
- * prefix, if any), else its first. Exact: the router matches case-sensitively, and a trailing slash is a segment.
+ * prefix, if any), and under an account (`/apps/:appId/namespaces/:accountId/<x>/...`) its fifth too; else its
+ * first. Exact: the router matches case-sensitively, and a trailing slash is a segment.
  */
 export function routeBucket(path: string): string {
   const console = path === CONSOLE_API || path.startsWith(`${CONSOLE_API}/`);
   const segments = (console ? path.slice(CONSOLE_API.length) || '/' : path).split('/');
-  const bucket = segments[1] === 'apps' && segments.length > 3 ? `/apps/*/${segments[3]}` : `/${segments[1] ?? ''}`;
+  const bucket =
+    segments[1] === 'apps' && segments[3] === 'namespaces' && segments.length > 5
+      ? `/apps/*/namespaces/*/${segments[5]}`
+      : segments[1] === 'apps' && segments.length > 3
+        ? `/apps/*/${segments[3]}`
+        : `/${segments[1] ?? ''}`;
   return console ? `${CONSOLE_API}${bucket}` : bucket;
 }
 

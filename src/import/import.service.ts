@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { incentiveExpiryCommand } from '../accounts/accounts.service.js';
 import { usageRollupAppCommand } from '../analytics/analytics.service.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
 import type { Ctx } from '../context.js';
 import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
@@ -122,8 +122,7 @@ function importRows(ctx: Ctx, input: ImportInput) {
         ],
       );
       for (const a of accounts) {
-        if (a.incentive && a.incentive_expires_at)
-          t.temporal(incentiveExpiryCommand(appId, a.id, a.incentive, a.incentive_expires_at));
+        if (a.incentive && a.incentive_expires_at) t.temporal(actorFact(appId, a.id, { kind: 'account_changed' }));
       }
     }
     if (input.usage.length) {

@@ -4,6 +4,7 @@ import type { IApp } from '../apps/apps.entities.js';
 import { AppError } from '../errors.js';
 import { checkAnswer } from '../http/contract.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { writes as isWrite } from '../http/guard.js';
 import type { McpSpend, McpTool, RouteDef } from '../http/route.js';
 import { runRoute } from '../http/router.js';
 import { ctxOf, MCP_ACCOUNT_ARG, Reply } from '../http/route.js';
@@ -245,7 +246,7 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     bodyKeys = Object.keys(shape).filter((k) => !omit.has(k) && (!spec.only || spec.only.includes(k)));
     add(toJson(def.body), (n) => bodyKeys.includes(n), renamed);
   }
-  if (def.method !== 'GET') properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
+  if (isWrite(def)) properties.dry_run = { type: 'boolean', description: DRY_RUN_DESCRIPTION };
   const names = Object.keys(properties);
   for (const [from, to] of argOf) if (from !== to && names.includes(from)) argOf.delete(from);
 
@@ -364,7 +365,8 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     .filter((t): t is string => !!t)
     .map(sentence)
     .join(' ');
-  const writes = def.method !== 'GET';
+  // A POST that stores nothing (a quote, a preview) is a read: no dry_run, a read-only hint.
+  const writes = isWrite(def);
   const output = outputOf(def, { writes, capped: !!(spec.spends || spec.records) });
   return {
     name: spec.tool,
@@ -389,10 +391,9 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     // Hints at MCP's defaults (not read-only, destructive, not idempotent, open world) are sent only where they
     // differ, except `destructiveHint` on deletes; a read-only tool's destructive and idempotent hints mean nothing,
     // and `idempotentHint` is left at its default (tools/list stays small; nothing is claimed).
-    annotations:
-      def.method === 'GET'
-        ? { readOnlyHint: true, openWorldHint: false }
-        : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
+    annotations: !writes
+      ? { readOnlyHint: true, openWorldHint: false }
+      : { destructiveHint: def.method === 'DELETE', openWorldHint: spec.openWorld === true },
     writes,
     reachesOut: spec.openWorld === true || spec.spends !== undefined,
     argumentError,

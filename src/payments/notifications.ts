@@ -5,7 +5,9 @@ import { route } from '../http/route.js';
 import { boundedCall, REQUEST_TEMPORAL_TIMEOUT_MS } from '../temporal/client.js';
 import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
 import { Subscription } from '../subscriptions/subscriptions.entities.js';
-import { recordPaymentFailure, syncSubscription } from '../subscriptions/subscriptions.service.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
+import { inTransaction } from '../db/transaction.js';
+import { recordTimeline } from '../timeline/timeline.service.js';
 import { PaymentConnection } from './payments.entities.js';
 import { providerFor, withProvider } from './payments.service.js';
 
@@ -60,15 +62,31 @@ export const notificationRoutes = [
             .signal(checkoutDef.signals.providerNotified),
         ).catch(() => undefined);
       }
-      // An applied subscription: re-read it at the provider and apply what changed.
+      // An applied subscription: the fact is recorded (the account's timeline) and handed to the account's actor
+      // through the outbox in the same transaction, so it is not lost while Temporal is away; the actor re-reads the
+      // provider and applies what changed.
       const subscription = subscriptionId
         ? await em.findOne(Subscription, { appId: app.id, providerSubscriptionId: subscriptionId })
         : null;
-      if (subscription) {
-        if (body.event_type === 'BILLING.SUBSCRIPTION.PAYMENT.FAILED')
-          await recordPaymentFailure(deps, app.id, subscription.accountId);
-        await syncSubscription(deps, app.id, subscription.accountId);
-      }
+      if (subscription)
+        await inTransaction(deps, em, async (t) => {
+          await recordTimeline(t.em, {
+            appId: app.id,
+            accountId: subscription.accountId,
+            kind: 'fact',
+            type: `provider.${body.event_type}`.slice(0, 255),
+            summary: `The provider notified ${body.event_type}`,
+            by: { kind: 'system', id: null, name: 'provider' },
+            data: { notification_id: body.id ?? null },
+          });
+          t.temporal(
+            actorFact(app.id, subscription.accountId, {
+              kind: 'provider_notified',
+              eventType: body.event_type,
+              notificationId: body.id ?? null,
+            }),
+          );
+        });
       return { received: true as const };
     },
   }),

@@ -45,8 +45,17 @@ export function providerFor(
 
 /** A provider error as the HTTP answer: 502 `<Provider>: <message>`. Anything else passes through. */
 export function asHttpError(err: unknown): unknown {
-  if (err instanceof ProviderError) return providerError(err.provider, err.message);
+  if (err instanceof ProviderError) return Object.assign(providerError(err.provider, err.message), { cause: err });
   return err;
+}
+
+/**
+ * Whether an error is the provider refusing for good (a 4xx: no such subscription, a state it will not leave), as
+ * opposed to an outage or a 5xx that a later try may get past.
+ */
+export function providerRefused(err: unknown): boolean {
+  const cause = (err as { cause?: unknown } | null)?.cause ?? err;
+  return cause instanceof ProviderError && cause.status !== null && cause.status >= 400 && cause.status < 500;
 }
 
 export async function withProvider<T>(fn: () => Promise<T>): Promise<T> {
@@ -71,6 +80,12 @@ export function hostedReturnUrl(origin: string | undefined, appId: string, outco
   if (!origin) return null;
   const url = `${origin.replace(/\/$/, '')}/apps/${encodeURIComponent(appId)}/checkouts/return`;
   return outcome === 'cancelled' ? `${url}?outcome=cancelled` : url;
+}
+
+/** The app's provider, or null when payments are not connected. */
+export async function connectedProvider(ctx: Pick<Ctx, 'em' | 'deps' | 'app'>): Promise<PaymentProvider | null> {
+  const connection = await ctx.em.findOne(PaymentConnection, { appId: ctx.app.id });
+  return connection ? providerFor(ctx.deps.config, connection) : null;
 }
 
 /** The app's provider, or 409 `payment provider not connected`. */

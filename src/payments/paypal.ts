@@ -170,17 +170,29 @@ export class PayPalProvider implements PaymentProvider {
     status: string;
     plan_id: string;
     custom_id?: string;
-    billing_info?: { next_billing_time?: string; last_payment?: { time?: string } };
+    billing_info?: {
+      next_billing_time?: string;
+      last_payment?: { time?: string };
+      failed_payments_count?: number;
+      last_failed_payment?: { time?: string; next_payment_retry_time?: string };
+      outstanding_balance?: { value?: string; currency_code?: string };
+    };
     links?: Link[];
   }): ProviderSubscription {
+    const b = r.billing_info;
+    const owed = b?.outstanding_balance?.value ? Number(b.outstanding_balance.value) : 0;
     return {
       id: r.id,
       status: r.status,
       planId: r.plan_id,
       customId: r.custom_id ?? null,
-      nextBillingTime: r.billing_info?.next_billing_time ?? null,
-      lastPaymentAt: r.billing_info?.last_payment?.time ?? null,
+      nextBillingTime: b?.next_billing_time ?? null,
+      lastPaymentAt: b?.last_payment?.time ?? null,
       approveUrl: approveLink(r.links),
+      failedPaymentsCount: b?.failed_payments_count ?? 0,
+      lastFailedPaymentAt: b?.last_failed_payment?.time ?? null,
+      nextPaymentRetryAt: b?.last_failed_payment?.next_payment_retry_time ?? null,
+      outstandingBalance: owed > 0 ? { amount: owed, currency: b!.outstanding_balance!.currency_code ?? 'USD' } : null,
     };
   }
 
@@ -301,6 +313,27 @@ export class PayPalProvider implements PaymentProvider {
     );
   }
 
+  // https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_capture
+  async captureOutstanding(
+    id: string,
+    input: { amount: number; currency: string; note: string },
+    idempotencyKey: string,
+  ) {
+    // 200 with the transaction (COMPLETED, or DECLINED), or 202 with no body: accepted, its outcome shows in the
+    // subscription's transactions and billing info later.
+    const r = await this.call<{ id?: string; status?: string } | null>(
+      'POST',
+      `/v1/billing/subscriptions/${encodeURIComponent(id)}/capture`,
+      {
+        note: input.note.slice(0, 128),
+        capture_type: 'OUTSTANDING_BALANCE',
+        amount: { currency_code: input.currency, value: input.amount.toFixed(2) },
+      },
+      idempotencyKey,
+    );
+    return { id: r?.id ?? '', status: r?.status ?? 'PENDING' };
+  }
+
   // https://developer.paypal.com/docs/api/subscriptions/v1/#subscriptions_transactions
   async listSubscriptionPayments(id: string, range: { from: Date; to: Date }): Promise<ProviderPayment[]> {
     const q = new URLSearchParams({ start_time: range.from.toISOString(), end_time: range.to.toISOString() });
@@ -330,6 +363,22 @@ export class PayPalProvider implements PaymentProvider {
       idempotencyKey,
     );
     return { id: r.id, status: r.status };
+  }
+
+  // Not PayPal's API: offerkit's stand-in serves it (src/dev/paypal-standin.ts); PayPal answers 404 (no test clock).
+  async setTestClock(subscriptionIds: string[], now: Date, mode: 'align' | 'advance') {
+    if (/(^|\.)paypal\.com$/.test(new URL(this.opts.baseUrl).hostname)) return [];
+    try {
+      const r = await this.call<{ subscriptions?: { id: string; billed?: number }[] }>('POST', '/v1/dev/clock', {
+        subscription_ids: subscriptionIds,
+        now: now.toISOString(),
+        mode,
+      });
+      return (r?.subscriptions ?? []).map((s) => ({ id: s.id, billed: s.billed ?? 0 }));
+    } catch (err) {
+      if (err instanceof ProviderError && err.status === 404) return [];
+      throw err;
+    }
   }
 
   async registerWebhook(url: string, eventTypes: string[]) {

@@ -14,6 +14,11 @@ export interface ProviderSubscription {
   nextBillingTime: string | null;
   lastPaymentAt: string | null;
   approveUrl: string | null;
+  /** Dunning as the provider reports it (PayPal `billing_info`): failed cycles, the last failure, what is owed. */
+  failedPaymentsCount?: number;
+  lastFailedPaymentAt?: string | null;
+  nextPaymentRetryAt?: string | null;
+  outstandingBalance?: { amount: number; currency: string } | null;
 }
 
 export interface ProviderOrder {
@@ -78,6 +83,16 @@ export interface PaymentProvider {
   /** Replaces the amount (and description) of an order not yet captured (PayPal: PATCH on a CREATED or APPROVED order). */
   updateOrderAmount(id: string, input: { amount: number; currency: string; description: string }): Promise<void>;
   captureOrder(id: string, idempotencyKey: string): Promise<ProviderOrder>;
+  /**
+   * Charges what a subscription owes after failed payments (PayPal: capture the outstanding balance); the charge's
+   * outcome shows in the subscription's payments and billing info. `status`: COMPLETED, DECLINED, or PENDING when
+   * the provider only accepted the request (PayPal's 202).
+   */
+  captureOutstanding(
+    id: string,
+    input: { amount: number; currency: string; note: string },
+    idempotencyKey: string,
+  ): Promise<{ id: string; status: string }>;
   /** The payments charged for a subscription's cycles between two times (PayPal: its transactions). */
   listSubscriptionPayments(id: string, range: { from: Date; to: Date }): Promise<ProviderPayment[]>;
   /** Refunds a captured payment in full; the same idempotency key answers the same refund. */
@@ -86,6 +101,17 @@ export interface PaymentProvider {
     input: { note: string; invoiceId?: string },
     idempotencyKey: string,
   ): Promise<{ id: string; status: string }>;
+  /**
+   * A test clock at the provider, where it has one (offerkit's PayPal stand-in; PayPal's own sandbox has none, and
+   * this does nothing there): `align` sets these subscriptions' clock to `now` without billing (one made after the
+   * app's clock moved), `advance` moves it forward and bills every cycle due by then, sending the notifications
+   * before it answers. Answers how many payment attempts each subscription had (none where there is no test clock).
+   */
+  setTestClock(
+    subscriptionIds: string[],
+    now: Date,
+    mode: 'align' | 'advance',
+  ): Promise<{ id: string; billed: number }[]>;
   registerWebhook(url: string, eventTypes: string[]): Promise<{ id: string }>;
   listWebhooks(): Promise<{ id: string; url: string }[]>;
   /** Asks the provider whether a notification is genuine. */

@@ -13,9 +13,34 @@ export const duePauseSchema = z.object({
 });
 
 /** An account's subscription, as presentSubscription shows it (`id` is the provider's subscription id). */
+const changeViewSchema = z.object({
+  /** `chg_...`: the change's id on the timeline. */
+  id: z.string().nullable(),
+  /** `awaiting_approval`: the buyer has not approved it at the provider yet; `scheduled`: approved, applies at the renewal. */
+  status: z.enum(['awaiting_approval', 'scheduled']),
+  /** `change` (asked for), `discount` or `downgrade` (a cancel flow's save), `withdrawal` (undoing a scheduled change). */
+  kind: z.enum(['change', 'discount', 'downgrade', 'withdrawal']),
+  plan: z.string(),
+  interval: z.enum(['month', 'year']),
+  price: z.number(),
+  currency: z.string(),
+  direction: z.enum(['upgrade', 'downgrade']).nullable(),
+  discount: z.object({ percent: z.number(), cycles: z.number(), regular_price: z.number() }).nullable(),
+  requested_at: z.string(),
+  /** `now`: applies once approved at the provider; `renewal`: approved, it applies at `renews_at`. */
+  effective: z.enum(['now', 'renewal']),
+  /** Until when the buyer may approve it (awaiting only). */
+  expires_at: z.string().nullable(),
+  /** When the provider reported the approval of a change that applies at the renewal; null until then. */
+  scheduled_at: z.string().nullable(),
+  /** The account actor that waits on it (`account/<app>/<account>`). */
+  workflow_id: z.string().nullable(),
+});
+
 export const subscriptionSchema = z.object({
   id: z.string(),
-  status: z.enum(['active', 'paused', 'cancelled']),
+  /** `past_due`: a renewal payment failed and the provider is retrying it (see `dunning`). */
+  status: z.enum(['active', 'paused', 'past_due', 'cancelled']),
   offer: z.string().nullable(),
   plan: z.string(),
   interval: z.enum(['month', 'year']),
@@ -28,28 +53,31 @@ export const subscriptionSchema = z.object({
       resume_at: z.string().nullable(),
       restore_plan: z.string().nullable(),
       reason: z.string().nullable(),
-      /** The pause's workflow (`pause/<app>/<account>/<n>`), which resumes it at `resume_at`. */
+      /** The account actor (`account/<app>/<account>`), which resumes it at `resume_at`. */
       workflow_id: z.string().nullable(),
     })
     .nullable(),
   cancelled_at: z.string().nullable(),
-  /** A change that applies at the next renewal. */
-  pending_change: z
+  /** A cancellation asked for the end of the paid period: billing has stopped; the plan stays until then. */
+  cancel_at: z.string().nullable(),
+  /** The change waiting for the buyer's approval, else the change scheduled for the renewal; null when none. */
+  pending_change: changeViewSchema.nullable(),
+  /** The change approved for the renewal (also while another change waits for approval to replace it). */
+  scheduled_change: changeViewSchema.nullable(),
+  /** While `past_due`: since when, how often it failed, the provider's next retry, the grace period and what follows. */
+  dunning: z
     .object({
-      plan: z.string(),
-      interval: z.enum(['month', 'year']),
-      price: z.number(),
-      currency: z.string(),
-      discount: z.object({ percent: z.number(), cycles: z.number(), regular_price: z.number() }).nullable(),
-      requested_at: z.string(),
-      /** `now`: applies once approved at the provider; `renewal`: approved, it applies at `renews_at`. */
-      effective: z.enum(['now', 'renewal']),
-      /** When the provider reported the approval of a change that applies at the renewal; null until then. */
-      scheduled_at: z.string().nullable(),
-      /** The workflow awaiting the buyer's approval (`plan-change/<app>/<account>/<chg>`); null when none was started. */
-      workflow_id: z.string().nullable(),
+      since: z.string(),
+      failures: z.number(),
+      next_retry_at: z.string().nullable(),
+      grace_ends_at: z.string(),
+      after: z.enum(['cancel', 'free_plan']),
+      outstanding: z.number().nullable(),
+      on_free_plan: z.boolean(),
     })
     .nullable(),
+  /** The account actor that owns this subscription over time (`account/<app>/<account>`). */
+  workflow_id: z.string(),
   discount: z.object({ percent: z.number(), cycles_left: z.number(), regular_price: z.number() }).nullable(),
   provider_status: z.string().nullable(),
   last_payment_at: z.string().nullable(),
@@ -70,10 +98,46 @@ export const changeSchema = subscriptionSchema.extend({
   effective: z.enum(['now', 'renewal']),
   /** `prorate_now`: the difference for the rest of the cycle, charged as a one-time order; else null. */
   proration: z.object({ amount: z.number(), currency: z.string(), months_left: z.number() }).nullable(),
+  /** When the change applies once approved: now (approval time) or the renewal. */
+  effective_at: z.string().nullable(),
+});
+
+/** What a plan change would be, asked for nothing: POST .../subscription/change/quote. */
+export const quoteSchema = z.object({
+  plan: z.object({ id: z.string(), name: z.string() }),
+  interval: z.enum(['month', 'year']),
+  currency: z.string(),
+  /** The new price per interval, billed from `effective_at` (a free plan: 0). */
+  price: z.number(),
+  /** Charged when the buyer approves: the prorated difference (`prorate_now`), else 0. */
+  amount_due_now: z.number(),
+  direction: z.enum(['upgrade', 'downgrade']),
+  policy: z.enum(['prorate_now', 'at_renewal', 'no_proration']),
+  effective: z.enum(['now', 'renewal']),
+  /** When the new price and plan apply: now (when approved) or the renewal date. */
+  effective_at: z.string().nullable(),
+  proration: z.object({ amount: z.number(), currency: z.string(), months_left: z.number() }).nullable(),
+  /**
+   * The time the prorated amount is computed for. Send it back as `proration_date` with the change (within 30
+   * minutes) and the provider is asked for exactly `amount_due_now`.
+   */
+  proration_date: z.string(),
+  /** What the account has now. */
+  current: z.object({
+    plan: z.string(),
+    interval: z.enum(['month', 'year']),
+    price: z.number(),
+    currency: z.string(),
+    renews_at: z.string().nullable(),
+  }),
+  /** A move to a free plan is a cancellation at the end of the period, then the free plan. */
+  cancels_at_renewal: z.boolean(),
+  /** The scheduled change this one would replace (`replace: true`), if any. */
+  replaces: z.object({ id: z.string().nullable(), plan: z.string() }).nullable(),
 });
 
 /** The statuses a subscription is stored with. */
-export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'cancelled'] as const;
+export const SUBSCRIPTION_STATUSES = ['active', 'paused', 'past_due', 'cancelled'] as const;
 
 /**
  * `GET /apps/:appId/subscriptions`: as Stripe's subscription list, without `status` it lists the subscriptions
@@ -86,7 +150,7 @@ export const listSubscriptionsQuery = cursorQuery(20, 100).extend({
     })
     .optional()
     .describe(
-      'active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and paused)',
+      'active, paused, past_due, cancelled, or all; without it, the subscriptions that have not ended (active, paused and past_due)',
     ),
   plan: callerId.optional().describe('Only subscriptions to this plan (the paid plan, also while paused)'),
 });

@@ -4,7 +4,8 @@ import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { providerFor } from '../payments/payments.service.js';
-import { cancelAtProvider, liveSubscription } from './subscriptions.service.js';
+import { liveSubscription } from './subscriptions.service.js';
+import { cancelAtProvider } from './lifecycle.service.js';
 import { presentUntracked } from './subscriptions.present.js';
 
 /** Checkouts whose provider subscription is looked at per reconciler run (oldest first). */

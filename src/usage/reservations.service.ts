@@ -19,7 +19,8 @@ import { currentCount, LIMIT_CTES } from './usage.service.js';
  * Reserve: the limit check and the hold in one statement. The counter's `held` grows by the amount
  * when `count + held + amount` fits the limit (re-checked on the row under its lock, as for adds),
  * and the reservation row is written by the same statement. Blocking entitlements refuse what does
- * not fit; `allow` ones always hold. $4 amount, $5 reservation id, $6 seconds until it expires.
+ * not fit; `allow` ones always hold. $4 amount, $5 reservation id, $6 seconds until it expires, on the app's clock
+ * (its time-to-live plus the test clock's offset: `expires_at` is app time).
  */
 const RESERVE_SQL = `
 with ${LIMIT_CTES},
@@ -194,13 +195,16 @@ export async function reserveUsage(
   const attempt = () =>
     inTransaction(ctx.deps, ctx.em.fork(), async (t) => {
       const id = newId('reservation');
+      // The app's clock (a test clock moved forward): the record behind the credential is current, since moving the
+      // clock waits for every API process to drop the old one.
+      const offsetMs = Number(ctx.app.clockOffsetMs ?? 0);
       const [row] = await sql<ReserveRow>(t.em, RESERVE_SQL, [
         ctx.app.id,
         accountId,
         entitlementId,
         amount,
         id,
-        ttlSeconds,
+        ttlSeconds + offsetMs / 1000,
       ]);
       if (row.count !== null && row.expires_at !== null) {
         const expiresAt = new Date(row.expires_at).toISOString();
@@ -212,6 +216,7 @@ export async function reserveUsage(
             reservationId: id,
             amount,
             expiresAt,
+            ...(offsetMs ? { offsetMs } : {}),
           }),
         );
       }

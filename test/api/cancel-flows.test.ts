@@ -1,7 +1,6 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
-import { expirePlanChange } from '../../src/subscriptions/plan-changes.service.js';
-import { incentiveExpiryWorkflowId, pauseWorkflowId } from '../../workflows/shared.js';
+import { actorState, advanceClock } from '../helpers/actor.js';
 import { createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -324,6 +323,17 @@ describe('cancel flows and sessions', function () {
       expect(saved.body.approve_url).to.be.a('string');
       expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
       await testEnv().paypal.approve(saved.body.approve_url);
+      // Approved: a save from now on, and the downgrade waits for the renewal (the spec's "at the renewal date").
+      const scheduled = await eventually(async () => {
+        const sub = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
+        return sub.scheduled_change ? sub : undefined;
+      });
+      expect(scheduled.pending_change).to.deep.include({ status: 'scheduled', kind: 'downgrade', plan: 'lite' });
+      expect(scheduled.plan).to.equal('pro');
+      expect((await get(`${base}/cancel-sessions/${d.id}`, token)).body.status).to.equal('saved');
+      expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
+      // The provider bills the next cycle: the downgrade applies.
+      await testEnv().paypal.renew(scheduled.id);
       await eventually(async () => (await get(`${base}/namespaces/ada`, app.api_key)).body.plan === 'lite');
       expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.include({
         plan: 'lite',
@@ -362,15 +372,14 @@ describe('cancel flows and sessions', function () {
       expect(sub).to.include({ price: 19, plan: 'pro' });
       expect(sub.pending_change).to.equal(null);
       expect(await events('cancel_flow.saved')).to.have.length(0);
-      // The change's workflow ends as refused.
-      const client = testEnv().deps.temporal.client.workflow;
-      const [wf] = await eventually(async () => {
-        const list = [];
-        for await (const w of client.list({ query: `AccountId = "ada" AND AppId = "${app.id}"` }))
-          if (w.workflowId.startsWith('plan-change/')) list.push(w);
-        return list.length ? list : undefined;
-      });
-      expect((await client.getHandle(wf.workflowId).result()).outcome).to.equal('refused');
+      // Dropped as refused, said by an event and on the account's timeline (the actor ran it).
+      const [dropped] = await events('subscription.change_dropped');
+      expect(dropped.data).to.deep.include({ reason: 'refused' });
+      expect(dropped.data.change).to.deep.include({ kind: 'discount', status: 'awaiting_approval' });
+      const lines = (await get(`${base}/namespaces/ada/timeline`, app.api_key)).body.data;
+      expect(lines.find((l: { type: string }) => l.type === 'subscription.change_dropped').workflow.id).to.equal(
+        `account/${app.id}/ada`,
+      );
 
       // Where the customer can cancel: decline the offer, then cancel at the confirm step.
       const declined = (await sessionCall(s.id, 'decline')).body;
@@ -390,22 +399,10 @@ describe('cancel flows and sessions', function () {
       const pending = (await sessionCall(s.id, 'accept', { return_url: 'https://shop.example/account' })).body;
       expect(pending.status).to.equal('pending');
       const sub = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body;
-      const em = testEnv().deps.orm.em.fork();
-      const [row] = await sql<{ id: string }>(
-        em,
-        `select pending_change->>'id' as id from subscriptions where app_id = $1 and account_id = 'ada'`,
-        [app.id],
-      );
-      // The workflow's deadline activity, run now (its timer is three hours).
-      const outcome = await expirePlanChange(testEnv().deps, {
-        appId: app.id,
-        accountId: 'ada',
-        changeId: row.id,
-        sessionId: s.id,
-        plan: 'pro',
-        expiresAt: new Date().toISOString(),
-      });
-      expect(outcome).to.equal('expired');
+      expect(sub.pending_change.expires_at, 'three hours to approve').to.be.a('string');
+      // Three hours later on the app's clock, the actor drops it.
+      await advanceClock(app, new Date(Date.parse(sub.pending_change.expires_at) + 60_000));
+      expect((await events('subscription.change_dropped'))[0].data.reason).to.equal('expired');
       const after = (await get(`${base}/cancel-sessions/${s.id}`, token)).body;
       expect(after).to.deep.include({ status: 'open', approve_url: null });
       expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body).to.include({
@@ -417,7 +414,7 @@ describe('cancel flows and sessions', function () {
       expect(stats).to.deep.include({ saved: 0, revenue_kept: [] });
     });
 
-    it('pause: through the pause workflow, with subscription.paused and cancel_flow.saved', async () => {
+    it("pause: through the account's actor, with subscription.paused and cancel_flow.saved", async () => {
       await purchase(app, 'ada');
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
@@ -428,20 +425,17 @@ describe('cancel flows and sessions', function () {
       expect(saved.body.status).to.equal('saved');
       expect(saved.body.approve_url).to.equal(null);
       expect(saved.body.result).to.include({ outcome: 'pause', months: 1, restore_plan: 'pro' });
-      const handle = testEnv().deps.temporal.client.workflow.getHandle(pauseWorkflowId(app.id, 'ada', 1));
-      const desc = await eventually(() => handle.describe().catch(() => undefined));
-      expect(desc.type).to.equal('pauseWorkflow');
+      const state = await actorState(app, 'ada');
+      expect(state.nextTimer?.kind).to.equal('pause_end');
       const [paused] = await events('subscription.paused');
       expect(paused.data.previous).to.deep.equal({ plan: 'pro' });
       expect((await events('cancel_flow.saved'))[0].data.object.result.outcome).to.equal('pause');
-      // The pause ends by itself (a month is 2 s in tests).
-      await eventually(
-        async () => (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.status === 'active',
-        20_000,
-      );
+      // The pause ends by itself a month later on the app's clock.
+      await advanceClock(app, new Date(Date.parse(state.nextTimer!.at) + 60_000));
+      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.status).to.equal('active');
     });
 
-    it('incentive: applied with incentive_expires_at, and its expiry workflow', async () => {
+    it("incentive: applied with incentive_expires_at, which the account's actor waits for", async () => {
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       const atOffer = (await sessionCall(s.id, 'answer', { step: 'reason', answer: 'partner' })).body;
@@ -461,8 +455,11 @@ describe('cancel flows and sessions', function () {
         incentive: 'partner_deal',
         incentive_expires_at: account.incentive_expires_at,
       });
-      const handle = testEnv().deps.temporal.client.workflow.getHandle(incentiveExpiryWorkflowId(app.id, 'ada'));
-      expect((await eventually(() => handle.describe().catch(() => undefined))).status.name).to.equal('RUNNING');
+      const state = await eventually(async () => {
+        const st = await actorState(app, 'ada');
+        return st.nextTimer?.kind === 'incentive_end' ? st : undefined;
+      });
+      expect(state.nextTimer!.at).to.equal(account.incentive_expires_at);
       expect(await events('account.incentive_applied')).to.have.length(1);
     });
 
@@ -617,10 +614,20 @@ describe('cancel flows and sessions', function () {
         sessionCall(s.id, 'cancel'),
         sessionCall(s.id, 'decline'),
       ]);
+      // One wins; which one is a race between the accept (which goes through the account's actor) and the decline.
       expect(results.map((r) => r.status).sort()).to.deep.equal([200, 409, 409, 409]);
-      expect(await events('subscription.paused')).to.have.length(1);
-      expect(await events('cancel_flow.saved')).to.have.length(1);
-      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.pause).to.not.equal(null);
+      const winner = ['accept', 'accept', 'cancel', 'decline'][results.findIndex((r) => r.status === 200)];
+      const paused = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.pause;
+      if (winner === 'accept') {
+        expect(await events('subscription.paused')).to.have.length(1);
+        expect(await events('cancel_flow.saved')).to.have.length(1);
+        expect(paused).to.not.equal(null);
+      } else {
+        expect(winner).to.equal('decline');
+        expect(await events('subscription.paused')).to.have.length(0);
+        expect(paused).to.equal(null);
+        expect((await get(`${base}/cancel-sessions/${s.id}`, token)).body.step.type).to.equal('confirm');
+      }
     });
 
     it('a failed provider call leaves the session open at its offer, to try again', async () => {

@@ -301,8 +301,10 @@ describe('the guard layer', function () {
         return c.status === 'completed' ? c : undefined;
       });
       expect(done.account).to.equal('ro@example.com');
-      const notes = testEnv().paypal.sent.filter((n) => n.url.endsWith(`/payments/webhooks/${app.id}`));
-      expect(notes.length).to.be.greaterThan(0);
+      // The provider's notification (sent after its activation delay; the checkout's own check may come first).
+      await eventually(async () =>
+        testEnv().paypal.sent.some((n) => n.url.endsWith(`/payments/webhooks/${app.id}`)) ? true : undefined,
+      );
     });
   });
 

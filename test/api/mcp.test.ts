@@ -76,6 +76,8 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   update_app: 'W',
   // Issue 30: plan changes are the one subscription write an agent may start (the buyer approves at PayPal).
   change_subscription: 'W',
+  quote_subscription_change: 'R',
+  get_account_timeline: 'R',
 };
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
@@ -130,7 +132,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(67);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(69);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -184,10 +186,12 @@ describe('MCP server', function () {
   });
 
   describe('tools', () => {
-    it('lists the 67 tools (the 64 of the spec, create_upgrade_link, change_subscription, get_offer), levels, schemas', async () => {
+    // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
+    // get_offer.
+    it('lists the 69 tools, levels, schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(67);
+      expect(tools).to.have.length(69);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];

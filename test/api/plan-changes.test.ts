@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { planChangeWorkflowId } from '../../workflows/shared.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -28,10 +27,6 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     while (next.includes('/checkoutnow')) next = await paypal.approve(next);
     const back = new URL(next);
     return get(back.pathname + back.search);
-  };
-  const workflowOf = async (changeId: string) => {
-    const handle = testEnv().deps.temporal.client.workflow.getHandle(planChangeWorkflowId(app.id, 'ada', changeId));
-    return { result: await handle.result(), description: await handle.describe() };
   };
 
   it('the app policy defaults to prorate_now for upgrades and at_renewal for downgrades; PATCH changes it per direction', async () => {
@@ -64,7 +59,7 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect((await del(`${base}/plans/scale`, app.api_key)).body.accounts).to.equal(1);
   });
 
-  it('to the free plan: 409 free_plan saying how (cancel, then the free plan); the access view says if it has one', async () => {
+  it('to the free plan: a cancellation at the renewal, then the free plan; the access view says if it has one', async () => {
     const status = async (account: string) =>
       (await get(`${base}/namespaces/${account}/plan`, app.public_key)).body.subscription_status;
     await post(`${base}/namespaces`, app.api_key, { id: 'bo' });
@@ -73,19 +68,14 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect(await status('ada')).to.equal('active');
 
     const token = (await post(`${base}/namespaces/ada/token`, app.api_key, {})).body.token as string;
-    for (const credential of [app.api_key, token]) {
-      const res = await post(`${base}/namespaces/ada/subscription/change`, credential, { plan: 'free' });
-      expect(res.status, res.text).to.equal(409);
-      expect(res.body.reason).to.equal('free_plan');
-      expect(res.body.error).to.include(`POST /apps/${app.id}/namespaces/ada/subscription/cancel`);
-      expect(res.body.error).to.match(/the account then moves to the free plan\.$/);
-    }
-    expect((await sub()).pending_change, 'nothing was requested').to.equal(null);
-    // As the answer says: a cancel moves the account to the free plan.
-    const cancelled = await post(`${base}/namespaces/ada/subscription/cancel`, app.api_key, {});
-    expect(cancelled.status, cancelled.text).to.equal(200);
-    expect(await plan()).to.equal('free');
-    expect(await status('ada')).to.equal('cancelled');
+    const res = await post(`${base}/namespaces/ada/subscription/change`, token, { plan: 'free' });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.deep.include({ approve_url: null, effective: 'renewal', direction: 'downgrade' });
+    expect(res.body.cancel_at).to.equal(res.body.renews_at);
+    expect(await plan(), 'kept until the end of the period').to.equal('pro');
+    expect(await status('ada')).to.equal('active');
+    const again = await post(`${base}/namespaces/ada/subscription/change`, app.api_key, { plan: 'free' });
+    expect(again.body.reason).to.equal('cancel_scheduled');
   });
 
   it("an account token changes its own account's plan; another account's, or the publishable key, is 401", async () => {
@@ -147,18 +137,28 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
     expect(Object.keys(sample.sample.object.subscription).sort()).to.deep.equal(
       Object.keys(evt.data.object.subscription).sort(),
     );
-    // The change's workflow: applied, findable by account in the Temporal UI.
+    // The account's actor ran it: findable by account in the Temporal UI, and on the account's timeline.
     const [wf] = await eventually(async () => {
       const list = [];
       for await (const w of testEnv().deps.temporal.client.workflow.list({
         query: `AccountId = "ada" AND AppId = "${app.id}"`,
       }))
-        if (w.workflowId.startsWith('plan-change/')) list.push(w);
+        if (w.workflowId === `account/${app.id}/ada`) list.push(w);
       return list.length ? list : undefined;
     });
-    const run = await workflowOf(wf.workflowId.split('/').at(-1)!);
-    expect(run.result.outcome).to.equal('applied');
-    expect(await run.description.staticSummary()).to.match(/^Plan change: ada, change to scale/);
+    expect(wf.type).to.equal('accountWorkflow');
+    const lines = (await get(`${base}/namespaces/ada/timeline`, app.api_key)).body.data as {
+      kind: string;
+      type: string;
+      by: { kind: string } | null;
+      amount: { value: number } | null;
+      workflow: { id: string } | null;
+    }[];
+    const intent = lines.find((l) => l.kind === 'intent' && l.type === 'change')!;
+    expect(intent.by).to.deep.include({ kind: 'secret_key' });
+    expect(intent.workflow!.id).to.equal(`account/${app.id}/ada`);
+    const outcome = lines.find((l) => l.type === 'subscription.changed')!;
+    expect(outcome.amount!.value, 'what was charged').to.equal(c.proration.amount);
     expect((await change({ plan: 'scale' })).body.reason).to.equal('same_plan');
   });
 
@@ -180,7 +180,13 @@ describe('POST /apps/:appId/namespaces/:accountId/subscription/change (plan chan
       const s = await sub();
       return s.pending_change?.scheduled_at ? s : undefined;
     });
-    expect(scheduled.pending_change).to.deep.include({ plan: 'pro', price: 29, effective: 'renewal' });
+    expect(scheduled.pending_change).to.deep.include({
+      plan: 'pro',
+      price: 29,
+      effective: 'renewal',
+      status: 'scheduled',
+    });
+    expect(scheduled.scheduled_change).to.deep.equal(scheduled.pending_change);
     expect(await plan(), 'entitlements kept until the renewal').to.equal('scale');
     const [evt] = await events('subscription.change_scheduled');
     expect(evt.data.object.subscription.pending_change).to.include({ plan: 'pro', effective: 'renewal' });

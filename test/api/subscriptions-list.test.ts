@@ -183,7 +183,7 @@ describe('GET /apps/:appId/subscriptions', function () {
       return res.body.error as string;
     };
     expect(await bad('?status=trialing')).to.equal(
-      'status: unknown status "trialing" (one of active, paused, cancelled, all)',
+      'status: unknown status "trialing" (one of active, paused, past_due, cancelled, all)',
     );
     expect(await bad('?status=')).to.match(/^status: unknown status ""/);
     expect(await bad('?limit=0')).to.match(/^limit: /);

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
-import { pauseDef, pauseWorkflowId, type PauseState } from '../../workflows/shared.js';
 import { billingApp, purchase, type TestApp } from '../helpers/factories.js';
 import { call, del, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
+import { actorHandle, actorState, advanceClock, DAY, searchAttributes } from '../helpers/actor.js';
 
 describe('subscriptions and pauses', function () {
   this.timeout(60_000);
@@ -38,28 +38,34 @@ describe('subscriptions and pauses', function () {
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.subscription.status).to.equal('active');
   });
 
-  it('pause: billing suspended, free plan, a findable workflow; resumes on its own at resume_at', async () => {
+  it("pause: billing suspended, free plan, the account's actor waits; resumes on its own at resume_at (app clock)", async () => {
     await purchase(app, 'ada');
     const paused = await post(`${subPath()}/pause`, app.api_key, { months: 1, reason: 'travelling' });
     expect(paused.status, paused.text).to.equal(200);
     expect(paused.body.status).to.equal('paused');
-    expect(paused.body.pause).to.deep.include({ restore_plan: 'pro', reason: 'travelling' });
+    expect(paused.body.pause).to.deep.include({
+      restore_plan: 'pro',
+      reason: 'travelling',
+      workflow_id: `account/${app.id}/ada`,
+    });
     expect(await providerStatus()).to.equal('SUSPENDED');
     expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('free');
-    const handle = testEnv().deps.temporal.client.workflow.getHandle(pauseWorkflowId(app.id, 'ada', 1));
-    const desc = await eventually(() => handle.describe().catch(() => undefined));
-    const sa = Object.fromEntries(desc.typedSearchAttributes.getAll().map((p) => [p.key.name, p.value]));
+    const resumeAt = paused.body.pause.resume_at;
+    const desc = await eventually(async () => {
+      const d = await actorHandle(app, 'ada').describe();
+      return searchAttributes(d).BillingStatus === 'paused' ? d : undefined;
+    });
+    const sa = searchAttributes(desc);
     expect(sa).to.deep.include({ AppId: app.id, AccountId: 'ada', BillingStatus: 'paused' });
-    expect((sa.ResumeAt as Date).toISOString()).to.equal(paused.body.pause.resume_at);
-    expect(await desc.staticSummary()).to.match(/^Pause: ada until \d{4}-\d{2}-\d{2}, then back to pro$/);
-    // A test month is 2 s, so on a loaded machine the timer may already have fired by the time of the query.
-    const state = await handle.query(pauseDef.queries.state);
-    expect(state.restorePlan).to.equal('pro');
-    expect(['paused', 'resuming', 'resumed']).to.include(state.phase);
+    expect((sa.ResumeAt as Date).toISOString()).to.equal(resumeAt);
+    expect(await desc.staticSummary()).to.equal('Account ada: billing over time');
+    const state = await actorState(app, 'ada');
+    expect(state.nextTimer).to.deep.equal({ kind: 'pause_end', at: resumeAt });
 
-    const result = (await handle.result()) as PauseState;
-    expect(result).to.deep.include({ phase: 'resumed', resumedBy: 'timer' });
-    expect(Date.now()).to.be.at.least(Date.parse(paused.body.pause.resume_at));
+    // A month later on the app's clock: resumed by the actor, once.
+    await advanceClock(app, { ms: 10 * DAY });
+    expect((await get(subPath(), app.api_key)).body.status, 'not before resume_at').to.equal('paused');
+    await advanceClock(app, new Date(Date.parse(resumeAt) + 60_000));
     expect((await get(subPath(), app.api_key)).body).to.deep.include({ status: 'active', pause: null });
     expect(await providerStatus()).to.equal('ACTIVE');
     expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('pro');
@@ -68,18 +74,30 @@ describe('subscriptions and pauses', function () {
     expect(types.filter((t) => t === 'subscription.resumed')).to.have.length(1);
     const [resumed] = (await get(`${base}/events?type=subscription.resumed`, app.api_key)).body.data;
     expect(resumed.data.previous).to.deep.equal({ plan: 'free' });
+    expect(resumed.data.resumed_by).to.equal('timer');
+    const lines = (await get(`${base}/namespaces/ada/timeline`, app.api_key)).body.data as {
+      kind: string;
+      type: string;
+      workflow: { id: string } | null;
+    }[];
+    expect(lines.map((l) => `${l.kind}:${l.type}`)).to.include.members([
+      'intent:pause',
+      'outcome:subscription.paused',
+      'timer:pause_end',
+      'outcome:subscription.resumed',
+    ]);
+    expect(lines.find((l) => l.type === 'pause_end')!.workflow!.id).to.equal(`account/${app.id}/ada`);
   });
 
-  it('resume early: once, and the workflow ends without resuming again', async () => {
+  it('resume early: once; the actor no longer waits for the pause end', async () => {
     await purchase(app, 'ada');
     await post(`${subPath()}/pause`, app.api_key, { months: 12 });
     const res = await post(`${subPath()}/resume`, app.api_key);
     expect(res.body).to.deep.include({ status: 'active', pause: null });
-    const result = (await testEnv()
-      .deps.temporal.client.workflow.getHandle(pauseWorkflowId(app.id, 'ada', 1))
-      .result()) as PauseState;
-    expect(result.resumedBy).to.equal('request');
-    expect((await post(`${subPath()}/resume`, app.api_key)).status).to.equal(409);
+    expect((await actorState(app, 'ada')).nextTimer?.kind).to.equal('renewal');
+    const again = await post(`${subPath()}/resume`, app.api_key);
+    expect(again.status).to.equal(409);
+    expect(again.body.reason).to.equal('not_paused');
     expect((await eventTypes()).filter((t) => t === 'subscription.resumed')).to.have.length(1);
     expect((await get(`${base}/namespaces/ada/plan`, app.api_key)).body.plan.id).to.equal('pro');
   });
@@ -97,7 +115,7 @@ describe('subscriptions and pauses', function () {
     expect((await get(`${base}/namespaces/ada`, app.api_key)).body.plan).to.equal('pro');
   });
 
-  it('/pauses/due and /pauses/resume (admin) agree with the workflow: resumed once', async () => {
+  it("/pauses/due and /pauses/resume (admin) agree with the account's actor: resumed once", async () => {
     await purchase(app, 'ada');
     const admin = testEnv().adminKey;
     await post('/pauses/apply', admin, { app_id: app.id, account_id: 'ada', months: 12, reason: 'from a cancel flow' });
@@ -107,6 +125,7 @@ describe('subscriptions and pauses', function () {
         r.body.data.filter((d: { app_id: string }) => d.app_id === app.id),
       );
     expect(await due()).to.deep.equal([]);
+    // An external scheduler that sees a due pause (its resume_at passed on the app's clock) resumes it.
     await sql(
       testEnv().deps.orm.em.fork(),
       `update subscriptions set resume_at = now() - interval '1 minute' where app_id = $1`,
@@ -115,10 +134,6 @@ describe('subscriptions and pauses', function () {
     expect((await due()).map((d: { account_id: string }) => d.account_id)).to.deep.equal(['ada']);
     expect((await post('/pauses/resume', admin, { app_id: app.id, account_id: 'ada' })).body.status).to.equal('active');
     expect((await post('/pauses/resume', admin, { app_id: app.id, account_id: 'ada' })).status).to.equal(409);
-    const result = (await testEnv()
-      .deps.temporal.client.workflow.getHandle(pauseWorkflowId(app.id, 'ada', 1))
-      .result()) as PauseState;
-    expect(result.resumedBy).to.equal('request');
     expect((await eventTypes()).filter((t) => t === 'subscription.resumed')).to.have.length(1);
     expect(
       (await post('/pauses/resume', app.api_key, { app_id: app.id, account_id: 'ada' })).status,

@@ -20,10 +20,10 @@ async function missing(id: string): Promise<boolean> {
   }
 }
 
-describe('workflow ids on records (checkout, pause, plan change, reservation, incentive expiry)', function () {
+describe("workflow ids on records (checkout, the account's actor for pauses, changes and incentives, reservation)", function () {
   this.timeout(120_000);
 
-  it('an account names its incentive expiry workflow only while a timed incentive is on it', async () => {
+  it("an account names its actor as the incentive's workflow only while a timed incentive is on it", async () => {
     const { app, base } = await seededApp();
     await post(`${base}/incentives`, app.api_key, { id: 'promo', name: 'Promo', entitlements: [] });
     const untimed = await createAccount(app, { id: 'plain', plan: 'pro', incentive: 'promo' });
@@ -39,8 +39,8 @@ describe('workflow ids on records (checkout, pause, plan change, reservation, in
       incentive: 'promo',
       incentive_expires_at: ends,
     });
-    expect(timed.incentive_workflow_id).to.equal(`incentive-expiry/${app.id}/timed`);
-    expect(await exists(timed.incentive_workflow_id)).to.equal('incentiveExpiryWorkflow');
+    expect(timed.incentive_workflow_id).to.equal(`account/${app.id}/timed`);
+    expect(await exists(timed.incentive_workflow_id)).to.equal('accountWorkflow');
     const read = await get(`${base}/namespaces/timed`, app.api_key);
     expect(read.body.incentive_workflow_id).to.equal(timed.incentive_workflow_id);
     const list = await get(`${base}/namespaces?per_page=10`, app.api_key);
@@ -48,7 +48,7 @@ describe('workflow ids on records (checkout, pause, plan change, reservation, in
     expect(ids).to.deep.equal({ plain: null, none: null, timed: timed.incentive_workflow_id });
   });
 
-  it('a checkout, a pause and a plan change name their workflows, which exist; a subscription never paused has none', async () => {
+  it("a checkout names its workflow; a plan change and a pause name the account's actor; all exist", async () => {
     const { app, base } = await billingApp({ accounts: [{ id: 'ada', plan: 'free' }], purchases: ['ada'] });
     const checkouts = await get(`${base}/checkouts?limit=5`, app.api_key);
     const [chk] = checkouts.body.data;
@@ -65,14 +65,23 @@ describe('workflow ids on records (checkout, pause, plan change, reservation, in
       return_url: 'https://shop.example/account',
     });
     expect(change.status, change.text).to.equal(200);
+    // The account's actor owns the change, the pause and the subscription over time.
     const wid = change.body.pending_change.workflow_id;
-    expect(wid).to.match(new RegExp(`^plan-change/${app.id}/ada/chg_`));
-    expect(await exists(wid)).to.equal('planChangeWorkflow');
+    expect(wid).to.equal(`account/${app.id}/ada`);
+    expect(change.body.workflow_id).to.equal(wid);
+    expect(await exists(wid)).to.equal('accountWorkflow');
+    const refused = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
+    expect(refused.status, 'no pause while a change waits for approval').to.equal(409);
+    expect(refused.body).to.deep.include({ reason: 'change_pending' });
+    expect(refused.body.next[0]).to.deep.include({
+      method: 'POST',
+      path: `${base}/namespaces/ada/subscription/change/withdraw`,
+    });
+    expect((await post(refused.body.next[0].path, app.api_key, {})).status).to.equal(200);
 
     const paused = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
     expect(paused.status, paused.text).to.equal(200);
-    expect(paused.body.pause.workflow_id).to.equal(`pause/${app.id}/ada/1`);
-    expect(await exists(paused.body.pause.workflow_id)).to.equal('pauseWorkflow');
+    expect(paused.body.pause.workflow_id).to.equal(wid);
     const listed = await get(`${base}/subscriptions?status=paused`, app.api_key);
     expect(listed.body.data[0].pause.workflow_id).to.equal(paused.body.pause.workflow_id);
   });

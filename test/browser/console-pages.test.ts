@@ -263,7 +263,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     expect(await state()).to.deep.equal(['done', 'done', 'done', 'done', 'done']);
   });
 
-  it('links into the Temporal UI only for the workflows a record names: incentive expiry, checkout, pause', async () => {
+  it("links into the Temporal UI only for the workflows a record names: the account's actor, a checkout's, a reservation's", async () => {
     testEnv().deps.config.TEMPORAL_UI_URL = 'http://temporal-ui.test';
     const { app, base } = await billingApp({ accounts: [{ id: 'ada', plan: 'free' }], purchases: ['ada'] });
     await addAppToWorkspace(await people(testEnv().deps), ws.id, app.id);
@@ -298,11 +298,13 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     expect(held.body.workflow_id).to.equal(`reservation-expiry/${app.id}/${held.body.id}`);
     await shoot(page, 'account-reservation');
 
+    // A timed incentive is ended by the account's actor, which the incentive links to.
     await page.goto(url(`/apps/${app.id}/accounts/timed`));
     const incentive = page.getByRole('link', { name: /^Incentive expiry workflow/ });
-    expect(await incentive.getAttribute('href')).to.equal(wf(`incentive-expiry/${app.id}/timed`));
+    expect(await incentive.getAttribute('href')).to.equal(wf(`account/${app.id}/timed`));
+    expect(await page.getByRole('link', { name: /^Account actor workflow/ }).count(), 'no subscription').to.equal(0);
 
-    // Ada's checkout has its workflow; her subscription has no pause workflow until it is paused.
+    // Ada's checkout has its workflow; her pause is her actor's, linked from the list and her page.
     await page.goto(url(`/apps/${app.id}/billing`));
     const chk = (await get(`${base}/checkouts`, app.api_key)).body.data[0];
     const checkoutLink = page.getByRole('link', { name: `Workflow: checkout/${chk.id}` });
@@ -311,10 +313,10 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
     await page.reload();
     const pause = page.getByRole('link', { name: /^Pause workflow/ }).first();
-    expect(await pause.getAttribute('href')).to.equal(wf(`pause/${app.id}/ada/1`));
+    expect(await pause.getAttribute('href')).to.equal(wf(`account/${app.id}/ada`));
     await page.goto(url(`/apps/${app.id}/accounts/ada`));
-    expect(await page.getByRole('link', { name: /^Pause workflow/ }).getAttribute('href')).to.equal(
-      wf(`pause/${app.id}/ada/1`),
+    expect(await page.getByRole('link', { name: /^Account actor workflow/ }).getAttribute('href')).to.equal(
+      wf(`account/${app.id}/ada`),
     );
     await shoot(page, 'account-workflows');
   });

@@ -439,9 +439,24 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       expect(await paywall.getByRole('link').count(), 'no checkout link for a subscribed account').to.equal(0);
       await shot('52-paywall-switch', '#paywall-demo');
 
-      // Switch from the paywall: the prorated difference's order, then the revision, at the stand-in.
+      // Switch from the paywall: first the quote (what is charged today and from when), confirmed by the buyer, then
+      // the prorated difference's order (exactly the quoted amount), then the revision, at the stand-in.
       await paywall.getByRole('button', { name: 'Switch to Scale' }).click();
+      const summary = paywall.locator('[part="confirm-summary"]');
+      await summary.waitFor();
+      expect(await summary.innerText()).to.match(
+        /^\$\d+\.\d\d today for the rest of this period, then \$99\.00\/month\.$/,
+      );
+      const quoted = Number((await summary.innerText()).match(/^\$(\d+\.\d\d)/)![1]);
+      expect(page.url(), 'nothing asked of the provider before the confirm').to.not.match(/checkoutnow/);
+      await shot('53-paywall-confirm', '#paywall-demo');
+      await paywall.getByRole('button', { name: `Pay $${quoted.toFixed(2)} and switch` }).click();
       await page.waitForURL(/\/checkoutnow\?token=/);
+      const orderId = new URL(page.url()).searchParams.get('token')!;
+      expect(
+        Number(testEnv().paypal.order(orderId)?.purchase_units[0].amount.value),
+        'the quote is what is charged',
+      ).to.equal(quoted);
       await page.getByRole('button', { name: /Agree/ }).click();
       await page.waitForURL(/\/checkoutnow\?ba_token=/);
       await page.getByRole('button', { name: 'Agree & Subscribe' }).click();
@@ -456,8 +471,16 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       expect(upgraded, 'the same subscription, revised').to.deep.include({ id: first.id, plan: 'scale', price: 99 });
       expect((await get(`${base}/checkouts`, app.api_key)).body.data, 'no second checkout').to.have.length(1);
 
-      // Back down to Pro from the table: at the renewal, so Scale stays current and the change is shown.
+      // Back down to Pro from the table: at the renewal, so Scale stays current and the change is shown. The confirm
+      // step says nothing is charged today, and from when.
       await pro.getByRole('button', { name: 'Switch to Pro' }).click();
+      const confirm = pro.locator('[part="confirm-summary"]');
+      await confirm.waitFor();
+      expect(await confirm.innerText()).to.match(
+        /^Nothing today\. Pro and \$29\.00\/month from .+; your current plan stays until then\.$/,
+      );
+      await shot('47-pricing-confirm-downgrade', '#pricing');
+      await pro.getByRole('button', { name: /^Switch on / }).click();
       await page.waitForURL(/\/checkoutnow\?ba_token=/);
       await page.getByRole('button', { name: 'Agree & Subscribe' }).click();
       await page.waitForURL((u) => u.pathname.endsWith('/elements'));

@@ -40,7 +40,13 @@ export interface IsolatedStack {
   close(): Promise<void>;
 }
 
-export async function startIsolatedStack(env: Record<string, string> = {}): Promise<IsolatedStack> {
+export async function startIsolatedStack(
+  env: Record<string, string> = {},
+  opts: {
+    /** Runs once PostgreSQL and Temporal are up, before the service migrates and starts (an upgrade's old state). */
+    beforeStart?: (servers: { databaseUrl: string; temporalAddress: string; taskQueue: string }) => Promise<void>;
+  } = {},
+): Promise<IsolatedStack> {
   const dir = tempDir('offerkit-isolated-');
   const logs: LogLine[] = [];
   const sink = new Writable({
@@ -76,6 +82,8 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
     });
   let temporal: DevServerHandle | null = await startTemporal();
   const frozen: number[][] = [];
+  const taskQueue = `offerkit-isolated-${process.pid}-${pgPort}`;
+  await opts.beforeStart?.({ databaseUrl: postgres.url, temporalAddress: temporal.address, taskQueue });
   const shared = testEnv();
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -83,11 +91,10 @@ export async function startIsolatedStack(env: Record<string, string> = {}): Prom
     DATA_DIR: dir,
     DATABASE_URL: postgres.url,
     TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: `offerkit-isolated-${process.pid}-${pgPort}`,
+    TEMPORAL_TASK_QUEUE: taskQueue,
     ADMIN_API_KEY: shared.adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: shared.paypal.baseUrl,
-    PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
     WEBHOOK_RETRY_SCHEDULE_MS: '300,300,300,300,300,300',
     ACTIVITY_RETRY_MAX_MS: '200',

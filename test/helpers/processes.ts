@@ -65,6 +65,22 @@ export async function waitForOutput(p: Started, text: string, ms = 90_000): Prom
   }
 }
 
+/**
+ * Starts a process with `start` and waits for `text`; starts it again when it exits first (on a busy machine a
+ * start-up's first connection to PostgreSQL can pass its 2 s bound), at most `tries` times in all.
+ */
+export async function startReady(start: () => Started, text: string, tries = 3, ms = 90_000): Promise<Started> {
+  for (let i = 1; ; i++) {
+    const p = start();
+    try {
+      await waitForOutput(p, text, ms);
+      return p;
+    } catch (err) {
+      if (i >= tries || !ended(p.child)) throw err;
+    }
+  }
+}
+
 /** Resolves once an API process listens (it logs "API listening" when its port is open). */
 export const waitForListening = (p: Started, ms?: number) => waitForOutput(p, 'API listening', ms);
 

@@ -134,8 +134,6 @@ export async function startTestEnv(): Promise<TestEnv> {
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
     PAYPAL_BASE_URL: paypal.baseUrl,
     SMTP_URL: mail.smtpUrl,
-    // A pause "month" lasts 2 seconds in tests.
-    PAUSE_MONTH_SECONDS: '2',
     OUTBOX_POLL_MS: '200',
     // The shared servers' reconciler runs daily, so it never repairs a row a test left waiting on purpose;
     // test/processes/outages.test.ts runs it on a stack of its own.

@@ -4,9 +4,8 @@
 import { expect } from 'chai';
 import { routes } from '../../src/routes.js';
 import {
+  accountWorkflowId,
   checkoutWorkflowId,
-  incentiveExpiryWorkflowId,
-  pauseWorkflowId,
   RECONCILE_SCHEDULE_ID,
   reservationExpiryWorkflowId,
   type ReconcileResult,
@@ -261,6 +260,37 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
     );
   });
 
+  describe('Temporal down: billing intents', () => {
+    it('answer 503 with Retry-After within 5 s and change nothing; taken again once Temporal is back', async () => {
+      const s = await start();
+      const { app, base } = await seededApp({ accounts: [{ id: 'ada', plan: 'free' }] });
+      await purchase(app, 'ada');
+      const subId = (await get(`${base}/namespaces/ada/subscription`, app.api_key)).body.id;
+      await eventually(async () => ((await s.query('select 1 from outbox')).length === 0 ? true : undefined));
+      await s.stopTemporal();
+      const started = Date.now();
+      const res = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
+      const tookMs = Date.now() - started;
+      expect(res.status, res.text).to.equal(503);
+      expect(res.headers.get('retry-after')).to.equal('5');
+      expect(res.body.error).to.match(/nothing was changed/);
+      const [row] = await s.query<{ status: string }>('select status from subscriptions where app_id = $1', [app.id]);
+      expect(row.status, 'nothing changed').to.equal('active');
+      expect(testEnv().paypal.subscription(subId)!.status).to.equal('ACTIVE');
+      // Reads do not need Temporal.
+      expect((await get(`${base}/namespaces/ada/subscription`, app.api_key)).status).to.equal(200);
+      await s.startTemporal();
+      const again = await eventually(async () => {
+        const r = await post(`${base}/namespaces/ada/subscription/pause`, app.api_key, { months: 1 });
+        return r.status === 200 ? r : undefined;
+      }, 60_000);
+      expect(again.body.status).to.equal('paused');
+      const events = (await get(`${base}/events?type=subscription.paused`, app.api_key)).body.data;
+      expect(events, 'paused once').to.have.length(1);
+      process.stdout.write(`      (the refused intent answered in ${tookMs} ms)\n`);
+    });
+  });
+
   describe('the reconciler Schedule', () => {
     /** Triggers the real Schedule and answers its run's result. */
     async function runReconciler(s: IsolatedStack): Promise<ReconcileResult> {
@@ -298,7 +328,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         await createAccount(app, {
           id: 'ada',
           incentive: 'promo',
-          incentive_expires_at: new Date(Date.now() + 1500).toISOString(),
+          incentive_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
         });
         const [delivery] = await eventually(async () => {
           const rows = await s.query<{ id: string; attempts: number }>(
@@ -308,8 +338,8 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
           return rows.length === 1 ? rows : undefined;
         });
         await terminated(s, delivery.id);
-        // 2. An incentive whose expiry workflow is gone.
-        await terminated(s, incentiveExpiryWorkflowId(app.id, 'ada'));
+        // 2. An account with a timed incentive whose actor is gone.
+        await terminated(s, accountWorkflowId(app.id, 'ada'));
         // 3. A checkout whose workflow is gone, approved at the provider afterwards (its notification
         //    finds no workflow to wake).
         const chk = (
@@ -321,11 +351,13 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         ).body;
         await terminated(s, checkoutWorkflowId(chk.id));
         await testEnv().paypal.approve(chk.approve_url);
-        // 4. A pause whose workflow is gone (a pause month lasts 2 s here).
+        // 4. A paused subscription whose actor is gone (after its provider's notifications have come in).
         expect((await post(`${base}/namespaces/bob/subscription/pause`, app.api_key, { months: 1 })).status).to.equal(
           200,
         );
-        await terminated(s, pauseWorkflowId(app.id, 'bob', 1));
+        await sleep(1_000);
+        await eventually(async () => ((await s.query('select 1 from outbox')).length === 0 ? true : undefined));
+        await terminated(s, accountWorkflowId(app.id, 'bob'));
         // 5. A reservation whose expiry workflow is gone (it holds 7 API calls for 1 s).
         const rsv = await post(`${base}/namespaces/ada/usage/api_calls/reservations`, app.api_key, {
           amount: 7,
@@ -333,24 +365,32 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         });
         expect(rsv.status, rsv.text).to.equal(201);
         await terminated(s, reservationExpiryWorkflowId(app.id, rsv.body.id));
-        await sleep(3_000); // past the pause's resume_at, the incentive's and the reservation's expiry, the delivery's next attempt
-
+        await sleep(3_000); // past the reservation's expiry and the delivery's next attempt
         const first = await runReconciler(s);
         expect(first.repaired).to.deep.equal({
           deliveries: 1,
           checkouts: 1,
-          pauses: 1,
-          incentives: 1,
+          actors: 2,
+          billing: 0,
           reservations: 1,
           outbox: 0,
         });
         expect(first.restarted).to.have.members([
           delivery.id,
           checkoutWorkflowId(chk.id),
-          pauseWorkflowId(app.id, 'bob', 1),
-          incentiveExpiryWorkflowId(app.id, 'ada'),
+          accountWorkflowId(app.id, 'bob'),
+          accountWorkflowId(app.id, 'ada'),
           reservationExpiryWorkflowId(app.id, rsv.body.id),
         ]);
+
+        // Past the pause's resume_at and the incentive's end on the app's clock: the restarted actors run those
+        // dates. (Advanced only now: an advance starts any actor of the app that is not running, so before the
+        // reconciler's run it would have repaired them itself.)
+        const now = Date.parse((await get(`${base}/test-clock`, app.api_key)).body.now);
+        expect(
+          (await post(`${base}/test-clock/advance`, app.api_key, { to: new Date(now + 40 * 86_400_000).toISOString() }))
+            .status,
+        ).to.equal(200);
 
         // Each one is carried through once.
         await eventually(async () => {
@@ -386,8 +426,8 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         expect(second.repaired).to.deep.equal({
           deliveries: 0,
           checkouts: 0,
-          pauses: 0,
-          incentives: 0,
+          actors: 0,
+          billing: 0,
           reservations: 0,
           outbox: 0,
         });
@@ -404,17 +444,15 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
           'select kind, repaired from reconciler_repairs order by kind',
         );
         expect(totals.map((r) => [r.kind, Number(r.repaired)])).to.deep.equal([
+          ['actors', 2],
           ['checkouts', 1],
           ['deliveries', 1],
-          ['incentives', 1],
-          ['pauses', 1],
           ['reservations', 1],
         ]);
         expect((await get('/health')).body.repaired).to.deep.equal({
+          actors: 2,
           checkouts: 1,
           deliveries: 1,
-          incentives: 1,
-          pauses: 1,
           reservations: 1,
         });
         expect(

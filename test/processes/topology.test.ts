@@ -35,7 +35,6 @@ describe('topology: a real Temporal cluster with faults (small npm run topology)
       TOPOLOGY_USAGE: '80',
       TOPOLOGY_CHECKOUTS: '4',
       TOPOLOGY_EXPIRY_S: '30',
-      TOPOLOGY_PAUSE_S: '15',
       TOPOLOGY_CONCURRENCY: '8',
       TOPOLOGY_UI: '0', // the UI server is a build of its own, not needed to check anything
     });

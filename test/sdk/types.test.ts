@@ -45,9 +45,11 @@ export type Direction = Assert<Equal<SubscriptionsChangeResponse['direction'], '
 export type Effective = Assert<Equal<SubscriptionsChangeResponse['effective'], 'now' | 'renewal'>>;
 export type Policy = Assert<Equal<SubscriptionsChangeResponse['policy'], 'prorate_now' | 'at_renewal' | 'no_proration'>>;
 export type Pending = Assert<Equal<NonNullable<Subscription['pending_change']>['effective'], 'now' | 'renewal'>>;
-export type Status = Assert<Equal<Subscription['status'], 'active' | 'paused' | 'cancelled'>>;
+export type Status = Assert<Equal<Subscription['status'], 'active' | 'paused' | 'past_due' | 'cancelled'>>;
 export type CheckoutStatus = Assert<Equal<Checkout['status'], 'created' | 'completed' | 'cancelled' | 'expired'>>;
-export type AccessSubscription = Assert<Equal<Access['subscription_status'], 'active' | 'paused' | 'cancelled' | null>>;
+export type AccessSubscription = Assert<
+  Equal<Access['subscription_status'], 'active' | 'paused' | 'past_due' | 'cancelled' | null>
+>;
 export type StepType = Assert<Equal<CancelSession['step']['type'], 'question' | 'text' | 'offer' | 'confirm'>>;
 export type OfferKind = Assert<
   Equal<NonNullable<CancelSession['offer']>['kind'], 'discount' | 'downgrade' | 'pause' | 'incentive'>
@@ -85,15 +87,15 @@ if ('open_url' in answer) {
 // 409 reasons: a union, checked where it is used.
 export type Reason = Assert<Equal<ConflictError['reason'], ConflictReason | undefined>>;
 export type Listed = Assert<Equal<(typeof CONFLICT_REASONS)[number], ConflictReason>>;
-export type FreePlan = Assert<'free_plan' extends ConflictReason ? true : false>;
+export type Scheduled = Assert<'change_scheduled' extends ConflictReason ? true : false>;
 // @ts-expect-error a reason the service does not give
 export const unknownReason: ConflictReason = 'over_the_moon';
 export function words(e: ConflictError): string {
   switch (e.reason) {
     case 'already_subscribed':
       return 'change your plan';
-    case 'free_plan':
-      return 'cancel to move to the free plan';
+    case 'change_scheduled':
+      return 'withdraw or replace the scheduled change';
     // @ts-expect-error not a reason: the compiler checks the cases
     case 'no_such_reason':
       return '';

@@ -31,11 +31,11 @@ describe('409 reasons: the list the SDK is generated from is what the code gives
       listed.filter((r) => !found.includes(r)),
       'listed but given nowhere',
     ).to.deep.equal([]);
-    // Spot checks: a literal, a helper's argument, a narrowed status, the free plan's.
-    expect(reasons.get('same_plan')?.[0]).to.match(/subscriptions\.service\.ts:\d+$/);
+    // Spot checks: a literal, a helper's argument, a narrowed status, the account actor's refusals.
+    expect(reasons.get('same_plan')?.[0]).to.match(/plan-changes\.service\.ts:\d+$/);
     expect(reasons.get('bump_owned')?.[0]).to.match(/checkouts\.service\.ts:\d+$/);
     expect(reasons.has('completed') && reasons.has('cancelled')).to.equal(true);
-    expect(reasons.has('free_plan')).to.equal(true);
+    expect(reasons.has('change_scheduled') && reasons.has('past_due')).to.equal(true);
     // The published SDK carries the same list (npm run sdk:check keeps the generated file current).
     expect([...SDK_REASONS]).to.deep.equal(Object.keys(CONFLICT_REASONS));
   });

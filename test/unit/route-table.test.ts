@@ -56,10 +56,12 @@ describe('the route table', () => {
     }
   });
 
-  it('derives the 67 MCP tools (the 64 of the spec, create_upgrade_link, change_subscription, get_offer), once each', () => {
+  // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
+  // get_offer.
+  it('derives the 69 MCP tools, once each', () => {
     const tools = toolsOf(routes);
-    expect(tools).to.have.length(67);
-    expect(new Set(tools.map((t) => t.name)).size).to.equal(67);
+    expect(tools).to.have.length(69);
+    expect(new Set(tools.map((t) => t.name)).size).to.equal(69);
     for (const t of tools) {
       expect(t.route.mcp?.tool).to.equal(t.name);
       expect(t.route.path, t.name).to.match(/^\/apps\/:appId(\/|$)/);
@@ -86,7 +88,7 @@ describe('the route table', () => {
       expect(JSON.stringify(t.inputSchema).length, `${t.name}: a long input schema`).to.be.below(3000);
     }
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
-    expect(toolsOf(routes).length).to.equal(67);
+    expect(toolsOf(routes).length).to.equal(69);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
     // The spec's names (MCP rule 4): the account id is `namespaceId` wherever a tool takes one, and one name for one
     // thing across sibling tools (no bare `id` naming another record beside a path parameter).

@@ -20,9 +20,11 @@ const respelt = (p: string) => [
 ];
 
 describe('the router: one canonical spelling of every path, matched within a bucket', () => {
-  it('names the bucket by the third segment under /apps/:appId (after the console prefix), else the first', () => {
-    expect(routeBucket('/apps/:appId/namespaces/:accountId/plan')).to.equal('/apps/*/namespaces');
-    expect(routeBucket('/apps/app_1/namespaces/a/plan')).to.equal('/apps/*/namespaces');
+  it('names the bucket by the third segment under /apps/:appId (and the fifth under an account), else the first', () => {
+    expect(routeBucket('/apps/:appId/namespaces/:accountId/plan')).to.equal('/apps/*/namespaces/*/plan');
+    expect(routeBucket('/apps/app_1/namespaces/a/plan')).to.equal('/apps/*/namespaces/*/plan');
+    expect(routeBucket('/apps/app_1/namespaces/a')).to.equal('/apps/*/namespaces');
+    expect(routeBucket('/apps/app_1/namespaces/count')).to.equal('/apps/*/namespaces');
     expect(routeBucket('/APPS/app_1/Namespaces/a/plan')).to.equal('/APPS');
     expect(routeBucket(`${CONSOLE_API}/apps/x/plans`)).to.equal(`${CONSOLE_API}/apps/*/plans`);
     expect(routeBucket('/apps/:appId')).to.equal('/apps');

@@ -19,6 +19,7 @@ import { appApi, type Incentive, type Plan } from '../api';
 import { Loading, useLoad } from '../ui';
 import { accountWorkflowsQuery, useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
 import { plural } from '../plural';
+import { BillingTimeline, SubscriptionCard } from './AccountBilling';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -127,7 +128,7 @@ export function AccountPage() {
   const { appId, accountId } = useParams();
   const api = appApi(appId!);
   const id = accountId!;
-  const { data, error } = useLoad(async () => {
+  const { data, error, reload } = useLoad(async () => {
     const [account, access, events, reservations] = await Promise.all([
       api.accounts.get(id),
       api.access.getPrivate(id),
@@ -147,6 +148,12 @@ export function AccountPage() {
     return { account, access, plan, incentive, reservations, events: mine };
   }, [appId, accountId]);
   const temporal = useTemporalUi();
+  // Bumped after each billing intent: the timeline reads its first page again (the account is reloaded with it).
+  const [billingVersion, setBillingVersion] = useState(0);
+  const billingChanged = () => {
+    void reload();
+    setBillingVersion((v) => v + 1);
+  };
   return (
     <Stack>
       <Anchor component={Link} to={`/apps/${appId}/accounts`} size="sm">
@@ -159,6 +166,12 @@ export function AccountPage() {
               <Title order={2}>{data.account.name || data.account.id}</Title>
               <Badge size="lg">{data.access.plan.name}</Badge>
             </Group>
+            <SubscriptionCard
+              appId={appId!}
+              accountId={id}
+              sub={data.account.subscription}
+              onChanged={billingChanged}
+            />
             <SimpleGrid cols={{ base: 1, md: 2 }}>
               <Card withBorder>
                 <Title order={3} size="h4" mb="xs">
@@ -207,20 +220,11 @@ export function AccountPage() {
                       ` until ${new Date(data.account.incentive_expires_at).toLocaleString()}`}
                   </Text>
                   <Text size="sm">Add-ons: {data.access.addons.join(', ') || 'none'}</Text>
-                  <Text size="sm">
-                    Subscription:{' '}
-                    {data.account.subscription ? String(data.account.subscription.status ?? 'yes') : 'none'}
-                  </Text>
                   {temporal && (
                     <Group gap="xs">
+                      {/* The account's actor ends the incentive at its date (the subscription card links it too). */}
                       <WorkflowLink size="sm" id={data.account.incentive_workflow_id}>
                         Incentive expiry workflow
-                      </WorkflowLink>
-                      <WorkflowLink size="sm" id={data.account.subscription?.pause?.workflow_id}>
-                        Pause workflow
-                      </WorkflowLink>
-                      <WorkflowLink size="sm" id={data.account.subscription?.pending_change?.workflow_id}>
-                        Plan change workflow
                       </WorkflowLink>
                       <Anchor
                         size="sm"
@@ -235,6 +239,7 @@ export function AccountPage() {
                 </Stack>
               </Card>
             </SimpleGrid>
+            <BillingTimeline appId={appId!} accountId={id} version={billingVersion} />
             <Card withBorder>
               <Title order={3} size="h4" mb="xs">
                 Reservations

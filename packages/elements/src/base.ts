@@ -23,6 +23,7 @@ import {
   type Checkout,
   type Connection,
   type PlanChange,
+  type PlanQuote,
   type PublishableClient,
 } from './client.js';
 
@@ -174,11 +175,30 @@ export class OfferkitElement extends LitElement {
   }
 
   /**
+   * What a plan change would charge now and from when (`POST .../subscription/change/quote` with the account token),
+   * asking nobody: the confirm step shows it before anything is asked of the provider (`offerkit-plan-quote`).
+   */
+  protected async quotePlan(plan: string, interval: 'month' | 'year'): Promise<PlanQuote> {
+    const account = this.accountState?.account;
+    if (!account) throw new Error('Set account-token to change the plan');
+    const quote = await this.tokenClient().subscriptions.quote(account, { plan, interval });
+    this.emit('plan-quote', quote);
+    return quote;
+  }
+
+  /**
    * Requests a plan change through `POST .../subscription/change` with the account token and sends the buyer to
-   * the provider to approve it (after a cancelable `offerkit-plan-change` event). Throws what the service
+   * the provider to approve it (after a cancelable `offerkit-plan-change` event). With the quote's
+   * `proration_date` the provider is asked for exactly the quoted amount. A move to a free plan has nothing to
+   * approve: the subscription ends at the renewal and the account's state shows it. Throws what the service
    * answered (409 `change_pending`, `same_plan` ...).
    */
-  protected async switchPlan(plan: string, interval: 'month' | 'year', returnUrl?: string): Promise<PlanChange | null> {
+  protected async switchPlan(
+    plan: string,
+    interval: 'month' | 'year',
+    returnUrl?: string,
+    quote?: PlanQuote,
+  ): Promise<PlanChange | null> {
     const account = this.accountState?.account;
     if (!account) throw new Error('Set account-token to change the plan');
     // The return address is marked as this trip's, so only this return is taken (and cleaned) on the way back.
@@ -188,7 +208,10 @@ export class OfferkitElement extends LitElement {
       interval,
       return_url: url,
       cancel_url: url,
+      ...(quote ? { proration_date: quote.proration_date } : {}),
     });
+    // Nothing to approve (a move to the free plan at the renewal): the page's components show the new state.
+    if (!change.approve_url) void this.store?.refresh().catch(() => undefined);
     if (!this.emit('plan-change', change, true) || !change.approve_url) return change;
     const pending: PendingChange = {
       ...trip,
@@ -577,6 +600,40 @@ export class OfferkitElement extends LitElement {
 /** "December 26, 2026" in the given language (default: the browser's). */
 export function day(iso: string, locale?: string): string {
   return new Date(iso).toLocaleDateString(locale, { year: 'numeric', month: 'long', day: 'numeric' });
+}
+
+/**
+ * A plan change's quote in the buyer's words: what is charged now and from when, before anything is asked of the
+ * provider (the confirm step of the pricing table and the paywall).
+ */
+export function quoteText(
+  q: PlanQuote,
+  planName: string,
+  fmt: { money(amount: number, currency: string): string; date(iso: string): string },
+): { summary: string; confirm: string } {
+  const price = `${fmt.money(q.price, q.currency)}/${q.interval}`;
+  const when = q.effective_at ? fmt.date(q.effective_at) : null;
+  if (q.cancels_at_renewal)
+    return {
+      summary:
+        `Your subscription ends${when ? ` on ${when}` : ' at the end of this period'}; ` +
+        `then you are on ${planName} and nothing more is charged.`,
+      confirm: `Switch to ${planName}`,
+    };
+  if (q.amount_due_now > 0)
+    return {
+      summary: `${fmt.money(q.amount_due_now, q.currency)} today for the rest of this period, then ${price}.`,
+      confirm: `Pay ${fmt.money(q.amount_due_now, q.currency)} and switch`,
+    };
+  if (q.effective === 'renewal')
+    return {
+      summary: `Nothing today. ${planName} and ${price} from ${when ?? 'your next renewal'}; your current plan stays until then.`,
+      confirm: `Switch on ${when ?? 'renewal'}`,
+    };
+  return {
+    summary: `Nothing today. ${planName} now, ${price} from your next renewal.`,
+    confirm: `Switch to ${planName}`,
+  };
 }
 
 /**

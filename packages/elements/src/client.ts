@@ -17,6 +17,7 @@ import {
   type OffersGetPublicResponse,
   type SubscriptionsChangeResponse,
   type SubscriptionsGetResponse,
+  type SubscriptionsQuoteResponse,
 } from '@offerkit/sdk';
 
 export type { LimitReachedBody };
@@ -31,6 +32,8 @@ export type Checkout = CheckoutsGetResponse;
 export type Subscription = SubscriptionsGetResponse;
 /** A requested plan change (`subscriptions.change`). */
 export type PlanChange = SubscriptionsChangeResponse;
+/** What a plan change would charge now and from when (`subscriptions.quote`). */
+export type PlanQuote = SubscriptionsQuoteResponse;
 /** The cancel session view every `cancelSessions` call answers. */
 export type CancelSession = CancelSessionsGetResponse;
 export type SessionOffer = NonNullable<CancelSession['offer']>;

@@ -1,6 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, pendingChangeText } from './base.js';
-import { limitReachedBody, type AccountState, type LimitReachedBody } from './client.js';
+import { OfferkitElement, humanize, pendingChangeText, quoteText } from './base.js';
+import { limitReachedBody, type AccountState, type LimitReachedBody, type PlanQuote } from './client.js';
 
 /**
  * `<offerkit-paywall>`: given the 402 of a usage call (`paywall.show(error)` with the SDK's LimitReachedError,
@@ -16,6 +16,7 @@ export class OfferkitPaywall extends OfferkitElement {
     returnUrl: { attribute: 'return-url' },
     body: { attribute: false },
     busy: { state: true },
+    quote: { state: true },
     error: { state: true },
     status: { state: true },
   };
@@ -24,6 +25,8 @@ export class OfferkitPaywall extends OfferkitElement {
   declare returnUrl: string;
   declare body: LimitReachedBody | null;
   declare busy: boolean;
+  /** The upgrade's quote, shown for the buyer to confirm before anything is asked of the provider. */
+  declare quote: PlanQuote | null;
   declare error: string;
   declare status: string;
   private resumed = false;
@@ -34,6 +37,7 @@ export class OfferkitPaywall extends OfferkitElement {
     this.returnUrl = '';
     this.body = null;
     this.busy = false;
+    this.quote = null;
     this.error = '';
     this.status = '';
   }
@@ -131,14 +135,20 @@ export class OfferkitPaywall extends OfferkitElement {
     }
   }
 
+  /** A subscribed buyer's upgrade: first the quote, then (confirmed) the change and the trip to approve it. */
   private async switchTo() {
     const o = this.body?.offer;
     if (!o || this.busy) return;
     this.busy = true;
     this.error = '';
     try {
-      await this.switchPlan(o.plan.id, o.interval, this.returnUrl || undefined);
+      if (!this.quote) this.quote = await this.quotePlan(o.plan.id, o.interval);
+      else {
+        await this.switchPlan(o.plan.id, o.interval, this.returnUrl || undefined, this.quote);
+        this.quote = null;
+      }
     } catch (e) {
+      this.quote = null;
       this.error = this.fail(e, 'token');
     } finally {
       this.busy = false;
@@ -155,6 +165,7 @@ export class OfferkitPaywall extends OfferkitElement {
     this.body = body;
     this.status = '';
     this.error = '';
+    this.quote = null;
     // The usage that hit the limit changed the account: every component showing it reads it again.
     void this.accountStore?.refresh().catch(() => undefined);
     this.emit('shown', this.body);
@@ -164,6 +175,7 @@ export class OfferkitPaywall extends OfferkitElement {
 
   private dismiss() {
     this.body = null;
+    this.quote = null;
     this.emit('dismissed', null);
   }
 
@@ -219,15 +231,37 @@ export class OfferkitPaywall extends OfferkitElement {
               <div class="actions">
                 ${
                   this.canSwitch()
-                    ? html`<button
-                        type="button"
-                        class="primary"
-                        part="cta"
-                        ?disabled=${this.busy || !!st?.subscription?.pending_change}
-                        @click=${this.switchTo}
-                      >
-                        ${this.busy ? 'Redirecting…' : `Switch to ${o.plan.name}`}
-                      </button>`
+                    ? html`${
+                          this.quote
+                            ? html`<p part="confirm-summary">
+                                ${
+                                  quoteText(this.quote, o.plan.name, {
+                                    money: (a, c) => this.money(a, c),
+                                    date: (d) => this.day(d),
+                                  }).summary
+                                }
+                              </p>`
+                            : nothing
+                        }<button
+                          type="button"
+                          class="primary"
+                          part=${this.quote ? 'confirm-button' : 'cta'}
+                          ?disabled=${this.busy || !!st?.subscription?.pending_change}
+                          @click=${this.switchTo}
+                        >
+                          ${
+                            this.busy
+                              ? this.quote
+                                ? 'Redirecting…'
+                                : 'Checking the price…'
+                              : this.quote
+                                ? quoteText(this.quote, o.plan.name, {
+                                    money: (a, c) => this.money(a, c),
+                                    date: (d) => this.day(d),
+                                  }).confirm
+                                : `Switch to ${o.plan.name}`
+                          }
+                        </button>`
                     : this.buysHere
                       ? html`<button type="button" class="primary" part="cta" ?disabled=${this.busy} @click=${this.buy}>
                           ${this.busy ? 'Redirecting…' : `Upgrade to ${o.plan.name}`}

@@ -1,6 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, pendingChangeText } from './base.js';
-import { isLive, type PublicOffer, type PublicPlan } from './client.js';
+import { OfferkitElement, humanize, pendingChangeText, quoteText } from './base.js';
+import { isLive, type PlanQuote, type PublicOffer, type PublicPlan } from './client.js';
 
 const CHANGED = 'This offer has changed since the page was loaded. Please check the prices and choose again.';
 /** What a buyer is told when the checkout is refused (409) for a reason; the page gets the service's message. */
@@ -17,8 +17,11 @@ const REASONS: Record<string, string> = {
   bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
   already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
   change_pending: 'A change of plan is already waiting for approval. Approve it or let it lapse before another one.',
+  change_scheduled: 'A change of plan is already scheduled for your renewal.',
+  cancel_scheduled: 'Your subscription ends at the end of this period. Resume it before changing plans.',
+  past_due: 'Your last payment did not go through. Update your payment before changing plans.',
+  paused: 'Your subscription is paused. Resume it before changing plans.',
   same_plan: 'You are already on this plan.',
-  free_plan: 'To move to the free plan, cancel your subscription: your account then moves to the free plan.',
 };
 
 /**
@@ -44,6 +47,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     error: { state: true },
     status: { state: true },
     loading: { state: true },
+    confirming: { state: true },
   };
   declare offer: string;
   declare fallback: string;
@@ -59,6 +63,8 @@ export class OfferkitPricingTable extends OfferkitElement {
   declare status: string;
   /** While the offer is being read. */
   declare loading: boolean;
+  /** A plan change shown with its quote, waiting for the buyer to confirm (nothing asked of the provider yet). */
+  declare confirming: { plan: PublicPlan; quote: PlanQuote } | null;
   private loadFailed = false;
   private resumed = false;
   /** A view given with show(): nothing is loaded, and choosing a plan is the page's to act on. */
@@ -79,6 +85,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     this.error = '';
     this.status = '';
     this.loading = false;
+    this.confirming = null;
   }
 
   override updated(changed: PropertyValues<this>) {
@@ -136,20 +143,72 @@ export class OfferkitPricingTable extends OfferkitElement {
     }
   }
 
+  /** First the quote (what is charged now and from when), shown for the buyer to confirm. */
   private async switchTo(plan: PublicPlan) {
     if (this.busy) return;
     this.busy = plan.plan.id;
     this.error = '';
+    this.status = '';
     try {
-      await this.switchPlan(plan.plan.id, this.interval, this.returnUrl || undefined);
+      this.confirming = { plan, quote: await this.quotePlan(plan.plan.id, this.interval) };
     } catch (e) {
-      const reason = (e as { body?: { reason?: string } }).body?.reason;
-      const message = this.fail(e, 'token');
-      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
-      void this.accountStore?.refresh().catch(() => undefined);
+      this.confirming = null;
+      this.error = this.changeError(e);
     } finally {
       this.busy = '';
     }
+  }
+
+  private changeError(e: unknown): string {
+    const reason = (e as { body?: { reason?: string } }).body?.reason;
+    const message = this.fail(e, 'token');
+    void this.accountStore?.refresh().catch(() => undefined);
+    return ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
+  }
+
+  /** Confirmed: the change is asked (with the quote's proration date) and the buyer goes to approve it. */
+  private async confirmSwitch() {
+    const c = this.confirming;
+    if (!c || this.busy) return;
+    this.busy = c.plan.plan.id;
+    this.error = '';
+    try {
+      const change = await this.switchPlan(c.plan.plan.id, this.interval, this.returnUrl || undefined, c.quote);
+      this.confirming = null;
+      if (change && !change.approve_url)
+        this.status = c.quote.cancels_at_renewal
+          ? `Your subscription ends on ${this.day(change.cancel_at ?? change.renews_at ?? '')}; then you are on ${c.plan.plan.name}.`
+          : 'Your plan change is scheduled.';
+    } catch (e) {
+      this.confirming = null;
+      this.error = this.changeError(e);
+    } finally {
+      this.busy = '';
+    }
+  }
+
+  /** The confirm step under a plan's card: the quote in words, Confirm and Cancel. */
+  private renderConfirm(p: PublicPlan) {
+    const c = this.confirming;
+    if (!c || c.plan.plan.id !== p.plan.id) return nothing;
+    const text = quoteText(c.quote, p.plan.name, { money: (a, cur) => this.money(a, cur), date: (d) => this.day(d) });
+    return html`<div class="confirm" part="confirm" role="group" aria-label="Confirm the switch to ${p.plan.name}">
+      <p part="confirm-summary">${text.summary}</p>
+      <div class="actions">
+        <button
+          type="button"
+          class="primary"
+          part="confirm-button"
+          ?disabled=${!!this.busy}
+          @click=${() => this.confirmSwitch()}
+        >
+          ${this.busy === p.plan.id ? 'Redirecting…' : text.confirm}
+        </button>
+        <button type="button" part="confirm-cancel" ?disabled=${!!this.busy} @click=${() => (this.confirming = null)}>
+          Cancel
+        </button>
+      </div>
+    </div>`;
   }
 
   async load() {
@@ -386,10 +445,11 @@ export class OfferkitPricingTable extends OfferkitElement {
       ${
         current
           ? html`<button type="button" part="cta" disabled>Current plan</button>`
-          : price?.price === 0
+          : price?.price === 0 && !this.canSwitch()
             ? html`<p class="muted">No payment needed</p>`
             : this.renderCta(p, !price)
       }
+      ${this.renderConfirm(p)}
     </article>`;
   }
 
@@ -422,10 +482,10 @@ export class OfferkitPricingTable extends OfferkitElement {
         type="button"
         class="primary"
         part="cta"
-        ?disabled=${unavailable || !!this.busy || !!sub.pending_change}
+        ?disabled=${unavailable || !!this.busy || !!sub.pending_change || !!sub.cancel_at || !!this.confirming}
         @click=${() => this.switchTo(p)}
       >
-        ${this.busy === p.plan.id ? 'Redirecting…' : label}
+        ${this.busy === p.plan.id && !this.confirming ? 'Checking the price…' : label}
       </button>`;
     }
     return html`<button
@@ -458,6 +518,25 @@ export class OfferkitPricingTable extends OfferkitElement {
       }
       .plan button {
         width: 100%;
+      }
+      .confirm {
+        margin-top: 0.75rem;
+        padding: 0.75rem;
+        border: 1px solid var(--offerkit-border, #d0d5dd);
+        border-radius: var(--offerkit-radius, 8px);
+        background: var(--offerkit-muted-bg, #f8f9fb);
+      }
+      .confirm p {
+        margin: 0 0 0.5rem;
+      }
+      .confirm .actions {
+        display: flex;
+        gap: 0.5rem;
+        flex-wrap: wrap;
+      }
+      .confirm .actions button {
+        width: auto;
+        flex: 1 1 8rem;
       }
       .price {
         font-size: 1.1rem;

@@ -72,7 +72,8 @@ function ExpireCheckout({ checkout: c, onDone }: { checkout: Checkout; onDone: (
   );
 }
 
-export function Checkouts() {
+/** `version`: bumped when the app's test clock moved (checkouts may have expired): the list is read again. */
+export function Checkouts({ version = 0 }: { version?: number }) {
   const { appId } = useParams();
   const api = appApi(appId!);
   const [status, setStatus] = useState<CheckoutStatus>('all');
@@ -82,7 +83,7 @@ export function Checkouts() {
   const checkouts = useLoad(
     (): PromiseLike<CheckoutsListResponse> =>
       api.checkouts.list({ limit: 50, ...(status === 'all' ? {} : { status }), ...(cursor ? { cursor } : {}) }),
-    [appId, status, cursor],
+    [appId, status, cursor, version],
   );
   return (
     <Card withBorder>

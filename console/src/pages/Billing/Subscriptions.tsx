@@ -5,22 +5,24 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { appApi } from '../../api';
 import { CursorPager, Loading, useLoad } from '../../ui';
-import { accountLink, nowrap, PAGE_SIZE, SUB_COLORS } from './shared';
+import { accountLink, Dated, nowrap, PAGE_SIZE } from './shared';
 import { SubscriptionCards } from './SubscriptionCards';
-import { day, pendingText, resumesText } from './text';
+import { changeTexts, day, resumesText, shownStatus, STATUS_COLORS, type Sub } from './text';
 import { WorkflowLink } from '../../temporal';
 
-/** `current`: no status sent, so the API lists the subscriptions that have not ended (active and paused). */
+/** `current`: no status sent, so the API lists the subscriptions that have not ended (active, paused, past due). */
 type SubStatus = NonNullable<SubscriptionsListQuery['status']> | 'current';
 const SUB_FILTERS: { value: SubStatus; label: string }[] = [
   { value: 'current', label: 'Current' },
   { value: 'active', label: 'Active' },
   { value: 'paused', label: 'Paused' },
+  { value: 'past_due', label: 'Past due' },
   { value: 'cancelled', label: 'Cancelled' },
   { value: 'all', label: 'All' },
 ];
 
-export function Subscriptions() {
+/** `version`: bumped when the app's test clock moved (renewals, pause ends): the list is read again. */
+export function Subscriptions({ version = 0 }: { version?: number }) {
   const { appId } = useParams();
   const api = appApi(appId!);
   const [status, setStatus] = useState<SubStatus>('current');
@@ -37,13 +39,22 @@ export function Subscriptions() {
         ...(plan ? { plan } : {}),
         ...(cursor ? { cursor } : {}),
       }),
-    [appId, status, plan, cursor],
+    [appId, status, plan, cursor, version],
   );
   const filter = (apply: () => void) => {
     apply();
     setCursors([undefined]);
   };
   const label = SUB_FILTERS.find((f) => f.value === status)!.label.toLowerCase();
+  /** What the renewal column says: the renewal, or the date that replaces it (a cancellation, a failed payment). */
+  const renewal = (sub: Sub) =>
+    sub.status === 'past_due'
+      ? `past due since ${day(sub.dunning?.since ?? sub.last_payment_failed_at)}`
+      : sub.status !== 'active'
+        ? '—'
+        : sub.cancel_at
+          ? `cancels ${day(sub.cancel_at)}`
+          : day(sub.renews_at);
   const empty =
     status === 'current' && !plan && cursors.length === 1
       ? 'No subscriptions yet. They start when a checkout completes: publish an offer on the Offers page and send ' +
@@ -73,9 +84,21 @@ export function Subscriptions() {
             <SegmentedControl
               aria-label="Subscription status"
               size="xs"
+              visibleFrom="sm"
               data={SUB_FILTERS}
               value={status}
               onChange={(v) => filter(() => setStatus(v as SubStatus))}
+            />
+            {/* Six statuses do not fit a phone's width side by side: a list there. */}
+            <Select
+              aria-label="Subscription status"
+              size="xs"
+              w={150}
+              hiddenFrom="sm"
+              allowDeselect={false}
+              data={SUB_FILTERS}
+              value={status}
+              onChange={(v) => v && filter(() => setStatus(v as SubStatus))}
             />
           </Group>
         </Group>
@@ -106,11 +129,13 @@ export function Subscriptions() {
                             <Table.Td>{accountLink(appId!, sub.account_id)}</Table.Td>
                             <Table.Td>
                               {sub.plan} / {sub.interval}
-                              {pendingText(sub) && (
-                                <Text size="xs" c="dimmed">
-                                  {pendingText(sub)}{' '}
-                                  <WorkflowLink id={sub.pending_change?.workflow_id}>Approval workflow</WorkflowLink>
+                              {changeTexts(sub).map((t) => (
+                                <Text key={t} size="xs" c="dimmed" aria-label={`Plan change of ${sub.account_id}`}>
+                                  <Dated text={t} />
                                 </Text>
+                              ))}
+                              {sub.pending_change && (
+                                <WorkflowLink id={sub.pending_change.workflow_id}>Approval workflow</WorkflowLink>
                               )}
                             </Table.Td>
                             <Table.Td ta="right" style={nowrap}>
@@ -122,9 +147,9 @@ export function Subscriptions() {
                               )}
                             </Table.Td>
                             <Table.Td miw={110}>
-                              <Badge color={SUB_COLORS[sub.status]}>{sub.status}</Badge>
+                              <Badge color={STATUS_COLORS[shownStatus(sub)]}>{shownStatus(sub)}</Badge>
                             </Table.Td>
-                            <Table.Td style={nowrap}>{sub.status === 'active' ? day(sub.renews_at) : '—'}</Table.Td>
+                            <Table.Td style={nowrap}>{renewal(sub)}</Table.Td>
                             <Table.Td aria-label={sub.pause ? `Resumes ${sub.account_id}` : undefined}>
                               {sub.pause?.resume_at ? (
                                 <>

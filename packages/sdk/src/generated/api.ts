@@ -1081,9 +1081,29 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'subscriptions.quote',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/change/quote',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
     name: 'subscriptions.change',
     method: 'POST',
     path: '/apps/{appId}/namespaces/{accountId}/subscription/change',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
+    name: 'subscriptions.withdrawChange',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw',
     params: ['accountId'],
     body: true,
     query: false,
@@ -1136,6 +1156,46 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/subscription/resume',
     params: ['accountId'],
     body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'subscriptions.retryPayment',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/subscription/retry-payment',
+    params: ['accountId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'accounts.timeline',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/timeline',
+    params: ['accountId'],
+    body: false,
+    query: true,
+    paginated: 'cursor',
+    auth: ['S'],
+  },
+  {
+    name: 'testClock.get',
+    method: 'GET',
+    path: '/apps/{appId}/test-clock',
+    params: [],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'testClock.advance',
+    method: 'POST',
+    path: '/apps/{appId}/test-clock/advance',
+    params: [],
+    body: true,
     query: false,
     paginated: false,
     auth: ['S'],
@@ -1655,11 +1715,21 @@ export type SubscriptionsListResponse =
   paths['/apps/{appId}/subscriptions']['get']['responses'][200]['content']['application/json'];
 export type SubscriptionsUntrackedResponse =
   paths['/apps/{appId}/subscriptions/untracked']['get']['responses'][200]['content']['application/json'];
+export type SubscriptionsQuoteBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/quote']['post']['requestBody']
+>['content']['application/json'];
+export type SubscriptionsQuoteResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/quote']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsChangeBody = NonNullable<
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['requestBody']
 >['content']['application/json'];
 export type SubscriptionsChangeResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/change']['post']['responses'][200]['content']['application/json'];
+export type SubscriptionsWithdrawChangeBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw']['post']['requestBody']
+>['content']['application/json'];
+export type SubscriptionsWithdrawChangeResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsSyncResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/sync']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsGetResponse =
@@ -1676,6 +1746,20 @@ export type SubscriptionsPauseResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/pause']['post']['responses'][200]['content']['application/json'];
 export type SubscriptionsResumeResponse =
   paths['/apps/{appId}/namespaces/{accountId}/subscription/resume']['post']['responses'][200]['content']['application/json'];
+export type SubscriptionsRetryPaymentResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/subscription/retry-payment']['post']['responses'][200]['content']['application/json'];
+export type AccountsTimelineQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/timeline']['get']['parameters']['query']
+>;
+export type AccountsTimelineResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/timeline']['get']['responses'][200]['content']['application/json'];
+export type TestClockGetResponse =
+  paths['/apps/{appId}/test-clock']['get']['responses'][200]['content']['application/json'];
+export type TestClockAdvanceBody = NonNullable<
+  paths['/apps/{appId}/test-clock/advance']['post']['requestBody']
+>['content']['application/json'];
+export type TestClockAdvanceResponse =
+  paths['/apps/{appId}/test-clock/advance']['post']['responses'][200]['content']['application/json'];
 export type CancelFlowsListResponse =
   paths['/apps/{appId}/cancel-flows']['get']['responses'][200]['content']['application/json'];
 export type CancelFlowsCapabilitiesResponse =
@@ -1776,6 +1860,10 @@ export type LimitReachedBody = components['schemas']['LimitReachedBody'];
  */
 export type ConflictReason =
   /**
+   * another advance of the app's test clock is still running: try again once it is done
+   */
+  | 'advancing'
+  /**
    * the buyer has a live subscription: change its plan (POST .../subscription/change, or `if_subscribed: "change"`)
    */
   | 'already_subscribed'
@@ -1800,13 +1888,25 @@ export type ConflictReason =
    */
   | 'bumps_with_change'
   /**
-   * a checkout to expire was cancelled
+   * the subscription already has a save-offer discount
+   */
+  | 'already_discounted'
+  /**
+   * the subscription is cancelled at the end of its period: undo it with POST .../subscription/resume
+   */
+  | 'cancel_scheduled'
+  /**
+   * a checkout to expire was cancelled, or the subscription is cancelled
    */
   | 'cancelled'
   /**
-   * the subscription already has a plan change waiting for approval or the renewal
+   * a plan change waits for the buyer's approval: it ends when approved or refused, or withdraw it
    */
   | 'change_pending'
+  /**
+   * a plan change is scheduled for the renewal: withdraw it (POST .../subscription/change/withdraw) or replace it (`replace: true`)
+   */
+  | 'change_scheduled'
   /**
    * a checkout to expire is completed
    */
@@ -1820,13 +1920,21 @@ export type ConflictReason =
    */
   | 'expired'
   /**
-   * a plan change to the free plan: cancel the subscription (POST .../subscription/cancel); the account then moves to the free plan
+   * a billing intent reached the account actor after the API had answered its caller 503 (nothing was changed): refused, and only the timeline sees it
    */
-  | 'free_plan'
+  | 'expired_request'
   /**
    * the offer (or plan) has no price for the interval asked
    */
   | 'interval_not_offered'
+  /**
+   * a live app (live payments, or the demo) has no test clock
+   */
+  | 'live_app'
+  /**
+   * there is no plan change waiting or scheduled to withdraw
+   */
+  | 'no_change'
   /**
    * the payment provider gave no approval link
    */
@@ -1840,6 +1948,14 @@ export type ConflictReason =
    */
   | 'not_available'
   /**
+   * the subscription has no failed payment to retry
+   */
+  | 'not_past_due'
+  /**
+   * the subscription is neither paused nor cancelled at the end of its period
+   */
+  | 'not_paused'
+  /**
    * the offer is a draft, or has no provider plan for this price yet
    */
   | 'not_published'
@@ -1851,6 +1967,18 @@ export type ConflictReason =
    * the offer was edited or deleted while the checkout was being created: load it again
    */
   | 'offer_changed'
+  /**
+   * the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry
+   */
+  | 'past_due'
+  /**
+   * the subscription is paused: resume it first (POST .../subscription/resume)
+   */
+  | 'paused'
+  /**
+   * the provider declined the retried payment: the subscription stays past due (one more failure), retry later
+   */
+  | 'payment_declined'
   /**
    * the plan was deleted while the checkout or change was being made
    */
@@ -1870,25 +1998,36 @@ export type ConflictReason =
 
 /** Every `ConflictReason`, in alphabetical order. */
 export const CONFLICT_REASONS: readonly ConflictReason[] = [
+  'advancing',
   'already_subscribed',
   'approved',
   'archived',
   'bump_not_offered',
   'bump_owned',
   'bumps_with_change',
+  'already_discounted',
+  'cancel_scheduled',
   'cancelled',
   'change_pending',
+  'change_scheduled',
   'completed',
   'created',
   'expired',
-  'free_plan',
+  'expired_request',
   'interval_not_offered',
+  'live_app',
+  'no_change',
   'no_link',
   'no_price',
   'not_available',
+  'not_past_due',
+  'not_paused',
   'not_published',
   'not_started',
   'offer_changed',
+  'past_due',
+  'paused',
+  'payment_declined',
   'plan_deleted',
   'plan_not_offered',
   'same_plan',
@@ -2346,6 +2485,18 @@ export interface AccountsApi {
     body: AccountsUpgradeLinkBody,
     options?: RequestOptions,
   ): APIPromise<AccountsUpgradeLinkResponse>;
+  /**
+   * The account's billing timeline, newest first
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/timeline` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Every intent (who asked for a change, pause, resume, cancellation, save offer), refusal (and why), fact (a provider notification, the buyer back from approving), date the account's actor woke up at (renewals, pause ends, scheduled changes, incentive ends, dunning) and outcome (each billing event sent, with what was charged), with the workflow that ran it and its Temporal UI page. Kept while the account exists. Pass `next_cursor` back as `cursor` for the next page.
+   */
+  timeline(
+    accountId: string,
+    query?: AccountsTimelineQuery,
+    options?: RequestOptions,
+  ): CursorPagePromise<AccountsTimelineResponse>;
 }
 
 /**
@@ -2844,11 +2995,23 @@ export interface SubscriptionsApi {
    */
   untracked(options?: RequestOptions): APIPromise<SubscriptionsUntrackedResponse>;
   /**
+   * What a plan change would charge now and from when, without asking the provider
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change/quote` (secret key, account token)
+   *
+   * Takes the change's body and answers what the change would be: the new price and interval, `amount_due_now` (the prorated difference an upgrade charges when the buyer approves, under `prorate_now`), when it applies (`effective_at`), its direction and policy, and `proration_date`: send that back with the change (within 30 minutes) and the provider is asked for exactly `amount_due_now`. The same 409s as the change (`same_plan`, `no_price`, `change_pending`, `change_scheduled`, ...); a free plan answers `cancels_at_renewal: true`.
+   */
+  quote(
+    accountId: string,
+    body: SubscriptionsQuoteBody,
+    options?: RequestOptions,
+  ): APIPromise<SubscriptionsQuoteResponse>;
+  /**
    * Change to another plan or interval (approved by the buyer at the provider)
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/change` (secret key, account token)
    *
-   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the free plan), or a subscription that is not active.
+   * The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
    */
   change(
     accountId: string,
@@ -2856,9 +3019,23 @@ export interface SubscriptionsApi {
     options?: RequestOptions,
   ): APIPromise<SubscriptionsChangeResponse>;
   /**
+   * Withdraw a change waiting for approval, or one scheduled for the renewal
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/change/withdraw` (secret key, account token)
+   *
+   * A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+   */
+  withdrawChange(
+    accountId: string,
+    body?: SubscriptionsWithdrawChangeBody,
+    options?: RequestOptions,
+  ): APIPromise<SubscriptionsWithdrawChangeResponse>;
+  /**
    * Re-read the subscription from the provider and apply what changed
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/sync` (secret key)
+   *
+   * Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
    */
   sync(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsSyncResponse>;
   /**
@@ -2868,9 +3045,11 @@ export interface SubscriptionsApi {
    */
   get(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsGetResponse>;
   /**
-   * Cancel at the provider; the account moves to the free plan
+   * Cancel at the provider (now, or at the end of the paid period); the account moves to the free plan
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/cancel` (secret key)
+   *
+   * `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
    */
   cancel(
     accountId: string,
@@ -2882,7 +3061,7 @@ export interface SubscriptionsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/pause` (secret key)
    *
-   * Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+   * Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
    */
   pause(
     accountId: string,
@@ -2890,11 +3069,43 @@ export interface SubscriptionsApi {
     options?: RequestOptions,
   ): APIPromise<SubscriptionsPauseResponse>;
   /**
-   * End a pause now
+   * End a pause now (or undo a cancellation at the end of the period)
    *
    * `POST /apps/{appId}/namespaces/{accountId}/subscription/resume` (secret key)
+   *
+   * A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
    */
   resume(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsResumeResponse>;
+  /**
+   * Charge a past-due subscription's outstanding balance now
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/subscription/retry-payment` (secret key)
+   *
+   * For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+   */
+  retryPayment(accountId: string, options?: RequestOptions): APIPromise<SubscriptionsRetryPaymentResponse>;
+}
+
+/**
+ * `testClock.*`: the routes under `/apps/{appId}/test-clock`.
+ */
+export interface TestClockApi {
+  /**
+   * The app's clock
+   *
+   * `GET /apps/{appId}/test-clock` (secret key)
+   *
+   * An app that is not live (payments not connected, PayPal's sandbox, or the local stand-in; never the demo, never live payments) has a test clock that can be moved forward; everything time-based follows it.
+   */
+  get(options?: RequestOptions): APIPromise<TestClockGetResponse>;
+  /**
+   * Move the app's clock forward, running every date due by then
+   *
+   * `POST /apps/{appId}/test-clock/advance` (secret key)
+   *
+   * Steps through the app's dates up to `to` in order (renewals, the provider's payment retries, ends of grace periods and pauses, cancellations at the period end, approvals that expire, incentive ends), looking each next one up again after the step before: at each, the PayPal stand-in bills the cycles and retries due by then and sends its notifications, the app's clock moves there, and every account actor runs what is due (a renewal applies a scheduled change and counts down a save-offer discount; a failed payment starts dunning). Then reservation and checkout expiry follow the new time. 200 once all of it ran; 202 when that takes longer than `TEST_CLOCK_WAIT_MS` (20 s): it goes on, and the clock's `now` reaches `to` within a minute. With PayPal's own sandbox only offerkit's dates move (PayPal bills at its own pace). 409 `live_app` for live apps and the demo, 409 `advancing` while another advance of the app runs; 400 when `to` is not after `now` or more than five years after it; 502 when the provider fails.
+   */
+  advance(body: TestClockAdvanceBody, options?: RequestOptions): APIPromise<TestClockAdvanceResponse>;
 }
 
 /**
@@ -3016,7 +3227,7 @@ export interface CancelSessionsApi {
    *
    * `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
    *
-   * Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+   * Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
    */
   accept(
     sessionId: string,
@@ -3060,6 +3271,7 @@ export interface SecretResources {
   offers: OffersApi;
   checkouts: CheckoutsApi;
   subscriptions: SubscriptionsApi;
+  testClock: TestClockApi;
   cancelFlows: CancelFlowsApi;
   cancelSessions: CancelSessionsApi;
 }
@@ -3081,7 +3293,7 @@ export interface PublishableResources {
  */
 export interface AccountTokenResources {
   access: AccessApi;
-  subscriptions: Pick<SubscriptionsApi, 'change' | 'get'>;
+  subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,
     'start' | 'get' | 'answer' | 'back' | 'decline' | 'accept' | 'cancel' | 'close'
@@ -3155,7 +3367,7 @@ export interface WebhookEventData {
    */
   'checkout.completed': components['schemas']['EventData:checkout.completed'];
   /**
-   * The payment provider charged a renewal.
+   * The payment provider charged a renewal (`payment`): a change scheduled for it has applied and a save-offer discount counted down one cycle by then.
    */
   'subscription.renewed': components['schemas']['EventData:subscription.renewed'];
   /**
@@ -3182,6 +3394,34 @@ export interface WebhookEventData {
    * The buyer approved a plan change that applies at the next renewal (a downgrade by default): the account keeps its plan until then; the subscription's pending_change says what comes.
    */
   'subscription.change_scheduled': components['schemas']['EventData:subscription.change_scheduled'];
+  /**
+   * A plan change that will not apply any more: one waiting for the buyer was refused, expired, withdrawn or replaced, or a scheduled one was withdrawn, replaced or dropped by a cancellation. A cancel-flow save it carried goes back to open. `reason` says why.
+   */
+  'subscription.change_dropped': components['schemas']['EventData:subscription.change_dropped'];
+  /**
+   * The subscription is cancelled at the end of its paid period (`cancel_at`): billing stopped at the provider; the account keeps its plan until then, when `subscription.cancelled` follows (unless it is undone).
+   */
+  'subscription.cancel_scheduled': components['schemas']['EventData:subscription.cancel_scheduled'];
+  /**
+   * A cancellation at the end of the period was undone: the subscription bills again as before.
+   */
+  'subscription.cancel_undone': components['schemas']['EventData:subscription.cancel_undone'];
+  /**
+   * A payment of the subscription failed at the provider: a renewal, one of its retries (PayPal retries 5 and 10 days later) or a retry asked with `retry-payment`. `attempt` counts the failures since it fell past due; `next_retry_at` is when the provider tries again (null: not before the next cycle); `outstanding` is what is owed.
+   */
+  'subscription.payment_failed': components['schemas']['EventData:subscription.payment_failed'];
+  /**
+   * A renewal payment failed: the subscription is past due and keeps its plan for the app's grace period (`dunning.grace_days`, until `grace_ends_at`) while the provider retries; then the app's `dunning.after` applies. Sent once, before the first `subscription.payment_failed`.
+   */
+  'subscription.past_due': components['schemas']['EventData:subscription.past_due'];
+  /**
+   * A payment of a past-due subscription succeeded (a retry at the provider, `retry-payment`, or the next cycle): it is active again, and an account the grace period had moved to the free plan has its plan back. `subscription.renewed` follows for the cycle it paid.
+   */
+  'subscription.recovered': components['schemas']['EventData:subscription.recovered'];
+  /**
+   * The grace period of a past-due subscription ended with the payment still failing: with `after: cancel` `subscription.cancelled` follows; with `after: free_plan` the account is on the free plan and the subscription stays past due until a payment succeeds (`subscription.recovered`).
+   */
+  'subscription.grace_ended': components['schemas']['EventData:subscription.grace_ended'];
   /**
    * A customer accepted a save offer in a cancel flow.
    */
@@ -3219,6 +3459,13 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'subscription.changed',
   'subscription.untracked',
   'subscription.change_scheduled',
+  'subscription.change_dropped',
+  'subscription.cancel_scheduled',
+  'subscription.cancel_undone',
+  'subscription.payment_failed',
+  'subscription.past_due',
+  'subscription.recovered',
+  'subscription.grace_ended',
   'cancel_flow.saved',
   'cancel_flow.cancelled',
 ];

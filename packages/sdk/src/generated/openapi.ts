@@ -42,7 +42,7 @@ export interface paths {
     put?: never;
     /**
      * Replace the secret key
-     * @description The old secret key and every account token stop working at once. Through the console the new key is answered as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each regeneration is logged with who asked (the person, or the credential).
+     * @description The old secret key and every account token stop working at once.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -64,9 +64,7 @@ export interface paths {
     put?: never;
     /**
      * Replace the publishable key
-     * @description The old publishable key stops working at once. Each regeneration is logged with who asked.
-     *
-     *     **Credentials:** secret key (`key_...`), admin key.
+     * @description **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['apps.regeneratePublicKey'];
     delete?: never;
@@ -1040,7 +1038,7 @@ export interface paths {
     };
     /**
      * Calls and total amount per entitlement
-     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1084,7 +1082,7 @@ export interface paths {
     };
     /**
      * Accounts with the most usage
-     * @description `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
+     * @description `limit` 1 to 100 (default 10); anything else is a 400.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1106,7 +1104,7 @@ export interface paths {
     };
     /**
      * Usage over time
-     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
+     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1208,7 +1206,7 @@ export interface paths {
     put?: never;
     /**
      * Add a webhook endpoint
-     * @description The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).
+     * @description The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1228,9 +1226,7 @@ export interface paths {
     };
     /**
      * A webhook endpoint, with its secret
-     * @description With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`: members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`, logged), viewers never see it.
-     *
-     *     **Credentials:** secret key (`key_...`), admin key.
+     * @description **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['webhooks.get'];
     put?: never;
@@ -1262,7 +1258,7 @@ export interface paths {
     put?: never;
     /**
      * Replace the signing secret
-     * @description Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the console the new secret is answered as `[redacted]` (reveal it on purpose).
+     * @description Every later attempt, retries included, is signed with the new secret.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1753,6 +1749,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/subscription/change/quote': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * What a plan change would charge now and from when, without asking the provider
+     * @description Takes the change's body and answers what the change would be: the new price and interval, `amount_due_now` (the prorated difference an upgrade charges when the buyer approves, under `prorate_now`), when it applies (`effective_at`), its direction and policy, and `proration_date`: send that back with the change (within 30 minutes) and the provider is asked for exactly `amount_due_now`. The same 409s as the change (`same_plan`, `no_price`, `change_pending`, `change_scheduled`, ...); a free plan answers `cancels_at_renewal: true`.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['subscriptions.quote'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/namespaces/{accountId}/subscription/change': {
     parameters: {
       query?: never;
@@ -1764,11 +1782,33 @@ export interface paths {
     put?: never;
     /**
      * Change to another plan or interval (approved by the buyer at the provider)
-     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). 409 `same_plan`, `change_pending`, `no_price`, `free_plan` (the free plan is not bought: cancel the subscription with `POST .../subscription/cancel`, and the account then moves to the free plan), or a subscription that is not active.
+     * @description The way to move a subscribed account to another plan (a second checkout is a 409); also with an account token for its own account (the drop-in components). The app's `plan_change_policy` decides per direction (by price per month): `prorate_now` (upgrades by default) applies at once when the buyer approves, charging the difference for the rest of the cycle as a one-time order; `at_renewal` (downgrades by default) keeps the current plan until `renews_at`; `no_proration` applies at once without charging a difference. PayPal bills the new price from the next cycle (the subscription is revised). Send the buyer to `approve_url`; nothing changes until the provider reports the approval (`subscription.changed`, or `subscription.change_scheduled` for a change at the renewal). A free plan is a cancellation at the end of the period (`subscription.cancel_scheduled`), then that plan. Quote it first (`.../change/quote`) and pass its `proration_date` to be charged exactly the quoted amount. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
     post: operations['subscriptions.change'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/subscription/change/withdraw': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Withdraw a change waiting for approval, or one scheduled for the renewal
+     * @description A change still waiting for the buyer is dropped now (`subscription.change_dropped`, reason `withdrawn`). One the buyer already approved for the renewal needs the provider moved back to the current plan: the answer carries that `approve_url`, and the scheduled change stands until the buyer approves it. 409 `no_change`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['subscriptions.withdrawChange'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1786,7 +1826,9 @@ export interface paths {
     put?: never;
     /**
      * Re-read the subscription from the provider and apply what changed
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description Serialized with the other intents of the account. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.sync'];
     delete?: never;
@@ -1825,8 +1867,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * Cancel at the provider; the account moves to the free plan
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * Cancel at the provider (now, or at the end of the paid period); the account moves to the free plan
+     * @description `at: "now"` (the default): cancelled at the provider, the account moves to the free plan if the app has one (`subscription.cancelled`). `at: "period_end"`: billing stops at the provider now, the plan stays until `renews_at` (`cancel_at`, `subscription.cancel_scheduled`), then it is cancelled; undo it before then with `.../subscription/resume`. A change waiting or scheduled is dropped (`subscription.change_dropped`). Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.cancel'];
     delete?: never;
@@ -1846,7 +1890,7 @@ export interface paths {
     put?: never;
     /**
      * Pause billing for 1 to 12 months
-     * @description Suspends billing at the provider, moves the account to the free plan if any, and starts a Temporal workflow that resumes it at `resume_at`.
+     * @description Suspends billing at the provider, moves the account to the free plan if any; the account's actor resumes it at `resume_at` (on the app's clock). A change scheduled for the renewal stays and applies at the first renewal after the pause; one waiting for approval is a 409 `change_pending`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1867,10 +1911,100 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * End a pause now
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * End a pause now (or undo a cancellation at the end of the period)
+     * @description A paused subscription bills again and gets its plan back (`subscription.resumed`); one cancelled at the end of its period bills again as before (`subscription.cancel_undone`). 409 `not_paused` otherwise. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['subscriptions.resume'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/subscription/retry-payment': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Charge a past-due subscription's outstanding balance now
+     * @description For a subscription whose renewal payment failed (`past_due`): asks the provider to charge what is owed now (PayPal: capture the outstanding balance), then reads the outcome: a payment that succeeds recovers it (`subscription.recovered`), one that fails counts as another failure. 409 `not_past_due`. Runs through the account's actor (`account/<app>/<account>` in Temporal), one intent at a time: a conflicting intent is a 409 with `reason`, `pending` (what it meets, until when) and `next` (the calls that resolve it); when Temporal does not take it within 5 s, 503 with `Retry-After` and nothing changes. A 503 with `"outcome": "unknown"` was taken (just then, or its answer was not waited for): its outcome is on the account's timeline.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['subscriptions.retryPayment'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/timeline': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's billing timeline, newest first
+     * @description Every intent (who asked for a change, pause, resume, cancellation, save offer), refusal (and why), fact (a provider notification, the buyer back from approving), date the account's actor woke up at (renewals, pause ends, scheduled changes, incentive ends, dunning) and outcome (each billing event sent, with what was charged), with the workflow that ran it and its Temporal UI page. Kept while the account exists. Pass `next_cursor` back as `cursor` for the next page.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['accounts.timeline'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/test-clock': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The app's clock
+     * @description An app that is not live (payments not connected, PayPal's sandbox, or the local stand-in; never the demo, never live payments) has a test clock that can be moved forward; everything time-based follows it.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['testClock.get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/test-clock/advance': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Move the app's clock forward, running every date due by then
+     * @description Steps through the app's dates up to `to` in order (renewals, the provider's payment retries, ends of grace periods and pauses, cancellations at the period end, approvals that expire, incentive ends), looking each next one up again after the step before: at each, the PayPal stand-in bills the cycles and retries due by then and sends its notifications, the app's clock moves there, and every account actor runs what is due (a renewal applies a scheduled change and counts down a save-offer discount; a failed payment starts dunning). Then reservation and checkout expiry follow the new time. 200 once all of it ran; 202 when that takes longer than `TEST_CLOCK_WAIT_MS` (20 s): it goes on, and the clock's `now` reaches `to` within a minute. With PayPal's own sandbox only offerkit's dates move (PayPal bills at its own pace). 409 `live_app` for live apps and the demo, 409 `advancing` while another advance of the app runs; 400 when `to` is not after `now` or more than five years after it; 502 when the provider fails.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['testClock.advance'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2116,7 +2250,7 @@ export interface paths {
     put?: never;
     /**
      * Accept the offer: it is applied, and the session is saved
-     * @description Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+     * @description Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -2229,7 +2363,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2245,12 +2379,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2259,9 +2400,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2290,7 +2467,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2306,12 +2483,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2320,9 +2504,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2354,7 +2574,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2370,12 +2590,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2384,9 +2611,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2415,7 +2678,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2431,12 +2694,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2445,9 +2715,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2479,7 +2785,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2495,12 +2801,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2509,9 +2822,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2543,7 +2892,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2559,12 +2908,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2573,9 +2929,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2607,7 +2999,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2623,12 +3015,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2637,9 +3036,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2893,7 +3328,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2909,12 +3344,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2923,9 +3365,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2954,7 +3432,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -2970,12 +3448,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -2984,9 +3469,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -2997,6 +3518,12 @@ export interface components {
           last_payment_failed_at: string | null;
           created_at: string;
         } | null;
+      };
+      payment?: {
+        id: string;
+        amount: number;
+        currency: string;
+        time: string;
       };
     };
     'EventData:subscription.cancelled': {
@@ -3015,7 +3542,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3031,12 +3558,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3045,9 +3579,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3079,7 +3649,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3095,12 +3665,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3109,9 +3686,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3143,7 +3756,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3159,12 +3772,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3173,9 +3793,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3207,7 +3863,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3223,12 +3879,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3237,9 +3900,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3280,7 +3979,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3296,12 +3995,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3310,9 +4016,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3324,6 +4066,777 @@ export interface components {
           created_at: string;
         } | null;
       };
+    };
+    'EventData:subscription.change_dropped': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      change: {
+        id: string | null;
+        /** @enum {string} */
+        kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+        plan: string;
+        price: number;
+        currency: string;
+        /** @enum {string} */
+        interval: 'month' | 'year';
+        /** @enum {string} */
+        status: 'awaiting_approval' | 'scheduled';
+      };
+      /** @enum {string} */
+      reason: 'refused' | 'expired' | 'withdrawn' | 'replaced' | 'cancelled';
+      summary: string;
+    };
+    'EventData:subscription.cancel_scheduled': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      cancel_at: string | null;
+      summary: string;
+    };
+    'EventData:subscription.cancel_undone': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      summary: string;
+    };
+    'EventData:subscription.payment_failed': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      attempt: number;
+      payment: {
+        id: string | null;
+        amount: number | null;
+        currency: string;
+        time: string;
+      };
+      next_retry_at: string | null;
+      outstanding: number | null;
+      summary: string;
+    };
+    'EventData:subscription.past_due': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      grace_ends_at: string;
+      /** @enum {string} */
+      after: 'cancel' | 'free_plan';
+      summary: string;
+    };
+    'EventData:subscription.recovered': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      payment: {
+        id: string;
+        amount: number;
+        currency: string;
+        time: string;
+      };
+      summary: string;
+    };
+    'EventData:subscription.grace_ended': {
+      object: {
+        id: string;
+        app_id: string;
+        name: string | null;
+        plan: string;
+        incentive: string | null;
+        incentive_expires_at: string | null;
+        incentive_workflow_id: string | null;
+        offer: string | null;
+        created_at: string;
+        updated_at: string;
+        addons: string[];
+        subscription: {
+          id: string;
+          /** @enum {string} */
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
+          offer: string | null;
+          plan: string;
+          /** @enum {string} */
+          interval: 'month' | 'year';
+          price: number;
+          currency: string;
+          renews_at: string | null;
+          pause: {
+            paused_at: string | null;
+            resume_at: string | null;
+            restore_plan: string | null;
+            reason: string | null;
+            workflow_id: string | null;
+          } | null;
+          cancelled_at: string | null;
+          cancel_at: string | null;
+          pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
+          discount: {
+            percent: number;
+            cycles_left: number;
+            regular_price: number;
+          } | null;
+          provider_status: string | null;
+          last_payment_at: string | null;
+          last_payment_failed_at: string | null;
+          created_at: string;
+        } | null;
+      };
+      /** @enum {string} */
+      after: 'cancel' | 'free_plan';
+      outstanding: number | null;
+      summary: string;
     };
     'EventData:subscription.untracked': {
       object: {
@@ -3419,7 +4932,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3435,12 +4948,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3449,9 +4969,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3546,7 +5102,7 @@ export interface components {
         subscription: {
           id: string;
           /** @enum {string} */
-          status: 'active' | 'paused' | 'cancelled';
+          status: 'active' | 'paused' | 'past_due' | 'cancelled';
           offer: string | null;
           plan: string;
           /** @enum {string} */
@@ -3562,12 +5118,19 @@ export interface components {
             workflow_id: string | null;
           } | null;
           cancelled_at: string | null;
+          cancel_at: string | null;
           pending_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
             plan: string;
             /** @enum {string} */
             interval: 'month' | 'year';
             price: number;
             currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
             discount: {
               percent: number;
               cycles: number;
@@ -3576,9 +5139,45 @@ export interface components {
             requested_at: string;
             /** @enum {string} */
             effective: 'now' | 'renewal';
+            expires_at: string | null;
             scheduled_at: string | null;
             workflow_id: string | null;
           } | null;
+          scheduled_change: {
+            id: string | null;
+            /** @enum {string} */
+            status: 'awaiting_approval' | 'scheduled';
+            /** @enum {string} */
+            kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            direction: ('upgrade' | 'downgrade') | null;
+            discount: {
+              percent: number;
+              cycles: number;
+              regular_price: number;
+            } | null;
+            requested_at: string;
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            expires_at: string | null;
+            scheduled_at: string | null;
+            workflow_id: string | null;
+          } | null;
+          dunning: {
+            since: string;
+            failures: number;
+            next_retry_at: string | null;
+            grace_ends_at: string;
+            /** @enum {string} */
+            after: 'cancel' | 'free_plan';
+            outstanding: number | null;
+            on_free_plan: boolean;
+          } | null;
+          workflow_id: string;
           discount: {
             percent: number;
             cycles_left: number;
@@ -3663,7 +5262,11 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
-            /** @description The first request made with the publishable key from a web page (a browser sending an `Origin` of another site than this service's: the components embedded), or null until then. Server-side calls do not count. */
+            dunning: {
+              grace_days: number;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+            };
             publishable_first_used_at: string | null;
             created_at: string;
           };
@@ -3791,6 +5394,15 @@ export interface operations {
             /** @enum {string} */
             downgrade?: 'prorate_now' | 'at_renewal' | 'no_proration';
           } | null;
+          dunning?: {
+            /** @description Days a past-due subscription keeps its plan while the provider retries (PayPal: 5 and 10 days after the failure), 1 to 60; default 14. */
+            grace_days?: number;
+            /**
+             * @description At the end of the grace period with the payment still failing: `cancel` (default: cancelled at the provider, the account on the free plan) or `free_plan` (the account on the free plan, the subscription kept past due: its plan comes back when a later payment succeeds).
+             * @enum {string}
+             */
+            after?: 'cancel' | 'free_plan';
+          } | null;
           /**
            * @deprecated
            * @description Ignored: the key is not changed (replace it with `POST /apps/{appId}/keys/regenerate`)
@@ -3803,7 +5415,7 @@ export interface operations {
           public_key?: JsonValue;
           /**
            * @deprecated
-           * @description Ignored: set by the service at the first request with the publishable key from a web page
+           * @description Ignored: set by the service at the first request with the publishable key
            */
           publishable_first_used_at?: JsonValue;
         };
@@ -3829,7 +5441,11 @@ export interface operations {
               /** @enum {string} */
               downgrade: 'prorate_now' | 'at_renewal' | 'no_proration';
             };
-            /** @description The first request made with the publishable key from a web page (a browser sending an `Origin` of another site than this service's: the components embedded), or null until then. Server-side calls do not count. */
+            dunning: {
+              grace_days: number;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+            };
             publishable_first_used_at: string | null;
             created_at: string;
           };
@@ -7374,7 +8990,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7390,12 +9006,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7404,9 +9027,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7665,7 +9324,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7681,12 +9340,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7695,9 +9361,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7782,7 +9484,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7798,12 +9500,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7812,9 +9521,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -7912,7 +9657,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -7928,12 +9673,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -7942,9 +9694,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8047,7 +9835,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8063,12 +9851,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8077,9 +9872,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8270,7 +10101,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            subscription_status: ('active' | 'paused' | 'cancelled') | null;
+            subscription_status: ('active' | 'paused' | 'past_due' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -8354,7 +10185,7 @@ export interface operations {
             };
             incentive: string | null;
             offer: string | null;
-            subscription_status: ('active' | 'paused' | 'cancelled') | null;
+            subscription_status: ('active' | 'paused' | 'past_due' | 'cancelled') | null;
             addons: string[];
             entitlements: {
               id: string;
@@ -8451,7 +10282,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8467,12 +10298,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8481,9 +10319,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -8605,7 +10479,7 @@ export interface operations {
             subscription: {
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -8621,12 +10495,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -8635,9 +10516,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -10838,6 +12755,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -11158,6 +13082,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled'
           )[];
@@ -11399,6 +13330,13 @@ export interface operations {
             | 'subscription.changed'
             | 'subscription.untracked'
             | 'subscription.change_scheduled'
+            | 'subscription.change_dropped'
+            | 'subscription.cancel_scheduled'
+            | 'subscription.cancel_undone'
+            | 'subscription.payment_failed'
+            | 'subscription.past_due'
+            | 'subscription.recovered'
+            | 'subscription.grace_ended'
             | 'cancel_flow.saved'
             | 'cancel_flow.cancelled';
         };
@@ -13586,7 +15524,7 @@ export interface operations {
             | {
                 id: string;
                 /** @enum {string} */
-                status: 'active' | 'paused' | 'cancelled';
+                status: 'active' | 'paused' | 'past_due' | 'cancelled';
                 offer: string | null;
                 plan: string;
                 /** @enum {string} */
@@ -13602,12 +15540,19 @@ export interface operations {
                   workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
+                cancel_at: string | null;
                 pending_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                   plan: string;
                   /** @enum {string} */
                   interval: 'month' | 'year';
                   price: number;
                   currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
                   discount: {
                     percent: number;
                     cycles: number;
@@ -13616,9 +15561,45 @@ export interface operations {
                   requested_at: string;
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
+                  expires_at: string | null;
                   scheduled_at: string | null;
                   workflow_id: string | null;
                 } | null;
+                scheduled_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  expires_at: string | null;
+                  scheduled_at: string | null;
+                  workflow_id: string | null;
+                } | null;
+                dunning: {
+                  since: string;
+                  failures: number;
+                  next_retry_at: string | null;
+                  grace_ends_at: string;
+                  /** @enum {string} */
+                  after: 'cancel' | 'free_plan';
+                  outstanding: number | null;
+                  on_free_plan: boolean;
+                } | null;
+                workflow_id: string;
                 discount: {
                   percent: number;
                   cycles_left: number;
@@ -13641,6 +15622,7 @@ export interface operations {
                   currency: string;
                   months_left: number;
                 } | null;
+                effective_at: string | null;
                 /**
                  * @description This answer is a plan change, not a checkout
                  * @constant
@@ -13843,7 +15825,7 @@ export interface operations {
             | {
                 id: string;
                 /** @enum {string} */
-                status: 'active' | 'paused' | 'cancelled';
+                status: 'active' | 'paused' | 'past_due' | 'cancelled';
                 offer: string | null;
                 plan: string;
                 /** @enum {string} */
@@ -13859,12 +15841,19 @@ export interface operations {
                   workflow_id: string | null;
                 } | null;
                 cancelled_at: string | null;
+                cancel_at: string | null;
                 pending_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                   plan: string;
                   /** @enum {string} */
                   interval: 'month' | 'year';
                   price: number;
                   currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
                   discount: {
                     percent: number;
                     cycles: number;
@@ -13873,9 +15862,45 @@ export interface operations {
                   requested_at: string;
                   /** @enum {string} */
                   effective: 'now' | 'renewal';
+                  expires_at: string | null;
                   scheduled_at: string | null;
                   workflow_id: string | null;
                 } | null;
+                scheduled_change: {
+                  id: string | null;
+                  /** @enum {string} */
+                  status: 'awaiting_approval' | 'scheduled';
+                  /** @enum {string} */
+                  kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                  plan: string;
+                  /** @enum {string} */
+                  interval: 'month' | 'year';
+                  price: number;
+                  currency: string;
+                  direction: ('upgrade' | 'downgrade') | null;
+                  discount: {
+                    percent: number;
+                    cycles: number;
+                    regular_price: number;
+                  } | null;
+                  requested_at: string;
+                  /** @enum {string} */
+                  effective: 'now' | 'renewal';
+                  expires_at: string | null;
+                  scheduled_at: string | null;
+                  workflow_id: string | null;
+                } | null;
+                dunning: {
+                  since: string;
+                  failures: number;
+                  next_retry_at: string | null;
+                  grace_ends_at: string;
+                  /** @enum {string} */
+                  after: 'cancel' | 'free_plan';
+                  outstanding: number | null;
+                  on_free_plan: boolean;
+                } | null;
+                workflow_id: string;
                 discount: {
                   percent: number;
                   cycles_left: number;
@@ -13898,6 +15923,7 @@ export interface operations {
                   currency: string;
                   months_left: number;
                 } | null;
+                effective_at: string | null;
                 /**
                  * @description This answer is a plan change, not a checkout
                  * @constant
@@ -14570,7 +16596,7 @@ export interface operations {
       query?: {
         limit?: number;
         cursor?: string;
-        status?: 'active' | 'paused' | 'cancelled' | 'all';
+        status?: 'active' | 'paused' | 'past_due' | 'cancelled' | 'all';
         plan?: string;
       };
       header?: never;
@@ -14592,7 +16618,7 @@ export interface operations {
               account_id: string;
               id: string;
               /** @enum {string} */
-              status: 'active' | 'paused' | 'cancelled';
+              status: 'active' | 'paused' | 'past_due' | 'cancelled';
               offer: string | null;
               plan: string;
               /** @enum {string} */
@@ -14608,12 +16634,19 @@ export interface operations {
                 workflow_id: string | null;
               } | null;
               cancelled_at: string | null;
+              cancel_at: string | null;
               pending_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
                 plan: string;
                 /** @enum {string} */
                 interval: 'month' | 'year';
                 price: number;
                 currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
                 discount: {
                   percent: number;
                   cycles: number;
@@ -14622,9 +16655,45 @@ export interface operations {
                 requested_at: string;
                 /** @enum {string} */
                 effective: 'now' | 'renewal';
+                expires_at: string | null;
                 scheduled_at: string | null;
                 workflow_id: string | null;
               } | null;
+              scheduled_change: {
+                id: string | null;
+                /** @enum {string} */
+                status: 'awaiting_approval' | 'scheduled';
+                /** @enum {string} */
+                kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+                plan: string;
+                /** @enum {string} */
+                interval: 'month' | 'year';
+                price: number;
+                currency: string;
+                direction: ('upgrade' | 'downgrade') | null;
+                discount: {
+                  percent: number;
+                  cycles: number;
+                  regular_price: number;
+                } | null;
+                requested_at: string;
+                /** @enum {string} */
+                effective: 'now' | 'renewal';
+                expires_at: string | null;
+                scheduled_at: string | null;
+                workflow_id: string | null;
+              } | null;
+              dunning: {
+                since: string;
+                failures: number;
+                next_retry_at: string | null;
+                grace_ends_at: string;
+                /** @enum {string} */
+                after: 'cancel' | 'free_plan';
+                outstanding: number | null;
+                on_free_plan: boolean;
+              } | null;
+              workflow_id: string;
               discount: {
                 percent: number;
                 cycles_left: number;
@@ -14747,6 +16816,154 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'subscriptions.quote': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal. */
+          plan: string;
+          /**
+           * @description The new billing interval. Omitted: the current one.
+           * @enum {string}
+           */
+          interval?: 'month' | 'year';
+          /** @description Replace a change already scheduled for the renewal (it stands until the buyer approves this one). */
+          replace?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            plan: {
+              id: string;
+              name: string;
+            };
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            currency: string;
+            price: number;
+            amount_due_now: number;
+            /** @enum {string} */
+            direction: 'upgrade' | 'downgrade';
+            /** @enum {string} */
+            policy: 'prorate_now' | 'at_renewal' | 'no_proration';
+            /** @enum {string} */
+            effective: 'now' | 'renewal';
+            effective_at: string | null;
+            proration: {
+              amount: number;
+              currency: string;
+              months_left: number;
+            } | null;
+            proration_date: string;
+            current: {
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              renews_at: string | null;
+            };
+            cancels_at_renewal: boolean;
+            replaces: {
+              id: string | null;
+              plan: string;
+            } | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'subscriptions.change': {
     parameters: {
       query?: never;
@@ -14763,17 +16980,24 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          /** @description The plan to move to, by its id, for example `team`. */
+          /** @description The plan to move to, by its id, for example `team`. A free plan: cancel at the renewal. */
           plan: string;
           /**
            * @description The new billing interval. Omitted: the current one.
            * @enum {string}
            */
           interval?: 'month' | 'year';
+          /** @description Replace a change already scheduled for the renewal (it stands until the buyer approves this one). */
+          replace?: boolean;
           /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page. */
           return_url?: string;
           /** @description Where the buyer lands after refusing. Omitted: the return URL. */
           cancel_url?: string;
+          /**
+           * Format: date-time
+           * @description A quote's `proration_date` (at most 30 minutes old): the prorated amount is the quote's.
+           */
+          proration_date?: string;
         };
       };
     };
@@ -14787,7 +17011,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -14803,12 +17027,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -14817,9 +17048,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -14842,6 +17109,7 @@ export interface operations {
               currency: string;
               months_left: number;
             } | null;
+            effective_at: string | null;
           };
         };
       };
@@ -14925,7 +17193,228 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'subscriptions.withdrawChange': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: {
+      content: {
+        'application/json': {
+          /** @description Where the buyer lands after approving. Omitted: the app's checkout_url, else the service's own page. */
+          return_url?: string;
+          /** @description Where the buyer lands after refusing. Omitted: the return URL. */
+          cancel_url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {string} */
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
+            offer: string | null;
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            renews_at: string | null;
+            pause: {
+              paused_at: string | null;
+              resume_at: string | null;
+              restore_plan: string | null;
+              reason: string | null;
+              workflow_id: string | null;
+            } | null;
+            cancelled_at: string | null;
+            cancel_at: string | null;
+            pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
+            discount: {
+              percent: number;
+              cycles_left: number;
+              regular_price: number;
+            } | null;
+            provider_status: string | null;
+            last_payment_at: string | null;
+            last_payment_failed_at: string | null;
+            created_at: string;
+            approve_url: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.sync': {
@@ -14952,7 +17441,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -14968,12 +17457,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -14982,9 +17478,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15059,7 +17591,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.get': {
@@ -15083,7 +17623,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15099,12 +17639,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15113,9 +17660,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15183,6 +17766,11 @@ export interface operations {
       content: {
         'application/json': {
           reason?: string;
+          /**
+           * @description When the cancellation applies (default `now`).
+           * @enum {string}
+           */
+          at?: 'now' | 'period_end';
         };
       };
     };
@@ -15196,7 +17784,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15212,12 +17800,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15226,9 +17821,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15321,7 +17952,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.pause': {
@@ -15355,7 +17994,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15371,12 +18010,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15385,9 +18031,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15480,7 +18162,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'subscriptions.resume': {
@@ -15507,7 +18197,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            status: 'active' | 'paused' | 'cancelled';
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
             offer: string | null;
             plan: string;
             /** @enum {string} */
@@ -15523,12 +18213,19 @@ export interface operations {
               workflow_id: string | null;
             } | null;
             cancelled_at: string | null;
+            cancel_at: string | null;
             pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
               plan: string;
               /** @enum {string} */
               interval: 'month' | 'year';
               price: number;
               currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
               discount: {
                 percent: number;
                 cycles: number;
@@ -15537,9 +18234,45 @@ export interface operations {
               requested_at: string;
               /** @enum {string} */
               effective: 'now' | 'renewal';
+              expires_at: string | null;
               scheduled_at: string | null;
               workflow_id: string | null;
             } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
             discount: {
               percent: number;
               cycles_left: number;
@@ -15581,6 +18314,514 @@ export interface operations {
       };
       /** @description Conflict with the current state (for example an id that exists) */
       409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'subscriptions.retryPayment': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            /** @enum {string} */
+            status: 'active' | 'paused' | 'past_due' | 'cancelled';
+            offer: string | null;
+            plan: string;
+            /** @enum {string} */
+            interval: 'month' | 'year';
+            price: number;
+            currency: string;
+            renews_at: string | null;
+            pause: {
+              paused_at: string | null;
+              resume_at: string | null;
+              restore_plan: string | null;
+              reason: string | null;
+              workflow_id: string | null;
+            } | null;
+            cancelled_at: string | null;
+            cancel_at: string | null;
+            pending_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            scheduled_change: {
+              id: string | null;
+              /** @enum {string} */
+              status: 'awaiting_approval' | 'scheduled';
+              /** @enum {string} */
+              kind: 'change' | 'discount' | 'downgrade' | 'withdrawal';
+              plan: string;
+              /** @enum {string} */
+              interval: 'month' | 'year';
+              price: number;
+              currency: string;
+              direction: ('upgrade' | 'downgrade') | null;
+              discount: {
+                percent: number;
+                cycles: number;
+                regular_price: number;
+              } | null;
+              requested_at: string;
+              /** @enum {string} */
+              effective: 'now' | 'renewal';
+              expires_at: string | null;
+              scheduled_at: string | null;
+              workflow_id: string | null;
+            } | null;
+            dunning: {
+              since: string;
+              failures: number;
+              next_retry_at: string | null;
+              grace_ends_at: string;
+              /** @enum {string} */
+              after: 'cancel' | 'free_plan';
+              outstanding: number | null;
+              on_free_plan: boolean;
+            } | null;
+            workflow_id: string;
+            discount: {
+              percent: number;
+              cycles_left: number;
+              regular_price: number;
+            } | null;
+            provider_status: string | null;
+            last_payment_at: string | null;
+            last_payment_failed_at: string | null;
+            created_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  'accounts.timeline': {
+    parameters: {
+      query?: {
+        limit?: number;
+        cursor?: string;
+        kind?: 'intent' | 'refusal' | 'fact' | 'timer' | 'outcome';
+      };
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              /** @description Increasing within the account: a later line has a larger id. */
+              id: string;
+              /** @description When it was recorded (real time). */
+              at: string;
+              /** @description The app's time then: differs from `at` once a test clock was moved. */
+              app_time: string;
+              /**
+               * @description `intent`: someone asked for a change; `refusal`: it was refused; `fact`: something arrived (a provider notification); `timer`: the account actor woke up at one of its dates; `outcome`: an event the change emitted.
+               * @enum {string}
+               */
+              kind: 'intent' | 'refusal' | 'fact' | 'timer' | 'outcome';
+              /** @description The intent (`change`, `pause`, ...), the provider event, the timer, or the event type. */
+              type: string;
+              summary: string;
+              /** @description Who asked (intents and refusals), or the provider or the actor. */
+              by: {
+                /** @enum {string} */
+                kind: 'secret_key' | 'admin_key' | 'account_token' | 'publishable_key' | 'person' | 'mcp' | 'system';
+                id: string | null;
+                name: string | null;
+              } | null;
+              /** @description What was charged, when money moved. */
+              amount: {
+                value: number;
+                currency: string;
+              } | null;
+              /** @description The event sent (outcomes). */
+              event: {
+                id: string;
+                type: string;
+              } | null;
+              /** @description The workflow that ran it, with its Temporal UI page when the service knows the UI. */
+              workflow: {
+                id: string;
+                run_id: string | null;
+                url: string | null;
+              } | null;
+              data: {
+                [key: string]: unknown;
+              } | null;
+            }[];
+            /** @description Pass as `cursor` for the next page; null when there is none. */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'testClock.get': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'testClock.advance': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: date-time
+           * @description The app time to move to (ISO 8601).
+           */
+          to: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+            /** @description True on a 202: dates are still running. */
+            pending: boolean;
+          };
+        };
+      };
+      /** @description Still running after `TEST_CLOCK_WAIT_MS` (20 s): the clock reaches `to` within a minute */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description The app's time: real time plus `offset_ms`. */
+            now: string;
+            /** @description How far the clock was moved ahead of real time (0: never moved). */
+            offset_ms: number;
+            /** @description A live app (live payments, or the demo) has no test clock: its time is real time. */
+            live: boolean;
+            pending: boolean;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
         headers: {
           [name: string]: unknown;
         };
@@ -17582,7 +20823,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'cancelSessions.cancel': {
@@ -17736,7 +20985,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
-      503: components['responses']['ServiceUnavailable'];
+      /** @description Error */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
     };
   };
   'cancelSessions.close': {

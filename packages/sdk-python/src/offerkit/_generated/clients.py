@@ -56,6 +56,7 @@ from .resources.subscriptions import (
     AsyncSubscriptionsResource,
     SubscriptionsResource,
 )
+from .resources.test_clock import AsyncTestClockResource, TestClockResource
 from .resources.usage import (
     AsyncPublishableUsageResource,
     AsyncUsageResource,
@@ -85,6 +86,7 @@ class SecretResources:
     offers: OffersResource
     checkouts: CheckoutsResource
     subscriptions: SubscriptionsResource
+    test_clock: TestClockResource
     cancel_flows: CancelFlowsResource
     cancel_sessions: CancelSessionsResource
 
@@ -106,6 +108,7 @@ class SecretResources:
         self.offers = OffersResource(core)
         self.checkouts = CheckoutsResource(core)
         self.subscriptions = SubscriptionsResource(core)
+        self.test_clock = TestClockResource(core)
         self.cancel_flows = CancelFlowsResource(core)
         self.cancel_sessions = CancelSessionsResource(core)
 
@@ -130,6 +133,7 @@ class AsyncSecretResources:
     offers: AsyncOffersResource
     checkouts: AsyncCheckoutsResource
     subscriptions: AsyncSubscriptionsResource
+    test_clock: AsyncTestClockResource
     cancel_flows: AsyncCancelFlowsResource
     cancel_sessions: AsyncCancelSessionsResource
 
@@ -151,6 +155,7 @@ class AsyncSecretResources:
         self.offers = AsyncOffersResource(core)
         self.checkouts = AsyncCheckoutsResource(core)
         self.subscriptions = AsyncSubscriptionsResource(core)
+        self.test_clock = AsyncTestClockResource(core)
         self.cancel_flows = AsyncCancelFlowsResource(core)
         self.cancel_sessions = AsyncCancelSessionsResource(core)
 

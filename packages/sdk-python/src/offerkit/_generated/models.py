@@ -38,6 +38,12 @@ __all__ = [
     "AccountsCreateTokenResponse",
     "AccountsListItem",
     "AccountsListResponse",
+    "AccountsTimelineItem",
+    "AccountsTimelineItemAmount",
+    "AccountsTimelineItemBy",
+    "AccountsTimelineItemEvent",
+    "AccountsTimelineItemWorkflow",
+    "AccountsTimelineResponse",
     "AccountsUpgradeLinkResponse",
     "Addon",
     "AnalyticsEventsItem",
@@ -51,6 +57,7 @@ __all__ = [
     "AnalyticsUpgradesByEntitlementItem",
     "AnalyticsUpgradesResponse",
     "App",
+    "AppDunning",
     "AppPlanChangePolicy",
     "AppsDeleteResponse",
     "AppsRegeneratePublicKeyResponse",
@@ -131,26 +138,51 @@ __all__ = [
     "ReportsListItem",
     "ReservationsCreateResponse",
     "Subscription",
+    "SubscriptionCancelScheduledEvent",
+    "SubscriptionCancelScheduledEventData",
+    "SubscriptionCancelUndoneEvent",
+    "SubscriptionCancelUndoneEventData",
     "SubscriptionCancelledEvent",
+    "SubscriptionChangeDroppedEvent",
+    "SubscriptionChangeDroppedEventData",
+    "SubscriptionChangeDroppedEventDataChange",
     "SubscriptionChangeScheduledEvent",
     "SubscriptionChangedEvent",
     "SubscriptionChangedEventData",
     "SubscriptionChangedEventDataPrevious",
     "SubscriptionChangedEventDataProration",
     "SubscriptionDiscount",
+    "SubscriptionDunning",
+    "SubscriptionGraceEndedEvent",
+    "SubscriptionGraceEndedEventData",
+    "SubscriptionPastDueEvent",
+    "SubscriptionPastDueEventData",
     "SubscriptionPause",
     "SubscriptionPausedEvent",
+    "SubscriptionPaymentFailedEvent",
+    "SubscriptionPaymentFailedEventData",
+    "SubscriptionPaymentFailedEventDataPayment",
     "SubscriptionPendingChange",
     "SubscriptionPendingChangeDiscount",
+    "SubscriptionRecoveredEvent",
+    "SubscriptionRecoveredEventData",
     "SubscriptionRenewedEvent",
+    "SubscriptionRenewedEventData",
+    "SubscriptionRenewedEventDataPayment",
     "SubscriptionResumedEvent",
     "SubscriptionUntrackedEvent",
     "SubscriptionUntrackedEventData",
     "SubscriptionsChangeResponse",
     "SubscriptionsListItem",
     "SubscriptionsListResponse",
+    "SubscriptionsQuoteCurrent",
+    "SubscriptionsQuoteReplaces",
+    "SubscriptionsQuoteResponse",
     "SubscriptionsUntrackedItem",
     "SubscriptionsUntrackedResponse",
+    "SubscriptionsWithdrawChangeResponse",
+    "TestClockAdvanceResponse",
+    "TestClockGetResponse",
     "UnknownWebhookEvent",
     "UsageCounter",
     "UsageIngestResponse",
@@ -186,15 +218,30 @@ class SubscriptionPendingChangeDiscount(OfferkitModel):
 
 
 class SubscriptionPendingChange(OfferkitModel):
+    id: str | None
+    status: Literal["awaiting_approval", "scheduled"]
+    kind: Literal["change", "discount", "downgrade", "withdrawal"]
     plan: str
     interval: Literal["month", "year"]
     price: int | float
     currency: str
+    direction: Literal["upgrade", "downgrade"] | None
     discount: SubscriptionPendingChangeDiscount | None
     requested_at: str
     effective: Literal["now", "renewal"]
+    expires_at: str | None
     scheduled_at: str | None
     workflow_id: str | None
+
+
+class SubscriptionDunning(OfferkitModel):
+    since: str
+    failures: int | float
+    next_retry_at: str | None
+    grace_ends_at: str
+    after: Literal["cancel", "free_plan"]
+    outstanding: int | float | None
+    on_free_plan: bool
 
 
 class SubscriptionDiscount(OfferkitModel):
@@ -205,7 +252,7 @@ class SubscriptionDiscount(OfferkitModel):
 
 class Subscription(OfferkitModel):
     id: str
-    status: Literal["active", "paused", "cancelled"]
+    status: Literal["active", "paused", "past_due", "cancelled"]
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
@@ -214,7 +261,11 @@ class Subscription(OfferkitModel):
     renews_at: str | None
     pause: SubscriptionPause | None
     cancelled_at: str | None
+    cancel_at: str | None
     pending_change: SubscriptionPendingChange | None
+    scheduled_change: SubscriptionPendingChange | None
+    dunning: SubscriptionDunning | None
+    workflow_id: str
     discount: SubscriptionDiscount | None
     provider_status: str | None
     last_payment_at: str | None
@@ -260,7 +311,7 @@ class Access(OfferkitModel):
     plan: AccessPlan
     incentive: str | None
     offer: str | None
-    subscription_status: Literal["active", "paused", "cancelled"] | None
+    subscription_status: Literal["active", "paused", "past_due", "cancelled"] | None
     addons: list[str]
     entitlements: list[AccessEntitlement]
 
@@ -589,6 +640,11 @@ class AppPlanChangePolicy(OfferkitModel):
     downgrade: Literal["prorate_now", "at_renewal", "no_proration"]
 
 
+class AppDunning(OfferkitModel):
+    grace_days: int
+    after: Literal["cancel", "free_plan"]
+
+
 class App(OfferkitModel):
     id: str
     name: str
@@ -597,6 +653,7 @@ class App(OfferkitModel):
     public_key: str
     checkout_url: str | None
     plan_change_policy: AppPlanChangePolicy
+    dunning: AppDunning
     publishable_first_used_at: str | None
     """The first request made with the publishable key from a web page (a browser sending an `Origin` of another site
     than this service's: the components embedded), or null until then. Server-side calls do not count.
@@ -947,7 +1004,7 @@ class PlanChangeProration(OfferkitModel):
 
 class PlanChange(OfferkitModel):
     id: str
-    status: Literal["active", "paused", "cancelled"]
+    status: Literal["active", "paused", "past_due", "cancelled"]
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
@@ -956,7 +1013,11 @@ class PlanChange(OfferkitModel):
     renews_at: str | None
     pause: SubscriptionPause | None
     cancelled_at: str | None
+    cancel_at: str | None
     pending_change: SubscriptionPendingChange | None
+    scheduled_change: SubscriptionPendingChange | None
+    dunning: SubscriptionDunning | None
+    workflow_id: str
     discount: SubscriptionDiscount | None
     provider_status: str | None
     last_payment_at: str | None
@@ -968,6 +1029,7 @@ class PlanChange(OfferkitModel):
     policy: Literal["prorate_now", "at_renewal", "no_proration"]
     effective: Literal["now", "renewal"]
     proration: PlanChangeProration | None
+    effective_at: str | None
     object: Literal["plan_change"]
     """This answer is a plan change, not a checkout"""
 
@@ -981,7 +1043,7 @@ class CheckoutsListResponse(OfferkitModel):
 class SubscriptionsListItem(OfferkitModel):
     account_id: str
     id: str
-    status: Literal["active", "paused", "cancelled"]
+    status: Literal["active", "paused", "past_due", "cancelled"]
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
@@ -990,7 +1052,11 @@ class SubscriptionsListItem(OfferkitModel):
     renews_at: str | None
     pause: SubscriptionPause | None
     cancelled_at: str | None
+    cancel_at: str | None
     pending_change: SubscriptionPendingChange | None
+    scheduled_change: SubscriptionPendingChange | None
+    dunning: SubscriptionDunning | None
+    workflow_id: str
     discount: SubscriptionDiscount | None
     provider_status: str | None
     last_payment_at: str | None
@@ -1018,9 +1084,39 @@ class SubscriptionsUntrackedResponse(OfferkitModel):
     data: list[SubscriptionsUntrackedItem]
 
 
+class SubscriptionsQuoteCurrent(OfferkitModel):
+    plan: str
+    interval: Literal["month", "year"]
+    price: int | float
+    currency: str
+    renews_at: str | None
+
+
+class SubscriptionsQuoteReplaces(OfferkitModel):
+    id: str | None
+    plan: str
+
+
+class SubscriptionsQuoteResponse(OfferkitModel):
+    plan: CancelSessionFlow
+    interval: Literal["month", "year"]
+    currency: str
+    price: int | float
+    amount_due_now: int | float
+    direction: Literal["upgrade", "downgrade"]
+    policy: Literal["prorate_now", "at_renewal", "no_proration"]
+    effective: Literal["now", "renewal"]
+    effective_at: str | None
+    proration: PlanChangeProration | None
+    proration_date: str
+    current: SubscriptionsQuoteCurrent
+    cancels_at_renewal: bool
+    replaces: SubscriptionsQuoteReplaces | None
+
+
 class SubscriptionsChangeResponse(OfferkitModel):
     id: str
-    status: Literal["active", "paused", "cancelled"]
+    status: Literal["active", "paused", "past_due", "cancelled"]
     offer: str | None
     plan: str
     interval: Literal["month", "year"]
@@ -1029,7 +1125,11 @@ class SubscriptionsChangeResponse(OfferkitModel):
     renews_at: str | None
     pause: SubscriptionPause | None
     cancelled_at: str | None
+    cancel_at: str | None
     pending_change: SubscriptionPendingChange | None
+    scheduled_change: SubscriptionPendingChange | None
+    dunning: SubscriptionDunning | None
+    workflow_id: str
     discount: SubscriptionDiscount | None
     provider_status: str | None
     last_payment_at: str | None
@@ -1041,6 +1141,104 @@ class SubscriptionsChangeResponse(OfferkitModel):
     policy: Literal["prorate_now", "at_renewal", "no_proration"]
     effective: Literal["now", "renewal"]
     proration: PlanChangeProration | None
+    effective_at: str | None
+
+
+class SubscriptionsWithdrawChangeResponse(OfferkitModel):
+    id: str
+    status: Literal["active", "paused", "past_due", "cancelled"]
+    offer: str | None
+    plan: str
+    interval: Literal["month", "year"]
+    price: int | float
+    currency: str
+    renews_at: str | None
+    pause: SubscriptionPause | None
+    cancelled_at: str | None
+    cancel_at: str | None
+    pending_change: SubscriptionPendingChange | None
+    scheduled_change: SubscriptionPendingChange | None
+    dunning: SubscriptionDunning | None
+    workflow_id: str
+    discount: SubscriptionDiscount | None
+    provider_status: str | None
+    last_payment_at: str | None
+    last_payment_failed_at: str | None
+    created_at: str
+    approve_url: str | None
+
+
+class AccountsTimelineItemBy(OfferkitModel):
+    kind: Literal["secret_key", "admin_key", "account_token", "publishable_key", "person", "mcp", "system"]
+    id: str | None
+    name: str | None
+
+
+class AccountsTimelineItemAmount(OfferkitModel):
+    value: int | float
+    currency: str
+
+
+class AccountsTimelineItemEvent(OfferkitModel):
+    id: str
+    type: str
+
+
+class AccountsTimelineItemWorkflow(OfferkitModel):
+    id: str
+    run_id: str | None
+    url: str | None
+
+
+class AccountsTimelineItem(OfferkitModel):
+    id: str
+    """Increasing within the account: a later line has a larger id."""
+    at: str
+    """When it was recorded (real time)."""
+    app_time: str
+    """The app's time then: differs from `at` once a test clock was moved."""
+    kind: Literal["intent", "refusal", "fact", "timer", "outcome"]
+    """`intent`: someone asked for a change; `refusal`: it was refused; `fact`: something arrived (a provider
+    notification); `timer`: the account actor woke up at one of its dates; `outcome`: an event the change emitted.
+    """
+    type: str
+    """The intent (`change`, `pause`, ...), the provider event, the timer, or the event type."""
+    summary: str
+    by: AccountsTimelineItemBy | None
+    """Who asked (intents and refusals), or the provider or the actor."""
+    amount: AccountsTimelineItemAmount | None
+    """What was charged, when money moved."""
+    event: AccountsTimelineItemEvent | None
+    """The event sent (outcomes)."""
+    workflow: AccountsTimelineItemWorkflow | None
+    """The workflow that ran it, with its Temporal UI page when the service knows the UI."""
+    data: dict[str, Any] | None
+
+
+class AccountsTimelineResponse(OfferkitModel):
+    data: list[AccountsTimelineItem]
+    next_cursor: str | None
+    """Pass as `cursor` for the next page; null when there is none."""
+
+
+class TestClockGetResponse(OfferkitModel):
+    now: str
+    """The app's time: real time plus `offset_ms`."""
+    offset_ms: int
+    """How far the clock was moved ahead of real time (0: never moved)."""
+    live: bool
+    """A live app (live payments, or the demo) has no test clock: its time is real time."""
+
+
+class TestClockAdvanceResponse(OfferkitModel):
+    now: str
+    """The app's time: real time plus `offset_ms`."""
+    offset_ms: int
+    """How far the clock was moved ahead of real time (0: never moved)."""
+    live: bool
+    """A live app (live payments, or the demo) has no test clock: its time is real time."""
+    pending: bool
+    """True on a 202: dates are still running."""
 
 
 class CancelFlowsListItem(OfferkitModel):
@@ -1180,6 +1378,18 @@ class CheckoutCompletedEventData(OfferkitModel):
     account: Account
 
 
+class SubscriptionRenewedEventDataPayment(OfferkitModel):
+    id: str
+    amount: int | float
+    currency: str
+    time: str
+
+
+class SubscriptionRenewedEventData(OfferkitModel):
+    object: Account
+    payment: SubscriptionRenewedEventDataPayment | None = None
+
+
 class SubscriptionChangedEventDataPrevious(OfferkitModel):
     plan: str
     price: int | float
@@ -1200,6 +1410,70 @@ class SubscriptionChangedEventData(OfferkitModel):
 
 class SubscriptionUntrackedEventData(OfferkitModel):
     object: SubscriptionsUntrackedItem
+
+
+class SubscriptionChangeDroppedEventDataChange(OfferkitModel):
+    id: str | None
+    kind: Literal["change", "discount", "downgrade", "withdrawal"]
+    plan: str
+    price: int | float
+    currency: str
+    interval: Literal["month", "year"]
+    status: Literal["awaiting_approval", "scheduled"]
+
+
+class SubscriptionChangeDroppedEventData(OfferkitModel):
+    object: Account
+    change: SubscriptionChangeDroppedEventDataChange
+    reason: Literal["refused", "expired", "withdrawn", "replaced", "cancelled"]
+    summary: str
+
+
+class SubscriptionCancelScheduledEventData(OfferkitModel):
+    object: Account
+    cancel_at: str | None
+    summary: str
+
+
+class SubscriptionCancelUndoneEventData(OfferkitModel):
+    object: Account
+    summary: str
+
+
+class SubscriptionPaymentFailedEventDataPayment(OfferkitModel):
+    id: str | None
+    amount: int | float | None
+    currency: str
+    time: str
+
+
+class SubscriptionPaymentFailedEventData(OfferkitModel):
+    object: Account
+    attempt: int
+    payment: SubscriptionPaymentFailedEventDataPayment
+    next_retry_at: str | None
+    outstanding: int | float | None
+    summary: str
+
+
+class SubscriptionPastDueEventData(OfferkitModel):
+    object: Account
+    grace_ends_at: str
+    after: Literal["cancel", "free_plan"]
+    summary: str
+
+
+class SubscriptionRecoveredEventData(OfferkitModel):
+    object: Account
+    payment: SubscriptionRenewedEventDataPayment
+    summary: str
+
+
+class SubscriptionGraceEndedEventData(OfferkitModel):
+    object: Account
+    after: Literal["cancel", "free_plan"]
+    outstanding: int | float | None
+    summary: str
 
 
 class CancelFlowSavedEventData(OfferkitModel):
@@ -1332,10 +1606,12 @@ class CheckoutCompletedEvent(WebhookEventBase):
 
 
 class SubscriptionRenewedEvent(WebhookEventBase):
-    """`subscription.renewed`: The payment provider charged a renewal."""
+    """`subscription.renewed`: The payment provider charged a renewal (`payment`): a change scheduled for it has applied
+    and a save-offer discount counted down one cycle by then.
+    """
 
     type: Literal["subscription.renewed"]
-    data: AccountCreatedEventData
+    data: SubscriptionRenewedEventData
 
 
 class SubscriptionCancelledEvent(WebhookEventBase):
@@ -1390,6 +1666,76 @@ class SubscriptionChangeScheduledEvent(WebhookEventBase):
     data: AccountCreatedEventData
 
 
+class SubscriptionChangeDroppedEvent(WebhookEventBase):
+    """`subscription.change_dropped`: A plan change that will not apply any more: one waiting for the buyer was refused,
+    expired, withdrawn or replaced, or a scheduled one was withdrawn, replaced or dropped by a cancellation. A
+    cancel-flow save it carried goes back to open. `reason` says why.
+    """
+
+    type: Literal["subscription.change_dropped"]
+    data: SubscriptionChangeDroppedEventData
+
+
+class SubscriptionCancelScheduledEvent(WebhookEventBase):
+    """`subscription.cancel_scheduled`: The subscription is cancelled at the end of its paid period (`cancel_at`):
+    billing stopped at the provider; the account keeps its plan until then, when `subscription.cancelled` follows
+    (unless it is undone).
+    """
+
+    type: Literal["subscription.cancel_scheduled"]
+    data: SubscriptionCancelScheduledEventData
+
+
+class SubscriptionCancelUndoneEvent(WebhookEventBase):
+    """`subscription.cancel_undone`: A cancellation at the end of the period was undone: the subscription bills again as
+    before.
+    """
+
+    type: Literal["subscription.cancel_undone"]
+    data: SubscriptionCancelUndoneEventData
+
+
+class SubscriptionPaymentFailedEvent(WebhookEventBase):
+    """`subscription.payment_failed`: A payment of the subscription failed at the provider: a renewal, one of its
+    retries (PayPal retries 5 and 10 days later) or a retry asked with `retry-payment`. `attempt` counts the failures
+    since it fell past due; `next_retry_at` is when the provider tries again (null: not before the next cycle);
+    `outstanding` is what is owed.
+    """
+
+    type: Literal["subscription.payment_failed"]
+    data: SubscriptionPaymentFailedEventData
+
+
+class SubscriptionPastDueEvent(WebhookEventBase):
+    """`subscription.past_due`: A renewal payment failed: the subscription is past due and keeps its plan for the app's
+    grace period (`dunning.grace_days`, until `grace_ends_at`) while the provider retries; then the app's
+    `dunning.after` applies. Sent once, before the first `subscription.payment_failed`.
+    """
+
+    type: Literal["subscription.past_due"]
+    data: SubscriptionPastDueEventData
+
+
+class SubscriptionRecoveredEvent(WebhookEventBase):
+    """`subscription.recovered`: A payment of a past-due subscription succeeded (a retry at the provider,
+    `retry-payment`, or the next cycle): it is active again, and an account the grace period had moved to the free
+    plan has its plan back. `subscription.renewed` follows for the cycle it paid.
+    """
+
+    type: Literal["subscription.recovered"]
+    data: SubscriptionRecoveredEventData
+
+
+class SubscriptionGraceEndedEvent(WebhookEventBase):
+    """`subscription.grace_ended`: The grace period of a past-due subscription ended with the payment still failing:
+    with `after: cancel` `subscription.cancelled` follows; with `after: free_plan` the account is on the free plan
+    and the subscription stays past due until a payment succeeds (`subscription.recovered`).
+    """
+
+    type: Literal["subscription.grace_ended"]
+    data: SubscriptionGraceEndedEventData
+
+
 class CancelFlowSavedEvent(WebhookEventBase):
     """`cancel_flow.saved`: A customer accepted a save offer in a cancel flow."""
 
@@ -1438,6 +1784,13 @@ WebhookEvent: TypeAlias = (
     | SubscriptionChangedEvent
     | SubscriptionUntrackedEvent
     | SubscriptionChangeScheduledEvent
+    | SubscriptionChangeDroppedEvent
+    | SubscriptionCancelScheduledEvent
+    | SubscriptionCancelUndoneEvent
+    | SubscriptionPaymentFailedEvent
+    | SubscriptionPastDueEvent
+    | SubscriptionRecoveredEvent
+    | SubscriptionGraceEndedEvent
     | CancelFlowSavedEvent
     | CancelFlowCancelledEvent
     | UnknownWebhookEvent
@@ -1468,6 +1821,13 @@ WebhookEventType: TypeAlias = Literal[
     "subscription.changed",
     "subscription.untracked",
     "subscription.change_scheduled",
+    "subscription.change_dropped",
+    "subscription.cancel_scheduled",
+    "subscription.cancel_undone",
+    "subscription.payment_failed",
+    "subscription.past_due",
+    "subscription.recovered",
+    "subscription.grace_ended",
     "cancel_flow.saved",
     "cancel_flow.cancelled",
 ]
@@ -1496,6 +1856,13 @@ WEBHOOK_EVENT_TYPES: tuple[WebhookEventType, ...] = (
     "subscription.changed",
     "subscription.untracked",
     "subscription.change_scheduled",
+    "subscription.change_dropped",
+    "subscription.cancel_scheduled",
+    "subscription.cancel_undone",
+    "subscription.payment_failed",
+    "subscription.past_due",
+    "subscription.recovered",
+    "subscription.grace_ended",
     "cancel_flow.saved",
     "cancel_flow.cancelled",
 )
@@ -1525,6 +1892,13 @@ WEBHOOK_EVENT_MODELS: dict[str, type[WebhookEventBase]] = {
     "subscription.changed": SubscriptionChangedEvent,
     "subscription.untracked": SubscriptionUntrackedEvent,
     "subscription.change_scheduled": SubscriptionChangeScheduledEvent,
+    "subscription.change_dropped": SubscriptionChangeDroppedEvent,
+    "subscription.cancel_scheduled": SubscriptionCancelScheduledEvent,
+    "subscription.cancel_undone": SubscriptionCancelUndoneEvent,
+    "subscription.payment_failed": SubscriptionPaymentFailedEvent,
+    "subscription.past_due": SubscriptionPastDueEvent,
+    "subscription.recovered": SubscriptionRecoveredEvent,
+    "subscription.grace_ended": SubscriptionGraceEndedEvent,
     "cancel_flow.saved": CancelFlowSavedEvent,
     "cancel_flow.cancelled": CancelFlowCancelledEvent,
 }

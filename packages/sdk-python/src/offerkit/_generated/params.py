@@ -9,6 +9,7 @@ from typing import Literal
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
+    "AppsUpdateDunningParam",
     "AppsUpdatePlanChangePolicyParam",
     "CancelFlowsCreateStepAnswerParam",
     "CancelFlowsCreateStepDynamicParam",
@@ -32,6 +33,13 @@ __all__ = [
 class AppsUpdatePlanChangePolicyParam(TypedDict):
     upgrade: NotRequired[Literal["prorate_now", "at_renewal", "no_proration"]]
     downgrade: NotRequired[Literal["prorate_now", "at_renewal", "no_proration"]]
+
+
+class AppsUpdateDunningParam(TypedDict):
+    # Days a past-due subscription keeps its plan while the provider retries (PayPal: 5 and 10 days after the failure), 1 to 60; default 14.
+    grace_days: NotRequired[int]
+    # At the end of the grace period with the payment still failing: `cancel` (default: cancelled at the provider, the account on the free plan) or `free_plan` (the account on the free plan, the subscription kept past due: its plan comes back when a later payment succeeds).
+    after: NotRequired[Literal["cancel", "free_plan"]]
 
 
 class PlansCreatePricingCardParam(TypedDict):

@@ -18,7 +18,7 @@ from ..models import (
     AppsRegenerateSecretKeyResponse,
 )
 from ..operations import OPS
-from ..params import AppsUpdatePlanChangePolicyParam
+from ..params import AppsUpdateDunningParam, AppsUpdatePlanChangePolicyParam
 
 
 class AppsResource(SyncResource):
@@ -59,6 +59,7 @@ class AppsResource(SyncResource):
         plan: str | NotGiven | None = NOT_GIVEN,
         checkout_url: str | NotGiven | None = NOT_GIVEN,
         plan_change_policy: AppsUpdatePlanChangePolicyParam | NotGiven | None = NOT_GIVEN,
+        dunning: AppsUpdateDunningParam | NotGiven | None = NOT_GIVEN,
         api_key: JsonValue | NotGiven = NOT_GIVEN,
         public_key: JsonValue | NotGiven = NOT_GIVEN,
         publishable_first_used_at: JsonValue | NotGiven = NOT_GIVEN,
@@ -91,6 +92,7 @@ class AppsResource(SyncResource):
                     "plan": plan,
                     "checkout_url": checkout_url,
                     "plan_change_policy": plan_change_policy,
+                    "dunning": dunning,
                     "api_key": api_key,
                     "public_key": public_key,
                     "publishable_first_used_at": publishable_first_used_at,
@@ -229,6 +231,7 @@ class AsyncAppsResource(AsyncResource):
         plan: str | NotGiven | None = NOT_GIVEN,
         checkout_url: str | NotGiven | None = NOT_GIVEN,
         plan_change_policy: AppsUpdatePlanChangePolicyParam | NotGiven | None = NOT_GIVEN,
+        dunning: AppsUpdateDunningParam | NotGiven | None = NOT_GIVEN,
         api_key: JsonValue | NotGiven = NOT_GIVEN,
         public_key: JsonValue | NotGiven = NOT_GIVEN,
         publishable_first_used_at: JsonValue | NotGiven = NOT_GIVEN,
@@ -261,6 +264,7 @@ class AsyncAppsResource(AsyncResource):
                     "plan": plan,
                     "checkout_url": checkout_url,
                     "plan_change_policy": plan_change_policy,
+                    "dunning": dunning,
                     "api_key": api_key,
                     "public_key": public_key,
                     "publishable_first_used_at": publishable_first_used_at,

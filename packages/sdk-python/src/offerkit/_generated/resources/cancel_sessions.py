@@ -214,8 +214,10 @@ class CancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
-        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once
+        the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an
+        incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change
+        waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
         """
         return cast(
             CancelSession,
@@ -500,8 +502,10 @@ class AsyncCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
-        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once
+        the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an
+        incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change
+        waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
         """
         return cast(
             CancelSession,
@@ -748,8 +752,10 @@ class AccountTokenCancelSessionsResource(SyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
-        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once
+        the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an
+        incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change
+        waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
         """
         return cast(
             CancelSession,
@@ -995,8 +1001,10 @@ class AsyncAccountTokenCancelSessionsResource(AsyncResource):
 
         `POST /apps/{appId}/cancel-sessions/{sessionId}/accept` (secret key, account token)
 
-        Discounts and downgrades revise the provider subscription and return `approve_url` (applied once the provider
-        reports the approval); a pause starts the pause workflow; an incentive is set with `incentive_expires_at`.
+        Discounts and downgrades revise the provider subscription and return `approve_url` (a discount applies once
+        the provider reports the approval, a downgrade at the renewal); a pause is resumed by the account's actor; an
+        incentive is set with `incentive_expires_at`. Runs through the account's actor: an offer that meets a change
+        waiting or scheduled, a pause or a failed payment is a 409 naming it (`reason`, `pending`, `next`).
         """
         return cast(
             CancelSession,
