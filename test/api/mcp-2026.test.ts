@@ -1,0 +1,203 @@
+import { expect } from 'chai';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { get, patch } from '../helpers/http.js';
+import { connectMcp, mcpPost, mcpUrl } from '../helpers/mcp.js';
+import { signInOAuth } from '../helpers/oauth.js';
+import { testEnv } from '../helpers/servers.js';
+import { build as buildElements } from '../../packages/elements/build.js';
+
+// The 2026-07-28 protocol (stateless core: no initialize, the version and client in each request's `_meta`,
+// `server/discover`, Mcp-Method/Mcp-Name headers, cacheable lists) beside the 2025 versions, on the v2 SDK.
+
+/** The official v2 SDK client, pinned to 2026-07-28 (it calls `server/discover`, never `initialize`). */
+export async function connect2026(appId: string, token: string, name = 'v2-client') {
+  const transport = new StreamableHTTPClientTransport(mcpUrl(appId), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name, version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(transport);
+  return client;
+}
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-2026', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+/** A 2026-07-28 request as it goes on the wire, with the headers a gateway routes on (overridable). */
+const modern = (
+  app: TestApp,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  token = app.api_key,
+) => {
+  const name = (params.name ?? params.uri) as string | undefined;
+  return mcpPost(app.id, { jsonrpc: '2.0', id: 'r1', method, params: { ...params, _meta: META } }, token, {
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(name ? { 'mcp-name': name } : {}),
+    ...headers,
+  });
+};
+
+describe('MCP 2026-07-28 on the v2 SDK', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  beforeEach(async () => {
+    app = await createTestApp('Modern');
+    await seedCatalog(app);
+    await createAccount(app, { id: 'acme', plan: 'free' });
+  });
+
+  it('the v2 client pinned to 2026-07-28 connects, lists tools and calls one, with the key and with OAuth', async () => {
+    const { accessToken } = await signInOAuth(app.id, { level: 'read' });
+    for (const token of [app.api_key, accessToken]) {
+      const client = await connect2026(app.id, token);
+      try {
+        expect(client.getNegotiatedProtocolVersion()).to.equal('2026-07-28');
+        expect(client.getServerVersion()?.title).to.equal('offerkit: Modern');
+        const { tools } = await client.listTools();
+        const names = tools.map((t) => t.name);
+        expect(names).to.include.members(['get_account', 'list_plans']);
+        // A read connection lists only read tools; the key lists every tool.
+        if (token === accessToken) expect(names).to.not.include('increment_usage');
+        else expect(names).to.include.members(['increment_usage', 'create_upgrade_link', 'delete_plan']);
+        const result = await client.callTool({ name: 'get_account', arguments: { namespaceId: 'acme' } });
+        expect(result.isError).to.equal(false);
+        expect((result.structuredContent as { id: string; plan: string }).plan).to.equal('free');
+        // The spec's argument names and refusals hold in this era too.
+        const bad = await client.callTool({ name: 'get_account', arguments: { accountId: 'acme' } });
+        expect(bad.isError).to.equal(true);
+        expect((bad.content as { text: string }[])[0].text).to.match(/^Error 400: Unknown argument `accountId`/);
+        const { prompts } = await client.listPrompts();
+        expect(prompts.map((p) => p.name)).to.include('investigate_account');
+        const read = await client.readResource({ uri: 'offer://app' });
+        expect(JSON.parse((read.contents[0] as { text: string }).text)).to.deep.equal({ id: app.id, name: 'Modern' });
+      } finally {
+        await client.close();
+      }
+    }
+    // The key's calls are logged under a key session named from the request's `_meta` client info.
+    const conns = await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey);
+    expect(conns.body.map((c: { name: string }) => c.name)).to.include('v2-client');
+    const calls = await get(`/apps/${app.id}/mcp/calls?limit=20`, testEnv().adminKey);
+    expect(calls.body.data.filter((c: { tool: string }) => c.tool === 'get_account')).to.have.length(4);
+  });
+
+  it('the v1 client and raw 2025 requests are answered beside it, by the same app', async () => {
+    const { client } = await connectMcp(app.id, { key: app.api_key });
+    try {
+      const result = await client.callTool({ name: 'get_account', arguments: { namespaceId: 'acme' } });
+      expect(result.isError).to.equal(false);
+    } finally {
+      await client.close();
+    }
+    for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+      const init = await mcpPost(
+        app.id,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        },
+        app.api_key,
+      );
+      expect(init.status, init.text).to.equal(200);
+      expect(init.body.result.protocolVersion).to.equal(version);
+    }
+    // `server/discover` names only the revision that has it; the 2025 versions are reached through `initialize`.
+    const discover = await modern(app, 'server/discover');
+    expect(discover.status, discover.text).to.equal(200);
+    expect(discover.body.result.supportedVersions).to.include('2026-07-28');
+  });
+
+  it('Mcp-Method and Mcp-Name must say what the body says: 400 with a JSON-RPC error under the request id', async () => {
+    const call = { name: 'get_account', arguments: { namespaceId: 'acme' } };
+    expect((await modern(app, 'tools/call', call)).status).to.equal(200);
+    const cases: [string, Record<string, string>, RegExp][] = [
+      ['another tool name', { 'mcp-name': 'delete_account' }, /Mcp-Name header names "delete_account"/],
+      ['another method', { 'mcp-method': 'tools/list' }, /Mcp-Method header names tools\/list/],
+    ];
+    for (const [what, headers, message] of cases) {
+      const r = await modern(app, 'tools/call', call, headers);
+      expect(r.status, what).to.equal(400);
+      expect(r.body.jsonrpc).to.equal('2.0');
+      expect(r.body.id, what).to.equal('r1');
+      expect(r.body.error.code, what).to.equal(-32020);
+      expect(r.body.error.message, what).to.match(message);
+    }
+    // The 2026-07-28 revision requires them; a 2025 request may leave them out, but one that sends them is held to them.
+    const without = await mcpPost(
+      app.id,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: META } },
+      app.api_key,
+      { 'mcp-protocol-version': '2026-07-28' },
+    );
+    expect(without.status).to.equal(400);
+    expect(without.body.error.code).to.equal(-32020);
+    const legacyCall = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: call };
+    const v2025 = { 'mcp-protocol-version': '2025-11-25' };
+    expect((await mcpPost(app.id, legacyCall, app.api_key, v2025)).status).to.equal(200);
+    const ok = await mcpPost(app.id, legacyCall, app.api_key, {
+      ...v2025,
+      'mcp-method': 'tools/call',
+      'mcp-name': 'get_account',
+    });
+    expect(ok.status, ok.text).to.equal(200);
+    expect(ok.body.result.isError).to.equal(false);
+    const mismatch = await mcpPost(app.id, legacyCall, app.api_key, { ...v2025, 'mcp-name': 'delete_account' });
+    expect(mismatch.status).to.equal(400);
+    expect(mismatch.body).to.deep.include({ jsonrpc: '2.0', id: 3 });
+    expect(mismatch.body.error.code).to.equal(-32020);
+    // Nothing was deleted on the strength of a header.
+    expect((await get(`/apps/${app.id}/namespaces/acme`, app.api_key)).status).to.equal(200);
+  });
+
+  it('lists carry cache hints matching how often they change; data reads are not cached', async () => {
+    await buildElements(); // the MCP App pages are built from the components' bundles
+    const hint = async (method: string, params: Record<string, unknown> = {}) => {
+      const r = await modern(app, method, params);
+      expect(r.status, `${method}: ${r.text.slice(0, 300)}`).to.equal(200);
+      expect(r.body.result, `${method}: ${r.text.slice(0, 300)}`).to.be.an('object');
+      return { ttlMs: r.body.result.ttlMs, cacheScope: r.body.result.cacheScope };
+    };
+    // What a caller may call changes when an operator changes the MCP settings: a minute, for this caller only.
+    expect(await hint('tools/list')).to.deep.equal({ ttlMs: 60_000, cacheScope: 'private' });
+    expect(await hint('resources/list')).to.deep.equal({ ttlMs: 60_000, cacheScope: 'private' });
+    expect(await hint('resources/templates/list')).to.deep.equal({ ttlMs: 60_000, cacheScope: 'private' });
+    // The prompts change only with a release and are the same for everyone.
+    expect(await hint('prompts/list')).to.deep.equal({ ttlMs: 3_600_000, cacheScope: 'public' });
+    // The catalog, events and accounts change with every write: read fresh.
+    expect(await hint('resources/read', { uri: 'offer://catalog' })).to.deep.equal({ ttlMs: 0, cacheScope: 'private' });
+    // An MCP App page changes only with a release.
+    expect(await hint('resources/read', { uri: 'ui://offerkit/usage-meter' })).to.deep.equal({
+      ttlMs: 3_600_000,
+      cacheScope: 'private',
+    });
+  });
+
+  it('refusals stay JSON-RPC errors: the server turned off, an unknown tool, a batch; no credential is a 401', async () => {
+    const unknown = await modern(app, 'tools/call', { name: 'nope', arguments: {} });
+    expect(unknown.status).to.equal(200);
+    expect(unknown.body.error.code).to.equal(-32602);
+    const batch = await mcpPost(
+      app.id,
+      [{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }],
+      app.api_key,
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    );
+    expect(batch.status).to.equal(400);
+    expect(batch.body.error.code).to.equal(-32600);
+    const none = await modern(app, 'tools/list', {}, {}, null as unknown as string);
+    expect(none.status).to.equal(401);
+    expect(none.headers.get('www-authenticate')).to.match(/resource_metadata=/);
+    expect((await patch(`/apps/${app.id}/mcp/settings`, testEnv().adminKey, { enabled: false })).status).to.equal(200);
+    const off = await modern(app, 'tools/list');
+    expect(off.status).to.equal(403);
+    expect(off.body).to.deep.include({ jsonrpc: '2.0', id: 'r1' });
+    expect(off.body.error.code).to.equal(-32000);
+  });
+});
