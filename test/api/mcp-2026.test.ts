@@ -200,4 +200,107 @@ describe('MCP 2026-07-28 on the v2 SDK', function () {
     expect(off.body).to.deep.include({ jsonrpc: '2.0', id: 'r1' });
     expect(off.body.error.code).to.equal(-32000);
   });
+
+  describe('asking the person before a destructive tool (input_required)', () => {
+    /** A v2 client that declares elicitation and answers every question with `answer`. */
+    async function asking(answer: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }) {
+      const questions: string[] = [];
+      const transport = new StreamableHTTPClientTransport(mcpUrl(app.id), {
+        requestInit: { headers: { Authorization: `Bearer ${app.api_key}` } },
+      });
+      const client = new Client(
+        { name: 'asking-v2', version: '2.0.0' },
+        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      client.setRequestHandler('elicitation/create', async (request) => {
+        questions.push((request.params as { message: string }).message);
+        return answer;
+      });
+      await client.connect(transport);
+      return { client, questions };
+    }
+    const planExists = async (id: string) => (await get(`/apps/${app.id}/plans/${id}`, app.api_key)).status === 200;
+
+    it('accepted: the person is asked what will be deleted, then it is; declined: nothing is deleted', async () => {
+      const yes = await asking({ action: 'accept', content: { confirm: true } });
+      try {
+        const r = await yes.client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } });
+        expect(r.isError, JSON.stringify(r.content)).to.equal(false);
+        expect(yes.questions).to.have.length(1);
+        expect(yes.questions[0]).to.match(
+          /delete_plan .* with planId "internal" in app Modern\. This cannot be undone/,
+        );
+        expect(await planExists('internal')).to.equal(false);
+        // A dry run is not asked about.
+        const dry = await yes.client.callTool({ name: 'delete_plan', arguments: { planId: 'scale', dry_run: true } });
+        expect(dry.isError).to.equal(false);
+        expect(yes.questions).to.have.length(1);
+      } finally {
+        await yes.client.close();
+      }
+      const no = await asking({ action: 'decline' });
+      try {
+        const r = await no.client.callTool({ name: 'delete_plan', arguments: { planId: 'scale' } });
+        expect(r.isError).to.equal(true);
+        expect((r.content as { text: string }[])[0].text).to.match(
+          /^Not done: delete_plan needs the person's confirmation/,
+        );
+        expect(r.structuredContent).to.deep.include({ status: 403, reason: 'not_confirmed' });
+        expect(await planExists('scale')).to.equal(true);
+      } finally {
+        await no.client.close();
+      }
+    });
+
+    it('a requestState is taken once and only for its own call; a forged one is refused', async () => {
+      const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+      const send = (params: Record<string, unknown>) =>
+        mcpPost(
+          app.id,
+          { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { ...params, _meta: meta } },
+          app.api_key,
+          { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': params.name as string },
+        );
+      const asked = await send({ name: 'delete_plan', arguments: { planId: 'scale' } });
+      expect(asked.status, asked.text).to.equal(200);
+      expect(asked.body.result.resultType).to.equal('input_required');
+      const state = asked.body.result.requestState as string;
+      const accept = { confirm: { action: 'accept', content: { confirm: true } } };
+      // For another call (another plan), or altered: refused, nothing deleted.
+      const other = await send({
+        name: 'delete_plan',
+        arguments: { planId: 'pro' },
+        requestState: state,
+        inputResponses: accept,
+      });
+      expect(other.body.error?.code, other.text).to.equal(-32602);
+      expect(other.body.error.message).to.match(/issued for another tool call/);
+      const forged = await send({
+        name: 'delete_plan',
+        arguments: { planId: 'scale' },
+        requestState: `${state.slice(0, -4)}AAAA`,
+        inputResponses: accept,
+      });
+      expect(forged.body.error, forged.text).to.not.equal(undefined);
+      expect(await planExists('pro')).to.equal(true);
+      expect(await planExists('scale')).to.equal(true);
+      // The real answer works once; sent again, it is refused.
+      const done = await send({
+        name: 'delete_plan',
+        arguments: { planId: 'scale' },
+        requestState: state,
+        inputResponses: accept,
+      });
+      expect(done.body.result?.isError, done.text).to.equal(false);
+      expect(await planExists('scale')).to.equal(false);
+      const again = await send({
+        name: 'delete_plan',
+        arguments: { planId: 'scale' },
+        requestState: state,
+        inputResponses: accept,
+      });
+      expect(again.body.result?.isError, again.text).to.equal(true);
+      expect(again.body.result.content[0].text).to.match(/already used or came too late/);
+    });
+  });
 });
