@@ -303,15 +303,23 @@ export const mcpRoutes = [
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
     description:
-      'One JSON-RPC message per request; a batch only under protocol versions 2025-03-26 and 2024-11-05 (the ' +
-      '`Mcp-Protocol-Version` header, 2025-03-26 when it is absent): from 2025-06-18 on a batch is refused with ' +
-      '-32600. Notifications get an empty 202. Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05. ' +
+      'Protocol versions 2026-07-28 and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 (the request says which: a ' +
+      '2026-07-28 request carries its version, client info and capabilities in `params._meta` and the ' +
+      '`Mcp-Protocol-Version: 2026-07-28` header, needs no `initialize` and may start with `server/discover`; a ' +
+      '2025 client starts with `initialize`). Under 2026-07-28 the `Mcp-Method` header (and `Mcp-Name` for ' +
+      '`tools/call`, `prompts/get`, `resources/read`) is required; under any version a header that disagrees with ' +
+      'the body is refused (400, -32020), so a gateway never routes one request as another. Lists answered under ' +
+      '2026-07-28 carry `ttlMs` and `cacheScope`. One JSON-RPC message per request; a batch only under protocol ' +
+      'versions 2025-03-26 and 2024-11-05 (the `Mcp-Protocol-Version` header, 2025-03-26 when it is absent): from ' +
+      '2025-06-18 on a batch is refused with -32600. Notifications get an empty 202. ' +
       'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls ' +
-      'are logged under it. ' +
+      'are logged under it (a 2026-07-28 request is logged under the session of its `_meta` client name). ' +
       'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; every other refusal is a ' +
-      'JSON-RPC error (-32700 not JSON, -32600 not a message the server takes, -32000 with 403 while the server is ' +
-      'turned off). A destructive tool called by a client that declared elicitation is answered as an event stream: ' +
-      '`elicitation/create` first, then the result once the person confirms (their answer is POSTed here).',
+      'JSON-RPC error (-32700 not JSON, -32600 not a message the server takes, -32020 headers that disagree with the ' +
+      'body, -32000 with 403 while the server is turned off). A destructive tool called by a client that declared ' +
+      'elicitation asks the person first: under 2025 versions the answer is an event stream (`elicitation/create` ' +
+      'first, then the result once the person confirms; their answer is POSTed here), under 2026-07-28 an ' +
+      '`input_required` result whose `requestState` the client sends back with the answer.',
     params: appIdParams,
     body: mcpBody,
     response: mcpAnswer,
@@ -319,7 +327,9 @@ export const mcpRoutes = [
       202: { description: 'Notifications and responses only: accepted, no body' },
       400: refused(
         'Not JSON (-32700), or not a JSON-RPC message the server takes (-32600: not a message, `initialize` beside ' +
-          'another message, a batch under protocol version 2025-06-18 or later, an unsupported version)',
+          'another message, a batch under protocol version 2025-06-18 or later, an unsupported version), or ' +
+          '`Mcp-Method`/`Mcp-Name`/`Mcp-Protocol-Version` headers that disagree with the body or are missing under ' +
+          '2026-07-28 (-32020), or a 2026-07-28 request without its `_meta` envelope (-32602)',
       ),
       403: refused("The app's MCP server is turned off, or a Host or Origin that may not call it (-32000)"),
       404: refused('The app does not exist (-32000)'),
