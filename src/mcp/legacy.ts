@@ -2,6 +2,7 @@ import {
   CallToolRequestSchema,
   GetPromptRequestSchema,
   InitializeRequestSchema,
+  JSONRPCRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -145,6 +146,20 @@ const isRequest = (m: JSONRPCMessage) => 'method' in m && 'id' in m && m.id !== 
 function invalidParams(m: JSONRPCMessage): JSONRPCMessage[] | null {
   if (!isRequest(m)) return null;
   const { method, id } = m as { method: string; id: RequestId };
+  // The SDK's request schema is strict: a request with members JSON-RPC does not define is no request to it, and
+  // would go unanswered. It is -32600 here, under its own id.
+  const request = JSONRPCRequestSchema.safeParse(m);
+  if (!request.success) {
+    const issue = request.error.issues[0];
+    const keys = 'keys' in issue ? `: ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` : '';
+    return [
+      {
+        jsonrpc: '2.0',
+        id,
+        error: { code: ProtocolErrorCode.InvalidRequest, message: `Invalid Request: ${issue.message}${keys}` },
+      },
+    ];
+  }
   const parsed = REQUEST_SCHEMAS[method]?.safeParse(m);
   if (!parsed || parsed.success) return null;
   const issue = parsed.error!.issues[0] as { path: PropertyKey[]; message: string };
