@@ -203,7 +203,7 @@ describe('MCP 2026-07-28 on the v2 SDK', function () {
 
   describe('asking the person before a destructive tool (input_required)', () => {
     /** A v2 client that declares elicitation and answers every question with `answer`. */
-    async function asking(answer: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }) {
+    async function asking(answer: { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, boolean> }) {
       const questions: string[] = [];
       const transport = new StreamableHTTPClientTransport(mcpUrl(app.id), {
         requestInit: { headers: { Authorization: `Bearer ${app.api_key}` } },
