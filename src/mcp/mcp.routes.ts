@@ -1,4 +1,9 @@
-import { CLIENT_INFO_META_KEY, classifyInboundRequest, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import {
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  PROTOCOL_VERSION_META_KEY,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/server';
 import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
@@ -79,7 +84,13 @@ const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
  */
 const refused = (description: string) => ({ description, schema: rpcError });
 
-type Message = { method?: string; id?: string | number; params?: Record<string, unknown> };
+type Message = {
+  method?: string;
+  id?: string | number;
+  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
+};
+/** The protocol revision of the stateless core (src/mcp/modern.ts). */
+const MODERN = '2026-07-28';
 type McpScope = Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>;
 
 const declaresElicitation = (initialize: Message) =>
@@ -118,13 +129,22 @@ async function handleMcp(s: McpScope): Promise<Reply<z.input<typeof mcpAnswer>> 
       });
   }
 
-  const route = classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader: s.headers['mcp-protocol-version'],
-    mcpMethodHeader: s.headers['mcp-method'],
-    mcpNameHeader: s.headers['mcp-name'],
-    body: s.body,
-  });
+  // A batch is a 2025 form (2026-07-28 has none): unless it claims 2026-07-28 (the header, or an element's `_meta`
+  // envelope, which the SDK then refuses), it goes to the 2025 era, which answers each message under its own id
+  // (-32600 for one it cannot take) where the SDK's classifier would refuse the whole batch for one bad element.
+  const legacyBatch =
+    Array.isArray(s.body) &&
+    s.headers['mcp-protocol-version'] !== MODERN &&
+    !s.body.some((m) => (m as Message).params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined);
+  const route = legacyBatch
+    ? ({ kind: 'legacy' } as const)
+    : classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader: s.headers['mcp-protocol-version'],
+        mcpMethodHeader: s.headers['mcp-method'],
+        mcpNameHeader: s.headers['mcp-name'],
+        body: s.body,
+      });
   if (route.kind === 'reject')
     return refusal({ status: route.httpStatus, code: route.code, message: route.message, data: route.data }, s.body);
   if (route.kind === 'modern') return handleModern(s, settings);

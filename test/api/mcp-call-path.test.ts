@@ -102,7 +102,10 @@ describe('MCP read tool call path', function () {
       const same = () =>
         JSON.stringify(viaMcp.filter((s) => !/insert into mcp_calls/.test(s))) === JSON.stringify(viaRest);
       for (let i = 0; i < 5 && (i === 0 || !same()); i++) {
-        viaRest = await log.during(async () => expect((await rest()).status).to.equal(200));
+        // The call log's insert of an earlier call may land in the route's window on a loaded machine: not its own.
+        viaRest = (await log.during(async () => expect((await rest()).status).to.equal(200))).filter(
+          (s) => !/insert into mcp_calls/.test(s),
+        );
         viaMcp = await log.during(async () => {
           const r = await mcp();
           expect(r.status, r.text).to.equal(200);
@@ -183,7 +186,10 @@ describe('MCP read tool call path', function () {
       const same = () =>
         JSON.stringify(viaOAuth.filter((s) => !/insert into mcp_calls/.test(s))) === JSON.stringify(viaRest);
       for (let i = 0; i < 5 && (i === 0 || !same()); i++) {
-        viaRest = await log.during(async () => expect((await rest()).status).to.equal(200));
+        // The call log's insert of an earlier call may land in the route's window on a loaded machine: not its own.
+        viaRest = (await log.during(async () => expect((await rest()).status).to.equal(200))).filter(
+          (s) => !/insert into mcp_calls/.test(s),
+        );
         viaOAuth = await log.during(async () => {
           const r = await viaToken();
           expect(r.status, r.text).to.equal(200);
