@@ -24,7 +24,7 @@ import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
 import type { MailCatcher } from './dev/mail-catcher.js';
 import type { PayPalStandIn } from './dev/paypal-standin.js';
-import { verifyAccessToken } from './oauth/tokens.js';
+import { cachedAccessTokens } from './oauth/tokens.js';
 import { recheckAwaitingProvider } from './payments/recheck.service.js';
 
 /**
@@ -206,7 +206,8 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       events,
       credentials,
       resolve: systemResolver,
-      verifyAccessToken,
+      // An OAuth access token's check is kept beside its app, as the app's keys are (src/oauth/tokens.ts).
+      verifyAccessToken: cachedAccessTokens(credentials),
       // Development only: the demo workspace's receiver may be a loopback URL (src/dev is not loaded otherwise).
       demoReceiver: config.demoWorkspace ? (await import('./dev/demo-receiver.js')).demoReceiver(adminKey) : undefined,
     };

@@ -508,6 +508,8 @@ export const consoleRoutes = [
       const p = await peopleOf(s.deps);
       await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
       const member = await changeMember(p, { ...s.params, role: s.body.role, actorId: person.userId });
+      // A lowered role can end the person's MCP connections (a token's check is kept in every API process).
+      await s.deps.credentials.announce('*');
       s.deps.logger.info(
         {
           audit: 'member_role_changed',
@@ -542,6 +544,8 @@ export const consoleRoutes = [
       const p = await peopleOf(s.deps);
       await requireWorkspaceRole(p, person.userId, s.params.workspaceId, 'admin');
       await changeMember(p, { ...s.params, role: null, actorId: person.userId });
+      // Their MCP connections on the workspace's apps end at once in every API process.
+      await s.deps.credentials.announce('*');
       s.deps.logger.info(
         {
           audit: 'member_removed',
@@ -746,7 +750,7 @@ export const consoleRoutes = [
         },
         s.origin,
         toolsOf(s.routes),
-        true,
+        { person: true, announce: (appId) => s.deps.credentials.announce(appId) },
       );
     },
   }),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Logger } from '../logger.js';
@@ -12,6 +13,8 @@ import type { Logger } from '../logger.js';
 export const APPS_CHANNEL = 'offerkit_apps';
 export const ACK_CHANNEL = 'offerkit_apps_ack';
 export const LISTENER_LOCK = [727274, 17] as const;
+/** The most records kept beside one cached app (its settings, its MCP connections' tokens and state). */
+export const MAX_COMPANIONS = 2000;
 
 export interface CredentialCacheOptions {
   databaseUrl: string;
@@ -105,16 +108,34 @@ export class CredentialCache {
    * dropped whenever the app is. A writer of such a record announces its change on APPS_CHANNEL as a change to the
    * app (a trigger does it) and waits for `confirm`. Read through (`load`) whenever the app itself is not cached.
    */
-  async companion<T>(appId: string, key: string, load: () => Promise<T>): Promise<T> {
+  async companion<T>(
+    appId: string,
+    key: string,
+    load: () => Promise<T>,
+    /** Whether a loaded value is kept (an unknown access token is not: guesses must not fill the cache). */
+    keep: (value: T) => boolean = () => true,
+  ): Promise<T> {
     if (!this.enabled || this.closed || !this.listening) return load();
     const entry = this.entries.get(appId);
     if (!entry || entry.expires <= Date.now()) return load();
     if (entry.companions.has(key)) return entry.companions.get(key) as T;
     const epoch = this.epoch;
     const value = await load();
-    if (this.listening && epoch === this.epoch && this.entries.get(appId) === entry)
+    if (
+      keep(value) &&
+      this.listening &&
+      epoch === this.epoch &&
+      this.entries.get(appId) === entry &&
+      // A bound on one app's records (its OAuth connections' tokens): past it, they are read through.
+      entry.companions.size < MAX_COMPANIONS
+    )
       entry.companions.set(key, typeof value === 'object' && value !== null ? Object.freeze(value) : value);
     return value;
+  }
+
+  /** Drops one record kept beside an app in this process (a value found stale on use, e.g. an expired token). */
+  forget(appId: string, key: string): void {
+    this.entries.get(appId)?.companions.delete(key);
   }
 
   /** Starts listening (once; later calls wait for the same start). Resolves when listening. */
@@ -265,6 +286,27 @@ export class CredentialCache {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Announces a committed change to an app's records (`*`: every app's) and waits until every listening process
+   * dropped what it kept of it (`confirm`). For a writer whose statement may or may not have fired a trigger (a
+   * token deleted, a connection changed, a membership lowered): the announcement is its own notification, sent after
+   * the commit, so a process that answers it has also dropped whatever the triggers announced before it (one
+   * connection delivers notifications in commit order).
+   */
+  async announce(appId: string): Promise<{ answered: number; ended: number[] }> {
+    if (!this.enabled || this.closed) return { answered: 0, ended: [] };
+    const change = `${appId} announced-${randomUUID()}`;
+    try {
+      await this.start();
+      if (!this.client) throw new Error('the listener connection was lost');
+      await this.client.query('select pg_notify($1, $2)', [APPS_CHANNEL, change]);
+    } catch (err) {
+      this.opts.logger.warn({ err, change }, 'credential cache: could not announce a change');
+      return { answered: 0, ended: [] };
+    }
+    return this.confirm(change);
   }
 
   private async awaitAnswers(change: string): Promise<{ answered: number; ended: number[] }> {

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { sql } from '../db/sql.js';
+import { prepared, sql } from '../db/sql.js';
+import type { CredentialCache } from '../http/credential-cache.js';
 import { badRequest, notFound } from '../errors.js';
 import { randomToken } from '../ids.js';
 import { iso } from '../time.js';
@@ -131,27 +132,33 @@ export async function deleteConnection(em: EntityManager, appId: string, id: str
   return { deleted: true as const, id };
 }
 
-/** A secret- or admin-key session, recorded at `initialize` and named from the client's `clientInfo.name`. */
+/**
+ * A secret- or admin-key session, recorded at `initialize` (2025 protocol versions) or at a 2026-07-28 request's
+ * first sight of a client (its `_meta` names it), and named from the client's `clientInfo.name`. Reuses the most
+ * recently used session of that name; `changed` says whether a reused session's `elicitation` changed (the writer
+ * then announces it: processes keep a session's state, `connectionState`).
+ */
 export async function recordKeyConnection(
   em: EntityManager,
   appId: string,
   kind: 'secret_key' | 'admin_key',
   name: string,
   elicitation = false,
-): Promise<string> {
+): Promise<{ id: string; changed: boolean }> {
   const label = name.slice(0, 200) || 'MCP client';
-  const [row] = await sql<{ id: string }>(
+  const [row] = await sql<{ id: string; changed: boolean }>(
     em,
-    `with reused as (
-       update mcp_connections set last_used_at = now(), elicitation = $5
-        where id = (select id from mcp_connections where app_id = $2 and kind = $3 and name = $4
-                     order by last_used_at desc nulls last limit 1)
-        returning id)
+    `with target as (
+       select id, elicitation from mcp_connections where app_id = $2 and kind = $3 and name = $4
+        order by last_used_at desc nulls last limit 1 for update)
+     , reused as (
+       update mcp_connections c set last_used_at = now(), elicitation = $5 from target where c.id = target.id
+        returning c.id, target.elicitation <> $5 as changed)
      , made as (
        insert into mcp_connections (id, app_id, kind, name, last_used_at, elicitation)
-       select $1, $2, $3, $4, now(), $5 where not exists (select 1 from reused)
+       select $1, $2, $3, $4, now(), $5 where not exists (select 1 from target)
        returning id)
-     select id from reused union all select id from made`,
+     select id, changed from reused union all select id, false from made`,
     [newConnectionId(), appId, kind, label, elicitation],
   );
   // Concurrent initializes prune one after another: each takes the app's prune lock (a transaction-scoped advisory
@@ -168,21 +175,86 @@ export async function recordKeyConnection(
       [appId, KEY_SESSIONS_PER_APP],
     );
   });
-  return row.id;
+  return row;
 }
 
-/** Marks a connection used; for a key session id, also checks it belongs to this app (null when unknown). */
-export async function touchConnection(
-  em: EntityManager,
-  appId: string,
-  id: string,
-  kinds: ConnectionKind[],
-): Promise<{ id: string; guardrails: Guardrails | null; elicitation: boolean } | null> {
-  const [row] = await sql<{ id: string; guardrails: Guardrails | null; elicitation: boolean }>(
+/** What a call needs of its connection: its kind, caps and whether its client declared elicitation. */
+export interface ConnectionState {
+  id: string;
+  kind: ConnectionKind;
+  guardrails: Guardrails | null;
+  elicitation: boolean;
+}
+
+async function loadState(em: EntityManager, appId: string, id: string): Promise<ConnectionState | null> {
+  const [row] = await prepared<ConnectionState>(
     em,
-    `update mcp_connections set last_used_at = now() where id = $1 and app_id = $2 and kind = any($3)
-      returning id, guardrails, elicitation`,
-    [id, appId, kinds],
+    'mcp_connection_state',
+    'select id, kind, guardrails, elicitation from mcp_connections where id = $1 and app_id = $2',
+    [id, appId],
   );
   return row ?? null;
+}
+
+/**
+ * A connection of this app of one of these kinds (null when unknown: a key session id from elsewhere, a removed
+ * connection). Kept beside the app in this process's credential cache while it is there: a connection's change or
+ * removal announces itself as the app's (migration Migration20261222090000_mcp_oauth_cache), so a call costs no
+ * statement for it (`markUsed` writes `last_used_at`, at most once a minute).
+ */
+export async function connectionState(
+  em: EntityManager,
+  credentials: CredentialCache,
+  appId: string,
+  id: string,
+  kinds: readonly ConnectionKind[],
+): Promise<ConnectionState | null> {
+  const state = await credentials.companion(
+    appId,
+    `mcp.connection:${id}`,
+    () => loadState(em, appId, id),
+    (s) => s !== null,
+  );
+  return state && kinds.includes(state.kind) ? state : null;
+}
+
+/**
+ * The key session a 2026-07-28 client's requests are logged under: the app's most recent session of that credential
+ * kind and client name (`_meta`'s `clientInfo.name`), made at its first request. Kept beside the app as
+ * `connectionState` is.
+ */
+export async function keySession(
+  em: EntityManager,
+  credentials: CredentialCache,
+  appId: string,
+  kind: 'secret_key' | 'admin_key',
+  name: string,
+): Promise<string> {
+  const label = name.slice(0, 200) || 'MCP client';
+  return credentials.companion(appId, `mcp.session:${kind}:${label}`, async () => {
+    const [found] = await prepared<{ id: string }>(
+      em,
+      'mcp_key_session',
+      `select id from mcp_connections where app_id = $1 and kind = $2 and name = $3
+        order by last_used_at desc nulls last limit 1`,
+      [appId, kind, label],
+    );
+    return found?.id ?? (await recordKeyConnection(em, appId, kind, label)).id;
+  });
+}
+
+/** When each connection was last marked used by this process. */
+const marked = new Map<string, number>();
+/** `last_used_at` is kept to the minute: a connection is marked at most this often by each process. */
+export const MARK_USED_EVERY_MS = 60_000;
+
+/** Marks a connection used (the console's "last used", the list's order), at most once a minute per process. */
+export async function markUsed(em: EntityManager, id: string): Promise<void> {
+  const now = Date.now();
+  if ((marked.get(id) ?? -Infinity) > now - MARK_USED_EVERY_MS) return;
+  marked.delete(id);
+  marked.set(id, now);
+  // Oldest first (a Map keeps insertion order): a bound on what this process remembers.
+  while (marked.size > 10_000) marked.delete(marked.keys().next().value!);
+  await prepared(em, 'mcp_connection_used', 'update mcp_connections set last_used_at = now() where id = $1', [id]);
 }

@@ -1,24 +1,35 @@
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  PROTOCOL_VERSION_META_KEY,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/server';
+import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
+import { sql } from '../db/sql.js';
 import { AppError, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
-import { callSchema, callsQuery, flushCalls, listCalls, logCall } from './calls.js';
+import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
+import { callSchema, callsQuery, flushCalls, listCalls } from './calls.js';
+import { asksFirst, confirmThenCall } from './confirm.js';
 import {
   connectionSchema,
+  connectionState,
   deleteConnection,
+  keySession,
   listConnections,
+  markUsed,
   recordKeyConnection,
   setConnectionGuardrails,
-  touchConnection,
 } from './connections.js';
-import { ask, deliverAnswers, sseEvent } from './elicitation.js';
+import { deliverAnswers } from './elicitation.js';
 import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
-import { sql } from '../db/sql.js';
-import { PassThrough } from 'node:stream';
-import { answerPlainCall, dispatch, type McpRequestContext } from './server.js';
+import { answerPlainCall, dispatch, headerMismatch, transportChecks, type Refusal } from './legacy.js';
+import { serveModern } from './modern.js';
+import type { McpRequestContext } from './run-tool.js';
 import {
   cachedSettings,
   getSettings,
@@ -27,9 +38,9 @@ import {
   settingsPatch,
   settingsSchema,
   updateSettings,
+  type McpSettingsView,
 } from './settings.js';
-import { appCap, denial, toolsOf, type Tool } from './tools.js';
-import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
+import { appCap, toolsOf } from './tools.js';
 
 const tags = ['MCP'];
 
@@ -73,17 +84,38 @@ const mcpAnswer = z.union([rpcResponse, z.array(rpcResponse)]);
  */
 const refused = (description: string) => ({ description, schema: rpcError });
 
-type Message = { method?: string; params?: Record<string, unknown> };
+type Message = {
+  method?: string;
+  id?: string | number;
+  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
+};
+/** The protocol revision of the stateless core (src/mcp/modern.ts). */
+const MODERN = '2026-07-28';
+type McpScope = Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>;
 
 const declaresElicitation = (initialize: Message) =>
   !!(initialize.params?.capabilities as { elicitation?: unknown } | undefined)?.elicitation;
 
-async function handleMcp(
-  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
-): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
-  const { em, deps, app: appRecord, caller } = s;
+/** A refusal as the transport answers it: a JSON-RPC error, under the request's id when it has one. */
+const refusal = (r: Refusal, body?: unknown) => {
+  const id = body && !Array.isArray(body) && typeof body === 'object' ? (body as Message).id : undefined;
+  return new Reply(r.status, {
+    jsonrpc: '2.0' as const,
+    error: { code: r.code, message: r.message, ...(r.data !== undefined ? { data: r.data } : {}) },
+    id: typeof id === 'string' || typeof id === 'number' ? id : null,
+  });
+};
+
+/**
+ * The MCP endpoint: the app's settings and the token's audience checked, then the protocol era decided by the SDK's
+ * own classification (`classifyInboundRequest`: a request carrying the 2026-07-28 `_meta` envelope is of that
+ * revision, one without it of the 2025 era; a request that is neither, or whose headers disagree with its body, is
+ * refused as the SDK refuses it), and the request answered by that era's server (src/mcp/modern.ts, legacy.ts).
+ */
+async function handleMcp(s: McpScope): Promise<Reply<z.input<typeof mcpAnswer>> | Reply<RawBody>> {
+  const { deps, app: appRecord, caller } = s;
   const app = appRecord!;
-  const settings = await cachedSettings(em, deps.credentials, app.id);
+  const settings = await cachedSettings(s.em, deps.credentials, app.id);
   if (!settings.enabled) throw forbidden("This app's MCP server is turned off");
 
   // RFC 8707: an access token works only on the server URL it was issued for.
@@ -97,50 +129,39 @@ async function handleMcp(
       });
   }
 
-  const checked = transportChecks(s.body, s.headers['mcp-protocol-version']);
-  if ('refused' in checked) return checked.refused;
-  const parsed = checked.messages;
-  const messages = parsed as Message[];
-  const initialize = messages.find((m) => m.method === 'initialize');
-  let connectionId: string | null = null;
-  let newSession: string | null = null;
-  let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
-  let elicits = false;
-  if (caller.kind === 'oauth') {
-    const conn = await touchConnection(em, app.id, caller.connectionId, ['oauth']);
-    connectionId = conn?.id ?? null;
-    guardrails = conn?.guardrails ?? NO_GUARDRAILS;
-    elicits = conn?.elicitation ?? false;
-  } else if (initialize) {
-    const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
-    newSession = await recordKeyConnection(
-      em,
-      app.id,
-      caller.kind === 'admin' ? 'admin_key' : 'secret_key',
-      typeof clientInfo.name === 'string' ? clientInfo.name : 'MCP client',
-      declaresElicitation(initialize),
-    );
-    connectionId = newSession;
-  } else if (s.headers['mcp-session-id']) {
-    const session = await touchConnection(em, app.id, s.headers['mcp-session-id'], ['secret_key', 'admin_key']);
-    connectionId = session?.id ?? null;
-    elicits = session?.elicitation ?? false;
-  }
-  // Whether an OAuth connection's client can be asked (MCP elicitation) is what it declared at its last
-  // `initialize` (a key session's is recorded with the session); the row is written only when that changes.
-  if (initialize && caller.kind === 'oauth' && connectionId)
-    await sql(em, 'update mcp_connections set elicitation = $2 where id = $1 and elicitation <> $2', [
-      connectionId,
-      declaresElicitation(initialize),
-    ]);
-  // The person's answer to a question a destructive call asked (a JSON-RPC response): handed to that call.
-  const who = { appId: app.id, connectionId };
-  if (messages.every((m) => m.method === undefined) && (await deliverAnswers(em, deps.orm, deps.logger, messages, who)))
-    return new Reply(202, '');
+  // A batch is a 2025 form (2026-07-28 has none): unless it claims 2026-07-28 (the header, or an element's `_meta`
+  // envelope, which the SDK then refuses), it goes to the 2025 era, which answers each message under its own id
+  // (-32600 for one it cannot take) where the SDK's classifier would refuse the whole batch for one bad element.
+  const legacyBatch =
+    Array.isArray(s.body) &&
+    s.headers['mcp-protocol-version'] !== MODERN &&
+    !s.body.some((m) => (m as Message).params?._meta?.[PROTOCOL_VERSION_META_KEY] !== undefined);
+  const route = legacyBatch
+    ? ({ kind: 'legacy' } as const)
+    : classifyInboundRequest({
+        httpMethod: 'POST',
+        protocolVersionHeader: s.headers['mcp-protocol-version'],
+        mcpMethodHeader: s.headers['mcp-method'],
+        mcpNameHeader: s.headers['mcp-name'],
+        body: s.body,
+      });
+  if (route.kind === 'reject')
+    return refusal({ status: route.httpStatus, code: route.code, message: route.message, data: route.data }, s.body);
+  if (route.kind === 'modern') return handleModern(s, settings);
+  return handleLegacy(s, settings);
+}
 
-  const context: McpRequestContext = {
-    deps,
-    app,
+/** The context a request's calls run in: the app, its settings, the caller and the connection they are logged under. */
+function contextOf(
+  s: McpScope,
+  settings: McpSettingsView,
+  connectionId: string | null,
+  guardrails: McpRequestContext['guardrails'],
+): McpRequestContext {
+  const { caller } = s;
+  return {
+    deps: s.deps,
+    app: s.app!,
     requestId: s.requestId,
     origin: s.origin,
     settings,
@@ -152,23 +173,118 @@ async function handleMcp(
       caller.kind === 'oauth' ? { kind: 'connection' as const, id: caller.connectionId } : { kind: 'keys' as const },
     guardrails,
   };
+}
+
+/**
+ * An OAuth connection's state (its caps, whether its client declared elicitation at its last `initialize`), kept
+ * beside the app in this process (src/mcp/connections.ts), and marked used.
+ */
+async function oauthConnection(s: McpScope, connectionId: string) {
+  const conn = await connectionState(s.em, s.deps.credentials, s.app!.id, connectionId, ['oauth']);
+  if (conn) await markUsed(s.em, conn.id);
+  return conn;
+}
+
+/**
+ * 2026-07-28: no handshake and no session. A key's calls are logged under the key session named by the client's
+ * `clientInfo` in the request's `_meta` (made at its first request); an OAuth connection's under itself.
+ */
+async function handleModern(s: McpScope, settings: McpSettingsView): Promise<Reply<RawBody>> {
+  const { caller } = s;
+  let connectionId: string | null;
+  let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
+  if (caller.kind === 'oauth') {
+    const conn = await oauthConnection(s, caller.connectionId);
+    connectionId = conn?.id ?? null;
+    guardrails = conn?.guardrails ?? NO_GUARDRAILS;
+  } else {
+    const meta = (s.body as Message).params?._meta as Record<string, unknown> | undefined;
+    const client = meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
+    connectionId = await keySession(
+      s.em,
+      s.deps.credentials,
+      s.app!.id,
+      caller.kind === 'admin' ? 'admin_key' : 'secret_key',
+      typeof client?.name === 'string' ? client.name : 'MCP client',
+    );
+    await markUsed(s.em, connectionId);
+  }
+  const url = `${s.origin}/apps/${encodeURIComponent(s.app!.id)}/mcp`;
+  return serveModern(contextOf(s, settings, connectionId, guardrails), url, s.headers, s.body);
+}
+
+/**
+ * The 2025 protocol versions: with a key, `initialize` records a session and answers its `Mcp-Session-Id`, which
+ * the client sends back so its calls are logged under it. A destructive call by a client that declared elicitation
+ * asks the person first on the call's event stream.
+ */
+async function handleLegacy(s: McpScope, settings: McpSettingsView) {
+  const { em, deps, caller } = s;
+  const app = s.app!;
+  const parsed = (Array.isArray(s.body) ? s.body : [s.body]) as JSONRPCMessage[];
+  const messages = parsed as Message[];
+  const problem =
+    transportChecks(parsed, Array.isArray(s.body), s.headers['mcp-protocol-version']) ??
+    headerMismatch(parsed, { method: s.headers['mcp-method'], name: s.headers['mcp-name'] });
+  if (problem) return refusal(problem, s.body);
+  const initialize = messages.find((m) => m.method === 'initialize');
+  let connectionId: string | null = null;
+  let newSession: string | null = null;
+  let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
+  let elicits = false;
+  if (caller.kind === 'oauth') {
+    const conn = await oauthConnection(s, caller.connectionId);
+    connectionId = conn?.id ?? null;
+    guardrails = conn?.guardrails ?? NO_GUARDRAILS;
+    elicits = conn?.elicitation ?? false;
+  } else if (initialize) {
+    const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
+    const session = await recordKeyConnection(
+      em,
+      app.id,
+      caller.kind === 'admin' ? 'admin_key' : 'secret_key',
+      typeof clientInfo.name === 'string' ? clientInfo.name : 'MCP client',
+      declaresElicitation(initialize),
+    );
+    // A reused session whose client now says otherwise about elicitation: every process forgets what it kept.
+    if (session.changed) await deps.credentials.announce(app.id);
+    newSession = connectionId = session.id;
+  } else if (s.headers['mcp-session-id']) {
+    const session = await connectionState(em, deps.credentials, app.id, s.headers['mcp-session-id'], [
+      'secret_key',
+      'admin_key',
+    ]);
+    if (session) await markUsed(em, session.id);
+    connectionId = session?.id ?? null;
+    elicits = session?.elicitation ?? false;
+  }
+  // Whether an OAuth connection's client can be asked (MCP elicitation) is what it declared at its last
+  // `initialize` (a key session's is recorded with the session); the row is written only when that changes, and
+  // every process then forgets the connection's state it kept.
+  if (initialize && caller.kind === 'oauth' && connectionId) {
+    const changed = await sql(
+      em,
+      'update mcp_connections set elicitation = $2 where id = $1 and elicitation <> $2 returning id',
+      [connectionId, declaresElicitation(initialize)],
+    );
+    if (changed.length) await deps.credentials.announce(app.id);
+  }
+  // The person's answer to a question a destructive call asked (a JSON-RPC response): handed to that call.
+  const who = { appId: app.id, connectionId };
+  if (messages.every((m) => m.method === undefined) && (await deliverAnswers(em, deps.orm, deps.logger, messages, who)))
+    return new Reply(202, '');
+
+  const context = contextOf(s, settings, connectionId, guardrails);
   const sessionHeader: Record<string, string> = newSession ? { 'Mcp-Session-Id': newSession } : {};
 
   // A destructive tool called by a client that can be asked: the answer is an event stream that asks the person
   // first (`elicitation/create`), then carries the call's result, or says it was declined.
   const call = !Array.isArray(s.body) && messages[0].method === 'tools/call' ? messages[0] : null;
-  const tool = call ? context.tools.find((t) => t.name === call.params?.name) : undefined;
   const args = (call?.params?.arguments ?? {}) as Record<string, unknown>;
-  if (
-    elicits &&
-    tool?.annotations.destructiveHint === true &&
-    args.dry_run !== true &&
-    denial(tool, settings, context.level) === null &&
-    // Arguments the call refuses are answered (400) without asking the person about a call that cannot run.
-    tool.argumentError(args) === null
-  ) {
+  const tool = call ? asksFirst(String(call.params?.name), args, context, elicits) : null;
+  if (tool) {
     const stream = new PassThrough();
-    void confirmThenCall(stream, context, tool, args, parsed, s, who).catch((err: unknown) => {
+    void confirmThenCall(stream, context, tool, args, parsed, call!.id ?? null).catch((err: unknown) => {
       deps.logger.error({ err, requestId: s.requestId }, 'MCP confirmation failed');
       stream.end();
     });
@@ -181,121 +297,6 @@ async function handleMcp(
   const answers = await dispatch(parsed, context);
   if (!answers.length) return new Reply(202, '', sessionHeader);
   return new Reply(200, (Array.isArray(s.body) ? answers : answers[0]) as z.input<typeof mcpAnswer>, sessionHeader);
-}
-
-/** The transport's refusal, as the SDK's streamable HTTP transport words it: a JSON-RPC error without an id. */
-const refusal = (status: number, code: number, message: string) =>
-  new Reply(status, { jsonrpc: '2.0' as const, error: { code, message }, id: null });
-
-/** Batch limit of the SDK's streamable HTTP transport, kept. */
-const MAX_BATCH = 100;
-
-/**
- * The protocol version a request speaks: its `Mcp-Protocol-Version` header, which a client MUST send after
- * initialization from 2025-06-18 on; without it, 2025-03-26, as MCP's transport page tells a server to assume.
- */
-export const requestProtocolVersion = (header: string | undefined) => header ?? '2025-03-26';
-
-/** The first protocol version without JSON-RPC batches (2025-03-26 added them; 2025-06-18 removed them). */
-export const BATCHES_REMOVED_IN = '2025-06-18';
-
-/**
- * The checks the SDK's streamable HTTP transport makes on a POST before it hands the messages on, beside the route's
- * own schema (which took the body as JSON-RPC messages): the batch's size, `initialize` alone, and the
- * `Mcp-Protocol-Version` header after initialization. A batch is taken only in the protocol versions that had them
- * (2025-03-26, and 2024-11-05's JSON-RPC 2.0): from 2025-06-18 on it is an Invalid Request. A refusal, or the
- * messages.
- */
-function transportChecks(
-  body: z.output<typeof mcpBody>,
-  version: string | undefined,
-): { refused: Reply<z.input<typeof mcpAnswer>> } | { messages: JSONRPCMessage[] } {
-  const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
-  const speaks = requestProtocolVersion(version);
-  if (Array.isArray(body) && SUPPORTED_PROTOCOL_VERSIONS.includes(speaks) && speaks >= BATCHES_REMOVED_IN)
-    return {
-      refused: refusal(
-        400,
-        -32600,
-        `Invalid Request: JSON-RPC batches are not part of MCP protocol version ${speaks} (they were removed in ` +
-          `${BATCHES_REMOVED_IN}); send one message per request`,
-      ),
-    };
-  if (messages.length > MAX_BATCH)
-    return { refused: refusal(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`) };
-  if (messages.some((m) => 'method' in m && m.method === 'initialize')) {
-    if (messages.length > 1)
-      return { refused: refusal(400, -32600, 'Invalid Request: Only one initialization request is allowed') };
-  } else if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return {
-      refused: refusal(
-        400,
-        -32000,
-        `Bad Request: Unsupported protocol version: ${version} (supported versions: ` +
-          `${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
-      ),
-    };
-  }
-  return { messages };
-}
-
-/**
- * Asks the person to confirm a destructive call, then answers on the stream: the call's result when they accept
- * (and tick "confirm"); a tool error saying nothing was done when they decline, cancel or do not answer in time.
- */
-async function confirmThenCall(
-  stream: PassThrough,
-  context: McpRequestContext,
-  tool: Tool,
-  args: Record<string, unknown>,
-  messages: JSONRPCMessage[],
-  s: Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>,
-  who: { appId: string; connectionId: string | null },
-) {
-  const shown = Object.entries(args)
-    .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
-    .join(', ');
-  const answer = await ask(context.deps.orm, context.deps.logger, stream, who, {
-    message:
-      `An assistant wants to run ${tool.name} (${tool.route.summary ?? tool.title})` +
-      `${shown ? ` with ${shown}` : ''} in app ${context.app.name}. This cannot be undone. Allow it?`,
-    requestedSchema: {
-      type: 'object',
-      properties: {
-        confirm: { type: 'boolean', title: `Run ${tool.name}`, description: 'Tick to allow this change.' },
-      },
-      required: ['confirm'],
-    },
-  });
-  const id = (s.body as { id?: string | number }).id ?? null;
-  if (answer?.action === 'accept' && answer.content?.confirm === true) {
-    // The call itself, as any other (`dispatch`: the same denials, caps, dry_run and call log).
-    const [answer] = await dispatch(messages, context);
-    stream.end(answer ? sseEvent(answer) : '');
-    return;
-  }
-  const why =
-    answer === null
-      ? 'no answer came in time'
-      : answer.action === 'accept'
-        ? 'the person did not tick confirm'
-        : `the person chose ${answer.action}`;
-  const text = `Not done: ${tool.name} needs the person's confirmation and ${why}. Nothing was changed.`;
-  logCall(context.deps.orm, context.deps.logger, {
-    appId: context.app.id,
-    connectionId: context.connectionId,
-    tool: tool.name,
-    args,
-    status: 403,
-    isError: true,
-    result: text,
-    durationMs: 0,
-  });
-  // Structured as every tool error is (`{ error, status }`, matching the tool's output schema), with the reason.
-  const structuredContent = { error: text, status: 403, reason: 'not_confirmed' };
-  stream.end(
-    sseEvent({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text }], structuredContent, isError: true } }),
-  );
 }
 
 const notAllowed = () => {
@@ -322,15 +323,23 @@ export const mcpRoutes = [
     tags,
     summary: 'MCP server (streamable HTTP, stateless, JSON responses)',
     description:
-      'One JSON-RPC message per request; a batch only under protocol versions 2025-03-26 and 2024-11-05 (the ' +
-      '`Mcp-Protocol-Version` header, 2025-03-26 when it is absent): from 2025-06-18 on a batch is refused with ' +
-      '-32600. Notifications get an empty 202. Protocol versions 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05. ' +
+      'Protocol versions 2026-07-28 and 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05 (the request says which: a ' +
+      '2026-07-28 request carries its version, client info and capabilities in `params._meta` and the ' +
+      '`Mcp-Protocol-Version: 2026-07-28` header, needs no `initialize` and may start with `server/discover`; a ' +
+      '2025 client starts with `initialize`). Under 2026-07-28 the `Mcp-Method` header (and `Mcp-Name` for ' +
+      '`tools/call`, `prompts/get`, `resources/read`) is required; under any version a header that disagrees with ' +
+      'the body is refused (400, -32020), so a gateway never routes one request as another. Lists answered under ' +
+      '2026-07-28 carry `ttlMs` and `cacheScope`. One JSON-RPC message per request; a batch only under protocol ' +
+      'versions 2025-03-26 and 2024-11-05 (the `Mcp-Protocol-Version` header, 2025-03-26 when it is absent): from ' +
+      '2025-06-18 on a batch is refused with -32600. Notifications get an empty 202. ' +
       'With a key, `initialize` records a connection and answers an `Mcp-Session-Id` header; send it back so calls ' +
-      'are logged under it. ' +
+      'are logged under it (a 2026-07-28 request is logged under the session of its `_meta` client name). ' +
       'A 401 carries `WWW-Authenticate: Bearer resource_metadata="..."` for OAuth sign-in; every other refusal is a ' +
-      'JSON-RPC error (-32700 not JSON, -32600 not a message the server takes, -32000 with 403 while the server is ' +
-      'turned off). A destructive tool called by a client that declared elicitation is answered as an event stream: ' +
-      '`elicitation/create` first, then the result once the person confirms (their answer is POSTed here).',
+      'JSON-RPC error (-32700 not JSON, -32600 not a message the server takes, -32020 headers that disagree with the ' +
+      'body, -32000 with 403 while the server is turned off). A destructive tool called by a client that declared ' +
+      'elicitation asks the person first: under 2025 versions the answer is an event stream (`elicitation/create` ' +
+      'first, then the result once the person confirms; their answer is POSTed here), under 2026-07-28 an ' +
+      '`input_required` result whose `requestState` the client sends back with the answer.',
     params: appIdParams,
     body: mcpBody,
     response: mcpAnswer,
@@ -338,7 +347,9 @@ export const mcpRoutes = [
       202: { description: 'Notifications and responses only: accepted, no body' },
       400: refused(
         'Not JSON (-32700), or not a JSON-RPC message the server takes (-32600: not a message, `initialize` beside ' +
-          'another message, a batch under protocol version 2025-06-18 or later, an unsupported version)',
+          'another message, a batch under protocol version 2025-06-18 or later, an unsupported version), or ' +
+          '`Mcp-Method`/`Mcp-Name`/`Mcp-Protocol-Version` headers that disagree with the body or are missing under ' +
+          '2026-07-28 (-32020), or a 2026-07-28 request without its `_meta` envelope (-32602)',
       ),
       403: refused("The app's MCP server is turned off, or a Host or Origin that may not call it (-32000)"),
       404: refused('The app does not exist (-32000)'),
@@ -461,14 +472,18 @@ export const mcpRoutes = [
     params: appIdParams.extend({ connectionId: z.string().min(1).max(255) }),
     body: z.object({ guardrails: guardrailsInput }),
     response: connectionSchema,
-    handler: async (s) =>
-      setConnectionGuardrails(
+    handler: async (s) => {
+      const connection = await setConnectionGuardrails(
         s.em,
         ctxOf(s).app.id,
         s.params.connectionId,
         s.body.guardrails,
         appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
-      ),
+      );
+      // The new caps hold at once in every API process (each keeps a connection's state beside the app).
+      await s.deps.credentials.announce(ctxOf(s).app.id);
+      return connection;
+    },
   }),
   route({
     method: 'DELETE',
@@ -480,7 +495,12 @@ export const mcpRoutes = [
     description: 'An OAuth connection loses access on its next call; its refresh token stops working.',
     params: appIdParams.extend({ connectionId: z.string().min(1).max(255) }),
     response: deletedSchema,
-    handler: (s) => deleteConnection(s.em, ctxOf(s).app.id, s.params.connectionId),
+    handler: async (s) => {
+      const deleted = await deleteConnection(s.em, ctxOf(s).app.id, s.params.connectionId);
+      // Cut off at once in every API process (each keeps a token's check beside the app), before the answer.
+      await s.deps.credentials.announce(ctxOf(s).app.id);
+      return deleted;
+    },
   }),
   route({
     method: 'GET',

@@ -247,7 +247,7 @@ export const oauthRoutes = [
     body: oauth.revokeBody,
     response: z.object({}),
     errors: [401],
-    handler: ({ em, headers, body }) => oauth.revokeToken(em, headers, body),
+    handler: ({ em, deps, headers, body }) => oauth.revokeToken(deps, em, headers, body),
   }),
   route({
     method: 'GET',
@@ -274,8 +274,10 @@ export const oauthRoutes = [
     body: oauth.approveBody,
     errors: [403],
     response: z.object({ redirect_url: z.string() }),
-    handler: ({ em, params, body, origin, routes }) =>
-      oauth.approveRequest(em, params.requestId, body, origin, toolsOf(routes)),
+    handler: ({ em, deps, params, body, origin, routes }) =>
+      oauth.approveRequest(em, params.requestId, body, origin, toolsOf(routes), {
+        announce: (appId) => deps.credentials.announce(appId),
+      }),
   }),
   route({
     method: 'POST',
@@ -414,6 +416,7 @@ export const oauthRoutes = [
           },
           s.origin,
           toolsOf(s.routes),
+          { announce: (appId) => deps.credentials.announce(appId) },
         );
         return redirect(result.redirect_url, 303);
       } catch (err) {

@@ -461,8 +461,14 @@ export async function approveRequest(
   body: z.output<typeof approveBody>,
   issuer: string,
   tools: Tool[],
-  person = false,
+  opts: {
+    /** Approved by a person in the console (not with the admin key). */
+    person?: boolean;
+    /** Announces a changed connection to every API process and waits for them (`CredentialCache.announce`). */
+    announce: (appId: string) => Promise<unknown>;
+  },
 ): Promise<{ redirect_url: string }> {
+  const person = opts.person ?? false;
   const pending = await pendingRequest(em, id);
   const appId = pending.app_id ?? body.app_id;
   if (!appId) throw badRequest('app_id: is required when the client named no server URL (resource)');
@@ -478,10 +484,10 @@ export async function approveRequest(
       `access_level: this app's MCP server gives OAuth connections at most ${cap} access (its MCP settings); ` +
         `approve ${cap} or lower, or raise the app's access level first`,
     );
-  return em.transactional(async (tx) => {
+  const approved = await em.transactional(async (tx) => {
     const r = await claim(tx, id);
     const client = (await findClient(tx, r.client_id))!;
-    const [conn] = await sql<{ id: string }>(
+    const [conn] = await sql<{ id: string; updated: boolean }>(
       tx,
       `insert into mcp_connections (id, app_id, kind, name, client_id, user_id, user_name, user_email, access_level,
         person, guardrails)
@@ -490,7 +496,7 @@ export async function approveRequest(
        do update set access_level = excluded.access_level, user_name = excluded.user_name, user_email =
          excluded.user_email, name = excluded.name, person = excluded.person, cut_off_at = null, cut_off_reason = null,
          guardrails = coalesce(excluded.guardrails, mcp_connections.guardrails)
-       returning id`,
+       returning id, xmax <> 0 as updated`,
       [
         newConnectionId(),
         app.id,
@@ -512,8 +518,15 @@ export async function approveRequest(
         values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))`,
       [sha256(code), conn.id, client.id, r.redirect_uri, r.code_challenge, r.resource, CODE_SECONDS],
     );
-    return { redirect_url: withQuery(r.redirect_uri, { code, state: r.state, iss: issuer }) };
+    return {
+      redirect_url: withQuery(r.redirect_uri, { code, state: r.state, iss: issuer }),
+      updated: conn.updated,
+    };
   });
+  // Approving again changes the existing connection (its level, its caps): every process forgets what it kept of
+  // it before the client gets its code.
+  if (approved.updated) await opts.announce(app.id);
+  return { redirect_url: approved.redirect_url };
 }
 
 export async function denyRequest(em: EntityManager, id: string, issuer: string): Promise<{ redirect_url: string }> {
@@ -706,7 +719,7 @@ export async function exchangeToken(
         old.connection_id,
         REUSE_REASON,
       ]);
-      return { reused: old.connection_id } as const;
+      return { reused: old.connection_id, appId: old.app_id } as const;
     }
     const audience = old.audience ?? mcpResourceUrl(origin, old.app_id);
     checkTarget(body.resource, audience);
@@ -717,8 +730,12 @@ export async function exchangeToken(
     return {
       response: tokenResponse(pair, await scopeLevel(old.app_id, old.access_level)),
       connectionId: old.connection_id,
+      appId: old.app_id,
     } as const;
   });
+  // The old access token (or, on reuse, every token of the sign-in) stops working in every API process before the
+  // client is answered.
+  await deps.credentials.announce(outcome.appId);
   if ('reused' in outcome) {
     deps.logger.warn({ connectionId: outcome.reused }, 'refresh token reused: token family revoked');
     throw oauthError(
@@ -733,17 +750,20 @@ export async function exchangeToken(
 
 /** RFC 7009: revoking an access or refresh token ends its connection. Unknown tokens are a silent success. */
 export async function revokeToken(
+  deps: Deps,
   em: EntityManager,
   headers: Record<string, string | undefined>,
   body: z.output<typeof revokeBody>,
 ) {
   const client = await authenticateClient(em, headers, body);
-  await sql(
+  const [gone] = await sql<{ app_id: string }>(
     em,
     `delete from mcp_connections where client_id = $2 and id = (select connection_id from oauth_tokens where hash =
-      $1)`,
+      $1) returning app_id`,
     [sha256(body.token), client.id],
   );
+  // Revoked in every API process (each keeps a token's check beside the app) before the client is answered.
+  if (gone) await deps.credentials.announce(gone.app_id);
   return {};
 }
 

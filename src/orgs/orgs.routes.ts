@@ -103,14 +103,17 @@ export const orgRoutes = [
     params: orgParams,
     body: updateBody,
     response: orgSchema,
-    handler: async ({ em, params, body }) => {
+    handler: async ({ em, deps, params, body }) => {
       const org = await findOrg(em, params.orgId);
+      const removed = body.app_ids === undefined ? [] : org.appIds.filter((id) => !body.app_ids!.includes(id));
       if (body.app_ids !== undefined) {
         await requireApps(em, body.app_ids);
         org.appIds = body.app_ids;
       }
       if (body.name !== undefined) org.name = body.name;
       await em.flush();
+      // An app taken out of a workspace ends the MCP connections its members approved, in every API process.
+      for (const appId of removed) await deps.credentials.announce(appId);
       return present(org);
     },
   }),
@@ -123,9 +126,11 @@ export const orgRoutes = [
     summary: 'Delete an org (its apps stay)',
     params: orgParams,
     response: orgSchema,
-    handler: async ({ em, params }) => {
+    handler: async ({ em, deps, params }) => {
       const org = await findOrg(em, params.orgId);
       await em.nativeDelete(Org, { id: org.id });
+      // Its members' MCP connections on its apps end in every API process.
+      for (const appId of org.appIds) await deps.credentials.announce(appId);
       return present(org);
     },
   }),

@@ -107,3 +107,50 @@ export function pkce() {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
+
+/**
+ * An OAuth sign-in done end to end over HTTP (register, authorize with PKCE, approve with the admin key as `user`,
+ * exchange the code): the tokens and the client. `base` is where the code is exchanged: the token's audience is
+ * that origin's MCP server URL.
+ */
+export async function signInOAuth(
+  appId: string,
+  opts: { level?: 'read' | 'write' | 'full'; user?: { id: string; name: string; email: string }; base?: string } = {},
+): Promise<{ accessToken: string; refreshToken: string; clientId: string }> {
+  const base = opts.base ?? testEnv().baseUrl;
+  const registered = await fetch(`${base}/oauth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'Signed-in client' }),
+  });
+  const client = (await registered.json()) as { client_id: string };
+  expect(registered.status, JSON.stringify(client)).to.equal(201);
+  const { verifier, challenge } = pkce();
+  const url = new URL(
+    `${base}/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })}`,
+  );
+  const code = await approveWith(
+    opts.level ?? 'write',
+    opts.user ?? { id: 'user_1', name: 'Ada', email: 'ada@example.com' },
+    appId,
+  )(url);
+  const res = await fetch(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      client_id: client.client_id,
+    }),
+  });
+  const tokens = (await res.json()) as { access_token: string; refresh_token: string };
+  expect(res.status, JSON.stringify(tokens)).to.equal(200);
+  return { accessToken: tokens.access_token, refreshToken: tokens.refresh_token, clientId: client.client_id };
+}

@@ -163,6 +163,9 @@ export async function startTestEnv(): Promise<TestEnv> {
   deps.outbox.start();
 
   const server = http.createServer(createApp(deps).callback());
+  // As the service's own server (src/runtime.ts `listen`): with Node's 5 s, a loaded machine let a client reuse a
+  // keep-alive socket the server had just closed (fetch failed: ECONNRESET).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   cleanups.push(
     () =>

@@ -44,6 +44,7 @@ import { Migration20261210090000_oauth_metadata_fresh } from './Migration2026121
 import { Migration20261211010000_invitation_tokens } from './Migration20261211010000_invitation_tokens.js';
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
 import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
+import { Migration20261222090000_mcp_oauth_cache } from './Migration20261222090000_mcp_oauth_cache.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -90,4 +91,5 @@ export const migrationsList = [
   Migration20261211010000_invitation_tokens,
   Migration20261220090000_account_actor,
   Migration20261221090000_checkout_expiry,
+  Migration20261222090000_mcp_oauth_cache,
 ];
