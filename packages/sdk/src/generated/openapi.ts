@@ -42,7 +42,7 @@ export interface paths {
     put?: never;
     /**
      * Replace the secret key
-     * @description The old secret key and every account token stop working at once.
+     * @description The old secret key and every account token stop working at once. Through the console the new key is answered as `[redacted]`: the person reveals it on purpose (`POST /console/api/apps/:appId/secret-key/reveal`). Each regeneration is logged with who asked (the person, or the credential).
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -64,7 +64,9 @@ export interface paths {
     put?: never;
     /**
      * Replace the publishable key
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description The old publishable key stops working at once. Each regeneration is logged with who asked.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['apps.regeneratePublicKey'];
     delete?: never;
@@ -1038,7 +1040,7 @@ export interface paths {
     };
     /**
      * Calls and total amount per entitlement
-     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account.
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime. `namespace` narrows to one account. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1082,7 +1084,7 @@ export interface paths {
     };
     /**
      * Accounts with the most usage
-     * @description `limit` 1 to 100 (default 10); anything else is a 400.
+     * @description `limit` 1 to 100 (default 10); anything else is a 400. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1104,7 +1106,7 @@ export interface paths {
     };
     /**
      * Usage over time
-     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present.
+     * @description Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1206,7 +1208,7 @@ export interface paths {
     put?: never;
     /**
      * Add a webhook endpoint
-     * @description The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret.
+     * @description The URL must be a public http(s) address (checked again at every send). `events` lists event types from `/event-types`, or `["*"]` for all, including future ones. At most 25 per app (409). Returns the signing secret (to a person in the console as `[redacted]`: members and above reveal it on purpose).
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1226,7 +1228,9 @@ export interface paths {
     };
     /**
      * A webhook endpoint, with its secret
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description With the secret key, the signing secret is in the answer. To a person in the console it is `[redacted]`: members and above reveal it on purpose (`POST /console/api/apps/:appId/webhooks/:webhookId/secret/reveal`, logged), viewers never see it.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     get: operations['webhooks.get'];
     put?: never;
@@ -1258,7 +1262,7 @@ export interface paths {
     put?: never;
     /**
      * Replace the signing secret
-     * @description Every later attempt, retries included, is signed with the new secret.
+     * @description Every later attempt, retries included, is signed with the new secret. Logged with who asked; through the console the new secret is answered as `[redacted]` (reveal it on purpose).
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -5267,6 +5271,7 @@ export interface operations {
               /** @enum {string} */
               after: 'cancel' | 'free_plan';
             };
+            /** @description The first request made with the publishable key from a web page (a browser sending an `Origin` of another site than this service's: the components embedded), or null until then. Server-side calls do not count. */
             publishable_first_used_at: string | null;
             created_at: string;
           };
@@ -5415,7 +5420,7 @@ export interface operations {
           public_key?: JsonValue;
           /**
            * @deprecated
-           * @description Ignored: set by the service at the first request with the publishable key
+           * @description Ignored: set by the service at the first request with the publishable key from a web page
            */
           publishable_first_used_at?: JsonValue;
         };
@@ -5446,6 +5451,7 @@ export interface operations {
               /** @enum {string} */
               after: 'cancel' | 'free_plan';
             };
+            /** @description The first request made with the publishable key from a web page (a browser sending an `Origin` of another site than this service's: the components embedded), or null until then. Server-side calls do not count. */
             publishable_first_used_at: string | null;
             created_at: string;
           };
