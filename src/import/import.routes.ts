@@ -1,5 +1,6 @@
 import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, route } from '../http/route.js';
+import { FUTURE_SKEW_MINUTES, HISTORY_YEARS } from '../http/schemas.js';
 import { importBody, importResultSchema } from './import.schemas.js';
 import { importData } from './import.service.js';
 
@@ -14,7 +15,8 @@ export const importRoutes = [
     description:
       'Up to 10,000 accounts and 10,000 usage events. Validated as a whole first: one bad row is a 400 naming it ' +
       '(`accounts.3.plan: ...`) and nothing is written. ' +
-      'Usage is added to the history and the counters. No webhooks fire.',
+      'Usage is added to the history and the counters. No webhooks fire. Every `created_at` is within the last ' +
+      `${HISTORY_YEARS} years and at most ${FUTURE_SKEW_MINUTES} minutes ahead of the service's clock (else a 400).`,
     params: appIdParams,
     body: importBody,
     bodyLimit: '16mb',

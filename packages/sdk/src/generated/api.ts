@@ -2461,7 +2461,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
    *
-   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired.
    */
   commit(
     accountId: string,
@@ -2678,7 +2678,7 @@ export interface PaymentsApi {
    *
    * `PUT /apps/{appId}/payments` (secret key)
    *
-   * Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
+   * Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
    */
   connect(body: PaymentsConnectBody, options?: RequestOptions): APIPromise<PaymentsConnectResponse>;
   /**

@@ -976,7 +976,7 @@ export interface paths {
     put?: never;
     /**
      * Commit a reservation
-     * @description Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+     * @description Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1377,7 +1377,7 @@ export interface paths {
     get: operations['payments.get'];
     /**
      * Connect the payment provider
-     * @description Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
+     * @description Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -7885,7 +7885,7 @@ export interface operations {
           plan?: string;
           /** @description An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update. */
           incentive?: string | null;
-          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end. */
+          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409. Omitted: unchanged. */
           incentive_expires_at?: string | null;
         };
       };
@@ -9834,7 +9834,10 @@ export interface operations {
             account: string;
             entitlement: string;
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the usage happened, e.g. `2026-11-01T12:00:00Z`: at most 5 years back and 5 minutes ahead of the service's clock (else a 400). Omitted: now.
+             */
             timestamp?: string;
           }[];
         };
@@ -10812,7 +10815,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
+          /** @description The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. A repeated type is a 400. */
           events: (
             | '*'
             | 'account.created'
@@ -11132,7 +11135,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url?: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
+          /** @description The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. A repeated type is a 400. */
           events?: (
             | '*'
             | 'account.created'
@@ -11951,6 +11954,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The provider refused these credentials (a wrong pair, or the other environment): nothing saved */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description `<Provider>: <their message> (check client_id, client_secret and env)`, for a person */
+            error: string;
+            /** @constant */
+            reason: 'credentials_refused';
+            /** @description The provider's own words, e.g. `Client Authentication failed` */
+            provider_message: string;
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
@@ -12199,7 +12218,7 @@ export interface operations {
           starts_at?: string | null;
           expires_at?: string | null;
           fallback?: string | null;
-        };
+        } & (unknown | unknown);
       };
     };
     responses: {
@@ -12379,7 +12398,7 @@ export interface operations {
           starts_at?: string | null;
           expires_at?: string | null;
           fallback?: string | null;
-        };
+        } & (unknown | unknown);
       };
     };
     responses: {
@@ -13558,6 +13577,7 @@ export interface operations {
           /** @enum {string} */
           interval: 'month' | 'year';
           currency?: string;
+          /** @description Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none. */
           bumps?: string[];
           account?: string;
           /** Format: email */

@@ -226,8 +226,9 @@ class AccountsResource(SyncResource):
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
             incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
                 update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
-                it does not end.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not
+                end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409.
+                Omitted: unchanged.
         """
         return cast(
             Account,
@@ -651,8 +652,9 @@ class AsyncAccountsResource(AsyncResource):
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
             incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
                 update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
-                it does not end.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not
+                end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409.
+                Omitted: unchanged.
         """
         return cast(
             Account,

@@ -417,6 +417,7 @@ class OffersResource(SyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -864,6 +865,7 @@ class AsyncOffersResource(AsyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -993,6 +995,7 @@ class PublishableOffersResource(SyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -1112,6 +1115,7 @@ class AsyncPublishableOffersResource(AsyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else

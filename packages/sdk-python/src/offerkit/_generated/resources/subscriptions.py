@@ -51,7 +51,7 @@ class SubscriptionsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and
                 paused)
             plan: Only subscriptions to this plan (the paid plan, also while paused)
@@ -327,7 +327,7 @@ class AsyncSubscriptionsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: active, paused, cancelled, or all; without it, the subscriptions that have not ended (active and
                 paused)
             plan: Only subscriptions to this plan (the paid plan, also while paused)
