@@ -2289,7 +2289,7 @@ export interface AccountsApi {
    *
    * `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
    *
-   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no incentive to end.
    */
   update(accountId: string, body?: AccountsUpdateBody, options?: RequestOptions): APIPromise<AccountsUpdateResponse>;
   /**
@@ -2706,7 +2706,7 @@ export interface OffersApi {
    *
    * `POST /apps/{appId}/offers` (secret key)
    *
-   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback that does not exist is a 404 naming the field.
    */
   create(body: OffersCreateBody, options?: RequestOptions): APIPromise<OffersCreateResponse>;
   /**
@@ -2728,7 +2728,7 @@ export interface OffersApi {
    *
    * `PATCH /apps/{appId}/offers/{offerId}` (secret key)
    *
-   * For a live offer, new prices get their provider billing plans at once.
+   * For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan without a regular price in that interval and currency to continue at.
    */
   update(offerId: string, body?: OffersUpdateBody, options?: RequestOptions): APIPromise<OffersUpdateResponse>;
   /**

@@ -624,7 +624,7 @@ export interface paths {
     head?: never;
     /**
      * Update an account (merge)
-     * @description Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+     * @description Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no incentive to end.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1410,7 +1410,7 @@ export interface paths {
     put?: never;
     /**
      * Create a draft offer
-     * @description Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+     * @description Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback that does not exist is a 404 naming the field.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1468,7 +1468,7 @@ export interface paths {
     head?: never;
     /**
      * Edit an offer (future purchases only)
-     * @description For a live offer, new prices get their provider billing plans at once.
+     * @description For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan without a regular price in that interval and currency to continue at.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -7985,6 +7985,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       /** @description Request body too large */
       413: {
         headers: {
@@ -12863,6 +12872,15 @@ export interface operations {
       };
       /** @description A record in the path (or referenced by the body) does not exist */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
