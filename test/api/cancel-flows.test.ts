@@ -200,10 +200,13 @@ describe('cancel flows and sessions', function () {
         (await preview({ step: 'price_offer', answers: { reason: 'too_expensive' }, account: 'ada' })).body.offer,
       ).to.equal(null);
       expect((await preview({ step: 'partner_offer', account: 'ada' })).body.offer).to.include({ kind: 'incentive' });
-      expect((await preview({ answers: { reason: 'nope' } })).body.error).to.equal(
-        'answers.reason: nope is not one of its answers',
-      );
-      expect((await preview({ step: 'reason' })).body.error).to.equal('step: reason is not an offer step');
+      // What the flow has decides: an answer it does not have is a 404, a step of the wrong kind a 409.
+      const nope = await preview({ answers: { reason: 'nope' } });
+      expect(nope.status).to.equal(404);
+      expect(nope.body.error).to.equal('answers.reason: nope is not one of its answers');
+      const notOffer = await preview({ step: 'reason' });
+      expect(notOffer.status).to.equal(409);
+      expect(notOffer.body.error).to.equal('step: reason is not an offer step');
     });
   });
 
