@@ -2952,7 +2952,7 @@ export interface CancelFlowsApi {
    *
    * `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
    *
-   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers. A step or answer the flow does not have is a 404, a step of the wrong kind a 409.
    */
   previewOffer(
     flowId: string,

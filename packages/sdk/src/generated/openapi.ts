@@ -1984,7 +1984,7 @@ export interface paths {
     put?: never;
     /**
      * The offer a customer would get for a set of answers, without a session
-     * @description With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+     * @description With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers. A step or answer the flow does not have is a 404, a step of the wrong kind a 409.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */

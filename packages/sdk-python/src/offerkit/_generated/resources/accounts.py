@@ -219,7 +219,8 @@ class AccountsResource(SyncResource):
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
         Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
-        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no
+        incentive to end.
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
@@ -645,7 +646,8 @@ class AsyncAccountsResource(AsyncResource):
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
         Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
-        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no
+        incentive to end.
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.

@@ -75,7 +75,8 @@ class OffersResource(SyncResource):
 
         Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
         Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
-        price.
+        price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback
+        that does not exist is a 404 naming the field.
         """
         return cast(
             Offer,
@@ -190,7 +191,8 @@ class OffersResource(SyncResource):
 
         `PATCH /apps/{appId}/offers/{offerId}` (secret key)
 
-        For a live offer, new prices get their provider billing plans at once.
+        For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan
+        without a regular price in that interval and currency to continue at.
         """
         return cast(
             Offer,
@@ -523,7 +525,8 @@ class AsyncOffersResource(AsyncResource):
 
         Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
         Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
-        price.
+        price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback
+        that does not exist is a 404 naming the field.
         """
         return cast(
             Offer,
@@ -638,7 +641,8 @@ class AsyncOffersResource(AsyncResource):
 
         `PATCH /apps/{appId}/offers/{offerId}` (secret key)
 
-        For a live offer, new prices get their provider billing plans at once.
+        For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan
+        without a regular price in that interval and currency to continue at.
         """
         return cast(
             Offer,
