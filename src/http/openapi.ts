@@ -103,7 +103,12 @@ function requestBody(def: RouteDef) {
   const flat = Object.values((schema.properties ?? {}) as Record<string, { type?: unknown }>).every(
     (p) => p.type === 'string' || p.type === 'boolean' || p.type === 'number' || p.type === 'integer',
   );
-  if ((def.oauth || def.form) && flat) content['application/x-www-form-urlencoded'] = { schema };
+  // A form field is text given once (a repeated field is a 400, RFC 6749 3.2), so a field the endpoint ignores is
+  // a string there, where JSON may carry any value.
+  const ignored = schema.additionalProperties;
+  const form =
+    ignored && ignored !== false ? { ...schema, additionalProperties: { type: 'string', maxLength: 10_000 } } : schema;
+  if ((def.oauth || def.form) && flat) content['application/x-www-form-urlencoded'] = { schema: form };
   return { required: !body.safeParse({}).success, content };
 }
 
