@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, conflict, missingReference, notFound } from '../errors.js';
+import { conflict, missingReference, notFound } from '../errors.js';
 import { deleted } from '../http/schemas.js';
 import { CancelFlow, type GivenAnswer } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';

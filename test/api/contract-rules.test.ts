@@ -304,8 +304,12 @@ describe('every rule the document states: a request that breaks it is the docume
         for (let job = queue.shift(); job; job = queue.shift()) await job();
       }),
     );
-    if (process.env.RULES_DUMP) (await import('node:fs')).writeFileSync(process.env.RULES_DUMP, failures.join('\n'));
-    expect(failures, `${failures.length} of ${jobs.length} rules not enforced as documented`).to.deep.equal([]);
+    // Each line names the operation, the field, the rule and the answer (the first 40, so the message stays readable).
+    const shown = failures.slice(0, 40).join('\n');
+    expect(
+      failures.length,
+      `${failures.length} of ${jobs.length} rules not enforced as documented:\n${shown}`,
+    ).to.equal(0);
     // The walk reached every kind of rule the document states.
     for (const rule of [
       'type',
