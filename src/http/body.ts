@@ -197,9 +197,10 @@ async function readBody(ctx: Context, limit: string, form: boolean, oauth: boole
       }
     }
   }
+  // Set before the check below: the MCP endpoint's refusal answers under the message's JSON-RPC id (mcp-guard.ts).
+  ctx.request.body = parsed;
   // Text that is not valid Unicode (a lone surrogate, `"\ud800"`), in any string or key: every body, MCP included.
   const illFormed = illFormedMessage(parsed, text);
   if (illFormed) throw refuse(illFormed);
-  ctx.request.body = parsed;
   (ctx.request as { rawBody?: string }).rawBody = text;
 }
