@@ -31,6 +31,11 @@ export const paymentRequired = (body: { error: string }) => {
 };
 export const forbidden = (message = 'Forbidden') => new AppError(403, message);
 export const notFound = (what: string) => new AppError(404, `${what} not found`);
+/**
+ * A record a body names that does not exist (`plans.0.plan: plan gold does not exist`): a 404 naming the field, as a
+ * missing record in the path is. A 400 is kept for what is wrong with the request on its own (docs/api.md).
+ */
+export const missingReference = (message: string) => new AppError(404, message);
 export const methodNotAllowed = () => new AppError(405, 'Method not allowed');
 /**
  * Every `reason` a 409 carries, with what it means: the SDK's `ConflictReason` union is generated from these keys

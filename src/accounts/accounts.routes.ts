@@ -117,9 +117,11 @@ export const accountRoutes = [
     summary: 'Update an account (merge)',
     description:
       'Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set ' +
-      "`incentive_expires_at` schedules the incentive's removal (a Temporal workflow).",
+      "`incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no " +
+      'incentive to end.',
     params: S.accountParams,
     body: S.updateAccountBody,
+    errors: [409],
     response: S.accountDetailSchema,
     handler: (s) => accounts.updateAccount(ctxOf(s), s.params.accountId, s.body),
   }),

@@ -23,21 +23,42 @@ const accountName = z
   .describe('A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.');
 export const accountAddonParams = accountParams.extend({ addonId: callerId });
 
-export const createAccountBody = z.object({
-  id: accountId.describe("The new account's id, your product's user or team id, e.g. `alice` (kept as sent)."),
-  name: accountName.optional(),
-  /** Defaults to the app's free plan when omitted. */
-  plan: planRef.optional(),
-  incentive: incentiveRef.optional(),
-  incentive_expires_at: incentiveEnds.optional(),
+/** An end (a non-null `incentive_expires_at`) needs an incentive: named in the same body (`required`), or not removed. */
+export const endNeedsIncentive = (required: boolean) => ({
+  dependentSchemas: {
+    incentive_expires_at: {
+      anyOf: [
+        { properties: { incentive_expires_at: { type: 'null' } } },
+        { properties: { incentive: { type: 'string' } }, ...(required ? { required: ['incentive'] } : {}) },
+      ],
+    },
+  },
 });
 
-export const updateAccountBody = z.object({
-  name: accountName.optional(),
-  plan: planRef.optional(),
-  incentive: incentiveRef.optional(),
-  incentive_expires_at: incentiveEnds.optional(),
-});
+export const createAccountBody = z
+  .object({
+    id: accountId.describe("The new account's id, your product's user or team id, e.g. `alice` (kept as sent)."),
+    name: accountName.optional(),
+    /** Defaults to the app's free plan when omitted. */
+    plan: planRef.optional(),
+    incentive: incentiveRef.optional(),
+    incentive_expires_at: incentiveEnds.optional(),
+  })
+  .meta(endNeedsIncentive(true));
+
+export const updateAccountBody = z
+  .object({
+    name: accountName.optional(),
+    plan: planRef.optional(),
+    incentive: incentiveRef.optional(),
+    incentive_expires_at: incentiveEnds
+      .optional()
+      .describe(
+        'When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not end. With `incentive: null` ' +
+          'it is a 400; on an account without an incentive (and none given) a 409. Omitted: unchanged.',
+      ),
+  })
+  .meta(endNeedsIncentive(false));
 
 const boolString = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 

@@ -175,7 +175,11 @@ export function updateAccount(ctx: Ctx, id: string, input: z.output<typeof S.upd
     }
     if (input.incentive_expires_at !== undefined) account.incentiveExpiresAt = input.incentive_expires_at;
     if (!account.incentiveId) {
-      if (input.incentive_expires_at) throw badRequest('incentive_expires_at: needs an incentive');
+      // Removed in the same body: the body is wrong (the document says so); the account has none: its state is.
+      if (input.incentive_expires_at)
+        throw input.incentive === null
+          ? badRequest('incentive_expires_at: needs an incentive')
+          : conflict('incentive_expires_at: the account has no incentive to end (give `incentive` too)');
       account.incentiveExpiresAt = null; // an expiry without an incentive means nothing
     }
   });

@@ -2,7 +2,17 @@ import { z } from 'zod';
 import { httpUrl } from '../http/schemas.js';
 
 /** App ids are generated (`app_` and 20 letters or digits); anything else names no app (401, or 404 for the admin). */
-export const appIdParams = z.object({ appId: z.string().min(1).max(100).meta({ pattern: '^app_[A-Za-z0-9]+$' }) });
+export const appIdParams = z.object({
+  appId: z
+    .string()
+    .min(1)
+    .max(100)
+    .regex(/^app_[A-Za-z0-9]+$/, 'must be an app id (app_ and letters or digits)')
+    .describe(
+      "The app's id (`app_` and letters or digits). One of another form names no app: with a credential the answer " +
+        'is that of an app the credential does not reach (401; 404 for the admin key), on an open route a 400.',
+    ),
+});
 
 export const createAppBody = z.object({
   name: z.string().trim().min(1, 'must not be empty').max(200),

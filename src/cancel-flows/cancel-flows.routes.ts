@@ -136,9 +136,11 @@ export const cancelFlowRoutes = [
     summary: 'The offer a customer would get for a set of answers, without a session',
     description:
       'With `account`, the offer is checked against that account (and may be chosen by the model when dynamic ' +
-      'offers are on); without it, the first static offer matching the answers.',
+      'offers are on); without it, the first static offer matching the answers. A step or answer the flow does not ' +
+      'have is a 404, a step of the wrong kind a 409.',
     params: S.flowParams,
     body: S.previewBody,
+    errors: [409],
     response: S.previewOfferSchema,
     handler: (s) => flows.previewOffer(ctxOf(s), s.params.flowId, s.body),
   }),

@@ -70,7 +70,13 @@ export const step = z.object({
 export type Step = z.output<typeof step>;
 
 const status = z.enum(['active', 'draft']);
-const steps = z.array(step).min(1, 'must have at least one step').max(50);
+const steps = z
+  .array(step)
+  .min(1, 'must have at least one step')
+  .max(50)
+  // The rule the document can state of the flow's structure; the others (branches lie ahead, every step reachable,
+  // ids unique) are checked by validateSteps.
+  .meta({ contains: { properties: { type: { const: 'confirm' } }, required: ['type'] } });
 
 export const flowParams = appIdParams.extend({ flowId: callerId });
 export const createFlowBody = z.object({

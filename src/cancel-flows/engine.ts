@@ -1,7 +1,7 @@
 // Moving through a flow's steps: successors, branches, validation of a whole step list, progress.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Incentive, Plan } from '../catalog/catalog.entities.js';
-import { badRequest } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { Step } from './cancel-flows.schemas.js';
 
 /** A flow for a new cancel flow created without steps: ask why, offer something, confirm. */
@@ -79,10 +79,13 @@ export function remaining(steps: Step[], id: string, memo = new Map<string, numb
 /**
  * Checks a whole step list: unique ids, fields that fit each type, branch targets that exist and lie
  * ahead, every step (and so every confirm step) reachable from the first, every way ending at a
- * confirm step, and plans and incentives that exist. The first problem is a 400 naming the step.
+ * confirm step, and plans and incentives that exist. The first problem is a 400 naming the step (a 404 for a plan or
+ * incentive that does not exist).
  */
 export async function validateSteps(em: EntityManager, appId: string, steps: Step[]): Promise<void> {
-  const fail = (s: Step | null, message: string) => badRequest(s ? `steps.${s.id}: ${message}` : `steps: ${message}`);
+  // A plan or incentive that does not exist is a 404 (a record the body names), the rest a 400.
+  const fail = (s: Step | null, message: string, status: 400 | 404 = 400) =>
+    new AppError(status, s ? `steps.${s.id}: ${message}` : `steps: ${message}`);
   const index = new Map<string, number>();
   for (const s of steps) {
     if (index.has(s.id)) throw fail(s, 'duplicate step id');
@@ -170,6 +173,7 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
           s.offers?.some((o) => o.kind === 'downgrade' && o.plan === plan) || s.dynamic?.downgrade_plans.includes(plan),
       )!,
       `plan ${plan} does not exist`,
+      404,
     );
   const incentive = missing(incentives, knownIncentives);
   if (incentive)
@@ -180,5 +184,6 @@ export async function validateSteps(em: EntityManager, appId: string, steps: Ste
           s.dynamic?.incentives.includes(incentive),
       )!,
       `incentive ${incentive} does not exist`,
+      404,
     );
 }

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, notFound } from '../errors.js';
+import { conflict, missingReference, notFound } from '../errors.js';
 import { deleted } from '../http/schemas.js';
 import { CancelFlow, type GivenAnswer } from './cancel-flows.entities.js';
 import type * as S from './cancel-flows.schemas.js';
@@ -169,14 +169,17 @@ export async function flowStats(ctx: Ctx, id: string, days: number) {
 export async function previewOffer(ctx: Ctx, id: string, input: z.output<typeof S.previewBody>) {
   const f = await findFlow(ctx, id);
   const step = input.step ? stepById(f.steps, input.step) : f.steps.find((s) => s.type === 'offer');
-  if (!step) throw input.step ? notFound(`Step ${input.step}`) : badRequest('step: the flow has no offer step');
-  if (step.type !== 'offer') throw badRequest(`step: ${step.id} is not an offer step`);
+  // The flow's steps decide these, not the request alone: a step or answer it does not have is a 404, one of the
+  // wrong kind a 409 (docs/api.md, "The contract").
+  if (!step) throw input.step ? notFound(`Step ${input.step}`) : conflict('step: the flow has no offer step');
+  if (step.type !== 'offer') throw conflict(`step: ${step.id} is not an offer step`);
   const answers: Record<string, GivenAnswer> = {};
   for (const [stepId, answer] of Object.entries(input.answers)) {
     const q = stepById(f.steps, stepId);
-    if (!q || q.type !== 'question') throw badRequest(`answers.${stepId}: is not a question step of the flow`);
+    if (!q) throw missingReference(`answers.${stepId}: the flow has no step ${stepId}`);
+    if (q.type !== 'question') throw conflict(`answers.${stepId}: is not a question step of the flow`);
     if (!q.answers?.some((x) => x.id === answer))
-      throw badRequest(`answers.${stepId}: ${answer} is not one of its answers`);
+      throw missingReference(`answers.${stepId}: ${answer} is not one of its answers`);
     answers[stepId] = { answer, text: null };
   }
   if (input.account) {

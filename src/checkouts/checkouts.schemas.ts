@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { cursorQuery } from '../http/pagination.js';
-import { accountId, callerId, httpUrl } from '../http/schemas.js';
+import { accountId, callerId, callerIdText, httpUrl } from '../http/schemas.js';
+import { normalizeId } from '../ids.js';
 import { changeSchema } from '../subscriptions/subscriptions.schemas.js';
 
 /** An email address within RFC 5321's lengths (local part 64, whole address 254), as the document's format says. */
@@ -43,12 +44,16 @@ export const offerCheckoutBody = z.object({
     .regex(/^[A-Za-z]{3}$/)
     .transform((c) => c.toUpperCase())
     .optional(),
-  // A bump listed twice would be priced (and charged) twice.
+  // A bump listed twice would be priced (and charged) twice: the same text twice is a 400 (`uniqueItems`), and two
+  // spellings of one id (`Priority`, `priority`) name that one bump once.
   bumps: z
-    .array(callerId)
+    .array(callerIdText)
     .max(10)
     .refine((bs) => new Set(bs).size === bs.length, 'must not list a bump twice')
-    .optional(),
+    .meta({ uniqueItems: true })
+    .transform((bs) => [...new Set(bs.map(normalizeId))])
+    .optional()
+    .describe('Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.'),
   account: accountId.optional(),
   email: email.optional(),
   ref: z.string().max(200).optional(),

@@ -76,6 +76,8 @@ function inputRules(node: unknown): Record<string, unknown> {
   if (types.includes('object') && out.additionalProperties !== false) {
     const names = (out.propertyNames ?? {}) as Record<string, unknown>;
     out.propertyNames = { ...names, pattern: NO_NUL, not: { const: '__proto__' } };
+    // Fields the route ignores (OAuth's, as RFC 6749 and 7591 require) still pass the rules every input passes.
+    out.additionalProperties ??= { $ref: '#/components/schemas/JsonValue' };
   }
   return out;
 }
@@ -101,7 +103,12 @@ function requestBody(def: RouteDef) {
   const flat = Object.values((schema.properties ?? {}) as Record<string, { type?: unknown }>).every(
     (p) => p.type === 'string' || p.type === 'boolean' || p.type === 'number' || p.type === 'integer',
   );
-  if (def.oauth && flat) content['application/x-www-form-urlencoded'] = { schema };
+  // A form field is text given once (a repeated field is a 400, RFC 6749 3.2), so a field the endpoint ignores is
+  // a string there, where JSON may carry any value.
+  const ignored = schema.additionalProperties;
+  const form =
+    ignored && ignored !== false ? { ...schema, additionalProperties: { type: 'string', maxLength: 10_000 } } : schema;
+  if ((def.oauth || def.form) && flat) content['application/x-www-form-urlencoded'] = { schema: form };
   return { required: !body.safeParse({}).success, content };
 }
 
@@ -196,6 +203,12 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
             : {}),
       };
     }
+    // The authorization endpoint and the consent pages show invalid requests to the person as an HTML page (spec).
+    if (def.invalidInput)
+      responses['400'] ??= {
+        description: 'The request cannot go on: an HTML page says why',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      };
     const errorStatuses = new Set<number>(def.errors ?? []);
     if (def.params || def.query || def.body || def.path.includes(':')) errorStatuses.add(400);
     if (!open) errorStatuses.add(401);
@@ -215,12 +228,6 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
-    // The authorization endpoint shows invalid requests to the person as an HTML page (spec).
-    if (def.invalidInput)
-      responses['400'] ??= {
-        description: 'The request cannot go on: an HTML page says why',
-        content: { 'text/html': { schema: { type: 'string' } } },
-      };
     // Every request that carries a credential is counted (throttle middleware); so are client registrations.
     if (!open || def.throttle?.length) responses['429'] ??= { $ref: '#/components/responses/TooManyRequests' };
     // Any request may meet a database outage (src/http/middleware.ts): 503 with Retry-After, never a 500.

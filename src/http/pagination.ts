@@ -69,11 +69,15 @@ export function decodeCursor(text: string): Cursor | null {
   }
 }
 
-/** `cursor`: a `next_cursor` the same list answered (anything else is a 400 naming the field). */
+/**
+ * `cursor`: a `next_cursor` the same list answered (anything else is a 400 naming the field). Empty (`cursor=`, what a
+ * form or a client that joins parameters sends for "none") is the first page, as omitting it is.
+ */
 export const cursorParam = z
   .string()
   .max(400)
-  .transform((text, ctx) => {
+  .transform((text, ctx): Cursor | undefined => {
+    if (text === '') return undefined;
     const c = decodeCursor(text);
     if (!c) {
       ctx.addIssue({ code: 'custom', message: 'is not a next_cursor this list answered' });
@@ -90,7 +94,7 @@ export const cursorParam = z
 export function cursorQuery(def: number, max: number) {
   return z.object({
     limit: limitParam(def, max),
-    cursor: cursorParam.optional().describe("The last page's `next_cursor`. Omitted: the first page."),
+    cursor: cursorParam.optional().describe("The last page's `next_cursor`. Omitted or empty: the first page."),
   });
 }
 

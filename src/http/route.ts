@@ -216,6 +216,11 @@ export interface RouteDef<
    */
   oauth?: boolean | { invalidInput: string };
   /**
+   * The body may also be a form (`application/x-www-form-urlencoded`, flat fields), as on the consent pages; unlike
+   * `oauth`, unknown fields are refused and errors keep the route's own form (its `invalidInput` page).
+   */
+  form?: boolean;
+  /**
    * `Idempotency-Key` handling on a POST (src/http/idempotency.ts): by default the key is claimed before
    * the handler runs and its response recorded after; `atomic`: the handler writes the key in the
    * statement that makes its change; `false`: the header is ignored.

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Deps } from '../deps.js';
@@ -12,7 +11,8 @@ import { AppError, badRequest, UnrecognizedCredential } from '../errors.js';
 import { guard, redactSecrets, writes } from './guard.js';
 import { idempotencyKeyOf, withIdempotency } from './idempotency.js';
 import { Reply, type RouteDef, type Scope } from './route.js';
-import { illFormedMessage, jsonDepthExceeds, MAX_JSON_DEPTH, parseInput, strictBody } from './validate.js';
+import { answerPage, requestBody } from './body.js';
+import { decodeComponent, parseInput, strictBody } from './validate.js';
 
 const HAS_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -25,56 +25,39 @@ export function requestOrigin(ctx: Context, deps: Deps): string {
   return `${ctx.protocol}://${ctx.host}`;
 }
 
-/** The 400 of a body that is not JSON (the MCP endpoint answers it as JSON-RPC's parse error, -32700). */
-export const INVALID_JSON_BODY = 'Invalid JSON body';
+// Where src/security/mcp-guard.ts reads it (the MCP endpoint answers it as JSON-RPC's parse error, -32700).
+export { INVALID_JSON_BODY } from './body.js';
 
-function jsonBody(limit: string, form = false): Middleware {
-  const parse = bodyParser({
-    enableTypes: form ? ['json', 'form'] : ['json'],
-    formLimit: limit,
-    jsonLimit: limit,
-    encoding: 'utf-8',
-    extendTypes: { json: ['application/json', 'application/*+json'] },
-    onError: (err: Error & { status?: number; type?: string }) => {
-      if (err.status === 413 || err.type === 'entity.too.large')
-        throw new AppError(413, `Request body too large (limit ${limit})`);
-      if (err.status === 415 || err.type === 'encoding.unsupported')
-        throw new AppError(415, 'Unsupported body encoding');
-      throw new AppError(400, INVALID_JSON_BODY);
-    },
-  });
-  return async (ctx, next) => {
-    const length = Number(ctx.get('Content-Length') || 0);
-    const chunked = ctx.get('Transfer-Encoding') !== '';
-    if (
-      (length > 0 || chunked) &&
-      !ctx.is('application/json', 'application/*+json') &&
-      !(form && ctx.is('application/x-www-form-urlencoded'))
-    ) {
-      throw new AppError(
-        415,
-        form
-          ? 'Content-Type must be application/json or application/x-www-form-urlencoded'
-          : 'Content-Type must be application/json',
-      );
+/**
+ * The URL's text: a path parameter or a query field whose percent-escapes are not UTF-8 (`%FF`, or `%ED%A0%80`, a
+ * surrogate) is a 400 naming it. Koa's query parser would turn it into U+FFFD and the router keeps it undecoded, so
+ * two different byte strings could name one record or be stored as one value.
+ */
+function urlTextProblem(ctx: Context): string | null {
+  const malformed = matchOf(ctx)?.malformed;
+  if (malformed) return `${malformed}: must be percent-encoded UTF-8 text`;
+  const query = ctx.querystring;
+  if (query.includes('%'))
+    for (const part of query.split('&')) {
+      const eq = part.indexOf('=');
+      const [name, value] = eq < 0 ? [part, ''] : [part.slice(0, eq), part.slice(eq + 1)];
+      const decodedName = decodeComponent(name.replaceAll('+', ' '));
+      if (decodedName === null) return `${name}: the query field's name is not percent-encoded UTF-8`;
+      if (decodeComponent(value.replaceAll('+', ' ')) === null)
+        return `${decodedName}: must be percent-encoded UTF-8 text`;
     }
-    await parse(ctx, async () => {
-      // Bounded nesting, checked on the text before anything walks the parsed value.
-      const raw = (ctx.request as { rawBody?: string }).rawBody;
-      if (typeof raw === 'string' && ctx.is('application/json', 'application/*+json') && jsonDepthExceeds(raw))
-        throw form
-          ? new AppError(400, 'invalid_request', {
-              error_description: `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
-            })
-          : badRequest(`body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
-      // Text that is not valid Unicode (a lone surrogate), in any string or key: every body, MCP arguments included.
-      const illFormed = illFormedMessage(ctx.request.body, raw);
-      if (illFormed)
-        throw form ? new AppError(400, 'invalid_request', { error_description: illFormed }) : badRequest(illFormed);
-      await next();
-    });
-  };
+  return null;
 }
+
+/** The URL check of a route: a 400 (the route's own page where it answers invalid input with one). */
+const checkUrlText =
+  (page: RouteDef['invalidInput']): Middleware =>
+  (ctx, next) => {
+    const problem = urlTextProblem(ctx);
+    if (!problem) return next();
+    if (page) return answerPage(ctx, page(problem));
+    throw badRequest(problem);
+  };
 
 /** A path parameter that cannot name anything: checked before credentials, so no query ever carries it. */
 function checkPathParams(params: Record<string, string>) {
@@ -255,6 +238,8 @@ export interface Match {
   methods: string[];
   /** The transport of the path's routes (the MCP endpoint), known for every method (CORS preflights included). */
   transport: RouteDef['transport'];
+  /** A path parameter whose percent-escapes are not UTF-8 (answered 400 before anything else runs). */
+  malformed: string | null;
   run: Middleware | null;
 }
 
@@ -288,7 +273,8 @@ export interface RouterEntry {
 /**
  * The route table's matcher: one canonical spelling of every path. Matching is case-sensitive and a trailing
  * slash is not ignored, so `/APPS/...`, `/apps/x/plans/` and `//apps/...` match nothing (404); a percent-encoded
- * parameter is decoded once (`/apps/%61pp_1` names `app_1`), while an encoded static segment matches nothing.
+ * parameter is decoded once (`/apps/%61pp_1` names `app_1`), while an encoded static segment matches nothing. Where
+ * a concrete path and a parameter's both match, the concrete one alone answers (see `match`).
  * Routes are kept in one `@koa/router` per bucket (`routeBucket`; the largest has about 30 routes), so a request
  * is tried against its bucket's routes only.
  */
@@ -308,16 +294,33 @@ export class RouteMatcher {
   match(
     path: string,
     method: string,
-  ): { entry: RouterEntry | null; params: Record<string, string>; methods: string[]; others: RouterEntry[] } | null {
+  ): {
+    entry: RouterEntry | null;
+    params: Record<string, string>;
+    methods: string[];
+    others: RouterEntry[];
+    /** A path parameter whose percent-escapes are not UTF-8. */
+    malformed?: string | null;
+  } | null {
     const router = this.buckets.get(routeBucket(path));
     if (!router) return null;
     const found = router.match(path, method === 'HEAD' ? 'GET' : method);
     if (!found.path.length) return null;
-    const methods = [...new Set(found.path.flatMap((l) => l.methods))];
-    const others = found.path.map((l) => this.entries.get(l)!);
-    const layer = found.pathAndMethod.find((l) => l.methods.length > 0);
+    // A concrete segment beats a parameter, for every method (OpenAPI's rule: `/namespaces/count` is that path
+    // alone, not also `/namespaces/{accountId}`), so `Allow` and the answer to each method agree with the document.
+    // An account (or plan, flow) with such an id is reached with a letter percent-encoded (`%63ount`).
+    const fewest = Math.min(...found.path.map((l) => l.paramNames.length));
+    const layers = found.path.filter((l) => l.paramNames.length === fewest);
+    const methods = [...new Set(layers.flatMap((l) => l.methods))];
+    const others = layers.map((l) => this.entries.get(l)!);
+    const layer = found.pathAndMethod.find((l) => l.methods.length > 0 && layers.includes(l));
     if (!layer) return { entry: null, params: {}, methods, others };
-    return { entry: this.entries.get(layer)!, params: layer.params(path, layer.captures(path)), methods, others };
+    const captures = layer.captures(path);
+    // The router keeps an escape it cannot decode as it is (`%FF`), which would name a record `%FF` (as `%25FF` does):
+    // such a parameter is named instead, for a 400.
+    const bad = captures.findIndex((c) => typeof c === 'string' && c.includes('%') && decodeComponent(c) === null);
+    const malformed = bad < 0 ? null : (layer.paramNames[bad]?.name ?? null);
+    return { entry: this.entries.get(layer)!, params: layer.params(path, captures), methods, others, malformed };
   }
 }
 
@@ -355,9 +358,15 @@ export function buildRouter(
   opts: { identity?: Identity; throttle?: (def: RouteDef) => Middleware | null; admission?: RouteAdmission } = {},
 ): { match: Middleware; dispatch: Middleware } {
   const chainOf = (def: RouteDef, surface: Surface): Middleware[] => {
-    const chain: Middleware[] = [];
+    const chain: Middleware[] = [checkUrlText(def.invalidInput)];
     if (HAS_BODY.has(def.method))
-      chain.push(jsonBody(def.bodyLimit ?? '1mb', def.oauth !== undefined && def.oauth !== false));
+      chain.push(
+        requestBody(def.bodyLimit ?? '1mb', {
+          form: !!def.oauth || !!def.form,
+          oauth: !!def.oauth,
+          page: def.invalidInput,
+        }),
+      );
     const throttled = opts.throttle?.(def);
     if (throttled) chain.push(throttled);
     chain.push(async (ctx) => {
@@ -412,6 +421,7 @@ export function buildRouter(
           methods: found.methods,
           transport: found.others.find((e) => e.def?.transport)?.def?.transport,
           run: found.entry ? runOf(found.entry) : null,
+          malformed: found.malformed ?? null,
         };
         ctx.state.match = m;
         ctx.state.route = m.def ?? undefined;
@@ -429,9 +439,12 @@ export function buildRouter(
         ctx.status = 204;
         return;
       }
-      throw new AppError(405, `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`, undefined, {
-        Allow: allow,
-      });
+      // The MCP endpoint's GET and DELETE (the spec's 405: no event stream, no session to end) say why.
+      const message =
+        m.transport === 'mcp'
+          ? 'Method not allowed: the MCP endpoint is stateless and has no event stream; POST JSON-RPC messages'
+          : `Method ${ctx.method} is not allowed on ${ctx.path} (allowed: ${allow})`;
+      throw new AppError(405, message, undefined, { Allow: allow });
     },
   };
 }

@@ -9,12 +9,12 @@ export const CALLER_ID_PATTERN = '^[^\\u0000]*[A-Za-z0-9_ ][^\\u0000]*$';
  * A caller-chosen id (plans, entitlements, add-ons, incentives, offers, cancel flows), normalized. It must hold
  * an ASCII letter, digit, underscore or space (what normalization keeps); the pattern says so in the document.
  */
-export const callerId = z
+export const callerIdText = z
   .string()
   .max(200)
   .regex(/[A-Za-z0-9_ ]/, 'must contain a letter, a digit or an underscore')
-  .meta({ pattern: CALLER_ID_PATTERN })
-  .transform(normalizeId);
+  .meta({ pattern: CALLER_ID_PATTERN });
+export const callerId = callerIdText.transform(normalizeId);
 
 /** What the OpenAPI document gives as the form of an http(s) URL: scheme, a host name, a port, a path. */
 export const HTTP_URL_PATTERN =
@@ -44,6 +44,38 @@ export const accountId = z
 export const limitValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable();
 
 export const timestamp = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
+
+/** How far ahead of the service's clock a reported moment may be: clock skew between hosts, not more. */
+export const FUTURE_SKEW_MINUTES = 5;
+/** How far back reported usage (and imported history) may go. */
+export const HISTORY_YEARS = 5;
+
+/**
+ * Why a reported moment (a usage event's time, an imported row's `created_at`) is outside the window the service
+ * takes, or null: at most HISTORY_YEARS back and FUTURE_SKEW_MINUTES ahead of the service's clock. A timestamp in 1970
+ * would stretch every all-time chart over decades, one in 2999 would sit in the future of every report.
+ */
+export function outsideHistoryWindow(at: Date, now = new Date()): string | null {
+  const earliest = new Date(now);
+  earliest.setUTCFullYear(earliest.getUTCFullYear() - HISTORY_YEARS);
+  const latest = new Date(now.getTime() + FUTURE_SKEW_MINUTES * 60_000);
+  if (at >= earliest && at <= latest) return null;
+  return (
+    `must be within the last ${HISTORY_YEARS} years and at most ${FUTURE_SKEW_MINUTES} minutes ahead of the ` +
+    `service's clock (now ${now.toISOString()})`
+  );
+}
+
+/** A date-time in the history window (see outsideHistoryWindow), as a Date. */
+export const historyTimestamp = z.iso.datetime({ offset: true }).transform((v, ctx) => {
+  const at = new Date(v);
+  const problem = outsideHistoryWindow(at);
+  if (problem) {
+    ctx.addIssue({ code: 'custom', message: problem });
+    return z.NEVER;
+  }
+  return at;
+});
 
 export const deleted = (id: string) => ({ deleted: true as const, id });
 export const deletedSchema = z.object({ deleted: z.literal(true), id: z.string() });

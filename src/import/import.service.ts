@@ -4,7 +4,7 @@ import { actorFact } from '../subscriptions/actor-facts.js';
 import type { Ctx } from '../context.js';
 import { longStatements, sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
-import { badRequest } from '../errors.js';
+import { badRequest, conflict, missingReference } from '../errors.js';
 import type { importBody } from './import.schemas.js';
 
 type ImportInput = z.output<typeof importBody>;
@@ -86,21 +86,21 @@ function importRows(ctx: Ctx, input: ImportInput) {
       const row = `accounts.${i}`;
       if (seen.has(a.id)) throw badRequest(`${row}.id: duplicate of accounts.${seen.get(a.id)}`);
       seen.set(a.id, i);
-      if (existing.has(a.id)) throw badRequest(`${row}.id: account ${a.id} already exists`);
+      if (existing.has(a.id)) throw conflict(`${row}.id: account ${a.id} already exists`);
       const plan = a.plan ?? freePlan;
       if (!plan) throw badRequest(`${row}.plan: is required (the app has no free plan to default to)`);
-      if (!plans.has(plan)) throw badRequest(`${row}.plan: plan ${plan} does not exist`);
+      if (!plans.has(plan)) throw missingReference(`${row}.plan: plan ${plan} does not exist`);
       if (a.incentive && !incentives.has(a.incentive))
-        throw badRequest(`${row}.incentive: incentive ${a.incentive} does not exist`);
+        throw missingReference(`${row}.incentive: incentive ${a.incentive} does not exist`);
       if (a.incentive_expires_at && !a.incentive) throw badRequest(`${row}.incentive_expires_at: needs an incentive`);
       return { ...a, plan };
     });
     input.usage.forEach((u, i) => {
       const row = `usage.${i}`;
       if (!seen.has(u.account_id) && !existing.has(u.account_id))
-        throw badRequest(`${row}.account_id: account ${u.account_id} does not exist`);
+        throw missingReference(`${row}.account_id: account ${u.account_id} does not exist`);
       const type = entitlements.get(u.entitlement_id);
-      if (!type) throw badRequest(`${row}.entitlement_id: entitlement ${u.entitlement_id} does not exist`);
+      if (!type) throw missingReference(`${row}.entitlement_id: entitlement ${u.entitlement_id} does not exist`);
       if (type !== 'usage') throw badRequest(`${row}.entitlement_id: ${u.entitlement_id} is a boolean entitlement`);
     });
 

@@ -299,15 +299,6 @@ async function handleLegacy(s: McpScope, settings: McpSettingsView) {
   return new Reply(200, (Array.isArray(s.body) ? answers : answers[0]) as z.input<typeof mcpAnswer>, sessionHeader);
 }
 
-const notAllowed = () => {
-  throw new AppError(
-    405,
-    'Method not allowed: the MCP endpoint is stateless and has no event stream; POST JSON-RPC messages',
-    undefined,
-    { Allow: 'POST' },
-  );
-};
-
 export const mcpRoutes = [
   route({
     method: 'POST',
@@ -376,32 +367,6 @@ export const mcpRoutes = [
       );
     },
     handler: handleMcp,
-  }),
-  route({
-    method: 'GET',
-    path: '/apps/:appId/mcp',
-    transport: 'mcp',
-    consoleHidden: true,
-    writes: false,
-    sdk: 'mcp.getStream',
-    auth: ['N'],
-    tags,
-    summary: 'Not supported (405): no event stream',
-    errors: [405],
-    handler: notAllowed,
-  }),
-  route({
-    method: 'DELETE',
-    path: '/apps/:appId/mcp',
-    transport: 'mcp',
-    consoleHidden: true,
-    writes: false,
-    sdk: 'mcp.deleteSession',
-    auth: ['N'],
-    tags,
-    summary: 'Not supported (405): no sessions to end',
-    errors: [405],
-    handler: notAllowed,
   }),
   route({
     method: 'GET',

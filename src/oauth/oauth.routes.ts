@@ -46,6 +46,9 @@ const asMetadata = (origin: string) => oauth.authorizationServerMetadata(origin)
 
 const page = (description: string): ReplyDoc => ({ description, contentType: 'text/html' });
 const seeOther = (description: string): ReplyDoc => ({ description });
+/** The consent pages answer a request they cannot read with a page too, never JSON (a person is reading). */
+const consentInvalid = (message: string) =>
+  html(400, errorPage('The form cannot be used', `This request is not one the consent page takes (${message}).`));
 
 const requestParams = z.object({ requestId: z.string().min(1).max(255) });
 
@@ -301,6 +304,7 @@ export const oauthRoutes = [
       'The operator signs in with the admin key (a 12-hour HttpOnly, SameSite=Strict session cookie), sees the ' +
       'client, picks an access level and, when the client named no server URL, an app; then approves or denies.',
     query: z.object({ request: z.string().max(255).optional() }),
+    invalidInput: consentInvalid,
     replies: {
       200: page('The sign-in form, or the consent form once signed in'),
       400: page('The consent form with a problem to fix'),
@@ -323,10 +327,12 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Consent page sign-in with the admin key (form)',
-    oauth: true,
+    form: true,
     body: consentForm,
+    invalidInput: consentInvalid,
     replies: {
       303: seeOther('Signed in: back to the consent page'),
+      400: page('The form cannot be read (an unknown or repeated field, text that is not UTF-8)'),
       401: page('The sign-in form again: wrong admin key'),
       403: page('Sent from another origin'),
       429: page('Too many wrong admin keys from this address (with Retry-After); the right key is never refused'),
@@ -352,9 +358,14 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Consent page sign-out (form)',
-    oauth: true,
+    form: true,
     body: consentForm,
-    replies: { 303: seeOther('Signed out: back to the consent page'), 403: page('Sent from another origin') },
+    invalidInput: consentInvalid,
+    replies: {
+      303: seeOther('Signed out: back to the consent page'),
+      400: page('The form cannot be read (an unknown or repeated field, text that is not UTF-8)'),
+      403: page('Sent from another origin'),
+    },
     handler: (s) => {
       if (!sameOrigin(s))
         return html(403, errorPage('Not allowed', 'This form must be sent from the consent page itself.'));
@@ -370,8 +381,9 @@ export const oauthRoutes = [
     auth: ['N'],
     tags,
     summary: 'Consent page decision (form): approve or deny',
-    oauth: true,
+    form: true,
     body: consentForm,
+    invalidInput: consentInvalid,
     replies: {
       200: page('The consent form again (no decision made)'),
       303: seeOther("To the client's redirect URI, with the code or error=access_denied"),

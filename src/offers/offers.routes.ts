@@ -29,7 +29,8 @@ export const offerRoutes = [
     description:
       'Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. ' +
       'Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the ' +
-      'regular price.',
+      'regular price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or ' +
+      'fallback that does not exist is a 404 naming the field.',
     params: appIdParams,
     body: S.createOfferBody,
     status: 201,
@@ -49,6 +50,7 @@ export const offerRoutes = [
     description: 'Validates like create; stores nothing.',
     params: appIdParams,
     body: S.createOfferBody,
+    errors: [409],
     response: S.publicOfferSchema,
     handler: (s) => offers.draftPreview(ctxOf(s), s.body),
   }),
@@ -70,9 +72,12 @@ export const offerRoutes = [
     auth: ['S'],
     tags,
     summary: 'Edit an offer (future purchases only)',
-    description: 'For a live offer, new prices get their provider billing plans at once.',
+    description:
+      'For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan ' +
+      'without a regular price in that interval and currency to continue at.',
     params: S.offerParams,
     body: S.updateOfferBody,
+    errors: [409],
     response: offer,
     handler: (s) => offers.updateOffer(ctxOf(s), s.params.offerId, s.body),
   }),

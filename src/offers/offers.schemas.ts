@@ -65,7 +65,8 @@ export const createOfferBody = z
   .refine((o) => (o.id === undefined) !== (o.account_id === undefined), {
     message: 'a shareable offer takes an id, a targeted offer an account_id (not both)',
     path: ['id'],
-  });
+  })
+  .meta({ oneOf: [{ required: ['id'] }, { required: ['account_id'] }] });
 export const updateOfferBody = z.object(fields).partial();
 /**
  * An offer id in a path: normalized like every caller-chosen id (`Spring-Sale` is `springsale`), except a

@@ -7,7 +7,7 @@ import { planEntitlementLimits } from '../catalog/catalog.service.js';
 import type { Ctx } from '../context.js';
 import { flushOrConflict } from '../db/conflict.js';
 import { sql } from '../db/sql.js';
-import { badRequest, conflict, notFound } from '../errors.js';
+import { badRequest, conflict, missingReference, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { requireProvider, withProvider } from '../payments/payments.service.js';
 import type { PaymentProvider } from '../payments/provider.js';
@@ -59,10 +59,11 @@ async function validate(
   const addons = await ids('addons', [...o.plans.flatMap((p) => p.extras.addons), ...o.bumps.map((b) => b.addon)]);
   o.plans.forEach((p, i) => {
     const plan = plans.get(p.plan);
-    if (!plan) throw badRequest(`plans.${i}.plan: plan ${p.plan} does not exist`);
+    if (!plan) throw missingReference(`plans.${i}.plan: plan ${p.plan} does not exist`);
     p.prices.forEach((price, j) => {
       if (price.cycles && regularPrice(plan, price.interval, price.currency) === null) {
-        throw badRequest(
+        // The plan's own prices decide it (its state), not the request alone: a 409.
+        throw conflict(
           `plans.${i}.prices.${j}.cycles: plan ${p.plan} has no regular ${price.interval}ly ${price.currency} price ` +
             `to continue at after ${price.cycles} cycles`,
         );
@@ -70,20 +71,20 @@ async function validate(
     });
     p.extras.entitlements.forEach((e, j) => {
       if (!ents.has(e.id))
-        throw badRequest(`plans.${i}.extras.entitlements.${j}.id: entitlement ${e.id} does not exist`);
+        throw missingReference(`plans.${i}.extras.entitlements.${j}.id: entitlement ${e.id} does not exist`);
     });
     p.extras.addons.forEach((a, j) => {
-      if (!addons.has(a)) throw badRequest(`plans.${i}.extras.addons.${j}: add-on ${a} does not exist`);
+      if (!addons.has(a)) throw missingReference(`plans.${i}.extras.addons.${j}: add-on ${a} does not exist`);
     });
   });
   o.bumps.forEach((b, i) => {
-    if (!addons.has(b.addon)) throw badRequest(`bumps.${i}.addon: add-on ${b.addon} does not exist`);
+    if (!addons.has(b.addon)) throw missingReference(`bumps.${i}.addon: add-on ${b.addon} does not exist`);
   });
   if (o.accountId) await findAccount(ctx.em, ctx.app.id, o.accountId);
   if (o.fallback) {
     if (o.fallback === o.id) throw badRequest('fallback: must be another offer');
     if (!(await ctx.em.findOne(Offer, { appId: ctx.app.id, id: o.fallback })))
-      throw badRequest(`fallback: offer ${o.fallback} does not exist`);
+      throw missingReference(`fallback: offer ${o.fallback} does not exist`);
   }
 }
 
@@ -184,9 +185,9 @@ async function ensureProviderPlans(ctx: Ctx, o: IOffer, provider: PaymentProvide
       o.plans.map((p) => p.plan),
     );
     for (const [i, p] of o.plans.entries()) {
-      // Deleted since the offer was checked (a delete racing the publish): the same 400 the check gives.
+      // Deleted since the offer was checked (a delete racing the publish): the same 404 the check gives.
       const plan = plans.get(p.plan);
-      if (!plan) throw badRequest(`plans.${i}.plan: plan ${p.plan} does not exist`);
+      if (!plan) throw missingReference(`plans.${i}.plan: plan ${p.plan} does not exist`);
       for (const price of p.prices) {
         const key = providerPlanKey(p.plan, price);
         if (refs.plans[key]) continue;
@@ -273,7 +274,7 @@ async function flushSelling(ctx: Ctx, o: IOffer) {
       ).map((r) => r.id),
     );
     const i = o.plans.findIndex((p) => !held.has(p.plan));
-    if (i >= 0) throw badRequest(`plans.${i}.plan: plan ${o.plans[i].plan} does not exist`);
+    if (i >= 0) throw missingReference(`plans.${i}.plan: plan ${o.plans[i].plan} does not exist`);
     // The add-ons it sells as order bumps likewise (deleteAddon locks its row `for update`).
     if (o.bumps.length) {
       const addons = new Set(
@@ -286,7 +287,7 @@ async function flushSelling(ctx: Ctx, o: IOffer) {
         ).map((r) => r.id),
       );
       const j = o.bumps.findIndex((b) => !addons.has(b.addon));
-      if (j >= 0) throw badRequest(`bumps.${j}.addon: add-on ${o.bumps[j].addon} does not exist`);
+      if (j >= 0) throw missingReference(`bumps.${j}.addon: add-on ${o.bumps[j].addon} does not exist`);
     }
     await em.flush();
   });

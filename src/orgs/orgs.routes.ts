@@ -4,7 +4,7 @@ import { App } from '../apps/apps.entities.js';
 import { appSchema } from '../apps/apps.schemas.js';
 import { presentApp } from '../apps/apps.present.js';
 import { flushOrConflict } from '../db/conflict.js';
-import { badRequest, notFound } from '../errors.js';
+import { missingReference, notFound } from '../errors.js';
 import { route } from '../http/route.js';
 import { iso } from '../time.js';
 import { Org, type IOrg } from './orgs.entities.js';
@@ -15,7 +15,8 @@ const orgParams = z.object({ orgId: z.string().min(1).max(255) });
 const appIds = z
   .array(z.string().min(1))
   .max(1000)
-  .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an app id');
+  .refine((ids) => new Set(ids).size === ids.length, 'must not repeat an app id')
+  .meta({ uniqueItems: true });
 const createBody = z.object({
   id: z.string().trim().min(1).max(255),
   name: z.string().max(200).nullable().optional(),
@@ -49,7 +50,7 @@ async function requireApps(em: EntityManager, ids: string[]) {
   if (!ids.length) return;
   const found = new Set((await em.find(App, { id: { $in: ids } }, { fields: ['id'] })).map((a) => a.id));
   const missing = ids.find((id) => !found.has(id));
-  if (missing) throw badRequest(`app_ids: app ${missing} does not exist`);
+  if (missing) throw missingReference(`app_ids: app ${missing} does not exist`);
 }
 
 export const orgRoutes = [

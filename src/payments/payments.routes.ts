@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { connectBody, connectionSchema } from './payments.schemas.js';
@@ -27,12 +28,25 @@ export const paymentRoutes = [
     tags,
     summary: 'Connect the payment provider',
     description:
-      'Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the ' +
+      'Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words ' +
+      'in `provider_message`; 502 when it fails) and registers the ' +
       'notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an ' +
       'earlier connection.',
     params: appIdParams,
     body: connectBody,
     errors: [502],
+    replies: {
+      422: {
+        description: 'The provider refused these credentials (a wrong pair, or the other environment): nothing saved',
+        schema: z.object({
+          error: z
+            .string()
+            .describe('`<Provider>: <their message> (check client_id, client_secret and env)`, for a person'),
+          reason: z.literal('credentials_refused'),
+          provider_message: z.string().describe("The provider's own words, e.g. `Client Authentication failed`"),
+        }),
+      },
+    },
     response: connectionSchema,
     handler: (s) => connect(ctxOf(s), s.body, s.origin),
   }),

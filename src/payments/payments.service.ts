@@ -111,8 +111,13 @@ export async function connect(ctx: Ctx, input: z.output<typeof S.connectBody>, o
   try {
     await provider.verifyCredentials();
   } catch (err) {
+    // The provider's refusal of well-formed credentials: a 422 (the request is valid, the pair does not work), with
+    // our words (what to check) beside theirs, kept apart in `provider_message` for a program to show.
     if (err instanceof ProviderError && (err.status === 401 || err.status === 400)) {
-      throw new AppError(400, `${err.provider}: ${err.message} (check client_id, client_secret and env)`);
+      throw new AppError(422, `${err.provider}: ${err.message} (check client_id, client_secret and env)`, {
+        reason: 'credentials_refused',
+        provider_message: err.message,
+      });
     }
     throw asHttpError(err);
   }

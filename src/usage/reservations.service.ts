@@ -277,7 +277,10 @@ export async function settleReservation(
   });
 }
 
-/** POST .../commit and .../release: 404 unknown, 400 more than reserved, 409 no longer held. */
+/**
+ * POST .../commit and .../release: 404 unknown, 409 more than reserved (the reservation's amount decides, not the
+ * request alone) or no longer held.
+ */
 export async function finishReservation(
   ctx: Ctx,
   accountId: string,
@@ -287,8 +290,7 @@ export async function finishReservation(
 ): Promise<ReservationView> {
   const before = await findReservation(ctx.em, ctx.app.id, accountId, id);
   if (!before) throw notFound(`Reservation ${id}`);
-  if (amount > Number(before.amount))
-    throw badRequest(`amount: at most the reserved amount (${Number(before.amount)})`);
+  if (amount > Number(before.amount)) throw conflict(`amount: at most the reserved amount (${Number(before.amount)})`);
   const done = await settleReservation(ctx.deps, ctx.em.fork(), {
     appId: ctx.app.id,
     accountId,

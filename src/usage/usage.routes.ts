@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { forbidden } from '../errors.js';
-import { callerId } from '../http/schemas.js';
+import { callerId, FUTURE_SKEW_MINUTES, HISTORY_YEARS, historyTimestamp } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
 import {
   finishReservation,
@@ -64,14 +64,15 @@ const ingestEvent = z.object({
   account: z.string().min(1).max(255),
   entitlement: z.string().min(1).max(255),
   amount: z.number().int().min(-1e12).max(1e12),
-  // Any offset JavaScript reads (PostgreSQL refuses some, such as +20:30), passed on in UTC; years 1000 to 8999,
-  // so that no offset moves it out of PostgreSQL's range.
-  timestamp: z.iso
-    .datetime({ offset: true })
-    .refine((v) => /^[1-8]\d{3}-/.test(v), 'the year must be 1000 to 8999')
-    .meta({ pattern: '^[1-8]\\d{3}-' }) // stated in the document, beside `format: date-time`
-    .transform((v) => new Date(v).toISOString())
-    .optional(),
+  // Any offset JavaScript reads (PostgreSQL refuses some, such as +20:30), passed on in UTC, within the history
+  // window (docs/api.md, "Batch ingest").
+  timestamp: historyTimestamp
+    .transform((d) => d.toISOString())
+    .optional()
+    .describe(
+      `When the usage happened, e.g. \`2026-11-01T12:00:00Z\`: at most ${HISTORY_YEARS} years back and ` +
+        `${FUTURE_SKEW_MINUTES} minutes ahead of the service's clock (else a 400). Omitted: now.`,
+    ),
 });
 const ingestBody = z.object({ events: z.array(ingestEvent).min(1).max(INGEST_MAX_EVENTS) });
 const ingestResult = z.object({
@@ -306,7 +307,7 @@ export const usageRoutes = [
     summary: 'Commit a reservation',
     description:
       'Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the ' +
-      'reservation was already committed, released or expired.',
+      'amount is more than the reservation holds, or the reservation was already committed, released or expired.',
     params: reservationParams,
     body: commitBody,
     errors: [409],

@@ -11,10 +11,25 @@ const eventType = z.enum([...EVENT_TYPE_NAMES] as [string, ...string[]], {
 const eventOrAll = z.enum(['*', ...EVENT_TYPE_NAMES] as [string, ...string[]], {
   error: (iss) => `unknown event type ${JSON.stringify(iss.input)}`,
 });
+/** Every event type once, and `*`: a longer list repeats one. */
+export const MAX_ENDPOINT_EVENTS = EVENT_TYPE_NAMES.size + 1;
 const events = z
   .array(eventOrAll)
   .min(1, 'must list at least one event type, or "*"')
-  .describe('The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.');
+  .max(MAX_ENDPOINT_EVENTS, `must list at most ${MAX_ENDPOINT_EVENTS} event types (each once)`)
+  .superRefine((types, ctx) => {
+    const seen = new Set<string>();
+    for (const [i, type] of types.entries()) {
+      if (seen.has(type))
+        ctx.addIssue({ code: 'custom', path: [i], message: `repeats ${JSON.stringify(type)} (list each type once)` });
+      seen.add(type);
+    }
+  })
+  .meta({ uniqueItems: true })
+  .describe(
+    'The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. ' +
+      'A repeated type is a 400.',
+  );
 const url = z
   .string()
   .trim()

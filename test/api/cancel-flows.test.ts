@@ -118,11 +118,11 @@ describe('cancel flows and sessions', function () {
       expect((await get(`${base}/cancel-flows`, token)).status).to.equal(401);
     });
 
-    it('PATCH replaces the whole step list and validates it as a whole (400 naming the step)', async () => {
+    it('PATCH replaces the whole step list and validates it as a whole (400 naming the step; 404: no such plan)', async () => {
       await createFlow({ id: 'main', steps: branchingSteps });
-      const bad = async (steps: unknown[], message: string | RegExp) => {
+      const bad = async (steps: unknown[], message: string | RegExp, status = 400) => {
         const res = await patch(`${base}/cancel-flows/main`, app.api_key, { steps });
-        expect(res.status, res.text).to.equal(400);
+        expect(res.status, res.text).to.equal(status);
         if (typeof message === 'string') expect(res.body.error).to.equal(message);
         else expect(res.body.error).to.match(message);
       };
@@ -143,10 +143,12 @@ describe('cancel flows and sessions', function () {
       await bad(
         [{ ...price, offers: [{ kind: 'downgrade', plan: 'gold' }] }, confirm],
         'steps.price_offer: plan gold does not exist',
+        404,
       );
       await bad(
         [{ ...partner, offers: [{ kind: 'incentive', incentive: 'nope', months: 1 }] }, confirm],
         'steps.partner_offer: incentive nope does not exist',
+        404,
       );
       await bad([reason, feedback], 'steps: needs a confirm step');
       await bad(
@@ -197,10 +199,13 @@ describe('cancel flows and sessions', function () {
         (await preview({ step: 'price_offer', answers: { reason: 'too_expensive' }, account: 'ada' })).body.offer,
       ).to.equal(null);
       expect((await preview({ step: 'partner_offer', account: 'ada' })).body.offer).to.include({ kind: 'incentive' });
-      expect((await preview({ answers: { reason: 'nope' } })).body.error).to.equal(
-        'answers.reason: nope is not one of its answers',
-      );
-      expect((await preview({ step: 'reason' })).body.error).to.equal('step: reason is not an offer step');
+      // What the flow has decides: an answer it does not have is a 404, a step of the wrong kind a 409.
+      const nope = await preview({ answers: { reason: 'nope' } });
+      expect(nope.status).to.equal(404);
+      expect(nope.body.error).to.equal('answers.reason: nope is not one of its answers');
+      const notOffer = await preview({ step: 'reason' });
+      expect(notOffer.status).to.equal(409);
+      expect(notOffer.body.error).to.equal('step: reason is not an offer step');
     });
   });
 

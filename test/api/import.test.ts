@@ -5,6 +5,10 @@ import { eventsOf } from '../helpers/events.js';
 import { call, get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 
+/** Years within the history window (at most 5 years back), so the dates stay valid as time passes. */
+const Y2 = new Date().getUTCFullYear() - 2;
+const Y1 = new Date().getUTCFullYear() - 1;
+
 describe('POST /apps/:appId/import', function () {
   this.timeout(120_000);
   let app: TestApp;
@@ -19,63 +23,67 @@ describe('POST /apps/:appId/import', function () {
     const before = (await eventsOf(app.id)).length;
     const res = await post(`${base}/import`, admin(), {
       accounts: [
-        { id: 'old-1', name: 'Old One', plan: 'pro', created_at: '2024-01-02T03:04:05.000Z' },
+        { id: 'old-1', name: 'Old One', plan: 'pro', created_at: `${Y2}-01-02T03:04:05.000Z` },
         { id: 'old-2' },
       ],
       usage: [
-        { account_id: 'old-1', entitlement_id: 'api_calls', amount: 7, created_at: '2024-02-01T00:00:00Z' },
-        { account_id: 'old-1', entitlement_id: 'api_calls', amount: 3, created_at: '2024-02-02T00:00:00Z' },
-        { account_id: 'existing', entitlement_id: 'seats', amount: 2, created_at: '2024-02-03T00:00:00Z' },
+        { account_id: 'old-1', entitlement_id: 'api_calls', amount: 7, created_at: `${Y2}-02-01T00:00:00Z` },
+        { account_id: 'old-1', entitlement_id: 'api_calls', amount: 3, created_at: `${Y2}-02-02T00:00:00Z` },
+        { account_id: 'existing', entitlement_id: 'seats', amount: 2, created_at: `${Y2}-02-03T00:00:00Z` },
       ],
     });
     expect(res.status).to.equal(201);
     expect(res.body).to.deep.equal({ accounts: 2, usage_events: 3 });
     const old1 = (await get(`${base}/namespaces/old-1`, app.api_key)).body;
-    expect(old1).to.deep.include({ name: 'Old One', plan: 'pro', created_at: '2024-01-02T03:04:05.000Z' });
+    expect(old1).to.deep.include({ name: 'Old One', plan: 'pro', created_at: `${Y2}-01-02T03:04:05.000Z` });
     expect((await get(`${base}/namespaces/old-2`, app.api_key)).body.plan, 'free plan by default').to.equal('free');
     expect((await get(`${base}/namespaces/old-1/usage/api_calls`, app.api_key)).body.count).to.equal(10);
     expect((await get(`${base}/namespaces/existing/usage/seats`, app.api_key)).body.count).to.equal(2);
     const hist = await get(`${base}/analytics/events?namespace=old-1`, app.api_key);
     expect(hist.body.data.map((e: { amount: number; created_at: string }) => [e.amount, e.created_at])).to.deep.equal([
-      [3, '2024-02-02T00:00:00.000Z'],
-      [7, '2024-02-01T00:00:00.000Z'],
+      [3, `${Y2}-02-02T00:00:00.000Z`],
+      [7, `${Y2}-02-01T00:00:00.000Z`],
     ]);
     expect((await eventsOf(app.id)).length, 'no events').to.equal(before);
   });
 
-  it('one bad row: 400 naming it, and nothing is written', async () => {
+  it('one bad row: a 400 (or 404 for a record it names, 409 for an id taken) naming it, and nothing is written', async () => {
     await createAccount(app, { id: 'taken', plan: 'free' });
     const good = Array.from({ length: 50 }, (_, i) => ({ id: `n${i}`, plan: 'pro' }));
-    const cases: [unknown, string][] = [
-      [{ accounts: [...good, { id: 'x', plan: 'gold' }] }, 'accounts.50.plan: plan gold does not exist'],
-      [{ accounts: [...good, { id: 'n3', plan: 'pro' }] }, 'accounts.50.id: duplicate of accounts.3'],
-      [{ accounts: [...good, { id: 'taken' }] }, 'accounts.50.id: account taken already exists'],
+    const cases: [unknown, number, string][] = [
+      [{ accounts: [...good, { id: 'x', plan: 'gold' }] }, 404, 'accounts.50.plan: plan gold does not exist'],
+      [{ accounts: [...good, { id: 'n3', plan: 'pro' }] }, 400, 'accounts.50.id: duplicate of accounts.3'],
+      [{ accounts: [...good, { id: 'taken' }] }, 409, 'accounts.50.id: account taken already exists'],
       [
         {
           accounts: good,
-          usage: [{ account_id: 'ghost', entitlement_id: 'api_calls', amount: 1, created_at: '2024-01-01T00:00:00Z' }],
+          usage: [{ account_id: 'ghost', entitlement_id: 'api_calls', amount: 1, created_at: `${Y2}-01-01T00:00:00Z` }],
         },
+        404,
         'usage.0.account_id: account ghost does not exist',
       ],
       [
         {
           accounts: good,
-          usage: [{ account_id: 'n1', entitlement_id: 'sso', amount: 1, created_at: '2024-01-01T00:00:00Z' }],
+          usage: [{ account_id: 'n1', entitlement_id: 'sso', amount: 1, created_at: `${Y2}-01-01T00:00:00Z` }],
         },
+        400,
         'usage.0.entitlement_id: sso is a boolean entitlement',
       ],
       [
         { accounts: good, usage: [{ account_id: 'n1', entitlement_id: 'api_calls', amount: 1 }] },
+        400,
         'usage.0.created_at: is required',
       ],
       [
         { accounts: [...good, { id: 'x', plan: 'pro', incentive: 'nope' }] },
+        404,
         'accounts.50.incentive: incentive nope does not exist',
       ],
     ];
-    for (const [body, error] of cases) {
+    for (const [body, status, error] of cases) {
       const res = await post(`${base}/import`, admin(), body);
-      expect(res.status, error).to.equal(400);
+      expect(res.status, error).to.equal(status);
       expect(res.body).to.deep.equal({ error });
     }
     expect((await get(`${base}/namespaces/count`, app.api_key)).body.count).to.equal(1);
@@ -114,7 +122,7 @@ describe('POST /apps/:appId/import', function () {
       account_id: `many-${i}`,
       entitlement_id: 'api_calls',
       amount: 1,
-      created_at: '2025-01-01T00:00:00Z',
+      created_at: `${Y1}-01-01T00:00:00Z`,
     }));
     const counters = await state('usage_counters');
     const many = await post(`${base}/import`, admin(), {

@@ -13,6 +13,10 @@ function prng(seed: number) {
   };
 }
 
+const DAY = 24 * 60 * 60_000;
+/** A year inside the history window (at most 5 years back), so fixed dates stay valid as time passes. */
+const LAST_YEAR = new Date().getUTCFullYear() - 1;
+
 describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -38,7 +42,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
       { id: 'e5', account: 'ghost', entitlement: 'seats', amount: 1 },
       { id: 'e6', account: 'a1', entitlement: 'sso', amount: 1 },
       { id: 'e7', account: 'a1', entitlement: 'nope', amount: 1 },
-      { id: 'e8', account: 'a1', entitlement: 'api_calls', amount: -50, timestamp: '2026-01-02T03:04:05Z' },
+      { id: 'e8', account: 'a1', entitlement: 'api_calls', amount: -50, timestamp: `${LAST_YEAR}-01-02T03:04:05Z` },
       { id: 'e9', account: 'a2', entitlement: 'seats', amount: 1 },
     ];
     const res = await ingest(events);
@@ -69,7 +73,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
       [app.id],
     );
     expect(hist.map((h) => Number(h.amount))).to.deep.equal([10, -10]);
-    expect(new Date(hist[1].created_at).toISOString()).to.equal('2026-01-02T03:04:05.000Z');
+    expect(new Date(hist[1].created_at).toISOString()).to.equal(`${LAST_YEAR}-01-02T03:04:05.000Z`);
   });
 
   it('re-sending a batch changes nothing and answers the first results; concurrent re-sends too', async () => {
@@ -244,11 +248,28 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
     expect(
       (await ingest([{ id: 'x', account: 'a1', entitlement: 'seats', amount: 1, timestamp: 'soon' }])).status,
     ).to.equal(400);
-    const old = await ingest([
-      { id: 'z', account: 'a1', entitlement: 'seats', amount: 1, timestamp: '0999-12-31T23:00:00Z' },
+    // The history window: at most 5 years back and 5 minutes ahead of the service's clock (1970 and 2999 were taken).
+    const window =
+      /^events\.0\.timestamp: must be within the last 5 years and at most 5 minutes ahead of the service's clock \(now \d{4}-/;
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    for (const timestamp of [
+      '0999-12-31T23:00:00Z',
+      '1970-01-01T00:00:00Z',
+      '2999-01-01T00:00:00Z',
+      at(-5 * 366 * DAY),
+      at(10 * 60_000),
+    ]) {
+      const res = await ingest([{ id: 'z', account: 'a1', entitlement: 'seats', amount: 1, timestamp }]);
+      expect(res.status, timestamp).to.equal(400);
+      expect(res.body.error, timestamp).to.match(window);
+    }
+    // Inside it, both ends (the clock of a host a minute ahead is fine).
+    const inside = await ingest([
+      { id: 'w1', account: 'a1', entitlement: 'api_calls', amount: 1, timestamp: at(-5 * 365 * DAY + 60 * 60_000) },
+      { id: 'w2', account: 'a1', entitlement: 'api_calls', amount: 1, timestamp: at(60_000) },
     ]);
-    expect(old.status).to.equal(400);
-    expect(old.body.error).to.equal('events.0.timestamp: the year must be 1000 to 8999');
+    expect(inside.status, inside.text).to.equal(200);
+    expect(inside.body.results.map((r: { status: string }) => r.status)).to.deep.equal(['applied', 'applied']);
     expect(
       (await ingest([{ id: 'y', account: 'a1', entitlement: 'seats', amount: 1 }], app.public_key)).status,
     ).to.equal(401);
@@ -257,7 +278,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
 
   it('a timestamp with any offset JavaScript reads is recorded in UTC (PostgreSQL itself refuses +20:30)', async () => {
     const res = await ingest([
-      { id: 't1', account: 'a1', entitlement: 'api_calls', amount: 3, timestamp: '2026-03-04T05:06:07+20:30' },
+      { id: 't1', account: 'a1', entitlement: 'api_calls', amount: 3, timestamp: `${LAST_YEAR}-03-04T05:06:07+20:30` },
     ]);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.results[0]).to.include({ status: 'applied', count: 3 });
@@ -266,7 +287,7 @@ describe('batch usage ingest (POST /apps/:appId/usage/events)', function () {
       `select created_at from usage_events where app_id = $1 and account_id = 'a1'`,
       [app.id],
     );
-    expect(new Date(row.created_at).toISOString()).to.equal('2026-03-03T08:36:07.000Z');
+    expect(new Date(row.created_at).toISOString()).to.equal(`${LAST_YEAR}-03-03T08:36:07.000Z`);
   });
 
   describe('the same rules as one event at a time', () => {

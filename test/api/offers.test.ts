@@ -60,8 +60,15 @@ describe('offers', () => {
     ]);
   });
 
-  it('400 naming the problem: both or neither id, unknown plan, add-on or entitlement, intro cycles without a regular price', async () => {
+  it('400 naming the problem (both or neither id), 404 an unknown plan, add-on or entitlement, 409 intro cycles', async () => {
     const bad = async (body: unknown) => (await post(`${base}/offers`, app.api_key, body)).body.error;
+    const status = async (body: unknown) => (await post(`${base}/offers`, app.api_key, body)).status;
+    expect(await status({ ...spring, account_id: 'vip' })).to.equal(400);
+    expect(await status({ ...spring, plans: [{ ...spring.plans[0], plan: 'gold' }] })).to.equal(404);
+    expect(await status({ ...spring, bumps: [{ id: 'x', name: 'X', addon: 'nope', price: 1 }] })).to.equal(404);
+    expect(
+      await status({ ...spring, plans: [{ plan: 'scale', prices: [{ interval: 'year', amount: 500, cycles: 1 }] }] }),
+    ).to.equal(409);
     expect(await bad({ ...spring, account_id: 'vip' })).to.equal(
       'id: a shareable offer takes an id, a targeted offer an account_id (not both)',
     );
@@ -205,7 +212,7 @@ describe('offers', () => {
           plans: [{ ...spring.plans[0], plan: 'gold' }],
         })
       ).status,
-    ).to.equal(400);
+    ).to.equal(404);
 
     await post(`${base}/offers`, app.api_key, spring);
     await createAccount(app, { id: 'a1', plan: 'free' });
@@ -267,13 +274,13 @@ describe('offers', () => {
       expect((await del(`${base}/plans/lite`, app.api_key)).status).to.equal(200);
     });
 
-    it('a draft whose plan was deleted is not published: 400 naming the plan, not a 500', async () => {
+    it('a draft whose plan was deleted is not published: 404 naming the plan, not a 500', async () => {
       await connect();
       await newPlan('gone');
       expect((await post(`${base}/offers`, app.api_key, selling('orphan', 'gone'))).status).to.equal(201);
       expect((await del(`${base}/plans/gone`, app.api_key)).status).to.equal(200);
       const res = await post(`${base}/offers/orphan/publish`, app.api_key);
-      expect(res.status, res.text).to.equal(400);
+      expect(res.status, res.text).to.equal(404);
       expect(res.body.error).to.equal('plans.0.plan: plan gone does not exist');
       expect((await get(`${base}/offers/orphan`, app.api_key)).body.status).to.equal('draft');
     });
@@ -375,7 +382,7 @@ describe('offers', () => {
         ]);
         const offer = (await get(`${base}/offers/race_${i}`, app.api_key)).body;
         const plan = (await get(`${base}/plans/race_${i}`, app.api_key)).status;
-        expect(`${pub.status}/${gone.status}`, `${pub.text} ${gone.text}`).to.be.oneOf(['200/409', '400/200']);
+        expect(`${pub.status}/${gone.status}`, `${pub.text} ${gone.text}`).to.be.oneOf(['200/409', '404/200']);
         if (pub.status === 200) expect([offer.status, plan]).to.deep.equal(['active', 200]);
         else expect([offer.status, plan]).to.deep.equal(['draft', 404]);
       }

@@ -35,10 +35,14 @@ describe('payment provider connection (/apps/:appId/payments)', () => {
     expect(again.body.webhook.id, 'reconnecting reuses the registered webhook').to.equal(res.body.webhook.id);
   });
 
-  it('400 when the provider rejects the credentials; 502 naming the provider when it fails', async () => {
+  it('422 with its words and ours when the provider refuses the credentials; 502 naming the provider when it fails', async () => {
     const bad = await put({ ...good, client_secret: 'wrong' });
-    expect(bad.status).to.equal(400);
-    expect(bad.body.error).to.equal('PayPal: Client Authentication failed (check client_id, client_secret and env)');
+    expect(bad.status).to.equal(422);
+    expect(bad.body).to.deep.equal({
+      error: 'PayPal: Client Authentication failed (check client_id, client_secret and env)',
+      reason: 'credentials_refused',
+      provider_message: 'Client Authentication failed',
+    });
     testEnv().paypal.failNext(503, 'SERVICE_UNAVAILABLE', 'Service Unavailable');
     const down = await put(good);
     expect(down.status).to.equal(502);

@@ -51,7 +51,7 @@ describe('usage reservations (reserve, commit, release, expiry)', function () {
     expect((await reserve(1)).status, 'nothing left to reserve').to.equal(402);
 
     const tooMuch = await post(`${acct}/reservations/${r.body.id}/commit`, app.api_key, { amount: 4 });
-    expect(tooMuch.status).to.equal(400);
+    expect(tooMuch.status, 'the reservation holds less: a conflict with its state').to.equal(409);
     expect(tooMuch.body.error).to.equal('amount: at most the reserved amount (3)');
     const done = await post(`${acct}/reservations/${r.body.id}/commit`, app.api_key, { amount: 2 });
     expect(done.status, done.text).to.equal(200);

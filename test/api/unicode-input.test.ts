@@ -173,16 +173,80 @@ describe('Invalid Unicode text (lone surrogates) in request bodies', () => {
     expect(page.status, page.text).to.be.oneOf([200, 503]); // the console's page, or "not built"
   });
 
-  it('query strings cannot carry one: malformed UTF-8 and a lone surrogate in a URL arrive as U+FFFD (a 200)', async () => {
-    // %ED%A0%80 is U+D800 encoded as UTF-8 would (not valid UTF-8); Koa's parser (URLSearchParams) decodes it to
-    // U+FFFD, and fetch encodes a lone surrogate in a URL as U+FFFD's bytes. Either way an ordinary search.
-    for (const q of ['%ED%A0%80', encodeURIComponent('\ufffd'), `x${LONE}`]) {
+  it('query strings cannot carry one: fetch sends a lone surrogate as U+FFFD, a real character (a 200)', async () => {
+    for (const q of [encodeURIComponent('\ufffd'), `x${LONE}`]) {
       const res = await get(`${base}/namespaces?q=${q}`, app.api_key);
       expect(res.status, `${q}: ${res.text}`).to.equal(200);
       expect(res.body.data).to.deep.equal([]);
     }
-    // A malformed escape in a path names no record (the router keeps it undecoded): 404, not a 500.
-    const path = await get(`${base}/namespaces/%ED%A0%80`, app.api_key);
-    expect(path.status, path.text).to.equal(404);
+  });
+});
+
+describe('Bytes that are not UTF-8 (body, path, query, form)', () => {
+  let app: TestApp;
+  let base: string;
+  before(async () => {
+    ({ app, base } = await seededApp({ name: 'Bytes', accounts: [{ id: 'ada', plan: 'free' }] }));
+  });
+
+  /** A JSON body `{"id":"<prefix><bytes>","plan":"free"}` with the bytes as they are. */
+  const account = (bytes: number[]) =>
+    Buffer.concat([Buffer.from('{"id":"acme'), Buffer.from(bytes), Buffer.from('","plan":"free"}')]);
+
+  it('a body: 400 naming the offset, before anything is stored (two byte strings no longer make one id)', async () => {
+    const before = (await get(`${base}/namespaces/count`, app.api_key)).body;
+    // 0xFF and 0xFE were both stored as U+FFFD, so the second was a 409 on the first's id.
+    for (const bytes of [[0xff], [0xfe], [0xc3], [0xed, 0xa0, 0x80], [0xe0, 0x80, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+      const res = await call('POST', `${base}/namespaces`, { token: app.api_key, raw: account(bytes) });
+      expect(res.status, `${bytes}: ${res.text}`).to.equal(400);
+      expect(res.body.error).to.equal('body: must be UTF-8 text (the byte at offset 11 is not valid UTF-8)');
+    }
+    expect((await get(`${base}/namespaces/count`, app.api_key)).body).to.deep.equal(before);
+    // U+FFFD itself, sent as its UTF-8 bytes, is text like any other and is kept.
+    const real = await call('POST', `${base}/namespaces`, { token: app.api_key, raw: account([0xef, 0xbf, 0xbd]) });
+    expect(real.status, real.text).to.equal(201);
+    expect(real.body.id).to.equal('acme\ufffd');
+    // So is a four-byte character.
+    const emoji = await call('POST', `${base}/namespaces`, {
+      token: app.api_key,
+      raw: account([0xf0, 0x9f, 0x9a, 0x80]),
+    });
+    expect(emoji.body.id).to.equal('acme🚀');
+  });
+
+  it('a path parameter or a query field whose escapes are not UTF-8: 400 naming it', async () => {
+    for (const escape of ['%FF', '%ED%A0%80', '%C3']) {
+      const path = await get(`${base}/namespaces/acme${escape}`, app.api_key);
+      expect(path.status, `${escape}: ${path.text}`).to.equal(400);
+      expect(path.body.error).to.equal('accountId: must be percent-encoded UTF-8 text');
+      const query = await get(`${base}/namespaces?q=acme${escape}`, app.api_key);
+      expect(query.status, `${escape}: ${query.text}`).to.equal(400);
+      expect(query.body.error).to.equal('q: must be percent-encoded UTF-8 text');
+    }
+    const name = await get(`${base}/namespaces?%FF=1`, app.api_key);
+    expect(name.status).to.equal(400);
+    expect(name.body.error).to.equal("%FF: the query field's name is not percent-encoded UTF-8");
+    // `%25FF` is the three characters `%FF`, and names that account (none here).
+    expect((await get(`${base}/namespaces/%25FF`, app.api_key)).status).to.equal(404);
+    expect((await get(`${base}/namespaces?q=%C3%A9`, app.api_key)).status).to.equal(200);
+  });
+
+  it('a form (OAuth): an escape or bytes that are not UTF-8, a field twice, `__proto__`: invalid_request naming it', async () => {
+    const form = (raw: string | Uint8Array) =>
+      call('POST', '/oauth/revoke', { raw, headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const cases: [string | Uint8Array, string][] = [
+      ['token=abc%FF', 'token: must be percent-encoded UTF-8 text'],
+      [
+        Buffer.concat([Buffer.from('token=abc'), Buffer.from([0xff])]),
+        'body: must be UTF-8 text (the byte at offset 9 is not valid UTF-8)',
+      ],
+      ['token=a&token=b', 'token: given more than once'],
+      ['token=a&__proto__=x', '__proto__: unknown field'],
+    ];
+    for (const [raw, description] of cases) {
+      const res = await form(raw);
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body).to.deep.equal({ error: 'invalid_request', error_description: description });
+    }
   });
 });

@@ -14,17 +14,23 @@ export function useBase(base: string | undefined): void {
   baseOverride = base;
 }
 
-/** Real HTTP against the test API. `body` is sent as JSON; `raw` is sent as given. */
+/** Real HTTP against the test API. `body` is sent as JSON; `raw` is sent as given (text as UTF-8, or bytes). */
 export async function call<T = any>(
   method: string,
   path: string,
-  opts: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {},
+  opts: {
+    token?: string | null;
+    body?: unknown;
+    raw?: string | Uint8Array;
+    headers?: Record<string, string>;
+    base?: string;
+  } = {},
 ): Promise<Res<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-  let payload: string | undefined;
+  let payload: string | Uint8Array<ArrayBuffer> | undefined;
   if (opts.raw !== undefined) {
-    payload = opts.raw;
+    payload = typeof opts.raw === 'string' ? opts.raw : new Uint8Array(opts.raw);
     headers['Content-Type'] ??= 'application/json';
   } else if (opts.body !== undefined) {
     payload = JSON.stringify(opts.body);

@@ -71,6 +71,27 @@ describe('the router: one canonical spelling of every path, matched within a buc
     expect(matcher.match(`${CONSOLE_API}/apps/%61pp_1/plans`, 'GET')!.params.appId).to.equal('app_1');
   });
 
+  it('a concrete segment beats a parameter for every method, as OpenAPI matches paths', () => {
+    const count = matcher.match('/apps/x/namespaces/count', 'DELETE')!;
+    expect(count.entry).to.equal(null);
+    expect(count.methods).to.have.members(['HEAD', 'GET']);
+    expect(matcher.match('/apps/x/namespaces/count', 'GET')!.entry!.def!.path).to.equal(
+      '/apps/:appId/namespaces/count',
+    );
+    // An account named `count` is still reached, with a letter percent-encoded (the static segment does not match).
+    const named = matcher.match('/apps/x/namespaces/%63ount', 'DELETE')!;
+    expect(named.entry!.def!.path).to.equal('/apps/:appId/namespaces/:accountId');
+    expect(named.params.accountId).to.equal('count');
+    expect(matcher.match('/apps/x/plans/pricing', 'PATCH')!.methods).to.have.members(['HEAD', 'GET']);
+  });
+
+  it('names a parameter whose escapes are not UTF-8 (the router would keep it undecoded)', () => {
+    expect(matcher.match('/apps/x/namespaces/%FF', 'GET')!.malformed).to.equal('accountId');
+    expect(matcher.match('/apps/x/namespaces/%ED%A0%80', 'GET')!.malformed).to.equal('accountId');
+    expect(matcher.match('/apps/x/namespaces/%25FF', 'GET')!.malformed).to.equal(null);
+    expect(matcher.match('/apps/x/namespaces/%25FF', 'GET')!.params.accountId).to.equal('%FF');
+  });
+
   it('answers as one case-sensitive, strict router over the whole table does (route and methods of a path)', () => {
     const plain = new Router({ sensitive: true, strict: true });
     const layers = new Map<unknown, (typeof entries)[number]>();
@@ -90,11 +111,12 @@ describe('the router: one canonical spelling of every path, matched within a buc
       for (const method of METHODS) {
         const ours = matcher.match(p, method);
         const theirs = plain.match(p, method);
-        const layer = theirs.pathAndMethod.find((l) => l.methods.length > 0);
+        // Of the paths that match, those with the fewest parameters (a concrete segment beats a parameter).
+        const fewest = Math.min(...theirs.path.map((l) => l.paramNames.length));
+        const kept = theirs.path.filter((l) => l.paramNames.length === fewest);
+        const layer = theirs.pathAndMethod.find((l) => l.methods.length > 0 && kept.includes(l));
         expect(ours?.entry ?? null, `${method} ${p}`).to.equal(layer ? layers.get(layer) : null);
-        expect(ours?.methods ?? [], `${method} ${p}`).to.have.members([
-          ...new Set(theirs.path.flatMap((l) => l.methods)),
-        ]);
+        expect(ours?.methods ?? [], `${method} ${p}`).to.have.members([...new Set(kept.flatMap((l) => l.methods))]);
         if (layer) matched++;
       }
     expect(matched).to.be.at.least(entries.length);

@@ -179,7 +179,7 @@ function Connect({
       setDone(true);
     }
   };
-  // PayPal's refusal of the pair (400 "PayPal: ... (check client_id, client_secret and env)") goes under the secret.
+  // PayPal's refusal of the pair (422 "PayPal: ... (check client_id, client_secret and env)") goes under the secret.
   const refused =
     action.rawError && /check client_id, client_secret and env/.test(action.rawError) ? action.rawError : null;
   return (

@@ -2428,7 +2428,7 @@ export interface AccountsApi {
    *
    * `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
    *
-   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+   * Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no incentive to end.
    */
   update(accountId: string, body?: AccountsUpdateBody, options?: RequestOptions): APIPromise<AccountsUpdateResponse>;
   /**
@@ -2612,7 +2612,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
    *
-   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired.
    */
   commit(
     accountId: string,
@@ -2829,7 +2829,7 @@ export interface PaymentsApi {
    *
    * `PUT /apps/{appId}/payments` (secret key)
    *
-   * Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
+   * Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
    */
   connect(body: PaymentsConnectBody, options?: RequestOptions): APIPromise<PaymentsConnectResponse>;
   /**
@@ -2857,7 +2857,7 @@ export interface OffersApi {
    *
    * `POST /apps/{appId}/offers` (secret key)
    *
-   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+   * Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback that does not exist is a 404 naming the field.
    */
   create(body: OffersCreateBody, options?: RequestOptions): APIPromise<OffersCreateResponse>;
   /**
@@ -2879,7 +2879,7 @@ export interface OffersApi {
    *
    * `PATCH /apps/{appId}/offers/{offerId}` (secret key)
    *
-   * For a live offer, new prices get their provider billing plans at once.
+   * For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan without a regular price in that interval and currency to continue at.
    */
   update(offerId: string, body?: OffersUpdateBody, options?: RequestOptions): APIPromise<OffersUpdateResponse>;
   /**
@@ -3163,7 +3163,7 @@ export interface CancelFlowsApi {
    *
    * `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
    *
-   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+   * With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers. A step or answer the flow does not have is a 404, a step of the wrong kind a 409.
    */
   previewOffer(
     flowId: string,

@@ -624,7 +624,7 @@ export interface paths {
     head?: never;
     /**
      * Update an account (merge)
-     * @description Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+     * @description Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no incentive to end.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -976,7 +976,7 @@ export interface paths {
     put?: never;
     /**
      * Commit a reservation
-     * @description Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the reservation was already committed, released or expired.
+     * @description Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1377,7 +1377,7 @@ export interface paths {
     get: operations['payments.get'];
     /**
      * Connect the payment provider
-     * @description Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
+     * @description Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier connection.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1410,7 +1410,7 @@ export interface paths {
     put?: never;
     /**
      * Create a draft offer
-     * @description Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price.
+     * @description Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id. Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback that does not exist is a 404 naming the field.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1468,7 +1468,7 @@ export interface paths {
     head?: never;
     /**
      * Edit an offer (future purchases only)
-     * @description For a live offer, new prices get their provider billing plans at once.
+     * @description For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan without a regular price in that interval and currency to continue at.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -2122,7 +2122,7 @@ export interface paths {
     put?: never;
     /**
      * The offer a customer would get for a set of answers, without a session
-     * @description With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers.
+     * @description With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers are on); without it, the first static offer matching the answers. A step or answer the flow does not have is a 404, a step of the wrong kind a 409.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -9636,7 +9636,7 @@ export interface operations {
           plan?: string;
           /** @description An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on update. */
           incentive?: string | null;
-          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted: it does not end. */
+          /** @description When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409. Omitted: unchanged. */
           incentive_expires_at?: string | null;
         };
       };
@@ -9772,6 +9772,15 @@ export interface operations {
       };
       /** @description A record in the path (or referenced by the body) does not exist */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -11757,7 +11766,10 @@ export interface operations {
             account: string;
             entitlement: string;
             amount: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the usage happened, e.g. `2026-11-01T12:00:00Z`: at most 5 years back and 5 minutes ahead of the service's clock (else a 400). Omitted: now.
+             */
             timestamp?: string;
           }[];
         };
@@ -12735,7 +12747,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
+          /** @description The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. A repeated type is a 400. */
           events: (
             | '*'
             | 'account.created'
@@ -13062,7 +13074,7 @@ export interface operations {
         'application/json': {
           /** @description The public http(s) address that receives the events, e.g. `https://example.com/hooks`. */
           url?: string;
-          /** @description The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. */
+          /** @description The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too. A repeated type is a 400. */
           events?: (
             | '*'
             | 'account.created'
@@ -13895,6 +13907,22 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description The provider refused these credentials (a wrong pair, or the other environment): nothing saved */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description `<Provider>: <their message> (check client_id, client_secret and env)`, for a person */
+            error: string;
+            /** @constant */
+            reason: 'credentials_refused';
+            /** @description The provider's own words, e.g. `Client Authentication failed` */
+            provider_message: string;
+          };
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
@@ -14143,7 +14171,7 @@ export interface operations {
           starts_at?: string | null;
           expires_at?: string | null;
           fallback?: string | null;
-        };
+        } & (unknown | unknown);
       };
     };
     responses: {
@@ -14323,7 +14351,7 @@ export interface operations {
           starts_at?: string | null;
           expires_at?: string | null;
           fallback?: string | null;
-        };
+        } & (unknown | unknown);
       };
     };
     responses: {
@@ -14788,6 +14816,15 @@ export interface operations {
       };
       /** @description A record in the path (or referenced by the body) does not exist */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
         headers: {
           [name: string]: unknown;
         };
@@ -15502,6 +15539,7 @@ export interface operations {
           /** @enum {string} */
           interval: 'month' | 'year';
           currency?: string;
+          /** @description Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none. */
           bumps?: string[];
           account?: string;
           /** Format: email */

@@ -76,6 +76,7 @@ class UsageIngestEventParam(TypedDict):
     account: str
     entitlement: str
     amount: int
+    # When the usage happened, e.g. `2026-11-01T12:00:00Z`: at most 5 years back and 5 minutes ahead of the service's clock (else a 400). Omitted: now.
     timestamp: NotRequired[str]
 
 

@@ -221,15 +221,17 @@ class AccountsResource(SyncResource):
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
         Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
-        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no
+        incentive to end.
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
             incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
                 update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
-                it does not end.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not
+                end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409.
+                Omitted: unchanged.
         """
         return cast(
             Account,
@@ -454,7 +456,7 @@ class AccountsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 200. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             kind: Only lines of this kind.
         """
         return self._core.cursor_list(
@@ -684,15 +686,17 @@ class AsyncAccountsResource(AsyncResource):
         `PATCH /apps/{appId}/namespaces/{accountId}` (secret key)
 
         Merges `name, plan, incentive, incentive_expires_at`; changes the plan without payment. A set
-        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow).
+        `incentive_expires_at` schedules the incentive's removal (a Temporal workflow); 409 when the account has no
+        incentive to end.
 
         Args:
             name: A display name, e.g. `Alice Smith`. Omitted: none on create, unchanged on update.
             plan: The account's plan, e.g. `pro`. Omitted: the app's free plan on create, unchanged on update.
             incentive: An incentive to apply, e.g. `launch`; null removes it. Omitted: none on create, unchanged on
                 update.
-            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null or omitted:
-                it does not end.
+            incentive_expires_at: When the incentive ends (ISO 8601), e.g. `2026-12-31T00:00:00Z`; null: it does not
+                end. With `incentive: null` it is a 400; on an account without an incentive (and none given) a 409.
+                Omitted: unchanged.
         """
         return cast(
             Account,
@@ -917,7 +921,7 @@ class AsyncAccountsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 200. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             kind: Only lines of this kind.
         """
         return self._core.cursor_list(

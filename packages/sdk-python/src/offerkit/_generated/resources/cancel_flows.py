@@ -233,7 +233,8 @@ class CancelFlowsResource(SyncResource):
         `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
 
         With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers
-        are on); without it, the first static offer matching the answers.
+        are on); without it, the first static offer matching the answers. A step or answer the flow does not have is
+        a 404, a step of the wrong kind a 409.
         """
         return cast(
             CancelFlowsPreviewOfferResponse,
@@ -474,7 +475,8 @@ class AsyncCancelFlowsResource(AsyncResource):
         `POST /apps/{appId}/cancel-flows/{flowId}/preview-offer` (secret key)
 
         With `account`, the offer is checked against that account (and may be chosen by the model when dynamic offers
-        are on); without it, the first static offer matching the answers.
+        are on); without it, the first static offer matching the answers. A step or answer the flow does not have is
+        a 404, a step of the wrong kind a 409.
         """
         return cast(
             CancelFlowsPreviewOfferResponse,

@@ -73,7 +73,7 @@ class CancelSessionsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["cancelSessions.list"],
@@ -361,7 +361,7 @@ class AsyncCancelSessionsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["cancelSessions.list"],

@@ -42,7 +42,7 @@ class CheckoutsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["checkouts.list"],
@@ -176,7 +176,7 @@ class AsyncCheckoutsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["checkouts.list"],

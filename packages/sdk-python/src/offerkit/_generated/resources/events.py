@@ -40,7 +40,7 @@ class EventsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             type: Only events of this type, e.g. `account.created`. Omitted: every type.
         """
         return self._core.cursor_list(
@@ -87,7 +87,7 @@ class AsyncEventsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             type: Only events of this type, e.g. `account.created`. Omitted: every type.
         """
         return self._core.cursor_list(

@@ -75,7 +75,8 @@ class OffersResource(SyncResource):
 
         Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
         Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
-        price.
+        price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback
+        that does not exist is a 404 naming the field.
         """
         return cast(
             Offer,
@@ -190,7 +191,8 @@ class OffersResource(SyncResource):
 
         `PATCH /apps/{appId}/offers/{offerId}` (secret key)
 
-        For a live offer, new prices get their provider billing plans at once.
+        For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan
+        without a regular price in that interval and currency to continue at.
         """
         return cast(
             Offer,
@@ -417,6 +419,7 @@ class OffersResource(SyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -522,7 +525,8 @@ class AsyncOffersResource(AsyncResource):
 
         Shareable: `id` is the slug (normalized). Targeted: `account_id`, and the service picks an unguessable id.
         Prices per plan, interval and currency; `cycles` bills the offer price that many cycles before the regular
-        price.
+        price (409 when the plan has none in that interval and currency). A plan, add-on, entitlement or fallback
+        that does not exist is a 404 naming the field.
         """
         return cast(
             Offer,
@@ -637,7 +641,8 @@ class AsyncOffersResource(AsyncResource):
 
         `PATCH /apps/{appId}/offers/{offerId}` (secret key)
 
-        For a live offer, new prices get their provider billing plans at once.
+        For a live offer, new prices get their provider billing plans at once. 409 for intro `cycles` on a plan
+        without a regular price in that interval and currency to continue at.
         """
         return cast(
             Offer,
@@ -864,6 +869,7 @@ class AsyncOffersResource(AsyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -993,6 +999,7 @@ class PublishableOffersResource(SyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else
@@ -1112,6 +1119,7 @@ class AsyncPublishableOffersResource(AsyncResource):
         bumps_with_change when it lists bumps); or when the provider is not connected. A bump listed twice is 400.
 
         Args:
+            bumps: Order bumps to add, by id, each once, e.g. `["priority"]`. Omitted: none.
             return_url: Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's
                 `checkout_url`, else the service's own return page.
             cancel_url: Where the buyer lands after cancelling at the provider. Omitted: `return_url`, else

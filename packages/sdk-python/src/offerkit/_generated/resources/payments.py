@@ -61,9 +61,9 @@ class PaymentsResource(SyncResource):
 
         `PUT /apps/{appId}/payments` (secret key)
 
-        Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the
-        notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier
-        connection.
+        Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words
+        in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId`
+        when the provider can reach this API. Replaces an earlier connection.
         """
         return cast(
             PaymentsGetResponse,
@@ -161,9 +161,9 @@ class AsyncPaymentsResource(AsyncResource):
 
         `PUT /apps/{appId}/payments` (secret key)
 
-        Checks the credentials with the provider (400 when it rejects them, 502 when it fails) and registers the
-        notification webhook `/payments/webhooks/:appId` when the provider can reach this API. Replaces an earlier
-        connection.
+        Checks the credentials with the provider (422 `credentials_refused` when it refuses them, with its own words
+        in `provider_message`; 502 when it fails) and registers the notification webhook `/payments/webhooks/:appId`
+        when the provider can reach this API. Replaces an earlier connection.
         """
         return cast(
             PaymentsGetResponse,

@@ -127,7 +127,7 @@ class ReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -297,7 +297,7 @@ class AsyncReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -438,7 +438,7 @@ class PublishableReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -578,7 +578,7 @@ class AsyncPublishableReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,

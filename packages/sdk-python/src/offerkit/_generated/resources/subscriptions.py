@@ -53,7 +53,7 @@ class SubscriptionsResource(SyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: active, paused, past_due, cancelled, or all; without it, the subscriptions that have not ended
                 (active, paused and past_due)
             plan: Only subscriptions to this plan (the paid plan, also while paused)
@@ -490,7 +490,7 @@ class AsyncSubscriptionsResource(AsyncResource):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 20.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: active, paused, past_due, cancelled, or all; without it, the subscriptions that have not ended
                 (active, paused and past_due)
             plan: Only subscriptions to this plan (the paid plan, also while paused)

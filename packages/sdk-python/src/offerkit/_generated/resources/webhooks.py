@@ -74,7 +74,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
-            events: The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.
+            events: The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones
+                too. A repeated type is a 400.
             description: What the endpoint is for. Omitted: none on create, unchanged on update.
             source: Who set it up: `custom` or `zapier`. Omitted: custom.
             enabled: false pauses deliveries. Omitted: true on create, unchanged on update.
@@ -149,7 +150,8 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
-            events: The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.
+            events: The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones
+                too. A repeated type is a 400.
             description: What the endpoint is for. Omitted: none on create, unchanged on update.
             enabled: false pauses deliveries. Omitted: true on create, unchanged on update.
         """
@@ -275,7 +277,7 @@ class WebhooksResource(SyncResource, VerifyWebhookMixin):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: Only deliveries in this state, e.g. `failed`. Omitted: all.
         """
         return self._core.cursor_list(
@@ -387,7 +389,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
-            events: The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.
+            events: The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones
+                too. A repeated type is a 400.
             description: What the endpoint is for. Omitted: none on create, unchanged on update.
             source: Who set it up: `custom` or `zapier`. Omitted: custom.
             enabled: false pauses deliveries. Omitted: true on create, unchanged on update.
@@ -462,7 +465,8 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         Args:
             url: The public http(s) address that receives the events, e.g. `https://example.com/hooks`.
-            events: The event types to send, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones too.
+            events: The event types to send, each once, e.g. `["usage.limit_reached"]`; `["*"]`: all, future ones
+                too. A repeated type is a 400.
             description: What the endpoint is for. Omitted: none on create, unchanged on update.
             enabled: false pauses deliveries. Omitted: true on create, unchanged on update.
         """
@@ -588,7 +592,7 @@ class AsyncWebhooksResource(AsyncResource, VerifyWebhookMixin):
 
         Args:
             limit: How many, newest first, up to 100. Omitted: 50.
-            cursor: The last page's `next_cursor`. Omitted: the first page.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
             status: Only deliveries in this state, e.g. `failed`. Omitted: all.
         """
         return self._core.cursor_list(
