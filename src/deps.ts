@@ -3,6 +3,7 @@ import type { Orm } from './db/orm.js';
 import type { DatabaseOutage } from './db/outage.js';
 import type { EventSink, Tx } from './db/transaction.js';
 import type { CredentialCache } from './http/credential-cache.js';
+import type { AccessStream } from './stream/stream.hub.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
 import type { OutboxRelay } from './temporal/relay.js';
@@ -59,6 +60,8 @@ export interface Deps {
   events: EventBus;
   /** App records behind credentials, kept per process and invalidated across processes (API only). */
   credentials: CredentialCache;
+  /** The change stream's readers in this process, fed from PostgreSQL (API only; started by the first reader). */
+  stream: AccessStream;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
   /** Checks OAuth access tokens presented to MCP routes. */

@@ -13,6 +13,8 @@ import type { Deps } from './deps.js';
 import { entities } from './entities.js';
 import { EventPublisher, publishPending } from './events/publish.js';
 import { CredentialCache } from './http/credential-cache.js';
+import { sql } from './db/sql.js';
+import { AccessStream } from './stream/stream.hub.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
@@ -192,6 +194,16 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
     // change's transaction; their outbox rows start the workflows after the commit.
     const events = new EventPublisher([webhookFanOut({ config })]);
     const dbOutage = new DatabaseOutage(logger, () => orm.em.fork().getConnection().execute('select 1'));
+    const stream = new AccessStream({
+      databaseUrl: config.databaseUrl,
+      query: (text, params) => sql(orm.em, text, params),
+      logger: logger.child({ component: 'stream' }),
+      retentionHours: config.STREAM_RETENTION_HOURS,
+      maxBufferBytes: config.STREAM_MAX_BUFFER_BYTES,
+      heartbeatMs: config.STREAM_HEARTBEAT_SECONDS * 1000,
+      usageFlushMs: config.STREAM_USAGE_FLUSH_MS,
+      connectMs: bounds.connectMs,
+    });
     const deps: Deps = {
       config,
       logger,
@@ -202,6 +214,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       outbox,
       events,
       credentials,
+      stream,
       resolve: systemResolver,
       verifyAccessToken,
       // Development only: the demo workspace's receiver may be a loopback URL (src/dev is not loaded otherwise).
@@ -221,6 +234,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.dbOutage.stop();
   await deps.outbox.stop();
+  await deps.stream.close();
   await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);
   await flushCalls(deps.orm);
@@ -229,6 +243,9 @@ export async function closeDeps(deps: Deps): Promise<void> {
 
 export async function listen(deps: Deps): Promise<http.Server> {
   const server = http.createServer(createApp(deps).callback());
+  streams.set(server, deps);
+  // Usage marks become events even before the first reader of this process (one that resumes later needs them).
+  void deps.stream.start().catch((err: unknown) => deps.logger.warn({ err }, 'change stream: not listening yet'));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -239,7 +256,11 @@ export async function listen(deps: Deps): Promise<http.Server> {
   return server;
 }
 
+const streams = new WeakMap<http.Server, Deps>();
+
 export function closeServer(server: http.Server): Promise<void> {
+  // Open change streams would hold the server open: they end now (their readers resume elsewhere).
+  void streams.get(server)?.stream.close();
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

@@ -32,3 +32,4 @@ export { APIPromise, type ResponseInfo } from './response.js';
 export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from './webhooks.js';
 export * from './generated/api.js';
 export type { components, paths } from './generated/openapi.js';
+export { streamChanges, type ChangeEvent, type StreamOptions } from './stream.js';

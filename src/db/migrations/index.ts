@@ -42,6 +42,7 @@ import { Migration20261203090000_publishable_first_use } from './Migration202612
 import { Migration20261203100000_mcp_elicitations } from './Migration20261203100000_mcp_elicitations.js';
 import { Migration20261210090000_oauth_metadata_fresh } from './Migration20261210090000_oauth_metadata_fresh.js';
 import { Migration20261211010000_invitation_tokens } from './Migration20261211010000_invitation_tokens.js';
+import { Migration20261224090000_access_changes } from './Migration20261224090000_access_changes.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -86,4 +87,5 @@ export const migrationsList = [
   Migration20261203100000_mcp_elicitations,
   Migration20261210090000_oauth_metadata_fresh,
   Migration20261211010000_invitation_tokens,
+  Migration20261224090000_access_changes,
 ];
