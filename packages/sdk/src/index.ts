@@ -33,3 +33,4 @@ export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from
 export * from './generated/api.js';
 export type { components, paths } from './generated/openapi.js';
 export { streamChanges, type ChangeEvent, type StreamOptions } from './stream.js';
+export { LocalEvaluator, type BufferedUsage, type LocalOptions } from './local.js';
