@@ -264,6 +264,8 @@ export function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+    // Connections whose stream just ended are idle only after their response: close those too, a moment later.
+    setTimeout(() => server.closeIdleConnections(), 200).unref();
   });
 }
 

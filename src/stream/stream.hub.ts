@@ -1,5 +1,7 @@
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
+import type { ChangeStream } from '../deps.js';
+import { AppError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
 /**
@@ -91,7 +93,7 @@ const toChange = (r: Row): Change => ({
   data: r.data,
 });
 
-export class AccessStream {
+export class AccessStream implements ChangeStream {
   private readonly readers = new Set<Reader>();
   private client: pg.Client | null = null;
   private starting: Promise<void> | null = null;
@@ -193,6 +195,9 @@ export class AccessStream {
    * a position older than the retention (or not one of ours) gets a `resync` event first.
    */
   async open(appId: string, accountId: string | null, from: string | undefined): Promise<PassThrough> {
+    // A stopping process takes no new readers (a kept-alive connection may still bring one): they go elsewhere.
+    if (this.closed)
+      throw new AppError(503, 'This API process is stopping; reconnect', undefined, { 'Retry-After': '1' });
     await this.start().catch((err: unknown) => this.s.logger.warn({ err }, 'change stream: not listening'));
     const head = await this.head();
     const asked = from === undefined ? null : parseEventId(from);

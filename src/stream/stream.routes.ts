@@ -28,6 +28,7 @@ export const streamRoutes = [
     params: appIdParams,
     query: z.object({}),
     replies: { 200: { description: 'The event stream; it stays open', contentType: 'text/event-stream' } },
+    errors: [503],
     consoleHidden: true,
     handler: async (s) => {
       const accountId = s.caller.kind === 'token' ? s.caller.accountId : null;
