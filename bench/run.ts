@@ -3,6 +3,7 @@
 // Servers: the same ones the tests start (embedded PostgreSQL, Temporal dev server), with the API in
 // its own process so the load generator does not share its event loop.
 import { spawn } from 'node:child_process';
+import { localBench } from './local.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import inspector from 'node:inspector/promises';
@@ -309,7 +310,8 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
 /**
  * Sections to run, comma-separated (all when unset): `hot` (usage add and effective access beside raw SQL),
  * `metering` (batch ingest beside raw, idempotent replay), `mcp`, `cancel`, `webhooks`, `analytics`, `billing`
- * (intents of the account actor: a quote, pause and resume round trips, a refusal; bench/billing.ts).
+ * (intents of the account actor: a quote, pause and resume round trips, a refusal; bench/billing.ts), `local` (checks
+ * from memory, change to seen through another API process).
  */
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
@@ -1319,6 +1321,13 @@ async function main() {
     if (want('mcp')) await mcpBench(base, app, account);
     if (want('cancel')) await cancelSessionBench(base, app);
     if (want('webhooks')) await webhookBench(base, app);
+    if (want('local'))
+      await localBench(
+        base,
+        testEnv().baseUrl,
+        app,
+        Array.from({ length: Math.min(ACCOUNTS, 200) }, (_, i) => `acct-${i}`),
+      );
     if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool);
     if (want('billing')) await billingBench(base);
   } finally {

@@ -19,6 +19,11 @@ export function createApp(deps: Deps, routes: RouteDef[] = allRoutes): Koa {
   // Forwarded headers count only behind proxies the operator declares (TRUST_PROXY).
   const hops = deps.config.TRUST_PROXY;
   const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
+  // A reader that leaves an event stream (the change stream) ends its pipe early: expected, not an error.
+  app.on('error', (err: Error & { code?: string; status?: number; expose?: boolean }) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.status === 404 || err.expose) return;
+    deps.logger.error({ err }, 'unhandled error after the answer started');
+  });
   // Tests hold every answer to its route's documents (response schema, replies, error schema).
   if (deps.config.NODE_ENV === 'test') app.use(contractCheck());
   // The MCP endpoint's refusals as JSON-RPC errors: outside the error handler, so it sees every refusal's answer.

@@ -229,6 +229,23 @@ export const configSchema = z.object({
   RECONCILE_EVERY_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a waiting row must have been left alone before the reconciler looks at it. */
   RECONCILE_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
+  /**
+   * The change stream (GET /apps/:appId/stream): how long its events are kept for a reader that resumes with
+   * `Last-Event-ID` (older: a `resync` event), the bytes one connection may have waiting to be read before it is
+   * dropped, the seconds between keep-alive comments, and the least time between two `usage` events of a counter.
+   */
+  STREAM_RETENTION_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24),
+  STREAM_MAX_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  STREAM_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(300).default(15),
+  STREAM_USAGE_FLUSH_MS: z.coerce.number().int().min(10).max(10_000).default(250),
   /** How often the outbox relay looks for workflow starts that did not happen after commit. */
   OUTBOX_POLL_MS: z.coerce.number().int().min(50).default(2000),
   /**

@@ -41,6 +41,16 @@ export interface DemoReceiver {
   ): Promise<{ status: number; body: unknown }>;
 }
 
+/** The change stream's readers in a process (src/stream/stream.hub.ts implements it). */
+export interface ChangeStream {
+  /** A new reader of an app's changes (an account token's: `accountId`) after `from` (`Last-Event-ID`). */
+  open(appId: string, accountId: string | null, from: string | undefined): Promise<import('node:stream').Readable>;
+  start(): Promise<void>;
+  /** Drops rows past the retention (every minute by itself). */
+  prune(): Promise<void>;
+  close(): Promise<void>;
+}
+
 /** What the API and the worker share: built once per process, passed down explicitly. */
 export interface Deps {
   config: Config;
@@ -59,6 +69,8 @@ export interface Deps {
   events: EventBus;
   /** App records behind credentials, kept per process and invalidated across processes (API only). */
   credentials: CredentialCache;
+  /** The change stream's readers in this process, fed from PostgreSQL (API only; started by the first reader). */
+  stream: ChangeStream;
   /** DNS for webhook URL checks and sends. */
   resolve: Resolver;
   /** Checks OAuth access tokens presented to MCP routes. */

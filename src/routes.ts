@@ -13,6 +13,7 @@ import { orgRoutes } from './orgs/orgs.routes.js';
 import { notificationRoutes } from './payments/notifications.js';
 import { paymentRoutes } from './payments/payments.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { streamRoutes } from './stream/stream.routes.js';
 import { subscriptionRoutes } from './subscriptions/subscriptions.routes.js';
 import { timelineRoutes } from './timeline/timeline.routes.js';
 import { testClockRoutes } from './apps/test-clock.routes.js';
@@ -32,6 +33,7 @@ export const routes: RouteDef[] = [
   ...catalogRoutes,
   ...accountRoutes,
   ...usageRoutes,
+  ...streamRoutes,
   ...analyticsRoutes,
   ...importRoutes,
   ...orgRoutes,

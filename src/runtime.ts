@@ -14,6 +14,8 @@ import { entities } from './entities.js';
 import { EventPublisher, publishPending } from './events/publish.js';
 import { timelineSubscriber } from './timeline/timeline.service.js';
 import { CredentialCache } from './http/credential-cache.js';
+import { sql } from './db/sql.js';
+import { AccessStream } from './stream/stream.hub.js';
 import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
@@ -195,6 +197,16 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
     // account also become lines of its timeline.
     const events = new EventPublisher([webhookFanOut({ config }), timelineSubscriber]);
     const dbOutage = new DatabaseOutage(logger, () => orm.em.fork().getConnection().execute('select 1'));
+    const stream = new AccessStream({
+      databaseUrl: config.databaseUrl,
+      query: (text, params) => sql(orm.em, text, params),
+      logger: logger.child({ component: 'stream' }),
+      retentionHours: config.STREAM_RETENTION_HOURS,
+      maxBufferBytes: config.STREAM_MAX_BUFFER_BYTES,
+      heartbeatMs: config.STREAM_HEARTBEAT_SECONDS * 1000,
+      usageFlushMs: config.STREAM_USAGE_FLUSH_MS,
+      connectMs: bounds.connectMs,
+    });
     const deps: Deps = {
       config,
       logger,
@@ -205,6 +217,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
       outbox,
       events,
       credentials,
+      stream,
       resolve: systemResolver,
       // An OAuth access token's check is kept beside its app, as the app's keys are (src/oauth/tokens.ts).
       verifyAccessToken: cachedAccessTokens(credentials),
@@ -225,6 +238,7 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
 export async function closeDeps(deps: Deps): Promise<void> {
   deps.dbOutage.stop();
   await deps.outbox.stop();
+  await deps.stream.close();
   await deps.credentials.close();
   await deps.temporal.close().catch(() => undefined);
   await flushCalls(deps.orm);
@@ -233,6 +247,9 @@ export async function closeDeps(deps: Deps): Promise<void> {
 
 export async function listen(deps: Deps): Promise<http.Server> {
   const server = http.createServer(createApp(deps).callback());
+  streams.set(server, deps);
+  // Usage marks become events even before the first reader of this process (one that resumes later needs them).
+  void deps.stream.start().catch((err: unknown) => deps.logger.warn({ err }, 'change stream: not listening yet'));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -243,10 +260,16 @@ export async function listen(deps: Deps): Promise<http.Server> {
   return server;
 }
 
+const streams = new WeakMap<http.Server, Deps>();
+
 export function closeServer(server: http.Server): Promise<void> {
+  // Open change streams would hold the server open: they end now (their readers resume elsewhere).
+  void streams.get(server)?.stream.close();
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();
+    // Connections whose stream just ended are idle only after their response: close those too, a moment later.
+    setTimeout(() => server.closeIdleConnections(), 200).unref();
   });
 }
 

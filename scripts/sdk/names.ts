@@ -4,6 +4,7 @@
 /** Routes open to app credentials that the SDK leaves out on purpose, with the reason. */
 export const SDK_EXCLUDED: Record<string, string> = {
   'POST /apps/:appId/mcp': 'the MCP transport: use an MCP client (the tools wrap the same routes)',
+  'GET /apps/:appId/stream': 'an event stream that stays open: `client.local()` and `streamChanges` read it',
 };
 
 /** Friendly names for the records most calls return: `Account` is what `accounts.get` answers. */

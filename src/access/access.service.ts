@@ -25,7 +25,8 @@ export const ACTIVE_EXTRA = `(x.ends_at is null or x.ends_at > now())
 function effectiveAccessSql(app: string, account: string): string {
   return `
 with acc as (
-  select a.plan_id, a.offer_id, ${ACTIVE_INCENTIVE} as incentive_id
+  select a.plan_id, a.offer_id, ${ACTIVE_INCENTIVE} as incentive_id,
+    case when ${ACTIVE_INCENTIVE} is not null then a.incentive_expires_at end as incentive_ends_at
   from accounts a where a.app_id = ${app} and a.id = ${account}
 ),
 layers as (
@@ -59,7 +60,9 @@ select p.id as plan_id, p.name as plan_name, p.description as plan_description, 
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage,
          'held', held)
          order by seq), '[]'::json) from ents) as entitlements,
-       (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons
+       (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons,
+       least(acc.incentive_ends_at, (select min(x.ends_at) from account_extras x where x.app_id = ${app} and
+         x.account_id = ${account} and x.ends_at is not null and ${ACTIVE_EXTRA})) as changes_at
 from acc join plans p on p.app_id = ${app} and p.id = acc.plan_id`;
 }
 
@@ -93,6 +96,7 @@ interface AccessRow {
     held?: number;
   }[];
   addons: string[];
+  changes_at: Date | string | null;
 }
 
 export interface AccessEntry {
@@ -117,6 +121,11 @@ export interface EffectiveAccess {
   subscription_status: 'active' | 'paused' | 'past_due' | 'cancelled' | null;
   addons: string[];
   entitlements: AccessEntry[];
+  /**
+   * When this answer next changes by time alone (the incentive's or an offer extra's end), null when nothing ends:
+   * until then only a change to the records (which the change stream carries) changes it.
+   */
+  changes_at: string | null;
 }
 
 export function accessEntry(e: {
@@ -172,5 +181,6 @@ export async function effectiveAccess(
     subscription_status: row.subscription_status,
     addons: row.addons,
     entitlements: row.entitlements.map(accessEntry),
+    changes_at: row.changes_at === null ? null : new Date(row.changes_at).toISOString(),
   };
 }

@@ -125,4 +125,11 @@ export const accessSchema = z.object({
   subscription_status: z.enum(['active', 'paused', 'past_due', 'cancelled']).nullable(),
   addons: z.array(z.string()),
   entitlements: z.array(entry),
+  changes_at: z
+    .string()
+    .nullable()
+    .describe(
+      "When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing " +
+        'ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`).',
+    ),
 });

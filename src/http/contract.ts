@@ -72,10 +72,14 @@ export function contractProblem(def: RouteDef | undefined, answer: Answer): stri
       : answer.body;
   if (status === 204 || status === 304) return null;
   // An event stream (the MCP endpoint's answer to a call that asks the person first): JSON-RPC messages as events.
-  if (body instanceof Readable)
-    return def?.transport === 'mcp' && status === 200 && contentType === 'text/event-stream'
+  if (body instanceof Readable) {
+    // Or a route whose reply at this status documents the stream's content type (the change stream).
+    const documented = [def?.replies?.[status]?.contentType ?? []].flat();
+    return (def?.transport === 'mcp' && status === 200 && contentType === 'text/event-stream') ||
+      documented.includes(contentType)
       ? null
       : `${status} streamed ${contentType || 'a body'} from a route that does not stream`;
+  }
   const doc = def ? documented(def, status) : undefined;
   if (status >= 400) {
     if (isRaw(body) && doc && typeMatches(doc, contentType)) return null;

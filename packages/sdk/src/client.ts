@@ -10,6 +10,7 @@ import {
 } from './generated/api.js';
 import { CursorPagePromise, PagePromise, type CursorPage, type Page } from './pagination.js';
 import { verifyWebhook } from './webhooks.js';
+import { LocalEvaluator, type LocalOptions, type LocalSource } from './local.js';
 
 type Cred = 'S' | 'P' | 'T';
 
@@ -101,6 +102,17 @@ export class SecretClient extends withResources<SecretClientResources>() {
       throw new OfferkitError('SecretClient takes the secret key; use PublishableClient or AccountTokenClient');
     super(new Core(options?.secretKey, options?.appId, options), 'S');
     (this.webhooks as { verify?: typeof verifyWebhook }).verify = verifyWebhook;
+    this.secretKey = options.secretKey;
+  }
+
+  private readonly secretKey: string;
+
+  /**
+   * Access checks from memory, kept fresh by the change stream; usage buffered while the API is unreachable
+   * (docs/sdk.md, "Local evaluation"). Close it with `close()`.
+   */
+  local(options: LocalOptions = {}): LocalEvaluator {
+    return new LocalEvaluator(this as unknown as LocalSource, this.secretKey, options);
   }
 }
 

@@ -32,3 +32,5 @@ export { APIPromise, type ResponseInfo } from './response.js';
 export { signWebhook, verifyWebhook, type HeadersLike, type VerifyOptions } from './webhooks.js';
 export * from './generated/api.js';
 export type { components, paths } from './generated/openapi.js';
+export { streamChanges, type ChangeEvent, type StreamOptions } from './stream.js';
+export { LocalEvaluator, type BufferedUsage, type LocalOptions } from './local.js';

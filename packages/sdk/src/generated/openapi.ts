@@ -10129,6 +10129,8 @@ export interface operations {
               left: number | null;
               can: boolean;
             }[];
+            /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
+            changes_at: string | null;
           };
         };
       };
@@ -10213,6 +10215,8 @@ export interface operations {
               left: number | null;
               can: boolean;
             }[];
+            /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
+            changes_at: string | null;
           };
         };
       };

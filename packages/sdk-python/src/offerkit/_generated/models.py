@@ -314,6 +314,10 @@ class Access(OfferkitModel):
     subscription_status: Literal["active", "paused", "past_due", "cancelled"] | None
     addons: list[str]
     entitlements: list[AccessEntitlement]
+    changes_at: str | None
+    """When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends.
+    Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`).
+    """
 
 
 class PricingCard(OfferkitModel):
