@@ -17,6 +17,7 @@ import { subscriptionRoutes } from './subscriptions/subscriptions.routes.js';
 import { timelineRoutes } from './timeline/timeline.routes.js';
 import { testClockRoutes } from './apps/test-clock.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { creditRoutes } from './credits/credits.routes.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 import { agentRoutes } from './agent/agent.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
@@ -32,6 +33,7 @@ export const routes: RouteDef[] = [
   ...catalogRoutes,
   ...accountRoutes,
   ...usageRoutes,
+  ...creditRoutes,
   ...analyticsRoutes,
   ...importRoutes,
   ...orgRoutes,

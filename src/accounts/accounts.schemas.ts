@@ -89,6 +89,22 @@ const entry = z.object({
   max: z.number().nullable(),
   left: z.number().nullable(),
   can: z.boolean(),
+  credits: z
+    .object({ pool: z.string(), cost: z.number() })
+    .optional()
+    .describe(
+      'A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false ' +
+        "when the pool's balance does not cover one unit.",
+    ),
+});
+const poolEntry = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.literal('credits'),
+  balance: z.number(),
+  granted_per_period: z.number().nullable(),
+  unlimited: z.boolean(),
+  per_entity: z.boolean(),
 });
 export const accessSchema = z.object({
   plan: z.object({
@@ -104,4 +120,6 @@ export const accessSchema = z.object({
   subscription_status: z.enum(['active', 'paused', 'past_due', 'cancelled']).nullable(),
   addons: z.array(z.string()),
   entitlements: z.array(entry),
+  /** Each credits pool the account has (on its plan, or with a balance), with its balance. */
+  credits: z.array(poolEntry),
 });

@@ -43,6 +43,7 @@ import { Migration20261203100000_mcp_elicitations } from './Migration20261203100
 import { Migration20261210090000_oauth_metadata_fresh } from './Migration20261210090000_oauth_metadata_fresh.js';
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
 import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
+import { Migration20261223090000_credits } from './Migration20261223090000_credits.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -88,4 +89,5 @@ export const migrationsList = [
   Migration20261210090000_oauth_metadata_fresh,
   Migration20261220090000_account_actor,
   Migration20261221090000_checkout_expiry,
+  Migration20261223090000_credits,
 ];
