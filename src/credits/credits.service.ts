@@ -9,6 +9,7 @@ import { upgradeFor, type UpgradeOffer } from '../usage/upgrade.js';
 import { GRANT_SQL, GRANTS_SQL, LEDGER_SQL } from './credits.sql.js';
 import { effectiveAccess } from '../access/access.service.js';
 import { freshAppNow } from '../apps/clock.service.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
 
 /** The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). */
 export interface CreditsExhaustedBody {
@@ -179,6 +180,14 @@ export async function grantCredits(
     await publishPending(ctx.deps, row.events).catch((err) =>
       ctx.deps.logger.warn({ err, events: row.events }, 'credits event publishing deferred to the relay'),
     );
+  // A grant that expires is a date of the account's actor: it hears of it (and starts, if it was not running). Should
+  // Temporal be away, the actor still finds the date at its next wake-up (any fact, timer or test clock step).
+  if (input.expires_at)
+    await ctx.deps.outbox
+      .carryOut(actorFact(ctx.app.id, accountId, { kind: 'account_changed' }))
+      .catch((err: unknown) =>
+        ctx.deps.logger.warn({ err, accountId }, 'credits: the actor will find the expiry later'),
+      );
   return { ...presentGrant(row.grant!), balance: Number(row.balance) };
 }
 
