@@ -108,15 +108,15 @@ const presentGrant = (g: GrantRow) => ({
  * earliest-expiring first, as settling will: credits.sql.ts).
  */
 export async function readCredits(em: EntityManager, appId: string, accountId: string) {
-  const [access, grants] = await Promise.all([
-    effectiveAccess(em, appId, accountId, { includePrivateMeta: false }),
-    sql<GrantRow>(em, GRANTS_SQL, [appId, accountId]),
-  ]);
+  const access = await effectiveAccess(em, appId, accountId, { includePrivateMeta: false });
+  // The balance comes with the grants, from one statement's snapshot, so the two always agree (a pool without live
+  // grants has nothing to spend).
+  const grants = await sql<GrantRow & { balance: string }>(em, GRANTS_SQL, [appId, accountId]);
   return {
     data: access.credits.map((p) => ({
       pool: p.id,
       name: p.name,
-      balance: p.balance,
+      balance: Number(grants.find((g) => g.pool === p.id && g.entity === '')?.balance ?? 0),
       granted_per_period: p.granted_per_period,
       unlimited: p.unlimited,
       grants: grants

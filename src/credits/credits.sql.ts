@@ -16,7 +16,7 @@ const iso = (col: string) => `to_char(${col} at time zone 'UTC', '${ISO}')`;
  */
 export const GRANTS_SQL = `
 with g as (
-  select g.*, b.unallocated,
+  select g.*, b.unallocated, b.balance,
          sum(g.remaining) over (partition by g.pool_id, g.entity_id order by g.expires_at nulls last, g.created_at, g.id)
            as upto
   from credit_grants g
@@ -24,7 +24,7 @@ with g as (
     b.entity_id = g.entity_id
   where g.app_id = $1 and g.account_id = $2 and g.remaining > 0
 )
-select g.id, g.pool_id as pool, g.entity_id as entity, g.amount,
+select g.id, g.pool_id as pool, g.entity_id as entity, g.amount, g.balance,
        g.remaining - least(g.remaining, greatest(0, g.unallocated - (g.upto - g.remaining))) as remaining,
        ${iso('g.expires_at')} as expires_at, g.source, g.reason, ${iso('g.created_at')} as created_at
 from g
