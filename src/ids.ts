@@ -43,6 +43,7 @@ export const ID_PREFIXES = {
   reservation: 'rsv',
   org: 'org',
   planChange: 'chg',
+  creditGrant: 'grt',
 } as const;
 
 /** Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. */

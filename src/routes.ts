@@ -18,6 +18,7 @@ import { subscriptionRoutes } from './subscriptions/subscriptions.routes.js';
 import { timelineRoutes } from './timeline/timeline.routes.js';
 import { testClockRoutes } from './apps/test-clock.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
+import { creditRoutes } from './credits/credits.routes.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 import { agentRoutes } from './agent/agent.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
@@ -34,6 +35,7 @@ export const routes: RouteDef[] = [
   ...accountRoutes,
   ...usageRoutes,
   ...streamRoutes,
+  ...creditRoutes,
   ...analyticsRoutes,
   ...importRoutes,
   ...orgRoutes,

@@ -76,6 +76,11 @@ export interface BillingSnapshot {
   clock: { offsetMs: number; live: boolean };
   /** When it was read (app time). */
   readAt: string;
+  /**
+   * Credits over time: when the plan grants its pools' next period (now, when it has not granted the first), and the
+   * earliest expiry of a live grant; absent or null when none.
+   */
+  credits?: { nextGrantAt: string | null; nextExpiryAt: string | null } | null;
 }
 
 interface IntentBase {
@@ -352,7 +357,9 @@ export type TimerKind =
   | 'pause_end'
   | 'incentive_end'
   | 'payment_retry'
-  | 'grace_end';
+  | 'grace_end'
+  | 'credits_expiry'
+  | 'credits_grant';
 
 export interface Timer {
   kind: TimerKind;
@@ -391,6 +398,11 @@ export function timersOf(s: BillingSnapshot): Timer[] {
     }
   }
   add('incentive_end', s.account?.incentive?.expiresAt);
+  // Expiry before the grant of the same instant: a period's unused credits roll over before the next period's come.
+  add('credits_expiry', s.credits?.nextExpiryAt);
+  // A first grant is due at the snapshot's own time: one key for it, so a run that changed nothing backs off.
+  const first = s.credits?.nextGrantAt === s.readAt;
+  add('credits_grant', s.credits?.nextGrantAt, first ? 'credits_grant:first' : undefined);
   return out.sort((a, b) => a.at - b.at);
 }
 
@@ -399,6 +411,7 @@ export function hasAnythingOverTime(s: BillingSnapshot): boolean {
   if (s.account === null) return false;
   const sub = s.subscription;
   if (sub && sub.status !== 'cancelled') return true;
+  if (s.credits?.nextGrantAt || s.credits?.nextExpiryAt) return true;
   return !!s.account.incentive?.expiresAt;
 }
 

@@ -36,7 +36,51 @@ export function eventDataSchemas(routes: readonly RouteDef[]): Record<string, z.
       percent: z.number().int(),
     }),
   });
+  /** `credits.low` and `credits.depleted`: the pool's balance after the draw that crossed the line. */
+  const creditsLevel = z.object({
+    object: z.object({
+      account_id: z.string(),
+      entity: z.string().nullable(),
+      pool: z.string(),
+      pool_name: z.string(),
+      balance: z.number().int(),
+      previous_balance: z.number().int(),
+      granted_per_period: z.number().int().nullable(),
+      feature: z.string(),
+    }),
+  });
+  const grant = z.object({
+    id: z.string(),
+    pool: z.string(),
+    amount: z.number().int(),
+    remaining: z.number().int(),
+    expires_at: z.string().nullable(),
+    source: z.enum(['plan', 'api', 'pack', 'refund', 'rollover']),
+    reason: z.string().nullable(),
+    created_at: z.string(),
+  });
   return {
+    'credits.granted': z.object({
+      object: z.object({
+        account_id: z.string(),
+        entity: z.string().nullable(),
+        pool: z.string(),
+        grant,
+        balance: z.number().int(),
+      }),
+    }),
+    'credits.low': creditsLevel,
+    'credits.depleted': creditsLevel,
+    'credits.expired': z.object({
+      object: z.object({
+        account_id: z.string(),
+        entity: z.string().nullable(),
+        pool: z.string(),
+        grant: z.string(),
+        expired: z.number().int(),
+        balance: z.number().int(),
+      }),
+    }),
     'account.created': z.object({ object: account }),
     'account.updated': z.object({ object: account, previous }),
     'account.deleted': z.object({ object: account }),

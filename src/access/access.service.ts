@@ -41,11 +41,21 @@ layers as (
 ),
 eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
 ents as (
-  select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage, coalesce(c.held, 0) as held
+  select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage, coalesce(c.held, 0) as held,
+         e.credit_pool_id as pool, e.credit_cost as cost
   from eff
   join entitlements e on e.app_id = ${app} and e.id = eff.id
   left join usage_counters c on c.app_id = ${app} and c.account_id = ${account} and c.entitlement_id = eff.id
-  where e.type = 'usage' or exists (select 1 from layers l where l.layer = 1 and l.id = eff.id)
+  where e.type = 'usage' or (e.type = 'boolean' and exists (select 1 from layers l where l.layer = 1 and l.id = eff.id))
+),
+pools as (
+  select p.id, p.name, p.seq, p.credit_per_entity as per_entity, eff.id is not null as on_plan, eff.max as granted,
+         coalesce(cb.balance, 0) as balance
+  from entitlements p
+  left join eff on eff.id = p.id
+  left join credit_balances cb on cb.app_id = ${app} and cb.account_id = ${account} and cb.pool_id = p.id and
+    cb.entity_id = ''
+  where p.app_id = ${app} and p.type = 'credits' and (eff.id is not null or cb.pool_id is not null)
 ),
 adds as (
   select pa.addon_id as id from plan_addons pa join acc on pa.plan_id = acc.plan_id where pa.app_id = ${app}
@@ -58,8 +68,10 @@ select p.id as plan_id, p.name as plan_name, p.description as plan_description, 
        acc.incentive_id, acc.offer_id,
        (select s.status from subscriptions s where s.app_id = ${app} and s.account_id = ${account}) as subscription_status,
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage,
-         'held', held)
+         'held', held, 'pool', pool, 'cost', cost)
          order by seq), '[]'::json) from ents) as entitlements,
+       (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'per_entity', per_entity, 'on_plan', on_plan,
+         'granted', granted, 'balance', balance) order by seq), '[]'::json) from pools) as pools,
        (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons,
        least(acc.incentive_ends_at, (select min(x.ends_at) from account_extras x where x.app_id = ${app} and
          x.account_id = ${account} and x.ends_at is not null and ${ACTIVE_EXTRA})) as changes_at
@@ -94,9 +106,35 @@ interface AccessRow {
     max: number | null;
     usage: number;
     held?: number;
+    pool?: string | null;
+    cost?: number | null;
   }[];
+  pools: PoolRow[];
   addons: string[];
   changes_at: Date | string | null;
+}
+
+interface PoolRow {
+  id: string;
+  name: string;
+  per_entity: boolean;
+  /** On a layer of the account's access (its plan, extras, incentive): `granted` is then its limit there. */
+  on_plan: boolean;
+  granted: number | null;
+  balance: number;
+}
+
+/** A credits pool as effective access shows it. */
+export interface PoolEntry {
+  id: string;
+  name: string;
+  type: 'credits';
+  balance: number;
+  /** Credits the account's plan grants per period; null when unlimited (draws are never refused) or not on it. */
+  granted_per_period: number | null;
+  /** The pool is unlimited for this account (its plan has it with `max: null`). */
+  unlimited: boolean;
+  per_entity: boolean;
 }
 
 export interface AccessEntry {
@@ -108,6 +146,8 @@ export interface AccessEntry {
   max: number | null;
   left: number | null;
   can: boolean;
+  /** A feature that draws from a credits pool: the pool and the credits one unit costs (absent otherwise). */
+  credits?: { pool: string; cost: number };
 }
 
 export interface EffectiveAccess {
@@ -126,6 +166,8 @@ export interface EffectiveAccess {
    * until then only a change to the records (which the change stream carries) changes it.
    */
   changes_at: string | null;
+  /** Each credits pool the account has (on its plan, or with a balance), with its balance. */
+  credits: PoolEntry[];
 }
 
 export function accessEntry(e: {
@@ -180,7 +222,33 @@ export async function effectiveAccess(
     offer: row.offer_id,
     subscription_status: row.subscription_status,
     addons: row.addons,
-    entitlements: row.entitlements.map(accessEntry),
+    ...withCredits(row),
     changes_at: row.changes_at === null ? null : new Date(row.changes_at).toISOString(),
   };
+}
+
+/**
+ * Pools and drawing features: a feature that draws `can` be used while its own limit allows and the pool's balance
+ * covers one unit (or the pool is unlimited for the account).
+ */
+function withCredits(row: AccessRow): { entitlements: AccessEntry[]; credits: PoolEntry[] } {
+  const credits: PoolEntry[] = (row.pools ?? []).map((p) => ({
+    id: p.id,
+    name: p.name,
+    type: 'credits',
+    balance: Number(p.balance),
+    granted_per_period: p.on_plan && p.granted !== null ? Number(p.granted) : null,
+    unlimited: p.on_plan && p.granted === null,
+    per_entity: p.per_entity,
+  }));
+  const byId = new Map(credits.map((p) => [p.id, p]));
+  const entitlements = row.entitlements.map((e) => {
+    const entry = accessEntry(e);
+    if (!e.pool) return entry;
+    const cost = Number(e.cost);
+    const pool = byId.get(e.pool);
+    const covered = pool !== undefined && (pool.unlimited || (!pool.per_entity && pool.balance >= cost));
+    return { ...entry, can: entry.can && covered, credits: { pool: e.pool, cost } };
+  });
+  return { entitlements, credits };
 }

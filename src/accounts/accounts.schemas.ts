@@ -110,6 +110,22 @@ const entry = z.object({
   max: z.number().nullable(),
   left: z.number().nullable(),
   can: z.boolean(),
+  credits: z
+    .object({ pool: z.string(), cost: z.number() })
+    .optional()
+    .describe(
+      'A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false ' +
+        "when the pool's balance does not cover one unit.",
+    ),
+});
+const poolEntry = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.literal('credits'),
+  balance: z.number(),
+  granted_per_period: z.number().nullable(),
+  unlimited: z.boolean(),
+  per_entity: z.boolean(),
 });
 export const accessSchema = z.object({
   plan: z.object({
@@ -132,4 +148,6 @@ export const accessSchema = z.object({
       "When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing " +
         'ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`).',
     ),
+  /** Each credits pool the account has (on its plan, or with a balance), with its balance. */
+  credits: z.array(poolEntry),
 });

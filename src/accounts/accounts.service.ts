@@ -85,6 +85,21 @@ function scheduleExpiry(
 }
 
 /**
+ * An account put on a plan that grants credits: its actor hears of it (a fact through the outbox, starting it) and
+ * grants the first period now, then each month at its dates (src/credits/credits-time.service.ts).
+ */
+async function startCredits(t: Tx, appId: string, accountId: string, before: string | null, plan: string) {
+  if (before === plan) return;
+  const [grants] = await sql<{ n: string }>(
+    t.em,
+    `select count(*) as n from plan_entitlements pe join entitlements e on e.app_id = pe.app_id and
+       e.id = pe.entitlement_id and e.type = 'credits' where pe.app_id = $1 and pe.plan_id = $2 and pe.max > 0`,
+    [appId, plan],
+  );
+  if (Number(grants?.n ?? 0) > 0) t.temporal(actorFact(appId, accountId, { kind: 'account_changed' }));
+}
+
+/**
  * Emits `account.updated` (changed fields in `previous`) and the specific events for a plan or
  * incentive change.
  */
@@ -128,6 +143,7 @@ export function createAccount(ctx: Ctx, input: z.output<typeof S.createAccountBo
     const view = await accountDetail(t.em, account);
     t.emit(ctx.app.id, 'account.created', { object: view });
     scheduleExpiry(t, ctx.app.id, account.id, null, timingOf(account));
+    await startCredits(t, ctx.app.id, account.id, null, account.planId);
     return view;
   });
 }
@@ -161,6 +177,7 @@ export function changeAccount(
     emitAccountChange(t, ctx.app.id, before, after);
     opts.alsoEmit?.(t, after);
     if (!opts.byExpiryWorkflow) scheduleExpiry(t, ctx.app.id, id, timing, timingOf(account));
+    await startCredits(t, ctx.app.id, id, before.plan, account.planId);
     return after;
   });
 }

@@ -49,7 +49,10 @@ export async function readClock(ctx: Ctx) {
   };
 }
 
-/** The app's earliest date after `from`, up to `to` (renewals, retries, grace and pause ends, approvals, incentives). */
+/**
+ * The app's earliest date after `from`, up to `to` (renewals, retries, grace and pause ends, approvals, incentives,
+ * credit grants' expiry: a plan's period of credits ends there and the next is granted).
+ */
 async function nextDate(ctx: Ctx, from: number, to: number): Promise<number | null> {
   const [row] = await sql<{ at: Date | null }>(
     ctx.em,
@@ -63,6 +66,7 @@ async function nextDate(ctx: Ctx, from: number, to: number): Promise<number | nu
        union all select (pending_change->>'expiresAt')::timestamptz from subscriptions
          where app_id = $1 and pending_change is not null
        union all select incentive_expires_at from accounts where app_id = $1 and incentive_expires_at is not null
+       union all select expires_at from credit_grants where app_id = $1 and remaining > 0 and expires_at is not null
      ) d where d.at > $2 and d.at <= $3`,
     [ctx.app.id, new Date(from), new Date(to)],
   );
@@ -75,7 +79,12 @@ async function actorAccounts(ctx: Ctx): Promise<string[]> {
     ctx.em,
     `select a.id from accounts a left join subscriptions s on s.app_id = a.app_id and s.account_id = a.id
       where a.app_id = $1 and (s.status in ('active', 'paused', 'past_due')
-        or (a.incentive_id is not null and a.incentive_expires_at is not null))`,
+        or (a.incentive_id is not null and a.incentive_expires_at is not null)
+        or exists (select 1 from credit_grants g where g.app_id = a.app_id and g.account_id = a.id and g.remaining > 0
+                     and g.expires_at is not null)
+        or exists (select 1 from plan_entitlements pe join entitlements e on e.app_id = pe.app_id and
+                     e.id = pe.entitlement_id and e.type = 'credits'
+                   where pe.app_id = a.app_id and pe.plan_id = a.plan_id and pe.max > 0))`,
     [ctx.app.id],
   );
   return rows.map((r) => r.id);

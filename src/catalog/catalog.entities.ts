@@ -43,11 +43,18 @@ export const Entitlement = defineEntity({
   tableName: 'entitlements',
   properties: {
     ...keyed,
-    type: p.string().$type<'usage' | 'boolean'>(),
+    type: p.string().$type<'usage' | 'boolean' | 'credits'>(),
     name: p.text(),
     description: p.text().nullable(),
     overageMode: p.string().$type<'allow' | 'block'>().default('allow'),
     overageOfferId: p.string().nullable(),
+    /** A usage entitlement that draws from a credits pool: the pool, and the credits one unit costs. */
+    creditPoolId: p.string().nullable(),
+    creditCost: p.bigint('number').nullable(),
+    /** A pool's rollover: how many unused plan credits the next period keeps (null: none). */
+    creditRolloverCap: p.bigint('number').nullable(),
+    /** A pool kept per entity (a user, a workspace) under the account. */
+    creditPerEntity: p.boolean().default(false),
   },
 });
 export type IEntitlement = InferEntity<typeof Entitlement>;

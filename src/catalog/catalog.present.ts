@@ -42,8 +42,22 @@ export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlemen
     name: e.name,
     description: e.description ?? null,
     overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
+    credits: presentEntitlementCredits(e),
     ...stamps(e),
   };
+}
+
+export function presentEntitlementCredits(e: IEntitlement): z.input<typeof S.entitlementCreditsSchema> | null {
+  if (e.type === 'credits')
+    return {
+      rollover:
+        e.creditRolloverCap === null || e.creditRolloverCap === undefined
+          ? 'none'
+          : { cap: Number(e.creditRolloverCap) },
+      per: e.creditPerEntity ? 'entity' : 'account',
+    };
+  if (e.creditPoolId) return { pool: e.creditPoolId, cost: Number(e.creditCost) };
+  return null;
 }
 
 export function presentAddon(a: IAddon): z.input<typeof S.addonSchema> {

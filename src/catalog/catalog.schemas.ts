@@ -98,19 +98,59 @@ export const overageInput = z
       .describe("The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices."),
   })
   .describe('What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on update.');
+/** The most credits one unit of a feature may cost, and the largest rollover cap: amounts stay exact in bigint. */
+export const CREDIT_COST_MAX = 1_000_000;
+/**
+ * `credits` on an entitlement. On a `usage` entitlement: the pool it draws from and the cost per unit. On a `credits`
+ * pool: its rollover and whether it is kept per entity. The service checks which fits which type (400).
+ */
+export const creditsInput = z
+  .strictObject({
+    pool: callerId
+      .optional()
+      .describe('A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`.'),
+    cost: z
+      .number()
+      .int()
+      .min(1)
+      .max(CREDIT_COST_MAX)
+      .optional()
+      .describe(`A usage entitlement: credits one unit costs, an integer from 1 to ${CREDIT_COST_MAX}, e.g. 10.`),
+    rollover: z
+      .union([
+        z.literal('none'),
+        z.strictObject({
+          cap: z.number().int().min(0).max(1e12).describe('The most unused plan credits kept, e.g. 5000.'),
+        }),
+      ])
+      .optional()
+      .describe(
+        'A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up ' +
+          'to the cap). Omitted: `none` on create, unchanged on update.',
+      ),
+  })
+  .describe(
+    'Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on ' +
+      'every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`.',
+  );
 export const createEntitlementBody = z.object({
   id: newId('entitlement', 'api_calls'),
   type: z
-    .enum(['usage', 'boolean'])
-    .describe('`usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.'),
+    .enum(['usage', 'boolean', 'credits'])
+    .describe(
+      '`usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks; `credits`: a pool of ' +
+        "credits that usage entitlements draw from (a plan's limit on it is the credits it grants each month).",
+    ),
   name: displayName,
   description,
   overage: overageInput.optional(),
+  credits: creditsInput.optional(),
 });
 export const updateEntitlementBody = z.object({
   name: displayName.optional(),
   description,
   overage: overageInput.optional(),
+  credits: creditsInput.nullable().optional(),
 });
 
 export const createAddonBody = z.object({ id: newId('add-on', 'priority'), name: displayName, description });
@@ -166,12 +206,23 @@ export const planSchema = z.object({
   addons: z.array(z.string()),
   ...stamps,
 });
+export const entitlementCreditsSchema = z.union([
+  z.object({ pool: z.string(), cost: z.number() }).describe('A usage entitlement drawing from a pool.'),
+  z
+    .object({
+      rollover: z.union([z.literal('none'), z.object({ cap: z.number() })]),
+      per: z.enum(['account', 'entity']),
+    })
+    .describe('A credits pool.'),
+]);
 export const entitlementSchema = z.object({
   id: z.string(),
-  type: z.enum(['usage', 'boolean']),
+  type: z.enum(['usage', 'boolean', 'credits']),
   name: z.string(),
   description: z.string().nullable(),
   overage: z.object({ mode: z.enum(['allow', 'block']), offer_id: z.string().nullable() }),
+  /** A pool's settings, or what a usage entitlement draws; null for one that draws nothing. */
+  credits: entitlementCreditsSchema.nullable(),
   ...stamps,
 });
 export const addonSchema = z.object({

@@ -148,7 +148,12 @@ const publicPlanSchema = z.object({
   extras: extrasSchema,
   /** What the plan grants (with the offer's extras): `max` null is unlimited; a `boolean` one is a switch, on. */
   entitlements: z.array(
-    z.object({ id: z.string(), name: z.string(), type: z.enum(['usage', 'boolean']), max: z.number().nullable() }),
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      type: z.enum(['usage', 'boolean', 'credits']),
+      max: z.number().nullable(),
+    }),
   ),
 });
 

@@ -4,6 +4,7 @@ import { expireAccountIncentive } from '../accounts/accounts.service.js';
 import { App } from '../apps/apps.entities.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import type { Ctx } from '../context.js';
+import { expireCredits, grantPlanCredits } from '../credits/credits-time.service.js';
 import type { Deps } from '../deps.js';
 import { AppError, conflict, notFound } from '../errors.js';
 import { acceptOffer, cancelAtConfirm, getSession } from '../cancel-flows/sessions.service.js';
@@ -230,6 +231,8 @@ const TIMER_SUMMARY: Record<TimerKind, string> = {
   incentive_end: 'The incentive ends',
   payment_retry: "The provider's payment retry: read the provider",
   grace_end: 'The grace period of a failed payment ends',
+  credits_expiry: 'Credits expire',
+  credits_grant: "The plan's credits for the period",
 };
 
 /** One of the account's dates (app time `asOf`). */
@@ -281,6 +284,12 @@ export async function runTimer(
         await syncSubscription(deps, appId, accountId);
         await endGrace(ctx, accountId);
       }
+      break;
+    case 'credits_expiry':
+      await expireCredits(deps, appId, accountId, timer.asOf, accountWorkflowId(appId, accountId));
+      break;
+    case 'credits_grant':
+      await grantPlanCredits(deps, appId, accountId, timer.asOf, accountWorkflowId(appId, accountId));
       break;
   }
   return snapshot(deps, appId, accountId);

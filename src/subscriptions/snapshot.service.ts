@@ -5,6 +5,7 @@ import type { BillingSnapshot, ChangeSnapshot, SubscriptionSnapshot } from '../.
 import type { IApp } from '../apps/apps.entities.js';
 import { appNow, type AppClock } from '../apps/clock.js';
 import { sql } from '../db/sql.js';
+import { creditDates } from '../credits/credits-time.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { iso } from '../time.js';
 import { Subscription, type ISubscription, type PendingChange } from './subscriptions.entities.js';
@@ -100,6 +101,7 @@ export async function loadSnapshot(em: EntityManager, appId: string, accountId: 
     ? { offsetMs: Number(r.clock_offset_ms), live: r.read_only || r.env === 'live' }
     : { offsetMs: 0, live: true };
   const sub = r?.has_sub ? await em.findOne(Subscription, { appId, accountId }, { refresh: true }) : null;
+  const now = appNow(clock);
   return {
     appId,
     accountId,
@@ -111,6 +113,7 @@ export async function loadSnapshot(em: EntityManager, appId: string, accountId: 
       : null,
     subscription: sub && r ? subscriptionSnapshot(sub, r.plan_name ?? sub.planId) : null,
     clock,
-    readAt: appNow(clock).toISOString(),
+    readAt: now.toISOString(),
+    credits: r?.plan_id ? await creditDates(em, appId, accountId, now) : null,
   };
 }

@@ -33,7 +33,7 @@ up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
   select $1, $2, $3, 0, $4::bigint, now()
   from acc, ent, lim
-  where ent.type = 'usage'
+  where ent.type = 'usage' and ent.credit_pool_id is null
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
   on conflict (app_id, account_id, entitlement_id) do update
     set held = c.held + $4::bigint, updated_at = now()
@@ -48,7 +48,7 @@ rsv as (
   returning expires_at
 )
 select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent.overage_offer_id,
-       lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
+       ent.credit_pool_id as pool, lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
        (select expires_at from rsv) as expires_at
 from lim left join ent on true`;
 
@@ -173,7 +173,8 @@ export async function getReservation(ctx: Ctx, accountId: string, id: string): P
 
 interface ReserveRow {
   account_exists: boolean;
-  type: 'usage' | 'boolean' | null;
+  type: 'usage' | 'boolean' | 'credits' | null;
+  pool: string | null;
   name: string | null;
   overage_offer_id: string | null;
   entitled: boolean;
@@ -229,6 +230,14 @@ export async function reserveUsage(
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
   if (row.type === 'boolean')
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage`);
+  if (row.type === 'credits')
+    throw badRequest(`Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it`);
+  // Holding credits is not built yet (issue 42): a reservation that would commit without a debit is refused.
+  if (row.pool)
+    throw badRequest(
+      `Entitlement ${entitlementId} draws from credits pool ${row.pool}; reservations of credit-drawing features ` +
+        'are not supported yet: record the use with POST .../usage/:entitlementId/amount',
+    );
   if (row.count === null) {
     const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
     throw paymentRequired(

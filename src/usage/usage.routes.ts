@@ -35,6 +35,7 @@ const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>
   const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, {
     origin: s.origin,
     idempotency: s.idempotency,
+    requestId: s.requestId,
   });
   return { entitlement: r.entitlement, count: r.count };
 };

@@ -8,6 +8,7 @@ import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { publishPending } from '../events/publish.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
+import { creditsExhausted } from '../credits/credits.service.js';
 
 /**
  * One usage change as ONE statement: resolve the account's limit for the entitlement through the
@@ -35,7 +36,8 @@ import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 export const LIMIT_CTES = `acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
-ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id from entitlements e where e.app_id = $1 and e.id = $3),
+ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id, e.credit_pool_id, e.credit_cost from entitlements e
+  where e.app_id = $1 and e.id = $3),
 layers as (
   select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where
     ie.app_id = $1 and ie.entitlement_id = $3
@@ -47,17 +49,82 @@ layers as (
     pe.entitlement_id = $3
 )`;
 
+/**
+ * The credits pool a usage entitlement draws from, with the pool's limit through the same three layers (the credits a
+ * plan grants per period; on a layer with `max` null, the pool is unlimited and nothing is debited). Empty for an
+ * entitlement that draws nothing, so the plain usage path pays three index lookups that find nothing.
+ */
+const POOL_CTES = `pool_layers as (
+  select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id, ent where
+    ie.app_id = $1 and ie.entitlement_id = ent.credit_pool_id
+  union all
+  select x.max, 2 from account_extras x, ent where x.app_id = $1 and x.account_id = $2 and x.kind = 'entitlement' and
+    x.ref_id = ent.credit_pool_id and ${ACTIVE_EXTRA}
+  union all
+  select pe.max, 1 from plan_entitlements pe join acc on pe.plan_id = acc.plan_id, ent where pe.app_id = $1 and
+    pe.entitlement_id = ent.credit_pool_id
+),
+pool as (
+  select ent.credit_pool_id as id, p.name, ent.credit_cost as cost, ent.credit_cost * greatest($4::bigint, 0) as need,
+         coalesce((select l.max is null from pool_layers l order by l.layer desc limit 1), false) as unlimited,
+         (select l.max from pool_layers l order by l.layer desc limit 1) as granted
+  from ent join entitlements p on p.app_id = $1 and p.id = ent.credit_pool_id
+  where ent.type = 'usage'
+)`;
+
+/**
+ * One usage change as ONE statement (see above), and for an entitlement that draws from a credits pool the debit in
+ * the same statement: `debit` takes `amount x cost` from the pool's balance row only while `balance >= need`
+ * (PostgreSQL re-checks that condition on the newest row after waiting for its lock, so concurrent draws can never
+ * take it below zero; a CHECK holds it too), and only when the feature's own blocking limit lets the call count;
+ * the counter moves only when the debit did (`up` reads `debit`, so it runs after it). Should the counter's guard
+ * still refuse under its lock (a competing add of the same counter committed meanwhile), `race` fails the whole
+ * statement (nothing of it applies) and the caller runs it again. Locks are taken in one order, the pool's balance
+ * row before the counter (a refund locks the balance in `held_pool` before `cur` locks the counter), so a draw and a
+ * refund cannot deadlock. A negative amount on a drawing entitlement refunds
+ * what it took off the counter times the cost as a `refund` grant that does not expire. Every change is a ledger row;
+ * which grants a debit spent is settled later, earliest-expiring first (docs/decisions.md, "Credits").
+ * `credits.low` (the balance fell under 10% of the pool's grant per period) and `credits.depleted` (it reached 0)
+ * are written as the threshold events are.
+ *
+ * Params beyond the usage ones: $10 an event id for a credits event, $11 the request id (for the ledger), $12 the
+ * id of a refund grant.
+ */
 export const CHANGE_SQL = `
 with ${LIMIT_CTES},
+${POOL_CTES},
+held_pool as (
+  select 1 from credit_balances b, pool
+  where $4::bigint < 0 and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+  for update of b
+),
 cur as (
   select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 and $4::bigint < 0
+    and (select count(*) from held_pool) >= 0
   for update
+),
+snap as (
+  select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+    and exists (select 1 from pool) and $4::bigint > 0
 ),
 lim as (
   select exists (select 1 from layers) as entitled,
          (select max from layers order by layer desc limit 1) as max,
          coalesce((select overage_mode = 'block' from ent), false) and $4::bigint > 0 as blocking,
          (select count from cur) as old
+),
+gate as (
+  select not lim.blocking or (lim.entitled and (lim.max is null or
+           coalesce((select taken from snap), 0) + $4::bigint <= lim.max)) as ok
+  from lim
+),
+debit as (
+  update credit_balances b set balance = b.balance - pool.need, unallocated = b.unallocated + pool.need,
+         updated_at = now()
+  from pool, gate
+  where $4::bigint > 0 and not pool.unlimited and gate.ok
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = '' and b.balance >= pool.need
+  returning b.balance + pool.need as prev, b.balance as balance
 ),
 up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
@@ -66,6 +133,7 @@ up as (
   where ent.type = 'usage'
     and ($4::bigint >= 0 or lim.old is not null)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
+    and ($4::bigint <= 0 or not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from debit))
   on conflict (app_id, account_id, entitlement_id) do update
     set count = greatest(c.count + $4::bigint, 0), updated_at = now()
     where not (select blocking from lim)
@@ -80,6 +148,31 @@ hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
   select $1, $2, $3, applied.amount, applied.count, coalesce($9::timestamptz, now()) from applied
   where applied.amount <> 0
+),
+refund as (
+  select pool.id, -applied.amount * pool.cost as credits from pool, applied
+  where $4::bigint < 0 and applied.amount < 0 and not pool.unlimited
+),
+refund_balance as (
+  insert into credit_balances as b (app_id, account_id, pool_id, entity_id, balance, updated_at)
+  select $1, $2, refund.id, '', refund.credits, now() from refund
+  on conflict (app_id, account_id, pool_id, entity_id) do update set balance = b.balance + excluded.balance,
+    updated_at = now()
+  returning b.balance
+),
+refund_grant as (
+  insert into credit_grants (id, app_id, account_id, pool_id, entity_id, amount, remaining, source, source_ref,
+    created_at)
+  select $12::text, $1, $2, refund.id, '', refund.credits, refund.credits, 'refund', $3, now()
+  from refund, refund_balance
+),
+ledger as (
+  insert into credit_ledger (app_id, account_id, pool_id, entity_id, grant_id, amount, kind, feature, request_id,
+    idempotency_key, created_at)
+  select $1, $2, pool.id, '', null, -pool.need, 'debit', $3, $11::text, $7::bytea, now() from debit, pool
+  union all
+  select $1, $2, refund.id, '', $12::text, refund.credits, 'refund', $3, $11::text, $7::bytea, now()
+  from refund, refund_balance
 ),
 crossing as (
   select up.count as new, up.count - $4::bigint as prev, lim.max, ent.name as ename
@@ -102,6 +195,23 @@ ev as (
                   and (w.events @> '["*"]'::jsonb or w.events @> jsonb_build_array(m.type)))
   returning id
 ),
+cmarks as (
+  select case when d.balance = 0 then 'credits.depleted' else 'credits.low' end as type, d.prev, d.balance
+  from debit d, pool
+  where d.balance = 0 or (pool.granted > 0 and d.prev * 10 >= pool.granted and d.balance * 10 < pool.granted)
+),
+cev as (
+  insert into events (id, app_id, type, data, created_at, fanout_pending)
+  select $10::text, $1, m.type,
+         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entity', null, 'pool', pool.id,
+           'pool_name', pool.name, 'balance', m.balance, 'previous_balance', m.prev, 'granted_per_period',
+           pool.granted, 'feature', $3::text)),
+         now(), true
+  from cmarks m, pool
+  where exists (select 1 from webhook_endpoints w where w.app_id = $1 and w.enabled
+                  and (w.events @> '["*"]'::jsonb or w.events @> jsonb_build_array(m.type)))
+  returning id
+),
 idem as (
   insert into idempotency_keys (digest, app_id, request_hash, status, body)
   select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', coalesce(up.count, 0))
@@ -113,12 +223,16 @@ select (select count(*) from acc) > 0 as account_exists,
        lim.entitled, lim.max, lim.blocking,
        case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null then 0
             else (select count from up) end as count,
-       (select coalesce(array_agg(id), '{}') from ev) as events
+       (select coalesce(array_agg(id), '{}') from ev) || (select coalesce(array_agg(id), '{}') from cev) as events,
+       (select id from pool) as pool_id,
+       (select not unlimited from pool) and $4::bigint > 0 and (select ok from gate) as credits_refused_if_blocked,
+       case when exists (select 1 from debit) and not exists (select 1 from up)
+            then (select ('credits_race:' || d.balance)::int from debit d) end as race
 from lim left join ent on true`;
 
 interface ChangeRow {
   account_exists: boolean;
-  type: 'usage' | 'boolean' | null;
+  type: 'usage' | 'boolean' | 'credits' | null;
   name: string | null;
   overage_mode: 'allow' | 'block' | null;
   overage_offer_id: string | null;
@@ -127,6 +241,10 @@ interface ChangeRow {
   blocking: boolean;
   count: string | null;
   events: string[];
+  /** The pool the entitlement draws from (null: none). */
+  pool_id: string | null;
+  /** A refusal (null count) is the pool's: it was not unlimited and the feature's own limit let the call count. */
+  credits_refused_if_blocked: boolean | null;
 }
 
 export interface UsageChange {
@@ -154,6 +272,8 @@ const runChange = async (
   entitlementId: string,
   amount: number,
   key: IdempotencyKey | null | undefined,
+  requestId?: string,
+  attempt = 1,
 ): Promise<ChangeRow> => {
   try {
     // A call with an idempotency key runs alone: its key's conflict aborts its statement (see CHANGE_SQL).
@@ -168,10 +288,17 @@ const runChange = async (
       key?.digest ?? null,
       key?.requestHash ?? null,
       null,
+      newId('event'),
+      requestId ?? null,
+      newId('creditGrant'),
     ]);
     return row;
   } catch (err) {
     const e = err as { code?: string; constraint?: string; cause?: { constraint?: string } };
+    // The credits debit applied but the counter's guard refused under its lock (see CHANGE_SQL): the statement
+    // failed whole; run it again, it sees the competing add now.
+    if (e.code === '22P02' && String((err as Error).message).includes('credits_race') && attempt < 3)
+      return runChange(ctx, accountId, entitlementId, amount, key, requestId, attempt + 1);
     if (e.code === '23505' && (e.constraint ?? e.cause?.constraint) === 'idempotency_keys_pkey')
       throw new IdempotentReplay();
     // The account or entitlement was deleted between the statement's snapshot and its insert.
@@ -186,18 +313,35 @@ export async function changeUsage(
   accountId: string,
   entitlementId: string,
   amount: number,
-  opts: { origin?: string; idempotency?: IdempotencyKey | null } = {},
+  opts: { origin?: string; idempotency?: IdempotencyKey | null; requestId?: string } = {},
 ): Promise<UsageChange> {
-  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
+  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId);
   // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
   if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
-    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency);
+    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId);
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
   if (row.type === 'boolean')
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
+  if (row.type === 'credits')
+    throw badRequest(
+      `Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it (grant credits with ` +
+        'POST .../credits/grants)',
+    );
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
+  if (row.count === null && row.pool_id && row.credits_refused_if_blocked) {
+    throw paymentRequired(
+      await creditsExhausted(ctx, {
+        accountId,
+        entitlementId,
+        entitlementName: row.name!,
+        poolId: row.pool_id,
+        amount,
+        origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '',
+      }),
+    );
+  }
   if (row.count === null) {
     // The statement's own read of the counter is its snapshot, taken before competing adds committed;
     // the guard refused against the newest committed row. A fresh statement sees at least that row, so

@@ -78,6 +78,8 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   change_subscription: 'W',
   quote_subscription_change: 'R',
   get_account_timeline: 'R',
+  get_credit_balance: 'R',
+  grant_credits: 'W',
 };
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
@@ -187,11 +189,11 @@ describe('MCP server', function () {
 
   describe('tools', () => {
     // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
-    // get_offer.
-    it('lists the 69 tools, levels, schemas', async () => {
+    // get_offer, and the credits tools get_credit_balance and grant_credits.
+    it('lists the 71 tools, levels, schemas', async () => {
       const { client } = await connect();
       const { tools } = await client.listTools();
-      expect(tools).to.have.length(69);
+      expect(tools).to.have.length(71);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];

@@ -57,11 +57,11 @@ describe('the route table', () => {
   });
 
   // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
-  // get_offer.
-  it('derives the 69 MCP tools, once each', () => {
+  // get_offer, and the credits tools get_credit_balance and grant_credits.
+  it('derives the 71 MCP tools, once each', () => {
     const tools = toolsOf(routes);
-    expect(tools).to.have.length(69);
-    expect(new Set(tools.map((t) => t.name)).size).to.equal(69);
+    expect(tools).to.have.length(71);
+    expect(new Set(tools.map((t) => t.name)).size).to.equal(71);
     for (const t of tools) {
       expect(t.route.mcp?.tool).to.equal(t.name);
       expect(t.route.path, t.name).to.match(/^\/apps\/:appId(\/|$)/);
@@ -88,7 +88,7 @@ describe('the route table', () => {
       expect(JSON.stringify(t.inputSchema).length, `${t.name}: a long input schema`).to.be.below(3000);
     }
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
-    expect(toolsOf(routes).length).to.equal(69);
+    expect(toolsOf(routes).length).to.equal(71);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
     // The spec's names (MCP rule 4): the account id is `namespaceId` wherever a tool takes one, and one name for one
     // thing across sibling tools (no bare `id` naming another record beside a path parameter).

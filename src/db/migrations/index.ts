@@ -45,6 +45,7 @@ import { Migration20261211010000_invitation_tokens } from './Migration2026121101
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
 import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
 import { Migration20261222090000_mcp_oauth_cache } from './Migration20261222090000_mcp_oauth_cache.js';
+import { Migration20261223090000_credits } from './Migration20261223090000_credits.js';
 import { Migration20261224090000_access_changes } from './Migration20261224090000_access_changes.js';
 
 export const migrationsList = [
@@ -93,5 +94,6 @@ export const migrationsList = [
   Migration20261220090000_account_actor,
   Migration20261221090000_checkout_expiry,
   Migration20261222090000_mcp_oauth_cache,
+  Migration20261223090000_credits,
   Migration20261224090000_access_changes,
 ];

@@ -661,6 +661,36 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'credits.get',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/credits',
+    params: ['accountId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
+    name: 'credits.grant',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/credits/grants',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'credits.ledger',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/credits/ledger',
+    params: ['accountId'],
+    body: false,
+    query: true,
+    paginated: 'cursor',
+    auth: ['S'],
+  },
+  {
     name: 'analytics.summary',
     method: 'GET',
     path: '/apps/{appId}/analytics',
@@ -1577,6 +1607,18 @@ export type UsageIngestBody = NonNullable<
 >['content']['application/json'];
 export type UsageIngestResponse =
   paths['/apps/{appId}/usage/events']['post']['responses'][200]['content']['application/json'];
+export type CreditsGetResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/credits']['get']['responses'][200]['content']['application/json'];
+export type CreditsGrantBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/credits/grants']['post']['requestBody']
+>['content']['application/json'];
+export type CreditsGrantResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/credits/grants']['post']['responses'][201]['content']['application/json'];
+export type CreditsLedgerQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/credits/ledger']['get']['parameters']['query']
+>;
+export type CreditsLedgerResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/credits/ledger']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsSummaryQuery = NonNullable<paths['/apps/{appId}/analytics']['get']['parameters']['query']>;
 export type AnalyticsSummaryResponse =
   paths['/apps/{appId}/analytics']['get']['responses'][200]['content']['application/json'];
@@ -2631,6 +2673,40 @@ export interface ReservationsApi {
 }
 
 /**
+ * `credits.*`: the routes under `/apps/{appId}/namespaces`.
+ */
+export interface CreditsApi {
+  /**
+   * The account's credit balances and grants
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/credits` (secret key, account token)
+   *
+   * Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+   */
+  get(accountId: string, options?: RequestOptions): APIPromise<CreditsGetResponse>;
+  /**
+   * Grant credits to an account
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/credits/grants` (secret key)
+   *
+   * Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+   */
+  grant(accountId: string, body: CreditsGrantBody, options?: RequestOptions): APIPromise<CreditsGrantResponse>;
+  /**
+   * The account's credits ledger, newest first
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/credits/ledger` (secret key). Await it for one page, or iterate it with `for await` for every item.
+   *
+   * Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+   */
+  ledger(
+    accountId: string,
+    query?: CreditsLedgerQuery,
+    options?: RequestOptions,
+  ): CursorPagePromise<CreditsLedgerResponse>;
+}
+
+/**
  * `analytics.*`: the routes under `/apps/{appId}/analytics`.
  */
 export interface AnalyticsApi {
@@ -3263,6 +3339,7 @@ export interface SecretResources {
   access: AccessApi;
   usage: UsageApi;
   reservations: ReservationsApi;
+  credits: CreditsApi;
   analytics: AnalyticsApi;
   reports: ReportsApi;
   webhooks: WebhooksApi;
@@ -3293,6 +3370,7 @@ export interface PublishableResources {
  */
 export interface AccountTokenResources {
   access: AccessApi;
+  credits: Pick<CreditsApi, 'get'>;
   subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,
@@ -3338,6 +3416,22 @@ export interface WebhookEventData {
    * An account used up a limit; its `can` is now false.
    */
   'usage.limit_reached': components['schemas']['EventData:usage.limit_reached'];
+  /**
+   * Credits were granted to an account: by its plan for a period, by the API, a top-up pack or a rollover.
+   */
+  'credits.granted': components['schemas']['EventData:credits.granted'];
+  /**
+   * An account's credits fell under 10% of what its plan grants per period.
+   */
+  'credits.low': components['schemas']['EventData:credits.low'];
+  /**
+   * An account's credits reached 0: features that draw from the pool answer 402 until it has more.
+   */
+  'credits.depleted': components['schemas']['EventData:credits.depleted'];
+  /**
+   * Unused credits of a grant expired at the grant's date (the account's clock).
+   */
+  'credits.expired': components['schemas']['EventData:credits.expired'];
   /**
    * A plan was added.
    */
@@ -3445,6 +3539,10 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'account.addon_granted',
   'usage.limit_warning',
   'usage.limit_reached',
+  'credits.granted',
+  'credits.low',
+  'credits.depleted',
+  'credits.expired',
   'plan.created',
   'plan.updated',
   'plan.deleted',

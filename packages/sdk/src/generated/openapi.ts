@@ -1031,6 +1031,72 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/namespaces/{accountId}/credits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's credit balances and grants
+     * @description Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    get: operations['credits.get'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/credits/grants': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Grant credits to an account
+     * @description Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['credits.grant'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/credits/ledger': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's credits ledger, newest first
+     * @description Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['credits.ledger'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics': {
     parameters: {
       query?: never;
@@ -2350,6 +2416,59 @@ export interface components {
         expires_at: string | null;
       } | null;
       retry_after_purchase: boolean;
+    };
+    'EventData:credits.granted': {
+      object: {
+        account_id: string;
+        entity: string | null;
+        pool: string;
+        grant: {
+          id: string;
+          pool: string;
+          amount: number;
+          remaining: number;
+          expires_at: string | null;
+          /** @enum {string} */
+          source: 'plan' | 'api' | 'pack' | 'refund' | 'rollover';
+          reason: string | null;
+          created_at: string;
+        };
+        balance: number;
+      };
+    };
+    'EventData:credits.low': {
+      object: {
+        account_id: string;
+        entity: string | null;
+        pool: string;
+        pool_name: string;
+        balance: number;
+        previous_balance: number;
+        granted_per_period: number | null;
+        feature: string;
+      };
+    };
+    'EventData:credits.depleted': {
+      object: {
+        account_id: string;
+        entity: string | null;
+        pool: string;
+        pool_name: string;
+        balance: number;
+        previous_balance: number;
+        granted_per_period: number | null;
+        feature: string;
+      };
+    };
+    'EventData:credits.expired': {
+      object: {
+        account_id: string;
+        entity: string | null;
+        pool: string;
+        grant: string;
+        expired: number;
+        balance: number;
+      };
     };
     'EventData:account.created': {
       object: {
@@ -7082,7 +7201,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            type: 'usage' | 'boolean';
+            type: 'usage' | 'boolean' | 'credits';
             name: string;
             description: string | null;
             overage: {
@@ -7090,6 +7209,23 @@ export interface operations {
               mode: 'allow' | 'block';
               offer_id: string | null;
             };
+            credits:
+              | (
+                  | {
+                      pool: string;
+                      cost: number;
+                    }
+                  | {
+                      rollover:
+                        | 'none'
+                        | {
+                            cap: number;
+                          };
+                      /** @enum {string} */
+                      per: 'account' | 'entity';
+                    }
+                )
+              | null;
             created_at: string;
             updated_at: string;
           }[];
@@ -7151,10 +7287,10 @@ export interface operations {
           /** @description The new entitlement's id, e.g. `api_calls` (letters, digits, _; kept lower-case). */
           id: string;
           /**
-           * @description `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
+           * @description `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks; `credits`: a pool of credits that usage entitlements draw from (a plan's limit on it is the credits it grants each month).
            * @enum {string}
            */
-          type: 'usage' | 'boolean';
+          type: 'usage' | 'boolean' | 'credits';
           /** @description The display name buyers see, e.g. `Pro`. Required on create. */
           name: string;
           /** @description A description buyers may see. Omitted: none on create, unchanged on update; null clears it. */
@@ -7169,6 +7305,20 @@ export interface operations {
             /** @description The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices. */
             offer_id?: string | null;
           };
+          /** @description Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`. */
+          credits?: {
+            /** @description A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`. */
+            pool?: string;
+            /** @description A usage entitlement: credits one unit costs, an integer from 1 to 1000000, e.g. 10. */
+            cost?: number;
+            /** @description A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up to the cap). Omitted: `none` on create, unchanged on update. */
+            rollover?:
+              | 'none'
+              | {
+                  /** @description The most unused plan credits kept, e.g. 5000. */
+                  cap: number;
+                };
+          };
         };
       };
     };
@@ -7182,7 +7332,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            type: 'usage' | 'boolean';
+            type: 'usage' | 'boolean' | 'credits';
             name: string;
             description: string | null;
             overage: {
@@ -7190,6 +7340,23 @@ export interface operations {
               mode: 'allow' | 'block';
               offer_id: string | null;
             };
+            credits:
+              | (
+                  | {
+                      pool: string;
+                      cost: number;
+                    }
+                  | {
+                      rollover:
+                        | 'none'
+                        | {
+                            cap: number;
+                          };
+                      /** @enum {string} */
+                      per: 'account' | 'entity';
+                    }
+                )
+              | null;
             created_at: string;
             updated_at: string;
           };
@@ -7290,7 +7457,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            type: 'usage' | 'boolean';
+            type: 'usage' | 'boolean' | 'credits';
             name: string;
             description: string | null;
             overage: {
@@ -7298,6 +7465,23 @@ export interface operations {
               mode: 'allow' | 'block';
               offer_id: string | null;
             };
+            credits:
+              | (
+                  | {
+                      pool: string;
+                      cost: number;
+                    }
+                  | {
+                      rollover:
+                        | 'none'
+                        | {
+                            cap: number;
+                          };
+                      /** @enum {string} */
+                      per: 'account' | 'entity';
+                    }
+                )
+              | null;
             created_at: string;
             updated_at: string;
           };
@@ -7362,7 +7546,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            type: 'usage' | 'boolean';
+            type: 'usage' | 'boolean' | 'credits';
             name: string;
             description: string | null;
             overage: {
@@ -7370,6 +7554,23 @@ export interface operations {
               mode: 'allow' | 'block';
               offer_id: string | null;
             };
+            credits:
+              | (
+                  | {
+                      pool: string;
+                      cost: number;
+                    }
+                  | {
+                      rollover:
+                        | 'none'
+                        | {
+                            cap: number;
+                          };
+                      /** @enum {string} */
+                      per: 'account' | 'entity';
+                    }
+                )
+              | null;
             created_at: string;
             updated_at: string;
           };
@@ -7449,6 +7650,19 @@ export interface operations {
             /** @description The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices. */
             offer_id?: string | null;
           };
+          credits?: {
+            /** @description A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`. */
+            pool?: string;
+            /** @description A usage entitlement: credits one unit costs, an integer from 1 to 1000000, e.g. 10. */
+            cost?: number;
+            /** @description A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up to the cap). Omitted: `none` on create, unchanged on update. */
+            rollover?:
+              | 'none'
+              | {
+                  /** @description The most unused plan credits kept, e.g. 5000. */
+                  cap: number;
+                };
+          } | null;
         };
       };
     };
@@ -7462,7 +7676,7 @@ export interface operations {
           'application/json': {
             id: string;
             /** @enum {string} */
-            type: 'usage' | 'boolean';
+            type: 'usage' | 'boolean' | 'credits';
             name: string;
             description: string | null;
             overage: {
@@ -7470,6 +7684,23 @@ export interface operations {
               mode: 'allow' | 'block';
               offer_id: string | null;
             };
+            credits:
+              | (
+                  | {
+                      pool: string;
+                      cost: number;
+                    }
+                  | {
+                      rollover:
+                        | 'none'
+                        | {
+                            cap: number;
+                          };
+                      /** @enum {string} */
+                      per: 'account' | 'entity';
+                    }
+                )
+              | null;
             created_at: string;
             updated_at: string;
           };
@@ -10128,9 +10359,24 @@ export interface operations {
               max: number | null;
               left: number | null;
               can: boolean;
+              /** @description A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false when the pool's balance does not cover one unit. */
+              credits?: {
+                pool: string;
+                cost: number;
+              };
             }[];
             /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
             changes_at: string | null;
+            credits: {
+              id: string;
+              name: string;
+              /** @constant */
+              type: 'credits';
+              balance: number;
+              granted_per_period: number | null;
+              unlimited: boolean;
+              per_entity: boolean;
+            }[];
           };
         };
       };
@@ -10214,9 +10460,24 @@ export interface operations {
               max: number | null;
               left: number | null;
               can: boolean;
+              /** @description A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false when the pool's balance does not cover one unit. */
+              credits?: {
+                pool: string;
+                cost: number;
+              };
             }[];
             /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
             changes_at: string | null;
+            credits: {
+              id: string;
+              name: string;
+              /** @constant */
+              type: 'credits';
+              balance: number;
+              granted_per_period: number | null;
+              unlimited: boolean;
+              per_entity: boolean;
+            }[];
           };
         };
       };
@@ -11872,6 +12133,286 @@ export interface operations {
       503: components['responses']['ServiceUnavailable'];
     };
   };
+  'credits.get': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              pool: string;
+              name: string;
+              balance: number;
+              granted_per_period: number | null;
+              unlimited: boolean;
+              grants: {
+                id: string;
+                amount: number;
+                /** @description What is left of it, the debits so far taken earliest-expiring first */
+                remaining: number;
+                expires_at: string | null;
+                /** @enum {string} */
+                source: 'plan' | 'api' | 'pack' | 'refund' | 'rollover';
+                reason: string | null;
+                created_at: string;
+              }[];
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'credits.grant': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The credits pool, e.g. `credits`. */
+          pool: string;
+          /** @description Whole credits to grant, e.g. 500. */
+          amount: number;
+          /** @description When the grant's unused credits expire, on the app's clock, e.g. `2027-01-01T00:00:00Z`. Omitted: never. */
+          expires_at?: string | null;
+          /** @description Why, kept with the grant, e.g. `support: outage credit`. Omitted: none. */
+          reason?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            /** @description What is left of it, the debits so far taken earliest-expiring first */
+            remaining: number;
+            expires_at: string | null;
+            /** @enum {string} */
+            source: 'plan' | 'api' | 'pack' | 'refund' | 'rollover';
+            reason: string | null;
+            created_at: string;
+            /** @description The pool's balance after the grant */
+            balance: number;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'credits.ledger': {
+    parameters: {
+      query?: {
+        pool?: string;
+        cursor?: string;
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              id: string;
+              pool: string;
+              grant: string | null;
+              /** @description Signed: a grant adds, a debit or an expiry takes */
+              amount: number;
+              /** @enum {string} */
+              kind: 'grant' | 'debit' | 'expiry' | 'refund' | 'reversal' | 'topup';
+              feature: string | null;
+              request_id: string | null;
+              workflow_id: string | null;
+              created_at: string;
+            }[];
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
   'analytics.summary': {
     parameters: {
       query: {
@@ -12763,6 +13304,10 @@ export interface operations {
             | 'account.addon_granted'
             | 'usage.limit_warning'
             | 'usage.limit_reached'
+            | 'credits.granted'
+            | 'credits.low'
+            | 'credits.depleted'
+            | 'credits.expired'
             | 'plan.created'
             | 'plan.updated'
             | 'plan.deleted'
@@ -13090,6 +13635,10 @@ export interface operations {
             | 'account.addon_granted'
             | 'usage.limit_warning'
             | 'usage.limit_reached'
+            | 'credits.granted'
+            | 'credits.low'
+            | 'credits.depleted'
+            | 'credits.expired'
             | 'plan.created'
             | 'plan.updated'
             | 'plan.deleted'
@@ -13338,6 +13887,10 @@ export interface operations {
             | 'account.addon_granted'
             | 'usage.limit_warning'
             | 'usage.limit_reached'
+            | 'credits.granted'
+            | 'credits.low'
+            | 'credits.depleted'
+            | 'credits.expired'
             | 'plan.created'
             | 'plan.updated'
             | 'plan.deleted'
@@ -14400,7 +14953,7 @@ export interface operations {
                 id: string;
                 name: string;
                 /** @enum {string} */
-                type: 'usage' | 'boolean';
+                type: 'usage' | 'boolean' | 'credits';
                 max: number | null;
               }[];
             }[];
@@ -15231,7 +15784,7 @@ export interface operations {
                 id: string;
                 name: string;
                 /** @enum {string} */
-                type: 'usage' | 'boolean';
+                type: 'usage' | 'boolean' | 'credits';
                 max: number | null;
               }[];
               changes?: {
@@ -15471,7 +16024,7 @@ export interface operations {
                 id: string;
                 name: string;
                 /** @enum {string} */
-                type: 'usage' | 'boolean';
+                type: 'usage' | 'boolean' | 'credits';
                 max: number | null;
               }[];
             }[];

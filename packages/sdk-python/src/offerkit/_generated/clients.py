@@ -27,6 +27,12 @@ from .resources.checkouts import (
     CheckoutsResource,
     PublishableCheckoutsResource,
 )
+from .resources.credits import (
+    AccountTokenCreditsResource,
+    AsyncAccountTokenCreditsResource,
+    AsyncCreditsResource,
+    CreditsResource,
+)
 from .resources.entitlements import AsyncEntitlementsResource, EntitlementsResource
 from .resources.events import AsyncEventsResource, EventsResource
 from .resources.incentives import AsyncIncentivesResource, IncentivesResource
@@ -78,6 +84,7 @@ class SecretResources:
     access: AccessResource
     usage: UsageResource
     reservations: ReservationsResource
+    credits: CreditsResource
     analytics: AnalyticsResource
     reports: ReportsResource
     webhooks: WebhooksResource
@@ -100,6 +107,7 @@ class SecretResources:
         self.access = AccessResource(core)
         self.usage = UsageResource(core)
         self.reservations = ReservationsResource(core)
+        self.credits = CreditsResource(core)
         self.analytics = AnalyticsResource(core)
         self.reports = ReportsResource(core)
         self.webhooks = WebhooksResource(core)
@@ -125,6 +133,7 @@ class AsyncSecretResources:
     access: AsyncAccessResource
     usage: AsyncUsageResource
     reservations: AsyncReservationsResource
+    credits: AsyncCreditsResource
     analytics: AsyncAnalyticsResource
     reports: AsyncReportsResource
     webhooks: AsyncWebhooksResource
@@ -147,6 +156,7 @@ class AsyncSecretResources:
         self.access = AsyncAccessResource(core)
         self.usage = AsyncUsageResource(core)
         self.reservations = AsyncReservationsResource(core)
+        self.credits = AsyncCreditsResource(core)
         self.analytics = AsyncAnalyticsResource(core)
         self.reports = AsyncReportsResource(core)
         self.webhooks = AsyncWebhooksResource(core)
@@ -202,11 +212,13 @@ class AccountTokenResources:
     """What an account token (`act_...`, browser) may call: its own account's reads and cancel sessions."""
 
     access: AccessResource
+    credits: AccountTokenCreditsResource
     subscriptions: AccountTokenSubscriptionsResource
     cancel_sessions: AccountTokenCancelSessionsResource
 
     def _init_resources(self, core: SyncCore) -> None:
         self.access = AccessResource(core)
+        self.credits = AccountTokenCreditsResource(core)
         self.subscriptions = AccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AccountTokenCancelSessionsResource(core)
 
@@ -215,10 +227,12 @@ class AsyncAccountTokenResources:
     """What an account token (`act_...`, browser) may call: its own account's reads and cancel sessions."""
 
     access: AsyncAccessResource
+    credits: AsyncAccountTokenCreditsResource
     subscriptions: AsyncAccountTokenSubscriptionsResource
     cancel_sessions: AsyncAccountTokenCancelSessionsResource
 
     def _init_resources(self, core: AsyncCore) -> None:
         self.access = AsyncAccessResource(core)
+        self.credits = AsyncAccountTokenCreditsResource(core)
         self.subscriptions = AsyncAccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AsyncAccountTokenCancelSessionsResource(core)

@@ -17,7 +17,9 @@ __all__ = [
     "WEBHOOK_EVENT_MODELS",
     "WEBHOOK_EVENT_TYPES",
     "Access",
+    "AccessCredit",
     "AccessEntitlement",
+    "AccessEntitlementCredits",
     "AccessPlan",
     "Account",
     "AccountAddonGrantedEvent",
@@ -90,7 +92,26 @@ __all__ = [
     "CheckoutRefund",
     "CheckoutRefundPayment",
     "CheckoutsListResponse",
+    "CreditsDepletedEvent",
+    "CreditsExpiredEvent",
+    "CreditsExpiredEventData",
+    "CreditsExpiredEventDataObject",
+    "CreditsGetItem",
+    "CreditsGetItemGrant",
+    "CreditsGetResponse",
+    "CreditsGrantResponse",
+    "CreditsGrantedEvent",
+    "CreditsGrantedEventData",
+    "CreditsGrantedEventDataObject",
+    "CreditsGrantedEventDataObjectGrant",
+    "CreditsLedgerItem",
+    "CreditsLedgerResponse",
+    "CreditsLowEvent",
+    "CreditsLowEventData",
+    "CreditsLowEventDataObject",
     "Entitlement",
+    "EntitlementCreditsVariant2",
+    "EntitlementCreditsVariant2Rollover",
     "EntitlementOverage",
     "EventsListResponse",
     "Incentive",
@@ -296,6 +317,15 @@ class AccessPlan(OfferkitModel):
     meta: dict[str, Any]
 
 
+class AccessEntitlementCredits(OfferkitModel):
+    """A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false when the pool's
+    balance does not cover one unit.
+    """
+
+    pool: str
+    cost: int | float
+
+
 class AccessEntitlement(OfferkitModel):
     id: str
     feature: str
@@ -305,6 +335,20 @@ class AccessEntitlement(OfferkitModel):
     max: int | float | None
     left: int | float | None
     can: bool
+    credits: AccessEntitlementCredits | None = None
+    """A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false when the pool's
+    balance does not cover one unit.
+    """
+
+
+class AccessCredit(OfferkitModel):
+    id: str
+    name: str
+    type: Literal["credits"]
+    balance: int | float
+    granted_per_period: int | float | None
+    unlimited: bool
+    per_entity: bool
 
 
 class Access(OfferkitModel):
@@ -318,6 +362,7 @@ class Access(OfferkitModel):
     """When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends.
     Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`).
     """
+    credits: list[AccessCredit]
 
 
 class PricingCard(OfferkitModel):
@@ -354,12 +399,24 @@ class EntitlementOverage(OfferkitModel):
     offer_id: str | None
 
 
+class EntitlementCreditsVariant2Rollover(OfferkitModel):
+    cap: int | float
+
+
+class EntitlementCreditsVariant2(OfferkitModel):
+    """A credits pool."""
+
+    rollover: Literal["none"] | EntitlementCreditsVariant2Rollover
+    per: Literal["account", "entity"]
+
+
 class Entitlement(OfferkitModel):
     id: str
-    type: Literal["usage", "boolean"]
+    type: Literal["usage", "boolean", "credits"]
     name: str
     description: str | None
     overage: EntitlementOverage
+    credits: AccessEntitlementCredits | EntitlementCreditsVariant2 | None
     created_at: str
     updated_at: str
 
@@ -460,7 +517,7 @@ class PublicOfferPlanPrice(OfferkitModel):
 class PublicOfferPlanEntitlement(OfferkitModel):
     id: str
     name: str
-    type: Literal["usage", "boolean"]
+    type: Literal["usage", "boolean", "credits"]
     max: int | float | None
 
 
@@ -772,6 +829,62 @@ class UsageIngestResult(OfferkitModel):
 
 class UsageIngestResponse(OfferkitModel):
     results: list[UsageIngestResult]
+
+
+class CreditsGetItemGrant(OfferkitModel):
+    id: str
+    amount: int | float
+    remaining: int | float
+    """What is left of it, the debits so far taken earliest-expiring first"""
+    expires_at: str | None
+    source: Literal["plan", "api", "pack", "refund", "rollover"]
+    reason: str | None
+    created_at: str
+
+
+class CreditsGetItem(OfferkitModel):
+    pool: str
+    name: str
+    balance: int | float
+    granted_per_period: int | float | None
+    unlimited: bool
+    grants: list[CreditsGetItemGrant]
+
+
+class CreditsGetResponse(OfferkitModel):
+    data: list[CreditsGetItem]
+
+
+class CreditsGrantResponse(OfferkitModel):
+    id: str
+    pool: str
+    amount: int | float
+    remaining: int | float
+    """What is left of it, the debits so far taken earliest-expiring first"""
+    expires_at: str | None
+    source: Literal["plan", "api", "pack", "refund", "rollover"]
+    reason: str | None
+    created_at: str
+    balance: int | float
+    """The pool's balance after the grant"""
+
+
+class CreditsLedgerItem(OfferkitModel):
+    id: str
+    pool: str
+    grant: str | None
+    amount: int | float
+    """Signed: a grant adds, a debit or an expiry takes"""
+    kind: Literal["grant", "debit", "expiry", "refund", "reversal", "topup"]
+    feature: str | None
+    request_id: str | None
+    workflow_id: str | None
+    created_at: str
+
+
+class CreditsLedgerResponse(OfferkitModel):
+    data: list[CreditsLedgerItem]
+    next_cursor: str | None
 
 
 class AnalyticsSummaryEntitlement(OfferkitModel):
@@ -1359,6 +1472,57 @@ class UsageLimitWarningEventData(OfferkitModel):
     object: UsageLimitWarningEventDataObject
 
 
+class CreditsGrantedEventDataObjectGrant(OfferkitModel):
+    id: str
+    pool: str
+    amount: int
+    remaining: int
+    expires_at: str | None
+    source: Literal["plan", "api", "pack", "refund", "rollover"]
+    reason: str | None
+    created_at: str
+
+
+class CreditsGrantedEventDataObject(OfferkitModel):
+    account_id: str
+    entity: str | None
+    pool: str
+    grant: CreditsGrantedEventDataObjectGrant
+    balance: int
+
+
+class CreditsGrantedEventData(OfferkitModel):
+    object: CreditsGrantedEventDataObject
+
+
+class CreditsLowEventDataObject(OfferkitModel):
+    account_id: str
+    entity: str | None
+    pool: str
+    pool_name: str
+    balance: int
+    previous_balance: int
+    granted_per_period: int | None
+    feature: str
+
+
+class CreditsLowEventData(OfferkitModel):
+    object: CreditsLowEventDataObject
+
+
+class CreditsExpiredEventDataObject(OfferkitModel):
+    account_id: str
+    entity: str | None
+    pool: str
+    grant: str
+    expired: int
+    balance: int
+
+
+class CreditsExpiredEventData(OfferkitModel):
+    object: CreditsExpiredEventDataObject
+
+
 class PlanCreatedEventData(OfferkitModel):
     object: Plan
 
@@ -1558,6 +1722,38 @@ class UsageLimitReachedEvent(WebhookEventBase):
 
     type: Literal["usage.limit_reached"]
     data: UsageLimitWarningEventData
+
+
+class CreditsGrantedEvent(WebhookEventBase):
+    """`credits.granted`: Credits were granted to an account: by its plan for a period, by the API, a top-up pack or a
+    rollover.
+    """
+
+    type: Literal["credits.granted"]
+    data: CreditsGrantedEventData
+
+
+class CreditsLowEvent(WebhookEventBase):
+    """`credits.low`: An account's credits fell under 10% of what its plan grants per period."""
+
+    type: Literal["credits.low"]
+    data: CreditsLowEventData
+
+
+class CreditsDepletedEvent(WebhookEventBase):
+    """`credits.depleted`: An account's credits reached 0: features that draw from the pool answer 402 until it has
+    more.
+    """
+
+    type: Literal["credits.depleted"]
+    data: CreditsLowEventData
+
+
+class CreditsExpiredEvent(WebhookEventBase):
+    """`credits.expired`: Unused credits of a grant expired at the grant's date (the account's clock)."""
+
+    type: Literal["credits.expired"]
+    data: CreditsExpiredEventData
 
 
 class PlanCreatedEvent(WebhookEventBase):
@@ -1774,6 +1970,10 @@ WebhookEvent: TypeAlias = (
     | AccountAddonGrantedEvent
     | UsageLimitWarningEvent
     | UsageLimitReachedEvent
+    | CreditsGrantedEvent
+    | CreditsLowEvent
+    | CreditsDepletedEvent
+    | CreditsExpiredEvent
     | PlanCreatedEvent
     | PlanUpdatedEvent
     | PlanDeletedEvent
@@ -1811,6 +2011,10 @@ WebhookEventType: TypeAlias = Literal[
     "account.addon_granted",
     "usage.limit_warning",
     "usage.limit_reached",
+    "credits.granted",
+    "credits.low",
+    "credits.depleted",
+    "credits.expired",
     "plan.created",
     "plan.updated",
     "plan.deleted",
@@ -1846,6 +2050,10 @@ WEBHOOK_EVENT_TYPES: tuple[WebhookEventType, ...] = (
     "account.addon_granted",
     "usage.limit_warning",
     "usage.limit_reached",
+    "credits.granted",
+    "credits.low",
+    "credits.depleted",
+    "credits.expired",
     "plan.created",
     "plan.updated",
     "plan.deleted",
@@ -1882,6 +2090,10 @@ WEBHOOK_EVENT_MODELS: dict[str, type[WebhookEventBase]] = {
     "account.addon_granted": AccountAddonGrantedEvent,
     "usage.limit_warning": UsageLimitWarningEvent,
     "usage.limit_reached": UsageLimitReachedEvent,
+    "credits.granted": CreditsGrantedEvent,
+    "credits.low": CreditsLowEvent,
+    "credits.depleted": CreditsDepletedEvent,
+    "credits.expired": CreditsExpiredEvent,
     "plan.created": PlanCreatedEvent,
     "plan.updated": PlanUpdatedEvent,
     "plan.deleted": PlanDeletedEvent,

@@ -17,6 +17,8 @@ __all__ = [
     "DiscountParam",
     "DiscountWhenParam",
     "DowngradeParam",
+    "EntitlementsCreateCreditsParam",
+    "EntitlementsCreateCreditsRolloverParam",
     "EntitlementsCreateOverageParam",
     "IncentiveParam",
     "IncentivesCreateEntitlementParam",
@@ -62,6 +64,24 @@ class EntitlementsCreateOverageParam(TypedDict):
     mode: Literal["allow", "block"]
     # The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices.
     offer_id: NotRequired[str | None]
+
+
+class EntitlementsCreateCreditsRolloverParam(TypedDict):
+    # The most unused plan credits kept, e.g. 5000.
+    cap: int
+
+
+class EntitlementsCreateCreditsParam(TypedDict):
+    """Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on
+    every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`.
+    """
+
+    # A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`.
+    pool: NotRequired[str]
+    # A usage entitlement: credits one unit costs, an integer from 1 to 1000000, e.g. 10.
+    cost: NotRequired[int]
+    # A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up to the cap). Omitted: `none` on create, unchanged on update.
+    rollover: NotRequired[Literal["none"] | EntitlementsCreateCreditsRolloverParam]
 
 
 class IncentivesCreateEntitlementParam(TypedDict):

@@ -11,7 +11,7 @@ from ..._response import async_with_response, with_response
 from ..._types import NOT_GIVEN, NotGiven, RequestOptions
 from ..models import Entitlement
 from ..operations import OPS
-from ..params import EntitlementsCreateOverageParam
+from ..params import EntitlementsCreateCreditsParam, EntitlementsCreateOverageParam
 
 
 class EntitlementsResource(SyncResource):
@@ -49,10 +49,11 @@ class EntitlementsResource(SyncResource):
         self,
         *,
         id: str,
-        type: Literal["usage", "boolean"],
+        type: Literal["usage", "boolean", "credits"],
         name: str,
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
+        credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -64,11 +65,16 @@ class EntitlementsResource(SyncResource):
 
         Args:
             id: The new entitlement's id, e.g. `api_calls` (letters, digits, _; kept lower-case).
-            type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
+            type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks; `credits`: a
+                pool of credits that usage entitlements draw from (a plan's limit on it is the credits it grants each
+                month).
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
                 update.
+            credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
+                from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
+                5000 } }`.
         """
         return cast(
             Entitlement,
@@ -81,6 +87,7 @@ class EntitlementsResource(SyncResource):
                     "name": name,
                     "description": description,
                     "overage": overage,
+                    "credits": credits,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -121,6 +128,7 @@ class EntitlementsResource(SyncResource):
         name: str | NotGiven = NOT_GIVEN,
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
+        credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -137,13 +145,21 @@ class EntitlementsResource(SyncResource):
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
                 update.
+            credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
+                from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
+                5000 } }`.
         """
         return cast(
             Entitlement,
             self._core.request(
                 OPS["entitlements.update"],
                 (entitlement_id,),
-                body={"name": name, "description": description, "overage": overage},
+                body={
+                    "name": name,
+                    "description": description,
+                    "overage": overage,
+                    "credits": credits,
+                },
                 query=None,
                 cast_to=Entitlement,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -225,10 +241,11 @@ class AsyncEntitlementsResource(AsyncResource):
         self,
         *,
         id: str,
-        type: Literal["usage", "boolean"],
+        type: Literal["usage", "boolean", "credits"],
         name: str,
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
+        credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -240,11 +257,16 @@ class AsyncEntitlementsResource(AsyncResource):
 
         Args:
             id: The new entitlement's id, e.g. `api_calls` (letters, digits, _; kept lower-case).
-            type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks.
+            type: `usage`: counted against a limit per plan; `boolean`: a feature a plan has or lacks; `credits`: a
+                pool of credits that usage entitlements draw from (a plan's limit on it is the credits it grants each
+                month).
             name: The display name buyers see, e.g. `Pro`. Required on create.
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
                 update.
+            credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
+                from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
+                5000 } }`.
         """
         return cast(
             Entitlement,
@@ -257,6 +279,7 @@ class AsyncEntitlementsResource(AsyncResource):
                     "name": name,
                     "description": description,
                     "overage": overage,
+                    "credits": credits,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -297,6 +320,7 @@ class AsyncEntitlementsResource(AsyncResource):
         name: str | NotGiven = NOT_GIVEN,
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
+        credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -313,13 +337,21 @@ class AsyncEntitlementsResource(AsyncResource):
             description: A description buyers may see. Omitted: none on create, unchanged on update; null clears it.
             overage: What happens past the limit, e.g. `{ "mode": "block" }`. Omitted: allow on create, unchanged on
                 update.
+            credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
+                from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
+                5000 } }`.
         """
         return cast(
             Entitlement,
             await self._core.request(
                 OPS["entitlements.update"],
                 (entitlement_id,),
-                body={"name": name, "description": description, "overage": overage},
+                body={
+                    "name": name,
+                    "description": description,
+                    "overage": overage,
+                    "credits": credits,
+                },
                 query=None,
                 cast_to=Entitlement,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

@@ -1,0 +1,233 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Ctx } from '../context.js';
+import { sql } from '../db/sql.js';
+import { badRequest, notFound } from '../errors.js';
+import { publishPending } from '../events/publish.js';
+import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
+import { newId } from '../ids.js';
+import { upgradeFor, type UpgradeOffer } from '../usage/upgrade.js';
+import { GRANT_SQL, GRANTS_SQL, LEDGER_SQL } from './credits.sql.js';
+import { effectiveAccess } from '../access/access.service.js';
+import { freshAppNow } from '../apps/clock.service.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
+
+/** The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). */
+export interface CreditsExhaustedBody {
+  error: 'credits_exhausted';
+  message: string;
+  pool: { id: string; name: string; balance: number };
+  entitlement: { id: string; name: string; cost: number; amount: number };
+  need: number;
+  offer: UpgradeOffer | null;
+  packs: { id: string; amount: number; price: number; currency: string; checkout: { method: 'POST'; path: string } }[];
+}
+
+/**
+ * Builds the credits 402: the pool and its balance now, what the draw needed, the cheapest plan that grants more of
+ * the pool (the same upgrade search as `limit_reached`, over the pool's limit) and the packs that top it up.
+ */
+export async function creditsExhausted(
+  ctx: Ctx,
+  a: {
+    accountId: string;
+    entitlementId: string;
+    entitlementName: string;
+    poolId: string;
+    amount: number;
+    origin: string;
+  },
+): Promise<CreditsExhaustedBody> {
+  const [row] = await sql<{ name: string; cost: string; balance: string | null; granted: string | null }>(
+    ctx.em,
+    `select p.name, e.credit_cost as cost,
+            (select balance from credit_balances b where b.app_id = $1 and b.account_id = $2 and b.pool_id = p.id
+               and b.entity_id = '') as balance,
+            (select pe.max from plan_entitlements pe join accounts a on a.app_id = pe.app_id and a.plan_id = pe.plan_id
+               where pe.app_id = $1 and a.id = $2 and pe.entitlement_id = p.id) as granted
+       from entitlements e join entitlements p on p.app_id = e.app_id and p.id = e.credit_pool_id
+      where e.app_id = $1 and e.id = $3`,
+    [ctx.app.id, a.accountId, a.entitlementId],
+  );
+  const cost = Number(row?.cost ?? 0);
+  const balance = Number(row?.balance ?? 0);
+  const granted = Number(row?.granted ?? 0);
+  const need = cost * a.amount;
+  const upgrade = await upgradeFor(ctx, {
+    accountId: a.accountId,
+    entitlementId: a.poolId,
+    entitlementName: row?.name ?? a.poolId,
+    usage: granted,
+    max: granted,
+    offerId: null,
+    origin: a.origin,
+  });
+  const name = row?.name ?? a.poolId;
+  const more = upgrade.offer
+    ? ` Upgrade to ${upgrade.offer.plan.name} for ${upgrade.offer.new_limit ?? 'unlimited'} ${name} a month` +
+      `${upgrade.offer.checkout_url ? `: ${upgrade.offer.checkout_url}` : '.'}`
+    : '';
+  return {
+    error: 'credits_exhausted',
+    message:
+      `${a.entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
+      (more || ' Grant more credits, or add a plan that grants them.'),
+    pool: { id: a.poolId, name, balance },
+    entitlement: { id: a.entitlementId, name: a.entitlementName, cost, amount: a.amount },
+    need,
+    offer: upgrade.offer,
+    packs: [],
+  };
+}
+
+interface GrantRow {
+  id: string;
+  pool: string;
+  entity: string;
+  amount: string;
+  remaining: string;
+  expires_at: string | null;
+  source: 'plan' | 'api' | 'pack' | 'refund' | 'rollover';
+  reason: string | null;
+  created_at: string;
+}
+
+const presentGrant = (g: GrantRow) => ({
+  id: g.id,
+  pool: g.pool,
+  amount: Number(g.amount),
+  remaining: Number(g.remaining),
+  expires_at: g.expires_at,
+  source: g.source,
+  reason: g.reason,
+  created_at: g.created_at,
+});
+
+/**
+ * `GET …/credits`: each pool the account has a balance in or gets from its plan (as effective access lists them),
+ * with its live grants and what is left of each (the debits not yet taken from particular grants taken
+ * earliest-expiring first, as settling will: credits.sql.ts).
+ */
+export async function readCredits(em: EntityManager, appId: string, accountId: string) {
+  const access = await effectiveAccess(em, appId, accountId, { includePrivateMeta: false });
+  // The balance comes with the grants, from one statement's snapshot, so the two always agree (a pool without live
+  // grants has nothing to spend).
+  const grants = await sql<GrantRow & { balance: string }>(em, GRANTS_SQL, [appId, accountId]);
+  return {
+    data: access.credits.map((p) => ({
+      pool: p.id,
+      name: p.name,
+      balance: Number(grants.find((g) => g.pool === p.id && g.entity === '')?.balance ?? 0),
+      granted_per_period: p.granted_per_period,
+      unlimited: p.unlimited,
+      grants: grants
+        .filter((g) => g.pool === p.id && g.entity === '')
+        .map((g) => {
+          const { pool: _pool, ...rest } = presentGrant(g);
+          return rest;
+        }),
+    })),
+  };
+}
+
+/**
+ * `POST …/credits/grants`: one statement adds a grant, its balance and its ledger row, and with an `Idempotency-Key`
+ * the key and this answer (so a retry answers the same grant and never grants twice, even across a crash), and the
+ * `credits.granted` event when an endpoint listens.
+ */
+export async function grantCredits(
+  ctx: Ctx,
+  accountId: string,
+  input: { pool: string; amount: number; expires_at?: string | null; reason?: string | null },
+  opts: { requestId?: string; idempotency?: IdempotencyKey | null; source?: 'api' } = {},
+) {
+  if (input.expires_at && new Date(input.expires_at).getTime() <= (await freshAppNow(ctx.em, ctx.app.id)).getTime())
+    throw badRequest('expires_at: must be in the future (on the app\u2019s clock)');
+  type Row = {
+    account_exists: boolean;
+    pool_type: string | null;
+    grant: GrantRow | null;
+    balance: string | null;
+    events: string[];
+  };
+  const rows = await sql<Row>(ctx.em, GRANT_SQL, [
+    ctx.app.id,
+    accountId,
+    input.pool,
+    input.amount,
+    input.expires_at ?? null,
+    opts.source ?? 'api',
+    input.reason ?? null,
+    newId('creditGrant'),
+    opts.requestId ?? null,
+    opts.idempotency?.digest ?? null,
+    opts.idempotency?.requestHash ?? null,
+    newId('event'),
+    null,
+    null,
+    null,
+  ]).catch((err: unknown) => {
+    const e = err as { code?: string; constraint?: string; cause?: { constraint?: string } };
+    if (e.code === '23505' && (e.constraint ?? e.cause?.constraint) === 'idempotency_keys_pkey')
+      throw new IdempotentReplay();
+    throw err;
+  });
+  const row = rows[0];
+  if (!row?.account_exists) throw notFound(`Account ${accountId}`);
+  if (row.pool_type === null) throw notFound(`Credits pool ${input.pool}`);
+  if (row.pool_type !== 'credits')
+    throw badRequest(`pool: entitlement ${input.pool} is of type ${row.pool_type}, not a credits pool`);
+  if (row.events.length)
+    await publishPending(ctx.deps, row.events).catch((err) =>
+      ctx.deps.logger.warn({ err, events: row.events }, 'credits event publishing deferred to the relay'),
+    );
+  // A grant that expires is a date of the account's actor: it hears of it (and starts, if it was not running). Should
+  // Temporal be away, the actor still finds the date at its next wake-up (any fact, timer or test clock step).
+  if (input.expires_at)
+    await ctx.deps.outbox
+      .carryOut(actorFact(ctx.app.id, accountId, { kind: 'account_changed' }))
+      .catch((err: unknown) =>
+        ctx.deps.logger.warn({ err, accountId }, 'credits: the actor will find the expiry later'),
+      );
+  return { ...presentGrant(row.grant!), balance: Number(row.balance) };
+}
+
+export const LEDGER_PAGE = 100;
+
+/** `GET …/credits/ledger`: the account's ledger, newest first, a page at a time (`cursor`: the last id seen). */
+export async function readLedger(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  q: { pool?: string; cursor?: string; limit?: number },
+) {
+  const limit = q.limit ?? 50;
+  const rows = await sql<{
+    account_exists: boolean;
+    id: string | null;
+    pool: string;
+    grant_id: string | null;
+    amount: string;
+    kind: 'grant' | 'debit' | 'expiry' | 'refund' | 'reversal' | 'topup';
+    feature: string | null;
+    request_id: string | null;
+    workflow_id: string | null;
+    created_at: string;
+  }>(em, LEDGER_SQL, [appId, accountId, q.pool ?? null, q.cursor ?? null, limit + 1]);
+  if (!rows.length || !rows[0].account_exists) throw notFound(`Account ${accountId}`);
+  const entries = rows.filter((r) => r.id !== null);
+  const page = entries.slice(0, limit);
+  return {
+    data: page.map((r) => ({
+      id: r.id!,
+      pool: r.pool,
+      grant: r.grant_id,
+      amount: Number(r.amount),
+      kind: r.kind,
+      feature: r.feature,
+      request_id: r.request_id,
+      workflow_id: r.workflow_id,
+      created_at: r.created_at,
+    })),
+    next_cursor: entries.length > limit ? page[page.length - 1].id : null,
+  };
+}
