@@ -20,7 +20,8 @@ type Mode = 'allow' | 'block';
 interface EntForm {
   id: string;
   name: string;
-  type: 'usage' | 'boolean';
+  // A credits pool (issue 42) is shown and renamed here; it is created through the API until the console offers it.
+  type: 'usage' | 'boolean' | 'credits';
   description: string;
   mode: Mode;
   offerId: string | null;
@@ -81,6 +82,8 @@ function EntFields({
         data={[
           { value: 'usage', label: 'Usage (metered)' },
           { value: 'boolean', label: 'Boolean (on/off)' },
+          // Pools are created through the API for now (docs/billing.md "Credits").
+          { value: 'credits', label: 'Credits (a pool features draw from)', disabled: isNew },
         ]}
         value={form.type}
         disabled={!isNew}
@@ -180,7 +183,11 @@ function EditEntitlement({
   const action = useAction(ENT_FIELDS);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    const body = { name: form.name, description: orNull(form.description), overage: overageOf(form) };
+    // A pool has no overage (the API refuses one): its name and description only.
+    const body =
+      form.type === 'credits'
+        ? { name: form.name, description: orNull(form.description) }
+        : { name: form.name, description: orNull(form.description), overage: overageOf(form) };
     if (await action.run(() => props.api.entitlements.update(ent.id, body))) await onDone();
   };
   return (
