@@ -67,6 +67,8 @@ export const CancelSession = defineEntity({
     currency: p.string().nullable(),
     /** Set while an accept or cancel is being applied, so a second one waits its turn (409). */
     claimedUntil: p.datetime().nullable(),
+    /** The request id of the actor's intent holding the claim (its retried step takes it over); null otherwise. */
+    claimedBy: p.string().nullable(),
     endedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     updatedAt: p

@@ -331,21 +331,39 @@ export async function closeSession(ctx: Ctx, caller: Caller, id: string) {
 /**
  * Marks the session as being applied, atomically, so two accepts (or an accept and a cancel) never
  * both reach the provider; a crash leaves a claim that lapses after two minutes.
+ *
+ * `owner` is the request id of the account actor's intent that applies the session. A claim already held by that
+ * same request belongs to an attempt of it that died between the provider call and its commit (a worker killed
+ * mid-step): the retried step takes it over at once, rather than meeting its own claim as another call's (a 409 the
+ * actor does not retry, which would leave the provider changed and the record not). Any other call still gets the
+ * 409. The token (the claim's new `claimed_until`) tells the attempts apart: only the newest one may commit.
  */
-async function claim(ctx: Ctx, s: ICancelSession): Promise<{ offer: SessionOffer | null; token: string }> {
+async function claim(
+  ctx: Ctx,
+  s: ICancelSession,
+  owner: string | null,
+): Promise<{ offer: SessionOffer | null; token: string }> {
   const rows = await sql<{ offer: SessionOffer | null; token: string }>(
     ctx.deps.orm.em.fork(),
-    `update cancel_sessions set claimed_until = now() + interval '2 minutes', updated_at = now()
-      where id = $1 and status = 'open' and step_id = $2 and (claimed_until is null or claimed_until < now())
+    `update cancel_sessions
+        set claimed_until = now() + interval '2 minutes', claimed_by = $3, updated_at = now()
+      where id = $1 and status = 'open' and step_id = $2
+        and (claimed_until is null or claimed_until < now() or ($3::varchar is not null and claimed_by = $3))
       returning offer, claimed_until::text as token`,
-    [s.id, s.stepId],
+    [s.id, s.stepId, owner],
   );
   if (rows.length === 0) throw conflict(`Cancel session ${s.id} is being changed by another call; read it again`);
   return rows[0];
 }
 
-async function release(ctx: Ctx, s: ICancelSession) {
-  await sql(ctx.deps.orm.em.fork(), 'update cancel_sessions set claimed_until = null where id = $1', [s.id]);
+/** Frees the claim `token` (only that one: a retry of the same intent may have taken it over meanwhile). */
+async function release(ctx: Ctx, s: ICancelSession, token: string) {
+  await sql(
+    ctx.deps.orm.em.fork(),
+    `update cancel_sessions set claimed_until = null, claimed_by = null
+      where id = $1 and claimed_until::text = $2`,
+    [s.id, token],
+  );
 }
 
 interface Outcome {
@@ -368,9 +386,10 @@ async function finish(
   s: ICancelSession,
   providerHalf: (claimed: { offer: SessionOffer | null }) => Promise<(t: Tx) => Promise<Outcome>>,
   end: { status: 'saved' | 'cancelled'; event: 'cancel_flow.saved' | 'cancel_flow.cancelled' },
+  owner: string | null,
 ) {
   // The claimed row's offer is the one applied (not an earlier read of it).
-  const claimed = await claim(ctx, s);
+  const claimed = await claim(ctx, s, owner);
   try {
     const localHalf = await providerHalf(claimed);
     const em = ctx.deps.orm.em.fork();
@@ -402,6 +421,7 @@ async function finish(
       row.currency = outcome.revenue?.currency ?? null;
       row.endedAt = pending ? null : new Date();
       row.claimedUntil = null;
+      row.claimedBy = null;
       await t.em.flush();
       const view = await presentSession(t.em, row);
       if (pending) return view;
@@ -410,7 +430,7 @@ async function finish(
       return view;
     });
   } catch (err) {
-    await release(ctx, s);
+    await release(ctx, s, claimed.token);
     throw err;
   }
 }
@@ -460,11 +480,18 @@ export async function cancelThroughActor(ctx: Ctx, caller: Caller, requestId: st
   ) as Promise<SessionView>;
 }
 
+/** Who applies a session: the account actor's intent (its request id owns the claim), or a call of its own. */
+interface Applier {
+  /** The intent's request id: a retried step of it takes over the claim its killed attempt left. */
+  requestId?: string;
+}
+
 export async function acceptOffer(
   ctx: Ctx,
   caller: Caller,
   id: string,
   urls: z.output<typeof S.acceptBody> & { origin?: string },
+  by: Applier = {},
 ) {
   const s = await visibleSession(ctx, caller, id);
   mustBeAt(s, 'offer', 'only an offer can be accepted');
@@ -588,6 +615,7 @@ export async function acceptOffer(
       }
     },
     { status: 'saved', event: 'cancel_flow.saved' },
+    by.requestId ?? null,
   );
 }
 
@@ -596,7 +624,7 @@ export async function acceptOffer(
  * the free plan (if the app has one); an account billed elsewhere is only marked (`billing: external`
  * in the result and the `cancel_flow.cancelled` event), for the app's own billing to act on.
  */
-export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
+export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string, by: Applier = {}) {
   const s = await visibleSession(ctx, caller, id);
   mustBeAt(s, 'confirm', 'a session is cancelled from its confirm step');
   const accountId = s.accountId;
@@ -619,5 +647,6 @@ export async function cancelAtConfirm(ctx: Ctx, caller: Caller, id: string) {
       };
     },
     { status: 'cancelled', event: 'cancel_flow.cancelled' },
+    by.requestId ?? null,
   );
 }

@@ -218,6 +218,7 @@ const sampleSession = (status: 'saved' | 'cancelled') =>
       revenueKept: null,
       currency: null,
       claimedUntil: null,
+      claimedBy: null,
       endedAt: at,
       createdAt: at,
       updatedAt: at,

@@ -78,15 +78,17 @@ export async function runIntent(
     ...('origin' in intent && intent.origin ? { origin: intent.origin } : {}),
   };
   // The intent line, once, unless the API already told its caller that nothing was changed (it gave up waiting).
-  const { claim, applied } = await takeIntent(deps.orm.em.fork(), {
-    appId,
-    accountId,
-    requestId: intent.requestId,
-    type: intent.kind,
-    summary: describeIntent(intent),
-    by: intent.by,
-    workflowId: accountWorkflowId(appId, accountId),
-  });
+  const take = () =>
+    takeIntent(deps.orm.em.fork(), {
+      appId,
+      accountId,
+      requestId: intent.requestId,
+      type: intent.kind,
+      summary: describeIntent(intent),
+      by: intent.by,
+      workflowId: accountWorkflowId(appId, accountId),
+    });
+  const { claim, applied } = await take();
   if (claim === 'abandoned')
     throw conflict('The caller was answered 503 (not taken within 5 s) before the actor took it; nothing was changed', {
       reason: 'expired_request',
@@ -111,7 +113,7 @@ export async function runIntent(
         break;
       case 'cancel':
         answer = intent.sessionId
-          ? await cancelAtConfirm(ctx, { kind: 'secret' }, intent.sessionId)
+          ? await cancelAtConfirm(ctx, { kind: 'secret' }, intent.sessionId, { requestId: intent.requestId })
           : intent.at === 'period_end'
             ? await cancelAtPeriodEnd(ctx, accountId, intent.reason)
             : await cancelNow(ctx, accountId, intent.reason);
@@ -127,7 +129,7 @@ export async function runIntent(
         break;
       }
       case 'accept_save':
-        answer = await acceptOffer(ctx, { kind: 'secret' }, intent.sessionId, urls);
+        answer = await acceptOffer(ctx, { kind: 'secret' }, intent.sessionId, urls, { requestId: intent.requestId });
         break;
       case 'retry_payment':
         answer = await retryPayment(deps, appId, accountId);
@@ -137,6 +139,10 @@ export async function runIntent(
         break;
     }
   } catch (err) {
+    // A retry that met its own earlier attempt finishing meanwhile (one that had lost its heartbeat but still ran, and
+    // committed while this one took its cancel session's claim over): that attempt's outcome is the answer.
+    if (!firstAttempt && err instanceof AppError && err.status === 409 && (await take()).applied)
+      return { answer: await answerApplied(ctx, accountId, intent), snapshot: await snapshot(deps, appId, accountId) };
     // An answered error (a refusal, the provider's 502) is the intent's outcome: on the timeline with its request.
     if (err instanceof AppError && (err.status < 500 || err.status === 502) && err.extra?.reason !== 'expired_request')
       await recordTimeline(deps.orm.em.fork(), {

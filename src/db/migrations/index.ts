@@ -43,6 +43,7 @@ import { Migration20261203100000_mcp_elicitations } from './Migration20261203100
 import { Migration20261210090000_oauth_metadata_fresh } from './Migration20261210090000_oauth_metadata_fresh.js';
 import { Migration20261211010000_invitation_tokens } from './Migration20261211010000_invitation_tokens.js';
 import { Migration20261220090000_account_actor } from './Migration20261220090000_account_actor.js';
+import { Migration20261220100000_claim_owner } from './Migration20261220100000_claim_owner.js';
 import { Migration20261221090000_checkout_expiry } from './Migration20261221090000_checkout_expiry.js';
 import { Migration20261222090000_mcp_oauth_cache } from './Migration20261222090000_mcp_oauth_cache.js';
 import { Migration20261223090000_credits } from './Migration20261223090000_credits.js';
@@ -92,6 +93,7 @@ export const migrationsList = [
   Migration20261210090000_oauth_metadata_fresh,
   Migration20261211010000_invitation_tokens,
   Migration20261220090000_account_actor,
+  Migration20261220100000_claim_owner,
   Migration20261221090000_checkout_expiry,
   Migration20261222090000_mcp_oauth_cache,
   Migration20261223090000_credits,
