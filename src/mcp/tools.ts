@@ -321,7 +321,8 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
   const parsed = (args: Record<string, unknown>, ctx: ToolCallContext | null) => {
     let req: ReturnType<typeof requestOf>;
     try {
-      req = requestOf(args, ctx?.app.id ?? 'app');
+      // Without a call's context (the cap check before it runs), a stand-in app id the route's pattern takes.
+      req = requestOf(args, ctx?.app.id ?? 'app_0');
     } catch {
       return null;
     }

@@ -202,7 +202,7 @@ describe('entitlements', () => {
       overage: { mode: 'allow', offer_id: null },
     });
     expect((await post(`${base}/entitlements`, app.api_key, { id: 'x', name: 'X' })).body).to.deep.equal({
-      error: 'type: Invalid option: expected one of "usage"|"boolean"',
+      error: 'type: Invalid option: expected one of "usage"|"boolean"|"credits"',
     });
     expect(
       (await post(`${base}/entitlements`, app.api_key, { id: 'seats', type: 'boolean', name: 'dup' })).status,

@@ -134,7 +134,7 @@ describe('MCP server', function () {
       ]);
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(69);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(71);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');

@@ -114,7 +114,8 @@ export class SchemaCases {
     if (s.format === 'email' || /@/.test(s.pattern ?? '')) return ['someone@example.com'];
     if (s.format === 'uri' || /https\?/.test(s.pattern ?? '')) return ['https://example.com/hook'];
     const min = s.minLength ?? 0;
-    return [...this.strings, 'sample', 'USD', 'x'.repeat(Math.max(min, 1)), 'a1'];
+    // Digits carried in a string (a big integer, as the credits amounts are).
+    return [...this.strings, 'sample', 'USD', 'x'.repeat(Math.max(min, 1)), 'a1', '1'];
   }
 
   /** Values that break a string's rules, each kept only where it breaks that rule alone. */
