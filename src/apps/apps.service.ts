@@ -67,7 +67,12 @@ export async function updateApp(
 export async function deleteApp(em: EntityManager, app: IApp): Promise<AppChange> {
   const [row] = await em.transactional(async (t) => {
     await longStatements(t);
-    return sql<{ change: string }>(t, `delete from apps where id = $1 returning ${CHANGE}`, [app.id]);
+    const rows = await sql<{ change: string }>(t, `delete from apps where id = $1 returning ${CHANGE}`, [app.id]);
+    // The change stream's rows carry the app id without a reference (the cascade's own deletes write more of them,
+    // through the triggers): gone with the app, in the same transaction.
+    await sql(t, 'delete from access_changes where app_id = $1', [app.id]);
+    await sql(t, 'delete from access_dirty where app_id = $1', [app.id]);
+    return rows;
   });
   return row?.change ?? null;
 }

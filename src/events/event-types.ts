@@ -413,13 +413,18 @@ export const EVENT_TYPES: EventTypeInfo[] = [
         subscription: {
           ...subscription('active'),
           pending_change: {
+            id: 'chg_4Rt8WqZ2nLx7Kc3VbMj9',
+            status: 'scheduled' as const,
+            kind: 'downgrade' as const,
             plan: 'lite',
             interval: 'month' as const,
             price: 9,
             currency: 'USD',
+            direction: 'downgrade' as const,
             discount: null,
             requested_at: '2026-01-15T10:30:00.000Z',
             effective: 'renewal' as const,
+            expires_at: null,
             scheduled_at: '2026-01-15T10:31:00.000Z',
             workflow_id: `plan-change/${account.appId}/${account.id}/chg_4Rt8WqZ2nLx7Kc3VbMj9`,
           },

@@ -387,7 +387,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         const provider = new TestOAuthProvider(approveWith('read'));
         const client = await signIn(provider);
         const { tools } = await client.listTools();
-        expect(tools.length).to.equal(31);
+        expect(tools.length).to.equal(32);
         expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
         expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
         const denied = await client.callTool({ name: 'create_plan', arguments: { id: 'x', name: 'X' } });
@@ -419,7 +419,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
         // (Replaying the old refresh token revokes the whole token family: test/api/security.test.ts.)
         const fresh = await connectWith(provider);
-        expect((await fresh.listTools()).tools).to.have.length(31);
+        expect((await fresh.listTools()).tools).to.have.length(32);
 
         // The connection is listed with its person and level.
         const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -450,7 +450,7 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
       const provider = new TestOAuthProvider(approveWith('write'), 'mcp:write');
       const client = await signIn(provider);
-      expect((await client.listTools()).tools).to.have.length(58);
+      expect((await client.listTools()).tools).to.have.length(60);
       // The SDK asks for the scope the 401 names: the app's cap (Read and write for a new app), not every scope.
       expect(provider.authorizationUrl!.searchParams.get('scope')).to.equal('mcp:write');
       const before = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -459,7 +459,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       provider.saved = undefined;
       (provider as { approve: unknown }).approve = approveWith('full');
       const again = await signIn(provider);
-      expect((await again.listTools()).tools).to.have.length(69);
+      expect((await again.listTools()).tools).to.have.length(71);
       const after = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
       expect(after).to.have.length(1);
       expect(after[0].id).to.equal(before[0].id);
@@ -706,7 +706,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const provider = new TestOAuthProvider(approveWith('write'));
       const client = await signIn(provider);
       // A new app's level is Read and write: deletes are switched off.
-      expect((await client.listTools()).tools).to.have.length(58);
+      expect((await client.listTools()).tools).to.have.length(60);
       expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(
         /^Error 403: Tool delete_plan is switched off/,
       );
@@ -715,7 +715,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       });
       expect(off.status).to.equal(200);
       const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).to.have.length(57);
+      expect(names).to.have.length(59);
       expect(names).to.not.include('list_plans');
       const refused = await client.callTool({ name: 'list_plans', arguments: {} });
       expect(refused.isError).to.equal(true);

@@ -598,8 +598,9 @@ describe('webhooks', function () {
         'subscription.untracked',
       ]);
       // The spec's 22, the plan change and untracked subscription events (issue 30), and the account actor's
-      // (issue 40: change dropped, cancel scheduled and undone, payment failed, past due, recovered, grace ended).
-      expect(types).to.have.length(32);
+      // (issue 40: change dropped, cancel scheduled and undone, payment failed, past due, recovered, grace ended), and
+      // the credits' (issue 42: granted, low, depleted, expired).
+      expect(types).to.have.length(36);
       await seedCatalog(app);
       await createAccount(app, { id: 'real', plan: 'pro' });
       const [real] = (await get(`${base}/events?type=account.created`, app.api_key)).body.data;

@@ -131,7 +131,7 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     expect(tokens.body.scope).to.equal('mcp:read');
     const list = await mcpPost(app.id, TOOLS_LIST, tokens.body.access_token);
     expect(list.status).to.equal(200);
-    expect(list.body.result.tools).to.have.length(29);
+    expect(list.body.result.tools).to.have.length(32);
     const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
     expect(conn).to.include({ kind: 'oauth', access_level: 'read', name: 'Claude <Desktop>' });
     expect(conn.user.id).to.equal('admin');

@@ -85,8 +85,9 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     const built = await build();
     expect(built.bytes).to.be.greaterThan(10_000);
     // "Small" as the docs state it (packages/elements/README.md, checked against the build in elements-returns.test.ts):
-    // a guard, not a target.
-    expect(built.gzip, 'the bundle, gzipped').to.be.below(27_000);
+    // a guard, not a target. Raised from 27,000 for the quote/confirm step (issue 40) and the SDK's table of the
+    // round's operations (credits, the stream, the test clock).
+    expect(built.gzip, 'the bundle, gzipped').to.be.below(30_000);
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
   });

@@ -68,10 +68,22 @@ export function TestClock({ onMoved }: { onMoved: () => void }) {
           expiry due by then, in order.
         </Text>
         <Group gap="xs" wrap="wrap" align="flex-end">
-          <Button size="xs" variant="light" loading={move.busy} onClick={() => advance(new Date(now.getTime() + DAY))}>
+          <Button
+            size="xs"
+            variant="light"
+            data-route="testClock.advance"
+            loading={move.busy}
+            onClick={() => advance(new Date(now.getTime() + DAY))}
+          >
             +1 day
           </Button>
-          <Button size="xs" variant="light" loading={move.busy} onClick={() => advance(addMonths(now, 1))}>
+          <Button
+            size="xs"
+            variant="light"
+            data-route="testClock.advance"
+            loading={move.busy}
+            onClick={() => advance(addMonths(now, 1))}
+          >
             +1 month
           </Button>
           <TextInput
@@ -84,7 +96,13 @@ export function TestClock({ onMoved }: { onMoved: () => void }) {
             error={move.field('to')}
             onChange={(e) => setDate(e.currentTarget.value)}
           />
-          <Button size="xs" disabled={!picked} loading={move.busy} onClick={() => picked && advance(picked)}>
+          <Button
+            size="xs"
+            data-route="testClock.advance"
+            disabled={!picked}
+            loading={move.busy}
+            onClick={() => picked && advance(picked)}
+          >
             Move
           </Button>
         </Group>
