@@ -734,7 +734,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         tool_overrides: { create_plan: true },
       });
       const now = (await client.listTools()).tools.map((t) => t.name);
-      expect(now).to.have.length(32);
+      expect(now).to.have.length(33);
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
       const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key);
