@@ -156,7 +156,9 @@ describe('drop-in components: returns they started, one read per account (issue 
     await table.getByRole('article', { name: /Pro/ }).getByRole('button', { name: 'Current plan' }).waitFor();
     expect(await table.getByRole('button', { name: /Choose/ }).count(), 'no second purchase offered').to.equal(0);
     await scale.getByRole('button', { name: 'Switch to Scale' }).click();
-    // The prorated difference's order (PayPal adds `token` to its return), then the revision.
+    // The quote first (issue 40), then the prorated difference's order (PayPal adds `token` to its return), then
+    // the revision.
+    await table.getByRole('button', { name: /^Pay \$\d+\.\d\d and switch$/ }).click();
     await page.waitForURL(/\/checkoutnow\?token=/);
     await page.getByRole('button', { name: /Agree/ }).click();
     await page.waitForURL(/\/checkoutnow\?ba_token=/);
