@@ -148,7 +148,7 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       await secretError.waitFor();
       expect(await secretError.textContent()).to.match(/^PayPal: .*check client_id, client_secret and env/);
       expect(await page.getByRole('alert').count()).to.equal(0);
-      await expected(page, problems, allowed, /^400 from PUT .*\/payments/);
+      await expected(page, problems, allowed, /^422 from PUT .*\/payments/);
       expect(await page.getByRole('textbox', { name: 'Client id' }).inputValue()).to.equal(clientId);
       expect((await get(`${base}/payments`, app.api_key)).body.connected).to.equal(false);
       await phoneShot('payments-refused');
