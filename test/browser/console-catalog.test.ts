@@ -314,8 +314,10 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       await shot(width === 1280 ? 'catalog-full' : 'catalog-full-phone');
 
       // ---- deletes: each confirmation names what depends on the record; the API's refusal stays in it ----
-      // The add-on is on plan Starter and incentive Launch week: refused, then removed there and deleted.
-      await confirmDelete('add-on Priority care', ['Starter', 'Launch week'], /still in use/);
+      // The add-on is on plan Starter and incentive Launch week: the page knows the API would refuse, so Delete is
+      // disabled with the reason beside it (issue 39); removed there, it is deleted.
+      expect(await page.getByRole('button', { name: 'Delete add-on Priority care' }).isDisabled()).to.equal(true);
+      await page.getByText('Cannot delete: on plan Starter; on incentive Launch week.').first().waitFor();
       await page.getByLabel('Starter × Priority care included').click();
       await page.getByLabel('Launch week grants Priority care').click();
       await landed(app, '/incentives/launch', (i) => expect(i.addons).to.deep.equal([]));
@@ -329,31 +331,23 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       await confirmDelete('incentive Launch week', ['Accounts it applies to now:']);
       expect((await api(app, '/incentives/launch')).status).to.equal(404);
 
-      // The entitlement is on plan Starter: refused.
-      await confirmDelete('entitlement Saved notes', ['Starter'], /still attached/);
+      // The entitlement is on plan Starter: Delete is disabled with the reason by it (the API would refuse).
+      expect(await page.getByRole('button', { name: 'Delete entitlement Saved notes' }).isDisabled()).to.equal(true);
+      await page.getByText('Cannot delete: on plan Starter.').first().waitFor();
       // The plan has an account: its count is named, and the delete button is disabled with the reason by it (the
       // API would refuse).
-      await page.getByRole('button', { name: 'Delete plan Starter' }).click();
-      await dialog()
-        .getByText(/Accounts on it:\s*1/)
-        .waitFor();
-      await dialog()
-        .getByText(/Saved notes/)
-        .first()
-        .waitFor();
-      await dialog().getByText('Cannot delete it while it has 1 account on it.').waitFor();
-      const refused = dialog().getByRole('button', { name: 'Delete plan Starter' });
+      const refused = page.getByRole('button', { name: 'Delete plan Starter' });
       expect(await refused.isDisabled()).to.equal(true);
       expect(await refused.getAttribute('aria-describedby')).to.be.a('string');
+      await page.getByText('Cannot delete: 1 account on it.').first().waitFor();
       await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-delete-plan${suffix}.png` });
-      await dialog().getByRole('button', { name: 'Keep it' }).click();
-      await dialog().waitFor({ state: 'hidden' });
       // The limit is taken off the plan in the grid.
       await page.getByRole('button', { name: 'Exclude Starter × Saved notes' }).click();
       await landed(app, '/plans/free', (p) => expect(p.entitlements).to.deep.equal([]));
       await page.getByRole('button', { name: 'Include Starter × Saved notes' }).waitFor();
       // With the account gone, the plan goes, and then the entitlement.
       expect((await del(`/apps/${app.id}/namespaces/ada`, app.api_key)).status).to.equal(200);
+      await page.reload();
       await confirmDelete('plan Starter', [/Accounts on it:\s*0/]);
       expect((await api(app, '/plans/free')).status).to.equal(404);
       // Pro is sold by the offer: its dialog says so.
