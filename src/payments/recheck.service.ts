@@ -2,13 +2,8 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Deps } from '../deps.js';
 import { outboxSignal } from '../temporal/outbox.js';
-import {
-  CHECKOUT_TTL_MS,
-  checkoutDef,
-  checkoutWorkflowId,
-  planChangeDef,
-  planChangeWorkflowId,
-} from '../../workflows/shared.js';
+import { actorFact } from '../subscriptions/actor-facts.js';
+import { CHECKOUT_TTL_MS, checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
 
 /** The most workflows one recovery asks to check again, newest first (each check is one call to the provider). */
 export const RECHECK_LIMIT = 1000;
@@ -31,14 +26,13 @@ export async function recheckAwaitingProvider(deps: Deps, downForMs: number) {
       order by c.created_at desc limit $2`,
     [CHECKOUT_TTL_MS / 1000, RECHECK_LIMIT],
   );
-  const changes = await sql<{ app_id: string; account_id: string; change_id: string }>(
+  const changes = await sql<{ app_id: string; account_id: string }>(
     em,
-    `select s.app_id, s.account_id, s.pending_change->>'id' as change_id from subscriptions s
+    `select s.app_id, s.account_id from subscriptions s
       where s.pending_change->>'id' is not null and s.pending_change->>'scheduledAt' is null
         and not exists (select 1 from outbox o
-                         where o.workflow_id = 'plan-change/' || s.app_id || '/' || s.account_id || '/' ||
-                                               (s.pending_change->>'id')
-                           and o.kind = 'signal')
+                         where o.workflow_id = 'account/' || s.app_id || '/' || s.account_id
+                           and o.kind in ('signal', 'signalWithStart'))
       order by s.updated_at desc limit $1`,
     [RECHECK_LIMIT],
   );
@@ -48,11 +42,11 @@ export async function recheckAwaitingProvider(deps: Deps, downForMs: number) {
         t.temporal(outboxSignal(checkoutDef, checkoutWorkflowId(c.id), checkoutDef.signals.providerNotified));
       for (const c of changes)
         t.temporal(
-          outboxSignal(
-            planChangeDef,
-            planChangeWorkflowId(c.app_id, c.account_id, c.change_id),
-            planChangeDef.signals.providerNotified,
-          ),
+          actorFact(c.app_id, c.account_id, {
+            kind: 'provider_notified',
+            eventType: 'DATABASE.RECOVERED',
+            notificationId: null,
+          }),
         );
     });
   deps.logger.info(

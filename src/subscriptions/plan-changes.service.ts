@@ -287,7 +287,9 @@ export async function notePendingChange(t: Tx, appId: string, accountId: string,
     accountId,
     kind: 'outcome',
     type: 'change_requested',
-    summary: `Waiting for the buyer's approval at the provider until ${pending.expiresAt ?? '?'}: ${what} (${pending.id})`,
+    summary:
+      `Waiting for the buyer's approval at the provider until ` +
+      `${pending.expiresAt ? `${pending.expiresAt.slice(0, 16).replace('T', ' ')} UTC` : '?'}: ${what} (${pending.id})`,
     data: {
       change_id: pending.id ?? null,
       ...(pending.requestId ? { request_id: pending.requestId } : {}),

@@ -738,7 +738,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
       const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key);
-      expect(keyRes.body.result.tools).to.have.length(69);
+      expect(keyRes.body.result.tools).to.have.length(71);
     });
 
     it('a removed connection is cut off on its next call and its refresh token dies', async () => {

@@ -185,8 +185,16 @@ describe("the account page's billing: intents with their quote, refusals in word
       'Withdraw the change',
       'Cancel subscription',
     ]);
-    // The timeline's newest line: the member's intent, by their email, with the actor's run in the Temporal UI.
-    const newest = timeline().getByRole('listitem').first();
+    // The timeline's newest lines: the outcome (waiting for the customer, until when), then the member's intent, by
+    // their email, with the actor's run in the Temporal UI.
+    await timeline()
+      .getByRole('listitem')
+      .first()
+      .getByText(
+        /^Waiting for the buyer's approval at the provider until \d{4}-\d\d-\d\d \d\d:\d\d UTC: change to Scale/,
+      )
+      .waitFor();
+    const newest = timeline().getByRole('listitem').nth(1);
     await newest.getByText('Change to plan scale (monthly)').waitFor();
     await newest.getByText(`by ${member.email}`).waitFor();
     const run = await newest.getByRole('link', { name: /^Workflow run/ }).getAttribute('href');

@@ -565,7 +565,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
       .getByRole('alert')
       .filter({ hasText: 'plan pro has no regular monthly USD price to continue at after 3 cycles' })
       .waitFor();
-    await expected(page, problems, allowed, /^400 from POST .*\/offers\/draft-preview$/);
+    await expected(page, problems, allowed, /^409 from POST .*\/offers\/draft-preview$/);
     await page.getByLabel('Cycles of pro monthly price').fill('');
     await preview.getByRole('alert').waitFor({ state: 'detached' });
 

@@ -9,7 +9,7 @@ import { OUTBOX_LEASE_MS, OutboxRelay } from '../../src/temporal/relay.js';
 import { serviceEnv, startApi, startWorker, stopped, waitForListening, waitForOutput } from '../helpers/processes.js';
 import { tcpProxy } from '../helpers/proxy.js';
 import { freePort, tempDir, testEnv } from '../helpers/servers.js';
-import { incentiveExpiryWorkflowId, pingDef } from '../../workflows/shared.js';
+import { accountWorkflowId, pingDef } from '../../workflows/shared.js';
 
 async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 60_000) {
   const end = Date.now() + ms;
@@ -115,7 +115,7 @@ describe('outbox claims of a process killed with SIGKILL (issue 29)', function (
         incentive_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
       });
       expect(created.status).to.equal(201);
-      workflowIds.push(incentiveExpiryWorkflowId(app.id, 'ada'));
+      workflowIds.push(accountWorkflowId(app.id, 'ada')); // the account's actor (issue 40) waits for the incentive's end
       // Right after the commit the process claims the command and calls Temporal, which does not answer: it dies
       // then, well within its 5 s call timeout (after which it would give the command back itself).
       let claim: { claimed_by: string; claimed_at: Date } | undefined;

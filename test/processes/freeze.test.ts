@@ -658,7 +658,7 @@ describe('frozen servers (SIGSTOP of the process and its children)', function ()
       await c.connect();
       try {
         const { rows } = await c.query<{ n: number }>(
-          `select count(*)::int as n from outbox where workflow_id like 'incentive-expiry/%'`,
+          `select count(*)::int as n from outbox where workflow_id like 'account/%' and kind = 'signalWithStart'`,
         );
         expect(rows[0].n, 'each command waits in the outbox for the relay').to.equal(5);
       } finally {
