@@ -173,8 +173,9 @@ export function runPass(st: string, baseUrl: string, pass: Pass, reportDir: stri
       '[parameters]',
       ...Object.entries(pass.params).map(([k, v]) => `${tomlString(`path.${k}`)} = ${tomlString(v)}`),
       // `cursor` is a `next_cursor` a list answered (opaque; a made-up one is 400 naming it, as Stripe refuses a
-      // `starting_after` that names nothing). Pinned to a well-formed one, it reaches the page query like any other.
-      `"query.cursor" = ${tomlString(encodeCursor({ at: '2026-01-01T00:00:00.000000Z', id: 'contract' }))}`,
+      // `starting_after` that names nothing). Pinned to a well-formed one, it reaches the page query like any other;
+      // its id is digits, as the lists ordered by a sequence (the timeline, the credits ledger) have.
+      `"query.cursor" = ${tomlString(encodeCursor({ at: '2026-01-01T00:00:00.000000Z', id: '1' }))}`,
       '',
     ].join('\n'),
   );

@@ -273,7 +273,11 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+// Exits once judged, with the verdict's code (`npm run chaos -- soak` awaits this module's end forever otherwise).
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -199,7 +199,7 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         ...(reply.schema
           ? { content: { 'application/json': { schema: jsonSchema(reply.schema, 'output') } } }
           : types.length
-            ? { content: Object.fromEntries(types.map((t) => [t, { schema: { type: 'string' } }])) }
+            ? { content: Object.fromEntries(types.map((t) => [t, { schema: bodySchema(t, reply.events) }])) }
             : {}),
       };
     }
@@ -298,5 +298,23 @@ export function buildOpenApi(routes: readonly RouteDef[], opts: { serverUrl?: st
         },
       },
     },
+  };
+}
+
+/**
+ * The schema of a non-JSON body. An event stream's is that of one event, as OpenAPI 3.2's `itemSchema` and
+ * schemathesis read it: `data` (JSON text), `event` (one of the route's names), `id` and `retry`.
+ */
+function bodySchema(contentType: string, events?: string[]): Record<string, unknown> {
+  if (contentType !== 'text/event-stream') return { type: 'string' };
+  return {
+    type: 'object',
+    properties: {
+      data: { type: 'string', contentMediaType: 'application/json' },
+      event: events ? { type: 'string', enum: events } : { type: 'string' },
+      id: { type: 'string' },
+      retry: { type: 'integer', minimum: 0 },
+    },
+    required: ['data'],
   };
 }

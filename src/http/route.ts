@@ -89,6 +89,8 @@ export interface ReplyDoc {
   schema?: z.ZodType;
   /** The content type(s) of a body that is not JSON (`text/html`, `text/plain`, ...). Neither: no body. */
   contentType?: string | string[];
+  /** For `text/event-stream`: the event names it sends (each event's `data` is JSON). */
+  events?: string[];
 }
 
 /**

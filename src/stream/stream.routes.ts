@@ -27,7 +27,13 @@ export const streamRoutes = [
     description: STREAM_DESCRIPTION,
     params: appIdParams,
     query: z.object({}),
-    replies: { 200: { description: 'The event stream; it stays open', contentType: 'text/event-stream' } },
+    replies: {
+      200: {
+        description: 'The event stream; it stays open',
+        contentType: 'text/event-stream',
+        events: ['ready', 'catalog', 'account', 'usage', 'credits', 'resync'],
+      },
+    },
     errors: [503],
     consoleHidden: true,
     handler: async (s) => {

@@ -3,7 +3,8 @@
 // makes is matched to the route table and checked against the role that route declares (the guard's own rule,
 // `requiredRole`), every control that names its route (`data-route`) is checked the same way, and every other button
 // on the page is pressed (a dialog's confirm too) while the walk answers writes itself, so nothing changes and
-// anything shown that the server would refuse is found. The consent page offers the levels the role may approve.
+// anything shown that the server would refuse is found (up to admin: an owner may do everything, so the owner's walk
+// reads without pressing). The consent page offers the levels the role may approve.
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
 import { LEVEL_CEILING, LEVELS } from '../../src/console-api/console.routes.js';
@@ -180,14 +181,16 @@ describe('each role sees only what the server lets it do, on every console page 
           )
             await shoot(page, `roles-${role}${suffix.replace('/', '-')}`);
           refusals.push(...(await namedControls(page, role, seen.shown)).map((r) => `${where}: ${r}`));
-          seen.pressed += await pressEverything(page, url, role, refusals, () => where);
+          // An owner may do everything, so pressing would find no refusal: the owner's walk reads the pages, their
+          // requests and the controls they name (the admin's pressing covers the same buttons but the owner's few).
+          if (role !== 'owner') seen.pressed += await pressEverything(page, url, role, refusals, () => where);
         }
         // The workspace's page outside any app: a new app (owners and admins; the others are told who may).
         where = '/new-app';
         const newApp = `${testEnv().baseUrl}/console/new-app`;
         await open(page, newApp);
         refusals.push(...(await namedControls(page, role, seen.shown)).map((r) => `${where}: ${r}`));
-        seen.pressed += await pressEverything(page, newApp, role, refusals, () => where);
+        if (role !== 'owner') seen.pressed += await pressEverything(page, newApp, role, refusals, () => where);
         // The MCP consent page: the levels offered are those the server lets this role approve, and approving
         // sends what the walk checks against the table.
         where = '/oauth/consent';
@@ -210,7 +213,7 @@ describe('each role sees only what the server lets it do, on every console page 
       // The walk did walk: every page read through the table, and buttons pressed.
       expect(seen.routes.size, [...seen.routes].join(' ')).to.be.greaterThan(20);
       process.stderr.write(`role walk: ${role} pressed ${seen.pressed}, ${seen.requests} requests\n`);
-      expect(seen.pressed).to.be.greaterThan(5);
+      if (role !== 'owner') expect(seen.pressed).to.be.greaterThan(5);
       // Each role is offered what it may: the signing secret's reveal from member on, the secret key's and the
       // payment connection from admin on, deleting the app to the owner.
       for (const action of [
