@@ -1,6 +1,7 @@
 // Credits under an account: balances with their grants, grants by the API, the ledger (issue 42).
 import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
+import { cursorParam } from '../http/pagination.js';
 import { callerId } from '../http/schemas.js';
 import { ctxOf, route } from '../http/route.js';
 import { grantCredits, readCredits, readLedger } from './credits.service.js';
@@ -118,10 +119,7 @@ export const creditRoutes = [
     params: accountParams,
     query: z.object({
       pool: callerId.optional().describe('Only this pool. Omitted: all.'),
-      cursor: z
-        .string()
-        .regex(/^\d{1,18}$/, 'is not a next_cursor this list answered')
-        .optional(),
+      cursor: cursorParam.optional().describe("The last page's `next_cursor`. Omitted or empty: the first page."),
       limit: z.coerce.number().int().min(1).max(100).default(50),
     }),
     response: z.object({ data: z.array(ledgerEntry), next_cursor: z.string().nullable() }),

@@ -4,6 +4,7 @@ import { sql } from '../db/sql.js';
 import { badRequest, notFound } from '../errors.js';
 import { publishPending } from '../events/publish.js';
 import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
+import { encodeCursor, type Cursor } from '../http/pagination.js';
 import { newId } from '../ids.js';
 import { upgradeFor, type UpgradeOffer } from '../usage/upgrade.js';
 import { GRANT_SQL, GRANTS_SQL, LEDGER_SQL } from './credits.sql.js';
@@ -198,9 +199,11 @@ export async function readLedger(
   em: EntityManager,
   appId: string,
   accountId: string,
-  q: { pool?: string; cursor?: string; limit?: number },
+  q: { pool?: string; cursor?: Cursor; limit?: number },
 ) {
   const limit = q.limit ?? 50;
+  // The ledger is ordered by its sequence: a cursor of another list (an id that is no sequence number) names nothing.
+  if (q.cursor && !/^\d{1,18}$/.test(q.cursor.id)) throw badRequest('cursor: is not a next_cursor this list answered');
   const rows = await sql<{
     account_exists: boolean;
     id: string | null;
@@ -212,7 +215,7 @@ export async function readLedger(
     request_id: string | null;
     workflow_id: string | null;
     created_at: string;
-  }>(em, LEDGER_SQL, [appId, accountId, q.pool ?? null, q.cursor ?? null, limit + 1]);
+  }>(em, LEDGER_SQL, [appId, accountId, q.pool ?? null, q.cursor?.id ?? null, limit + 1]);
   if (!rows.length || !rows[0].account_exists) throw notFound(`Account ${accountId}`);
   const entries = rows.filter((r) => r.id !== null);
   const page = entries.slice(0, limit);
@@ -228,6 +231,9 @@ export async function readLedger(
       workflow_id: r.workflow_id,
       created_at: r.created_at,
     })),
-    next_cursor: entries.length > limit ? page[page.length - 1].id : null,
+    next_cursor:
+      entries.length > limit
+        ? encodeCursor({ at: page[page.length - 1].created_at, id: page[page.length - 1].id! })
+        : null,
   };
 }

@@ -2,6 +2,7 @@
 // and the ledger, and the invariants a concurrency test holds them to against the real PostgreSQL.
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
+import { encodeCursor } from '../../src/http/pagination.js';
 import { seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -256,6 +257,21 @@ describe('credits', function () {
         ['grant', 100, null],
       ]);
       expect(ledger[1].request_id, 'a debit names its request').to.be.a('string');
+      // Pages: each page's opaque next_cursor leads to the next, as on every cursor list; another list's is a 400.
+      const pages: string[] = [];
+      let cursor: string | null = '';
+      while (cursor !== null) {
+        const page: { status: number; text: string; body: { data: { id: string }[]; next_cursor: string | null } } =
+          await get(`${base}/namespaces/a1/credits/ledger?limit=2&cursor=${cursor}`, app.api_key);
+        expect(page.status, page.text).to.equal(200);
+        pages.push(...page.body.data.map((l) => l.id));
+        cursor = page.body.next_cursor;
+      }
+      expect(pages).to.deep.equal(ledger.map((l: { id: string }) => l.id));
+      const foreign = encodeCursor({ at: '2026-01-01T00:00:00.000000Z', id: 'evt_x' });
+      const other = await get(`${base}/namespaces/a1/credits/ledger?cursor=${foreign}`, app.api_key);
+      expect(other.status).to.equal(400);
+      expect(other.body.error).to.equal('cursor: is not a next_cursor this list answered');
     });
 
     it('spends the earliest-expiring grant first; grants once per Idempotency-Key', async () => {
