@@ -119,6 +119,7 @@ class CreditsResource(SyncResource):
 
         Args:
             pool: Only this pool. Omitted: all.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["credits.ledger"],
@@ -239,6 +240,7 @@ class AsyncCreditsResource(AsyncResource):
 
         Args:
             pool: Only this pool. Omitted: all.
+            cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["credits.ledger"],
