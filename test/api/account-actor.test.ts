@@ -332,7 +332,11 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     const client = testEnv().deps.temporal.client.workflow;
     await post(`${base}/namespaces`, app.api_key, { id: 'bea', plan: 'free' });
     await purchase(app, 'bea');
-    const first = (await client.getHandle(accountWorkflowId(app.id, 'bea')).describe()).runId;
+    // The purchase's fact reaches the actor through the outbox: it starts a moment after the purchase answers.
+    const first = await eventually(
+      async () => (await client.getHandle(accountWorkflowId(app.id, 'bea')).describe().catch(() => null))?.runId,
+      30_000,
+    );
     await client.getHandle(accountWorkflowId(app.id, 'bea')).terminate('test: restart with a low history limit');
     await client.start('accountWorkflow', {
       taskQueue: testEnv().deps.temporal.taskQueue,

@@ -68,6 +68,37 @@ export function SubscriptionCard({
   const [open, setOpen] = useState<Open>(null);
   const offered = offeredIntents(sub);
   const can = (i: Parameters<typeof offered.intents.has>[0]) => mayAsk && offered.intents.has(i);
+  // The actions the subscription offers now, in this order; each names the route it asks (the role walk reads it).
+  const actions: { intent: Parameters<typeof can>[0]; route: string; label: string; open: Open; color?: string }[] = [
+    {
+      intent: 'change',
+      route: 'subscriptions.change',
+      label: 'Change plan',
+      open: { kind: 'change', replace: offered.replaces },
+    },
+    {
+      intent: 'withdraw',
+      route: 'subscriptions.withdrawChange',
+      label: 'Withdraw the change',
+      open: { kind: 'withdraw' },
+      color: 'orange',
+    },
+    { intent: 'pause', route: 'subscriptions.pause', label: 'Pause', open: { kind: 'pause' } },
+    {
+      intent: 'resume',
+      route: 'subscriptions.resume',
+      label: offered.undoesCancel ? 'Undo cancellation' : 'Resume',
+      open: { kind: 'resume' },
+    },
+    { intent: 'retry', route: 'subscriptions.retryPayment', label: 'Retry payment', open: { kind: 'retry' } },
+    {
+      intent: 'cancel_now',
+      route: 'subscriptions.cancel',
+      label: 'Cancel subscription',
+      open: { kind: 'cancel' },
+      color: 'red',
+    },
+  ];
   if (!sub)
     return (
       <Card withBorder>
@@ -129,67 +160,20 @@ export function SubscriptionCard({
         </WorkflowLink>
         {mayAsk && offered.intents.size > 0 && (
           <Group gap="xs" mt="xs" role="group" aria-label="Subscription actions">
-            {can('change') && (
-              <Button
-                size="xs"
-                variant="light"
-                data-route="subscriptions.change"
-                onClick={() => setOpen({ kind: 'change', replace: offered.replaces })}
-              >
-                Change plan
-              </Button>
-            )}
-            {can('withdraw') && (
-              <Button
-                size="xs"
-                variant="light"
-                color="orange"
-                data-route="subscriptions.withdrawChange"
-                onClick={() => setOpen({ kind: 'withdraw' })}
-              >
-                Withdraw the change
-              </Button>
-            )}
-            {can('pause') && (
-              <Button
-                size="xs"
-                variant="light"
-                data-route="subscriptions.pause"
-                onClick={() => setOpen({ kind: 'pause' })}
-              >
-                Pause
-              </Button>
-            )}
-            {can('resume') && (
-              <Button
-                size="xs"
-                variant="light"
-                data-route="subscriptions.resume"
-                onClick={() => setOpen({ kind: 'resume' })}
-              >
-                {offered.undoesCancel ? 'Undo cancellation' : 'Resume'}
-              </Button>
-            )}
-            {can('retry') && (
-              <Button
-                size="xs"
-                variant="light"
-                data-route="subscriptions.retryPayment"
-                onClick={() => setOpen({ kind: 'retry' })}
-              >
-                Retry payment
-              </Button>
-            )}
-            {can('cancel_now') && (
-              <Button
-                size="xs"
-                variant="light"
-                color="red"
-                data-route="subscriptions.cancel"
-                onClick={() => setOpen({ kind: 'cancel' })}
-              >
-                Cancel subscription
-              </Button>
+            {actions.map(
+              (a) =>
+                can(a.intent) && (
+                  <Button
+                    key={a.intent}
+                    size="xs"
+                    variant="light"
+                    color={a.color}
+                    data-route={a.route}
+                    onClick={() => setOpen(a.open)}
+                  >
+                    {a.label}
+                  </Button>
+                ),
             )}
           </Group>
         )}
