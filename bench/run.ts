@@ -4,6 +4,7 @@
 // its own process so the load generator does not share its event loop.
 import { spawn } from 'node:child_process';
 import { localBench } from './local.js';
+import { markdownTarget, sectionRecorder } from './markdown.js';
 import fs from 'node:fs';
 import http from 'node:http';
 import inspector from 'node:inspector/promises';
@@ -1166,6 +1167,15 @@ async function analyticsBench(base: string, pool: pg.Pool) {
 }
 
 async function main() {
+  // --markdown: each section that runs rewrites its block of docs/benchmarks.md (bench/markdown.ts).
+  const markdown = markdownTarget(process.argv.slice(2), process.env, root);
+  const recorder = markdown ? sectionRecorder(root) : undefined;
+  const measure = async (section: string, run: () => Promise<unknown>) => {
+    if (!want(section)) return;
+    recorder?.begin(section);
+    await run();
+    recorder?.end();
+  };
   process.stdout.write('starting servers...\n');
   const env = await startTestEnv();
   const port = await freePort();
@@ -1257,7 +1267,7 @@ async function main() {
       },
     ];
 
-    if (want('hot')) {
+    await measure('hot', async () => {
       process.stdout.write(
         `\nHot paths: ${DURATION} s per cell, ${ACCOUNTS} accounts picked at random, API process LOG_LEVEL=warn, ` +
           `shipped throttling defaults (secret key), ${process.env.BENCH_LABEL ?? 'this machine'}\n`,
@@ -1315,21 +1325,23 @@ async function main() {
             accounts.join(''),
         );
       }
-    }
+    });
 
-    if (want('metering')) await meteringBench(base, pool, app, account);
-    if (want('mcp')) await mcpBench(base, app, account);
-    if (want('cancel')) await cancelSessionBench(base, app);
-    if (want('webhooks')) await webhookBench(base, app);
-    if (want('local'))
-      await localBench(
+    await measure('metering', () => meteringBench(base, pool, app, account));
+    await measure('mcp', () => mcpBench(base, app, account));
+    await measure('cancel', () => cancelSessionBench(base, app));
+    await measure('webhooks', () => webhookBench(base, app));
+    await measure('local', () =>
+      localBench(
         base,
         testEnv().baseUrl,
         app,
         Array.from({ length: Math.min(ACCOUNTS, 200) }, (_, i) => `acct-${i}`),
-      );
-    if (want('analytics') && ANALYTICS_ROWS > 0) await analyticsBench(base, pool);
-    if (want('billing')) await billingBench(base);
+      ),
+    );
+    if (ANALYTICS_ROWS > 0) await measure('analytics', () => analyticsBench(base, pool));
+    await measure('billing', () => billingBench(base));
+    if (markdown) recorder!.write(markdown);
   } finally {
     for (const a of apis) a.kill('SIGTERM');
     await pool.end();

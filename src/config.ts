@@ -44,7 +44,7 @@ export const configSchema = z.object({
   /**
    * PostgreSQL's `idle_in_transaction_session_timeout`: a session that waits this long inside a transaction is ended
    * (its locks freed). At most the statement bound plus the half second, so a COMMIT its caller gave up on (503)
-   * cannot apply when a frozen server resumes (docs/decisions.md, "Bounded waits").
+   * cannot apply when a frozen server resumes (docs/decisions/0248-a-write-answered-503-does-not-commit-later-unless-its.md).
    */
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(2000),
   /**

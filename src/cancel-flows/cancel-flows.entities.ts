@@ -62,7 +62,7 @@ export const CancelSession = defineEntity({
     offers: p.json<OfferLogEntry[]>(),
     approveUrl: p.text().nullable(),
     result: p.json<Record<string, unknown>>().nullable(),
-    /** Monthly revenue the save kept (see docs/decisions.md), in `currency`. */
+    /** Monthly revenue the save kept (see docs/decisions/0137-stats.md), in `currency`. */
     revenueKept: p.double().nullable(),
     currency: p.string().nullable(),
     /** Set while an accept or cancel is being applied, so a second one waits its turn (409). */

@@ -4,7 +4,7 @@ import { boundedJson, callerId, limitValue } from '../http/schemas.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 const text = z.string().max(5000);
-/** Plan meta: free-form, re-sent in reads and webhooks, so bounded (see docs/decisions.md, Limits). */
+/** Plan meta: free-form, re-sent in reads and webhooks, so bounded (see docs/decisions/0011-stored-free-form-json.md). */
 export const META_BYTES = 32_768;
 const metaMap = boundedJson(z.record(z.string().max(200), z.unknown()), META_BYTES);
 

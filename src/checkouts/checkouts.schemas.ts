@@ -22,7 +22,7 @@ const ifSubscribed = z
       'secret key only (403 with the publishable key).',
   );
 
-/** Where the buyer lands after the provider (docs/decisions.md, "Where a buyer lands when nobody named a page"). */
+/** Where the buyer lands after the provider (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md). */
 const returnUrl = httpUrl
   .optional()
   .describe(

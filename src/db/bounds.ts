@@ -1,6 +1,6 @@
 // Every wait on PostgreSQL is bounded: connecting, waiting for a pooled connection, a statement, a transaction left
 // idle. Without these a database that accepts connections but never answers (frozen, partitioned, a lock pile-up)
-// held requests for minutes; with them every request that needs it answers 503 within 5 s (docs/decisions.md,
+// held requests for minutes; with them every request that needs it answers 503 within 5 s (docs/decisions/README.md,
 // "Bounded waits").
 import pg from 'pg';
 import type { Config } from '../config.js';

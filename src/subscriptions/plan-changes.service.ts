@@ -337,7 +337,7 @@ export async function requestPlanChange(
   if (s.status !== 'active') throw conflict(`The subscription of account ${s.accountId} is ${s.status}, not active`);
   // The buyer comes back through the service (which checks the provider at once, then sends them on to the
   // app's pages), so a refusal ("Cancel and return") is known when it happens, not only at expiry. With no page
-  // of the caller's or the app's, the service's hosted return page (docs/decisions.md).
+  // of the caller's or the app's, the service's hosted return page (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md).
   const origin = urls.origin || ctx.deps.config.PUBLIC_API_URL;
   const ownPage = urls.return_url ?? ctx.app.checkoutUrl;
   const customerReturn = ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'approved');

@@ -83,7 +83,7 @@ pool as (
  * row before the counter (a refund locks the balance in `held_pool` before `cur` locks the counter), so a draw and a
  * refund cannot deadlock. A negative amount on a drawing entitlement refunds
  * what it took off the counter times the cost as a `refund` grant that does not expire. Every change is a ledger row;
- * which grants a debit spent is settled later, earliest-expiring first (docs/decisions.md, "Credits").
+ * which grants a debit spent is settled later, earliest-expiring first (docs/decisions/0506-which-grants-a-debit-spent-is-settled-later-not-in-the.md).
  * `credits.low` (the balance fell under 10% of the pool's grant per period) and `credits.depleted` (it reached 0)
  * are written as the threshold events are.
  *
@@ -257,7 +257,7 @@ export interface UsageChange {
 
 /**
  * CHANGE_SQL, coalesced under load (src/db/coalesce.ts); a batch takes its counters' locks in one order (app,
- * account, entitlement), so two batches cannot deadlock (docs/decisions.md, "Hot statements coalesce under load").
+ * account, entitlement), so two batches cannot deadlock (docs/decisions/0079-hot-statements-coalesce-under-load.md).
  */
 export const change = coalesced<ChangeRow>('usage_change', CHANGE_SQL, {
   order: (p) => `${p[0]}\u0000${p[1]}\u0000${p[2]}`,

@@ -157,7 +157,7 @@ describe('counters: console sign-ins and API credentials apart', function () {
       const again = await signIn(m.base, office, owner.email, PASSWORD, cookie);
       expect(again.status, again.text).to.equal(200);
       // A browser that never signed in to the colleague's account cannot be told from the guesser: held back, said
-      // so (docs/decisions.md, "Sign-in counters").
+      // so (docs/decisions/0430-sign-in-counters-a-correct-password-from-a-known-browser.md).
       const fresh = await signIn(m.base, office, colleague.email, PASSWORD);
       expect(fresh.status).to.equal(429);
       expect(fresh.body.error).to.match(/a browser that has signed in to this account before is not held to it/);

@@ -14,7 +14,7 @@ import { tempDir, testEnv } from '../helpers/servers.js';
 // The MCP conformance suite's 2026-07-28 server scenarios. The suite's latest release (0.1.16, kept for the 2025
 // scenarios in test/api/security.test.ts) ships none; its 0.2.0 pre-release (0.2.0-alpha.12, installed as
 // `@modelcontextprotocol/conformance-2026`) ships the 2026-07-28 requirement set. Which of its scenarios apply and
-// why the others do not: docs/decisions.md (issue 43). Each scenario's checks are read from its results file, so a
+// why the others do not: docs/decisions/0490-conformance.md. Each scenario's checks are read from its results file, so a
 // check the suite cannot run against this server (it needs one of the suite's own diagnostic tools) is named here
 // with its reason, and every other check must pass.
 

@@ -6,7 +6,7 @@ import { mcpPost, TOOLS_LIST } from '../helpers/mcp.js';
  * What a model reads of the compact `tools/list` answer a client receives over HTTP with the secret key (every tool):
  * names, descriptions, input schemas and annotations, in characters (41.4k for 67 tools). Output schemas are for the
  * client, which checks structured content against them: since issue 39 they are typed to every field and admit the
- * tool's error and dry-run answers, so the whole answer is larger (132.4k; docs/decisions.md), held by TOTAL_BOUND.
+ * tool's error and dry-run answers, so the whole answer is larger (132.4k; docs/decisions/0340-measured.md), held by TOTAL_BOUND.
  */
 // What a model reads; raised from 45,000 for the account actor's read tools (quote, timeline) and the credits tools; the whole answer from
 // 155,000 for the credits tools (get_credit_balance, grant_credits). Issue 43 (item 3) brings the default list under

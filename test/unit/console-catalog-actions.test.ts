@@ -7,7 +7,7 @@ import { catalogRoutes } from '../../src/catalog/catalog.routes.js';
 
 const PAGE = path.resolve('console/src/pages/Catalog');
 
-/** Write routes the catalog page leaves to the API, and why (docs/decisions.md, the catalog page). */
+/** Write routes the catalog page leaves to the API, and why (docs/decisions/README.md, "The catalog page does every catalog action"). */
 const API_ONLY: Record<string, string> = {
   // The plan editor sends the whole meta with plans.update; merging some keys is for code.
   'plans.mergeMeta': 'the editor replaces meta as a whole',

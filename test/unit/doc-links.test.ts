@@ -3,6 +3,8 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { indexLines, readRecords } from '../../scripts/decisions.js';
+import { BENCH_SECTIONS } from '../../bench/markdown.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -18,6 +20,7 @@ function markdownFiles(): string[] {
   return [
     'README.md',
     ...inDir('docs'),
+    ...inDir('docs/decisions'),
     ...packages
       .filter((p) => fs.existsSync(path.join(root, 'packages', p, 'README.md')))
       .map((p) => `packages/${p}/README.md`),
@@ -158,6 +161,66 @@ describe('documentation links', () => {
   it('every relative link and #anchor in README.md, docs/ and the packages resolves', () => {
     const files = markdownFiles();
     expect(files).to.include.members(['README.md', 'packages/sdk/README.md', 'packages/elements/README.md']);
+    expect(files).to.include.members([
+      'docs/decisions/README.md',
+      'docs/decisions/0001-credentials-are-checked-before-input.md',
+    ]);
     expect(brokenLinks()).to.deep.equal([]);
+  });
+
+  describe('docs/decisions', () => {
+    const dir = path.join(root, 'docs/decisions');
+    const index = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
+    const records = readRecords(dir);
+
+    it('every record has a line in the index, and every line of the index names a record', () => {
+      const files = fs.readdirSync(dir).filter((f) => f !== 'README.md');
+      expect(
+        files.every((f) => /^\d{4}-[a-z0-9-]+\.md$/.test(f)),
+        files.join(' '),
+      ).to.equal(true);
+      const lines = index.split('\n').filter((l) => l.startsWith('- ['));
+      const linked = lines.map((l) => /^- \[(\d{4}) [^\]]+\]\((\d{4}-[a-z0-9-]+\.md)\): /.exec(l)?.[2]);
+      expect(linked).to.not.include(undefined);
+      expect([...linked].sort()).to.deep.equal([...files].sort());
+      // The generated part is exactly what the records say (titles, statuses, areas): `npm run decisions -- index`.
+      expect(index.trimEnd().endsWith(indexLines(records).join('\n').trimEnd())).to.equal(true);
+    });
+
+    it('each record has a number of its own, a date, a status, and its context, decision and consequences', () => {
+      expect(new Set(records.map((r) => r.number)).size).to.equal(records.length);
+      for (const r of records) {
+        const text = fs.readFileSync(path.join(dir, r.file), 'utf8');
+        expect(r.file.startsWith(String(r.number).padStart(4, '0')), r.file).to.equal(true);
+        expect(text, r.file).to.match(/^- Date: \d{4}-\d{2}-\d{2}/m);
+        for (const part of ['Context', 'Decision', 'Consequences']) {
+          expect(text, `${r.file}: ${part}`).to.match(new RegExp(`^## ${part}\n\n\\S`, 'm'));
+        }
+        const superseded = /^superseded by \[(\d{4})\]\((\d{4}-[a-z0-9-]+\.md)\)$/.exec(r.status);
+        expect(r.status === 'accepted' || superseded !== null, `${r.file}: ${r.status}`).to.equal(true);
+        if (superseded) {
+          const newer = records.find((x) => x.file === superseded[2]);
+          expect(newer?.number, r.file).to.equal(Number(superseded[1])).and.not.equal(r.number);
+        }
+      }
+    });
+
+    it('docs/decisions.md is a pointer to the folder', () => {
+      const pointer = fs.readFileSync(path.join(root, 'docs/decisions.md'), 'utf8');
+      expect(pointer.split('\n').length).to.be.below(20);
+      expect(pointer).to.include('(decisions/README.md)');
+    });
+  });
+
+  it('docs/benchmarks.md has one block for each section of npm run bench, which --markdown rewrites', () => {
+    const page = fs.readFileSync(path.join(root, 'docs/benchmarks.md'), 'utf8');
+    const starts = [...page.matchAll(/<!-- bench:([a-z]+):start -->/g)].map((m) => m[1]);
+    const ends = [...page.matchAll(/<!-- bench:([a-z]+):end -->/g)].map((m) => m[1]);
+    expect(starts).to.deep.equal(ends);
+    expect([...starts].sort()).to.deep.equal([...BENCH_SECTIONS].sort());
+    for (const s of starts) {
+      const block = page.slice(page.indexOf(`<!-- bench:${s}:start -->`), page.indexOf(`<!-- bench:${s}:end -->`));
+      expect(block, s).to.match(/(Measured \d{4}-\d{2}-\d{2}.*`[^`]*npm run bench[^`]*`|Not yet recorded)/s);
+    }
   });
 });

@@ -10,7 +10,7 @@ import { Migration } from '@mikro-orm/migrations';
  * - `credit_balances.unallocated`: debits not yet taken from particular grants. The hot path only moves the
  *   balance (one guarded UPDATE); the debits are spread over the grants, earliest-expiring first, under the same
  *   lock whenever the grants' own remainders matter (an expiry, a refund at the provider). So
- *   `balance = sum(live grants' remaining) - unallocated` always holds (docs/decisions.md, "Credits").
+ *   `balance = sum(live grants' remaining) - unallocated` always holds (docs/decisions/README.md, "Credits").
  * - `credit_grants.period_key`: a plan's grant for one period is written once (unique per account, pool, entity).
  */
 export class Migration20261223090000_credits extends Migration {
