@@ -187,6 +187,29 @@ def test_counts_its_own_tracked_usage_at_once_and_each_add_once_on_the_api(
     assert (entry.entitlements[0].usage, entry.entitlements[0].left, entry.entitlements[0].can) == (3, 0, False)
 
 
+def test_reserved_amounts_count_against_the_limit_as_on_the_api(secret: SecretClient, local: LocalEvaluator) -> None:
+    calls_catalog(secret, 10)
+    secret.accounts.create(id="ada")
+    first = secret.reservations.create("ada", "calls", amount=6)
+    local.load("ada")  # held estimated from `left` until the counter's first event
+
+    def same() -> bool:
+        mine = local.access("ada")
+        return mine is not None and mine.model_dump() == secret.access.get_private("ada").model_dump()
+
+    assert same() and local.can("ada", "calls") is True
+    for _ in range(4):
+        local.track("ada", "calls")
+    assert local.can("ada", "calls") is False  # 4 used and 6 held of 10
+    local.flush()
+    secret.reservations.release("ada", first.id)
+    eventually(lambda: local.can("ada", "calls") is True)
+    eventually(same)
+    secret.reservations.create("ada", "calls", amount=6)  # a `usage` event carries the held amount
+    eventually(lambda: local.can("ada", "calls") is False)
+    eventually(same)
+
+
 def test_an_account_never_seen_is_answered_by_the_per_entitlement_policy_then_from_memory(
     secret: SecretClient,
 ) -> None:
