@@ -267,15 +267,19 @@ class AsyncSecretClient(_AsyncClient, AsyncSecretResources):
             headers=options.headers,
             strict_responses=options.strict_responses,
         )
-        local = LocalEvaluator(
-            sync,
-            unknown=unknown,
-            max_buffer=max_buffer,
-            buffer_file=buffer_file,
-            heartbeat_timeout=heartbeat_timeout,
-            on_dropped=on_dropped,
-            owns_client=True,
-        )
+        try:
+            local = LocalEvaluator(
+                sync,
+                unknown=unknown,
+                max_buffer=max_buffer,
+                buffer_file=buffer_file,
+                heartbeat_timeout=heartbeat_timeout,
+                on_dropped=on_dropped,
+                owns_client=True,
+            )
+        except BaseException:
+            sync.close()  # an unreadable buffer file
+            raise
         return AsyncLocalEvaluator(local)
 
 
