@@ -176,6 +176,8 @@ class Fault:
     delay: float = 0.0
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    after: bool = False
+    """Forward the request first, then answer the fault: the service applied it and its answer was lost."""
 
 
 @dataclass
@@ -206,6 +208,11 @@ def proxy(base_url: str) -> Iterator[Proxy]:
             state.seen.append(seen)
             if fault and fault.delay:
                 time.sleep(fault.delay)
+            if fault and fault.status and fault.after:
+                headers = {
+                    k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")
+                }
+                upstream.request(self.command, self.path, headers=headers, content=body or None)
             if fault and fault.status:
                 payload = json.dumps(fault.body or {"error": f"injected {fault.status}"}).encode()
                 self.answer(fault.status, "application/json", payload, fault.headers)

@@ -1,7 +1,8 @@
 """The offerkit SDK: typed clients for the offerkit API, generated from its route table.
 
 `SecretClient` (server side), `PublishableClient` and `AccountTokenClient` (browser-safe credentials), and their
-`Async...` variants; one error class per status; lists that page; `verify_webhook` for deliveries.
+`Async...` variants; one error class per status; lists that page; `verify_webhook` for deliveries;
+`SecretClient.local()` for access checks from memory kept fresh by the change stream (`stream_changes`).
 """
 
 from ._client import (
@@ -34,10 +35,13 @@ from ._generated import names as _names
 from ._generated.models import WEBHOOK_EVENT_TYPES, UnknownWebhookEvent, WebhookEvent, WebhookEventType
 from ._generated.names import *  # noqa: F403
 from ._generated.operations import OPERATIONS
+from ._local import BufferedUsage, LocalEvaluator, LocalStats, UnknownPolicy
+from ._local_async import AsyncLocalEvaluator
 from ._models import OfferkitModel
 from ._operation import Operation
 from ._pagination import AsyncCursorPage, AsyncPage, AsyncPaginator, CursorPage, Page
 from ._response import APIResponse, RateLimit, ResponseInfo
+from ._stream import ChangeEvent, ChangeStream, stream_changes
 from ._types import NOT_GIVEN, NotGiven
 from ._version import __version__
 from ._webhooks import HeadersLike, sign_webhook, verify_webhook
@@ -54,17 +58,23 @@ __all__ = [
     "AccountTokenInfo",
     "AsyncAccountTokenClient",
     "AsyncCursorPage",
+    "AsyncLocalEvaluator",
     "AsyncPage",
     "AsyncPaginator",
     "AsyncPublishableClient",
     "AsyncSecretClient",
     "AuthenticationError",
     "BadRequestError",
+    "BufferedUsage",
+    "ChangeEvent",
+    "ChangeStream",
     "ConflictError",
     "CursorPage",
     "HeadersLike",
     "InternalServerError",
     "LimitReachedError",
+    "LocalEvaluator",
+    "LocalStats",
     "NotFoundError",
     "NotGiven",
     "OfferkitError",
@@ -78,6 +88,7 @@ __all__ = [
     "RateLimitError",
     "ResponseInfo",
     "SecretClient",
+    "UnknownPolicy",
     "UnknownWebhookEvent",
     "WebhookEvent",
     "WebhookEventType",
@@ -85,6 +96,7 @@ __all__ = [
     "__version__",
     "decode_account_token",
     "sign_webhook",
+    "stream_changes",
     "verify_webhook",
 ]
 __all__ += _names.__all__

@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import TracebackType
@@ -15,7 +16,7 @@ import httpx
 from typing_extensions import Self
 
 from ._core import AsyncCore, ClientOptions, SyncCore
-from ._errors import OfferkitError
+from ._errors import APIError, OfferkitError
 from ._generated.clients import (
     AccountTokenResources,
     AsyncAccountTokenResources,
@@ -24,6 +25,8 @@ from ._generated.clients import (
     PublishableResources,
     SecretResources,
 )
+from ._local import BufferedUsage, LocalEvaluator, UnknownPolicy
+from ._local_async import AsyncLocalEvaluator
 from ._models import strict_default
 from ._types import RequestOptions
 
@@ -187,6 +190,38 @@ class SecretClient(_SyncClient, SecretResources):
         super().__init__(core)
         self._init_resources(core)
 
+    def local(
+        self,
+        *,
+        unknown: UnknownPolicy = False,
+        max_buffer: int = 10_000,
+        buffer_file: str | os.PathLike[str] | None = None,
+        heartbeat_timeout: float = 45.0,
+        on_dropped: Callable[[BufferedUsage, APIError], None] | None = None,
+    ) -> LocalEvaluator:
+        """Access checks from memory, kept fresh by the change stream; usage buffered while the API is unreachable
+        (docs/sdk.md, "Local evaluation"). Its threads use this client (its connections, timeout and headers).
+
+        Args:
+            unknown: For an account never seen (not read yet, or the API unreachable when it was asked about): allow
+                (`True`, fail-open) or refuse (`False`, fail-closed, the default); or per entitlement id,
+                `{"api_calls": True, "default": False}` (those not named: `"default"`, else closed).
+            max_buffer: Usage adds kept while the API is unreachable (default 10,000); `track` raises past it.
+            buffer_file: A file the buffer is kept in (JSON lines), so a restarted process sends what was not sent.
+            heartbeat_timeout: Seconds without a byte from the stream (keep-alives come every 15 s) before
+                reconnecting (default 45).
+            on_dropped: Called (on the sending thread) with a usage add the API refused (400, 402, 404): it can
+                never be counted, so it is dropped.
+        """
+        return LocalEvaluator(
+            self,
+            unknown=unknown,
+            max_buffer=max_buffer,
+            buffer_file=buffer_file,
+            heartbeat_timeout=heartbeat_timeout,
+            on_dropped=on_dropped,
+        )
+
 
 class AsyncSecretClient(_AsyncClient, AsyncSecretResources):
     """`SecretClient` for asyncio (and trio): the same namespaces, methods to await, lists to `async for`."""
@@ -209,6 +244,43 @@ class AsyncSecretClient(_AsyncClient, AsyncSecretResources):
         core = AsyncCore(secret_key, app_id, options, http_client)
         super().__init__(core)
         self._init_resources(core)
+
+    def local(
+        self,
+        *,
+        unknown: UnknownPolicy = False,
+        max_buffer: int = 10_000,
+        buffer_file: str | os.PathLike[str] | None = None,
+        heartbeat_timeout: float = 45.0,
+        on_dropped: Callable[[BufferedUsage, APIError], None] | None = None,
+    ) -> AsyncLocalEvaluator:
+        """`SecretClient.local` for event loops: the same evaluator (its threads use a sync client of its own, with
+        this client's key, timeout, retries and headers); checks are plain calls, the rest is awaited."""
+        options = self._core.options
+        sync = SecretClient(
+            secret_key=self._core.credential,
+            app_id=self._core.app_id,
+            base_url=self._core.base_url,
+            timeout=options.timeout,
+            max_retries=options.max_retries,
+            idempotency_keys=options.idempotency_keys,
+            headers=options.headers,
+            strict_responses=options.strict_responses,
+        )
+        try:
+            local = LocalEvaluator(
+                sync,
+                unknown=unknown,
+                max_buffer=max_buffer,
+                buffer_file=buffer_file,
+                heartbeat_timeout=heartbeat_timeout,
+                on_dropped=on_dropped,
+                owns_client=True,
+            )
+        except BaseException:
+            sync.close()  # an unreadable buffer file
+            raise
+        return AsyncLocalEvaluator(local)
 
 
 class PublishableClient(_SyncClient, PublishableResources):
