@@ -204,7 +204,8 @@ async function startCheckout(
   input: { account?: string; email?: string; ref?: string; return_url?: string; cancel_url?: string } & CheckoutOrigin,
   recheck?: (em: EntityManager) => Promise<void>,
 ) {
-  // The caller's page, else the app's checkout_url, else the service's hosted return page (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md).
+  // The caller's page, else the app's checkout_url, else the service's hosted return page
+  // (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md).
   const origin = input.origin || ctx.deps.config.PUBLIC_API_URL;
   const ownPage = input.return_url ?? ctx.app.checkoutUrl;
   const returnUrl = ownPage ?? hostedReturnUrl(origin, ctx.app.id, 'approved');

@@ -1,6 +1,7 @@
 // The credits statements off the hot path (the debit itself is in CHANGE_SQL, src/usage/usage.service.ts).
 //
-// How grants and debits meet (docs/decisions/0505-the-debit-is-one-guarded-update-of-the-pools-balance-row.md): a pool's balance row (`credit_balances`) is the one
+// How grants and debits meet
+// (docs/decisions/0505-the-debit-is-one-guarded-update-of-the-pools-balance-row.md): a pool's balance row (`credit_balances`) is the one
 // row every writer locks. The hot path's debit moves only that row: `balance` down, `unallocated` up. Which grants a
 // debit spent is decided later, under the same lock, earliest-expiring first ("settling"), whenever the grants' own
 // remainders matter: before an expiry, a reversal at the provider. Reads show each grant's remainder as settling

@@ -162,7 +162,8 @@ export async function longStatements(em: EntityManager, ms?: number): Promise<vo
  * For a transaction that waits on something other than the database while it holds its locks (a provider call in
  * a workflow's activity): its session may stay idle in it for `ms` (`SET LOCAL idle_in_transaction_session_timeout`)
  * instead of the pool's 2 s, after which PostgreSQL would end it. Not for what a request waits on: the short bound is
- * also what keeps a COMMIT whose caller got a 503 from applying later (docs/decisions/0248-a-write-answered-503-does-not-commit-later-unless-its.md).
+ * also what keeps a COMMIT whose caller got a 503 from applying later
+ * (docs/decisions/0248-a-write-answered-503-does-not-commit-later-unless-its.md).
  */
 export async function idleInTransactionFor(em: EntityManager, ms: number): Promise<void> {
   if (!em.isInTransaction()) throw new Error('idleInTransactionFor: call it inside a transaction (it is SET LOCAL)');

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 export const ACCESS_CHANNEL = 'offerkit_access';
 export const DIRTY_CHANNEL = 'offerkit_access_dirty';
 
-/** The kinds of event the stream sends. `credits` is reserved for credit balances (issue 42). */
+/** The kinds of event the stream sends. `credits`: a pool's balance moved by anything but a draw (a ledger trigger). */
 export type ChangeKind = 'catalog' | 'account' | 'usage' | 'credits';
 
 export interface Change {

@@ -9,7 +9,8 @@ export const STREAM_DESCRIPTION =
   'links, changed: read again what you keep of the catalog and of accounts), `account` (`{ accountId }`: its plan, ' +
   'incentive, add-ons, offer extras, subscription or the account itself changed, or it was deleted), `usage` ' +
   "(`{ accountId, entitlementId, usage, held }`: a counter's value now; at most one per counter per " +
-  '`STREAM_USAGE_FLUSH_MS`, 250 ms by default), `credits` (reserved for credit balances), and `resync` (the ' +
+  "`STREAM_USAGE_FLUSH_MS`, 250 ms by default), `credits` (`{ accountId, pool }`: a pool's balance moved by a " +
+  "grant, an expiry, a refund or a top-up; a draw comes as its feature's `usage` event), and `resync` (the " +
   '`Last-Event-ID` is older than the retention, `STREAM_RETENTION_HOURS`, 24 by default, or not a position: read ' +
   'everything again, then carry on from its id). Send the last id seen as `Last-Event-ID` to resume after it. A ' +
   'comment (`: keep-alive`) comes every `STREAM_HEARTBEAT_SECONDS` (15). A reader that leaves more than ' +

@@ -83,7 +83,8 @@ pool as (
  * row before the counter (a refund locks the balance in `held_pool` before `cur` locks the counter), so a draw and a
  * refund cannot deadlock. A negative amount on a drawing entitlement refunds
  * what it took off the counter times the cost as a `refund` grant that does not expire. Every change is a ledger row;
- * which grants a debit spent is settled later, earliest-expiring first (docs/decisions/0506-which-grants-a-debit-spent-is-settled-later-not-in-the.md).
+ * which grants a debit spent is settled later, earliest-expiring first
+ * (docs/decisions/0506-which-grants-a-debit-spent-is-settled-later-not-in-the.md).
  * `credits.low` (the balance fell under 10% of the pool's grant per period) and `credits.depleted` (it reached 0)
  * are written as the threshold events are.
  *

@@ -334,7 +334,13 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     await purchase(app, 'bea');
     // The purchase's fact reaches the actor through the outbox: it starts a moment after the purchase answers.
     const first = await eventually(
-      async () => (await client.getHandle(accountWorkflowId(app.id, 'bea')).describe().catch(() => null))?.runId,
+      async () =>
+        (
+          await client
+            .getHandle(accountWorkflowId(app.id, 'bea'))
+            .describe()
+            .catch(() => null)
+        )?.runId,
       30_000,
     );
     await client.getHandle(accountWorkflowId(app.id, 'bea')).terminate('test: restart with a low history limit');

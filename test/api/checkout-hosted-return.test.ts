@@ -1,5 +1,6 @@
 // A fresh app sells before it has pages of its own: a checkout (or plan change) made without `return_url` on an app
-// without `checkout_url` returns the buyer to the service's hosted return page (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md, "Where a buyer
+// without `checkout_url` returns the buyer to the service's hosted return page
+// (docs/decisions/0365-where-a-buyer-lands-when-nobody-named-a-page.md, "Where a buyer
 // lands when nobody named a page").
 import { expect } from 'chai';
 import { connectProvider, publishOffer, seededApp, type TestApp } from '../helpers/factories.js';

@@ -354,7 +354,8 @@ describe('security hardening', function () {
       }
     });
 
-    // Which scenarios apply and why the others do not: docs/decisions/0299-conformance-suite-in-the-test-command.md. One CLI run per scenario.
+    // Which scenarios apply and why the others do not:
+    // docs/decisions/0299-conformance-suite-in-the-test-command.md. One CLI run per scenario.
     const APPLY = ['server-initialize', 'ping', 'tools-list', 'resources-list', 'prompts-list'];
     it(`passes the conformance suite's server scenarios that apply: ${APPLY.join(', ')}`, async function () {
       this.timeout(180_000);

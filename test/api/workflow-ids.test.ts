@@ -1,5 +1,6 @@
 // The records a Temporal workflow acts on present its id (`workflow_id`, null when none was started), and the
-// workflow they name exists in Temporal: the console links to it only then (docs/decisions/0374-workflow-ids-are-presented-by-the-api-on-the-records.md).
+// workflow they name exists in Temporal: the console links to it only then
+// (docs/decisions/0374-workflow-ids-are-presented-by-the-api-on-the-records.md).
 import { expect } from 'chai';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { billingApp, createAccount, seededApp } from '../helpers/factories.js';

@@ -144,4 +144,36 @@ describe('local evaluation (client.local())', function () {
     expect(local.can('nobody', 'calls')).to.equal(true);
     await eventually(async () => local!.can('nobody', 'calls') === false);
   });
+  it('a feature that draws from a credits pool: can only while the pool covers one unit, as the API says', async () => {
+    await client.entitlements.create({ id: 'credits', type: 'credits', name: 'AI credits' });
+    await client.entitlements.create({
+      id: 'premium',
+      type: 'usage',
+      name: 'Premium',
+      credits: { pool: 'credits', cost: 10 },
+    });
+    await client.plans.create({ id: 'free', name: 'Free', isFree: true });
+    await client.plans.attachEntitlement('free', { id: 'premium', max: null });
+    await client.accounts.create({ id: 'cy' });
+    local = client.local();
+    await local.ready();
+    await local.load('cy');
+    // No limit on the feature, but no credits: the API refuses, and so does memory.
+    expect((await client.access.getPrivate('cy')).entitlements.find((e) => e.id === 'premium')?.can).to.equal(false);
+    expect(local.can('cy', 'premium')).to.equal(false);
+    // Nine credits do not cover a unit that costs ten; ten do. The grants reach memory as the stream's `credits`
+    // events (nobody asks the API here).
+    await client.credits.grant('cy', { pool: 'credits', amount: 9 });
+    await eventually(async () => local!.access('cy')!.credits[0]?.balance === 9);
+    expect(local.can('cy', 'premium')).to.equal(false);
+    await client.credits.grant('cy', { pool: 'credits', amount: 1 });
+    await eventually(async () => local!.can('cy', 'premium'));
+    expect(local.stats.events).to.be.greaterThan(0);
+    // A draw (its feature's usage event) spends the pool: memory follows.
+    await local.track('cy', 'premium');
+    await local.flush();
+    await eventually(async () => local!.access('cy')!.credits[0]?.balance === 0);
+    expect(local.can('cy', 'premium')).to.equal(false);
+    await agree(['cy']);
+  });
 });

@@ -45,6 +45,12 @@ export interface BufferedUsage {
 
 type Entry = Access['entitlements'][number];
 
+/** Whether the account's pool covers one unit of a feature that draws from it (as the API's `can` says). */
+function covered(access: Access, credits: NonNullable<Entry['credits']>): boolean {
+  const pool = access.credits.find((p) => p.id === credits.pool);
+  return !!pool && (pool.unlimited || (!pool.per_entity && pool.balance >= credits.cost));
+}
+
 interface Known {
   access: Access;
   /** Per entitlement: reserved amounts (from `usage` events; estimated from `left` until the first). */
@@ -182,7 +188,8 @@ export class LocalEvaluator {
       ...e,
       usage,
       left: e.max === null ? null : Math.max(0, e.max - taken),
-      can: e.max === null || taken < e.max,
+      // A feature that draws from a credits pool also needs the pool to cover one unit (the API's `can` says so).
+      can: (e.max === null || taken < e.max) && (!e.credits || covered(k.access!, e.credits)),
     };
   }
 
@@ -353,9 +360,13 @@ export class LocalEvaluator {
         const fresh = acked && Date.now() - acked.at < ACK_WINDOW_MS ? acked.count : -Infinity;
         entry.usage = Math.max(e.data.usage, fresh);
         k.held.set(entry.id, e.data.held);
+        // A draw moved the pool's balance, which every feature drawing from it reads: read the account again.
+        if (entry.credits) void this.reload(e.data.accountId);
       } else if (k) void this.reload(e.data.accountId);
+    } else if (e.type === 'credits') {
+      // A balance moved (issue 42): the account is read again, so its pools, and what draws from them, stay right.
+      if (this.accounts.has(e.data.accountId)) void this.reload(e.data.accountId);
     }
-    // `credits` (issue 42) carries balances: nothing kept yet.
     this.onChange?.(e);
   }
 

@@ -494,7 +494,7 @@ class LocalEvaluator:
             self.stats.resyncs += 1
             self._reload_all()
         elif e.type in ("account", "credits"):
-            # `credits` (balances) is not sent yet: reading the account again keeps its pools right when it is.
+            # A pool's balance moved (a grant, an expiry, a refund): reading the account again keeps its pools right.
             if account_id in self._accounts:
                 self._queue_reload(account_id)
         elif e.type == "usage":
@@ -524,6 +524,9 @@ class LocalEvaluator:
             fresh = acked[0] if acked is not None and time.monotonic() - acked[1] < ACK_WINDOW else float("-inf")
             entry.usage = max(usage, fresh)
             k.held[entry.id] = held
+            if entry.credits is not None:
+                # A draw moved the pool's balance, which every feature drawing from it reads: read the account again.
+                self._queue_reload(account_id)
 
     def _run(self) -> None:
         """The stream, reconnected with the last id after any failure (backoff to 5 s), until `close`."""
