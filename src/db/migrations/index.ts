@@ -48,7 +48,7 @@ import { Migration20261221090000_checkout_expiry } from './Migration202612210900
 import { Migration20261222090000_mcp_oauth_cache } from './Migration20261222090000_mcp_oauth_cache.js';
 import { Migration20261223090000_credits } from './Migration20261223090000_credits.js';
 import { Migration20261224090000_access_changes } from './Migration20261224090000_access_changes.js';
-import { Migration20261225090000_credits_stream } from './Migration20261225090000_credits_stream.js';
+import { Migration20261226090000_credits_stream } from './Migration20261226090000_credits_stream.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -99,5 +99,5 @@ export const migrationsList = [
   Migration20261222090000_mcp_oauth_cache,
   Migration20261223090000_credits,
   Migration20261224090000_access_changes,
-  Migration20261225090000_credits_stream,
+  Migration20261226090000_credits_stream,
 ];

@@ -7,8 +7,8 @@ import { Migration } from '@mikro-orm/migrations';
  * on the hottest path, and a reader that keeps balances reads the account again on a usage event of a feature that
  * draws from a pool.
  */
-export class Migration20261225090000_credits_stream extends Migration {
-  override name = 'Migration20261225090000_credits_stream';
+export class Migration20261226090000_credits_stream extends Migration {
+  override name = 'Migration20261226090000_credits_stream';
 
   override up(): void {
     this.addSql(`create function access_credits_changed() returns trigger language plpgsql as $fn$
