@@ -5,14 +5,10 @@ import { providerRefused } from '../src/payments/payments.service.js';
 import { loadSnapshot } from '../src/subscriptions/snapshot.service.js';
 import { runFacts, runIntent, runTimer } from '../src/subscriptions/intents.service.js';
 import { withBillingScope } from '../src/timeline/scope.js';
-import { APP_ERROR_FAILURE, type AccountFact, type AppErrorDetails } from '../workflows/shared.js';
-import type { Intent, TimerKind } from '../workflows/billing-rules.js';
-import type { ActivityDeps } from './index.js';
-
-interface Target {
-  appId: string;
-  accountId: string;
-}
+import { APP_ERROR_FAILURE, type AppErrorDetails } from '../workflows/shared.js';
+import type { Intent } from '../workflows/contracts/billing.js';
+import type { Activities, ActorTarget } from '../workflows/contracts/activities.js';
+import type { Deps } from '../src/deps.js';
 
 /**
  * Runs one of the actor's steps in its billing scope (the timeline names the actor's run) and turns an answered
@@ -20,7 +16,7 @@ interface Target {
  * intent also a provider's error (502), which its caller hears instead of a retry.
  */
 async function step<T>(
-  target: Target,
+  target: ActorTarget,
   by: Intent['by'] | null,
   answerProvider: boolean,
   fn: () => Promise<T>,
@@ -69,10 +65,12 @@ async function step<T>(
 }
 
 /** The account actor's activities (workflows/account.ts): each reads or changes the record and answers its snapshot. */
-export function accountActorActivities(deps: ActivityDeps) {
+export function accountActorActivities(
+  deps: Deps,
+): Pick<Activities, 'loadBillingSnapshot' | 'applyBillingIntent' | 'applyBillingFacts' | 'applyBillingTimer'> {
   return {
-    loadBillingSnapshot: (t: Target) => loadSnapshot(deps.orm.em.fork(), t.appId, t.accountId),
-    applyBillingIntent: (input: Target & { intent: Intent }) =>
+    loadBillingSnapshot: (t) => loadSnapshot(deps.orm.em.fork(), t.appId, t.accountId),
+    applyBillingIntent: (input) =>
       step(
         input,
         input.intent.by,
@@ -80,11 +78,11 @@ export function accountActorActivities(deps: ActivityDeps) {
         () => runIntent(deps, input.appId, input.accountId, input.intent, Context.current().info.attempt === 1),
         input.intent.requestId,
       ),
-    applyBillingFacts: (input: Target & { facts: AccountFact[] }) =>
+    applyBillingFacts: (input) =>
       step(input, { kind: 'system', id: null, name: 'provider' }, false, () =>
         runFacts(deps, input.appId, input.accountId, input.facts),
       ),
-    applyBillingTimer: (input: Target & { timer: { kind: TimerKind; key: string; at: number; asOf: string } }) =>
+    applyBillingTimer: (input) =>
       step(input, { kind: 'system', id: null, name: 'account actor' }, false, () =>
         runTimer(deps, input.appId, input.accountId, input.timer),
       ),

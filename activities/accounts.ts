@@ -1,12 +1,12 @@
-import type { IncentiveExpiryInput } from '../workflows/shared.js';
-import type { ActivityDeps } from './index.js';
+import type { Activities } from '../workflows/contracts/activities.js';
+import type { Deps } from '../src/deps.js';
 
-export function accountActivities(_deps: ActivityDeps) {
+export function accountActivities(_deps: Deps): Pick<Activities, 'expireAccountIncentive'> {
   return {
     /**
      * The previous release's incentive expiry workflow, until the migration terminates it: the account actor owns
      * incentive ends now, so this removes nothing (nothing is applied twice).
      */
-    expireAccountIncentive: async (_input: IncentiveExpiryInput) => ({ removed: false }),
+    expireAccountIncentive: async () => ({ removed: false }),
   };
 }

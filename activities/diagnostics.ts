@@ -1,9 +1,9 @@
-import type { PingInput, PingResult } from '../workflows/shared.js';
-import type { ActivityDeps } from './index.js';
+import type { Activities } from '../workflows/contracts/activities.js';
+import type { Deps } from '../src/deps.js';
 
-export function diagnosticsActivities(deps: ActivityDeps) {
+export function diagnosticsActivities(deps: Deps): Pick<Activities, 'diagnosticsPing'> {
   return {
-    async diagnosticsPing(input: PingInput): Promise<PingResult> {
+    async diagnosticsPing(input) {
       const rows = await deps.orm.em.fork().getConnection().execute<{ now: Date }[]>('select now() as now');
       return { message: input.message, databaseTime: new Date(rows[0].now).toISOString(), workerPid: process.pid };
     },

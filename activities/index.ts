@@ -1,4 +1,5 @@
 import type { Deps } from '../src/deps.js';
+import type { Activities } from '../workflows/contracts/activities.js';
 import { accountActivities } from './accounts.js';
 import { accountActorActivities } from './account.js';
 import { analyticsActivities } from './analytics.js';
@@ -10,11 +11,12 @@ import { retentionActivities } from './retention.js';
 import { subscriptionActivities } from './subscriptions.js';
 import { webhookActivities } from './webhooks.js';
 
-/** What activities get: the same dependencies as the API, so they call the same services. */
-export type ActivityDeps = Deps;
-
-/** Every activity the worker registers; each one calls src/ services. */
-export function createActivities(deps: ActivityDeps) {
+/**
+ * Every activity the worker registers, as the contract (workflows/contracts/activities.ts) declares it: each file
+ * implements its part, and a missing activity fails to compile here. Each one calls src/ services, with the same
+ * dependencies as the API.
+ */
+export function createActivities(deps: Deps): Activities {
   return {
     ...diagnosticsActivities(deps),
     ...accountActivities(deps),
@@ -28,5 +30,3 @@ export function createActivities(deps: ActivityDeps) {
     ...reconcilerActivities(deps),
   };
 }
-
-export type Activities = ReturnType<typeof createActivities>;

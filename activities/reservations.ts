@@ -1,10 +1,10 @@
 import { expireReservation } from '../src/usage/reservations.service.js';
-import type { ReservationExpiryInput } from '../workflows/shared.js';
-import type { ActivityDeps } from './index.js';
+import type { Activities } from '../workflows/contracts/activities.js';
+import type { Deps } from '../src/deps.js';
 
-export function reservationActivities(deps: ActivityDeps) {
+export function reservationActivities(deps: Deps): Pick<Activities, 'expireReservation'> {
   return {
     /** Idempotent: releases the hold only while the reservation is still held. */
-    expireReservation: (input: ReservationExpiryInput) => expireReservation(deps, input),
+    expireReservation: (input) => expireReservation(deps, input),
   };
 }

@@ -1,14 +1,10 @@
 import { attemptDelivery } from '../src/webhooks/deliveries.service.js';
-import type { ActivityDeps } from './index.js';
+import type { Activities } from '../workflows/contracts/activities.js';
+import type { Deps } from '../src/deps.js';
 
-export function webhookActivities(deps: ActivityDeps) {
+export function webhookActivities(deps: Deps): Pick<Activities, 'attemptWebhookDelivery'> {
   return {
     /** One signed attempt; idempotent per (delivery, attempt): it sets, not adds, the attempt number. */
-    attemptWebhookDelivery: (input: {
-      deliveryId: string;
-      attempt: number;
-      final: boolean;
-      nextDelayMs: number | null;
-    }) => attemptDelivery(deps, input),
+    attemptWebhookDelivery: (input) => attemptDelivery(deps, input),
   };
 }

@@ -11,7 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import {
   APPROVAL_CHECK_MS,
   billingStatusOf,

@@ -5,7 +5,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import { incentiveExpiryDef, SA, type IncentiveExpiryInput, type IncentiveExpiryState, infraRetry } from './shared.js';
 
 const { expireAccountIncentive } = proxyActivities<Activities>({

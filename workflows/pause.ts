@@ -5,7 +5,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import { infraRetry, pauseDef, SA, type PauseInput, type PauseState } from './shared.js';
 
 const { resumePausedSubscription } = proxyActivities<Activities>({

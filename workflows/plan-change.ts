@@ -1,5 +1,5 @@
 import { condition, proxyActivities, setCurrentDetails, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import {
   infraRetry,
   PLAN_CHANGE_POLL_MS,

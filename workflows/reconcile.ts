@@ -1,5 +1,5 @@
 import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import { infraRetry, type ReconcileResult } from './shared.js';
 
 const { reconcileWaitingRows } = proxyActivities<Activities>({

@@ -1,5 +1,5 @@
 import { proxyActivities, setCurrentDetails } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { Activities } from './contracts/activities.js';
 import { RETENTION_DAYS, type RetentionResult } from './shared.js';
 
 const { purgeExpiredEventsAndDeliveries } = proxyActivities<Activities>({

@@ -1,6 +1,8 @@
-// Definitions shared by workflow code and the service: task queue, search attributes, and one typed
-// definition per workflow (its name, its input and result types, its signals, queries and updates).
-// Deterministic code only: imported into the workflow bundle (no Node-only imports).
+// The contract between the service and its workflows: task queue, search attributes, and one typed definition per
+// workflow (its name, its input and result types, its signals, queries and updates). The services start and signal
+// workflows through it, the workflows implement it, and it imports none of them: only Temporal's definitions and
+// the other contracts (workflows/contracts/). Deterministic code only: imported into the workflow bundle (no
+// Node-only imports).
 import {
   defineSearchAttributeKey,
   SearchAttributeType,
@@ -9,9 +11,7 @@ import {
   type UpdateDefinition,
 } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-// Types only (erased): the workflow functions, so a definition's name and input are checked against them.
-import type * as Workflows from './index.js';
-import type { BillingSnapshot, Intent } from './billing-rules.js';
+import type { BillingSnapshot, Intent } from './contracts/billing.js';
 
 export const DEFAULT_TASK_QUEUE = 'offerkit';
 
@@ -43,8 +43,27 @@ export type SearchAttributeValues = Partial<Record<SearchAttributeName, string>>
 // Every start, signal, query and update, from the service or a workflow, goes through one of these:
 // no workflow, signal, query or update is named by a bare string anywhere else.
 
-/** Every workflow type the worker runs: the exports of workflows/index.ts, the bundle's entry. */
-export type WorkflowName = keyof typeof Workflows;
+/**
+ * Every workflow type the worker runs, with its arguments and result: workflows/index.ts (the bundle's entry) exports
+ * exactly these functions, and test/unit/workflow-definitions.test.ts holds the two equal (names and types).
+ */
+export interface Workflows {
+  pingWorkflow: (input: PingInput) => Promise<PingResult>;
+  incentiveExpiryWorkflow: (input: IncentiveExpiryInput) => Promise<IncentiveExpiryState>;
+  webhookDeliveryWorkflow: (input: WebhookDeliveryInput) => Promise<WebhookDeliveryState>;
+  retentionWorkflow: () => Promise<RetentionResult>;
+  checkoutWorkflow: (input: CheckoutWorkflowInput) => Promise<CheckoutState>;
+  pauseWorkflow: (input: PauseInput) => Promise<PauseState>;
+  planChangeWorkflow: (input: PlanChangeInput) => Promise<PlanChangeState>;
+  reservationExpiryWorkflow: (input: ReservationExpiryInput) => Promise<ReservationExpiryState>;
+  usageRollupWorkflow: () => Promise<UsageRollupResult>;
+  usageRollupAppWorkflow: (input: UsageRollupAppInput) => Promise<UsageRollupResult>;
+  reconcileWorkflow: () => Promise<ReconcileResult>;
+  accountWorkflow: (input: AccountActorInput) => Promise<AccountActorState>;
+}
+
+/** Every workflow type the worker runs. */
+export type WorkflowName = keyof Workflows;
 
 type SignalMap = Record<string, SignalDefinition<any[]>>; // eslint-disable-line @typescript-eslint/no-explicit-any
 type QueryMap = Record<string, QueryDefinition<any, any[]>>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -64,7 +83,7 @@ export interface WorkflowDefinition<
   readonly updates: U;
 }
 
-/** The definition of a workflow type; `name` must be a workflow that workflows/index.ts exports. */
+/** The definition of a workflow type; `name` must be one of the workflows above. */
 function defineWorkflow<
   N extends WorkflowName,
   S extends SignalMap = None,
@@ -80,7 +99,7 @@ function defineWorkflow<
 }
 
 /** The workflow function a definition names. */
-export type WorkflowOf<D extends WorkflowDefinition> = (typeof Workflows)[D['name']];
+export type WorkflowOf<D extends WorkflowDefinition> = Workflows[D['name']];
 /** Its arguments (`[input]`, or `[]` for the scheduled ones). */
 export type WorkflowArgs<D extends WorkflowDefinition> = Parameters<WorkflowOf<D>>;
 /** The single input of a workflow that takes one (never for one that takes none). */
