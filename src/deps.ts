@@ -6,7 +6,7 @@ import type { CredentialCache } from './http/credential-cache.js';
 import type { Logger } from './logger.js';
 import type { TemporalHandle } from './temporal/client.js';
 import type { OutboxRelay } from './temporal/relay.js';
-import type { Caller } from './http/route.js';
+import type { Caller } from './http/caller.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /** DNS lookups (webhook URL checks and sends): the system's, or a test's. */

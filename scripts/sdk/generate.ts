@@ -13,31 +13,14 @@ import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
 import { routes as liveRoutes } from '../../src/routes.js';
 import { CLOSED_FIELDS, SDK_EXCLUDED, SDK_MODELS } from './names.js';
+import type { SdkCred, SdkOperation } from './operation.js';
 import { generatePython } from './python.js';
 import { eventDataSchemas, limitReachedBody } from './schemas.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const GENERATED_DIR = path.join(root, 'packages/sdk/src/generated');
 
-type SdkCred = 'S' | 'P' | 'T';
 const SDK_CREDS: SdkCred[] = ['S', 'P', 'T'];
-
-export interface SdkOperation {
-  route: RouteDef;
-  key: string;
-  name: string;
-  namespace: string;
-  method: string;
-  /** OpenAPI path (`{appId}`). */
-  path: string;
-  pathParams: string[];
-  creds: SdkCred[];
-  body: 'none' | 'optional' | 'required';
-  query: 'none' | 'optional' | 'required';
-  /** `page`: a `page` / `per_page` list; `cursor`: a `limit` / `cursor` list; false: not a list. */
-  paginated: false | 'page' | 'cursor';
-  status: number;
-}
 
 export const routeKey = (r: Pick<RouteDef, 'method' | 'path'>) => `${r.method} ${r.path}`;
 

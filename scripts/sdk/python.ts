@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { EVENT_TYPES } from '../../src/events/event-types.js';
 import { buildOpenApi } from '../../src/http/openapi.js';
 import type { RouteDef } from '../../src/http/route.js';
-import type { SdkOperation } from './generate.js';
+import type { SdkOperation } from './operation.js';
 import { SDK_MODELS } from './names.js';
 import { pythonResources, type PyOp } from './python-resources.js';
 import { PyTypes, codeOnly, docstring, pascal, pyName, pyStr, snake, type Schema } from './python-types.js';

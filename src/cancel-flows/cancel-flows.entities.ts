@@ -1,6 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
-import type { Step } from './cancel-flows.schemas.js';
-import type { SessionOffer } from './save-offers.js';
+import type { OfferKind, Step } from './cancel-flows.schemas.js';
 
 export type FlowStatus = 'active' | 'draft';
 
@@ -33,6 +32,35 @@ export interface GivenAnswer {
   answer: string | null;
   text: string | null;
 }
+/** The terms of an offer, whoever chose them. */
+export type OfferTerms =
+  | { kind: 'discount'; percent: number; cycles: number }
+  | { kind: 'downgrade'; plan: string }
+  | { kind: 'pause'; months: number }
+  | { kind: 'incentive'; incentive: string; months: number };
+
+/** Why the model's choice was not used: a code shown in the session, and a detail kept for operators. */
+export type FallbackReason = 'not_applicable' | 'invalid_answer' | 'outside_guardrails' | 'timeout' | 'error';
+
+/** An offer in a session (stored), presented without `step` and `terms`. */
+export interface SessionOffer {
+  step: string;
+  kind: OfferKind;
+  source: 'static' | 'dynamic';
+  terms: OfferTerms;
+  details: Record<string, unknown>;
+  headline: string;
+  body: string;
+  cta: string;
+  status: 'shown' | 'accepted' | 'declined';
+  /**
+   * Set when the model was asked but its choice was not used: a code (shown) and its detail (kept, not shown to
+   * customers).
+   */
+  fallback_reason?: FallbackReason;
+  fallback_detail?: string;
+}
+
 /** One offer shown in a session, for stats: what, from where, and what the customer did. */
 export interface OfferLogEntry {
   step: string;

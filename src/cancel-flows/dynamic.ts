@@ -7,12 +7,12 @@ import { effectiveAccess } from '../access/access.service.js';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FlowSnapshot, GivenAnswer } from './cancel-flows.entities.js';
+import type { FallbackReason, FlowSnapshot, GivenAnswer } from './cancel-flows.entities.js';
 import type { DynamicSettings, OfferKind, Step } from './cancel-flows.schemas.js';
 import { applies, kindApplies, type OfferContext, type OfferCopy, type OfferTerms } from './save-offers.js';
 
-/** Why the model's choice was not used: a code shown in the session, and a detail kept for operators. */
-export type FallbackReason = 'not_applicable' | 'invalid_answer' | 'outside_guardrails' | 'timeout' | 'error';
+// Stored with the session's offer (cancel-flows.entities.ts); handed on for the sessions service.
+export type { FallbackReason };
 export type DynamicResult =
   | { ok: true; terms: OfferTerms; copy: Required<Pick<OfferCopy, 'headline' | 'body'>> & OfferCopy }
   | { ok: false; reason: FallbackReason; detail: string };

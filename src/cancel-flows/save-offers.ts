@@ -7,41 +7,17 @@ import { notFound } from '../errors.js';
 import { regularPrice } from '../offers/offers.service.js';
 import { PaymentConnection } from '../payments/payments.entities.js';
 import { Subscription, type ISubscription } from '../subscriptions/subscriptions.entities.js';
-import type { GivenAnswer } from './cancel-flows.entities.js';
+import type { GivenAnswer, OfferTerms, SessionOffer } from './cancel-flows.entities.js';
 import type { z } from 'zod';
 import type { OfferKind, sessionOfferSchema, StaticOffer, Step } from './cancel-flows.schemas.js';
-import type { FallbackReason } from './dynamic.js';
 
-/** The terms of an offer, whoever chose them. */
-export type OfferTerms =
-  | { kind: 'discount'; percent: number; cycles: number }
-  | { kind: 'downgrade'; plan: string }
-  | { kind: 'pause'; months: number }
-  | { kind: 'incentive'; incentive: string; months: number };
+// An offer's terms and a session's offer are stored with the session: declared with it, handed on from here.
+export type { OfferTerms, SessionOffer };
 
 export interface OfferCopy {
   headline?: string;
   body?: string;
   cta?: string;
-}
-
-/** An offer in a session (stored), presented without `step` and `terms`. */
-export interface SessionOffer {
-  step: string;
-  kind: OfferKind;
-  source: 'static' | 'dynamic';
-  terms: OfferTerms;
-  details: Record<string, unknown>;
-  headline: string;
-  body: string;
-  cta: string;
-  status: 'shown' | 'accepted' | 'declined';
-  /**
-   * Set when the model was asked but its choice was not used: a code (shown) and its detail (kept, not shown to
-   * customers).
-   */
-  fallback_reason?: FallbackReason;
-  fallback_detail?: string;
 }
 
 export function presentOffer(o: SessionOffer | null): z.input<typeof sessionOfferSchema> | null {

@@ -4,18 +4,10 @@
 // "Bounded waits").
 import pg from 'pg';
 import type { Config } from '../config.js';
-import { guardPool } from './pool-guard.js';
+import { guardPool, type DbBounds } from './pool-guard.js';
 
-export interface DbBounds {
-  /** Connecting to PostgreSQL, and waiting for a free pooled connection (`pg` bounds both with one setting). */
-  connectMs: number;
-  /** Every session's `statement_timeout`; the client waits `ANSWER_MARGIN_MS` longer, then drops the connection. */
-  statementMs: number;
-  /** The `statement_timeout` `longStatements` (sql.ts) sets for one transaction of long work. */
-  longStatementMs: number;
-  /** Every session's `idle_in_transaction_session_timeout`. */
-  idleInTransactionMs: number;
-}
+// The bounds' shape is the guard's (it keeps them per pool): declared there, handed on from here.
+export type { DbBounds };
 
 export const DEFAULT_DB_BOUNDS: DbBounds = {
   connectMs: 2000,

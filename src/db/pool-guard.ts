@@ -1,7 +1,6 @@
 // A connection that dies inside a transaction must go back to the pool (as broken), or it is lost; a connection
 // whose server stopped answering must be dropped, or it holds its caller for ever.
 import type { Client, Pool, PoolClient } from 'pg';
-import type { DbBounds } from './bounds.js';
 import { isDatabaseUnavailable, markOutcomeUnknown } from './unavailable.js';
 
 /** How much longer than a statement's `statement_timeout` the client waits for its answer. */
@@ -10,6 +9,18 @@ export const ANSWER_MARGIN_MS = 500;
 const TICK_MS = 100;
 /** The most often a long statement's pool checks that the server answers on a new connection. */
 const PROBE_EVERY_MS = 1000;
+
+/** The waits a guarded pool keeps (src/db/bounds.ts sets them from the configuration). */
+export interface DbBounds {
+  /** Connecting to PostgreSQL, and waiting for a free pooled connection (`pg` bounds both with one setting). */
+  connectMs: number;
+  /** Every session's `statement_timeout`; the client waits `ANSWER_MARGIN_MS` longer, then drops the connection. */
+  statementMs: number;
+  /** The `statement_timeout` `longStatements` (sql.ts) sets for one transaction of long work. */
+  longStatementMs: number;
+  /** Every session's `idle_in_transaction_session_timeout`. */
+  idleInTransactionMs: number;
+}
 
 const boundsOf = new WeakMap<Pool, DbBounds>();
 

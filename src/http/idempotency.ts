@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { deleteInBatches, sql } from '../db/sql.js';
 import { isOutcomeUnknown, withoutDoubt } from '../db/unavailable.js';
 import { AppError, badRequest, conflict } from '../errors.js';
-import { Reply, type Caller, type RouteDef } from './route.js';
+import { Reply, type Caller, type IdempotencyKey, type RouteDef } from './route.js';
 
 /**
  * `Idempotency-Key` on POST, with Stripe's semantics: a retry within 24 hours answers the first
@@ -26,11 +26,7 @@ export const IDEMPOTENCY_WAIT_MS = 10_000;
  */
 export const IDEMPOTENCY_STALE_MS = 5 * 60_000;
 
-export interface IdempotencyKey {
-  appId: string | null;
-  digest: Buffer;
-  requestHash: Buffer;
-}
+export type { IdempotencyKey };
 
 /** Thrown by an atomic route whose statement hit an existing key: the wrapper answers the stored response. */
 export class IdempotentReplay extends Error {}

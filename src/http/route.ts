@@ -4,36 +4,16 @@ import type { z } from 'zod';
 import type { IApp } from '../apps/apps.entities.js';
 import type { Deps } from '../deps.js';
 import type { Ctx } from '../context.js';
-import type { IdempotencyKey } from './idempotency.js';
+import type { Caller, Cred, Role } from './caller.js';
 
-/**
- * Credential classes, as in the spec: S secret key, P publishable key, T account token (its own
- * account), A admin key only, N no credential, O an MCP OAuth access token (`mcp_at_...`) of the app,
- * C a person's console session (the cookie Better Auth sets), for the console's own routes.
- * The admin key is accepted on every `/apps/:appId` route. Every `/apps/:appId` route is also served to people
- * at `/console/api/apps/:appId/...` with their session (src/http/router.ts), where roles decide instead.
- */
-export type Cred = 'S' | 'P' | 'T' | 'A' | 'N' | 'O' | 'C';
+export { ROLES, type Caller, type Cred, type Person, type Role } from './caller.js';
 
-/** A person's role in a workspace, least to most (docs/security.md has the table of what each may do). */
-export const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
-export type Role = (typeof ROLES)[number];
-
-/** A signed-in person (the console), with their role in the workspace of the route's app (null off an app). */
-export interface Person {
-  userId: string;
-  name: string;
-  email: string;
+/** A request's `Idempotency-Key`, scoped to its app and credential (src/http/idempotency.ts reads and writes it). */
+export interface IdempotencyKey {
+  appId: string | null;
+  digest: Buffer;
+  requestHash: Buffer;
 }
-
-export type Caller =
-  | { kind: 'none' }
-  | { kind: 'admin' }
-  | { kind: 'secret' }
-  | { kind: 'publishable' }
-  | { kind: 'token'; accountId: string; expiresAt: Date }
-  | { kind: 'oauth'; connectionId: string; level: 'read' | 'write' | 'full'; audience: string | null }
-  | ({ kind: 'person'; role: Role | null; workspaceId: string | null } & Person);
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

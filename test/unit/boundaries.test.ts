@@ -1,10 +1,19 @@
 // The house's floors (docs/architecture.md), checked on the import graph dependency-cruiser draws: generic code at
 // the bottom imports no domain; domains import neither housekeeping, development code nor the composition above
 // them; development code (src/dev/) is loaded only on demand; presenters are pure; the event catalog knows
-// presenters, not services; workflow code imports nothing but workflow code.
+// presenters, not services; the contracts (workflows/shared.ts, workflows/contracts/) import no implementation, and
+// workflow code imports nothing but workflow code and contracts. And no circle of files anywhere in the house.
 import { expect } from 'chai';
-import { domainOf, ENTITY_REACHES, floorOf, TENANCY_TYPE, violations } from '../../scripts/boundaries.js';
-import { importGraph, type Graph } from '../../scripts/import-graph.js';
+import {
+  domainOf,
+  ENTITY_REACHES,
+  floorOf,
+  KNOWN_CIRCLES,
+  newCircles,
+  TENANCY_TYPE,
+  violations,
+} from '../../scripts/boundaries.js';
+import { circles, HOUSE_ROOTS, importGraph, type Graph } from '../../scripts/import-graph.js';
 
 describe('the house: which floor may import which (docs/architecture.md)', function () {
   this.timeout(120_000);
@@ -15,6 +24,36 @@ describe('the house: which floor may import which (docs/architecture.md)', funct
 
   it('has no import running the wrong way', () => {
     expect(violations(graph)).to.deep.equal([]);
+  });
+
+  it('has no circle of files anywhere in the house, type-only imports included (but the listed ones)', async () => {
+    const house = await importGraph(HOUSE_ROOTS);
+    expect(house.files.some((f) => f.startsWith('scripts/')) && house.files.some((f) => f.startsWith('activities/'))).to
+      .be.true;
+    const found = circles(house.files, house.edges);
+    expect(newCircles(found), 'a new circle: cut it where the lower file names the higher one').to.deep.equal([]);
+    // The list may only shrink: a listed circle that opened is removed from it.
+    const still = new Set(found.map((c) => c.join(' <-> ')));
+    expect(
+      KNOWN_CIRCLES.filter((c) => !still.has([...c].sort().join(' <-> '))),
+      'circles no longer there',
+    ).to.deep.equal([]);
+  });
+
+  it('finds a circle, a type-only one too (the rule itself)', () => {
+    const files = ['workflows/shared.ts', 'workflows/index.ts', 'workflows/checkout.ts', 'src/ids.ts'];
+    const edges: [string, string][] = [
+      ['workflows/index.ts', 'workflows/checkout.ts'],
+      ['workflows/checkout.ts', 'workflows/shared.ts'],
+      ['workflows/checkout.ts', 'src/ids.ts'],
+    ];
+    expect(circles(files, edges)).to.deep.equal([]);
+    // `import type * as Workflows from './index.js'` in the contract: a circle although the compiler erases it.
+    const typeOnly: [string, string][] = [...edges, ['workflows/shared.ts', 'workflows/index.ts']];
+    expect(newCircles(circles(files, typeOnly))).to.deep.equal([
+      'workflows/checkout.ts <-> workflows/index.ts <-> workflows/shared.ts',
+    ]);
+    expect(newCircles([[...KNOWN_CIRCLES[0]].reverse()])).to.deep.equal([]);
   });
 
   it('keeps the list of entity reaches honest: every listed pair still exists', () => {
@@ -50,8 +89,21 @@ describe('the house: which floor may import which (docs/architecture.md)', funct
     expect(at('src/webhooks/fanout.ts', 'src/dev/demo-receiver.ts', { dynamic: true })).to.have.length(2);
     expect(at('src/webhooks/fanout.ts', 'src/dev/demo-receiver.ts')).to.have.length(3);
     expect(at('src/offers/offers.present.ts', 'src/db/sql.ts')).to.have.length(1);
-    expect(at('workflows/checkout.ts', 'activities/index.ts', { typeOnly: true })).to.deep.equal([]);
+    // Contracts below implementations: a workflow proxies the activities' contract, never their code (not even
+    // its types); the contract imports no workflow; services reach a workflow through its contract.
+    expect(at('workflows/checkout.ts', 'workflows/contracts/activities.ts', { typeOnly: true })).to.deep.equal([]);
+    expect(at('workflows/checkout.ts', 'activities/index.ts', { typeOnly: true })).to.have.length(1);
     expect(at('workflows/checkout.ts', 'activities/index.ts')).to.have.length(1);
+    expect(at('workflows/shared.ts', 'workflows/index.ts', { typeOnly: true })).to.have.length(1);
+    expect(at('workflows/contracts/billing.ts', 'workflows/billing-rules.ts', { typeOnly: true })).to.have.length(1);
+    expect(at('workflows/contracts/activities.ts', 'workflows/shared.ts', { typeOnly: true })).to.deep.equal([]);
+    expect(at('workflows/contracts/activities.ts', 'src/deps.ts', { typeOnly: true })).to.have.length(1);
+    expect(at('src/checkouts/checkouts.service.ts', 'workflows/shared.ts')).to.deep.equal([]);
+    expect(at('src/checkouts/checkouts.service.ts', 'workflows/checkout.ts', { typeOnly: true })).to.have.length(1);
+    expect(at('src/subscriptions/intents.service.ts', 'workflows/billing-rules.ts')).to.deep.equal([]);
+    expect(at('activities/checkouts.ts', 'workflows/contracts/activities.ts', { typeOnly: true })).to.deep.equal([]);
+    expect(at('activities/account.ts', 'workflows/billing-rules.ts', { typeOnly: true })).to.have.length(1);
+    expect(at('src/temporal/client.ts', 'workflows/shared.ts')).to.deep.equal([]);
     expect(at('src/offers/offers.present.ts', 'src/offers/offers.service.ts')).to.have.length(1);
     expect(at('src/events/event-types.ts', 'src/offers/offers.service.ts')).to.have.length(1);
     expect(at('src/webhooks/fanout.ts', 'src/offers/offers.entities.ts')).to.have.length(1);

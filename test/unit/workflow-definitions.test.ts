@@ -18,7 +18,15 @@ import {
   WORKFLOW_DEFINITIONS,
   workflowDefinition,
   webhookDeliveryDef,
+  type Workflows,
 } from '../../workflows/shared.js';
+
+// At compile time: the bundle entry exports each workflow the contract declares, as the function it declares (its
+// input and result), and no workflow the contract does not declare. The contract imports no workflow, so this is
+// where the two meet.
+const implemented = bundleEntry satisfies Workflows;
+type Undeclared = Exclude<keyof typeof bundleEntry, keyof Workflows>;
+const noUndeclared: [Undeclared] extends [never] ? true : Undeclared = true;
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -42,6 +50,8 @@ describe('workflow definitions (workflows/shared.ts)', () => {
     expect(defined).to.deep.equal([...new Set(defined)]);
     expect(defined).to.deep.equal(exported);
     for (const d of WORKFLOW_DEFINITIONS) expect(workflowDefinition(d.name)).to.equal(d);
+    expect(Object.keys(implemented).sort()).to.deep.equal(defined);
+    expect(noUndeclared).to.equal(true);
     expect(workflowDefinition('noSuchWorkflow')).to.equal(undefined);
   });
 
