@@ -21,16 +21,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeAlias
+from typing import Protocol, TypeAlias
 
 from typing_extensions import Self
 
+from ._core import SyncCore
 from ._errors import APIConnectionError, APIError, NotFoundError, OfferkitError
 from ._generated.models import Access, AccessEntitlement, AccessEntitlementCredits
+from ._generated.resources.access import AccessResource
+from ._generated.resources.usage import UsageResource
 from ._stream import ChangeEvent, ChangeStream, stream_changes
 
-if TYPE_CHECKING:
-    from ._client import SecretClient
+
+class LocalClient(Protocol):
+    """What the evaluator uses of its client (a `SecretClient`), declared here so that this file, which the client
+    imports, does not import the client back."""
+
+    @property
+    def access(self) -> AccessResource: ...
+
+    @property
+    def usage(self) -> UsageResource: ...
+
+    @property
+    def _core(self) -> SyncCore: ...
+
+    def close(self) -> None: ...
 
 UnknownPolicy: TypeAlias = bool | Mapping[str, bool]
 """For accounts never seen: `True` (fail-open), `False` (fail-closed), or per entitlement id with `"default"`."""
@@ -110,7 +126,7 @@ class LocalEvaluator:
 
     def __init__(
         self,
-        client: SecretClient,
+        client: LocalClient,
         *,
         unknown: UnknownPolicy = False,
         max_buffer: int = 10_000,
