@@ -3,6 +3,7 @@
 // another; "both ways" counts pairs of rooms importing each other; "circles" are sets of files that import each
 // other round (strongly connected, more than one file), counted over the whole house (scripts and benches too).
 // `--json` prints the figures as JSON.
+import fs from 'node:fs';
 import path from 'node:path';
 import { cruise, type ICruiseResult } from 'dependency-cruiser';
 import { KNOWN_CIRCLES, newCircles, violations, type Import } from './boundaries.js';
@@ -18,6 +19,8 @@ export const SOURCE_ROOTS = [
 ];
 /** The whole house but its tests: where no circle of files may be (test/unit/boundaries.test.ts). */
 export const HOUSE_ROOTS = [...SOURCE_ROOTS, 'scripts', 'bench'];
+/** The Python SDK's source (the `offerkit` package), read by `pythonImportGraph`: dependency-cruiser reads no Python. */
+export const PYTHON_ROOT = 'packages/sdk-python/src';
 
 export interface GraphFigures {
   files: number;
@@ -66,6 +69,60 @@ export async function importGraph(roots = SOURCE_ROOTS): Promise<Graph> {
     );
   const edges = imports.map((i) => [i.from, i.to] as [string, string]);
   return { files, edges, imports };
+}
+
+/**
+ * The imports between the Python SDK's own files: relative ones (`from ._local import ...`, `from . import x`) and
+ * `offerkit.` ones, those under `if TYPE_CHECKING:` included (type-only, as `import type` counts in TypeScript).
+ */
+export function pythonImportGraph(root = PYTHON_ROOT): Graph {
+  const walk = (dir: string): string[] =>
+    fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+      const p = path.posix.join(dir, e.name);
+      return e.isDirectory() ? walk(p) : p.endsWith('.py') ? [p] : [];
+    });
+  const files = fs.existsSync(root) ? walk(root) : [];
+  const known = new Set(files);
+  /** The file of a module path (`a/b`): `a/b.py`, or the package's `a/b/__init__.py`. */
+  const fileOf = (m: string) => [`${m}.py`, `${m}/__init__.py`].find((f) => known.has(f));
+  const imports: Import[] = [];
+  for (const from of files) {
+    const text = fs.readFileSync(from, 'utf8');
+    const statements: { dir: string; names: string[] }[] = [];
+    for (const [, dots, absolute, module, names] of text.matchAll(
+      /^\s*from\s+(?:(\.+)|(offerkit)\.?)([\w.]*)\s+import\s+(\([^)]*\)|[^\n]+)/gm,
+    )) {
+      // `from .x import`: the file's own package; each further dot one package up. `from offerkit.x import`: the root.
+      let base = absolute ? path.posix.join(root, 'offerkit') : path.posix.dirname(from);
+      for (let up = 1; up < (dots ?? '.').length; up++) base = path.posix.dirname(base);
+      const list = names.replace(/[()]/g, '').split(',');
+      statements.push({
+        dir: path.posix.join(base, ...module.split('.')),
+        names: list.map((n) => n.trim().split(/\s+/)[0]),
+      });
+    }
+    for (const [, module] of text.matchAll(/^\s*import\s+offerkit\.?([\w.]*)/gm))
+      statements.push({ dir: path.posix.join(root, 'offerkit', ...module.split('.')), names: [] });
+    for (const { dir, names } of statements) {
+      // A name that is a module of its own reaches that file; any other name, the module it is taken from.
+      const modules = names.filter(Boolean).map((n) => fileOf(path.posix.join(dir, n)));
+      const targets = modules.every((f) => f !== undefined) && modules.length ? modules : [...modules, fileOf(dir)];
+      for (const to of new Set(targets))
+        if (to !== undefined && to !== from) imports.push({ from, to, typeOnly: false, dynamic: false });
+    }
+  }
+  return { files, edges: imports.map((i) => [i.from, i.to] as [string, string]), imports };
+}
+
+/** The whole house but its tests: the TypeScript roots and the Python SDK, in one graph. */
+export async function houseGraph(): Promise<Graph> {
+  const ts = await importGraph(HOUSE_ROOTS);
+  const py = pythonImportGraph();
+  return {
+    files: [...ts.files, ...py.files],
+    edges: [...ts.edges, ...py.edges],
+    imports: [...ts.imports, ...py.imports],
+  };
 }
 
 /** Strongly connected sets of more than one node (Tarjan). */
@@ -127,7 +184,7 @@ export function figures(graph: Graph): GraphFigures {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   // Circles are counted over the whole house (scripts and benches too), the other figures over the product code.
-  const house = await importGraph(HOUSE_ROOTS);
+  const house = await houseGraph();
   const houseCircles = circles(house.files, house.edges);
   const f = { ...figures(await importGraph()), circles: houseCircles.map((c) => c.length) };
   const unlisted = newCircles(houseCircles);
@@ -138,7 +195,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     const circlesText = f.circles.length ? f.circles.join(', ') : 'none';
     process.stdout.write(
       `files ${f.files}, imports ${f.imports}, rooms ${f.rooms}, arrows between rooms ${f.arrows}, ` +
-        `rooms importing each other ${f.bothWays} pairs, circles of files in the house (scripts and benches too): ` +
+        `rooms importing each other ${f.bothWays} pairs, circles of files in the house (scripts, benches and the Python SDK too): ` +
         `${circlesText} (${KNOWN_CIRCLES.length} listed in scripts/boundaries.ts, ${unlisted.length} not), ` +
         `imports running the wrong way (scripts/boundaries.ts): ${wrongWay.length}\n` +
         houseCircles.map((c) => `  circle of ${c.length} files: ${c.join(', ')}\n`).join('') +

@@ -48,6 +48,7 @@ class LocalClient(Protocol):
 
     def close(self) -> None: ...
 
+
 UnknownPolicy: TypeAlias = bool | Mapping[str, bool]
 """For accounts never seen: `True` (fail-open), `False` (fail-closed), or per entitlement id with `"default"`."""
 
