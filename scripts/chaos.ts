@@ -13,6 +13,10 @@
 //
 // `npm run chaos -- topology` (issue 34): `npm run topology` at a small size (60 accounts, 120 usage adds, 5
 // checkouts) on the real Temporal cluster, with its faults; see scripts/topology.ts.
+//
+// `npm run chaos -- offline` (issue 44): the API process down for CHAOS_OFFLINE_S (60) while a client answers checks
+// from memory and buffers usage, the client itself SIGKILLed and restarted on its buffer file mid-outage; see
+// scripts/chaos-offline.ts.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -36,11 +40,17 @@ const TEMPORAL_DOWN_S = Number(process.env.CHAOS_TEMPORAL_DOWN_S ?? 20);
 const PG_FREEZE_S = Number(process.env.CHAOS_PG_FREEZE_S ?? 60);
 const TEMPORAL_FREEZE_S = Number(process.env.CHAOS_TEMPORAL_FREEZE_S ?? 20);
 const MODE = process.argv[2] ?? 'stop';
-if (!['stop', 'freeze', 'all', 'soak', 'topology', 'billing'].includes(MODE))
-  throw new Error(`unknown mode ${MODE}: stop (default), freeze, all, soak, topology or billing`);
+if (!['stop', 'freeze', 'all', 'soak', 'topology', 'billing', 'offline'].includes(MODE))
+  throw new Error(`unknown mode ${MODE}: stop (default), freeze, all, soak, topology, billing or offline`);
 // `npm run chaos -- billing` (issue 40): billing intents while workers and the whole service are SIGKILLed and
 // Temporal is frozen, every account then compared with the provider; see scripts/chaos-billing.ts.
 if (MODE === 'billing') process.exit(await (await import('./chaos-billing.js')).runBillingChaos());
+// `npm run chaos -- offline` (issue 44): the API stopped while a client checks and tracks with the SDK's local
+// evaluator, which is itself killed and restarted on its buffer file; see scripts/chaos-offline.ts.
+if (MODE === 'offline') {
+  const offline = await import('./chaos-offline.js');
+  process.exit(await offline.runOfflineChaos(offline.offlineSettingsFromEnv()));
+}
 if (MODE === 'soak') {
   await import('./soak.js');
   await new Promise(() => undefined); // soak.ts exits by itself

@@ -15,6 +15,7 @@ import { connectProvider, createAccount, purchase, seededApp, type TestApp } fro
 import { get, post } from '../helpers/http.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { testEnv } from '../helpers/servers.js';
+import { eventually } from '../helpers/wait.js';
 
 /**
  * The host page: its own script reads `?app`, `?key`, `?account` and its account token from `?token` (the name the
@@ -251,7 +252,11 @@ describe('drop-in components: returns they started, one read per account (issue 
       if (account === 'ada')
         await table.getByRole('article', { name: /Pro/ }).getByRole('button', { name: 'Current plan' }).waitFor();
       else await table.getByRole('button', { name: 'Choose Pro' }).waitFor();
-      await page.waitForLoadState('networkidle');
+      // The account's token keeps the change stream open (issue 44): the network never idles. Wait for the stream's
+      // answer and for the three components' state instead, then as long as 'networkidle' would (500 ms) for a late read.
+      await eventually(async () => requests.some((r) => new URL(r.url()).pathname === `${base}/stream`), 10_000);
+      await eventually(async () => (await page.evaluate(() => (globalThis as any).updates)) >= 3, 10_000);
+      await page.waitForTimeout(500);
       expect(reads(requests, account, '/plan'), `${account}: GET .../plan`).to.equal(1);
       expect(reads(requests, account, '/subscription'), `${account}: GET .../subscription`).to.equal(subscriptionReads);
       // Each component heard the one state once (the table, the meter and the paywall).

@@ -26,6 +26,7 @@ import {
   type PlanQuote,
   type PublishableClient,
 } from './client.js';
+import { streamChanges } from '@offerkit/sdk';
 
 /** A plan change sent to the provider for approval, kept across the trip (one per page session). */
 const PENDING_CHANGE = 'offerkit:pending-change';
@@ -164,6 +165,19 @@ export class OfferkitElement extends LitElement {
           if ((e as { status?: number }).status === 404) return null;
           throw e;
         }
+      };
+    // The account's change stream, with the token as a header (no credential in a URL): the `account-token`
+    // attribute's (a `client` property of your own keeps its token to itself: no stream, reads as before).
+    if (own() && this.accountToken)
+      reader.changes = (lastEventId, signal) => {
+        const c = this.tokenClient();
+        return streamChanges({
+          baseUrl: c.baseUrl,
+          appId: c.appId,
+          credential: this.accountToken,
+          lastEventId,
+          signal,
+        });
       };
     return reader;
   }

@@ -8,6 +8,7 @@ import {
   AccountTokenClient as SdkAccountTokenClient,
   PublishableClient as SdkPublishableClient,
   decodeAccountToken as decodeToken,
+  type ChangeEvent,
   type AccountTokenClientOptions,
   type PublishableClientOptions,
   type AccessGetResponse,
@@ -141,6 +142,8 @@ export interface AccountState {
 export interface AccountReader {
   access(account: string): Promise<EffectiveAccess>;
   subscription?: (account: string) => Promise<Subscription | null>;
+  /** The change stream its account token reads (that account's events and the catalog's), from `Last-Event-ID`. */
+  changes?: (lastEventId: string | null, signal: AbortSignal) => AsyncIterable<ChangeEvent>;
 }
 
 type Listener = (state: AccountState) => void;
@@ -166,6 +169,11 @@ export class AccountStore {
   private again: Promise<AccountState> | null = null;
   /** Whether `state` was read with a reader that reads the subscription. */
   private stateWithSubscription = false;
+  /** The change stream followed while a component holds the account's token; `opened`: its first answer. */
+  private live: AbortController | null = null;
+  private opened: Promise<unknown> | null = null;
+  /** The last event id seen: a stream opened again resumes after it. */
+  private last: string | null = null;
 
   constructor(readonly account: string) {}
 
@@ -179,10 +187,50 @@ export class AccountStore {
     this.readers.add(reader);
     this.listeners.add(listener);
     if (this.state) listener(this.state);
+    this.follow();
     return () => {
       this.readers.delete(reader);
       this.listeners.delete(listener);
+      if (![...this.readers].some((r) => r.changes)) {
+        this.live?.abort();
+        this.live = null;
+      }
     };
+  }
+
+  /**
+   * Follows the account's change stream (GET /apps/:appId/stream, with the token in the Authorization header) while
+   * a component holds the account's token: a `usage`, `account`, `credits` event of the account, a `catalog` or a
+   * `resync` reads it again, so the meter and the paywall show changes made anywhere without polling. A cut stream
+   * reconnects with its `Last-Event-ID` (1 s, doubling to 30 s) and gets what it missed; a refused one (401, 403)
+   * is left, and the components read as without it (on load, after writes through the bundle's clients, refresh()).
+   */
+  private follow() {
+    const reader = [...this.readers].find((r) => r.changes);
+    if (!reader || this.live) return;
+    const stop = (this.live = new AbortController());
+    let opened = () => {};
+    // The first read waits for the stream's start (at most 3 s): no change falls between the two.
+    this.opened = new Promise((r) => setTimeout((opened = r as () => void), 3000));
+    void (async () => {
+      for (let wait = 1000; !stop.signal.aborted; wait = Math.min(wait * 2, 30_000)) {
+        try {
+          for await (const e of reader.changes!(this.last, stop.signal)) {
+            opened();
+            wait = 1000;
+            this.last = e.id || this.last;
+            const a = (e.data as { accountId?: string }).accountId;
+            if (e.type !== 'ready' && e.type !== 'keep-alive' && (!a || a === this.account))
+              void this.refresh().catch(() => undefined);
+          }
+        } catch (e) {
+          const status = (e as { status?: number }).status ?? 500;
+          if (status < 500 && status !== 408 && status !== 429) return opened();
+        }
+        opened();
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    })();
   }
 
   /** Whether a component on the page can read the subscription (it holds the account's token). */
@@ -224,6 +272,7 @@ export class AccountStore {
     // Let the page's other components attach first (they are upgraded and updated in the same moment), so one read
     // serves them all, with the most capable reader among them.
     await new Promise((r) => setTimeout(r, 0));
+    await this.opened;
     const readers = [...this.readers];
     const reader = readers.find((r) => r.subscription) ?? readers[0];
     if (!reader) throw new Error('No component reads this account');

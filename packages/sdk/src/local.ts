@@ -93,6 +93,7 @@ export class LocalEvaluator {
   private connected = false;
   private closed = false;
   private sending: Promise<void> | null = null;
+  private persisting: Promise<void> = Promise.resolve();
   private readonly restored: Promise<void>;
   private readyWaiters: (() => void)[] = [];
   /** Counters for the bench and tests: events applied, reconnections, resyncs. */
@@ -227,7 +228,10 @@ export class LocalEvaluator {
 
   private send() {
     if (this.sending || this.closed) return;
-    this.sending = this.sendAll().finally(() => (this.sending = null));
+    // A failure here (the buffer file not writable) stops this round; the next `track` or `flush` starts another.
+    this.sending = this.sendAll()
+      .catch(() => undefined)
+      .finally(() => (this.sending = null));
   }
 
   private async sendAll() {
@@ -265,12 +269,23 @@ export class LocalEvaluator {
     }
   }
 
-  private async persist() {
-    if (!this.o.bufferFile) return;
+  /**
+   * Writes the buffer to `bufferFile`: one write at a time, each of the buffer as it is when the write starts, so the
+   * file only moves forward (a `track` and an acknowledgement writing at once would share the temporary file: one
+   * rename then fails, and a slower write could put back an older buffer).
+   */
+  private persist(): Promise<void> {
+    if (!this.o.bufferFile) return Promise.resolve();
+    const next = this.persisting.then(() => this.write(this.o.bufferFile!));
+    this.persisting = next.catch(() => undefined);
+    return next;
+  }
+
+  private async write(file: string) {
     const fs = await files();
-    const tmp = `${this.o.bufferFile}.tmp`;
+    const tmp = `${file}.tmp`;
     await fs.writeFile(tmp, this.buffer.map((b) => JSON.stringify(b)).join('\n'));
-    await fs.rename(tmp, this.o.bufferFile);
+    await fs.rename(tmp, file);
   }
 
   private async restore() {
