@@ -134,7 +134,10 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeo
 export function proxied(args: Record<string, unknown>, ctx: McpRequestContext) {
   const unknown = Object.keys(args).filter((k) => k !== 'name' && k !== 'arguments');
   if (unknown.length)
-    return refusal(400, `Unknown argument ${unknown.map((k) => `\`${k}\``).join(', ')}: call_tool takes \`name\`, \`arguments\``);
+    return refusal(
+      400,
+      `Unknown argument ${unknown.map((k) => `\`${k}\``).join(', ')}: call_tool takes \`name\`, \`arguments\``,
+    );
   if (typeof args.name !== 'string') return refusal(400, 'name: is required (the tool to call, e.g. "list_plans")');
   if (args.arguments !== undefined && !isPlainObject(args.arguments))
     return refusal(400, 'arguments: expected an object of the tool\'s arguments, e.g. { "planId": "pro" }');

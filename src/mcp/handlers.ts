@@ -218,7 +218,13 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
 }
 
 /** Logs a call (an agent calling a tool that is not there is worth an operator's look too). */
-function logged(name: string, args: Record<string, unknown>, ctx: McpRequestContext, started: number, outcome: Outcome) {
+function logged(
+  name: string,
+  args: Record<string, unknown>,
+  ctx: McpRequestContext,
+  started: number,
+  outcome: Outcome,
+) {
   logCall(ctx.deps.orm, ctx.deps.logger, {
     appId: ctx.app.id,
     connectionId: ctx.connectionId,
