@@ -128,6 +128,17 @@ export const DISCOVERY_TOOLS = [
   },
 ] as const;
 
+/**
+ * The discovery tools as a caller sees them: for a caller who may call only read tools (a Read only connection),
+ * call_tool reads too, and says so.
+ */
+export function discoveryTools(readsOnly: boolean) {
+  if (!readsOnly) return DISCOVERY_TOOLS;
+  return DISCOVERY_TOOLS.map((t) =>
+    t.name === CALL_TOOL ? { ...t, annotations: { readOnlyHint: true, openWorldHint: false } } : t,
+  );
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** The tool a `call_tool` call names, with its arguments; or why it names none (a 400 or 404 for the model). */

@@ -13,7 +13,7 @@ import { decodeComponent } from '../http/validate.js';
 import { MCP_ACCOUNT_ARG } from '../http/route.js';
 import { logCall } from './calls.js';
 import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiPage } from './apps.js';
-import { CALL_TOOL, DISCOVERY_TOOLS, FIND_TOOLS, findTools, listEntry, proxied } from './discovery.js';
+import { CALL_TOOL, discoveryTools, FIND_TOOLS, findTools, listEntry, proxied } from './discovery.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import { denial } from './tools.js';
 import { listedUnder } from './toolsets.js';
@@ -260,12 +260,11 @@ export function registerHandlers(server: Server, { contextOf, modern }: HandlerS
     const ctx = contextOf(extra);
     // The discovery tools, then the core tools and those of the chosen toolsets the caller may call
     // (src/mcp/toolsets.ts): the others stay callable, and find_tools describes them.
+    const permitted = ctx.tools.filter((t) => denial(t, ctx.settings, ctx.level) === null);
     return {
       tools: [
-        ...DISCOVERY_TOOLS,
-        ...ctx.tools
-          .filter((t) => listedUnder(ctx.toolsets, t) && denial(t, ctx.settings, ctx.level) === null)
-          .map(listEntry),
+        ...discoveryTools(permitted.every((t) => t.annotations.readOnlyHint === true)),
+        ...permitted.filter((t) => listedUnder(ctx.toolsets, t)).map(listEntry),
       ] as ListToolsResult['tools'],
     };
   });
