@@ -6,8 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  * the app's). Both tables already announce their changes to every API process (Migration20261202100000,
  * Migration20261222090000).
  */
-export class Migration20261225090000_mcp_toolsets extends Migration {
-  override name = 'Migration20261225090000_mcp_toolsets';
+export class Migration20261227090000_mcp_toolsets extends Migration {
+  override name = 'Migration20261227090000_mcp_toolsets';
 
   override up(): void {
     this.addSql(`alter table "mcp_settings" add column "toolsets" jsonb not null default '[]';`);
