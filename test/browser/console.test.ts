@@ -792,7 +792,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
     });
     await page.getByText('(override)').waitFor();
     // The toolsets an agent's tool list names beside the core (issue 43, item 3).
-    await page.getByLabel('Toolsets listed').click();
+    await page.getByRole('combobox', { name: 'Toolsets listed' }).click();
     await page.getByRole('option', { name: 'Webhooks and events' }).click();
     await page.keyboard.press('Escape');
     await page.getByRole('button', { name: 'Save MCP settings' }).click();
