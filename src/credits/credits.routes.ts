@@ -68,7 +68,7 @@ export const creditRoutes = [
     auth: ['S', 'T'],
     mcp: {
       tool: 'get_credit_balance',
-      use: "Use it to see an account's credits: each pool's balance and the grants it is made of, with their expiry.",
+      use: "Use it to see what an account's credits can pay for now and when its grants expire.",
       level: 'R',
     },
     tags,

@@ -8,6 +8,7 @@ import { iso } from '../time.js';
 import type { ConnectionKind, Guardrails, Level } from './mcp.entities.js';
 import { guardrailsView, NO_GUARDRAILS, viewGuardrails, type GuardrailsInput, mergeGuardrails } from './guardrails.js';
 import { covers } from './settings.js';
+import { toolsetsSchema, type ToolsetChoice } from './toolsets.js';
 
 /**
  * Key sessions kept per app: `initialize` with a key reuses the session of the same client name, and the least
@@ -42,6 +43,8 @@ export const connectionSchema = z.object({
    * sessions, which share the app's key guard-rails (the MCP settings).
    */
   guardrails: guardrailsView.nullable(),
+  /** An OAuth connection's own choice of toolsets for `tools/list`; null: the app's (always null for key sessions). */
+  toolsets: toolsetsSchema.nullable(),
 });
 
 interface Row {
@@ -58,6 +61,7 @@ interface Row {
   cut_off_at: Date | null;
   cut_off_reason: string | null;
   guardrails: Guardrails | null;
+  toolsets: ToolsetChoice[] | null;
   calls: string | number;
 }
 
@@ -89,37 +93,50 @@ async function presentConnection(em: EntityManager, appId: string, r: Row, cap: 
     cut_off: r.cut_off_at ? { at: iso(r.cut_off_at)!, reason: r.cut_off_reason ?? '' } : null,
     guardrails:
       r.kind === 'oauth' ? await viewGuardrails(em, appId, { kind: 'connection', id: r.id }, r.guardrails) : null,
+    toolsets: r.toolsets,
   };
 }
 
 /**
- * Sets an OAuth connection's guard-rails (an operator): the fields sent replace theirs, in one statement (`||` on
- * the stored object), so two changes of different caps do not undo each other. Key sessions share the app's key
- * guard-rails (400: change them in the MCP settings).
+ * Sets an OAuth connection's guard-rails and toolsets (an operator): the guard-rail fields sent replace theirs, in one
+ * statement (`||` on the stored object), so two changes of different caps do not undo each other; `toolsets`, when
+ * sent, replaces the connection's choice (null: the app's). Key sessions share the app's key guard-rails and choose
+ * their toolsets per request (400).
  */
-export async function setConnectionGuardrails(
+export async function setConnection(
   em: EntityManager,
   appId: string,
   id: string,
-  input: GuardrailsInput,
+  input: { guardrails?: GuardrailsInput; toolsets?: ToolsetChoice[] | null },
   cap: Level,
 ) {
-  const changes = mergeGuardrails({ ...NO_GUARDRAILS }, input);
-  const sent = Object.fromEntries(Object.keys(input).map((k) => [k, changes[k as keyof Guardrails]]));
+  const changes = mergeGuardrails({ ...NO_GUARDRAILS }, input.guardrails ?? {});
+  const sent = Object.fromEntries(Object.keys(input.guardrails ?? {}).map((k) => [k, changes[k as keyof Guardrails]]));
   const [row] = await sql<Row>(
     em,
     `update mcp_connections
-        set guardrails = coalesce(guardrails, '{"spend_cap": null, "usage_caps": []}'::jsonb) || $3::jsonb
+        set guardrails = case when $3::jsonb = '{}'::jsonb then guardrails
+              else coalesce(guardrails, '{"spend_cap": null, "usage_caps": []}'::jsonb) || $3::jsonb end,
+            toolsets = case when $4 then $5::jsonb else toolsets end
       where app_id = $1 and id = $2 and kind = 'oauth'
       returning *, (select count(*) from mcp_calls m where m.connection_id = mcp_connections.id
                      and m.created_at > now() - interval '7 days') as calls`,
-    [appId, id, JSON.stringify(sent)],
+    [
+      appId,
+      id,
+      JSON.stringify(sent),
+      input.toolsets !== undefined,
+      input.toolsets === undefined || input.toolsets === null ? null : JSON.stringify(input.toolsets),
+    ],
   );
   if (row) return presentConnection(em, appId, row, cap);
   const [other] = await sql(em, 'select 1 from mcp_connections where app_id = $1 and id = $2', [appId, id]);
   if (other)
     throw badRequest(
-      "guardrails: a key session shares the app's key guard-rails; set key_guardrails in the MCP settings instead",
+      input.guardrails !== undefined
+        ? "guardrails: a key session shares the app's key guard-rails; set key_guardrails in the MCP settings instead"
+        : 'toolsets: a key session chooses its toolsets per request (the `toolsets` query parameter or the ' +
+            "X-MCP-Toolsets header), or follows the app's (the MCP settings)",
     );
   throw notFound('Connection');
 }
@@ -184,13 +201,15 @@ export interface ConnectionState {
   kind: ConnectionKind;
   guardrails: Guardrails | null;
   elicitation: boolean;
+  /** The connection's own toolsets for `tools/list`; null: the app's. */
+  toolsets: ToolsetChoice[] | null;
 }
 
 async function loadState(em: EntityManager, appId: string, id: string): Promise<ConnectionState | null> {
   const [row] = await prepared<ConnectionState>(
     em,
     'mcp_connection_state',
-    'select id, kind, guardrails, elicitation from mcp_connections where id = $1 and app_id = $2',
+    'select id, kind, guardrails, elicitation, toolsets from mcp_connections where id = $1 and app_id = $2',
     [id, appId],
   );
   return row ?? null;

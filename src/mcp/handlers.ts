@@ -12,9 +12,11 @@ import { AppError } from '../errors.js';
 import { decodeComponent } from '../http/validate.js';
 import { MCP_ACCOUNT_ARG } from '../http/route.js';
 import { logCall } from './calls.js';
-import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiMetaOf, uiPage } from './apps.js';
+import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiPage } from './apps.js';
+import { CALL_TOOL, discoveryTools, FIND_TOOLS, findTools, listEntry, proxied } from './discovery.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import { denial } from './tools.js';
+import { listedUnder } from './toolsets.js';
 import { refusal, runTool, type McpRequestContext, type Outcome } from './run-tool.js';
 
 /**
@@ -151,7 +153,7 @@ export async function callTool(
 const unknownTool = (name: string) =>
   new ProtocolError(
     ProtocolErrorCode.InvalidParams,
-    `Unknown tool: ${name} (tools/list names the tools this connection can call)`,
+    `Unknown tool: ${name} (find_tools names the tools this connection can call)`,
   );
 
 /** A JSON-RPC error answer, as text, for a request the plain path answers. */
@@ -195,7 +197,14 @@ export async function plainCallJson(
 
 /** A tool call's outcome (the route's answer, or the refusal), logged. */
 async function toolOutcome(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+  // call_tool is the tool it names (its checks, caps, dry run and log line), or its refusal.
+  if (name === CALL_TOOL) {
+    const inner = proxied(args, ctx);
+    if ('name' in inner) return toolOutcome(inner.name, inner.args, ctx);
+    return logged(name, args, ctx, performance.now(), inner);
+  }
   const started = performance.now();
+  if (name === FIND_TOOLS) return logged(name, args, ctx, started, findTools(args, ctx));
   const tool = toolNamed(ctx, name);
   let outcome: Outcome;
   if (!tool) outcome = refusal(404, `Unknown tool ${name}`);
@@ -203,7 +212,19 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
     const reason = denial(tool, ctx.settings, ctx.level);
     outcome = reason ? refusal(403, reason) : await runTool(tool, args, ctx);
   }
-  // Logged all the same (an agent calling a tool that is not there is worth an operator's look).
+  logged(name, args, ctx, started, outcome);
+  if (!tool) throw unknownTool(name);
+  return outcome;
+}
+
+/** Logs a call (an agent calling a tool that is not there is worth an operator's look too). */
+function logged(
+  name: string,
+  args: Record<string, unknown>,
+  ctx: McpRequestContext,
+  started: number,
+  outcome: Outcome,
+) {
   logCall(ctx.deps.orm, ctx.deps.logger, {
     appId: ctx.app.id,
     connectionId: ctx.connectionId,
@@ -214,7 +235,6 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
     result: outcome.text,
     durationMs: performance.now() - started,
   });
-  if (!tool) throw unknownTool(name);
   return outcome;
 }
 
@@ -238,18 +258,14 @@ export interface HandlerSetup {
 export function registerHandlers(server: Server, { contextOf, modern }: HandlerSetup): void {
   server.setRequestHandler('tools/list', async (_request, extra) => {
     const ctx = contextOf(extra);
+    // The discovery tools, then the core tools and those of the chosen toolsets the caller may call
+    // (src/mcp/toolsets.ts): the others stay callable, and find_tools describes them.
+    const permitted = ctx.tools.filter((t) => denial(t, ctx.settings, ctx.level) === null);
     return {
-      tools: ctx.tools
-        .filter((t) => denial(t, ctx.settings, ctx.level) === null)
-        .map((t) => ({
-          name: t.name,
-          description: t.description,
-          inputSchema: t.inputSchema,
-          outputSchema: t.outputSchema,
-          annotations: t.annotations,
-          // The MCP App page that shows the tool's result (src/mcp/apps.ts), for hosts that support MCP Apps.
-          ...(uiMetaOf(t.name) ? { _meta: uiMetaOf(t.name) } : {}),
-        })) as ListToolsResult['tools'],
+      tools: [
+        ...discoveryTools(permitted.every((t) => t.annotations.readOnlyHint === true)),
+        ...permitted.filter((t) => listedUnder(ctx.toolsets, t)).map(listEntry),
+      ] as ListToolsResult['tools'],
     };
   });
 
@@ -257,7 +273,10 @@ export function registerHandlers(server: Server, { contextOf, modern }: HandlerS
     const ctx = contextOf(extra);
     const { name } = request.params;
     const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    const asked = modern ? await modern.beforeCall(name, args, ctx, extra) : null;
+    // A call through call_tool asks the person first as the tool it calls would.
+    const inner = name === CALL_TOOL ? proxied(args, ctx) : null;
+    const [askName, askArgs] = inner && 'name' in inner ? [inner.name, inner.args] : [name, args];
+    const asked = modern ? await modern.beforeCall(askName, askArgs, ctx, extra) : null;
     return (asked ?? (await callTool(name, args, ctx))) as CallToolResult;
   });
 

@@ -24,6 +24,8 @@ export const McpSettings = defineEntity({
     toolOverrides: p.json<Record<string, boolean>>(),
     /** Guard-rails of the app's key-based MCP use (secret and admin key sessions share them). */
     keyGuardrails: p.json<Guardrails>().nullable(),
+    /** Toolsets `tools/list` names beside the core and discovery tools (src/mcp/toolsets.ts); none by default. */
+    toolsets: p.json<string[]>(),
     updatedAt: p
       .datetime()
       .onCreate(() => new Date())
@@ -53,6 +55,8 @@ export const McpConnection = defineEntity({
     guardrails: p.json<Guardrails>().nullable(),
     /** The client declared MCP elicitation at its last initialize: destructive tools ask the person first. */
     elicitation: p.boolean().default(false),
+    /** An OAuth connection's own choice of toolsets for `tools/list`; null: the app's. */
+    toolsets: p.json<string[]>().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     lastUsedAt: p.datetime().nullable(),
     /** Why and when the connection's tokens were revoked (e.g. a refresh token used twice). */

@@ -8,13 +8,14 @@ import { PassThrough } from 'node:stream';
 import { z } from 'zod';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { sql } from '../db/sql.js';
-import { AppError, forbidden } from '../errors.js';
+import { AppError, badRequest, forbidden } from '../errors.js';
 import { cursorPageSchema } from '../http/pagination.js';
 import { Reply, ctxOf, route, type RawBody, type Scope } from '../http/route.js';
 import { deletedSchema } from '../http/schemas.js';
 import { mcpResourceUrl, resourceKey } from '../oauth/oauth.service.js';
 import { callSchema, callsQuery, flushCalls, listCalls } from './calls.js';
 import { asksFirst, confirmThenCall } from './confirm.js';
+import { CALL_TOOL, proxied } from './discovery.js';
 import {
   connectionSchema,
   connectionState,
@@ -23,7 +24,7 @@ import {
   listConnections,
   markUsed,
   recordKeyConnection,
-  setConnectionGuardrails,
+  setConnection,
 } from './connections.js';
 import { deliverAnswers } from './elicitation.js';
 import { guardrailsInput, NO_GUARDRAILS } from './guardrails.js';
@@ -41,6 +42,7 @@ import {
   type McpSettingsView,
 } from './settings.js';
 import { appCap, toolsOf } from './tools.js';
+import { requestedToolsets, TOOLSETS, toolsetsSchema, type ToolsetChoice } from './toolsets.js';
 
 const tags = ['MCP'];
 
@@ -91,7 +93,18 @@ type Message = {
 };
 /** The protocol revision of the stateless core (src/mcp/modern.ts). */
 const MODERN = '2026-07-28';
-type McpScope = Scope<{ appId: string }, Record<string, never>, z.output<typeof mcpBody>>;
+/** The request's choice of toolsets for `tools/list` (src/mcp/toolsets.ts); the `X-MCP-Toolsets` header says the same. */
+const mcpQuery = z.object({
+  toolsets: z
+    .string()
+    .max(200)
+    .optional()
+    .describe(
+      `Toolsets tools/list names beside the core and discovery tools, separated by commas: ${TOOLSETS.join(', ')}, ` +
+        "or all; empty for the core alone. Omitted: the OAuth connection's choice, else the app's (MCP settings).",
+    ),
+});
+type McpScope = Scope<{ appId: string }, z.output<typeof mcpQuery>, z.output<typeof mcpBody>>;
 
 const declaresElicitation = (initialize: Message) =>
   !!(initialize.params?.capabilities as { elicitation?: unknown } | undefined)?.elicitation;
@@ -157,9 +170,11 @@ function contextOf(
   settings: McpSettingsView,
   connectionId: string | null,
   guardrails: McpRequestContext['guardrails'],
+  connectionToolsets: ToolsetChoice[] | null,
 ): McpRequestContext {
   const { caller } = s;
   return {
+    toolsets: requestToolsets(s) ?? connectionToolsets ?? settings.toolsets,
     deps: s.deps,
     app: s.app!,
     requestId: s.requestId,
@@ -173,6 +188,19 @@ function contextOf(
       caller.kind === 'oauth' ? { kind: 'connection' as const, id: caller.connectionId } : { kind: 'keys' as const },
     guardrails,
   };
+}
+
+/**
+ * The request's own choice of toolsets: the `toolsets` query parameter, else the `X-MCP-Toolsets` header; null when
+ * it makes none. An unknown toolset is a 400 (a JSON-RPC -32600) naming it.
+ */
+function requestToolsets(s: McpScope): ToolsetChoice[] | null {
+  const [from, value] =
+    s.query.toolsets !== undefined ? ['toolsets', s.query.toolsets] : ['X-MCP-Toolsets', s.headers['x-mcp-toolsets']];
+  const choice = requestedToolsets(value);
+  if (choice && 'unknown' in choice)
+    throw badRequest(`${from}: no toolset is named "${choice.unknown}" (${TOOLSETS.join(', ')}, or all)`);
+  return choice;
 }
 
 /**
@@ -193,10 +221,12 @@ async function handleModern(s: McpScope, settings: McpSettingsView): Promise<Rep
   const { caller } = s;
   let connectionId: string | null;
   let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
+  let toolsets: ToolsetChoice[] | null = null;
   if (caller.kind === 'oauth') {
     const conn = await oauthConnection(s, caller.connectionId);
     connectionId = conn?.id ?? null;
     guardrails = conn?.guardrails ?? NO_GUARDRAILS;
+    toolsets = conn?.toolsets ?? null;
   } else {
     const meta = (s.body as Message).params?._meta as Record<string, unknown> | undefined;
     const client = meta?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined;
@@ -210,7 +240,7 @@ async function handleModern(s: McpScope, settings: McpSettingsView): Promise<Rep
     await markUsed(s.em, connectionId);
   }
   const url = `${s.origin}/apps/${encodeURIComponent(s.app!.id)}/mcp`;
-  return serveModern(contextOf(s, settings, connectionId, guardrails), url, s.headers, s.body);
+  return serveModern(contextOf(s, settings, connectionId, guardrails, toolsets), url, s.headers, s.body);
 }
 
 /**
@@ -232,11 +262,13 @@ async function handleLegacy(s: McpScope, settings: McpSettingsView) {
   let newSession: string | null = null;
   let guardrails = settings.key_guardrails ?? NO_GUARDRAILS;
   let elicits = false;
+  let toolsets: ToolsetChoice[] | null = null;
   if (caller.kind === 'oauth') {
     const conn = await oauthConnection(s, caller.connectionId);
     connectionId = conn?.id ?? null;
     guardrails = conn?.guardrails ?? NO_GUARDRAILS;
     elicits = conn?.elicitation ?? false;
+    toolsets = conn?.toolsets ?? null;
   } else if (initialize) {
     const clientInfo = (initialize.params?.clientInfo ?? {}) as { name?: unknown };
     const session = await recordKeyConnection(
@@ -274,14 +306,20 @@ async function handleLegacy(s: McpScope, settings: McpSettingsView) {
   if (messages.every((m) => m.method === undefined) && (await deliverAnswers(em, deps.orm, deps.logger, messages, who)))
     return new Reply(202, '');
 
-  const context = contextOf(s, settings, connectionId, guardrails);
+  const context = contextOf(s, settings, connectionId, guardrails, toolsets);
   const sessionHeader: Record<string, string> = newSession ? { 'Mcp-Session-Id': newSession } : {};
 
   // A destructive tool called by a client that can be asked: the answer is an event stream that asks the person
   // first (`elicitation/create`), then carries the call's result, or says it was declined.
   const call = !Array.isArray(s.body) && messages[0].method === 'tools/call' ? messages[0] : null;
   const args = (call?.params?.arguments ?? {}) as Record<string, unknown>;
-  const tool = call ? asksFirst(String(call.params?.name), args, context, elicits) : null;
+  // A call through call_tool asks as the tool it names would.
+  const inner = call?.params?.name === CALL_TOOL ? proxied(args, context) : null;
+  const tool = call
+    ? inner && 'name' in inner
+      ? asksFirst(inner.name, inner.args, context, elicits)
+      : asksFirst(String(call.params?.name), args, context, elicits)
+    : null;
   if (tool) {
     const stream = new PassThrough();
     void confirmThenCall(stream, context, tool, args, parsed, call!.id ?? null).catch((err: unknown) => {
@@ -332,6 +370,7 @@ export const mcpRoutes = [
       'first, then the result once the person confirms; their answer is POSTed here), under 2026-07-28 an ' +
       '`input_required` result whose `requestState` the client sends back with the answer.',
     params: appIdParams,
+    query: mcpQuery,
     body: mcpBody,
     response: mcpAnswer,
     replies: {
@@ -390,7 +429,10 @@ export const mcpRoutes = [
       '`enabled` and `access_level` merge; `tool_overrides` replaces the old map (tool name to on/off; unknown ' +
       "tool names are a 400). `key_guardrails` sets the caps of the app's key-based MCP use (secret and admin key " +
       'sessions together): `spend_cap` `{ amount, currency, period: day|month }` or null, and `usage_caps` ' +
-      '`[{ entitlement_id, amount, period }]` (replacing the list); an omitted field keeps its value.',
+      '`[{ entitlement_id, amount, period }]` (replacing the list); an omitted field keeps its value. `toolsets` ' +
+      `(replacing the list; ${TOOLSETS.join(', ')}, or all) are the groups of tools tools/list names beside the ` +
+      'core and discovery tools (none by default: the list stays under 20,000 characters); an OAuth connection or a ' +
+      'request may choose others, and tools not listed stay callable.',
     params: appIdParams,
     body: settingsPatch,
     response: settingsSchema,
@@ -428,24 +470,31 @@ export const mcpRoutes = [
     sdk: 'mcp.updateConnection',
     auth: ['A'],
     tags,
-    summary: "Set an OAuth connection's guard-rails",
+    summary: "Set an OAuth connection's guard-rails and toolsets",
     description:
       '`guardrails.spend_cap` `{ amount, currency, period: day|month }` (or null: no cap) bounds the money the ' +
       "connection's tools start in checkouts and plan changes per period; `guardrails.usage_caps` " +
       '`[{ entitlement_id, amount, period }]` (replacing the list) bounds the usage they record per entitlement. ' +
-      "A field left out keeps its value. Key sessions share the app's `key_guardrails` (400 here).",
+      "A field left out keeps its value. `toolsets` replaces the connection's choice of toolsets for tools/list " +
+      "(null: the app's). Key sessions share the app's `key_guardrails` and choose toolsets per request (400 here).",
     params: appIdParams.extend({ connectionId: z.string().min(1).max(255) }),
-    body: z.object({ guardrails: guardrailsInput }),
+    body: z.object({
+      guardrails: guardrailsInput.optional(),
+      toolsets: toolsetsSchema
+        .nullable()
+        .optional()
+        .describe("The connection's toolsets for tools/list; null: the app's. Omitted: unchanged."),
+    }),
     response: connectionSchema,
     handler: async (s) => {
-      const connection = await setConnectionGuardrails(
+      const connection = await setConnection(
         s.em,
         ctxOf(s).app.id,
         s.params.connectionId,
-        s.body.guardrails,
+        s.body,
         appCap(toolsOf(s.routes), await getSettings(s.em, ctxOf(s).app.id)),
       );
-      // The new caps hold at once in every API process (each keeps a connection's state beside the app).
+      // The new caps and toolsets hold at once in every API process (each keeps a connection's state beside the app).
       await s.deps.credentials.announce(ctxOf(s).app.id);
       return connection;
     },

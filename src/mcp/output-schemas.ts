@@ -115,7 +115,7 @@ const branch = (node: Json): Json => {
   return rest;
 };
 
-const ERROR_BRANCH = branch(typed(jsonOf(toolErrorSchema.omit({ cap_reached: true }))));
+export const ERROR_BRANCH = branch(typed(jsonOf(toolErrorSchema.omit({ cap_reached: true }))));
 const CAPPED_ERROR_BRANCH = branch(typed(jsonOf(toolErrorSchema)));
 const LIMIT_BRANCH = branch(typed(jsonOf(limitReachedSchema.extend({ status: z.literal(402) }))));
 const DRY_RUN_BRANCH = branch(typed(jsonOf(dryRunSchema)));

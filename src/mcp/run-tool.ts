@@ -16,6 +16,7 @@ import {
 import type { Guardrails, Level } from './mcp.entities.js';
 import type { McpSettingsView } from './settings.js';
 import type { Tool, ToolCallContext } from './tools.js';
+import type { ToolsetChoice } from './toolsets.js';
 
 /**
  * What one tool call does once it may be made: its arguments checked, its caps taken (and given back when it fails),
@@ -29,6 +30,11 @@ export interface McpRequestContext extends ToolCallContext {
   connectionId: string | null;
   /** The tools of the route table the request is served from. */
   tools: Tool[];
+  /**
+   * The toolsets `tools/list` names beside the core and discovery tools (src/mcp/toolsets.ts): the request's choice,
+   * else the OAuth connection's, else the app's. Listing only: every tool the caller may call stays callable.
+   */
+  toolsets: readonly ToolsetChoice[];
   /** Who holds the caps (the OAuth connection, or the app's key-based use) and the caps it holds. */
   holder: Holder;
   guardrails: Guardrails;

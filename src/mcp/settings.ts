@@ -5,6 +5,7 @@ import type { CredentialCache } from '../http/credential-cache.js';
 import { badRequest } from '../errors.js';
 import type { Guardrails, Level } from './mcp.entities.js';
 import { guardrailsInput, guardrailsView, mergeGuardrails, viewGuardrails } from './guardrails.js';
+import { toolsetsSchema, type ToolsetChoice } from './toolsets.js';
 
 export const LEVELS = ['read', 'write', 'full'] as const;
 export const levelSchema = z.enum(LEVELS);
@@ -32,6 +33,8 @@ export interface McpSettingsView {
   tool_overrides: Record<string, boolean>;
   /** The guard-rails of the app's key-based MCP use (secret and admin key sessions together); null: none. */
   key_guardrails: Guardrails | null;
+  /** The toolsets `tools/list` names beside the core and discovery tools, unless a connection or request chooses. */
+  toolsets: ToolsetChoice[];
 }
 
 export const settingsSchema = z.object({
@@ -40,6 +43,7 @@ export const settingsSchema = z.object({
   tool_overrides: z.record(z.string(), z.boolean()),
   /** Caps of the app's key-based MCP use, with what was used in the current period. */
   key_guardrails: guardrailsView,
+  toolsets: toolsetsSchema,
 });
 
 export const settingsPatch = z.object({
@@ -47,6 +51,7 @@ export const settingsPatch = z.object({
   access_level: levelSchema.optional(),
   tool_overrides: z.record(z.string(), z.boolean()).optional(),
   key_guardrails: guardrailsInput.optional(),
+  toolsets: toolsetsSchema.optional(),
 });
 
 /** The settings as the console shows them: the key guard-rails with what was used of each cap. */
@@ -59,10 +64,10 @@ export async function presentSettings(em: EntityManager, appId: string, s: McpSe
 export async function getSettings(em: EntityManager, appId: string): Promise<McpSettingsView> {
   const [row] = await sql<McpSettingsView>(
     em,
-    'select enabled, access_level, tool_overrides, key_guardrails from mcp_settings where app_id = $1',
+    'select enabled, access_level, tool_overrides, key_guardrails, toolsets from mcp_settings where app_id = $1',
     [appId],
   );
-  return row ?? { enabled: true, access_level: 'write', tool_overrides: {}, key_guardrails: null };
+  return row ?? { enabled: true, access_level: 'write', tool_overrides: {}, key_guardrails: null, toolsets: [] };
 }
 
 /**
@@ -74,8 +79,8 @@ export function cachedSettings(em: EntityManager, credentials: CredentialCache, 
 }
 
 /**
- * Merges `enabled` and `access_level`; `tool_overrides`, when sent, replaces the old map; `key_guardrails` merges
- * field by field (`mergeGuardrails`).
+ * Merges `enabled` and `access_level`; `tool_overrides` and `toolsets`, when sent, replace the old ones;
+ * `key_guardrails` merges field by field (`mergeGuardrails`).
  */
 export async function updateSettings(
   em: EntityManager,
@@ -97,10 +102,11 @@ export async function updateSettings(
   // change as the app's, and the answer waits until every process dropped the old settings.
   const [row] = await sql<{ change: string }>(
     em,
-    `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, key_guardrails, updated_at)
-       values ($1, $2, $3, $4, $5, now())
+    `insert into mcp_settings (app_id, enabled, access_level, tool_overrides, key_guardrails, toolsets, updated_at)
+       values ($1, $2, $3, $4, $5, $6, now())
      on conflict (app_id) do update set enabled = excluded.enabled, access_level = excluded.access_level,
-       tool_overrides = excluded.tool_overrides, key_guardrails = excluded.key_guardrails, updated_at = now()
+       tool_overrides = excluded.tool_overrides, key_guardrails = excluded.key_guardrails,
+       toolsets = excluded.toolsets, updated_at = now()
      returning app_id || ' ' || pg_current_xact_id()::text as change`,
     [
       appId,
@@ -108,6 +114,7 @@ export async function updateSettings(
       next.access_level,
       JSON.stringify(next.tool_overrides),
       next.key_guardrails ? JSON.stringify(next.key_guardrails) : null,
+      JSON.stringify(next.toolsets),
     ],
   );
   await confirm(row.change);

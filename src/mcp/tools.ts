@@ -11,6 +11,7 @@ import { ctxOf, MCP_ACCOUNT_ARG, Reply } from '../http/route.js';
 import { outputOf } from './output-schemas.js';
 import type { Level } from './mcp.entities.js';
 import { covers, type McpSettingsView } from './settings.js';
+import { TOOL_INFO, type Toolset } from './toolsets.js';
 
 const LEVEL: Record<McpTool['level'], Level> = { R: 'read', W: 'write', F: 'full' };
 
@@ -115,7 +116,10 @@ export interface ToolCallContext {
 
 export interface Tool {
   name: string;
+  /** A short name for people (MCP's `title`, shown by hosts), from src/mcp/toolsets.ts. */
   title: string;
+  /** The toolset the tool is listed with (src/mcp/toolsets.ts). */
+  toolset: Toolset;
   level: Level;
   route: RouteDef;
   description: string;
@@ -357,10 +361,8 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
     });
   };
 
-  const title = spec.tool
-    .split('_')
-    .map((w, i) => (i === 0 ? w[0].toUpperCase() + w.slice(1) : w))
-    .join(' ');
+  // A tool missing from the table (only the unit tests' own routes) is titled by its route's summary.
+  const info = TOOL_INFO[spec.tool] ?? { toolset: 'app' as const, title: def.summary ?? spec.tool };
   const sentence = (t: string) => (/[.!?]$/.test(t.trim()) ? t.trim() : `${t.trim()}.`);
   const description = [def.summary, spec.about ?? def.description, spec.use]
     .filter((t): t is string => !!t)
@@ -371,7 +373,8 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
   const output = outputOf(def, { writes, capped: !!(spec.spends || spec.records) });
   return {
     name: spec.tool,
-    title,
+    title: info.title,
+    toolset: info.toolset,
     level,
     route: def,
     description,

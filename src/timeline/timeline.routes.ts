@@ -13,9 +13,8 @@ export const timelineRoutes = [
     mcp: {
       tool: 'get_account_timeline',
       level: 'R',
-      use:
-        "Use it to explain what happened to an account's billing and why: who asked for which change, what the " +
-        'provider reported, what was charged, which events were sent, and which workflow ran each step.',
+      // The route's description already lists what the timeline holds: the model reads when to use it.
+      use: "Use it to explain what happened to an account's billing and why.",
     },
     tags: ['Accounts'],
     summary: "The account's billing timeline, newest first",

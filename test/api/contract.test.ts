@@ -195,10 +195,13 @@ describe('responses are held to their route (every test)', () => {
       const res = await call('POST', `/apps/${app.id}/mcp`, {
         token: app.api_key,
         base,
-        headers: { Accept: 'application/json, text/event-stream' },
+        // Every toolset: these routes' tools are in none of the core's (src/mcp/toolsets.ts).
+        headers: { Accept: 'application/json, text/event-stream', 'X-MCP-Toolsets': 'all' },
         body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       });
       expect(res.body.result.tools.map((t: { name: string }) => t.name)).to.deep.equal([
+        'find_tools',
+        'call_tool',
         'get_good_thing',
         'get_wrong_thing',
       ]);

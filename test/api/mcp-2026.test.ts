@@ -61,9 +61,11 @@ describe('MCP 2026-07-28 on the v2 SDK', function () {
         const { tools } = await client.listTools();
         const names = tools.map((t) => t.name);
         expect(names).to.include.members(['get_account', 'list_plans']);
-        // A read connection lists only read tools; the key lists every tool.
+        // A read connection lists only read tools; the key lists the core's writes too (the others by toolset, or
+        // found by find_tools: test/api/mcp-toolsets.test.ts).
+        expect(names).to.include.members(['find_tools', 'call_tool']);
         if (token === accessToken) expect(names).to.not.include('increment_usage');
-        else expect(names).to.include.members(['increment_usage', 'create_upgrade_link', 'delete_plan']);
+        else expect(names).to.include.members(['increment_usage', 'create_upgrade_link']);
         const result = await client.callTool({ name: 'get_account', arguments: { namespaceId: 'acme' } });
         expect(result.isError).to.equal(false);
         expect((result.structuredContent as { id: string; plan: string }).plan).to.equal('free');

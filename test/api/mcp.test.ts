@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
-import { connectMcp, mcpPost, resultJson, resultText } from '../helpers/mcp.js';
+import { ALL_TOOLSETS, connectMcp, mcpPost, resultJson, resultText } from '../helpers/mcp.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { KEY_SESSIONS_PER_APP } from '../../src/mcp/connections.js';
 import { testEnv } from '../helpers/servers.js';
@@ -97,8 +97,8 @@ describe('MCP server', function () {
   this.timeout(60_000);
   let app: TestApp;
   const clients: Client[] = [];
-  const connect = async (key = app.api_key, name?: string) => {
-    const c = await connectMcp(app.id, { key }, name);
+  const connect = async (key = app.api_key, name?: string, headers?: Record<string, string>) => {
+    const c = await connectMcp(app.id, { key, headers }, name);
     clients.push(c.client);
     return c;
   };
@@ -127,14 +127,15 @@ describe('MCP server', function () {
     });
 
     it('takes batches, answers notifications with an empty 202, and 405 for GET and DELETE', async () => {
-      const batch = await raw(app, [
-        rpc('tools/list', {}, 1),
-        rpc('prompts/list', {}, 2),
-        { jsonrpc: '2.0', method: 'notifications/initialized' },
-      ]);
+      const batch = await raw(
+        app,
+        [rpc('tools/list', {}, 1), rpc('prompts/list', {}, 2), { jsonrpc: '2.0', method: 'notifications/initialized' }],
+        app.api_key,
+        ALL_TOOLSETS,
+      );
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(71);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(71 + 2);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -190,9 +191,12 @@ describe('MCP server', function () {
   describe('tools', () => {
     // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
     // get_offer, and the credits tools get_credit_balance and grant_credits.
-    it('lists the 71 tools, levels, schemas', async () => {
-      const { client } = await connect();
-      const { tools } = await client.listTools();
+    it('lists the 71 tools (every toolset), levels, schemas', async () => {
+      const { client } = await connect(app.api_key, undefined, ALL_TOOLSETS);
+      const { tools: listed } = await client.listTools();
+      // With the two discovery tools (test/api/mcp-toolsets.test.ts).
+      expect(listed.slice(0, 2).map((t) => t.name)).to.deep.equal(['find_tools', 'call_tool']);
+      const tools = listed.slice(2);
       expect(tools).to.have.length(71);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
@@ -577,6 +581,7 @@ describe('MCP server', function () {
         access_level: 'write',
         tool_overrides: {},
         key_guardrails: none,
+        toolsets: [],
       });
       await patch(`/apps/${app.id}/mcp/settings`, admin, { tool_overrides: { list_plans: false, delete_plan: true } });
       const next = await patch(`/apps/${app.id}/mcp/settings`, admin, {
@@ -588,6 +593,7 @@ describe('MCP server', function () {
         access_level: 'read',
         tool_overrides: { get_app: false },
         key_guardrails: none,
+        toolsets: [],
       });
       expect((await get(`/apps/${app.id}/mcp/settings`, admin)).body).to.deep.equal(next.body);
     });

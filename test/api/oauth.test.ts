@@ -7,7 +7,11 @@ import { sql } from '../../src/db/sql.js';
 import { sha256 } from '../../src/oauth/tokens.js';
 import { createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
-import { mcpPost, mcpUrl, resultText, TOOLS_LIST } from '../helpers/mcp.js';
+import { ALL_TOOLSETS, mcpPost, mcpUrl, resultText, TOOLS_LIST } from '../helpers/mcp.js';
+
+/** The route tools of a list (without find_tools and call_tool, listed for every caller). */
+const routeTools = <T extends { name: string }>(tools: T[]) =>
+  tools.filter((t) => t.name !== 'find_tools' && t.name !== 'call_tool');
 import { approveWith, openAuthorization, pkce, postForm, REDIRECT, TestOAuthProvider } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -52,9 +56,16 @@ describe('OAuth 2.1 for MCP clients', function () {
     await Promise.all(clients.splice(0).map((c) => c.close()));
   });
 
+  // These clients choose every toolset, so tools/list names every tool a connection may call (its level and the
+  // app's switches decide: what these tests count); the default list is test/api/mcp-toolsets.test.ts's.
   async function connectWith(provider: TestOAuthProvider) {
     const client = new Client({ name: 'oauth-client', version: '1' });
-    await client.connect(new StreamableHTTPClientTransport(mcpUrl(app.id), { authProvider: provider }));
+    await client.connect(
+      new StreamableHTTPClientTransport(mcpUrl(app.id), {
+        authProvider: provider,
+        requestInit: { headers: ALL_TOOLSETS },
+      }),
+    );
     clients.push(client);
     return client;
   }
@@ -386,7 +397,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       async () => {
         const provider = new TestOAuthProvider(approveWith('read'));
         const client = await signIn(provider);
-        const { tools } = await client.listTools();
+        const tools = routeTools((await client.listTools()).tools);
         expect(tools.length).to.equal(32);
         expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
         expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
@@ -419,7 +430,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
         // (Replaying the old refresh token revokes the whole token family: test/api/security.test.ts.)
         const fresh = await connectWith(provider);
-        expect((await fresh.listTools()).tools).to.have.length(32);
+        expect(routeTools((await fresh.listTools()).tools)).to.have.length(32);
 
         // The connection is listed with its person and level.
         const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -450,7 +461,7 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
       const provider = new TestOAuthProvider(approveWith('write'), 'mcp:write');
       const client = await signIn(provider);
-      expect((await client.listTools()).tools).to.have.length(60);
+      expect(routeTools((await client.listTools()).tools)).to.have.length(60);
       // The SDK asks for the scope the 401 names: the app's cap (Read and write for a new app), not every scope.
       expect(provider.authorizationUrl!.searchParams.get('scope')).to.equal('mcp:write');
       const before = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -459,7 +470,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       provider.saved = undefined;
       (provider as { approve: unknown }).approve = approveWith('full');
       const again = await signIn(provider);
-      expect((await again.listTools()).tools).to.have.length(71);
+      expect(routeTools((await again.listTools()).tools)).to.have.length(71);
       const after = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
       expect(after).to.have.length(1);
       expect(after[0].id).to.equal(before[0].id);
@@ -706,7 +717,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const provider = new TestOAuthProvider(approveWith('write'));
       const client = await signIn(provider);
       // A new app's level is Read and write: deletes are switched off.
-      expect((await client.listTools()).tools).to.have.length(60);
+      expect(routeTools((await client.listTools()).tools)).to.have.length(60);
       expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(
         /^Error 403: Tool delete_plan is switched off/,
       );
@@ -714,7 +725,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         tool_overrides: { list_plans: false },
       });
       expect(off.status).to.equal(200);
-      const names = (await client.listTools()).tools.map((t) => t.name);
+      const names = routeTools((await client.listTools()).tools).map((t) => t.name);
       expect(names).to.have.length(59);
       expect(names).to.not.include('list_plans');
       const refused = await client.callTool({ name: 'list_plans', arguments: {} });
@@ -733,12 +744,12 @@ describe('OAuth 2.1 for MCP clients', function () {
         access_level: 'read',
         tool_overrides: { create_plan: true },
       });
-      const now = (await client.listTools()).tools.map((t) => t.name);
+      const now = routeTools((await client.listTools()).tools).map((t) => t.name);
       expect(now).to.have.length(33);
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
-      const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key);
-      expect(keyRes.body.result.tools).to.have.length(71);
+      const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key, ALL_TOOLSETS);
+      expect(routeTools(keyRes.body.result.tools)).to.have.length(71);
     });
 
     it('a removed connection is cut off on its next call and its refresh token dies', async () => {

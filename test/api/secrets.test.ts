@@ -10,7 +10,7 @@ import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.
 import { routes } from '../../src/routes.js';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
-import { mcpPost, mcpUrl } from '../helpers/mcp.js';
+import { ALL_TOOLSETS, mcpPost, mcpUrl } from '../helpers/mcp.js';
 import { approveWith, openAuthorization, pkce, postForm, REDIRECT } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -301,7 +301,10 @@ describe('who sees which secret, through every door', function () {
       expect(res.text).to.not.contain('whsec_');
       return res.body;
     };
-    const listed = (await rpc('tools/list', {})).result.tools.map((t: { name: string }) => t.name) as string[];
+    // Every toolset (the webhooks one holds these tools): what the connection's level lets it call.
+    const all = await mcpPost(app.id, { jsonrpc: '2.0', id: ++id, method: 'tools/list' }, access, ALL_TOOLSETS);
+    expect(all.text).to.not.contain('whsec_');
+    const listed = all.body.result.tools.map((t: { name: string }) => t.name) as string[];
     expect(listed).to.include.members(['get_webhook', 'list_webhooks']);
     expect(listed).to.not.include.members(['create_webhook', 'update_webhook', 'delete_webhook']);
     const read = await rpc('tools/call', { name: 'get_webhook', arguments: { webhookId: hook.id } });

@@ -791,6 +791,15 @@ describe('the operator console in a real browser (headless Chromium)', function 
       return s.tool_overrides.create_plan === false;
     });
     await page.getByText('(override)').waitFor();
+    // The toolsets an agent's tool list names beside the core (issue 43, item 3).
+    await page.getByRole('combobox', { name: 'Toolsets listed' }).click();
+    await page.getByRole('option', { name: 'Webhooks and events' }).click();
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Save MCP settings' }).click();
+    await eventually(async () => {
+      const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+      return JSON.stringify(s.toolsets) === '["webhooks"]';
+    });
     await shoot(page, 'mcp');
   });
 

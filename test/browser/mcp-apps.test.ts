@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from '../../packages/elements/build.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { post } from '../helpers/http.js';
-import { connectMcp } from '../helpers/mcp.js';
+import { ALL_TOOLSETS, connectMcp } from '../helpers/mcp.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -76,7 +76,8 @@ describe('MCP App UI resources in a host (browser)', function () {
     app = await createTestApp('MCP Apps');
     await seedCatalog(app);
     await createAccount(app, { id: 'alice', plan: 'free' });
-    ({ client } = await connectMcp(app.id, { key: app.api_key }, 'apps-host'));
+    // Every toolset: the pages' tools (get_offer, list_pricing_cards) are in toolsets, not the default list.
+    ({ client } = await connectMcp(app.id, { key: app.api_key, headers: ALL_TOOLSETS }, 'apps-host'));
   });
 
   /** Loads a UI resource the way a host does and shows a tool result in it; the frame of the view. */

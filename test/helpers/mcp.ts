@@ -6,14 +6,21 @@ import { testEnv } from './servers.js';
 
 export const mcpUrl = (appId: string) => new URL(`${testEnv().baseUrl}/apps/${appId}/mcp`);
 
-/** An SDK client over streamable HTTP, with a bearer key or an OAuth provider. */
+/**
+ * The request's choice of every toolset (src/mcp/toolsets.ts): tools/list names every tool the caller may call, as
+ * before toolsets. For tests of what a caller may call (levels, switches), not of what is listed by default.
+ */
+export const ALL_TOOLSETS = { 'X-MCP-Toolsets': 'all' };
+
+/** An SDK client over streamable HTTP, with a bearer key or an OAuth provider (and headers of its own). */
 export async function connectMcp(
   appId: string,
-  auth: { key?: string; provider?: OAuthClientProvider },
+  auth: { key?: string; provider?: OAuthClientProvider; headers?: Record<string, string> },
   name = 'test-client',
 ) {
+  const headers = { ...(auth.key ? { Authorization: `Bearer ${auth.key}` } : {}), ...auth.headers };
   const transport = new StreamableHTTPClientTransport(mcpUrl(appId), {
-    ...(auth.key ? { requestInit: { headers: { Authorization: `Bearer ${auth.key}` } } } : {}),
+    ...(Object.keys(headers).length ? { requestInit: { headers } } : {}),
     ...(auth.provider ? { authProvider: auth.provider } : {}),
   });
   const client = new Client({ name, version: '1.0.0' });

@@ -6,6 +6,7 @@ import { buildOpenApi } from '../../src/http/openapi.js';
 import { routes } from '../../src/routes.js';
 import { route } from '../../src/http/route.js';
 import { toolsOf, type Tool } from '../../src/mcp/tools.js';
+import { CORE_TOOLS, TOOL_INFO } from '../../src/mcp/toolsets.js';
 
 /** Input properties (nested ones too) without a description of at least four words, and any `pattern`. */
 function undescribed(tools: Tool[]) {
@@ -90,6 +91,10 @@ describe('the route table', () => {
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
     expect(toolsOf(routes).length).to.equal(71);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
+    // Each tool has its toolset and title in src/mcp/toolsets.ts, and the table names no other; the core is tools.
+    const toolNames = toolsOf(routes).map((t) => t.name);
+    expect(Object.keys(TOOL_INFO).sort()).to.deep.equal([...toolNames].sort());
+    expect(toolNames).to.include.members([...CORE_TOOLS]);
     // The spec's names (MCP rule 4): the account id is `namespaceId` wherever a tool takes one, and one name for one
     // thing across sibling tools (no bare `id` naming another record beside a path parameter).
     const names = toolsOf(routes).flatMap((t) => Object.keys(t.inputSchema.properties));

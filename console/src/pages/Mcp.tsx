@@ -8,6 +8,7 @@ import {
   Code,
   Group,
   Modal,
+  MultiSelect,
   Paper,
   Select,
   SimpleGrid,
@@ -31,6 +32,7 @@ interface Settings {
   access_level: Level;
   tool_overrides: Record<string, boolean>;
   key_guardrails: GuardrailsView;
+  toolsets: string[];
 }
 interface Tool {
   name: string;
@@ -172,6 +174,19 @@ function SettingsCard({
               onChange={(v) => v && setS({ ...s, access_level: v as Level })}
             />
           </Group>
+          <MultiSelect
+            label="Toolsets listed"
+            placeholder={s.toolsets.length ? undefined : 'Core tools only'}
+            data={TOOLSET_OPTIONS}
+            value={s.toolsets}
+            onChange={(v) => setS({ ...s, toolsets: v })}
+            clearable
+          />
+          <Text size="xs" c="dimmed">
+            An agent&apos;s tool list names the core tools (accounts, usage, plans, checkout links), find_tools and
+            call_tool, and the toolsets chosen here: the fewer, the less of an agent&apos;s context it takes. Tools not
+            listed stay callable; a connection or a request (<Code>?toolsets=</Code>) may choose others.
+          </Text>
           <Text size="xs" c="dimmed">
             The level switches tools on by default; a switch below overrides it for every OAuth connection. A connection
             also needs its own level to cover the tool.
@@ -215,8 +230,8 @@ function SettingsCard({
               data-route="mcp.updateSettings"
               onClick={() =>
                 action.run(async () => {
-                  const { enabled, access_level, tool_overrides } = s;
-                  await adminApi(appId!).patch('/mcp/settings', { enabled, access_level, tool_overrides });
+                  const { enabled, access_level, tool_overrides, toolsets } = s;
+                  await adminApi(appId!).patch('/mcp/settings', { enabled, access_level, tool_overrides, toolsets });
                   await onSaved();
                 })
               }
@@ -229,6 +244,17 @@ function SettingsCard({
     </Card>
   );
 }
+
+/** The toolsets tools/list names beside the core and discovery tools (src/mcp/toolsets.ts). */
+const TOOLSET_OPTIONS = [
+  { value: 'accounts', label: 'Accounts, usage and credits' },
+  { value: 'catalog', label: 'Catalog' },
+  { value: 'billing', label: 'Billing' },
+  { value: 'webhooks', label: 'Webhooks and events' },
+  { value: 'analytics', label: 'Analytics' },
+  { value: 'app', label: 'App' },
+  { value: 'all', label: 'Every tool' },
+];
 
 const idsOf = (list: { id: string }[] | { data: { id: string }[] }) =>
   (Array.isArray(list) ? list : list.data).map((e) => e.id);

@@ -49,6 +49,7 @@ import { Migration20261222090000_mcp_oauth_cache } from './Migration202612220900
 import { Migration20261223090000_credits } from './Migration20261223090000_credits.js';
 import { Migration20261224090000_access_changes } from './Migration20261224090000_access_changes.js';
 import { Migration20261226090000_credits_stream } from './Migration20261226090000_credits_stream.js';
+import { Migration20261227090000_mcp_toolsets } from './Migration20261227090000_mcp_toolsets.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -100,4 +101,5 @@ export const migrationsList = [
   Migration20261223090000_credits,
   Migration20261224090000_access_changes,
   Migration20261226090000_credits_stream,
+  Migration20261227090000_mcp_toolsets,
 ];
