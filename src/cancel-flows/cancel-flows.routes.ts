@@ -6,6 +6,7 @@ import { deletedSchema } from '../http/schemas.js';
 import * as S from './cancel-flows.schemas.js';
 import * as flows from './flows.service.js';
 import * as sessions from './sessions.service.js';
+import * as outcomes from './outcomes.service.js';
 
 const tags = ['Cancel flows'];
 const sessionTags = ['Cancel sessions'];
@@ -204,7 +205,7 @@ export const cancelFlowRoutes = [
     'accept',
     'Accept the offer: it is applied, and the session is saved',
     (s) =>
-      sessions.acceptThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId, { ...s.body, origin: s.origin }),
+      outcomes.acceptThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId, { ...s.body, origin: s.origin }),
     {
       body: S.acceptBody,
       provider: true,
@@ -218,7 +219,7 @@ export const cancelFlowRoutes = [
   action(
     'cancel',
     'Cancel from the confirm step',
-    (s) => sessions.cancelThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId),
+    (s) => outcomes.cancelThroughActor(ctxOf(s), s.caller, s.requestId, s.params.sessionId),
     {
       provider: true,
       description:
