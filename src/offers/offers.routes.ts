@@ -3,6 +3,7 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './offers.schemas.js';
 import * as offers from './offers.service.js';
+import * as views from './offer-views.service.js';
 
 const tags = ['Offers'];
 const offer = S.offerSchema;
@@ -52,7 +53,7 @@ export const offerRoutes = [
     body: S.createOfferBody,
     errors: [409],
     response: S.publicOfferSchema,
-    handler: (s) => offers.draftPreview(ctxOf(s), s.body),
+    handler: (s) => views.draftPreview(ctxOf(s), s.body),
   }),
   route({
     method: 'GET',
@@ -132,7 +133,7 @@ export const offerRoutes = [
     params: S.offerParams,
     body: S.previewBody,
     response: S.offerPreviewSchema,
-    handler: (s) => offers.previewOffer(ctxOf(s), s.params.offerId, s.body.account),
+    handler: (s) => views.previewOffer(ctxOf(s), s.params.offerId, s.body.account),
   }),
   route({
     method: 'GET',
@@ -143,7 +144,7 @@ export const offerRoutes = [
     summary: 'Views, checkouts, conversion, revenue by plan, ref and bump',
     params: S.offerParams,
     response: S.offerStatsSchema,
-    handler: (s) => offers.offerStats(ctxOf(s), s.params.offerId),
+    handler: (s) => views.offerStats(ctxOf(s), s.params.offerId),
   }),
   route({
     method: 'GET',
@@ -171,6 +172,6 @@ export const offerRoutes = [
     params: S.offerParams,
     query: S.publicQuery,
     response: S.publicOfferSchema,
-    handler: (s) => offers.publicOffer(ctxOf(s), s.params.offerId, s.query),
+    handler: (s) => views.publicOffer(ctxOf(s), s.params.offerId, s.query),
   }),
 ];
