@@ -1,5 +1,5 @@
-// Webhook endpoints with their delivery logs, the app's event log (GET /apps/:appId/events, 30 days, cursor pages)
-// and the event catalog with a sample payload of each type (GET /event-types).
+// The endpoints tab: each endpoint with its settings, signing secret and delivery log (retry, Temporal links),
+// and the form that adds one.
 import {
   Accordion,
   Anchor,
@@ -7,74 +7,23 @@ import {
   Button,
   Card,
   Code,
-  CopyButton,
   Group,
   Modal,
-  Select,
   Stack,
-  Tabs,
   Text,
   TextInput,
   Title,
 } from '@mantine/core';
-import { useState, type FormEvent, type ReactNode } from 'react';
-import { useParams, useSearchParams } from 'react-router';
-import type { EventsListResponse, WebhooksCreateBody, WebhooksListDeliveriesResponse } from '@offerkit/sdk';
-import { appApi, consoleApi, eventTypes, type AppApi } from '../api';
-import { useCan } from '../session';
-import { useTemporalUi, workflowUrl } from '../temporal';
-import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../ui';
-import { plural } from '../plural';
+import { useState, type FormEvent } from 'react';
+import type { WebhooksListDeliveriesResponse } from '@offerkit/sdk';
+import { consoleApi, type AppApi } from '../../api';
+import { useCan } from '../../session';
+import { useTemporalUi, workflowUrl } from '../../temporal';
+import { ConfirmDialog, CopyField, CursorPager, ErrorText, Loading, useAction, useLoad } from '../../ui';
+import { plural } from '../../plural';
+import { COLORS, type Endpoint, type EventType } from './shared';
 
-type EventType = WebhooksCreateBody['events'][number];
-
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  stats: { total: number; succeeded: number; failed: number; pending: number };
-}
-
-const COLORS = { pending: 'yellow', succeeded: 'teal', failed: 'red' } as const;
-const TABS = ['endpoints', 'events', 'types'] as const;
-type Tab = (typeof TABS)[number];
-
-export function WebhooksPage() {
-  const { appId } = useParams();
-  const api = appApi(appId!);
-  const [params, setParams] = useSearchParams();
-  const tab: Tab = TABS.find((t) => t === params.get('tab')) ?? 'endpoints';
-  return (
-    <Stack>
-      <Title order={2}>Webhooks</Title>
-      <Tabs
-        value={tab}
-        onChange={(v) => setParams(v && v !== 'endpoints' ? { tab: v } : {}, { replace: true })}
-        keepMounted={false}
-      >
-        <Tabs.List mb="md">
-          <Tabs.Tab value="endpoints">Endpoints</Tabs.Tab>
-          <Tabs.Tab value="events">Event log</Tabs.Tab>
-          <Tabs.Tab value="types">Event types</Tabs.Tab>
-        </Tabs.List>
-        <Tabs.Panel value="endpoints">
-          <Endpoints api={api} appId={appId!} />
-        </Tabs.Panel>
-        <Tabs.Panel value="events">
-          <EventLog api={api} appId={appId!} />
-        </Tabs.Panel>
-        <Tabs.Panel value="types">
-          <EventTypes />
-        </Tabs.Panel>
-      </Tabs>
-    </Stack>
-  );
-}
-
-function Endpoints({ api, appId }: { api: AppApi; appId: string }) {
+export function Endpoints({ api, appId }: { api: AppApi; appId: string }) {
   const { data, error, reload } = useLoad(() => api.webhooks.list(), [api]);
   const can = useCan(appId);
   return (
@@ -121,181 +70,6 @@ function Endpoints({ api, appId }: { api: AppApi; appId: string }) {
         </Stack>
       )}
     </Loading>
-  );
-}
-
-/** Text with `code` spans, as the event catalog words its descriptions. */
-function withCode(text: string): ReactNode[] {
-  return text.split('`').map((part, i) => (i % 2 ? <Code key={i}>{part}</Code> : part));
-}
-
-function Json({ value, label }: { value: unknown; label: string }) {
-  const text = JSON.stringify(value, null, 2);
-  return (
-    <Stack gap={4}>
-      <Group justify="space-between">
-        <Text size="xs" fw={600}>
-          {label}
-        </Text>
-        <CopyButton value={text}>
-          {({ copied, copy }) => (
-            <Button size="compact-xs" variant="subtle" onClick={copy}>
-              {copied ? 'Copied' : 'Copy'}
-            </Button>
-          )}
-        </CopyButton>
-      </Group>
-      <Code block style={{ maxHeight: 320, overflow: 'auto' }} aria-label={label}>
-        {text}
-      </Code>
-    </Stack>
-  );
-}
-
-type LoggedEvent = EventsListResponse['data'][number];
-
-/** What an event is about: the object's id (an account, a plan, a session ...), or the usage event's account. */
-function subjectOf(e: LoggedEvent): string | null {
-  const object = (e.data as { object?: Record<string, unknown> }).object;
-  const id = object?.id ?? object?.account_id;
-  return typeof id === 'string' ? id : null;
-}
-
-const EVENT_PAGE = 25;
-
-function EventLog({ api, appId }: { api: AppApi; appId: string }) {
-  const [type, setType] = useState<string | null>(null);
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const cursor = cursors[cursors.length - 1];
-  const types = useLoad(() => eventTypes(), []);
-  const events = useLoad(
-    (): PromiseLike<EventsListResponse> =>
-      api.events.list({ limit: EVENT_PAGE, ...(type ? { type } : {}), ...(cursor ? { cursor } : {}) }),
-    [appId, type, cursor],
-  );
-  return (
-    <Card withBorder>
-      <Stack gap="xs">
-        <Group justify="space-between" wrap="wrap" gap="xs">
-          <div>
-            <Title order={3} size="h5">
-              Event log
-            </Title>
-            <Text size="xs" c="dimmed">
-              Every event of the last 30 days, newest first, whether or not an endpoint received it. The usage threshold
-              events (usage.limit_warning, usage.limit_reached) are recorded only while an enabled endpoint subscribes
-              to them.
-            </Text>
-          </div>
-          <Select
-            aria-label="Event type"
-            size="xs"
-            w={230}
-            placeholder="Every type"
-            clearable
-            searchable
-            data={(types.data ?? []).map((t) => t.type)}
-            value={type}
-            onChange={(v) => {
-              setType(v);
-              setCursors([undefined]);
-            }}
-          />
-        </Group>
-        <Loading error={events.error}>
-          {events.data &&
-            (events.data.data.length === 0 ? (
-              <Text c="dimmed" size="sm">
-                {type
-                  ? `No ${type} events in the last 30 days. Clear the filter to see the others.`
-                  : 'No events in the last 30 days. Events are recorded whenever something changes: create an ' +
-                    'account from your backend (POST /apps/:appId/namespaces) or add a plan on the Catalog page, ' +
-                    'and the first one shows up here.'}
-              </Text>
-            ) : (
-              <Accordion variant="contained" aria-label="Events">
-                {events.data.data.map((e) => (
-                  <Accordion.Item key={e.id} value={e.id}>
-                    <Accordion.Control aria-label={`Event ${e.type} ${e.id}`}>
-                      <Group gap="xs" wrap="wrap">
-                        <Text size="sm" fw={600}>
-                          {e.type}
-                        </Text>
-                        {subjectOf(e) && (
-                          <Text size="sm" ff="monospace" style={{ wordBreak: 'break-all' }}>
-                            {subjectOf(e)}
-                          </Text>
-                        )}
-                        <Text size="xs" c="dimmed">
-                          {new Date(e.created_at).toLocaleString()}
-                        </Text>
-                      </Group>
-                    </Accordion.Control>
-                    <Accordion.Panel>
-                      <Json value={e} label={`Payload of ${e.id}`} />
-                    </Accordion.Panel>
-                  </Accordion.Item>
-                ))}
-              </Accordion>
-            ))}
-          {events.data && <CursorPager cursors={cursors} setCursors={setCursors} next={events.data.next_cursor} />}
-        </Loading>
-      </Stack>
-    </Card>
-  );
-}
-
-function EventTypes() {
-  const types = useLoad(() => eventTypes(), []);
-  return (
-    <Card withBorder>
-      <Stack gap="xs">
-        <div>
-          <Title order={3} size="h5">
-            Event types
-          </Title>
-          <Text size="xs" c="dimmed">
-            What each event carries, with a sample payload. Subscribe an endpoint to some of them, or to <Code>*</Code>{' '}
-            for every type, including ones added later.
-          </Text>
-        </div>
-        <Loading error={types.error}>
-          {types.data &&
-            (types.data.length === 0 ? (
-              <Text c="dimmed" size="sm">
-                The service lists no event types.
-              </Text>
-            ) : (
-              <Accordion variant="contained" aria-label="Event types">
-                {types.data.map((t) => (
-                  <Accordion.Item key={t.type} value={t.type}>
-                    <Accordion.Control aria-label={`Event type ${t.type}`}>
-                      <Text size="sm" fw={600} ff="monospace">
-                        {t.type}
-                      </Text>
-                      <Text size="xs" c="dimmed">
-                        {withCode(t.description)}
-                      </Text>
-                    </Accordion.Control>
-                    <Accordion.Panel>
-                      <Json
-                        value={{
-                          id: 'evt_...',
-                          type: t.type,
-                          created_at: '2026-01-01T00:00:00.000Z',
-                          app_id: 'app_...',
-                          data: t.sample,
-                        }}
-                        label={`Sample ${t.type}`}
-                      />
-                    </Accordion.Panel>
-                  </Accordion.Item>
-                ))}
-              </Accordion>
-            ))}
-        </Loading>
-      </Stack>
-    </Card>
   );
 }
 
