@@ -35,8 +35,10 @@ from ._generated import names as _names
 from ._generated.models import WEBHOOK_EVENT_TYPES, UnknownWebhookEvent, WebhookEvent, WebhookEventType
 from ._generated.names import *  # noqa: F403
 from ._generated.operations import OPERATIONS
-from ._local import BufferedUsage, LocalEvaluator, LocalStats, UnknownPolicy
+from ._local import LocalEvaluator, UnknownPolicy
 from ._local_async import AsyncLocalEvaluator
+from ._local_buffer import BufferedUsage
+from ._local_state import LocalStats
 from ._models import OfferkitModel
 from ._operation import Operation
 from ._pagination import AsyncCursorPage, AsyncPage, AsyncPaginator, CursorPage, Page

@@ -25,8 +25,9 @@ from ._generated.clients import (
     PublishableResources,
     SecretResources,
 )
-from ._local import BufferedUsage, LocalEvaluator, UnknownPolicy
+from ._local import LocalEvaluator, UnknownPolicy
 from ._local_async import AsyncLocalEvaluator
+from ._local_buffer import BufferedUsage
 from ._models import strict_default
 from ._types import RequestOptions
 

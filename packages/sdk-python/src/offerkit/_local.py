@@ -9,7 +9,6 @@ sends the buffer, eight read accounts again when the stream says they changed (t
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -18,7 +17,6 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from types import TracebackType
 from typing import Protocol, TypeAlias
@@ -27,9 +25,11 @@ from typing_extensions import Self
 
 from ._core import SyncCore
 from ._errors import APIConnectionError, APIError, NotFoundError, OfferkitError
-from ._generated.models import Access, AccessEntitlement, AccessEntitlementCredits
+from ._generated.models import Access, AccessEntitlement
 from ._generated.resources.access import AccessResource
 from ._generated.resources.usage import UsageResource
+from ._local_buffer import BufferedUsage, read_buffer, write_buffer
+from ._local_state import Known, Loading, LocalStats, covered
 from ._stream import ChangeEvent, ChangeStream, stream_changes
 
 
@@ -59,63 +59,7 @@ RETRY_STATUSES = frozenset({408, 429})
 _log = logging.getLogger("offerkit")
 
 
-@dataclass(frozen=True)
-class BufferedUsage:
-    """A usage add waiting to be sent: its idempotency key makes resending it count once."""
-
-    key: str
-    account_id: str
-    entitlement_id: str
-    amount: int
-
-    def to_json(self) -> str:
-        # The TypeScript SDK's line, so either SDK can send what the other left in a buffer file.
-        record = {"key": self.key, "accountId": self.account_id, "entitlementId": self.entitlement_id}
-        return json.dumps({**record, "amount": self.amount}, separators=(",", ":"))
-
-    @staticmethod
-    def from_json(line: str) -> BufferedUsage:
-        d = json.loads(line)
-        return BufferedUsage(str(d["key"]), str(d["accountId"]), str(d["entitlementId"]), int(d["amount"]))
-
-
-@dataclass
-class LocalStats:
-    """Counters for tests and benchmarks: events applied, reconnections, resyncs, account reads."""
-
-    events: int = 0
-    reconnects: int = 0
-    resyncs: int = 0
-    loads: int = 0
-
-
-class _Loading:
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.error: BaseException | None = None
-
-
-class _Known:
-    """An account asked about: its access once read, reserved amounts, this process's last acknowledged counts."""
-
-    def __init__(self) -> None:
-        self.access: Access | None = None
-        # Per entitlement: reserved amounts (from `usage` events; estimated from `left` until the first).
-        self.held: dict[str, float] = {}
-        # Per entitlement: (count, monotonic time) of this process's last acknowledged add.
-        self.acked: dict[str, tuple[float, float]] = {}
-        self.loading: _Loading | None = None
-        self.again = False  # a change arrived while loading: load again after
-        self.timer: threading.Timer | None = None
-
-
 _MISSING = object()
-
-
-def _covered(access: Access, credits: AccessEntitlementCredits) -> bool:
-    """Whether the account's pool covers one unit of a feature that draws from it (as the API's `can` says)."""
-    pool = next((p for p in access.credits if p.id == credits.pool), None)
-    return pool is not None and (pool.unlimited or (not pool.per_entity and pool.balance >= credits.cost))
 
 
 class LocalEvaluator:
@@ -146,7 +90,7 @@ class LocalEvaluator:
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._file_lock = threading.Lock()
-        self._accounts: dict[str, _Known | None] = {}
+        self._accounts: dict[str, Known | None] = {}
         self._buffer: deque[BufferedUsage] = deque()
         self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._queued: set[str] = set()
@@ -201,8 +145,8 @@ class LocalEvaluator:
         with self._lock:
             k = self._accounts.get(account_id, _MISSING)
             if k is _MISSING:
-                k = self._accounts[account_id] = _Known()
-        if isinstance(k, _Known) and (k.access is None or k.loading is not None):
+                k = self._accounts[account_id] = Known()
+        if isinstance(k, Known) and (k.access is None or k.loading is not None):
             self._fetch(account_id, k, wait=True)
         return self.access(account_id)
 
@@ -223,9 +167,9 @@ class LocalEvaluator:
             k = self._accounts.get(account_id, _MISSING)
             if k is None:
                 return False
-            if not isinstance(k, _Known) or k.access is None:
+            if not isinstance(k, Known) or k.access is None:
                 if k is _MISSING and not self._closed:
-                    self._accounts[account_id] = _Known()
+                    self._accounts[account_id] = Known()
                     self._queue_reload(account_id)
                 return self._unknown_policy(entitlement_id)
             e = next((x for x in k.access.entitlements if x.id == entitlement_id), None)
@@ -300,14 +244,14 @@ class LocalEvaluator:
             answer = u.get("default")
         return bool(answer)
 
-    def _entry(self, account_id: str, k: _Known, e: AccessEntitlement) -> AccessEntitlement:
+    def _entry(self, account_id: str, k: Known, e: AccessEntitlement) -> AccessEntitlement:
         """An entry with this process's unacknowledged adds counted in (as the API will once they arrive)."""
         if e.type != "usage":
             return e.model_copy()
         usage, left, can = self._numbers(account_id, k, e)
         return e.model_copy(update={"usage": usage, "left": left, "can": can})
 
-    def _numbers(self, account_id: str, k: _Known, e: AccessEntitlement) -> tuple[float, float | None, bool]:
+    def _numbers(self, account_id: str, k: Known, e: AccessEntitlement) -> tuple[float, float | None, bool]:
         """A usage entry's usage, left and can, as `accessEntry` of the service computes them."""
         usage = e.usage
         for b in self._buffer:
@@ -317,7 +261,7 @@ class LocalEvaluator:
         taken = usage + k.held.get(e.id, 0)
         can = e.max is None or taken < e.max
         if e.credits is not None and k.access is not None:
-            can = can and _covered(k.access, e.credits)
+            can = can and covered(k.access, e.credits)
         left = None if e.max is None else max(0, e.max - taken)
         return usage, left, can
 
@@ -373,36 +317,21 @@ class LocalEvaluator:
         # The snapshot is taken inside the file lock, so the last write holds the latest buffer.
         with self._file_lock:
             with self._lock:
-                text = "\n".join(b.to_json() for b in self._buffer)
-            tmp = f"{self._file}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, self._file)
+                items = list(self._buffer)
+            write_buffer(self._file, items)
 
     def _restore(self) -> None:
-        if self._file is None:
-            return
-        try:
-            with open(self._file, encoding="utf-8") as f:
-                lines = f.read().split("\n")
-        except FileNotFoundError:
-            return
-        for n, line in enumerate(lines, 1):
-            if line.strip():
-                try:
-                    self._buffer.append(BufferedUsage.from_json(line))
-                except (ValueError, KeyError, TypeError) as exc:
-                    # Refusing to start beats dropping usage that may not have been counted.
-                    raise OfferkitError(f"{self._file}:{n}: not a buffered usage add ({exc})") from None
+        if self._file is not None:
+            self._buffer.extend(read_buffer(self._file))
 
     # Reading accounts --------------------------------------------------------------------------------------------
 
-    def _fetch(self, account_id: str, k: _Known, *, wait: bool) -> None:
+    def _fetch(self, account_id: str, k: Known, *, wait: bool) -> None:
         """Reads an account's effective access; a change announced meanwhile reads it again."""
         with self._lock:
             running = k.loading
             if running is None:
-                mine = k.loading = _Loading()
+                mine = k.loading = Loading()
             else:
                 k.again = True
         if running is not None:
@@ -449,7 +378,7 @@ class LocalEvaluator:
                 k.loading = None
             mine.done.set()
 
-    def _schedule(self, account_id: str, k: _Known, at: str | None) -> None:
+    def _schedule(self, account_id: str, k: Known, at: str | None) -> None:
         """Reads the account again when its answer changes by time alone (an incentive ending)."""
         if k.timer is not None:
             k.timer.cancel()
@@ -481,9 +410,9 @@ class LocalEvaluator:
                 self._queued.discard(account_id)
                 k = self._accounts.get(account_id, _MISSING)
                 if k is None:  # said missing: maybe created since
-                    k = self._accounts[account_id] = _Known()
+                    k = self._accounts[account_id] = Known()
             try:
-                if isinstance(k, _Known):
+                if isinstance(k, Known):
                     self._fetch(account_id, k, wait=False)
             except Exception:
                 pass  # unreachable: what is known stays; the next change or `can` asks again
@@ -525,24 +454,7 @@ class LocalEvaluator:
     def _apply_usage(self, account_id: str, data: Mapping[str, object]) -> None:
         with self._lock:
             k = self._accounts.get(account_id)
-            if k is None:
-                return
-            if k.loading is not None:
-                k.again = True
-            ent = data.get("entitlementId")
-            entry = next((x for x in (k.access.entitlements if k.access else []) if x.id == ent), None)
-            usage, held = data.get("usage"), data.get("held")
-            if entry is None or not isinstance(usage, (int, float)) or not isinstance(held, (int, float)):
-                self._queue_reload(account_id)
-                return
-            # An event read before this process's own add was acknowledged carries a lower count: within the flush
-            # window the acknowledged count stands (a later event carries the counter after that add).
-            acked = k.acked.get(entry.id)
-            fresh = acked[0] if acked is not None and time.monotonic() - acked[1] < ACK_WINDOW else float("-inf")
-            entry.usage = max(usage, fresh)
-            k.held[entry.id] = held
-            if entry.credits is not None:
-                # A draw moved the pool's balance, which every feature drawing from it reads: read the account again.
+            if k is not None and not k.apply_usage(data, ACK_WINDOW):
                 self._queue_reload(account_id)
 
     def _run(self) -> None:

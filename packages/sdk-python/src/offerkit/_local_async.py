@@ -19,7 +19,8 @@ from typing_extensions import Self
 
 from ._errors import OfferkitError
 from ._generated.models import Access
-from ._local import LocalEvaluator, LocalStats
+from ._local import LocalEvaluator
+from ._local_state import LocalStats
 from ._stream import ChangeEvent
 
 
