@@ -103,9 +103,9 @@ const inline = (code: string) => code.replace(/<\/script/gi, '<\\/script');
 
 /** The page's look beside its components: the host's frame, the credits list of the balance page, the note. */
 const STYLE =
-  'body{margin:0;padding:8px;font-family:system-ui,sans-serif;color:#1f2937}#note:empty{display:none}' +
+  'html,body{margin:0}body{padding:8px;font-family:system-ui,sans-serif;color:#1f2937}#note:empty{display:none}' +
   '#credits:empty{display:none}#credits{max-width:32rem;margin-top:12px;padding:16px 20px;border:1px solid ' +
-  '#d9dce3;border-radius:10px;box-sizing:border-box}#credits h2{font-size:1.1rem;margin:0 0 8px}#credits ul{' +
+  '#d9dce3;border-radius:10px;box-sizing:border-box}#credits h2{font-size:1.25rem;margin:0 0 8px}#credits ul{' +
   'list-style:none;margin:0;padding:0}.pools>li{margin:10px 0}.row{display:flex;justify-content:space-between;' +
   'gap:1rem;flex-wrap:wrap}.name,.balance{font-weight:600}.muted,.grants{color:#5b6472;font-size:.9rem;margin:2px 0}';
 

@@ -28,6 +28,15 @@ type Balances = { data: (Omit<Pool, 'id'> & { pool: string; grants: Grant[] })[]
 const isBalances = (data: unknown): data is Balances =>
   !!data && Array.isArray((data as Balances).data) && (data as Balances).data.every((p) => typeof p?.pool === 'string');
 
+/** Where a grant came from, in words. */
+const SOURCE: Record<string, string> = {
+  plan: 'from the plan',
+  api: 'granted',
+  pack: 'bought',
+  refund: 'refunded',
+  rollover: 'rolled over',
+};
+
 const number = (n: number) => new Intl.NumberFormat(navigator.language).format(n);
 const date = (iso: string) =>
   new Intl.DateTimeFormat(navigator.language, { dateStyle: 'medium' }).format(new Date(iso));
@@ -62,7 +71,7 @@ function showPools(pools: Pool[], access: EffectiveAccess | null) {
                             ${p.grants.map(
                               (g) =>
                                 html`<li>
-                                  ${number(g.remaining)} of ${number(g.amount)} (${g.source}),
+                                  ${number(g.remaining)} of ${number(g.amount)} left, ${SOURCE[g.source] ?? g.source},
                                   ${g.expires_at ? `expires ${date(g.expires_at)}` : 'never expires'}
                                 </li>`,
                             )}

@@ -74,14 +74,15 @@ export class ViewBridge {
     })) as McpUiInitializeResult;
     this.host = init.hostCapabilities ?? {};
     this.notify(INITIALIZED, {});
-    // The host sizes its frame to the page (its default iframe height is no fit for a card).
-    let last = '';
+    // The host sizes its frame to the page (its default iframe height is no fit for a card): the body's height,
+    // not the document's, which is never less than the frame's and so would never let it shrink. Height only: the
+    // width is the host's column.
+    let last = -1;
     const report = () => {
-      const el = document.documentElement;
-      const size = { width: Math.ceil(el.scrollWidth), height: Math.ceil(el.scrollHeight) };
-      if (`${size.width}x${size.height}` === last) return;
-      last = `${size.width}x${size.height}`;
-      this.notify(SIZE_CHANGED, size);
+      const height = Math.ceil(document.body.getBoundingClientRect().height);
+      if (height === last) return;
+      last = height;
+      this.notify(SIZE_CHANGED, { height });
     };
     new ResizeObserver(report).observe(document.body);
     report();
