@@ -68,13 +68,13 @@ export { RESOURCE_MIME_TYPE };
 /**
  * What every page declares in its `_meta.ui` (the extension's McpUiResourceMeta, on the `resources/list` entry and
  * on the `resources/read` content): no origin for the network, resources, frames or base URI (the page loads
- * nothing, and the host's sandbox can say so), no device permission, and a border (a card in the conversation).
+ * nothing, and the host's sandbox can say so), no device permission, and no border from the host (the components draw their own cards).
  */
 export const UI_RESOURCE_META: { ui: McpUiResourceMeta } = {
   ui: {
     csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
     permissions: {},
-    prefersBorder: true,
+    prefersBorder: false,
   },
 };
 
@@ -104,7 +104,7 @@ const inline = (code: string) => code.replace(/<\/script/gi, '<\\/script');
 /** The page's look beside its components: the host's frame, the credits list of the balance page, the note. */
 const STYLE =
   'html,body{margin:0}body{padding:8px;font-family:system-ui,sans-serif;color:#1f2937}#note:empty{display:none}' +
-  '#credits:empty{display:none}#credits{max-width:32rem;margin-top:12px;padding:16px 20px;border:1px solid ' +
+  '#credits:empty{display:none}#credits{max-width:32rem;margin-top:12px;padding:16px 20px;background:#fff;border:1px solid ' +
   '#d9dce3;border-radius:10px;box-sizing:border-box}#credits h2{font-size:1.25rem;margin:0 0 8px}#credits ul{' +
   'list-style:none;margin:0;padding:0}.pools>li{margin:10px 0}.row{display:flex;justify-content:space-between;' +
   'gap:1rem;flex-wrap:wrap}.name,.balance{font-weight:600}.muted,.grants{color:#5b6472;font-size:.9rem;margin:2px 0}';

@@ -29,7 +29,7 @@ const metaSchema = McpUiResourceMetaSchema.extend({
 const NOTHING_EXTERNAL = {
   csp: { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] },
   permissions: {},
-  prefersBorder: true,
+  prefersBorder: false,
 };
 
 describe('MCP App UI resources: size and _meta', function () {

@@ -33,11 +33,12 @@ async function screenshots(page: Page, name: string) {
  */
 const HOST_SCRIPT = `
 import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';
-window.mountApp = async (html, args, result) => {
+window.mountApp = async (html, args, result, border) => {
   const iframe = document.createElement('iframe');
   iframe.setAttribute('sandbox', 'allow-scripts');
   // As wide as the host's column, as tall as the view says it is (ui/notifications/size-changed).
-  iframe.style.cssText = 'width:100%;height:400px;border:1px solid #d9dce3;border-radius:8px;display:block';
+  // A border only when the page asks for one (_meta.ui.prefersBorder).
+  iframe.style.cssText = 'width:100%;height:400px;display:block;border:' + (border ? '1px solid #d9dce3' : '0');
   document.body.append(iframe);
   const bridge = new AppBridge(
     null,
@@ -101,7 +102,12 @@ describe('MCP App UI resources in a host (browser)', function () {
   /** Loads a UI resource the way a host does and shows a tool result in it; the frame of the view. */
   async function show(uri: string, args: Record<string, unknown>, result: unknown): Promise<Page> {
     const read = await client.readResource({ uri });
-    const [content] = read.contents as { uri: string; mimeType: string; text: string }[];
+    const [content] = read.contents as {
+      uri: string;
+      mimeType: string;
+      text: string;
+      _meta: { ui: { prefersBorder?: boolean } };
+    }[];
     expect(content.mimeType).to.equal('text/html;profile=mcp-app');
     // Self-contained: nothing is fetched from anywhere (no CDN, not even this server).
     expect(content.text).not.to.match(/<script[^>]+src=|<link[^>]+href=|https?:\/\/cdn/i);
@@ -125,8 +131,9 @@ describe('MCP App UI resources in a host (browser)', function () {
     );
     await page.waitForFunction(() => 'mountApp' in window);
     await page.evaluate(
-      ([html, a, r]) => (window as unknown as { mountApp: (...x: unknown[]) => Promise<boolean> }).mountApp(html, a, r),
-      [content.text, args, result] as const,
+      ([html, a, r, b]) =>
+        (window as unknown as { mountApp: (...x: unknown[]) => Promise<boolean> }).mountApp(html, a, r, b),
+      [content.text, args, result, content._meta.ui.prefersBorder === true] as const,
     );
     expect(requests.filter((u) => !u.startsWith('about:') && !u.startsWith('data:'))).to.deep.equal([]);
     return page;
@@ -268,7 +275,8 @@ describe('MCP App UI resources in a host (browser)', function () {
     await done(refused);
   });
 
-  it('the paywall shows the 402 of increment_usage: the limit, the usage and the upgrade offer', async () => {
+  it('the paywall shows the 402 of increment_usage: the limit, the usage and the upgrade offer, whose link the host opens', async () => {
+    await connectProvider(app);
     const first = await client.callTool({
       name: 'increment_usage',
       arguments: { namespaceId: 'alice', entitlementId: 'seats' },
@@ -286,6 +294,14 @@ describe('MCP App UI resources in a host (browser)', function () {
     expect(text).to.include('Pro');
     expect(text).to.include('$29');
     expect(text).to.include('5 Seats');
+    // The upgrade link: the sandboxed frame may not navigate, so the click has the host open it (ui/open-link).
+    const checkout = (refused.structuredContent as { offer: { checkout_url: string } }).offer.checkout_url;
+    expect(checkout).to.match(/^http/);
+    await viewFrame(page).evaluate(() =>
+      (document.querySelector('offerkit-paywall')!.shadowRoot!.querySelector('a[part=cta]') as HTMLElement).click(),
+    );
+    await page.waitForFunction(() => (window as unknown as { opened: string[] }).opened.length === 1);
+    expect(await page.evaluate(() => (window as unknown as { opened: string[] }).opened)).to.deep.equal([checkout]);
     await done(page, 'paywall');
 
     // A call that went through says where the counter stands, and no paywall shows.

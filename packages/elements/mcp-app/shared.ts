@@ -53,6 +53,17 @@ export async function readThroughHost(
   }
 }
 
+/**
+ * A link clicked in a component (the paywall's "Upgrade to Pro", a checkout link): the frame is sandboxed and may
+ * not navigate, so the host opens it (`ui/open-link`) in the person's browser.
+ */
+document.addEventListener('click', (e) => {
+  const a = e.composedPath().find((n): n is HTMLAnchorElement => n instanceof HTMLAnchorElement && !!n.href);
+  if (!a || !/^https?:/.test(a.href)) return;
+  e.preventDefault();
+  bridge.openLink(a.href).catch((err: unknown) => say(err instanceof Error ? err.message : String(err)));
+});
+
 /** Connects to the host; `show` gets each tool result with the tool's arguments (sent before it). */
 export function start(show: (data: Record<string, unknown>, args: Record<string, unknown>) => void | Promise<void>) {
   let args: Record<string, unknown> = {};
