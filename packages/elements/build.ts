@@ -9,8 +9,12 @@ import * as esbuild from 'esbuild';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DIST_FILE = path.join(here, 'dist', 'offerkit-elements.js');
-/** The MCP App view's script (see mcp-app/view.ts). */
-export const MCP_APP_FILE = path.join(here, 'dist', 'mcp-app-view.js');
+/**
+ * The MCP Apps (src/mcp/apps.ts serves each as one self-contained page): each has its own entry in mcp-app/ with
+ * only the components it shows, built to dist/mcp-app-<name>.js.
+ */
+export const MCP_APPS = ['usage-meter', 'paywall', 'pricing-table', 'account-balance'] as const;
+export const mcpAppFile = (name: (typeof MCP_APPS)[number]) => path.join(here, 'dist', `mcp-app-${name}.js`);
 const SDK_SOURCE = path.join(here, '..', 'sdk', 'src', 'index.ts');
 
 /**
@@ -64,17 +68,20 @@ export async function build(): Promise<BuildSize> {
     ],
     logLevel: 'warning',
   });
-  // The script of the MCP App UI resources (src/mcp/apps.ts inlines it beside the bundle above): the MCP Apps
-  // client side (@modelcontextprotocol/ext-apps, its dependencies included) and the code that fills the component.
+  // The scripts of the MCP App UI resources (src/mcp/apps.ts inlines each in its page): per app, its components,
+  // Lit, the SDK they are built on and the view side of the MCP Apps protocol (mcp-app/bridge.ts), minified. Each
+  // page must stay within 150 KB (test/api/mcp-apps.test.ts): one entry per app, never the whole bundle.
   await esbuild.build({
-    entryPoints: [path.join(here, 'mcp-app', 'view.ts')],
-    outfile: MCP_APP_FILE,
+    entryPoints: MCP_APPS.map((name) => ({ in: path.join(here, 'mcp-app', `${name}.ts`), out: `mcp-app-${name}` })),
+    outdir: path.join(here, 'dist'),
     bundle: true,
     format: 'esm',
     target: 'es2022',
     minify: true,
+    keepNames: true,
     legalComments: 'none',
     tsconfig: path.join(here, 'tsconfig.json'),
+    alias: { '@offerkit/sdk': SDK_SOURCE },
     logLevel: 'warning',
   });
   const code = fs.readFileSync(DIST_FILE);

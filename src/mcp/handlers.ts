@@ -12,7 +12,7 @@ import { AppError } from '../errors.js';
 import { decodeComponent } from '../http/validate.js';
 import { MCP_ACCOUNT_ARG } from '../http/route.js';
 import { logCall } from './calls.js';
-import { RESOURCE_MIME_TYPE, UI_RESOURCES, uiPage } from './apps.js';
+import { RESOURCE_MIME_TYPE, UI_RESOURCE_META, UI_RESOURCES, uiPage } from './apps.js';
 import { CALL_TOOL, discoveryTools, FIND_TOOLS, findTools, listEntry, proxied } from './discovery.js';
 import { PROMPTS, promptMessage } from './prompts.js';
 import { denial } from './tools.js';
@@ -292,11 +292,14 @@ export function registerHandlers(server: Server, { contextOf, modern }: HandlerS
         }))
         .concat(
           // The MCP App pages, while a tool they show is callable.
+          // Each with its CSP and permissions (`_meta.ui`), which hosts read from resources/read first.
           UI_RESOURCES.filter((r) => r.tools.some((t) => readable([t], ctx) === null)).map((r) => ({
             uri: r.uri,
             name: r.name,
+            title: r.title,
             description: r.description,
             mimeType: RESOURCE_MIME_TYPE,
+            _meta: UI_RESOURCE_META,
           })),
         ),
     };
@@ -327,7 +330,7 @@ export function registerHandlers(server: Server, { contextOf, modern }: HandlerS
       if (!ui.tools.some((t) => readable([t], ctx) === null))
         throw new ProtocolError(ProtocolErrorCode.InvalidRequest, readable(ui.tools.slice(0, 1), ctx)!);
       return {
-        contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: uiPage(ui) }],
+        contents: [{ uri, mimeType: RESOURCE_MIME_TYPE, text: uiPage(ui), _meta: UI_RESOURCE_META }],
         ...(modern ? UI_PAGE_HINT : {}),
       };
     }

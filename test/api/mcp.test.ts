@@ -425,7 +425,8 @@ describe('MCP server', function () {
         'offer://catalog',
         'offer://events',
         'offer://pricing',
-        // The MCP App pages (issue 33, item 6; test/browser/mcp-apps.test.ts).
+        // The MCP App pages (issue 33, item 6; issue 43, item 4; test/browser/mcp-apps.test.ts).
+        'ui://offerkit/account-balance',
         'ui://offerkit/paywall',
         'ui://offerkit/pricing-table',
         'ui://offerkit/usage-meter',
