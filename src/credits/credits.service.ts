@@ -12,7 +12,10 @@ import { effectiveAccess } from '../access/access.service.js';
 import { freshAppNow } from '../apps/clock.service.js';
 import { actorFact } from '../subscriptions/actor-facts.js';
 
-/** The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). */
+/**
+ * The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). `pool.balance`
+ * is what can be drawn: the balance less what open reservations hold.
+ */
 export interface CreditsExhaustedBody {
   error: 'credits_exhausted';
   message: string;
@@ -41,8 +44,8 @@ export async function creditsExhausted(
   const [row] = await sql<{ name: string; cost: string; balance: string | null; granted: string | null }>(
     ctx.em,
     `select p.name, e.credit_cost as cost,
-            (select balance from credit_balances b where b.app_id = $1 and b.account_id = $2 and b.pool_id = p.id
-               and b.entity_id = '') as balance,
+            (select greatest(balance - held, 0) from credit_balances b where b.app_id = $1 and b.account_id = $2
+               and b.pool_id = p.id and b.entity_id = '') as balance,
             (select pe.max from plan_entitlements pe join accounts a on a.app_id = pe.app_id and a.plan_id = pe.plan_id
                where pe.app_id = $1 and a.id = $2 and pe.entitlement_id = p.id) as granted
        from entitlements e join entitlements p on p.app_id = e.app_id and p.id = e.credit_pool_id

@@ -319,21 +319,6 @@ describe('credits', function () {
       expect(access.credits[0]).to.include({ unlimited: true, granted_per_period: null, balance: 0 });
     });
 
-    it('reservations and batch ingest of credit-drawing features are refused (not built yet), never counted free', async () => {
-      await creditsCatalog(app, base);
-      const r = await post(`${base}/namespaces/a1/usage/premium/reservations`, app.api_key, { amount: 1 });
-      expect(r.status).to.equal(400);
-      const ingest = await post(`${base}/usage/events`, app.api_key, {
-        events: [
-          { id: 'e1', account: 'a1', entitlement: 'premium', amount: 1 },
-          { id: 'e2', account: 'a1', entitlement: 'api_calls', amount: 2 },
-        ],
-      });
-      expect(ingest.status, ingest.text).to.equal(200);
-      expect(ingest.body.results.map((x: { status: string }) => x.status)).to.deep.equal(['error', 'applied']);
-      expect((await get(`${base}/namespaces/a1/usage/premium`, app.api_key)).body.count).to.equal(0);
-    });
-
     it('many concurrent writers never over-draw: draws, refunds and grants add up against the real PostgreSQL', async () => {
       await creditsCatalog(app, base);
       await grant({ pool: 'credits', amount: 1000 });
