@@ -35,15 +35,22 @@ export async function creditsExhausted(
   a: {
     accountId: string;
     entitlementId: string;
-    entitlementName: string;
+    /** The feature's name (read here when not given). */
+    entitlementName?: string;
     poolId: string;
     amount: number;
     origin: string;
   },
 ): Promise<CreditsExhaustedBody> {
-  const [row] = await sql<{ name: string; cost: string; balance: string | null; granted: string | null }>(
+  const [row] = await sql<{
+    name: string;
+    ename: string;
+    cost: string;
+    balance: string | null;
+    granted: string | null;
+  }>(
     ctx.em,
-    `select p.name, e.credit_cost as cost,
+    `select p.name, e.name as ename, e.credit_cost as cost,
             (select greatest(balance - held, 0) from credit_balances b where b.app_id = $1 and b.account_id = $2
                and b.pool_id = p.id and b.entity_id = '') as balance,
             (select pe.max from plan_entitlements pe join accounts a on a.app_id = pe.app_id and a.plan_id = pe.plan_id
@@ -66,6 +73,7 @@ export async function creditsExhausted(
     origin: a.origin,
   });
   const name = row?.name ?? a.poolId;
+  const entitlementName = a.entitlementName ?? row?.ename ?? a.entitlementId;
   const more = upgrade.offer
     ? ` Upgrade to ${upgrade.offer.plan.name} for ${upgrade.offer.new_limit ?? 'unlimited'} ${name} a month` +
       `${upgrade.offer.checkout_url ? `: ${upgrade.offer.checkout_url}` : '.'}`
@@ -73,10 +81,10 @@ export async function creditsExhausted(
   return {
     error: 'credits_exhausted',
     message:
-      `${a.entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
+      `${entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
       (more || ' Grant more credits, or add a plan that grants them.'),
     pool: { id: a.poolId, name, balance },
-    entitlement: { id: a.entitlementId, name: a.entitlementName, cost, amount: a.amount },
+    entitlement: { id: a.entitlementId, name: entitlementName, cost, amount: a.amount },
     need,
     offer: upgrade.offer,
     packs: [],

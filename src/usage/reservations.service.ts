@@ -426,7 +426,6 @@ export async function finishReservation(
       await creditsExhausted(ctx, {
         accountId,
         entitlementId: before.entitlement_id,
-        entitlementName: before.entitlement_id,
         poolId: pool,
         amount,
         origin: ctx.deps.config.PUBLIC_API_URL ?? '',

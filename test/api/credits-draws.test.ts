@@ -105,6 +105,7 @@ describe('credits drawn by reservations and batch ingest', function () {
     const short = await settle(r.body.id, 'commit', 5);
     expect(short.status, short.text).to.equal(402);
     expect(short.body).to.include({ error: 'credits_exhausted', need: 50 });
+    expect(short.body.entitlement).to.deep.equal({ id: 'premium', name: 'Premium messages', cost: 10, amount: 5 });
     expect((await get(`${base}/namespaces/a1/reservations/${r.body.id}`, app.api_key)).body.status).to.equal('held');
     await grant(30);
     expect((await settle(r.body.id, 'commit', 3)).status, 'what the balance covers').to.equal(200);
@@ -189,6 +190,30 @@ describe('credits drawn by reservations and batch ingest', function () {
     );
     expect(ev.type).to.equal('credits.depleted');
     expect(ev.data.object).to.include({ account_id: 'a1', pool: 'credits', balance: 0, previous_balance: 30 });
+  });
+
+  it("another app's key reaches neither this app's reservations nor its balances", async () => {
+    await grant(100);
+    const r = await reserve('premium', 2);
+    expect(r.status, r.text).to.equal(201);
+    const other = await seededApp();
+    await creditsCatalog(other.app, other.base);
+    // Its key on this app's paths: refused before any route runs.
+    const commit = await post(`${base}/namespaces/a1/reservations/${r.body.id}/commit`, other.app.api_key, {
+      amount: 2,
+    });
+    expect([401, 403, 404], commit.text).to.include(commit.status);
+    // Its own paths name its own accounts and reservations only.
+    const foreign = await post(`${other.base}/namespaces/a1/reservations/${r.body.id}/commit`, other.app.api_key, {
+      amount: 2,
+    });
+    expect(foreign.status, foreign.text).to.equal(404);
+    const ingested = await post(`${other.base}/usage/events`, other.app.api_key, {
+      events: [{ id: 'x1', account: 'a1', entitlement: 'premium', amount: 1 }],
+    });
+    expect(ingested.body.results[0]).to.include({ status: 'error', error: 'Account a1 not found' });
+    expect(await creditsAddUp(app.id)).to.deep.equal({ a1: { balance: 100, held: 20 } });
+    expect(await count('premium')).to.equal(0);
   });
 
   it('the reconciler finds a balance that differs from its ledger (a row changed by hand in PostgreSQL)', async () => {
