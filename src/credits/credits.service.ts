@@ -124,11 +124,17 @@ export async function readCredits(em: EntityManager, appId: string, accountId: s
   // The balance comes with the grants, from one statement's snapshot, so the two always agree (a pool without live
   // grants has nothing to spend).
   const grants = await sql<GrantRow & { balance: string }>(em, GRANTS_SQL, [appId, accountId]);
+  const held = await sql<{ pool_id: string; held: string }>(
+    em,
+    `select pool_id, held from credit_balances where app_id = $1 and account_id = $2 and entity_id = '' and held > 0`,
+    [appId, accountId],
+  );
   return {
     data: access.credits.map((p) => ({
       pool: p.id,
       name: p.name,
       balance: Number(grants.find((g) => g.pool === p.id && g.entity === '')?.balance ?? 0),
+      held: Number(held.find((h) => h.pool_id === p.id)?.held ?? 0),
       granted_per_period: p.granted_per_period,
       unlimited: p.unlimited,
       grants: grants

@@ -52,6 +52,8 @@ describe('credits drawn by reservations and batch ingest', function () {
     const r = await reserve('premium', 6);
     expect(r.status, r.text).to.equal(201);
     expect(await creditsAddUp(app.id)).to.deep.equal({ a1: { balance: 100, held: 60 } });
+    const shown = (await get(`${base}/namespaces/a1/credits`, app.api_key)).body.data[0];
+    expect(shown).to.include({ pool: 'credits', balance: 100, held: 60 });
     // The hold is not drawable: 40 left for others, by draws and reservations alike.
     const refused = await post(`${base}/namespaces/a1/usage/premium/amount`, app.api_key, { amount: 5 });
     expect(refused.status, refused.text).to.equal(402);

@@ -12165,6 +12165,8 @@ export interface operations {
               pool: string;
               name: string;
               balance: number;
+              /** @description Credits held by open reservations of drawing features: part of the balance, not drawable until they settle (may exceed the balance after grants expired under them) */
+              held: number;
               granted_per_period: number | null;
               unlimited: boolean;
               grants: {
