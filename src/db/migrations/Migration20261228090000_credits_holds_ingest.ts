@@ -1,4 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
+import { Migration20261124090000_usage_ingest_sets } from './Migration20261124090000_usage_ingest_sets.js';
+
+const SIGNATURE = 'text, text[], text[], text[], bigint[], timestamptz[], text';
 
 /**
  * Credits in reservations and batch ingest (issue 42 item 1).
@@ -28,7 +31,14 @@ export class Migration20261228090000_credits_holds_ingest extends Migration {
   override down(): void {
     this.addSql(`alter table "usage_reservations" drop column "credit_pool_id", drop column "credit_cost";`);
     this.addSql(`alter table "credit_balances" drop column "held";`);
-    // The function keeps this version (it reads `p_limits`' two extra columns): roll the service back with it.
+    // The function as the earlier migrations left it (its `p_limits` reads eight columns, as the service before this
+    // one sends): its text from the migration that wrote it, then its planner setting.
+    const previous = new Migration20261124090000_usage_ingest_sets(this.driver, this.config);
+    void previous.up();
+    this.addSql(`drop function if exists usage_ingest_batch(${SIGNATURE});`);
+    for (const q of previous.getQueries())
+      if (String(q).startsWith('create function usage_ingest_batch')) this.addSql(q);
+    this.addSql(`alter function usage_ingest_batch(${SIGNATURE}) set enable_seqscan = off;`);
   }
 }
 
