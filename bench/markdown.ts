@@ -8,7 +8,17 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The sections of `npm run bench`, each with a block on the page (BENCH_ONLY takes these names). */
-export const BENCH_SECTIONS = ['hot', 'metering', 'mcp', 'cancel', 'webhooks', 'local', 'analytics', 'billing'];
+export const BENCH_SECTIONS = [
+  'hot',
+  'metering',
+  'mcp',
+  'cancel',
+  'webhooks',
+  'local',
+  'analytics',
+  'billing',
+  'credits',
+];
 
 /** Where to write, from `--markdown`, `--markdown=path` or BENCH_MARKDOWN; undefined when not asked. */
 export function markdownTarget(argv: string[], env: NodeJS.ProcessEnv, root: string): string | undefined {

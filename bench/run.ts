@@ -32,6 +32,7 @@ import { mcpResourceUrl } from '../src/oauth/oauth.service.js';
 import { issueTokenPair, newFamilyId } from '../src/oauth/tokens.js';
 import { createTestApp, seedCatalog } from '../test/helpers/factories.js';
 import { billingBench } from './billing.js';
+import { creditsBench } from './credits.js';
 import { freePort, startTestEnv, stopTestEnv, testEnv } from '../test/helpers/servers.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -312,7 +313,8 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 1000);
  * Sections to run, comma-separated (all when unset): `hot` (usage add and effective access beside raw SQL),
  * `metering` (batch ingest beside raw, idempotent replay), `mcp`, `cancel`, `webhooks`, `analytics`, `billing`
  * (intents of the account actor: a quote, pause and resume round trips, a refusal; bench/billing.ts), `local` (checks
- * from memory, change to seen through another API process).
+ * from memory, change to seen through another API process), `credits` (a credit-drawing usage add and ingest beside
+ * raw; bench/credits.ts).
  */
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
@@ -1232,7 +1234,10 @@ async function main() {
     await pool.query('analyze');
     const account = () => `acct-${Math.floor(Math.random() * ACCOUNTS)}`;
 
-    const usageParams = () => [app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r', null, null, null];
+    const usageParams = () => [
+      ...[app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r', null, null, null],
+      ...['evt_bench_c', null, 'grt_bench'], // CHANGE_SQL's credits parameters (a feature that draws nothing)
+    ];
     // The raw loop's coalesced runs, as the API process has them.
     setCoalesceInFlight(COALESCE_IN_FLIGHT);
     const scenarios = [
@@ -1341,6 +1346,9 @@ async function main() {
     );
     if (ANALYTICS_ROWS > 0) await measure('analytics', () => analyticsBench(base, pool));
     await measure('billing', () => billingBench(base));
+    await measure('credits', () =>
+      creditsBench(base, pool, { connections: CONNECTIONS, seconds: DURATION, httpLoad, raw }),
+    );
     if (markdown) recorder!.write(markdown);
   } finally {
     for (const a of apis) a.kill('SIGTERM');

@@ -449,6 +449,19 @@ export interface ReconcileResult {
   repaired: Record<ReconcileKind, number>;
   /** Workflow ids restarted, at most 50 (for the Temporal UI). */
   restarted: string[];
+  /**
+   * Credit balances compared with their ledgers' sums (the most recently changed first), and those that differ, at
+   * most 50: reported, never rewritten (docs/decisions, "Credits": the reconciler reports a ledger drift).
+   */
+  credits?: { checked: number; drifts: CreditDrift[] };
+}
+export interface CreditDrift {
+  app_id: string;
+  account_id: string;
+  pool_id: string;
+  entity_id: string;
+  balance: number;
+  ledger: number;
 }
 export const reconcileDef = defineWorkflow('reconcileWorkflow');
 

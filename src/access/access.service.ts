@@ -50,7 +50,7 @@ ents as (
 ),
 pools as (
   select p.id, p.name, p.seq, p.credit_per_entity as per_entity, eff.id is not null as on_plan, eff.max as granted,
-         coalesce(cb.balance, 0) as balance
+         coalesce(cb.balance, 0) as balance, coalesce(cb.held, 0) as held
   from entitlements p
   left join eff on eff.id = p.id
   left join credit_balances cb on cb.app_id = ${app} and cb.account_id = ${account} and cb.pool_id = p.id and
@@ -71,7 +71,7 @@ select p.id as plan_id, p.name as plan_name, p.description as plan_description, 
          'held', held, 'pool', pool, 'cost', cost)
          order by seq), '[]'::json) from ents) as entitlements,
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'per_entity', per_entity, 'on_plan', on_plan,
-         'granted', granted, 'balance', balance) order by seq), '[]'::json) from pools) as pools,
+         'granted', granted, 'balance', balance, 'held', held) order by seq), '[]'::json) from pools) as pools,
        (select coalesce(json_agg(id order by id), '[]'::json) from adds) as addons,
        least(acc.incentive_ends_at, (select min(x.ends_at) from account_extras x where x.app_id = ${app} and
          x.account_id = ${account} and x.ends_at is not null and ${ACTIVE_EXTRA})) as changes_at
@@ -118,6 +118,8 @@ interface PoolRow {
   id: string;
   name: string;
   per_entity: boolean;
+  /** Credits held by open reservations: not drawable until they settle. */
+  held?: number | string;
   /** On a layer of the account's access (its plan, extras, incentive): `granted` is then its limit there. */
   on_plan: boolean;
   granted: number | null;
@@ -242,12 +244,14 @@ function withCredits(row: AccessRow): { entitlements: AccessEntry[]; credits: Po
     per_entity: p.per_entity,
   }));
   const byId = new Map(credits.map((p) => [p.id, p]));
+  const held = new Map((row.pools ?? []).map((p) => [p.id, Number(p.held ?? 0)]));
   const entitlements = row.entitlements.map((e) => {
     const entry = accessEntry(e);
     if (!e.pool) return entry;
     const cost = Number(e.cost);
     const pool = byId.get(e.pool);
-    const covered = pool !== undefined && (pool.unlimited || (!pool.per_entity && pool.balance >= cost));
+    const covered =
+      pool !== undefined && (pool.unlimited || (!pool.per_entity && pool.balance - (held.get(pool.id) ?? 0) >= cost));
     return { ...entry, can: entry.can && covered, credits: { pool: e.pool, cost } };
   });
   return { entitlements, credits };

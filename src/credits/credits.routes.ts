@@ -24,6 +24,12 @@ const balancesSchema = z.object({
       pool: z.string(),
       name: z.string(),
       balance: z.number(),
+      held: z
+        .number()
+        .describe(
+          'Credits held by open reservations of drawing features: part of the balance, not drawable until they ' +
+            'settle (may exceed the balance after grants expired under them)',
+        ),
       granted_per_period: z.number().nullable(),
       unlimited: z.boolean(),
       grants: z.array(grantSchema.omit({ pool: true })),

@@ -12,7 +12,10 @@ import { effectiveAccess } from '../access/access.service.js';
 import { freshAppNow } from '../apps/clock.service.js';
 import { actorFact } from '../subscriptions/actor-facts.js';
 
-/** The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). */
+/**
+ * The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). `pool.balance`
+ * is what can be drawn: the balance less what open reservations hold.
+ */
 export interface CreditsExhaustedBody {
   error: 'credits_exhausted';
   message: string;
@@ -32,17 +35,24 @@ export async function creditsExhausted(
   a: {
     accountId: string;
     entitlementId: string;
-    entitlementName: string;
+    /** The feature's name (read here when not given). */
+    entitlementName?: string;
     poolId: string;
     amount: number;
     origin: string;
   },
 ): Promise<CreditsExhaustedBody> {
-  const [row] = await sql<{ name: string; cost: string; balance: string | null; granted: string | null }>(
+  const [row] = await sql<{
+    name: string;
+    ename: string;
+    cost: string;
+    balance: string | null;
+    granted: string | null;
+  }>(
     ctx.em,
-    `select p.name, e.credit_cost as cost,
-            (select balance from credit_balances b where b.app_id = $1 and b.account_id = $2 and b.pool_id = p.id
-               and b.entity_id = '') as balance,
+    `select p.name, e.name as ename, e.credit_cost as cost,
+            (select greatest(balance - held, 0) from credit_balances b where b.app_id = $1 and b.account_id = $2
+               and b.pool_id = p.id and b.entity_id = '') as balance,
             (select pe.max from plan_entitlements pe join accounts a on a.app_id = pe.app_id and a.plan_id = pe.plan_id
                where pe.app_id = $1 and a.id = $2 and pe.entitlement_id = p.id) as granted
        from entitlements e join entitlements p on p.app_id = e.app_id and p.id = e.credit_pool_id
@@ -63,6 +73,7 @@ export async function creditsExhausted(
     origin: a.origin,
   });
   const name = row?.name ?? a.poolId;
+  const entitlementName = a.entitlementName ?? row?.ename ?? a.entitlementId;
   const more = upgrade.offer
     ? ` Upgrade to ${upgrade.offer.plan.name} for ${upgrade.offer.new_limit ?? 'unlimited'} ${name} a month` +
       `${upgrade.offer.checkout_url ? `: ${upgrade.offer.checkout_url}` : '.'}`
@@ -70,10 +81,10 @@ export async function creditsExhausted(
   return {
     error: 'credits_exhausted',
     message:
-      `${a.entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
+      `${entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
       (more || ' Grant more credits, or add a plan that grants them.'),
     pool: { id: a.poolId, name, balance },
-    entitlement: { id: a.entitlementId, name: a.entitlementName, cost, amount: a.amount },
+    entitlement: { id: a.entitlementId, name: entitlementName, cost, amount: a.amount },
     need,
     offer: upgrade.offer,
     packs: [],
@@ -113,11 +124,17 @@ export async function readCredits(em: EntityManager, appId: string, accountId: s
   // The balance comes with the grants, from one statement's snapshot, so the two always agree (a pool without live
   // grants has nothing to spend).
   const grants = await sql<GrantRow & { balance: string }>(em, GRANTS_SQL, [appId, accountId]);
+  const held = await sql<{ pool_id: string; held: string }>(
+    em,
+    `select pool_id, held from credit_balances where app_id = $1 and account_id = $2 and entity_id = '' and held > 0`,
+    [appId, accountId],
+  );
   return {
     data: access.credits.map((p) => ({
       pool: p.id,
       name: p.name,
       balance: Number(grants.find((g) => g.pool === p.id && g.entity === '')?.balance ?? 0),
+      held: Number(held.find((h) => h.pool_id === p.id)?.held ?? 0),
       granted_per_period: p.granted_per_period,
       unlimited: p.unlimited,
       grants: grants

@@ -21,6 +21,7 @@ import {
   RECONCILE_SCHEDULE_ID,
   reconcileDef,
   reservationExpiryWorkflowId,
+  type CreditDrift,
   type ReconcileKind,
   type ReconcileResult,
 } from '../../workflows/shared.js';
@@ -239,6 +240,15 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
     });
   }
 
+  // Credit balances against their ledgers. Reported, not repaired: which side is wrong (a lost ledger row, a balance
+  // written by hand) is for a person to find, and rewriting a balance would grant or take credits silently.
+  result.credits = await creditDrifts(deps);
+  if (result.credits.drifts.length)
+    log.error(
+      { checked: result.credits.checked, drifts: result.credits.drifts },
+      'reconciler: credit balances differ from their ledgers',
+    );
+
   // Outbox commands overdue (no relay running, or one that keeps failing): carried out here.
   const [stuck] = await sql<{ n: number }>(
     em(),
@@ -285,6 +295,49 @@ export async function reconcile(deps: Deps): Promise<ReconcileResult> {
       'reconciler repaired waiting rows whose workflow was gone',
     );
   return result;
+}
+
+/**
+ * The `BATCH` most recently changed credit balances, each against its ledger's sum, in one statement (one snapshot:
+ * a balance and its ledger rows are written by the same transactions, so a difference is a drift, never a race).
+ * Answers the ones that differ (at most 50).
+ */
+export async function creditDrifts(deps: Pick<Deps, 'orm'>): Promise<{ checked: number; drifts: CreditDrift[] }> {
+  const rows = await sql<{
+    checked: number;
+    app_id: string | null;
+    account_id: string;
+    pool_id: string;
+    entity_id: string;
+    balance: string;
+    ledger: string;
+  }>(
+    deps.orm.em.fork(),
+    `with b as (select * from credit_balances order by updated_at desc limit $1),
+     d as (
+       select b.app_id, b.account_id, b.pool_id, b.entity_id, b.balance, l.total as ledger from b
+       cross join lateral (
+         select coalesce(sum(l.amount), 0) as total from credit_ledger l
+          where l.app_id = b.app_id and l.account_id = b.account_id and l.pool_id = b.pool_id
+            and l.entity_id = b.entity_id) l
+       where l.total <> b.balance
+       order by b.app_id, b.account_id, b.pool_id, b.entity_id limit 50)
+     select (select count(*)::int from b) as checked, d.* from (select 1) one left join d on true`,
+    [BATCH],
+  );
+  return {
+    checked: rows[0]?.checked ?? 0,
+    drifts: rows
+      .filter((r) => r.app_id !== null)
+      .map((r) => ({
+        app_id: r.app_id!,
+        account_id: r.account_id,
+        pool_id: r.pool_id,
+        entity_id: r.entity_id,
+        balance: Number(r.balance),
+        ledger: Number(r.ledger),
+      })),
+  };
 }
 
 /** Creates the reconciler's Schedule, or brings its interval up to date. Idempotent. */

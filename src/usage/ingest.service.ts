@@ -48,7 +48,8 @@ select array_agg(p.account order by p.k), array_agg(p.entitlement order by p.k),
        array_agg(e.type::text order by p.k), array_agg(e.name::text order by p.k),
        array_agg(e.overage_mode::text order by p.k),
        array_agg(coalesce(i.found or x.found or pl.found, false) order by p.k),
-       array_agg(case when i.found then i.max when x.found then x.max else pl.max end order by p.k)
+       array_agg(case when i.found then i.max when x.found then x.max else pl.max end order by p.k),
+       array_agg(e.credit_pool_id::text order by p.k), array_agg(e.credit_cost order by p.k)
   from unnest($2::text[], $3::text[]) with ordinality as p(account, entitlement, k)
   left join lateral (select * from accounts a where a.app_id = $1 and a.id = p.account limit 1) a on true
   left join lateral (select * from entitlements e where e.app_id = $1 and e.id = p.entitlement limit 1) e on true
@@ -94,37 +95,7 @@ export const ingestParams = (appId: string, events: IngestEvent[]) => [
  * one back and it runs again as duplicates). Threshold events it wrote are then fanned out (one more
  * round trip, when there are any).
  */
-export async function ingestUsage(ctx: Ctx, all: IngestEvent[]): Promise<IngestResult[]> {
-  // Credit-drawing features are not ingested yet (issue 42): their events would count without a debit. They answer
-  // `error` and the rest of the batch is applied.
-  const [drawing] = await sql<{ ids: string[] }>(
-    ctx.em,
-    `select coalesce(array_agg(id), '{}') as ids from entitlements
-      where app_id = $1 and id = any($2::text[]) and (credit_pool_id is not null or type = 'credits')`,
-    [ctx.app.id, [...new Set(all.map((e) => e.entitlement))]],
-  );
-  const refused = new Set(drawing?.ids ?? []);
-  if (refused.size) {
-    const rest = await ingestUsage(
-      ctx,
-      all.filter((e) => !refused.has(e.entitlement)),
-    ).catch((err: unknown) => Promise.reject(err));
-    let i = 0;
-    return all.map((e) =>
-      refused.has(e.entitlement)
-        ? {
-            id: e.id,
-            status: 'error' as const,
-            count: null,
-            error:
-              `Entitlement ${e.entitlement} draws from a credits pool (or is one): batch ingest of credit-drawing ` +
-              'events is not supported yet; send it with POST .../usage/:entitlementId/amount',
-            duplicate: false,
-          }
-        : rest[i++],
-    );
-  }
-  const events = all;
+export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<IngestResult[]> {
   if (!events.length) return [];
   const run = async (attempt: number): Promise<Row[]> => {
     try {

@@ -13,7 +13,8 @@ import { newId } from '../ids.js';
 import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/outbox.js';
 import { iso } from '../time.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
-import { currentCount, LIMIT_CTES } from './usage.service.js';
+import { creditsExhausted } from '../credits/credits.service.js';
+import { currentCount, LIMIT_CTES, POOL_CTES } from './usage.service.js';
 
 /**
  * Reserve: the limit check and the hold in one statement. The counter's `held` grows by the amount
@@ -21,20 +22,45 @@ import { currentCount, LIMIT_CTES } from './usage.service.js';
  * and the reservation row is written by the same statement. Blocking entitlements refuse what does
  * not fit; `allow` ones always hold. $4 amount, $5 reservation id, $6 seconds until it expires, on the app's clock
  * (its time-to-live plus the test clock's offset: `expires_at` is app time).
+ *
+ * A feature that draws from a credits pool also holds `amount × cost` on the pool's balance row (`hold`, guarded by
+ * `balance - held >= need` as a draw is, and taken before the counter as a draw takes them), unless the pool is
+ * unlimited for the account; the counter moves only when the hold did. Should the counter's guard still refuse under
+ * its lock, `race` fails the statement whole and the caller runs it again (as CHANGE_SQL does). The reservation keeps
+ * the pool and the cost it held at, so its settlement debits what it held.
  */
 const RESERVE_SQL = `
 with ${LIMIT_CTES},
+${POOL_CTES},
 lim as (
   select exists (select 1 from layers) as entitled,
          (select max from layers order by layer desc limit 1) as max,
          coalesce((select overage_mode = 'block' from ent), false) as blocking
 ),
+snap as (
+  select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+    and exists (select 1 from pool)
+),
+gate as (
+  select not lim.blocking or (lim.entitled and (lim.max is null or
+           coalesce((select taken from snap), 0) + $4::bigint <= lim.max)) as ok
+  from lim
+),
+hold as (
+  update credit_balances b set held = b.held + pool.need, updated_at = now()
+  from pool, gate
+  where not pool.unlimited and gate.ok
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+    and b.balance - b.held >= pool.need
+  returning pool.id, pool.cost
+),
 up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
   select $1, $2, $3, 0, $4::bigint, now()
   from acc, ent, lim
-  where ent.type = 'usage' and ent.credit_pool_id is null
+  where ent.type = 'usage'
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
+    and (not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from hold))
   on conflict (app_id, account_id, entitlement_id) do update
     set held = c.held + $4::bigint, updated_at = now()
     where not (select blocking from lim)
@@ -43,36 +69,79 @@ up as (
   returning c.count, c.held
 ),
 rsv as (
-  insert into usage_reservations (id, app_id, account_id, entitlement_id, amount, status, expires_at, created_at)
-  select $5, $1, $2, $3, $4::bigint, 'held', now() + make_interval(secs => $6::float8), now() from up
+  insert into usage_reservations (id, app_id, account_id, entitlement_id, amount, status, expires_at, created_at,
+    credit_pool_id, credit_cost)
+  select $5, $1, $2, $3, $4::bigint, 'held', now() + make_interval(secs => $6::float8), now(),
+         (select id from hold), (select cost from hold)
+  from up
   returning expires_at
 )
 select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent.overage_offer_id,
        ent.credit_pool_id as pool, lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
-       (select expires_at from rsv) as expires_at
+       (select expires_at from rsv) as expires_at,
+       (select not unlimited from pool) and (select ok from gate) as credits_refused_if_blocked,
+       case when exists (select 1 from hold) and not exists (select 1 from up)
+            then (select ('credits_race:' || h.id)::int from hold h) end as race
 from lim left join ent on true`;
 
 /**
  * Settle: one statement moves the reservation from `held` to $5 (`committed`, `released` or
  * `expired`) and, only when it did, takes its amount off `held` and adds $4 (the committed amount) to
  * `count`, with the history row. The status guard makes every settlement happen once.
+ *
+ * A reservation that holds credits first locks its pool's balance row (`bal`, before the counter, the order every
+ * writer takes them in), then frees its hold and debits `committed × cost` (`unallocated` grows, a `debit` ledger row
+ * names the feature and the reservation). A commit goes through only while the balance covers it beside the other
+ * holds (`balance - held + own hold >= committed × cost`): grants that expired meanwhile may have taken the credits
+ * it held (a hold guards them against other draws, not against expiry); then nothing moves and `credits_short` says
+ * why (a 402). $6 the request id for the ledger.
  */
 const SETTLE_SQL = `
-with r as (
+with x as (
+  select credit_pool_id, credit_cost, amount from usage_reservations
+  where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and credit_pool_id is not null
+),
+bal as (
+  select b.balance, b.held from credit_balances b, x
+  where b.app_id = $1 and b.account_id = $2 and b.pool_id = x.credit_pool_id and b.entity_id = ''
+  for update of b
+),
+covered as (
+  select $5 <> 'committed' or coalesce((select bal.balance - bal.held + x.amount * x.credit_cost >=
+           $4::bigint * x.credit_cost from bal, x), false) as ok
+),
+r as (
   update usage_reservations set status = $5, committed = $4::bigint, settled_at = now()
   where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and $4::bigint <= amount
-  returning entitlement_id, amount
+    and (credit_pool_id is null or (select ok from covered))
+  returning entitlement_id, amount, credit_pool_id, credit_cost
+),
+cb as (
+  update credit_balances b set held = greatest(b.held - r.amount * r.credit_cost, 0),
+         balance = b.balance - $4::bigint * r.credit_cost, unallocated = b.unallocated + $4::bigint * r.credit_cost,
+         updated_at = now()
+  from r where r.credit_pool_id is not null
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = r.credit_pool_id and b.entity_id = ''
+  returning b.pool_id
+),
+ledger as (
+  insert into credit_ledger (app_id, account_id, pool_id, entity_id, amount, kind, feature, request_id, created_at)
+  select $1, $2, r.credit_pool_id, '', -$4::bigint * r.credit_cost, 'debit', r.entitlement_id, coalesce($6::text, $3::text), now()
+  from r, cb where $4::bigint > 0
 ),
 up as (
   update usage_counters c set held = greatest(c.held - r.amount, 0), count = c.count + $4::bigint, updated_at = now()
-  from r where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = r.entitlement_id
+  from r, (select count(*) from cb) as after_balance
+  where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = r.entitlement_id
   returning c.count, c.held
 ),
 hist as (
   insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
   select $1, $2, r.entitlement_id, $4::bigint, up.count, now() from r, up where $4::bigint > 0
 )
-select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held`;
+select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held,
+       not (select ok from covered) and exists (select 1 from x) as credits_short,
+       (select credit_pool_id from x) as pool`;
 
 interface ReservationRow {
   app_id: string;
@@ -182,6 +251,8 @@ interface ReserveRow {
   count: string | null;
   held: string | null;
   expires_at: Date | string | null;
+  /** A refusal (null count) is the pool's: it was not unlimited and the feature's own limit let the call count. */
+  credits_refused_if_blocked: boolean | null;
 }
 
 /** Holds `amount` of a usage entitlement until `ttlSeconds` pass: 402 with the usual body when it does not fit. */
@@ -223,20 +294,32 @@ export async function reserveUsage(
       }
       return { row, id };
     });
-  let { row, id } = await attempt().catch(fkToNotFound(accountId, entitlementId));
+  // The hold applied but the counter's guard refused under its lock (see RESERVE_SQL): run it again.
+  const run = async (n = 1): Promise<Awaited<ReturnType<typeof attempt>>> =>
+    attempt().catch((err: unknown) => {
+      if (String((err as Error).message).includes('credits_race') && n < 3) return run(n + 1);
+      return fkToNotFound(accountId, entitlementId)(err);
+    });
+  let { row, id } = await run();
   if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId)))
-    ({ row, id } = await attempt().catch(fkToNotFound(accountId, entitlementId)));
+    ({ row, id } = await run());
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
   if (row.type === 'boolean')
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage`);
   if (row.type === 'credits')
     throw badRequest(`Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it`);
-  // Holding credits is not built yet (issue 42): a reservation that would commit without a debit is refused.
-  if (row.pool)
-    throw badRequest(
-      `Entitlement ${entitlementId} draws from credits pool ${row.pool}; reservations of credit-drawing features ` +
-        'are not supported yet: record the use with POST .../usage/:entitlementId/amount',
+  // The pool's balance (less what other reservations hold) cannot cover `amount × cost`: nothing was held.
+  if (row.count === null && row.pool && row.credits_refused_if_blocked)
+    throw paymentRequired(
+      await creditsExhausted(ctx, {
+        accountId,
+        entitlementId,
+        entitlementName: row.name!,
+        poolId: row.pool,
+        amount,
+        origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '',
+      }),
     );
   if (row.count === null) {
     const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
@@ -269,10 +352,33 @@ const fkToNotFound = (accountId: string, entitlementId: string) => (err: unknown
 export async function settleReservation(
   deps: Pick<Deps, 'outbox' | 'events' | 'config'>,
   em: EntityManager,
-  s: { appId: string; accountId: string; id: string; status: 'committed' | 'released' | 'expired'; amount: number },
+  s: {
+    appId: string;
+    accountId: string;
+    id: string;
+    status: 'committed' | 'released' | 'expired';
+    amount: number;
+    requestId?: string;
+  },
 ): Promise<boolean> {
+  return (await settleWithCredits(deps, em, s)).settled;
+}
+
+/** `settleReservation`, also saying whether a commit was refused because the pool no longer covers it. */
+async function settleWithCredits(
+  deps: Pick<Deps, 'outbox' | 'events' | 'config'>,
+  em: EntityManager,
+  s: Parameters<typeof settleReservation>[2],
+): Promise<{ settled: boolean; credits_short: boolean; pool: string | null }> {
   return inTransaction(deps, em, async (t) => {
-    const [row] = await sql<{ settled: boolean }>(t.em, SETTLE_SQL, [s.appId, s.accountId, s.id, s.amount, s.status]);
+    const [row] = await sql<{ settled: boolean; credits_short: boolean; pool: string | null }>(t.em, SETTLE_SQL, [
+      s.appId,
+      s.accountId,
+      s.id,
+      s.amount,
+      s.status,
+      s.requestId ?? null,
+    ]);
     if (row.settled && s.status !== 'expired')
       t.temporal(
         outboxSignal(
@@ -282,7 +388,7 @@ export async function settleReservation(
           s.status,
         ),
       );
-    return row.settled;
+    return row;
   });
 }
 
@@ -296,17 +402,35 @@ export async function finishReservation(
   id: string,
   status: 'committed' | 'released',
   amount: number,
+  opts: { requestId?: string } = {},
 ): Promise<ReservationView> {
   const before = await findReservation(ctx.em, ctx.app.id, accountId, id);
   if (!before) throw notFound(`Reservation ${id}`);
   if (amount > Number(before.amount)) throw conflict(`amount: at most the reserved amount (${Number(before.amount)})`);
-  const done = await settleReservation(ctx.deps, ctx.em.fork(), {
+  const {
+    settled: done,
+    credits_short,
+    pool,
+  } = await settleWithCredits(ctx.deps, ctx.em.fork(), {
     appId: ctx.app.id,
     accountId,
     id,
     status,
     amount,
+    requestId: opts.requestId,
   });
+  // Grants that expired meanwhile took credits it held, and the pool no longer covers the commit: it stays held (a
+  // smaller commit, or a release, still settles it).
+  if (!done && credits_short && pool)
+    throw paymentRequired(
+      await creditsExhausted(ctx, {
+        accountId,
+        entitlementId: before.entitlement_id,
+        poolId: pool,
+        amount,
+        origin: ctx.deps.config.PUBLIC_API_URL ?? '',
+      }),
+    );
   const after = (await findReservation(ctx.em.fork(), ctx.app.id, accountId, id))!;
   if (!done) throw conflict(`Reservation ${id} is ${after.status}, no longer held`, { reservation: present(after) });
   return present(after);

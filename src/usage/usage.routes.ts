@@ -262,7 +262,11 @@ export const usageRoutes = [
     description:
       'Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and ' +
       '`can` until the reservation is committed, released or expires (`expires_in` seconds, default ' +
-      `${RESERVATION_DEFAULT_TTL_S}, at most ${RESERVATION_MAX_TTL_S}). ${blocked.replace('the counter does not move', 'nothing is held')}`,
+      `${RESERVATION_DEFAULT_TTL_S}, at most ${RESERVATION_MAX_TTL_S}). ` +
+      `${blocked.replace('the counter does not move', 'nothing is held')} ` +
+      'A feature that draws from a credits pool also holds `amount × cost` of the pool (not drawable by others until ' +
+      'the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot ' +
+      'cover it (nothing is held).',
     params: counterParams,
     body: reserveBody,
     status: 201,
@@ -308,12 +312,18 @@ export const usageRoutes = [
     summary: 'Commit a reservation',
     description:
       'Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the ' +
-      'amount is more than the reservation holds, or the reservation was already committed, released or expired.',
+      'amount is more than the reservation holds, or the reservation was already committed, released or expired. ' +
+      'A reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved ' +
+      'at) and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired ' +
+      'meanwhile took credits it held and the balance no longer covers the commit.',
     params: reservationParams,
     body: commitBody,
-    errors: [409],
+    errors: [402, 409],
     response: reservation,
-    handler: (s) => finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'committed', s.body.amount),
+    handler: (s) =>
+      finishReservation(ctxOf(s), s.params.accountId, s.params.reservationId, 'committed', s.body.amount, {
+        requestId: s.requestId,
+      }),
   }),
   route({
     method: 'POST',
@@ -322,7 +332,9 @@ export const usageRoutes = [
     auth: ['S', 'P'],
     tags,
     summary: 'Release a reservation',
-    description: 'Frees the hold without adding usage. 409 when it was already committed, released or expired.',
+    description:
+      'Frees the hold (and the credits a drawing feature held) without adding usage. 409 when it was already ' +
+      'committed, released or expired.',
     params: reservationParams,
     errors: [409],
     response: reservation,
@@ -338,8 +350,10 @@ export const usageRoutes = [
     description:
       `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp? }\`, applied in order with the ` +
       'same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round ' +
-      'trip. The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking ' +
-      'limit; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids ' +
+      'trip. A feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount ' +
+      'refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new ' +
+      '`count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; ' +
+      'nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids ' +
       'deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. ' +
       '`timestamp` dates the history row (analytics); it defaults to now.',
     params: appIdParams,

@@ -54,7 +54,7 @@ layers as (
  * plan grants per period; on a layer with `max` null, the pool is unlimited and nothing is debited). Empty for an
  * entitlement that draws nothing, so the plain usage path pays three index lookups that find nothing.
  */
-const POOL_CTES = `pool_layers as (
+export const POOL_CTES = `pool_layers as (
   select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id, ent where
     ie.app_id = $1 and ie.entitlement_id = ent.credit_pool_id
   union all
@@ -74,7 +74,8 @@ pool as (
 
 /**
  * One usage change as ONE statement (see above), and for an entitlement that draws from a credits pool the debit in
- * the same statement: `debit` takes `amount x cost` from the pool's balance row only while `balance >= need`
+ * the same statement: `debit` takes `amount x cost` from the pool's balance row only while `balance - held >= need`
+ * (`held`: what open reservations hold, src/usage/reservations.service.ts)
  * (PostgreSQL re-checks that condition on the newest row after waiting for its lock, so concurrent draws can never
  * take it below zero; a CHECK holds it too), and only when the feature's own blocking limit lets the call count;
  * the counter moves only when the debit did (`up` reads `debit`, so it runs after it). Should the counter's guard
@@ -124,7 +125,8 @@ debit as (
          updated_at = now()
   from pool, gate
   where $4::bigint > 0 and not pool.unlimited and gate.ok
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = '' and b.balance >= pool.need
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+    and b.balance - b.held >= pool.need
   returning b.balance + pool.need as prev, b.balance as balance
 ),
 up as (

@@ -276,6 +276,9 @@ describe('credits', function () {
 
     it('spends the earliest-expiring grant first; grants once per Idempotency-Key', async () => {
       await creditsCatalog(app, base);
+      // No plan grant: a grant with an expiry wakes the account's actor, which would grant the plan's 2,000 at a
+      // moment of its own (seen under load: 2,090 where 90 was meant).
+      expect((await patch(`${base}/plans/pro/entitlements/credits`, app.api_key, { max: 0 })).status).to.equal(200);
       const day = 86_400_000;
       const inDays = (n: number) => new Date(Date.now() + n * day).toISOString();
       await grant({ pool: 'credits', amount: 50, expires_at: inDays(10) });
@@ -317,21 +320,6 @@ describe('credits', function () {
       expect((await amount('premium', 1000)).body.count).to.equal(1000);
       const access = (await get(`${base}/namespaces/a1/plan`, app.api_key)).body;
       expect(access.credits[0]).to.include({ unlimited: true, granted_per_period: null, balance: 0 });
-    });
-
-    it('reservations and batch ingest of credit-drawing features are refused (not built yet), never counted free', async () => {
-      await creditsCatalog(app, base);
-      const r = await post(`${base}/namespaces/a1/usage/premium/reservations`, app.api_key, { amount: 1 });
-      expect(r.status).to.equal(400);
-      const ingest = await post(`${base}/usage/events`, app.api_key, {
-        events: [
-          { id: 'e1', account: 'a1', entitlement: 'premium', amount: 1 },
-          { id: 'e2', account: 'a1', entitlement: 'api_calls', amount: 2 },
-        ],
-      });
-      expect(ingest.status, ingest.text).to.equal(200);
-      expect(ingest.body.results.map((x: { status: string }) => x.status)).to.deep.equal(['error', 'applied']);
-      expect((await get(`${base}/namespaces/a1/usage/premium`, app.api_key)).body.count).to.equal(0);
     });
 
     it('many concurrent writers never over-draw: draws, refunds and grants add up against the real PostgreSQL', async () => {

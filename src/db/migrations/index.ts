@@ -50,6 +50,7 @@ import { Migration20261223090000_credits } from './Migration20261223090000_credi
 import { Migration20261224090000_access_changes } from './Migration20261224090000_access_changes.js';
 import { Migration20261226090000_credits_stream } from './Migration20261226090000_credits_stream.js';
 import { Migration20261227090000_mcp_toolsets } from './Migration20261227090000_mcp_toolsets.js';
+import { Migration20261228090000_credits_holds_ingest } from './Migration20261228090000_credits_holds_ingest.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -102,4 +103,5 @@ export const migrationsList = [
   Migration20261224090000_access_changes,
   Migration20261226090000_credits_stream,
   Migration20261227090000_mcp_toolsets,
+  Migration20261228090000_credits_holds_ingest,
 ];

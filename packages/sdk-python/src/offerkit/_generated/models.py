@@ -846,6 +846,10 @@ class CreditsGetItem(OfferkitModel):
     pool: str
     name: str
     balance: int | float
+    held: int | float
+    """Credits held by open reservations of drawing features: part of the balance, not drawable until they settle (may
+    exceed the balance after grants expired under them)
+    """
     granted_per_period: int | float | None
     unlimited: bool
     grants: list[CreditsGetItemGrant]

@@ -41,7 +41,9 @@ class ReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held.
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
+        reservations hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -127,7 +129,10 @@ class ReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        amount is more than the reservation holds, or the reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired. A
+        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
+        took credits it held and the balance no longer covers the commit.
         """
         return cast(
             ReservationsCreateResponse,
@@ -157,7 +162,8 @@ class ReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
         key)
 
-        Frees the hold without adding usage. 409 when it was already committed, released or expired.
+        Frees the hold (and the credits a drawing feature held) without adding usage. 409 when it was already
+        committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -211,7 +217,9 @@ class AsyncReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held.
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
+        reservations hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -297,7 +305,10 @@ class AsyncReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        amount is more than the reservation holds, or the reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired. A
+        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
+        took credits it held and the balance no longer covers the commit.
         """
         return cast(
             ReservationsCreateResponse,
@@ -327,7 +338,8 @@ class AsyncReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
         key)
 
-        Frees the hold without adding usage. 409 when it was already committed, released or expired.
+        Frees the hold (and the credits a drawing feature held) without adding usage. 409 when it was already
+        committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -381,7 +393,9 @@ class PublishableReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held.
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
+        reservations hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -438,7 +452,10 @@ class PublishableReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        amount is more than the reservation holds, or the reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired. A
+        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
+        took credits it held and the balance no longer covers the commit.
         """
         return cast(
             ReservationsCreateResponse,
@@ -468,7 +485,8 @@ class PublishableReservationsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
         key)
 
-        Frees the hold without adding usage. 409 when it was already committed, released or expired.
+        Frees the hold (and the credits a drawing feature held) without adding usage. 409 when it was already
+        committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,
@@ -521,7 +539,9 @@ class AsyncPublishableReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held.
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
+        reservations hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -578,7 +598,10 @@ class AsyncPublishableReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
-        amount is more than the reservation holds, or the reservation was already committed, released or expired.
+        amount is more than the reservation holds, or the reservation was already committed, released or expired. A
+        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
+        took credits it held and the balance no longer covers the commit.
         """
         return cast(
             ReservationsCreateResponse,
@@ -608,7 +631,8 @@ class AsyncPublishableReservationsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/release` (secret key, publishable
         key)
 
-        Frees the hold without adding usage. 409 when it was already committed, released or expired.
+        Frees the hold (and the credits a drawing feature held) without adding usage. 409 when it was already
+        committed, released or expired.
         """
         return cast(
             ReservationsCreateResponse,

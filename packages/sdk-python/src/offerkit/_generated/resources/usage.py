@@ -181,9 +181,11 @@ class UsageResource(SyncResource):
         `POST /apps/{appId}/usage/events` (secret key)
 
         Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
-        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The
-        answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit;
-        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate
+        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
+        feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount refunds, as
+        `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
+        `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
+        changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
         for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
         dates the history row (analytics); it defaults to now.
         """
@@ -379,9 +381,11 @@ class AsyncUsageResource(AsyncResource):
         `POST /apps/{appId}/usage/events` (secret key)
 
         Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
-        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. The
-        answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit;
-        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement). Event ids deduplicate
+        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
+        feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount refunds, as
+        `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
+        `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
+        changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
         for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
         dates the history row (analytics); it defaults to now.
         """
