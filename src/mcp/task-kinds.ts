@@ -4,16 +4,16 @@ import type { Ctx } from '../context.js';
 import { AppError } from '../errors.js';
 import { ctxOf, Reply, type Scope } from '../http/route.js';
 import { clockOffsetOf } from '../apps/clock.service.js';
-import { Plan } from '../catalog/catalog.entities.js';
-import { Checkout, type ICheckout } from '../checkouts/checkouts.entities.js';
-import { expireCheckoutNow } from '../checkouts/checkouts.service.js';
+import { findPlan } from '../catalog/catalog.service.js';
+import type { ICheckout } from '../checkouts/checkouts.entities.js';
+import { expireCheckoutNow, findCheckout } from '../checkouts/checkouts.service.js';
 import { askActor } from '../subscriptions/actor-client.js';
-import { Subscription, type ISubscription } from '../subscriptions/subscriptions.entities.js';
+import type { ISubscription } from '../subscriptions/subscriptions.entities.js';
+import { findSubscription } from '../subscriptions/subscriptions.service.js';
 import { presentSubscription } from '../subscriptions/subscriptions.present.js';
 import { temporalWorkflowUrl } from '../temporal/ui.js';
-import { retryByWorkflow } from '../webhooks/attempts-by-workflow.js';
+import { deliveryWithUrl, retryByWorkflow } from '../webhooks/attempts-by-workflow.js';
 import { sendTestEvent } from '../webhooks/endpoints.service.js';
-import { WebhookDelivery, WebhookEndpoint } from '../webhooks/webhooks.entities.js';
 import { presentDelivery } from '../webhooks/webhooks.present.js';
 import type { testBody } from '../webhooks/webhooks.schemas.js';
 import { accountWorkflowId, checkoutWorkflowId, planChangeWorkflowId } from '../../workflows/shared.js';
@@ -82,6 +82,11 @@ const notDone = (status: number, message: string, extra: Record<string, unknown>
   isError: true,
 });
 const workflow = (ctx: Ctx, id: string) => ({ id, url: temporalWorkflowUrl(ctx.deps.config, id) });
+/** A record that is not there (the service's 404) is a task that is not found. */
+const orNull = (err: unknown): null => {
+  if (err instanceof AppError && err.status === 404) return null;
+  throw err;
+};
 /** An error the work's own rules give when it cannot stop any more (already approved, nothing pending): not ours. */
 const ignoreRefusal = (err: unknown) => {
   if (!(err instanceof AppError) || err.status >= 500) throw err;
@@ -89,7 +94,7 @@ const ignoreRefusal = (err: unknown) => {
 
 /** The link answer of `create_upgrade_link` for a checkout, as the tool answered it. */
 async function linkOf(ctx: Ctx, c: ICheckout) {
-  const plan = await ctx.em.findOne(Plan, { appId: ctx.app.id, id: c.planId });
+  const plan = await findPlan(ctx.em, ctx.app.id, c.planId).catch(orNull);
   return {
     account: c.accountId,
     plan: { id: c.planId, name: plan?.name ?? c.planId },
@@ -111,7 +116,7 @@ const checkoutTask: TaskKind = {
       ? { k: 'checkout', id: answer.checkout }
       : null,
   async state(ref, ctx) {
-    const c = await ctx.em.findOne(Checkout, { appId: ctx.app.id, id: ref.id });
+    const c = await findCheckout(ctx.em, ctx.app.id, ref.id).catch(orNull);
     if (!c) return null;
     const base = {
       lastUpdatedAt: c.updatedAt,
@@ -132,9 +137,7 @@ const checkoutTask: TaskKind = {
             'they approve and the provider confirms.',
         };
       case 'completed': {
-        const sub = c.accountId
-          ? await ctx.em.findOne(Subscription, { appId: ctx.app.id, accountId: c.accountId })
-          : null;
+        const sub = c.accountId ? await findSubscription(ctx.em, ctx.app.id, c.accountId).catch(orNull) : null;
         return {
           ...base,
           status: 'completed',
@@ -171,7 +174,7 @@ const checkoutTask: TaskKind = {
     }
   },
   async cancel(ref, ctx) {
-    const c = await ctx.em.findOne(Checkout, { appId: ctx.app.id, id: ref.id });
+    const c = await findCheckout(ctx.em, ctx.app.id, ref.id).catch(orNull);
     // A checkout the buyer already approved completes (expireCheckoutNow's 409): that outcome stands.
     if (c?.status === 'created') await expireCheckoutNow(ctx, ref.id).catch(ignoreRefusal);
   },
@@ -219,7 +222,7 @@ const changeTask: TaskKind = {
     };
   },
   async state(ref, ctx) {
-    const s = await ctx.em.findOne(Subscription, { appId: ctx.app.id, accountId: ref.on! });
+    const s = await findSubscription(ctx.em, ctx.app.id, ref.on!).catch(orNull);
     if (!s) return null;
     const base = {
       lastUpdatedAt: s.updatedAt,
@@ -267,7 +270,7 @@ const changeTask: TaskKind = {
     };
   },
   async cancel(ref, ctx) {
-    const s = await ctx.em.findOne(Subscription, { appId: ctx.app.id, accountId: ref.on! });
+    const s = await findSubscription(ctx.em, ctx.app.id, ref.on!).catch(orNull);
     // Only a change still waiting for the buyer is withdrawn; one approved for the renewal stands (undoing it needs
     // the buyer's approval again: POST .../subscription/change/withdraw).
     if (s?.pendingChange?.id !== ref.id) return;
@@ -283,15 +286,15 @@ const deliveryTask = (start: TaskKind['start']): TaskKind => ({
       ? { k: 'delivery', id: answer.id, on: answer.endpoint_id }
       : null,
   async state(ref, ctx) {
-    const d = await ctx.em.findOne(WebhookDelivery, { id: ref.id, endpointId: ref.on!, appId: ctx.app.id });
-    if (!d) return null;
+    const found = await deliveryWithUrl(ctx, ref.on!, ref.id);
+    if (!found) return null;
+    const d = found.delivery;
     const base = { lastUpdatedAt: d.updatedAt, pollIntervalMs: 1_000, workflows: [workflow(ctx, d.id)] };
     if (d.status === 'pending') {
-      const e = await ctx.em.findOne(WebhookEndpoint, { id: d.endpointId });
       return {
         ...base,
         status: 'working',
-        statusMessage: `Sending ${d.eventType} to ${e?.url ?? d.endpointId} (attempt ${d.attempts + 1}).`,
+        statusMessage: `Sending ${d.eventType} to ${found.url ?? d.endpointId} (attempt ${d.attempts + 1}).`,
       };
     }
     // As the route answers: the delivery with its result, failed or not (a failed attempt is no tool error).

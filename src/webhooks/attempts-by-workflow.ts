@@ -11,7 +11,7 @@ import { conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { asRestart } from '../temporal/outbox.js';
 import { deliveryCommand, endpointOf, reload } from './deliveries.service.js';
-import { WebhookDelivery, type IWebhookEndpoint } from './webhooks.entities.js';
+import { WebhookDelivery, WebhookEndpoint, type IWebhookEndpoint } from './webhooks.entities.js';
 
 /**
  * A finished delivery sent once more by its workflow (a new run under the delivery's id): the row goes back to
@@ -78,4 +78,12 @@ export async function testByWorkflow(
     );
   });
   return reload(ctx, id);
+}
+
+/** A delivery of the app's endpoint and the endpoint's URL (an MCP task reads its state); null when gone. */
+export async function deliveryWithUrl(ctx: Ctx, endpointId: string, deliveryId: string) {
+  const d = await ctx.em.findOne(WebhookDelivery, { id: deliveryId, endpointId, appId: ctx.app.id });
+  if (!d) return null;
+  const e = await ctx.em.findOne(WebhookEndpoint, { id: endpointId, appId: ctx.app.id });
+  return { delivery: d, url: e?.url ?? null };
 }
