@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { Ctx } from '../context.js';
 import { AppError } from '../errors.js';
@@ -89,7 +89,13 @@ const orNull = (err: unknown): null => {
 };
 /** An error the work's own rules give when it cannot stop any more (already approved, nothing pending): not ours. */
 const ignoreRefusal = (err: unknown) => {
-  if (!(err instanceof AppError) || err.status >= 500) throw err;
+  if (!(err instanceof AppError)) throw err;
+  // The provider or Temporal did not answer (502, 503): nothing was withdrawn; the client may ask again.
+  if (err.status >= 500)
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `Error ${err.status}: ${err.message}. The task was not cancelled; send tasks/cancel again later.`,
+    );
 };
 
 /** The link answer of `create_upgrade_link` for a checkout, as the tool answered it. */
