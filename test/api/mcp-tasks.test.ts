@@ -249,7 +249,11 @@ describe('MCP Tasks backed by workflows (2026-07-28)', function () {
       expect(done.result.isError).to.equal(true);
       expect(done.result.structuredContent).to.include({ status: 409, reason: 'refused' });
 
-      const withdrawn = await change('scale');
+      // The actor may still be settling the refusal it heard (a 409 for a moment): asked again, as an agent would.
+      const withdrawn = await eventually(async () => {
+        const again = await change('scale');
+        return again.resultType === 'task' ? again : undefined;
+      });
       expect(withdrawn.status).to.equal('working');
       expect((await rpc(app, 'tasks/cancel', { taskId: withdrawn.taskId })).error).to.equal(undefined);
       const after = await settled(app, withdrawn.taskId);
