@@ -18,6 +18,7 @@ import { PROMPTS, promptMessage } from './prompts.js';
 import { denial } from './tools.js';
 import { listedUnder } from './toolsets.js';
 import { refusal, runTool, type McpRequestContext, type Outcome } from './run-tool.js';
+import { callAsTask, declaresTasks, taskKindOf } from './tasks.js';
 
 /**
  * What the MCP server answers, method by method, the same in both protocol eras: the handlers both the process's
@@ -196,11 +197,16 @@ export async function plainCallJson(
 }
 
 /** A tool call's outcome (the route's answer, or the refusal), logged. */
-async function toolOutcome(name: string, args: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+async function toolOutcome(
+  name: string,
+  args: Record<string, unknown>,
+  ctx: McpRequestContext,
+  start?: Parameters<typeof runTool>[3],
+): Promise<Outcome> {
   // call_tool is the tool it names (its checks, caps, dry run and log line), or its refusal.
   if (name === CALL_TOOL) {
     const inner = proxied(args, ctx);
-    if ('name' in inner) return toolOutcome(inner.name, inner.args, ctx);
+    if ('name' in inner) return toolOutcome(inner.name, inner.args, ctx, start);
     return logged(name, args, ctx, performance.now(), inner);
   }
   const started = performance.now();
@@ -210,7 +216,7 @@ async function toolOutcome(name: string, args: Record<string, unknown>, ctx: Mcp
   if (!tool) outcome = refusal(404, `Unknown tool ${name}`);
   else {
     const reason = denial(tool, ctx.settings, ctx.level);
-    outcome = reason ? refusal(403, reason) : await runTool(tool, args, ctx);
+    outcome = reason ? refusal(403, reason) : await runTool(tool, args, ctx, start);
   }
   logged(name, args, ctx, started, outcome);
   if (!tool) throw unknownTool(name);
@@ -277,7 +283,14 @@ export function registerHandlers(server: Server, { contextOf, modern }: HandlerS
     const inner = name === CALL_TOOL ? proxied(args, ctx) : null;
     const [askName, askArgs] = inner && 'name' in inner ? [inner.name, inner.args] : [name, args];
     const asked = modern ? await modern.beforeCall(askName, askArgs, ctx, extra) : null;
-    return (asked ?? (await callTool(name, args, ctx))) as CallToolResult;
+    if (asked) return asked as CallToolResult;
+    // 2026-07-28 with the Tasks extension declared: a tool whose outcome waits answers as a task (src/mcp/tasks.ts).
+    const kind = modern && askArgs.dry_run !== true && declaresTasks(extra) ? taskKindOf(askName) : null;
+    if (kind)
+      return (await callAsTask(askName, kind, askArgs, ctx, () =>
+        toolOutcome(name, args, ctx, kind.start),
+      )) as unknown as CallToolResult;
+    return await callTool(name, args, ctx);
   });
 
   server.setRequestHandler('resources/list', async (_request, extra) => {

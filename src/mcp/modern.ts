@@ -6,6 +6,7 @@ import { RawBody, Reply } from '../http/route.js';
 import { beforeModernCall, stateCodec } from './confirm.js';
 import { CACHE_HINTS, CAPABILITIES, INSTRUCTIONS, registerHandlers, serverInfo } from './handlers.js';
 import type { McpRequestContext } from './run-tool.js';
+import { registerTaskHandlers, TASKS_EXTENSION } from './tasks.js';
 
 /**
  * The 2026-07-28 protocol: the SDK's `createMcpHandler`, which serves each request with a server of its own built
@@ -26,13 +27,15 @@ function handlerFor(logger: Logger): McpHttpHandler {
       ({ authInfo }) => {
         const ctx = authInfo!.extra!.mcp as McpRequestContext;
         const server = new Server(serverInfo(ctx.app.name), {
-          capabilities: CAPABILITIES,
+          // The Tasks extension (src/mcp/tasks.ts): in server/discover's capabilities, for this era only.
+          capabilities: { ...CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
           instructions: INSTRUCTIONS,
           cacheHints: CACHE_HINTS,
           // A `requestState` the client sends back is checked (HMAC, the caller, its age) before the handler runs.
           requestState: { verify: (state, handler) => stateCodec(ctx).verify(state, handler) },
         });
         registerHandlers(server, { contextOf: () => ctx, modern: { beforeCall: beforeModernCall } });
+        registerTaskHandlers(server, () => ctx);
         return server;
       },
       {
@@ -77,6 +80,18 @@ export async function serveModern(
       kept,
       'text/event-stream',
     );
-  const text = await response.text();
+  const text = withoutTaskContent(await response.text());
   return new Reply(response.status, text, kept, text ? 'application/json' : undefined);
+}
+
+/**
+ * A task handle (`resultType: "task"`, src/mcp/tasks.ts) is the extension's `CreateTaskResult`, a task and no tool
+ * result: the SDK's tools/call path gives every result without `content` an empty one, taken off here.
+ */
+function withoutTaskContent(text: string): string {
+  if (!text.includes('"resultType":"task"')) return text;
+  const message = JSON.parse(text) as { result?: Record<string, unknown> };
+  if (message.result?.resultType !== 'task') return text;
+  delete message.result.content;
+  return JSON.stringify(message);
 }

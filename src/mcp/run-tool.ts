@@ -140,7 +140,13 @@ async function dryRun(tool: Tool, args: Record<string, unknown>, ctx: McpRequest
   }
 }
 
-export async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx: McpRequestContext): Promise<Outcome> {
+export async function runTool(
+  tool: Tool,
+  rawArgs: Record<string, unknown>,
+  ctx: McpRequestContext,
+  /** Run in place of the route's handler after its checks (an MCP task's start); a dry run never is. */
+  start?: Parameters<Tool['call']>[3],
+): Promise<Outcome> {
   const { dry_run: dry, ...args } = rawArgs;
   const taken: Charge[] = [];
   // Forked only if a cap is taken: a fork costs more CPU than a read tool's own statement (src/db/lazy-em.ts).
@@ -158,7 +164,7 @@ export async function runTool(tool: Tool, rawArgs: Record<string, unknown>, ctx:
       if (used !== null) throw capRefusal(ctx.app.id, ctx.holder, c, used);
       taken.push(c);
     }
-    const { status, body } = await tool.call(args, ctx);
+    const { status, body } = await tool.call(args, ctx, undefined, start);
     taken.length = 0;
     const text = body === null || body === undefined ? '' : JSON.stringify(body);
     const structured = tool.structured(body);

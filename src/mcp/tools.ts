@@ -171,6 +171,8 @@ export interface Tool {
     args: Record<string, unknown>,
     ctx: ToolCallContext,
     em?: EntityManager,
+    /** Run in place of the route's handler, after its checks (an MCP task's start: src/mcp/task-kinds.ts). */
+    handler?: Parameters<typeof runRoute>[1]['handler'],
   ): Promise<{ status: number; body: unknown }>;
 }
 
@@ -429,8 +431,8 @@ function deriveTool(def: RouteDef, spec: McpTool, routes: readonly RouteDef[]): 
       });
       return reply.body as Preview;
     },
-    async call(args, ctx, em) {
-      const reply = await run(args, ctx, { em });
+    async call(args, ctx, em, handler) {
+      const reply = await run(args, ctx, { em, ...(handler ? { handler } : {}) });
       if (ctx.deps.config.NODE_ENV === 'test')
         checkAnswer(def, ctx.requestId, `MCP tool ${spec.tool} (${def.method} ${def.path})`, {
           status: reply.status,

@@ -28,8 +28,11 @@ export function deliveryCommand(
   deps: Pick<Deps, 'config'>,
   d: { id: string; appId: string; endpointId: string; eventType: string },
   url: string,
-  /** A restarted delivery (the reconciler): the attempt to make next, after `firstDelayMs`. */
-  resume?: Pick<WebhookDeliveryInput, 'startAttempt' | 'firstDelayMs'>,
+  /**
+   * A restarted delivery (the reconciler): the attempt to make next, after `firstDelayMs`; a single attempt asked
+   * for (an MCP task) also gives the schedule that makes it the last (src/webhooks/attempts-by-workflow.ts).
+   */
+  resume?: Partial<Pick<WebhookDeliveryInput, 'startAttempt' | 'firstDelayMs' | 'scheduleMs'>>,
 ): TemporalCommand {
   const input: WebhookDeliveryInput = {
     deliveryId: d.id,
@@ -55,7 +58,7 @@ const stopDeliveryCommand = (deliveryId: string): TemporalCommand =>
   outboxSignal(webhookDeliveryDef, deliveryId, webhookDeliveryDef.signals.stop);
 
 /** The delivery routes live under their endpoint: 404 unless the app has it. */
-async function endpointOf(em: EntityManager, appId: string, id: string) {
+export async function endpointOf(em: EntityManager, appId: string, id: string) {
   const e = await em.findOne(WebhookEndpoint, { appId, id });
   if (!e) throw notFound(`Webhook endpoint ${id}`);
   return e;
@@ -102,6 +105,8 @@ interface DeliveryRow {
   secret: string;
   enabled: boolean;
   endpoint_id: string;
+  /** A test send (`send_test_event`): sent even to a disabled endpoint, and a 410 does not disable it. */
+  test?: boolean;
 }
 
 // Every attempt runs these two statements; named, each connection plans them once (`prepared`).
@@ -109,7 +114,7 @@ async function loadForAttempt(em: EntityManager, deliveryId: string): Promise<De
   const [row] = await prepared<DeliveryRow>(
     em,
     'webhook_attempt_load',
-    `select d.id, d.app_id, d.status, d.event_id, d.payload, d.endpoint_id, e.url, e.secret, e.enabled
+    `select d.id, d.app_id, d.status, d.event_id, d.payload, d.endpoint_id, e.url, e.secret, e.enabled, d.test
        from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id where d.id = $1`,
     [deliveryId],
   );
@@ -141,6 +146,8 @@ async function recordAttempt(
   opts: { final: boolean; nextAttemptAt: Date | null; force?: boolean },
 ): Promise<AttemptReport> {
   const gone = result.status === 410;
+  // A test send never disables the endpoint, even on a 410 (as sendTestDelivery).
+  const disables = gone && row.test !== true;
   const outcome: AttemptReport['outcome'] = result.ok ? 'succeeded' : gone || opts.final ? 'failed' : 'retry';
   const status = outcome === 'retry' ? 'pending' : outcome;
   const error = gone ? GONE_REASON : result.error;
@@ -166,7 +173,7 @@ async function recordAttempt(
         opts.force ?? false,
       ],
     );
-  if (!gone) await update(deps.orm.em.fork());
+  if (!disables) await update(deps.orm.em.fork());
   else {
     // One transaction: this delivery fails, the endpoint is disabled, its other pending deliveries fail.
     await inTransaction(deps, deps.orm.em.fork(), async (t) => {
@@ -195,7 +202,7 @@ export async function attemptDelivery(
       error: null,
       responseStatus: null,
     };
-  if (!row.enabled) {
+  if (!row.enabled && row.test !== true) {
     await sql(
       deps.orm.em.fork(),
       `update webhook_deliveries set status = 'failed', error = $2, next_attempt_at = null, updated_at = now() where
@@ -256,7 +263,7 @@ async function unstarted(em: EntityManager, ids: string[]): Promise<Set<string>>
   return new Set(rows.map((r) => r.workflow_id));
 }
 
-async function reload(ctx: Ctx, id: string) {
+export async function reload(ctx: Ctx, id: string) {
   const em = ctx.deps.orm.em.fork();
   const d = await em.findOne(WebhookDelivery, { id });
   if (!d) throw notFound(`Delivery ${id}`);

@@ -15,6 +15,7 @@ import { badRequest, conflict, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
 import { disableEndpoint, sendTestDelivery, stopEndpointDeliveries } from './deliveries.service.js';
+import { testByWorkflow } from './attempts-by-workflow.js';
 import { checkWebhookUrl, UrlPolicyError } from './url-policy.js';
 import { WebhookEndpoint } from './webhooks.entities.js';
 import type * as S from './webhooks.schemas.js';
@@ -208,10 +209,17 @@ export async function previewTestEvent(ctx: Ctx, endpointId: string, input: z.ou
   );
 }
 
-export async function sendTestEvent(ctx: Ctx, endpointId: string, input: z.output<typeof S.testBody>) {
+export async function sendTestEvent(
+  ctx: Ctx,
+  endpointId: string,
+  input: z.output<typeof S.testBody>,
+  /** Sent by the delivery's workflow, answered pending (an MCP task follows it); else sent here, answered with its result. */
+  byWorkflow = false,
+) {
   const e = await findEndpoint(ctx.em, ctx.app.id, endpointId);
   const type = testTypeOf(e, input);
   const info = EVENT_TYPES.find((t) => t.type === type)!;
   const event = { id: newId('event'), appId: ctx.app.id, type, data: info.sample(), createdAt: new Date() } as IEvent;
-  return sendTestDelivery(ctx, e, { ...presentEvent(event), test: true });
+  const payload = { ...presentEvent(event), test: true as const };
+  return byWorkflow ? testByWorkflow(ctx, e, payload) : sendTestDelivery(ctx, e, payload);
 }

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
+import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { del, get, patch } from '../helpers/http.js';
 import { postForm, signInOAuth } from '../helpers/oauth.js';
 import { serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
@@ -24,7 +24,13 @@ describe('MCP across two API processes (stateless)', function () {
   before(async function () {
     this.timeout(120_000);
     const port = await freePort();
-    b = startApi(serviceEnv(port, { ADMIN_API_KEY: 'adm_mcp_stateless', PUBLIC_API_URL: testEnv().baseUrl }));
+    b = startApi(
+      serviceEnv(port, {
+        ADMIN_API_KEY: 'adm_mcp_stateless',
+        PUBLIC_API_URL: testEnv().baseUrl,
+        PAYPAL_BASE_URL: testEnv().paypal.baseUrl,
+      }),
+    );
     baseB = `http://127.0.0.1:${port}`;
     await waitForListening(b);
   });
@@ -200,5 +206,47 @@ describe('MCP across two API processes (stateless)', function () {
     const body = (await write.json()) as { result: { isError: boolean; content: { text: string }[] } };
     expect(body.result.isError).to.equal(true);
     expect(body.result.content[0].text).to.match(/^Error 403/);
+  });
+
+  it('a task made on one process is read and cancelled on the other (its state is in PostgreSQL and Temporal)', async () => {
+    await connectProvider(app);
+    const task = async (base: string, method: string, params: Record<string, unknown>) => {
+      const name = (method === 'tools/call' ? params.name : params.taskId) as string;
+      const res = await fetch(`${base}/apps/${app.id}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${app.api_key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': method,
+          'mcp-name': name,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method,
+          params: {
+            ...params,
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'tasks', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+            },
+          },
+        }),
+      });
+      const body = (await res.json()) as { result: Record<string, any>; error?: unknown };
+      if (!body.result) throw new Error(`${method} on ${base}: ${JSON.stringify(body)}`);
+      return body.result;
+    };
+    const created = await task(baseA(), 'tools/call', {
+      name: 'create_upgrade_link',
+      arguments: { namespaceId: 'acme', plan: 'pro' },
+    });
+    expect(created).to.include({ resultType: 'task', status: 'working' });
+    expect((await task(baseB, 'tasks/get', { taskId: created.taskId })).status).to.equal('working');
+    expect(await task(baseB, 'tasks/cancel', { taskId: created.taskId })).to.deep.include({ resultType: 'complete' });
+    expect((await task(baseA(), 'tasks/get', { taskId: created.taskId })).status).to.equal('cancelled');
   });
 });
