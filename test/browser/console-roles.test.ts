@@ -7,7 +7,7 @@
 // reads without pressing). The consent page offers the levels the role may approve.
 import { expect } from 'chai';
 import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
-import { LEVEL_CEILING, LEVELS } from '../../src/console-api/console.routes.js';
+import { LEVEL_CEILING, LEVELS } from '../../src/console-api/consent.routes.js';
 import { requiredRole, roleAtLeast, writes } from '../../src/http/guard.js';
 import type { Role, RouteDef } from '../../src/http/route.js';
 import { CONSOLE_API, servedToPeople } from '../../src/http/router.js';
