@@ -4,7 +4,8 @@ import type { AccountState, EffectiveAccess } from './client.js';
 
 /**
  * `<offerkit-usage-meter account="alice" publishable-key="pub_...">`: an account's effective access, each
- * usage entitlement as a bar against its limit and each on/off feature as included.
+ * usage entitlement as a bar against its limit, each credits pool as its balance (a bar against what its plan grants
+ * a month) with the features that draw from it and what one unit of each costs, and each on/off feature as included.
  */
 export class OfferkitUsageMeter extends OfferkitElement {
   static override properties = {
@@ -80,6 +81,7 @@ export class OfferkitUsageMeter extends OfferkitElement {
     const features = a.entitlements.filter((e) => e.type === 'boolean');
     return html`<section class="card" part="card" aria-labelledby="plan">
       <h2 id="plan" part="title">${a.plan.name} plan</h2>
+      ${this.renderPools(a)}
       <ul class="meters">
         ${usage.map((e) => {
           const pct = e.max === null ? 0 : e.max === 0 ? 100 : Math.min(100, (e.usage / e.max) * 100);
@@ -126,6 +128,70 @@ export class OfferkitUsageMeter extends OfferkitElement {
       }
       <p class="error" role="alert" part="error">${this.error || nothing}</p>
     </section>`;
+  }
+
+  /**
+   * Each pool: its balance (per entity: each entity has its own, so none is shown here), a bar against the plan's
+   * monthly grant (low under 10% of it, as `credits.low` says; empty at 0), and the features drawing from it.
+   */
+  private renderPools(a: EffectiveAccess) {
+    const pools = a.credits ?? [];
+    if (!pools.length) return nothing;
+    return html`<ul class="meters pools" aria-label="Credits">
+      ${pools.map((p) => {
+        const drawing = a.entitlements.filter((e) => e.credits?.pool === p.id);
+        const granted = p.granted_per_period;
+        const level =
+          p.unlimited || p.per_entity
+            ? 'ok'
+            : p.balance <= 0
+              ? 'full'
+              : granted && p.balance * 10 < granted
+                ? 'warn'
+                : 'ok';
+        const label = p.unlimited
+          ? 'unlimited'
+          : p.per_entity
+            ? 'a balance per member'
+            : granted
+              ? `${this.number(p.balance)} left of ${this.number(granted)} a month`
+              : `${this.number(p.balance)} left`;
+        const max = Math.max(granted ?? 0, p.balance);
+        return html`<li part="pool" data-pool=${p.id}>
+          <div class="row">
+            <span id="p-${p.id}" class="name">${p.name}</span>
+            <span class="count ${level}">${label}</span>
+          </div>
+          ${
+            p.unlimited || p.per_entity
+              ? html`<div class="bar unlimited" aria-hidden="true"></div>`
+              : html`<div
+                  class="bar"
+                  role="meter"
+                  aria-labelledby="p-${p.id}"
+                  aria-valuemin="0"
+                  aria-valuemax=${max}
+                  aria-valuenow=${p.balance}
+                  aria-valuetext=${label}
+                >
+                  <div class="fill ${level}" style="width:${max ? (p.balance / max) * 100 : 0}%"></div>
+                </div>`
+          }
+          ${
+            drawing.length
+              ? html`<p class="draws" part="draws">
+                  ${drawing.map(
+                    (e, i) =>
+                      html`${i ? ', ' : ''}<span class=${e.can ? '' : 'blocked'}
+                          >${e.name}: ${this.number(e.credits!.cost)} a unit${e.can ? '' : ' (not enough)'}</span
+                        >`,
+                  )}
+                </p>`
+              : nothing
+          }
+        </li>`;
+      })}
+    </ul>`;
   }
 
   static override styles = [
@@ -196,6 +262,18 @@ export class OfferkitUsageMeter extends OfferkitElement {
         width: 100%;
         margin: 0.85rem 0;
         background: var(--_surface);
+      }
+      .pools {
+        padding-bottom: 0.25rem;
+        border-bottom: 1px solid var(--_border);
+      }
+      .draws {
+        margin: 0.35rem 0 0;
+        font-size: 0.85rem;
+        color: var(--_muted);
+      }
+      .draws .blocked {
+        color: var(--_danger);
       }
       .features {
         display: flex;
