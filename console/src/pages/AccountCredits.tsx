@@ -121,7 +121,7 @@ function PoolCard({ pool }: { pool: Pool }) {
           No live grants.
         </Text>
       ) : (
-        <Table.ScrollContainer minWidth={340} mt="xs">
+        <Table.ScrollContainer minWidth={280} mt="xs">
           <Table striped aria-label={`${pool.name} grants`} fz="sm">
             <Table.Thead>
               <Table.Tr>
@@ -232,10 +232,7 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
 
 const GRANT_FIELDS = ['pool', 'amount', 'expires_at', 'reason'] as const;
 
-/**
- * Grant credits: one Idempotency-Key per opening of the dialog, so a second click (or the SDK's retry after a lost
- * answer) grants once.
- */
+/** Grant credits, with an Idempotency-Key per body: a second click (or the SDK's retry) grants once. */
 function GrantDialog({
   appId,
   accountId,
@@ -249,7 +246,9 @@ function GrantDialog({
   onClose: () => void;
   onGranted: () => void;
 }) {
-  const [key] = useState(() => crypto.randomUUID());
+  // The key goes with the body: the same body sent again (a double click, a retry) reuses it, a changed one (after a
+  // refusal, which the server keeps under the key too) gets a new one.
+  const [sent, setSent] = useState<{ body: string; key: string } | null>(null);
   const [pool, setPool] = useState<string | null>(pools.length === 1 ? pools[0].value : null);
   const [amount, setAmount] = useState<string | number>('');
   const [expires, setExpires] = useState('');
@@ -263,6 +262,9 @@ function GrantDialog({
       expires_at: isoFromLocal(expires),
       reason: reason.trim() || null,
     };
+    const text = JSON.stringify(body);
+    const key = sent?.body === text ? sent.key : crypto.randomUUID();
+    setSent({ body: text, key });
     if (await action.run(() => appApi(appId).credits.grant(accountId, body, { idempotencyKey: key }))) onGranted();
   };
   return (
@@ -282,6 +284,7 @@ function GrantDialog({
             label="Credits"
             required
             min={1}
+            clampBehavior="none"
             allowDecimal={false}
             thousandSeparator=","
             value={amount}

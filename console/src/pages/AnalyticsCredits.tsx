@@ -69,7 +69,7 @@ export function CreditsConsumed({
                   .map((f, i) => ({ name: f.feature, label: f.name ?? f.feature, color: COLORS[i % COLORS.length] }))}
                 withLegend
               />
-              <Table.ScrollContainer minWidth={340}>
+              <Table.ScrollContainer minWidth={260}>
                 <Table striped aria-label="Credits consumed per feature" fz="sm">
                   <Table.Thead>
                     <Table.Tr>

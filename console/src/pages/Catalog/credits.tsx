@@ -15,7 +15,8 @@ export interface CreditsForm {
   cost: string | number;
 }
 export const CREDITS_EMPTY: CreditsForm = { rollover: 'none', cap: '', pool: null, cost: '' };
-export const CREDITS_FIELDS = ['credits', 'credits.pool', 'credits.cost', 'credits.rollover'] as const;
+// A problem of `credits` as a whole (`credits: ...`) is no input's: the form's alert shows it.
+export const CREDITS_FIELDS = ['credits.pool', 'credits.cost', 'credits.rollover'] as const;
 
 type CreditsOut = Entitlement['credits'];
 const isPool = (c: CreditsOut): c is Extract<NonNullable<CreditsOut>, { rollover: unknown }> => !!c && 'rollover' in c;
@@ -32,6 +33,9 @@ export function creditsFormOf(e: Entitlement): CreditsForm {
   if (isDraw(c)) return { ...CREDITS_EMPTY, pool: c.pool, cost: c.cost };
   return CREDITS_EMPTY;
 }
+
+/** The draw select's "no pool" (a Select value cannot be null as an option). */
+const NONE = '-';
 
 /** Whole numbers as typed (Mantine gives '' when empty); the API words a missing one. */
 const num = (v: string | number) => (v === '' ? undefined : Number(v));
@@ -74,7 +78,7 @@ export function CreditsFields({
             { value: 'cap', label: 'Roll over, up to a cap' },
           ]}
           value={form.rollover}
-          error={field('credits.rollover') ?? field('credits')}
+          error={field('credits.rollover')}
           onChange={(v) => set({ ...form, rollover: (v ?? 'none') as CreditsForm['rollover'] })}
           allowDeselect={false}
         />
@@ -83,6 +87,7 @@ export function CreditsFields({
             label="Rollover cap"
             description="The most unused plan credits the next period keeps"
             min={0}
+            clampBehavior="none"
             allowDecimal={false}
             thousandSeparator=","
             required
@@ -98,19 +103,25 @@ export function CreditsFields({
     <Group gap="xs" align="flex-start" grow>
       <Select
         label="Draws credits from"
-        placeholder={pools.length ? 'No pool' : 'No credits pool yet'}
-        data={pools.map((p) => ({ value: p.id, label: p.name }))}
-        value={form.pool}
-        error={field('credits.pool') ?? field('credits')}
-        onChange={(v) => set({ ...form, pool: v, cost: v && form.cost === '' ? 1 : form.cost })}
-        disabled={!pools.length && !form.pool}
-        clearable
+        data={[
+          // An option rather than a clear button: Mantine's is out of the keyboard's reach.
+          { value: NONE, label: pools.length ? 'None: draws no credits' : 'None (no credits pool yet)' },
+          ...pools.map((p) => ({ value: p.id, label: p.name })),
+        ]}
+        value={form.pool ?? NONE}
+        error={field('credits.pool')}
+        onChange={(v) => {
+          const pool = v && v !== NONE ? v : null;
+          set({ ...form, pool, cost: pool && form.cost === '' ? 1 : form.cost });
+        }}
+        allowDeselect={false}
       />
       {form.pool && (
         <NumberInput
           label="Credits per unit"
           min={1}
           max={1_000_000}
+          clampBehavior="none"
           allowDecimal={false}
           required
           value={form.cost}
