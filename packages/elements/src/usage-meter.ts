@@ -85,32 +85,18 @@ export class OfferkitUsageMeter extends OfferkitElement {
       <ul class="meters">
         ${usage.map((e) => {
           const pct = e.max === null ? 0 : e.max === 0 ? 100 : Math.min(100, (e.usage / e.max) * 100);
-          const level = e.max === null ? 'ok' : pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok';
           const label =
             e.max === null
               ? `${this.number(e.usage)} used, unlimited`
               : `${this.number(e.usage)} of ${this.number(e.max)} used`;
-          return html`<li part="meter">
-            <div class="row">
-              <span id="m-${e.id}" class="name">${e.name}</span>
-              <span class="count ${level}">${label}</span>
-            </div>
-            ${
-              e.max === null
-                ? html`<div class="bar unlimited" aria-hidden="true"></div>`
-                : html`<div
-                    class="bar"
-                    role="meter"
-                    aria-labelledby="m-${e.id}"
-                    aria-valuemin="0"
-                    aria-valuemax=${e.max}
-                    aria-valuenow=${Math.min(e.usage, e.max)}
-                    aria-valuetext=${label}
-                  >
-                    <div class="fill ${level}" style="width:${pct}%"></div>
-                  </div>`
-            }
-          </li>`;
+          return this.meter(
+            `m-${e.id}`,
+            e.name,
+            label,
+            pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok',
+            e.usage,
+            e.max,
+          );
         })}
       </ul>
       ${
@@ -131,65 +117,77 @@ export class OfferkitUsageMeter extends OfferkitElement {
   }
 
   /**
-   * Each pool: its balance (per entity: each entity has its own, so none is shown here), a bar against the plan's
-   * monthly grant (low under 10% of it, as `credits.low` says; empty at 0), and the features drawing from it.
+   * One bar: `now` of `max` (null: unlimited, a striped bar without a value), its words, and `more` under it.
+   * `level`: `warn` and `full` colour the words and the fill.
+   */
+  private meter(
+    id: string,
+    name: string,
+    label: string,
+    level: string,
+    now: number,
+    max: number | null,
+    more: unknown = nothing,
+  ) {
+    if (max === null) level = 'ok';
+    return html`<li part="meter">
+      <div class="row">
+        <span id=${id} class="name">${name}</span>
+        <span class="count ${level}">${label}</span>
+      </div>
+      ${
+        max === null
+          ? html`<div class="bar unlimited" aria-hidden="true"></div>`
+          : html`<div
+              class="bar"
+              role="meter"
+              aria-labelledby=${id}
+              aria-valuemin="0"
+              aria-valuemax=${max}
+              aria-valuenow=${Math.min(now, max)}
+              aria-valuetext=${label}
+            >
+              <div class="fill ${level}" style="width:${max ? Math.min(100, (now / max) * 100) : 100}%"></div>
+            </div>`
+      }
+      ${more}
+    </li>`;
+  }
+
+  /**
+   * Each pool: its balance against the plan's monthly grant (or against itself when more was granted; low under 10%
+   * of the grant, as `credits.low` says; empty at 0), and the features drawing from it at their cost, marked when the
+   * balance no longer covers a unit. Unlimited, or kept per entity (each has its own): a striped bar.
    */
   private renderPools(a: EffectiveAccess) {
-    const pools = a.credits ?? [];
-    if (!pools.length) return nothing;
+    if (!a.credits?.length) return nothing;
     return html`<ul class="meters pools" aria-label="Credits">
-      ${pools.map((p) => {
-        const drawing = a.entitlements.filter((e) => e.credits?.pool === p.id);
-        const granted = p.granted_per_period;
-        const level =
-          p.unlimited || p.per_entity
-            ? 'ok'
-            : p.balance <= 0
-              ? 'full'
-              : granted && p.balance * 10 < granted
-                ? 'warn'
-                : 'ok';
-        const label = p.unlimited
-          ? 'unlimited'
-          : p.per_entity
-            ? 'a balance per member'
-            : granted
-              ? `${this.number(p.balance)} left of ${this.number(granted)} a month`
-              : `${this.number(p.balance)} left`;
-        const max = Math.max(granted ?? 0, p.balance);
-        return html`<li part="pool" data-pool=${p.id}>
-          <div class="row">
-            <span id="p-${p.id}" class="name">${p.name}</span>
-            <span class="count ${level}">${label}</span>
-          </div>
-          ${
-            p.unlimited || p.per_entity
-              ? html`<div class="bar unlimited" aria-hidden="true"></div>`
-              : html`<div
-                  class="bar"
-                  role="meter"
-                  aria-labelledby="p-${p.id}"
-                  aria-valuemin="0"
-                  aria-valuemax=${max}
-                  aria-valuenow=${p.balance}
-                  aria-valuetext=${label}
-                >
-                  <div class="fill ${level}" style="width:${max ? (p.balance / max) * 100 : 0}%"></div>
-                </div>`
-          }
-          ${
-            drawing.length
-              ? html`<p class="draws" part="draws">
-                  ${drawing.map(
-                    (e, i) =>
-                      html`${i ? ', ' : ''}<span class=${e.can ? '' : 'blocked'}
-                          >${e.name}: ${this.number(e.credits!.cost)} a unit${e.can ? '' : ' (not enough)'}</span
-                        >`,
-                  )}
-                </p>`
-              : nothing
-          }
-        </li>`;
+      ${a.credits.map((p) => {
+        const g = p.granted_per_period ?? 0;
+        const b = this.number(p.balance);
+        const draws = a.entitlements
+          .filter((e) => e.credits?.pool === p.id)
+          .map(
+            (e, i) =>
+              html`${i ? ', ' : ''}<span class=${e.can ? '' : 'blocked'}
+                  >${e.name}: ${this.number(e.credits!.cost)} a unit${e.can ? '' : ' (not enough)'}</span
+                >`,
+          );
+        return this.meter(
+          `p-${p.id}`,
+          p.name,
+          p.unlimited
+            ? 'unlimited'
+            : p.per_entity
+              ? 'a balance each'
+              : g
+                ? `${b} left of ${this.number(g)} a month`
+                : `${b} left`,
+          p.balance <= 0 ? 'full' : p.balance * 10 < g ? 'warn' : 'ok',
+          p.balance,
+          p.unlimited || p.per_entity ? null : Math.max(g, p.balance),
+          draws.length ? html`<p class="draws">${draws}</p>` : nothing,
+        );
       })}
     </ul>`;
   }
