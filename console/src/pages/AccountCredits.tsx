@@ -45,11 +45,12 @@ export function AccountCredits({ appId, accountId, version }: { appId: string; a
   const can = useCan(appId);
   const [granting, setGranting] = useState(false);
   const [own, setOwn] = useState(0);
-  const { data, error } = useLoad(async () => {
+  const { data, error, reload } = useLoad(async () => {
     const [credits, entitlements] = await Promise.all([api.credits.get(accountId), api.entitlements.list()]);
     return { pools: credits.data, catalogPools: entitlements.filter((e) => e.type === 'credits') };
-  }, [appId, accountId, version, own]);
-  // Nothing to show on an app without pools: the section stays away.
+  }, [appId, accountId, version]);
+  // Nothing to show on an app without pools: the section stays away (and is not drawn while that is not known yet).
+  if (!data && !error) return null;
   if (data && data.catalogPools.length === 0 && data.pools.length === 0) return null;
   return (
     <Card withBorder component="section" aria-label="Credits">
@@ -89,6 +90,8 @@ export function AccountCredits({ appId, accountId, version }: { appId: string; a
           onClose={() => setGranting(false)}
           onGranted={() => {
             setGranting(false);
+            // Read again in place (the card stays), and the ledger's first page with the new row.
+            void reload();
             setOwn((v) => v + 1);
           }}
         />
@@ -170,6 +173,12 @@ function Source({ e }: { e: Entry }) {
 function Ledger({ appId, accountId, version }: { appId: string; accountId: string; version: number }) {
   const api = appApi(appId);
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  // A change (a grant, the page reloaded) starts again from the newest page.
+  const [seen, setSeen] = useState(version);
+  if (seen !== version) {
+    setSeen(version);
+    setCursors([undefined]);
+  }
   const cursor = cursors[cursors.length - 1];
   const { data, error } = useLoad(
     () => api.credits.ledger(accountId, { limit: LEDGER_PAGE, ...(cursor ? { cursor } : {}) }),
