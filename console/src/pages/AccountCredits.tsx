@@ -202,9 +202,9 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
                   <Table.Thead>
                     <Table.Tr>
                       <Table.Th>When</Table.Th>
-                      <Table.Th>Pool</Table.Th>
-                      <Table.Th>What</Table.Th>
                       <Table.Th ta="right">Credits</Table.Th>
+                      <Table.Th>What</Table.Th>
+                      <Table.Th>Pool</Table.Th>
                       <Table.Th>Source</Table.Th>
                     </Table.Tr>
                   </Table.Thead>
@@ -212,17 +212,17 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
                     {data.data.map((e) => (
                       <Table.Tr key={e.id}>
                         <Table.Td>{new Date(e.created_at).toLocaleString()}</Table.Td>
-                        <Table.Td>{e.pool}</Table.Td>
+                        <Table.Td ta="right" ff="monospace">
+                          {e.amount > 0 ? '+' : ''}
+                          {n(e.amount)}
+                        </Table.Td>
                         <Table.Td>
                           <Badge size="sm" variant="light" color={e.amount < 0 ? 'orange' : 'teal'}>
                             {e.kind}
                           </Badge>{' '}
                           {e.feature}
                         </Table.Td>
-                        <Table.Td ta="right" ff="monospace">
-                          {e.amount > 0 ? '+' : ''}
-                          {n(e.amount)}
-                        </Table.Td>
+                        <Table.Td>{e.pool}</Table.Td>
                         <Table.Td>
                           <Source e={e} />
                         </Table.Td>
