@@ -3,6 +3,7 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './analytics.schemas.js';
 import * as analytics from './analytics.service.js';
+import { creditsConsumed } from './credits-consumed.service.js';
 import { upgradeFunnel } from './upgrades.service.js';
 
 const tags = ['Analytics'];
@@ -87,6 +88,26 @@ export const analyticsRoutes = [
     query: S.timeseriesQuery,
     response: S.timeseriesSchema,
     handler: (s) => analytics.timeseries(ctxOf(s), s.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/analytics/credits',
+    sdk: 'analytics.credits',
+    auth: ['S'],
+    tags,
+    summary: 'Credits consumed by feature and by pool over time',
+    description:
+      '`interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace`, `pool` and `feature` narrow it. Read from the ' +
+      "credits ledger: `debited` is what the features' draws took (at the cost of the moment of each draw; nothing " +
+      'while a pool is unlimited), `refunded` what negative usage gave back, `consumed` the difference; grants, ' +
+      'expiries and top-ups are not consumption. Totals, then per pool and per feature, then `points`: daily buckets ' +
+      'up to 60 days, weekly (Monday, UTC) beyond, every bucket present, with the features that drew in each. ' +
+      "Unknown filters answer zeros. A window longer than the database's statement bound answers 503 with " +
+      '`Retry-After`.',
+    params: appIdParams,
+    query: S.creditsQuery,
+    response: S.creditsSchema,
+    handler: (s) => creditsConsumed(ctxOf(s), s.query),
   }),
   route({
     method: 'GET',

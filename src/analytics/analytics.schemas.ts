@@ -95,3 +95,37 @@ export const upgradesSchema = z.object({
   revenue: z.record(z.string(), z.number()),
   by_entitlement: z.array(z.object({ entitlement: z.string(), ...funnelCounts })),
 });
+
+/** `GET /apps/:appId/analytics/credits`: credits consumed by feature and by pool over time, from the ledger. */
+export const creditsQuery = z.object({
+  interval,
+  namespace: accountFilter,
+  pool: callerId.optional().describe('Only this credits pool, e.g. `credits`. Omitted: all.'),
+  feature: callerId.optional().describe('Only this drawing feature, e.g. `premium`. Omitted: all.'),
+});
+const consumedCounts = {
+  debited: z.number().describe('Credits its draws took'),
+  refunded: z.number().describe('Credits given back by negative usage of it (a `refund` ledger row)'),
+  consumed: z.number().describe('`debited` less `refunded`'),
+};
+export const creditsSchema = z.object({
+  ...window,
+  bucket: z.enum(['day', 'week']),
+  namespace: z.string().nullable(),
+  pool: z.string().nullable(),
+  feature: z.string().nullable(),
+  ...consumedCounts,
+  pools: z.array(z.object({ pool: z.string(), name: z.string().nullable(), ...consumedCounts })),
+  features: z.array(
+    z.object({ feature: z.string(), name: z.string().nullable(), pool: z.string(), ...consumedCounts }),
+  ),
+  points: z.array(
+    z.object({
+      start: z.string(),
+      consumed: z.number(),
+      features: z
+        .array(z.object({ feature: z.string(), consumed: z.number() }))
+        .describe('The features that drew in this bucket (none: an empty list)'),
+    }),
+  ),
+});

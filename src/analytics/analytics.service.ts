@@ -21,7 +21,7 @@ export const WINDOW: Record<Interval, string | null> = {
   alltime: null,
 };
 /** Daily buckets up to 60 days, weekly (ISO weeks, Monday 00:00 UTC) beyond. */
-const BUCKET: Record<Interval, 'day' | 'week'> = {
+export const BUCKET: Record<Interval, 'day' | 'week'> = {
   '7d': 'day',
   '30d': 'day',
   '60d': 'day',

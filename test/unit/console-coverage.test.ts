@@ -10,8 +10,6 @@ import { routes } from '../../src/routes.js';
 /** Writes that are not configuration: the runtime a product's backend, its pages or an agent drives. */
 const API_ONLY: Record<string, string> = {
   'usage.add': 'runtime: a product records usage as its customers use it',
-  // Issue 42 is open: the console shows and renames pools; granting from the console comes with its pages.
-  'credits.grant': 'runtime for now: a product or an operator grants credits through the API (the console shows pools)',
   'usage.remove': 'runtime: usage given back by the product',
   'usage.addAmount': 'runtime: metered amounts recorded by the product',
   'usage.ingest': 'runtime: batched usage events from the product',

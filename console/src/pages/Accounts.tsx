@@ -20,6 +20,7 @@ import { Loading, useLoad } from '../ui';
 import { accountWorkflowsQuery, useTemporalUi, WorkflowLink, workflowsQueryUrl } from '../temporal';
 import { plural } from '../plural';
 import { BillingTimeline, SubscriptionCard } from './AccountBilling';
+import { AccountCredits } from './AccountCredits';
 
 export function AccountsPage() {
   const { appId } = useParams();
@@ -201,6 +202,10 @@ export function AccountPage() {
                       )}
                       <Text size="xs" c="dimmed">
                         limit set by {layerOf(e.id, e.max, data.plan, data.incentive, !!data.account.incentive)}
+                        {e.credits &&
+                          ` · draws ${e.credits.cost} ${
+                            data.access.credits.find((p) => p.id === e.credits!.pool)?.name ?? e.credits.pool
+                          } a unit`}
                       </Text>
                     </div>
                   ))}
@@ -239,6 +244,7 @@ export function AccountPage() {
                 </Stack>
               </Card>
             </SimpleGrid>
+            <AccountCredits appId={appId!} accountId={id} version={billingVersion} />
             <BillingTimeline appId={appId!} accountId={id} version={billingVersion} />
             <Card withBorder>
               <Title order={3} size="h4" mb="xs">

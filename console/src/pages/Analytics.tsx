@@ -1,4 +1,5 @@
-// Usage analytics: an interval and entitlements pick the view (summary cards, usage over time, top accounts), and
+// Usage analytics: an interval and entitlements pick the view (summary cards, usage over time, top accounts; credits
+// consumed by pool and feature on apps with credits pools, over the interval), and
 // saved reports (GET/POST/PATCH/DELETE /apps/:appId/analytics/reports) keep a view under a name: pick one to load
 // its controls, save the current view as a new one, update, rename or delete it. The loaded report's id is in the
 // URL (`?report=rpt_...`), so a link opens the same view. Viewers load reports; members and above change them.
@@ -25,6 +26,7 @@ import type { AnalyticsSummaryQuery, ReportsGetResponse } from '@offerkit/sdk';
 import { appApi, type AppApi } from '../api';
 import { useCan, useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
+import { CreditsConsumed } from './AnalyticsCredits';
 
 const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'];
 const DEFAULT_INTERVAL: Interval = '30d';
@@ -195,6 +197,11 @@ export function AnalyticsPage() {
           </>
         )}
       </Loading>
+      <CreditsConsumed
+        appId={appId!}
+        interval={view.interval}
+        hasPools={(ents.data ?? []).some((e) => e.type === 'credits')}
+      />
     </Stack>
   );
 }

@@ -4,7 +4,8 @@ import type { AccountState, EffectiveAccess } from './client.js';
 
 /**
  * `<offerkit-usage-meter account="alice" publishable-key="pub_...">`: an account's effective access, each
- * usage entitlement as a bar against its limit and each on/off feature as included.
+ * usage entitlement as a bar against its limit, each credits pool as its balance (a bar against what its plan grants
+ * a month) with the features that draw from it and what one unit of each costs, and each on/off feature as included.
  */
 export class OfferkitUsageMeter extends OfferkitElement {
   static override properties = {
@@ -80,35 +81,22 @@ export class OfferkitUsageMeter extends OfferkitElement {
     const features = a.entitlements.filter((e) => e.type === 'boolean');
     return html`<section class="card" part="card" aria-labelledby="plan">
       <h2 id="plan" part="title">${a.plan.name} plan</h2>
+      ${this.renderPools(a)}
       <ul class="meters">
         ${usage.map((e) => {
           const pct = e.max === null ? 0 : e.max === 0 ? 100 : Math.min(100, (e.usage / e.max) * 100);
-          const level = e.max === null ? 'ok' : pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok';
           const label =
             e.max === null
               ? `${this.number(e.usage)} used, unlimited`
               : `${this.number(e.usage)} of ${this.number(e.max)} used`;
-          return html`<li part="meter">
-            <div class="row">
-              <span id="m-${e.id}" class="name">${e.name}</span>
-              <span class="count ${level}">${label}</span>
-            </div>
-            ${
-              e.max === null
-                ? html`<div class="bar unlimited" aria-hidden="true"></div>`
-                : html`<div
-                    class="bar"
-                    role="meter"
-                    aria-labelledby="m-${e.id}"
-                    aria-valuemin="0"
-                    aria-valuemax=${e.max}
-                    aria-valuenow=${Math.min(e.usage, e.max)}
-                    aria-valuetext=${label}
-                  >
-                    <div class="fill ${level}" style="width:${pct}%"></div>
-                  </div>`
-            }
-          </li>`;
+          return this.meter(
+            `m-${e.id}`,
+            e.name,
+            label,
+            pct >= 100 ? 'full' : pct >= 80 ? 'warn' : 'ok',
+            e.usage,
+            e.max,
+          );
         })}
       </ul>
       ${
@@ -126,6 +114,82 @@ export class OfferkitUsageMeter extends OfferkitElement {
       }
       <p class="error" role="alert" part="error">${this.error || nothing}</p>
     </section>`;
+  }
+
+  /**
+   * One bar: `now` of `max` (null: unlimited, a striped bar without a value), its words, and `more` under it.
+   * `level`: `warn` and `full` colour the words and the fill.
+   */
+  private meter(
+    id: string,
+    name: string,
+    label: string,
+    level: string,
+    now: number,
+    max: number | null,
+    more: unknown = nothing,
+  ) {
+    if (max === null) level = 'ok';
+    return html`<li part="meter">
+      <div class="row">
+        <span id=${id} class="name">${name}</span>
+        <span class="count ${level}">${label}</span>
+      </div>
+      ${
+        max === null
+          ? html`<div class="bar unlimited" aria-hidden="true"></div>`
+          : html`<div
+              class="bar"
+              role="meter"
+              aria-labelledby=${id}
+              aria-valuemin="0"
+              aria-valuemax=${max}
+              aria-valuenow=${Math.min(now, max)}
+              aria-valuetext=${label}
+            >
+              <div class="fill ${level}" style="width:${max ? Math.min(100, (now / max) * 100) : 100}%"></div>
+            </div>`
+      }
+      ${more}
+    </li>`;
+  }
+
+  /**
+   * Each pool: its balance against the plan's monthly grant (or against itself when more was granted; low under 10%
+   * of the grant, as `credits.low` says; empty at 0), and the features drawing from it at their cost, marked when the
+   * balance no longer covers a unit. Unlimited, or kept per entity (each has its own): a striped bar.
+   */
+  private renderPools(a: EffectiveAccess) {
+    if (!a.credits?.length) return nothing;
+    return html`<ul class="meters pools" aria-label="Credits">
+      ${a.credits.map((p) => {
+        const g = p.granted_per_period ?? 0;
+        const b = this.number(p.balance);
+        const draws = a.entitlements
+          .filter((e) => e.credits?.pool === p.id)
+          .map(
+            (e, i) =>
+              html`${i ? ', ' : ''}<span class=${e.can ? '' : 'blocked'}
+                  >${e.name}: ${this.number(e.credits!.cost)} a unit${e.can ? '' : ' (not enough)'}</span
+                >`,
+          );
+        return this.meter(
+          `p-${p.id}`,
+          p.name,
+          p.unlimited
+            ? 'unlimited'
+            : p.per_entity
+              ? 'a balance each'
+              : g
+                ? `${b} left of ${this.number(g)} a month`
+                : `${b} left`,
+          p.balance <= 0 ? 'full' : p.balance * 10 < g ? 'warn' : 'ok',
+          p.balance,
+          p.unlimited || p.per_entity ? null : Math.max(g, p.balance),
+          draws.length ? html`<p class="draws">${draws}</p>` : nothing,
+        );
+      })}
+    </ul>`;
   }
 
   static override styles = [
@@ -196,6 +260,18 @@ export class OfferkitUsageMeter extends OfferkitElement {
         width: 100%;
         margin: 0.85rem 0;
         background: var(--_surface);
+      }
+      .pools {
+        padding-bottom: 0.25rem;
+        border-bottom: 1px solid var(--_border);
+      }
+      .draws {
+        margin: 0.35rem 0 0;
+        font-size: 0.85rem;
+        color: var(--_muted);
+      }
+      .draws .blocked {
+        color: var(--_danger);
       }
       .features {
         display: flex;

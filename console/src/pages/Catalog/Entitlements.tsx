@@ -1,9 +1,21 @@
-// Entitlements: create (type, overage mode, the upgrade offer of a 402), edit and delete, the confirmation naming
-// the plans and incentives that hold it and the offers that grant it.
+// Entitlements: create (type, overage mode, the upgrade offer of a 402; a credits pool with its rollover, a usage
+// entitlement drawing from a pool at a cost), edit and delete, the confirmation naming the plans and incentives that
+// hold it and the offers that grant it.
 import { Badge, Button, Card, Group, Select, SimpleGrid, Stack, Text, Textarea, TextInput, Title } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import type { Entitlement } from '../../api';
 import { ConfirmDialog, ErrorText, useAction } from '../../ui';
+import {
+  CREDITS_EMPTY,
+  CREDITS_FIELDS,
+  CreditsFields,
+  creditsBody,
+  creditsFormOf,
+  creditsText,
+  PoolUse,
+  poolsOf,
+  type CreditsForm,
+} from './credits';
 import {
   EditDialog,
   Hint,
@@ -20,14 +32,31 @@ type Mode = 'allow' | 'block';
 interface EntForm {
   id: string;
   name: string;
-  // A credits pool (issue 42) is shown and renamed here; it is created through the API until the console offers it.
+  // A credits pool (issue 42): features draw from it at a cost; a plan's limit on it is its monthly grant.
   type: 'usage' | 'boolean' | 'credits';
   description: string;
   mode: Mode;
   offerId: string | null;
+  credits: CreditsForm;
 }
-const EMPTY: EntForm = { id: '', name: '', type: 'usage', description: '', mode: 'allow', offerId: null };
-const ENT_FIELDS = ['id', 'name', 'type', 'description', 'overage.mode', 'overage.offer_id'] as const;
+const EMPTY: EntForm = {
+  id: '',
+  name: '',
+  type: 'usage',
+  description: '',
+  mode: 'allow',
+  offerId: null,
+  credits: CREDITS_EMPTY,
+};
+const ENT_FIELDS = [
+  'id',
+  'name',
+  'type',
+  'description',
+  'overage.mode',
+  'overage.offer_id',
+  ...CREDITS_FIELDS,
+] as const;
 
 const MODES = [
   { value: 'allow', label: 'Allow: keep counting (soft limit)' },
@@ -43,12 +72,14 @@ function EntFields({
   set,
   field,
   offers,
+  pools,
   isNew,
 }: {
   form: EntForm;
   set: (f: EntForm) => void;
   field: (name: string) => string | undefined;
   offers: Offer[];
+  pools: Entitlement[];
   isNew: boolean;
 }) {
   const offerData = offers.map((o) => ({
@@ -82,8 +113,7 @@ function EntFields({
         data={[
           { value: 'usage', label: 'Usage (metered)' },
           { value: 'boolean', label: 'Boolean (on/off)' },
-          // Pools are created through the API for now (docs/billing.md "Credits").
-          { value: 'credits', label: 'Credits (a pool features draw from)', disabled: isNew },
+          { value: 'credits', label: 'Credits (a pool features draw from)' },
         ]}
         value={form.type}
         disabled={!isNew}
@@ -124,6 +154,13 @@ function EntFields({
           <Hint>Webhook events usage.limit_warning at 80% of a limit and usage.limit_reached at 100% (fixed).</Hint>
         </>
       )}
+      <CreditsFields
+        type={form.type}
+        form={form.credits}
+        set={(credits) => set({ ...form, credits })}
+        field={field}
+        pools={pools.filter((p) => p.id !== form.id)}
+      />
     </Stack>
   );
 }
@@ -139,6 +176,7 @@ export function NewEntitlement({ api, catalog, reload }: SectionProps) {
       type: form.type,
       description: orNull(form.description),
       overage: overageOf(form),
+      credits: creditsBody(form.type, form.credits) ?? undefined,
     };
     if (await action.run(() => api.entitlements.create(body))) {
       setForm(EMPTY);
@@ -152,7 +190,14 @@ export function NewEntitlement({ api, catalog, reload }: SectionProps) {
           <Title order={3} size="h5">
             New entitlement
           </Title>
-          <EntFields form={form} set={setForm} field={action.field} offers={catalog.offers} isNew />
+          <EntFields
+            form={form}
+            set={setForm}
+            field={action.field}
+            offers={catalog.offers}
+            pools={poolsOf(catalog)}
+            isNew
+          />
           <ErrorText error={action.error} />
           <Button type="submit" w="fit-content" loading={action.busy} data-route="entitlements.create">
             Add entitlement
@@ -179,21 +224,30 @@ function EditEntitlement({
     description: ent.description ?? '',
     mode: ent.overage.mode,
     offerId: ent.overage.offer_id,
+    credits: creditsFormOf(ent),
   });
   const action = useAction(ENT_FIELDS);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    // A pool has no overage (the API refuses one): its name and description only.
+    // A pool has no overage (the API refuses one): its name, description and rollover.
+    const credits = creditsBody(form.type, form.credits, ent);
     const body =
       form.type === 'credits'
-        ? { name: form.name, description: orNull(form.description) }
-        : { name: form.name, description: orNull(form.description), overage: overageOf(form) };
+        ? { name: form.name, description: orNull(form.description), credits }
+        : { name: form.name, description: orNull(form.description), overage: overageOf(form), credits };
     if (await action.run(() => props.api.entitlements.update(ent.id, body))) await onDone();
   };
   return (
     <form onSubmit={submit}>
       <Stack gap="xs">
-        <EntFields form={form} set={setForm} field={action.field} offers={props.catalog.offers} isNew={false} />
+        <EntFields
+          form={form}
+          set={setForm}
+          field={action.field}
+          offers={props.catalog.offers}
+          pools={poolsOf(props.catalog)}
+          isNew={false}
+        />
         <ErrorText error={action.error} />
         <Button type="submit" w="fit-content" loading={action.busy} data-route="entitlements.update">
           Save entitlement
@@ -235,6 +289,7 @@ function DeleteEntitlement({ ent, props, onClose }: { ent: Entitlement; props: S
 }
 
 function overageText(e: Entitlement, offers: Offer[]) {
+  if (e.type === 'credits') return 'credits pool';
   if (e.type !== 'usage') return 'on/off';
   if (e.overage.mode === 'allow') return 'usage · counts on past the limit';
   const offer = e.overage.offer_id && (offers.find((o) => o.id === e.overage.offer_id)?.name ?? e.overage.offer_id);
@@ -267,6 +322,11 @@ export function Entitlements(props: SectionProps) {
                 <Text size="xs" c="dimmed">
                   <code>{e.id}</code> · {overageText(e, catalog.offers)}
                 </Text>
+                {creditsText(e, catalog) && (
+                  <Text size="xs" aria-label={`${e.name} credits`}>
+                    {creditsText(e, catalog)}
+                  </Text>
+                )}
               </div>
               {props.canEdit && (
                 <RowActions
@@ -280,6 +340,7 @@ export function Entitlements(props: SectionProps) {
               )}
             </Group>
             {e.description && <Text size="sm">{e.description}</Text>}
+            {e.type === 'credits' && <PoolUse pool={e} catalog={catalog} />}
           </Card>
         ))}
         {props.canEdit && <NewEntitlement {...props} />}

@@ -1,4 +1,5 @@
-// The limits grid: plans × entitlements (a limit per usage entitlement, a tick per feature) and plans × add-ons.
+// The limits grid: plans × entitlements (a limit per usage entitlement, a tick per feature, the credits a month a
+// plan grants on a credits pool) and plans × add-ons.
 import { Badge, Button, Card, Checkbox, CloseButton, Group, NumberInput, Table, Text } from '@mantine/core';
 import { useState } from 'react';
 import type { AppApi, Entitlement, Plan } from '../../api';
@@ -43,7 +44,7 @@ export function Grid({ api, catalog, reload, canEdit }: SectionProps) {
                   <Table.Th scope="row">
                     {e.name}
                     <Text size="xs" c="dimmed">
-                      {e.type}
+                      {e.type === 'credits' ? 'credits pool · granted a month' : e.type}
                     </Text>
                   </Table.Th>
                   {plans.map((p) => (
@@ -105,6 +106,8 @@ function Cell({
   const [value, setValue] = useState<string | number>(attached?.max ?? '');
   const [saved, setSaved] = useState(false);
   const label = `${plan.name} × ${ent.name}`;
+  // On a pool the limit is the plan's monthly grant (docs/billing.md "Credits"); empty: unlimited, nothing debited.
+  const pool = ent.type === 'credits';
   if (ent.type === 'boolean')
     return (
       <Checkbox
@@ -144,11 +147,12 @@ function Cell({
   return (
     <Group gap={4} wrap="nowrap">
       <NumberInput
-        aria-label={`${label} limit`}
+        aria-label={pool ? `${label} credits a month` : `${label} limit`}
         size="xs"
         min={0}
         allowDecimal={false}
         placeholder="Unlimited"
+        thousandSeparator={pool ? ',' : undefined}
         value={value}
         onChange={setValue}
         onBlur={save}

@@ -42,6 +42,11 @@ export function deleteRefusal(kind: Kind, id: string, c: Catalog): string | null
       .map((i) => i.name);
     if (onPlans.length) reasons.push(`on plan ${list(onPlans)}`);
     if (onIncentives.length) reasons.push(`on incentive ${list(onIncentives)}`);
+    // A credits pool: the features drawing from it (the API's 409 names them too).
+    const drawing = c.entitlements
+      .filter((e) => e.credits && 'pool' in e.credits && e.credits.pool === id)
+      .map((e) => e.name);
+    if (kind === 'entitlements' && drawing.length) reasons.push(`drawn from by ${list(drawing)}`);
   }
   if (kind === 'addons') {
     const bumping = live.filter((o) => o.bumps.some((b) => b.addon === id)).map((o) => o.name);

@@ -731,6 +731,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'analytics.credits',
+    method: 'GET',
+    path: '/apps/{appId}/analytics/credits',
+    params: [],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'analytics.events',
     method: 'GET',
     path: '/apps/{appId}/analytics/events',
@@ -1637,6 +1647,9 @@ export type AnalyticsTimeseriesQuery = NonNullable<
 >;
 export type AnalyticsTimeseriesResponse =
   paths['/apps/{appId}/analytics/timeseries']['get']['responses'][200]['content']['application/json'];
+export type AnalyticsCreditsQuery = NonNullable<paths['/apps/{appId}/analytics/credits']['get']['parameters']['query']>;
+export type AnalyticsCreditsResponse =
+  paths['/apps/{appId}/analytics/credits']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsEventsQuery = NonNullable<paths['/apps/{appId}/analytics/events']['get']['parameters']['query']>;
 export type AnalyticsEventsResponse =
   paths['/apps/{appId}/analytics/events']['get']['responses'][200]['content']['application/json'];
@@ -2742,6 +2755,14 @@ export interface AnalyticsApi {
    * Daily buckets up to 60 days, weekly (Monday, UTC) beyond; every bucket is present. A window over more than `ANALYTICS_UNROLLED_ROWS_MAX` (250,000) usage rows the daily roll-up has not reached (a fresh import, usage with past timestamps) answers 503 with `Retry-After` saying when it will be ready, and starts the app's roll-up.
    */
   timeseries(query: AnalyticsTimeseriesQuery, options?: RequestOptions): APIPromise<AnalyticsTimeseriesResponse>;
+  /**
+   * Credits consumed by feature and by pool over time
+   *
+   * `GET /apps/{appId}/analytics/credits` (secret key)
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace`, `pool` and `feature` narrow it. Read from the credits ledger: `debited` is what the features' draws took (at the cost of the moment of each draw; nothing while a pool is unlimited), `refunded` what negative usage gave back, `consumed` the difference; grants, expiries and top-ups are not consumption. Totals, then per pool and per feature, then `points`: daily buckets up to 60 days, weekly (Monday, UTC) beyond, every bucket present, with the features that drew in each. Unknown filters answer zeros. A window longer than the database's statement bound answers 503 with `Retry-After`.
+   */
+  credits(query: AnalyticsCreditsQuery, options?: RequestOptions): APIPromise<AnalyticsCreditsResponse>;
   /**
    * Usage history, newest first
    *

@@ -1185,6 +1185,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/analytics/credits': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Credits consumed by feature and by pool over time
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace`, `pool` and `feature` narrow it. Read from the credits ledger: `debited` is what the features' draws took (at the cost of the moment of each draw; nothing while a pool is unlimited), `refunded` what negative usage gave back, `consumed` the difference; grants, expiries and top-ups are not consumption. Totals, then per pool and per feature, then `points`: daily buckets up to 60 days, weekly (Monday, UTC) beyond, every bucket present, with the features that drew in each. Unknown filters answer zeros. A window longer than the database's statement bound answers 503 with `Retry-After`.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['analytics.credits'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics/events': {
     parameters: {
       query?: never;
@@ -12694,6 +12716,118 @@ export interface operations {
               start: string;
               calls: number;
               amount: number;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'analytics.credits': {
+    parameters: {
+      query: {
+        interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+        namespace?: string;
+        pool?: string;
+        feature?: string;
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description The time window, e.g. `30d`.
+             * @enum {string}
+             */
+            interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+            from: string | null;
+            to: string;
+            /** @enum {string} */
+            bucket: 'day' | 'week';
+            namespace: string | null;
+            pool: string | null;
+            feature: string | null;
+            /** @description Credits its draws took */
+            debited: number;
+            /** @description Credits given back by negative usage of it (a `refund` ledger row) */
+            refunded: number;
+            /** @description `debited` less `refunded` */
+            consumed: number;
+            pools: {
+              pool: string;
+              name: string | null;
+              /** @description Credits its draws took */
+              debited: number;
+              /** @description Credits given back by negative usage of it (a `refund` ledger row) */
+              refunded: number;
+              /** @description `debited` less `refunded` */
+              consumed: number;
+            }[];
+            features: {
+              feature: string;
+              name: string | null;
+              pool: string;
+              /** @description Credits its draws took */
+              debited: number;
+              /** @description Credits given back by negative usage of it (a `refund` ledger row) */
+              refunded: number;
+              /** @description `debited` less `refunded` */
+              consumed: number;
+            }[];
+            points: {
+              start: string;
+              consumed: number;
+              /** @description The features that drew in this bucket (none: an empty list) */
+              features: {
+                feature: string;
+                consumed: number;
+              }[];
             }[];
           };
         };

@@ -48,6 +48,11 @@ __all__ = [
     "AccountsTimelineResponse",
     "AccountsUpgradeLinkResponse",
     "Addon",
+    "AnalyticsCreditsFeature",
+    "AnalyticsCreditsPoint",
+    "AnalyticsCreditsPointFeature",
+    "AnalyticsCreditsPool",
+    "AnalyticsCreditsResponse",
     "AnalyticsEventsItem",
     "AnalyticsEventsResponse",
     "AnalyticsSummaryEntitlement",
@@ -956,6 +961,61 @@ class AnalyticsTimeseriesResponse(OfferkitModel):
     to: str
     bucket: Literal["day", "week"]
     points: list[AnalyticsTimeseriesPoint]
+
+
+class AnalyticsCreditsPool(OfferkitModel):
+    pool: str
+    name: str | None
+    debited: int | float
+    """Credits its draws took"""
+    refunded: int | float
+    """Credits given back by negative usage of it (a `refund` ledger row)"""
+    consumed: int | float
+    """`debited` less `refunded`"""
+
+
+class AnalyticsCreditsFeature(OfferkitModel):
+    feature: str
+    name: str | None
+    pool: str
+    debited: int | float
+    """Credits its draws took"""
+    refunded: int | float
+    """Credits given back by negative usage of it (a `refund` ledger row)"""
+    consumed: int | float
+    """`debited` less `refunded`"""
+
+
+class AnalyticsCreditsPointFeature(OfferkitModel):
+    feature: str
+    consumed: int | float
+
+
+class AnalyticsCreditsPoint(OfferkitModel):
+    start: str
+    consumed: int | float
+    features: list[AnalyticsCreditsPointFeature]
+    """The features that drew in this bucket (none: an empty list)"""
+
+
+class AnalyticsCreditsResponse(OfferkitModel):
+    interval: Literal["7d", "30d", "60d", "6m", "year", "alltime"]
+    """The time window, e.g. `30d`."""
+    from_: str | None = Field(alias="from")
+    to: str
+    bucket: Literal["day", "week"]
+    namespace: str | None
+    pool: str | None
+    feature: str | None
+    debited: int | float
+    """Credits its draws took"""
+    refunded: int | float
+    """Credits given back by negative usage of it (a `refund` ledger row)"""
+    consumed: int | float
+    """`debited` less `refunded`"""
+    pools: list[AnalyticsCreditsPool]
+    features: list[AnalyticsCreditsFeature]
+    points: list[AnalyticsCreditsPoint]
 
 
 class AnalyticsEventsItem(OfferkitModel):
