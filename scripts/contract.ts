@@ -287,16 +287,20 @@ export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pas
   );
   const passes: Pass[] = [
     // The admin key reaches every operation: each part runs every phase but the stateful one on its operations.
-    ...adminParts.map(
-      (ids, i): Pass => ({
-        name: `admin-${i + 1}`,
-        credential: env.adminKey,
-        include: alternation(ids),
-        params: seeded.params,
-        phases: 'examples,coverage,fuzzing',
-      }),
-    ),
-    { name: 'admin-stateful', credential: env.adminKey, exclude: destructive, params: seeded.params, phases: 'stateful' },
+    ...adminParts.map((ids, i): Pass => ({
+      name: `admin-${i + 1}`,
+      credential: env.adminKey,
+      include: alternation(ids),
+      params: seeded.params,
+      phases: 'examples,coverage,fuzzing',
+    })),
+    {
+      name: 'admin-stateful',
+      credential: env.adminKey,
+      exclude: destructive,
+      params: seeded.params,
+      phases: 'stateful',
+    },
     // The coverage phase (boundary values, missing fields, other methods) does not depend on the credential,
     // so it runs once, with the admin key, which reaches every operation.
     {

@@ -104,7 +104,16 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       const files = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.ms / 100) / 10]));
       const hooks = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.hookMs / 100) / 10]));
       const servers = Math.round(rootHookMs / 1000);
-      const result = { passed: s.passes, failed: s.failures, skipped: s.pending, seconds, failures, files, hooks, servers };
+      const result = {
+        passed: s.passes,
+        failed: s.failures,
+        skipped: s.pending,
+        seconds,
+        failures,
+        files,
+        hooks,
+        servers,
+      };
       progress(JSON.stringify({ result }));
     });
   }
