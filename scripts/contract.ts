@@ -10,6 +10,7 @@
 //   npm run contract                      # the whole step on servers of its own
 //   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5)
 //   CONTRACT_ONLY=secret npm run contract # one credential: admin, secret, publishable or destructive
+//   CONTRACT_ONLY=admin-2 npm run contract # one part of the admin pass (admin-1 … admin-3, admin-stateful)
 import { spawnSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -27,8 +28,22 @@ const VENV = path.join(ROOT, '.tools', `schemathesis-${SCHEMATHESIS_VERSION}`);
 const CONFIG = path.join(ROOT, 'test', 'contract', 'schemathesis.toml');
 const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 5);
 const SEED = process.env.CONTRACT_SEED ?? '20261123';
+/**
+ * The admin pass is the longest by far (every operation, every phase), so it runs in parts that `npm test` can share
+ * out between its halves like files: ADMIN_PARTS parts of the operations (examples, boundary coverage and fuzzing,
+ * which look at one operation at a time) and `admin-stateful`, the stateful phase over every operation at once (its
+ * sequences link operations, so it is not cut). Together they send what the one admin pass sent.
+ */
+export const ADMIN_PARTS = 3;
+const ADMIN_PART_NAMES = [...Array.from({ length: ADMIN_PARTS }, (_, i) => `admin-${i + 1}`), 'admin-stateful'];
 /** The passes, in the order they run: see contractPasses. */
-export const PASS_NAMES = ['admin', 'secret', 'publishable', 'destructive'];
+export const PASS_NAMES = [...ADMIN_PART_NAMES, 'secret', 'publishable', 'destructive'];
+
+/** The passes a CONTRACT_ONLY list names (all when unset); `admin` names every part of the admin pass. */
+export function passNames(only: string | undefined = process.env.CONTRACT_ONLY): string[] {
+  if (!only) return PASS_NAMES;
+  return [...new Set(only.split(',').flatMap((n) => (n === 'admin' ? ADMIN_PART_NAMES : [n])))];
+}
 
 function fail(message: string): never {
   process.stderr.write(`\ncontract: ${message}\n`);
@@ -216,29 +231,76 @@ export function runPass(st: string, baseUrl: string, pass: Pass, reportDir: stri
   });
 }
 
-/** Operation ids (regex alternation) whose credentials include the given class. */
-async function operationsFor(baseUrl: string, pred: (creds: string[], method: string, path: string) => boolean) {
-  const doc = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as {
-    paths: Record<string, Record<string, { operationId: string; 'x-credentials': string[] }>>;
-  };
+interface Operation {
+  operationId: string;
+  'x-credentials': string[];
+  parameters?: unknown[];
+  requestBody?: unknown;
+}
+type Doc = { paths: Record<string, Record<string, Operation>> };
+
+/** Operation ids whose credentials, method and path satisfy `pred`, in the document's order. */
+function operationIds(doc: Doc, pred: (creds: string[], method: string, path: string) => boolean): string[] {
   const ids: string[] = [];
   for (const [p, ops] of Object.entries(doc.paths))
     for (const [m, op] of Object.entries(ops))
       if (pred(op['x-credentials'], m.toUpperCase(), p)) ids.push(op.operationId);
-  return `^(${ids.join('|')})$`;
+  return ids;
+}
+
+const alternation = (ids: string[]) => `^(${ids.map((id) => id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`;
+
+/**
+ * The operations cut into `count` parts of about equal work. The boundary-coverage phase, most of a pass's time,
+ * makes a case per boundary of each parameter and body field, so an operation's work is taken as the size of its
+ * parameters and body schema; the heaviest go first, each to the lightest part so far. The same document always
+ * gives the same parts.
+ */
+export function operationParts(doc: Doc, ids: string[], count: number): string[][] {
+  const weight = new Map<string, number>();
+  for (const ops of Object.values(doc.paths))
+    for (const op of Object.values(ops))
+      weight.set(op.operationId, 200 + JSON.stringify([op.parameters ?? [], op.requestBody ?? {}]).length);
+  const parts = Array.from({ length: count }, () => ({ ids: [] as string[], weight: 0 }));
+  const heaviest = [...ids].sort((a, b) => weight.get(b)! - weight.get(a)! || a.localeCompare(b));
+  for (const id of heaviest) {
+    const part = parts.reduce((min, p) => (p.weight < min.weight ? p : min));
+    part.ids.push(id);
+    part.weight += weight.get(id)!;
+  }
+  return parts.map((p) => p.ids);
 }
 
 /** Seeds the contract app on running test servers and returns the passes to run, in order. */
 export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pass[]> {
   const seeded = await seed(env.adminKey, hookUrl);
+  const doc = (await (await fetch(`${env.baseUrl}/openapi.json`)).json()) as Doc;
   // Routes that end the app or its keys for everyone after them run in their own pass on an app of their own.
-  const destructive = await operationsFor(
-    env.baseUrl,
-    (_c, m, p) => (m === 'DELETE' && p === '/apps/{appId}') || /\/(keys|public-key)\/regenerate$/.test(p),
+  const isDestructive = (m: string, p: string) =>
+    (m === 'DELETE' && p === '/apps/{appId}') || /\/(keys|public-key)\/regenerate$/.test(p);
+  const destructive = alternation(operationIds(doc, (_c, m, p) => isDestructive(m, p)));
+  const publishable = alternation(operationIds(doc, (c) => c.includes('P') || c.includes('N')));
+  const adminParts = operationParts(
+    doc,
+    operationIds(doc, (_c, m, p) => !isDestructive(m, p)),
+    ADMIN_PARTS,
   );
-  const publishable = await operationsFor(env.baseUrl, (c) => c.includes('P') || c.includes('N'));
   const passes: Pass[] = [
-    { name: 'admin', credential: env.adminKey, exclude: destructive, params: seeded.params },
+    // The admin key reaches every operation: each part runs every phase but the stateful one on its operations.
+    ...adminParts.map((ids, i): Pass => ({
+      name: `admin-${i + 1}`,
+      credential: env.adminKey,
+      include: alternation(ids),
+      params: seeded.params,
+      phases: 'examples,coverage,fuzzing',
+    })),
+    {
+      name: 'admin-stateful',
+      credential: env.adminKey,
+      exclude: destructive,
+      params: seeded.params,
+      phases: 'stateful',
+    },
     // The coverage phase (boundary values, missing fields, other methods) does not depend on the credential,
     // so it runs once, with the admin key, which reaches every operation.
     {
@@ -256,15 +318,15 @@ export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pas
       params: { ...seeded.params, appId: seeded.doomed.id },
     },
   ];
-  const only = process.env.CONTRACT_ONLY?.split(',');
-  return passes.filter((p) => !only || only.includes(p.name));
+  const only = passNames();
+  return passes.filter((p) => only.includes(p.name));
 }
 
 /**
  * Where each pass writes its JUnit report and overrides: `.test-data/contract/<pass>/`, emptied for the passes about
  * to run (only those: `npm test` runs the passes in two processes at once, and each empties only its own).
  */
-export function reportDirectory(passes: string[] = process.env.CONTRACT_ONLY?.split(',') ?? PASS_NAMES): string {
+export function reportDirectory(passes: string[] = passNames()): string {
   const dir = path.join(ROOT, '.test-data', 'contract');
   for (const name of passes) {
     fs.rmSync(path.join(dir, name), { recursive: true, force: true });

@@ -15,7 +15,7 @@ import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
 import { ensureChromium } from '../test/helpers/chromium.js';
 import { ensurePythonSdkVenv } from '../test/helpers/python.js';
-import { PASS_NAMES } from './contract.js';
+import { passNames } from './contract.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
@@ -24,7 +24,10 @@ const FUZZ = 'test/contract/schemathesis.fuzz.ts';
 /**
  * Seconds each file took in a whole run on the 2-core development machine, hooks included (the reporter prints them
  * as "slowest files"; measured 2026-11-28 in a clean-clone CI run, 2,295 s in all). Only used to balance the halves;
- * a file not listed counts as 3 s. The fuzzer's passes are shared out too.
+ * a file not listed counts as 3 s. The fuzzer's passes are shared out too: the admin pass's parts are that run's
+ * 514 s less the change stream's share (375 of 681 s in its report, read to the request timeout then; now to its
+ * first event) in the proportions its parts took on 2026-11-28 (274, 212, 122 and 10 s at load 16), the secret pass
+ * less its stream case (one 30 s read); docs/testing.md, "How CI stays fast".
  */
 const SECONDS: Record<string, number> = {
   'test/processes/startup.test.ts': 160,
@@ -93,8 +96,11 @@ const SECONDS: Record<string, number> = {
   'test/api/console-members.test.ts': 5,
   'test/api/checkout-hosted-return.test.ts': 5,
   'test/api/billing-sync.test.ts': 5,
-  'contract:admin': 514,
-  'contract:secret': 78,
+  'contract:admin-1': 104,
+  'contract:admin-2': 81,
+  'contract:admin-3': 46,
+  'contract:admin-stateful': 6,
+  'contract:secret': 45,
   'contract:publishable': 16,
   'contract:destructive': 2,
 };
@@ -180,6 +186,10 @@ export interface GroupResult {
   seconds: number;
   failures: string[];
   files: Record<string, number>;
+  /** Of each file's seconds, those in its own before/after hooks (processes, browsers and data it sets up). */
+  hooks?: Record<string, number>;
+  /** Seconds the half spent starting and stopping the suite's servers (the root hooks, in no file). */
+  servers?: number;
 }
 
 /** A half as it ended: its exit code, the reporter's result (none if mocha died first) and its log file. */
@@ -208,8 +218,9 @@ const MAX_FAILURES_SHOWN = 30;
 export function closing(halves: Half[], seconds: number): string {
   const totals = { passed: 0, failed: 0, skipped: 0 };
   const failures: string[] = [];
-  const files: [string, number][] = [];
+  const files: [string, number, number][] = [];
   const lines: string[] = [];
+  const servers: string[] = [];
   for (const [i, h] of halves.entries()) {
     if (!h.result) {
       lines.push(`a half ended (exit code ${h.code}) without its results: its output is in ${h.log}`);
@@ -220,13 +231,25 @@ export function closing(halves: Half[], seconds: number): string {
     totals.skipped += h.result.skipped;
     failures.push(...h.result.failures);
     const half = halves.length > 1 ? `[${i + 1}] ` : '';
-    files.push(...Object.entries(h.result.files).map(([file, s]): [string, number] => [`${half}${file}`, s]));
+    const hooks = h.result.hooks ?? {};
+    files.push(
+      ...Object.entries(h.result.files).map(([file, s]): [string, number, number] => [
+        `${half}${file}`,
+        s,
+        hooks[file] ?? 0,
+      ]),
+    );
+    if (h.result.servers !== undefined) servers.push(`${half}${h.result.servers} s`);
   }
   const slowest = files
     .sort((a, b) => b[1] - a[1])
     .slice(0, 10)
-    .map(([file, s]) => `  ${s.toFixed(1).padStart(7)} s  ${file}`);
+    .map(
+      ([file, s, hooks]) =>
+        `  ${s.toFixed(1).padStart(7)} s  ${file}${hooks >= 1 ? ` (${hooks.toFixed(1)} s in its hooks)` : ''}`,
+    );
   const out = [`\nslowest files (wall time, hooks included):`, ...slowest];
+  if (servers.length) out.push(`the suite's servers, started and stopped: ${servers.join(', ')}`);
   if (failures.length) {
     out.push(`\nfailed tests:`, ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) => `  ✗ ${f.slice(0, 400)}`));
     if (failures.length > MAX_FAILURES_SHOWN) out.push(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
@@ -346,7 +369,7 @@ async function main(): Promise<void> {
   }
 
   const count = Math.max(1, Number(process.env.TEST_GROUPS ?? 2) || 2);
-  const passes = process.env.CONTRACT_ONLY?.split(',') ?? PASS_NAMES;
+  const passes = passNames();
   const groups = split(testFiles(), passes, count);
   fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
   const logs = groups.map((_, i) => `.test-data/test-group-${i + 1}.log`);

@@ -19,6 +19,8 @@ const {
   EVENT_SUITE_END,
   EVENT_RUN_BEGIN,
   EVENT_RUN_END,
+  EVENT_HOOK_BEGIN,
+  EVENT_HOOK_END,
 } = Mocha.Runner.constants;
 
 const PROGRESS = '\u001eprogress\u001e ';
@@ -30,12 +32,25 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     super(runner, options);
     const progress = (line) => process.env.TEST_PROGRESS && process.stdout.write(`${PROGRESS}${line}\n`);
     const failures = [];
-    /** Per file: wall time of its top-level suites (hooks included) and its tests' outcomes. */
+    /**
+     * Per file: wall time of its top-level suites (hooks included), the part of it spent in its own before/after
+     * hooks (starting processes, browsers, seeding), and its tests' outcomes.
+     */
     const perFile = new Map();
     const entry = (file) => {
-      if (!perFile.has(file)) perFile.set(file, { ms: 0, passed: 0, failed: 0, skipped: 0 });
+      if (!perFile.has(file)) perFile.set(file, { ms: 0, hookMs: 0, passed: 0, failed: 0, skipped: 0 });
       return perFile.get(file);
     };
+    // The root hooks (test/helpers/hooks.ts: the suite's servers start and stop) belong to no file.
+    let rootHookMs = 0;
+    const hookBegun = new Map();
+    runner.on(EVENT_HOOK_BEGIN, (hook) => hookBegun.set(hook, Date.now()));
+    runner.on(EVENT_HOOK_END, (hook) => {
+      const ms = Date.now() - (hookBegun.get(hook) ?? Date.now());
+      hookBegun.delete(hook);
+      if (!hook.parent || hook.parent.root) rootHookMs += ms;
+      else entry(fileOf(hook.parent)).hookMs += ms;
+    });
     const begun = new Map();
     let current;
     const flush = () => {
@@ -43,7 +58,8 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       const e = perFile.get(current);
       const counts = [`${e.passed} passed`, ...(e.failed ? [`${e.failed} failed`] : [])];
       if (e.skipped) counts.push(`${e.skipped} skipped`);
-      progress(`${e.failed ? '✗' : '✔'} ${current}: ${counts.join(', ')} (${(e.ms / 1000).toFixed(1)} s)`);
+      const hooks = e.hookMs >= 1000 ? `, ${(e.hookMs / 1000).toFixed(1)} s of it in hooks` : '';
+      progress(`${e.failed ? '✗' : '✔'} ${current}: ${counts.join(', ')} (${(e.ms / 1000).toFixed(1)} s${hooks})`);
       current = undefined;
     };
     let started = Date.now();
@@ -78,14 +94,26 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         .map(([file, e]) => `  ${(e.ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
       const seconds = Math.round((Date.now() - started) / 1000);
       process.stdout.write(
-        `\nslowest files (wall time, hooks included; ${seconds} s in all):\n${slowest.join('\n')}\n`,
+        `\nslowest files (wall time, hooks included; ${seconds} s in all, ${Math.round(rootHookMs / 1000)} s of it ` +
+          `starting and stopping the suite's servers):\n${slowest.join('\n')}\n`,
       );
       const summary = `tests: ${s.passes} passed, ${s.failures} failed, ${s.pending} skipped`;
       if (failures.length) process.stderr.write(`\nfailed tests:\n${failures.map((f) => `  ✗ ${f}`).join('\n')}\n`);
       process.stderr.write(`\n${summary}\n`);
       process.stdout.write(`\n${summary}\n`);
       const files = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.ms / 100) / 10]));
-      const result = { passed: s.passes, failed: s.failures, skipped: s.pending, seconds, failures, files };
+      const hooks = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.hookMs / 100) / 10]));
+      const servers = Math.round(rootHookMs / 1000);
+      const result = {
+        passed: s.passes,
+        failed: s.failures,
+        skipped: s.pending,
+        seconds,
+        failures,
+        files,
+        hooks,
+        servers,
+      };
       progress(JSON.stringify({ result }));
     });
   }

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
-import { SecretClient } from '@offerkit/sdk';
 import { patch, post, useBase } from '../helpers/http.js';
 import { serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
 import { freePort, tempDir } from '../helpers/servers.js';
+import { standaloneApiWithCatalog } from '../helpers/standalone.js';
 import { collect } from '../helpers/stream.js';
 
 describe('the change stream across API processes', function () {
@@ -55,22 +55,7 @@ describe('the change stream across API processes', function () {
   });
 
   it('local evaluation: the API stopped, checks answer from memory and tracked usage is counted exactly once after', async () => {
-    const port = await freePort();
-    const admin = `adm_offline_${process.pid}`;
-    const env = serviceEnv(port, { ADMIN_API_KEY: admin });
-    let api = startApi(env);
-    started.push(api);
-    await waitForListening(api, 60_000);
-    const base = `http://127.0.0.1:${port}`;
-    useBase(base);
-    const app = (await post('/apps', admin, { name: 'offline' })).body as { id: string; api_key: string };
-    useBase(undefined);
-    const client = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base, maxRetries: 0 });
-    await client.entitlements.create({ id: 'calls', type: 'usage', name: 'Calls' });
-    await client.entitlements.create({ id: 'sso', type: 'boolean', name: 'SSO' });
-    await client.plans.create({ id: 'free', name: 'Free', isFree: true });
-    await client.plans.attachEntitlement('free', { id: 'calls', max: 100 });
-    await client.accounts.create({ id: 'ada' });
+    const { api, client, restart } = await standaloneApiWithCatalog('offline', started);
     const file = path.join(tempDir('offerkit-buffer-'), 'usage.jsonl');
     const local = client.local({ bufferFile: file });
     await local.ready();
@@ -88,9 +73,7 @@ describe('the change stream across API processes', function () {
     expect(fs.readFileSync(file, 'utf8').trim().split('\n')).to.have.length(5);
     const again = client.local({ bufferFile: file });
     await again.track('ada', 'calls', 1);
-    api = startApi(env);
-    started.push(api);
-    await waitForListening(api, 60_000);
+    await restart();
     await again.flush(30_000);
     expect((await client.usage.get('ada', 'calls')).count).to.equal(11);
     await again.close();

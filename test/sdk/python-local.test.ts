@@ -8,11 +8,10 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { SecretClient } from '@offerkit/sdk';
-import { post, useBase } from '../helpers/http.js';
-import { serviceEnv, startApi, stopped, waitForListening, type Started } from '../helpers/processes.js';
+import { stopped, type Started } from '../helpers/processes.js';
 import { ensurePythonSdkVenv, PY_SDK } from '../helpers/python.js';
-import { freePort, tempDir } from '../helpers/servers.js';
+import { tempDir } from '../helpers/servers.js';
+import { standaloneApiWithCatalog } from '../helpers/standalone.js';
 
 /** A Python process of the scenario: its output so far, a wait for a line, an answer on its stdin, its end. */
 function pythonStep(python: string, args: string[], env: NodeJS.ProcessEnv) {
@@ -57,22 +56,7 @@ describe('Python SDK: local evaluation with the API stopped and the client resta
 
   it('answers from memory, buffers in its file across a restart, and each add is counted once after', async () => {
     const python = await ensurePythonSdkVenv();
-    const port = await freePort();
-    const admin = `adm_pyoffline_${process.pid}`;
-    const apiEnv = serviceEnv(port, { ADMIN_API_KEY: admin });
-    let api = startApi(apiEnv);
-    started.push(api);
-    await waitForListening(api, 60_000);
-    const base = `http://127.0.0.1:${port}`;
-    useBase(base);
-    const app = (await post('/apps', admin, { name: 'python offline' })).body as { id: string; api_key: string };
-    useBase(undefined);
-    const client = new SecretClient({ secretKey: app.api_key, appId: app.id, baseUrl: base, maxRetries: 0 });
-    await client.entitlements.create({ id: 'calls', type: 'usage', name: 'Calls' });
-    await client.entitlements.create({ id: 'sso', type: 'boolean', name: 'SSO' });
-    await client.plans.create({ id: 'free', name: 'Free', isFree: true });
-    await client.plans.attachEntitlement('free', { id: 'calls', max: 100 });
-    await client.accounts.create({ id: 'ada' });
+    const { api, base, app, client, restart } = await standaloneApiWithCatalog('python offline', started);
     const file = path.join(tempDir('offerkit-pybuffer-'), 'usage.jsonl');
     const env = {
       ...process.env,
@@ -110,9 +94,7 @@ describe('Python SDK: local evaluation with the API stopped and the client resta
     const after = pythonStep(python, ['after', file], env);
     steps.push(after);
     await after.waitFor('buffered');
-    api = startApi(apiEnv);
-    started.push(api);
-    await waitForListening(api, 60_000);
+    await restart();
     after.answer('started');
     expect(await after.result()).to.deep.equal({ restored: 5, count: 11 });
     expect((await client.usage.get('ada', 'calls')).count).to.equal(11);

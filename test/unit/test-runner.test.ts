@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { operationParts, PASS_NAMES, passNames } from '../../scripts/contract.js';
 import { cap, closing, runHalf, split } from '../../scripts/test.js';
 
 describe('npm test: the suite split in halves (scripts/test.ts)', () => {
@@ -13,7 +14,7 @@ describe('npm test: the suite split in halves (scripts/test.ts)', () => {
     'test/unit/x.test.ts',
     'test/z.test.ts',
   ];
-  const passes = ['admin', 'secret', 'publishable', 'destructive'];
+  const passes = PASS_NAMES;
 
   it('puts every file and every fuzzer pass in exactly one half, files in name order', () => {
     const groups = split(files, passes, 2);
@@ -26,8 +27,33 @@ describe('npm test: the suite split in halves (scripts/test.ts)', () => {
   it('balances the halves by measured time: they differ by no more than the longest single item', () => {
     const [a, b] = split(files, passes, 2);
     expect(Math.abs(a.seconds - b.seconds)).to.be.at.most(170);
-    // The two longest fuzzer passes land in different halves.
-    expect(a.passes.includes('admin')).to.not.equal(a.passes.includes('secret'));
+    // The admin pass's parts are shared out: neither half runs them all.
+    const admin = passes.filter((p) => p.startsWith('admin-'));
+    expect(admin.length).to.be.greaterThan(2);
+    for (const half of [a, b]) expect(admin.filter((p) => half.passes.includes(p))).to.not.deep.equal(admin);
+  });
+
+  it('CONTRACT_ONLY=admin still names the whole admin pass: every part of it', () => {
+    expect(passNames('admin,secret')).to.deep.equal([...passes.filter((p) => p.startsWith('admin-')), 'secret']);
+    expect(passNames('admin-2')).to.deep.equal(['admin-2']);
+    expect(passNames(undefined)).to.deep.equal(passes);
+  });
+
+  it("cuts the admin pass's operations into parts: each once, heaviest spread, the same parts every time", () => {
+    const op = (id: string, fields: number) => ({
+      operationId: id,
+      'x-credentials': ['A'],
+      requestBody: { properties: Object.fromEntries(Array.from({ length: fields }, (_, i) => [`f${i}`, {}])) },
+    });
+    const doc = { paths: { '/a': { post: op('big1', 200), get: op('small1', 1) }, '/b': { post: op('big2', 190) } } };
+    for (let i = 0; i < 20; i++) doc.paths[`/s${i}` as '/a'] = { get: op(`s${i}`, 2) } as never;
+    const ids = Object.values(doc.paths).flatMap((ops) =>
+      Object.values(ops).map((o) => (o as { operationId: string }).operationId),
+    );
+    const parts = operationParts(doc, ids, 3);
+    expect(parts.flat().sort()).to.deep.equal([...ids].sort());
+    expect(parts.findIndex((p) => p.includes('big1'))).to.not.equal(parts.findIndex((p) => p.includes('big2')));
+    expect(operationParts(doc, [...ids].reverse(), 3)).to.deep.equal(parts);
   });
 
   it('one group is the whole suite', () => {
