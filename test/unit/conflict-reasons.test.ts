@@ -33,7 +33,7 @@ describe('409 reasons: the list the SDK is generated from is what the code gives
     ).to.deep.equal([]);
     // Spot checks: a literal, a helper's argument, a narrowed status, the account actor's refusals.
     expect(reasons.get('same_plan')?.[0]).to.match(/plan-changes\.service\.ts:\d+$/);
-    expect(reasons.get('bump_owned')?.[0]).to.match(/checkouts\.service\.ts:\d+$/);
+    expect(reasons.get('bump_owned')?.[0]).to.match(/checkout-creation\.service\.ts:\d+$/);
     expect(reasons.has('completed') && reasons.has('cancelled')).to.equal(true);
     expect(reasons.has('change_scheduled') && reasons.has('past_due')).to.equal(true);
     // The published SDK carries the same list (npm run sdk:check keeps the generated file current).
