@@ -264,7 +264,7 @@ export const usageRoutes = [
       '`can` until the reservation is committed, released or expires (`expires_in` seconds, default ' +
       `${RESERVATION_DEFAULT_TTL_S}, at most ${RESERVATION_MAX_TTL_S}). ` +
       `${blocked.replace('the counter does not move', 'nothing is held')} ` +
-      'A feature that draws from a credits pool also holds `amount × cost` of the pool (not drawable by others until ' +
+      'A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until ' +
       'the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot ' +
       'cover it (nothing is held).',
     params: counterParams,
@@ -313,7 +313,7 @@ export const usageRoutes = [
     description:
       'Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the ' +
       'amount is more than the reservation holds, or the reservation was already committed, released or expired. ' +
-      'A reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved ' +
+      'A reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved ' +
       'at) and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired ' +
       'meanwhile took credits it held and the balance no longer covers the commit.',
     params: reservationParams,
@@ -350,7 +350,7 @@ export const usageRoutes = [
     description:
       `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp? }\`, applied in order with the ` +
       'same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round ' +
-      'trip. A feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount ' +
+      'trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount ' +
       'refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new ' +
       '`count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; ' +
       'nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids ' +

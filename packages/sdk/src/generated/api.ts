@@ -2622,7 +2622,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/usage/events` (secret key)
    *
-   * Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
+   * Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
    */
   ingest(body: UsageIngestBody, options?: RequestOptions): APIPromise<UsageIngestResponse>;
 }
@@ -2636,7 +2636,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
    *
-   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held).
+   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held).
    */
   create(
     accountId: string,
@@ -2667,7 +2667,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/reservations/{reservationId}/commit` (secret key, publishable key)
    *
-   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired. A reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at) and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile took credits it held and the balance no longer covers the commit.
+   * Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the amount is more than the reservation holds, or the reservation was already committed, released or expired. A reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved at) and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile took credits it held and the balance no longer covers the commit.
    */
   commit(
     accountId: string,

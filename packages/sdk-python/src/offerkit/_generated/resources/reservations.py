@@ -41,7 +41,7 @@ class ReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
         drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
         reservations hold cannot cover it (nothing is held).
         """
@@ -130,7 +130,7 @@ class ReservationsResource(SyncResource):
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
         amount is more than the reservation holds, or the reservation was already committed, released or expired. A
-        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved at)
         and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
         took credits it held and the balance no longer covers the commit.
         """
@@ -217,7 +217,7 @@ class AsyncReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
         drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
         reservations hold cannot cover it (nothing is held).
         """
@@ -306,7 +306,7 @@ class AsyncReservationsResource(AsyncResource):
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
         amount is more than the reservation holds, or the reservation was already committed, released or expired. A
-        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved at)
         and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
         took credits it held and the balance no longer covers the commit.
         """
@@ -393,7 +393,7 @@ class PublishableReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
         drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
         reservations hold cannot cover it (nothing is held).
         """
@@ -453,7 +453,7 @@ class PublishableReservationsResource(SyncResource):
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
         amount is more than the reservation holds, or the reservation was already committed, released or expired. A
-        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved at)
         and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
         took credits it held and the balance no longer covers the commit.
         """
@@ -539,7 +539,7 @@ class AsyncPublishableReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount × cost` of the pool (not
+        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
         drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
         reservations hold cannot cover it (nothing is held).
         """
@@ -599,7 +599,7 @@ class AsyncPublishableReservationsResource(AsyncResource):
 
         Adds `amount` (at most the reserved amount; 0 is allowed) to the counter and frees the hold. 409 when the
         amount is more than the reservation holds, or the reservation was already committed, released or expired. A
-        reservation of a feature that draws from a credits pool debits `amount × cost` (the cost it was reserved at)
+        reservation of a feature that draws from a credits pool debits `amount * cost` (the cost it was reserved at)
         and frees the credits it held; 402 `credits_exhausted` (and it stays held) when grants that expired meanwhile
         took credits it held and the balance no longer covers the commit.
         """

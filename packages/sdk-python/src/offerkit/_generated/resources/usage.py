@@ -182,7 +182,7 @@ class UsageResource(SyncResource):
 
         Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
         `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
-        feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount refunds, as
+        feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as
         `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
         `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
         changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
@@ -382,7 +382,7 @@ class AsyncUsageResource(AsyncResource):
 
         Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
         `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
-        feature that draws from a credits pool debits `amount × cost` in the same call (a negative amount refunds, as
+        feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as
         `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
         `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
         changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
