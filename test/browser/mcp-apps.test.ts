@@ -192,6 +192,15 @@ describe('MCP App UI resources in a host (browser)', function () {
     expect(text).to.include('0 of 1 used'); // seats
     expect(called).to.deep.equal([{ name: 'get_account_access', arguments: { namespaceId: 'alice' } }]);
     // The view's height, not the frame's 400 px default: the host fits the frame to the card.
+    // The size arrives by message after the view has laid out (a ResizeObserver, then postMessage), so wait for the
+    // report of the card as it now stands rather than reading whichever report came first.
+    const frame = page.frames().find((f) => f !== page.mainFrame())!;
+    const laidOut = await frame.evaluate(() => Math.ceil(document.body.getBoundingClientRect().height));
+    await page.waitForFunction(
+      (h) => Math.abs(((window as unknown as { sizes: { height: number }[] }).sizes.at(-1)?.height ?? 0) - h) <= 2,
+      laidOut,
+      { timeout: 10_000 },
+    );
     const height = await page.evaluate(
       () => (window as unknown as { sizes: { height: number }[] }).sizes.at(-1)!.height,
     );
