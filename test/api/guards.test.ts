@@ -719,9 +719,11 @@ describe('the guard layer', function () {
       const write = await approve('write');
       const read = await approve('read');
       expect((await mcpPost(ws.app.id, list, write.token.access_token)).status).to.equal(200);
-      // Lowered to viewer: a write connection stops (its access and its refresh), a read one goes on.
-      const p = await people(testEnv().deps);
-      await p.pool.query(`update workspace_members set role = 'viewer' where user_id = $1`, [admin.id]);
+      // Lowered to viewer by the owner: a write connection stops (its access and its refresh), a read one goes on.
+      // Through the console's own route, which answers once every API process has dropped what it kept.
+      const member = `/workspaces/${ws.id}/members/${admin.id}`;
+      const lowered = await as(ws.ownerCookie, 'PATCH', member, { role: 'viewer' });
+      expect(lowered.status, lowered.text).to.equal(200);
       const refused = await mcpPost(ws.app.id, list, write.token.access_token);
       expect(refused.status).to.equal(401);
       expect(refused.headers.get('www-authenticate')).to.include('error="invalid_token"');
@@ -736,7 +738,8 @@ describe('the guard layer', function () {
       expect(refresh.body.error).to.equal('invalid_grant');
       expect((await mcpPost(ws.app.id, list, read.token.access_token)).status).to.equal(200);
       // Gone from the workspace: nothing works.
-      await p.pool.query(`delete from workspace_members where user_id = $1`, [admin.id]);
+      const removed = await as(ws.ownerCookie, 'DELETE', member);
+      expect(removed.status, removed.text).to.equal(200);
       expect((await mcpPost(ws.app.id, list, read.token.access_token)).status).to.equal(401);
       // Connections approved with the admin key are bound to no one (covered across test/api/oauth.test.ts).
     });
