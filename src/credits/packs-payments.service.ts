@@ -6,8 +6,7 @@ import { sql } from '../db/sql.js';
 import { inTransaction } from '../db/transaction.js';
 import { publishPending } from '../events/publish.js';
 import { newId } from '../ids.js';
-import { PaymentConnection } from '../payments/payments.entities.js';
-import { providerFor } from '../payments/payments.service.js';
+import { connectedProvider } from '../payments/payments.service.js';
 import { ProviderError } from '../payments/provider.js';
 import { actorFact } from '../subscriptions/actor-facts.js';
 import { SETTLE_SQL } from './credits-time.service.js';
@@ -29,9 +28,8 @@ export async function settlePackOrder(deps: Deps, appId: string, orderId: string
     orderId,
   ]);
   if (!o || o.status !== 'created' || !o.provider_order_id) return o ?? null;
-  const conn = await em.findOne(PaymentConnection, { appId });
-  if (!conn) return o;
-  const provider = providerFor(deps.config, conn);
+  const provider = await connectedProvider({ em, deps, app: { id: appId } as never });
+  if (!provider) return o;
   let order = await provider.getOrder(o.provider_order_id);
   if (order.status === 'APPROVED') {
     try {

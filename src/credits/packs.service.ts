@@ -74,7 +74,8 @@ export async function createPack(ctx: Ctx, input: z.output<typeof S.createPackBo
     const rows = await sql<PackRow>(
       ctx.em,
       `insert into credit_packs (app_id, id, pool_id, amount, price, currency)
-       select $1::text, $2::text, $3::text, $4::bigint, $5::numeric, $6::text from entitlements e where e.app_id = $1 and e.id = $3 and e.type = 'credits'
+       select $1::text, $2::text, $3::text, $4::bigint, $5::numeric, $6::text
+         from entitlements e where e.app_id = $1 and e.id = $3 and e.type = 'credits'
        returning ${PACK_COLUMNS}`,
       [ctx.app.id, input.id, input.pool, input.amount, input.price.toFixed(2), input.currency ?? 'USD'],
     );
