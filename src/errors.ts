@@ -77,6 +77,7 @@ export const CONFLICT_REASONS = {
   offer_changed: 'the offer was edited or deleted while the checkout was being created: load it again',
   past_due:
     "the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry",
+  pack_archived: 'the credit pack is archived: it is no longer sold',
   paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
   payment_declined:
     'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',

@@ -44,6 +44,7 @@ export const ID_PREFIXES = {
   org: 'org',
   planChange: 'chg',
   creditGrant: 'grt',
+  creditPackOrder: 'cpo',
 } as const;
 
 /** Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. */

@@ -19,6 +19,7 @@ import { timelineRoutes } from './timeline/timeline.routes.js';
 import { testClockRoutes } from './apps/test-clock.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { creditRoutes } from './credits/credits.routes.js';
+import { packRoutes } from './credits/packs.routes.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 import { agentRoutes } from './agent/agent.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
@@ -36,6 +37,7 @@ export const routes: RouteDef[] = [
   ...usageRoutes,
   ...streamRoutes,
   ...creditRoutes,
+  ...packRoutes,
   ...analyticsRoutes,
   ...importRoutes,
   ...orgRoutes,

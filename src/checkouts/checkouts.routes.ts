@@ -8,6 +8,7 @@ import { offerParams } from '../offers/offers.schemas.js';
 import { planParams } from '../catalog/catalog.schemas.js';
 import * as S from './checkouts.schemas.js';
 import * as checkouts from './checkouts.service.js';
+import { settleReturnedPackOrder } from '../credits/packs-payments.service.js';
 
 const tags = ['Checkouts'];
 
@@ -105,8 +106,27 @@ export const checkoutRoutes = [
     }),
     replies: { 200: { description: 'A thank-you (or nothing-was-charged) page', contentType: 'text/html' } },
     handler: async (s) => {
+      // A credit pack's order comes back with PayPal's `token` (the order id): captured now, granted once PayPal
+      // confirms the capture; the buyer's return alone grants nothing.
+      const pack =
+        s.query.token && !s.query.subscription_id && s.query.outcome !== 'cancelled'
+          ? await settleReturnedPackOrder(s.deps, s.params.appId, s.query.token)
+          : null;
       const { appName, state } = await checkouts.returnPageState(s.deps, s.params.appId, s.query);
       const app = appName ? esc(appName) : 'the app';
+      if (pack)
+        return new Reply(
+          200,
+          pack.status === 'completed'
+            ? page('Thank you', `<h1>Thank you</h1>\n<p>Your credits are added. You can return to ${app}.</p>`)
+            : page(
+                'Thank you',
+                `<h1>Thank you</h1>\n<p>Your payment is being confirmed; your credits are added once it is. You can ` +
+                  `return to ${app}.</p>`,
+              ),
+          {},
+          'text/html; charset=utf-8',
+        );
       const [title, text] =
         state === 'duplicate'
           ? [

@@ -193,7 +193,7 @@ export async function expireCredits(deps: Deps, appId: string, accountId: string
  * Takes the pool's unallocated debits from its live grants, earliest-expiring first ($1 app, $2 account, $3 pool,
  * $4 entity). Run while the balance row is locked (by an earlier statement of the transaction).
  */
-const SETTLE_SQL = `
+export const SETTLE_SQL = `
 with g as (
   select id, remaining, sum(remaining) over (order by expires_at nulls last, created_at, id) as upto
   from credit_grants where app_id = $1 and account_id = $2 and pool_id = $3 and entity_id = $4 and remaining > 0

@@ -57,6 +57,8 @@ export const CreditLedgerEntry = defineEntity({
     requestId: p.string().nullable(),
     idempotencyKey: p.blob().nullable(),
     workflowId: p.string().nullable(),
+    /** The provider's payment it comes from: a top-up's capture id, the refund id a reversal takes back for. */
+    ref: p.string().nullable(),
     createdAt: p.datetime(),
   },
 });

@@ -63,6 +63,10 @@ const ledgerEntry = z.object({
   feature: z.string().nullable(),
   request_id: z.string().nullable(),
   workflow_id: z.string().nullable(),
+  ref: z
+    .string()
+    .nullable()
+    .describe("The provider's payment it comes from: a top-up's capture id, a reversal's refund id; else null"),
   created_at: z.string(),
 });
 

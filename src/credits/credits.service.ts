@@ -11,6 +11,7 @@ import { GRANT_SQL, GRANTS_SQL, LEDGER_SQL } from './credits.sql.js';
 import { effectiveAccess } from '../access/access.service.js';
 import { freshAppNow } from '../apps/clock.service.js';
 import { actorFact } from '../subscriptions/actor-facts.js';
+import { listPacks } from './packs.service.js';
 
 /**
  * The 402 of a draw the pool's balance cannot cover (the counter did not move, nothing was debited). `pool.balance`
@@ -74,6 +75,23 @@ export async function creditsExhausted(
   });
   const name = row?.name ?? a.poolId;
   const entitlementName = a.entitlementName ?? row?.ename ?? a.entitlementId;
+  // The pool's packs on sale, cheapest first: each with the route that buys it (the account's token, the publishable
+  // or the secret key may call it).
+  const packs = (await listPacks(ctx.em, ctx.app.id, { pool: a.poolId, archived: false }))
+    .sort((x, y) => x.price - y.price || x.amount - y.amount)
+    .map((p) => ({
+      id: p.id,
+      amount: p.amount,
+      price: p.price,
+      currency: p.currency,
+      checkout: {
+        method: 'POST' as const,
+        path: `/apps/${encodeURIComponent(ctx.app.id)}/credit-packs/${encodeURIComponent(p.id)}/checkout`,
+      },
+    }));
+  const topUp = packs.length
+    ? ` Or buy ${packs[0].amount} ${name} for ${packs[0].price} ${packs[0].currency} (pack ${packs[0].id}).`
+    : '';
   const more = upgrade.offer
     ? ` Upgrade to ${upgrade.offer.plan.name} for ${upgrade.offer.new_limit ?? 'unlimited'} ${name} a month` +
       `${upgrade.offer.checkout_url ? `: ${upgrade.offer.checkout_url}` : '.'}`
@@ -82,12 +100,13 @@ export async function creditsExhausted(
     error: 'credits_exhausted',
     message:
       `${entitlementName} costs ${cost} ${name} per unit: ${need} needed, ${balance} left.` +
-      (more || ' Grant more credits, or add a plan that grants them.'),
+      (more || (topUp ? '' : ' Grant more credits, or add a plan that grants them.')) +
+      topUp,
     pool: { id: a.poolId, name, balance },
     entitlement: { id: a.entitlementId, name: entitlementName, cost, amount: a.amount },
     need,
     offer: upgrade.offer,
-    packs: [],
+    packs,
   };
 }
 
@@ -231,6 +250,7 @@ export async function readLedger(
     feature: string | null;
     request_id: string | null;
     workflow_id: string | null;
+    ref: string | null;
     created_at: string;
   }>(em, LEDGER_SQL, [appId, accountId, q.pool ?? null, q.cursor?.id ?? null, limit + 1]);
   if (!rows.length || !rows[0].account_exists) throw notFound(`Account ${accountId}`);
@@ -246,6 +266,7 @@ export async function readLedger(
       feature: r.feature,
       request_id: r.request_id,
       workflow_id: r.workflow_id,
+      ref: r.ref,
       created_at: r.created_at,
     })),
     next_cursor:

@@ -61,9 +61,9 @@ bal as (
 ),
 ledger as (
   insert into credit_ledger (app_id, account_id, pool_id, entity_id, grant_id, amount, kind, request_id,
-    idempotency_key, workflow_id, created_at)
+    idempotency_key, workflow_id, ref, created_at)
   select $1, $2, $3, '', g.id, g.amount, case when $6::text = 'pack' then 'topup' else 'grant' end, $9::text,
-    $10::bytea, $15::text, now()
+    $10::bytea, $15::text, case when $6::text = 'pack' then $13::text end, now()
   from g, bal
 ),
 answer as (
@@ -99,7 +99,7 @@ select exists (select 1 from acc) as account_exists, (select type from pool) as 
  */
 export const LEDGER_SQL = `
 select true as account_exists, l.id::text, l.pool_id as pool, l.grant_id, l.amount, l.kind, l.feature, l.request_id,
-       l.workflow_id, ${iso('l.created_at')} as created_at
+       l.workflow_id, l.ref, ${iso('l.created_at')} as created_at
 from accounts a
 left join lateral (
   select * from credit_ledger l where l.app_id = $1 and l.account_id = $2 and ($3::text is null or l.pool_id = $3)

@@ -425,6 +425,62 @@ export class PayPalStandIn {
     };
   }
 
+  /**
+   * Refunds a capture (all of what is left without `amount`) and sends PAYMENT.CAPTURE.REFUNDED with the refund as its
+   * resource, its `up` link naming the capture, as PayPal's notification carries it.
+   */
+  private refundCapture(c: Json, amount: Json | null, note: string | null) {
+    const refunded0 = c.refunds.reduce((sum: number, r: Json) => sum + Number(r.amount.value), 0);
+    const value = amount ?? {
+      currency_code: c.amount.currency_code,
+      value: (Number(c.amount.value) - refunded0).toFixed(2),
+    };
+    const refund = {
+      id: id('REF', 14),
+      status: 'COMPLETED',
+      amount: value,
+      note_to_payer: note,
+      ...(c.custom_id ? { custom_id: c.custom_id } : {}),
+      create_time: now(),
+      links: [
+        { href: `${this.baseUrl}/v2/payments/refunds/PENDING`, rel: 'self', method: 'GET' },
+        { href: `${this.baseUrl}/v2/payments/captures/${c.id}`, rel: 'up', method: 'GET' },
+      ],
+    };
+    refund.links[0].href = `${this.baseUrl}/v2/payments/refunds/${refund.id}`;
+    c.refunds.push(refund);
+    const refunded = c.refunds.reduce((sum: number, r: Json) => sum + Number(r.amount.value), 0);
+    c.status = refunded >= Number(c.amount.value) ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+    this.save();
+    this.later(0, () => void this.notify(c.clientId, 'PAYMENT.CAPTURE.REFUNDED', refund));
+    return refund;
+  }
+
+  /** A refund made at PayPal (the merchant's dashboard): all of what is left of the capture, or `value` of it. */
+  refundAtProvider(captureId: string, value?: string) {
+    const c = this.state.captures[captureId];
+    if (!c) throw new Error(`no capture ${captureId}`);
+    return this.refundCapture(c, value ? { currency_code: c.amount.currency_code, value } : null, null);
+  }
+
+  /** An order's capture as PayPal shows it (in the order's `purchase_units[0].payments.captures`, a notification). */
+  private presentCapture(c: Json) {
+    return {
+      id: c.id,
+      status: c.status,
+      amount: c.amount,
+      final_capture: true,
+      custom_id: c.custom_id,
+      supplementary_data: { related_ids: { order_id: c.order } },
+      create_time: c.time,
+      links: [
+        { href: `${this.baseUrl}/v2/payments/captures/${c.id}`, rel: 'self', method: 'GET' },
+        { href: `${this.baseUrl}/v2/payments/captures/${c.id}/refund`, rel: 'refund', method: 'POST' },
+        { href: `${this.baseUrl}/v2/checkout/orders/${c.order}`, rel: 'up', method: 'GET' },
+      ],
+    };
+  }
+
   /** A subscription's transaction as PayPal shows it (the transactions list, a capture's answer). */
   private presentTransaction(s: Json, c: Json) {
     return {
@@ -749,25 +805,9 @@ export class PayPalStandIn {
           'CAPTURE_FULLY_REFUNDED',
         );
       const b = body(ctx);
-      const amount = (b.amount as { value: string; currency_code: string } | undefined) ?? c.amount;
-      const refund = {
-        id: id('REF', 14),
-        status: 'COMPLETED',
-        amount,
-        note_to_payer: b.note_to_payer ?? null,
-        create_time: now(),
-        links: [
-          { href: `${this.baseUrl}/v2/payments/refunds/PENDING`, rel: 'self', method: 'GET' },
-          { href: `${this.baseUrl}/v2/payments/captures/${c.id}`, rel: 'up', method: 'GET' },
-        ],
-      };
-      refund.links[0].href = `${this.baseUrl}/v2/payments/refunds/${refund.id}`;
-      c.refunds.push(refund);
-      const refunded = c.refunds.reduce((sum: number, r: Json) => sum + Number(r.amount.value), 0);
-      c.status = refunded >= Number(c.amount.value) ? 'REFUNDED' : 'PARTIALLY_REFUNDED';
+      const refund = this.refundCapture(c, (b.amount as Json | undefined) ?? null, b.note_to_payer ?? null);
       ctx.status = 201;
       ctx.body = { id: refund.id, status: refund.status, links: refund.links };
-      this.later(0, () => void this.notify(c.clientId, 'PAYMENT.CAPTURE.REFUNDED', { ...refund, links: undefined }));
     });
     router.post('/v1/billing/subscriptions/:id/revise', auth, (ctx) => {
       const s = own(ctx, this.state.subscriptions, ctx.params.id);
@@ -907,19 +947,26 @@ export class PayPalStandIn {
           'The requested action could not be performed.',
           'ORDER_NOT_APPROVED',
         );
+      // The payment: a capture PayPal keeps (refundable by its id), shown in the order and in the notification.
+      const unit = o.purchase_units?.[0] ?? {};
+      const capture = {
+        id: id('CAP', 14),
+        order: o.id,
+        status: 'COMPLETED',
+        amount: unit.amount,
+        custom_id: unit.custom_id,
+        time: now(),
+        refunds: [] as Json[],
+        clientId: o.clientId,
+      };
+      this.state.captures[capture.id] = capture;
+      const shown = this.presentCapture(capture);
+      unit.payments = { captures: [shown] };
       o.status = 'COMPLETED';
+      this.save();
       ctx.status = 201;
       ctx.body = this.presentOrder(o);
-      this.later(
-        0,
-        () =>
-          void this.notify(o.clientId, 'PAYMENT.CAPTURE.COMPLETED', {
-            id: id('CAP-'),
-            status: 'COMPLETED',
-            custom_id: o.purchase_units?.[0]?.custom_id,
-            supplementary_data: { related_ids: { order_id: o.id } },
-          }),
-      );
+      this.later(0, () => void this.notify(o.clientId, 'PAYMENT.CAPTURE.COMPLETED', shown));
     });
 
     router.post('/v1/notifications/webhooks', auth, (ctx) => {
@@ -1043,6 +1090,8 @@ export class PayPalStandIn {
       if (approve) {
         item.status = 'APPROVED';
         back.searchParams.set('PayerID', id('', 13));
+        // PayPal tells the merchant a buyer approved an order (CHECKOUT.ORDER.APPROVED): it can capture it now.
+        this.later(0, () => void this.notify(item.clientId, 'CHECKOUT.ORDER.APPROVED', this.presentOrder(item)));
       }
     }
     this.save();

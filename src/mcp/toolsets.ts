@@ -100,6 +100,7 @@ export const TOOL_INFO: Record<string, { toolset: Toolset; title: string }> = {
   grant_credits: { toolset: 'accounts', title: 'Grant credits' },
 
   create_upgrade_link: { toolset: 'billing', title: 'Checkout link for a plan' },
+  create_topup_link: { toolset: 'billing', title: 'Checkout link for a credit pack' },
   get_offer: { toolset: 'billing', title: 'The offer buyers see' },
   quote_subscription_change: { toolset: 'billing', title: 'Quote a plan change' },
   change_subscription: { toolset: 'billing', title: 'Change plan or interval' },

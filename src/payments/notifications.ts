@@ -9,7 +9,8 @@ import { actorFact } from '../subscriptions/actor-facts.js';
 import { inTransaction } from '../db/transaction.js';
 import { recordTimeline } from '../timeline/timeline.service.js';
 import { PaymentConnection } from './payments.entities.js';
-import { providerFor, withProvider } from './payments.service.js';
+import { asHttpError, providerFor, withProvider } from './payments.service.js';
+import { packNotification } from '../credits/packs-payments.service.js';
 
 /**
  * Provider notifications: verified with the provider (a forged one is 401 and changes nothing),
@@ -47,6 +48,13 @@ export const notificationRoutes = [
         provider.verifyNotification({ headers, body: received, webhookId: conn.webhookId! }),
       );
       if (!genuine) throw unauthorized();
+      // A credit pack's order: approved (capture it), captured (grant), refunded (take back). A failure answers 5xx,
+      // so PayPal sends the notification again; each step is once-only, so a repeat changes nothing twice.
+      await packNotification(deps, app.id, body.event_type, (body.resource ?? {}) as Record<string, unknown>).catch(
+        (err: unknown) => {
+          throw asHttpError(err);
+        },
+      );
       const resource = (body.resource ?? {}) as { id?: string; billing_agreement_id?: string; custom_id?: string };
       const subscriptionId = body.event_type.startsWith('BILLING.SUBSCRIPTION.')
         ? resource.id

@@ -20,6 +20,10 @@ export const PROVIDER_EVENT_TYPES = [
   'BILLING.SUBSCRIPTION.PAYMENT.FAILED',
   'PAYMENT.SALE.COMPLETED',
   'PAYMENT.CAPTURE.COMPLETED',
+  // Credit packs (src/credits/packs-payments.service.ts): a buyer approved a pack's order (capture it), and a refund
+  // of a captured payment (take back what is left of the pack's credits).
+  'CHECKOUT.ORDER.APPROVED',
+  'PAYMENT.CAPTURE.REFUNDED',
 ];
 
 export function providerBaseUrl(config: Config, env: 'sandbox' | 'live'): string {

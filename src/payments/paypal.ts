@@ -249,13 +249,25 @@ export class PayPalProvider implements PaymentProvider {
     id: string;
     status: string;
     links?: Link[];
-    purchase_units?: { custom_id?: string }[];
+    purchase_units?: {
+      custom_id?: string;
+      payments?: { captures?: { id: string; status: string; amount?: { value: string; currency_code: string } }[] };
+    }[];
   }): ProviderOrder {
+    const capture = r.purchase_units?.[0]?.payments?.captures?.[0];
     return {
       id: r.id,
       status: r.status,
       approveUrl: approveLink(r.links),
       customId: r.purchase_units?.[0]?.custom_id ?? null,
+      capture: capture
+        ? {
+            id: capture.id,
+            status: capture.status,
+            amount: Number(capture.amount?.value ?? 0),
+            currency: capture.amount?.currency_code ?? '',
+          }
+        : null,
     };
   }
 

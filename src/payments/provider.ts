@@ -27,6 +27,8 @@ export interface ProviderOrder {
   status: string;
   approveUrl: string | null;
   customId: string | null;
+  /** The payment captured for it (PayPal: `purchase_units[0].payments.captures[0]`), once captured. */
+  capture?: { id: string; status: string; amount: number; currency: string } | null;
 }
 
 /** A payment charged for a subscription cycle (PayPal: a subscription transaction, its id the capture's). */

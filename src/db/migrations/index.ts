@@ -51,6 +51,7 @@ import { Migration20261224090000_access_changes } from './Migration2026122409000
 import { Migration20261226090000_credits_stream } from './Migration20261226090000_credits_stream.js';
 import { Migration20261227090000_mcp_toolsets } from './Migration20261227090000_mcp_toolsets.js';
 import { Migration20261228090000_credits_holds_ingest } from './Migration20261228090000_credits_holds_ingest.js';
+import { Migration20261228100000_credit_packs } from './Migration20261228100000_credit_packs.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -104,4 +105,5 @@ export const migrationsList = [
   Migration20261226090000_credits_stream,
   Migration20261227090000_mcp_toolsets,
   Migration20261228090000_credits_holds_ingest,
+  Migration20261228100000_credit_packs,
 ];

@@ -691,6 +691,96 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'creditPacks.list',
+    method: 'GET',
+    path: '/apps/{appId}/credit-packs',
+    params: [],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'creditPacks.create',
+    method: 'POST',
+    path: '/apps/{appId}/credit-packs',
+    params: [],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'creditPacks.get',
+    method: 'GET',
+    path: '/apps/{appId}/credit-packs/{packId}',
+    params: ['packId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'creditPacks.archive',
+    method: 'POST',
+    path: '/apps/{appId}/credit-packs/{packId}/archive',
+    params: ['packId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'creditPacks.delete',
+    method: 'DELETE',
+    path: '/apps/{appId}/credit-packs/{packId}',
+    params: ['packId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'creditPacks.checkout',
+    method: 'POST',
+    path: '/apps/{appId}/credit-packs/{packId}/checkout',
+    params: ['packId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S', 'P', 'T'],
+  },
+  {
+    name: 'creditPacks.getOrder',
+    method: 'GET',
+    path: '/apps/{appId}/credit-pack-orders/{orderId}',
+    params: ['orderId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S', 'P', 'T'],
+  },
+  {
+    name: 'creditPacks.complete',
+    method: 'POST',
+    path: '/apps/{appId}/credit-pack-orders/{orderId}/complete',
+    params: ['orderId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S', 'P', 'T'],
+  },
+  {
+    name: 'creditPacks.accountOrders',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/credit-pack-orders',
+    params: ['accountId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
     name: 'analytics.summary',
     method: 'GET',
     path: '/apps/{appId}/analytics',
@@ -1629,6 +1719,31 @@ export type CreditsLedgerQuery = NonNullable<
 >;
 export type CreditsLedgerResponse =
   paths['/apps/{appId}/namespaces/{accountId}/credits/ledger']['get']['responses'][200]['content']['application/json'];
+export type CreditPacksListQuery = NonNullable<paths['/apps/{appId}/credit-packs']['get']['parameters']['query']>;
+export type CreditPacksListResponse =
+  paths['/apps/{appId}/credit-packs']['get']['responses'][200]['content']['application/json'];
+export type CreditPacksCreateBody = NonNullable<
+  paths['/apps/{appId}/credit-packs']['post']['requestBody']
+>['content']['application/json'];
+export type CreditPacksCreateResponse =
+  paths['/apps/{appId}/credit-packs']['post']['responses'][201]['content']['application/json'];
+export type CreditPacksGetResponse =
+  paths['/apps/{appId}/credit-packs/{packId}']['get']['responses'][200]['content']['application/json'];
+export type CreditPacksArchiveResponse =
+  paths['/apps/{appId}/credit-packs/{packId}/archive']['post']['responses'][200]['content']['application/json'];
+export type CreditPacksDeleteResponse =
+  paths['/apps/{appId}/credit-packs/{packId}']['delete']['responses'][200]['content']['application/json'];
+export type CreditPacksCheckoutBody = NonNullable<
+  paths['/apps/{appId}/credit-packs/{packId}/checkout']['post']['requestBody']
+>['content']['application/json'];
+export type CreditPacksCheckoutResponse =
+  paths['/apps/{appId}/credit-packs/{packId}/checkout']['post']['responses'][201]['content']['application/json'];
+export type CreditPacksGetOrderResponse =
+  paths['/apps/{appId}/credit-pack-orders/{orderId}']['get']['responses'][200]['content']['application/json'];
+export type CreditPacksCompleteResponse =
+  paths['/apps/{appId}/credit-pack-orders/{orderId}/complete']['post']['responses'][200]['content']['application/json'];
+export type CreditPacksAccountOrdersResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/credit-pack-orders']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsSummaryQuery = NonNullable<paths['/apps/{appId}/analytics']['get']['parameters']['query']>;
 export type AnalyticsSummaryResponse =
   paths['/apps/{appId}/analytics']['get']['responses'][200]['content']['application/json'];
@@ -2027,6 +2142,10 @@ export type ConflictReason =
    */
   | 'past_due'
   /**
+   * the credit pack is archived: it is no longer sold
+   */
+  | 'pack_archived'
+  /**
    * the subscription is paused: resume it first (POST .../subscription/resume)
    */
   | 'paused'
@@ -2081,6 +2200,7 @@ export const CONFLICT_REASONS: readonly ConflictReason[] = [
   'not_started',
   'offer_changed',
   'past_due',
+  'pack_archived',
   'paused',
   'payment_declined',
   'plan_deleted',
@@ -2717,6 +2837,84 @@ export interface CreditsApi {
     query?: CreditsLedgerQuery,
     options?: RequestOptions,
   ): CursorPagePromise<CreditsLedgerResponse>;
+}
+
+/**
+ * `creditPacks.*`: the routes under `/apps/{appId}/credit-packs`, `/apps/{appId}/credit-pack-orders`, `/apps/{appId}/namespaces`.
+ */
+export interface CreditPacksApi {
+  /**
+   * List credit top-up packs (creation order)
+   *
+   * `GET /apps/{appId}/credit-packs` (secret key)
+   */
+  list(query?: CreditPacksListQuery, options?: RequestOptions): APIPromise<CreditPacksListResponse>;
+  /**
+   * Define a credit top-up pack
+   *
+   * `POST /apps/{appId}/credit-packs` (secret key)
+   *
+   * `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` is not a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.
+   */
+  create(body: CreditPacksCreateBody, options?: RequestOptions): APIPromise<CreditPacksCreateResponse>;
+  /**
+   * A credit top-up pack
+   *
+   * `GET /apps/{appId}/credit-packs/{packId}` (secret key)
+   */
+  get(packId: string, options?: RequestOptions): APIPromise<CreditPacksGetResponse>;
+  /**
+   * Stop selling a credit pack
+   *
+   * `POST /apps/{appId}/credit-packs/{packId}/archive` (secret key)
+   *
+   * An archived pack gets no new checkouts (409 `pack_archived`) and is not offered in a `credits_exhausted` 402; orders already made still complete when paid, and refunds of them still take credits back. Archiving an archived pack answers it again.
+   */
+  archive(packId: string, options?: RequestOptions): APIPromise<CreditPacksArchiveResponse>;
+  /**
+   * Delete a credit pack
+   *
+   * `DELETE /apps/{appId}/credit-packs/{packId}` (secret key)
+   *
+   * Removes it from the catalog. Its orders keep what they sold (pool, credits, price): one paid later is still granted, and a refund still takes back. Deleting the pool deletes its packs.
+   */
+  delete(packId: string, options?: RequestOptions): APIPromise<CreditPacksDeleteResponse>;
+  /**
+   * Buy a credit pack: a PayPal order for an account
+   *
+   * `POST /apps/{appId}/credit-packs/{packId}/checkout` (secret key, publishable key, account token)
+   *
+   * Creates a PayPal order for the pack's price and answers it with `approve_url` (send the buyer there). The credits are granted once, when PayPal confirms the capture (the order is captured when PayPal reports the approval, when the buyer returns to the hosted return page, or on `POST .../credit-pack-orders/:orderId/complete`), never on the buyer's return alone. An account token buys only for its own account (403). 404 for an unknown pack or account; 409 `pack_archived`, or when payments are not connected; 502 when PayPal fails.
+   */
+  checkout(
+    packId: string,
+    body: CreditPacksCheckoutBody,
+    options?: RequestOptions,
+  ): APIPromise<CreditPacksCheckoutResponse>;
+  /**
+   * A credit pack order
+   *
+   * `GET /apps/{appId}/credit-pack-orders/{orderId}` (secret key, publishable key, account token)
+   *
+   * An account token sees only its own account's orders (another's is 404).
+   */
+  getOrder(orderId: string, options?: RequestOptions): APIPromise<CreditPacksGetOrderResponse>;
+  /**
+   * Complete a credit pack order after the buyer approved
+   *
+   * `POST /apps/{appId}/credit-pack-orders/{orderId}/complete` (secret key, publishable key, account token)
+   *
+   * Asks PayPal: an approved order is captured, and a capture PayPal reports completed grants the credits (once, however often this is called and whatever notification came first). Answers `created` while the buyer has not approved.
+   */
+  complete(orderId: string, options?: RequestOptions): APIPromise<CreditPacksCompleteResponse>;
+  /**
+   * An account's credit pack orders, newest first
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/credit-pack-orders` (secret key, account token)
+   *
+   * At most the 100 newest. An account token reads only its own account.
+   */
+  accountOrders(accountId: string, options?: RequestOptions): APIPromise<CreditPacksAccountOrdersResponse>;
 }
 
 /**
@@ -3361,6 +3559,7 @@ export interface SecretResources {
   usage: UsageApi;
   reservations: ReservationsApi;
   credits: CreditsApi;
+  creditPacks: CreditPacksApi;
   analytics: AnalyticsApi;
   reports: ReportsApi;
   webhooks: WebhooksApi;
@@ -3382,6 +3581,7 @@ export interface PublishableResources {
   access: Pick<AccessApi, 'get'>;
   usage: Pick<UsageApi, 'list' | 'get' | 'add' | 'addAmount'>;
   reservations: Pick<ReservationsApi, 'create' | 'get' | 'commit' | 'release'>;
+  creditPacks: Pick<CreditPacksApi, 'checkout' | 'getOrder' | 'complete'>;
   offers: Pick<OffersApi, 'getPublic' | 'checkout'>;
   checkouts: Pick<CheckoutsApi, 'get' | 'complete'>;
 }
@@ -3392,6 +3592,7 @@ export interface PublishableResources {
 export interface AccountTokenResources {
   access: AccessApi;
   credits: Pick<CreditsApi, 'get'>;
+  creditPacks: Pick<CreditPacksApi, 'checkout' | 'getOrder' | 'complete' | 'accountOrders'>;
   subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,

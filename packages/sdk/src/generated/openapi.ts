@@ -1097,6 +1097,168 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/credit-packs': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List credit top-up packs (creation order)
+     * @description **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['creditPacks.list'];
+    put?: never;
+    /**
+     * Define a credit top-up pack
+     * @description `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` is not a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['creditPacks.create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/credit-packs/{packId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A credit top-up pack
+     * @description **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['creditPacks.get'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a credit pack
+     * @description Removes it from the catalog. Its orders keep what they sold (pool, credits, price): one paid later is still granted, and a refund still takes back. Deleting the pool deletes its packs.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    delete: operations['creditPacks.delete'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/credit-packs/{packId}/archive': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Stop selling a credit pack
+     * @description An archived pack gets no new checkouts (409 `pack_archived`) and is not offered in a `credits_exhausted` 402; orders already made still complete when paid, and refunds of them still take credits back. Archiving an archived pack answers it again.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['creditPacks.archive'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/credit-packs/{packId}/checkout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Buy a credit pack: a PayPal order for an account
+     * @description Creates a PayPal order for the pack's price and answers it with `approve_url` (send the buyer there). The credits are granted once, when PayPal confirms the capture (the order is captured when PayPal reports the approval, when the buyer returns to the hosted return page, or on `POST .../credit-pack-orders/:orderId/complete`), never on the buyer's return alone. An account token buys only for its own account (403). 404 for an unknown pack or account; 409 `pack_archived`, or when payments are not connected; 502 when PayPal fails.
+     *
+     *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['creditPacks.checkout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/credit-pack-orders/{orderId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * A credit pack order
+     * @description An account token sees only its own account's orders (another's is 404).
+     *
+     *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), account token (`act_...`) for its own account, admin key.
+     */
+    get: operations['creditPacks.getOrder'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/credit-pack-orders/{orderId}/complete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a credit pack order after the buyer approved
+     * @description Asks PayPal: an approved order is captured, and a capture PayPal reports completed grants the credits (once, however often this is called and whatever notification came first). Answers `created` while the buyer has not approved.
+     *
+     *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), account token (`act_...`) for its own account, admin key.
+     */
+    post: operations['creditPacks.complete'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/credit-pack-orders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An account's credit pack orders, newest first
+     * @description At most the 100 newest. An account token reads only its own account.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    get: operations['creditPacks.accountOrders'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics': {
     parameters: {
       query?: never;
@@ -12402,10 +12564,882 @@ export interface operations {
               feature: string | null;
               request_id: string | null;
               workflow_id: string | null;
+              /** @description The provider's payment it comes from: a top-up's capture id, a reversal's refund id; else null */
+              ref: string | null;
               created_at: string;
             }[];
             next_cursor: string | null;
           };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.list': {
+    parameters: {
+      query?: {
+        pool?: string;
+        archived?: 'true' | 'false';
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description An archived pack is not sold (no new checkouts, not offered in a 402) */
+            archived: boolean;
+            archived_at: string | null;
+            created_at: string;
+            updated_at: string;
+          }[];
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.create': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The new pack's id, e.g. `credits_10k` (letters, digits, _; kept lower-case). */
+          id: string;
+          /** @description The credits pool it tops up: an entitlement of type `credits`, e.g. `credits`. */
+          pool: string;
+          /** @description Whole credits the pack grants, e.g. 10000. */
+          amount: number;
+          /** @description What the pack costs, e.g. `10` or `"10.00"`: above 0, at most two decimals. */
+          price: number | string;
+          /** @description Three-letter currency code, e.g. `USD` (as a pricing card takes it). Omitted: USD. */
+          currency?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description An archived pack is not sold (no new checkouts, not offered in a 402) */
+            archived: boolean;
+            archived_at: string | null;
+            created_at: string;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.get': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        packId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description An archived pack is not sold (no new checkouts, not offered in a 402) */
+            archived: boolean;
+            archived_at: string | null;
+            created_at: string;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.delete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        packId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description An archived pack is not sold (no new checkouts, not offered in a 402) */
+            archived: boolean;
+            archived_at: string | null;
+            created_at: string;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.archive': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        packId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            pool: string;
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description An archived pack is not sold (no new checkouts, not offered in a 402) */
+            archived: boolean;
+            archived_at: string | null;
+            created_at: string;
+            updated_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.checkout': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        packId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The account that gets the credits, e.g. `alice`. */
+          account: string;
+          /** @description Where the buyer lands after approving, e.g. `https://app.example/thanks`. Omitted: the app's `checkout_url`, else the service's own return page. */
+          return_url?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            object: 'credit_pack_order';
+            id: string;
+            /**
+             * @description `completed` once PayPal confirmed the capture and the credits were granted
+             * @enum {string}
+             */
+            status: 'created' | 'completed' | 'cancelled';
+            pack: string;
+            account: string;
+            pool: string;
+            /** @description Credits the order grants */
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description PayPal's approval page: send the buyer here */
+            approve_url: string | null;
+            /** @description PayPal's capture id once paid */
+            capture_id: string | null;
+            /** @description The credits grant made for it once paid */
+            grant: string | null;
+            /** @description Money refunded at PayPal so far */
+            refunded: number;
+            /** @description Credits taken back for those refunds (what was left of them) */
+            taken_back: number;
+            created_at: string;
+            completed_at: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not allowed for this credential */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.getOrder': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        orderId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            object: 'credit_pack_order';
+            id: string;
+            /**
+             * @description `completed` once PayPal confirmed the capture and the credits were granted
+             * @enum {string}
+             */
+            status: 'created' | 'completed' | 'cancelled';
+            pack: string;
+            account: string;
+            pool: string;
+            /** @description Credits the order grants */
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description PayPal's approval page: send the buyer here */
+            approve_url: string | null;
+            /** @description PayPal's capture id once paid */
+            capture_id: string | null;
+            /** @description The credits grant made for it once paid */
+            grant: string | null;
+            /** @description Money refunded at PayPal so far */
+            refunded: number;
+            /** @description Credits taken back for those refunds (what was left of them) */
+            taken_back: number;
+            created_at: string;
+            completed_at: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.complete': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        orderId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            object: 'credit_pack_order';
+            id: string;
+            /**
+             * @description `completed` once PayPal confirmed the capture and the credits were granted
+             * @enum {string}
+             */
+            status: 'created' | 'completed' | 'cancelled';
+            pack: string;
+            account: string;
+            pool: string;
+            /** @description Credits the order grants */
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description PayPal's approval page: send the buyer here */
+            approve_url: string | null;
+            /** @description PayPal's capture id once paid */
+            capture_id: string | null;
+            /** @description The credits grant made for it once paid */
+            grant: string | null;
+            /** @description Money refunded at PayPal so far */
+            refunded: number;
+            /** @description Credits taken back for those refunds (what was left of them) */
+            taken_back: number;
+            created_at: string;
+            completed_at: string | null;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The payment provider returned an error */
+      502: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'creditPacks.accountOrders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @constant */
+            object: 'credit_pack_order';
+            id: string;
+            /**
+             * @description `completed` once PayPal confirmed the capture and the credits were granted
+             * @enum {string}
+             */
+            status: 'created' | 'completed' | 'cancelled';
+            pack: string;
+            account: string;
+            pool: string;
+            /** @description Credits the order grants */
+            amount: number;
+            price: number;
+            currency: string;
+            /** @description PayPal's approval page: send the buyer here */
+            approve_url: string | null;
+            /** @description PayPal's capture id once paid */
+            capture_id: string | null;
+            /** @description The credits grant made for it once paid */
+            grant: string | null;
+            /** @description Money refunded at PayPal so far */
+            refunded: number;
+            /** @description Credits taken back for those refunds (what was left of them) */
+            taken_back: number;
+            created_at: string;
+            completed_at: string | null;
+          }[];
         };
       };
       /** @description Invalid JSON or an invalid field (`<field>: <message>`) */

@@ -27,6 +27,14 @@ from .resources.checkouts import (
     CheckoutsResource,
     PublishableCheckoutsResource,
 )
+from .resources.credit_packs import (
+    AccountTokenCreditPacksResource,
+    AsyncAccountTokenCreditPacksResource,
+    AsyncCreditPacksResource,
+    AsyncPublishableCreditPacksResource,
+    CreditPacksResource,
+    PublishableCreditPacksResource,
+)
 from .resources.credits import (
     AccountTokenCreditsResource,
     AsyncAccountTokenCreditsResource,
@@ -85,6 +93,7 @@ class SecretResources:
     usage: UsageResource
     reservations: ReservationsResource
     credits: CreditsResource
+    credit_packs: CreditPacksResource
     analytics: AnalyticsResource
     reports: ReportsResource
     webhooks: WebhooksResource
@@ -108,6 +117,7 @@ class SecretResources:
         self.usage = UsageResource(core)
         self.reservations = ReservationsResource(core)
         self.credits = CreditsResource(core)
+        self.credit_packs = CreditPacksResource(core)
         self.analytics = AnalyticsResource(core)
         self.reports = ReportsResource(core)
         self.webhooks = WebhooksResource(core)
@@ -134,6 +144,7 @@ class AsyncSecretResources:
     usage: AsyncUsageResource
     reservations: AsyncReservationsResource
     credits: AsyncCreditsResource
+    credit_packs: AsyncCreditPacksResource
     analytics: AsyncAnalyticsResource
     reports: AsyncReportsResource
     webhooks: AsyncWebhooksResource
@@ -157,6 +168,7 @@ class AsyncSecretResources:
         self.usage = AsyncUsageResource(core)
         self.reservations = AsyncReservationsResource(core)
         self.credits = AsyncCreditsResource(core)
+        self.credit_packs = AsyncCreditPacksResource(core)
         self.analytics = AsyncAnalyticsResource(core)
         self.reports = AsyncReportsResource(core)
         self.webhooks = AsyncWebhooksResource(core)
@@ -177,6 +189,7 @@ class PublishableResources:
     access: PublishableAccessResource
     usage: PublishableUsageResource
     reservations: PublishableReservationsResource
+    credit_packs: PublishableCreditPacksResource
     offers: PublishableOffersResource
     checkouts: PublishableCheckoutsResource
 
@@ -185,6 +198,7 @@ class PublishableResources:
         self.access = PublishableAccessResource(core)
         self.usage = PublishableUsageResource(core)
         self.reservations = PublishableReservationsResource(core)
+        self.credit_packs = PublishableCreditPacksResource(core)
         self.offers = PublishableOffersResource(core)
         self.checkouts = PublishableCheckoutsResource(core)
 
@@ -196,6 +210,7 @@ class AsyncPublishableResources:
     access: AsyncPublishableAccessResource
     usage: AsyncPublishableUsageResource
     reservations: AsyncPublishableReservationsResource
+    credit_packs: AsyncPublishableCreditPacksResource
     offers: AsyncPublishableOffersResource
     checkouts: AsyncPublishableCheckoutsResource
 
@@ -204,6 +219,7 @@ class AsyncPublishableResources:
         self.access = AsyncPublishableAccessResource(core)
         self.usage = AsyncPublishableUsageResource(core)
         self.reservations = AsyncPublishableReservationsResource(core)
+        self.credit_packs = AsyncPublishableCreditPacksResource(core)
         self.offers = AsyncPublishableOffersResource(core)
         self.checkouts = AsyncPublishableCheckoutsResource(core)
 
@@ -213,12 +229,14 @@ class AccountTokenResources:
 
     access: AccessResource
     credits: AccountTokenCreditsResource
+    credit_packs: AccountTokenCreditPacksResource
     subscriptions: AccountTokenSubscriptionsResource
     cancel_sessions: AccountTokenCancelSessionsResource
 
     def _init_resources(self, core: SyncCore) -> None:
         self.access = AccessResource(core)
         self.credits = AccountTokenCreditsResource(core)
+        self.credit_packs = AccountTokenCreditPacksResource(core)
         self.subscriptions = AccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AccountTokenCancelSessionsResource(core)
 
@@ -228,11 +246,13 @@ class AsyncAccountTokenResources:
 
     access: AsyncAccessResource
     credits: AsyncAccountTokenCreditsResource
+    credit_packs: AsyncAccountTokenCreditPacksResource
     subscriptions: AsyncAccountTokenSubscriptionsResource
     cancel_sessions: AsyncAccountTokenCancelSessionsResource
 
     def _init_resources(self, core: AsyncCore) -> None:
         self.access = AsyncAccessResource(core)
         self.credits = AsyncAccountTokenCreditsResource(core)
+        self.credit_packs = AsyncAccountTokenCreditPacksResource(core)
         self.subscriptions = AsyncAccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AsyncAccountTokenCancelSessionsResource(core)

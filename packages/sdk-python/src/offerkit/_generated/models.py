@@ -97,6 +97,8 @@ __all__ = [
     "CheckoutRefund",
     "CheckoutRefundPayment",
     "CheckoutsListResponse",
+    "CreditPacksCheckoutResponse",
+    "CreditPacksListItem",
     "CreditsDepletedEvent",
     "CreditsExpiredEvent",
     "CreditsExpiredEventData",
@@ -888,12 +890,53 @@ class CreditsLedgerItem(OfferkitModel):
     feature: str | None
     request_id: str | None
     workflow_id: str | None
+    ref: str | None
+    """The provider's payment it comes from: a top-up's capture id, a reversal's refund id; else null"""
     created_at: str
 
 
 class CreditsLedgerResponse(OfferkitModel):
     data: list[CreditsLedgerItem]
     next_cursor: str | None
+
+
+class CreditPacksListItem(OfferkitModel):
+    id: str
+    pool: str
+    amount: int | float
+    price: int | float
+    currency: str
+    archived: bool
+    """An archived pack is not sold (no new checkouts, not offered in a 402)"""
+    archived_at: str | None
+    created_at: str
+    updated_at: str
+
+
+class CreditPacksCheckoutResponse(OfferkitModel):
+    object: Literal["credit_pack_order"]
+    id: str
+    status: Literal["created", "completed", "cancelled"]
+    """`completed` once PayPal confirmed the capture and the credits were granted"""
+    pack: str
+    account: str
+    pool: str
+    amount: int | float
+    """Credits the order grants"""
+    price: int | float
+    currency: str
+    approve_url: str | None
+    """PayPal's approval page: send the buyer here"""
+    capture_id: str | None
+    """PayPal's capture id once paid"""
+    grant: str | None
+    """The credits grant made for it once paid"""
+    refunded: int | float
+    """Money refunded at PayPal so far"""
+    taken_back: int | float
+    """Credits taken back for those refunds (what was left of them)"""
+    created_at: str
+    completed_at: str | None
 
 
 class AnalyticsSummaryEntitlement(OfferkitModel):
