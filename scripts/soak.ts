@@ -9,6 +9,10 @@
 // slope of a least-squares line through the second half of the samples and through the last quarter, in MB per 10
 // minutes, against CHAOS_SOAK_FLAT_MB (default 5); a run shorter than CHAOS_SOAK_JUDGE_MIN minutes (default 30) gives
 // no verdict, because caches (PostgreSQL's shared buffers, Temporal's) are still filling in a short run's second half.
+// PostgreSQL is judged on its processes' own memory; its shared memory (the shared buffers) is allocated at start and
+// shown beside it. Deliveries are checked against the events the service recorded: every one must reach the receiver
+// (by `webhook-id`), and each that did not is named with its delivery's state. When anything fails the data directory
+// is kept (CHAOS_SOAK_KEEP=1 keeps it always).
 // Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -47,29 +51,50 @@ function processes(): Map<number, { ppid: number; rss: number; args: string }> {
 
 /**
  * A process's proportional set size (kB): its private memory plus its share of memory it shares (PostgreSQL's
- * backends share its buffers; their RSS would count them once per backend). RSS when PSS cannot be read.
+ * backends share its buffers; their RSS would count them once per backend), and of that the share of shared memory
+ * (`Pss_Shmem`: PostgreSQL's shared buffers, fixed in size when it starts). RSS when PSS cannot be read.
  */
-function pss(pid: number, rss: number): number {
+function pss(pid: number, rss: number): { pss: number; shmem: number } {
   try {
-    const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return m ? Number(m[1]) : rss;
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const m = /^Pss:\s+(\d+) kB/m.exec(rollup);
+    const shm = /^Pss_Shmem:\s+(\d+) kB/m.exec(rollup);
+    return { pss: m ? Number(m[1]) : rss, shmem: shm ? Number(shm[1]) : 0 };
   } catch {
-    return rss;
+    return { pss: rss, shmem: 0 };
   }
 }
 
-/** The memory (PSS, kB) of the main process, and of the process trees under it whose command matches each pattern. */
-function sample(mainPid: number): { main: number; temporal: number; postgres: number } {
+/**
+ * The memory (PSS, kB) of the main process, and of the process trees under it whose command matches each pattern;
+ * PostgreSQL's split into its shared memory and the rest (each backend's own), and each PostgreSQL process's own
+ * memory by pid (`pgOwn`) so the end can say which kind of backend holds it.
+ */
+function sample(mainPid: number) {
   const ps = processes();
-  for (const [pid, p] of ps) p.rss = pss(pid, p.rss);
+  const shmem = new Map<number, number>();
+  for (const [pid, p] of ps) {
+    const m = pss(pid, p.rss);
+    p.rss = m.pss;
+    shmem.set(pid, m.shmem);
+  }
   const children = (pid: number) => [...ps].filter(([, p]) => p.ppid === pid).map(([c]) => c);
   const tree = (pid: number): number[] => [pid, ...children(pid).flatMap(tree)];
   const below = tree(mainPid).slice(1);
-  const sum = (match: RegExp) => {
-    const tops = below.filter((pid) => match.test(ps.get(pid)!.args) && !match.test(ps.get(ps.get(pid)!.ppid)!.args));
-    return tops.flatMap(tree).reduce((n, pid) => n + (ps.get(pid)?.rss ?? 0), 0);
+  const pids = (match: RegExp) =>
+    below.filter((pid) => match.test(ps.get(pid)!.args) && !match.test(ps.get(ps.get(pid)!.ppid)!.args)).flatMap(tree);
+  const sum = (list: number[], of: (pid: number) => number) => list.reduce((n, pid) => n + of(pid), 0);
+  const pgPids = pids(/postgres/);
+  const pgShared = sum(pgPids, (pid) => shmem.get(pid) ?? 0);
+  const pgOwn = new Map(pgPids.map((pid) => [pid, (ps.get(pid)?.rss ?? 0) - (shmem.get(pid) ?? 0)]));
+  return {
+    main: ps.get(mainPid)?.rss ?? 0,
+    temporal: sum(pids(/temporal/), (pid) => ps.get(pid)?.rss ?? 0),
+    postgres: sum(pgPids, (pid) => ps.get(pid)?.rss ?? 0),
+    pgShared,
+    pgOwn: sum(pgPids, (pid) => pgOwn.get(pid)!),
+    byPid: pgOwn,
   };
-  return { main: ps.get(mainPid)?.rss ?? 0, temporal: sum(/temporal/), postgres: sum(/postgres/) };
 }
 
 async function main() {
@@ -79,12 +104,12 @@ async function main() {
   const pgPort = await freePort();
   const base = `http://127.0.0.1:${port}`;
 
-  // The webhook receiver: counts deliveries.
-  let delivered = 0;
+  // The webhook receiver: the events it received (`webhook-id` is the event id, the same on every retry).
+  const received = new Set<string>();
   const receiver = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      delivered++;
+      received.add(String(req.headers['webhook-id']));
       res.writeHead(200).end('ok');
     });
   });
@@ -159,6 +184,7 @@ async function main() {
     const pick = () => `soak-${Math.floor(Math.random() * ACCOUNTS)}`;
     let running = true;
     let created = 0;
+    let renamed = 0;
     const WORKERS = 16;
     const load = async () => {
       const gap = (1000 * WORKERS) / RPS;
@@ -174,7 +200,7 @@ async function main() {
             res = await api('GET', `${a}/namespaces/${pick()}/plan`, key);
             counts.access++;
           } else if (r < 0.98) {
-            res = await api('PATCH', `${a}/namespaces/${pick()}`, key, { name: `Soak ${Date.now()}` });
+            res = await api('PATCH', `${a}/namespaces/${pick()}`, key, { name: `Soak ${renamed++}` });
             counts.update++;
           } else {
             res = await api('POST', `${a}/namespaces`, key, { id: `soak-new-${created++}`, plan: 'base' });
@@ -203,43 +229,99 @@ async function main() {
         )
       ).rows[0];
 
+    // The events the endpoint subscribes to, as the service recorded them (the truth the deliveries are checked
+    // against: an update that changes nothing records no event).
+    const events = async () =>
+      Number(
+        (
+          await db.query<{ n: string }>(
+            `select count(*) as n from events where app_id = $1 and type in ('account.updated', 'account.created')`,
+            [app.id],
+          )
+        ).rows[0].n,
+      );
+    // Which kind of PostgreSQL process holds its own memory (not the shared buffers): by application name, or the
+    // backend type for its own processes.
+    const pgGroups = async (byPid: Map<number, number>) => {
+      const { rows } = await db.query<{ pid: number; name: string }>(
+        `select pid, coalesce(nullif(application_name, ''), backend_type, 'other') as name from pg_stat_activity`,
+      );
+      const name = new Map(rows.map((r) => [r.pid, r.name]));
+      const groups = new Map<string, { n: number; kb: number }>();
+      for (const [pid, kb] of byPid) {
+        const g = name.get(pid) ?? 'postmaster and others';
+        const e = groups.get(g) ?? { n: 0, kb: 0 };
+        groups.set(g, { n: e.n + 1, kb: e.kb + kb });
+      }
+      return groups;
+    };
+    const shmemTotal = Number(
+      (await db.query<{ mb: string }>(`select sum(allocated_size) / 1048576 as mb from pg_shmem_allocations`)).rows[0]
+        .mb,
+    );
+
     const t0 = Date.now();
-    const samples: { min: number; main: number; temporal: number; postgres: number }[] = [];
-    say('memory is PSS (RSS with shared pages split between the processes sharing them)');
+    const samples: { min: number; main: number; temporal: number; postgres: number; pgOwn: number }[] = [];
+    let halfway: Map<string, { n: number; kb: number }> | null = null;
+    say('memory is PSS (RSS with shared pages split between the processes sharing them); PostgreSQL is split into');
+    say(`its shared memory (fixed at start: ${shmemTotal.toFixed(0)} MB) and its processes' own memory`);
     say(
-      '  min   main MB  Temporal MB  PostgreSQL MB   requests  errors  deliveries  waiting  PG buffers used  PG data MB',
+      '  min   main MB  Temporal MB  PG shared MB  PG own MB   requests  errors  events  received  PG buffers used' +
+        '  PG data MB',
     );
     while (Date.now() - t0 < MINUTES * 60_000) {
-      const s = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
+      const { byPid, pgShared, ...s } = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
       samples.push(s);
+      if (!halfway && s.min >= MINUTES / 2) halfway = await pgGroups(byPid).catch(() => null);
       const requests = counts.usage + counts.access + counts.update + counts.create;
       const b = await buffers().catch(() => ({ used: '?', total: '?', size: '?' }));
+      const recorded = await events().catch(() => NaN);
       say(
-        `${s.min.toFixed(1).padStart(5)}   ${mb(s.main)}     ${mb(s.temporal)}         ${mb(s.postgres)}     ` +
-          `${String(requests).padStart(8)}  ${String(counts.errors).padStart(6)}  ${String(delivered).padStart(10)}` +
-          `  ${String(Math.max(0, ACCOUNTS + counts.update + counts.create - delivered)).padStart(7)}` +
+        `${s.min.toFixed(1).padStart(5)}   ${mb(s.main)}     ${mb(s.temporal)}         ${mb(pgShared)}      ` +
+          `${mb(s.pgOwn)}   ${String(requests).padStart(8)}  ${String(counts.errors).padStart(6)}` +
+          `  ${String(recorded).padStart(6)}  ${String(received.size).padStart(8)}` +
           `  ${`${b.used} of ${b.total} MB`.padStart(15)}  ${String(b.size).padStart(10)}`,
       );
       await sleep(SAMPLE_S * 1000);
     }
     running = false;
     await Promise.all(workers);
-    samples.push({ min: (Date.now() - t0) / 60_000, ...sample(child.pid!) });
-    // Deliveries catch up (each event of the endpoint's types is delivered at least once): a backlog would be work
-    // held in memory, not a leak, so the figures say how long it took.
-    const expected = counts.update + counts.create + ACCOUNTS;
+    const {
+      byPid: lastByPid,
+      pgShared: lastShared,
+      ...last
+    } = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
+    samples.push(last);
+    const atEnd = await pgGroups(lastByPid);
+    // Deliveries catch up (each recorded event of the endpoint's types is delivered at least once): a backlog would
+    // be work held in memory, not a leak, so the figures say how long it took.
+    const expected = await events();
     const caughtUp = Date.now();
-    while (delivered < expected && Date.now() - caughtUp < 300_000) await sleep(1000);
+    while (received.size < expected && Date.now() - caughtUp < 300_000) await sleep(1000);
     say(
-      `deliveries: ${delivered} of ${expected} events received ` +
+      `deliveries: ${received.size} of ${expected} recorded events received ` +
         `(${((Date.now() - caughtUp) / 1000).toFixed(0)} s after the load stopped)`,
     );
+    const missing = await missingDeliveries(db, app.id, received);
+    for (const line of missing) say(`  not received: ${line}`);
+    say(`PostgreSQL's own memory by kind of process (count, MB), at the half and at the end:`);
+    for (const name of new Set([...(halfway?.keys() ?? []), ...atEnd.keys()])) {
+      const h = halfway?.get(name);
+      const e = atEnd.get(name);
+      say(
+        `  ${name.padEnd(34)} ${h ? `${String(h.n).padStart(3)} ${mb(h.kb)}` : '        -'}   ` +
+          `${e ? `${String(e.n).padStart(3)} ${mb(e.kb)}` : '        -'}`,
+      );
+    }
+    say(`PostgreSQL's shared memory at the end: ${mb(lastShared)} MB of the ${shmemTotal.toFixed(0)} MB it has`);
 
     say(
       `\nrequests: ${counts.usage} usage adds, ${counts.access} access reads, ${counts.update} account updates, ` +
-        `${counts.create} account creations; ${counts.errors} errors; ${delivered} webhook deliveries received`,
+        `${counts.create} account creations; ${counts.errors} errors; ${received.size} events received by webhook`,
     );
-    const keys = ['main', 'temporal', 'postgres'] as const;
+    // PostgreSQL is judged on its processes' own memory: its shared memory is allocated once at start (the shared
+    // buffers fill it as the data is touched) and cannot grow past what it said above.
+    const keys = ['main', 'temporal', 'pgOwn'] as const;
     const judged = judgeSoak(samples, [...keys], { flatMb: FLAT_MB, minMinutes: JUDGE_MIN });
     say(
       'memory (MB): first sample, peak, last; the slopes (MB per 10 minutes) through the second half and the last ' +
@@ -255,7 +337,7 @@ async function main() {
     }
     // Deliveries that fell behind are work held in Temporal (open workflows) and PostgreSQL (pending rows): growth
     // while they pile up is the backlog, not a leak; a lower CHAOS_SOAK_RPS tells the two apart.
-    const behind = expected - delivered;
+    const behind = expected - received.size;
     if (behind > expected / 10)
       say(`note: ${behind} deliveries were still waiting: the load was more than this machine delivers`);
     if (!judged.longEnough)
@@ -265,12 +347,47 @@ async function main() {
       );
     else say(judged.flat ? 'verdict: memory levels off' : 'verdict: memory still grows at the end of the run');
     if (judged.longEnough && !judged.flat) process.exitCode = 1;
+    if (missing.length) {
+      say(`deliveries: ${behind} recorded events never reached the endpoint (listed above)`);
+      process.exitCode = 1;
+    }
     await db.end();
   } finally {
     await stop();
     receiver.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    // Kept when something is wrong (or CHAOS_SOAK_KEEP=1), to look at with the service started on it:
+    // DATA_DIR=<dir> npm start.
+    if (process.exitCode || process.env.CHAOS_SOAK_KEEP === '1') say(`data kept in ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The recorded events the receiver never got (at most 20), each with what the service knows of its delivery: no
+ * delivery row at all (the fan-out never made one), or its status, attempts, the last answer or error and when the
+ * next attempt is due.
+ */
+async function missingDeliveries(db: pg.Client, appId: string, received: Set<string>): Promise<string[]> {
+  const { rows } = await db.query<{ id: string; type: string; created_at: Date; fanout_pending: boolean }>(
+    `select id, type, created_at, fanout_pending from events
+      where app_id = $1 and type in ('account.updated', 'account.created') order by created_at`,
+    [appId],
+  );
+  const gone = rows.filter((e) => !received.has(e.id));
+  const lines: string[] = [];
+  for (const e of gone.slice(0, 20)) {
+    const d = await db.query<Record<string, unknown>>(
+      `select status, attempts, response_status, error, next_attempt_at, last_attempt_at from webhook_deliveries
+        where app_id = $1 and event_id = $2`,
+      [appId, e.id],
+    );
+    const state = d.rows.length
+      ? d.rows.map((r) => JSON.stringify(r)).join('; ')
+      : `no delivery row${e.fanout_pending ? ' (fan-out still pending)' : ''}`;
+    lines.push(`${e.id} ${e.type} at ${e.created_at.toISOString()}: ${state}`);
+  }
+  if (gone.length > 20) lines.push(`and ${gone.length - 20} more`);
+  return lines;
 }
 
 // Exits once judged, with the verdict's code (`npm run chaos -- soak` awaits this module's end forever otherwise).
