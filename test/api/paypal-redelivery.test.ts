@@ -9,8 +9,8 @@ import {
   NOTIFICATION_RETRIES,
   NOTIFICATION_RETRY_SPAN_MS,
   notificationRetryDelays,
-  PayPalStandIn,
-} from '../../src/dev/paypal-standin.js';
+} from '../../src/dev/paypal-standin-notifications.js';
+import { PayPalStandIn } from '../../src/dev/paypal-standin.js';
 import { PayPalProvider } from '../../src/payments/paypal.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { tempDir } from '../helpers/servers.js';
