@@ -112,14 +112,14 @@ describe('drop-in components: returns they started, one read per account (issue 
       (r) => r.method() === 'GET' && new URL(r.url()).pathname === `${base}/namespaces/${account}${suffix}`,
     ).length;
 
-  it('the bundle is as large as packages/elements/README.md says (within 3 %), and under 30 kB gzipped', () => {
+  it('the bundle is as large as packages/elements/README.md says (within 3 %), and under 31,000 bytes gzipped', () => {
     const stated = readmeFigures();
     for (const k of ['bytes', 'gzip', 'brotli'] as const)
       expect(
         Math.abs(built[k] - stated[k]) / built[k],
         `${k}: built ${built[k]} B, the README says ${stated[k]} B`,
       ).to.be.below(0.03);
-    expect(built.gzip).to.be.below(30_000);
+    expect(built.gzip).to.be.below(31_000);
     expect(built.sdk, 'the SDK is in the bundle').to.be.greaterThan(10_000);
     expect(built.lit, 'Lit is in the bundle').to.be.greaterThan(5_000);
   });

@@ -1,5 +1,6 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, pendingChangeText, quoteText } from './base.js';
+import { OfferkitElement } from './base.js';
+import { humanize, pendingChangeText, quoteText } from './format.js';
 import { limitReachedBody, type AccountState, type LimitReachedBody, type PlanQuote } from './client.js';
 
 /**

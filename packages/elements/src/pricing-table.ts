@@ -1,28 +1,8 @@
-import { css, html, nothing, type PropertyValues } from 'lit';
-import { OfferkitElement, humanize, pendingChangeText, quoteText } from './base.js';
+import { html, nothing, type PropertyValues } from 'lit';
+import { OfferkitElement } from './base.js';
+import { CHECKOUT_REFUSALS, humanize, pendingChangeText, quoteText } from './format.js';
+import { pricingTableStyles } from './pricing-table-styles.js';
 import { isLive, type PlanQuote, type PublicOffer, type PublicPlan } from './client.js';
-
-const CHANGED = 'This offer has changed since the page was loaded. Please check the prices and choose again.';
-/** What a buyer is told when the checkout is refused (409) for a reason; the page gets the service's message. */
-const REASONS: Record<string, string> = {
-  offer_changed: CHANGED,
-  bump_not_offered: CHANGED,
-  plan_not_offered: CHANGED,
-  interval_not_offered: CHANGED,
-  not_published: CHANGED,
-  expired: 'This offer has ended. The prices shown now are the current ones.',
-  archived: 'This offer has ended. The prices shown now are the current ones.',
-  not_started: 'This offer has not started yet.',
-  targeted: 'This offer is for another account.',
-  bump_owned: 'You already have one of the extras you chose, so it was taken off your order. Please choose again.',
-  already_subscribed: 'You already have a subscription. Change your plan instead of buying a second one.',
-  change_pending: 'A change of plan is already waiting for approval. Approve it or let it lapse before another one.',
-  change_scheduled: 'A change of plan is already scheduled for your renewal.',
-  cancel_scheduled: 'Your subscription ends at the end of this period. Resume it before changing plans.',
-  past_due: 'Your last payment did not go through. Update your payment before changing plans.',
-  paused: 'Your subscription is paused. Resume it before changing plans.',
-  same_plan: 'You are already on this plan.',
-};
 
 /**
  * `<offerkit-pricing-table offer="launch" fallback="regular_prices" publishable-key="pub_..." app-id="app_...">`:
@@ -163,7 +143,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     const reason = (e as { body?: { reason?: string } }).body?.reason;
     const message = this.fail(e, 'token');
     void this.accountStore?.refresh().catch(() => undefined);
-    return ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
+    return ((e as { status?: number }).status === 409 && reason && CHECKOUT_REFUSALS[reason]) || message;
   }
 
   /** Confirmed: the change is asked (with the quote's proration date) and the buyer goes to approve it. */
@@ -313,7 +293,7 @@ export class OfferkitPricingTable extends OfferkitElement {
       // expired). Say so in the buyer's words and show the current one, so the next click buys what they see.
       const reason = (e as { status?: number; body?: { reason?: string } }).body?.reason;
       const message = this.fail(e, 'publishable');
-      this.error = ((e as { status?: number }).status === 409 && reason && REASONS[reason]) || message;
+      this.error = ((e as { status?: number }).status === 409 && reason && CHECKOUT_REFUSALS[reason]) || message;
       if ((e as { status?: number }).status === 409 && reason) await this.load();
     } finally {
       this.busy = '';
@@ -499,163 +479,7 @@ export class OfferkitPricingTable extends OfferkitElement {
     </button>`;
   }
 
-  static override styles = [
-    OfferkitElement.baseStyles,
-    css`
-      .plans {
-        display: grid;
-        grid-template-columns: repeat(auto-fit, minmax(14rem, 1fr));
-        gap: 1rem;
-      }
-      .plan {
-        display: flex;
-        flex-direction: column;
-      }
-      .plan ul {
-        padding-left: 1.1rem;
-        margin: 0.5rem 0 1rem;
-        flex: 1;
-      }
-      .plan button {
-        width: 100%;
-      }
-      .confirm {
-        margin-top: 0.75rem;
-        padding: 0.75rem;
-        border: 1px solid var(--offerkit-border, #d0d5dd);
-        border-radius: var(--offerkit-radius, 8px);
-        background: var(--offerkit-muted-bg, #f8f9fb);
-      }
-      .confirm p {
-        margin: 0 0 0.5rem;
-      }
-      .confirm .actions {
-        display: flex;
-        gap: 0.5rem;
-        flex-wrap: wrap;
-      }
-      .confirm .actions button {
-        width: auto;
-        flex: 1 1 8rem;
-      }
-      .price {
-        font-size: 1.1rem;
-        margin-bottom: 0.25rem;
-      }
-      .price strong {
-        font-size: 1.8rem;
-      }
-      .price s {
-        margin-left: 0.5rem;
-      }
-      .small {
-        font-size: 0.85rem;
-      }
-      .extra {
-        font-size: 0.75rem;
-        font-weight: 600;
-        color: var(--_success);
-        text-transform: uppercase;
-        margin-left: 0.25rem;
-      }
-      .intervals {
-        display: inline-flex;
-        border: 1px solid var(--_border);
-        border-radius: 999px;
-        padding: 3px;
-        margin-bottom: 1rem;
-      }
-      .interval {
-        position: relative;
-      }
-      .interval input {
-        position: absolute;
-        opacity: 0;
-        inset: 0;
-        margin: 0;
-        cursor: pointer;
-      }
-      .interval span {
-        display: block;
-        padding: 0.45rem 1rem;
-        border-radius: 999px;
-        min-height: 36px;
-        font-weight: 600;
-      }
-      .interval input:checked + span {
-        background: var(--_accent);
-        color: var(--_accent-text);
-      }
-      .interval input:focus-visible + span {
-        outline: 2px solid var(--_focus-color);
-        outline-offset: 2px;
-        box-shadow: var(--_focus);
-      }
-      .bumps {
-        margin-top: 1rem;
-        border: 1px solid var(--_border);
-        border-radius: var(--_radius);
-        padding: 0.75rem 1rem;
-      }
-      .bump {
-        display: flex;
-        gap: 0.5rem;
-        align-items: center;
-        min-height: 44px;
-      }
-      .badge {
-        font-size: 0.75rem;
-        font-weight: 600;
-        border-radius: 999px;
-        padding: 0.1rem 0.5rem;
-        margin-left: 0.35rem;
-        vertical-align: middle;
-        background: color-mix(in srgb, var(--_accent) 12%, transparent);
-        color: var(--_accent);
-        white-space: nowrap;
-      }
-      .plan.current {
-        border-color: var(--_accent);
-        border-width: 2px;
-      }
-      .pending {
-        background: var(--_surface);
-        border-left: 3px solid var(--_accent);
-        padding: 0.5rem 0.75rem;
-        border-radius: 4px;
-      }
-      .loading {
-        color: var(--_muted);
-      }
-      .ghost {
-        min-height: 14rem;
-        background: linear-gradient(90deg, var(--_surface) 30%, var(--_bg) 50%, var(--_surface) 70%);
-        background-size: 300% 100%;
-        animation: shimmer 1.4s linear infinite;
-      }
-      @keyframes shimmer {
-        from {
-          background-position: 100% 0;
-        }
-        to {
-          background-position: 0 0;
-        }
-      }
-      @media (prefers-reduced-motion: reduce) {
-        .ghost {
-          animation: none;
-        }
-      }
-      .status:empty,
-      .error:empty {
-        display: none;
-      }
-      .status {
-        color: var(--_success);
-        font-weight: 600;
-      }
-    `,
-  ];
+  static override styles = pricingTableStyles;
 }
 
 if (!customElements.get('offerkit-pricing-table'))
