@@ -80,6 +80,10 @@ export const BENCH_DROPPED: { section: RegExp; reason: string }[] = [
     reason: 'topology runs 1 and 2 in full and the faults run in detail: the page keeps run 3, run 4 and a summary',
   },
   {
+    section: /^2026-11-28, MCP tools\/call with an OAuth token beside the secret key/,
+    reason: 'the loaded runs of the OAuth door and their unexplained quiet cell: superseded by the quiet run of 22:54',
+  },
+  {
     section: /^2026-11-26, memory under 30 minutes/,
     reason: 'the earlier soak run at load 20 was inconclusive',
   },
