@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# CPU-seconds (utime+stime from /proc/<pid>/stat) a command's whole process tree spent, by process kind: the test
+# runner and API (node), Chromium, PostgreSQL, the Temporal dev server, esbuild, tsc... Other runs on the machine
+# change wall time a lot and these figures little, so compare these (docs/testing.md, "How CI stays fast").
+#   TEST_FILES=test/browser/console-ops.test.ts python3 scripts/cpu-by-kind.py npx mocha
+# It samples every 0.3 s, so a process that lives less than that is missed and the last 0.3 s of each is not counted.
+import os
+import subprocess
+import sys
+import time
+
+HZ = os.sysconf('SC_CLK_TCK')
+KINDS = [('postgres', ['postgres']), ('temporal', ['temporal']), ('chromium', ['chrom']),
+         ('python', ['python', 'schemathesis']), ('esbuild', ['esbuild']), ('tsc', ['tsc']),
+         ('eslint', ['eslint']), ('prettier', ['prettier']), ('helm', ['helm']), ('node', ['node', 'npm', 'tsx'])]
+
+
+def kind(cmd):
+    for name, patterns in KINDS:
+        if any(p in cmd for p in patterns):
+            if name == 'node':
+                return 'node: ' + ' '.join(w.split('/')[-1] for w in cmd.split()[1:4])[:60]
+            return name
+    return 'other: ' + cmd[:30]
+
+
+def sample(root, seen):
+    stats = {}
+    for p in os.listdir('/proc'):
+        if not p.isdigit():
+            continue
+        try:
+            st = open(f'/proc/{p}/stat').read()
+            fields = st[st.rindex(')') + 2:].split()
+            stats[int(p)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+        except OSError:
+            pass
+    tree, grew = {root}, True
+    while grew:
+        grew = False
+        for p, (parent, _) in stats.items():
+            if parent in tree and p not in tree:
+                tree.add(p)
+                grew = True
+    for p in tree & stats.keys():
+        try:
+            cmd = open(f'/proc/{p}/cmdline').read().replace('\0', ' ')
+        except OSError:
+            continue
+        # An exec keeps the pid: keep the latest command line and the highest reading.
+        seen[p] = (cmd or seen.get(p, ('', 0))[0], max(seen.get(p, ('', 0))[1], stats[p][1]))
+
+
+def main():
+    proc = subprocess.Popen(sys.argv[1:])
+    seen, started = {}, time.time()
+    while proc.poll() is None:
+        sample(proc.pid, seen)
+        time.sleep(0.3)
+    totals = {}
+    for cmd, ticks in seen.values():
+        totals[kind(cmd)] = totals.get(kind(cmd), 0) + ticks / HZ
+    print(f'== {time.time() - started:.0f} s wall, exit {proc.returncode}', file=sys.stderr)
+    for name, seconds in sorted(totals.items(), key=lambda x: -x[1]):
+        print(f'{name:60s} {seconds:7.1f} cpu-s', file=sys.stderr)
+    sys.exit(proc.returncode)
+
+
+main()
