@@ -78,6 +78,7 @@ export const CONFLICT_REASONS = {
   past_due:
     "the renewal payment failed: retry it (POST .../subscription/retry-payment) or wait for the provider's retry",
   pack_archived: 'the credit pack is archived: it is no longer sold',
+  not_a_pool: 'the entitlement a credit pack names is not (or no longer) a credits pool',
   paused: 'the subscription is paused: resume it first (POST .../subscription/resume)',
   payment_declined:
     'the provider declined the retried payment: the subscription stays past due (one more failure), retry later',

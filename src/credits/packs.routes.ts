@@ -48,12 +48,13 @@ export const packRoutes = [
     summary: 'Define a credit top-up pack',
     description:
       '`amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with ' +
-      '`POST .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` ' +
-      'is not a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.',
+      '`POST .../credit-packs/:packId/checkout`. 404 when the app has no entitlement `pool`; 409 `not_a_pool` when ' +
+      'it is not a credits pool, 409 when the id is in use; 400 when `amount` is not a positive whole number or ' +
+      '`price` is not above 0 in whole cents.',
     params: appIdParams,
     body: S.createPackBody,
     status: 201,
-    errors: [409],
+    errors: [404, 409],
     response: S.packSchema,
     handler: (s) => packs.createPack(ctxOf(s), s.body),
   }),

@@ -15,7 +15,16 @@ export const packOrderParams = appIdParams.extend({ orderId: z.string().min(1).m
  * (docs/decisions/README.md, "Credits": pack prices).
  */
 export const packPrice = z
-  .union([z.number(), z.string().regex(/^\d{1,8}(\.\d{1,2})?$/, 'must be a decimal such as "10.00"')])
+  .union([
+    // The rules in the document too (the refinements below cannot be): above 0, at most 10,000,000, whole cents.
+    z.number().gt(0).max(10_000_000).multipleOf(0.01),
+    z
+      .string()
+      .regex(
+        /^(?!0+(\.0{1,2})?$)(\d{1,7}(\.\d{1,2})?|10000000(\.0{1,2})?)$/,
+        'must be a decimal above 0 and at most 10,000,000 such as "10.00"',
+      ),
+  ])
   .transform((v) => Number(v))
   .refine((v) => Number.isFinite(v) && v > 0 && v <= 10_000_000, 'must be above 0 and at most 10,000,000')
   .refine((v) => Math.abs(Math.round(v * 100) - v * 100) < 1e-6, 'must be whole cents (at most two decimals)')

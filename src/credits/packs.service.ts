@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
 import { sql } from '../db/sql.js';
-import { badRequest, conflict, forbidden, isUniqueViolation, notFound } from '../errors.js';
+import { badRequest, conflict, forbidden, isUniqueViolation, missingReference, notFound } from '../errors.js';
 import type { Caller } from '../http/caller.js';
 import { newId } from '../ids.js';
 import { hostedReturnUrl, requireProvider, withProvider } from '../payments/payments.service.js';
@@ -67,9 +67,11 @@ export async function createPack(ctx: Ctx, input: z.output<typeof S.createPackBo
     ctx.app.id,
     input.pool,
   ]);
-  if (!pool) throw badRequest(`pool: the app has no entitlement ${input.pool}`);
+  if (!pool) throw missingReference(`pool: the app has no entitlement ${input.pool}`);
   if (pool.type !== 'credits')
-    throw badRequest(`pool: entitlement ${input.pool} is of type ${pool.type}, not a credits pool`);
+    throw conflict(`pool: entitlement ${input.pool} is of type ${pool.type}, not a credits pool`, {
+      reason: 'not_a_pool',
+    });
   try {
     const rows = await sql<PackRow>(
       ctx.em,
@@ -79,7 +81,7 @@ export async function createPack(ctx: Ctx, input: z.output<typeof S.createPackBo
        returning ${PACK_COLUMNS}`,
       [ctx.app.id, input.id, input.pool, input.amount, input.price.toFixed(2), input.currency ?? 'USD'],
     );
-    if (!rows.length) throw badRequest(`pool: ${input.pool} is no longer a credits pool`);
+    if (!rows.length) throw conflict(`pool: ${input.pool} is no longer a credits pool`, { reason: 'not_a_pool' });
     return presentPack(rows[0]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`Credit pack ${input.id} already exists`);

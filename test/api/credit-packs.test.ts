@@ -100,8 +100,8 @@ describe('credit packs', function () {
       expect(res.status, res.text).to.equal(status);
       expect(res.body.error).to.match(match);
     };
-    await bad({ pool: 'api_calls' }, 400, /pool: entitlement api_calls is of type usage, not a credits pool/);
-    await bad({ pool: 'nope' }, 400, /pool: the app has no entitlement nope/);
+    await bad({ pool: 'api_calls' }, 409, /pool: entitlement api_calls is of type usage, not a credits pool/);
+    await bad({ pool: 'nope' }, 404, /pool: the app has no entitlement nope/);
     await bad({ amount: 0 }, 400, /amount/);
     await bad({ amount: 2.5 }, 400, /amount/);
     await bad({ price: 0 }, 400, /price/);

@@ -2146,6 +2146,10 @@ export type ConflictReason =
    */
   | 'pack_archived'
   /**
+   * the entitlement a credit pack names is not (or no longer) a credits pool
+   */
+  | 'not_a_pool'
+  /**
    * the subscription is paused: resume it first (POST .../subscription/resume)
    */
   | 'paused'
@@ -2201,6 +2205,7 @@ export const CONFLICT_REASONS: readonly ConflictReason[] = [
   'offer_changed',
   'past_due',
   'pack_archived',
+  'not_a_pool',
   'paused',
   'payment_declined',
   'plan_deleted',
@@ -2854,7 +2859,7 @@ export interface CreditPacksApi {
    *
    * `POST /apps/{appId}/credit-packs` (secret key)
    *
-   * `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` is not a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.
+   * `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST .../credit-packs/:packId/checkout`. 404 when the app has no entitlement `pool`; 409 `not_a_pool` when it is not a credits pool, 409 when the id is in use; 400 when `amount` is not a positive whole number or `price` is not above 0 in whole cents.
    */
   create(body: CreditPacksCreateBody, options?: RequestOptions): APIPromise<CreditPacksCreateResponse>;
   /**

@@ -70,8 +70,9 @@ class CreditPacksResource(SyncResource):
         `POST /apps/{appId}/credit-packs` (secret key)
 
         `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST
-        .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` is not
-        a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.
+        .../credit-packs/:packId/checkout`. 404 when the app has no entitlement `pool`; 409 `not_a_pool` when it is
+        not a credits pool, 409 when the id is in use; 400 when `amount` is not a positive whole number or `price` is
+        not above 0 in whole cents.
 
         Args:
             id: The new pack's id, e.g. `credits_10k` (letters, digits, _; kept lower-case).
@@ -373,8 +374,9 @@ class AsyncCreditPacksResource(AsyncResource):
         `POST /apps/{appId}/credit-packs` (secret key)
 
         `amount` credits of `pool` for `price` in `currency`, bought once (a PayPal order) with `POST
-        .../credit-packs/:packId/checkout`. 400 when `pool` is not a credits entitlement of the app, `amount` is not
-        a positive whole number or `price` is not above 0 in whole cents; 409 when the id is in use.
+        .../credit-packs/:packId/checkout`. 404 when the app has no entitlement `pool`; 409 `not_a_pool` when it is
+        not a credits pool, 409 when the id is in use; 400 when `amount` is not a positive whole number or `price` is
+        not above 0 in whole cents.
 
         Args:
             id: The new pack's id, e.g. `credits_10k` (letters, digits, _; kept lower-case).
