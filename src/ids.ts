@@ -47,8 +47,34 @@ export const ID_PREFIXES = {
   creditPackOrder: 'cpo',
 } as const;
 
-/** Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. */
+const BASE36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+let lastMs = 0;
+let seq = 0;
+
+/**
+ * 20 characters that sort (as text, under any collation: digits and lowercase letters only in the ordered part) in
+ * the order this process made them: 9 of milliseconds, 2 of a sequence within the millisecond, 9 random. Events
+ * are listed by `created_at, id`, and the events of one transaction share a millisecond (or, written by SQL, the
+ * transaction's `now()`): the id keeps them in the order they were said ("grace ended", then "cancelled"). A clock
+ * that steps back keeps the last millisecond; more than 1,296 ids in one millisecond borrow the next one.
+ */
+export function timeOrderedToken(now = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    seq = 0;
+  } else if (++seq >= BASE36.length ** 2) {
+    lastMs++;
+    seq = 0;
+  }
+  return lastMs.toString(36).padStart(9, '0') + BASE36[Math.floor(seq / 36)] + BASE36[seq % 36] + randomToken(9);
+}
+
+/**
+ * Prefixed random id: `app_...`, `key_...`. Keys get more entropy than record ids. Event ids are time-ordered
+ * (see `timeOrderedToken`), same length and alphabet.
+ */
 export function newId(kind: keyof typeof ID_PREFIXES): string {
+  if (kind === 'event') return `evt_${timeOrderedToken()}`;
   const secret = kind === 'secretKey' || kind === 'publicKey';
   return `${ID_PREFIXES[kind]}_${randomToken(secret ? 32 : 20)}`;
 }

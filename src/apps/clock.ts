@@ -19,9 +19,25 @@ export const DUNNING_DEFAULTS = { grace_days: 14, after: 'cancel' as 'cancel' | 
 
 export const dunningOf = (app: Pick<IApp, 'dunning'>) => ({ ...DUNNING_DEFAULTS, ...(app.dunning ?? {}) });
 
-/** Adds months in UTC, as billing periods count them (the 31st becomes the month's last day's overflow, as Date does). */
+/**
+ * Adds billing months in UTC as PayPal counts them ("How subscription billing cycles work"): each date is the same
+ * day of the next month, or, when that month lacks the day (the 29th..31st), the first of the month after; n months
+ * are n such steps. Jul 31 → Aug 31 → Oct 1 → Nov 1, and Dec 30 → Jan 30 → Mar 1 in a common year. So a credit
+ * period, a pause or an offer's cycles end on the day the renewal is billed. The time of day is kept.
+ */
 export function addMonths(from: Date, months: number): Date {
+  let d = new Date(from);
+  for (let i = 0; i < months; i++) d = nextMonth(d);
+  return d;
+}
+
+function nextMonth(from: Date): Date {
   const d = new Date(from);
-  d.setUTCMonth(d.getUTCMonth() + months);
+  const day = d.getUTCDate();
+  d.setUTCDate(1);
+  d.setUTCMonth(d.getUTCMonth() + 1);
+  const lastDay = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+  if (day <= lastDay) d.setUTCDate(day);
+  else d.setUTCMonth(d.getUTCMonth() + 1, 1);
   return d;
 }

@@ -16,6 +16,7 @@ import {
   recordSubscription,
 } from '../subscriptions/subscriptions.service.js';
 import { cancelAtProvider } from '../subscriptions/lifecycle.service.js';
+import { addMonths } from '../apps/clock.js';
 import { clockOffsetOf } from '../apps/clock.service.js';
 import { type CheckoutWorkflowInput } from '../../workflows/shared.js';
 import { Checkout, type CheckoutRefund, type ICheckout } from './checkouts.entities.js';
@@ -202,7 +203,7 @@ export async function expireCheckout(deps: Deps, checkoutId: string) {
 const addCycles = (from: Date, interval: 'month' | 'year', cycles: number) => {
   const d = new Date(from);
   if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + cycles);
-  else d.setUTCMonth(d.getUTCMonth() + cycles);
+  else return addMonths(d, cycles);
   return d;
 };
 

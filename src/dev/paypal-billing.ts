@@ -7,6 +7,8 @@
 // suspended. Each subscription has a clock of its own (real time plus an offset that only moves forward: the test
 // clock), and every time it shows (activation, payments, failures, suspension) is on that clock.
 
+import { addMonths } from '../apps/clock.js';
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Json = Record<string, any>;
 
@@ -53,7 +55,7 @@ export function addInterval(from: Date, unit: string, count = 1): Date {
   if (unit === 'YEAR') d.setUTCFullYear(d.getUTCFullYear() + count);
   else if (unit === 'WEEK') d.setUTCDate(d.getUTCDate() + 7 * count);
   else if (unit === 'DAY') d.setUTCDate(d.getUTCDate() + count);
-  else d.setUTCMonth(d.getUTCMonth() + count);
+  else return addMonths(d, count);
   return d;
 }
 

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { addMonths } from '../../src/apps/clock.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
@@ -85,7 +86,7 @@ describe('dunning: a failed renewal, its grace period and recovery', function ()
       on_free_plan: false,
     });
     expect(due.renews_at, 'the next cycle is still a month after the failed one').to.equal(
-      new Date(new Date(renewsAt).setUTCMonth(new Date(renewsAt).getUTCMonth() + 1)).toISOString(),
+      addMonths(new Date(renewsAt), 1).toISOString(),
     );
     expect(await planOf(), 'the plan is kept during the grace period').to.equal('pro');
     expect(await types()).to.deep.equal(['subscription.past_due', 'subscription.payment_failed']);

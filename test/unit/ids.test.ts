@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { newId, normalizeId, randomToken } from '../../src/ids.js';
+import { newId, normalizeId, randomToken, timeOrderedToken } from '../../src/ids.js';
 import { safeEqual } from '../../src/http/secrets.js';
 
 describe('normalizeId (caller-chosen ids)', () => {
@@ -34,6 +34,18 @@ describe('newId', () => {
     expect(newId('app')).to.match(/^app_[0-9A-Za-z]{20}$/);
     expect(newId('secretKey')).to.match(/^key_[0-9A-Za-z]{32}$/);
     expect(newId('publicKey')).to.match(/^pub_[0-9A-Za-z]{32}$/);
+  });
+  it('event ids sort in the order they were made, within a millisecond too, and never go back', () => {
+    const ids = Array.from({ length: 3000 }, () => newId('event'));
+    for (const id of ids) expect(id).to.match(/^evt_[0-9a-z]{11}[0-9A-Za-z]{9}$/);
+    expect(new Set(ids).size).to.equal(3000);
+    // Plain code-unit order and a locale's order agree on them (PostgreSQL may sort text under either).
+    expect([...ids].sort()).to.deep.equal(ids);
+    expect([...ids].sort((a, b) => a.localeCompare(b, 'en-US'))).to.deep.equal(ids);
+    const t = Date.now();
+    const [a, b, c] = [timeOrderedToken(t), timeOrderedToken(t), timeOrderedToken(t - 5_000)];
+    expect([a, b, c].sort()).to.deep.equal([a, b, c]);
+    expect(a.slice(0, 9)).to.equal(t.toString(36).padStart(9, '0'));
   });
   it('does not repeat', () => {
     const seen = new Set(Array.from({ length: 5000 }, () => randomToken(12)));

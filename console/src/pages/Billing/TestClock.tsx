@@ -10,7 +10,11 @@ import { ErrorText, useAction, useLoad } from '../../ui';
 
 const DAY = 86_400_000;
 
-/** Calendar months in UTC, as billing periods count them (the server does the same). */
+/**
+ * Calendar months in UTC as Date counts them. Never before the server's billing month (src/apps/clock.ts, PayPal's
+ * dates: a day the month lacks becomes the 1st of the next; Date overflows to the 1st..3rd), so one press passes the
+ * next monthly renewal.
+ */
 function addMonths(from: Date, months: number): Date {
   const d = new Date(from);
   d.setUTCMonth(d.getUTCMonth() + months);
