@@ -5,6 +5,8 @@ import { AppError } from '../errors.js';
 import { ctxOf, Reply, type Scope } from '../http/route.js';
 import { clockOffsetOf } from '../apps/clock.service.js';
 import { findPlan } from '../catalog/catalog.service.js';
+import { settlePackOrder } from '../credits/packs-payments.service.js';
+import { findOrder, presentOrder, type OrderRow } from '../credits/packs.service.js';
 import type { ICheckout } from '../checkouts/checkouts.entities.js';
 import { expireCheckoutNow, findCheckout } from '../checkouts/checkouts.service.js';
 import { askActor } from '../subscriptions/actor-client.js';
@@ -22,14 +24,15 @@ import type { z } from 'zod';
 /**
  * What each task-capable tool's task follows, and how its state is read: a checkout waiting for the buyer
  * (`create_upgrade_link`), a plan change waiting for the buyer's approval (`change_subscription`, through the account
- * actor), a webhook delivery's attempt made by its workflow (`retry_webhook_delivery`, `send_test_event`). Every state
- * is read from the record (PostgreSQL) its workflow moves, so any API process answers any task request.
+ * actor), a webhook delivery's attempt made by its workflow (`retry_webhook_delivery`, `send_test_event`), a credit
+ * pack order waiting for the buyer and PayPal's capture (`create_topup_link`). Every state is read from the record
+ * (PostgreSQL) its workflow or the provider's confirmation moves, so any API process answers any task request.
  */
 
 /** What a task id names (signed into it by src/mcp/tasks.ts): the record, and what the first answer said of it. */
 export interface TaskRef {
-  k: 'checkout' | 'change' | 'delivery';
-  /** The record's id: `chk_...`, `chg_...`, the delivery's. */
+  k: 'checkout' | 'change' | 'delivery' | 'pack_order';
+  /** The record's id: `chk_...`, `chg_...`, the delivery's, `cpo_...`. */
   id: string;
   /** The account (a plan change), the endpoint (a delivery). */
   on?: string;
@@ -186,6 +189,76 @@ const checkoutTask: TaskKind = {
   },
 };
 
+/**
+ * `create_topup_link`: the credit pack order the PayPal approval link pays. No workflow moves it: PayPal's
+ * notifications, the buyer's return to the hosted page and `POST .../complete` settle it, and so does each `tasks/get`
+ * of an order still waiting (the `complete` route's settle: an approved order is captured, a capture PayPal reports
+ * completed grants once), so an agent polling the task is not left waiting on a notification that was lost.
+ */
+const packOrderTask: TaskKind = {
+  seed: (answer) =>
+    answer.object === 'credit_pack_order' && typeof answer.id === 'string' && answer.status === 'created'
+      ? { k: 'pack_order', id: answer.id }
+      : null,
+  async state(ref, ctx) {
+    let o: OrderRow | null = await findOrder(ctx.em, ctx.app.id, ref.id).catch(orNull);
+    if (!o) return null;
+    if (o.status === 'created')
+      // PayPal away (or slow past its bound): the order reads as it is; the next poll asks again.
+      o = await settlePackOrder(ctx.deps, ctx.app.id, o.id).then(
+        (now) => now ?? o,
+        (err: unknown) => {
+          ctx.deps.logger.warn({ err, order: ref.id }, 'MCP task: settling a credit pack order failed');
+          return o;
+        },
+      );
+    const order = presentOrder(o!);
+    const base = {
+      lastUpdatedAt: new Date(order.completed_at ?? order.created_at),
+      pollIntervalMs: 5_000,
+      workflows: [],
+    };
+    const what = `credit pack ${order.pack} (${order.amount} ${order.pool} credits for ${o!.price} ${order.currency})`;
+    switch (o!.status) {
+      case 'created':
+        return {
+          ...base,
+          status: 'working',
+          ...(order.approve_url ? { link: order.approve_url } : {}),
+          statusMessage:
+            `Waiting for the buyer to approve ${what} at ${order.approve_url ?? '(the link the call answered)'}: ` +
+            'hand the person this link. Nothing is charged until they approve and PayPal confirms the capture; the ' +
+            'credits are granted then, once.',
+        };
+      case 'completed':
+        return {
+          ...base,
+          status: 'completed',
+          statusMessage: order.grant
+            ? `PayPal confirmed the capture ${order.capture_id}: account ${order.account} was granted ` +
+              `${order.amount} ${order.pool} credits (grant ${order.grant}).`
+            : `PayPal confirmed the capture ${order.capture_id}, but pool ${order.pool} was deleted since: ` +
+              'nothing was granted.',
+          result: ok({
+            ...order,
+            granted: order.grant ? { grant: order.grant, pool: order.pool, amount: order.amount } : null,
+          }),
+        };
+      case 'cancelled': {
+        const message = `PayPal voided the order for ${what}: nothing was charged and no credits were granted.`;
+        return {
+          ...base,
+          status: 'completed',
+          statusMessage: message,
+          result: notDone(409, message, { reason: 'voided', order: order.id }),
+        };
+      }
+    }
+  },
+  // No cancel: PayPal has no way to withdraw an order its buyer may be approving, and marking ours withdrawn could
+  // race a capture already under way (money taken, no credits). tasks/cancel is acknowledged; the link stays payable.
+};
+
 /** How a plan change's last outcome reads as the task's. */
 const CHANGE_OUTCOMES: Record<
   NonNullable<ISubscription['lastChange']>['outcome'],
@@ -319,10 +392,11 @@ const deliveryTask = (start: TaskKind['start']): TaskKind => ({
 
 /**
  * The tools that answer as a task when the client declares the Tasks extension. A tool whose outcome waits on a
- * person or on time is one line here (`create_topup_link: checkoutTask` once its checkout is a `Checkout`).
+ * person or on time is one line here.
  */
 export const TASK_TOOLS: Record<string, TaskKind> = {
   create_upgrade_link: checkoutTask,
+  create_topup_link: packOrderTask,
   change_subscription: changeTask,
   retry_webhook_delivery: deliveryTask(async (s) => {
     const p = s.params;

@@ -66,7 +66,7 @@ export function taskIdOf(ref: TaskRef, ctx: McpRequestContext): string {
 }
 
 const refSchema = z.object({
-  k: z.enum(['checkout', 'change', 'delivery']),
+  k: z.enum(['checkout', 'change', 'delivery', 'pack_order']),
   id: z.string(),
   on: z.string().optional(),
   tool: z.string(),

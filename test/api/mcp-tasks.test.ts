@@ -213,6 +213,107 @@ describe('MCP Tasks backed by workflows (2026-07-28)', function () {
     });
   });
 
+  describe('create_topup_link', () => {
+    let app: TestApp;
+    let base: string;
+    beforeEach(async () => {
+      ({ app, base } = await seededApp({ name: 'Top-ups', accounts: [{ id: 't1', plan: 'free' }] }));
+      await connectProvider(app);
+      for (const [path, body] of [
+        ['/entitlements', { id: 'credits', type: 'credits', name: 'AI credits' }],
+        ['/credit-packs', { id: 'boost', pool: 'credits', amount: 1000, price: '10.00' }],
+      ] as const) {
+        const res = await post(`${base}${path}`, app.api_key, body);
+        expect(res.status, res.text).to.equal(201);
+      }
+    });
+    const balance = async () => {
+      const res = await get(`${base}/namespaces/t1/credits`, app.api_key);
+      expect(res.status, res.text).to.equal(200);
+      return (res.body.data as { pool: string; balance: number }[]).find((p) => p.pool === 'credits')?.balance ?? 0;
+    };
+    const topups = async () =>
+      ((await get(`${base}/namespaces/t1/credits/ledger`, app.api_key)).body.data as { kind: string }[]).filter(
+        (r) => r.kind === 'topup',
+      );
+    const topup = () => callTool(app, 'create_topup_link', { packId: 'boost', namespaceId: 't1' });
+
+    it('answers a task on the pack order; working until the buyer approves, then completed with the grant, once', async () => {
+      const created = await topup();
+      expect(created).to.include({ resultType: 'task', status: 'working', pollIntervalMs: 5000 });
+      const order = created._meta['offerkit/task'].follows.id as string;
+      expect(order).to.match(/^cpo_/);
+      expect(created._meta['offerkit/task']).to.deep.include({
+        tool: 'create_topup_link',
+        follows: { kind: 'pack_order', id: order },
+        workflows: [],
+      });
+      const link = (await get(`/apps/${app.id}/credit-pack-orders/${order}`, app.api_key)).body.approve_url as string;
+      expect(created._meta['offerkit/task'].approve_url).to.equal(link);
+      expect(created.statusMessage)
+        .to.include(link)
+        .and.include('credit pack boost (1000 credits credits for 10.00 USD)');
+      const working = await taskGet(app, created.taskId);
+      expect(working).to.include({ status: 'working' });
+      expect(working).to.not.have.property('result');
+      expect(await balance()).to.equal(0);
+
+      await buyer(link, 'approve');
+      const done = await settled(app, created.taskId);
+      expect(done.status, done.statusMessage).to.equal('completed');
+      expect(done.result.isError).to.equal(false);
+      const result = done.result.structuredContent;
+      expect(result).to.include({ object: 'credit_pack_order', id: order, status: 'completed', account: 't1' });
+      expect(result.capture_id).to.match(/^CAP/);
+      expect(result.granted).to.deep.equal({ grant: result.grant, pool: 'credits', amount: 1000 });
+      expect(done.statusMessage).to.include(result.capture_id).and.include(result.grant);
+      expect(JSON.parse(done.result.content[0].text)).to.deep.equal(result);
+      // Polled again (and the capture's notification heard meanwhile): the same answer, granted once.
+      await eventually(async () =>
+        testEnv().paypal.sent.some(
+          (n) => n.event.event_type === 'PAYMENT.CAPTURE.COMPLETED' && n.event.resource?.id === result.capture_id,
+        ),
+      );
+      expect((await taskGet(app, created.taskId)).result).to.deep.equal(done.result);
+      expect(await balance()).to.equal(1000);
+      expect(await topups()).to.have.length(1);
+    });
+
+    it('tasks/cancel is acknowledged and withdraws nothing; a lost notification is settled by tasks/get; voided is an error', async () => {
+      const created = await topup();
+      const order = created._meta['offerkit/task'].follows.id as string;
+      expect((await rpc(app, 'tasks/cancel', { taskId: created.taskId })).error).to.equal(undefined);
+      expect((await taskGet(app, created.taskId)).status, 'PayPal cannot withdraw the order').to.equal('working');
+      expect((await get(`/apps/${app.id}/credit-pack-orders/${order}`, app.api_key)).body.status).to.equal('created');
+      // The buyer approves anyway, and PayPal's CHECKOUT.ORDER.APPROVED never arrives (nor does the buyer come back
+      // to us): the task's polls capture it and grant.
+      const link = created._meta['offerkit/task'].approve_url as string;
+      const atPayPal = testEnv().paypal.order(new URL(link).searchParams.get('token')!)!;
+      atPayPal.status = 'APPROVED';
+      const done = await settled(app, created.taskId);
+      expect(done.status, done.statusMessage).to.equal('completed');
+      expect(done.result.structuredContent).to.include({ status: 'completed' });
+      expect(atPayPal.status).to.equal('COMPLETED');
+      expect(await balance()).to.equal(1000);
+
+      // An order PayPal voided: completed with a tool error, nothing granted.
+      const voided = await topup();
+      const voidedOrder = voided._meta['offerkit/task'].follows.id as string;
+      testEnv().paypal.order(new URL(voided._meta['offerkit/task'].approve_url).searchParams.get('token')!)!.status =
+        'VOIDED';
+      const ended = await settled(app, voided.taskId);
+      expect(ended.status).to.equal('completed');
+      expect(ended.result.isError).to.equal(true);
+      expect(ended.result.structuredContent).to.include({ status: 409, reason: 'voided', order: voidedOrder });
+      expect(ended.result.content[0].text).to.match(/^Error 409: PayPal voided the order .* nothing was charged/);
+      expect((await get(`/apps/${app.id}/credit-pack-orders/${voidedOrder}`, app.api_key)).body.status).to.equal(
+        'cancelled',
+      );
+      expect(await balance()).to.equal(1000);
+      expect(await topups()).to.have.length(1);
+    });
+  });
+
   describe('change_subscription', () => {
     let app: TestApp;
     let base: string;
