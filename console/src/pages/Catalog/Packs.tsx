@@ -36,7 +36,11 @@ const PACK_FIELDS = ['id', 'pool', 'amount', 'price', 'currency'] as const;
 /** A pack's price as a buyer reads it, e.g. `10.00 USD`. */
 export const priceText = (p: Pick<Pack, 'price' | 'currency'>) => `${p.price.toFixed(2)} ${p.currency}`;
 
-function NewPack({ api, reload, pools }: Pick<SectionProps, 'api' | 'reload'> & { pools: { id: string; name: string }[] }) {
+function NewPack({
+  api,
+  reload,
+  pools,
+}: Pick<SectionProps, 'api' | 'reload'> & { pools: { id: string; name: string }[] }) {
   const [form, setForm] = useState<PackForm>({ ...EMPTY, pool: pools[0]?.id ?? null });
   const action = useAction(PACK_FIELDS);
   const set = (patch: Partial<PackForm>) => setForm({ ...form, ...patch });
@@ -81,7 +85,7 @@ function NewPack({ api, reload, pools }: Pick<SectionProps, 'api' | 'reload'> & 
             required
           />
           <NumberInput
-            label="Credits"
+            label="Credits in the pack"
             description="Whole credits the pack grants"
             min={1}
             clampBehavior="none"
@@ -128,14 +132,16 @@ export function Packs(props: SectionProps & { packs: Pack[]; can: (action: strin
   const pools = poolsOf(catalog);
   const [pending, setPending] = useState<Pending | null>(null);
   const canCreate = can('creditPacks.create');
+  const canArchive = can('creditPacks.archive');
+  const canDelete = can('creditPacks.delete');
   return (
     <Stack gap="xs">
       <Title order={3} size="h4" id="packs">
         Credit packs
       </Title>
       <Text size="sm" c="dimmed">
-        Credits of a pool bought once (a PayPal order), on top of what plans grant; offered when an account runs out.
-        An archived pack is no longer sold; orders already made still complete.
+        Credits of a pool bought once (a PayPal order), on top of what plans grant; offered when an account runs out. An
+        archived pack is no longer sold; orders already made still complete.
       </Text>
       {packs.length === 0 && <Hint>No credit packs yet.</Hint>}
       {canCreate && pools.length === 0 && (
@@ -144,51 +150,51 @@ export function Packs(props: SectionProps & { packs: Pack[]; can: (action: strin
       <SimpleGrid cols={{ base: 1, sm: 2, lg: 3 }} style={{ alignItems: 'start' }}>
         {packs.map((p) => (
           <Card component="section" withBorder key={p.id} aria-label={`Credit pack ${p.id}`}>
-            <Group justify="space-between" wrap="nowrap" align="flex-start">
-              <div>
-                <Group gap={6}>
-                  <Text fw={600}>
-                    <code>{p.id}</code>
-                  </Text>
-                  <Badge size="sm" color={p.archived ? 'gray' : 'green'} variant="light">
-                    {p.archived ? 'archived' : 'active'}
-                  </Badge>
-                </Group>
-                <Text size="sm">
-                  {p.amount.toLocaleString('en-US')} {nameOf(pools, p.pool)} for {priceText(p)}
+            <Stack gap={4}>
+              <Group gap={6} justify="space-between" wrap="nowrap">
+                <Text fw={600}>
+                  <code>{p.id}</code>
                 </Text>
-                <Text size="xs" c="dimmed">
-                  pool <code>{p.pool}</code>
-                  {p.archived_at && ` · archived ${new Date(p.archived_at).toLocaleDateString('en-US')}`}
-                </Text>
-              </div>
-              <Group gap={4} wrap="nowrap">
-                {!p.archived && can('creditPacks.archive') && (
-                  <Button
-                    size="compact-sm"
-                    variant="light"
-                    color="gray"
-                    aria-label={`Archive credit pack ${p.id}`}
-                    data-route="creditPacks.archive"
-                    onClick={() => setPending({ pack: p, kind: 'archive' })}
-                  >
-                    Archive
-                  </Button>
-                )}
-                {can('creditPacks.delete') && (
-                  <Button
-                    size="compact-sm"
-                    variant="subtle"
-                    color="red"
-                    aria-label={`Delete credit pack ${p.id}`}
-                    data-route="creditPacks.delete"
-                    onClick={() => setPending({ pack: p, kind: 'delete' })}
-                  >
-                    Delete
-                  </Button>
-                )}
+                <Badge size="sm" color={p.archived ? 'gray' : 'green'} variant="light">
+                  {p.archived ? 'archived' : 'active'}
+                </Badge>
               </Group>
-            </Group>
+              <Text size="sm">
+                {p.amount.toLocaleString('en-US')} {nameOf(pools, p.pool)} for {priceText(p)}
+              </Text>
+              <Text size="xs" c="dimmed">
+                pool <code>{p.pool}</code>
+                {p.archived_at && ` · archived ${new Date(p.archived_at).toLocaleDateString('en-US')}`}
+              </Text>
+              {(canArchive || canDelete) && (
+                <Group gap={4} justify="flex-end">
+                  {!p.archived && canArchive && (
+                    <Button
+                      size="compact-sm"
+                      variant="light"
+                      color="gray"
+                      aria-label={`Archive credit pack ${p.id}`}
+                      data-route="creditPacks.archive"
+                      onClick={() => setPending({ pack: p, kind: 'archive' })}
+                    >
+                      Archive
+                    </Button>
+                  )}
+                  {canDelete && (
+                    <Button
+                      size="compact-sm"
+                      variant="subtle"
+                      color="red"
+                      aria-label={`Delete credit pack ${p.id}`}
+                      data-route="creditPacks.delete"
+                      onClick={() => setPending({ pack: p, kind: 'delete' })}
+                    >
+                      Delete
+                    </Button>
+                  )}
+                </Group>
+              )}
+            </Stack>
           </Card>
         ))}
         {canCreate && pools.length > 0 && <NewPack api={api} reload={reload} pools={pools} />}
@@ -219,8 +225,8 @@ export function Packs(props: SectionProps & { packs: Pack[]; can: (action: strin
           onConfirm={async () => (await api.creditPacks.delete(pending.pack.id), await reload())}
         >
           <Text size="sm">
-            Pack <code>{pending.pack.id}</code> is removed from the catalog for good. Its orders keep what they sold: one
-            paid later is still granted, and a refund still takes its credits back.
+            Pack <code>{pending.pack.id}</code> is removed from the catalog for good. Its orders keep what they sold:
+            one paid later is still granted, and a refund still takes its credits back.
           </Text>
         </ConfirmDialog>
       )}
