@@ -95,6 +95,17 @@ describe('each role sees only what the server lets it do, on every console page 
       account: 'acct_2',
     });
     expect(checkout.status, checkout.text).to.equal(201);
+    // A credits pool with a top-up pack: the catalog's packs show their create, archive and delete by role.
+    expect(
+      (await post(`${base}/entitlements`, app.api_key, { id: 'credits', type: 'credits', name: 'Credits' })).status,
+    ).to.equal(201);
+    const pack = await post(`${base}/credit-packs`, app.api_key, {
+      id: 'boost',
+      pool: 'credits',
+      amount: 100,
+      price: 5,
+    });
+    expect(pack.status, pack.text).to.equal(201);
     expect((await post(`${base}/cancel-flows`, app.api_key, {})).status).to.equal(201);
     expect((await post(`${base}/analytics/reports`, app.api_key, { name: 'Calls' })).status).to.equal(201);
     const hook = await post(`${base}/webhooks`, app.api_key, { url: receiver.url, events: ['*'] });
@@ -215,13 +226,17 @@ describe('each role sees only what the server lets it do, on every console page 
       process.stderr.write(`role walk: ${role} pressed ${seen.pressed}, ${seen.requests} requests\n`);
       if (role !== 'owner') expect(seen.pressed).to.be.greaterThan(5);
       // Each role is offered what it may: the signing secret's reveal from member on, the secret key's and the
-      // payment connection from admin on, deleting the app to the owner.
+      // payment connection from admin on, deleting the app to the owner; a credit pack's create, archive and delete
+      // from member on.
       for (const action of [
         'console.revealWebhookSecret',
         'console.revealSecretKey',
         'payments.connect',
         'apps.delete',
         'console.createApp',
+        'creditPacks.create',
+        'creditPacks.archive',
+        'creditPacks.delete',
       ]) {
         const def = routes.find((r) => r.sdk === action)!;
         expect(seen.shown.has(action), `${action} offered to a ${role}`).to.equal(roleAtLeast(role, requiredRole(def)));

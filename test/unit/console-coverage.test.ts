@@ -10,10 +10,6 @@ import { routes } from '../../src/routes.js';
 /** Writes that are not configuration: the runtime a product's backend, its pages or an agent drives. */
 const API_ONLY: Record<string, string> = {
   'usage.add': 'runtime: a product records usage as its customers use it',
-  // Issue 42 (packs): the console page to define packs is not built yet (the lead's list: creditsui or a next round).
-  'creditPacks.create': 'API-only for now: packs are defined through the API until the console page is built',
-  'creditPacks.archive': 'API-only for now: packs are archived through the API until the console page is built',
-  'creditPacks.delete': 'API-only for now: packs are deleted through the API until the console page is built',
   'creditPacks.checkout': 'runtime: a buyer buys a credit pack (a 402, the components, create_topup_link)',
   'creditPacks.complete': 'runtime: the buyer returns from PayPal after approving a credit pack order',
   'usage.remove': 'runtime: usage given back by the product',

@@ -1,5 +1,5 @@
 // The catalog page: the limits grid, then one section per kind of record (plans, entitlements, add-ons,
-// incentives), each listing its records with Edit and Delete and a form for a new one.
+// incentives, credit packs), each listing its records with Edit and Delete and a form for a new one.
 import { Alert, Anchor, Group, Stack, Title } from '@mantine/core';
 import { useEffect } from 'react';
 import { useLocation, useParams } from 'react-router';
@@ -10,19 +10,21 @@ import { Addons } from './Addons';
 import { Entitlements } from './Entitlements';
 import { Grid } from './Grid';
 import { Incentives } from './Incentives';
+import { Packs, type Pack } from './Packs';
 import { Plans } from './Plans';
 import type { Catalog } from './shared';
 
 export function CatalogPage() {
   const { appId } = useParams();
   const api = appApi(appId!);
-  const { data, error, reload } = useLoad(async (): Promise<Catalog> => {
-    const [plans, entitlements, addons, incentives, offers] = await Promise.all([
+  const { data, error, reload } = useLoad(async (): Promise<Catalog & { packs: Pack[] }> => {
+    const [plans, entitlements, addons, incentives, offers, packs] = await Promise.all([
       api.plans.list(),
       api.entitlements.list(),
       api.addons.list(),
       api.incentives.list(),
       api.offers.list(),
+      api.creditPacks.list(),
     ]);
     // How many accounts hold each plan and incentive: the API refuses to delete one while any does, and the page
     // says so before the click (a count that cannot be read leaves the button to the API's answer).
@@ -41,6 +43,7 @@ export function CatalogPage() {
       addons,
       incentives,
       offers,
+      packs,
       accounts: {
         plans: Object.fromEntries(plans.map((p, i) => [p.id, planAccounts[i]])),
         incentives: Object.fromEntries(incentives.map((x, i) => [x.id, incentiveAccounts[i]])),
@@ -68,6 +71,7 @@ export function CatalogPage() {
           <Anchor href="#entitlements">Entitlements</Anchor>
           <Anchor href="#addons">Add-ons</Anchor>
           <Anchor href="#incentives">Incentives</Anchor>
+          <Anchor href="#packs">Credit packs</Anchor>
         </Group>
       </Group>
       {!canEdit && (
@@ -85,6 +89,7 @@ export function CatalogPage() {
             <Entitlements {...props} />
             <Addons {...props} />
             <Incentives {...props} />
+            <Packs {...props} packs={data.packs} can={can} />
           </>
         )}
       </Loading>
