@@ -85,9 +85,12 @@ export async function registerEntity(
 ): Promise<EntityRow> {
   const now = await freshAppNow(ctx.em, ctx.app.id);
   const done = await inTransaction(ctx.deps, ctx.em, async (t) => {
+    // The account's row lock orders its registrations: the one after sees the seats, and the per-entity period the
+    // one before started (so all entities share the account's dates), committed. A key-share lock (a usage insert's
+    // foreign key) does not wait on it.
     const [ins] = await sql<{ account_exists: boolean; entity: EntityRow | null; seat: string | null }>(
       t.em,
-      `with acc as (select 1 from accounts where app_id = $1 and id = $2),
+      `with acc as (select 1 from accounts where app_id = $1 and id = $2 for no key update),
        ins as (
          insert into account_entities (app_id, account_id, id, name, created_at)
          select $1, $2, $3, $4, now() from acc
