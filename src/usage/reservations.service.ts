@@ -41,9 +41,13 @@ snap as (
   select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
     and exists (select 1 from pool)
 ),
+refused as (
+  select coalesce((select counts_entities from ent), false) as counts_entities,
+         exists (select 1 from pool where per_entity) as per_entity
+),
 gate as (
-  select not lim.blocking or (lim.entitled and (lim.max is null or
-           coalesce((select taken from snap), 0) + $4::bigint <= lim.max)) as ok
+  select not (select counts_entities or per_entity from refused) and (not lim.blocking or (lim.entitled and
+           (lim.max is null or coalesce((select taken from snap), 0) + $4::bigint <= lim.max))) as ok
   from lim
 ),
 hold as (
@@ -58,7 +62,7 @@ up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
   select $1, $2, $3, 0, $4::bigint, now()
   from acc, ent, lim
-  where ent.type = 'usage'
+  where ent.type = 'usage' and not (select counts_entities or per_entity from refused)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
     and (not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from hold))
   on conflict (app_id, account_id, entitlement_id) do update
@@ -80,6 +84,7 @@ select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent
        ent.credit_pool_id as pool, lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
        (select expires_at from rsv) as expires_at,
        (select not unlimited from pool) and (select ok from gate) as credits_refused_if_blocked,
+       (select counts_entities from refused) as counts_entities, (select per_entity from refused) as per_entity,
        case when exists (select 1 from hold) and not exists (select 1 from up)
             then (select ('credits_race:' || h.id)::int from hold h) end as race
 from lim left join ent on true`;
@@ -253,6 +258,9 @@ interface ReserveRow {
   expires_at: Date | string | null;
   /** A refusal (null count) is the pool's: it was not unlimited and the feature's own limit let the call count. */
   credits_refused_if_blocked: boolean | null;
+  /** Refused whole: the entitlement counts entities, or draws from a per-entity pool (not reservable yet). */
+  counts_entities: boolean | null;
+  per_entity: boolean | null;
 }
 
 /** Holds `amount` of a usage entitlement until `ttlSeconds` pass: 402 with the usual body when it does not fit. */
@@ -301,7 +309,14 @@ export async function reserveUsage(
       return fkToNotFound(accountId, entitlementId)(err);
     });
   let { row, id } = await run();
-  if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId)))
+  if (
+    row.count === null &&
+    row.type === 'usage' &&
+    row.account_exists &&
+    !row.counts_entities &&
+    !row.per_entity &&
+    (await settleOpenCheckouts(ctx, accountId))
+  )
     ({ row, id } = await run());
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
@@ -309,6 +324,16 @@ export async function reserveUsage(
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage`);
   if (row.type === 'credits')
     throw badRequest(`Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it`);
+  if (row.counts_entities)
+    throw badRequest(
+      `Entitlement ${entitlementId} counts the entities registered under the account; it is not reserved`,
+    );
+  // Reservations do not name an entity yet (docs/billing.md, "Team plans"): a per-entity pool is drawn by `.../amount`.
+  if (row.per_entity)
+    throw badRequest(
+      `Entitlement ${entitlementId} draws from pool ${row.pool}, kept per entity; reservations do not take an entity ` +
+        'yet: record the use with POST .../usage/:entitlementId/amount and `entity`',
+    );
   // The pool's balance (less what other reservations hold) cannot cover `amount × cost`: nothing was held.
   if (row.count === null && row.pool && row.credits_refused_if_blocked)
     throw paymentRequired(

@@ -229,6 +229,26 @@ describe('credit entities: seats that count entities and per-entity balances', f
     await bad(grant({ pool: 'team_credits', amount: 5 }), 400, /kept per entity; name the entity/);
     await bad(grant({ pool: 'team_credits', amount: 5, entity: 'ghost' }), 404, /Entity ghost under account a1/);
     await bad(grant({ pool: 'credits', amount: 5, entity: 'u1' }), 400, /kept per account; it takes no entity/);
+    // Reservations and batch ingest take no entity yet: refused by name, nothing moves.
+    await bad(
+      post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 1 }),
+      400,
+      /kept per entity; reservations do not take an entity/,
+    );
+    await bad(post(`${base}/namespaces/a1/usage/seats/reservations`, app.api_key, { amount: 1 }), 400, /counts/);
+    const ingest = await post(`/apps/${app.id}/usage/events`, app.api_key, {
+      events: [
+        { id: 'e1', account: 'a1', entitlement: 'chat', amount: 1 },
+        { id: 'e2', account: 'a1', entitlement: 'api_calls', amount: 2 },
+        { id: 'e3', account: 'a1', entitlement: 'seats', amount: 1 },
+      ],
+    });
+    expect(ingest.status, ingest.text).to.equal(200);
+    expect(ingest.body.results.map((r: { status: string }) => r.status)).to.deep.equal(['error', 'applied', 'error']);
+    expect(ingest.body.results[0].error).to.match(/kept per entity; events take no entity yet/);
+    expect(ingest.body.results[1]).to.include({ id: 'e2', count: 2 });
+    expect(ingest.body.results[2].error).to.match(/counts the entities/);
+    expect((await get(`${base}/namespaces/a1/usage/seats`, app.api_key)).body.count).to.equal(1);
     // Reads.
     expect((await get(`${base}/namespaces/a1/credits?entity=ghost`, app.api_key)).status).to.equal(404);
     expect((await get(`${base}/namespaces/a1/credits/ledger?entity=ghost`, app.api_key)).status).to.equal(404);
