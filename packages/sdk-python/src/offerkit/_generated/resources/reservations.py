@@ -41,9 +41,12 @@ class ReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -217,9 +220,12 @@ class AsyncReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -393,9 +399,12 @@ class PublishableReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
@@ -539,9 +548,12 @@ class AsyncPublishableReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held).
         """
         return cast(
             ReservationsCreateResponse,
