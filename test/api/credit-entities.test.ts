@@ -192,6 +192,27 @@ describe('credit entities: seats that count entities and per-entity balances', f
     expect(sums.a1.balance).to.be.a('number');
   });
 
+  it('credits.granted, credits.low and credits.depleted name the entity', async () => {
+    const hook = await post(`${base}/webhooks`, app.api_key, {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['credits.granted', 'credits.low', 'credits.depleted'],
+    });
+    expect(hook.status, hook.text).to.equal(201);
+    expect((await register('a1', 'u1')).status).to.equal(201);
+    const low = await post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 460, entity: 'u1' });
+    expect(low.status, low.text).to.equal(200);
+    const empty = await post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 40, entity: 'u1' });
+    expect(empty.status, empty.text).to.equal(200);
+    const rows = await sql<{ type: string; data: { object: Record<string, unknown> } }>(
+      testEnv().deps.orm.em.fork(),
+      `select type, data from events where app_id = $1 and type like 'credits.%' order by created_at, id`,
+      [app.id],
+    );
+    expect(rows.map((r) => r.type)).to.deep.equal(['credits.granted', 'credits.low', 'credits.depleted']);
+    for (const r of rows) expect(r.data.object).to.include({ account_id: 'a1', entity: 'u1', pool: 'team_credits' });
+    expect(rows[2].data.object).to.include({ balance: 0, previous_balance: 40 });
+  });
+
   it('answers 400 for a missing or misplaced entity and 404 for one not registered', async () => {
     expect((await register('a1', 'u1')).status).to.equal(201);
     await createAccount(app, { id: 'p1', plan: 'pro' });

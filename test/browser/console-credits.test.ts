@@ -287,7 +287,7 @@ describe('credits in the console in a real browser (headless Chromium)', functio
 
     await credits.getByRole('button', { name: 'Grant credits' }).click();
     const dialog = page.getByRole('dialog');
-    await choose(page, dialog.getByRole('textbox', { name: 'Member' }), { name: 'u_bob' });
+    await choose(page, dialog.getByLabel(/^Member/), { name: 'u_bob' });
     await dialog.getByRole('textbox', { name: 'Credits', exact: true }).fill('25');
     await shoot(page, 'credits-grant-member-dialog');
     await dialog.getByRole('button', { name: 'Grant' }).click();

@@ -283,7 +283,14 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
                           </Badge>{' '}
                           {e.feature}
                         </Table.Td>
-                        <Table.Td>{e.pool}</Table.Td>
+                        <Table.Td>
+                          {e.pool}
+                          {e.entity && (
+                            <Text size="xs" c="dimmed">
+                              {e.entity}
+                            </Text>
+                          )}
+                        </Table.Td>
                         <Table.Td>
                           <Source e={e} />
                         </Table.Td>
