@@ -291,7 +291,7 @@ describe('credit entities: seats that count entities and per-entity balances', f
       amount: 10,
       price: 1,
     });
-    expect(pack.status, pack.text).to.equal(400);
+    expect(pack.status, pack.text).to.equal(409);
     expect(pack.body.error).to.match(/per-account pools only/);
   });
 
