@@ -398,7 +398,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         const provider = new TestOAuthProvider(approveWith('read'));
         const client = await signIn(provider);
         const tools = routeTools((await client.listTools()).tools);
-        expect(tools.length).to.equal(32);
+        expect(tools.length).to.equal(33);
         expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
         expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
         const denied = await client.callTool({ name: 'create_plan', arguments: { id: 'x', name: 'X' } });
@@ -745,7 +745,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         tool_overrides: { create_plan: true },
       });
       const now = routeTools((await client.listTools()).tools).map((t) => t.name);
-      expect(now).to.have.length(33);
+      expect(now).to.have.length(34);
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
       const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key, ALL_TOOLSETS);
