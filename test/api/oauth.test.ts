@@ -430,7 +430,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
         // (Replaying the old refresh token revokes the whole token family: test/api/security.test.ts.)
         const fresh = await connectWith(provider);
-        expect(routeTools((await fresh.listTools()).tools)).to.have.length(32);
+        expect(routeTools((await fresh.listTools()).tools)).to.have.length(33);
 
         // The connection is listed with its person and level.
         const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
