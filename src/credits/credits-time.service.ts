@@ -12,16 +12,17 @@ import { GRANT_SQL } from './credits.sql.js';
 /**
  * The account's next credits dates ($1 app, $2 account): the earliest expiry of a live grant, and per pool its plan
  * grants (a limit above 0 on the account's plan) the end of the last plan period granted, or now when none was. A
- * per-entity pool's periods are the account's, shared by its entities: none is due before an entity is registered.
+ * per-entity pool's periods are the account's, shared by its entities: none is due while no entity is registered (a
+ * date that granting nothing would never move).
  */
 const DATES_SQL = `
 select (select min(g.expires_at) from credit_grants g
           where g.app_id = $1 and g.account_id = $2 and g.remaining > 0 and g.expires_at is not null) as next_expiry,
-       (select min(case when e.credit_per_entity then coalesce(
-          (select max(g.expires_at) from credit_grants g where g.app_id = $1 and g.account_id = $2 and
-             g.pool_id = pe.entitlement_id and g.entity_id <> '' and g.source = 'plan'),
-          case when exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2)
-               then '-infinity'::timestamptz end)
+       (select min(case when e.credit_per_entity then case
+          when exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2) then coalesce(
+            (select max(g.expires_at) from credit_grants g where g.app_id = $1 and g.account_id = $2 and
+               g.pool_id = pe.entitlement_id and g.entity_id <> '' and g.source = 'plan'),
+            '-infinity'::timestamptz) end
         else coalesce(
           (select max(g.expires_at) from credit_grants g where g.app_id = $1 and g.account_id = $2 and
              g.pool_id = pe.entitlement_id and g.entity_id = '' and g.source = 'plan'),
