@@ -69,6 +69,7 @@ const reservation = z.object({
 const reserveBody = z.object({
   amount: z.number().int().min(1).max(1e12),
   expires_in: z.number().int().min(1).max(RESERVATION_MAX_TTL_S).default(RESERVATION_DEFAULT_TTL_S),
+  entity: entityField.optional(),
 });
 const commitBody = z.object({ amount: z.number().int().min(0).max(1e12) });
 
@@ -285,7 +286,8 @@ export const usageRoutes = [
       `${blocked.replace('the counter does not move', 'nothing is held')} ` +
       'A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until ' +
       'the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot ' +
-      'cover it (nothing is held).',
+      'cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the ' +
+      "named `entity`'s balance: 400 without one, 404 for one not registered under the account.",
     params: counterParams,
     body: reserveBody,
     status: 201,
@@ -294,6 +296,7 @@ export const usageRoutes = [
     handler: (s) =>
       reserveUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, s.body.amount, s.body.expires_in, {
         origin: s.origin,
+        entity: s.body.entity,
       }),
   }),
   route({

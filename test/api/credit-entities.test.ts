@@ -213,6 +213,38 @@ describe('credit entities: seats that count entities and per-entity balances', f
     expect(rows[2].data.object).to.include({ balance: 0, previous_balance: 40 });
   });
 
+  it('reservations hold and commit the named entity’s balance', async () => {
+    expect((await register('a1', 'u1')).status).to.equal(201);
+    expect((await register('a1', 'u2')).status).to.equal(201);
+    const r = await post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 300, entity: 'u1' });
+    expect(r.status, r.text).to.equal(201);
+    await creditsAddUp(app.id); // held is what the open reservations of each entity hold
+    expect(await entityCredits('a1', 'u1')).to.include({ balance: 500, held: 300 });
+    expect(await entityCredits('a1', 'u2')).to.include({ balance: 500, held: 0 });
+    // u1 has 200 drawable left; u2 its own 500.
+    const over = await post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 201, entity: 'u1' });
+    expect(over.status, over.text).to.equal(402);
+    expect(over.body.pool.balance).to.equal(200);
+    const u2 = await post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 500, entity: 'u2' });
+    expect(u2.status, u2.text).to.equal(201);
+    const short = await post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, {
+      amount: 201,
+      entity: 'u1',
+    });
+    expect(short.status, short.text).to.equal(402);
+    expect(short.body).to.include({ error: 'credits_exhausted', entity: 'u1' });
+    const done = await post(`${base}/namespaces/a1/reservations/${r.body.id}/commit`, app.api_key, { amount: 250 });
+    expect(done.status, done.text).to.equal(200);
+    expect((await entityCredits('a1', 'u1')).balance).to.equal(250);
+    expect((await entityCredits('a1', 'u1')).held).to.equal(0);
+    const freed = await post(`${base}/namespaces/a1/reservations/${u2.body.id}/release`, app.api_key);
+    expect(freed.status, freed.text).to.equal(200);
+    expect((await entityCredits('a1', 'u2')).balance).to.equal(500);
+    const ledger = (await get(`${base}/namespaces/a1/credits/ledger?entity=u1`, app.api_key)).body.data;
+    expect(ledger[0]).to.include({ kind: 'debit', amount: -250, entity: 'u1', feature: 'chat' });
+    await creditsAddUp(app.id);
+  });
+
   it('answers 400 for a missing or misplaced entity and 404 for one not registered', async () => {
     expect((await register('a1', 'u1')).status).to.equal(201);
     await createAccount(app, { id: 'p1', plan: 'pro' });
@@ -250,11 +282,21 @@ describe('credit entities: seats that count entities and per-entity balances', f
     await bad(grant({ pool: 'team_credits', amount: 5 }), 400, /kept per entity; name the entity/);
     await bad(grant({ pool: 'team_credits', amount: 5, entity: 'ghost' }), 404, /Entity ghost under account a1/);
     await bad(grant({ pool: 'credits', amount: 5, entity: 'u1' }), 400, /kept per account; it takes no entity/);
-    // Reservations and batch ingest take no entity yet: refused by name, nothing moves.
+    // Reservations follow the same rules; batch ingest takes no entity yet: refused by name, nothing moves.
     await bad(
       post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 1 }),
       400,
-      /kept per entity; reservations do not take an entity/,
+      /kept per entity; name the entity/,
+    );
+    await bad(
+      post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 1, entity: 'ghost' }),
+      404,
+      /Entity ghost under account a1/,
+    );
+    await bad(
+      post(`${base}/namespaces/p1/usage/premium/reservations`, app.api_key, { amount: 1, entity: 'u1' }),
+      400,
+      /kept per account; it takes no entity/,
     );
     await bad(post(`${base}/namespaces/a1/usage/seats/reservations`, app.api_key, { amount: 1 }), 400, /counts/);
     const ingest = await post(`/apps/${app.id}/usage/events`, app.api_key, {
