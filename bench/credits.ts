@@ -75,7 +75,21 @@ export async function creditsBench(base: string, pool: pg.Pool, t: CreditsBenchT
       `per cell, ${ACCOUNTS} accounts at random, shipped defaults (secret key)\n` +
       'conns   HTTP req/s   p50 ms   p99 ms |  raw SQL/s   p50 ms   p99 ms |  HTTP/raw  errors | raw coalesced/s  HTTP/that\n',
   );
-  const params = () => [app.id, account(), 'msg', 1, 'evt_b_w', 'evt_b_r', null, null, null, 'evt_b_c', null, 'grt_b'];
+  const params = () => [
+    app.id,
+    account(),
+    'msg',
+    1,
+    'evt_b_w',
+    'evt_b_r',
+    null,
+    null,
+    null,
+    'evt_b_c',
+    null,
+    'grt_b',
+    '',
+  ];
   const path = () => `/apps/${app.id}/namespaces/${account()}/usage/msg/add`;
   await t.httpLoad(base, 4, path, 'POST', app.api_key); // warm-up
   for (const c of t.connections) {

@@ -34,7 +34,7 @@ export async function hotBench(
 ): Promise<void> {
   const usageParams = () => [
     ...[app.id, account(), 'api_calls', 1, 'evt_bench_w', 'evt_bench_r', null, null, null],
-    ...['evt_bench_c', null, 'grt_bench'], // CHANGE_SQL's credits parameters (a feature that draws nothing)
+    ...['evt_bench_c', null, 'grt_bench', ''], // CHANGE_SQL's credits parameters (draws nothing; no entity)
   ];
   const scenarios = [
     {

@@ -21,7 +21,7 @@ import { PaymentConnection } from './payments/payments.entities.js';
 import { OutboxEntry } from './temporal/outbox.entities.js';
 import { ReconcilerRepair } from './housekeeping/reconciler.entities.js';
 import { UsageCounter, UsageEvent } from './usage/usage.entities.js';
-import { CreditBalance, CreditGrant, CreditLedgerEntry } from './credits/credits.entities.js';
+import { AccountEntity, CreditBalance, CreditGrant, CreditLedgerEntry } from './credits/credits.entities.js';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks/webhooks.entities.js';
 import { McpCall, McpConnection, McpSettings } from './mcp/mcp.entities.js';
 import { OAuthClient, OAuthCode, OAuthRequest, OAuthToken } from './oauth/oauth.entities.js';
@@ -49,6 +49,7 @@ export const entities = [
   CreditBalance,
   CreditGrant,
   CreditLedgerEntry,
+  AccountEntity,
   Event,
   Org,
   Report,

@@ -20,6 +20,7 @@ import { testClockRoutes } from './apps/test-clock.routes.js';
 import { usageRoutes } from './usage/usage.routes.js';
 import { creditRoutes } from './credits/credits.routes.js';
 import { packRoutes } from './credits/packs.routes.js';
+import { entityRoutes } from './credits/entities.routes.js';
 import { webhookRoutes } from './webhooks/webhooks.routes.js';
 import { agentRoutes } from './agent/agent.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
@@ -38,6 +39,7 @@ export const routes: RouteDef[] = [
   ...streamRoutes,
   ...creditRoutes,
   ...packRoutes,
+  ...entityRoutes,
   ...analyticsRoutes,
   ...importRoutes,
   ...orgRoutes,

@@ -55,6 +55,8 @@ export const Entitlement = defineEntity({
     creditRolloverCap: p.bigint('number').nullable(),
     /** A pool kept per entity (a user, a workspace) under the account. */
     creditPerEntity: p.boolean().default(false),
+    /** A usage entitlement whose counter is the number of entities registered under the account (the seats). */
+    countsEntities: p.boolean().default(false),
   },
 });
 export type IEntitlement = InferEntity<typeof Entitlement>;

@@ -43,6 +43,7 @@ export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlemen
     description: e.description ?? null,
     overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
     credits: presentEntitlementCredits(e),
+    counts: e.countsEntities ? 'entities' : null,
     ...stamps(e),
   };
 }

@@ -128,10 +128,20 @@ export const creditsInput = z
         'A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up ' +
           'to the cap). Omitted: `none` on create, unchanged on update.',
       ),
+    per: z
+      .enum(['account', 'entity'])
+      .optional()
+      .describe(
+        'A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the ' +
+          'account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its ' +
+          'limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on ' +
+          'create, unchanged on update.',
+      ),
   })
   .describe(
     'Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on ' +
-      'every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`.',
+      'every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 }, "per": ' +
+      '"entity" }`.',
   );
 export const createEntitlementBody = z.object({
   id: newId('entitlement', 'api_calls'),
@@ -145,12 +155,26 @@ export const createEntitlementBody = z.object({
   description,
   overage: overageInput.optional(),
   credits: creditsInput.optional(),
+  counts: z
+    .literal('entities')
+    .nullable()
+    .optional()
+    .describe(
+      'A usage entitlement: `entities` makes its counter the number of entities registered under the account (the ' +
+        "plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting one takes 1 off, " +
+        'and usage calls on it are a 400. At most one entitlement of an app counts entities (409). Omitted or null: ' +
+        'it counts usage calls.',
+    ),
 });
 export const updateEntitlementBody = z.object({
   name: displayName.optional(),
   description,
   overage: overageInput.optional(),
   credits: creditsInput.nullable().optional(),
+  counts: createEntitlementBody.shape.counts.describe(
+    '`entities`: the counter becomes the number of registered entities (set it before any are registered: the ' +
+      'counter is not recounted); null: usage calls count again. Omitted: unchanged.',
+  ),
 });
 
 export const createAddonBody = z.object({ id: newId('add-on', 'priority'), name: displayName, description });
@@ -223,6 +247,8 @@ export const entitlementSchema = z.object({
   overage: z.object({ mode: z.enum(['allow', 'block']), offer_id: z.string().nullable() }),
   /** A pool's settings, or what a usage entitlement draws; null for one that draws nothing. */
   credits: entitlementCreditsSchema.nullable(),
+  /** `entities`: the counter is the number of entities registered under the account (the seats). */
+  counts: z.literal('entities').nullable(),
   ...stamps,
 });
 export const addonSchema = z.object({

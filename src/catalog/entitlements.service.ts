@@ -8,6 +8,7 @@ import type * as S from './catalog.schemas.js';
 import { presentEntitlement } from './catalog.present.js';
 import { LINKS, ownersOf } from './catalog.links.js';
 import { findEntitlement } from './catalog.lookups.js';
+import { sql } from '../db/sql.js';
 
 export async function listEntitlements(ctx: Ctx) {
   return (await ctx.em.find(Entitlement, { appId: ctx.app.id }, { orderBy: { seq: 'asc' } })).map(presentEntitlement);
@@ -31,6 +32,8 @@ async function creditFields(ctx: Ctx, e: { id: string; type: string }, input: Cr
   }
   if (e.type === 'boolean') throw badRequest('credits: a boolean entitlement neither is a pool nor draws from one');
   if (e.type === 'usage') {
+    if (input.per !== undefined)
+      throw badRequest('credits: `per` belongs to a pool (an entitlement of type `credits`)');
     if (input.rollover !== undefined)
       throw badRequest('credits: `rollover` belongs to a pool (an entitlement of type `credits`)');
     if (input.pool === undefined || input.cost === undefined)
@@ -44,15 +47,35 @@ async function creditFields(ctx: Ctx, e: { id: string; type: string }, input: Cr
   }
   if (input.pool !== undefined || input.cost !== undefined)
     throw badRequest('credits: `pool` and `cost` belong to a usage entitlement that draws from a pool');
-  const out: { creditRolloverCap?: number | null } = {};
+  const out: { creditRolloverCap?: number | null; creditPerEntity?: boolean } = {};
   if (input.rollover !== undefined) out.creditRolloverCap = input.rollover === 'none' ? null : input.rollover.cap;
+  if (input.per !== undefined) out.creditPerEntity = input.per === 'entity';
   return out;
+}
+
+/** Flushes; the one-per-app index of `counts: "entities"` and any other clash are 409s saying which. */
+async function flushCounting(ctx: Ctx, other: string, counting: boolean) {
+  try {
+    await flushOrConflict(ctx.em, other);
+  } catch (err) {
+    const e = err as { status?: number };
+    if (e.status !== 409 || !counting) throw err;
+    const [c] = await sql<{ id: string }>(
+      ctx.em.fork(),
+      'select id from entitlements where app_id = $1 and counts_entities',
+      [ctx.app.id],
+    );
+    if (c) throw conflict(`counts: entitlement ${c.id} already counts the entities (one entitlement per app does)`);
+    throw err;
+  }
 }
 
 export async function createEntitlement(ctx: Ctx, input: z.output<typeof S.createEntitlementBody>) {
   if (input.type === 'credits' && input.overage)
     throw badRequest('overage: a credits pool has no overage; a draw it cannot cover is refused with 402');
   const credits = input.credits ? await creditFields(ctx, input, input.credits) : {};
+  if (input.counts && input.type !== 'usage')
+    throw badRequest('counts: only a usage entitlement counts entities (the seats)');
   const e = ctx.em.create(Entitlement, {
     appId: ctx.app.id,
     id: input.id,
@@ -65,9 +88,10 @@ export async function createEntitlement(ctx: Ctx, input: z.output<typeof S.creat
     creditCost: null,
     creditRolloverCap: null,
     creditPerEntity: false,
+    countsEntities: input.counts === 'entities',
     ...credits,
   });
-  await flushOrConflict(ctx.em, `Entitlement ${input.id} already exists`);
+  await flushCounting(ctx, `Entitlement ${input.id} already exists`, input.counts === 'entities');
   return presentEntitlement(e);
 }
 
@@ -76,14 +100,37 @@ export async function updateEntitlement(ctx: Ctx, id: string, input: z.output<ty
   if (input.overage !== undefined && e.type === 'credits')
     throw badRequest('overage: a credits pool has no overage; a draw it cannot cover is refused with 402');
   const credits = input.credits !== undefined ? await creditFields(ctx, e, input.credits) : {};
+  if (input.counts && e.type !== 'usage')
+    throw badRequest('counts: only a usage entitlement counts entities (the seats)');
+  // Whose balance a pool keeps is not switched under balances it already has: they would belong to no one.
+  const per = 'creditPerEntity' in credits ? credits.creditPerEntity : undefined;
+  if (per !== undefined && per !== e.creditPerEntity) {
+    const [held] = await sql<{ n: string; packs: string }>(
+      ctx.em,
+      `select (select count(*) from credit_balances where app_id = $1 and pool_id = $2) as n,
+              (select count(*) from credit_packs where app_id = $1 and pool_id = $2) as packs`,
+      [ctx.app.id, id],
+    );
+    if (Number(held.n) > 0)
+      throw conflict(
+        `credits.per: pool ${id} already has ${held.n} balance(s) kept per ${e.creditPerEntity ? 'entity' : 'account'}; ` +
+          'make a new pool instead',
+        { balances: Number(held.n) },
+      );
+    if (per && Number(held.packs) > 0)
+      throw conflict(
+        `credits.per: pool ${id} has top-up packs, which top up per-account pools only; delete them first`,
+      );
+  }
   if (input.name !== undefined) e.name = input.name;
   if (input.description !== undefined) e.description = input.description;
   if (input.overage !== undefined) {
     e.overageMode = input.overage.mode;
     e.overageOfferId = input.overage.offer_id ?? null;
   }
+  if (input.counts !== undefined) e.countsEntities = input.counts === 'entities';
   Object.assign(e, credits);
-  await ctx.em.flush();
+  await flushCounting(ctx, `Entitlement ${id} changed meanwhile`, input.counts === 'entities');
   return presentEntitlement(e);
 }
 

@@ -11,15 +11,22 @@ import { GRANT_SQL } from './credits.sql.js';
 
 /**
  * The account's next credits dates ($1 app, $2 account): the earliest expiry of a live grant, and per pool its plan
- * grants (a limit above 0 on the account's plan) the end of the last plan period granted, or now when none was.
+ * grants (a limit above 0 on the account's plan) the end of the last plan period granted, or now when none was. A
+ * per-entity pool's periods are the account's, shared by its entities: none is due while no entity is registered (a
+ * date that granting nothing would never move).
  */
 const DATES_SQL = `
 select (select min(g.expires_at) from credit_grants g
           where g.app_id = $1 and g.account_id = $2 and g.remaining > 0 and g.expires_at is not null) as next_expiry,
-       (select min(coalesce(
+       (select min(case when e.credit_per_entity then case
+          when exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2) then coalesce(
+            (select max(g.expires_at) from credit_grants g where g.app_id = $1 and g.account_id = $2 and
+               g.pool_id = pe.entitlement_id and g.entity_id <> '' and g.source = 'plan'),
+            '-infinity'::timestamptz) end
+        else coalesce(
           (select max(g.expires_at) from credit_grants g where g.app_id = $1 and g.account_id = $2 and
              g.pool_id = pe.entitlement_id and g.entity_id = '' and g.source = 'plan'),
-          '-infinity'::timestamptz))
+          '-infinity'::timestamptz) end)
           from accounts a
           join plan_entitlements pe on pe.app_id = a.app_id and pe.plan_id = a.plan_id
           join entitlements e on e.app_id = pe.app_id and e.id = pe.entitlement_id and e.type = 'credits'
@@ -54,9 +61,9 @@ export async function creditDates(
 export async function grantPlanCredits(deps: Deps, appId: string, accountId: string, asOf: string, workflowId: string) {
   const em = deps.orm.em.fork();
   const at = new Date(asOf);
-  const pools = await sql<{ pool: string; max: string; last_end: Date | null }>(
+  const pools = await sql<{ pool: string; max: string; last_end: Date | null; per_entity: boolean }>(
     em,
-    `select pe.entitlement_id as pool, pe.max,
+    `select pe.entitlement_id as pool, pe.max, e.credit_per_entity as per_entity,
             (select max(g.expires_at) from credit_grants g where g.app_id = a.app_id and g.account_id = a.id and
                g.pool_id = pe.entitlement_id and g.entity_id = '' and g.source = 'plan') as last_end
        from accounts a
@@ -67,6 +74,10 @@ export async function grantPlanCredits(deps: Deps, appId: string, accountId: str
   );
   const events: string[] = [];
   for (const p of pools) {
+    if (p.per_entity) {
+      events.push(...(await grantEntityPeriods(em, appId, accountId, p.pool, Number(p.max), at, null, workflowId)));
+      continue;
+    }
     // The first period starts now; then each starts where the last ended. A clock moved far ahead is caught up
     // period by period (at most 24 at once; the next date carries on).
     let start = p.last_end ? new Date(p.last_end) : at;
@@ -88,6 +99,7 @@ export async function grantPlanCredits(deps: Deps, appId: string, accountId: str
         null,
         start.toISOString(),
         workflowId,
+        '',
       ]);
       events.push(...(row?.events ?? []));
       start = end;
@@ -97,6 +109,75 @@ export async function grantPlanCredits(deps: Deps, appId: string, accountId: str
     await publishPending(deps, events).catch((err) =>
       deps.logger.warn({ err, events }, 'credits event publishing deferred to the relay'),
     );
+}
+
+/**
+ * A per-entity pool's plan grants ($max a period each): the account's periods are shared by its entities (the first
+ * starts when the first entity is registered, each next where the last ended), and every registered entity (or only
+ * `only`) gets the period under way, once (its period key), then each period that began by `at`. An entity registered
+ * mid-period gets that period's whole grant; deleted and registered again under the same id it gets nothing more
+ * for the same period. Answers the events to publish.
+ */
+export async function grantEntityPeriods(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  pool: string,
+  max: number,
+  at: Date,
+  only: string | null,
+  workflowId: string | null,
+): Promise<string[]> {
+  const entities = (
+    await sql<{ id: string }>(
+      em,
+      `select id from account_entities where app_id = $1 and account_id = $2 and ($3::text is null or id = $3)
+        order by id`,
+      [appId, accountId, only],
+    )
+  ).map((r) => r.id);
+  if (!entities.length) return [];
+  const [cur] = await sql<{ period_key: string; expires_at: Date }>(
+    em,
+    `select period_key, expires_at from credit_grants
+      where app_id = $1 and account_id = $2 and pool_id = $3 and entity_id <> '' and source = 'plan'
+        and period_key is not null
+      order by expires_at desc limit 1`,
+    [appId, accountId, pool],
+  );
+  const periods: { start: string; end: Date }[] = [];
+  if (cur && new Date(cur.expires_at).getTime() > at.getTime())
+    periods.push({ start: cur.period_key, end: new Date(cur.expires_at) });
+  let start = cur ? new Date(cur.expires_at) : at;
+  for (let n = 0; n < 24 && start.getTime() <= at.getTime(); n++) {
+    const end = addMonths(start, 1);
+    periods.push({ start: start.toISOString(), end });
+    start = end;
+  }
+  const events: string[] = [];
+  for (const period of periods)
+    for (const entity of entities) {
+      const [row] = await sql<{ events: string[] }>(em, GRANT_SQL, [
+        appId,
+        accountId,
+        pool,
+        max,
+        period.end.toISOString(),
+        'plan',
+        null,
+        newId('creditGrant'),
+        null,
+        null,
+        null,
+        newId('event'),
+        null,
+        period.start,
+        workflowId,
+        entity,
+      ]);
+      events.push(...(row?.events ?? []));
+    }
+  return events;
 }
 
 /**
@@ -182,6 +263,7 @@ export async function expireCredits(deps: Deps, appId: string, accountId: string
           null,
           `rollover:${new Date(periodEnd).toISOString()}`,
           workflowId,
+          key.entity_id,
         ]);
         void row;
       }

@@ -62,3 +62,16 @@ export const CreditLedgerEntry = defineEntity({
     createdAt: p.datetime(),
   },
 });
+
+/** An entity under an account (a user, a workspace, a project): its own balance in each per-entity pool. */
+export const AccountEntity = defineEntity({
+  name: 'AccountEntity',
+  tableName: 'account_entities',
+  properties: {
+    appId: p.string().primary(),
+    accountId: p.string().primary(),
+    id: p.string().primary(),
+    name: p.text().nullable(),
+    createdAt: p.datetime(),
+  },
+});

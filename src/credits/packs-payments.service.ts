@@ -89,6 +89,7 @@ export async function grantPackOrder(deps: Deps, appId: string, orderId: string,
       captureId,
       `capture:${captureId}`,
       null,
+      '',
     ]);
     // The pool was deleted since the order was made: nothing to grant into (the order is still marked paid).
     if (row?.grant) await sql(t.em, 'update credit_pack_orders set grant_id = $2 where id = $1', [o.id, row.grant.id]);

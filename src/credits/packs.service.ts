@@ -63,13 +63,19 @@ export async function getPack(em: EntityManager, appId: string, packId: string) 
  * deleted or retyped meanwhile cannot slip in); an id in use is a 409.
  */
 export async function createPack(ctx: Ctx, input: z.output<typeof S.createPackBody>) {
-  const [pool] = await sql<{ type: string }>(ctx.em, 'select type from entitlements where app_id = $1 and id = $2', [
-    ctx.app.id,
-    input.pool,
-  ]);
+  const [pool] = await sql<{ type: string; per_entity: boolean }>(
+    ctx.em,
+    'select type, credit_per_entity as per_entity from entitlements where app_id = $1 and id = $2',
+    [ctx.app.id, input.pool],
+  );
   if (!pool) throw missingReference(`pool: the app has no entitlement ${input.pool}`);
   if (pool.type !== 'credits')
     throw conflict(`pool: entitlement ${input.pool} is of type ${pool.type}, not a credits pool`, {
+      reason: 'not_a_pool',
+    });
+  // A pack's order names an account, not an entity: its credits would have no balance to go to.
+  if (pool.per_entity)
+    throw conflict(`pool: ${input.pool} is kept per entity; packs top up per-account pools only`, {
       reason: 'not_a_pool',
     });
   try {
@@ -77,11 +83,12 @@ export async function createPack(ctx: Ctx, input: z.output<typeof S.createPackBo
       ctx.em,
       `insert into credit_packs (app_id, id, pool_id, amount, price, currency)
        select $1::text, $2::text, $3::text, $4::bigint, $5::numeric, $6::text
-         from entitlements e where e.app_id = $1 and e.id = $3 and e.type = 'credits'
+         from entitlements e where e.app_id = $1 and e.id = $3 and e.type = 'credits' and not e.credit_per_entity
        returning ${PACK_COLUMNS}`,
       [ctx.app.id, input.id, input.pool, input.amount, input.price.toFixed(2), input.currency ?? 'USD'],
     );
-    if (!rows.length) throw conflict(`pool: ${input.pool} is no longer a credits pool`, { reason: 'not_a_pool' });
+    if (!rows.length)
+      throw conflict(`pool: ${input.pool} is no longer a per-account credits pool`, { reason: 'not_a_pool' });
     return presentPack(rows[0]);
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict(`Credit pack ${input.id} already exists`);

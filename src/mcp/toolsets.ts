@@ -98,6 +98,9 @@ export const TOOL_INFO: Record<string, { toolset: Toolset; title: string }> = {
   add_usage_amount: { toolset: 'accounts', title: 'Record an amount of usage' },
   get_credit_balance: { toolset: 'accounts', title: "An account's credits" },
   grant_credits: { toolset: 'accounts', title: 'Grant credits' },
+  list_entities: { toolset: 'accounts', title: "An account's entities (members, seats)" },
+  create_entity: { toolset: 'accounts', title: 'Register an entity under an account' },
+  delete_entity: { toolset: 'accounts', title: 'Delete an entity' },
 
   create_upgrade_link: { toolset: 'billing', title: 'Checkout link for a plan' },
   create_topup_link: { toolset: 'billing', title: 'Checkout link for a credit pack' },

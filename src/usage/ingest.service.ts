@@ -95,8 +95,36 @@ export const ingestParams = (appId: string, events: IngestEvent[]) => [
  * one back and it runs again as duplicates). Threshold events it wrote are then fanned out (one more
  * round trip, when there are any).
  */
-export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<IngestResult[]> {
-  if (!events.length) return [];
+export async function ingestUsage(ctx: Ctx, all: IngestEvent[]): Promise<IngestResult[]> {
+  if (!all.length) return [];
+  // Events take no entity yet (docs/billing.md, "Team plans"): one naming the entitlement that counts entities, or a
+  // feature drawing from a per-entity pool, is an `error` of its own and never reaches the batch (nothing changes).
+  const special = new Map(
+    (
+      await sql<{ id: string; seats: boolean; pool: string | null }>(
+        ctx.em,
+        `select e.id, e.counts_entities as seats, e.credit_pool_id as pool from entitlements e
+          where e.app_id = $1 and (e.counts_entities or exists (select 1 from entitlements p where p.app_id = $1
+            and p.id = e.credit_pool_id and p.credit_per_entity))`,
+        [ctx.app.id],
+      )
+    ).map((r) => [
+      r.id,
+      r.seats
+        ? `Entitlement ${r.id} counts the entities registered under the account; register or delete entities instead`
+        : `Entitlement ${r.id} draws from pool ${r.pool}, kept per entity; events take no entity yet: use ` +
+          'POST .../usage/:entitlementId/amount with `entity`',
+    ]),
+  );
+  const events = special.size ? all.filter((e) => !special.has(e.entitlement)) : all;
+  const refusedResult = (e: IngestEvent): IngestResult => ({
+    id: e.id,
+    status: 'error',
+    count: null,
+    error: special.get(e.entitlement)!,
+    duplicate: false,
+  });
+  if (!events.length) return all.map(refusedResult);
   const run = async (attempt: number): Promise<Row[]> => {
     try {
       return await sql<Row>(ctx.em, INGEST_SQL, ingestParams(ctx.app.id, events));
@@ -115,11 +143,14 @@ export async function ingestUsage(ctx: Ctx, events: IngestEvent[]): Promise<Inge
     await publishPending(ctx.deps, fired).catch((err) =>
       ctx.deps.logger.warn({ err, events: fired }, 'usage event publishing deferred to the relay'),
     );
-  return rows.map((r) => ({
+  const results = rows.map((r): IngestResult => ({
     id: r.event_id,
     status: r.status,
     count: r.count === null ? null : Number(r.count),
     error: r.error,
     duplicate: r.duplicate,
   }));
+  if (events === all) return results;
+  let next = 0;
+  return all.map((e) => (special.has(e.entitlement) ? refusedResult(e) : results[next++]));
 }

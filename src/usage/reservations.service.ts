@@ -41,16 +41,25 @@ snap as (
   select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
     and exists (select 1 from pool)
 ),
+refused as (
+  select coalesce((select counts_entities from ent), false) as counts_entities,
+         case
+           when $7::text = '' then case when exists (select 1 from pool where per_entity) then 'entity_required' end
+           when not exists (select 1 from pool where per_entity) then 'entity_not_taken'
+           when not exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2
+                              and x.id = $7::text) then 'entity_unknown'
+         end as entity
+),
 gate as (
-  select not lim.blocking or (lim.entitled and (lim.max is null or
-           coalesce((select taken from snap), 0) + $4::bigint <= lim.max)) as ok
+  select not (select counts_entities or entity is not null from refused) and (not lim.blocking or (lim.entitled and
+           (lim.max is null or coalesce((select taken from snap), 0) + $4::bigint <= lim.max))) as ok
   from lim
 ),
 hold as (
   update credit_balances b set held = b.held + pool.need, updated_at = now()
   from pool, gate
   where not pool.unlimited and gate.ok
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $7::text
     and b.balance - b.held >= pool.need
   returning pool.id, pool.cost
 ),
@@ -58,7 +67,7 @@ up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
   select $1, $2, $3, 0, $4::bigint, now()
   from acc, ent, lim
-  where ent.type = 'usage'
+  where ent.type = 'usage' and not (select counts_entities or entity is not null from refused)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
     and (not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from hold))
   on conflict (app_id, account_id, entitlement_id) do update
@@ -70,9 +79,9 @@ up as (
 ),
 rsv as (
   insert into usage_reservations (id, app_id, account_id, entitlement_id, amount, status, expires_at, created_at,
-    credit_pool_id, credit_cost)
+    credit_pool_id, credit_cost, entity_id)
   select $5, $1, $2, $3, $4::bigint, 'held', now() + make_interval(secs => $6::float8), now(),
-         (select id from hold), (select cost from hold)
+         (select id from hold), (select cost from hold), case when exists (select 1 from hold) then $7::text else '' end
   from up
   returning expires_at
 )
@@ -80,6 +89,7 @@ select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent
        ent.credit_pool_id as pool, lim.entitled, lim.max, (select count from up) as count, (select held from up) as held,
        (select expires_at from rsv) as expires_at,
        (select not unlimited from pool) and (select ok from gate) as credits_refused_if_blocked,
+       (select counts_entities from refused) as counts_entities, (select entity from refused) as entity_refused,
        case when exists (select 1 from hold) and not exists (select 1 from up)
             then (select ('credits_race:' || h.id)::int from hold h) end as race
 from lim left join ent on true`;
@@ -98,12 +108,12 @@ from lim left join ent on true`;
  */
 const SETTLE_SQL = `
 with x as (
-  select credit_pool_id, credit_cost, amount from usage_reservations
+  select credit_pool_id, credit_cost, amount, entity_id from usage_reservations
   where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and credit_pool_id is not null
 ),
 bal as (
   select b.balance, b.held from credit_balances b, x
-  where b.app_id = $1 and b.account_id = $2 and b.pool_id = x.credit_pool_id and b.entity_id = ''
+  where b.app_id = $1 and b.account_id = $2 and b.pool_id = x.credit_pool_id and b.entity_id = x.entity_id
   for update of b
 ),
 covered as (
@@ -114,19 +124,19 @@ r as (
   update usage_reservations set status = $5, committed = $4::bigint, settled_at = now()
   where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and $4::bigint <= amount
     and (credit_pool_id is null or (select ok from covered))
-  returning entitlement_id, amount, credit_pool_id, credit_cost
+  returning entitlement_id, amount, credit_pool_id, credit_cost, entity_id
 ),
 cb as (
   update credit_balances b set held = greatest(b.held - r.amount * r.credit_cost, 0),
          balance = b.balance - $4::bigint * r.credit_cost, unallocated = b.unallocated + $4::bigint * r.credit_cost,
          updated_at = now()
   from r where r.credit_pool_id is not null
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = r.credit_pool_id and b.entity_id = ''
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = r.credit_pool_id and b.entity_id = r.entity_id
   returning b.pool_id
 ),
 ledger as (
   insert into credit_ledger (app_id, account_id, pool_id, entity_id, amount, kind, feature, request_id, created_at)
-  select $1, $2, r.credit_pool_id, '', -$4::bigint * r.credit_cost, 'debit', r.entitlement_id, coalesce($6::text, $3::text), now()
+  select $1, $2, r.credit_pool_id, r.entity_id, -$4::bigint * r.credit_cost, 'debit', r.entitlement_id, coalesce($6::text, $3::text), now()
   from r, cb where $4::bigint > 0
 ),
 up as (
@@ -141,7 +151,7 @@ hist as (
 )
 select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held,
        not (select ok from covered) and exists (select 1 from x) as credits_short,
-       (select credit_pool_id from x) as pool`;
+       (select credit_pool_id from x) as pool, (select entity_id from x) as entity`;
 
 interface ReservationRow {
   app_id: string;
@@ -253,6 +263,9 @@ interface ReserveRow {
   expires_at: Date | string | null;
   /** A refusal (null count) is the pool's: it was not unlimited and the feature's own limit let the call count. */
   credits_refused_if_blocked: boolean | null;
+  /** Refused whole: the entitlement counts entities, or the entity (or its absence) does not fit (as CHANGE_SQL's). */
+  counts_entities: boolean | null;
+  entity_refused: 'entity_required' | 'entity_not_taken' | 'entity_unknown' | null;
 }
 
 /** Holds `amount` of a usage entitlement until `ttlSeconds` pass: 402 with the usual body when it does not fit. */
@@ -262,8 +275,9 @@ export async function reserveUsage(
   entitlementId: string,
   amount: number,
   ttlSeconds: number,
-  opts: { origin?: string } = {},
+  opts: { origin?: string; entity?: string } = {},
 ): Promise<ReservationView> {
+  const entity = opts.entity ?? '';
   const attempt = () =>
     inTransaction(ctx.deps, ctx.em.fork(), async (t) => {
       const id = newId('reservation');
@@ -277,6 +291,7 @@ export async function reserveUsage(
         amount,
         id,
         ttlSeconds + offsetMs / 1000,
+        entity,
       ]);
       if (row.count !== null && row.expires_at !== null) {
         const expiresAt = new Date(row.expires_at).toISOString();
@@ -301,7 +316,14 @@ export async function reserveUsage(
       return fkToNotFound(accountId, entitlementId)(err);
     });
   let { row, id } = await run();
-  if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId)))
+  if (
+    row.count === null &&
+    row.type === 'usage' &&
+    row.account_exists &&
+    !row.counts_entities &&
+    !row.entity_refused &&
+    (await settleOpenCheckouts(ctx, accountId))
+  )
     ({ row, id } = await run());
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
@@ -309,11 +331,25 @@ export async function reserveUsage(
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage`);
   if (row.type === 'credits')
     throw badRequest(`Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it`);
+  if (row.counts_entities)
+    throw badRequest(
+      `Entitlement ${entitlementId} counts the entities registered under the account; it is not reserved`,
+    );
+  if (row.entity_refused === 'entity_required')
+    throw badRequest(`entity: ${entitlementId} draws from pool ${row.pool}, kept per entity; name the entity`);
+  if (row.entity_refused === 'entity_not_taken')
+    throw badRequest(
+      `entity: ${entitlementId} ` +
+        `${row.pool ? `draws from pool ${row.pool}, kept per account` : 'draws from no per-entity pool'}; ` +
+        'it takes no entity',
+    );
+  if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   // The pool's balance (less what other reservations hold) cannot cover `amount × cost`: nothing was held.
   if (row.count === null && row.pool && row.credits_refused_if_blocked)
     throw paymentRequired(
       await creditsExhausted(ctx, {
         accountId,
+        entity,
         entitlementId,
         entitlementName: row.name!,
         poolId: row.pool,
@@ -369,16 +405,13 @@ async function settleWithCredits(
   deps: Pick<Deps, 'outbox' | 'events' | 'config'>,
   em: EntityManager,
   s: Parameters<typeof settleReservation>[2],
-): Promise<{ settled: boolean; credits_short: boolean; pool: string | null }> {
+): Promise<{ settled: boolean; credits_short: boolean; pool: string | null; entity: string | null }> {
   return inTransaction(deps, em, async (t) => {
-    const [row] = await sql<{ settled: boolean; credits_short: boolean; pool: string | null }>(t.em, SETTLE_SQL, [
-      s.appId,
-      s.accountId,
-      s.id,
-      s.amount,
-      s.status,
-      s.requestId ?? null,
-    ]);
+    const [row] = await sql<{ settled: boolean; credits_short: boolean; pool: string | null; entity: string | null }>(
+      t.em,
+      SETTLE_SQL,
+      [s.appId, s.accountId, s.id, s.amount, s.status, s.requestId ?? null],
+    );
     if (row.settled && s.status !== 'expired')
       t.temporal(
         outboxSignal(
@@ -411,6 +444,7 @@ export async function finishReservation(
     settled: done,
     credits_short,
     pool,
+    entity,
   } = await settleWithCredits(ctx.deps, ctx.em.fork(), {
     appId: ctx.app.id,
     accountId,
@@ -425,6 +459,7 @@ export async function finishReservation(
     throw paymentRequired(
       await creditsExhausted(ctx, {
         accountId,
+        entity: entity ?? '',
         entitlementId: before.entitlement_id,
         poolId: pool,
         amount,

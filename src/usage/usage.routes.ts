@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { accountParams } from '../accounts/accounts.schemas.js';
 import { appIdParams } from '../apps/apps.schemas.js';
 import { forbidden } from '../errors.js';
-import { callerId, FUTURE_SKEW_MINUTES, HISTORY_YEARS, historyTimestamp } from '../http/schemas.js';
+import { accountId, callerId, FUTURE_SKEW_MINUTES, HISTORY_YEARS, historyTimestamp } from '../http/schemas.js';
 import { ctxOf, route, type Scope } from '../http/route.js';
 import {
   finishReservation,
@@ -22,6 +22,11 @@ const counterParams = accountParams.extend({
   entitlementId: callerId.describe('The usage entitlement counted, e.g. `api_calls`.'),
 });
 const counter = z.object({ entitlement: z.string(), count: z.number() });
+const entityField = accountId.describe(
+  'The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a ' +
+    'per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not ' +
+    'registered); any other entitlement takes none (400).',
+);
 const amountBody = z.object({
   amount: z
     .number()
@@ -29,13 +34,20 @@ const amountBody = z.object({
     .min(-1e12)
     .max(1e12)
     .describe('How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).'),
+  entity: entityField.optional(),
 });
+const entityQuery = z.object({ entity: entityField.optional() });
 
-const change = async (s: Scope<z.output<typeof counterParams>, unknown, unknown>, amount: number) => {
+const change = async (
+  s: Scope<z.output<typeof counterParams>, unknown, unknown>,
+  amount: number,
+  entity: string | undefined,
+) => {
   const r = await changeUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, amount, {
     origin: s.origin,
     idempotency: s.idempotency,
     requestId: s.requestId,
+    entity,
   });
   return { entitlement: r.entitlement, count: r.count };
 };
@@ -57,6 +69,7 @@ const reservation = z.object({
 const reserveBody = z.object({
   amount: z.number().int().min(1).max(1e12),
   expires_in: z.number().int().min(1).max(RESERVATION_MAX_TTL_S).default(RESERVATION_DEFAULT_TTL_S),
+  entity: entityField.optional(),
 });
 const commitBody = z.object({ amount: z.number().int().min(0).max(1e12) });
 
@@ -111,7 +124,9 @@ const upgradeLinkSchema = z.object({
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
-  'counter does not move.';
+  'counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 ' +
+  'without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); ' +
+  'the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).';
 
 export const usageRoutes = [
   route({
@@ -203,8 +218,9 @@ export const usageRoutes = [
     description: blocked,
     errors: [402],
     params: counterParams,
+    query: entityQuery,
     response: counter,
-    handler: (s) => change(s, 1),
+    handler: (s) => change(s, 1, s.query.entity),
   }),
   route({
     method: 'POST',
@@ -219,9 +235,13 @@ export const usageRoutes = [
     tags,
     summary: 'Subtract 1 (counters stop at 0)',
     idempotency: 'atomic',
+    description:
+      'On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a ' +
+      'per-entity pool: 400 without it, 404 when not registered).',
     params: counterParams,
+    query: entityQuery,
     response: counter,
-    handler: (s) => change(s, -1),
+    handler: (s) => change(s, -1, s.query.entity),
   }),
   route({
     method: 'POST',
@@ -249,7 +269,7 @@ export const usageRoutes = [
     handler: (s) => {
       if (s.body.amount < 0 && s.caller.kind === 'publishable')
         throw forbidden('The publishable key cannot subtract usage');
-      return change(s, s.body.amount);
+      return change(s, s.body.amount, s.body.entity);
     },
   }),
   route({
@@ -266,7 +286,8 @@ export const usageRoutes = [
       `${blocked.replace('the counter does not move', 'nothing is held')} ` +
       'A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until ' +
       'the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot ' +
-      'cover it (nothing is held).',
+      'cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the ' +
+      "named `entity`'s balance: 400 without one, 404 for one not registered under the account.",
     params: counterParams,
     body: reserveBody,
     status: 201,
@@ -275,6 +296,7 @@ export const usageRoutes = [
     handler: (s) =>
       reserveUsage(ctxOf(s), s.params.accountId, s.params.entitlementId, s.body.amount, s.body.expires_in, {
         origin: s.origin,
+        entity: s.body.entity,
       }),
   }),
   route({

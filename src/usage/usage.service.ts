@@ -36,8 +36,8 @@ import { creditsExhausted } from '../credits/credits.service.js';
 export const LIMIT_CTES = `acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
-ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id, e.credit_pool_id, e.credit_cost from entitlements e
-  where e.app_id = $1 and e.id = $3),
+ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id, e.credit_pool_id, e.credit_cost, e.counts_entities
+  from entitlements e where e.app_id = $1 and e.id = $3),
 layers as (
   select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where
     ie.app_id = $1 and ie.entitlement_id = $3
@@ -65,7 +65,8 @@ export const POOL_CTES = `pool_layers as (
     pe.entitlement_id = ent.credit_pool_id
 ),
 pool as (
-  select ent.credit_pool_id as id, p.name, ent.credit_cost as cost, ent.credit_cost * greatest($4::bigint, 0) as need,
+  select ent.credit_pool_id as id, p.name, p.credit_per_entity as per_entity, ent.credit_cost as cost,
+         ent.credit_cost * greatest($4::bigint, 0) as need,
          coalesce((select l.max is null from pool_layers l order by l.layer desc limit 1), false) as unlimited,
          (select l.max from pool_layers l order by l.layer desc limit 1) as granted
   from ent join entitlements p on p.app_id = $1 and p.id = ent.credit_pool_id
@@ -90,14 +91,26 @@ pool as (
  * are written as the threshold events are.
  *
  * Params beyond the usage ones: $10 an event id for a credits event, $11 the request id (for the ledger), $12 the
- * id of a refund grant.
+ * id of a refund grant, $13 the entity ('' none): a feature drawing from a per-entity pool draws from that entity's
+ * balance, registered under the account; `who` refuses the call (nothing moves, `entity_refused` says why) when the
+ * pool needs an entity and none is named, one is named for anything else, or it is not registered, and for the
+ * entitlement that counts entities (its counter moves only by registering and deleting them).
  */
 export const CHANGE_SQL = `
 with ${LIMIT_CTES},
 ${POOL_CTES},
+who as (
+  select case
+    when coalesce((select counts_entities from ent), false) then 'counts_entities'
+    when $13::text = '' then case when exists (select 1 from pool where per_entity) then 'entity_required' end
+    when not exists (select 1 from pool where per_entity) then 'entity_not_taken'
+    when not exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2 and x.id = $13::text)
+      then 'entity_unknown'
+  end as refused
+),
 held_pool as (
   select 1 from credit_balances b, pool
-  where $4::bigint < 0 and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+  where $4::bigint < 0 and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $13::text
   for update of b
 ),
 cur as (
@@ -116,8 +129,8 @@ lim as (
          (select count from cur) as old
 ),
 gate as (
-  select not lim.blocking or (lim.entitled and (lim.max is null or
-           coalesce((select taken from snap), 0) + $4::bigint <= lim.max)) as ok
+  select (select refused from who) is null and (not lim.blocking or (lim.entitled and (lim.max is null or
+           coalesce((select taken from snap), 0) + $4::bigint <= lim.max))) as ok
   from lim
 ),
 debit as (
@@ -125,7 +138,7 @@ debit as (
          updated_at = now()
   from pool, gate
   where $4::bigint > 0 and not pool.unlimited and gate.ok
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = ''
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $13::text
     and b.balance - b.held >= pool.need
   returning b.balance + pool.need as prev, b.balance as balance
 ),
@@ -133,7 +146,7 @@ up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
   select $1, $2, $3, greatest($4::bigint, 0), now()
   from acc, ent, lim
-  where ent.type = 'usage'
+  where ent.type = 'usage' and (select refused from who) is null
     and ($4::bigint >= 0 or lim.old is not null)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
     and ($4::bigint <= 0 or not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from debit))
@@ -158,7 +171,7 @@ refund as (
 ),
 refund_balance as (
   insert into credit_balances as b (app_id, account_id, pool_id, entity_id, balance, updated_at)
-  select $1, $2, refund.id, '', refund.credits, now() from refund
+  select $1, $2, refund.id, $13::text, refund.credits, now() from refund
   on conflict (app_id, account_id, pool_id, entity_id) do update set balance = b.balance + excluded.balance,
     updated_at = now()
   returning b.balance
@@ -166,15 +179,15 @@ refund_balance as (
 refund_grant as (
   insert into credit_grants (id, app_id, account_id, pool_id, entity_id, amount, remaining, source, source_ref,
     created_at)
-  select $12::text, $1, $2, refund.id, '', refund.credits, refund.credits, 'refund', $3, now()
+  select $12::text, $1, $2, refund.id, $13::text, refund.credits, refund.credits, 'refund', $3, now()
   from refund, refund_balance
 ),
 ledger as (
   insert into credit_ledger (app_id, account_id, pool_id, entity_id, grant_id, amount, kind, feature, request_id,
     idempotency_key, created_at)
-  select $1, $2, pool.id, '', null, -pool.need, 'debit', $3, $11::text, $7::bytea, now() from debit, pool
+  select $1, $2, pool.id, $13::text, null, -pool.need, 'debit', $3, $11::text, $7::bytea, now() from debit, pool
   union all
-  select $1, $2, refund.id, '', $12::text, refund.credits, 'refund', $3, $11::text, $7::bytea, now()
+  select $1, $2, refund.id, $13::text, $12::text, refund.credits, 'refund', $3, $11::text, $7::bytea, now()
   from refund, refund_balance
 ),
 crossing as (
@@ -206,7 +219,8 @@ cmarks as (
 cev as (
   insert into events (id, app_id, type, data, created_at, fanout_pending)
   select $10::text, $1, m.type,
-         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entity', null, 'pool', pool.id,
+         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entity', nullif($13::text, ''),
+           'pool', pool.id,
            'pool_name', pool.name, 'balance', m.balance, 'previous_balance', m.prev, 'granted_per_period',
            pool.granted, 'feature', $3::text)),
          now(), true
@@ -219,13 +233,16 @@ idem as (
   insert into idempotency_keys (digest, app_id, request_hash, status, body)
   select $7::bytea, $1, $8::bytea, 200, jsonb_build_object('entitlement', $3::text, 'count', coalesce(up.count, 0))
   from acc, ent, lim left join up on true
-  where $7::bytea is not null and ent.type = 'usage' and (up.count is not null or (lim.old is null and $4::bigint < 0))
+  where $7::bytea is not null and ent.type = 'usage' and (select refused from who) is null
+    and (up.count is not null or (lim.old is null and $4::bigint < 0))
 )
 select (select count(*) from acc) > 0 as account_exists,
        ent.type, ent.name, ent.overage_mode, ent.overage_offer_id,
        lim.entitled, lim.max, lim.blocking,
-       case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null then 0
+       case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null
+              and (select refused from who) is null then 0
             else (select count from up) end as count,
+       (select refused from who) as entity_refused,
        (select coalesce(array_agg(id), '{}') from ev) || (select coalesce(array_agg(id), '{}') from cev) as events,
        (select id from pool) as pool_id,
        (select not unlimited from pool) and $4::bigint > 0 and (select ok from gate) as credits_refused_if_blocked,
@@ -248,6 +265,8 @@ interface ChangeRow {
   pool_id: string | null;
   /** A refusal (null count) is the pool's: it was not unlimited and the feature's own limit let the call count. */
   credits_refused_if_blocked: boolean | null;
+  /** Why the entity (or its absence) refused the call; null when it did not. */
+  entity_refused: 'counts_entities' | 'entity_required' | 'entity_not_taken' | 'entity_unknown' | null;
 }
 
 export interface UsageChange {
@@ -276,6 +295,7 @@ const runChange = async (
   amount: number,
   key: IdempotencyKey | null | undefined,
   requestId?: string,
+  entity = '',
   attempt = 1,
 ): Promise<ChangeRow> => {
   try {
@@ -294,6 +314,7 @@ const runChange = async (
       newId('event'),
       requestId ?? null,
       newId('creditGrant'),
+      entity,
     ]);
     return row;
   } catch (err) {
@@ -301,7 +322,7 @@ const runChange = async (
     // The credits debit applied but the counter's guard refused under its lock (see CHANGE_SQL): the statement
     // failed whole; run it again, it sees the competing add now.
     if (e.code === '22P02' && String((err as Error).message).includes('credits_race') && attempt < 3)
-      return runChange(ctx, accountId, entitlementId, amount, key, requestId, attempt + 1);
+      return runChange(ctx, accountId, entitlementId, amount, key, requestId, entity, attempt + 1);
     if (e.code === '23505' && (e.constraint ?? e.cause?.constraint) === 'idempotency_keys_pkey')
       throw new IdempotentReplay();
     // The account or entitlement was deleted between the statement's snapshot and its insert.
@@ -316,12 +337,19 @@ export async function changeUsage(
   accountId: string,
   entitlementId: string,
   amount: number,
-  opts: { origin?: string; idempotency?: IdempotencyKey | null; requestId?: string } = {},
+  opts: { origin?: string; idempotency?: IdempotencyKey | null; requestId?: string; entity?: string } = {},
 ): Promise<UsageChange> {
-  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId);
+  const entity = opts.entity ?? '';
+  let row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId, entity);
   // Blocked: the account may just have paid for more. Settle its open checkouts, then try once more.
-  if (row.count === null && row.type === 'usage' && row.account_exists && (await settleOpenCheckouts(ctx, accountId))) {
-    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId);
+  if (
+    row.count === null &&
+    row.type === 'usage' &&
+    row.account_exists &&
+    !row.entity_refused &&
+    (await settleOpenCheckouts(ctx, accountId))
+  ) {
+    row = await runChange(ctx, accountId, entitlementId, amount, opts.idempotency, opts.requestId, entity);
   }
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
@@ -332,11 +360,26 @@ export async function changeUsage(
       `Entitlement ${entitlementId} is a credits pool; usage entitlements draw from it (grant credits with ` +
         'POST .../credits/grants)',
     );
+  if (row.entity_refused === 'counts_entities')
+    throw badRequest(
+      `Entitlement ${entitlementId} counts the entities registered under the account (its seats): register or ` +
+        'delete entities (POST/DELETE .../entities) to move it',
+    );
+  if (row.entity_refused === 'entity_required')
+    throw badRequest(`entity: ${entitlementId} draws from pool ${row.pool_id}, kept per entity; name the entity`);
+  if (row.entity_refused === 'entity_not_taken')
+    throw badRequest(
+      `entity: ${entitlementId} ` +
+        `${row.pool_id ? `draws from pool ${row.pool_id}, kept per account` : 'draws from no per-entity pool'}; ` +
+        'it takes no entity',
+    );
+  if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null && row.pool_id && row.credits_refused_if_blocked) {
     throw paymentRequired(
       await creditsExhausted(ctx, {
         accountId,
+        entity,
         entitlementId,
         entitlementName: row.name!,
         poolId: row.pool_id,

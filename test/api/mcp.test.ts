@@ -81,6 +81,9 @@ const TOOLS: Record<string, 'R' | 'W' | 'F'> = {
   get_account_timeline: 'R',
   get_credit_balance: 'R',
   grant_credits: 'W',
+  list_entities: 'R',
+  create_entity: 'W',
+  delete_entity: 'F',
 };
 
 const rpc = (method: string, params: Record<string, unknown> = {}, id: number | string = 1) => ({
@@ -136,7 +139,7 @@ describe('MCP server', function () {
       );
       expect(batch.status, batch.text).to.equal(200);
       expect(batch.body).to.be.an('array').with.length(2);
-      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(72 + 2);
+      expect(batch.body.find((r: { id: number }) => r.id === 1).result.tools).to.have.length(75 + 2);
       const note = await raw(app, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(note.status).to.equal(202);
       expect(note.text).to.equal('');
@@ -191,14 +194,15 @@ describe('MCP server', function () {
 
   describe('tools', () => {
     // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
-    // get_offer, and the credits tools get_credit_balance and grant_credits.
-    it('lists the 72 tools (every toolset), levels, schemas', async () => {
+    // get_offer, the credits tools get_credit_balance, grant_credits and create_topup_link, and the entities tools
+    // list_entities, create_entity and delete_entity.
+    it('lists the 75 tools (every toolset), levels, schemas', async () => {
       const { client } = await connect(app.api_key, undefined, ALL_TOOLSETS);
       const { tools: listed } = await client.listTools();
       // With the two discovery tools (test/api/mcp-toolsets.test.ts).
       expect(listed.slice(0, 2).map((t) => t.name)).to.deep.equal(['find_tools', 'call_tool']);
       const tools = listed.slice(2);
-      expect(tools).to.have.length(72);
+      expect(tools).to.have.length(75);
       expect(tools.map((t) => t.name).sort()).to.deep.equal(Object.keys(TOOLS).sort());
       for (const t of tools) {
         const level = TOOLS[t.name];

@@ -398,7 +398,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         const provider = new TestOAuthProvider(approveWith('read'));
         const client = await signIn(provider);
         const tools = routeTools((await client.listTools()).tools);
-        expect(tools.length).to.equal(32);
+        expect(tools.length).to.equal(33);
         expect(tools.every((t) => t.annotations?.readOnlyHint === true)).to.equal(true);
         expect(JSON.parse(resultText(await client.callTool({ name: 'list_plans', arguments: {} })))).to.have.length(4);
         const denied = await client.callTool({ name: 'create_plan', arguments: { id: 'x', name: 'X' } });
@@ -430,7 +430,7 @@ describe('OAuth 2.1 for MCP clients', function () {
         expect(stale.headers.get('www-authenticate')).to.match(/resource_metadata=.*, error="invalid_token"$/);
         // (Replaying the old refresh token revokes the whole token family: test/api/security.test.ts.)
         const fresh = await connectWith(provider);
-        expect(routeTools((await fresh.listTools()).tools)).to.have.length(32);
+        expect(routeTools((await fresh.listTools()).tools)).to.have.length(33);
 
         // The connection is listed with its person and level.
         const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -461,7 +461,7 @@ describe('OAuth 2.1 for MCP clients', function () {
     it('the same person approving the same client again updates the connection level (write, then full)', async () => {
       const provider = new TestOAuthProvider(approveWith('write'), 'mcp:write');
       const client = await signIn(provider);
-      expect(routeTools((await client.listTools()).tools)).to.have.length(61);
+      expect(routeTools((await client.listTools()).tools)).to.have.length(63);
       // The SDK asks for the scope the 401 names: the app's cap (Read and write for a new app), not every scope.
       expect(provider.authorizationUrl!.searchParams.get('scope')).to.equal('mcp:write');
       const before = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
@@ -470,7 +470,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       provider.saved = undefined;
       (provider as { approve: unknown }).approve = approveWith('full');
       const again = await signIn(provider);
-      expect(routeTools((await again.listTools()).tools)).to.have.length(72);
+      expect(routeTools((await again.listTools()).tools)).to.have.length(75);
       const after = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
       expect(after).to.have.length(1);
       expect(after[0].id).to.equal(before[0].id);
@@ -717,7 +717,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       const provider = new TestOAuthProvider(approveWith('write'));
       const client = await signIn(provider);
       // A new app's level is Read and write: deletes are switched off.
-      expect(routeTools((await client.listTools()).tools)).to.have.length(61);
+      expect(routeTools((await client.listTools()).tools)).to.have.length(63);
       expect(resultText(await client.callTool({ name: 'delete_plan', arguments: { planId: 'internal' } }))).to.match(
         /^Error 403: Tool delete_plan is switched off/,
       );
@@ -726,7 +726,7 @@ describe('OAuth 2.1 for MCP clients', function () {
       });
       expect(off.status).to.equal(200);
       const names = routeTools((await client.listTools()).tools).map((t) => t.name);
-      expect(names).to.have.length(60);
+      expect(names).to.have.length(62);
       expect(names).to.not.include('list_plans');
       const refused = await client.callTool({ name: 'list_plans', arguments: {} });
       expect(refused.isError).to.equal(true);
@@ -745,11 +745,11 @@ describe('OAuth 2.1 for MCP clients', function () {
         tool_overrides: { create_plan: true },
       });
       const now = routeTools((await client.listTools()).tools).map((t) => t.name);
-      expect(now).to.have.length(33);
+      expect(now).to.have.length(34);
       expect(now).to.include('create_plan');
       // The secret key is not limited by switches.
       const keyRes = await mcpPost(app.id, TOOLS_LIST, app.api_key, ALL_TOOLSETS);
-      expect(routeTools(keyRes.body.result.tools)).to.have.length(72);
+      expect(routeTools(keyRes.body.result.tools)).to.have.length(75);
     });
 
     it('a removed connection is cut off on its next call and its refresh token dies', async () => {

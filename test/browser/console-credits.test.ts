@@ -26,6 +26,8 @@ describe('credits in the console in a real browser (headless Chromium)', functio
   /** The catalog is made through the page on `catalogApp`; `app` has its credits made through the API. */
   let catalogApp: TestApp;
   let app: TestApp;
+  /** A team plan: seats counting entities and a pool kept per entity (an app of its own). */
+  let team: TestApp;
   let ownerId: string;
   let viewerId: string;
 
@@ -80,9 +82,34 @@ describe('credits in the console in a real browser (headless Chromium)', functio
     await ok(app, '/namespaces/alice/usage/premium/amount', { amount: 3 }, 200);
     for (let i = 0; i < 22; i++) await ok(app, '/namespaces/alice/usage/basic/add', {}, 200);
 
+    // An app of its own (two pools would change the other account's grant dialog): 3 seats counting entities, a pool
+    // kept per entity granting 500 a month, two members, one of whom drew 40.
+    team = await createTestApp('Credits team');
+    await ok(team, '/plans', { id: 'team', name: 'Team' });
+    await ok(team, '/entitlements', { id: 'seats', type: 'usage', name: 'Seats', counts: 'entities' });
+    await ok(team, '/entitlements', {
+      id: 'team_credits',
+      type: 'credits',
+      name: 'Team credits',
+      credits: { per: 'entity' },
+    });
+    await ok(team, '/entitlements', {
+      id: 'chat',
+      type: 'usage',
+      name: 'Chat',
+      credits: { pool: 'team_credits', cost: 1 },
+    });
+    await ok(team, '/plans/team/entitlements', { id: 'seats', max: 3 });
+    await ok(team, '/plans/team/entitlements', { id: 'team_credits', max: 500 });
+    await ok(team, '/plans/team/entitlements', { id: 'chat', max: null });
+    await createAccount(team, { id: 'acme', plan: 'team' });
+    await ok(team, '/namespaces/acme/entities', { id: 'u_ada', name: 'Ada Lovelace' });
+    await ok(team, '/namespaces/acme/entities', { id: 'u_bob' });
+    await ok(team, '/namespaces/acme/usage/chat/amount', { amount: 40, entity: 'u_ada' }, 200);
+
     const p = await people(testEnv().deps);
     ownerId = (await p.auth.api.signUpEmail({ body: OWNER })).user.id;
-    await createWorkspace(p, { id: WORKSPACE, name: 'Credits', ownerId, appIds: [catalogApp.id, app.id] });
+    await createWorkspace(p, { id: WORKSPACE, name: 'Credits', ownerId, appIds: [catalogApp.id, app.id, team.id] });
     viewerId = (await p.auth.api.signUpEmail({ body: VIEWER })).user.id;
     await p.pool.query(`insert into workspace_members (org_id, user_id, role) values ($1, $2, 'viewer')`, [
       WORKSPACE,
@@ -246,6 +273,27 @@ describe('credits in the console in a real browser (headless Chromium)', functio
     await shoot(viewer, 'credits-account-viewer');
     expect(seen.filter((x) => !/ net::ERR_ABORTED$/.test(x))).to.deep.equal([]);
     await viewer.context().close();
+  });
+
+  it('account: a pool kept per member lists each member with its balance, and a grant names the member', async () => {
+    await page.goto(`${testEnv().baseUrl}/console/apps/${team.id}/accounts/acme`);
+    const credits = page.getByRole('region', { name: 'Credits' });
+    await credits.getByLabel('Team credits balance').filter({ hasText: '960' }).waitFor();
+    const members = credits.getByRole('table', { name: 'Team credits by member' });
+    await members.getByRole('row').filter({ hasText: 'Ada Lovelace' }).filter({ hasText: '460' }).waitFor();
+    await members.getByRole('row').filter({ hasText: 'u_bob' }).filter({ hasText: '500' }).waitFor();
+    await page.getByText(/grants 500 a month to each member/).waitFor();
+    await shoot(page, 'credits-account-members');
+
+    await credits.getByRole('button', { name: 'Grant credits' }).click();
+    const dialog = page.getByRole('dialog');
+    await choose(page, dialog.getByLabel(/^Member/), { name: 'u_bob' });
+    await dialog.getByRole('textbox', { name: 'Credits', exact: true }).fill('25');
+    await shoot(page, 'credits-grant-member-dialog');
+    await dialog.getByRole('button', { name: 'Grant' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await members.getByRole('row').filter({ hasText: 'u_bob' }).filter({ hasText: '525' }).waitFor();
+    await landed(team, '/namespaces/acme/credits?entity=u_bob', (c) => expect(c.data[0].balance).to.equal(525));
   });
 
   it('analytics: credits consumed per pool and per feature', async () => {

@@ -51,7 +51,8 @@ export async function creditsAddUp(appId: string) {
             (select coalesce(sum(remaining), 0) from credit_grants g where g.app_id = b.app_id and g.account_id =
               b.account_id and g.pool_id = b.pool_id and g.entity_id = b.entity_id) as grants,
             (select coalesce(sum(r.amount * r.credit_cost), 0) from usage_reservations r where r.app_id = b.app_id
-              and r.account_id = b.account_id and r.credit_pool_id = b.pool_id and r.status = 'held') as holds
+              and r.account_id = b.account_id and r.credit_pool_id = b.pool_id and r.entity_id = b.entity_id
+              and r.status = 'held') as holds
        from credit_balances b where b.app_id = $1 order by b.account_id`,
     [appId],
   );

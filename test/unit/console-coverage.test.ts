@@ -12,6 +12,8 @@ const API_ONLY: Record<string, string> = {
   'usage.add': 'runtime: a product records usage as its customers use it',
   'creditPacks.checkout': 'runtime: a buyer buys a credit pack (a 402, the components, create_topup_link)',
   'creditPacks.complete': 'runtime: the buyer returns from PayPal after approving a credit pack order',
+  'entities.create': 'runtime: the product registers a member (user, workspace) when its customer adds one',
+  'entities.delete': 'runtime: the product deletes a member when its customer removes one',
   'usage.remove': 'runtime: usage given back by the product',
   'usage.addAmount': 'runtime: metered amounts recorded by the product',
   'usage.ingest': 'runtime: batched usage events from the product',

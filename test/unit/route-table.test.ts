@@ -59,10 +59,10 @@ describe('the route table', () => {
 
   // The 64 of the spec, create_upgrade_link, change_subscription, quote_subscription_change, get_account_timeline,
   // get_offer, and the credits tools get_credit_balance, grant_credits and create_topup_link.
-  it('derives the 72 MCP tools, once each', () => {
+  it('derives the 75 MCP tools, once each', () => {
     const tools = toolsOf(routes);
-    expect(tools).to.have.length(72);
-    expect(new Set(tools.map((t) => t.name)).size).to.equal(72);
+    expect(tools).to.have.length(75);
+    expect(new Set(tools.map((t) => t.name)).size).to.equal(75);
     for (const t of tools) {
       expect(t.route.mcp?.tool).to.equal(t.name);
       expect(t.route.path, t.name).to.match(/^\/apps\/:appId(\/|$)/);
@@ -89,7 +89,7 @@ describe('the route table', () => {
       expect(JSON.stringify(t.inputSchema).length, `${t.name}: a long input schema`).to.be.below(3000);
     }
     expect(missing, 'tools with a property without a description').to.deep.equal([]);
-    expect(toolsOf(routes).length).to.equal(72);
+    expect(toolsOf(routes).length).to.equal(75);
     expect(patterns, 'patterns belong in descriptions').to.deep.equal([]);
     // Each tool has its toolset and title in src/mcp/toolsets.ts, and the table names no other; the core is tools.
     const toolNames = toolsOf(routes).map((t) => t.name);

@@ -47,7 +47,11 @@ export function AccountCredits({ appId, accountId, version }: { appId: string; a
   const [own, setOwn] = useState(0);
   const { data, error, reload } = useLoad(async () => {
     const [credits, entitlements] = await Promise.all([api.credits.get(accountId), api.entitlements.list()]);
-    return { pools: credits.data, catalogPools: entitlements.filter((e) => e.type === 'credits') };
+    const catalogPools = entitlements.filter((e) => e.type === 'credits');
+    // Members (entities) are read only where a pool is kept per entity: the grant dialog names one of them.
+    const perEntity = catalogPools.some((p) => p.credits && 'per' in p.credits && p.credits.per === 'entity');
+    const entities = perEntity ? (await api.entities.list(accountId)).data : [];
+    return { pools: credits.data, catalogPools, entities };
   }, [appId, accountId, version]);
   // Nothing to show on an app without pools: the section stays away (and is not drawn while that is not known yet).
   if (!data && !error) return null;
@@ -86,7 +90,12 @@ export function AccountCredits({ appId, accountId, version }: { appId: string; a
         <GrantDialog
           appId={appId}
           accountId={accountId}
-          pools={data.catalogPools.map((p) => ({ value: p.id, label: p.name }))}
+          pools={data.catalogPools.map((p) => ({
+            value: p.id,
+            label: p.name,
+            perEntity: !!p.credits && 'per' in p.credits && p.credits.per === 'entity',
+          }))}
+          entities={data.entities.map((e) => ({ value: e.id, label: e.name ? `${e.name} (${e.id})` : e.id }))}
           onClose={() => setGranting(false)}
           onGranted={() => {
             setGranting(false);
@@ -101,10 +110,11 @@ export function AccountCredits({ appId, accountId, version }: { appId: string; a
 }
 
 function PoolCard({ pool }: { pool: Pool }) {
+  const each = pool.per === 'entity' ? ' to each member' : '';
   const per = pool.unlimited
     ? 'unlimited on its plan: draws take nothing'
     : pool.granted_per_period !== null
-      ? `its plan grants ${n(pool.granted_per_period)} a month`
+      ? `its plan grants ${n(pool.granted_per_period)} a month${each}`
       : 'its plan grants none';
   return (
     <Card withBorder padding="sm" component="section" aria-label={`Pool ${pool.name}`}>
@@ -119,6 +129,7 @@ function PoolCard({ pool }: { pool: Pool }) {
           {pool.unlimited ? '∞' : n(pool.balance)}
         </Text>
       </Group>
+      {pool.entities && <Members pool={pool} />}
       {pool.grants.length === 0 ? (
         <Text size="sm" c="dimmed" mt="xs">
           No live grants.
@@ -142,6 +153,11 @@ function PoolCard({ pool }: { pool: Pool }) {
                   <Table.Td>{when(g.expires_at)}</Table.Td>
                   <Table.Td>
                     {SOURCE_WORDS[g.source]}
+                    {g.entity && (
+                      <Text size="xs" c="dimmed">
+                        to {g.entity}
+                      </Text>
+                    )}
                     {g.reason && (
                       <Text size="xs" c="dimmed">
                         {g.reason}
@@ -155,6 +171,51 @@ function PoolCard({ pool }: { pool: Pool }) {
         </Table.ScrollContainer>
       )}
     </Card>
+  );
+}
+
+/** A per-entity pool's members, each with its own balance (the pool's figure above is their sum). */
+function Members({ pool }: { pool: Pool }) {
+  const rows = pool.entities ?? [];
+  if (!rows.length)
+    return (
+      <Text size="sm" c="dimmed" mt="xs">
+        Kept per member: no members registered yet.
+      </Text>
+    );
+  return (
+    <Table.ScrollContainer minWidth={260} mt="xs">
+      <Table striped aria-label={`${pool.name} by member`} fz="sm">
+        <Table.Thead>
+          <Table.Tr>
+            <Table.Th>Member</Table.Th>
+            <Table.Th ta="right">Balance</Table.Th>
+          </Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {rows.map((m) => (
+            <Table.Tr key={m.entity}>
+              <Table.Td>
+                {m.name ?? m.entity}{' '}
+                {m.name && (
+                  <Text span size="xs" c="dimmed">
+                    <code>{m.entity}</code>
+                  </Text>
+                )}{' '}
+                {!m.registered && (
+                  <Badge size="xs" variant="light" color="gray">
+                    removed
+                  </Badge>
+                )}
+              </Table.Td>
+              <Table.Td ta="right" ff="monospace">
+                {n(m.balance)}
+              </Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Table.ScrollContainer>
   );
 }
 
@@ -222,7 +283,14 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
                           </Badge>{' '}
                           {e.feature}
                         </Table.Td>
-                        <Table.Td>{e.pool}</Table.Td>
+                        <Table.Td>
+                          {e.pool}
+                          {e.entity && (
+                            <Text size="xs" c="dimmed">
+                              {e.entity}
+                            </Text>
+                          )}
+                        </Table.Td>
                         <Table.Td>
                           <Source e={e} />
                         </Table.Td>
@@ -239,19 +307,21 @@ function Ledger({ appId, accountId, version }: { appId: string; accountId: strin
   );
 }
 
-const GRANT_FIELDS = ['pool', 'amount', 'expires_at', 'reason'] as const;
+const GRANT_FIELDS = ['pool', 'entity', 'amount', 'expires_at', 'reason'] as const;
 
 /** Grant credits, with an Idempotency-Key per body: a second click (or the SDK's retry) grants once. */
 function GrantDialog({
   appId,
   accountId,
   pools,
+  entities,
   onClose,
   onGranted,
 }: {
   appId: string;
   accountId: string;
-  pools: { value: string; label: string }[];
+  pools: { value: string; label: string; perEntity: boolean }[];
+  entities: { value: string; label: string }[];
   onClose: () => void;
   onGranted: () => void;
 }) {
@@ -259,7 +329,10 @@ function GrantDialog({
   // refusal, which the server keeps under the key too) gets a new one.
   const [sent, setSent] = useState<{ body: string; key: string } | null>(null);
   const [pool, setPool] = useState<string | null>(pools.length === 1 ? pools[0].value : null);
+  const [entity, setEntity] = useState<string | null>(null);
   const [amount, setAmount] = useState<string | number>('');
+  // A pool kept per member grants to one member: the dialog asks which (the server refuses a grant without one).
+  const perEntity = pools.find((p) => p.value === pool)?.perEntity ?? false;
   const [expires, setExpires] = useState('');
   const [reason, setReason] = useState('');
   const action = useAction(GRANT_FIELDS);
@@ -267,6 +340,7 @@ function GrantDialog({
     e.preventDefault();
     const body = {
       pool: pool ?? '',
+      ...(perEntity ? { entity: entity ?? '' } : {}),
       amount: amount === '' ? 0 : Number(amount),
       expires_at: isoFromLocal(expires),
       reason: reason.trim() || null,
@@ -283,12 +357,24 @@ function GrantDialog({
           <Select
             label="Pool"
             required
-            data={pools}
+            data={pools.map(({ value, label }) => ({ value, label }))}
             value={pool}
             error={action.field('pool')}
             onChange={setPool}
             allowDeselect={false}
           />
+          {perEntity && (
+            <Select
+              label="Member"
+              description="The pool is kept per member: the credits go to this one."
+              required
+              data={entities}
+              value={entity}
+              error={action.field('entity') ?? (entities.length ? undefined : 'No members registered yet')}
+              onChange={setEntity}
+              allowDeselect={false}
+            />
+          )}
           <NumberInput
             label="Credits"
             required

@@ -52,6 +52,7 @@ import { Migration20261226090000_credits_stream } from './Migration2026122609000
 import { Migration20261227090000_mcp_toolsets } from './Migration20261227090000_mcp_toolsets.js';
 import { Migration20261228090000_credits_holds_ingest } from './Migration20261228090000_credits_holds_ingest.js';
 import { Migration20261228100000_credit_packs } from './Migration20261228100000_credit_packs.js';
+import { Migration20261228110000_account_entities } from './Migration20261228110000_account_entities.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -106,4 +107,5 @@ export const migrationsList = [
   Migration20261227090000_mcp_toolsets,
   Migration20261228090000_credits_holds_ingest,
   Migration20261228100000_credit_packs,
+  Migration20261228110000_account_entities,
 ];

@@ -576,7 +576,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add',
     params: ['accountId', 'entitlementId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S', 'P'],
   },
@@ -586,7 +586,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove',
     params: ['accountId', 'entitlementId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S'],
   },
@@ -666,7 +666,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/credits',
     params: ['accountId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S', 'T'],
   },
@@ -779,6 +779,36 @@ export const OPERATIONS: readonly Operation[] = [
     query: false,
     paginated: false,
     auth: ['S', 'T'],
+  },
+  {
+    name: 'entities.list',
+    method: 'GET',
+    path: '/apps/{appId}/namespaces/{accountId}/entities',
+    params: ['accountId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S', 'T'],
+  },
+  {
+    name: 'entities.create',
+    method: 'POST',
+    path: '/apps/{appId}/namespaces/{accountId}/entities',
+    params: ['accountId'],
+    body: true,
+    query: false,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
+    name: 'entities.delete',
+    method: 'DELETE',
+    path: '/apps/{appId}/namespaces/{accountId}/entities/{entityId}',
+    params: ['accountId', 'entityId'],
+    body: false,
+    query: false,
+    paginated: false,
+    auth: ['S'],
   },
   {
     name: 'analytics.summary',
@@ -1674,8 +1704,14 @@ export type UsageListResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage']['get']['responses'][200]['content']['application/json'];
 export type UsageGetResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}']['get']['responses'][200]['content']['application/json'];
+export type UsageAddQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add']['post']['parameters']['query']
+>;
 export type UsageAddResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add']['post']['responses'][200]['content']['application/json'];
+export type UsageRemoveQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove']['post']['parameters']['query']
+>;
 export type UsageRemoveResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove']['post']['responses'][200]['content']['application/json'];
 export type UsageAddAmountBody = NonNullable<
@@ -1707,6 +1743,9 @@ export type UsageIngestBody = NonNullable<
 >['content']['application/json'];
 export type UsageIngestResponse =
   paths['/apps/{appId}/usage/events']['post']['responses'][200]['content']['application/json'];
+export type CreditsGetQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/credits']['get']['parameters']['query']
+>;
 export type CreditsGetResponse =
   paths['/apps/{appId}/namespaces/{accountId}/credits']['get']['responses'][200]['content']['application/json'];
 export type CreditsGrantBody = NonNullable<
@@ -1744,6 +1783,15 @@ export type CreditPacksCompleteResponse =
   paths['/apps/{appId}/credit-pack-orders/{orderId}/complete']['post']['responses'][200]['content']['application/json'];
 export type CreditPacksAccountOrdersResponse =
   paths['/apps/{appId}/namespaces/{accountId}/credit-pack-orders']['get']['responses'][200]['content']['application/json'];
+export type EntitiesListResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/entities']['get']['responses'][200]['content']['application/json'];
+export type EntitiesCreateBody = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/entities']['post']['requestBody']
+>['content']['application/json'];
+export type EntitiesCreateResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/entities']['post']['responses'][201]['content']['application/json'];
+export type EntitiesDeleteResponse =
+  paths['/apps/{appId}/namespaces/{accountId}/entities/{entityId}']['delete']['responses'][200]['content']['application/json'];
 export type AnalyticsSummaryQuery = NonNullable<paths['/apps/{appId}/analytics']['get']['parameters']['query']>;
 export type AnalyticsSummaryResponse =
   paths['/apps/{appId}/analytics']['get']['responses'][200]['content']['application/json'];
@@ -2720,21 +2768,33 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
    *
-   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
-  add(accountId: string, entitlementId: string, options?: RequestOptions): APIPromise<UsageAddResponse>;
+  add(
+    accountId: string,
+    entitlementId: string,
+    query?: UsageAddQuery,
+    options?: RequestOptions,
+  ): APIPromise<UsageAddResponse>;
   /**
    * Subtract 1 (counters stop at 0)
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
+   *
+   * On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 400 without it, 404 when not registered).
    */
-  remove(accountId: string, entitlementId: string, options?: RequestOptions): APIPromise<UsageRemoveResponse>;
+  remove(
+    accountId: string,
+    entitlementId: string,
+    query?: UsageRemoveQuery,
+    options?: RequestOptions,
+  ): APIPromise<UsageRemoveResponse>;
   /**
    * Add or subtract an amount
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
    *
-   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
   addAmount(
     accountId: string,
@@ -2761,7 +2821,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
    *
-   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held).
+   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
    */
   create(
     accountId: string,
@@ -2819,15 +2879,15 @@ export interface CreditsApi {
    *
    * `GET /apps/{appId}/namespaces/{accountId}/credits` (secret key, account token)
    *
-   * Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+   * Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with that entity's balance and grants (404 for an entity never registered under the account).
    */
-  get(accountId: string, options?: RequestOptions): APIPromise<CreditsGetResponse>;
+  get(accountId: string, query?: CreditsGetQuery, options?: RequestOptions): APIPromise<CreditsGetResponse>;
   /**
    * Grant credits to an account
    *
    * `POST /apps/{appId}/namespaces/{accountId}/credits/grants` (secret key)
    *
-   * Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+   * Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed, `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
    */
   grant(accountId: string, body: CreditsGrantBody, options?: RequestOptions): APIPromise<CreditsGrantResponse>;
   /**
@@ -2835,7 +2895,7 @@ export interface CreditsApi {
    *
    * `GET /apps/{appId}/namespaces/{accountId}/credits/ledger` (secret key). Await it for one page, or iterate it with `for await` for every item.
    *
-   * Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+   * Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page. `entity` narrows it to one entity's rows (404 for an entity never registered that has none).
    */
   ledger(
     accountId: string,
@@ -2920,6 +2980,36 @@ export interface CreditPacksApi {
    * At most the 100 newest. An account token reads only its own account.
    */
   accountOrders(accountId: string, options?: RequestOptions): APIPromise<CreditPacksAccountOrdersResponse>;
+}
+
+/**
+ * `entities.*`: the routes under `/apps/{appId}/namespaces`.
+ */
+export interface EntitiesApi {
+  /**
+   * The account's entities
+   *
+   * `GET /apps/{appId}/namespaces/{accountId}/entities` (secret key, account token)
+   *
+   * The entities registered under the account, in id order: each holds one seat of the entitlement that counts entities and its own balance in each per-entity pool (`GET .../credits` lists them). An account token reads only its own account (403). 404 for an unknown account.
+   */
+  list(accountId: string, options?: RequestOptions): APIPromise<EntitiesListResponse>;
+  /**
+   * Register an entity under an account
+   *
+   * `POST /apps/{appId}/namespaces/{accountId}/entities` (secret key)
+   *
+   * Registers `id` and, when an entitlement of the app counts entities (`"counts": "entities"`), adds 1 to its counter in the same transaction: past a blocking limit the entity is refused with the `limit_reached` 402 (nothing registered). The entity gets each per-entity pool's plan grant for the period under way (once per period per id). 409 when the id is already registered; 404 for an unknown account.
+   */
+  create(accountId: string, body: EntitiesCreateBody, options?: RequestOptions): APIPromise<EntitiesCreateResponse>;
+  /**
+   * Delete an entity
+   *
+   * `DELETE /apps/{appId}/namespaces/{accountId}/entities/{entityId}` (secret key)
+   *
+   * Unregisters it and gives its seat back (the counter that counts entities -1), in one transaction. Its per-entity balances, grants and ledger are kept (nothing draws from them or is granted to them; registered again under the same id, it finds them and gets no second plan grant for the same period). 404 for an unknown account or entity.
+   */
+  delete(accountId: string, entityId: string, options?: RequestOptions): APIPromise<EntitiesDeleteResponse>;
 }
 
 /**
@@ -3565,6 +3655,7 @@ export interface SecretResources {
   reservations: ReservationsApi;
   credits: CreditsApi;
   creditPacks: CreditPacksApi;
+  entities: EntitiesApi;
   analytics: AnalyticsApi;
   reports: ReportsApi;
   webhooks: WebhooksApi;
@@ -3598,6 +3689,7 @@ export interface AccountTokenResources {
   access: AccessApi;
   credits: Pick<CreditsApi, 'get'>;
   creditPacks: Pick<CreditPacksApi, 'checkout' | 'getOrder' | 'complete' | 'accountOrders'>;
+  entities: Pick<EntitiesApi, 'list'>;
   subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<
     CancelSessionsApi,

@@ -848,7 +848,7 @@ export interface paths {
     put?: never;
     /**
      * Add 1
-     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -870,7 +870,9 @@ export interface paths {
     put?: never;
     /**
      * Subtract 1 (counters stop at 0)
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 400 without it, 404 when not registered).
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
      */
     post: operations['usage.remove'];
     delete?: never;
@@ -890,7 +892,7 @@ export interface paths {
     put?: never;
     /**
      * Add or subtract an amount
-     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move.
+     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -912,7 +914,7 @@ export interface paths {
     put?: never;
     /**
      * Reserve an amount
-     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held).
+     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1040,7 +1042,7 @@ export interface paths {
     };
     /**
      * The account's credit balances and grants
-     * @description Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+     * @description Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now), `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants, earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with that entity's balance and grants (404 for an entity never registered under the account).
      *
      *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
      */
@@ -1064,7 +1066,7 @@ export interface paths {
     put?: never;
     /**
      * Grant credits to an account
-     * @description Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+     * @description Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed, `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1084,7 +1086,7 @@ export interface paths {
     };
     /**
      * The account's credits ledger, newest first
-     * @description Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+     * @description Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is always its ledger's sum. Pass `next_cursor` as `cursor` for the next page. `entity` narrows it to one entity's rows (404 for an entity never registered that has none).
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -1254,6 +1256,56 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/entities': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The account's entities
+     * @description The entities registered under the account, in id order: each holds one seat of the entitlement that counts entities and its own balance in each per-entity pool (`GET .../credits` lists them). An account token reads only its own account (403). 404 for an unknown account.
+     *
+     *     **Credentials:** secret key (`key_...`), account token (`act_...`) for its own account, admin key.
+     */
+    get: operations['entities.list'];
+    put?: never;
+    /**
+     * Register an entity under an account
+     * @description Registers `id` and, when an entitlement of the app counts entities (`"counts": "entities"`), adds 1 to its counter in the same transaction: past a blocking limit the entity is refused with the `limit_reached` 402 (nothing registered). The entity gets each per-entity pool's plan grant for the period under way (once per period per id). 409 when the id is already registered; 404 for an unknown account.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    post: operations['entities.create'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/apps/{appId}/namespaces/{accountId}/entities/{entityId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete an entity
+     * @description Unregisters it and gives its seat back (the counter that counts entities -1), in one transaction. Its per-entity balances, grants and ledger are kept (nothing draws from them or is granted to them; registered again under the same id, it finds them and gets no second plan grant for the same period). 404 for an unknown account or entity.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    delete: operations['entities.delete'];
     options?: never;
     head?: never;
     patch?: never;
@@ -7410,6 +7462,7 @@ export interface operations {
                     }
                 )
               | null;
+            counts: 'entities' | null;
             created_at: string;
             updated_at: string;
           }[];
@@ -7489,7 +7542,7 @@ export interface operations {
             /** @description The offer whose price the 402's upgrade uses, e.g. `more_seats`. Omitted or null: regular prices. */
             offer_id?: string | null;
           };
-          /** @description Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`. */
+          /** @description Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 }, "per": "entity" }`. */
           credits?: {
             /** @description A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`. */
             pool?: string;
@@ -7502,7 +7555,14 @@ export interface operations {
                   /** @description The most unused plan credits kept, e.g. 5000. */
                   cap: number;
                 };
+            /**
+             * @description A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+             * @enum {string}
+             */
+            per?: 'account' | 'entity';
           };
+          /** @description A usage entitlement: `entities` makes its counter the number of entities registered under the account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities (409). Omitted or null: it counts usage calls. */
+          counts?: 'entities' | null;
         };
       };
     };
@@ -7541,6 +7601,7 @@ export interface operations {
                     }
                 )
               | null;
+            counts: 'entities' | null;
             created_at: string;
             updated_at: string;
           };
@@ -7666,6 +7727,7 @@ export interface operations {
                     }
                 )
               | null;
+            counts: 'entities' | null;
             created_at: string;
             updated_at: string;
           };
@@ -7755,6 +7817,7 @@ export interface operations {
                     }
                 )
               | null;
+            counts: 'entities' | null;
             created_at: string;
             updated_at: string;
           };
@@ -7846,7 +7909,14 @@ export interface operations {
                   /** @description The most unused plan credits kept, e.g. 5000. */
                   cap: number;
                 };
+            /**
+             * @description A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+             * @enum {string}
+             */
+            per?: 'account' | 'entity';
           } | null;
+          /** @description `entities`: the counter becomes the number of registered entities (set it before any are registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged. */
+          counts?: 'entities' | null;
         };
       };
     };
@@ -7885,6 +7955,7 @@ export interface operations {
                     }
                 )
               | null;
+            counts: 'entities' | null;
             created_at: string;
             updated_at: string;
           };
@@ -11410,7 +11481,9 @@ export interface operations {
   };
   'usage.add': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: {
         /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -11503,7 +11576,9 @@ export interface operations {
   };
   'usage.remove': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: {
         /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
         'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
@@ -11604,6 +11679,8 @@ export interface operations {
         'application/json': {
           /** @description How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0). */
           amount: number;
+          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not registered); any other entitlement takes none (400). */
+          entity?: string;
         };
       };
     };
@@ -11732,6 +11809,8 @@ export interface operations {
           amount: number;
           /** @default 300 */
           expires_in?: number;
+          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not registered); any other entitlement takes none (400). */
+          entity?: string;
         };
       };
     };
@@ -12328,7 +12407,9 @@ export interface operations {
   };
   'credits.get': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: never;
       path: {
         appId: string;
@@ -12351,10 +12432,19 @@ export interface operations {
               balance: number;
               /** @description Credits held by open reservations of drawing features: part of the balance, not drawable until they settle (may exceed the balance after grants expired under them) */
               held: number;
+              /**
+               * @description Whose balance the pool keeps: the account, or each entity
+               * @enum {string}
+               */
+              per: 'account' | 'entity';
+              /** @description The entity asked for (`?entity=`): its balance, held and grants */
+              entity?: string;
               granted_per_period: number | null;
               unlimited: boolean;
               grants: {
                 id: string;
+                /** @description The entity whose balance it is (a per-entity pool); null: the account's */
+                entity: string | null;
                 amount: number;
                 /** @description What is left of it, the debits so far taken earliest-expiring first */
                 remaining: number;
@@ -12363,6 +12453,15 @@ export interface operations {
                 source: 'plan' | 'api' | 'pack' | 'refund' | 'rollover';
                 reason: string | null;
                 created_at: string;
+              }[];
+              /** @description A per-entity pool without `?entity=`: each entity's balance (then `balance` and `held` are their sums) */
+              entities?: {
+                entity: string;
+                name: string | null;
+                /** @description false: deleted since, its balance kept (nothing draws from it or is granted to it) */
+                registered: boolean;
+                balance: number;
+                held: number;
               }[];
             }[];
           };
@@ -12430,6 +12529,8 @@ export interface operations {
           expires_at?: string | null;
           /** @description Why, kept with the grant, e.g. `support: outage credit`. Omitted: none. */
           reason?: string | null;
+          /** @description The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400). */
+          entity?: string;
         };
       };
     };
@@ -12443,6 +12544,8 @@ export interface operations {
           'application/json': {
             id: string;
             pool: string;
+            /** @description The entity whose balance it is (a per-entity pool); null: the account's */
+            entity: string | null;
             amount: number;
             /** @description What is left of it, the debits so far taken earliest-expiring first */
             remaining: number;
@@ -12534,6 +12637,7 @@ export interface operations {
     parameters: {
       query?: {
         pool?: string;
+        entity?: string;
         cursor?: string;
         limit?: number;
       };
@@ -12556,6 +12660,8 @@ export interface operations {
             data: {
               id: string;
               pool: string;
+              /** @description The entity whose balance it moved; null: the account's */
+              entity: string | null;
               grant: string | null;
               /** @description Signed: a grant adds, a debit or an expiry takes */
               amount: number;
@@ -13440,6 +13546,255 @@ export interface operations {
             created_at: string;
             completed_at: string | null;
           }[];
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'entities.list': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: {
+              id: string;
+              name: string | null;
+              created_at: string;
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'entities.create': {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retry safe (Stripe's semantics): a request repeated with the same key within 24 hours, by the same credential of the same app, answers the first response (status and body, with `Idempotent-Replayed: true`) without doing the work again. The same key with another method, path or body is a 422; a retry while the first request still runs waits for it, then answers 409 if it has not finished. */
+        'Idempotency-Key'?: components['parameters']['IdempotencyKey'];
+      };
+      path: {
+        appId: string;
+        accountId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description The entity's id in your app, e.g. a user or workspace id `u_42` (kept as sent, like account ids). */
+          id: string;
+          /** @description A name to show, e.g. `Ada Lovelace`. Omitted: none. */
+          name?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            name: string | null;
+            created_at: string;
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A blocking usage limit would be passed (limit_reached body) */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Unsupported body content type or encoding */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The `Idempotency-Key` was already used with a different request */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'entities.delete': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        appId: string;
+        accountId: string;
+        entityId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            id: string;
+            name: string | null;
+            created_at: string;
+          };
         };
       };
       /** @description Invalid JSON or an invalid field (`<field>: <message>`) */

@@ -41,6 +41,12 @@ from .resources.credits import (
     AsyncCreditsResource,
     CreditsResource,
 )
+from .resources.entities import (
+    AccountTokenEntitiesResource,
+    AsyncAccountTokenEntitiesResource,
+    AsyncEntitiesResource,
+    EntitiesResource,
+)
 from .resources.entitlements import AsyncEntitlementsResource, EntitlementsResource
 from .resources.events import AsyncEventsResource, EventsResource
 from .resources.incentives import AsyncIncentivesResource, IncentivesResource
@@ -94,6 +100,7 @@ class SecretResources:
     reservations: ReservationsResource
     credits: CreditsResource
     credit_packs: CreditPacksResource
+    entities: EntitiesResource
     analytics: AnalyticsResource
     reports: ReportsResource
     webhooks: WebhooksResource
@@ -118,6 +125,7 @@ class SecretResources:
         self.reservations = ReservationsResource(core)
         self.credits = CreditsResource(core)
         self.credit_packs = CreditPacksResource(core)
+        self.entities = EntitiesResource(core)
         self.analytics = AnalyticsResource(core)
         self.reports = ReportsResource(core)
         self.webhooks = WebhooksResource(core)
@@ -145,6 +153,7 @@ class AsyncSecretResources:
     reservations: AsyncReservationsResource
     credits: AsyncCreditsResource
     credit_packs: AsyncCreditPacksResource
+    entities: AsyncEntitiesResource
     analytics: AsyncAnalyticsResource
     reports: AsyncReportsResource
     webhooks: AsyncWebhooksResource
@@ -169,6 +178,7 @@ class AsyncSecretResources:
         self.reservations = AsyncReservationsResource(core)
         self.credits = AsyncCreditsResource(core)
         self.credit_packs = AsyncCreditPacksResource(core)
+        self.entities = AsyncEntitiesResource(core)
         self.analytics = AsyncAnalyticsResource(core)
         self.reports = AsyncReportsResource(core)
         self.webhooks = AsyncWebhooksResource(core)
@@ -230,6 +240,7 @@ class AccountTokenResources:
     access: AccessResource
     credits: AccountTokenCreditsResource
     credit_packs: AccountTokenCreditPacksResource
+    entities: AccountTokenEntitiesResource
     subscriptions: AccountTokenSubscriptionsResource
     cancel_sessions: AccountTokenCancelSessionsResource
 
@@ -237,6 +248,7 @@ class AccountTokenResources:
         self.access = AccessResource(core)
         self.credits = AccountTokenCreditsResource(core)
         self.credit_packs = AccountTokenCreditPacksResource(core)
+        self.entities = AccountTokenEntitiesResource(core)
         self.subscriptions = AccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AccountTokenCancelSessionsResource(core)
 
@@ -247,6 +259,7 @@ class AsyncAccountTokenResources:
     access: AsyncAccessResource
     credits: AsyncAccountTokenCreditsResource
     credit_packs: AsyncAccountTokenCreditPacksResource
+    entities: AsyncAccountTokenEntitiesResource
     subscriptions: AsyncAccountTokenSubscriptionsResource
     cancel_sessions: AsyncAccountTokenCancelSessionsResource
 
@@ -254,5 +267,6 @@ class AsyncAccountTokenResources:
         self.access = AsyncAccessResource(core)
         self.credits = AsyncAccountTokenCreditsResource(core)
         self.credit_packs = AsyncAccountTokenCreditPacksResource(core)
+        self.entities = AsyncAccountTokenEntitiesResource(core)
         self.subscriptions = AsyncAccountTokenSubscriptionsResource(core)
         self.cancel_sessions = AsyncAccountTokenCancelSessionsResource(core)

@@ -104,6 +104,7 @@ __all__ = [
     "CreditsExpiredEventData",
     "CreditsExpiredEventDataObject",
     "CreditsGetItem",
+    "CreditsGetItemEntity",
     "CreditsGetItemGrant",
     "CreditsGetResponse",
     "CreditsGrantResponse",
@@ -116,6 +117,8 @@ __all__ = [
     "CreditsLowEvent",
     "CreditsLowEventData",
     "CreditsLowEventDataObject",
+    "EntitiesListItem",
+    "EntitiesListResponse",
     "Entitlement",
     "EntitlementCreditsVariant2",
     "EntitlementCreditsVariant2Rollover",
@@ -424,6 +427,7 @@ class Entitlement(OfferkitModel):
     description: str | None
     overage: EntitlementOverage
     credits: AccessEntitlementCredits | EntitlementCreditsVariant2 | None
+    counts: Literal["entities"] | None
     created_at: str
     updated_at: str
 
@@ -840,6 +844,8 @@ class UsageIngestResponse(OfferkitModel):
 
 class CreditsGetItemGrant(OfferkitModel):
     id: str
+    entity: str | None
+    """The entity whose balance it is (a per-entity pool); null: the account's"""
     amount: int | float
     remaining: int | float
     """What is left of it, the debits so far taken earliest-expiring first"""
@@ -847,6 +853,15 @@ class CreditsGetItemGrant(OfferkitModel):
     source: Literal["plan", "api", "pack", "refund", "rollover"]
     reason: str | None
     created_at: str
+
+
+class CreditsGetItemEntity(OfferkitModel):
+    entity: str
+    name: str | None
+    registered: bool
+    """false: deleted since, its balance kept (nothing draws from it or is granted to it)"""
+    balance: int | float
+    held: int | float
 
 
 class CreditsGetItem(OfferkitModel):
@@ -857,9 +872,15 @@ class CreditsGetItem(OfferkitModel):
     """Credits held by open reservations of drawing features: part of the balance, not drawable until they settle (may
     exceed the balance after grants expired under them)
     """
+    per: Literal["account", "entity"]
+    """Whose balance the pool keeps: the account, or each entity"""
+    entity: str | None = None
+    """The entity asked for (`?entity=`): its balance, held and grants"""
     granted_per_period: int | float | None
     unlimited: bool
     grants: list[CreditsGetItemGrant]
+    entities: list[CreditsGetItemEntity] | None = None
+    """A per-entity pool without `?entity=`: each entity's balance (then `balance` and `held` are their sums)"""
 
 
 class CreditsGetResponse(OfferkitModel):
@@ -869,6 +890,8 @@ class CreditsGetResponse(OfferkitModel):
 class CreditsGrantResponse(OfferkitModel):
     id: str
     pool: str
+    entity: str | None
+    """The entity whose balance it is (a per-entity pool); null: the account's"""
     amount: int | float
     remaining: int | float
     """What is left of it, the debits so far taken earliest-expiring first"""
@@ -883,6 +906,8 @@ class CreditsGrantResponse(OfferkitModel):
 class CreditsLedgerItem(OfferkitModel):
     id: str
     pool: str
+    entity: str | None
+    """The entity whose balance it moved; null: the account's"""
     grant: str | None
     amount: int | float
     """Signed: a grant adds, a debit or an expiry takes"""
@@ -937,6 +962,16 @@ class CreditPacksCheckoutResponse(OfferkitModel):
     """Credits taken back for those refunds (what was left of them)"""
     created_at: str
     completed_at: str | None
+
+
+class EntitiesListItem(OfferkitModel):
+    id: str
+    name: str | None
+    created_at: str
+
+
+class EntitiesListResponse(OfferkitModel):
+    data: list[EntitiesListItem]
 
 
 class AnalyticsSummaryEntitlement(OfferkitModel):

@@ -73,7 +73,7 @@ class EntitlementsCreateCreditsRolloverParam(TypedDict):
 
 class EntitlementsCreateCreditsParam(TypedDict):
     """Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost` from the pool on
-    every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 } }`.
+    every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap": 5000 }, "per": "entity" }`.
     """
 
     # A usage entitlement: the pool (an entitlement of type `credits`) it draws from, e.g. `credits`.
@@ -82,6 +82,8 @@ class EntitlementsCreateCreditsParam(TypedDict):
     cost: NotRequired[int]
     # A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up to the cap). Omitted: `none` on create, unchanged on update.
     rollover: NotRequired[Literal["none"] | EntitlementsCreateCreditsRolloverParam]
+    # A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+    per: NotRequired[Literal["account", "entity"]]
 
 
 class IncentivesCreateEntitlementParam(TypedDict):

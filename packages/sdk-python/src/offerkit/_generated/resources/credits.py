@@ -32,6 +32,7 @@ class CreditsResource(SyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -42,7 +43,13 @@ class CreditsResource(SyncResource):
 
         Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now),
         `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants,
-        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool
+        kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are
+        their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with
+        that entity's balance and grants (404 for an entity never registered under the account).
+
+        Args:
+            entity: One entity's balances, e.g. `u_42`. Omitted: all.
         """
         return cast(
             CreditsGetResponse,
@@ -50,7 +57,7 @@ class CreditsResource(SyncResource):
                 OPS["credits.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=CreditsGetResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -65,6 +72,7 @@ class CreditsResource(SyncResource):
         amount: int,
         expires_at: str | NotGiven | None = NOT_GIVEN,
         reason: str | NotGiven | None = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -75,8 +83,10 @@ class CreditsResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/credits/grants` (secret key)
 
         Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and
-        `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when
-        `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+        `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept
+        per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed,
+        `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool,
+        or an entity not registered under the account.
 
         Args:
             pool: The credits pool, e.g. `credits`.
@@ -84,13 +94,21 @@ class CreditsResource(SyncResource):
             expires_at: When the grant's unused credits expire, on the app's clock, e.g. `2027-01-01T00:00:00Z`.
                 Omitted: never.
             reason: Why, kept with the grant, e.g. `support: outage credit`. Omitted: none.
+            entity: The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a
+                per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400).
         """
         return cast(
             CreditsGrantResponse,
             self._core.request(
                 OPS["credits.grant"],
                 (account_id,),
-                body={"pool": pool, "amount": amount, "expires_at": expires_at, "reason": reason},
+                body={
+                    "pool": pool,
+                    "amount": amount,
+                    "expires_at": expires_at,
+                    "reason": reason,
+                    "entity": entity,
+                },
                 query=None,
                 cast_to=CreditsGrantResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -103,6 +121,7 @@ class CreditsResource(SyncResource):
         /,
         *,
         pool: str | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         cursor: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
@@ -115,16 +134,18 @@ class CreditsResource(SyncResource):
         iterate it for every item of every page (`limit` / `cursor`).
 
         Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is
-        always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+        always its ledger's sum. Pass `next_cursor` as `cursor` for the next page. `entity` narrows it to one
+        entity's rows (404 for an entity never registered that has none).
 
         Args:
             pool: Only this pool. Omitted: all.
+            entity: Only this entity's rows, e.g. `u_42`. Omitted: all.
             cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["credits.ledger"],
             (account_id,),
-            query={"pool": pool, "cursor": cursor, "limit": limit},
+            query={"pool": pool, "entity": entity, "cursor": cursor, "limit": limit},
             item=CreditsLedgerItem,
             page=CreditsLedgerResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),
@@ -153,6 +174,7 @@ class AsyncCreditsResource(AsyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -163,7 +185,13 @@ class AsyncCreditsResource(AsyncResource):
 
         Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now),
         `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants,
-        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool
+        kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are
+        their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with
+        that entity's balance and grants (404 for an entity never registered under the account).
+
+        Args:
+            entity: One entity's balances, e.g. `u_42`. Omitted: all.
         """
         return cast(
             CreditsGetResponse,
@@ -171,7 +199,7 @@ class AsyncCreditsResource(AsyncResource):
                 OPS["credits.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=CreditsGetResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -186,6 +214,7 @@ class AsyncCreditsResource(AsyncResource):
         amount: int,
         expires_at: str | NotGiven | None = NOT_GIVEN,
         reason: str | NotGiven | None = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -196,8 +225,10 @@ class AsyncCreditsResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/credits/grants` (secret key)
 
         Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and
-        `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). 400 when
-        `pool` is not a credits pool or `expires_at` has passed; 404 for an unknown account or pool.
+        `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept
+        per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed,
+        `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool,
+        or an entity not registered under the account.
 
         Args:
             pool: The credits pool, e.g. `credits`.
@@ -205,13 +236,21 @@ class AsyncCreditsResource(AsyncResource):
             expires_at: When the grant's unused credits expire, on the app's clock, e.g. `2027-01-01T00:00:00Z`.
                 Omitted: never.
             reason: Why, kept with the grant, e.g. `support: outage credit`. Omitted: none.
+            entity: The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a
+                per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400).
         """
         return cast(
             CreditsGrantResponse,
             await self._core.request(
                 OPS["credits.grant"],
                 (account_id,),
-                body={"pool": pool, "amount": amount, "expires_at": expires_at, "reason": reason},
+                body={
+                    "pool": pool,
+                    "amount": amount,
+                    "expires_at": expires_at,
+                    "reason": reason,
+                    "entity": entity,
+                },
                 query=None,
                 cast_to=CreditsGrantResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -224,6 +263,7 @@ class AsyncCreditsResource(AsyncResource):
         /,
         *,
         pool: str | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         cursor: str | NotGiven = NOT_GIVEN,
         limit: int | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
@@ -236,16 +276,18 @@ class AsyncCreditsResource(AsyncResource):
         iterate it for every item of every page (`limit` / `cursor`).
 
         Every grant, debit, expiry, refund and top-up, signed, with its source (request, workflow); a balance is
-        always its ledger's sum. Pass `next_cursor` as `cursor` for the next page.
+        always its ledger's sum. Pass `next_cursor` as `cursor` for the next page. `entity` narrows it to one
+        entity's rows (404 for an entity never registered that has none).
 
         Args:
             pool: Only this pool. Omitted: all.
+            entity: Only this entity's rows, e.g. `u_42`. Omitted: all.
             cursor: The last page's `next_cursor`. Omitted or empty: the first page.
         """
         return self._core.cursor_list(
             OPS["credits.ledger"],
             (account_id,),
-            query={"pool": pool, "cursor": cursor, "limit": limit},
+            query={"pool": pool, "entity": entity, "cursor": cursor, "limit": limit},
             item=CreditsLedgerItem,
             page=CreditsLedgerResponse,
             options=RequestOptions(timeout, max_retries, extra_headers),
@@ -274,6 +316,7 @@ class AccountTokenCreditsResource(SyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -284,7 +327,13 @@ class AccountTokenCreditsResource(SyncResource):
 
         Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now),
         `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants,
-        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool
+        kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are
+        their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with
+        that entity's balance and grants (404 for an entity never registered under the account).
+
+        Args:
+            entity: One entity's balances, e.g. `u_42`. Omitted: all.
         """
         return cast(
             CreditsGetResponse,
@@ -292,7 +341,7 @@ class AccountTokenCreditsResource(SyncResource):
                 OPS["credits.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=CreditsGetResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -319,6 +368,7 @@ class AsyncAccountTokenCreditsResource(AsyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -329,7 +379,13 @@ class AsyncAccountTokenCreditsResource(AsyncResource):
 
         Each credits pool the account gets from its plan or holds a balance in: `balance` (what draws can spend now),
         `granted_per_period` (what its plan grants a month; null when none or unlimited), and its live grants,
-        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first).
+        earliest-expiring first, with what is left of each (draws spend the earliest-expiring grant first). A pool
+        kept per entity (`per: "entity"`) lists each entity's balance under `entities` (its `balance` and `held` are
+        their sums, its grants all of theirs); with `?entity=` the answer has only the per-entity pools, each with
+        that entity's balance and grants (404 for an entity never registered under the account).
+
+        Args:
+            entity: One entity's balances, e.g. `u_42`. Omitted: all.
         """
         return cast(
             CreditsGetResponse,
@@ -337,7 +393,7 @@ class AsyncAccountTokenCreditsResource(AsyncResource):
                 OPS["credits.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=CreditsGetResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),

@@ -54,6 +54,7 @@ class EntitlementsResource(SyncResource):
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
+        counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -74,7 +75,11 @@ class EntitlementsResource(SyncResource):
                 update.
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
-                5000 } }`.
+                5000 }, "per": "entity" }`.
+            counts: A usage entitlement: `entities` makes its counter the number of entities registered under the
+                account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting
+                one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities
+                (409). Omitted or null: it counts usage calls.
         """
         return cast(
             Entitlement,
@@ -88,6 +93,7 @@ class EntitlementsResource(SyncResource):
                     "description": description,
                     "overage": overage,
                     "credits": credits,
+                    "counts": counts,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -129,6 +135,7 @@ class EntitlementsResource(SyncResource):
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
+        counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -147,7 +154,9 @@ class EntitlementsResource(SyncResource):
                 update.
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
-                5000 } }`.
+                5000 }, "per": "entity" }`.
+            counts: `entities`: the counter becomes the number of registered entities (set it before any are
+                registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged.
         """
         return cast(
             Entitlement,
@@ -159,6 +168,7 @@ class EntitlementsResource(SyncResource):
                     "description": description,
                     "overage": overage,
                     "credits": credits,
+                    "counts": counts,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -246,6 +256,7 @@ class AsyncEntitlementsResource(AsyncResource):
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
+        counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -266,7 +277,11 @@ class AsyncEntitlementsResource(AsyncResource):
                 update.
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
-                5000 } }`.
+                5000 }, "per": "entity" }`.
+            counts: A usage entitlement: `entities` makes its counter the number of entities registered under the
+                account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting
+                one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities
+                (409). Omitted or null: it counts usage calls.
         """
         return cast(
             Entitlement,
@@ -280,6 +295,7 @@ class AsyncEntitlementsResource(AsyncResource):
                     "description": description,
                     "overage": overage,
                     "credits": credits,
+                    "counts": counts,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -321,6 +337,7 @@ class AsyncEntitlementsResource(AsyncResource):
         description: str | NotGiven | None = NOT_GIVEN,
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
+        counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -339,7 +356,9 @@ class AsyncEntitlementsResource(AsyncResource):
                 update.
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
-                5000 } }`.
+                5000 }, "per": "entity" }`.
+            counts: `entities`: the counter becomes the number of registered entities (set it before any are
+                registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged.
         """
         return cast(
             Entitlement,
@@ -351,6 +370,7 @@ class AsyncEntitlementsResource(AsyncResource):
                     "description": description,
                     "overage": overage,
                     "credits": credits,
+                    "counts": counts,
                 },
                 query=None,
                 cast_to=Entitlement,

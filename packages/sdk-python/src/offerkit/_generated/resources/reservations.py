@@ -29,6 +29,7 @@ class ReservationsResource(SyncResource):
         *,
         amount: int,
         expires_in: int | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -41,16 +42,25 @@ class ReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit
+        debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             ReservationsCreateResponse,
             self._core.request(
                 OPS["reservations.create"],
                 (account_id, entitlement_id),
-                body={"amount": amount, "expires_in": expires_in},
+                body={"amount": amount, "expires_in": expires_in, "entity": entity},
                 query=None,
                 cast_to=ReservationsCreateResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -205,6 +215,7 @@ class AsyncReservationsResource(AsyncResource):
         *,
         amount: int,
         expires_in: int | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -217,16 +228,25 @@ class AsyncReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit
+        debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             ReservationsCreateResponse,
             await self._core.request(
                 OPS["reservations.create"],
                 (account_id, entitlement_id),
-                body={"amount": amount, "expires_in": expires_in},
+                body={"amount": amount, "expires_in": expires_in, "entity": entity},
                 query=None,
                 cast_to=ReservationsCreateResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -381,6 +401,7 @@ class PublishableReservationsResource(SyncResource):
         *,
         amount: int,
         expires_in: int | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -393,16 +414,25 @@ class PublishableReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit
+        debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             ReservationsCreateResponse,
             self._core.request(
                 OPS["reservations.create"],
                 (account_id, entitlement_id),
-                body={"amount": amount, "expires_in": expires_in},
+                body={"amount": amount, "expires_in": expires_in, "entity": entity},
                 query=None,
                 cast_to=ReservationsCreateResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -527,6 +557,7 @@ class AsyncPublishableReservationsResource(AsyncResource):
         *,
         amount: int,
         expires_in: int | NotGiven = NOT_GIVEN,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -539,16 +570,25 @@ class AsyncPublishableReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature that draws from a credits pool also holds `amount * cost` of the pool (not
-        drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other
-        reservations hold cannot cover it (nothing is held).
+        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by
+        others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations
+        hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit
+        debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             ReservationsCreateResponse,
             await self._core.request(
                 OPS["reservations.create"],
                 (account_id, entitlement_id),
-                body={"amount": amount, "expires_in": expires_in},
+                body={"amount": amount, "expires_in": expires_in, "entity": entity},
                 query=None,
                 cast_to=ReservationsCreateResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),

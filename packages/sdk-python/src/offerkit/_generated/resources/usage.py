@@ -8,7 +8,7 @@ from typing import Dict, cast
 
 from ..._resource import AsyncResource, SyncResource
 from ..._response import async_with_response, with_response
-from ..._types import RequestOptions
+from ..._types import NOT_GIVEN, NotGiven, RequestOptions
 from ..models import UsageCounter, UsageIngestResponse
 from ..operations import OPS
 from ..params import UsageIngestEventParam
@@ -81,6 +81,7 @@ class UsageResource(SyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -91,7 +92,15 @@ class UsageResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move.
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -99,7 +108,7 @@ class UsageResource(SyncResource):
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -111,6 +120,7 @@ class UsageResource(SyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -119,6 +129,14 @@ class UsageResource(SyncResource):
         """Subtract 1 (counters stop at 0)
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
+
+        On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a
+        per-entity pool: 400 without it, 404 when not registered).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -126,7 +144,7 @@ class UsageResource(SyncResource):
                 OPS["usage.remove"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -139,6 +157,7 @@ class UsageResource(SyncResource):
         /,
         *,
         amount: int,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -150,17 +169,22 @@ class UsageResource(SyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move.
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
+        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
+        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
             self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
-                body={"amount": amount},
+                body={"amount": amount, "entity": entity},
                 query=None,
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -281,6 +305,7 @@ class AsyncUsageResource(AsyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -291,7 +316,15 @@ class AsyncUsageResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move.
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -299,7 +332,7 @@ class AsyncUsageResource(AsyncResource):
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -311,6 +344,7 @@ class AsyncUsageResource(AsyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -319,6 +353,14 @@ class AsyncUsageResource(AsyncResource):
         """Subtract 1 (counters stop at 0)
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
+
+        On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a
+        per-entity pool: 400 without it, 404 when not registered).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -326,7 +368,7 @@ class AsyncUsageResource(AsyncResource):
                 OPS["usage.remove"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -339,6 +381,7 @@ class AsyncUsageResource(AsyncResource):
         /,
         *,
         amount: int,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -350,17 +393,22 @@ class AsyncUsageResource(AsyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move.
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
+        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
+        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
             await self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
-                body={"amount": amount},
+                body={"amount": amount, "entity": entity},
                 query=None,
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -482,6 +530,7 @@ class PublishableUsageResource(SyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -492,7 +541,15 @@ class PublishableUsageResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move.
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -500,7 +557,7 @@ class PublishableUsageResource(SyncResource):
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -513,6 +570,7 @@ class PublishableUsageResource(SyncResource):
         /,
         *,
         amount: int,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -524,17 +582,22 @@ class PublishableUsageResource(SyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move.
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
+        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
+        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
             self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
-                body={"amount": amount},
+                body={"amount": amount, "entity": entity},
                 query=None,
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
@@ -620,6 +683,7 @@ class AsyncPublishableUsageResource(AsyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -630,7 +694,15 @@ class AsyncPublishableUsageResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move.
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
+        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
+        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
+        (400).
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
@@ -638,7 +710,7 @@ class AsyncPublishableUsageResource(AsyncResource):
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
@@ -651,6 +723,7 @@ class AsyncPublishableUsageResource(AsyncResource):
         /,
         *,
         amount: int,
+        entity: str | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -662,17 +735,22 @@ class AsyncPublishableUsageResource(AsyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move.
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
+        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
+        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
+            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
+                not registered); any other entitlement takes none (400).
         """
         return cast(
             UsageCounter,
             await self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
-                body={"amount": amount},
+                body={"amount": amount, "entity": entity},
                 query=None,
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
