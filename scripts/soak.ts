@@ -13,7 +13,11 @@
 // shown beside it. Deliveries are checked against the events the service recorded: every one must reach the receiver
 // (by `webhook-id`), and each that did not is named with its delivery's state. When anything fails the data directory
 // is kept (CHAOS_SOAK_KEEP=1 keeps it always).
-// Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S.
+// With CHAOS_SOAK_HEAP=1 the main process also writes a heap snapshot (its main thread's V8 heap, after a full
+// collection) at a quarter of the run and at the end, and the soak names the kinds of objects that grew between them
+// (scripts/heap-diff.ts): growth the heap does not show is outside it (the worker's workflow threads, native memory).
+// Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S,
+// CHAOS_SOAK_HEAP.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { embeddedDatabaseUrl } from '../src/config.js';
 import { freePort } from '../test/helpers/servers.js';
+import { heapGrowth, heapKinds } from './heap-diff.js';
 import { judgeSoak } from './soak-judge.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,6 +38,7 @@ const SAMPLE_S = Number(process.env.CHAOS_SOAK_SAMPLE_S ?? 30);
 const FLAT_MB = Number(process.env.CHAOS_SOAK_FLAT_MB ?? 5);
 const JUDGE_MIN = Number(process.env.CHAOS_SOAK_JUDGE_MIN ?? 30);
 const ADMIN = 'adm_soak_0123456789abcdef';
+const HEAP = process.env.CHAOS_SOAK_HEAP === '1';
 const ACCOUNTS = 500;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stdout.write(line + '\n');
@@ -117,7 +123,8 @@ async function main() {
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hooks`;
 
   say(`soak: ${MINUTES} min at about ${RPS} requests/s; data in ${dir}`);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const heapFlags = HEAP ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`] : [];
+  const child = spawn(process.execPath, [...heapFlags, '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
@@ -269,9 +276,11 @@ async function main() {
       '  min   main MB  Temporal MB  PG shared MB  PG own MB   requests  errors  events  received  PG buffers used' +
         '  PG data MB',
     );
+    let firstHeap: string | null = null;
     while (Date.now() - t0 < MINUTES * 60_000) {
       const { byPid, pgShared, ...s } = { min: (Date.now() - t0) / 60_000, ...sample(child.pid!) };
       samples.push(s);
+      if (HEAP && !firstHeap && s.min >= MINUTES / 4) firstHeap = await heapSnapshot(child, dir);
       if (!halfway && s.min >= MINUTES / 2) halfway = await pgGroups(byPid).catch(() => null);
       const requests = counts.usage + counts.access + counts.update + counts.create;
       const b = await buffers().catch(() => ({ used: '?', total: '?', size: '?' }));
@@ -286,6 +295,12 @@ async function main() {
     }
     running = false;
     await Promise.all(workers);
+    if (firstHeap) {
+      const lastHeap = await heapSnapshot(child, dir);
+      say(`the main process's heap from minute ${(MINUTES / 4).toFixed(0)} to the end (${firstHeap}, ${lastHeap}):`);
+      for (const line of heapGrowth(heapKinds(path.join(dir, firstHeap)), heapKinds(path.join(dir, lastHeap))))
+        say(`  ${line}`);
+    }
     const {
       byPid: lastByPid,
       pgShared: lastShared,
@@ -360,6 +375,24 @@ async function main() {
     if (process.exitCode || process.env.CHAOS_SOAK_KEEP === '1') say(`data kept in ${dir}`);
     else fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Asks the main process for a heap snapshot (SIGUSR2) and waits until its file is written; answers its name. */
+async function heapSnapshot(child: ReturnType<typeof spawn>, dir: string): Promise<string> {
+  const known = new Set(fs.readdirSync(dir));
+  child.kill('SIGUSR2');
+  for (const end = Date.now() + 300_000; Date.now() < end; await sleep(1000)) {
+    const file = fs.readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !known.has(f));
+    if (!file) continue;
+    // Written in one go by the main thread, which answers nothing else meanwhile: done when it ends with `]}`.
+    const size = fs.statSync(path.join(dir, file)).size;
+    const fd = fs.openSync(path.join(dir, file), 'r');
+    const tail = Buffer.alloc(16);
+    fs.readSync(fd, tail, 0, 16, Math.max(0, size - 16));
+    fs.closeSync(fd);
+    if (/\]\s*\}\s*$/.test(tail.toString())) return file;
+  }
+  throw new Error('the main process wrote no heap snapshot within 5 minutes');
 }
 
 /**

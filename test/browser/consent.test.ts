@@ -129,10 +129,10 @@ describe('the consent page in a real browser (headless Chromium)', function () {
     });
     expect(tokens.status).to.equal(200);
     expect(tokens.body.scope).to.equal('mcp:read');
-    // Every toolset: the 32 read tools a Read only connection may call, and the two discovery tools.
+    // Every toolset: the 33 read tools a Read only connection may call, and the two discovery tools.
     const list = await mcpPost(app.id, TOOLS_LIST, tokens.body.access_token, ALL_TOOLSETS);
     expect(list.status).to.equal(200);
-    expect(list.body.result.tools).to.have.length(32 + 2);
+    expect(list.body.result.tools).to.have.length(33 + 2);
     const [conn] = (await get(`/apps/${app.id}/mcp/connections`, testEnv().adminKey)).body;
     expect(conn).to.include({ kind: 'oauth', access_level: 'read', name: 'Claude <Desktop>' });
     expect(conn.user.id).to.equal('admin');
