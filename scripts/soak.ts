@@ -16,6 +16,8 @@
 // With CHAOS_SOAK_HEAP=1 the main process also writes a heap snapshot (its main thread's V8 heap, after a full
 // collection) at a quarter of the run and at the end, and the soak names the kinds of objects that grew between them
 // (scripts/heap-diff.ts): growth the heap does not show is outside it (the worker's workflow threads, native memory).
+// Taking a snapshot raises the process's memory for good (about 350 MB in a 180 MB heap): such a run's memory
+// verdict is not comparable with a plain run's.
 // Settings: CHAOS_SOAK_MIN, CHAOS_SOAK_RPS (default 100 requests a second in all), CHAOS_SOAK_SAMPLE_S,
 // CHAOS_SOAK_HEAP.
 import { spawn, execFileSync } from 'node:child_process';
