@@ -105,11 +105,17 @@ export const BENCH_DROPPED: { section: RegExp; reason: string }[] = [
   },
 ];
 
-function present(newText: string, item: Item): boolean {
+/** Whether an item is in the new text; the text is squashed (and stripped of spaces) once, not once per item. */
+function presence(newText: string): (item: Item) => boolean {
   const hay = squash(newText);
-  if (hay.includes(item.text)) return true;
-  // A figure wrapped differently or with a thin space: compare without spaces.
-  return item.kind === 'figure' && hay.replace(/\s/g, '').includes(item.text.replace(/\s/g, ''));
+  let bare: string | null = null;
+  return (item) => {
+    if (hay.includes(item.text)) return true;
+    // A figure wrapped differently or with a thin space: compare without spaces.
+    if (item.kind !== 'figure') return false;
+    bare ??= hay.replace(/\s/g, '');
+    return bare.includes(item.text.replace(/\s/g, ''));
+  };
 }
 
 function dedupe(items: Item[]): Item[] {
@@ -130,13 +136,14 @@ export interface Report {
 
 export function compare(oldText: string, newText: string, dropped: typeof BENCH_DROPPED = []): Report {
   const items = extract(oldText);
+  const present = presence(newText);
   const report: Report = { checked: { setting: 0, command: 0, figure: 0 }, missing: [], dropped: [] };
   // An item is kept if it is anywhere in the new text; dropped only if every old section it was in may drop it.
   const bySection = new Map<string, Item[]>();
   for (const i of items) bySection.set(`${i.kind}\0${i.text}`, [...(bySection.get(`${i.kind}\0${i.text}`) ?? []), i]);
   for (const item of dedupe(items)) {
     report.checked[item.kind]++;
-    if (present(newText, item)) continue;
+    if (present(item)) continue;
     const droppable =
       item.kind === 'figure' || (item.kind === 'command' && !/^npm run [\w:-]+( -- [\w-]+)?$/.test(item.text));
     const reasons = bySection

@@ -60,6 +60,9 @@ export const CONFLICT_REASONS = {
     '(`replace: true`)',
   completed: 'a checkout to expire is completed',
   created: 'a checkout to expire is still waiting for its buyer at the provider',
+  entity_not_taken:
+    'an entity was named for a feature or pool kept per account (not per entity): call without `entity`',
+  entity_required: 'the feature or pool is kept per entity (a member, a workspace): name the `entity`',
   expired: 'the offer has ended',
   expired_request:
     'a billing intent reached the account actor after the API had answered its caller 503 (nothing was changed): ' +

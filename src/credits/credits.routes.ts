@@ -57,7 +57,8 @@ const balancesSchema = z.object({
 });
 const entityField = accountId.describe(
   'The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a per-entity pool ' +
-    '(400 without it, 404 when not registered), refused for a per-account one (400).',
+    '(409 `entity_required` without it, 404 when not registered), refused for a per-account one (409 ' +
+    '`entity_not_taken`).',
 );
 const grantBody = z.object({
   pool: callerId.describe('The credits pool, e.g. `credits`.'),
@@ -136,9 +137,9 @@ export const creditRoutes = [
     description:
       'Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and ' +
       '`credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool ' +
-      'kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has ' +
-      'passed, `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown ' +
-      'account or pool, or an entity not registered under the account.',
+      'kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool or `expires_at` has ' +
+      'passed; 409 `entity_required` when `entity` is missing for a per-entity pool, `entity_not_taken` when given ' +
+      'for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.',
     params: accountParams,
     body: grantBody,
     idempotency: 'atomic',

@@ -1,7 +1,7 @@
 // Entities under an account as other services read them: the rules a call naming an `entity` meets, and the list.
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { sql } from '../db/sql.js';
-import { badRequest, notFound } from '../errors.js';
+import { conflict, notFound } from '../errors.js';
 import { ISO } from './credits.sql.js';
 
 export interface EntityRow {
@@ -24,8 +24,11 @@ export function entityRule(
   accountId: string,
 ): void {
   if (perEntity && !entity)
-    throw badRequest(`entity: pool ${pool} is kept per entity; name the entity whose balance it is`);
-  if (!perEntity && entity) throw badRequest(`entity: pool ${pool} is kept per account; it takes no entity`);
+    throw conflict(`entity: pool ${pool} is kept per entity; name the entity whose balance it is`, {
+      reason: 'entity_required',
+    });
+  if (!perEntity && entity)
+    throw conflict(`entity: pool ${pool} is kept per account; it takes no entity`, { reason: 'entity_not_taken' });
   if (perEntity && entity && !exists) throw notFound(`Entity ${entity} under account ${accountId}`);
 }
 

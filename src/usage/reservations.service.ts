@@ -336,12 +336,15 @@ export async function reserveUsage(
       `Entitlement ${entitlementId} counts the entities registered under the account; it is not reserved`,
     );
   if (row.entity_refused === 'entity_required')
-    throw badRequest(`entity: ${entitlementId} draws from pool ${row.pool}, kept per entity; name the entity`);
+    throw conflict(`entity: ${entitlementId} draws from pool ${row.pool}, kept per entity; name the entity`, {
+      reason: 'entity_required',
+    });
   if (row.entity_refused === 'entity_not_taken')
-    throw badRequest(
+    throw conflict(
       `entity: ${entitlementId} ` +
         `${row.pool ? `draws from pool ${row.pool}, kept per account` : 'draws from no per-entity pool'}; ` +
         'it takes no entity',
+      { reason: 'entity_not_taken' },
     );
   if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   // The pool's balance (less what other reservations hold) cannot cover `amount × cost`: nothing was held.

@@ -24,8 +24,8 @@ const counterParams = accountParams.extend({
 const counter = z.object({ entitlement: z.string(), count: z.number() });
 const entityField = accountId.describe(
   'The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a ' +
-    'per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not ' +
-    'registered); any other entitlement takes none (400).',
+    'per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 ' +
+    'when not registered); any other entitlement takes none (409 `entity_not_taken`).',
 );
 const amountBody = z.object({
   amount: z
@@ -124,8 +124,9 @@ const upgradeLinkSchema = z.object({
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
-  'counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 ' +
-  'without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); ' +
+  'counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 ' +
+  '`entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an ' +
+  'entity not registered under the account); ' +
   'the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).';
 
 export const usageRoutes = [
@@ -237,7 +238,7 @@ export const usageRoutes = [
     idempotency: 'atomic',
     description:
       'On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a ' +
-      'per-entity pool: 400 without it, 404 when not registered).',
+      'per-entity pool: 409 `entity_required` without it, 404 when not registered).',
     params: counterParams,
     query: entityQuery,
     response: counter,
@@ -287,7 +288,8 @@ export const usageRoutes = [
       'A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until ' +
       'the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot ' +
       'cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the ' +
-      "named `entity`'s balance: 400 without one, 404 for one not registered under the account.",
+      "named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account " +
+      '(and 409 `entity_not_taken` for an entity on any other feature).',
     params: counterParams,
     body: reserveBody,
     status: 201,

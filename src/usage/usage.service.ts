@@ -3,7 +3,7 @@ import { ACTIVE_EXTRA, ACTIVE_INCENTIVE, effectiveAccess } from '../access/acces
 import type { Ctx } from '../context.js';
 import { coalesced } from '../db/coalesce.js';
 import { prepared } from '../db/sql.js';
-import { badRequest, notFound, paymentRequired } from '../errors.js';
+import { badRequest, conflict, notFound, paymentRequired } from '../errors.js';
 import { IdempotentReplay, type IdempotencyKey } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { publishPending } from '../events/publish.js';
@@ -366,12 +366,15 @@ export async function changeUsage(
         'delete entities (POST/DELETE .../entities) to move it',
     );
   if (row.entity_refused === 'entity_required')
-    throw badRequest(`entity: ${entitlementId} draws from pool ${row.pool_id}, kept per entity; name the entity`);
+    throw conflict(`entity: ${entitlementId} draws from pool ${row.pool_id}, kept per entity; name the entity`, {
+      reason: 'entity_required',
+    });
   if (row.entity_refused === 'entity_not_taken')
-    throw badRequest(
+    throw conflict(
       `entity: ${entitlementId} ` +
         `${row.pool_id ? `draws from pool ${row.pool_id}, kept per account` : 'draws from no per-entity pool'}; ` +
         'it takes no entity',
+      { reason: 'entity_not_taken' },
     );
   if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;

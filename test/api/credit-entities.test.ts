@@ -1,5 +1,5 @@
 // Entities under an account (issue 42 item 5): registration taking seats of the entitlement that counts entities, a
-// per-entity credits pool (grants, draws, balances, the ledger), the 400/404 rules, tenancy, and concurrency against
+// per-entity credits pool (grants, draws, balances, the ledger), the 409/404 rules, tenancy, and concurrency against
 // the real PostgreSQL.
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
@@ -245,17 +245,24 @@ describe('credit entities: seats that count entities and per-entity balances', f
     await creditsAddUp(app.id);
   });
 
-  it('answers 400 for a missing or misplaced entity and 404 for one not registered', async () => {
+  it('answers 409 entity_required / entity_not_taken for a missing or misplaced entity, 404 for one not registered', async () => {
     expect((await register('a1', 'u1')).status).to.equal(201);
     await createAccount(app, { id: 'p1', plan: 'pro' });
-    const bad = async (res: Promise<{ status: number; body: { error: string } }>, status: number, error: RegExp) => {
+    const bad = async (
+      res: Promise<{ status: number; body: { error: string; reason?: string } }>,
+      status: number,
+      error: RegExp,
+    ) => {
       const r = await res;
       expect(r.status, JSON.stringify(r.body)).to.equal(status);
       expect(r.body.error).to.match(error);
+      // The conflict says which rule: a schema-valid call the entitlement's shape refuses (not a malformed one).
+      if (/name the entity/.test(r.body.error)) expect(r.body.reason).to.equal('entity_required');
+      if (/takes no entity/.test(r.body.error)) expect(r.body.reason).to.equal('entity_not_taken');
     };
     // Draws.
-    await bad(post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 1 }), 400, /name the entity/);
-    await bad(post(`${base}/namespaces/a1/usage/chat/add`, app.api_key), 400, /name the entity/);
+    await bad(post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 1 }), 409, /name the entity/);
+    await bad(post(`${base}/namespaces/a1/usage/chat/add`, app.api_key), 409, /name the entity/);
     await bad(
       post(`${base}/namespaces/a1/usage/chat/amount`, app.api_key, { amount: 1, entity: 'ghost' }),
       404,
@@ -269,23 +276,23 @@ describe('credit entities: seats that count entities and per-entity balances', f
     );
     await bad(
       post(`${base}/namespaces/p1/usage/premium/amount`, app.api_key, { amount: 1, entity: 'u1' }),
-      400,
+      409,
       /kept per account; it takes no entity/,
     );
     await bad(
       post(`${base}/namespaces/a1/usage/api_calls/amount`, app.api_key, { amount: 1, entity: 'u1' }),
-      400,
+      409,
       /draws from no per-entity pool/,
     );
     // Grants.
     const grant = (body: Record<string, unknown>) => post(`${base}/namespaces/a1/credits/grants`, app.api_key, body);
-    await bad(grant({ pool: 'team_credits', amount: 5 }), 400, /kept per entity; name the entity/);
+    await bad(grant({ pool: 'team_credits', amount: 5 }), 409, /kept per entity; name the entity/);
     await bad(grant({ pool: 'team_credits', amount: 5, entity: 'ghost' }), 404, /Entity ghost under account a1/);
-    await bad(grant({ pool: 'credits', amount: 5, entity: 'u1' }), 400, /kept per account; it takes no entity/);
+    await bad(grant({ pool: 'credits', amount: 5, entity: 'u1' }), 409, /kept per account; it takes no entity/);
     // Reservations follow the same rules; batch ingest takes no entity yet: refused by name, nothing moves.
     await bad(
       post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 1 }),
-      400,
+      409,
       /kept per entity; name the entity/,
     );
     await bad(
@@ -295,7 +302,7 @@ describe('credit entities: seats that count entities and per-entity balances', f
     );
     await bad(
       post(`${base}/namespaces/p1/usage/premium/reservations`, app.api_key, { amount: 1, entity: 'u1' }),
-      400,
+      409,
       /kept per account; it takes no entity/,
     );
     await bad(post(`${base}/namespaces/a1/usage/seats/reservations`, app.api_key, { amount: 1 }), 400, /counts/);

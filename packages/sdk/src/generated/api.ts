@@ -2134,6 +2134,14 @@ export type ConflictReason =
    */
   | 'created'
   /**
+   * an entity was named for a feature or pool kept per account (not per entity): call without `entity`
+   */
+  | 'entity_not_taken'
+  /**
+   * the feature or pool is kept per entity (a member, a workspace): name the `entity`
+   */
+  | 'entity_required'
+  /**
    * the offer has ended
    */
   | 'expired'
@@ -2238,6 +2246,8 @@ export const CONFLICT_REASONS: readonly ConflictReason[] = [
   'change_scheduled',
   'completed',
   'created',
+  'entity_not_taken',
+  'entity_required',
   'expired',
   'expired_request',
   'interval_not_offered',
@@ -2768,7 +2778,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
    *
-   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
   add(
     accountId: string,
@@ -2781,7 +2791,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
    *
-   * On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 400 without it, 404 when not registered).
+   * On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 409 `entity_required` without it, 404 when not registered).
    */
   remove(
     accountId: string,
@@ -2794,7 +2804,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
    *
-   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
   addAmount(
     accountId: string,
@@ -2821,7 +2831,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
    *
-   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
    */
   create(
     accountId: string,
@@ -2887,7 +2897,7 @@ export interface CreditsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/credits/grants` (secret key)
    *
-   * Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed, `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
+   * Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool or `expires_at` has passed; 409 `entity_required` when `entity` is missing for a per-entity pool, `entity_not_taken` when given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
    */
   grant(accountId: string, body: CreditsGrantBody, options?: RequestOptions): APIPromise<CreditsGrantResponse>;
   /**

@@ -848,7 +848,7 @@ export interface paths {
     put?: never;
     /**
      * Add 1
-     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -870,7 +870,7 @@ export interface paths {
     put?: never;
     /**
      * Subtract 1 (counters stop at 0)
-     * @description On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 400 without it, 404 when not registered).
+     * @description On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a per-entity pool: 409 `entity_required` without it, 404 when not registered).
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -892,7 +892,7 @@ export interface paths {
     put?: never;
     /**
      * Add or subtract an amount
-     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -914,7 +914,7 @@ export interface paths {
     put?: never;
     /**
      * Reserve an amount
-     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 400 without one, 404 for one not registered under the account.
+     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1066,7 +1066,7 @@ export interface paths {
     put?: never;
     /**
      * Grant credits to an account
-     * @description Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed, `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
+     * @description Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept per entity grants to the `entity` named. 400 when `pool` is not a credits pool or `expires_at` has passed; 409 `entity_required` when `entity` is missing for a per-entity pool, `entity_not_taken` when given for a per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -11679,7 +11679,7 @@ export interface operations {
         'application/json': {
           /** @description How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0). */
           amount: number;
-          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not registered); any other entitlement takes none (400). */
+          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
           entity?: string;
         };
       };
@@ -11809,7 +11809,7 @@ export interface operations {
           amount: number;
           /** @default 300 */
           expires_in?: number;
-          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when not registered); any other entitlement takes none (400). */
+          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
           entity?: string;
         };
       };
@@ -12529,7 +12529,7 @@ export interface operations {
           expires_at?: string | null;
           /** @description Why, kept with the grant, e.g. `support: outage credit`. Omitted: none. */
           reason?: string | null;
-          /** @description The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400). */
+          /** @description The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a per-entity pool (409 `entity_required` without it, 404 when not registered), refused for a per-account one (409 `entity_not_taken`). */
           entity?: string;
         };
       };

@@ -84,9 +84,9 @@ class CreditsResource(SyncResource):
 
         Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and
         `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept
-        per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed,
-        `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool,
-        or an entity not registered under the account.
+        per entity grants to the `entity` named. 400 when `pool` is not a credits pool or `expires_at` has passed;
+        409 `entity_required` when `entity` is missing for a per-entity pool, `entity_not_taken` when given for a
+        per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
 
         Args:
             pool: The credits pool, e.g. `credits`.
@@ -95,7 +95,8 @@ class CreditsResource(SyncResource):
                 Omitted: never.
             reason: Why, kept with the grant, e.g. `support: outage credit`. Omitted: none.
             entity: The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a
-                per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400).
+                per-entity pool (409 `entity_required` without it, 404 when not registered), refused for a
+                per-account one (409 `entity_not_taken`).
         """
         return cast(
             CreditsGrantResponse,
@@ -226,9 +227,9 @@ class AsyncCreditsResource(AsyncResource):
 
         Adds `amount` credits to the pool, expiring at `expires_at` (app clock) or never; a ledger row and
         `credits.granted` record it. Granted once per `Idempotency-Key` (a retry answers the same grant). A pool kept
-        per entity grants to the `entity` named. 400 when `pool` is not a credits pool, `expires_at` has passed,
-        `entity` is missing for a per-entity pool or given for a per-account one; 404 for an unknown account or pool,
-        or an entity not registered under the account.
+        per entity grants to the `entity` named. 400 when `pool` is not a credits pool or `expires_at` has passed;
+        409 `entity_required` when `entity` is missing for a per-entity pool, `entity_not_taken` when given for a
+        per-account one; 404 for an unknown account or pool, or an entity not registered under the account.
 
         Args:
             pool: The credits pool, e.g. `credits`.
@@ -237,7 +238,8 @@ class AsyncCreditsResource(AsyncResource):
                 Omitted: never.
             reason: Why, kept with the grant, e.g. `support: outage credit`. Omitted: none.
             entity: The entity (registered under the account) whose balance it is, e.g. `u_42`: required for a
-                per-entity pool (400 without it, 404 when not registered), refused for a per-account one (400).
+                per-entity pool (409 `entity_required` without it, 404 when not registered), refused for a
+                per-account one (409 `entity_not_taken`).
         """
         return cast(
             CreditsGrantResponse,

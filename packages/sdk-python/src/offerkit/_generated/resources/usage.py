@@ -92,15 +92,15 @@ class UsageResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
-        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
-        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
-        (400).
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -131,12 +131,12 @@ class UsageResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
 
         On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a
-        per-entity pool: 400 without it, 404 when not registered).
+        per-entity pool: 409 `entity_required` without it, 404 when not registered).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -169,15 +169,16 @@ class UsageResource(SyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
-        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
-        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -316,15 +317,15 @@ class AsyncUsageResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
-        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
-        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
-        (400).
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -355,12 +356,12 @@ class AsyncUsageResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
 
         On a feature drawing from a pool, gives back its cost as a refund grant (to the `entity` named, on a
-        per-entity pool: 400 without it, 404 when not registered).
+        per-entity pool: 409 `entity_required` without it, 404 when not registered).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -393,15 +394,16 @@ class AsyncUsageResource(AsyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
-        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
-        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -541,15 +543,15 @@ class PublishableUsageResource(SyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
-        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
-        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
-        (400).
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -582,15 +584,16 @@ class PublishableUsageResource(SyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
-        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
-        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -694,15 +697,15 @@ class AsyncPublishableUsageResource(AsyncResource):
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400
-        without it or for one that draws from no per-entity pool, 404 for an entity not registered under the
-        account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities
-        (400).
+        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -735,15 +738,16 @@ class AsyncPublishableUsageResource(AsyncResource):
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (400 without it
-        or for one that draws from no per-entity pool, 404 for an entity not registered under the account); the
-        entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
+        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
+        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
+        registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
             entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (400 without it, 404 when
-                not registered); any other entitlement takes none (400).
+                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
+                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
