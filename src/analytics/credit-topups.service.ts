@@ -24,7 +24,7 @@ select w.t as "to", w.f as "from", o.pack_id as pack, o.pool_id as pool, o.curre
   from w
   left join credit_pack_orders o
     on o.app_id = $1 and o.status = 'completed' and o.completed_at <= w.t
-   and (w.f is null or o.completed_at >= w.f)
+   and o.completed_at >= coalesce(w.f, '-infinity')
    and ($3::text is null or o.account_id = $3) and ($4::text is null or o.pool_id = $4)
  group by w.t, w.f, o.pack_id, o.pool_id, o.currency
  order by o.currency, sum(o.price - o.refunded) desc, o.pack_id, o.pool_id`;
