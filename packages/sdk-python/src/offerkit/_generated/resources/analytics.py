@@ -10,8 +10,8 @@ from ..._resource import AsyncResource, SyncResource
 from ..._response import async_with_response, with_response
 from ..._types import NOT_GIVEN, NotGiven, RequestOptions
 from ..models import (
-    AnalyticsCreditTopupsResponse,
     AnalyticsCreditsResponse,
+    AnalyticsCreditTopupsResponse,
     AnalyticsEventsResponse,
     AnalyticsSummaryResponse,
     AnalyticsTimeseriesResponse,
