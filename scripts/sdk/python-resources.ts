@@ -185,7 +185,12 @@ function resourceModule(namespace: string, ops: PyOp[], classes: Set<string>): s
   }
   const text = blocks.join('\n\n');
   const code = codeOnly(text);
-  const used = [...classes].filter((n) => new RegExp(`\\b${n}\\b`).test(code)).sort();
+  // In ruff's (isort's) order for imported names: case-insensitive first (`AnalyticsCreditsResponse` before
+  // `AnalyticsCreditTopupsResponse`), then by code point.
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const used = [...classes]
+    .filter((n) => new RegExp(`\\b${n}\\b`).test(code))
+    .sort((a, b) => cmp(a.toLowerCase(), b.toLowerCase()) || cmp(a, b));
   const models = used.filter((n) => !n.endsWith('Param'));
   const params = used.filter((n) => n.endsWith('Param'));
   const mixin = MIXINS[namespace];

@@ -3,6 +3,7 @@ import { appIdParams } from '../apps/apps.schemas.js';
 import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './analytics.schemas.js';
 import * as analytics from './analytics.service.js';
+import { creditTopups } from './credit-topups.service.js';
 import { creditsConsumed } from './credits-consumed.service.js';
 import { upgradeFunnel } from './upgrades.service.js';
 
@@ -108,6 +109,25 @@ export const analyticsRoutes = [
     query: S.creditsQuery,
     response: S.creditsSchema,
     handler: (s) => creditsConsumed(ctxOf(s), s.query),
+  }),
+  route({
+    method: 'GET',
+    path: '/apps/:appId/analytics/credits/topups',
+    sdk: 'analytics.creditTopups',
+    auth: ['S'],
+    tags,
+    summary: 'Top-up revenue: credit pack orders PayPal captured, less refunds, by pack and currency',
+    description:
+      '`interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace` (the buying account) and `pool` narrow it. Counts ' +
+      'only pack orders whose capture PayPal confirmed (an order created or approved but not captured counts ' +
+      'nothing), placed in the window by the time of their capture. `captured` is the money captured, `refunded` ' +
+      'what PayPal refunded of those captures so far (in part or in full, whenever the refund came), `net` the ' +
+      'difference. `data` has one row per pack and currency, `totals` one per currency: amounts in different ' +
+      'currencies are never added up. Nothing captured: empty lists.',
+    params: appIdParams,
+    query: S.topupsQuery,
+    response: S.topupsSchema,
+    handler: (s) => creditTopups(ctxOf(s), s.query),
   }),
   route({
     method: 'GET',

@@ -129,3 +129,28 @@ export const creditsSchema = z.object({
     }),
   ),
 });
+
+/** `GET /apps/:appId/analytics/credits/topups`: top-up revenue, the pack orders PayPal confirmed captured. */
+export const topupsQuery = z.object({
+  interval,
+  namespace: accountFilter,
+  pool: callerId.optional().describe('Only the packs of this credits pool, e.g. `credits`. Omitted: all.'),
+});
+const revenueCounts = {
+  orders: z.number().describe('Pack orders whose capture PayPal confirmed in the window'),
+  credits: z.number().describe('Credits those orders bought'),
+  captured: z.number().describe('Money PayPal captured for them, e.g. `20` (two decimals at most)'),
+  refunded: z.number().describe('Money refunded of those captures at PayPal so far (in part or in full)'),
+  net: z.number().describe('`captured` less `refunded`'),
+};
+export const topupsSchema = z.object({
+  ...window,
+  namespace: z.string().nullable(),
+  pool: z.string().nullable(),
+  totals: z
+    .array(z.object({ currency: z.string(), ...revenueCounts }))
+    .describe('One row per currency (amounts in different currencies are never added up); none: an empty list'),
+  data: z
+    .array(z.object({ pack: z.string(), pool: z.string(), currency: z.string(), ...revenueCounts }))
+    .describe('One row per pack and currency, by currency, then most net first'),
+});

@@ -1,6 +1,6 @@
 // Credits in the console (issue 42 item 6) in a real browser: pools and draws in the catalog, an account's balances,
-// grants and ledger with the grant dialog (shown only to the roles that may grant), and credits consumed on the
-// analytics page; each change checked through the API, screenshots at 1280 and 390 px.
+// grants and ledger with the grant dialog (shown only to the roles that may grant), and credits consumed and top-up
+// revenue on the analytics page; each change checked through the API, screenshots at 1280 and 390 px.
 import { expect } from 'chai';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
@@ -8,7 +8,7 @@ import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
 import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
-import { createAccount, createTestApp, type TestApp } from '../helpers/factories.js';
+import { connectBilling, createAccount, createTestApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -296,19 +296,47 @@ describe('credits in the console in a real browser (headless Chromium)', functio
     await landed(team, '/namespaces/acme/credits?entity=u_bob', (c) => expect(c.data[0].balance).to.equal(525));
   });
 
-  it('analytics: credits consumed per pool and per feature', async () => {
+  it('analytics: credits consumed per pool and per feature, and top-up revenue', async () => {
+    // A pack bought at the PayPal stand-in by another account (alice's numbers stay), captured, then 2.50 refunded;
+    // a second order only created (never paid) counts nothing.
+    await ok(app, '/credit-packs', { id: 'boost', pool: 'credits', amount: 1000, price: '10.00', currency: 'USD' });
+    await connectBilling(app);
+    await createAccount(app, { id: 'bob', plan: 'starter' });
+    const order = await ok(app, '/credit-packs/boost/checkout', { account: 'bob' });
+    await ok(app, '/credit-packs/boost/checkout', { account: 'bob' });
+    await testEnv().paypal.approve(order.approve_url);
+    const paid = await eventually(async () => {
+      const o = await post(`/apps/${app.id}/credit-pack-orders/${order.id}/complete`, app.api_key);
+      return o.body.status === 'completed' ? o.body : undefined;
+    });
+    testEnv().paypal.refundAtProvider(paid.capture_id, '2.50');
+    await landed(app, `/credit-pack-orders/${order.id}`, (o) => expect(o.refunded).to.equal(2.5));
+
     await page.goto(`${testEnv().baseUrl}/console/apps/${app.id}/analytics`);
     const section = page.getByRole('region', { name: 'Credits consumed' });
     await section.getByLabel('AI credits consumed').filter({ hasText: '52' }).waitFor();
     const table = section.getByRole('table', { name: 'Credits consumed per feature' });
     await table.getByRole('row').filter({ hasText: 'Premium' }).filter({ hasText: '30' }).waitFor();
     await table.getByRole('row').filter({ hasText: 'Basic' }).filter({ hasText: '22' }).waitFor();
+    const topups = page.getByRole('region', { name: 'Top-up revenue' });
+    await topups.getByLabel('Net USD').filter({ hasText: '7.50 USD' }).waitFor();
+    const row = topups
+      .getByRole('table', { name: 'Top-up revenue per pack' })
+      .getByRole('row')
+      .filter({ hasText: 'boost' });
+    // Amounts in the pack's currency, named beside the pack.
+    const cells = (await row.getByRole('cell').allInnerTexts()).map((c) => c.replace(/\s+/g, ' ').trim());
+    expect(cells).to.deep.equal(['boost USD', '1', '10.00', '2.50', '7.50']);
     await shoot(page, 'credits-analytics');
     // The catalog app has a pool and nothing drawn: the section says so.
     await page.goto(`${testEnv().baseUrl}/console/apps/${catalogApp.id}/analytics`);
     await page
       .getByRole('region', { name: 'Credits consumed' })
       .getByText('No feature drew credits in this interval.')
+      .waitFor();
+    await page
+      .getByRole('region', { name: 'Top-up revenue' })
+      .getByText('No credit pack was paid for in this interval.')
       .waitFor();
   });
 });

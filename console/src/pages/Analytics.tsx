@@ -1,5 +1,5 @@
 // Usage analytics: an interval and entitlements pick the view (summary cards, usage over time, top accounts; credits
-// consumed by pool and feature on apps with credits pools, over the interval), and
+// consumed by pool and feature and top-up revenue on apps with credits pools, over the interval), and
 // saved reports (GET/POST/PATCH/DELETE /apps/:appId/analytics/reports) keep a view under a name: pick one to load
 // its controls, save the current view as a new one, update, rename or delete it. The loaded report's id is in the
 // URL (`?report=rpt_...`), so a link opens the same view. Viewers load reports; members and above change them.
@@ -26,7 +26,7 @@ import type { AnalyticsSummaryQuery, ReportsGetResponse } from '@offerkit/sdk';
 import { appApi, type AppApi } from '../api';
 import { useCan, useDemo } from '../session';
 import { ConfirmDialog, ErrorText, Loading, useAction, useLoad } from '../ui';
-import { CreditsConsumed } from './AnalyticsCredits';
+import { CreditsConsumed, CreditTopups } from './AnalyticsCredits';
 
 const INTERVALS = ['7d', '30d', '60d', '6m', 'year', 'alltime'];
 const DEFAULT_INTERVAL: Interval = '30d';
@@ -56,6 +56,7 @@ export function AnalyticsPage() {
   const reportId = params.get('report');
   const [view, setView] = useState<View>({ interval: DEFAULT_INTERVAL, entitlements: [] });
   const ents = useLoad(() => api.entitlements.list(), [appId]);
+  const hasPools = (ents.data ?? []).some((e) => e.type === 'credits');
   const reports = useLoad(() => api.reports.list(), [appId]);
   const loaded = reportId ? reports.data?.find((r) => r.id === reportId) : undefined;
   // A report picked (or opened by its link) puts its view into the controls, once: changes made after stay.
@@ -197,11 +198,8 @@ export function AnalyticsPage() {
           </>
         )}
       </Loading>
-      <CreditsConsumed
-        appId={appId!}
-        interval={view.interval}
-        hasPools={(ents.data ?? []).some((e) => e.type === 'credits')}
-      />
+      <CreditsConsumed appId={appId!} interval={view.interval} hasPools={hasPools} />
+      <CreditTopups appId={appId!} interval={view.interval} hasPools={hasPools} />
     </Stack>
   );
 }

@@ -53,6 +53,7 @@ import { Migration20261227090000_mcp_toolsets } from './Migration20261227090000_
 import { Migration20261228090000_credits_holds_ingest } from './Migration20261228090000_credits_holds_ingest.js';
 import { Migration20261228100000_credit_packs } from './Migration20261228100000_credit_packs.js';
 import { Migration20261228110000_account_entities } from './Migration20261228110000_account_entities.js';
+import { Migration20261228120000_pack_orders_captured_index } from './Migration20261228120000_pack_orders_captured_index.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -108,4 +109,5 @@ export const migrationsList = [
   Migration20261228090000_credits_holds_ingest,
   Migration20261228100000_credit_packs,
   Migration20261228110000_account_entities,
+  Migration20261228120000_pack_orders_captured_index,
 ];

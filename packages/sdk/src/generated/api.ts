@@ -861,6 +861,16 @@ export const OPERATIONS: readonly Operation[] = [
     auth: ['S'],
   },
   {
+    name: 'analytics.creditTopups',
+    method: 'GET',
+    path: '/apps/{appId}/analytics/credits/topups',
+    params: [],
+    body: false,
+    query: true,
+    paginated: false,
+    auth: ['S'],
+  },
+  {
     name: 'analytics.events',
     method: 'GET',
     path: '/apps/{appId}/analytics/events',
@@ -1813,6 +1823,11 @@ export type AnalyticsTimeseriesResponse =
 export type AnalyticsCreditsQuery = NonNullable<paths['/apps/{appId}/analytics/credits']['get']['parameters']['query']>;
 export type AnalyticsCreditsResponse =
   paths['/apps/{appId}/analytics/credits']['get']['responses'][200]['content']['application/json'];
+export type AnalyticsCreditTopupsQuery = NonNullable<
+  paths['/apps/{appId}/analytics/credits/topups']['get']['parameters']['query']
+>;
+export type AnalyticsCreditTopupsResponse =
+  paths['/apps/{appId}/analytics/credits/topups']['get']['responses'][200]['content']['application/json'];
 export type AnalyticsEventsQuery = NonNullable<paths['/apps/{appId}/analytics/events']['get']['parameters']['query']>;
 export type AnalyticsEventsResponse =
   paths['/apps/{appId}/analytics/events']['get']['responses'][200]['content']['application/json'];
@@ -3066,6 +3081,14 @@ export interface AnalyticsApi {
    * `interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace`, `pool` and `feature` narrow it. Read from the credits ledger: `debited` is what the features' draws took (at the cost of the moment of each draw; nothing while a pool is unlimited), `refunded` what negative usage gave back, `consumed` the difference; grants, expiries and top-ups are not consumption. Totals, then per pool and per feature, then `points`: daily buckets up to 60 days, weekly (Monday, UTC) beyond, every bucket present, with the features that drew in each. Unknown filters answer zeros. A window longer than the database's statement bound answers 503 with `Retry-After`.
    */
   credits(query: AnalyticsCreditsQuery, options?: RequestOptions): APIPromise<AnalyticsCreditsResponse>;
+  /**
+   * Top-up revenue: credit pack orders PayPal captured, less refunds, by pack and currency
+   *
+   * `GET /apps/{appId}/analytics/credits/topups` (secret key)
+   *
+   * `interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace` (the buying account) and `pool` narrow it. Counts only pack orders whose capture PayPal confirmed (an order created or approved but not captured counts nothing), placed in the window by the time of their capture. `captured` is the money captured, `refunded` what PayPal refunded of those captures so far (in part or in full, whenever the refund came), `net` the difference. `data` has one row per pack and currency, `totals` one per currency: amounts in different currencies are never added up. Nothing captured: empty lists.
+   */
+  creditTopups(query: AnalyticsCreditTopupsQuery, options?: RequestOptions): APIPromise<AnalyticsCreditTopupsResponse>;
   /**
    * Usage history, newest first
    *

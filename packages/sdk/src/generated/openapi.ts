@@ -1421,6 +1421,28 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/apps/{appId}/analytics/credits/topups': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Top-up revenue: credit pack orders PayPal captured, less refunds, by pack and currency
+     * @description `interval`: 7d, 30d, 60d, 6m, year or alltime; `namespace` (the buying account) and `pool` narrow it. Counts only pack orders whose capture PayPal confirmed (an order created or approved but not captured counts nothing), placed in the window by the time of their capture. `captured` is the money captured, `refunded` what PayPal refunded of those captures so far (in part or in full, whenever the refund came), `net` the difference. `data` has one row per pack and currency, `totals` one per currency: amounts in different currencies are never added up. Nothing captured: empty lists.
+     *
+     *     **Credentials:** secret key (`key_...`), admin key.
+     */
+    get: operations['analytics.creditTopups'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/apps/{appId}/analytics/events': {
     parameters: {
       query?: never;
@@ -14217,6 +14239,108 @@ export interface operations {
                 feature: string;
                 consumed: number;
               }[];
+            }[];
+          };
+        };
+      };
+      /** @description Invalid JSON or an invalid field (`<field>: <message>`) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Missing or wrong credential, or one not allowed on this route */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A record in the path (or referenced by the body) does not exist */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      429: components['responses']['TooManyRequests'];
+      /** @description Request headers (the URL included) larger than 16 KB */
+      431: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      503: components['responses']['ServiceUnavailable'];
+    };
+  };
+  'analytics.creditTopups': {
+    parameters: {
+      query: {
+        interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+        namespace?: string;
+        pool?: string;
+      };
+      header?: never;
+      path: {
+        appId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * @description The time window, e.g. `30d`.
+             * @enum {string}
+             */
+            interval: '7d' | '30d' | '60d' | '6m' | 'year' | 'alltime';
+            from: string | null;
+            to: string;
+            namespace: string | null;
+            pool: string | null;
+            /** @description One row per currency (amounts in different currencies are never added up); none: an empty list */
+            totals: {
+              currency: string;
+              /** @description Pack orders whose capture PayPal confirmed in the window */
+              orders: number;
+              /** @description Credits those orders bought */
+              credits: number;
+              /** @description Money PayPal captured for them, e.g. `20` (two decimals at most) */
+              captured: number;
+              /** @description Money refunded of those captures at PayPal so far (in part or in full) */
+              refunded: number;
+              /** @description `captured` less `refunded` */
+              net: number;
+            }[];
+            /** @description One row per pack and currency, by currency, then most net first */
+            data: {
+              pack: string;
+              pool: string;
+              currency: string;
+              /** @description Pack orders whose capture PayPal confirmed in the window */
+              orders: number;
+              /** @description Credits those orders bought */
+              credits: number;
+              /** @description Money PayPal captured for them, e.g. `20` (two decimals at most) */
+              captured: number;
+              /** @description Money refunded of those captures at PayPal so far (in part or in full) */
+              refunded: number;
+              /** @description `captured` less `refunded` */
+              net: number;
             }[];
           };
         };

@@ -48,6 +48,9 @@ __all__ = [
     "AccountsTimelineResponse",
     "AccountsUpgradeLinkResponse",
     "Addon",
+    "AnalyticsCreditTopupsItem",
+    "AnalyticsCreditTopupsResponse",
+    "AnalyticsCreditTopupsTotal",
     "AnalyticsCreditsFeature",
     "AnalyticsCreditsPoint",
     "AnalyticsCreditsPointFeature",
@@ -1094,6 +1097,49 @@ class AnalyticsCreditsResponse(OfferkitModel):
     pools: list[AnalyticsCreditsPool]
     features: list[AnalyticsCreditsFeature]
     points: list[AnalyticsCreditsPoint]
+
+
+class AnalyticsCreditTopupsTotal(OfferkitModel):
+    currency: str
+    orders: int | float
+    """Pack orders whose capture PayPal confirmed in the window"""
+    credits: int | float
+    """Credits those orders bought"""
+    captured: int | float
+    """Money PayPal captured for them, e.g. `20` (two decimals at most)"""
+    refunded: int | float
+    """Money refunded of those captures at PayPal so far (in part or in full)"""
+    net: int | float
+    """`captured` less `refunded`"""
+
+
+class AnalyticsCreditTopupsItem(OfferkitModel):
+    pack: str
+    pool: str
+    currency: str
+    orders: int | float
+    """Pack orders whose capture PayPal confirmed in the window"""
+    credits: int | float
+    """Credits those orders bought"""
+    captured: int | float
+    """Money PayPal captured for them, e.g. `20` (two decimals at most)"""
+    refunded: int | float
+    """Money refunded of those captures at PayPal so far (in part or in full)"""
+    net: int | float
+    """`captured` less `refunded`"""
+
+
+class AnalyticsCreditTopupsResponse(OfferkitModel):
+    interval: Literal["7d", "30d", "60d", "6m", "year", "alltime"]
+    """The time window, e.g. `30d`."""
+    from_: str | None = Field(alias="from")
+    to: str
+    namespace: str | None
+    pool: str | None
+    totals: list[AnalyticsCreditTopupsTotal]
+    """One row per currency (amounts in different currencies are never added up); none: an empty list"""
+    data: list[AnalyticsCreditTopupsItem]
+    """One row per pack and currency, by currency, then most net first"""
 
 
 class AnalyticsEventsItem(OfferkitModel):

@@ -90,6 +90,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("analytics.topAccounts", "analytics.top_accounts", "GET", "/apps/{appId}/analytics/top-namespaces", (), body=False, query=True, paginated=None, auth=("S",)),
     Operation("analytics.timeseries", "analytics.timeseries", "GET", "/apps/{appId}/analytics/timeseries", (), body=False, query=True, paginated=None, auth=("S",)),
     Operation("analytics.credits", "analytics.credits", "GET", "/apps/{appId}/analytics/credits", (), body=False, query=True, paginated=None, auth=("S",)),
+    Operation("analytics.creditTopups", "analytics.credit_topups", "GET", "/apps/{appId}/analytics/credits/topups", (), body=False, query=True, paginated=None, auth=("S",)),
     Operation("analytics.events", "analytics.events", "GET", "/apps/{appId}/analytics/events", (), body=False, query=True, paginated=None, auth=("S",)),
     Operation("reports.list", "reports.list", "GET", "/apps/{appId}/analytics/reports", (), body=False, query=False, paginated=None, auth=("S",)),
     Operation("reports.create", "reports.create", "POST", "/apps/{appId}/analytics/reports", (), body=True, query=False, paginated=None, auth=("S",)),
