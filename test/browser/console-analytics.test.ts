@@ -3,11 +3,11 @@
 // by its link (`?report=`), change and update it, rename and delete it, each step checked through the API; a viewer
 // loads reports but gets no write controls.
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { del, get, post } from '../helpers/http.js';
@@ -34,7 +34,7 @@ interface SavedReport {
 
 describe('the Analytics page’s saved reports in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -81,7 +81,7 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
       WORKSPACE,
       viewer,
     ]);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     problems = watch(page);
     await signIn(page, OWNER);

@@ -1,11 +1,11 @@
 // The catalog page in a real browser: every operator action on plans, entitlements, add-ons and incentives
 // (create, edit, delete, attach and detach), at 1280 px and again at 390 px, each change checked through the API.
 import { expect } from 'chai';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { connectBilling, createTestApp, type TestApp } from '../helpers/factories.js';
 import { del, get, post } from '../helpers/http.js';
@@ -18,7 +18,7 @@ const WORKSPACE = 'catalog_browser';
 
 describe('the console catalog page in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -29,7 +29,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     // One app per width, each with a plan and a draft offer to pick as the upgrade of a 402.
     for (const name of ['Catalog wide', 'Catalog phone']) {
       const app = await createTestApp(name);

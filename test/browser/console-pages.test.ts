@@ -8,10 +8,10 @@ import type net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { build as buildElements } from '../../packages/elements/build.js';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/console.js';
 import {
   billingApp,
@@ -57,7 +57,7 @@ async function owner() {
 
 describe('console pages: landing, getting started, Temporal links, pages at 390 px (headless Chromium)', function () {
   this.timeout(300_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let ctx: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -70,7 +70,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
     await buildElements(); // the components' bundle the pasted snippet loads from the service
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     ws = await owner();
     ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await ctx.addCookies(
