@@ -106,6 +106,14 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     expect(closing([half], 5)).to.match(/a half ended \(exit code \d+\) without its results/);
   });
 
+  it('a static check that failed beside the suite is named in the closing lines, the totals still last', () => {
+    const result = { passed: 3, failed: 0, skipped: 0, seconds: 10, failures: [], files: {} };
+    const text = closing([{ code: 0, result, log: 'a.log' }], 60, ['lint', 'types: console']);
+    expect(text).to.include('failed checks (their output is above): lint, types: console');
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('tests: 3 passed, 0 failed, 0 skipped');
+    expect(closing([{ code: 0, result, log: 'a.log' }], 60)).to.not.include('failed checks');
+  });
+
   it('the closing lines end with the totals and stay short however many tests fail', () => {
     const failures = Array.from({ length: 500 }, (_, i) => `suite test ${i} (x.test.ts): ${'why '.repeat(100)}`);
     const files = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`test/f${i}.test.ts`, i]));
