@@ -414,6 +414,8 @@ async function main(): Promise<void> {
           TEST_GROUP: String(i + 1),
           TEST_FILES: [...group.files, ...(group.passes.length ? [FUZZ] : [])].join(','),
           CONTRACT_ONLY: group.passes.join(','),
+          // Nobody looks at CI's screenshots; `TEST_SCREENSHOTS=1 npm test` takes them (test/helpers/browser.ts).
+          TEST_SCREENSHOTS: process.env.TEST_SCREENSHOTS ?? '0',
         },
         logs[i],
         (text) => process.stdout.write(count === 1 ? text : text.replace(/^(?=.)/gm, `[${i + 1}] `)),

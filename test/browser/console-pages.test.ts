@@ -11,7 +11,7 @@ import { build as buildElements } from '../../packages/elements/build.js';
 import { type BrowserContext, type Page } from 'playwright-core';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
-import { openBrowser, type FileBrowser } from '../helpers/browser.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/console.js';
 import {
   billingApp,
@@ -223,7 +223,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       const table = customer.locator('offerkit-pricing-table');
       await table.getByText('Pro', { exact: true }).waitFor({ timeout: 20_000 });
       await table.getByText(/19/).first().waitFor();
-      await customer.screenshot({ path: '.test-data/console/pasted-components.png', fullPage: true });
+      await picture(customer, { path: '.test-data/console/pasted-components.png', fullPage: true });
       // The usage meter's placeholder account is unknown: its 404 is the one failed request.
       expect(customerProblems.filter((p) => !/^404 from GET .*YOUR_CUSTOMER_ID/.test(p))).to.deep.equal([]);
       await customer.close();
@@ -468,7 +468,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.getByTestId('SDK snippet').waitFor();
       await page.getByRole('button', { name: 'Copy SDK snippet', exact: true }).waitFor();
       await fits();
-      await page.screenshot({ path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
+      await picture(page, { path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
     });
   });
 });

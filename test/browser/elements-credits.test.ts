@@ -8,7 +8,7 @@ import { type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
-import { openBrowser, type FileBrowser } from '../helpers/browser.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -82,7 +82,7 @@ describe('the usage meter shows credits pools (headless Chromium)', function () 
       ['-desktop', { width: 1280, height: 900 }],
     ] as const) {
       await page.setViewportSize(size);
-      await page.locator('#usage').screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      await picture(page.locator('#usage'), { path: path.join(SHOTS, `${name}${suffix}.png`) });
       const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
       expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);
     }

@@ -12,7 +12,7 @@ import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { connectBilling, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { patch, post } from '../helpers/http.js';
-import { openBrowser, type FileBrowser } from '../helpers/browser.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -114,7 +114,7 @@ describe('drop-in components follow the change stream with an account token (iss
       ['-desktop', { width: 1280, height: 900 }],
     ] as const) {
       await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
+      await picture(page, { path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
     }
   };
 

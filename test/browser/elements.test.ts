@@ -14,7 +14,7 @@ import {
   type TestApp,
 } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
-import { openBrowser, type FileBrowser } from '../helpers/browser.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -127,8 +127,8 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       ['-desktop', DESKTOP],
     ] as const) {
       await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
-      if (section) await page.locator(section).screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      await picture(page, { path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
+      if (section) await picture(page.locator(section), { path: path.join(SHOTS, `${name}${suffix}.png`) });
       // Usable at either width: nothing wider than the viewport.
       const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
       expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);

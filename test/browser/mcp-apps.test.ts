@@ -10,7 +10,7 @@ import { build } from '../../packages/elements/build.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { post } from '../helpers/http.js';
 import { ALL_TOOLSETS, connectMcp } from '../helpers/mcp.js';
-import { openBrowser, type FileBrowser } from '../helpers/browser.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The screenshots of each app in its host, at 1280 and 390 px wide. */
@@ -22,7 +22,7 @@ async function screenshots(page: Page, name: string) {
     await page.setViewportSize({ width, height: 700 });
     // The view reports its new height; the host resizes the frame.
     await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    await picture(page, { path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
 }
 

@@ -2,7 +2,7 @@
 // processes (GPU, network, storage) cost each file a couple of CPU-seconds, and a half of `npm test` runs a dozen
 // such files one after another. Isolation stays what it was: each file gets its own BrowserContexts (cookies, storage,
 // cache, service workers are per context), and the contexts a file opened are closed when it closes its handle.
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { CHROMIUM_ARGS, ensureChromium } from './chromium.js';
 
 let shared: Promise<Browser> | undefined;
@@ -69,4 +69,26 @@ export async function closeSharedChromium(): Promise<void> {
   if (!launching) return;
   const browser = await launching.catch(() => undefined);
   await browser?.close();
+}
+
+/**
+ * Whether the browser tests write their screenshots (for a person to look at: `.test-data/console/`,
+ * `.test-data/screenshots/`). `TEST_SCREENSHOTS=0` turns them off: `npm test` does by default, since nobody reads
+ * CI's and encoding full-page PNGs is a good part of Chromium's CPU there. Pictures of failures are always taken.
+ */
+export const SCREENSHOTS = process.env.TEST_SCREENSHOTS !== '0';
+
+/**
+ * A screenshot of the page or of one element, unless screenshots are off. Off, it still waits for what taking it
+ * waited for (the element visible, a frame painted), so the checks after it see the same page either way.
+ */
+export async function picture(target: Page | Locator, options: { path: string; fullPage?: boolean }): Promise<void> {
+  if (SCREENSHOTS) {
+    await target.screenshot(options);
+    return;
+  }
+  const page = 'mainFrame' in target ? target : target.page();
+  if (!('mainFrame' in target)) await target.waitFor({ state: 'visible' });
+  // Two animation frames: the next one painted after every layout change so far.
+  await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))');
 }
