@@ -106,7 +106,7 @@ const SECONDS: Record<string, number> = {
   'contract:destructive': 2,
 };
 
-interface Task {
+export interface Task {
   name: string;
   command: string;
   args: string[];
@@ -133,7 +133,7 @@ function run(
  * Runs the tasks two at a time (the machine's cores); prints a line as each ends, and a failed one's output. Returns
  * the names of those that failed.
  */
-async function checks(tasks: Task[], nice = false): Promise<string[]> {
+export async function checks(tasks: Task[], nice = false): Promise<string[]> {
   const queue = [...tasks];
   const failed: string[] = [];
   const worker = async () => {
