@@ -6,6 +6,7 @@
 //   npm test                                      # checks, builds, both halves
 //   TEST_GROUPS=1 npm test                        # checks, builds, the whole suite in one process (as `npx mocha`)
 //   TEST_FILES=test/api/usage.test.ts npx mocha   # one file (or a glob), on servers of its own (no checks)
+//   TEST_SCREENSHOTS=1 npm test                   # with the browser tests' screenshots (off in npm test by default)
 //
 // The first half's output streams as it comes; the second half's is kept in .test-data/test-group-2.log and printed
 // once the first is done. The last lines are the failed tests of both and one `tests: N passed, N failed, N skipped`.
