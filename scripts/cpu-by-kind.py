@@ -10,12 +10,15 @@ import sys
 import time
 
 HZ = os.sysconf('SC_CLK_TCK')
+ROOT = os.getcwd()
 KINDS = [('postgres', ['postgres']), ('temporal', ['temporal']), ('chromium', ['chrom']),
          ('python', ['python', 'schemathesis']), ('esbuild', ['esbuild']), ('tsc', ['tsc']),
          ('eslint', ['eslint']), ('prettier', ['prettier']), ('helm', ['helm']), ('node', ['node', 'npm', 'tsx'])]
 
 
 def kind(cmd):
+    # Paths under the project say nothing of the kind: a checkout in /work/wt-chromium would count as Chromium.
+    cmd = cmd.replace(ROOT, '.')
     for name, patterns in KINDS:
         if any(p in cmd for p in patterns):
             if name == 'node':

@@ -1,10 +1,12 @@
-// `npm test`, which CI runs: the static checks and builds, then the mocha suite in two halves that run at the same
+// `npm test`, which CI runs: the builds the tests need, then the mocha suite in two halves that run at the same
 // time, each in a mocha process with real servers of its own (PostgreSQL, the Temporal dev server, the worker, the
-// API), so the run takes about as long as its longer half instead of the sum.
+// API), so the run takes about as long as its longer half instead of the sum. The static checks (tsc, eslint,
+// prettier) run from the start beside both, at a lower priority; a failed check fails the run.
 //
 //   npm test                                      # checks, builds, both halves
 //   TEST_GROUPS=1 npm test                        # checks, builds, the whole suite in one process (as `npx mocha`)
 //   TEST_FILES=test/api/usage.test.ts npx mocha   # one file (or a glob), on servers of its own (no checks)
+//   TEST_SCREENSHOTS=1 npm test                   # with the browser tests' screenshots (off in npm test by default)
 //
 // The first half's output streams as it comes; the second half's is kept in .test-data/test-group-2.log and printed
 // once the first is done. The last lines are the failed tests of both and one `tests: N passed, N failed, N skipped`.
@@ -105,15 +107,21 @@ const SECONDS: Record<string, number> = {
   'contract:destructive': 2,
 };
 
-interface Task {
+export interface Task {
   name: string;
   command: string;
   args: string[];
 }
 
-function run(task: Task, env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; output: string }> {
+/** Runs a task to its end; `nice`, at a lower priority (nice 10), to use only the CPU the test halves leave idle. */
+function run(
+  task: Task,
+  env: NodeJS.ProcessEnv = process.env,
+  nice = false,
+): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(task.command, task.args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, args] = nice ? ['nice', ['-n', '10', task.command, ...task.args]] : [task.command, task.args];
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -122,18 +130,21 @@ function run(task: Task, env: NodeJS.ProcessEnv = process.env): Promise<{ code: 
   });
 }
 
-/** Runs the tasks two at a time (the machine's cores); prints a line as each ends, and a failed one's output. */
-async function checks(tasks: Task[]): Promise<boolean> {
+/**
+ * Runs the tasks two at a time (the machine's cores); prints a line as each ends, and a failed one's output. Returns
+ * the names of those that failed.
+ */
+export async function checks(tasks: Task[], nice = false): Promise<string[]> {
   const queue = [...tasks];
-  let ok = true;
+  const failed: string[] = [];
   const worker = async () => {
     for (let task = queue.shift(); task; task = queue.shift()) {
       const started = Date.now();
-      const { code, output } = await run(task);
+      const { code, output } = await run(task, process.env, nice);
       const took = ((Date.now() - started) / 1000).toFixed(1);
       process.stdout.write(`> ${task.name} (${took} s)${code === 0 ? '' : ` FAILED with exit code ${code}:`}\n`);
       if (code !== 0) {
-        ok = false;
+        failed.push(task.name);
         const log = `.test-data/check-${task.name.replace(/\W+/g, '-')}.log`;
         fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
         fs.writeFileSync(path.join(ROOT, log), output);
@@ -142,7 +153,7 @@ async function checks(tasks: Task[]): Promise<boolean> {
     }
   };
   await Promise.all([worker(), worker()]);
-  return ok;
+  return failed;
 }
 
 const npm = (name: string, script: string): Task => ({ name, command: 'npm', args: ['run', script, '--silent'] });
@@ -215,7 +226,7 @@ const MAX_FAILURES_SHOWN = 30;
  * output (the one this project runs on keeps the first 32 KiB) still gets the totals: the whole run prints about
  * 7 KB when it passes and at most about 25 KB when everything fails.
  */
-export function closing(halves: Half[], seconds: number): string {
+export function closing(halves: Half[], seconds: number, failedChecks: string[] = []): string {
   const totals = { passed: 0, failed: 0, skipped: 0 };
   const failures: string[] = [];
   const files: [string, number, number][] = [];
@@ -255,6 +266,8 @@ export function closing(halves: Half[], seconds: number): string {
     if (failures.length > MAX_FAILURES_SHOWN) out.push(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
   }
   out.push(`\nthe whole output of each half: ${halves.map((h) => h.log).join(', ')}`, ...lines);
+  // The static checks ran beside the suite: a failed one fails the run however the tests went.
+  if (failedChecks.length) out.push(`\nfailed checks (their output is above): ${failedChecks.join(', ')}`);
   const minutes = Math.max(1, Math.round(seconds / 60));
   out.push(`\n  ${totals.passed} passing (${minutes}m)`);
   if (totals.skipped) out.push(`  ${totals.skipped} pending`);
@@ -340,12 +353,20 @@ async function main(): Promise<void> {
     process.stdout.write(cap(sdk.output, 8000, 'the output of `npm run sdk:build`'));
     throw new Error('building the SDK failed');
   }
-  const ok = await checks([
-    bin('types: service', 'tsc', '-p', '.'),
-    bin('types: console', 'tsc', '-p', 'console'),
-    bin('types: elements', 'tsc', '-p', 'packages/elements'),
-    bin('lint', 'eslint', '.'),
-    bin('format', 'prettier', '--check', '.'),
+  // The static checks need only the SDK's build: they start now, at nice 10, beside the builds and then the suite,
+  // on the CPU those leave idle (a half keeps 0.5 to 0.8 of a core busy); a failed one fails the run at its end.
+  const statics = checks(
+    [
+      bin('types: service', 'tsc', '-p', '.'),
+      bin('types: console', 'tsc', '-p', 'console'),
+      bin('types: elements', 'tsc', '-p', 'packages/elements'),
+      bin('lint', 'eslint', '.'),
+      bin('format', 'prettier', '--check', '.'),
+    ],
+    true,
+  );
+  // What the tests need first.
+  const built = await checks([
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
     // Builds helm into .tools the first time (minutes, beside the other checks; docs/benchmarks.md), then lints and
@@ -354,17 +375,19 @@ async function main(): Promise<void> {
     // The Temporal server and its SQL tool for test/processes/topology.test.ts, built the first time (minutes, likewise).
     bin('build: temporal server', 'tsx', 'scripts/go-tools.ts', 'temporal-server'),
     // On CI (a fresh clone, after `npm install`): the install changed nothing that is committed, the lockfile above
-    // all (a missing optional entry is rewritten by every fresh install).
+    // all (a missing optional entry is rewritten by every fresh install). Before the suite writes anything.
     ...(process.env.CI === 'true' && fs.existsSync(path.join(ROOT, '.git'))
       ? [{ name: 'clean after install', command: 'git', args: ['diff', '--exit-code', '--stat', 'HEAD', '--'] }]
       : []),
   ]);
+  const ok = built.length === 0;
   const installed = await tools;
   if (installed.code !== 0) process.stdout.write(cap(installed.output, 4000, 'the output of `npm run contract`'));
   const venv = await python;
   if (venv.code !== 0) process.stdout.write(cap(venv.output, 4000, 'the Python SDK environment'));
   if (!ok || installed.code !== 0 || venv.code !== 0) {
-    process.stderr.write('\nnpm test: a check or build failed (see above); the suite did not run\n');
+    await statics; // their output too, so that one run shows every problem
+    process.stderr.write('\nnpm test: a build failed (see above); the suite did not run\n');
     process.exit(1);
   }
 
@@ -374,7 +397,8 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
   const logs = groups.map((_, i) => `.test-data/test-group-${i + 1}.log`);
   process.stdout.write(
-    `\nnpm test: checks and builds took ${((Date.now() - started) / 1000).toFixed(0)} s; the suite runs in ` +
+    `\nnpm test: the builds took ${((Date.now() - started) / 1000).toFixed(0)} s (the static checks go on beside ` +
+      `the suite); the suite runs in ` +
       `${count === 1 ? 'one process' : count === 2 ? 'two halves at once' : `${count} parts at once`}, ` +
       `a line per test file as it ends (\`tail -f ${logs.join('` or `')}\` shows each whole):\n` +
       groups
@@ -391,14 +415,17 @@ async function main(): Promise<void> {
           TEST_GROUP: String(i + 1),
           TEST_FILES: [...group.files, ...(group.passes.length ? [FUZZ] : [])].join(','),
           CONTRACT_ONLY: group.passes.join(','),
+          // Nobody looks at CI's screenshots; `TEST_SCREENSHOTS=1 npm test` takes them (test/helpers/browser.ts).
+          TEST_SCREENSHOTS: process.env.TEST_SCREENSHOTS ?? '0',
         },
         logs[i],
         (text) => process.stdout.write(count === 1 ? text : text.replace(/^(?=.)/gm, `[${i + 1}] `)),
       ),
     ),
   );
-  const code = halves.every((h) => h.code === 0 && h.result) ? 0 : 1;
-  process.stdout.write(closing(halves, (Date.now() - started) / 1000));
+  const failedChecks = await statics;
+  const code = halves.every((h) => h.code === 0 && h.result) && failedChecks.length === 0 ? 0 : 1;
+  process.stdout.write(closing(halves, (Date.now() - started) / 1000, failedChecks));
   process.exit(code);
 }
 

@@ -1,10 +1,9 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
-import { chromium, type Browser } from 'playwright-core';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { shoot } from '../helpers/console.js';
 import { ALL_TOOLSETS, mcpPost, mcpUrl, TOOLS_LIST } from '../helpers/mcp.js';
 import { pkce, postForm } from '../helpers/oauth.js';
@@ -30,13 +29,13 @@ async function callbackServer() {
 
 describe('the consent page in a real browser (headless Chromium)', function () {
   this.timeout(120_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let app: TestApp;
   let cb: Awaited<ReturnType<typeof callbackServer>>;
 
   before(async function () {
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     // The service's own consent page (admin key): {dashboard_url} is the API's origin. By default it is the
     // console's page (test/browser/console.test.ts).
     (testEnv().deps.config as { APP_URL?: string }).APP_URL = testEnv().baseUrl;

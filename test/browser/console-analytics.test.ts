@@ -3,11 +3,11 @@
 // by its link (`?report=`), change and update it, rename and delete it, each step checked through the API; a viewer
 // loads reports but gets no write controls.
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { del, get, post } from '../helpers/http.js';
@@ -34,7 +34,7 @@ interface SavedReport {
 
 describe('the Analytics page’s saved reports in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -81,7 +81,7 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
       WORKSPACE,
       viewer,
     ]);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     problems = watch(page);
     await signIn(page, OWNER);
@@ -169,7 +169,7 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
     expect(await name.inputValue()).to.equal('   ');
     expect(await reports()).to.deep.equal([]);
     await page.waitForTimeout(300); // the dialog's opening transition
-    await page.screenshot({ path: `${SCREENSHOT_DIR}/analytics-report-save-refused.png` });
+    await picture(page, { path: `${SCREENSHOT_DIR}/analytics-report-save-refused.png` });
 
     await name.fill('Weekly API calls');
     await dialog().getByRole('button', { name: 'Save report' }).click();
@@ -288,7 +288,7 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
       );
       await dialog().getByText('The saved view “Calls and seats, 60 days” goes for everyone').waitFor();
       await page.waitForTimeout(300); // the dialog's opening transition
-      await page.screenshot({ path: `${SCREENSHOT_DIR}/analytics-report-delete-390.png` });
+      await picture(page, { path: `${SCREENSHOT_DIR}/analytics-report-delete-390.png` });
       await dialog().getByRole('button', { name: 'Delete report' }).click();
       await dialog().waitFor({ state: 'detached' });
       await landed((list) => expect(list).to.deep.equal([]));
@@ -335,7 +335,7 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
       await choose(viewer, picker(viewer), { name: 'Seats this week' });
       await viewer.waitForURL((u) => u.searchParams.get('report') === made.body.id);
       await cardsRead(['Seats 2'], viewer);
-      await viewer.screenshot({ path: `${SCREENSHOT_DIR}/analytics-report-viewer.png`, fullPage: true });
+      await picture(viewer, { path: `${SCREENSHOT_DIR}/analytics-report-viewer.png`, fullPage: true });
       expect(seen, seen.join('\n')).to.deep.equal([]);
       expect((await reports()).map((r) => r.name)).to.deep.equal(['Seats this week']);
     } finally {

@@ -7,11 +7,11 @@
 // and no action. The real account actor, PayPal stand-in and test clock; screenshots at 1280 and 390 px of each
 // state (active, a scheduled downgrade, paused, cancelling, past due).
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { accountWorkflowId } from '../../workflows/shared.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, tap, watch } from '../helpers/console.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post } from '../helpers/http.js';
@@ -37,7 +37,7 @@ async function signIn(email: string) {
 
 describe("the account page's billing: intents with their quote, refusals in words, the timeline (Chromium)", function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let app: TestApp;
   let base: string;
   const made = { users: [] as string[], org: `billing_${Date.now()}` };
@@ -105,7 +105,7 @@ describe("the account page's billing: intents with their quote, refusals in word
         id,
         role,
       ]);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     for (const person of [member, viewer]) {
       const ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
       await ctx.addCookies(await signIn(person.email));

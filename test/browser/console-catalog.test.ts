@@ -1,11 +1,11 @@
 // The catalog page in a real browser: every operator action on plans, entitlements, add-ons and incentives
 // (create, edit, delete, attach and detach), at 1280 px and again at 390 px, each change checked through the API.
 import { expect } from 'chai';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { connectBilling, createTestApp, type TestApp } from '../helpers/factories.js';
 import { del, get, post } from '../helpers/http.js';
@@ -18,7 +18,7 @@ const WORKSPACE = 'catalog_browser';
 
 describe('the console catalog page in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -29,7 +29,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     // One app per width, each with a plan and a draft offer to pick as the upgrade of a 402.
     for (const name of ['Catalog wide', 'Catalog phone']) {
       const app = await createTestApp(name);
@@ -210,7 +210,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       expect(await dialog().getByLabel('Meta (JSON)').getAttribute('aria-invalid')).to.equal('true');
       expect(await dialog().getByLabel('Plan name').inputValue()).to.equal('Starter');
       const suffix = width === 1280 ? '' : '-phone';
-      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-edit-plan${suffix}.png` });
+      await picture(page, { path: `${SCREENSHOT_DIR}/catalog-edit-plan${suffix}.png` });
       await fill(dialog(), 'Meta (JSON)', '{"color": "blue", "cost": 3}');
       await fill(dialog(), 'Private meta keys', 'cost');
       await dialog().getByRole('button', { name: 'Save plan' }).click();
@@ -340,7 +340,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       expect(await refused.isDisabled()).to.equal(true);
       expect(await refused.getAttribute('aria-describedby')).to.be.a('string');
       await page.getByText('Cannot delete: 1 account on it.').first().waitFor();
-      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-delete-plan${suffix}.png` });
+      await picture(page, { path: `${SCREENSHOT_DIR}/catalog-delete-plan${suffix}.png` });
       // The limit is taken off the plan in the grid.
       await page.getByRole('button', { name: 'Exclude Starter × Saved notes' }).click();
       await landed(app, '/plans/free', (p) => expect(p.entitlements).to.deep.equal([]));
@@ -372,7 +372,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       await page.reload();
       await page.getByText('Cannot delete: live offer Pro upgrade selling it.').first().waitFor();
       expect(await page.getByRole('button', { name: 'Delete plan Pro' }).isDisabled()).to.equal(true);
-      await page.screenshot({ path: `${SCREENSHOT_DIR}/catalog-delete-plan-live${suffix}.png` });
+      await picture(page, { path: `${SCREENSHOT_DIR}/catalog-delete-plan-live${suffix}.png` });
       await confirmDelete('entitlement Saved notes', [/On plans: none/]);
       expect((await api(app, '/entitlements/notes')).status).to.equal(404);
       expect((await api(app, '/plans')).body.map((p: { id: string }) => p.id)).to.deep.equal(['pro']);
@@ -417,7 +417,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
       await viewer.getByRole('button', { name: /^(Add plan|Add entitlement|Add add-on|Add incentive)$/ }).count(),
     ).to.equal(0);
     expect(await viewer.getByRole('button', { name: /^(Edit|Delete) / }).count()).to.equal(0);
-    await viewer.screenshot({ path: `${SCREENSHOT_DIR}/catalog-viewer.png`, fullPage: true });
+    await picture(viewer, { path: `${SCREENSHOT_DIR}/catalog-viewer.png`, fullPage: true });
     await context.close();
     expect(seen, seen.join('\n')).to.deep.equal([]);
   });
@@ -426,7 +426,7 @@ describe('the console catalog page in a real browser (headless Chromium)', funct
 /** A full-page screenshot at the phone width the page is already at; nothing may stick out sideways. */
 async function shootNarrow(page: Page, name: string) {
   await page.evaluate('window.scrollTo(0, 0)');
-  await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true });
+  await picture(page, { path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true });
   const overflow: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
   if (overflow > 1) throw new Error(`${name}: the page is ${overflow}px wider than a 390px screen`);
 }

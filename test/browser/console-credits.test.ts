@@ -2,11 +2,11 @@
 // grants and ledger with the grant dialog (shown only to the roles that may grant), and credits consumed and top-up
 // revenue on the analytics page; each change checked through the API, screenshots at 1280 and 390 px.
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { connectBilling, createAccount, createTestApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
@@ -19,7 +19,7 @@ const WORKSPACE = 'credits_browser';
 
 describe('credits in the console in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -49,7 +49,7 @@ describe('credits in the console in a real browser (headless Chromium)', functio
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     catalogApp = await createTestApp('Credits catalog');
     await ok(catalogApp, '/plans', { id: 'pro', name: 'Pro', pricingCard: { monthlyPrice: 29, currency: 'USD' } });
 

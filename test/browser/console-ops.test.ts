@@ -5,14 +5,14 @@
 // delivery's Temporal link, and the MCP page (settings, key caps, a connection's caps, removing connections). Also
 // the keys' confirmations, deleting an app, and a workspace's people (invite, revoke, change a role, remove).
 import { expect } from 'chai';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Webhook } from 'standardwebhooks';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, reachable, shoot, tap, watch } from '../helpers/console.js';
 import { sql } from '../../src/db/sql.js';
 import { connectProvider, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
@@ -28,7 +28,7 @@ const PASSWORD = 'correct horse battery staple';
 
 describe('the console’s operations pages (payments, webhook endpoints, MCP, keys, people) in Chromium', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -77,7 +77,7 @@ describe('the console’s operations pages (payments, webhook endpoints, MCP, ke
       made.org,
       m.user.id,
     ]);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await context.newPage();
     problems = watch(page);

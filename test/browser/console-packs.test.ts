@@ -2,11 +2,11 @@
 // in fractions of a cent refused in words first), seen in the list, archived, another deleted, each change checked
 // through the API; a viewer sees the packs and no create, archive or delete. Screenshots at 1280 and 390 px.
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
@@ -19,7 +19,7 @@ const WORKSPACE = 'packs_browser';
 
 describe('credit packs in the console in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   const allowed: RegExp[] = [];
@@ -50,7 +50,7 @@ describe('credit packs in the console in a real browser (headless Chromium)', fu
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     // Two pools, so the form's pool select has a choice to make; a pack to delete made through the API.
     app = await createTestApp('Packs catalog');
     await ok('/entitlements', { id: 'credits', type: 'credits', name: 'AI credits' });

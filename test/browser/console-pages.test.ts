@@ -8,10 +8,10 @@ import type net from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { build as buildElements } from '../../packages/elements/build.js';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, shoot, watch } from '../helpers/console.js';
 import {
   billingApp,
@@ -57,7 +57,7 @@ async function owner() {
 
 describe('console pages: landing, getting started, Temporal links, pages at 390 px (headless Chromium)', function () {
   this.timeout(300_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let ctx: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -70,7 +70,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
     await buildElements(); // the components' bundle the pasted snippet loads from the service
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     ws = await owner();
     ctx = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     await ctx.addCookies(
@@ -223,7 +223,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       const table = customer.locator('offerkit-pricing-table');
       await table.getByText('Pro', { exact: true }).waitFor({ timeout: 20_000 });
       await table.getByText(/19/).first().waitFor();
-      await customer.screenshot({ path: '.test-data/console/pasted-components.png', fullPage: true });
+      await picture(customer, { path: '.test-data/console/pasted-components.png', fullPage: true });
       // The usage meter's placeholder account is unknown: its 404 is the one failed request.
       expect(customerProblems.filter((p) => !/^404 from GET .*YOUR_CUSTOMER_ID/.test(p))).to.deep.equal([]);
       await customer.close();
@@ -468,7 +468,7 @@ describe('console pages: landing, getting started, Temporal links, pages at 390 
       await page.getByTestId('SDK snippet').waitFor();
       await page.getByRole('button', { name: 'Copy SDK snippet', exact: true }).waitFor();
       await fits();
-      await page.screenshot({ path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
+      await picture(page, { path: '.test-data/console/getting-started-sdk-390.png', fullPage: true });
     });
   });
 });

@@ -6,7 +6,7 @@
 // anything shown that the server would refuse is found (up to admin: an owner may do everything, so the owner's walk
 // reads without pressing). The consent page offers the levels the role may approve.
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page, type Route } from 'playwright-core';
+import { type BrowserContext, type Page, type Route } from 'playwright-core';
 import { LEVEL_CEILING, LEVELS } from '../../src/console-api/consent.routes.js';
 import { requiredRole, roleAtLeast, writes } from '../../src/http/guard.js';
 import type { Role, RouteDef } from '../../src/http/route.js';
@@ -14,7 +14,7 @@ import { CONSOLE_API, servedToPeople } from '../../src/http/router.js';
 import { people } from '../../src/people/better-auth.js';
 import { addAppToWorkspace, createWorkspace } from '../../src/people/workspaces.js';
 import { routes } from '../../src/routes.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { ensureConsoleBuilt, shoot } from '../helpers/console.js';
 import { billingApp, createAccount, type TestApp } from '../helpers/factories.js';
 import { call, post } from '../helpers/http.js';
@@ -67,7 +67,7 @@ const PAGES = [
 
 describe('each role sees only what the server lets it do, on every console page (Chromium)', function () {
   this.timeout(20 * 60_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let app: TestApp;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   const org = `roles_${Date.now()}`;
@@ -154,7 +154,7 @@ describe('each role sees only what the server lets it do, on every console page 
       headers: { Cookie: cookies.owner, Origin: testEnv().baseUrl },
     });
     expect(invited.status, invited.text).to.equal(201);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
   });
 
   after(async () => {

@@ -2,11 +2,11 @@
 // it (the subscription renews and the list shows the next date), a date moves it there; the card is not shown to a
 // viewer, nor on an app with live payments.
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
 import { createWorkspace } from '../../src/people/workspaces.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { ensureConsoleBuilt, shoot, SCREENSHOT_DIR, watch } from '../helpers/console.js';
 import { billingApp, type TestApp } from '../helpers/factories.js';
 import { call, get } from '../helpers/http.js';
@@ -20,7 +20,7 @@ const WORKSPACE = `clock_${stamp}`;
 
 describe('the Billing page’s test clock in a real browser (headless Chromium)', function () {
   this.timeout(240_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   let problems: string[];
   let app: TestApp;
@@ -58,7 +58,7 @@ describe('the Billing page’s test clock in a real browser (headless Chromium)'
       WORKSPACE,
       viewer,
     ]);
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     problems = watch(page);
     await signIn(page, OWNER);

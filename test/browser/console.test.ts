@@ -1,11 +1,11 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { markWorkspaceReadOnly } from '../../src/apps/apps.service.js';
 import { seedDemo } from '../../src/dev/demo-seed.js';
 import { closePeople, issueSetupToken, people } from '../../src/people/better-auth.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { choose, ensureConsoleBuilt, expected, rawRequest, shoot, watch } from '../helpers/console.js';
 import { invitationLink } from '../helpers/mail.js';
 import { call, del, get, patch, post } from '../helpers/http.js';
@@ -20,7 +20,7 @@ const OWNER = { name: 'Olivia Owner', email: 'owner@example.com', password: 'cor
 
 describe('the operator console in a real browser (headless Chromium)', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let owner: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -31,7 +31,7 @@ describe('the operator console in a real browser (headless Chromium)', function 
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     owner = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await owner.newPage();
     problems = watch(page);

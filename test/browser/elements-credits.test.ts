@@ -4,11 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -16,7 +16,7 @@ const SHOTS = path.resolve('.test-data/screenshots/elements');
 
 describe('the usage meter shows credits pools (headless Chromium)', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let context: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -27,7 +27,7 @@ describe('the usage meter shows credits pools (headless Chromium)', function () 
     this.timeout(15 * 60_000);
     await build();
     fs.mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     ({ app, base } = await seededApp({ name: 'Credits shop' }));
     const ok = async (p: string, body: unknown, status = 201) => {
       const res = await post(`${base}${p}`, app.api_key, body);
@@ -82,7 +82,7 @@ describe('the usage meter shows credits pools (headless Chromium)', function () 
       ['-desktop', { width: 1280, height: 900 }],
     ] as const) {
       await page.setViewportSize(size);
-      await page.locator('#usage').screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      await picture(page.locator('#usage'), { path: path.join(SHOTS, `${name}${suffix}.png`) });
       const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
       expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);
     }

@@ -8,11 +8,11 @@ import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 // page.evaluate callbacks run in the page and use its globals as (globalThis as any): tests compile without the DOM.
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { connectBilling, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { patch, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -42,7 +42,7 @@ const hostPage = (service: string) => `<!doctype html>
 
 describe('drop-in components follow the change stream with an account token (issue 44)', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let context: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -59,7 +59,7 @@ describe('drop-in components follow the change stream with an account token (iss
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
     await build();
     fs.mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     host = http.createServer((req, res) => {
       if (new URL(req.url ?? '/', 'http://host').pathname !== '/host-shop') return void res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage(testEnv().baseUrl));
@@ -114,7 +114,7 @@ describe('drop-in components follow the change stream with an account token (iss
       ['-desktop', { width: 1280, height: 900 }],
     ] as const) {
       await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
+      await picture(page, { path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
     }
   };
 

@@ -9,11 +9,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 // page.evaluate callbacks run in the page and use its globals as (globalThis as any): tests compile without the DOM.
-import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { type BrowserContext, type Page, type Request } from 'playwright-core';
 import { build, type BuildSize } from '../../packages/elements/build.js';
 import { connectProvider, createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -47,7 +47,7 @@ function readmeFigures(): { bytes: number; gzip: number; brotli: number } {
 describe('drop-in components: returns they started, one read per account (issue 39)', function () {
   this.timeout(180_000);
   let built: BuildSize;
-  let browser: Browser;
+  let browser: FileBrowser;
   let context: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -61,7 +61,7 @@ describe('drop-in components: returns they started, one read per account (issue 
   before(async function () {
     this.timeout(15 * 60_000); // a fresh CI machine installs Chromium first
     built = await build();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     host = http.createServer((req, res) => {
       if (new URL(req.url ?? '/', 'http://host').pathname !== '/host-shop') return void res.writeHead(404).end();
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage(testEnv().baseUrl, components));

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 // page.evaluate callbacks run in the page and use its globals as (globalThis as any): tests compile without the DOM.
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { prepareElementsExample, type ExampleOptions } from '../../src/dev/elements-example.js';
 import {
@@ -14,7 +14,7 @@ import {
   type TestApp,
 } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -71,7 +71,7 @@ function contrast(a: string, b: string): number {
 
 describe('drop-in components in a real browser (headless Chromium)', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let context: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -91,7 +91,7 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
     // bytes under the old guard before and 36 over after.
     expect(built.gzip, 'the bundle, gzipped').to.be.below(31_000);
     fs.mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
   });
   after(async () => {
     await browser?.close();
@@ -127,8 +127,8 @@ describe('drop-in components in a real browser (headless Chromium)', function ()
       ['-desktop', DESKTOP],
     ] as const) {
       await page.setViewportSize(size);
-      await page.screenshot({ path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
-      if (section) await page.locator(section).screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      await picture(page, { path: path.join(SHOTS, `${name}${suffix}-page.png`), fullPage: true });
+      if (section) await picture(page.locator(section), { path: path.join(SHOTS, `${name}${suffix}.png`) });
       // Usable at either width: nothing wider than the viewport.
       const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
       expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import * as esbuild from 'esbuild';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { build } from '../../packages/elements/build.js';
 import { connectProvider, createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { post } from '../helpers/http.js';
 import { ALL_TOOLSETS, connectMcp } from '../helpers/mcp.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The screenshots of each app in its host, at 1280 and 390 px wide. */
@@ -22,7 +22,7 @@ async function screenshots(page: Page, name: string) {
     await page.setViewportSize({ width, height: 700 });
     // The view reports its new height; the host resizes the frame.
     await page.waitForTimeout(300);
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    await picture(page, { path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
   }
 }
 
@@ -69,7 +69,7 @@ window.mountApp = async (html, args, result, border) => {
 
 describe('MCP App UI resources in a host (browser)', function () {
   this.timeout(120_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let host: string;
   let app: TestApp;
   let client: Client;
@@ -85,7 +85,7 @@ describe('MCP App UI resources in a host (browser)', function () {
       logLevel: 'warning',
     });
     host = out.outputFiles[0].text.replace(/<\/script/gi, '<\\/script');
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
   });
   after(async () => {
     await client?.close();

@@ -3,10 +3,10 @@
 import { createWorkspace } from '../../src/people/workspaces.js';
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { sql } from '../../src/db/sql.js';
 import { closePeople, people } from '../../src/people/better-auth.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, type FileBrowser } from '../helpers/browser.js';
 import { ensureConsoleBuilt, watch } from '../helpers/console.js';
 import { createTestApp, type TestApp } from '../helpers/factories.js';
 import { call, get, post, type Res } from '../helpers/http.js';
@@ -203,14 +203,14 @@ const WORKSPACE = 'headers_browser';
 
 describe('Security headers in a real browser (headless Chromium): no page breaks under its policy', function () {
   this.timeout(120_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let app: TestApp;
   let userId: string;
 
   before(async function () {
     this.timeout(15 * 60_000);
     ensureConsoleBuilt();
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     app = await createTestApp('Headers in a browser');
     const p = await people(testEnv().deps);
     userId = (await p.auth.api.signUpEmail({ body: PERSON })).user.id;

@@ -6,6 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { CONSOLE_DIST } from '../../src/console-api/console.js';
+import { picture } from './browser.js';
 
 export const SCREENSHOT_DIR = path.resolve('.test-data/console');
 
@@ -73,15 +74,15 @@ export async function shoot(page: Page, name: string): Promise<void> {
     await page.waitForTimeout(300); // an accordion or a dialog done opening
     // A dialog covers the window, not the page: the window alone then.
     const fullPage = (await page.getByRole('dialog').count()) === 0;
-    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage });
+    await picture(page, { path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage });
     const wider: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
     if (wider > 1) throw new Error(`${name}: the page is ${wider}px wider than a ${size.width}px screen`);
     return;
   }
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+  await picture(page, { path: path.join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.waitForTimeout(150);
-  await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage: true });
+  await picture(page, { path: path.join(SCREENSHOT_DIR, `${name}-390.png`), fullPage: true });
   // Nothing sticks out sideways on a phone.
   const overflow: number = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
   await page.setViewportSize(size);

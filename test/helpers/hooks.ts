@@ -1,5 +1,6 @@
 // Mocha root hooks: the real servers start once before the first test and stop after the last.
 import { takeViolations } from '../../src/http/contract.js';
+import { closeSharedChromium } from './browser.js';
 import { startTestEnv, stopTestEnv } from './servers.js';
 
 // Temporal's core (Rust) panics in a timer task when a worker shut down while a local activity was backing
@@ -19,6 +20,8 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
+    // The Chromium the browser files shared (test/helpers/browser.ts), if any ran in this process.
+    await closeSharedChromium();
     await stopTestEnv();
   },
 };

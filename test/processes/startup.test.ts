@@ -5,9 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
-import { chromium } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser } from '../helpers/browser.js';
 import { freePort, tempDir, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 import { pingDef } from '../../workflows/shared.js';
@@ -108,7 +107,7 @@ async function json(url: string, init: RequestInit = {}) {
  * paywall after the 402 of its second "Use one"), without console errors. Returns the app the page is on.
  */
 async function checkElementsPage(url: string, demo = false): Promise<string> {
-  const browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+  const browser = await openBrowser();
   const problems: string[] = [];
   try {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });

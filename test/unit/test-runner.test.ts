@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { operationParts, PASS_NAMES, passNames } from '../../scripts/contract.js';
-import { cap, closing, runHalf, split } from '../../scripts/test.js';
+import { cap, checks, closing, runHalf, split } from '../../scripts/test.js';
 
 describe('npm test: the suite split in halves (scripts/test.ts)', () => {
   const files = [
@@ -104,6 +104,29 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     expect(printed.join('')).to.match(/ended with exit code \d+ and no results; the end of .*dead\.log/);
     expect(printed.join('')).to.include('no-such-module');
     expect(closing([half], 5)).to.match(/a half ended \(exit code \d+\) without its results/);
+  });
+
+  it('the static checks beside the suite run at nice 10 and say which failed', async () => {
+    const failed = await checks(
+      [
+        // `nice` alone prints the niceness it runs at: the check's own, 10 above the runner's.
+        { name: 'niced', command: 'sh', args: ['-c', `test "$(nice)" = ${Math.min(19, os.getPriority() + 10)}`] },
+        { name: 'fails', command: 'sh', args: ['-c', 'echo why; exit 3'] },
+      ],
+      true,
+    );
+    expect(failed).to.deep.equal(['fails']);
+    expect(
+      await checks([{ name: 'not niced', command: 'sh', args: ['-c', `test "$(nice)" = ${os.getPriority()}`] }]),
+    ).to.deep.equal([]);
+  });
+
+  it('a static check that failed beside the suite is named in the closing lines, the totals still last', () => {
+    const result = { passed: 3, failed: 0, skipped: 0, seconds: 10, failures: [], files: {} };
+    const text = closing([{ code: 0, result, log: 'a.log' }], 60, ['lint', 'types: console']);
+    expect(text).to.include('failed checks (their output is above): lint, types: console');
+    expect(text.trimEnd().split('\n').at(-1)).to.equal('tests: 3 passed, 0 failed, 0 skipped');
+    expect(closing([{ code: 0, result, log: 'a.log' }], 60)).to.not.include('failed checks');
   });
 
   it('the closing lines end with the totals and stay short however many tests fail', () => {
