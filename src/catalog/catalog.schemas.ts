@@ -165,6 +165,15 @@ export const createEntitlementBody = z.object({
         'and usage calls on it are a 400. At most one entitlement of an app counts entities (409). Omitted or null: ' +
         'it counts usage calls.',
     ),
+  per: z
+    .enum(['account', 'entity'])
+    .optional()
+    .describe(
+      'A usage entitlement: `account` (one counter per account) or `entity` (one counter per entity registered ' +
+        "under the account, e.g. per team member: the plan's limit applies to each entity, and usage calls, " +
+        'reservations and ingest events name the `entity`). Changing it on an entitlement that already has ' +
+        'counters is a 409. Omitted: `account` on create, unchanged on update.',
+    ),
 });
 export const updateEntitlementBody = z.object({
   name: displayName.optional(),
@@ -175,6 +184,7 @@ export const updateEntitlementBody = z.object({
     '`entities`: the counter becomes the number of registered entities (set it before any are registered: the ' +
       'counter is not recounted); null: usage calls count again. Omitted: unchanged.',
   ),
+  per: createEntitlementBody.shape.per,
 });
 
 export const createAddonBody = z.object({ id: newId('add-on', 'priority'), name: displayName, description });
@@ -249,6 +259,8 @@ export const entitlementSchema = z.object({
   credits: entitlementCreditsSchema.nullable(),
   /** `entities`: the counter is the number of entities registered under the account (the seats). */
   counts: z.literal('entities').nullable(),
+  /** A usage entitlement: whose counter it keeps (`entity`: one per registered entity); null for the other types. */
+  per: z.enum(['account', 'entity']).nullable(),
   ...stamps,
 });
 export const addonSchema = z.object({
