@@ -7,6 +7,7 @@ import { sql } from '../../src/db/sql.js';
 import { creditsAddUp, creditsCatalog } from '../helpers/credits.js';
 import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
+import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
 
 describe('entity limits: a usage limit per entity, and entities in batch ingest', function () {
@@ -196,6 +197,26 @@ describe('entity limits: a usage limit per entity, and entities in batch ingest'
       [app.id],
     );
     expect(Number(rows.n), 'nothing was counted').to.equal(0);
+  });
+
+  it('threshold webhooks name the entity whose counter crossed (single calls and batch ingest)', async () => {
+    await register('a1', 'u1');
+    await register('a1', 'u2');
+    const r = await startReceiver();
+    try {
+      const ep = await post(`${base}/webhooks`, app.api_key, { url: r.url, events: ['usage.limit_reached'] });
+      expect(ep.status, ep.text).to.equal(201);
+      expect((await add('a1', 'ai_requests', 10, 'u1')).status).to.equal(200);
+      const batch = await ingest([{ id: 't1', account: 'a1', entitlement: 'ai_requests', amount: 10, entity: 'u2' }]);
+      expect(batch[0]).to.include({ status: 'applied', count: 10 });
+      const events = (await get(`${base}/events?type=usage.limit_reached`, app.api_key)).body.data as {
+        data: { object: { entity: string | null; usage: number; max: number } };
+      }[];
+      expect(events.map((e) => e.data.object.entity).sort()).to.deep.equal(['u1', 'u2']);
+      for (const e of events) expect(e.data.object).to.include({ usage: 10, max: 10, entitlement_id: 'ai_requests' });
+    } finally {
+      await r.close();
+    }
   });
 
   it('never passes one entity’s limit under many concurrent writers (single calls and batches)', async () => {
