@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { coalesced } from '../db/coalesce.js';
+import { sql } from '../db/sql.js';
 import { notFound } from '../errors.js';
 
 /**
@@ -42,10 +43,11 @@ layers as (
 eff as (select distinct on (id) id, max, layer from layers order by id, layer desc),
 ents as (
   select e.id, e.name, e.type, e.seq, eff.max, coalesce(c.count, 0) as usage, coalesce(c.held, 0) as held,
-         e.credit_pool_id as pool, e.credit_cost as cost
+         e.credit_pool_id as pool, e.credit_cost as cost, e.usage_per_entity as per_entity
   from eff
   join entitlements e on e.app_id = ${app} and e.id = eff.id
   left join usage_counters c on c.app_id = ${app} and c.account_id = ${account} and c.entitlement_id = eff.id
+    and c.entity_id = ''
   where e.type = 'usage' or (e.type = 'boolean' and exists (select 1 from layers l where l.layer = 1 and l.id = eff.id))
 ),
 pools as (
@@ -68,7 +70,7 @@ select p.id as plan_id, p.name as plan_name, p.description as plan_description, 
        acc.incentive_id, acc.offer_id,
        (select s.status from subscriptions s where s.app_id = ${app} and s.account_id = ${account}) as subscription_status,
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'type', type, 'max', max, 'usage', usage,
-         'held', held, 'pool', pool, 'cost', cost)
+         'held', held, 'pool', pool, 'cost', cost, 'per_entity', per_entity)
          order by seq), '[]'::json) from ents) as entitlements,
        (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'per_entity', per_entity, 'on_plan', on_plan,
          'granted', granted, 'balance', balance, 'held', held) order by seq), '[]'::json) from pools) as pools,
@@ -108,6 +110,7 @@ interface AccessRow {
     held?: number;
     pool?: string | null;
     cost?: number | null;
+    per_entity?: boolean;
   }[];
   pools: PoolRow[];
   addons: string[];
@@ -150,6 +153,8 @@ export interface AccessEntry {
   can: boolean;
   /** A feature that draws from a credits pool: the pool and the credits one unit costs (absent otherwise). */
   credits?: { pool: string; cost: number };
+  /** A usage entitlement counted per entity (present only then): `usage` is the entity's when one is asked for. */
+  per_entity?: true;
 }
 
 export interface EffectiveAccess {
@@ -170,6 +175,8 @@ export interface EffectiveAccess {
   changes_at: string | null;
   /** Each credits pool the account has (on its plan, or with a balance), with its balance. */
   credits: PoolEntry[];
+  /** The entity asked for (`?entity=`): per-entity counters and balances are its own. Absent otherwise. */
+  entity?: string;
 }
 
 export function accessEntry(e: {
@@ -211,11 +218,12 @@ export async function effectiveAccess(
   em: EntityManager,
   appId: string,
   accountId: string,
-  opts: { includePrivateMeta: boolean },
+  opts: { includePrivateMeta: boolean; entity?: string },
 ): Promise<EffectiveAccess> {
   const rows = await access(em, [appId, accountId]);
-  const row = rows[0];
-  if (!row) throw notFound(`Account ${accountId}`);
+  if (!rows[0]) throw notFound(`Account ${accountId}`);
+  const entity = opts.entity;
+  const row = entity === undefined ? rows[0] : await forEntity(em, appId, accountId, entity, rows[0]);
   const meta = { ...(row.meta ?? {}) };
   if (!opts.includePrivateMeta) for (const key of row.private_meta_keys ?? []) delete meta[key];
   return {
@@ -224,16 +232,63 @@ export async function effectiveAccess(
     offer: row.offer_id,
     subscription_status: row.subscription_status,
     addons: row.addons,
-    ...withCredits(row),
+    ...withCredits(row, entity !== undefined),
     changes_at: row.changes_at === null ? null : new Date(row.changes_at).toISOString(),
+    ...(entity !== undefined ? { entity } : {}),
+  };
+}
+
+/**
+ * Effective access for one entity (`?entity=`): the per-entity counters and pool balances of the answer become the
+ * entity's (0 where it has none yet); 404 for an entity not registered under the account. A second statement, run
+ * only when an entity is asked for, so the hot read without one stays one statement.
+ */
+async function forEntity(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  entity: string,
+  row: AccessRow,
+): Promise<AccessRow> {
+  const [own] = await sql<{
+    registered: boolean;
+    counters: { id: string; count: number; held: number }[];
+    balances: { id: string; balance: number; held: number }[];
+  }>(
+    em,
+    `select exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2 and x.id = $3)
+              as registered,
+            (select coalesce(json_agg(json_build_object('id', c.entitlement_id, 'count', c.count, 'held', c.held)),
+               '[]'::json) from usage_counters c where c.app_id = $1 and c.account_id = $2 and c.entity_id = $3)
+              as counters,
+            (select coalesce(json_agg(json_build_object('id', b.pool_id, 'balance', b.balance, 'held', b.held)),
+               '[]'::json) from credit_balances b where b.app_id = $1 and b.account_id = $2 and b.entity_id = $3)
+              as balances`,
+    [appId, accountId, entity],
+  );
+  if (!own.registered) throw notFound(`Entity ${entity} under account ${accountId}`);
+  // New objects: a coalesced answer may be shared with other callers.
+  return {
+    ...row,
+    entitlements: row.entitlements.map((e) => {
+      if (!e.per_entity) return e;
+      const c = own.counters.find((x) => x.id === e.id);
+      return { ...e, usage: Number(c?.count ?? 0), held: Number(c?.held ?? 0) };
+    }),
+    pools: (row.pools ?? []).map((p) => {
+      if (!p.per_entity) return p;
+      const b = own.balances.find((x) => x.id === p.id);
+      return { ...p, balance: Number(b?.balance ?? 0), held: Number(b?.held ?? 0) };
+    }),
   };
 }
 
 /**
  * Pools and drawing features: a feature that draws `can` be used while its own limit allows and the pool's balance
- * covers one unit (or the pool is unlimited for the account).
+ * covers one unit (or the pool is unlimited for the account). Without an entity, a per-entity feature or pool cannot
+ * say (whose counter or balance would decide is not known): `can` is false there.
  */
-function withCredits(row: AccessRow): { entitlements: AccessEntry[]; credits: PoolEntry[] } {
+function withCredits(row: AccessRow, forEntity: boolean): { entitlements: AccessEntry[]; credits: PoolEntry[] } {
   const credits: PoolEntry[] = (row.pools ?? []).map((p) => ({
     id: p.id,
     name: p.name,
@@ -246,12 +301,16 @@ function withCredits(row: AccessRow): { entitlements: AccessEntry[]; credits: Po
   const byId = new Map(credits.map((p) => [p.id, p]));
   const held = new Map((row.pools ?? []).map((p) => [p.id, Number(p.held ?? 0)]));
   const entitlements = row.entitlements.map((e) => {
-    const entry = accessEntry(e);
+    const plain = accessEntry(e);
+    const entry: AccessEntry = e.per_entity
+      ? { ...plain, can: plain.can && forEntity, per_entity: true as const }
+      : plain;
     if (!e.pool) return entry;
     const cost = Number(e.cost);
     const pool = byId.get(e.pool);
     const covered =
-      pool !== undefined && (pool.unlimited || (!pool.per_entity && pool.balance - (held.get(pool.id) ?? 0) >= cost));
+      pool !== undefined &&
+      (pool.unlimited || ((!pool.per_entity || forEntity) && pool.balance - (held.get(pool.id) ?? 0) >= cost));
     return { ...entry, can: entry.can && covered, credits: { pool: e.pool, cost } };
   });
   return { entitlements, credits };

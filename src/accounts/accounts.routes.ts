@@ -7,6 +7,16 @@ import { audit } from '../http/audit.js';
 import { ctxOf, MCP_ACCOUNT_ARG, route } from '../http/route.js';
 import * as S from './accounts.schemas.js';
 import * as accounts from './accounts.service.js';
+import { accountId } from '../http/schemas.js';
+
+const accessQuery = z.object({
+  entity: accountId
+    .optional()
+    .describe(
+      'An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and so `left` ' +
+        "and `can` of the features using them) are that entity's. 404 for an entity not registered under it.",
+    ),
+});
 
 const tags = ['Accounts'];
 
@@ -193,8 +203,10 @@ export const accountRoutes = [
     tags,
     summary: 'Effective access (private meta removed)',
     params: S.accountParams,
+    query: accessQuery,
     response: S.accessSchema,
-    handler: (s) => effectiveAccess(s.em, s.app!.id, s.params.accountId, { includePrivateMeta: false }),
+    handler: (s) =>
+      effectiveAccess(s.em, s.app!.id, s.params.accountId, { includePrivateMeta: false, entity: s.query.entity }),
   }),
   route({
     method: 'GET',
@@ -209,8 +221,10 @@ export const accountRoutes = [
     tags,
     summary: 'Effective access with private meta',
     params: S.accountParams,
+    query: accessQuery,
     response: S.accessSchema,
-    handler: (s) => effectiveAccess(s.em, s.app!.id, s.params.accountId, { includePrivateMeta: true }),
+    handler: (s) =>
+      effectiveAccess(s.em, s.app!.id, s.params.accountId, { includePrivateMeta: true, entity: s.query.entity }),
   }),
   route({
     method: 'POST',

@@ -117,6 +117,13 @@ const entry = z.object({
       'A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false ' +
         "when the pool's balance does not cover one unit.",
     ),
+  per_entity: z
+    .literal(true)
+    .optional()
+    .describe(
+      'A usage entitlement counted per entity (`per: "entity"`; absent otherwise): with `?entity=` its `usage`, ' +
+        "`left` and `can` are that entity's; without, `usage` is 0 and `can` false (whose counter decides is not known).",
+    ),
 });
 const poolEntry = z.object({
   id: z.string(),
@@ -150,4 +157,8 @@ export const accessSchema = z.object({
     ),
   /** Each credits pool the account has (on its plan, or with a balance), with its balance. */
   credits: z.array(poolEntry),
+  entity: z
+    .string()
+    .optional()
+    .describe("The entity asked for with `?entity=`: per-entity counters and pool balances are that entity's."),
 });

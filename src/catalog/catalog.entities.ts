@@ -57,6 +57,8 @@ export const Entitlement = defineEntity({
     creditPerEntity: p.boolean().default(false),
     /** A usage entitlement whose counter is the number of entities registered under the account (the seats). */
     countsEntities: p.boolean().default(false),
+    /** A usage entitlement counted per entity under the account (one counter each, the plan's limit on each). */
+    usagePerEntity: p.boolean().default(false),
   },
 });
 export type IEntitlement = InferEntity<typeof Entitlement>;

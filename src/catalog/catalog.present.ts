@@ -44,6 +44,7 @@ export function presentEntitlement(e: IEntitlement): z.input<typeof S.entitlemen
     overage: { mode: e.overageMode, offer_id: e.overageOfferId ?? null },
     credits: presentEntitlementCredits(e),
     counts: e.countsEntities ? 'entities' : null,
+    per: e.type === 'usage' ? (e.usagePerEntity ? 'entity' : 'account') : null,
     ...stamps(e),
   };
 }

@@ -132,10 +132,8 @@ export const creditsInput = z
       .enum(['account', 'entity'])
       .optional()
       .describe(
-        'A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the ' +
-          'account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its ' +
-          'limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on ' +
-          'create, unchanged on update.',
+        'A pool: `entity` keeps a balance per registered entity (calls name the `entity`; the plan grants its ' +
+          'limit to each). 409 when changed under balances. Omitted: `account`.',
       ),
   })
   .describe(
@@ -160,10 +158,16 @@ export const createEntitlementBody = z.object({
     .nullable()
     .optional()
     .describe(
-      'A usage entitlement: `entities` makes its counter the number of entities registered under the account (the ' +
-        "plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting one takes 1 off, " +
-        'and usage calls on it are a 400. At most one entitlement of an app counts entities (409). Omitted or null: ' +
-        'it counts usage calls.',
+      "A usage entitlement: `entities` makes its counter the number of registered entities (the plan's seats): " +
+        'registering one adds 1 (402 past a blocking limit), deleting one takes 1 off; usage calls on it are a 400. ' +
+        'One per app (409). Omitted or null: it counts calls.',
+    ),
+  per: z
+    .enum(['account', 'entity'])
+    .optional()
+    .describe(
+      "A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls name " +
+        'it). 409 when changed under counters. Omitted: `account`.',
     ),
 });
 export const updateEntitlementBody = z.object({
@@ -175,6 +179,7 @@ export const updateEntitlementBody = z.object({
     '`entities`: the counter becomes the number of registered entities (set it before any are registered: the ' +
       'counter is not recounted); null: usage calls count again. Omitted: unchanged.',
   ),
+  per: createEntitlementBody.shape.per,
 });
 
 export const createAddonBody = z.object({ id: newId('add-on', 'priority'), name: displayName, description });
@@ -249,6 +254,8 @@ export const entitlementSchema = z.object({
   credits: entitlementCreditsSchema.nullable(),
   /** `entities`: the counter is the number of entities registered under the account (the seats). */
   counts: z.literal('entities').nullable(),
+  /** A usage entitlement: whose counter it keeps (`entity`: one per registered entity); null for the other types. */
+  per: z.enum(['account', 'entity']).nullable(),
   ...stamps,
 });
 export const addonSchema = z.object({

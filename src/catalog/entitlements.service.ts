@@ -53,6 +53,20 @@ async function creditFields(ctx: Ctx, e: { id: string; type: string }, input: Cr
   return out;
 }
 
+/**
+ * `per` is a usage entitlement's (a pool says it in `credits.per`); the seats counter is the account's own (it counts
+ * the entities, it is not kept per entity).
+ */
+function perRule(type: string, per: 'account' | 'entity' | undefined, counting: boolean) {
+  if (per === undefined) return;
+  if (type !== 'usage')
+    throw badRequest(
+      `per: only a usage entitlement is counted per entity${type === 'credits' ? ' (a pool says it in `credits.per`)' : ''}`,
+    );
+  if (per === 'entity' && counting)
+    throw badRequest('per: the entitlement that counts entities (`counts: "entities"`) is the account\'s own counter');
+}
+
 /** Flushes; the one-per-app index of `counts: "entities"` and any other clash are 409s saying which. */
 async function flushCounting(ctx: Ctx, other: string, counting: boolean) {
   try {
@@ -76,6 +90,7 @@ export async function createEntitlement(ctx: Ctx, input: z.output<typeof S.creat
   const credits = input.credits ? await creditFields(ctx, input, input.credits) : {};
   if (input.counts && input.type !== 'usage')
     throw badRequest('counts: only a usage entitlement counts entities (the seats)');
+  perRule(input.type, input.per, input.counts === 'entities');
   const e = ctx.em.create(Entitlement, {
     appId: ctx.app.id,
     id: input.id,
@@ -89,6 +104,7 @@ export async function createEntitlement(ctx: Ctx, input: z.output<typeof S.creat
     creditRolloverCap: null,
     creditPerEntity: false,
     countsEntities: input.counts === 'entities',
+    usagePerEntity: input.per === 'entity',
     ...credits,
   });
   await flushCounting(ctx, `Entitlement ${input.id} already exists`, input.counts === 'entities');
@@ -102,6 +118,25 @@ export async function updateEntitlement(ctx: Ctx, id: string, input: z.output<ty
   const credits = input.credits !== undefined ? await creditFields(ctx, e, input.credits) : {};
   if (input.counts && e.type !== 'usage')
     throw badRequest('counts: only a usage entitlement counts entities (the seats)');
+  perRule(
+    e.type,
+    input.per ?? (e.usagePerEntity ? 'entity' : undefined),
+    input.counts === undefined ? e.countsEntities : input.counts === 'entities',
+  );
+  // Whose counters a usage entitlement keeps is not switched under counters it already has (as a pool's balances).
+  if (input.per !== undefined && (input.per === 'entity') !== e.usagePerEntity) {
+    const [held] = await sql<{ n: string }>(
+      ctx.em,
+      'select count(*) as n from usage_counters where app_id = $1 and entitlement_id = $2',
+      [ctx.app.id, id],
+    );
+    if (Number(held.n) > 0)
+      throw conflict(
+        `per: entitlement ${id} already has ${held.n} counter(s) kept per ${e.usagePerEntity ? 'entity' : 'account'}; ` +
+          'make a new entitlement instead',
+        { counters: Number(held.n) },
+      );
+  }
   // Whose balance a pool keeps is not switched under balances it already has: they would belong to no one.
   const per = 'creditPerEntity' in credits ? credits.creditPerEntity : undefined;
   if (per !== undefined && per !== e.creditPerEntity) {
@@ -129,6 +164,7 @@ export async function updateEntitlement(ctx: Ctx, id: string, input: z.output<ty
     e.overageOfferId = input.overage.offer_id ?? null;
   }
   if (input.counts !== undefined) e.countsEntities = input.counts === 'entities';
+  if (input.per !== undefined) e.usagePerEntity = input.per === 'entity';
   Object.assign(e, credits);
   await flushCounting(ctx, `Entitlement ${id} changed meanwhile`, input.counts === 'entities');
   return presentEntitlement(e);

@@ -40,7 +40,7 @@ up as (
   insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
   select $1, $2, $3, 1, now() from acc, ent, lim
   where ent.type = 'usage' and (not lim.blocking or (lim.entitled and (lim.max is null or 1 <= lim.max)))
-  on conflict (app_id, account_id, entitlement_id) do update set count = c.count + 1, updated_at = now()
+  on conflict (app_id, account_id, entitlement_id, entity_id) do update set count = c.count + 1, updated_at = now()
     where not (select blocking from lim)
        or ((select entitled from lim) and ((select max from lim) is null or
            c.count + c.held + 1 <= (select max from lim)))
@@ -51,14 +51,15 @@ hist as (
   select $1, $2, $3, 1, up.count, now() from up
 )
 select ent.name, ent.overage_offer_id, lim.entitled, lim.max, (select count from up) as count,
-       (select count + held from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as taken
+       (select count + held from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+         and entity_id = '') as taken
 from lim left join ent on true`;
 
 /** A deleted entity's seat back ($1 app, $2 account, $3 the entitlement): -1, never below 0, and its history row. */
 const SEAT_REMOVE_SQL = `
 with up as (
   update usage_counters c set count = c.count - 1, updated_at = now()
-  where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = $3 and c.count > 0
+  where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = $3 and c.entity_id = '' and c.count > 0
   returning c.count
 )
 insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)

@@ -12,11 +12,14 @@ export function usageEventObject(u: {
   entitlementName: string;
   usage: number;
   max: number;
+  /** The entity whose counter crossed the threshold (a per-entity entitlement); null for the account's own. */
+  entity?: string | null;
 }) {
   return {
     account_id: u.accountId,
     entitlement_id: u.entitlementId,
     entitlement_name: u.entitlementName,
+    entity: u.entity ?? null,
     usage: u.usage,
     max: u.max,
     left: Math.max(0, u.max - u.usage),

@@ -156,7 +156,8 @@ function importRows(ctx: Ctx, input: ImportInput) {
         `update usage_counters c set count = greatest(c.count + s.total, 0), updated_at = now()
            from (select u.account, u.entitlement, sum(u.amount) as total
                    from unnest($2::text[], $3::text[], $4::bigint[]) as u(account, entitlement, amount) group by 1, 2) s
-          where c.app_id = $1 and c.account_id = s.account and c.entitlement_id = s.entitlement`,
+          where c.app_id = $1 and c.account_id = s.account and c.entitlement_id = s.entitlement
+            and c.entity_id = ''`,
         [appId, ...cols.slice(0, 3)],
       );
       // History past where the app's roll-up has reached (older than its normal lag of a few hours) is rolled up by

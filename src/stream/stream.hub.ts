@@ -370,7 +370,7 @@ export class AccessStream implements ChangeStream {
            select d.app_id, d.account_id, 'usage', jsonb_build_object('entitlementId', d.entitlement_id,
              'usage', coalesce(c.count, 0), 'held', coalesce(c.held, 0))
            from d left join usage_counters c on c.app_id = d.app_id and c.account_id = d.account_id
-             and c.entitlement_id = d.entitlement_id
+             and c.entitlement_id = d.entitlement_id and c.entity_id = ''
            order by d.app_id, d.account_id, d.entitlement_id
            returning 1)
          select exists (select 1 from clock) as clock, (select count(*) from ins)::int as flushed`,

@@ -13,6 +13,8 @@ export interface IngestEvent {
   entitlement: string;
   amount: number;
   timestamp?: string;
+  /** The entity under the account whose counter (a per-entity feature) or balance (a per-entity pool) moves. */
+  entity?: string;
 }
 
 export interface IngestResult {
@@ -37,7 +39,8 @@ interface Row {
 
 /**
  * The limit of many (account, entitlement) pairs at once ($1 app, $2 accounts, $3 entitlements, paired by
- * position), as one row of arrays in the order given: the set form of the single-event statement's
+ * position), as one row of arrays in the order given (the last two: whether the entitlement's counter and its pool's
+ * balance are kept per entity): the set form of the single-event statement's
  * `LIMIT_CTES` (same layers, same fragments: an incentive's limit over an extra's over the plan's; an
  * entitlement on none of them is not entitled), each a lookup by key (`limit 1` keeps the planner from
  * turning them into joins it would plan from statistics a new app does not have yet). `usage_ingest_batch` runs it
@@ -49,10 +52,15 @@ select array_agg(p.account order by p.k), array_agg(p.entitlement order by p.k),
        array_agg(e.overage_mode::text order by p.k),
        array_agg(coalesce(i.found or x.found or pl.found, false) order by p.k),
        array_agg(case when i.found then i.max when x.found then x.max else pl.max end order by p.k),
-       array_agg(e.credit_pool_id::text order by p.k), array_agg(e.credit_cost order by p.k)
+       array_agg(e.credit_pool_id::text order by p.k), array_agg(e.credit_cost order by p.k),
+       array_agg(coalesce(e.usage_per_entity, false) order by p.k),
+       array_agg(coalesce(pp.credit_per_entity, false) order by p.k)
   from unnest($2::text[], $3::text[]) with ordinality as p(account, entitlement, k)
   left join lateral (select * from accounts a where a.app_id = $1 and a.id = p.account limit 1) a on true
   left join lateral (select * from entitlements e where e.app_id = $1 and e.id = p.entitlement limit 1) e on true
+  left join lateral (
+    select pp.credit_per_entity from entitlements pp where pp.app_id = $1 and pp.id = e.credit_pool_id limit 1) pp
+    on true
   left join lateral (
     select true as found, ie.max from incentive_entitlements ie
      where a.id is not null and ie.app_id = $1 and ie.entitlement_id = p.entitlement
@@ -73,7 +81,7 @@ select array_agg(p.account order by p.k), array_agg(p.entitlement order by p.k),
  */
 export const INGEST_SQL =
   'select r.* from (select id from apps where id = $1 for key share) a ' +
-  'cross join lateral usage_ingest_batch(a.id, $2, $3, $4, $5, $6::timestamptz[], $7) r order by r.idx';
+  'cross join lateral usage_ingest_batch(a.id, $2, $3, $4, $5, $6::timestamptz[], $7, $8) r order by r.idx';
 
 export const ingestParams = (appId: string, events: IngestEvent[]) => [
   appId,
@@ -82,6 +90,7 @@ export const ingestParams = (appId: string, events: IngestEvent[]) => [
   events.map((e) => e.entitlement),
   events.map((e) => e.amount),
   events.map((e) => e.timestamp ?? null),
+  events.map((e) => e.entity ?? ''),
   PAIR_LIMITS_SQL,
 ];
 
@@ -97,23 +106,17 @@ export const ingestParams = (appId: string, events: IngestEvent[]) => [
  */
 export async function ingestUsage(ctx: Ctx, all: IngestEvent[]): Promise<IngestResult[]> {
   if (!all.length) return [];
-  // Events take no entity yet (docs/billing.md, "Team plans"): one naming the entitlement that counts entities, or a
-  // feature drawing from a per-entity pool, is an `error` of its own and never reaches the batch (nothing changes).
+  // The entitlement that counts entities (the seats) moves only by registering and deleting entities: an event naming
+  // it is an `error` of its own and never reaches the batch. Entities of per-entity features and pools are checked by
+  // the batch itself, per event.
   const special = new Map(
     (
-      await sql<{ id: string; seats: boolean; pool: string | null }>(
-        ctx.em,
-        `select e.id, e.counts_entities as seats, e.credit_pool_id as pool from entitlements e
-          where e.app_id = $1 and (e.counts_entities or exists (select 1 from entitlements p where p.app_id = $1
-            and p.id = e.credit_pool_id and p.credit_per_entity))`,
-        [ctx.app.id],
-      )
+      await sql<{ id: string }>(ctx.em, `select e.id from entitlements e where e.app_id = $1 and e.counts_entities`, [
+        ctx.app.id,
+      ])
     ).map((r) => [
       r.id,
-      r.seats
-        ? `Entitlement ${r.id} counts the entities registered under the account; register or delete entities instead`
-        : `Entitlement ${r.id} draws from pool ${r.pool}, kept per entity; events take no entity yet: use ` +
-          'POST .../usage/:entitlementId/amount with `entity`',
+      `Entitlement ${r.id} counts the entities registered under the account; register or delete entities instead`,
     ]),
   );
   const events = special.size ? all.filter((e) => !special.has(e.entitlement)) : all;

@@ -14,7 +14,7 @@ import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/out
 import { iso } from '../time.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 import { creditsExhausted } from '../credits/credits.service.js';
-import { currentCount, LIMIT_CTES, POOL_CTES } from './usage.service.js';
+import { currentCount, entityRefusal, LIMIT_CTES, POOL_CTES } from './usage.service.js';
 
 /**
  * Reserve: the limit check and the hold in one statement. The counter's `held` grows by the amount
@@ -37,18 +37,25 @@ lim as (
          (select max from layers order by layer desc limit 1) as max,
          coalesce((select overage_mode = 'block' from ent), false) as blocking
 ),
-snap as (
-  select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
-    and exists (select 1 from pool)
+per as (
+  select coalesce((select usage_per_entity from ent), false) as counter,
+         exists (select 1 from pool where per_entity) as balance
 ),
 refused as (
   select coalesce((select counts_entities from ent), false) as counts_entities,
          case
-           when $7::text = '' then case when exists (select 1 from pool where per_entity) then 'entity_required' end
-           when not exists (select 1 from pool where per_entity) then 'entity_not_taken'
+           when $7::text = '' then case when per.counter or per.balance then 'entity_required' end
+           when not (per.counter or per.balance) then 'entity_not_taken'
            when not exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2
                               and x.id = $7::text) then 'entity_unknown'
-         end as entity
+         end as entity,
+         case when per.counter then $7::text else '' end as cent,
+         case when per.balance then $7::text else '' end as bent
+  from per
+),
+snap as (
+  select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+    and entity_id = (select cent from refused) and exists (select 1 from pool)
 ),
 gate as (
   select not (select counts_entities or entity is not null from refused) and (not lim.blocking or (lim.entitled and
@@ -59,18 +66,18 @@ hold as (
   update credit_balances b set held = b.held + pool.need, updated_at = now()
   from pool, gate
   where not pool.unlimited and gate.ok
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $7::text
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = (select bent from refused)
     and b.balance - b.held >= pool.need
   returning pool.id, pool.cost
 ),
 up as (
-  insert into usage_counters as c (app_id, account_id, entitlement_id, count, held, updated_at)
-  select $1, $2, $3, 0, $4::bigint, now()
+  insert into usage_counters as c (app_id, account_id, entitlement_id, entity_id, count, held, updated_at)
+  select $1, $2, $3, (select cent from refused), 0, $4::bigint, now()
   from acc, ent, lim
   where ent.type = 'usage' and not (select counts_entities or entity is not null from refused)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
     and (not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from hold))
-  on conflict (app_id, account_id, entitlement_id) do update
+  on conflict (app_id, account_id, entitlement_id, entity_id) do update
     set held = c.held + $4::bigint, updated_at = now()
     where not (select blocking from lim)
        or ((select entitled from lim) and ((select max from lim) is null or
@@ -79,9 +86,10 @@ up as (
 ),
 rsv as (
   insert into usage_reservations (id, app_id, account_id, entitlement_id, amount, status, expires_at, created_at,
-    credit_pool_id, credit_cost, entity_id)
+    credit_pool_id, credit_cost, entity_id, counter_entity_id)
   select $5, $1, $2, $3, $4::bigint, 'held', now() + make_interval(secs => $6::float8), now(),
-         (select id from hold), (select cost from hold), case when exists (select 1 from hold) then $7::text else '' end
+         (select id from hold), (select cost from hold),
+         case when exists (select 1 from hold) then (select bent from refused) else '' end, (select cent from refused)
   from up
   returning expires_at
 )
@@ -90,6 +98,8 @@ select (select count(*) from acc) > 0 as account_exists, ent.type, ent.name, ent
        (select expires_at from rsv) as expires_at,
        (select not unlimited from pool) and (select ok from gate) as credits_refused_if_blocked,
        (select counts_entities from refused) as counts_entities, (select entity from refused) as entity_refused,
+       (select counter from per) as counter_per_entity, (select cent from refused) as counter_entity,
+       (select bent from refused) as balance_entity,
        case when exists (select 1 from hold) and not exists (select 1 from up)
             then (select ('credits_race:' || h.id)::int from hold h) end as race
 from lim left join ent on true`;
@@ -124,7 +134,7 @@ r as (
   update usage_reservations set status = $5, committed = $4::bigint, settled_at = now()
   where app_id = $1 and account_id = $2 and id = $3 and status = 'held' and $4::bigint <= amount
     and (credit_pool_id is null or (select ok from covered))
-  returning entitlement_id, amount, credit_pool_id, credit_cost, entity_id
+  returning entitlement_id, amount, credit_pool_id, credit_cost, entity_id, counter_entity_id
 ),
 cb as (
   update credit_balances b set held = greatest(b.held - r.amount * r.credit_cost, 0),
@@ -143,11 +153,12 @@ up as (
   update usage_counters c set held = greatest(c.held - r.amount, 0), count = c.count + $4::bigint, updated_at = now()
   from r, (select count(*) from cb) as after_balance
   where c.app_id = $1 and c.account_id = $2 and c.entitlement_id = r.entitlement_id
+    and c.entity_id = r.counter_entity_id
   returning c.count, c.held
 ),
 hist as (
-  insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
-  select $1, $2, r.entitlement_id, $4::bigint, up.count, now() from r, up where $4::bigint > 0
+  insert into usage_events (app_id, account_id, entitlement_id, entity_id, amount, count, created_at)
+  select $1, $2, r.entitlement_id, r.counter_entity_id, $4::bigint, up.count, now() from r, up where $4::bigint > 0
 )
 select (select count(*) from r) > 0 as settled, (select count from up) as count, (select held from up) as held,
        not (select ok from covered) and exists (select 1 from x) as credits_short,
@@ -266,6 +277,10 @@ interface ReserveRow {
   /** Refused whole: the entitlement counts entities, or the entity (or its absence) does not fit (as CHANGE_SQL's). */
   counts_entities: boolean | null;
   entity_refused: 'entity_required' | 'entity_not_taken' | 'entity_unknown' | null;
+  /** The entitlement keeps a counter per entity; the counter and the balance the call names ('' the account's). */
+  counter_per_entity: boolean | null;
+  counter_entity: string | null;
+  balance_entity: string | null;
 }
 
 /** Holds `amount` of a usage entitlement until `ttlSeconds` pass: 402 with the usual body when it does not fit. */
@@ -335,24 +350,14 @@ export async function reserveUsage(
     throw badRequest(
       `Entitlement ${entitlementId} counts the entities registered under the account; it is not reserved`,
     );
-  if (row.entity_refused === 'entity_required')
-    throw conflict(`entity: ${entitlementId} draws from pool ${row.pool}, kept per entity; name the entity`, {
-      reason: 'entity_required',
-    });
-  if (row.entity_refused === 'entity_not_taken')
-    throw conflict(
-      `entity: ${entitlementId} ` +
-        `${row.pool ? `draws from pool ${row.pool}, kept per account` : 'draws from no per-entity pool'}; ` +
-        'it takes no entity',
-      { reason: 'entity_not_taken' },
-    );
+  entityRefusal(row.entity_refused, entitlementId, row.counter_per_entity === true, row.pool);
   if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   // The pool's balance (less what other reservations hold) cannot cover `amount × cost`: nothing was held.
   if (row.count === null && row.pool && row.credits_refused_if_blocked)
     throw paymentRequired(
       await creditsExhausted(ctx, {
         accountId,
-        entity,
+        entity: row.balance_entity ?? '',
         entitlementId,
         entitlementName: row.name!,
         poolId: row.pool,
@@ -367,7 +372,7 @@ export async function reserveUsage(
         accountId,
         entitlementId,
         entitlementName: row.name!,
-        usage: await currentCount(ctx.em, ctx.app.id, accountId, entitlementId),
+        usage: await currentCount(ctx.em, ctx.app.id, accountId, entitlementId, row.counter_entity ?? ''),
         max: max ?? 0,
         offerId: row.overage_offer_id,
         origin: opts.origin ?? ctx.deps.config.PUBLIC_API_URL ?? '',

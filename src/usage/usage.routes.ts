@@ -22,10 +22,14 @@ const counterParams = accountParams.extend({
   entitlementId: callerId.describe('The usage entitlement counted, e.g. `api_calls`.'),
 });
 const counter = z.object({ entitlement: z.string(), count: z.number() });
+const entityCounter = counter.extend({
+  entity: z.string().optional().describe('The entity whose counter this is (a per-entity entitlement).'),
+});
 const entityField = accountId.describe(
-  'The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a ' +
-    'per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 ' +
-    'when not registered); any other entitlement takes none (409 `entity_not_taken`).',
+  'The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity feature ' +
+    '(`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. ' +
+    'Required for such a feature (409 `entity_required` without it, 404 when not registered); any other ' +
+    'entitlement takes none (409 `entity_not_taken`).',
 );
 const amountBody = z.object({
   amount: z
@@ -87,6 +91,13 @@ const ingestEvent = z.object({
       `When the usage happened, e.g. \`2026-11-01T12:00:00Z\`: at most ${HISTORY_YEARS} years back and ` +
         `${FUTURE_SKEW_MINUTES} minutes ahead of the service's clock (else a 400). Omitted: now.`,
     ),
+  entity: accountId
+    .optional()
+    .describe(
+      'The entity under the account, e.g. `u_42`: required for a per-entity feature or one drawing from a ' +
+        'per-entity pool, refused for any other (the event is an `error`, as is one naming an entity not ' +
+        'registered under the account).',
+    ),
 });
 const ingestBody = z.object({ events: z.array(ingestEvent).min(1).max(INGEST_MAX_EVENTS) });
 const ingestResult = z.object({
@@ -124,9 +135,10 @@ const upgradeLinkSchema = z.object({
 
 const blocked =
   '402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the ' +
-  'counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 ' +
-  '`entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an ' +
-  'entity not registered under the account); ' +
+  'counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against ' +
+  "the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays " +
+  '(409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no ' +
+  'per-entity pool, 404 for an entity not registered under the account); ' +
   'the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).';
 
 export const usageRoutes = [
@@ -195,9 +207,14 @@ export const usageRoutes = [
     mcp: { tool: 'get_usage_count', use: 'Returns `{ entitlement, count }`.', level: 'R' },
     tags,
     summary: 'One counter',
+    description:
+      'A per-entity entitlement (`per: "entity"`) answers the named `entity`\'s counter: 409 `entity_required` ' +
+      'without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not ' +
+      'registered under the account.',
     params: counterParams,
-    response: counter,
-    handler: (s) => readUsage(s.em, s.app!.id, s.params.accountId, s.params.entitlementId),
+    query: entityQuery,
+    response: entityCounter,
+    handler: (s) => readUsage(s.em, s.app!.id, s.params.accountId, s.params.entitlementId, s.query.entity ?? ''),
   }),
   route({
     method: 'POST',
@@ -372,12 +389,16 @@ export const usageRoutes = [
     tags,
     summary: 'Ingest a batch of usage events',
     description:
-      `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp? }\`, applied in order with the ` +
+      `Up to ${INGEST_MAX_EVENTS} events \`{ id, account, entitlement, amount, timestamp?, entity? }\`, applied in ` +
+      'order with the ' +
       'same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round ' +
       'trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount ' +
       'refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new ' +
       '`count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; ' +
-      'nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids ' +
+      'nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool, the entitlement ' +
+      'that counts entities, an `entity` missing for a per-entity feature or pool, given to any other, or not ' +
+      'registered under the account). A per-entity feature (`per: "entity"`) moves the named entity\'s counter ' +
+      "against the plan's limit, and a per-entity pool the entity's balance. Event ids " +
       'deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. ' +
       '`timestamp` dates the history row (analytics); it defaults to now.',
     params: appIdParams,

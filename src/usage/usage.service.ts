@@ -36,7 +36,8 @@ import { creditsExhausted } from '../credits/credits.service.js';
 export const LIMIT_CTES = `acc as (
   select a.plan_id, ${ACTIVE_INCENTIVE} as incentive_id from accounts a where a.app_id = $1 and a.id = $2
 ),
-ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id, e.credit_pool_id, e.credit_cost, e.counts_entities
+ent as (select e.type, e.name, e.overage_mode, e.overage_offer_id, e.credit_pool_id, e.credit_cost, e.counts_entities,
+    e.usage_per_entity
   from entitlements e where e.app_id = $1 and e.id = $3),
 layers as (
   select ie.max, 3 as layer from incentive_entitlements ie join acc on ie.incentive_id = acc.incentive_id where
@@ -91,36 +92,45 @@ pool as (
  * are written as the threshold events are.
  *
  * Params beyond the usage ones: $10 an event id for a credits event, $11 the request id (for the ledger), $12 the
- * id of a refund grant, $13 the entity ('' none): a feature drawing from a per-entity pool draws from that entity's
- * balance, registered under the account; `who` refuses the call (nothing moves, `entity_refused` says why) when the
- * pool needs an entity and none is named, one is named for anything else, or it is not registered, and for the
- * entitlement that counts entities (its counter moves only by registering and deleting them).
+ * id of a refund grant, $13 the entity ('' none): a per-entity feature (`usage_per_entity`) moves that entity's
+ * counter (`who.cent`; the limit is the account's, applied to each entity's counter), and a feature drawing from a
+ * per-entity pool draws from that entity's balance (`who.bent`), the entity registered under the account; `who`
+ * refuses the call (nothing moves, `entity_refused` says why) when the feature or its pool needs an entity and none is
+ * named, one is named for anything else, or it is not registered, and for the entitlement that counts entities (its
+ * counter moves only by registering and deleting them).
  */
 export const CHANGE_SQL = `
 with ${LIMIT_CTES},
 ${POOL_CTES},
+per as (
+  select coalesce((select usage_per_entity from ent), false) as counter,
+         exists (select 1 from pool where per_entity) as balance
+),
 who as (
   select case
     when coalesce((select counts_entities from ent), false) then 'counts_entities'
-    when $13::text = '' then case when exists (select 1 from pool where per_entity) then 'entity_required' end
-    when not exists (select 1 from pool where per_entity) then 'entity_not_taken'
+    when $13::text = '' then case when per.counter or per.balance then 'entity_required' end
+    when not (per.counter or per.balance) then 'entity_not_taken'
     when not exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2 and x.id = $13::text)
       then 'entity_unknown'
-  end as refused
+  end as refused,
+  case when per.counter then $13::text else '' end as cent,
+  case when per.balance then $13::text else '' end as bent
+  from per
 ),
 held_pool as (
   select 1 from credit_balances b, pool
-  where $4::bigint < 0 and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $13::text
+  where $4::bigint < 0 and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = (select bent from who)
   for update of b
 ),
 cur as (
-  select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 and $4::bigint < 0
-    and (select count(*) from held_pool) >= 0
+  select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+    and entity_id = (select cent from who) and $4::bigint < 0 and (select count(*) from held_pool) >= 0
   for update
 ),
 snap as (
   select count + held as taken from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
-    and exists (select 1 from pool) and $4::bigint > 0
+    and entity_id = (select cent from who) and exists (select 1 from pool) and $4::bigint > 0
 ),
 lim as (
   select exists (select 1 from layers) as entitled,
@@ -138,19 +148,19 @@ debit as (
          updated_at = now()
   from pool, gate
   where $4::bigint > 0 and not pool.unlimited and gate.ok
-    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = $13::text
+    and b.app_id = $1 and b.account_id = $2 and b.pool_id = pool.id and b.entity_id = (select bent from who)
     and b.balance - b.held >= pool.need
   returning b.balance + pool.need as prev, b.balance as balance
 ),
 up as (
-  insert into usage_counters as c (app_id, account_id, entitlement_id, count, updated_at)
-  select $1, $2, $3, greatest($4::bigint, 0), now()
+  insert into usage_counters as c (app_id, account_id, entitlement_id, entity_id, count, updated_at)
+  select $1, $2, $3, (select cent from who), greatest($4::bigint, 0), now()
   from acc, ent, lim
   where ent.type = 'usage' and (select refused from who) is null
     and ($4::bigint >= 0 or lim.old is not null)
     and (not lim.blocking or (lim.entitled and (lim.max is null or $4::bigint <= lim.max)))
     and ($4::bigint <= 0 or not exists (select 1 from pool where not pool.unlimited) or exists (select 1 from debit))
-  on conflict (app_id, account_id, entitlement_id) do update
+  on conflict (app_id, account_id, entitlement_id, entity_id) do update
     set count = greatest(c.count + $4::bigint, 0), updated_at = now()
     where not (select blocking from lim)
        or ((select entitled from lim) and ((select max from lim) is null or
@@ -161,8 +171,9 @@ applied as (
   select up.count, case when $4::bigint < 0 then up.count - lim.old else $4::bigint end as amount from up, lim
 ),
 hist as (
-  insert into usage_events (app_id, account_id, entitlement_id, amount, count, created_at)
-  select $1, $2, $3, applied.amount, applied.count, coalesce($9::timestamptz, now()) from applied
+  insert into usage_events (app_id, account_id, entitlement_id, entity_id, amount, count, created_at)
+  select $1, $2, $3, (select cent from who), applied.amount, applied.count, coalesce($9::timestamptz, now())
+  from applied
   where applied.amount <> 0
 ),
 refund as (
@@ -171,7 +182,7 @@ refund as (
 ),
 refund_balance as (
   insert into credit_balances as b (app_id, account_id, pool_id, entity_id, balance, updated_at)
-  select $1, $2, refund.id, $13::text, refund.credits, now() from refund
+  select $1, $2, refund.id, (select bent from who), refund.credits, now() from refund
   on conflict (app_id, account_id, pool_id, entity_id) do update set balance = b.balance + excluded.balance,
     updated_at = now()
   returning b.balance
@@ -179,15 +190,16 @@ refund_balance as (
 refund_grant as (
   insert into credit_grants (id, app_id, account_id, pool_id, entity_id, amount, remaining, source, source_ref,
     created_at)
-  select $12::text, $1, $2, refund.id, $13::text, refund.credits, refund.credits, 'refund', $3, now()
+  select $12::text, $1, $2, refund.id, (select bent from who), refund.credits, refund.credits, 'refund', $3, now()
   from refund, refund_balance
 ),
 ledger as (
   insert into credit_ledger (app_id, account_id, pool_id, entity_id, grant_id, amount, kind, feature, request_id,
     idempotency_key, created_at)
-  select $1, $2, pool.id, $13::text, null, -pool.need, 'debit', $3, $11::text, $7::bytea, now() from debit, pool
+  select $1, $2, pool.id, (select bent from who), null, -pool.need, 'debit', $3, $11::text, $7::bytea, now()
+  from debit, pool
   union all
-  select $1, $2, refund.id, $13::text, $12::text, refund.credits, 'refund', $3, $11::text, $7::bytea, now()
+  select $1, $2, refund.id, (select bent from who), $12::text, refund.credits, 'refund', $3, $11::text, $7::bytea, now()
   from refund, refund_balance
 ),
 crossing as (
@@ -204,7 +216,8 @@ ev as (
   insert into events (id, app_id, type, data, created_at, fanout_pending)
   select m.id, $1, m.type,
          jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entitlement_id', $3::text, 'entitlement_name', m.ename,
-           'usage', m.new, 'max', m.max, 'left', greatest(m.max - m.new, 0), 'percent', m.new * 100 / m.max)),
+           'entity', nullif((select cent from who), ''), 'usage', m.new, 'max', m.max,
+           'left', greatest(m.max - m.new, 0), 'percent', m.new * 100 / m.max)),
          now(), true
   from marks m
   where exists (select 1 from webhook_endpoints w where w.app_id = $1 and w.enabled
@@ -219,7 +232,7 @@ cmarks as (
 cev as (
   insert into events (id, app_id, type, data, created_at, fanout_pending)
   select $10::text, $1, m.type,
-         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entity', nullif($13::text, ''),
+         jsonb_build_object('object', jsonb_build_object('account_id', $2::text, 'entity', nullif((select bent from who), ''),
            'pool', pool.id,
            'pool_name', pool.name, 'balance', m.balance, 'previous_balance', m.prev, 'granted_per_period',
            pool.granted, 'feature', $3::text)),
@@ -242,7 +255,8 @@ select (select count(*) from acc) > 0 as account_exists,
        case when ent.type = 'usage' and (select count(*) from acc) > 0 and $4::bigint < 0 and lim.old is null
               and (select refused from who) is null then 0
             else (select count from up) end as count,
-       (select refused from who) as entity_refused,
+       (select refused from who) as entity_refused, (select counter from per) as counter_per_entity,
+       (select bent from who) as balance_entity,
        (select coalesce(array_agg(id), '{}') from ev) || (select coalesce(array_agg(id), '{}') from cev) as events,
        (select id from pool) as pool_id,
        (select not unlimited from pool) and $4::bigint > 0 and (select ok from gate) as credits_refused_if_blocked,
@@ -267,6 +281,10 @@ interface ChangeRow {
   credits_refused_if_blocked: boolean | null;
   /** Why the entity (or its absence) refused the call; null when it did not. */
   entity_refused: 'counts_entities' | 'entity_required' | 'entity_not_taken' | 'entity_unknown' | null;
+  /** The entitlement keeps one counter per entity (`per: "entity"`). */
+  counter_per_entity: boolean | null;
+  /** The balance a drawing feature's call names ('' the account's own). */
+  balance_entity: string | null;
 }
 
 export interface UsageChange {
@@ -365,24 +383,14 @@ export async function changeUsage(
       `Entitlement ${entitlementId} counts the entities registered under the account (its seats): register or ` +
         'delete entities (POST/DELETE .../entities) to move it',
     );
-  if (row.entity_refused === 'entity_required')
-    throw conflict(`entity: ${entitlementId} draws from pool ${row.pool_id}, kept per entity; name the entity`, {
-      reason: 'entity_required',
-    });
-  if (row.entity_refused === 'entity_not_taken')
-    throw conflict(
-      `entity: ${entitlementId} ` +
-        `${row.pool_id ? `draws from pool ${row.pool_id}, kept per account` : 'draws from no per-entity pool'}; ` +
-        'it takes no entity',
-      { reason: 'entity_not_taken' },
-    );
+  entityRefusal(row.entity_refused, entitlementId, row.counter_per_entity === true, row.pool_id);
   if (row.entity_refused === 'entity_unknown') throw notFound(`Entity ${entity} under account ${accountId}`);
   const max = row.entitled ? (row.max === null ? null : Number(row.max)) : 0;
   if (row.count === null && row.pool_id && row.credits_refused_if_blocked) {
     throw paymentRequired(
       await creditsExhausted(ctx, {
         accountId,
-        entity,
+        entity: row.balance_entity ?? '',
         entitlementId,
         entitlementName: row.name!,
         poolId: row.pool_id,
@@ -395,7 +403,13 @@ export async function changeUsage(
     // The statement's own read of the counter is its snapshot, taken before competing adds committed;
     // the guard refused against the newest committed row. A fresh statement sees at least that row, so
     // the body states the usage that blocked the call (or the newer one).
-    const usage = await currentCount(ctx.em, ctx.app.id, accountId, entitlementId);
+    const usage = await currentCount(
+      ctx.em,
+      ctx.app.id,
+      accountId,
+      entitlementId,
+      row.counter_per_entity ? entity : '',
+    );
     throw paymentRequired(
       await upgradeFor(ctx, {
         accountId,
@@ -421,31 +435,92 @@ export async function changeUsage(
  * The committed counter now, with the amounts reserved on it (0 when it has no row), read by a
  * statement of its own: what a 402 reports as used.
  */
-export async function currentCount(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
+export async function currentCount(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  entitlementId: string,
+  entity = '',
+) {
   const [row] = await prepared<{ count: string }>(
     em,
     'usage_current',
-    'select count + held as count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3',
-    [appId, accountId, entitlementId],
+    'select count + held as count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3 ' +
+      'and entity_id = $4',
+    [appId, accountId, entitlementId, entity],
   );
   return Number(row?.count ?? 0);
 }
 
-/** The counter of one usage entitlement: 404 for an unknown account or entitlement, 400 for a boolean one. */
-export async function readUsage(em: EntityManager, appId: string, accountId: string, entitlementId: string) {
-  const [row] = await prepared<{ account_exists: boolean; type: string | null; count: string | null }>(
+/**
+ * The counter of one usage entitlement (a per-entity one's: the named entity's): 404 for an unknown account,
+ * entitlement or entity, 400 for a boolean one, for a per-entity one without `entity`, or an entity given to another.
+ */
+export async function readUsage(
+  em: EntityManager,
+  appId: string,
+  accountId: string,
+  entitlementId: string,
+  entity = '',
+) {
+  const [row] = await prepared<{
+    account_exists: boolean;
+    type: string | null;
+    per_entity: boolean | null;
+    entity_exists: boolean;
+    count: string | null;
+  }>(
     em,
     'usage_read',
     `select exists (select 1 from accounts where app_id = $1 and id = $2) as account_exists,
             (select type from entitlements where app_id = $1 and id = $3) as type,
-            (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3) as count`,
-    [appId, accountId, entitlementId],
+            (select usage_per_entity from entitlements where app_id = $1 and id = $3) as per_entity,
+            $4::text = '' or exists (select 1 from account_entities x where x.app_id = $1 and x.account_id = $2
+              and x.id = $4::text) as entity_exists,
+            (select count from usage_counters where app_id = $1 and account_id = $2 and entitlement_id = $3
+              and entity_id = $4::text) as count`,
+    [appId, accountId, entitlementId, entity],
   );
   if (!row.account_exists) throw notFound(`Account ${accountId}`);
   if (row.type === null) throw notFound(`Entitlement ${entitlementId}`);
   if (row.type === 'boolean')
     throw badRequest(`Entitlement ${entitlementId} is a boolean entitlement; it has no usage counter`);
-  return { entitlement: entitlementId, count: Number(row.count ?? 0) };
+  if (row.per_entity && entity === '')
+    throw conflict(`entity: ${entitlementId} keeps its usage per entity; name the entity`, {
+      reason: 'entity_required',
+    });
+  if (!row.per_entity && entity !== '')
+    throw conflict(`entity: ${entitlementId} keeps its usage per account; it takes no entity`, {
+      reason: 'entity_not_taken',
+    });
+  if (!row.entity_exists) throw notFound(`Entity ${entity} under account ${accountId}`);
+  return { entitlement: entitlementId, ...(entity ? { entity } : {}), count: Number(row.count ?? 0) };
+}
+
+/**
+ * The 409s of an entity missing (`entity_required`), or given to what takes none (`entity_not_taken`): a schema-valid
+ * call the entitlement's shape refuses. The 404 of an unknown entity is the caller's.
+ */
+export function entityRefusal(
+  refused: string | null,
+  entitlementId: string,
+  counterPerEntity: boolean,
+  poolId: string | null,
+) {
+  if (refused === 'entity_required')
+    throw conflict(
+      `entity: ${entitlementId} ` +
+        `${counterPerEntity ? 'keeps its usage per entity' : `draws from pool ${poolId}, kept per entity`}; ` +
+        'name the entity',
+      { reason: 'entity_required' },
+    );
+  if (refused === 'entity_not_taken')
+    throw conflict(
+      `entity: ${entitlementId} keeps its usage per account and ` +
+        `${poolId ? `draws from pool ${poolId}, kept per account` : 'draws from no per-entity pool'}; ` +
+        'it takes no entity',
+      { reason: 'entity_not_taken' },
+    );
 }
 
 /** `{ <entitlement>: count }` for every usage entitlement the account has (plan, extras, incentive). */

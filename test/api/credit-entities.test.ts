@@ -289,7 +289,7 @@ describe('credit entities: seats that count entities and per-entity balances', f
     await bad(grant({ pool: 'team_credits', amount: 5 }), 409, /kept per entity; name the entity/);
     await bad(grant({ pool: 'team_credits', amount: 5, entity: 'ghost' }), 404, /Entity ghost under account a1/);
     await bad(grant({ pool: 'credits', amount: 5, entity: 'u1' }), 409, /kept per account; it takes no entity/);
-    // Reservations follow the same rules; batch ingest takes no entity yet: refused by name, nothing moves.
+    // Reservations and batch ingest events follow the same rules: refused by name, nothing moves.
     await bad(
       post(`${base}/namespaces/a1/usage/chat/reservations`, app.api_key, { amount: 1 }),
       409,
@@ -315,7 +315,7 @@ describe('credit entities: seats that count entities and per-entity balances', f
     });
     expect(ingest.status, ingest.text).to.equal(200);
     expect(ingest.body.results.map((r: { status: string }) => r.status)).to.deep.equal(['error', 'applied', 'error']);
-    expect(ingest.body.results[0].error).to.match(/kept per entity; events take no entity yet/);
+    expect(ingest.body.results[0].error).to.match(/kept per entity; name the entity/);
     expect(ingest.body.results[1]).to.include({ id: 'e2', count: 2 });
     expect(ingest.body.results[2].error).to.match(/counts the entities/);
     expect((await get(`${base}/namespaces/a1/usage/seats`, app.api_key)).body.count).to.equal(1);

@@ -54,6 +54,7 @@ import { Migration20261228090000_credits_holds_ingest } from './Migration2026122
 import { Migration20261228100000_credit_packs } from './Migration20261228100000_credit_packs.js';
 import { Migration20261228110000_account_entities } from './Migration20261228110000_account_entities.js';
 import { Migration20261228120000_pack_orders_captured_index } from './Migration20261228120000_pack_orders_captured_index.js';
+import { Migration20261229090000_entity_usage_limits } from './Migration20261229090000_entity_usage_limits.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -110,4 +111,5 @@ export const migrationsList = [
   Migration20261228100000_credit_packs,
   Migration20261228110000_account_entities,
   Migration20261228120000_pack_orders_captured_index,
+  Migration20261229090000_entity_usage_limits,
 ];

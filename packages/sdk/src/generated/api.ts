@@ -496,7 +496,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/plan',
     params: ['accountId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S', 'P', 'T'],
   },
@@ -506,7 +506,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/full-plan',
     params: ['accountId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S', 'T'],
   },
@@ -566,7 +566,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: '/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}',
     params: ['accountId', 'entitlementId'],
     body: false,
-    query: false,
+    query: true,
     paginated: false,
     auth: ['S', 'P'],
   },
@@ -1689,8 +1689,14 @@ export type AccountsCreateTokenBody = NonNullable<
 >['content']['application/json'];
 export type AccountsCreateTokenResponse =
   paths['/apps/{appId}/namespaces/{accountId}/token']['post']['responses'][201]['content']['application/json'];
+export type AccessGetQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/plan']['get']['parameters']['query']
+>;
 export type AccessGetResponse =
   paths['/apps/{appId}/namespaces/{accountId}/plan']['get']['responses'][200]['content']['application/json'];
+export type AccessGetPrivateQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/full-plan']['get']['parameters']['query']
+>;
 export type AccessGetPrivateResponse =
   paths['/apps/{appId}/namespaces/{accountId}/full-plan']['get']['responses'][200]['content']['application/json'];
 export type AccountsGrantAddonBody = NonNullable<
@@ -1712,6 +1718,9 @@ export type AccountsUpgradeLinkResponse =
   paths['/apps/{appId}/namespaces/{accountId}/upgrade-link']['post']['responses'][200]['content']['application/json'];
 export type UsageListResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage']['get']['responses'][200]['content']['application/json'];
+export type UsageGetQuery = NonNullable<
+  paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}']['get']['parameters']['query']
+>;
 export type UsageGetResponse =
   paths['/apps/{appId}/namespaces/{accountId}/usage/{entitlementId}']['get']['responses'][200]['content']['application/json'];
 export type UsageAddQuery = NonNullable<
@@ -2761,13 +2770,17 @@ export interface AccessApi {
    *
    * `GET /apps/{appId}/namespaces/{accountId}/plan` (secret key, publishable key, account token)
    */
-  get(accountId: string, options?: RequestOptions): APIPromise<AccessGetResponse>;
+  get(accountId: string, query?: AccessGetQuery, options?: RequestOptions): APIPromise<AccessGetResponse>;
   /**
    * Effective access with private meta
    *
    * `GET /apps/{appId}/namespaces/{accountId}/full-plan` (secret key, account token)
    */
-  getPrivate(accountId: string, options?: RequestOptions): APIPromise<AccessGetPrivateResponse>;
+  getPrivate(
+    accountId: string,
+    query?: AccessGetPrivateQuery,
+    options?: RequestOptions,
+  ): APIPromise<AccessGetPrivateResponse>;
 }
 
 /**
@@ -2786,14 +2799,21 @@ export interface UsageApi {
    * One counter
    *
    * `GET /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}` (secret key, publishable key)
+   *
+   * A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required` without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered under the account.
    */
-  get(accountId: string, entitlementId: string, options?: RequestOptions): APIPromise<UsageGetResponse>;
+  get(
+    accountId: string,
+    entitlementId: string,
+    query?: UsageGetQuery,
+    options?: RequestOptions,
+  ): APIPromise<UsageGetResponse>;
   /**
    * Add 1
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
    *
-   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+   * 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
   add(
     accountId: string,
@@ -2819,7 +2839,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
    *
-   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+   * A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
    */
   addAmount(
     accountId: string,
@@ -2832,7 +2852,7 @@ export interface UsageApi {
    *
    * `POST /apps/{appId}/usage/events` (secret key)
    *
-   * Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
+   * Up to 1000 events `{ id, account, entitlement, amount, timestamp?, entity? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool, the entitlement that counts entities, an `entity` missing for a per-entity feature or pool, given to any other, or not registered under the account). A per-entity feature (`per: "entity"`) moves the named entity's counter against the plan's limit, and a per-entity pool the entity's balance. Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
    */
   ingest(body: UsageIngestBody, options?: RequestOptions): APIPromise<UsageIngestResponse>;
 }
@@ -2846,7 +2866,7 @@ export interface ReservationsApi {
    *
    * `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/reservations` (secret key, publishable key)
    *
-   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+   * Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
    */
   create(
     accountId: string,

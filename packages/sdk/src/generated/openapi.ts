@@ -826,7 +826,9 @@ export interface paths {
     };
     /**
      * One counter
-     * @description **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
+     * @description A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required` without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered under the account.
+     *
+     *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
     get: operations['usage.get'];
     put?: never;
@@ -848,7 +850,7 @@ export interface paths {
     put?: never;
     /**
      * Add 1
-     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+     * @description 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -892,7 +894,7 @@ export interface paths {
     put?: never;
     /**
      * Add or subtract an amount
-     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
+     * @description A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -914,7 +916,7 @@ export interface paths {
     put?: never;
     /**
      * Reserve an amount
-     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+     * @description Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most 86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
      *
      *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), admin key.
      */
@@ -1022,7 +1024,7 @@ export interface paths {
     put?: never;
     /**
      * Ingest a batch of usage events
-     * @description Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
+     * @description Up to 1000 events `{ id, account, entitlement, amount, timestamp?, entity? }`, applied in order with the same rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool, the entitlement that counts entities, an `entity` missing for a per-entity feature or pool, given to any other, or not registered under the account). A per-entity feature (`per: "entity"`) moves the named entity's counter against the plan's limit, and a per-entity pool the entity's balance. Event ids deduplicate for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the history row (analytics); it defaults to now.
      *
      *     **Credentials:** secret key (`key_...`), admin key.
      */
@@ -7485,6 +7487,7 @@ export interface operations {
                 )
               | null;
             counts: 'entities' | null;
+            per: ('account' | 'entity') | null;
             created_at: string;
             updated_at: string;
           }[];
@@ -7578,13 +7581,18 @@ export interface operations {
                   cap: number;
                 };
             /**
-             * @description A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+             * @description A pool: `entity` keeps a balance per registered entity (calls name the `entity`; the plan grants its limit to each). 409 when changed under balances. Omitted: `account`.
              * @enum {string}
              */
             per?: 'account' | 'entity';
           };
-          /** @description A usage entitlement: `entities` makes its counter the number of entities registered under the account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities (409). Omitted or null: it counts usage calls. */
+          /** @description A usage entitlement: `entities` makes its counter the number of registered entities (the plan's seats): registering one adds 1 (402 past a blocking limit), deleting one takes 1 off; usage calls on it are a 400. One per app (409). Omitted or null: it counts calls. */
           counts?: 'entities' | null;
+          /**
+           * @description A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls name it). 409 when changed under counters. Omitted: `account`.
+           * @enum {string}
+           */
+          per?: 'account' | 'entity';
         };
       };
     };
@@ -7624,6 +7632,7 @@ export interface operations {
                 )
               | null;
             counts: 'entities' | null;
+            per: ('account' | 'entity') | null;
             created_at: string;
             updated_at: string;
           };
@@ -7750,6 +7759,7 @@ export interface operations {
                 )
               | null;
             counts: 'entities' | null;
+            per: ('account' | 'entity') | null;
             created_at: string;
             updated_at: string;
           };
@@ -7840,6 +7850,7 @@ export interface operations {
                 )
               | null;
             counts: 'entities' | null;
+            per: ('account' | 'entity') | null;
             created_at: string;
             updated_at: string;
           };
@@ -7932,13 +7943,18 @@ export interface operations {
                   cap: number;
                 };
             /**
-             * @description A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+             * @description A pool: `entity` keeps a balance per registered entity (calls name the `entity`; the plan grants its limit to each). 409 when changed under balances. Omitted: `account`.
              * @enum {string}
              */
             per?: 'account' | 'entity';
           } | null;
           /** @description `entities`: the counter becomes the number of registered entities (set it before any are registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged. */
           counts?: 'entities' | null;
+          /**
+           * @description A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls name it). 409 when changed under counters. Omitted: `account`.
+           * @enum {string}
+           */
+          per?: 'account' | 'entity';
         };
       };
     };
@@ -7978,6 +7994,7 @@ export interface operations {
                 )
               | null;
             counts: 'entities' | null;
+            per: ('account' | 'entity') | null;
             created_at: string;
             updated_at: string;
           };
@@ -10596,7 +10613,9 @@ export interface operations {
   };
   'access.get': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: never;
       path: {
         appId: string;
@@ -10641,6 +10660,11 @@ export interface operations {
                 pool: string;
                 cost: number;
               };
+              /**
+               * @description A usage entitlement counted per entity (`per: "entity"`; absent otherwise): with `?entity=` its `usage`, `left` and `can` are that entity's; without, `usage` is 0 and `can` false (whose counter decides is not known).
+               * @constant
+               */
+              per_entity?: true;
             }[];
             /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
             changes_at: string | null;
@@ -10654,6 +10678,8 @@ export interface operations {
               unlimited: boolean;
               per_entity: boolean;
             }[];
+            /** @description The entity asked for with `?entity=`: per-entity counters and pool balances are that entity's. */
+            entity?: string;
           };
         };
       };
@@ -10697,7 +10723,9 @@ export interface operations {
   };
   'access.getPrivate': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: never;
       path: {
         appId: string;
@@ -10742,6 +10770,11 @@ export interface operations {
                 pool: string;
                 cost: number;
               };
+              /**
+               * @description A usage entitlement counted per entity (`per: "entity"`; absent otherwise): with `?entity=` its `usage`, `left` and `can` are that entity's; without, `usage` is 0 and `can` false (whose counter decides is not known).
+               * @constant
+               */
+              per_entity?: true;
             }[];
             /** @description When this answer next changes by time alone (the incentive's or an offer extra's end); null when nothing ends. Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`). */
             changes_at: string | null;
@@ -10755,6 +10788,8 @@ export interface operations {
               unlimited: boolean;
               per_entity: boolean;
             }[];
+            /** @description The entity asked for with `?entity=`: per-entity counters and pool balances are that entity's. */
+            entity?: string;
           };
         };
       };
@@ -11440,7 +11475,9 @@ export interface operations {
   };
   'usage.get': {
     parameters: {
-      query?: never;
+      query?: {
+        entity?: string;
+      };
       header?: never;
       path: {
         appId: string;
@@ -11460,6 +11497,8 @@ export interface operations {
           'application/json': {
             entitlement: string;
             count: number;
+            /** @description The entity whose counter this is (a per-entity entitlement). */
+            entity?: string;
           };
         };
       };
@@ -11701,7 +11740,7 @@ export interface operations {
         'application/json': {
           /** @description How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0). */
           amount: number;
-          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
+          /** @description The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
           entity?: string;
         };
       };
@@ -11831,7 +11870,7 @@ export interface operations {
           amount: number;
           /** @default 300 */
           expires_in?: number;
-          /** @description The entity (registered under the account: `POST .../entities`) whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
+          /** @description The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`). */
           entity?: string;
         };
       };
@@ -12330,6 +12369,8 @@ export interface operations {
              * @description When the usage happened, e.g. `2026-11-01T12:00:00Z`: at most 5 years back and 5 minutes ahead of the service's clock (else a 400). Omitted: now.
              */
             timestamp?: string;
+            /** @description The entity under the account, e.g. `u_42`: required for a per-entity feature or one drawing from a per-entity pool, refused for any other (the event is an `error`, as is one naming an entity not registered under the account). */
+            entity?: string;
           }[];
         };
       };

@@ -218,6 +218,7 @@ __all__ = [
     "TestClockAdvanceResponse",
     "TestClockGetResponse",
     "UnknownWebhookEvent",
+    "UsageAddResponse",
     "UsageCounter",
     "UsageIngestResponse",
     "UsageIngestResult",
@@ -352,6 +353,10 @@ class AccessEntitlement(OfferkitModel):
     """A feature that draws from a credits pool: the pool and the credits one unit costs. `can` is false when the pool's
     balance does not cover one unit.
     """
+    per_entity: Literal[True] | None = None
+    """A usage entitlement counted per entity (`per: "entity"`; absent otherwise): with `?entity=` its `usage`, `left`
+    and `can` are that entity's; without, `usage` is 0 and `can` false (whose counter decides is not known).
+    """
 
 
 class AccessCredit(OfferkitModel):
@@ -376,6 +381,8 @@ class Access(OfferkitModel):
     Until then only a change to the records changes it (each is an event of `GET /apps/{appId}/stream`).
     """
     credits: list[AccessCredit]
+    entity: str | None = None
+    """The entity asked for with `?entity=`: per-entity counters and pool balances are that entity's."""
 
 
 class PricingCard(OfferkitModel):
@@ -431,6 +438,7 @@ class Entitlement(OfferkitModel):
     overage: EntitlementOverage
     credits: AccessEntitlementCredits | EntitlementCreditsVariant2 | None
     counts: Literal["entities"] | None
+    per: Literal["account", "entity"] | None
     created_at: str
     updated_at: str
 
@@ -456,6 +464,8 @@ class Incentive(OfferkitModel):
 class UsageCounter(OfferkitModel):
     entitlement: str
     count: int | float
+    entity: str | None = None
+    """The entity whose counter this is (a per-entity entitlement)."""
 
 
 class OfferPlanPrice(OfferkitModel):
@@ -818,6 +828,11 @@ class AccountsUpgradeLinkResponse(OfferkitModel):
     kind: Literal["pricing_page", "provider_approval"]
     url: str
     checkout: str | None
+
+
+class UsageAddResponse(OfferkitModel):
+    entitlement: str
+    count: int | float
 
 
 class ReservationsCreateResponse(OfferkitModel):

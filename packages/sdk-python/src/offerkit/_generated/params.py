@@ -82,7 +82,7 @@ class EntitlementsCreateCreditsParam(TypedDict):
     cost: NotRequired[int]
     # A pool: what unused plan credits do at the period end: `none` (they expire) or `{ "cap": 5000 }` (kept up to the cap). Omitted: `none` on create, unchanged on update.
     rollover: NotRequired[Literal["none"] | EntitlementsCreateCreditsRolloverParam]
-    # A pool: `account` (one balance per account) or `entity` (one balance per entity registered under the account, e.g. per team member: grants, draws and reads then name the `entity`, and the plan grants its limit to each entity). Changing it on a pool that already has balances is a 409. Omitted: `account` on create, unchanged on update.
+    # A pool: `entity` keeps a balance per registered entity (calls name the `entity`; the plan grants its limit to each). 409 when changed under balances. Omitted: `account`.
     per: NotRequired[Literal["account", "entity"]]
 
 
@@ -100,6 +100,8 @@ class UsageIngestEventParam(TypedDict):
     amount: int
     # When the usage happened, e.g. `2026-11-01T12:00:00Z`: at most 5 years back and 5 minutes ahead of the service's clock (else a 400). Omitted: now.
     timestamp: NotRequired[str]
+    # The entity under the account, e.g. `u_42`: required for a per-entity feature or one drawing from a per-entity pool, refused for any other (the event is an `error`, as is one naming an entity not registered under the account).
+    entity: NotRequired[str]
 
 
 class OffersCreatePlanPriceParam(TypedDict):

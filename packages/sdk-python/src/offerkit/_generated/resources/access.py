@@ -8,7 +8,7 @@ from typing import cast
 
 from ..._resource import AsyncResource, SyncResource
 from ..._response import async_with_response, with_response
-from ..._types import RequestOptions
+from ..._types import NOT_GIVEN, NotGiven, RequestOptions
 from ..models import Access
 from ..operations import OPS
 
@@ -26,6 +26,7 @@ class AccessResource(SyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -33,6 +34,11 @@ class AccessResource(SyncResource):
         """Effective access (private meta removed)
 
         `GET /apps/{appId}/namespaces/{accountId}/plan` (secret key, publishable key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -40,7 +46,7 @@ class AccessResource(SyncResource):
                 OPS["access.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -51,6 +57,7 @@ class AccessResource(SyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -58,6 +65,11 @@ class AccessResource(SyncResource):
         """Effective access with private meta
 
         `GET /apps/{appId}/namespaces/{accountId}/full-plan` (secret key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -65,7 +77,7 @@ class AccessResource(SyncResource):
                 OPS["access.getPrivate"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -93,6 +105,7 @@ class AsyncAccessResource(AsyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -100,6 +113,11 @@ class AsyncAccessResource(AsyncResource):
         """Effective access (private meta removed)
 
         `GET /apps/{appId}/namespaces/{accountId}/plan` (secret key, publishable key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -107,7 +125,7 @@ class AsyncAccessResource(AsyncResource):
                 OPS["access.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -118,6 +136,7 @@ class AsyncAccessResource(AsyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -125,6 +144,11 @@ class AsyncAccessResource(AsyncResource):
         """Effective access with private meta
 
         `GET /apps/{appId}/namespaces/{accountId}/full-plan` (secret key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -132,7 +156,7 @@ class AsyncAccessResource(AsyncResource):
                 OPS["access.getPrivate"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -160,6 +184,7 @@ class PublishableAccessResource(SyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -167,6 +192,11 @@ class PublishableAccessResource(SyncResource):
         """Effective access (private meta removed)
 
         `GET /apps/{appId}/namespaces/{accountId}/plan` (secret key, publishable key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -174,7 +204,7 @@ class PublishableAccessResource(SyncResource):
                 OPS["access.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -201,6 +231,7 @@ class AsyncPublishableAccessResource(AsyncResource):
         account_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -208,6 +239,11 @@ class AsyncPublishableAccessResource(AsyncResource):
         """Effective access (private meta removed)
 
         `GET /apps/{appId}/namespaces/{accountId}/plan` (secret key, publishable key, account token)
+
+        Args:
+            entity: An entity registered under the account, e.g. `u_42`: per-entity counters and pool balances (and
+                so `left` and `can` of the features using them) are that entity's. 404 for an entity not registered
+                under it.
         """
         return cast(
             Access,
@@ -215,7 +251,7 @@ class AsyncPublishableAccessResource(AsyncResource):
                 OPS["access.get"],
                 (account_id,),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=Access,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),

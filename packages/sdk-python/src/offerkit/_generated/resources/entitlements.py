@@ -55,6 +55,7 @@ class EntitlementsResource(SyncResource):
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
         counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
+        per: Literal["account", "entity"] | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -76,10 +77,11 @@ class EntitlementsResource(SyncResource):
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
                 5000 }, "per": "entity" }`.
-            counts: A usage entitlement: `entities` makes its counter the number of entities registered under the
-                account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting
-                one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities
-                (409). Omitted or null: it counts usage calls.
+            counts: A usage entitlement: `entities` makes its counter the number of registered entities (the plan's
+                seats): registering one adds 1 (402 past a blocking limit), deleting one takes 1 off; usage calls on
+                it are a 400. One per app (409). Omitted or null: it counts calls.
+            per: A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls
+                name it). 409 when changed under counters. Omitted: `account`.
         """
         return cast(
             Entitlement,
@@ -94,6 +96,7 @@ class EntitlementsResource(SyncResource):
                     "overage": overage,
                     "credits": credits,
                     "counts": counts,
+                    "per": per,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -136,6 +139,7 @@ class EntitlementsResource(SyncResource):
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
         counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
+        per: Literal["account", "entity"] | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -157,6 +161,8 @@ class EntitlementsResource(SyncResource):
                 5000 }, "per": "entity" }`.
             counts: `entities`: the counter becomes the number of registered entities (set it before any are
                 registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged.
+            per: A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls
+                name it). 409 when changed under counters. Omitted: `account`.
         """
         return cast(
             Entitlement,
@@ -169,6 +175,7 @@ class EntitlementsResource(SyncResource):
                     "overage": overage,
                     "credits": credits,
                     "counts": counts,
+                    "per": per,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -257,6 +264,7 @@ class AsyncEntitlementsResource(AsyncResource):
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven = NOT_GIVEN,
         counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
+        per: Literal["account", "entity"] | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -278,10 +286,11 @@ class AsyncEntitlementsResource(AsyncResource):
             credits: Credits. On a `usage` entitlement: `{ "pool": "credits", "cost": 10 }` draws `amount x cost`
                 from the pool on every usage call (null stops drawing). On a `credits` pool: `{ "rollover": { "cap":
                 5000 }, "per": "entity" }`.
-            counts: A usage entitlement: `entities` makes its counter the number of entities registered under the
-                account (the plan's seats): registering one adds 1 (refused with 402 past a blocking limit), deleting
-                one takes 1 off, and usage calls on it are a 400. At most one entitlement of an app counts entities
-                (409). Omitted or null: it counts usage calls.
+            counts: A usage entitlement: `entities` makes its counter the number of registered entities (the plan's
+                seats): registering one adds 1 (402 past a blocking limit), deleting one takes 1 off; usage calls on
+                it are a 400. One per app (409). Omitted or null: it counts calls.
+            per: A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls
+                name it). 409 when changed under counters. Omitted: `account`.
         """
         return cast(
             Entitlement,
@@ -296,6 +305,7 @@ class AsyncEntitlementsResource(AsyncResource):
                     "overage": overage,
                     "credits": credits,
                     "counts": counts,
+                    "per": per,
                 },
                 query=None,
                 cast_to=Entitlement,
@@ -338,6 +348,7 @@ class AsyncEntitlementsResource(AsyncResource):
         overage: EntitlementsCreateOverageParam | NotGiven = NOT_GIVEN,
         credits: EntitlementsCreateCreditsParam | NotGiven | None = NOT_GIVEN,
         counts: Literal["entities"] | NotGiven | None = NOT_GIVEN,
+        per: Literal["account", "entity"] | NotGiven = NOT_GIVEN,
         idempotency_key: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
@@ -359,6 +370,8 @@ class AsyncEntitlementsResource(AsyncResource):
                 5000 }, "per": "entity" }`.
             counts: `entities`: the counter becomes the number of registered entities (set it before any are
                 registered: the counter is not recounted); null: usage calls count again. Omitted: unchanged.
+            per: A usage entitlement: `entity` keeps a counter per registered entity (the plan's limit on each; calls
+                name it). 409 when changed under counters. Omitted: `account`.
         """
         return cast(
             Entitlement,
@@ -371,6 +384,7 @@ class AsyncEntitlementsResource(AsyncResource):
                     "overage": overage,
                     "credits": credits,
                     "counts": counts,
+                    "per": per,
                 },
                 query=None,
                 cast_to=Entitlement,

@@ -42,19 +42,22 @@ class ReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost`
-        of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance
-        less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool
-        holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one
-        not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+        limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves,
+        against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose
+        balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that
+        draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that
+        counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws
+        from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation
+        settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing
+        is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s
+        balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409
+        `entity_not_taken` for an entity on any other feature).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             ReservationsCreateResponse,
@@ -229,19 +232,22 @@ class AsyncReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost`
-        of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance
-        less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool
-        holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one
-        not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+        limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves,
+        against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose
+        balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that
+        draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that
+        counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws
+        from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation
+        settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing
+        is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s
+        balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409
+        `entity_not_taken` for an entity on any other feature).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             ReservationsCreateResponse,
@@ -416,19 +422,22 @@ class PublishableReservationsResource(SyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost`
-        of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance
-        less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool
-        holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one
-        not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+        limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves,
+        against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose
+        balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that
+        draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that
+        counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws
+        from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation
+        settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing
+        is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s
+        balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409
+        `entity_not_taken` for an entity on any other feature).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             ReservationsCreateResponse,
@@ -573,19 +582,22 @@ class AsyncPublishableReservationsResource(AsyncResource):
         Checks the limit and holds `amount` in one atomic step: held amounts count against the limit, `left` and
         `can` until the reservation is committed, released or expires (`expires_in` seconds, default 300, at most
         86400). 402 with the limit_reached body when the entitlement blocks overage and the call would pass the
-        limit; nothing is held. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400). A feature that draws from a credits pool also holds `amount * cost`
-        of the pool (not drawable by others until the reservation settles); 402 `credits_exhausted` when the balance
-        less what other reservations hold cannot cover it (nothing is held). A feature drawing from a per-entity pool
-        holds (and its commit debits) the named `entity`'s balance: 409 `entity_required` without one, 404 for one
-        not registered under the account (and 409 `entity_not_taken` for an entity on any other feature).
+        limit; nothing is held. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves,
+        against the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose
+        balance pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that
+        draws from no per-entity pool, 404 for an entity not registered under the account); the entitlement that
+        counts entities (the seats) is moved only by registering and deleting entities (400). A feature that draws
+        from a credits pool also holds `amount * cost` of the pool (not drawable by others until the reservation
+        settles); 402 `credits_exhausted` when the balance less what other reservations hold cannot cover it (nothing
+        is held). A feature drawing from a per-entity pool holds (and its commit debits) the named `entity`'s
+        balance: 409 `entity_required` without one, 404 for one not registered under the account (and 409
+        `entity_not_taken` for an entity on any other feature).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             ReservationsCreateResponse,

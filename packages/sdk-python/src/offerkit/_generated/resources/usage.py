@@ -9,7 +9,7 @@ from typing import Dict, cast
 from ..._resource import AsyncResource, SyncResource
 from ..._response import async_with_response, with_response
 from ..._types import NOT_GIVEN, NotGiven, RequestOptions
-from ..models import UsageCounter, UsageIngestResponse
+from ..models import UsageAddResponse, UsageCounter, UsageIngestResponse
 from ..operations import OPS
 from ..params import UsageIngestEventParam
 
@@ -55,6 +55,7 @@ class UsageResource(SyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -62,6 +63,16 @@ class UsageResource(SyncResource):
         """One counter
 
         `GET /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}` (secret key, publishable key)
+
+        A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required`
+        without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered
+        under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -69,7 +80,7 @@ class UsageResource(SyncResource):
                 OPS["usage.get"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -86,30 +97,32 @@ class UsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add 1
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against
+        the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance
+        pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from
+        no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             self._core.request(
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -125,7 +138,7 @@ class UsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Subtract 1 (counters stop at 0)
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
@@ -134,18 +147,19 @@ class UsageResource(SyncResource):
         per-entity pool: 409 `entity_required` without it, 404 when not registered).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             self._core.request(
                 OPS["usage.remove"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -162,32 +176,34 @@ class UsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add or subtract an amount
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the
+        plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays
+        (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no
+        per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
                 body={"amount": amount, "entity": entity},
                 query=None,
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -205,14 +221,17 @@ class UsageResource(SyncResource):
 
         `POST /apps/{appId}/usage/events` (secret key)
 
-        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
-        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
-        feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as
-        `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
-        `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
-        changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
-        for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
-        dates the history row (analytics); it defaults to now.
+        Up to 1000 events `{ id, account, entitlement, amount, timestamp?, entity? }`, applied in order with the same
+        rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round
+        trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount
+        refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new
+        `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which;
+        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool, the entitlement
+        that counts entities, an `entity` missing for a per-entity feature or pool, given to any other, or not
+        registered under the account). A per-entity feature (`per: "entity"`) moves the named entity's counter
+        against the plan's limit, and a per-entity pool the entity's balance. Event ids deduplicate for 30 days: a
+        re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the
+        history row (analytics); it defaults to now.
         """
         return cast(
             UsageIngestResponse,
@@ -280,6 +299,7 @@ class AsyncUsageResource(AsyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -287,6 +307,16 @@ class AsyncUsageResource(AsyncResource):
         """One counter
 
         `GET /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}` (secret key, publishable key)
+
+        A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required`
+        without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered
+        under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -294,7 +324,7 @@ class AsyncUsageResource(AsyncResource):
                 OPS["usage.get"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -311,30 +341,32 @@ class AsyncUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add 1
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against
+        the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance
+        pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from
+        no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             await self._core.request(
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -350,7 +382,7 @@ class AsyncUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Subtract 1 (counters stop at 0)
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/remove` (secret key)
@@ -359,18 +391,19 @@ class AsyncUsageResource(AsyncResource):
         per-entity pool: 409 `entity_required` without it, 404 when not registered).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             await self._core.request(
                 OPS["usage.remove"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -387,32 +420,34 @@ class AsyncUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add or subtract an amount
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the
+        plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays
+        (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no
+        per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             await self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
                 body={"amount": amount, "entity": entity},
                 query=None,
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -430,14 +465,17 @@ class AsyncUsageResource(AsyncResource):
 
         `POST /apps/{appId}/usage/events` (secret key)
 
-        Up to 1000 events `{ id, account, entitlement, amount, timestamp? }`, applied in order with the same rules as
-        `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round trip. A
-        feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount refunds, as
-        `.../amount` does). The answer has one result per event, in order: `applied` (with the new `count`),
-        `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which; nothing
-        changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool). Event ids deduplicate
-        for 30 days: a re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp`
-        dates the history row (analytics); it defaults to now.
+        Up to 1000 events `{ id, account, entitlement, amount, timestamp?, entity? }`, applied in order with the same
+        rules as `.../amount` (blocking limits, counters stopping at 0, threshold events), in one database round
+        trip. A feature that draws from a credits pool debits `amount * cost` in the same call (a negative amount
+        refunds, as `.../amount` does). The answer has one result per event, in order: `applied` (with the new
+        `count`), `blocked` (a blocking limit, or a pool whose balance cannot cover the event: `error` says which;
+        nothing changed) or `error` (unknown account or entitlement, a boolean entitlement or a pool, the entitlement
+        that counts entities, an `entity` missing for a per-entity feature or pool, given to any other, or not
+        registered under the account). A per-entity feature (`per: "entity"`) moves the named entity's counter
+        against the plan's limit, and a per-entity pool the entity's balance. Event ids deduplicate for 30 days: a
+        re-sent event changes nothing and answers its first result with `duplicate: true`. `timestamp` dates the
+        history row (analytics); it defaults to now.
         """
         return cast(
             UsageIngestResponse,
@@ -506,6 +544,7 @@ class PublishableUsageResource(SyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -513,6 +552,16 @@ class PublishableUsageResource(SyncResource):
         """One counter
 
         `GET /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}` (secret key, publishable key)
+
+        A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required`
+        without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered
+        under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -520,7 +569,7 @@ class PublishableUsageResource(SyncResource):
                 OPS["usage.get"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -537,30 +586,32 @@ class PublishableUsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add 1
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against
+        the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance
+        pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from
+        no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             self._core.request(
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -577,32 +628,34 @@ class PublishableUsageResource(SyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add or subtract an amount
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the
+        plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays
+        (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no
+        per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
                 body={"amount": amount, "entity": entity},
                 query=None,
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -660,6 +713,7 @@ class AsyncPublishableUsageResource(AsyncResource):
         entitlement_id: str,
         /,
         *,
+        entity: str | NotGiven = NOT_GIVEN,
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
@@ -667,6 +721,16 @@ class AsyncPublishableUsageResource(AsyncResource):
         """One counter
 
         `GET /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}` (secret key, publishable key)
+
+        A per-entity entitlement (`per: "entity"`) answers the named `entity`'s counter: 409 `entity_required`
+        without one, 409 `entity_not_taken` with one for a per-account entitlement, 404 for an entity not registered
+        under the account.
+
+        Args:
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
             UsageCounter,
@@ -674,7 +738,7 @@ class AsyncPublishableUsageResource(AsyncResource):
                 OPS["usage.get"],
                 (account_id, entitlement_id),
                 body=None,
-                query=None,
+                query={"entity": entity},
                 cast_to=UsageCounter,
                 options=RequestOptions(timeout, max_retries, extra_headers),
             ),
@@ -691,30 +755,32 @@ class AsyncPublishableUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add 1
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/add` (secret key, publishable key)
 
         402 with the limit_reached body when the entitlement blocks overage and the call would pass the limit; the
-        counter does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        counter does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against
+        the plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance
+        pays (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from
+        no per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             await self._core.request(
                 OPS["usage.add"],
                 (account_id, entitlement_id),
                 body=None,
                 query={"entity": entity},
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
@@ -731,32 +797,34 @@ class AsyncPublishableUsageResource(AsyncResource):
         timeout: float | None = None,
         max_retries: int | None = None,
         extra_headers: Mapping[str, str] | None = None,
-    ) -> UsageCounter:
+    ) -> UsageAddResponse:
         """Add or subtract an amount
 
         `POST /apps/{appId}/namespaces/{accountId}/usage/{entitlementId}/amount` (secret key, publishable key)
 
         A negative amount subtracts (counters stop at 0); the publishable key may only add (403 otherwise). 402 with
         the limit_reached body when the entitlement blocks overage and the call would pass the limit; the counter
-        does not move. A feature drawing from a per-entity pool names the `entity` whose balance pays (409
-        `entity_required` without it, 409 `entity_not_taken` for one that draws from no per-entity pool, 404 for an
-        entity not registered under the account); the entitlement that counts entities (the seats) is moved only by
-        registering and deleting entities (400).
+        does not move. A per-entity feature (`per: "entity"`) names the `entity` whose counter moves, against the
+        plan's limit for each entity, and a feature drawing from a per-entity pool the `entity` whose balance pays
+        (409 `entity_required` without it, 409 `entity_not_taken` for a feature kept per account that draws from no
+        per-entity pool, 404 for an entity not registered under the account); the entitlement that counts entities
+        (the seats) is moved only by registering and deleting entities (400).
 
         Args:
             amount: How much to add, e.g. 5; a negative amount subtracts (the counter stops at 0).
-            entity: The entity (registered under the account: `POST .../entities`) whose balance a feature drawing
-                from a per-entity pool draws from, e.g. `u_42`. Required for such a feature (409 `entity_required`
-                without it, 404 when not registered); any other entitlement takes none (409 `entity_not_taken`).
+            entity: The entity (registered under the account: `POST .../entities`) whose usage counter a per-entity
+                feature (`per: "entity"`) moves, and whose balance a feature drawing from a per-entity pool draws
+                from, e.g. `u_42`. Required for such a feature (409 `entity_required` without it, 404 when not
+                registered); any other entitlement takes none (409 `entity_not_taken`).
         """
         return cast(
-            UsageCounter,
+            UsageAddResponse,
             await self._core.request(
                 OPS["usage.addAmount"],
                 (account_id, entitlement_id),
                 body={"amount": amount, "entity": entity},
                 query=None,
-                cast_to=UsageCounter,
+                cast_to=UsageAddResponse,
                 options=RequestOptions(timeout, max_retries, extra_headers, idempotency_key),
             ),
         )
