@@ -54,6 +54,9 @@ describe('credit packs in the usage meter and the paywall (headless Chromium)', 
     });
     await ok('/plans/free/entitlements', { id: 'credits', max: 95 });
     await ok('/plans/free/entitlements', { id: 'premium', max: null });
+    // Pro grants more of the pool: the 402's upgrade, shown beside the packs.
+    await ok('/plans/pro/entitlements', { id: 'credits', max: 20000 });
+    await ok('/plans/pro/entitlements', { id: 'premium', max: null });
     await ok('/credit-packs', { id: 'boost', pool: 'credits', amount: 10000, price: '10.00' });
     await ok('/credit-packs', { id: 'mega', pool: 'credits', amount: 50000, price: '40.00' });
     // An archived pack is not sold: neither the meter nor the paywall offers it.
@@ -120,6 +123,10 @@ describe('credit packs in the usage meter and the paywall (headless Chromium)', 
     await topUp.waitFor();
     await shot('70-usage-meter-top-up', '#usage');
     await topUp.click();
+    // The button clicked gives way to the pack buttons: the first of them has the focus.
+    await eventually(async () =>
+      meter.getByRole('button', { name: /^Buy 10,000/ }).evaluate((el) => el.matches(':focus')),
+    );
     const buttons = meter.getByRole('button', { name: /^Buy / });
     expect(await buttons.allInnerTexts()).to.deep.equal([
       'Buy 10,000 AI credits for $10.00',
@@ -157,6 +164,10 @@ describe('credit packs in the usage meter and the paywall (headless Chromium)', 
       'Buy 10,000 AI credits for $10.00',
       'Buy 50,000 AI credits for $40.00',
     ]);
+    // Beside them, the upgrade the 402 found: Pro, with the pool's monthly grant.
+    expect(real.body.offer?.plan.id).to.equal('pro');
+    expect(await paywall.getByText('20,000 AI credits', { exact: true }).isVisible()).to.equal(true);
+    expect(await paywall.getByRole('link', { name: 'Upgrade to Pro' }).count()).to.equal(1);
     await shot('73-paywall-packs', '#paywall-demo');
 
     // A refused checkout is said in the component: the pack archived since the 402 was shown.

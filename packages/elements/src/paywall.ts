@@ -319,6 +319,9 @@ export class OfferkitPaywall extends OfferkitPackSeller {
         border-radius: var(--_radius);
         padding: 1rem;
       }
+      .offer + .offer {
+        margin-top: 0.75rem;
+      }
       .price s {
         margin-left: 0.35rem;
       }

@@ -133,6 +133,13 @@ export class OfferkitUsageMeter extends OfferkitPackSeller {
     </section>`;
   }
 
+  /** After "Top up": the pool's pack buttons in its place, the first of them focused (the button clicked is gone). */
+  private async showPacks(pool: string) {
+    this.topUp = pool;
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLElement>('[part=pack]')?.focus();
+  }
+
   /**
    * One bar: `now` of `max` (null: unlimited, a striped bar without a value), its words, and `more` under it.
    * `level`: `warn` and `full` colour the words and the fill.
@@ -216,7 +223,7 @@ export class OfferkitUsageMeter extends OfferkitPackSeller {
                           class=${p.balance > 0 ? '' : 'primary'}
                           part="top-up"
                           aria-label="Top up ${p.name}"
-                          @click=${() => (this.topUp = p.id)}
+                          @click=${() => this.showPacks(p.id)}
                         >
                           Top up
                         </button>`
