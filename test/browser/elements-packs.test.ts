@@ -4,11 +4,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { build } from '../../packages/elements/build.js';
 import { connectBilling, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, post } from '../helpers/http.js';
-import { CHROMIUM_ARGS, ensureChromium } from '../helpers/chromium.js';
+import { openBrowser, picture, type FileBrowser } from '../helpers/browser.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
 
@@ -16,7 +16,7 @@ const SHOTS = path.resolve('.test-data/screenshots/elements');
 
 describe('credit packs in the usage meter and the paywall (headless Chromium)', function () {
   this.timeout(180_000);
-  let browser: Browser;
+  let browser: FileBrowser;
   let context: BrowserContext;
   let page: Page;
   let problems: string[];
@@ -42,7 +42,7 @@ describe('credit packs in the usage meter and the paywall (headless Chromium)', 
     const built = await build();
     expect(built.gzip, 'the bundle, gzipped (the guard in elements.test.ts)').to.be.below(31_000);
     fs.mkdirSync(SHOTS, { recursive: true });
-    browser = await chromium.launch({ executablePath: ensureChromium(), args: CHROMIUM_ARGS });
+    browser = await openBrowser();
     ({ app, base } = await seededApp({ name: 'Packs shop' }));
     await connectBilling(app);
     await ok('/entitlements', { id: 'credits', type: 'credits', name: 'AI credits' });
@@ -93,7 +93,7 @@ describe('credit packs in the usage meter and the paywall (headless Chromium)', 
       ['-desktop', { width: 1280, height: 900 }],
     ] as const) {
       await page.setViewportSize(size);
-      await page.locator(section).screenshot({ path: path.join(SHOTS, `${name}${suffix}.png`) });
+      await picture(page.locator(section), { path: path.join(SHOTS, `${name}${suffix}.png`) });
       const width = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth);
       expect(width, `${name}: page width at ${size.width} px`).to.be.at.most(size.width);
     }
