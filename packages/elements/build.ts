@@ -30,8 +30,29 @@ export interface BuildSize {
   lit: number;
 }
 
+/**
+ * The components' stylesheets (`css\`...\`` templates) without their indentation: esbuild's minifier leaves template
+ * literals as written, and the bundle's size is guarded (README, Size). Runs of white space become one space, none
+ * next to braces and semicolons: the same rules, read the same way.
+ */
+const compactCss: esbuild.Plugin = {
+  name: 'compact-css',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]packages[\\/]elements[\\/]src[\\/].*\.ts$/ }, (args) => ({
+      loader: 'ts',
+      contents: fs
+        .readFileSync(args.path, 'utf8')
+        .replace(
+          /\bcss`([^`]*)`/g,
+          (_, rules: string) => `css\`${rules.replace(/\s+/g, ' ').replace(/ ?([{};]) ?/g, '$1')}\``,
+        ),
+    }));
+  },
+};
+
 export async function build(): Promise<BuildSize> {
   const main = await esbuild.build({
+    plugins: [compactCss],
     metafile: true,
     entryPoints: [path.join(here, 'src', 'index.ts')],
     outfile: DIST_FILE,

@@ -24,9 +24,14 @@ export const packRoutes = [
     method: 'GET',
     path: '/apps/:appId/credit-packs',
     sdk: 'creditPacks.list',
-    auth: ['S'],
+    // The packs on sale are prices, as public as a pricing card: the components offer them to the buyer (the usage
+    // meter's "Top up") with the page's publishable key or the account's token.
+    auth: ['S', 'P', 'T'],
     tags,
     summary: 'List credit top-up packs (creation order)',
+    description:
+      'With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account ' +
+      'token only the packs on sale (`archived` is taken as `false`).',
     params: appIdParams,
     query: z.object({
       pool: callerId.optional().describe("Only this pool's packs. Omitted: all."),
@@ -37,7 +42,12 @@ export const packRoutes = [
         .describe('`false`: only packs on sale; `true`: only archived ones. Omitted: both.'),
     }),
     response: z.array(S.packSchema),
-    handler: (s) => packs.listPacks(s.em, s.app!.id, s.query),
+    handler: (s) =>
+      packs.listPacks(
+        s.em,
+        s.app!.id,
+        s.caller.kind === 'publishable' || s.caller.kind === 'token' ? { ...s.query, archived: false } : s.query,
+      ),
   }),
   route({
     method: 'POST',

@@ -113,13 +113,18 @@ describe('credit packs', function () {
     const list = await get(`${base}/credit-packs`, app.api_key);
     expect(list.status).to.equal(200);
     expect(list.body.map((p: { id: string }) => p.id)).to.deep.equal(['boost', 'small_pack']);
-    expect((await get(`${base}/credit-packs`, app.public_key)).status, 'the catalog is the seller’s').to.equal(401);
+    // A single pack and the writes are the seller's; the list of packs on sale is public (the components' Top up).
+    expect((await get(`${base}/credit-packs/boost`, app.public_key)).status, 'a pack is the seller’s').to.equal(401);
 
     const archived = await post(`${base}/credit-packs/small_pack/archive`, app.api_key);
     expect(archived.status, archived.text).to.equal(200);
     expect(archived.body.archived).to.equal(true);
     const onSale = await get(`${base}/credit-packs?archived=false`, app.api_key);
     expect(onSale.body.map((p: { id: string }) => p.id)).to.deep.equal(['boost']);
+    // A publishable key reads only the packs on sale, whatever it asks for.
+    const shown = await get(`${base}/credit-packs?archived=true`, app.public_key);
+    expect(shown.status, shown.text).to.equal(200);
+    expect(shown.body.map((p: { id: string }) => p.id)).to.deep.equal(['boost']);
     await connectBilling(app);
     const refused = await post(`${base}/credit-packs/small_pack/checkout`, app.api_key, { account: 'a1' });
     expect(refused.status, refused.text).to.equal(409);

@@ -45,8 +45,10 @@ interface PendingChange extends Trip {
 const PENDING_CHECKOUT = 'offerkit:pending-checkout';
 /** A cancel flow's save offer waiting for its approval at the provider (cancel-flow.ts). */
 export const CANCEL_APPROVAL = 'offerkit:cancel-approval';
+/** A credit pack's order waiting for its approval at the provider (packs.ts). */
+export const PACK_ORDER = 'offerkit:pending-pack';
 /** The trips a page may be coming back from, each taken by one element. */
-const TRIP_KEYS = [PENDING_CHANGE, PENDING_CHECKOUT, CANCEL_APPROVAL];
+const TRIP_KEYS = [PENDING_CHANGE, PENDING_CHECKOUT, CANCEL_APPROVAL, PACK_ORDER];
 export interface PendingCheckout extends Trip {
   id: string;
   appId: string;

@@ -120,14 +120,40 @@ export function accountTokenClient(c: Connection): AccountTokenClient {
   });
 }
 
+/** A credit pack on sale, as a `credits_exhausted` 402 and `creditPacks.list` show it. */
+export interface Pack {
+  id: string;
+  pool?: string;
+  amount: number;
+  price: number;
+  currency: string;
+}
+
+/** The 402 of a draw its credits pool cannot cover (docs/billing.md, Credits): the upgrade and the packs on sale. */
+export interface CreditsExhaustedBody {
+  error: 'credits_exhausted';
+  message: string;
+  pool: { id: string; name: string; balance: number };
+  /** The entity whose balance fell short, on a per-entity pool. */
+  entity?: string;
+  entitlement: { id: string; name: string; cost: number; amount: number };
+  need: number;
+  offer: LimitReachedBody['offer'];
+  packs: Pack[];
+}
+
+/** What the paywall shows: a usage limit reached, or a credits pool run dry. */
+export type PaywallBody = LimitReachedBody | CreditsExhaustedBody;
+
 /**
- * The 402 body in what a usage call threw: the SDK's LimitReachedError (from this bundle's SDK or the page's
- * own copy, so not by `instanceof`), any error with `status` 402 and a `body`, or the body itself.
+ * The 402 body in what a usage call threw (`limit_reached` or `credits_exhausted`): the SDK's LimitReachedError
+ * (from this bundle's SDK or the page's own copy, so not by `instanceof`), any error with `status` 402 and a
+ * `body`, or the body itself.
  */
-export function limitReachedBody(errorOrBody: unknown): LimitReachedBody | null {
+export function limitReachedBody(errorOrBody: unknown): PaywallBody | null {
   const e = errorOrBody as { status?: unknown; body?: unknown } | null;
-  const body = e && typeof e === 'object' && e.status === 402 && 'body' in e ? e.body : errorOrBody;
-  return (body as LimitReachedBody | null)?.error === 'limit_reached' ? (body as LimitReachedBody) : null;
+  const body = (e && typeof e === 'object' && e.status === 402 && 'body' in e ? e.body : errorOrBody) as PaywallBody;
+  return body?.error === 'limit_reached' || body?.error === 'credits_exhausted' ? body : null;
 }
 
 /** What the components on a page know about one account: its access and, when readable, its subscription. */

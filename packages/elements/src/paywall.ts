@@ -1,52 +1,42 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
 import { OfferkitElement } from './base.js';
 import { humanize, pendingChangeText, quoteText } from './format.js';
-import { limitReachedBody, type AccountState, type LimitReachedBody, type PlanQuote } from './client.js';
+import { limitReachedBody, type AccountState, type PaywallBody, type PlanQuote } from './client.js';
+import { OfferkitPackSeller } from './packs.js';
 
 /**
  * `<offerkit-paywall>`: given the 402 of a usage call (`paywall.show(error)` with the SDK's LimitReachedError,
- * or `paywall.body = error.body`), shows the limit reached, the upgrade offer and its checkout link. With the
+ * or `paywall.body = error.body`), shows the limit reached, the upgrade offer and its checkout link; for a credits
+ * pool run dry (`credits_exhausted`) also a button for each pack on sale, above the upgrade. With the
  * `account` (or an `account-token`) it knows the account's plan: a subscribed account switches plan (with its
  * account token) instead of buying a second subscription, and once the limit no longer blocks (bought, changed,
  * on any component of the page) it closes itself (`offerkit-resolved`).
  */
-export class OfferkitPaywall extends OfferkitElement {
+export class OfferkitPaywall extends OfferkitPackSeller {
   static override properties = {
-    ...OfferkitElement.properties,
+    ...OfferkitPackSeller.properties,
     account: {},
-    returnUrl: { attribute: 'return-url' },
     body: { attribute: false },
-    busy: { state: true },
     quote: { state: true },
-    error: { state: true },
-    status: { state: true },
   };
   declare account: string;
-  /** Where the provider sends the buyer back after an upgrade bought here; default: this page (its URL). */
-  declare returnUrl: string;
-  declare body: LimitReachedBody | null;
-  declare busy: boolean;
+  declare body: PaywallBody | null;
   /** The upgrade's quote, shown for the buyer to confirm before anything is asked of the provider. */
   declare quote: PlanQuote | null;
-  declare error: string;
-  declare status: string;
   private resumed = false;
 
   constructor() {
     super();
     this.account = '';
-    this.returnUrl = '';
     this.body = null;
-    this.busy = false;
     this.quote = null;
-    this.error = '';
-    this.status = '';
   }
 
   override updated(changed: PropertyValues<this>) {
     const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
     if (!connection.some((k) => changed.has(k)) || !(this.canPublishable || this.canToken)) return;
     const store = this.bindAccount(this.account || this.tokenAccount);
+    if (store) void this.resumePack();
     if (store && !this.resumed && this.canPublishable) {
       const bought = this.takeReturnedCheckout();
       if (bought) {
@@ -70,7 +60,12 @@ export class OfferkitPaywall extends OfferkitElement {
     const b = this.body;
     if (!b) return;
     const e = state.access.entitlements.find((x) => x.id === b.entitlement.id);
-    const blocked = !e || (e.max !== null && e.usage >= e.max);
+    const p = b.error === 'credits_exhausted' && state.access.credits?.find((x) => x.id === b.pool.id);
+    // A pool's shortfall is over once its balance covers the draw (an entity's balance is not in the account's view).
+    const blocked =
+      b.error === 'credits_exhausted'
+        ? !!b.entity || !p || (!p.unlimited && p.balance < b.need)
+        : !e || (e.max !== null && e.usage >= e.max);
     if (!blocked) {
       this.body = null;
       this.emit('resolved', state);
@@ -209,16 +204,40 @@ export class OfferkitPaywall extends OfferkitElement {
     );
     const o = b.offer;
     const e = b.entitlement;
+    const account = this.account || this.tokenAccount;
+    // A credits pool run dry: its packs on sale (cheapest first, as the 402 lists them), when the element can buy.
+    const dry = b.error === 'credits_exhausted' ? b : null;
+    const used = b.error === 'limit_reached' ? b.entitlement : null;
+    const packs = dry && account && (this.canPublishable || this.canToken) ? dry.packs : [];
+    const what = dry ? dry.pool.name : e.name;
     return html`<section class="card" part="card" role="region" aria-labelledby="title">
-      <h2 id="title" tabindex="-1" part="title">You have reached your ${e.name} limit</h2>
-      <p>
-        You have used <strong>${this.number(e.usage)}</strong>${
-          e.max === null ? nothing : html` of <strong>${this.number(e.max)}</strong>`
-        }
-        ${e.name}.
-      </p>
+      <h2 id="title" tabindex="-1" part="title">
+        ${dry ? `You are out of ${what}` : `You have reached your ${what} limit`}
+      </h2>
+      ${
+        dry
+          ? html`<p>
+              ${e.name} costs ${this.number(dry.entitlement.cost)} ${what} a unit: you have
+              <strong>${this.number(dry.pool.balance)}</strong>, ${this.number(dry.need)} needed.
+            </p>`
+          : used &&
+            html`<p>
+              You have used <strong>${this.number(used.usage)}</strong>${
+                used.max === null ? nothing : html` of <strong>${this.number(used.max)}</strong>`
+              }
+              ${what}.
+            </p>`
+      }
       ${current ? html`<p class="muted" part="current-plan">Current plan: ${current}</p>` : nothing}
       ${pending ? html`<p class="pending" part="pending-change">${pending}</p>` : nothing}
+      ${
+        packs.length
+          ? html`<div class="offer" part="packs">
+              <h3>Top up</h3>
+              <div class="actions">${this.packButtons(packs, what, account)}</div>
+            </div>`
+          : nothing
+      }
       ${
         o
           ? html`<div class="offer" part="offer">
@@ -228,7 +247,7 @@ export class OfferkitPaywall extends OfferkitElement {
                 ${o.list_price > o.price ? html`<s class="muted">${this.money(o.list_price, o.currency)}</s>` : nothing}
                 ${o.cycles ? html`<span class="muted">for ${this.number(o.cycles)} ${o.interval}s</span>` : nothing}
               </p>
-              <p>${o.new_limit === null ? `Unlimited ${e.name}` : `${this.number(o.new_limit)} ${e.name}`}</p>
+              <p>${o.new_limit === null ? `Unlimited ${what}` : `${this.number(o.new_limit)} ${what}`}</p>
               <div class="actions">
                 ${
                   this.canSwitch()
@@ -277,8 +296,11 @@ export class OfferkitPaywall extends OfferkitElement {
               </div>
               <p class="error" role="alert">${this.error || nothing}</p>
             </div>`
-          : html`<p class="muted">${b.message}</p>
-              <div class="actions"><button type="button" @click=${this.dismiss}>Close</button></div>`
+          : html`${packs.length ? nothing : html`<p class="muted">${b.message}</p>`}
+              <div class="actions">
+                <button type="button" @click=${this.dismiss}>${packs.length ? 'Not now' : 'Close'}</button>
+              </div>
+              <p class="error" role="alert">${this.error || nothing}</p>`
       }
     </section>`;
   }
@@ -296,6 +318,9 @@ export class OfferkitPaywall extends OfferkitElement {
         background: var(--_surface);
         border-radius: var(--_radius);
         padding: 1rem;
+      }
+      .offer + .offer {
+        margin-top: 0.75rem;
       }
       .price s {
         margin-left: 0.35rem;

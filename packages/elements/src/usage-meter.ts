@@ -1,34 +1,42 @@
 import { css, html, nothing, type PropertyValues } from 'lit';
 import { OfferkitElement } from './base.js';
-import type { AccountState, EffectiveAccess } from './client.js';
+import type { AccountState, EffectiveAccess, Pack } from './client.js';
+import { OfferkitPackSeller } from './packs.js';
 
 /**
  * `<offerkit-usage-meter account="alice" publishable-key="pub_...">`: an account's effective access, each
  * usage entitlement as a bar against its limit, each credits pool as its balance (a bar against what its plan grants
- * a month) with the features that draw from it and what one unit of each costs, and each on/off feature as included.
+ * a month) with the features that draw from it and what one unit of each costs, and a "Top up" button when the app
+ * sells packs of it, and each on/off feature as included.
  */
-export class OfferkitUsageMeter extends OfferkitElement {
+export class OfferkitUsageMeter extends OfferkitPackSeller {
   static override properties = {
-    ...OfferkitElement.properties,
+    ...OfferkitPackSeller.properties,
     account: {},
     access: { state: true },
-    error: { state: true },
+    packs: { state: true },
+    topUp: { state: true },
   };
   declare account: string;
   declare access: EffectiveAccess | null;
-  declare error: string;
+  /** The app's packs on sale, read once the account shows a pool that can be topped up. */
+  declare packs: Pack[] | null;
+  /** The pool whose packs are shown (after its "Top up"). */
+  declare topUp: string;
 
   constructor() {
     super();
     this.account = '';
     this.access = null;
-    this.error = '';
+    this.packs = null;
+    this.topUp = '';
   }
 
   override updated(changed: PropertyValues<this>) {
     const connection = ['account', 'publishableKey', 'accountToken', 'appId', 'baseUrl', 'client'] as const;
     // On load, the read the page's other components of this account share (one read for all of them).
-    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken)) void this.read('load');
+    if (connection.some((k) => changed.has(k)) && (this.canPublishable || this.canToken))
+      void this.read('load').then(() => this.resumePack());
   }
 
   /**
@@ -55,6 +63,14 @@ export class OfferkitUsageMeter extends OfferkitElement {
   protected override accountChanged(state: AccountState) {
     this.access = state.access;
     this.error = '';
+    // Packs are sold for a pool kept per account with a limit (not per entity, not unlimited).
+    if (!this.packs && state.access.credits?.some((p) => !p.unlimited && !p.per_entity)) {
+      this.packs = [];
+      this.listPacks().then(
+        (packs) => (this.packs = packs),
+        () => undefined, // no packs readable: no "Top up"
+      );
+    }
     this.emit('loaded', this.access);
   }
 
@@ -81,6 +97,7 @@ export class OfferkitUsageMeter extends OfferkitElement {
     const features = a.entitlements.filter((e) => e.type === 'boolean');
     return html`<section class="card" part="card" aria-labelledby="plan">
       <h2 id="plan" part="title">${a.plan.name} plan</h2>
+      <p role="status" class="done" part="status">${this.status || nothing}</p>
       ${this.renderPools(a)}
       <ul class="meters">
         ${usage.map((e) => {
@@ -114,6 +131,13 @@ export class OfferkitUsageMeter extends OfferkitElement {
       }
       <p class="error" role="alert" part="error">${this.error || nothing}</p>
     </section>`;
+  }
+
+  /** After "Top up": the pool's pack buttons in its place, the first of them focused (the button clicked is gone). */
+  private async showPacks(pool: string) {
+    this.topUp = pool;
+    await this.updateComplete;
+    this.renderRoot.querySelector<HTMLElement>('[part=pack]')?.focus();
   }
 
   /**
@@ -161,9 +185,11 @@ export class OfferkitUsageMeter extends OfferkitElement {
    */
   private renderPools(a: EffectiveAccess) {
     if (!a.credits?.length) return nothing;
+    const account = this.account || this.tokenAccount;
     return html`<ul class="meters pools" aria-label="Credits">
       ${a.credits.map((p) => {
         const g = p.granted_per_period ?? 0;
+        const packs = p.unlimited || p.per_entity ? [] : (this.packs ?? []).filter((k) => k.pool === p.id);
         const b = this.number(p.balance);
         const draws = a.entitlements
           .filter((e) => e.credits?.pool === p.id)
@@ -186,7 +212,25 @@ export class OfferkitUsageMeter extends OfferkitElement {
           p.balance <= 0 ? 'full' : p.balance * 10 < g ? 'warn' : 'ok',
           p.balance,
           p.unlimited || p.per_entity ? null : Math.max(g, p.balance),
-          draws.length ? html`<p class="draws">${draws}</p>` : nothing,
+          html`${draws.length ? html`<p class="draws">${draws}</p>` : nothing}${
+            packs.length
+              ? html`<div class="actions">
+                  ${
+                    this.topUp === p.id
+                      ? this.packButtons(packs, p.name, account)
+                      : html`<button
+                          type="button"
+                          class=${p.balance > 0 ? '' : 'primary'}
+                          part="top-up"
+                          aria-label="Top up ${p.name}"
+                          @click=${() => this.showPacks(p.id)}
+                        >
+                          Top up
+                        </button>`
+                  }
+                </div>`
+              : nothing
+          }`,
         );
       })}
     </ul>`;
@@ -250,8 +294,13 @@ export class OfferkitUsageMeter extends OfferkitElement {
       .fill.full {
         background: var(--_danger);
       }
-      .error:empty {
+      .error:empty,
+      .done:empty {
         display: none;
+      }
+      .done {
+        color: var(--_success);
+        font-weight: 600;
       }
       .card > .error:first-child {
         margin: 0;

@@ -698,7 +698,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: false,
     query: true,
     paginated: false,
-    auth: ['S'],
+    auth: ['S', 'P', 'T'],
   },
   {
     name: 'creditPacks.create',
@@ -2956,7 +2956,9 @@ export interface CreditPacksApi {
   /**
    * List credit top-up packs (creation order)
    *
-   * `GET /apps/{appId}/credit-packs` (secret key)
+   * `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+   *
+   * With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account token only the packs on sale (`archived` is taken as `false`).
    */
   list(query?: CreditPacksListQuery, options?: RequestOptions): APIPromise<CreditPacksListResponse>;
   /**
@@ -3730,7 +3732,7 @@ export interface PublishableResources {
   access: Pick<AccessApi, 'get'>;
   usage: Pick<UsageApi, 'list' | 'get' | 'add' | 'addAmount'>;
   reservations: Pick<ReservationsApi, 'create' | 'get' | 'commit' | 'release'>;
-  creditPacks: Pick<CreditPacksApi, 'checkout' | 'getOrder' | 'complete'>;
+  creditPacks: Pick<CreditPacksApi, 'list' | 'checkout' | 'getOrder' | 'complete'>;
   offers: Pick<OffersApi, 'getPublic' | 'checkout'>;
   checkouts: Pick<CheckoutsApi, 'get' | 'complete'>;
 }
@@ -3741,7 +3743,7 @@ export interface PublishableResources {
 export interface AccountTokenResources {
   access: AccessApi;
   credits: Pick<CreditsApi, 'get'>;
-  creditPacks: Pick<CreditPacksApi, 'checkout' | 'getOrder' | 'complete' | 'accountOrders'>;
+  creditPacks: Pick<CreditPacksApi, 'list' | 'checkout' | 'getOrder' | 'complete' | 'accountOrders'>;
   entities: Pick<EntitiesApi, 'list'>;
   subscriptions: Pick<SubscriptionsApi, 'quote' | 'change' | 'withdrawChange' | 'get'>;
   cancelSessions: Pick<

@@ -1110,7 +1110,9 @@ export interface paths {
     };
     /**
      * List credit top-up packs (creation order)
-     * @description **Credentials:** secret key (`key_...`), admin key.
+     * @description With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account token only the packs on sale (`archived` is taken as `false`).
+     *
+     *     **Credentials:** secret key (`key_...`), publishable key (`pub_...`), account token (`act_...`) for its own account, admin key.
      */
     get: operations['creditPacks.list'];
     put?: never;

@@ -73,7 +73,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("credits.get", "credits.get", "GET", "/apps/{appId}/namespaces/{accountId}/credits", ("accountId",), body=False, query=True, paginated=None, auth=("S", "T")),
     Operation("credits.grant", "credits.grant", "POST", "/apps/{appId}/namespaces/{accountId}/credits/grants", ("accountId",), body=True, query=False, paginated=None, auth=("S",)),
     Operation("credits.ledger", "credits.ledger", "GET", "/apps/{appId}/namespaces/{accountId}/credits/ledger", ("accountId",), body=False, query=True, paginated="cursor", auth=("S",)),
-    Operation("creditPacks.list", "credit_packs.list", "GET", "/apps/{appId}/credit-packs", (), body=False, query=True, paginated=None, auth=("S",)),
+    Operation("creditPacks.list", "credit_packs.list", "GET", "/apps/{appId}/credit-packs", (), body=False, query=True, paginated=None, auth=("S", "P", "T")),
     Operation("creditPacks.create", "credit_packs.create", "POST", "/apps/{appId}/credit-packs", (), body=True, query=False, paginated=None, auth=("S",)),
     Operation("creditPacks.get", "credit_packs.get", "GET", "/apps/{appId}/credit-packs/{packId}", ("packId",), body=False, query=False, paginated=None, auth=("S",)),
     Operation("creditPacks.archive", "credit_packs.archive", "POST", "/apps/{appId}/credit-packs/{packId}/archive", ("packId",), body=False, query=False, paginated=None, auth=("S",)),

@@ -34,7 +34,10 @@ class CreditPacksResource(SyncResource):
     ) -> List[CreditPacksListItem]:
         """List credit top-up packs (creation order)
 
-        `GET /apps/{appId}/credit-packs` (secret key)
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
 
         Args:
             pool: Only this pool's packs. Omitted: all.
@@ -338,7 +341,10 @@ class AsyncCreditPacksResource(AsyncResource):
     ) -> List[CreditPacksListItem]:
         """List credit top-up packs (creation order)
 
-        `GET /apps/{appId}/credit-packs` (secret key)
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
 
         Args:
             pool: Only this pool's packs. Omitted: all.
@@ -631,6 +637,38 @@ class PublishableCreditPacksResource(SyncResource):
         """The same methods, answering `APIResponse`: the body as `.data`, status and headers as `.response`."""
         return PublishableCreditPacksWithResponse(self)
 
+    def list(
+        self,
+        *,
+        pool: str | NotGiven = NOT_GIVEN,
+        archived: Literal["true", "false"] | NotGiven = NOT_GIVEN,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> List[CreditPacksListItem]:
+        """List credit top-up packs (creation order)
+
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
+
+        Args:
+            pool: Only this pool's packs. Omitted: all.
+            archived: `false`: only packs on sale; `true`: only archived ones. Omitted: both.
+        """
+        return cast(
+            List[CreditPacksListItem],
+            self._core.request(
+                OPS["creditPacks.list"],
+                (),
+                body=None,
+                query={"pool": pool, "archived": archived},
+                cast_to=List[CreditPacksListItem],
+                options=RequestOptions(timeout, max_retries, extra_headers),
+            ),
+        )
+
     def checkout(
         self,
         pack_id: str,
@@ -730,9 +768,10 @@ class PublishableCreditPacksResource(SyncResource):
 
 
 class PublishableCreditPacksWithResponse:
-    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.checkout(...)`."""
+    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.list(...)`."""
 
     def __init__(self, resource: PublishableCreditPacksResource) -> None:
+        self.list = with_response(resource.list)
         self.checkout = with_response(resource.checkout)
         self.get_order = with_response(resource.get_order)
         self.complete = with_response(resource.complete)
@@ -747,6 +786,38 @@ class AsyncPublishableCreditPacksResource(AsyncResource):
     def with_response(self) -> AsyncPublishableCreditPacksWithResponse:
         """The same methods, answering `APIResponse`: the body as `.data`, status and headers as `.response`."""
         return AsyncPublishableCreditPacksWithResponse(self)
+
+    async def list(
+        self,
+        *,
+        pool: str | NotGiven = NOT_GIVEN,
+        archived: Literal["true", "false"] | NotGiven = NOT_GIVEN,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> List[CreditPacksListItem]:
+        """List credit top-up packs (creation order)
+
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
+
+        Args:
+            pool: Only this pool's packs. Omitted: all.
+            archived: `false`: only packs on sale; `true`: only archived ones. Omitted: both.
+        """
+        return cast(
+            List[CreditPacksListItem],
+            await self._core.request(
+                OPS["creditPacks.list"],
+                (),
+                body=None,
+                query={"pool": pool, "archived": archived},
+                cast_to=List[CreditPacksListItem],
+                options=RequestOptions(timeout, max_retries, extra_headers),
+            ),
+        )
 
     async def checkout(
         self,
@@ -847,9 +918,10 @@ class AsyncPublishableCreditPacksResource(AsyncResource):
 
 
 class AsyncPublishableCreditPacksWithResponse:
-    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.checkout(...)`."""
+    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.list(...)`."""
 
     def __init__(self, resource: AsyncPublishableCreditPacksResource) -> None:
+        self.list = async_with_response(resource.list)
         self.checkout = async_with_response(resource.checkout)
         self.get_order = async_with_response(resource.get_order)
         self.complete = async_with_response(resource.complete)
@@ -864,6 +936,38 @@ class AccountTokenCreditPacksResource(SyncResource):
     def with_response(self) -> AccountTokenCreditPacksWithResponse:
         """The same methods, answering `APIResponse`: the body as `.data`, status and headers as `.response`."""
         return AccountTokenCreditPacksWithResponse(self)
+
+    def list(
+        self,
+        *,
+        pool: str | NotGiven = NOT_GIVEN,
+        archived: Literal["true", "false"] | NotGiven = NOT_GIVEN,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> List[CreditPacksListItem]:
+        """List credit top-up packs (creation order)
+
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
+
+        Args:
+            pool: Only this pool's packs. Omitted: all.
+            archived: `false`: only packs on sale; `true`: only archived ones. Omitted: both.
+        """
+        return cast(
+            List[CreditPacksListItem],
+            self._core.request(
+                OPS["creditPacks.list"],
+                (),
+                body=None,
+                query={"pool": pool, "archived": archived},
+                cast_to=List[CreditPacksListItem],
+                options=RequestOptions(timeout, max_retries, extra_headers),
+            ),
+        )
 
     def checkout(
         self,
@@ -991,9 +1095,10 @@ class AccountTokenCreditPacksResource(SyncResource):
 
 
 class AccountTokenCreditPacksWithResponse:
-    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.checkout(...)`."""
+    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.list(...)`."""
 
     def __init__(self, resource: AccountTokenCreditPacksResource) -> None:
+        self.list = with_response(resource.list)
         self.checkout = with_response(resource.checkout)
         self.get_order = with_response(resource.get_order)
         self.complete = with_response(resource.complete)
@@ -1009,6 +1114,38 @@ class AsyncAccountTokenCreditPacksResource(AsyncResource):
     def with_response(self) -> AsyncAccountTokenCreditPacksWithResponse:
         """The same methods, answering `APIResponse`: the body as `.data`, status and headers as `.response`."""
         return AsyncAccountTokenCreditPacksWithResponse(self)
+
+    async def list(
+        self,
+        *,
+        pool: str | NotGiven = NOT_GIVEN,
+        archived: Literal["true", "false"] | NotGiven = NOT_GIVEN,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> List[CreditPacksListItem]:
+        """List credit top-up packs (creation order)
+
+        `GET /apps/{appId}/credit-packs` (secret key, publishable key, account token)
+
+        With the secret key every pack, on sale or archived (the filters below); with a publishable key or an account
+        token only the packs on sale (`archived` is taken as `false`).
+
+        Args:
+            pool: Only this pool's packs. Omitted: all.
+            archived: `false`: only packs on sale; `true`: only archived ones. Omitted: both.
+        """
+        return cast(
+            List[CreditPacksListItem],
+            await self._core.request(
+                OPS["creditPacks.list"],
+                (),
+                body=None,
+                query={"pool": pool, "archived": archived},
+                cast_to=List[CreditPacksListItem],
+                options=RequestOptions(timeout, max_retries, extra_headers),
+            ),
+        )
 
     async def checkout(
         self,
@@ -1136,9 +1273,10 @@ class AsyncAccountTokenCreditPacksResource(AsyncResource):
 
 
 class AsyncAccountTokenCreditPacksWithResponse:
-    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.checkout(...)`."""
+    """`credit_packs.*` answering `APIResponse`: `client.credit_packs.with_response.list(...)`."""
 
     def __init__(self, resource: AsyncAccountTokenCreditPacksResource) -> None:
+        self.list = async_with_response(resource.list)
         self.checkout = async_with_response(resource.checkout)
         self.get_order = async_with_response(resource.get_order)
         self.complete = async_with_response(resource.complete)
