@@ -212,6 +212,61 @@ describe('credits in the console in a real browser (headless Chromium)', functio
     await landed(catalogApp, '/entitlements/premium', (e) => expect(e.credits).to.equal(null));
   });
 
+  it('catalog: team plans: a pool kept per member, the seats, a limit per member; changed back on edit', async () => {
+    await page.goto(`${testEnv().baseUrl}/console/apps/${catalogApp.id}/catalog`);
+    await page.getByRole('heading', { name: 'Catalog' }).waitFor();
+    const form = page.getByRole('form', { name: 'New entitlement' });
+    // A pool with one balance per member.
+    await form.getByLabel('Entitlement id').fill('team_credits');
+    await form.getByLabel('Entitlement name').fill('Team credits');
+    await choose(page, form.getByRole('combobox', { name: 'Type' }), { name: /^Credits/ });
+    await choose(page, form.getByRole('combobox', { name: 'Balance kept' }), { name: 'One per member (entity)' });
+    await form.getByRole('button', { name: 'Add entitlement' }).click();
+    await landed(catalogApp, '/entitlements/team_credits', (e) =>
+      expect(e.credits).to.deep.equal({ rollover: 'none', per: 'entity' }),
+    );
+    await page.getByLabel('Team credits credits').filter({ hasText: 'a balance per member' }).waitFor();
+    // The seats: the counter is the number of members registered.
+    await form.getByLabel('Entitlement id').fill('seats');
+    await form.getByLabel('Entitlement name').fill('Seats');
+    await choose(page, form.getByRole('combobox', { name: 'Type' }), { name: /^Usage/ });
+    await choose(page, form.getByRole('combobox', { name: 'Counts' }), { name: 'Members registered (the seats)' });
+    await form.getByRole('button', { name: 'Add entitlement' }).click();
+    await landed(catalogApp, '/entitlements/seats', (e) => expect(e).to.deep.include({ counts: 'entities' }));
+    // A limit per member.
+    await form.getByLabel('Entitlement id').fill('images');
+    await form.getByLabel('Entitlement name').fill('Images');
+    await choose(page, form.getByRole('combobox', { name: 'Counts' }), { name: 'Calls, for each member (entity)' });
+    await form.getByRole('button', { name: 'Add entitlement' }).click();
+    await landed(catalogApp, '/entitlements/images', (e) => expect(e).to.deep.include({ counts: null, per: 'entity' }));
+    const images = page.getByRole('region', { name: 'Entitlement Images' });
+    await images.getByText(/usage · per member/).waitFor();
+    await page
+      .getByRole('region', { name: 'Entitlement Seats' })
+      .getByText(/usage · the seats/)
+      .waitFor();
+    await shoot(page, 'credits-catalog-team');
+    // Edit: back to one counter for the account (no counters yet, so the API allows it); the form shows what is set.
+    await page.getByRole('button', { name: 'Edit entitlement Images' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.getByRole('combobox', { name: 'Counts' }).inputValue()).to.equal(
+      'Calls, for each member (entity)',
+    );
+    await choose(page, dialog.getByRole('combobox', { name: 'Counts' }), { name: 'Calls, for the whole account' });
+    await dialog.getByRole('button', { name: 'Save entitlement' }).click();
+    await landed(catalogApp, '/entitlements/images', (e) =>
+      expect(e).to.deep.include({ counts: null, per: 'account' }),
+    );
+    await dialog.waitFor({ state: 'hidden' });
+    // A save that changes neither sends neither (the seats keep counting members).
+    await page.getByRole('button', { name: 'Edit entitlement Seats' }).click();
+    await dialog.getByLabel('Entitlement name').fill('Team seats');
+    await dialog.getByRole('button', { name: 'Save entitlement' }).click();
+    await landed(catalogApp, '/entitlements/seats', (e) =>
+      expect(e).to.deep.include({ name: 'Team seats', counts: 'entities', per: 'account' }),
+    );
+  });
+
   it("account: each pool's balance and grants, the ledger page by page, and granting credits", async () => {
     await page.goto(`${testEnv().baseUrl}/console/apps/${app.id}/accounts/alice`);
     const credits = page.getByRole('region', { name: 'Credits' });

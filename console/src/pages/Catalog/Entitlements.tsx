@@ -37,8 +37,11 @@ interface EntForm {
   description: string;
   mode: Mode;
   offerId: string | null;
+  /** A usage entitlement: what it counts: calls for the account, calls for each member, or the members (seats). */
+  kept: Kept;
   credits: CreditsForm;
 }
+type Kept = 'account' | 'entity' | 'seats';
 const EMPTY: EntForm = {
   id: '',
   name: '',
@@ -46,6 +49,7 @@ const EMPTY: EntForm = {
   description: '',
   mode: 'allow',
   offerId: null,
+  kept: 'account',
   credits: CREDITS_EMPTY,
 };
 const ENT_FIELDS = [
@@ -55,8 +59,33 @@ const ENT_FIELDS = [
   'description',
   'overage.mode',
   'overage.offer_id',
+  'counts',
+  'per',
   ...CREDITS_FIELDS,
 ] as const;
+
+const KEPT = [
+  { value: 'account', label: 'Calls, for the whole account' },
+  { value: 'entity', label: 'Calls, for each member (entity)' },
+  { value: 'seats', label: 'Members registered (the seats)' },
+];
+const keptOf = (e: Entitlement): Kept =>
+  e.counts === 'entities' ? 'seats' : e.per === 'entity' ? 'entity' : 'account';
+
+/**
+ * `counts` and `per` of a usage entitlement's body: on create only what differs from a plain counter; on update only
+ * what changed (the API refuses changing them under counters, so an unchanged form sends neither).
+ */
+function keptBody(f: EntForm, before?: Entitlement) {
+  if (f.type !== 'usage') return {};
+  const counts = f.kept === 'seats' ? ('entities' as const) : null;
+  const per = f.kept === 'entity' ? ('entity' as const) : ('account' as const);
+  const was = before ? { counts: before.counts, per: before.per } : { counts: null, per: 'account' };
+  return {
+    ...(counts !== was.counts ? { counts } : {}),
+    ...(per !== was.per ? { per } : {}),
+  };
+}
 
 const MODES = [
   { value: 'allow', label: 'Allow: keep counting (soft limit)' },
@@ -151,6 +180,15 @@ function EntFields({
               clearable
             />
           )}
+          <Select
+            label="Counts"
+            description="Team plans: a limit per member, or the plan's seats (members are registered through the API)"
+            data={KEPT}
+            value={form.kept}
+            error={field('counts') ?? field('per')}
+            onChange={(v) => set({ ...form, kept: (v ?? 'account') as Kept })}
+            allowDeselect={false}
+          />
           <Hint>Webhook events usage.limit_warning at 80% of a limit and usage.limit_reached at 100% (fixed).</Hint>
         </>
       )}
@@ -177,6 +215,7 @@ export function NewEntitlement({ api, catalog, reload }: SectionProps) {
       description: orNull(form.description),
       overage: overageOf(form),
       credits: creditsBody(form.type, form.credits) ?? undefined,
+      ...keptBody(form),
     };
     if (await action.run(() => api.entitlements.create(body))) {
       setForm(EMPTY);
@@ -224,6 +263,7 @@ function EditEntitlement({
     description: ent.description ?? '',
     mode: ent.overage.mode,
     offerId: ent.overage.offer_id,
+    kept: keptOf(ent),
     credits: creditsFormOf(ent),
   });
   const action = useAction(ENT_FIELDS);
@@ -234,7 +274,13 @@ function EditEntitlement({
     const body =
       form.type === 'credits'
         ? { name: form.name, description: orNull(form.description), credits }
-        : { name: form.name, description: orNull(form.description), overage: overageOf(form), credits };
+        : {
+            name: form.name,
+            description: orNull(form.description),
+            overage: overageOf(form),
+            credits,
+            ...keptBody(form, ent),
+          };
     if (await action.run(() => props.api.entitlements.update(ent.id, body))) await onDone();
   };
   return (
@@ -291,9 +337,10 @@ function DeleteEntitlement({ ent, props, onClose }: { ent: Entitlement; props: S
 function overageText(e: Entitlement, offers: Offer[]) {
   if (e.type === 'credits') return 'credits pool';
   if (e.type !== 'usage') return 'on/off';
-  if (e.overage.mode === 'allow') return 'usage · counts on past the limit';
+  const kept = e.counts === 'entities' ? ' · the seats' : e.per === 'entity' ? ' · per member' : '';
+  if (e.overage.mode === 'allow') return `usage${kept} · counts on past the limit`;
   const offer = e.overage.offer_id && (offers.find((o) => o.id === e.overage.offer_id)?.name ?? e.overage.offer_id);
-  return `usage · blocks past the limit (402)${offer ? `, upgrade offer ${offer}` : ''}`;
+  return `usage${kept} · blocks past the limit (402)${offer ? `, upgrade offer ${offer}` : ''}`;
 }
 
 export function Entitlements(props: SectionProps) {

@@ -10,13 +10,15 @@ export interface CreditsForm {
   /** A pool: keep unused plan credits up to a cap at the period end, or let them expire. */
   rollover: 'none' | 'cap';
   cap: string | number;
+  /** A pool: one balance for the account, or one per registered entity (a member, a workspace). */
+  per: 'account' | 'entity';
   /** A usage entitlement: the pool it draws from (null: none) and the credits one unit costs. */
   pool: string | null;
   cost: string | number;
 }
-export const CREDITS_EMPTY: CreditsForm = { rollover: 'none', cap: '', pool: null, cost: '' };
+export const CREDITS_EMPTY: CreditsForm = { rollover: 'none', cap: '', per: 'account', pool: null, cost: '' };
 // A problem of `credits` as a whole (`credits: ...`) is no input's: the form's alert shows it.
-export const CREDITS_FIELDS = ['credits.pool', 'credits.cost', 'credits.rollover'] as const;
+export const CREDITS_FIELDS = ['credits.pool', 'credits.cost', 'credits.rollover', 'credits.per'] as const;
 
 type CreditsOut = Entitlement['credits'];
 const isPool = (c: CreditsOut): c is Extract<NonNullable<CreditsOut>, { rollover: unknown }> => !!c && 'rollover' in c;
@@ -29,6 +31,7 @@ export function creditsFormOf(e: Entitlement): CreditsForm {
       ...CREDITS_EMPTY,
       rollover: c.rollover === 'none' ? 'none' : 'cap',
       cap: c.rollover === 'none' ? '' : c.rollover.cap,
+      per: c.per,
     };
   if (isDraw(c)) return { ...CREDITS_EMPTY, pool: c.pool, cost: c.cost };
   return CREDITS_EMPTY;
@@ -41,11 +44,16 @@ const NONE = '-';
 const num = (v: string | number) => (v === '' ? undefined : Number(v));
 
 /**
- * The `credits` of a create or update body. A pool sends its rollover; a usage entitlement sends its pool and cost,
+ * The `credits` of a create or update body. A pool sends its rollover, and `per` when it differs from what the pool
+ * has (the API refuses a change under balances: sent only when asked); a usage entitlement sends its pool and cost,
  * or, on an update of one that drew, null to stop drawing; anything else sends nothing.
  */
 export function creditsBody(type: string, f: CreditsForm, before?: Entitlement) {
-  if (type === 'credits') return { rollover: f.rollover === 'none' ? ('none' as const) : { cap: num(f.cap) ?? 0 } };
+  if (type === 'credits') {
+    const rollover = f.rollover === 'none' ? ('none' as const) : { cap: num(f.cap) ?? 0 };
+    const was = before && isPool(before.credits) ? before.credits.per : 'account';
+    return f.per === was ? { rollover } : { rollover, per: f.per };
+  }
   if (type !== 'usage') return undefined;
   if (f.pool) return { pool: f.pool, cost: num(f.cost) as number };
   return before && isDraw(before.credits) ? null : undefined;
@@ -80,6 +88,18 @@ export function CreditsFields({
           value={form.rollover}
           error={field('credits.rollover')}
           onChange={(v) => set({ ...form, rollover: (v ?? 'none') as CreditsForm['rollover'] })}
+          allowDeselect={false}
+        />
+        <Select
+          label="Balance kept"
+          description="Per member: each entity registered under the account has its own balance (team plans)"
+          data={[
+            { value: 'account', label: 'One for the account' },
+            { value: 'entity', label: 'One per member (entity)' },
+          ]}
+          value={form.per}
+          error={field('credits.per')}
+          onChange={(v) => set({ ...form, per: (v ?? 'account') as CreditsForm['per'] })}
           allowDeselect={false}
         />
         {form.rollover === 'cap' && (
@@ -136,9 +156,12 @@ export function CreditsFields({
 /** A pool's or a drawing feature's line on its card, e.g. `draws 10 AI credits a unit`. */
 export function creditsText(e: Entitlement, c: Catalog): string | null {
   if (isPool(e.credits))
-    return e.credits.rollover === 'none'
-      ? 'unused plan credits expire at the period end'
-      : `keeps up to ${e.credits.rollover.cap.toLocaleString('en-US')} unused plan credits`;
+    return (
+      (e.credits.per === 'entity' ? 'a balance per member · ' : '') +
+      (e.credits.rollover === 'none'
+        ? 'unused plan credits expire at the period end'
+        : `keeps up to ${e.credits.rollover.cap.toLocaleString('en-US')} unused plan credits`)
+    );
   if (isDraw(e.credits))
     return `draws ${e.credits.cost.toLocaleString('en-US')} ${nameOf(c.entitlements, e.credits.pool)} a unit`;
   return null;
