@@ -214,6 +214,7 @@ export const usageRoutes = [
     params: counterParams,
     query: entityQuery,
     response: entityCounter,
+    errors: [409],
     handler: (s) => readUsage(s.em, s.app!.id, s.params.accountId, s.params.entitlementId, s.query.entity ?? ''),
   }),
   route({

@@ -11531,6 +11531,15 @@ export interface operations {
           'application/json': components['schemas']['Error'];
         };
       };
+      /** @description Conflict with the current state (for example an id that exists) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
       429: components['responses']['TooManyRequests'];
       /** @description Request headers (the URL included) larger than 16 KB */
       431: {
