@@ -4,7 +4,8 @@
 // by account) beside the same database call. An app of its own: a pool, a feature drawing 1 credit a unit, 1,000
 // accounts each granted credits enough for the run (a refused draw would measure the 402, not the draw).
 import type pg from 'pg';
-import { change, CHANGE_SQL } from '../src/usage/usage.service.js';
+import { change } from '../src/usage/usage.service.js';
+import { CHANGE_SQL } from '../src/usage/usage.sql.js';
 import { INGEST_SQL, ingestParams, type IngestEvent } from '../src/usage/ingest.service.js';
 import { createTestApp } from '../test/helpers/factories.js';
 import { testEnv } from '../test/helpers/servers.js';

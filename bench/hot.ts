@@ -2,7 +2,8 @@
 // database ceiling for the very same statement, with CPU per request by process.
 import pg from 'pg';
 import { access, EFFECTIVE_ACCESS_SQL } from '../src/access/access.service.js';
-import { change, CHANGE_SQL } from '../src/usage/usage.service.js';
+import { change } from '../src/usage/usage.service.js';
+import { CHANGE_SQL } from '../src/usage/usage.sql.js';
 import { ACCOUNTS, CONNECTIONS, DURATION, ROUNDS } from './settings.js';
 import type { CpuAccount } from './cpu.js';
 import { fmt, httpLoad, medianOf, raw, type Stats } from './load.js';

@@ -9,7 +9,7 @@ import { publishPending } from '../events/publish.js';
 import { freshAppNow } from '../apps/clock.service.js';
 import { actorFact } from '../subscriptions/actor-facts.js';
 import { upgradeFor } from '../usage/upgrade.js';
-import { LIMIT_CTES } from '../usage/usage.service.js';
+import { LIMIT_CTES } from '../usage/usage.sql.js';
 import { COLUMNS, listEntityRows, type EntityRow } from './entities.lookup.js';
 import { grantEntityPeriods } from './credits-time.service.js';
 

@@ -14,7 +14,8 @@ import { outboxSignal, outboxStart, type TemporalCommand } from '../temporal/out
 import { iso } from '../time.js';
 import { settleOpenCheckouts, upgradeFor } from './upgrade.js';
 import { creditsExhausted } from '../credits/credits.service.js';
-import { currentCount, entityRefusal, LIMIT_CTES, POOL_CTES } from './usage.service.js';
+import { currentCount, entityRefusal } from './usage.service.js';
+import { LIMIT_CTES, POOL_CTES } from './usage.sql.js';
 
 /**
  * Reserve: the limit check and the hold in one statement. The counter's `held` grows by the amount
