@@ -103,6 +103,7 @@ describe('SDK: webhook verification', function () {
         max: 1,
         left: 0,
         percent: 100,
+        entity: null, // the account's own counter (a per-entity one names its entity)
       });
       expect(describeEvent(event)).to.equal('carol 100%');
       expect(delivery.headers['webhook-id']).to.equal(event.id);
