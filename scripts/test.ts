@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
-import { ensureChromium } from '../test/helpers/chromium.js';
+import { ensureTestBrowser } from '../test/helpers/chromium.js';
 import { ensurePythonSdkVenv } from '../test/helpers/python.js';
 import { passNames } from './contract.js';
 
@@ -336,7 +336,9 @@ async function main(): Promise<void> {
   // and Chromium (apt) for the browser tests, here and not in each half, so two halves never install the same thing
   // at once.
   process.env.TEMPORAL_CLI = ensureTemporalCli(process.env.TEMPORAL_CLI, createLogger('info'));
-  process.env.CHROMIUM_PATH = ensureChromium();
+  // The headless shell (or Chromium) for the browser tests, installed beside the builds when missing.
+  const browser = ensureTestBrowser();
+  browser.catch(() => {}); // awaited before the suite starts, which then says why
   const tools = run({
     name: 'schemathesis',
     command: path.join(BIN, 'tsx'),
@@ -391,6 +393,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  process.env.CHROMIUM_PATH = await browser;
   const count = Math.max(1, Number(process.env.TEST_GROUPS ?? 2) || 2);
   const passes = passNames();
   const groups = split(testFiles(), passes, count);

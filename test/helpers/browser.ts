@@ -43,7 +43,10 @@ export async function openBrowser(): Promise<FileBrowser> {
   const browser = await sharedChromium();
   const contexts = new Set<BrowserContext>();
   const newContext = async (options?: BrowserContextOptions) => {
-    const context = await browser.newContext(options);
+    // Reduced motion, as a person who asks their system for it: the console (Mantine's `respectReducedMotion`) then
+    // opens dialogs, menus and accordions without their transitions, so the renderer draws no animation frames
+    // (decision 0570). A file that wants the motion passes `reducedMotion: 'no-preference'`.
+    const context = await browser.newContext({ reducedMotion: 'reduce', ...options });
     contexts.add(context);
     context.on('close', () => contexts.delete(context));
     return context;
