@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -12,12 +14,53 @@ import { ensureReconcileSchedule } from './housekeeping/reconciler.js';
 
 export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 
-/** Bundles the workflow code once (webpack); pass the result to every worker of the process. */
-export function bundleWorkflows(): Promise<WorkflowBundle> {
-  return bundleWorkflowCode({
+const ROOT = path.resolve(path.dirname(WORKFLOWS_PATH), '..');
+const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'offerkit-workflows');
+
+/**
+ * What the bundle is made of: every file of workflows/ (the workflow code imports nothing outside it but packages)
+ * and the lockfile (the packages' versions, @temporalio/workflow's first). The same key, the same bundle.
+ */
+function bundleKey(): string {
+  const hash = createHash('sha256');
+  const files = fs
+    .globSync('**/*', { cwd: path.dirname(WORKFLOWS_PATH) })
+    .filter((f) => fs.statSync(path.join(path.dirname(WORKFLOWS_PATH), f)).isFile())
+    .sort();
+  for (const f of [...files.map((f) => path.join('workflows', f)), 'package-lock.json']) {
+    hash.update(`${f}\0`);
+    hash.update(fs.existsSync(path.join(ROOT, f)) ? fs.readFileSync(path.join(ROOT, f)) : '');
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
+/**
+ * Bundles the workflow code (webpack, about 2 CPU-seconds) and keeps it in node_modules/.cache/offerkit-workflows
+ * under a hash of what it is made of, so the next worker process of the same code (a restart, a second worker, a
+ * test's) reads it instead. A cache that cannot be read or written is skipped: the worker bundles as before.
+ */
+export async function bundleWorkflows(): Promise<WorkflowBundle> {
+  let file: string | undefined;
+  try {
+    file = path.join(CACHE_DIR, `${bundleKey()}.js`);
+    return { code: await fs.promises.readFile(file, 'utf8') };
+  } catch {
+    // not cached yet (or no cache): bundle
+  }
+  const bundle = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: { debug() {}, info() {}, warn() {}, error() {}, trace() {}, log() {} } as never,
   });
+  if (file) {
+    // Written whole then renamed: a process reading at the same time sees the old state or the whole bundle.
+    const partial = `${file}.${process.pid}.${Date.now()}.tmp`;
+    await fs.promises
+      .mkdir(CACHE_DIR, { recursive: true })
+      .then(() => fs.promises.writeFile(partial, bundle.code))
+      .then(() => fs.promises.rename(partial, file))
+      .catch(() => fs.promises.rm(partial, { force: true }).catch(() => {}));
+  }
+  return { code: bundle.code };
 }
 
 export interface WorkerHandle {
@@ -38,7 +81,7 @@ export async function createWorker(deps: Deps, opts: { workflowBundle?: Workflow
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     activities: createActivities({ ...deps, logger: deps.logger.child({ component: 'activity' }) }),
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: opts.workflowBundle ?? (await bundleWorkflows()),
     // An activity that cannot reach PostgreSQL waits for it here and goes on when it is back.
     interceptors: { activity: [waitForDatabase(deps.dbOutage)] },
     shutdownGraceTime: '10s',
