@@ -1,15 +1,17 @@
-// `npm test`, which CI runs: the builds the tests need, then the mocha suite in two halves that run at the same
+// `npm test`, which CI runs: the builds the tests need, then the mocha suite in three parts that run at the same
 // time, each in a mocha process with real servers of its own (PostgreSQL, the Temporal dev server, the worker, the
-// API), so the run takes about as long as its longer half instead of the sum. The static checks (tsc, eslint,
-// prettier) run from the start beside both, at a lower priority; a failed check fails the run.
+// API), so the run takes about as long as its longest part instead of the sum. A part alone keeps about 0.7 of a core
+// busy (it waits on its servers, timers and the browser), so three fill the two cores; a fourth would only contend.
+// The static checks (tsc, eslint, prettier) run beside them at a lower priority; a failed check fails the run.
 //
-//   npm test                                      # checks, builds, both halves
-//   TEST_GROUPS=1 npm test                        # checks, builds, the whole suite in one process (as `npx mocha`)
+//   npm test                                      # checks, builds, the three parts
+//   TEST_GROUPS=2 npm test                        # in two parts (TEST_GROUPS=1: one process, as `npx mocha`)
 //   TEST_FILES=test/api/usage.test.ts npx mocha   # one file (or a glob), on servers of its own (no checks)
 //   TEST_SCREENSHOTS=1 npm test                   # with the browser tests' screenshots (off in npm test by default)
 //
-// The first half's output streams as it comes; the second half's is kept in .test-data/test-group-2.log and printed
-// once the first is done. The last lines are the failed tests of both and one `tests: N passed, N failed, N skipped`.
+// Each part's whole output goes to .test-data/test-group-N.log; a line per finished file is printed as it ends,
+// marked with its part. The last lines are the failed tests of all parts and one
+// `tests: N passed, N failed, N skipped`.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,85 +27,86 @@ const FUZZ = 'test/contract/schemathesis.fuzz.ts';
 
 /**
  * Seconds each file took in a whole run on the 2-core development machine, hooks included (the reporter prints them
- * as "slowest files"; measured 2026-11-28 in a clean-clone CI run, 2,295 s in all). Only used to balance the halves;
- * a file not listed counts as 3 s. The fuzzer's passes are shared out too: the admin pass's parts are that run's
- * 514 s less the change stream's share (375 of 681 s in its report, read to the request timeout then; now to its
- * first event) in the proportions its parts took on 2026-11-28 (274, 212, 122 and 10 s at load 16), the secret pass
- * less its stream case (one 30 s read); docs/testing.md, "How CI stays fast".
+ * as "slowest files"; measured 2026-11-29 in a clean-clone CI run in three parts, 1,930 s in all). Only used to
+ * balance the parts; a file not listed (or under 5 s) counts as 3 s. The fuzzer's passes are shared out too, each
+ * at the seconds its own test took in that run (docs/testing.md, "How CI stays fast").
  */
 const SECONDS: Record<string, number> = {
-  'test/processes/startup.test.ts': 160,
-  'test/browser/console-roles.test.ts': 154,
-  'test/browser/console.test.ts': 100,
-  'test/processes/outages.test.ts': 91,
-  'test/processes/topology.test.ts': 90,
-  'test/browser/elements.test.ts': 54,
-  'test/browser/console-ops.test.ts': 53,
-  'test/processes/freeze.test.ts': 50,
-  'test/api/rollup.test.ts': 43,
+  'test/processes/startup.test.ts': 135,
+  'test/processes/outages.test.ts': 100,
+  'test/browser/console-roles.test.ts': 99,
+  'test/browser/console.test.ts': 97,
+  'test/processes/topology.test.ts': 64,
+  'test/processes/freeze.test.ts': 53,
+  'test/browser/console-ops.test.ts': 45,
   'test/api/webhooks.test.ts': 38,
-  'test/browser/console-billing.test.ts': 35,
-  'test/sdk/python.test.ts': 31,
-  'test/processes/recovery.test.ts': 31,
-  'test/processes/billing-kill.test.ts': 30,
-  'test/browser/console-pages.test.ts': 30,
-  'test/processes/chaos-offline.test.ts': 28,
-  'test/browser/console-catalog.test.ts': 28,
-  'test/api/cancel-flows.test.ts': 26,
-  'test/api/security.test.ts': 25,
-  'test/api/account-actor.test.ts': 24,
+  'test/browser/console-catalog.test.ts': 37,
+  'test/api/rollup.test.ts': 37,
+  'test/browser/console-billing.test.ts': 36,
+  'test/processes/chaos-offline.test.ts': 35,
+  'test/sdk/python.test.ts': 34,
+  'test/api/cancel-flows.test.ts': 34,
+  'test/api/account-actor.test.ts': 34,
+  'test/processes/recovery.test.ts': 32,
+  'test/browser/elements.test.ts': 29,
+  'test/processes/billing-kill.test.ts': 28,
+  'test/api/security.test.ts': 28,
+  'test/browser/console-pages.test.ts': 26,
+  'test/api/test-clock.test.ts': 26,
+  'test/processes/stream.test.ts': 25,
+  'test/browser/console-credits.test.ts': 25,
   'test/processes/api-and-worker.test.ts': 23,
+  'test/api/one-live-subscription.test.ts': 23,
+  'test/unit/conflict-reasons.test.ts': 20,
+  'test/api/checkouts.test.ts': 20,
   'test/browser/console-analytics.test.ts': 19,
-  'test/api/test-clock.test.ts': 19,
-  'test/processes/stream.test.ts': 17,
-  'test/api/checkouts.test.ts': 17,
-  'test/api/one-live-subscription.test.ts': 16,
-  'test/unit/conflict-reasons.test.ts': 15,
-  'test/api/mcp-conformance-2026.test.ts': 15,
-  'test/processes/temporal-sdk-log.test.ts': 14,
-  'test/browser/mcp-apps.test.ts': 13,
+  'test/browser/mcp-apps.test.ts': 16,
+  'test/api/mcp-tasks.test.ts': 16,
+  'test/api/mcp-conformance-2026.test.ts': 14,
   'test/browser/elements-returns.test.ts': 13,
-  'test/api/plan-changes.test.ts': 13,
   'test/processes/upgrade.test.ts': 12,
-  'test/browser/security-headers.test.ts': 12,
+  'test/api/guards.test.ts': 12,
   'test/api/dunning.test.ts': 12,
-  'test/sdk/python-local.test.ts': 11,
-  'test/browser/elements-live.test.ts': 11,
-  'test/browser/console-test-clock.test.ts': 11,
+  'test/browser/security-headers.test.ts': 11,
   'test/api/subscriptions.test.ts': 11,
+  'test/api/invitations.test.ts': 11,
   'test/api/ingest.test.ts': 11,
-  'test/api/guards.test.ts': 11,
-  'test/sdk/generate.test.ts': 10,
-  'test/api/oauth.test.ts': 10,
+  'test/sdk/python-local.test.ts': 10,
+  'test/processes/temporal-sdk-log.test.ts': 10,
+  'test/processes/reuse-port.test.ts': 10,
+  'test/browser/elements-live.test.ts': 10,
+  'test/api/offers.test.ts': 10,
+  'test/unit/boundaries.test.ts': 9,
   'test/processes/credential-cache.test.ts': 9,
-  'test/api/mcp.test.ts': 9,
-  'test/api/invitations.test.ts': 9,
-  'test/processes/reuse-port.test.ts': 8,
-  'test/api/reservations.test.ts': 8,
-  'test/unit/boundaries.test.ts': 7,
-  'test/api/offers.test.ts': 7,
-  'test/api/counters-sign-in.test.ts': 7,
-  'test/sdk/pack.test.ts': 6,
-  'test/sdk/client.test.ts': 6,
+  'test/browser/console-test-clock.test.ts': 9,
+  'test/api/reservations.test.ts': 9,
+  'test/api/plan-changes.test.ts': 9,
+  'test/api/credits-draws.test.ts': 9,
+  'test/api/credit-entities.test.ts': 9,
+  'test/api/counters-sign-in.test.ts': 9,
+  'test/api/console-members.test.ts': 9,
+  'test/sdk/pack.test.ts': 8,
+  'test/sdk/generate.test.ts': 8,
+  'test/api/oauth.test.ts': 8,
+  'test/api/credit-packs.test.ts': 8,
+  'test/processes/mcp-elicitation.test.ts': 7,
+  'test/browser/console-packs.test.ts': 7,
+  'test/api/mcp-spec-names.test.ts': 7,
   'test/api/usage.test.ts': 6,
-  'test/api/mcp-spec-names.test.ts': 6,
-  'test/api/mcp-guardrails.test.ts': 6,
+  'test/api/mcp.test.ts': 6,
+  'test/api/entity-limits.test.ts': 6,
   'test/api/demo-receiver.test.ts': 6,
+  'test/api/checkout-hosted-return.test.ts': 6,
+  'test/api/billing-sync.test.ts': 6,
+  'test/api/access.test.ts': 6,
   'test/sdk/python-generate.test.ts': 5,
-  'test/sdk/errors.test.ts': 5,
-  'test/processes/mcp-elicitation.test.ts': 5,
-  'test/browser/consent.test.ts': 5,
-  'test/api/subscriptions-list.test.ts': 5,
-  'test/api/secrets.test.ts': 5,
-  'test/api/console-members.test.ts': 5,
-  'test/api/checkout-hosted-return.test.ts': 5,
-  'test/api/billing-sync.test.ts': 5,
-  'contract:admin-1': 104,
-  'contract:admin-2': 81,
-  'contract:admin-3': 46,
-  'contract:admin-stateful': 6,
-  'contract:secret': 45,
-  'contract:publishable': 16,
+  'test/sdk/client.test.ts': 5,
+  'contract:admin-1': 65,
+  'contract:admin-2': 41,
+  'contract:admin-3': 37,
+  'contract:admin-stateful': 7,
+  'contract:secret': 34,
+  'contract:publishable': 24,
   'contract:destructive': 2,
 };
 
@@ -221,7 +224,7 @@ export function cap(text: string, bytes: number, rest: string): string {
 const MAX_FAILURES_SHOWN = 30;
 
 /**
- * The run's last lines: the failed tests (at most 30, the rest are in the logs), the slowest files of both halves,
+ * The run's last lines: the failed tests (at most 30, the rest are in the logs), the slowest files of all parts,
  * and the totals, the very last line being `tests: N passed, N failed, N skipped`. A CI that keeps only part of the
  * output (the one this project runs on keeps the first 32 KiB) still gets the totals: the whole run prints about
  * 7 KB when it passes and at most about 25 KB when everything fails.
@@ -333,7 +336,7 @@ export function runHalf(
 async function main(): Promise<void> {
   const started = Date.now();
   // Tools the suite runs, fetched or built once per machine: the Temporal CLI (Go), schemathesis (PyPI)
-  // and Chromium (apt) for the browser tests, here and not in each half, so two halves never install the same thing
+  // and Chromium (apt) for the browser tests, here and not in each part, so two parts never install the same thing
   // at once.
   process.env.TEMPORAL_CLI = ensureTemporalCli(process.env.TEMPORAL_CLI, createLogger('info'));
   // The headless shell (or Chromium) for the browser tests, installed beside the builds when missing.
@@ -394,7 +397,7 @@ async function main(): Promise<void> {
   }
 
   process.env.CHROMIUM_PATH = await browser;
-  const count = Math.max(1, Number(process.env.TEST_GROUPS ?? 2) || 2);
+  const count = Math.max(1, Number(process.env.TEST_GROUPS ?? 3) || 3);
   const passes = passNames();
   const groups = split(testFiles(), passes, count);
   fs.mkdirSync(path.join(ROOT, '.test-data'), { recursive: true });
