@@ -182,7 +182,11 @@ describe('the Analytics page’s saved reports in a real browser (headless Chrom
     });
     // The saved report is the loaded one: its id in the URL, its name in the picker.
     await page.waitForURL((u) => u.searchParams.get('report') === reportId);
-    expect(await picker().inputValue()).to.equal('Weekly API calls');
+    // The picker shows it once the page has read the new list (the URL can change first).
+    let shown = '';
+    await eventually(async () => (shown = await picker().inputValue()) === 'Weekly API calls').catch(() =>
+      expect(shown, 'the picker').to.equal('Weekly API calls'),
+    );
     await page.getByText('Saved view', { exact: true }).waitFor();
     await page.getByText('7d · API calls', { exact: true }).waitFor();
     await cardsRead(['API calls 65']);
