@@ -19,10 +19,19 @@ KINDS = [('postgres', ['postgres']), ('temporal', ['temporal']), ('chromium', ['
 def kind(cmd):
     # Paths under the project say nothing of the kind: a checkout in /work/wt-chromium would count as Chromium.
     cmd = cmd.replace(ROOT, '.')
+    words = cmd.split()
+    # The program first (a mocha process whose file list names temporal.test.ts is not the Temporal server), then
+    # the script a node, python or shell runs.
+    exe = words[0].split('/')[-1] if words else ''
     for name, patterns in KINDS:
-        if any(p in cmd for p in patterns):
+        if name != 'node' and any(p in exe for p in patterns):
+            return name
+    for name, patterns in KINDS:
+        if any(p in ' '.join(words[:3]) for p in patterns):
             if name == 'node':
-                return 'node: ' + ' '.join(w.split('/')[-1] for w in cmd.split()[1:4])[:60]
+                if 'mocha' in ' '.join(words[:4]):
+                    return 'node: mocha'
+                return 'node: ' + ' '.join(w.split('/')[-1] for w in words[1:4])[:60]
             return name
     return 'other: ' + cmd[:30]
 
