@@ -24,6 +24,12 @@ import { passNames } from './contract.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
 const FUZZ = 'test/contract/schemathesis.fuzz.ts';
+/**
+ * The type checks run TypeScript 7's native compiler (`typescript7`, an alias of typescript@7.0.2): about a third of
+ * TypeScript 5's CPU on this code (decision 0572). `typescript` (5.9) stays for the tools that import its API
+ * (typescript-eslint, openapi-typescript, scripts/conflict-reasons.ts) and for the SDK tests that compile as a user.
+ */
+const TSC = path.join(ROOT, 'node_modules', 'typescript7', 'bin', 'tsc');
 
 /**
  * Seconds each file took in a whole run on the 2-core development machine, hooks included (the reporter prints them
@@ -204,6 +210,8 @@ export interface GroupResult {
   hooks?: Record<string, number>;
   /** Seconds the half spent starting and stopping the suite's servers (the root hooks, in no file). */
   servers?: number;
+  /** CPU-seconds of each file: the part's whole process tree across the file (test/helpers/reporter.cjs). */
+  cpu?: Record<string, number>;
 }
 
 /** A half as it ended: its exit code, the reporter's result (none if mocha died first) and its log file. */
@@ -235,6 +243,7 @@ export function closing(halves: Half[], seconds: number, failedChecks: string[] 
   const files: [string, number, number][] = [];
   const lines: string[] = [];
   const servers: string[] = [];
+  const cpu: [string, number][] = [];
   for (const [i, h] of halves.entries()) {
     if (!h.result) {
       lines.push(`a half ended (exit code ${h.code}) without its results: its output is in ${h.log}`);
@@ -254,6 +263,7 @@ export function closing(halves: Half[], seconds: number, failedChecks: string[] 
       ]),
     );
     if (h.result.servers !== undefined) servers.push(`${half}${h.result.servers} s`);
+    cpu.push(...Object.entries(h.result.cpu ?? {}).map(([file, c]): [string, number] => [`${half}${file}`, c]));
   }
   const slowest = files
     .sort((a, b) => b[1] - a[1])
@@ -264,6 +274,17 @@ export function closing(halves: Half[], seconds: number, failedChecks: string[] 
     );
   const out = [`\nslowest files (wall time, hooks included):`, ...slowest];
   if (servers.length) out.push(`the suite's servers, started and stopped: ${servers.join(', ')}`);
+  if (cpu.length) {
+    // What a file costs the machine, which is what decides the run's length once the cores are full.
+    const all = cpu.reduce((sum, [, c]) => sum + c, 0);
+    out.push(
+      `most CPU (the processes of a part across each file; ${all.toFixed(0)} CPU-s in the files in all):`,
+      ...cpu
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 10)
+        .map(([file, c]) => `  ${c.toFixed(1).padStart(7)} CPU-s  ${file}`),
+    );
+  }
   if (failures.length) {
     out.push(`\nfailed tests:`, ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) => `  ✗ ${f.slice(0, 400)}`));
     if (failures.length > MAX_FAILURES_SHOWN) out.push(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
@@ -362,9 +383,9 @@ async function main(): Promise<void> {
   // on the CPU those leave idle (a half keeps 0.5 to 0.8 of a core busy); a failed one fails the run at its end.
   const statics = checks(
     [
-      bin('types: service', 'tsc', '-p', '.'),
-      bin('types: console', 'tsc', '-p', 'console'),
-      bin('types: elements', 'tsc', '-p', 'packages/elements'),
+      { name: 'types: service', command: TSC, args: ['-p', '.'] },
+      { name: 'types: console', command: TSC, args: ['-p', 'console'] },
+      { name: 'types: elements', command: TSC, args: ['-p', 'packages/elements'] },
       bin('lint', 'eslint', '.'),
       bin('format', 'prettier', '--check', '.'),
     ],
