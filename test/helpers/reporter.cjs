@@ -8,6 +8,7 @@
 // {"result": {passed, failed, skipped, seconds, failures: [...], files: {file: seconds}}}, each on stdout behind the
 // PROGRESS marker, which scripts/test.ts takes off. (Not a descriptor of its own: mocha starts a second Node process
 // for its node options, and passes it only stdin, stdout and stderr.)
+const fs = require('node:fs');
 const path = require('node:path');
 const Mocha = require('mocha');
 
@@ -25,6 +26,41 @@ const {
 
 const PROGRESS = '\u001eprogress\u001e ';
 
+/**
+ * CPU-seconds this mocha process and every process under it have used so far (their user and system time, and that
+ * of the children they have reaped), read from /proc; undefined where there is none. A part runs its files one after
+ * another, so the difference across a file is that file's cost: the API and worker in this process, the processes it
+ * starts, and its share of PostgreSQL, Temporal and Chromium's work. Unlike wall time, it holds on a loaded machine.
+ */
+function treeCpuSeconds() {
+  let pids;
+  try {
+    pids = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return undefined;
+  }
+  const parent = new Map();
+  const ticks = new Map();
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parent.set(pid, f[1]);
+      ticks.set(pid, Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const inTree = (pid) => {
+    for (let p = pid, hops = 0; p && p !== '0' && hops < 64; p = parent.get(p), hops++)
+      if (p === String(process.pid)) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, t] of ticks) if (inTree(pid)) total += t;
+  return total / 100; // USER_HZ is 100 on Linux
+}
+
 const fileOf = (runnable) => (runnable && runnable.file ? path.relative(process.cwd(), runnable.file) : '?');
 
 class SpecWithSummary extends Mocha.reporters.Spec {
@@ -38,7 +74,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
      */
     const perFile = new Map();
     const entry = (file) => {
-      if (!perFile.has(file)) perFile.set(file, { ms: 0, hookMs: 0, passed: 0, failed: 0, skipped: 0 });
+      if (!perFile.has(file)) perFile.set(file, { ms: 0, hookMs: 0, cpu: 0, passed: 0, failed: 0, skipped: 0 });
       return perFile.get(file);
     };
     // The root hooks (test/helpers/hooks.ts: the suite's servers start and stop) belong to no file.
@@ -53,13 +89,20 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     });
     const begun = new Map();
     let current;
+    let cpuMark;
     const flush = () => {
       if (current === undefined) return;
       const e = perFile.get(current);
+      const cpuNow = treeCpuSeconds();
+      if (cpuNow !== undefined && cpuMark !== undefined) e.cpu += cpuNow - cpuMark;
+      cpuMark = cpuNow;
       const counts = [`${e.passed} passed`, ...(e.failed ? [`${e.failed} failed`] : [])];
       if (e.skipped) counts.push(`${e.skipped} skipped`);
       const hooks = e.hookMs >= 1000 ? `, ${(e.hookMs / 1000).toFixed(1)} s of it in hooks` : '';
-      progress(`${e.failed ? '✗' : '✔'} ${current}: ${counts.join(', ')} (${(e.ms / 1000).toFixed(1)} s${hooks})`);
+      const cpu = cpuMark !== undefined ? `, ${e.cpu.toFixed(1)} CPU-s` : '';
+      progress(
+        `${e.failed ? '✗' : '✔'} ${current}: ${counts.join(', ')} (${(e.ms / 1000).toFixed(1)} s${hooks}${cpu})`,
+      );
       current = undefined;
     };
     let started = Date.now();
@@ -68,6 +111,8 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       if (!suite.file || !suite.parent?.root) return;
       const file = fileOf(suite);
       if (current !== file) flush();
+      // The first file starts counting after the root hooks (the suite's servers) have started.
+      if (cpuMark === undefined) cpuMark = treeCpuSeconds();
       current = file;
       entry(file);
       begun.set(suite, Date.now());
@@ -104,6 +149,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       const files = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.ms / 100) / 10]));
       const hooks = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.hookMs / 100) / 10]));
       const servers = Math.round(rootHookMs / 1000);
+      const cpu = Object.fromEntries([...perFile].map(([file, e]) => [file, Math.round(e.cpu * 10) / 10]));
       const result = {
         passed: s.passes,
         failed: s.failures,
@@ -113,6 +159,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
         files,
         hooks,
         servers,
+        cpu,
       };
       progress(JSON.stringify({ result }));
     });

@@ -77,12 +77,15 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     const { TEST_PROGRESS: _, ...env } = process.env;
     const half = await runHalf(env, log, (text) => printed.push(text), args);
     expect(half.code).to.equal(1);
-    // Each line ends with the file's time, which depends on the machine's load: compared as its shape.
-    expect(printed.join('').replace(/\(\d+\.\d s\)/g, '(t s)')).to.equal(
-      '✗ test/fixtures/reporter/sample.ts: 1 passed, 1 failed, 1 skipped (t s)\n' +
-        '✔ test/fixtures/reporter/other.ts: 1 passed (t s)\n',
+    // Each line ends with the file's time and CPU, which depend on the machine's load: compared as their shape.
+    expect(printed.join('').replace(/\(\d+\.\d s, \d+\.\d CPU-s\)/g, '(t s, c CPU-s)')).to.equal(
+      '✗ test/fixtures/reporter/sample.ts: 1 passed, 1 failed, 1 skipped (t s, c CPU-s)\n' +
+        '✔ test/fixtures/reporter/other.ts: 1 passed (t s, c CPU-s)\n',
     );
     expect(half.result).to.include({ passed: 2, failed: 1, skipped: 1 });
+    // A file's CPU is what the part's processes used across it: some, and never negative.
+    expect(Object.keys(half.result?.cpu ?? {})).to.deep.equal(fixtures);
+    for (const c of Object.values(half.result?.cpu ?? {})) expect(c).to.be.at.least(0);
     expect(half.result?.failures).to.deep.equal(['fixture: one of each fails (sample.ts): one: expected 1 to equal 2']);
     expect(Object.keys(half.result?.files ?? {})).to.deep.equal(fixtures);
     const text = fs.readFileSync(log, 'utf8');
@@ -119,6 +122,22 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     expect(
       await checks([{ name: 'not niced', command: 'sh', args: ['-c', `test "$(nice)" = ${os.getPriority()}`] }]),
     ).to.deep.equal([]);
+  });
+
+  it('the closing lines name the files that cost the most CPU, across the parts', () => {
+    const part = (cpu: Record<string, number>) => ({
+      code: 0,
+      result: { passed: 1, failed: 0, skipped: 0, seconds: 10, failures: [], files: {}, cpu },
+      log: 'a.log',
+    });
+    const text = closing([part({ 'a.ts': 5, 'b.ts': 40.25 }), part({ 'c.ts': 12 })], 60);
+    expect(text).to.include('57 CPU-s in the files in all');
+    const lines = text.split('\n').filter((l) => l.includes('CPU-s  '));
+    expect(lines.map((l) => l.trim())).to.deep.equal([
+      '40.3 CPU-s  [1] b.ts',
+      '12.0 CPU-s  [2] c.ts',
+      '5.0 CPU-s  [1] a.ts',
+    ]);
   });
 
   it('a static check that failed beside the suite is named in the closing lines, the totals still last', () => {
