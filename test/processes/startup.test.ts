@@ -348,6 +348,7 @@ describe('npm start (src/main.ts) on embedded defaults', function () {
       TEMPORAL_ADDRESS: config.temporalAddress,
       ADMIN_API_KEY: 'adm_external_test',
       ELEMENTS_EXAMPLE: 'false', // the example app stays out of the shared test database
+      DEMO_WORKSPACE: 'false', // and so does the demo workspace (its seed is the first test's)
       PORT: String(await freePort()),
     });
     try {
@@ -383,6 +384,10 @@ describe('npm start supervision (children killed with SIGKILL)', function () {
         TEMPORAL_TASK_QUEUE: `offerkit-supervised-${process.pid}`,
         PAYPAL_STANDIN_PORT: String(await freePort()),
         LOG_LEVEL: 'info',
+        // What is supervised is the same without the demo workspace, whose seed (hundreds of requests and workflows)
+        // the first describe's start already checks.
+        DEMO_WORKSPACE: 'false',
+        ELEMENTS_EXAMPLE: 'false',
         ...(external ? { TEMPORAL_ADDRESS: external } : {}),
       };
       const main = await startMain(env);
