@@ -353,27 +353,18 @@ export class AccessStream implements ChangeStream {
   /**
    * Usage counters marked since the last flush become `usage` events with their values now, at most once per
    * STREAM_USAGE_FLUSH_MS across every process (the clock row): a counter changed a thousand times a second is a few
-   * events. A mark is removed in the statement that writes its event, so a crash loses none.
+   * events. A mark is removed in the transaction that writes its event, so a crash loses none, and the event carries
+   * the value of the last change that found the mark (it waits for that change to commit).
    */
   private async flush() {
     this.flushing = true;
     this.flushAgain = false;
     let again = false;
     try {
+      // One transaction, two statements (src/db/migrations/Migration20261230090000_access_flush_fresh.ts): the marks
+      // are deleted first, waiting for a change that holds one, and the counters read on a new snapshot after.
       const [r] = await this.s.query<{ clock: boolean; flushed: number }>(
-        `with clock as (
-           update access_flush_clock set at = clock_timestamp()
-           where at <= clock_timestamp() - make_interval(secs => $1::float8 / 1000) returning 1),
-         d as (delete from access_dirty where exists (select 1 from clock)
-           returning app_id, account_id, entitlement_id),
-         ins as (insert into access_changes (app_id, account_id, kind, data)
-           select d.app_id, d.account_id, 'usage', jsonb_build_object('entitlementId', d.entitlement_id,
-             'usage', coalesce(c.count, 0), 'held', coalesce(c.held, 0))
-           from d left join usage_counters c on c.app_id = d.app_id and c.account_id = d.account_id
-             and c.entitlement_id = d.entitlement_id and c.entity_id = ''
-           order by d.app_id, d.account_id, d.entitlement_id
-           returning 1)
-         select exists (select 1 from clock) as clock, (select count(*) from ins)::int as flushed`,
+        `select clock, flushed from access_usage_flush($1::float8)`,
         [this.s.usageFlushMs],
       );
       // Another process flushed a moment ago: marks left now go at the next slot.

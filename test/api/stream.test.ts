@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import { sql } from '../../src/db/sql.js';
 import { AccessStream } from '../../src/stream/stream.hub.js';
 import { createAccount, seededApp, type TestApp } from '../helpers/factories.js';
@@ -66,6 +67,54 @@ describe('the change stream (GET /apps/:appId/stream)', function () {
     expect(new Set(ids).size).to.equal(ids.length);
     expect((await del(`${base}/namespaces/a2`, app.api_key)).status).to.be.below(300);
     await s.waitFor((e) => e.type === 'account' && e.data.accountId === 'a2' && later(e.id, last.id));
+  });
+
+  it('a usage change that finds its counter already marked still gets an event with its value', async () => {
+    // The race a loaded machine once lost: a change finds the mark an earlier change left, and a flush deletes that
+    // mark and reads the counter between the change's update and its commit. The flush waits for the change (or
+    // the change makes a new mark), so the last value always gets an event.
+    expect((await post(`${base}/namespaces/a1/usage/api_calls/add`, app.api_key)).status).to.equal(200);
+    const counter = `app_id = $1 and account_id = 'a1' and entitlement_id = 'api_calls' and entity_id = ''`;
+    const change = new pg.Client({ connectionString: testEnv().config.databaseUrl });
+    const flusher = new pg.Client({ connectionString: testEnv().config.databaseUrl });
+    await Promise.all([change.connect(), flusher.connect()]);
+    try {
+      // The mark an earlier change left, not flushed yet.
+      await flusher.query(
+        `insert into access_dirty (app_id, account_id, entitlement_id) values ($1, 'a1', 'api_calls')
+         on conflict do nothing`,
+        [app.id],
+      );
+      await change.query('begin');
+      const updated = await change.query<{ count: string }>(
+        `update usage_counters set count = count + 1 where ${counter} returning count::text`,
+        [app.id],
+      );
+      const value = Number(updated.rows[0].count);
+      const flushing = flusher.query(`select clock, flushed from access_usage_flush(0)`);
+      await new Promise((r) => setTimeout(r, 300));
+      await change.query('commit');
+      await flushing;
+      const last = async () =>
+        (
+          await flusher.query<{ usage: number }>(
+            `select (data->>'usage')::int as usage from access_changes
+             where app_id = $1 and account_id = 'a1' and kind = 'usage' order by tx desc, id desc limit 1`,
+            [app.id],
+          )
+        ).rows[0]?.usage;
+      // A mark made after the delete goes at the next flush; none is left behind either way.
+      await eventually(async () => {
+        await flusher.query(`select clock, flushed from access_usage_flush(0)`);
+        return (await last()) === value;
+      }, 5000);
+      expect(value).to.be.greaterThan(1);
+      const left = await flusher.query(`select 1 from access_dirty where app_id = $1`, [app.id]);
+      expect(left.rowCount).to.equal(0);
+    } finally {
+      await change.query('rollback').catch(() => undefined);
+      await Promise.all([change.end(), flusher.end()]);
+    }
   });
 
   it("an account token reads its own account's events and the catalog's, not another account's", async () => {

@@ -55,6 +55,7 @@ import { Migration20261228100000_credit_packs } from './Migration20261228100000_
 import { Migration20261228110000_account_entities } from './Migration20261228110000_account_entities.js';
 import { Migration20261228120000_pack_orders_captured_index } from './Migration20261228120000_pack_orders_captured_index.js';
 import { Migration20261229090000_entity_usage_limits } from './Migration20261229090000_entity_usage_limits.js';
+import { Migration20261230090000_access_flush_fresh } from './Migration20261230090000_access_flush_fresh.js';
 
 export const migrationsList = [
   Migration20261121082939_initial,
@@ -112,4 +113,5 @@ export const migrationsList = [
   Migration20261228110000_account_entities,
   Migration20261228120000_pack_orders_captured_index,
   Migration20261229090000_entity_usage_limits,
+  Migration20261230090000_access_flush_fresh,
 ];
