@@ -167,6 +167,24 @@ export async function startInfrastructure(
   };
 }
 
+/**
+ * Connects to Temporal at start-up, trying again for up to a minute: a frontend that has just opened its port (the
+ * dev server `npm start` started, a cluster rolling out) can take longer than one attempt's 10 s on a loaded machine,
+ * and a process that gives up then has to be started again by hand. Each failed attempt is logged.
+ */
+export async function connectAtStart<T>(connect: () => Promise<T>, logger: Logger, withinMs = 60_000): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await connect();
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      logger.warn({ err: String(err), attempt }, 'Temporal is not reachable yet; trying again');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 /** Database (migrated), Temporal client and outbox: what every piece of the service needs. */
 export async function openDeps(config: Config, logger: Logger, adminKey: string): Promise<Deps> {
   const bounds = dbBounds(config);
@@ -175,12 +193,16 @@ export async function openDeps(config: Config, logger: Logger, adminKey: string)
   try {
     const applied = await migrate(orm, config.databaseUrl, bounds);
     if (applied.length) logger.info({ applied }, 'applied database migrations');
-    const temporal = await connectTemporal({
-      address: config.temporalAddress,
-      namespace: config.TEMPORAL_NAMESPACE,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      auth: temporalAuth(config),
-    });
+    const temporal = await connectAtStart(
+      () =>
+        connectTemporal({
+          address: config.temporalAddress,
+          namespace: config.TEMPORAL_NAMESPACE,
+          taskQueue: config.TEMPORAL_TASK_QUEUE,
+          auth: temporalAuth(config),
+        }),
+      logger,
+    );
     await ensureSearchAttributes(temporal, logger);
     const outbox = new OutboxRelay(orm, temporal, logger.child({ component: 'outbox' }), config.OUTBOX_POLL_MS);
     // Started by the first request that needs an app, so worker processes never listen.
