@@ -211,7 +211,7 @@ const lostAnswer = (err: unknown) =>
  * SQL functions that write, called from a `select` (`select ... from usage_ingest_batch(...)`): such a select is a
  * write. `test/unit/outcome-unknown.test.ts` fails on a function of the migrations that writes and is missing here.
  */
-export const WRITING_FUNCTIONS = ['usage_ingest', 'usage_ingest_batch'];
+export const WRITING_FUNCTIONS = ['usage_ingest', 'usage_ingest_batch', 'access_usage_flush'];
 const CALLS_WRITER = new RegExp(`\\b(${WRITING_FUNCTIONS.join('|')})\\s*\\(`, 'i');
 
 /** Statements that change nothing outside a transaction block: reads, settings, transaction control, PREPARE. */
