@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
-import { type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page, type Route } from 'playwright-core';
 import { markWorkspaceReadOnly } from '../../src/apps/apps.service.js';
 import { seedDemo } from '../../src/dev/demo-seed.js';
 import { closePeople, issueSetupToken, people } from '../../src/people/better-auth.js';
@@ -785,14 +785,30 @@ describe('the operator console in a real browser (headless Chromium)', function 
     await page.getByLabel('Tool delete_account').waitFor();
     // A click as the browser delivers it (the switch sits under the sticky header when scrolled to).
     await page.getByRole('switch', { name: 'Tool create_plan' }).dispatchEvent('click');
-    await page.getByRole('button', { name: 'Save MCP settings' }).click();
-    await eventually(async () => {
-      const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
-      return s.tool_overrides.create_plan === false;
-    });
+    // The reload after the save is held back: until it lands the card is locked, since it is then drawn anew from
+    // what was saved and an edit made meanwhile would vanish (a CI run clicked into it and lost its dropdown).
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    const hold = async (route: Route) => {
+      if (route.request().method() === 'GET') await held;
+      await route.continue();
+    };
+    await page.route('**/mcp/settings', hold);
+    const toolsets = page.getByRole('combobox', { name: 'Toolsets listed' });
+    try {
+      await page.getByRole('button', { name: 'Save MCP settings' }).click();
+      await eventually(async () => {
+        const s = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+        return s.tool_overrides.create_plan === false;
+      });
+      expect(await toolsets.isDisabled(), 'the card is locked while its reload runs').to.equal(true);
+    } finally {
+      release();
+      await page.unroute('**/mcp/settings', hold);
+    }
     await page.getByText('(override)').waitFor();
     // The toolsets an agent's tool list names beside the core (issue 43, item 3).
-    await page.getByRole('combobox', { name: 'Toolsets listed' }).click();
+    await toolsets.click();
     await page.getByRole('option', { name: 'Webhooks and events' }).click();
     await page.keyboard.press('Escape');
     await page.getByRole('button', { name: 'Save MCP settings' }).click();
@@ -806,6 +822,10 @@ describe('the operator console in a real browser (headless Chromium)', function 
   it("sets the key guard-rails and a connection's caps on the MCP page; the list shows what is used", async () => {
     await page.getByRole('heading', { name: 'Key guard-rails' }).waitFor();
     const keys = page.locator('.mantine-Card-root').filter({ hasText: 'Key guard-rails' });
+    // A tool switched but not saved: saving another card reloads the page's data and keeps this edit.
+    const unsaved = page.getByRole('switch', { name: 'Tool delete_account' });
+    const was = await unsaved.isChecked();
+    await unsaved.dispatchEvent('click');
     await keys.getByLabel('Spend cap amount').fill('200');
     await keys.getByRole('button', { name: 'Add a usage cap' }).click();
     await keys.getByLabel('Usage cap amount').fill('1000');
@@ -818,6 +838,9 @@ describe('the operator console in a real browser (headless Chromium)', function 
     expect(saved.spend_cap).to.include({ currency: 'USD', period: 'month', used: 0, left: 200 });
     expect(saved.usage_caps[0]).to.include({ period: 'day', used: 0 });
     await keys.getByText('Spend: 0 of 200 USD per month (200 left)').waitFor();
+    expect(await unsaved.isChecked(), "the other card's unsaved switch").to.equal(!was);
+    const settings = (await get(`/apps/${appId}/mcp/settings`, testEnv().adminKey)).body;
+    expect(settings.tool_overrides, 'nothing sent for it').to.not.have.property('delete_account');
 
     const connections = page.getByRole('table', { name: 'Connections' });
     await connections.getByRole('button', { name: 'Edit caps' }).first().click();

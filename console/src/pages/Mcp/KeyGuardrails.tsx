@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { useParams } from 'react-router';
 import { adminApi } from '../../api';
 import { ErrorText, useAction } from '../../ui';
+import { EditableArea } from '../Catalog/shared';
 import { capsOf, GuardrailsEditor, GuardrailsSummary, type Guardrails, type GuardrailsView } from '../Guardrails';
 import { type Connection } from './shared';
 
@@ -35,7 +36,10 @@ export function KeyGuardrailsCard({
         <GuardrailsSummary view={view} />
         {canEdit && (
           <>
-            <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
+            {/* Locked while a save and the reload after it run (the card is then drawn anew from what was saved). */}
+            <EditableArea canEdit={!action.busy}>
+              <GuardrailsEditor value={caps} onChange={setCaps} entitlements={entitlements} />
+            </EditableArea>
             <ErrorText error={action.error} />
             <Button
               w="fit-content"

@@ -31,7 +31,9 @@ export function SettingsCard({
   };
   return (
     <Card withBorder>
-      <EditableArea canEdit={canEdit}>
+      {/* Locked while a save and the reload after it run: the card is then drawn anew from what was saved, and an
+          edit made meanwhile would vanish with it. */}
+      <EditableArea canEdit={canEdit && !action.busy}>
         <Stack gap="sm">
           <Group justify="space-between" wrap="wrap">
             <Switch

@@ -5,6 +5,7 @@ import { useParams } from 'react-router';
 import { adminApi, consoleApi } from '../../api';
 import { useCan } from '../../session';
 import { Loading, useLoad } from '../../ui';
+import { capsOf } from '../Guardrails';
 import { type Call, type Connection, type Settings, type Tool } from './shared';
 import { SettingsCard } from './SettingsCard';
 import { KeyGuardrailsCard } from './KeyGuardrails';
@@ -44,14 +45,16 @@ export function McpPage() {
           <>
             <SettingsCard
               canEdit={can('mcp.updateSettings')}
-              key={JSON.stringify(data[0])}
+              // A new card (its edits reset to what the server holds) when these settings change, not when a use
+              // count or the key caps do: a reload after another card's save keeps this card's unsaved edits.
+              key={JSON.stringify([data[0].enabled, data[0].access_level, data[0].tool_overrides, data[0].toolsets])}
               settings={data[0]}
               tools={data[1]}
               onSaved={reload}
             />
             <KeyGuardrailsCard
               canEdit={can('mcp.updateSettings')}
-              key={`keys${JSON.stringify(data[0].key_guardrails)}`}
+              key={`keys${JSON.stringify(capsOf(data[0].key_guardrails))}`}
               view={data[0].key_guardrails}
               entitlements={idsOf(data[4])}
               onSaved={reload}
