@@ -286,7 +286,7 @@ export function closing(halves: Half[], seconds: number, failedChecks: string[] 
     );
   }
   if (failures.length) {
-    out.push(`\nfailed tests:`, ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) => `  ✗ ${f.slice(0, 400)}`));
+    out.push(`\nfailed tests:`, ...failures.slice(0, MAX_FAILURES_SHOWN).map((f) => `  ✗ ${f.slice(0, 900)}`));
     if (failures.length > MAX_FAILURES_SHOWN) out.push(`  … and ${failures.length - MAX_FAILURES_SHOWN} more`);
   }
   out.push(`\nthe whole output of each half: ${halves.map((h) => h.log).join(', ')}`, ...lines);

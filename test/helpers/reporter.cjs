@@ -63,6 +63,28 @@ function treeCpuSeconds() {
 
 const fileOf = (runnable) => (runnable && runnable.file ? path.relative(process.cwd(), runnable.file) : '?');
 
+/**
+ * A failure in one line: the error's first line and, for a browser action that timed out, what it waited for and the
+ * last thing Playwright's call log saw (which element took the click, which state it waited for): the reason a run on
+ * another machine failed, when only this summary is kept.
+ */
+function failureText(err) {
+  const lines = String((err && err.message) || err).split('\n');
+  const first = lines[0].slice(0, 300);
+  const at = lines.findIndex((l) => l.trim() === 'Call log:');
+  if (at < 0) return first;
+  const log = lines
+    .slice(at + 1)
+    .map((l) => l.trim().replace(/^- /, ''))
+    .filter((l) => l && !/^(retrying|waiting \d+ ?ms)/.test(l));
+  const waiting = log.find((l) => l.startsWith('waiting for'));
+  const last = log.filter((l) => l !== waiting).slice(-2);
+  return [first, waiting, ...last]
+    .filter(Boolean)
+    .map((l) => l.slice(0, 200))
+    .join(' | ');
+}
+
 class SpecWithSummary extends Mocha.reporters.Spec {
   constructor(runner, options) {
     super(runner, options);
@@ -94,7 +116,9 @@ class SpecWithSummary extends Mocha.reporters.Spec {
       if (current === undefined) return;
       const e = perFile.get(current);
       const cpuNow = treeCpuSeconds();
-      if (cpuNow !== undefined && cpuMark !== undefined) e.cpu += cpuNow - cpuMark;
+      // A process that leaves the tree while it runs (orphaned, so no parent here reaps it) takes its CPU with it: the
+      // sum then drops, and the file is charged nothing rather than less than nothing.
+      if (cpuNow !== undefined && cpuMark !== undefined) e.cpu += Math.max(0, cpuNow - cpuMark);
       cpuMark = cpuNow;
       const counts = [`${e.passed} passed`, ...(e.failed ? [`${e.failed} failed`] : [])];
       if (e.skipped) counts.push(`${e.skipped} skipped`);
@@ -124,10 +148,7 @@ class SpecWithSummary extends Mocha.reporters.Spec {
     runner.on(EVENT_TEST_PENDING, (test) => entry(fileOf(test)).skipped++);
     runner.on(EVENT_TEST_FAIL, (test, err) => {
       entry(fileOf(test)).failed++;
-      const first = String((err && err.message) || err)
-        .split('\n')[0]
-        .slice(0, 300);
-      const line = `${test.fullTitle()} (${test.file ? path.basename(test.file) : '?'}): ${first}`;
+      const line = `${test.fullTitle()} (${test.file ? path.basename(test.file) : '?'}): ${failureText(err)}`;
       failures.push(line);
     });
     runner.once(EVENT_RUN_END, () => {
@@ -168,3 +189,4 @@ class SpecWithSummary extends Mocha.reporters.Spec {
 
 module.exports = SpecWithSummary;
 module.exports.PROGRESS = PROGRESS;
+module.exports.failureText = failureText;

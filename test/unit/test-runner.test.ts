@@ -4,6 +4,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { operationParts, PASS_NAMES, passNames } from '../../scripts/contract.js';
 import { cap, checks, closing, runHalf, split } from '../../scripts/test.js';
+import { failureText } from '../helpers/reporter.cjs';
 
 describe('npm test: the suite split in halves (scripts/test.ts)', () => {
   const files = [
@@ -122,6 +123,34 @@ describe('npm test: what it prints (scripts/test.ts, test/helpers/reporter.cjs)'
     expect(
       await checks([{ name: 'not niced', command: 'sh', args: ['-c', `test "$(nice)" = ${os.getPriority()}`] }]),
     ).to.deep.equal([]);
+  });
+
+  it("a browser action that timed out is summed up with what it waited for and the call log's last lines", () => {
+    // The shape of Playwright 1.5x's message for a click that never happened.
+    const message = [
+      'locator.click: Timeout 30000ms exceeded.',
+      'Call log:',
+      "  - waiting for getByRole('button', { name: 'Save MCP settings' })",
+      '    - locator resolved to <button disabled type="button">…</button>',
+      '  - attempting click action',
+      '    2 × waiting for element to be visible, enabled and stable',
+      '      - element is not enabled',
+      '    - retrying click action',
+      '    - waiting 20ms',
+      '    55 × waiting for element to be visible, enabled and stable',
+      '       - element is not enabled',
+      '     - retrying click action',
+      '       - waiting 500ms',
+      '',
+    ].join('\n');
+    expect(failureText(new Error(message))).to.equal(
+      'locator.click: Timeout 30000ms exceeded. | ' +
+        "waiting for getByRole('button', { name: 'Save MCP settings' }) | " +
+        '55 × waiting for element to be visible, enabled and stable | element is not enabled',
+    );
+    // Any other error: its first line.
+    expect(failureText(new Error('expected 1 to equal 2\n+ expected - actual'))).to.equal('expected 1 to equal 2');
+    expect(failureText('thrown text')).to.equal('thrown text');
   });
 
   it('the closing lines name the files that cost the most CPU, across the parts', () => {
