@@ -8,6 +8,16 @@ import path from 'node:path';
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * What a service process started with settings of its own keeps of this process's environment: PATH, HOME and, when
+ * set, NODE_COMPILE_CACHE (`npm test` sets it: Node keeps the V8 code of every module it compiles on disk, so the
+ * many starts of the same service in a run load it without compiling it again).
+ */
+export function childEnv(): Record<string, string> {
+  const { PATH = '', HOME = '', NODE_COMPILE_CACHE } = process.env;
+  return { PATH, HOME, ...(NODE_COMPILE_CACHE ? { NODE_COMPILE_CACHE } : {}) };
+}
+
 export class Proc {
   child: ChildProcess | null = null;
   starts = 0;
@@ -34,7 +44,7 @@ export class Proc {
     log.write(`\n---- start ${++this.starts} at ${new Date().toISOString()}\n`);
     const child = spawn(this.command, this.argv, {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...this.env },
+      env: { ...childEnv(), ...this.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;

@@ -31,6 +31,7 @@ import pg from 'pg';
 import { embeddedDatabaseUrl } from '../src/config.js';
 import { freePort } from '../test/helpers/servers.js';
 import { heapGrowth, heapKinds } from './heap-diff.js';
+import { childEnv } from './procs.js';
 import { judgeSoak } from './soak-judge.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -129,8 +130,7 @@ async function main() {
   const child = spawn(process.execPath, [...heapFlags, '--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
+      ...childEnv(),
       ...(process.env.TEMPORAL_CLI ? { TEMPORAL_CLI: process.env.TEMPORAL_CLI } : {}),
       DATA_DIR: dir,
       HOST: '127.0.0.1',

@@ -14,6 +14,7 @@
 // `tests: N passed, N failed, N skipped`.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ensureTemporalCli } from '../src/temporal/devserver.js';
 import { createLogger } from '../src/logger.js';
@@ -356,6 +357,11 @@ export function runHalf(
 
 async function main(): Promise<void> {
   const started = Date.now();
+  // Node's module compile cache for every process the run starts (the parts, the services the process tests start
+  // over and over, the checks): the V8 code of each module compiled once is kept on disk and loaded, not compiled,
+  // by the next process. A service start's CPU is mostly loading modules (about a sixth less with it). The directory
+  // is Node's own default for it; a stale entry (another file's content, another Node) is not used.
+  process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'node-compile-cache');
   // Tools the suite runs, fetched or built once per machine: the Temporal CLI (Go), schemathesis (PyPI)
   // and Chromium (apt) for the browser tests, here and not in each part, so two parts never install the same thing
   // at once.

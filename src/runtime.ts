@@ -20,7 +20,7 @@ import type { Logger } from './logger.js';
 import { connectTemporal, ensureSearchAttributes, temporalAuth } from './temporal/client.js';
 import { ensureTemporalCli, startTemporalDevServer, type DevServerHandle } from './temporal/devserver.js';
 import { OutboxRelay } from './temporal/relay.js';
-import { createWorker, type WorkerHandle } from './worker-runtime.js';
+import type { WorkerHandle } from './worker-runtime.js';
 import { flushCalls } from './mcp/calls.js';
 import { webhookFanOut } from './webhooks/fanout.js';
 import { systemResolver } from './webhooks/url-policy.js';
@@ -314,4 +314,13 @@ export function onShutdown(logger: Logger, shutdown: () => Promise<void>): void 
 }
 
 export type { WorkerHandle };
-export { createWorker };
+
+/**
+ * A Temporal worker on `deps` (src/worker-runtime.ts), loaded when one starts: a process that only serves the API
+ * (src/api.ts) never loads the worker SDK, its workflow bundler and their dependencies (webpack, memfs, rxjs), which
+ * took a good part of its start-up CPU.
+ */
+export async function createWorker(...args: Parameters<typeof import('./worker-runtime.js').createWorker>) {
+  const { createWorker: create } = await import('./worker-runtime.js');
+  return create(...args);
+}

@@ -2,6 +2,7 @@
 // or a process they can kill, and the wait until one is ready.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { childEnv } from '../../scripts/procs.js';
 import { tempDir, testEnv } from './servers.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -16,7 +17,7 @@ export interface Started {
 export function startProcess(script: string, env: Record<string, string>): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
+    env: { ...childEnv(), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { build } from '../../packages/elements/build.js';
+import { childEnv } from '../../scripts/procs.js';
 import { openBrowser } from '../helpers/browser.js';
 import { freePort, tempDir, testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -31,8 +32,7 @@ function startMain(env: Record<string, string>, expectFailure = false): Promise<
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
+      ...childEnv(),
       LOG_LEVEL: 'warn',
       // The CLI the test servers use, so main does not look for (or build) another one.
       ...(process.env.TEMPORAL_CLI ? { TEMPORAL_CLI: process.env.TEMPORAL_CLI } : {}),
