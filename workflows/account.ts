@@ -5,6 +5,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -24,6 +25,7 @@ import {
   type BillingSnapshot,
   type Intent,
   type Refusal,
+  type RefusalReason,
   type Timer,
 } from './billing-rules.js';
 import {
@@ -57,6 +59,15 @@ const asked = proxyActivities<Activities>({
 
 /** The history length past which a run hands over to a new one (when nothing is in flight). */
 const HISTORY_LIMIT = 2_000;
+
+/**
+ * Refusals on a state the provider ends outside the actor: a buyer's approval or refusal of a change, a payment that
+ * failed or recovered, a checkout's first subscription. Those are recorded in PostgreSQL by the notification or return
+ * that reports them and reach the actor through the outbox a moment later, so for that moment the snapshot is behind
+ * the record (GET shows the change scheduled; the actor still sees it waiting). The actor reads the record again
+ * before it refuses one of these; the others are states only the actor changes, decided on its snapshot at once.
+ */
+const PROVIDER_ENDS = new Set<RefusalReason>(['change_pending', 'past_due', 'not_past_due', 'not_subscribed']);
 
 const refusalFailure = (r: Refusal) =>
   ApplicationFailure.create({ type: REFUSAL_FAILURE, message: r.message, nonRetryable: true, details: [r] });
@@ -169,8 +180,13 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
     (intent: Intent) =>
       exclusive(async () => {
         if (!snap) await load();
-        // The state may have moved since the validator accepted it (an intent before this one): decide again.
-        const refused = refusalOf(snap!, intent);
+        // The state may have moved since the validator accepted it (an intent before this one): decide again, on
+        // the record read again when the snapshot refuses on a state the provider ends (PROVIDER_ENDS).
+        let refused = refusalOf(snap!, intent);
+        if (refused && PROVIDER_ENDS.has(refused.reason) && patched('reread-before-provider-refusal')) {
+          await load();
+          refused = refusalOf(snap!, intent);
+        }
         if (refused) throw refusalFailure(refused);
         try {
           const out = await asked.applyBillingIntent({ appId, accountId, intent });
@@ -184,9 +200,10 @@ export async function accountWorkflow(input: AccountActorInput): Promise<Account
       }),
     {
       validator: (intent: Intent) => {
-        // Before the first snapshot (a run just started by this update), the handler decides on the state.
+        // Before the first snapshot (a run just started by this update), the handler decides on the state; so it
+        // does on a state the provider ends (PROVIDER_ENDS: the snapshot may be behind the record).
         const refused = lateRefusal(intent, Date.now()) ?? (snap ? refusalOf(snap, intent) : null);
-        if (refused) throw refusalFailure(refused);
+        if (refused && !PROVIDER_ENDS.has(refused.reason)) throw refusalFailure(refused);
       },
     },
   );

@@ -213,6 +213,29 @@ describe('the account actor: intents that meet (account/<app>/<account>)', funct
     expect(testEnv().paypal.subscription(res.body.id)!.status).to.equal('CANCELLED');
   });
 
+  it('an intent right after the provider ended a waiting change is decided on the record, not a snapshot behind it', async () => {
+    // The approval is recorded in PostgreSQL by the notification or return that reports it, and reaches the actor
+    // through the outbox a moment later. Here the record moves and the actor is never told: a cancellation must not
+    // be refused for a change the record no longer holds as waiting (GET already shows it scheduled).
+    const down = await change({ plan: 'lite' });
+    expect(down.status, down.text).to.equal(200);
+    expect((await actorState(app, 'ada')).snapshot?.subscription?.pending).to.not.equal(null);
+    await sql(
+      testEnv().deps.orm.em.fork(),
+      `update subscriptions
+          set scheduled_change = pending_change || jsonb_build_object('scheduledAt', now()), pending_change = null
+        where app_id = $1`,
+      [app.id],
+    );
+    expect((await sub()).scheduled_change).to.deep.include({ plan: 'lite', status: 'scheduled' });
+    const res = await intent('/cancel', { at: 'period_end' });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body.cancel_at).to.equal(res.body.renews_at);
+    expect((await actorState(app, 'ada')).snapshot?.subscription?.pending ?? null).to.equal(null);
+    // A state only the actor changes is still refused at once, on its snapshot.
+    expect((await intent('/pause', { months: 1 })).body.reason).to.equal('cancel_scheduled');
+  });
+
   it('a change to the free plan is a cancellation at the renewal, then the free plan (quoted as such)', async () => {
     const quote = await intent('/change/quote', { plan: 'free' });
     expect(quote.status, quote.text).to.equal(200);
