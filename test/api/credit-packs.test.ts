@@ -3,13 +3,11 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
 import { grantPackOrder } from '../../src/credits/packs-payments.service.js';
-import { connectBilling, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
+import { connectBilling, createAccount, paypalClientOf, seededApp, type TestApp } from '../helpers/factories.js';
 import { call, del, get, post } from '../helpers/http.js';
 import { connectMcp, resultJson } from '../helpers/mcp.js';
-import { PAYPAL_TEST_CREDENTIALS, testEnv } from '../helpers/servers.js';
+import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
-
-const CLIENT_ID = Object.keys(PAYPAL_TEST_CREDENTIALS)[0];
 
 /** The pool `credits` (Pro grants 100 a month) and `premium` drawing 10 a message; pack `boost`: 1,000 for $10. */
 async function packsCatalog(app: TestApp, base: string) {
@@ -199,7 +197,9 @@ describe('credit packs', function () {
     );
     await Promise.all([
       ...Array.from({ length: 4 }, () => post(`/apps/${app.id}/credit-pack-orders/${order.id}/complete`, app.api_key)),
-      ...Array.from({ length: 4 }, () => paypal.notify(CLIENT_ID, 'PAYMENT.CAPTURE.COMPLETED', captured)),
+      ...Array.from({ length: 4 }, () =>
+        paypal.notify(paypalClientOf(app).client_id, 'PAYMENT.CAPTURE.COMPLETED', captured),
+      ),
       ...Array.from({ length: 4 }, () => grantPackOrder(testEnv().deps, app.id, order.id, captured.id)),
     ]);
     await eventually(async () => (await balanceOf(base, app.api_key)) === 1100);
@@ -254,7 +254,7 @@ describe('credit packs', function () {
       [order.id],
     );
     expect(refunds).to.have.length(2);
-    await paypal.notify(CLIENT_ID, 'PAYMENT.CAPTURE.REFUNDED', {
+    await paypal.notify(paypalClientOf(app).client_id, 'PAYMENT.CAPTURE.REFUNDED', {
       id: refunds[0].refund_id,
       status: 'COMPLETED',
       amount: { currency_code: 'USD', value: '2.50' },
