@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Ctx } from '../context.js';
-import { sql } from '../db/sql.js';
+import { prepared, sql } from '../db/sql.js';
 import { AppError, notFound } from '../errors.js';
 import { newId } from '../ids.js';
 import { iso } from '../time.js';
@@ -49,9 +49,12 @@ interface Window {
   bLo: Date | string;
 }
 
-/** `at` pins the window's end (tests compare answers at chosen instants); otherwise it ends now. */
+/**
+ * `at` pins the window's end (tests compare answers at chosen instants); otherwise it ends now. A prepared statement
+ * (planned once per connection): planning it took about 1.3 ms of PostgreSQL's CPU, executing it 0.2.
+ */
 async function windowOf(ctx: Ctx, interval: Interval, at?: Date): Promise<Window> {
-  const [row] = await sql<{
+  const [row] = await prepared<{
     now: Date;
     from: Date | null;
     rolled: boolean;
@@ -60,6 +63,7 @@ async function windowOf(ctx: Ctx, interval: Interval, at?: Date): Promise<Window
     partial_to: Date | null;
   }>(
     ctx.em,
+    'analytics_window',
     `with w as (
        select t, case when $1::text is null then null else t - $1::interval end as f
          from (select coalesce($3::timestamptz, now()) as t) x),
