@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+
+/** pino-pretty, loaded only for the pretty format (a process logging JSON never loads it). */
+const prettyStream = (): typeof import('pino-pretty').PinoPretty =>
+  (createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')).PinoPretty;
 
 export type { Logger };
 
@@ -55,7 +59,7 @@ export function createLogger(level: string, name = 'offerkit', format: LogFormat
   if (resolveLogFormat(format) === 'json') return pino(options);
   return pino(
     options,
-    PinoPretty({
+    prettyStream()({
       sync: true,
       colorize: Boolean(process.stdout.isTTY),
       translateTime: 'SYS:HH:MM:ss',

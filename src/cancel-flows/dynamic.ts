@@ -1,7 +1,7 @@
 // Dynamic save offers: a language model picks the offer for this customer within the step's
 // guardrails, through the official `openai` SDK (any OpenAI-compatible API via OPENAI_BASE_URL).
 // Its answer is checked with zod against the guardrails; anything else falls back to the static offer.
-import OpenAI, { APIConnectionTimeoutError } from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import { effectiveAccess } from '../access/access.service.js';
 import type { Config } from '../config.js';
@@ -21,14 +21,18 @@ export function dynamicConfigured(config: Config): boolean {
   return !!config.OPENAI_API_KEY;
 }
 
+/** The `openai` SDK, loaded on the first dynamic offer (an API process without OPENAI_API_KEY never loads it). */
+const sdk = () => import('openai');
+
 let cached: { key: string; client: OpenAI } | undefined;
-function client(config: Config): OpenAI {
+async function client(config: Config): Promise<OpenAI> {
   const key = `${config.OPENAI_API_KEY}|${config.OPENAI_BASE_URL ?? ''}|${config.DYNAMIC_OFFER_TIMEOUT_MS}`;
   if (cached?.key !== key) {
+    const { default: OpenAIClient } = await sdk();
     cached = {
       key,
       // No retries: the customer is waiting, and the static offer is a fine answer.
-      client: new OpenAI({
+      client: new OpenAIClient({
         apiKey: config.OPENAI_API_KEY,
         baseURL: config.OPENAI_BASE_URL,
         timeout: config.DYNAMIC_OFFER_TIMEOUT_MS,
@@ -168,7 +172,9 @@ export async function chooseDynamic(
         .map((id) => ({ id, name: c.incentives.get(id)?.name })),
       max_incentive_months: g.max_incentive_months,
     };
-    const completion = await client(deps.config).chat.completions.create({
+    const completion = await (
+      await client(deps.config)
+    ).chat.completions.create({
       model: deps.config.OPENAI_MODEL,
       temperature: 0.2,
       messages: [
@@ -222,7 +228,7 @@ export async function chooseDynamic(
       return { ok: false, reason: 'outside_guardrails', detail: `the ${terms.kind} does not apply to this account` };
     return { ok: true, terms, copy: { headline: a.headline, body: a.body, cta: a.cta } };
   } catch (err) {
-    if (err instanceof APIConnectionTimeoutError)
+    if (err instanceof (await sdk()).APIConnectionTimeoutError)
       return { ok: false, reason: 'timeout', detail: `no answer within ${deps.config.DYNAMIC_OFFER_TIMEOUT_MS} ms` };
     deps.logger.warn({ err }, 'dynamic offer failed; using the static offer');
     return { ok: false, reason: 'error', detail: String((err as Error).message).slice(0, 500) };

@@ -7,8 +7,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { adjacencyGraphs, dictionary } from '@zxcvbn-ts/language-common';
-import { betterAuth } from 'better-auth';
-import { getMigrations } from 'better-auth/db/migration';
+import type { betterAuth as BetterAuth } from 'better-auth';
 import pg from 'pg';
 import { boundedPool, dbBounds } from '../db/bounds.js';
 import type { Deps } from '../deps.js';
@@ -40,7 +39,7 @@ export function passwordProblem(password: string, personal: string[] = []): stri
   return 'password: too easy to guess (a common password, a pattern or your own name); use a few uncommon words';
 }
 
-function buildAuth(deps: Deps, pool: pg.Pool) {
+function buildAuth(deps: Deps, pool: pg.Pool, betterAuth: typeof BetterAuth) {
   const { config } = deps;
   return betterAuth({
     appName: 'offerkit console',
@@ -107,7 +106,13 @@ export function people(deps: Deps): Promise<People> {
           deps.logger.info('people: PostgreSQL ended an idle connection; the next request opens a new one');
         else deps.logger.warn({ err }, 'people: idle database connection ended');
       });
-      const auth = buildAuth(deps, pool);
+      // Better Auth is loaded here, on the first request that needs people (about half a CPU-second): an API or
+      // worker process that serves none never loads it.
+      const [{ betterAuth }, { getMigrations }] = await Promise.all([
+        import('better-auth'),
+        import('better-auth/db/migration'),
+      ]);
+      const auth = buildAuth(deps, pool, betterAuth);
       const { runMigrations } = await getMigrations(auth.options);
       await runMigrations();
       await pool.query(

@@ -1,6 +1,6 @@
 // The service's email: one SMTP transport (nodemailer) per process, from SMTP_URL. Invitation links go this way only,
 // so that whoever accepts one has shown they read the invited address's mail (docs/security.md, "Invitations").
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Deps } from '../deps.js';
 
 export interface Mail {
@@ -19,11 +19,13 @@ const transports = new WeakMap<Deps, { url: string; transport: Transporter }>();
  * The SMTP transport of SMTP_URL, or null when none is set. Each wait is bounded (connecting, the server's greeting,
  * an idle socket), so a mail server that does not answer costs an invitation seconds, not a hung request.
  */
-function transportOf(deps: Deps): Transporter | null {
+async function transportOf(deps: Deps): Promise<Transporter | null> {
   const url = deps.config.SMTP_URL;
   if (!url) return null;
   const known = transports.get(deps);
   if (known?.url === url) return known.transport;
+  // Loaded on the first mail (a process that sends none never loads it).
+  const { default: nodemailer } = await import('nodemailer');
   const transport = nodemailer.createTransport({
     url,
     connectionTimeout: 5_000,
@@ -36,7 +38,7 @@ function transportOf(deps: Deps): Transporter | null {
 
 /** Sends one message through SMTP_URL. Never throws: a refusal or an unreachable server is the reason returned. */
 export async function sendMail(deps: Deps, mail: Mail): Promise<SendResult> {
-  const transport = transportOf(deps);
+  const transport = await transportOf(deps);
   if (!transport) return { sent: false, reason: 'this service has no SMTP settings (SMTP_URL)' };
   try {
     await transport.sendMail({ from: deps.config.MAIL_FROM, ...mail });
