@@ -68,21 +68,32 @@ export async function ensurePythonSdkVenv(): Promise<string> {
   const tmp = `${dir}.tmp-${process.pid}-${crypto.randomBytes(3).toString('hex')}`;
   fs.mkdirSync(path.dirname(dir), { recursive: true });
   try {
+    const made = await run(python, ['-m', 'venv', '--without-pip', tmp], { timeout: 600_000 });
+    if (made.code !== 0)
+      throw new Error(
+        `${path.basename(python)} -m venv failed (\`apt-get install -y python3-venv\` where venv is missing):\n` +
+          `${made.stdout}\n${made.stderr}`,
+      );
+    // Made without pip of its own (venv's ensurepip installs and byte-compiles pip and setuptools, about 6 CPU-s):
+    // the creating Python's pip installs into it (`--python`, pip 22.3+). A Python without such a pip gets the
+    // environment's own pip, as `python -m venv` would have made it.
+    const tmpPython = path.join(tmp, 'bin', 'python');
+    if ((await run(python, ['-m', 'pip', '--python', tmpPython, '--version'])).code !== 0) {
+      const pip = await run(tmpPython, ['-m', 'ensurepip'], { timeout: 600_000 });
+      if (pip.code !== 0) throw new Error(`ensurepip failed:\n${pip.stdout}\n${pip.stderr}`);
+    }
+    const [pipCmd, pipArgs] = pipFor(tmpPython);
     const steps: [string, string[]][] = [
-      [python, ['-m', 'venv', tmp]],
       // --no-deps: the file lists the whole resolved set, so a missing pin fails here rather than floating.
-      [
-        path.join(tmp, 'bin', 'python'),
-        ['-m', 'pip', 'install', '--disable-pip-version-check', '-q', '--no-deps', '-r', REQUIREMENTS],
-      ],
-      [path.join(tmp, 'bin', 'python'), ['-m', 'pip', 'check', '--disable-pip-version-check']],
+      [pipCmd, [...pipArgs, 'install', '--disable-pip-version-check', '-q', '--no-deps', '-r', REQUIREMENTS]],
+      [pipCmd, [...pipArgs, 'check', '--disable-pip-version-check']],
     ];
     for (const [cmd, args] of steps) {
       const res = await run(cmd, args, { timeout: 600_000 });
       if (res.code !== 0)
         throw new Error(
-          `${path.basename(cmd)} ${args.join(' ')} failed (PyPI must be reachable the first time; ` +
-            `\`apt-get install -y python3-venv\` where venv is missing):\n${res.stdout}\n${res.stderr}`,
+          `${path.basename(cmd)} ${args.join(' ')} failed (PyPI must be reachable the first time):\n` +
+            `${res.stdout}\n${res.stderr}`,
         );
     }
     fs.writeFileSync(path.join(tmp, '.installed'), fs.readFileSync(REQUIREMENTS));
@@ -99,6 +110,17 @@ export async function ensurePythonSdkVenv(): Promise<string> {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   return bin;
+}
+
+/**
+ * pip for the environment whose Python is `venvPython`: its own, or, where it was made without one, the creating
+ * Python's pip run against it (`pip --python`, which runs pip inside that interpreter, so it installs and builds
+ * there as the environment's own pip would).
+ */
+export function pipFor(venvPython: string): [string, string[]] {
+  return fs.existsSync(path.join(path.dirname(venvPython), 'pip'))
+    ? [venvPython, ['-m', 'pip']]
+    : [process.env.PYTHON ?? 'python3', ['-m', 'pip', '--python', venvPython]];
 }
 
 /** One Python example of a Markdown file and, when a ```text block follows it, the output it promises. */

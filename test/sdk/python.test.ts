@@ -11,6 +11,7 @@ import { EVENT_TYPES } from '../../src/events/event-types.js';
 import { createTestApp } from '../helpers/factories.js';
 import {
   ensurePythonSdkVenv,
+  pipFor,
   PY_SDK,
   pythonExamples,
   pythonProgram,
@@ -152,9 +153,10 @@ describe('Python SDK: packages/sdk-python against the real servers', function ()
   it('pip install ./packages/sdk-python builds it (hatchling) and the installed copy works', async () => {
     const target = path.join(dir, 'installed');
     // --no-build-isolation: the pinned hatchling of the environment builds it, with no download per run.
+    const [pip, pipArgs] = pipFor(python);
     const install = await run(
-      python,
-      ['-m', 'pip', 'install', '-q', '--no-deps', '--no-build-isolation', '--target', target, PY_SDK],
+      pip,
+      [...pipArgs, 'install', '-q', '--no-deps', '--no-build-isolation', '--target', target, PY_SDK],
       { env, cwd: dir },
     );
     expect(install.code, tail(install)).to.equal(0);
