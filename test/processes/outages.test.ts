@@ -227,23 +227,17 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         'the backlog drains once it is back',
       async () => {
         const s = await start({ DB_POOL_MAX: '4' });
-        const WRITES = 16;
         const receiver = await startReceiver();
         try {
           const { app } = await seededApp();
           await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
-          // The outbox is the servers' (earlier tests' rows included): empty before the outage, so it holds these writes' alone.
+          // The outbox is the servers' (earlier tests' rows included): empty before the outage, so it holds these 40.
           await eventually(async () => ((await s.query('select 1 from outbox')).length === 0 ? true : undefined));
           await s.stopTemporal();
-          // 16 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4: four times
-          // the pool, so a write that held its connection while it waited for Temporal would starve the others (each
-          // waits at most DB_CONNECT_TIMEOUT_MS for one). 40 proved nothing more and, on a loaded machine, queued
-          // past that bound with nothing held.
+          // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.
           const started = Date.now();
           const writes = await Promise.all(
-            Array.from({ length: WRITES }, (_, i) =>
-              post(`/apps/${app.id}/namespaces`, app.api_key, { id: `acc${i}` }),
-            ),
+            Array.from({ length: 40 }, (_, i) => post(`/apps/${app.id}/namespaces`, app.api_key, { id: `acc${i}` })),
           );
           const writeMs = Date.now() - started;
           for (const w of writes) expect(w.status, w.text).to.equal(201);
@@ -251,7 +245,7 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
           expect(read.status).to.equal(200);
           // Every start still waits in the outbox, and no transaction is left open waiting on Temporal.
           const [{ n }] = await s.query<{ n: string }>('select count(*) as n from outbox');
-          expect(Number(n)).to.equal(WRITES);
+          expect(Number(n)).to.equal(40);
           const open = await s.query(
             `select pid from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'`,
           );
@@ -272,14 +266,14 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
             return Number(left) === 0;
           }, 60_000);
           const drainMs = Date.now() - back;
-          await receiver.waitFor(WRITES, 60_000);
+          await receiver.waitFor(40, 60_000);
           await sleep(500);
           const ids = receiver.received.map((r) => r.headers['webhook-id']);
-          expect(new Set(ids).size, 'each event once').to.equal(WRITES);
-          expect(ids).to.have.length(WRITES);
+          expect(new Set(ids).size, 'each event once').to.equal(40);
+          expect(ids).to.have.length(40);
           process.stdout.write(
-            `      (${WRITES} writes during the outage answered in ${writeMs} ms in all; ` +
-              `backlog of ${WRITES} drained ${drainMs} ms after Temporal was back)\n`,
+            `      (40 writes during the outage answered in ${writeMs} ms in all; ` +
+              `backlog of 40 drained ${drainMs} ms after Temporal was back)\n`,
           );
         } finally {
           await receiver.close();
