@@ -231,7 +231,8 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         try {
           const { app } = await seededApp();
           await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
-          // The outbox is the servers' (earlier tests' rows included): empty before the outage, so it holds these 40.
+          // The outbox is the servers' (earlier tests' rows included): empty before the outage, so that it then
+          // holds these 40 writes' commands alone.
           await eventually(async () => ((await s.query('select 1 from outbox')).length === 0 ? true : undefined));
           await s.stopTemporal();
           // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.

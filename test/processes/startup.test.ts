@@ -198,7 +198,7 @@ async function superviseChildren(
     const end = Date.now() + ms;
     while (!(await cond())) {
       if (Date.now() > end) throw new Error(`timed out waiting for ${what}:\n${main.output().slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 100));
     }
   };
   const health = async () => {
@@ -213,12 +213,12 @@ async function superviseChildren(
   const killAndWatch = async (name: string, pid: number) => {
     const seen: { status: number; degraded: string[] }[] = [];
     process.kill(pid, 'SIGKILL');
-    // Also asked every 250 ms without waiting for the last answer: with the Temporal frontend gone, one /health
-    // can take longer than the whole degraded window (the supervisor restarts it within about 2 s: 8 answers).
+    // Also asked every 100 ms without waiting for the last answer: with the Temporal frontend gone, one /health
+    // can take longer than the whole degraded window (the supervisor restarts it within about 2 s).
     const polls: Promise<void>[] = [];
     const ticker = setInterval(
       () => polls.push(health().then((h) => void seen.push({ status: h.status, degraded: h.body.degraded ?? [] }))),
-      250,
+      100,
     );
     await until(async () => {
       const h = await health();
