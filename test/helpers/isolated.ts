@@ -40,14 +40,87 @@ export interface IsolatedStack {
   close(): Promise<void>;
 }
 
+/**
+ * The servers of an isolated stack: PostgreSQL and a Temporal dev server (on a SQLite file) of their own. A file can
+ * share them between its tests: each test's stack (`startIsolatedStack(env, { servers })`) has its own settings, pool,
+ * worker and log lines on them, stops and starts them as it needs, and leaves them running when it closes; the file
+ * calls `stop()` in its `after`. Their data stays from test to test, so each test works in apps of its own.
+ */
+export interface IsolatedServers {
+  dir: string;
+  databaseUrl: string;
+  temporalAddress: string;
+  taskQueue: string;
+  postgresPid(): number | null;
+  stopPostgres(): Promise<void>;
+  startPostgres(): Promise<void>;
+  stopTemporal(): Promise<void>;
+  startTemporal(): Promise<void>;
+  /** Both running again (a failed test may have left one stopped). */
+  ensureUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startIsolatedServers(): Promise<IsolatedServers> {
+  const dir = tempDir('offerkit-isolated-');
+  const quiet = pino({ level: 'silent' });
+  const pgPort = await freePort();
+  const temporalPort = await freePort();
+  const startPostgres = () => startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
+  const startTemporal = () =>
+    startTemporalDevServer({
+      cli: ensureTemporalCli(process.env.TEMPORAL_CLI, quiet),
+      port: temporalPort,
+      uiPort: null,
+      namespace: 'default',
+      dbFile: path.join(dir, 'temporal.sqlite'),
+      logger: quiet,
+    });
+  let postgres: EmbeddedPostgresHandle | null = await startPostgres();
+  let temporal: DevServerHandle | null = await startTemporal();
+  return {
+    dir,
+    databaseUrl: postgres.url,
+    temporalAddress: temporal.address,
+    taskQueue: `offerkit-isolated-${process.pid}-${pgPort}`,
+    postgresPid: () => postgres?.pid ?? null,
+    async stopPostgres() {
+      await postgres?.stop();
+      postgres = null;
+    },
+    async startPostgres() {
+      postgres = await startPostgres();
+    },
+    async stopTemporal() {
+      await temporal?.stop();
+      temporal = null;
+    },
+    async startTemporal() {
+      temporal = await startTemporal();
+    },
+    async ensureUp() {
+      if (!temporal) temporal = await startTemporal().catch(() => null);
+      if (!postgres) postgres = await startPostgres();
+    },
+    async stop() {
+      await temporal?.stop().catch(() => undefined);
+      await postgres?.stop().catch(() => undefined);
+      temporal = postgres = null;
+    },
+  };
+}
+
 export async function startIsolatedStack(
   env: Record<string, string> = {},
   opts: {
     /** Runs once PostgreSQL and Temporal are up, before the service migrates and starts (an upgrade's old state). */
     beforeStart?: (servers: { databaseUrl: string; temporalAddress: string; taskQueue: string }) => Promise<void>;
+    /** Servers shared with the file's other tests (`startIsolatedServers`), left running by `close()`. */
+    servers?: IsolatedServers;
   } = {},
 ): Promise<IsolatedStack> {
-  const dir = tempDir('offerkit-isolated-');
+  const servers = opts.servers ?? (await startIsolatedServers());
+  const { dir, databaseUrl, temporalAddress, taskQueue } = servers;
   const logs: LogLine[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -63,34 +136,15 @@ export async function startIsolatedStack(
     },
   });
   const logger = pino({ level: 'info' }, sink);
-  const quiet = pino({ level: 'silent' });
-  const pgPort = await freePort();
-  const temporalPort = await freePort();
-  let postgres: EmbeddedPostgresHandle | null = await startEmbeddedPostgres({
-    dir: path.join(dir, 'pg'),
-    port: pgPort,
-    logger: quiet,
-  });
-  const startTemporal = () =>
-    startTemporalDevServer({
-      cli: ensureTemporalCli(process.env.TEMPORAL_CLI, quiet),
-      port: temporalPort,
-      uiPort: null,
-      namespace: 'default',
-      dbFile: path.join(dir, 'temporal.sqlite'),
-      logger: quiet,
-    });
-  let temporal: DevServerHandle | null = await startTemporal();
   const frozen: number[][] = [];
-  const taskQueue = `offerkit-isolated-${process.pid}-${pgPort}`;
-  await opts.beforeStart?.({ databaseUrl: postgres.url, temporalAddress: temporal.address, taskQueue });
+  await opts.beforeStart?.({ databaseUrl, temporalAddress, taskQueue });
   const shared = testEnv();
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
     DATA_DIR: dir,
-    DATABASE_URL: postgres.url,
-    TEMPORAL_ADDRESS: temporal.address,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
     ADMIN_API_KEY: shared.adminKey,
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
@@ -134,37 +188,27 @@ export async function startIsolatedStack(
         await c.end();
       }
     },
-    async stopPostgres() {
-      await postgres?.stop();
-      postgres = null;
-    },
-    async startPostgres() {
-      postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
-    },
+    stopPostgres: () => servers.stopPostgres(),
+    startPostgres: () => servers.startPostgres(),
     freezePostgres() {
-      if (!postgres?.pid) throw new Error('no PostgreSQL process of its own to freeze');
-      const pids = freeze(postgres.pid);
+      const pid = servers.postgresPid();
+      if (!pid) throw new Error('no PostgreSQL process of its own to freeze');
+      const pids = freeze(pid);
       frozen.push(pids);
       return () => {
         thaw(pids);
         frozen.splice(frozen.indexOf(pids), 1);
       };
     },
-    async stopTemporal() {
-      await temporal?.stop();
-      temporal = null;
-    },
-    async startTemporal() {
-      temporal = await startTemporal();
-    },
+    stopTemporal: () => servers.stopTemporal(),
+    startTemporal: () => servers.startTemporal(),
     async close() {
       for (const pids of frozen.splice(0)) thaw(pids); // a failed test must not leave it frozen
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      if (!temporal) temporal = await startTemporal().catch(() => null);
-      if (!postgres) postgres = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), port: pgPort, logger: quiet });
+      await servers.ensureUp();
       await worker.shutdown().catch(() => undefined);
       // Everything but the Temporal client's connection: the client's own gRPC retry timers for calls made while
       // Temporal was down may still fire, and on a closed channel they throw where nothing can catch it
@@ -172,8 +216,7 @@ export async function startIsolatedStack(
       await deps.outbox.stop().catch(() => undefined);
       await deps.credentials.close().catch(() => undefined);
       await deps.orm.close().catch(() => undefined);
-      await temporal?.stop().catch(() => undefined);
-      await postgres?.stop().catch(() => undefined);
+      if (!opts.servers) await servers.stop();
       worker = undefined as never;
     },
   };

@@ -1,6 +1,8 @@
-// Outages of our own infrastructure, for real: each test runs a stack of its own (PostgreSQL,
-// Temporal dev server, worker, API) and stops and restarts its servers. Timings are shortened through
-// settings (ACTIVITY_RETRY_MAX_MS, schedules); nothing here asserts wall-clock speed.
+// Outages of our own infrastructure, for real: the file runs a PostgreSQL and a Temporal dev server of its own, and
+// each test a stack on them (its settings, pool, worker with the outbox relay, API, log lines) that stops and restarts
+// those servers. The servers are shared (an initdb and a dev server start cost more CPU than most of these tests' own
+// work); each test works in apps of its own and waits for what an earlier test left in the outbox before it counts.
+// Timings are shortened through settings (ACTIVITY_RETRY_MAX_MS, schedules); nothing here asserts wall-clock speed.
 import { expect } from 'chai';
 import { routes } from '../../src/routes.js';
 import {
@@ -12,7 +14,12 @@ import {
 } from '../../workflows/shared.js';
 import { connectBilling, createAccount, createTestApp, purchase, seededApp } from '../helpers/factories.js';
 import { call, get, post, useBase } from '../helpers/http.js';
-import { startIsolatedStack, type IsolatedStack } from '../helpers/isolated.js';
+import {
+  startIsolatedServers,
+  startIsolatedStack,
+  type IsolatedServers,
+  type IsolatedStack,
+} from '../helpers/isolated.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -21,9 +28,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted for real)', function () {
   this.timeout(180_000);
+  let servers: IsolatedServers;
   let stack: IsolatedStack | undefined;
+  before(async () => {
+    servers = await startIsolatedServers();
+  });
+  after(async () => {
+    await servers?.stop();
+  });
   const start = async (env: Record<string, string> = {}) => {
-    stack = await startIsolatedStack(env);
+    stack = await startIsolatedStack(env, { servers });
     useBase(stack.baseUrl);
     return stack;
   };
@@ -170,8 +184,14 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
       // Eight writers on a pool of four: transactions are in flight when PostgreSQL stops.
       let running = true;
       const statuses: number[] = [];
+      // A writer refused (503 while PostgreSQL is down) waits 100 ms before its next write, as a client told to retry
+      // would, rather than spinning on refusals, which proves nothing more.
       const writers = Array.from({ length: 8 }, async (_, lane) => {
-        for (let i = 0; running; i++) statuses.push((await write(`w${lane}-${i}`)).status);
+        for (let i = 0; running; i++) {
+          const { status } = await write(`w${lane}-${i}`);
+          statuses.push(status);
+          if (status !== 201) await sleep(100);
+        }
       });
       await sleep(1500);
       await s.stopPostgres();
@@ -211,6 +231,9 @@ describe('outages of PostgreSQL and Temporal (own servers, stopped and restarted
         try {
           const { app } = await seededApp();
           await post(`/apps/${app.id}/webhooks`, app.api_key, { url: receiver.url, events: ['account.created'] });
+          // The outbox is the servers' (earlier tests' rows included): empty before the outage, so that it then
+          // holds these 40 writes' commands alone.
+          await eventually(async () => ((await s.query('select 1 from outbox')).length === 0 ? true : undefined));
           await s.stopTemporal();
           // 40 writes that each emit an event (so a delivery workflow start), all at once, on a pool of 4.
           const started = Date.now();
