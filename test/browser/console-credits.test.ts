@@ -226,6 +226,7 @@ describe('credits in the console in a real browser (headless Chromium)', functio
       expect(e.credits).to.deep.equal({ rollover: 'none', per: 'entity' }),
     );
     await page.getByLabel('Team credits credits').filter({ hasText: 'a balance per member' }).waitFor();
+    await eventually(async () => (await form.getByLabel('Entitlement id').inputValue()) === '');
     // The seats: the counter is the number of members registered.
     await form.getByLabel('Entitlement id').fill('seats');
     await form.getByLabel('Entitlement name').fill('Seats');
@@ -233,6 +234,9 @@ describe('credits in the console in a real browser (headless Chromium)', functio
     await choose(page, form.getByRole('combobox', { name: 'Counts' }), { name: 'Members registered (the seats)' });
     await form.getByRole('button', { name: 'Add entitlement' }).click();
     await landed(catalogApp, '/entitlements/seats', (e) => expect(e).to.deep.include({ counts: 'entities' }));
+    // The form empties once its save's answer reached the page, which can be after the record is readable: filling
+    // it before then loses what was typed.
+    await eventually(async () => (await form.getByLabel('Entitlement id').inputValue()) === '');
     // A limit per member.
     await form.getByLabel('Entitlement id').fill('images');
     await form.getByLabel('Entitlement name').fill('Images');

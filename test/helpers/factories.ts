@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { call, patch, post } from './http.js';
+import type { PayPalStandIn } from '../../src/dev/paypal-standin.js';
 import { testEnv } from './servers.js';
 import { eventually } from './wait.js';
 
@@ -74,10 +75,13 @@ export function paypalClientOf(app: { id: string }) {
   return { client_id: `sandbox-client-${app.id}`, client_secret: 'sandbox-secret' };
 }
 
-/** Connects the app to the PayPal stand-in the test servers run, with a PayPal client of its own. */
-export async function connectProvider(app: TestApp) {
+/**
+ * Connects the app to the PayPal stand-in the test servers run (or `paypal`, a stand-in of the test's own that the
+ * service it calls is pointed at), with a PayPal client of its own.
+ */
+export async function connectProvider(app: TestApp, paypal: Pick<PayPalStandIn, 'addCredentials'> = testEnv().paypal) {
   const { client_id, client_secret } = paypalClientOf(app);
-  testEnv().paypal.addCredentials(client_id, client_secret);
+  paypal.addCredentials(client_id, client_secret);
   const res = await call('PUT', `/apps/${app.id}/payments`, {
     token: app.api_key,
     body: { client_id, client_secret, env: 'sandbox' },
@@ -106,8 +110,11 @@ export async function seededApp(
 }
 
 /** Sells through the PayPal stand-in: the provider connected and the app's checkout URL (where buyers come back) set. */
-export async function connectBilling(app: TestApp): Promise<void> {
-  await connectProvider(app);
+export async function connectBilling(
+  app: TestApp,
+  paypal: Pick<PayPalStandIn, 'addCredentials'> = testEnv().paypal,
+): Promise<void> {
+  await connectProvider(app, paypal);
   const res = await patch(`/apps/${app.id}`, app.api_key, { checkout_url: 'https://shop.example/pricing' });
   expect(res.status, res.text).to.equal(200);
 }

@@ -45,7 +45,7 @@ describe('work that waited on a PostgreSQL outage resumes when it ends (own serv
       useBase(stack.baseUrl);
       const s = stack;
       const { app, base } = await seededApp();
-      await connectBilling(app);
+      await connectBilling(app, paypal);
       await post(`${base}/offers`, app.api_key, {
         id: 'launch',
         name: 'Launch',
