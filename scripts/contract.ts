@@ -1,8 +1,8 @@
 // The contract step: schemathesis (pinned) against the test servers, with every check, once per credential
 // (admin key, secret key, publishable key), on an app seeded with a catalog, accounts, an offer, a cancel flow, a
 // webhook endpoint and an agent thread. Zero failures, or an exclusion written in test/contract/schemathesis.toml
-// with its reason. Schemathesis is installed on first use into the ignored `.tools/schemathesis-<version>` (a
-// Python virtual environment); later runs reuse it.
+// with its reason. Schemathesis is installed on first use into `schemathesis-<version>-<python>` in the tools folder
+// (a Python virtual environment in the machine's cache, src/tools.ts); later runs, of any clone, reuse it.
 //
 // `npm test` runs it as mocha's last file (test/contract/schemathesis.fuzz.ts, one test per pass, on the suite's
 // servers, where the response-schema check of every answer is on as well); this script runs it on its own:
@@ -18,13 +18,13 @@ import type net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { encodeCursor } from '../src/http/pagination.js';
+import { toolsDir } from '../src/tools.js';
 import { createAccount, createTestApp, seedCatalog, connectProvider } from '../test/helpers/factories.js';
 import { call, post } from '../test/helpers/http.js';
 import { startTestEnv, stopTestEnv, type TestEnv } from '../test/helpers/servers.js';
 
 export const SCHEMATHESIS_VERSION = '4.32.5';
 const ROOT = path.resolve(import.meta.dirname, '..');
-const VENV = path.join(ROOT, '.tools', `schemathesis-${SCHEMATHESIS_VERSION}`);
 const CONFIG = path.join(ROOT, 'test', 'contract', 'schemathesis.toml');
 const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 5);
 const SEED = process.env.CONTRACT_SEED ?? '20261123';
@@ -52,10 +52,15 @@ function fail(message: string): never {
 
 /** The `st` binary of the pinned schemathesis, installed into the project's ignored .tools on first use. */
 export function ensureSchemathesis(): string {
+  const python = process.env.PYTHON ?? 'python3';
+  // Named after the Python too: an environment is tied to the Python that made it.
+  const version = spawnSync(python, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], {
+    encoding: 'utf8',
+  }).stdout?.trim();
+  const VENV = path.join(toolsDir(), `schemathesis-${SCHEMATHESIS_VERSION}-py${version || 'unknown'}`);
   const st = path.join(VENV, 'bin', 'st');
   const marker = path.join(VENV, '.installed');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === SCHEMATHESIS_VERSION) return st;
-  const python = process.env.PYTHON ?? 'python3';
   process.stdout.write(`contract: installing schemathesis ${SCHEMATHESIS_VERSION} into ${VENV} (once)\n`);
   fs.rmSync(VENV, { recursive: true, force: true });
   const install = ['install', '--disable-pip-version-check', '-q', `schemathesis==${SCHEMATHESIS_VERSION}`];

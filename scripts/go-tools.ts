@@ -1,12 +1,13 @@
-// Go programs the project builds once per machine into its ignored `.tools/` folder, at pinned versions, with
-// `go install` from the Go module proxy (as src/temporal/devserver.ts does for the Temporal CLI): Helm (the chart's
-// lint and render in `npm test`) and the Temporal server with its SQL schema tool (`npm run topology`).
+// Go programs the project builds once per machine into the tools folder (the machine's cache, src/tools.ts), at
+// pinned versions, with `go install` from the Go module proxy (as src/temporal/devserver.ts does for the Temporal
+// CLI): Helm (the chart's lint and render in `npm test`) and the Temporal server with its SQL schema tool
+// (`npm run topology`).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { toolsDir } from '../src/tools.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-export const TOOLS = path.join(ROOT, '.tools');
 
 /** Pinned. Helm 3 (the chart is apiVersion v2, which Helm 4 reads too). */
 export const HELM_VERSION = 'v3.22.0';
@@ -33,7 +34,7 @@ function goInstall(dir: string, pkg: string, version: string, binary: string): s
     throw new Error(`Go is needed once to build ${pkg}@${version} into ${bin} (https://go.dev/dl/, 1.23 or newer)`);
   fs.mkdirSync(bin, { recursive: true });
   const started = Date.now();
-  say(`building ${pkg}@${version} once into ${path.relative(ROOT, bin)} (go install; minutes on a clean machine)`);
+  say(`building ${pkg}@${version} once into ${bin} (go install; minutes on a clean machine)`);
   // At the normal priority: `npm test` waits for these before its suite starts, while its static checks run at
   // nice 10 beside them (at nice 10 too, the links of a clean clone took 44 s instead of about 10).
   const r = spawnSync('go', ['install', `${pkg}@${version}`], {
@@ -45,10 +46,10 @@ function goInstall(dir: string, pkg: string, version: string, binary: string): s
   return out;
 }
 
-/** The helm binary: `HELM` when set, else built once into .tools/helm-<version>/bin. */
+/** The helm binary: `HELM` when set, else built once into the tools folder's helm-<version>/bin. */
 export function ensureHelm(): string {
   if (process.env.HELM) return process.env.HELM;
-  return goInstall(path.join(TOOLS, `helm-${HELM_VERSION}`), 'helm.sh/helm/v3/cmd/helm', HELM_VERSION, 'helm');
+  return goInstall(path.join(toolsDir(), `helm-${HELM_VERSION}`), 'helm.sh/helm/v3/cmd/helm', HELM_VERSION, 'helm');
 }
 
 export interface TemporalServerTools {
@@ -62,11 +63,11 @@ export interface TemporalServerTools {
 }
 
 /**
- * The Temporal server and its SQL tool, built once into .tools/temporal-server-<version>, with a copy of the
+ * The Temporal server and its SQL tool, built once into the tools folder's temporal-server-<version>, with a copy of the
  * module's SQL schema (from the Go module cache, which `go clean -modcache` may empty later).
  */
 export function ensureTemporalServer(): TemporalServerTools {
-  const dir = path.join(TOOLS, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+  const dir = path.join(toolsDir(), `temporal-server-${TEMPORAL_SERVER_VERSION}`);
   const server = goInstall(dir, 'go.temporal.io/server/cmd/server', TEMPORAL_SERVER_VERSION, 'server');
   const sqlTool = goInstall(dir, 'go.temporal.io/server/cmd/tools/sql', TEMPORAL_SERVER_VERSION, 'sql');
   const schemaDir = path.join(dir, 'schema');
@@ -85,13 +86,13 @@ export function ensureTemporalServer(): TemporalServerTools {
 export const TEMPORAL_UI_VERSION = 'v2.42.1';
 
 /**
- * The Temporal UI server (its web assets are embedded in the Go module), built once into .tools/temporal-ui-<version>;
+ * The Temporal UI server (its web assets are embedded in the Go module), built once into the tools folder's temporal-ui-<version>;
  * undefined when it does not build (`npm run topology` then runs without a UI).
  */
 export function ensureTemporalUi(): string | undefined {
   try {
     return goInstall(
-      path.join(TOOLS, `temporal-ui-${TEMPORAL_UI_VERSION}`),
+      path.join(toolsDir(), `temporal-ui-${TEMPORAL_UI_VERSION}`),
       'github.com/temporalio/ui-server/v2/cmd/server',
       TEMPORAL_UI_VERSION,
       'server',

@@ -2,14 +2,13 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SA } from '../../workflows/shared.js';
+import { toolsDir } from '../tools.js';
 import type { Logger } from '../logger.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** The project's ignored tools folder, where the CLI is built once when it is not on PATH. */
-export const TOOLS_BIN = path.join(projectRoot, '.tools', 'bin');
+/** Where the CLI is built once when it is not on PATH: a folder of its version in the tools folder (src/tools.ts). */
+export const toolsBin = () => path.join(toolsDir(), `temporal-cli-${TEMPORAL_CLI_MODULE.split('@')[1]}`, 'bin');
 
 function onPath(cmd: string): string | undefined {
   const r = spawnSync('/bin/sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
@@ -18,22 +17,22 @@ function onPath(cmd: string): string | undefined {
 }
 
 /**
- * Finds the Temporal CLI: `TEMPORAL_CLI`, then PATH, then the project's tools folder; otherwise builds it there
- * with `go install` from the Go module proxy (a few minutes, once).
+ * Finds the Temporal CLI: `TEMPORAL_CLI`, then PATH, then the tools folder (the machine's, src/tools.ts); otherwise
+ * builds it there with `go install` from the Go module proxy (a few minutes, once per machine).
  */
 export function ensureTemporalCli(
   explicit: string | undefined,
   logger: Logger,
   where: { toolsBin?: string } = {},
 ): string {
-  const toolsBin = where.toolsBin ?? TOOLS_BIN;
+  const bin = where.toolsBin ?? toolsBin();
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI points at ${explicit}, which does not exist`);
     return explicit;
   }
   const found = onPath('temporal');
   if (found) return found;
-  const local = path.join(toolsBin, 'temporal');
+  const local = path.join(bin, 'temporal');
   if (fs.existsSync(local)) return local;
   if (!onPath('go')) {
     throw new Error(
@@ -44,12 +43,12 @@ export function ensureTemporalCli(
     );
   }
   logger.info(
-    { into: toolsBin },
+    { into: bin },
     `building the Temporal CLI once with go install ${TEMPORAL_CLI_MODULE} (takes a few minutes)`,
   );
-  fs.mkdirSync(toolsBin, { recursive: true });
+  fs.mkdirSync(bin, { recursive: true });
   const r = spawnSync('go', ['install', TEMPORAL_CLI_MODULE], {
-    env: { ...process.env, GOBIN: toolsBin, GOFLAGS: '-mod=mod' },
+    env: { ...process.env, GOBIN: bin, GOFLAGS: '-mod=mod' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   if (r.status !== 0 || !fs.existsSync(local))

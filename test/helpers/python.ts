@@ -1,12 +1,13 @@
 // The Python SDK's tools: a virtual environment with packages/sdk-python/requirements-dev.txt (every package pinned),
-// made once per machine under .tools/ and named after a hash of that file and the Python version, so a second run
-// reuses it and a change of pins makes a new one. Its Python runs the SDK's pytest suite, mypy and the README's
-// Python examples (test/sdk/python.test.ts).
+// made once per machine in the tools folder (the machine's cache, src/tools.ts) and named after a hash of that file
+// and the Python version, so a second run, of any clone, reuses it and a change of pins makes a new one. Its Python
+// runs the SDK's pytest suite, mypy and the README's Python examples (test/sdk/python.test.ts).
 import { execFile, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { toolsDir } from '../../src/tools.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PY_SDK = path.join(ROOT, 'packages/sdk-python');
@@ -52,7 +53,7 @@ export function venvDir(python = process.env.PYTHON ?? 'python3'): string {
     .update(version.stdout + version.stderr)
     .digest('hex')
     .slice(0, 12);
-  return path.join(ROOT, '.tools', `python-sdk-${key}`);
+  return path.join(toolsDir(), `python-sdk-${key}`);
 }
 
 /**
