@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createAccount, createTestApp, seedCatalog, type TestApp } from '../helpers/factories.js';
 import { get, patch } from '../helpers/http.js';
-import { connectMcp, mcpPost, mcpUrl } from '../helpers/mcp.js';
+import { connectMcp, jsonSchemaValidatorOfTests, mcpPost, mcpUrl } from '../helpers/mcp.js';
 import { signInOAuth } from '../helpers/oauth.js';
 import { testEnv } from '../helpers/servers.js';
 import { build as buildElements } from '../../packages/elements/build.js';
@@ -15,7 +15,10 @@ export async function connect2026(appId: string, token: string, name = 'v2-clien
   const transport = new StreamableHTTPClientTransport(mcpUrl(appId), {
     requestInit: { headers: { Authorization: `Bearer ${token}` } },
   });
-  const client = new Client({ name, version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new Client(
+    { name, version: '2.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, jsonSchemaValidator: jsonSchemaValidatorOfTests },
+  );
   await client.connect(transport);
   return client;
 }

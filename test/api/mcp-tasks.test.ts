@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { billingApp, connectProvider, createTestApp, seededApp, type TestApp } from '../helpers/factories.js';
 import { get, patch, post } from '../helpers/http.js';
-import { connectMcp, mcpPost, mcpUrl } from '../helpers/mcp.js';
+import { connectMcp, jsonSchemaValidatorOfTests, mcpPost, mcpUrl } from '../helpers/mcp.js';
 import { signInOAuth } from '../helpers/oauth.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -27,7 +27,7 @@ async function connect2026(appId: string, token: string) {
   });
   const client = new Client(
     { name: 'v2-client', version: '2.0.0' },
-    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, jsonSchemaValidator: jsonSchemaValidatorOfTests },
   );
   await client.connect(transport);
   return client;

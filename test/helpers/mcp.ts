@@ -1,6 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type {
+  JsonSchemaType,
+  JsonSchemaValidator,
+  jsonSchemaValidator,
+} from '@modelcontextprotocol/sdk/validation/types.js';
 import { call } from './http.js';
 import { testEnv } from './servers.js';
 
@@ -11,6 +17,23 @@ export const mcpUrl = (appId: string) => new URL(`${testEnv().baseUrl}/apps/${ap
  * before toolsets. For tests of what a caller may call (levels, switches), not of what is listed by default.
  */
 export const ALL_TOOLSETS = { 'X-MCP-Toolsets': 'all' };
+
+/**
+ * The test clients' check of tool results against each tool's output schema (the SDK's own, Ajv), shared by every
+ * client of the process: a client compiles the output schema of every tool it lists, the same hundred schemas for each
+ * of the suite's clients, so each schema is compiled once here and its validator reused.
+ */
+class SharedValidator implements jsonSchemaValidator {
+  private readonly ajv = new AjvJsonSchemaValidator();
+  private readonly compiled = new Map<string, JsonSchemaValidator<unknown>>();
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const key = JSON.stringify(schema);
+    let validator = this.compiled.get(key);
+    if (!validator) this.compiled.set(key, (validator = this.ajv.getValidator<unknown>(schema)));
+    return validator as JsonSchemaValidator<T>;
+  }
+}
+export const jsonSchemaValidatorOfTests = new SharedValidator();
 
 /** An SDK client over streamable HTTP, with a bearer key or an OAuth provider (and headers of its own). */
 export async function connectMcp(
@@ -23,7 +46,7 @@ export async function connectMcp(
     ...(Object.keys(headers).length ? { requestInit: { headers } } : {}),
     ...(auth.provider ? { authProvider: auth.provider } : {}),
   });
-  const client = new Client({ name, version: '1.0.0' });
+  const client = new Client({ name, version: '1.0.0' }, { jsonSchemaValidator: jsonSchemaValidatorOfTests });
   await client.connect(transport);
   return { client, transport };
 }

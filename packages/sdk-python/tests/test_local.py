@@ -373,6 +373,30 @@ def test_track_past_the_bound_raises(app: App, proxy: Proxy) -> None:
         assert local.access("ada") is None
 
 
+def test_close_ends_every_thread_of_the_evaluator_a_read_in_flight_included(
+    app: App, proxy: Proxy, secret: SecretClient
+) -> None:
+    """`close` returns with none of the evaluator's threads left: a read of an account under way has ended, so the
+    client closed right after has no request of the evaluator in flight (its connection would be left to the garbage
+    collector, unclosed)."""
+    calls_catalog(secret, 1)
+    secret.accounts.create(id="ada")
+
+    def reads(s: Seen) -> bool:
+        return s.method == "GET" and "/namespaces/" in s.path and "/stream" not in s.path
+
+    # The reads answer after 1 s; the stream is refused (it would wait on the proxy for its first byte).
+    proxy.fault = lambda n, seen: Fault(delay=1.0) if reads(seen) else Fault(503) if "/stream" in seen.path else None
+    before = set(threading.enumerate())
+    with SecretClient(secret_key=app.api_key, app_id=app.id, base_url=proxy.url) as via:
+        local = via.local()
+        local.can("ada", "calls")  # not known yet: a loader reads it (1 s at the proxy)
+        eventually(lambda: any(reads(s) for s in proxy.seen))
+        local.close()
+        left = [t.name for t in threading.enumerate() if t not in before and t.name.startswith("offerkit-local")]
+        assert left == []
+
+
 @pytest.mark.anyio
 async def test_the_async_client_has_the_same_evaluator(app: App, base_url: str, secret: SecretClient) -> None:
     calls_catalog(secret, 2)

@@ -205,7 +205,8 @@ class LocalEvaluator:
                 self._cond.wait(min(left, 0.5))
 
     def close(self) -> None:
-        """Stops the stream and the sending (an add in flight finishes; the buffer stays in `buffer_file`)."""
+        """Stops the stream, the reads and the sending, and returns once they have ended (an add or a read in flight
+        finishes; the reads still queued are not made; the buffer stays in `buffer_file`)."""
         with self._cond:
             if self._closed:
                 return
@@ -220,8 +221,11 @@ class LocalEvaluator:
             stream.close()
         for _ in range(LOADERS):
             self._queue.put(None)
-        for t in self._threads[:2]:
-            t.join(timeout=60)
+        # Every thread, the loaders too: a read in flight ends before `close` returns, so a client closed next never
+        # has a request of ours under way (its connection would be left to the garbage collector, unclosed).
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join(timeout=60)
         if self._owns_client:
             self._client.close()
 
@@ -404,7 +408,8 @@ class LocalEvaluator:
     def _load_worker(self) -> None:
         while True:
             account_id = self._queue.get()
-            if account_id is None:
+            # Closed: the reads still queued are not made (the client may be closed right after `close`).
+            if account_id is None or self._stop.is_set():
                 return
             with self._lock:
                 self._queued.discard(account_id)
