@@ -93,12 +93,22 @@ export interface StandInArea extends StandInParts {
   router: Router;
 }
 
+/**
+ * The next failure a call of `clientId` (undefined when the call names no known client) is to answer: the first one
+ * set for any client or for this one, taken off the list.
+ */
+export function takeFailure(core: StandInCore, clientId: string | undefined) {
+  const i = core.failures.findIndex((f) => f.clientId === undefined || f.clientId === clientId);
+  return i < 0 ? undefined : core.failures.splice(i, 1)[0];
+}
+
 export class StandInCore {
   state: State;
   /** The HTTP server while it runs (a stopped stand-in schedules no redelivery). */
   server: http.Server | null = null;
   baseUrl = '';
-  readonly failures: { status: number; name: string; message: string }[] = [];
+  /** Failures tests set on the next calls: of any client, or of one (`clientId`) only. */
+  readonly failures: { status: number; name: string; message: string; clientId?: string }[] = [];
   readonly holds: { route: string; arrived: () => void; released: Promise<void> }[] = [];
   readonly delays: { pathIncludes: string; ms: number }[] = [];
   /** The last 10,000 API calls received (method and path), for tests that count what the service asked. */

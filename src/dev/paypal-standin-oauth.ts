@@ -4,7 +4,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { body, paypalError, type StandInArea, type StandInCore } from './paypal-standin-core.js';
+import { body, paypalError, takeFailure, type StandInArea, type StandInCore } from './paypal-standin-core.js';
 
 /** The check before every API call but the token endpoint's: the merchant's token (`ctx.state.clientId`). */
 export function authentication(core: StandInCore): StandInArea['auth'] {
@@ -22,10 +22,10 @@ export function authentication(core: StandInCore): StandInArea['auth'] {
       h.arrived();
       await h.released;
     }
-    const failure = core.failures.shift();
-    if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
     const m = /^Bearer (.+)$/.exec(ctx.get('authorization'));
     const token = m && core.state.tokens[m[1]];
+    const failure = takeFailure(core, token ? token.clientId : undefined);
+    if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
     if (!token || token.expiresAt < Date.now())
       return paypalError(
         ctx,
@@ -52,10 +52,10 @@ export function authentication(core: StandInCore): StandInArea['auth'] {
 /** `POST /v1/oauth2/token`: HTTP Basic with a client id and secret the stand-in accepts, for a 9-hour token. */
 export function tokenRoute(router: Router, core: StandInCore) {
   router.post('/v1/oauth2/token', (ctx) => {
-    const failure = core.failures.shift();
-    if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
     const m = /^Basic (.+)$/.exec(ctx.get('authorization'));
     const [clientId, secret] = m ? Buffer.from(m[1], 'base64').toString().split(':') : [];
+    const failure = takeFailure(core, clientId);
+    if (failure) return paypalError(ctx, failure.status, failure.name, failure.message);
     const expected = clientId ? core.state.credentials[clientId] : undefined;
     const ok =
       expected !== undefined &&

@@ -73,9 +73,18 @@ export class PayPalStandIn {
     this.core.save();
   }
 
-  /** The next API calls answer with this error (to test provider failures). */
-  failNext(status = 500, name = 'INTERNAL_SERVER_ERROR', message = 'An internal server error has occurred', times = 1) {
-    for (let i = 0; i < times; i++) this.core.failures.push({ status, name, message });
+  /**
+   * The next API calls answer with this error (to test provider failures): any client's, or only those of `clientId`
+   * (a test's own app, so that another app's calls meanwhile do not take the failure).
+   */
+  failNext(
+    status = 500,
+    name = 'INTERNAL_SERVER_ERROR',
+    message = 'An internal server error has occurred',
+    times = 1,
+    clientId?: string,
+  ) {
+    for (let i = 0; i < times; i++) this.core.failures.push({ status, name, message, clientId });
   }
 
   /**

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { sql } from '../../src/db/sql.js';
 import { actorState, advanceClock } from '../helpers/actor.js';
-import { createAccount, purchase, seededApp, type TestApp } from '../helpers/factories.js';
+import { createAccount, paypalClientOf, purchase, seededApp, type TestApp } from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { ModelStandIn } from '../helpers/llm-standin.js';
@@ -640,7 +640,8 @@ describe('cancel flows and sessions', function () {
       await createFlow({ steps: branchingSteps });
       const s = (await post(`${base}/cancel-sessions`, token, {})).body;
       await sessionCall(s.id, 'answer', { step: 'reason', answer: 'not_using' });
-      testEnv().paypal.failNext(500);
+      // This app's calls only, whatever else calls the stand-in meanwhile.
+      testEnv().paypal.failNext(500, undefined, undefined, 1, paypalClientOf(app).client_id);
       const failed = await sessionCall(s.id, 'accept');
       expect(failed.status, failed.text).to.equal(502);
       expect(failed.body.error).to.match(/^PayPal: /);

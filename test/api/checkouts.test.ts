@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { checkoutDef, checkoutWorkflowId } from '../../workflows/shared.js';
-import { billingApp, createAccount, type TestApp } from '../helpers/factories.js';
+import { billingApp, createAccount, paypalClientOf, type TestApp } from '../helpers/factories.js';
 import { call, get, patch, post } from '../helpers/http.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { testEnv } from '../helpers/servers.js';
@@ -444,7 +444,8 @@ describe('checkouts (offer purchase through the provider stand-in)', function ()
   });
 
   it('502 naming the provider when it fails; 409 when it is not connected', async () => {
-    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
+    const ours = paypalClientOf(app).client_id; // this app's calls only, whatever else calls the stand-in meanwhile
+    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred', 1, ours);
     const failed = await buy({ email: 'x@example.com' });
     expect(failed.status).to.equal(502);
     expect(failed.body.error).to.equal('PayPal: An internal server error has occurred');

@@ -1,5 +1,12 @@
 import { expect } from 'chai';
-import { connectBilling, connectProvider, createAccount, seededApp, type TestApp } from '../helpers/factories.js';
+import {
+  connectBilling,
+  connectProvider,
+  createAccount,
+  paypalClientOf,
+  seededApp,
+  type TestApp,
+} from '../helpers/factories.js';
 import { del, get, patch, post } from '../helpers/http.js';
 import { testEnv } from '../helpers/servers.js';
 import { eventually } from '../helpers/wait.js';
@@ -125,7 +132,9 @@ describe('offers', () => {
     expect(edited.status, edited.text).to.equal(200);
     expect(edited.body.plans).to.have.length(2);
 
-    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred');
+    // This app's calls only: another test's account actor may call the stand-in meanwhile.
+    const ours = paypalClientOf(app).client_id;
+    testEnv().paypal.failNext(500, 'INTERNAL_SERVER_ERROR', 'An internal server error has occurred', 1, ours);
     const failing = await patch(`${base}/offers/spring_sale`, app.api_key, {
       plans: [{ plan: 'pro', prices: [{ interval: 'month', amount: 17 }] }],
     });

@@ -259,5 +259,11 @@ describe('PayPal REST client against the local PayPal stand-in', () => {
     );
     const other = new PayPalProvider({ clientId: 'client-2', clientSecret: 'secret-2', baseUrl: standin.baseUrl });
     expect(((await other.getSubscription(sub.id).catch((e: unknown) => e)) as ProviderError).status).to.equal(404);
+    // A failure set for one client's calls: another client's call meanwhile does not take it; that client's next does.
+    standin.failNext(503, 'SERVICE_UNAVAILABLE', 'Service Unavailable', 1, 'client-1');
+    expect((await other.createProduct({ name: 'y' }, 'other-1')).id).to.be.a('string');
+    const mine = (await paypal.createProduct({ name: 'z' }, 'fail-2').catch((e: unknown) => e)) as ProviderError;
+    expect(mine).to.deep.include({ provider: 'PayPal', status: 503, message: 'Service Unavailable' });
+    expect((await paypal.createProduct({ name: 'z' }, 'fail-3')).id).to.be.a('string');
   });
 });
