@@ -61,6 +61,9 @@ async function statementLog() {
   };
 }
 
+/** What a warm MCP call must not read: its caps, settings, connection, or the app for a key check. */
+const MCP_LOOKUPS = /mcp_cap_counters|mcp_settings|mcp_connections|from "?apps"?\b/;
+
 describe('MCP read tool call path', function () {
   this.timeout(60_000);
   let app: TestApp;
@@ -101,7 +104,10 @@ describe('MCP read tool call path', function () {
       // Background work (the outbox relay, schedules) may run a statement meanwhile: the least of a few tries.
       const same = () =>
         JSON.stringify(viaMcp.filter((s) => !/insert into mcp_calls/.test(s))) === JSON.stringify(viaRest);
-      for (let i = 0; i < 5 && (i === 0 || !same()); i++) {
+      // A cached app or setting that expired on a loaded machine is read again by the next call, REST or MCP alike:
+      // tried again too, since warm, the MCP call reads none of them.
+      const warm = () => !MCP_LOOKUPS.test(viaMcp.join('\n'));
+      for (let i = 0; i < 5 && (i === 0 || !same() || !warm()); i++) {
         // The call log's insert of an earlier call may land in the route's window on a loaded machine: not its own.
         viaRest = (await log.during(async () => expect((await rest()).status).to.equal(200))).filter(
           (s) => !/insert into mcp_calls/.test(s),
@@ -118,7 +124,7 @@ describe('MCP read tool call path', function () {
       const logInserts = viaMcp.filter((s) => /insert into mcp_calls/.test(s));
       expect(logInserts.length).to.be.at.most(1);
       expect(viaMcp.filter((s) => !/insert into mcp_calls/.test(s))).to.deep.equal(viaRest);
-      expect(viaMcp.join('\n')).to.not.match(/mcp_cap_counters|mcp_settings|mcp_connections|from "?apps"?\b/);
+      expect(viaMcp.join('\n')).to.not.match(MCP_LOOKUPS);
       // Calls logged close together (here, at once) go in one insert.
       const { orm, logger } = testEnv().deps;
       const logged = await log.during(async () => {
