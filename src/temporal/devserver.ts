@@ -25,13 +25,14 @@ export function ensureTemporalCli(
   logger: Logger,
   where: { toolsBin?: string } = {},
 ): string {
-  const bin = where.toolsBin ?? toolsBin();
   if (explicit) {
     if (!fs.existsSync(explicit)) throw new Error(`TEMPORAL_CLI points at ${explicit}, which does not exist`);
     return explicit;
   }
   const found = onPath('temporal');
   if (found) return found;
+  // Only now the tools folder: a CLI given or on PATH leaves the home folder as it was.
+  const bin = where.toolsBin ?? toolsBin();
   const local = path.join(bin, 'temporal');
   if (fs.existsSync(local)) return local;
   if (!onPath('go')) {
