@@ -8,7 +8,7 @@
 // servers, where the response-schema check of every answer is on as well); this script runs it on its own:
 //
 //   npm run contract                      # the whole step on servers of its own
-//   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5)
+//   CONTRACT_EXAMPLES=30 npm run contract # more examples per operation (default 5; 2 in the key passes)
 //   CONTRACT_ONLY=secret npm run contract # one credential: admin, secret, publishable or destructive
 //   CONTRACT_ONLY=admin-2 npm run contract # one part of the admin pass (admin-1 … admin-3, admin-stateful)
 import { spawnSync, spawn } from 'node:child_process';
@@ -28,6 +28,13 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const CONFIG = path.join(ROOT, 'test', 'contract', 'schemathesis.toml');
 const EXAMPLES = Number(process.env.CONTRACT_EXAMPLES ?? 5);
 const SEED = process.env.CONTRACT_SEED ?? '20261123';
+/**
+ * Examples per operation in the secret and publishable passes' fuzzing: the same generators as the admin parts'
+ * (which send EXAMPLES), held to what the key may do. CONTRACT_EXAMPLES sets both; CONTRACT_CREDENTIAL_EXAMPLES this.
+ */
+const CREDENTIAL_EXAMPLES = Number(
+  process.env.CONTRACT_CREDENTIAL_EXAMPLES ?? (process.env.CONTRACT_EXAMPLES ? EXAMPLES : 2),
+);
 /**
  * The admin pass is the longest by far (every operation, every phase), so it runs in parts that `npm test` can share
  * out between its halves like files: ADMIN_PARTS parts of the operations (examples, boundary coverage and fuzzing,
@@ -182,6 +189,8 @@ export interface Pass {
   params: Record<string, string>;
   /** Schemathesis phases (default: all). */
   phases?: string;
+  /** Examples per operation in the fuzzing phase (default: EXAMPLES). */
+  examples?: number;
 }
 
 function tomlString(v: string): string {
@@ -217,7 +226,7 @@ export function runPass(st: string, baseUrl: string, pass: Pass, reportDir: stri
     '--url',
     baseUrl,
     '--max-examples',
-    String(EXAMPLES),
+    String(pass.examples ?? EXAMPLES),
     '--seed',
     SEED,
     '--workers',
@@ -327,13 +336,17 @@ export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pas
       phases: 'stateful',
     },
     // The coverage phase (boundary values, missing fields, other methods) does not depend on the credential,
-    // so it runs once, with the admin key, which reaches every operation.
+    // so it runs once, with the admin key, which reaches every operation. So does the depth of the fuzzing: the
+    // admin parts fuzz every operation with EXAMPLES cases; a key's pass sends CREDENTIAL_EXAMPLES to each operation
+    // it may call (what differs by credential is who may do what, and every operation's answer to the key is
+    // checked), and its stateful phase chains them.
     {
       name: 'secret',
       credential: seeded.app.api_key,
       exclude: destructive,
       params: seeded.params,
       phases: 'examples,fuzzing,stateful',
+      examples: CREDENTIAL_EXAMPLES,
     },
     // Every operation that takes the publishable key takes the admin key too, so its coverage ran in an admin part.
     {
@@ -342,6 +355,7 @@ export async function contractPasses(env: TestEnv, hookUrl: string): Promise<Pas
       include: publishable,
       params: seeded.params,
       phases: 'examples,fuzzing,stateful',
+      examples: CREDENTIAL_EXAMPLES,
     },
     {
       name: 'destructive',
