@@ -16,7 +16,7 @@ type Floor = 'contract' | 'workflow' | 'generic' | 'domain' | 'housekeeping' | '
 /** Entry points and composition: they start and wire everything else. */
 const TOP = ['main', 'api', 'worker', 'routes', 'app', 'runtime', 'supervisor', 'entities', 'worker-runtime'];
 /** Generic files at the top of src/: settings, errors, ids, time, logging, and the ports the floors share. */
-const GENERIC_FILES = ['config', 'errors', 'ids', 'time', 'logger', 'context', 'deps', 'tools'];
+const GENERIC_FILES = ['config', 'errors', 'ids', 'time', 'logger', 'context', 'deps', 'tools', 'root'];
 const GENERIC_DIRS = ['http', 'db', 'temporal', 'security'];
 
 /**

@@ -29,6 +29,7 @@ import { freeze, thaw } from '../test/helpers/freeze.js';
 import { checkBilling, count, fmt } from './chaos-billing-checks.js';
 import { call, Customers, persist, type Shop } from './chaos-billing-customers.js';
 import { ROOT, serviceProc, type Proc } from './procs.js';
+import { buildService } from './build-service.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const FREEZE_S = num('CHAOS_BILLING_FREEZE_S', 120);
@@ -153,6 +154,7 @@ async function setUpApp(base: () => string, name: string) {
 }
 
 export async function runBillingChaos(): Promise<number> {
+  await buildService(); // the bundle its API and worker processes run
   const started = Date.now();
   const rand = random(S.seed);
   const dir = path.join(ROOT, '.test-data', `chaos-billing-${process.pid}`);

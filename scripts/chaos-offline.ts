@@ -25,6 +25,7 @@ import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { ensureTemporalCli, startTemporalDevServer } from '../src/temporal/devserver.js';
 import { judge, type Cut, type LogLine, type Truth } from './chaos-offline-judge.js';
 import { Proc, ROOT, serviceProc } from './procs.js';
+import { buildService } from './build-service.js';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const ADMIN = 'adm_chaos_offline_admin_key_0123456789';
@@ -75,6 +76,7 @@ const UNKNOWN = [
 
 /** Runs the scenario; resolves with the exit code (0: every check right, every unit counted once). */
 export async function runOfflineChaos(s: OfflineSettings): Promise<number> {
+  await buildService(); // the bundle its API process runs
   const say = s.say ?? ((line: string) => process.stdout.write(`${line}\n`));
   const dir = path.join(ROOT, '.test-data', `chaos-offline-${process.pid}-${Date.now()}`);
   fs.mkdirSync(dir, { recursive: true });

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { serviceArgs } from './build-service.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,12 +92,15 @@ export class Proc {
   }
 }
 
-/** An offerkit process (`src/api.ts` or `src/worker.ts`) under tsx, ready when it logs that it listens or runs. */
+/**
+ * An offerkit process (`src/api.ts` or `src/worker.ts`, from the bundle `npm run start:api` runs: build it first with
+ * scripts/build-service.ts), ready when it logs that it listens or runs.
+ */
 export function serviceProc(name: string, kind: 'api' | 'worker', env: Record<string, string>, dir: string): Proc {
   return new Proc(
     name,
     process.execPath,
-    ['--import', 'tsx', kind === 'api' ? 'src/api.ts' : 'src/worker.ts'],
+    serviceArgs(kind),
     env,
     path.join(dir, `${name}.log`),
     kind === 'api' ? /API listening/ : /worker running/,

@@ -33,6 +33,7 @@ import { freePort } from '../test/helpers/servers.js';
 import { heapGrowth, heapKinds } from './heap-diff.js';
 import { childEnv } from './procs.js';
 import { judgeSoak } from './soak-judge.js';
+import { buildService, serviceArgs } from './build-service.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const MINUTES = Number(process.env.CHAOS_SOAK_MIN ?? 30);
@@ -127,7 +128,8 @@ async function main() {
 
   say(`soak: ${MINUTES} min at about ${RPS} requests/s; data in ${dir}`);
   const heapFlags = HEAP ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`] : [];
-  const child = spawn(process.execPath, [...heapFlags, '--import', 'tsx', 'src/main.ts'], {
+  await buildService(); // `npm start` runs the bundle
+  const child = spawn(process.execPath, [...heapFlags, ...serviceArgs('main')], {
     cwd: root,
     env: {
       ...childEnv(),

@@ -402,6 +402,9 @@ async function main(): Promise<void> {
   const built = await checks([
     bin('build: console', 'vite', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'warn'),
     npm('build: elements', 'build:elements'),
+    // The bundle the service processes of the tests run, as `npm start` does (scripts/build-service.ts); the parts'
+    // root hooks then find it current.
+    npm('build: service', 'build:service'),
     // Builds helm into .tools the first time (minutes, beside the other checks; docs/benchmarks.md), then lints and
     // renders the chart; test/processes/helm.test.ts checks what it renders.
     bin('helm: lint, template', 'tsx', 'scripts/go-tools.ts', 'helm-check'),

@@ -38,8 +38,10 @@ import { converge, report } from './topology-report.js';
 import { apiClient, runScenario, setUpApp, startFaults } from './topology-scenario.js';
 import { ADMIN, DEV, FAULTS, PAYPAL, SETTINGS, elapsed, say } from './topology-settings.js';
 import { freePort, registerSearchAttributes, startCluster, startDevServer } from './topology-temporal.js';
+import { buildService } from './build-service.js';
 
 async function main() {
+  await buildService(); // the bundle its API and worker processes run
   const started = Date.now();
   const dir = path.join(ROOT, '.test-data', `topology-${process.pid}`);
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from './root.js';
 
-const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const projectRoot = PROJECT_ROOT;
 /** The project's own ignored folder: where the tools are kept when the machine's cache cannot be used. */
 export const PROJECT_TOOLS = path.join(projectRoot, '.tools');
 

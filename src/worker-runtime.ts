@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { Deps } from './deps.js';
@@ -11,10 +10,11 @@ import { waitForDatabase } from './temporal/wait-for-database.js';
 import { ensureRetentionSchedule } from './housekeeping/retention.js';
 import { ensureRollupSchedule } from './housekeeping/rollup.js';
 import { ensureReconcileSchedule } from './housekeeping/reconciler.js';
+import { PROJECT_ROOT } from './root.js';
 
-export const WORKFLOWS_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
+export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 
-const ROOT = path.resolve(path.dirname(WORKFLOWS_PATH), '..');
+const ROOT = PROJECT_ROOT;
 const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'offerkit-workflows');
 
 /**

@@ -3,13 +3,13 @@
 // route of the one table (src/console-api/console.routes.ts, and every `/apps/:appId` route under /console/api).
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Koa from 'koa';
 import { decodeComponent } from '../http/validate.js';
 import { CONSOLE_PATH } from './urls.js';
+import { PROJECT_ROOT } from '../root.js';
 
 export { CONSOLE_PATH };
-export const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
+export const CONSOLE_DIST = path.join(PROJECT_ROOT, 'console', 'dist');
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -6,9 +6,10 @@ import { notFound } from '../errors.js';
 import { htmlCsp } from '../http/headers.js';
 import { buildOpenApi } from '../http/openapi.js';
 import { Reply, route, type RouteDef } from '../http/route.js';
+import { PACKAGE_VERSION } from '../root.js';
 
 const require = createRequire(import.meta.url);
-const { version } = require('../../package.json') as { version: string };
+const version = PACKAGE_VERSION;
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
 
 /** Swagger UI's files, read once; served from this service so the reference works offline. */

@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { assetReply, variantsOf } from '../http/asset.js';
 import { notFound } from '../errors.js';
 import { Reply, route, type RouteDef } from '../http/route.js';
+import { PROJECT_ROOT } from '../root.js';
 
 // The drop-in components (packages/elements), built by `npm run build:elements` (run before `npm start`).
-const pkg = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../packages/elements');
+const pkg = path.join(PROJECT_ROOT, 'packages', 'elements');
 const FILES: Record<string, { type: string; file: string }> = {
   'offerkit-elements.js': { type: 'application/javascript', file: 'dist/offerkit-elements.js' },
   'offerkit-elements.js.map': { type: 'application/json', file: 'dist/offerkit-elements.js.map' },

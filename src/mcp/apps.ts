@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { McpUiResourceMeta } from '@modelcontextprotocol/ext-apps';
 import { RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/server';
+import { PROJECT_ROOT } from '../root.js';
 
 /**
  * MCP App UI resources (the MCP Apps extension, `@modelcontextprotocol/ext-apps`): components of packages/elements
@@ -95,7 +95,7 @@ export function uiMetaOf(tool: string): Record<string, unknown> | undefined {
   return ui ? { ui: { resourceUri: ui.uri } } : undefined;
 }
 
-const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../packages/elements/dist');
+const dist = path.join(PROJECT_ROOT, 'packages', 'elements', 'dist');
 const pages = new Map<string, { stamp: string; html: string }>();
 
 /** Inline script text: `</script` inside it would end the element early. */

@@ -7,7 +7,6 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { createRequire } from 'node:module';
 import { AppError } from '../errors.js';
 import { decodeComponent } from '../http/validate.js';
 import { MCP_ACCOUNT_ARG } from '../http/route.js';
@@ -19,14 +18,14 @@ import { denial } from './tools.js';
 import { listedUnder } from './toolsets.js';
 import { refusal, runTool, type McpRequestContext, type Outcome } from './run-tool.js';
 import { callAsTask, declaresTasks, taskKindOf } from './tasks.js';
+import { PACKAGE_VERSION } from '../root.js';
 
 /**
  * What the MCP server answers, method by method, the same in both protocol eras: the handlers both the process's
  * shared 2025-era server (src/mcp/legacy.ts) and each 2026-07-28 request's server (src/mcp/modern.ts) register.
  */
 
-const require = createRequire(import.meta.url);
-export const { version } = require('../../package.json') as { version: string };
+export const version = PACKAGE_VERSION;
 
 export const INSTRUCTIONS =
   'This server manages one app of offerkit: its catalog (plans, entitlements, add-ons, incentives), accounts, usage, ' +

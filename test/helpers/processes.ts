@@ -2,6 +2,7 @@
 // or a process they can kill, and the wait until one is ready.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { serviceArgs } from '../../scripts/build-service.js';
 import { childEnv } from '../../scripts/procs.js';
 import { tempDir, testEnv } from './servers.js';
 
@@ -13,9 +14,16 @@ export interface Started {
   output: () => string;
 }
 
-/** Starts a script of this project with `env` (on top of PATH and HOME; LOG_LEVEL info unless set). */
+/** The service's entry points, run from its bundle as `npm start` runs them (scripts/build-service.ts). */
+const BUNDLED = { 'src/api.ts': 'api', 'src/worker.ts': 'worker', 'src/main.ts': 'main' } as const;
+
+/**
+ * Starts a script of this project with `env` (on top of PATH and HOME; LOG_LEVEL info unless set): the service's
+ * entry points from the bundle the root hook built (test/helpers/hooks.ts), any other script under tsx.
+ */
 export function startProcess(script: string, env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  const bundled = BUNDLED[script as keyof typeof BUNDLED];
+  const child = spawn(process.execPath, bundled ? serviceArgs(bundled) : ['--import', 'tsx', script], {
     cwd: root,
     env: { ...childEnv(), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { build } from '../../packages/elements/build.js';
+import { serviceArgs } from '../../scripts/build-service.js';
 import { childEnv } from '../../scripts/procs.js';
 import { openBrowser } from '../helpers/browser.js';
 import { freePort, tempDir, testEnv } from '../helpers/servers.js';
@@ -27,9 +28,9 @@ interface Started {
 /** Every `npm start` a test began and has not seen exit: stopped after each test, even one that failed. */
 const running = new Set<ChildProcess>();
 
-/** Runs `src/main.ts` like `npm start` does, and waits for its banner. */
+/** Runs `src/main.ts` like `npm start` does (its bundle), and waits for its banner. */
 function startMain(env: Record<string, string>, expectFailure = false): Promise<Started & { code?: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, serviceArgs('main'), {
     cwd: root,
     env: {
       ...childEnv(),
