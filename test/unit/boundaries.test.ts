@@ -13,21 +13,23 @@ import {
   TENANCY_TYPE,
   violations,
 } from '../../scripts/boundaries.js';
-import { circles, houseGraph, importGraph, type Graph } from '../../scripts/import-graph.js';
+import { circles, houseGraph, subgraph, type Graph } from '../../scripts/import-graph.js';
 
 describe('the house: which floor may import which (docs/architecture.md)', function () {
   this.timeout(120_000);
   let graph: Graph;
+  let house: Graph;
   before(async () => {
-    graph = await importGraph(['src', 'workflows', 'activities']);
+    // One reading of the whole house; the floors' rules look at its part in src/, workflows/ and activities/.
+    house = await houseGraph();
+    graph = subgraph(house, ['src', 'workflows', 'activities']);
   });
 
   it('has no import running the wrong way', () => {
     expect(violations(graph)).to.deep.equal([]);
   });
 
-  it('has no circle of files anywhere in the house, type-only imports included (but the listed ones)', async () => {
-    const house = await houseGraph();
+  it('has no circle of files anywhere in the house, type-only imports included (but the listed ones)', () => {
     for (const room of ['scripts/', 'activities/', 'bench/', 'packages/sdk-python/src/offerkit/'])
       expect(
         house.files.some((f) => f.startsWith(room)),
