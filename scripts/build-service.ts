@@ -7,31 +7,30 @@
 //
 //   npm run build:service           # build it when the sources changed since the last build
 //   tsx scripts/build-service.ts    # the same
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { hashOfFiles, PROJECT_ROOT as ROOT } from '../src/root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 /** Where the bundle is: `node dist/service/main.mjs` is `npm start` without its builds. */
 export const SERVICE_DIR = path.join(ROOT, 'dist', 'service');
 const ENTRIES = ['main', 'api', 'worker'] as const;
 /** The bundle of one entry point. */
 export const serviceEntry = (name: (typeof ENTRIES)[number]) => path.join(SERVICE_DIR, `${name}.mjs`);
+/**
+ * The arguments of `node` that run one entry of the bundle as `npm start` (or `start:api`, `start:worker`) does,
+ * source maps on so that stack traces name the sources. Build it first (`buildService`).
+ */
+export const serviceArgs = (name: (typeof ENTRIES)[number]): string[] => ['--enable-source-maps', serviceEntry(name)];
 /** What the bundle is made of, by which its stamp tells whether it is current. */
 const INPUTS = ['src', 'activities', 'workflows'];
 const STAMP = '.inputs';
 
 /** A hash of every file the bundle may contain, the lockfile (the packages it leaves out) and this script. */
 function inputsHash(): string {
-  const hash = createHash('sha256');
   const files = INPUTS.flatMap((dir) =>
     fs.globSync('**/*.ts', { cwd: path.join(ROOT, dir) }).map((f) => path.join(dir, f)),
   ).sort();
-  for (const f of [...files, 'package-lock.json', 'tsconfig.json', 'scripts/build-service.ts']) {
-    hash.update(`${f}\0`);
-    hash.update(fs.readFileSync(path.join(ROOT, f)));
-  }
-  return hash.digest('hex');
+  return hashOfFiles([...files, 'package-lock.json', 'tsconfig.json', 'scripts/build-service.ts']);
 }
 
 /**
@@ -87,9 +86,3 @@ if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.met
     },
   );
 }
-
-/**
- * The arguments of `node` that run one entry of the bundle as `npm start` (or `start:api`, `start:worker`) does,
- * source maps on so that stack traces name the sources. Build it first (`buildService`).
- */
-export const serviceArgs = (name: (typeof ENTRIES)[number]): string[] => ['--enable-source-maps', serviceEntry(name)];

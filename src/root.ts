@@ -2,6 +2,7 @@
 // tests' processes of one file), `dist/service/` when it runs from its bundle (`npm start`, scripts/build-service.ts).
 // Paths to the project's own files (the console's build, the workflows' sources, the components) start here, so they
 // are the same in both.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,20 @@ function findRoot(): string {
 
 /** The folder of the project's package.json. */
 export const PROJECT_ROOT = findRoot();
+
+/**
+ * A sha256 of the project's files named (paths from its folder, in the order given): each name, then its content
+ * (nothing for a missing file). What a build is made of, so that the same key means the same build.
+ */
+export function hashOfFiles(files: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const f of files) {
+    const full = path.join(PROJECT_ROOT, f);
+    hash.update(`${f}\0`);
+    hash.update(fs.existsSync(full) ? fs.readFileSync(full) : '');
+  }
+  return hash.digest('hex');
+}
 
 /** The project's version (package.json): the MCP server's and the API reference's. */
 export const PACKAGE_VERSION = (

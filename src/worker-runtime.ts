@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundle } from '@temporalio/worker';
@@ -10,28 +9,22 @@ import { waitForDatabase } from './temporal/wait-for-database.js';
 import { ensureRetentionSchedule } from './housekeeping/retention.js';
 import { ensureRollupSchedule } from './housekeeping/rollup.js';
 import { ensureReconcileSchedule } from './housekeeping/reconciler.js';
-import { PROJECT_ROOT } from './root.js';
+import { hashOfFiles, PROJECT_ROOT } from './root.js';
 
 export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 
-const ROOT = PROJECT_ROOT;
-const CACHE_DIR = path.join(ROOT, 'node_modules', '.cache', 'offerkit-workflows');
+const CACHE_DIR = path.join(PROJECT_ROOT, 'node_modules', '.cache', 'offerkit-workflows');
 
 /**
  * What the bundle is made of: every file of workflows/ (the workflow code imports nothing outside it but packages)
  * and the lockfile (the packages' versions, @temporalio/workflow's first). The same key, the same bundle.
  */
 function bundleKey(): string {
-  const hash = createHash('sha256');
   const files = fs
     .globSync('**/*', { cwd: path.dirname(WORKFLOWS_PATH) })
     .filter((f) => fs.statSync(path.join(path.dirname(WORKFLOWS_PATH), f)).isFile())
     .sort();
-  for (const f of [...files.map((f) => path.join('workflows', f)), 'package-lock.json']) {
-    hash.update(`${f}\0`);
-    hash.update(fs.existsSync(path.join(ROOT, f)) ? fs.readFileSync(path.join(ROOT, f)) : '');
-  }
-  return hash.digest('hex').slice(0, 32);
+  return hashOfFiles([...files.map((f) => path.join('workflows', f)), 'package-lock.json']).slice(0, 32);
 }
 
 /**
